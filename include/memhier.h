@@ -1,0 +1,141 @@
+/* memhier: GPU kernels that climb the CUDA memory hierarchy, behind one plain C11 API.
+ *
+ * Every operation is a ladder of variants (CPU reference and OpenMP, the seeds' CUDA
+ * kernels, ours, and the vendor library a user would otherwise pick), listed in one
+ * registry that this API, the `memhier` CLI, the tests and the benchmark share.
+ *
+ * Memory: a CUDA context takes device pointers (cudaMalloc/cudaMallocManaged), a CPU
+ * context (MH_CPU) takes host pointers. The wrong kind is refused, never dereferenced.
+ * Calls on a CUDA context are asynchronous on the context's stream, like cuDNN's: results
+ * are ready once the stream is synchronized (mh_context_synchronize). Argument errors are
+ * reported before anything is launched or written.
+ *
+ * The library never prints, exits or aborts: each call returns a status, and
+ * mh_context_error() holds the detail (which argument, which value, why).
+ */
+#ifndef MEMHIER_H
+#define MEMHIER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MEMHIER_VERSION_MAJOR 0
+#define MEMHIER_VERSION_MINOR 1
+#define MEMHIER_VERSION_PATCH 0
+
+typedef enum mh_status {
+    MH_OK = 0,
+    MH_ERR_INVALID_ARGUMENT, /* a NULL pointer, a zero or overflowing size, a bad name... */
+    MH_ERR_UNSUPPORTED,      /* the variant refuses this problem; the detail says why */
+    MH_ERR_NO_DEVICE,        /* no CUDA device, or the index does not exist */
+    MH_ERR_OUT_OF_MEMORY,    /* host or device allocation failed */
+    MH_ERR_CUDA,             /* a CUDA runtime call or a kernel launch failed */
+    MH_ERR_VENDOR,           /* cuDNN / cuFFT / cuBLAS / CUB returned an error */
+    MH_ERR_IO,               /* a file could not be read or written, or is malformed */
+    MH_ERR_INTERNAL
+} mh_status;
+
+typedef enum mh_op { MH_OP_CONV1D = 0, MH_OP_COUNT } mh_op;
+
+typedef enum mh_backend { MH_BACKEND_CPU = 0, MH_BACKEND_CUDA, MH_BACKEND_VENDOR } mh_backend;
+
+/* Padding of convolutions, as scipy.signal.correlate names them:
+ * valid: outputs where the mask lies wholly inside the input (n - k + 1 of them),
+ * same:  n outputs, the mask's anchor at (k - 1) / 2 (PyTorch's padding='same'),
+ * full:  every overlap (n + k - 1 outputs). Outside the input counts as zero. */
+typedef enum mh_pad { MH_PAD_VALID = 0, MH_PAD_SAME, MH_PAD_FULL } mh_pad;
+
+#define MH_CPU (-1) /* device index of the CPU backend */
+
+typedef struct mh_context mh_context;
+
+const char *mh_status_str(mh_status s);
+const char *mh_op_name(mh_op op);
+const char *mh_backend_name(mh_backend b);
+const char *mh_pad_name(mh_pad p);
+/* Parses "valid", "same" or "full"; MH_ERR_INVALID_ARGUMENT otherwise. */
+mh_status mh_pad_parse(const char *name, mh_pad *pad);
+
+/* ---- contexts ---------------------------------------------------------------------- */
+
+/* device: a CUDA device index, or MH_CPU. MH_ERR_NO_DEVICE when it does not exist. */
+mh_status mh_context_create(mh_context **ctx, int device);
+void mh_context_destroy(mh_context *ctx); /* NULL is fine */
+/* cuda_stream: a cudaStream_t of the context's device, or NULL for the default stream. */
+mh_status mh_context_set_stream(mh_context *ctx, void *cuda_stream);
+/* Waits for the context's stream; reports kernel faults that happened since the last call. */
+mh_status mh_context_synchronize(mh_context *ctx);
+int mh_context_device(const mh_context *ctx);
+/* The detail of the last failure on this context ("" after a success). Never NULL. */
+const char *mh_context_error(const mh_context *ctx);
+
+/* ---- device facts and measured ceilings --------------------------------------------- */
+
+typedef struct mh_device_info {
+    char name[256];
+    int device; /* index, or MH_CPU */
+    int cc_major, cc_minor;
+    int sm_count; /* CPU: logical cores */
+    size_t global_bytes;
+    size_t l2_bytes;
+    size_t smem_per_sm;
+    size_t smem_per_block_optin;
+    size_t const_bytes;
+    size_t regs_per_sm;
+} mh_device_info;
+
+mh_status mh_device_info_get(mh_context *ctx, mh_device_info *info);
+
+typedef struct mh_ceilings {
+    double copy_gbps;  /* device-to-device copy, bytes read + written per second / 1e9 */
+    double fma_gflops; /* FP32 fused multiply-adds, 2 flops each, per second / 1e9 */
+} mh_ceilings;
+
+/* Measures both ceilings on the context's device (a few hundred ms). */
+mh_status mh_measure_ceilings(mh_context *ctx, mh_ceilings *ceilings);
+
+/* ---- the variant registry ----------------------------------------------------------- */
+
+typedef struct mh_variant_info {
+    const char *name;   /* "conv1d/smem": op, slash, variant */
+    mh_op op;
+    mh_backend backend;
+    int rung;           /* place on the op's ladder: 0 reference, higher is later */
+    const char *memory; /* memory spaces used, e.g. "global+shared+constant" */
+    const char *source; /* where it comes from: "seed 000", "ours", "cuDNN", ... */
+    const char *summary;
+} mh_variant_info;
+
+size_t mh_variant_count(mh_op op);
+const mh_variant_info *mh_variant(mh_op op, size_t index); /* NULL past the end */
+/* Looks up "conv1d/smem"; NULL when no variant has that name. */
+const mh_variant_info *mh_variant_find(const char *name);
+
+/* ---- conv1d: out[i] = sum_j in[i + j - lpad] * mask[j] (cross-correlation) ----------
+ * lpad is 0 (valid), (k - 1) / 2 (same) or k - 1 (full). variant: NULL or "auto" for the
+ * fastest variant that supports the problem, else "conv1d/NAME" or just "NAME".
+ * out must hold mh_conv1d_out_len(n, k, pad) floats and not overlap in or mask. */
+
+/* 0 when the sizes are invalid (n or k zero, k > n in valid mode, overflow). */
+size_t mh_conv1d_out_len(size_t n, size_t k, mh_pad pad);
+
+mh_status mh_conv1d(mh_context *ctx, const char *variant, const float *in, size_t n,
+                    const float *mask, size_t k, mh_pad pad, float *out);
+
+/* The variant that `auto` would run for this problem on this context. */
+mh_status mh_conv1d_select(mh_context *ctx, size_t n, size_t k, mh_pad pad,
+                           const mh_variant_info **chosen);
+
+/* MH_OK when the variant can run the problem, MH_ERR_UNSUPPORTED with the reason in
+ * mh_context_error() when it refuses, MH_ERR_INVALID_ARGUMENT for bad names or sizes. */
+mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, size_t k,
+                             mh_pad pad);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MEMHIER_H */

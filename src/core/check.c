@@ -1,0 +1,111 @@
+/* Argument checks shared by every op: pointer kinds, allocation sizes, overlap, overflow.
+ * They run before anything is launched or written, so a refused call leaves the caller's
+ * buffers untouched. */
+#include "internal.h"
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdint.h>
+
+int mh_mul_ok(size_t a, size_t b, size_t *r)
+{
+    if (a && b > SIZE_MAX / a) return 0;
+    *r = a * b;
+    return 1;
+}
+
+/* cuMemGetAddressRange through the runtime's entry-point query, so that the library needs
+ * no link against libcuda (absent on machines without a driver). */
+typedef int (*mem_range_fn)(unsigned long long *base, size_t *size, unsigned long long ptr);
+static mem_range_fn mem_range;
+static pthread_once_t mem_range_once = PTHREAD_ONCE_INIT;
+
+static void load_mem_range(void)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 3020, cudaEnableDefault, &q) ==
+            cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        mem_range = (mem_range_fn)fn;
+    cudaGetLastError();
+}
+
+/* Bytes from p to the end of its allocation, or 0 when the driver cannot tell. */
+static size_t bytes_to_allocation_end(const void *p)
+{
+    pthread_once(&mem_range_once, load_mem_range);
+    if (!mem_range) return 0;
+    unsigned long long base = 0;
+    size_t size = 0;
+    if (mem_range(&base, &size, (unsigned long long)(uintptr_t)p) != 0) return 0;
+    return (size_t)(base + size - (unsigned long long)(uintptr_t)p);
+}
+
+static const char *memory_kind(enum cudaMemoryType t)
+{
+    switch (t) {
+    case cudaMemoryTypeHost: return "pinned host memory";
+    case cudaMemoryTypeDevice: return "device memory";
+    case cudaMemoryTypeManaged: return "managed memory";
+    default: return "host memory";
+    }
+}
+
+static mh_status check_cuda_buffer(mh_context *ctx, const char *what, const void *p, size_t bytes)
+{
+    struct cudaPointerAttributes attr;
+    enum cudaMemoryType type = cudaMemoryTypeUnregistered;
+    int dev = -1;
+    if (cudaPointerGetAttributes(&attr, p) == cudaSuccess) {
+        type = attr.type;
+        dev = attr.device;
+    }
+    cudaGetLastError();
+    if (type != cudaMemoryTypeDevice && type != cudaMemoryTypeManaged)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "%s = %p is %s; a CUDA context (device %d) takes device pointers "
+                       "(cudaMalloc or cudaMallocManaged)",
+                       what, p, memory_kind(type), ctx->device);
+    if (type == cudaMemoryTypeDevice && dev != ctx->device)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "%s = %p is memory of device %d; the context is on device %d", what, p, dev,
+                       ctx->device);
+    size_t avail = bytes_to_allocation_end(p);
+    if (avail && avail < bytes)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "%s = %p: its allocation holds %zu bytes from there, the call needs %zu",
+                       what, p, avail, bytes);
+    return MH_OK;
+}
+
+static mh_status check_host_buffer(mh_context *ctx, const char *what, const void *p)
+{
+    if (mh_cuda_device_count() == 0) return MH_OK;
+    struct cudaPointerAttributes attr;
+    cudaError_t e = cudaPointerGetAttributes(&attr, p);
+    cudaGetLastError();
+    if (e == cudaSuccess && attr.type == cudaMemoryTypeDevice)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "%s = %p is memory of CUDA device %d; a CPU context takes host pointers",
+                       what, p, attr.device);
+    return MH_OK;
+}
+
+mh_status mh_check_buffer(mh_context *ctx, const char *what, const void *p, size_t bytes)
+{
+    if (!p) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s is NULL", what);
+    return mh_is_cpu(ctx) ? check_host_buffer(ctx, what, p) : check_cuda_buffer(ctx, what, p, bytes);
+}
+
+mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, size_t abytes,
+                            const char *bname, const void *b, size_t bbytes)
+{
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    if (a0 < b0 + bbytes && b0 < a0 + abytes)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "%s = %p (%zu bytes) overlaps %s = %p (%zu bytes); this operation is "
+                       "not in place",
+                       aname, a, abytes, bname, b, bbytes);
+    return MH_OK;
+}

@@ -1,0 +1,61 @@
+/* Names of statuses, ops, backends and paddings. */
+#include "internal.h"
+
+#include <string.h>
+
+const char *mh_status_str(mh_status s)
+{
+    switch (s) {
+    case MH_OK: return "ok";
+    case MH_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case MH_ERR_UNSUPPORTED: return "unsupported by this variant";
+    case MH_ERR_NO_DEVICE: return "no such device";
+    case MH_ERR_OUT_OF_MEMORY: return "out of memory";
+    case MH_ERR_CUDA: return "CUDA error";
+    case MH_ERR_VENDOR: return "vendor library error";
+    case MH_ERR_IO: return "I/O error";
+    case MH_ERR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+const char *mh_op_name(mh_op op)
+{
+    switch (op) {
+    case MH_OP_CONV1D: return "conv1d";
+    case MH_OP_COUNT: break;
+    }
+    return "unknown-op";
+}
+
+const char *mh_backend_name(mh_backend b)
+{
+    switch (b) {
+    case MH_BACKEND_CPU: return "cpu";
+    case MH_BACKEND_CUDA: return "cuda";
+    case MH_BACKEND_VENDOR: return "vendor";
+    }
+    return "unknown-backend";
+}
+
+const char *mh_pad_name(mh_pad p)
+{
+    switch (p) {
+    case MH_PAD_VALID: return "valid";
+    case MH_PAD_SAME: return "same";
+    case MH_PAD_FULL: return "full";
+    }
+    return "unknown-pad";
+}
+
+mh_status mh_pad_parse(const char *name, mh_pad *pad)
+{
+    static const mh_pad all[] = {MH_PAD_VALID, MH_PAD_SAME, MH_PAD_FULL};
+    if (!name || !pad) return MH_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+        if (strcmp(name, mh_pad_name(all[i])) == 0) {
+            *pad = all[i];
+            return MH_OK;
+        }
+    return MH_ERR_INVALID_ARGUMENT;
+}

@@ -1,0 +1,37 @@
+#include "verify.h"
+
+#include <math.h>
+#include <string.h>
+
+double mh_sum_rtol(size_t terms) { return 1e-5 * (1.0 + log2((double)(terms ? terms : 1))); }
+
+int mh_compare(const float *out, const double *ref, const double *mag, size_t count, double rtol,
+               mh_error_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    double mean_mag = 0.0, diff2 = 0.0, ref2 = 0.0;
+    for (size_t i = 0; i < count; ++i) mean_mag += mag[i];
+    mean_mag = count ? mean_mag / (double)count : 0.0;
+    int have_first = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const double d = fabs((double)out[i] - ref[i]);
+        const int finite = isfinite(out[i]) || !isfinite(ref[i]);
+        const int over = !(d <= rtol * (mag[i] + mean_mag)); /* NaN d counts as over */
+        if (!finite) ++st->nonfinite;
+        else if (over) ++st->bad;
+        if ((over || !finite) && !have_first) {
+            have_first = 1;
+            st->first_bad = i;
+            st->first_out = out[i];
+            st->first_ref = ref[i];
+        }
+        if (isfinite(d)) {
+            if (d > st->max_abs) st->max_abs = d;
+            diff2 += d * d;
+        }
+        ref2 += ref[i] * ref[i];
+    }
+    st->rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    if (st->nonfinite) st->rel_l2 = INFINITY;
+    return st->bad == 0 && st->nonfinite == 0 && st->rel_l2 <= rtol;
+}

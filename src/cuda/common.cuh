@@ -1,0 +1,52 @@
+/* What every CUDA file of memhier shares: checked calls and launches, the context's stream,
+ * and the shared-memory opt-in. */
+#ifndef MH_CUDA_COMMON_CUH
+#define MH_CUDA_COMMON_CUH
+
+#include "../core/internal.h"
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+static inline cudaStream_t mh_stream(const mh_context *ctx) { return (cudaStream_t)ctx->stream; }
+
+/* Turns a CUDA error into a status with its detail on ctx; clears non-sticky errors. */
+static inline mh_status mh_cuda_status(mh_context *ctx, cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess) return MH_OK;
+    cudaGetLastError();
+    mh_status s = e == cudaErrorMemoryAllocation ? MH_ERR_OUT_OF_MEMORY : MH_ERR_CUDA;
+    return mh_fail(ctx, s, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+#define MH_CUDA_TRY(ctx, call)                                                                  \
+    do {                                                                                        \
+        mh_status mh_s_ = mh_cuda_status((ctx), (call), #call);                                \
+        if (mh_s_ != MH_OK) return mh_s_;                                                       \
+    } while (0)
+
+/* After every <<<>>>: a bad configuration or missing image shows up here. */
+#define MH_LAUNCH_CHECK(ctx, name) mh_cuda_status((ctx), cudaGetLastError(), "launching " name)
+
+/* Largest dynamic shared memory one block of the current device may use. */
+static inline size_t mh_smem_optin(void)
+{
+    int dev = 0, bytes = 48 << 10;
+    if (cudaGetDevice(&dev) == cudaSuccess)
+        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    return (size_t)bytes;
+}
+
+/* Lets `kernel` use up to the opt-in limit. Always the same value, so concurrent callers
+ * cannot undo each other. */
+static inline cudaError_t mh_allow_smem(const void *kernel)
+{
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)mh_smem_optin());
+}
+
+static inline size_t mh_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+#define MH_MAX_GRID_X 2147483647ULL
+
+#endif

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""The oracle for conv1d: memhier's CLI on .npy files against scipy.signal.correlate.
+
+usage: conv1d_cli.py MEMHIER_BINARY WORK_DIR
+
+- `memhier run conv1d` in every padding, with `auto` on every case and with each variant of
+  the registry that this machine can run, compared with scipy in float64;
+- refusals: malformed files, wrong dtypes and shapes, bad sizes and names each give a
+  non-zero exit, a message naming what is wrong, and no output file;
+- `memhier bench` on a small workload writes the JSON DESIGN.md describes.
+
+scipy's 'same' centres an even-length mask one sample earlier than PyTorch's padding='same'
+(anchor (k-1)//2), which memhier follows: for even k the expected 'same' output is
+correlate(x, m, 'full')[k//2 : k//2 + n]; for odd k it is scipy's 'same' itself.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+from scipy import signal
+
+CLI, WORK = sys.argv[1], sys.argv[2]
+os.makedirs(WORK, exist_ok=True)
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg, flush=True)
+
+
+def memhier(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True)
+
+
+def path(name):
+    return os.path.join(WORK, name)
+
+
+def expected(x, m, pad):
+    """Reference output and the sum of |terms| behind each output, both float64."""
+    x64, m64 = x.astype(np.float64), m.astype(np.float64)
+    k = len(m)
+    if pad == "same" and k % 2 == 0:
+        full = signal.correlate(x64, m64, "full")
+        mag = signal.correlate(np.abs(x64), np.abs(m64), "full")
+        return full[k // 2:k // 2 + len(x)], mag[k // 2:k // 2 + len(x)]
+    return (signal.correlate(x64, m64, pad, method="direct"),
+            signal.correlate(np.abs(x64), np.abs(m64), pad, method="direct"))
+
+
+def check_run(x, m, pad, variant, device=None):
+    np.save(path("x.npy"), x)
+    np.save(path("m.npy"), m)
+    out = path("y.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    args = ["run", "conv1d", "--in", path("x.npy"), "--mask", path("m.npy"), "--pad", pad, "--out", out]
+    if variant:
+        args += ["--variant", variant]
+    if device:
+        args += ["--device", device]
+    what = f"{variant or 'auto'} n={len(x)} k={len(m)} pad={pad}"
+    r = memhier(*args)
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    y = np.load(out)
+    ref, mag = expected(x, m, pad)
+    if y.dtype != np.float32 or y.shape != ref.shape:
+        return fail(f"{what}: got {y.dtype} {y.shape}, scipy gives {ref.shape}")
+    rtol = 1e-5 * (1 + np.log2(len(m)))
+    err = np.abs(y.astype(np.float64) - ref)
+    bound = rtol * (mag + mag.mean())
+    if not np.all(err <= bound):
+        i = int(np.argmax(err - bound))
+        fail(f"{what}: y[{i}] = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
+
+
+def registry():
+    r = memhier("list", "conv1d")
+    if r.returncode != 0:
+        fail(f"memhier list conv1d: exit {r.returncode}")
+        return []
+    rows = [line.split() for line in r.stdout.splitlines()[1:] if line.strip()]
+    return [(row[0], row[1]) for row in rows]
+
+
+def main():
+    rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+    has_gpu = memhier("info", "--device", "0").returncode == 0
+    print("GPU present:", has_gpu, flush=True)
+
+    cases = [(1, 1), (10, 3), (10, 4), (257, 16), (1000, 31), (4099, 2047), (5, 12), (3, 8)]
+    for n, k in cases:
+        x = rng.uniform(-1, 1, n).astype(np.float32)
+        m = rng.uniform(-1, 1, k).astype(np.float32)
+        for pad in ("valid", "same", "full"):
+            if pad == "valid" and k > n:
+                continue
+            check_run(x, m, pad, None)
+            check_run(x, m, pad, None, device="cpu")
+
+    # every variant this machine can run, on a few shapes each
+    x = rng.uniform(-1, 1, 3001).astype(np.float32)
+    for name, backend in registry():
+        if backend != "cpu" and not has_gpu:
+            continue
+        device = "cpu" if backend == "cpu" else "0"
+        for k, pad in ((31, "valid"), (64, "same"), (5, "full"), (1500, "same")):
+            check_run(x, rng.uniform(-1, 1, k).astype(np.float32), pad, name, device)
+
+    check_refusals(rng)
+    check_bench()
+    check_list()
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+def write_raw(name, data):
+    with open(path(name), "wb") as f:
+        f.write(data)
+    return path(name)
+
+
+def check_refusals(rng):
+    good = path("good.npy")
+    np.save(good, rng.uniform(-1, 1, 100).astype(np.float32))
+    mask = path("mask.npy")
+    np.save(mask, rng.uniform(-1, 1, 5).astype(np.float32))
+    raw = open(good, "rb").read()
+    f64 = path("f64.npy")
+    np.save(f64, np.zeros(10))
+    two_d = path("two_d.npy")
+    np.save(two_d, np.zeros((4, 4), np.float32))
+    fortran = path("fortran.npy")
+    np.save(fortran, np.asfortranarray(np.zeros((4, 3), np.float32)))
+    empty = path("empty.npy")
+    np.save(empty, np.zeros(0, np.float32))
+    long_mask = path("long_mask.npy")
+    np.save(long_mask, np.ones(200, np.float32))
+    bad_magic = write_raw("bad_magic.npy", b"PK\x03\x04" + raw[4:])
+    truncated = write_raw("truncated.npy", raw[:-7])
+    version = write_raw("version.npy", raw[:6] + b"\x09\x00" + raw[8:])
+    out = path("refused_out.npy")
+
+    def run(args, phrase):
+        return ["run", "conv1d", *args, "--out", out], phrase
+
+    cases = [
+        run(["--in", path("missing.npy"), "--mask", mask], "No such file"),
+        run(["--in", bad_magic, "--mask", mask], "bad magic"),
+        run(["--in", truncated, "--mask", mask], "truncated data"),
+        run(["--in", version, "--mask", mask], "unknown format version 9.0"),
+        run(["--in", f64, "--mask", mask], "dtype '<f8'"),
+        run(["--in", two_d, "--mask", mask], "1-D float32"),
+        run(["--in", fortran, "--mask", mask], "Fortran order"),
+        run(["--in", good, "--mask", empty], "k = 0"),
+        run(["--in", good, "--mask", long_mask], "k = 200 is longer than n = 100"),
+        run(["--in", good, "--mask", mask, "--variant", "nope"], "variant = 'nope'"),
+        run(["--in", good, "--mask", mask, "--pad", "diagonal"], "--pad 'diagonal'"),
+        run(["--in", good, "--mask", mask, "--device", "77"], "device 77"),
+        run(["--in", good, "--mask", mask, "--device", "gpu"], "--device 'gpu'"),
+        (["run", "conv1d", "--in", good, "--mask", mask], "needs --in, --mask and --out"),
+        (["run", "conv1d", "--in", good, "--mask", mask, "--out", path("no/such/dir/y.npy")], "cannot create"),
+        (["run", "sort", "--in", good], "unknown op 'sort'"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["bench", "conv1d", "--n", "0"], "--n '0'"),
+        (["bench", "conv1d", "--reps", "3"], "at least 20"),
+    ]
+    for args, phrase in cases:
+        if os.path.exists(out):
+            os.remove(out)
+        r = memhier(*args)
+        what = " ".join(a if not a.startswith(WORK) else os.path.basename(a) for a in args)
+        if r.returncode == 0:
+            fail(f"`memhier {what}` succeeded; it should refuse")
+        elif phrase not in r.stderr:
+            fail(f"`memhier {what}`: stderr {r.stderr.strip()!r} lacks {phrase!r}")
+        if os.path.exists(out):
+            fail(f"`memhier {what}` left {out} behind")
+
+
+def check_bench():
+    out = path("bench.json")
+    r = memhier("bench", "conv1d", "--n", "20011", "--k", "63", "--pad", "same", "--device", "cpu", "--json", out)
+    if r.returncode != 0:
+        return fail(f"bench on the CPU: exit {r.returncode}: {r.stdout[-2000:]} {r.stderr}")
+    doc = json.load(open(out))
+    for key in ("device", "date", "commit", "ceilings", "rows"):
+        if key not in doc:
+            fail(f"bench JSON lacks {key}")
+    rows = doc.get("rows", [])
+    if not rows or any(row["status"] != "ok" for row in rows):
+        fail(f"bench rows: {rows}")
+    for row in rows:
+        for key in ("op", "workload", "variant", "backend", "ms", "ms_min", "gflops", "gbps", "roofline_pct",
+                    "vs_naive", "vs_vendor", "rel_l2", "max_abs_err"):
+            if key not in row:
+                fail(f"bench row lacks {key}: {row}")
+        if row["workload"] != "n=20011 k=63 pad=same":
+            fail(f"bench workload string {row['workload']!r}")
+
+
+def check_list():
+    r = memhier("list")
+    if r.returncode != 0 or "conv1d/regtile" not in r.stdout or "conv1d/cpu-reference" not in r.stdout:
+        fail(f"memhier list: {r.stdout} {r.stderr}")
+    r = memhier("list", "nope")
+    if r.returncode != 2 or "unknown op 'nope'" not in r.stderr:
+        fail(f"memhier list nope: exit {r.returncode}, {r.stderr!r}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

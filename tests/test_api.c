@@ -1,0 +1,136 @@
+/* The public API on the CPU backend (runs everywhere): statuses, names, contexts, the
+ * registry, and every kind of bad input refused with a message naming the argument and
+ * value, with the caller's output left untouched. */
+#include "testing.h"
+
+#include <stdint.h>
+
+static void test_names(void)
+{
+    for (int s = MH_OK; s <= MH_ERR_INTERNAL; ++s)
+        for (int t = s + 1; t <= MH_ERR_INTERNAL; ++t)
+            CHECK(strcmp(mh_status_str((mh_status)s), mh_status_str((mh_status)t)) != 0, "status %d and %d share a name", s, t);
+    mh_pad p;
+    CHECK(mh_pad_parse("same", &p) == MH_OK && p == MH_PAD_SAME, "same");
+    CHECK(mh_pad_parse("full", &p) == MH_OK && p == MH_PAD_FULL, "full");
+    CHECK(mh_pad_parse("valid", &p) == MH_OK && p == MH_PAD_VALID, "valid");
+    CHECK(mh_pad_parse("circular", &p) == MH_ERR_INVALID_ARGUMENT, "unknown pad accepted");
+    CHECK(mh_pad_parse(NULL, &p) == MH_ERR_INVALID_ARGUMENT, "NULL pad name accepted");
+}
+
+static void test_contexts(void)
+{
+    mh_context *ctx = (mh_context *)1;
+    CHECK(mh_context_create(NULL, MH_CPU) == MH_ERR_INVALID_ARGUMENT, "NULL ctx pointer");
+    CHECK(mh_context_create(&ctx, 4096) == MH_ERR_NO_DEVICE && ctx == NULL, "device 4096 exists?");
+    CHECK(mh_context_create(&ctx, -7) == MH_ERR_NO_DEVICE, "device -7 accepted");
+    CHECK(mh_context_error(NULL) != NULL, "error of NULL ctx");
+    CHECK(mh_context_create(&ctx, MH_CPU) == MH_OK, "CPU context");
+    CHECK(mh_context_device(ctx) == MH_CPU, "device of CPU ctx");
+    CHECK(mh_context_set_stream(ctx, (void *)0x1234) == MH_ERR_INVALID_ARGUMENT, "CPU ctx took a stream");
+    CHECK(strstr(mh_context_error(ctx), "cuda_stream") != NULL, "message: %s", mh_context_error(ctx));
+    CHECK(mh_context_synchronize(ctx) == MH_OK, "synchronize on CPU");
+    mh_device_info info;
+    CHECK(mh_device_info_get(ctx, &info) == MH_OK && info.sm_count > 0, "CPU info");
+    CHECK(mh_device_info_get(ctx, NULL) == MH_ERR_INVALID_ARGUMENT, "NULL info accepted");
+    mh_context_destroy(ctx);
+    mh_context_destroy(NULL);
+}
+
+static void test_registry(void)
+{
+    size_t count = mh_variant_count(MH_OP_CONV1D);
+    CHECK(count >= 10, "conv1d has %zu variants", count);
+    CHECK(mh_variant(MH_OP_CONV1D, count) == NULL, "past the end");
+    CHECK(mh_variant_count(MH_OP_COUNT) == 0 && mh_variant((mh_op)99, 0) == NULL, "bad op");
+    int last_cuda_rung = -1;
+    for (size_t i = 0; i < count; ++i) {
+        const mh_variant_info *v = mh_variant(MH_OP_CONV1D, i);
+        CHECK(v && v->op == MH_OP_CONV1D && strncmp(v->name, "conv1d/", 7) == 0, "row %zu name", i);
+        CHECK(v->memory && *v->memory && v->source && *v->source && v->summary && *v->summary, "%s lacks a field", v->name);
+        CHECK(mh_variant_find(v->name) == v, "find(%s)", v->name);
+        CHECK(mh_variant_lookup(MH_OP_CONV1D, v->name + 7) == v, "short name of %s", v->name);
+        const mh_conv1d_row *row = mh_conv1d_row_of(v);
+        CHECK(row && row->supports && row->run, "%s has no supports/run", v->name);
+        for (size_t j = i + 1; j < count; ++j)
+            CHECK(strcmp(v->name, mh_variant(MH_OP_CONV1D, j)->name) != 0, "%s listed twice", v->name);
+        if (v->backend == MH_BACKEND_CUDA) {
+            CHECK(v->rung > last_cuda_rung, "%s is out of ladder order", v->name);
+            last_cuda_rung = v->rung;
+        }
+    }
+    CHECK(mh_variant_find("conv1d/nope") == NULL && mh_variant_find("nope") == NULL && mh_variant_find(NULL) == NULL,
+          "unknown names found");
+    CHECK(mh_variant_find("conv1d/naive") && mh_variant_find("conv1d/regtile") && mh_variant_find("conv1d/cpu-omp"),
+          "ladder rows missing");
+}
+
+/* Calls conv1d and checks it fails with `want`, a message containing `phrase`, and out untouched. */
+static void expect_refusal(mh_context *ctx, const char *variant, const float *in, size_t n, const float *mask,
+                           size_t k, mh_pad pad, float *out, size_t out_cap, mh_status want, const char *phrase)
+{
+    for (size_t i = 0; i < out_cap; ++i) out[i] = 4242.0f;
+    mh_status s = mh_conv1d(ctx, variant, in, n, mask, k, pad, out);
+    CHECK(s == want, "n=%zu k=%zu pad=%d variant=%s: status %s, wanted %s (%s)", n, k, (int)pad,
+          variant ? variant : "auto", mh_status_str(s), mh_status_str(want), mh_context_error(ctx));
+    CHECK(strstr(mh_context_error(ctx), phrase) != NULL, "message \"%s\" lacks \"%s\"", mh_context_error(ctx), phrase);
+    for (size_t i = 0; i < out_cap; ++i)
+        if (out[i] != 4242.0f) {
+            CHECK(0, "a refused call wrote out[%zu]", i);
+            break;
+        }
+}
+
+static void test_bad_input(void)
+{
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, MH_CPU) == MH_OK, "CPU ctx");
+    float in[64], mask[8], out[80];
+    for (int i = 0; i < 64; ++i) in[i] = (float)i;
+    for (int i = 0; i < 8; ++i) mask[i] = 1.0f;
+    CHECK(mh_conv1d(NULL, NULL, in, 64, mask, 8, MH_PAD_VALID, out) == MH_ERR_INVALID_ARGUMENT, "NULL ctx");
+    expect_refusal(ctx, NULL, NULL, 64, mask, 8, MH_PAD_VALID, out, 80, MH_ERR_INVALID_ARGUMENT, "in is NULL");
+    expect_refusal(ctx, NULL, in, 64, NULL, 8, MH_PAD_VALID, out, 80, MH_ERR_INVALID_ARGUMENT, "mask is NULL");
+    expect_refusal(ctx, NULL, in, 64, mask, 8, MH_PAD_VALID, NULL, 0, MH_ERR_INVALID_ARGUMENT, "out is NULL");
+    expect_refusal(ctx, NULL, in, 0, mask, 8, MH_PAD_VALID, out, 80, MH_ERR_INVALID_ARGUMENT, "n = 0");
+    expect_refusal(ctx, NULL, in, 64, mask, 0, MH_PAD_VALID, out, 80, MH_ERR_INVALID_ARGUMENT, "k = 0");
+    expect_refusal(ctx, NULL, in, 4, mask, 8, MH_PAD_VALID, out, 80, MH_ERR_INVALID_ARGUMENT,
+                   "k = 8 is longer than n = 4");
+    expect_refusal(ctx, NULL, in, 64, mask, 8, (mh_pad)7, out, 80, MH_ERR_INVALID_ARGUMENT, "pad = 7");
+    expect_refusal(ctx, NULL, in, SIZE_MAX / 2, mask, SIZE_MAX / 2, MH_PAD_FULL, out, 80, MH_ERR_INVALID_ARGUMENT,
+                   "overflows");
+    expect_refusal(ctx, NULL, in, SIZE_MAX / 2, mask, 8, MH_PAD_VALID, out, 80, MH_ERR_INVALID_ARGUMENT, "overflows");
+    expect_refusal(ctx, "warp-drive", in, 64, mask, 8, MH_PAD_VALID, out, 80, MH_ERR_INVALID_ARGUMENT,
+                   "variant = 'warp-drive'");
+    expect_refusal(ctx, "conv1d/naive", in, 64, mask, 8, MH_PAD_VALID, out, 80, MH_ERR_UNSUPPORTED,
+                   "runs on a CUDA device");
+    /* out overlapping the input: refused before anything is written */
+    for (int i = 0; i < 64; ++i) in[i] = (float)i;
+    CHECK(mh_conv1d(ctx, NULL, in, 64, mask, 8, MH_PAD_VALID, in + 3) == MH_ERR_INVALID_ARGUMENT, "in-place accepted");
+    CHECK(strstr(mh_context_error(ctx), "overlaps in"), "overlap message: %s", mh_context_error(ctx));
+    for (int i = 0; i < 64; ++i) CHECK(in[i] == (float)i, "refused in-place call wrote in[%d]", i);
+    CHECK(mh_conv1d(ctx, NULL, in, 64, mask, 8, MH_PAD_VALID, mask) == MH_ERR_INVALID_ARGUMENT, "out == mask");
+
+    CHECK(mh_conv1d_out_len(10, 3, MH_PAD_VALID) == 8 && mh_conv1d_out_len(10, 3, MH_PAD_SAME) == 10 &&
+              mh_conv1d_out_len(10, 3, MH_PAD_FULL) == 12 && mh_conv1d_out_len(3, 10, MH_PAD_VALID) == 0 &&
+              mh_conv1d_out_len(0, 1, MH_PAD_SAME) == 0,
+          "out_len");
+    const mh_variant_info *chosen = NULL;
+    CHECK(mh_conv1d_select(ctx, 1000, 31, MH_PAD_VALID, &chosen) == MH_OK && chosen &&
+              chosen->backend == MH_BACKEND_CPU,
+          "auto on the CPU");
+    CHECK(mh_conv1d_supports(ctx, "cpu-omp", 5, 9, MH_PAD_FULL) == MH_OK, "k > n in full mode");
+    CHECK(mh_conv1d(ctx, "cpu-reference", in, 64, mask, 8, MH_PAD_VALID, out) == MH_OK && out[0] == 28.0f,
+          "a good call fails: %s", mh_context_error(ctx));
+    CHECK(mh_context_error(ctx)[0] == '\0', "a success left an error behind");
+    mh_context_destroy(ctx);
+}
+
+int main(void)
+{
+    test_names();
+    test_contexts();
+    test_registry();
+    test_bad_input();
+    return test_finish("test_api");
+}

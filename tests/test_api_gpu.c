@@ -1,0 +1,79 @@
+/* The public API on a CUDA context: host pointers, short allocations, overlap and refusing
+ * variants are all reported before anything runs, with nothing written; device facts and
+ * ceilings are plausible. */
+#include "testing.h"
+
+static void expect(mh_context *ctx, mh_status got, mh_status want, const char *phrase, const char *what)
+{
+    CHECK(got == want, "%s: %s, wanted %s (%s)", what, mh_status_str(got), mh_status_str(want), mh_context_error(ctx));
+    CHECK(strstr(mh_context_error(ctx), phrase) != NULL, "%s: message \"%s\" lacks \"%s\"", what, mh_context_error(ctx),
+          phrase);
+}
+
+int main(void)
+{
+    test_require_gpu();
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, 0) == MH_OK, "context");
+    const size_t n = 4096, k = 5000, out_n = n + k - 1;
+    float *d_in, *d_mask, *d_out, *d_small, *pinned;
+    float *h_in = calloc(n, sizeof(float)), *h_out = malloc(out_n * sizeof(float));
+    CHECK_CUDA(cudaMalloc((void **)&d_in, n * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_mask, k * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_out, out_n * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_small, 10 * sizeof(float)));
+    CHECK_CUDA(cudaMallocHost((void **)&pinned, out_n * sizeof(float)));
+    for (size_t i = 0; i < out_n; ++i) h_out[i] = 99.0f;
+    CHECK_CUDA(cudaMemcpy(d_out, h_out, out_n * sizeof(float), cudaMemcpyHostToDevice));
+
+    expect(ctx, mh_conv1d(ctx, NULL, h_in, n, d_mask, k, MH_PAD_FULL, d_out), MH_ERR_INVALID_ARGUMENT,
+           "is host memory", "malloc'd input");
+    expect(ctx, mh_conv1d(ctx, NULL, d_in, n, d_mask, k, MH_PAD_FULL, pinned), MH_ERR_INVALID_ARGUMENT,
+           "pinned host memory", "pinned output");
+    expect(ctx, mh_conv1d(ctx, NULL, d_in, n, d_mask, k, MH_PAD_FULL, d_small), MH_ERR_INVALID_ARGUMENT,
+           "holds 40 bytes", "short output allocation");
+    expect(ctx, mh_conv1d(ctx, NULL, d_in, n, d_mask, k, MH_PAD_FULL, d_in + 1), MH_ERR_INVALID_ARGUMENT,
+           "holds", "output running past the input's allocation");
+    expect(ctx, mh_conv1d(ctx, "smem+const", d_in, n, d_mask, k, MH_PAD_FULL, d_out), MH_ERR_UNSUPPORTED,
+           "constant-memory slot", "mask too long for constant memory");
+    expect(ctx, mh_conv1d(ctx, "cpu-omp", d_in, n, d_mask, k, MH_PAD_FULL, d_out), MH_ERR_UNSUPPORTED,
+           "runs on the CPU", "CPU variant on a CUDA context");
+    expect(ctx, mh_conv1d(ctx, NULL, d_in, n, d_mask, k, MH_PAD_VALID, d_out), MH_ERR_INVALID_ARGUMENT,
+           "k = 5000 is longer than n = 4096", "k > n, valid");
+    CHECK(mh_context_synchronize(ctx) == MH_OK, "sync");
+    CHECK_CUDA(cudaMemcpy(h_out, d_out, out_n * sizeof(float), cudaMemcpyDeviceToHost));
+    size_t touched = 0;
+    for (size_t i = 0; i < out_n; ++i) touched += h_out[i] != 99.0f;
+    CHECK(touched == 0, "refused calls wrote %zu outputs", touched);
+
+    /* a CPU context refuses device memory instead of dereferencing it */
+    mh_context *cpu;
+    CHECK(mh_context_create(&cpu, MH_CPU) == MH_OK, "cpu context");
+    expect(cpu, mh_conv1d(cpu, NULL, d_in, n, d_mask, k, MH_PAD_FULL, h_out), MH_ERR_INVALID_ARGUMENT,
+           "is memory of CUDA device", "device input to a CPU context");
+    mh_context_destroy(cpu);
+
+    /* auto never picks a refusing variant, even where the constant-memory rungs refuse */
+    const mh_variant_info *chosen;
+    CHECK(mh_conv1d_select(ctx, n, k, MH_PAD_FULL, &chosen) == MH_OK &&
+              mh_conv1d_supports(ctx, chosen->name, n, k, MH_PAD_FULL) == MH_OK,
+          "auto for k = 5000");
+
+    cudaStream_t stream;
+    CHECK_CUDA(cudaStreamCreate(&stream));
+    CHECK(mh_context_set_stream(ctx, stream) == MH_OK, "set_stream: %s", mh_context_error(ctx));
+    CHECK(mh_context_set_stream(ctx, NULL) == MH_OK, "back to the default stream");
+    cudaStreamDestroy(stream);
+
+    mh_device_info info;
+    mh_ceilings c;
+    CHECK(mh_device_info_get(ctx, &info) == MH_OK && info.sm_count > 0 && info.name[0], "device info");
+    CHECK(mh_measure_ceilings(ctx, &c) == MH_OK && c.copy_gbps > 10 && c.fma_gflops > 100,
+          "ceilings %.0f GB/s %.0f GFLOP/s: %s", c.copy_gbps, c.fma_gflops, mh_context_error(ctx));
+    printf("%s: copy %.0f GB/s, FMA %.0f GFLOP/s\n", info.name, c.copy_gbps, c.fma_gflops);
+
+    cudaFree(d_in), cudaFree(d_mask), cudaFree(d_out), cudaFree(d_small), cudaFreeHost(pinned);
+    free(h_in), free(h_out);
+    mh_context_destroy(ctx);
+    return test_finish("test_api_gpu");
+}

@@ -1,0 +1,134 @@
+/* .npy: round trips of every dtype, and every malformed file refused with a message that
+ * says what was found. */
+#include "io/npy.h"
+#include "testing.h"
+
+/* A file image: magic, version, header padded as numpy pads it, then `data_bytes` bytes. */
+static size_t image(unsigned char *buf, int major, const char *header, size_t data_bytes)
+{
+    size_t pre = major == 1 ? 10 : 12, h = strlen(header), len = h + 1;
+    while ((pre + len) % 64) ++len;
+    memcpy(buf, "\x93NUMPY", 6);
+    buf[6] = (unsigned char)major;
+    buf[7] = 0;
+    for (size_t b = 0; b < pre - 8; ++b) buf[8 + b] = (unsigned char)(len >> (8 * b));
+    memcpy(buf + pre, header, h);
+    memset(buf + pre + h, ' ', len - h - 1);
+    buf[pre + len - 1] = '\n';
+    for (size_t i = 0; i < data_bytes; ++i) buf[pre + len + i] = (unsigned char)i;
+    return pre + len + data_bytes;
+}
+
+static void expect_refused(const unsigned char *buf, size_t len, const char *phrase)
+{
+    mh_array a;
+    char err[512] = "";
+    mh_status s = mh_npy_parse(buf, len, &a, err, sizeof err);
+    CHECK(s == MH_ERR_IO, "expected a refusal mentioning \"%s\", got status %d", phrase, (int)s);
+    CHECK(strstr(err, phrase) != NULL, "message \"%s\" lacks \"%s\"", err, phrase);
+    CHECK(a.data == NULL, "refused parse left data behind");
+}
+
+static void test_malformed(void)
+{
+    static unsigned char buf[1 << 16];
+    const char *ok = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+    size_t len = image(buf, 1, ok, 16);
+    mh_array a;
+    char err[256];
+    CHECK(mh_npy_parse(buf, len, &a, err, sizeof err) == MH_OK, "well-formed file refused: %s", err);
+    CHECK(a.count == 4 && a.ndim == 1 && a.dtype == MH_F32, "parsed shape/dtype wrong");
+    mh_array_free(&a);
+
+    buf[1] = 'X';
+    expect_refused(buf, len, "bad magic");
+    len = image(buf, 4, ok, 16);
+    expect_refused(buf, len, "unknown format version 4.0");
+    len = image(buf, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", 32);
+    expect_refused(buf, len, "dtype '<f8'");
+    len = image(buf, 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", 16);
+    expect_refused(buf, len, "big-endian");
+    len = image(buf, 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (4,), }", 32);
+    expect_refused(buf, len, "dtype '<c8'");
+    len = image(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16);
+    expect_refused(buf, len, "Fortran order");
+    len = image(buf, 1, ok, 20);
+    expect_refused(buf, len, "does not match the file size");
+    len = image(buf, 1, ok, 12);
+    expect_refused(buf, len, "truncated data");
+    len = image(buf, 1, "{'descr': '<f4', 'shape': (4,), }", 16);
+    expect_refused(buf, len, "lacks 'fortran_order'");
+    len = image(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,, }", 16);
+    expect_refused(buf, len, "'shape'");
+    len = image(buf, 1, "[1, 2, 3]", 0);
+    expect_refused(buf, len, "not a dict");
+    len = image(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }", 0);
+    expect_refused(buf, len, "overflows");
+    len = image(buf, 1, ok, 16);
+    expect_refused(buf, 40, "truncated header");
+    expect_refused(buf, 5, "bad magic");
+
+    /* a header longer than numpy's limit */
+    char big[12000];
+    snprintf(big, sizeof big, "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), %*s}", 11000, "");
+    len = image(buf, 2, big, 16);
+    expect_refused(buf, len, "over the limit");
+
+    /* versions 2.0 and 3.0 have 4-byte header lengths */
+    len = image(buf, 2, ok, 16);
+    CHECK(mh_npy_parse(buf, len, &a, err, sizeof err) == MH_OK, "version 2.0 refused: %s", err);
+    mh_array_free(&a);
+    len = image(buf, 3, "{'shape': (2, 2), 'fortran_order': False, 'descr': '|u1'}", 4);
+    CHECK(mh_npy_parse(buf, len, &a, err, sizeof err) == MH_OK, "version 3.0 refused: %s", err);
+    CHECK(a.dtype == MH_U8 && a.ndim == 2 && a.count == 4, "v3 parse wrong");
+    mh_array_free(&a);
+    len = image(buf, 1, "{'descr': '<i4', 'fortran_order': False, 'shape': (), }", 4);
+    CHECK(mh_npy_parse(buf, len, &a, err, sizeof err) == MH_OK && a.ndim == 0 && a.count == 1,
+          "scalar refused: %s", err);
+    mh_array_free(&a);
+}
+
+static void test_round_trip(const char *dir)
+{
+    char path[1024];
+    const mh_dtype types[] = {MH_F32, MH_I32, MH_I64, MH_U8};
+    const size_t shapes[][3] = {{5, 0, 0}, {3, 7, 0}, {2, 3, 4}, {0, 0, 0}};
+    const int ndims[] = {1, 2, 3, 0};
+    for (int t = 0; t < 4; ++t) {
+        size_t count = 1;
+        for (int d = 0; d < ndims[t]; ++d) count *= shapes[t][d];
+        unsigned char data[256];
+        for (size_t i = 0; i < sizeof data; ++i) data[i] = (unsigned char)(i * 7 + 1);
+        snprintf(path, sizeof path, "%s/npy_round_trip_%d.npy", dir, t);
+        char err[512];
+        CHECK(mh_npy_write(path, types[t], ndims[t], shapes[t], data, err, sizeof err) == MH_OK, "write: %s", err);
+        mh_array a;
+        CHECK(mh_npy_read(path, &a, err, sizeof err) == MH_OK, "read back: %s", err);
+        CHECK(a.dtype == types[t] && a.ndim == ndims[t] && a.count == count, "round trip of %s changed the header",
+              mh_dtype_descr(types[t]));
+        CHECK(a.data && memcmp(a.data, data, count * mh_dtype_size(types[t])) == 0, "round trip changed the data");
+        mh_array_free(&a);
+        FILE *f = fopen(path, "rb");
+        unsigned char head[10];
+        CHECK(f && fread(head, 1, 10, f) == 10, "cannot reread %s", path);
+        size_t hlen = (size_t)head[8] | (size_t)head[9] << 8;
+        CHECK((10 + hlen) % 64 == 0, "header not padded to 64 bytes");
+        if (f) fclose(f);
+        remove(path);
+    }
+    char err[512];
+    size_t shape[1] = {1};
+    float v = 1.0f;
+    snprintf(path, sizeof path, "%s/no/such/dir/out.npy", dir);
+    CHECK(mh_npy_write(path, MH_F32, 1, shape, &v, err, sizeof err) == MH_ERR_IO, "write into a missing folder");
+    CHECK(access(path, F_OK) != 0, "failed write left a file");
+    mh_array a;
+    CHECK(mh_npy_read(path, &a, err, sizeof err) == MH_ERR_IO && strstr(err, path), "read of a missing file: %s", err);
+}
+
+int main(int argc, char **argv)
+{
+    test_malformed();
+    test_round_trip(argc > 1 ? argv[1] : ".");
+    return test_finish("test_npy");
+}

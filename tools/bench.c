@@ -1,0 +1,447 @@
+/* memhier bench: for each workload of each op, every registry row is validated against the
+ * reference (outputs poisoned with NaN first) and only then timed: CUDA events around each
+ * of at least 20 back-to-back runs after warm-up, or the host clock for CPU rows. Rows
+ * print as they are measured; --json writes them all with the ceilings of the same run. */
+#include "bench.h"
+#include "build_info.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const bench_driver *const drivers[MH_OP_COUNT] = {
+    [MH_OP_CONV1D] = &bench_conv1d_driver,
+};
+
+typedef struct bench_row {
+    const char *op;
+    char workload[192], variant[96], note[320];
+    const char *backend;
+    int ok, reps;
+    double ms, ms_min, gflops, gbps, roofline_pct, vs_naive, vs_vendor, rel_l2, max_abs;
+} bench_row;
+
+typedef struct bench_state {
+    bench_opts o;
+    mh_context *gpu, *cpu;
+    mh_device_info info;
+    mh_ceilings ceil, cpu_ceil;
+    int have_cpu_ceil;
+    bench_row *rows;
+    size_t nrows, cap;
+} bench_state;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- selection and order ------------------------------------------------------------- */
+
+static int named(const char *list, const mh_variant_info *v)
+{
+    if (!list) return 0;
+    const char *short_name = strchr(v->name, '/') + 1;
+    size_t full = strlen(v->name), part = strlen(short_name);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        if ((len == full && !strncmp(p, v->name, len)) || (len == part && !strncmp(p, short_name, len))) return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+static int wanted(const bench_state *b, const bench_driver *d, const mh_variant_info *v)
+{
+    if (b->o.variants) return named(b->o.variants, v);
+    if (!b->gpu) return v->backend == MH_BACKEND_CPU;
+    return v->backend != MH_BACKEND_CPU || d->cpu_rows_on_gpu;
+}
+
+/* Registry indices in the order they run: the naive rung, the vendor baseline, the rest. */
+static size_t run_order(const bench_state *b, const bench_driver *d, size_t *order)
+{
+    const char *first[2] = {b->gpu ? d->naive : d->cpu_naive, d->vendor};
+    size_t count = mh_variant_count(d->op), n = 0;
+    for (int f = 0; f < 2; ++f)
+        for (size_t i = 0; i < count; ++i)
+            if (first[f] && !strcmp(mh_variant(d->op, i)->name, first[f])) order[n++] = i;
+    for (size_t i = 0; i < count; ++i) {
+        const char *name = mh_variant(d->op, i)->name;
+        if (!(first[0] && !strcmp(name, first[0])) && !(first[1] && !strcmp(name, first[1]))) order[n++] = i;
+    }
+    return n;
+}
+
+/* ---- timing ------------------------------------------------------------------------- */
+
+static int is_cpu_row(const mh_variant_info *v) { return v->backend == MH_BACKEND_CPU; }
+
+/* Fills t[0..reps) with the milliseconds of each run; 0 on success, else a failed status. */
+static mh_status time_runs(const bench_driver *d, bench_workload *w, mh_context *ctx, size_t row, int config,
+                           int reps, double *t)
+{
+    mh_status s = MH_OK;
+    if (mh_context_device(ctx) == MH_CPU) {
+        for (int r = 0; r < reps && s == MH_OK; ++r) {
+            double t0 = now_s();
+            s = d->run(w, ctx, row, config, 0);
+            t[r] = (now_s() - t0) * 1e3;
+        }
+        return s;
+    }
+    cudaEvent_t *ev = malloc((size_t)(reps + 1) * sizeof *ev);
+    if (!ev) return MH_ERR_OUT_OF_MEMORY;
+    int made = 0;
+    while (made <= reps && cudaEventCreate(&ev[made]) == cudaSuccess) ++made;
+    cudaStream_t stream = (cudaStream_t)ctx->stream;
+    if (made <= reps) s = mh_fail(ctx, MH_ERR_CUDA, "cudaEventCreate failed");
+    /* back to back: each run's stop event is the next run's start */
+    if (s == MH_OK) cudaEventRecord(ev[0], stream);
+    for (int r = 0; r < reps && s == MH_OK; ++r) {
+        s = d->run(w, ctx, row, config, 0);
+        cudaEventRecord(ev[r + 1], stream);
+    }
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    for (int r = 0; r < reps && s == MH_OK; ++r) {
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, ev[r], ev[r + 1]);
+        t[r] = ms;
+    }
+    for (int i = 0; i < made; ++i) cudaEventDestroy(ev[i]);
+    free(ev);
+    return s;
+}
+
+/* ---- one row ------------------------------------------------------------------------ */
+
+static bench_row *new_row(bench_state *b)
+{
+    if (b->nrows == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 64;
+        bench_row *r = realloc(b->rows, cap * sizeof *r);
+        if (!r) return NULL;
+        b->rows = r;
+        b->cap = cap;
+    }
+    bench_row *r = &b->rows[b->nrows++];
+    memset(r, 0, sizeof *r);
+    r->vs_naive = r->vs_vendor = NAN;
+    return r;
+}
+
+static const mh_ceilings *ceilings_for(bench_state *b, const mh_variant_info *v)
+{
+    if (!b->gpu || !is_cpu_row(v)) return &b->ceil;
+    if (!b->have_cpu_ceil) {
+        mh_measure_ceilings(b->cpu, &b->cpu_ceil);
+        b->have_cpu_ceil = 1;
+    }
+    return &b->cpu_ceil;
+}
+
+static void print_row(const bench_row *r)
+{
+    if (!r->ok) {
+        printf("  %-30s %-6s FAILED  %s\n", r->variant, r->backend, r->note);
+    } else {
+        char xn[16] = "-", xv[16] = "-";
+        if (isfinite(r->vs_naive)) snprintf(xn, sizeof xn, "%.2fx", r->vs_naive);
+        if (isfinite(r->vs_vendor)) snprintf(xv, sizeof xv, "%.2fx", r->vs_vendor);
+        printf("  %-30s %-6s %9.4f %9.4f %10.1f %8.1f %6.1f%% %8s %8s %9.2e %9.2e\n", r->variant, r->backend,
+               r->ms, r->ms_min, r->gflops, r->gbps, r->roofline_pct, xn, xv, r->rel_l2, r->max_abs);
+    }
+    fflush(stdout);
+}
+
+/* Validates, then times; returns the row (NULL when the variant refuses the workload). */
+static bench_row *bench_one(bench_state *b, const bench_driver *d, bench_workload *w, size_t row, int config,
+                            const char *label)
+{
+    const mh_variant_info *v = mh_variant(d->op, row);
+    mh_context *ctx = is_cpu_row(v) ? b->cpu : b->gpu;
+    char why[320] = "";
+    if (!d->supports(w, ctx, row, config, why, sizeof why)) {
+        printf("  %-30s %-6s skipped: %s\n", label, mh_backend_name(v->backend), why);
+        return NULL;
+    }
+    bench_row *r = new_row(b);
+    if (!r) return NULL;
+    r->op = mh_op_name(d->op);
+    memcpy(r->workload, w->desc, sizeof r->workload);
+    snprintf(r->variant, sizeof r->variant, "%s", label);
+    r->backend = mh_backend_name(v->backend);
+
+    mh_error_stats st;
+    d->poison(w, ctx, row);
+    mh_status s = d->run(w, ctx, row, config, config == 0);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    if (s != MH_OK) {
+        snprintf(r->note, sizeof r->note, "%s: %s", mh_status_str(s), mh_context_error(ctx));
+        print_row(r);
+        return r;
+    }
+    if (!d->check(w, ctx, row, &st, r->note, sizeof r->note)) {
+        r->rel_l2 = st.rel_l2;
+        r->max_abs = st.max_abs;
+        print_row(r);
+        return r;
+    }
+    r->rel_l2 = st.rel_l2;
+    r->max_abs = st.max_abs;
+
+    /* warm-up, then enough runs for ~0.3 s of timing, at least min_reps */
+    double probe[2];
+    s = time_runs(d, w, ctx, row, config, 2, probe);
+    int reps = b->o.min_reps;
+    if (s == MH_OK) {
+        double each = probe[1] > 1e-4 ? probe[1] : 1e-4;
+        double want = 300.0 / each;
+        if (want > reps) reps = want > 1000 ? 1000 : (int)want;
+    }
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (s == MH_OK && !t) s = MH_ERR_OUT_OF_MEMORY;
+    if (s == MH_OK) s = time_runs(d, w, ctx, row, config, reps, t);
+    if (s != MH_OK) {
+        snprintf(r->note, sizeof r->note, "timing: %s: %s", mh_status_str(s), mh_context_error(ctx));
+        free(t);
+        print_row(r);
+        return r;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_double);
+    r->ok = 1;
+    r->reps = reps;
+    r->ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    r->ms_min = t[0];
+    free(t);
+    const mh_ceilings *c = ceilings_for(b, v);
+    const double sec = r->ms * 1e-3;
+    r->gflops = w->flops / sec / 1e9;
+    r->gbps = w->bytes / sec / 1e9;
+    double floor_s = fmax(w->flops / (c->fma_gflops * 1e9), w->bytes / (c->copy_gbps * 1e9));
+    r->roofline_pct = 100.0 * floor_s / sec;
+    return r;
+}
+
+static const bench_row *find_row(const bench_state *b, size_t from, const char *name)
+{
+    for (size_t i = from; name && i < b->nrows; ++i)
+        if (!strcmp(b->rows[i].variant, name) && b->rows[i].ok) return &b->rows[i];
+    return NULL;
+}
+
+static void bench_workload_rows(bench_state *b, const bench_driver *d, bench_workload *w)
+{
+    size_t order[256], n = run_order(b, d, order), first_row = b->nrows;
+    const char *naive = b->gpu ? d->naive : d->cpu_naive;
+    printf("  %-30s %-6s %9s %9s %10s %8s %7s %8s %8s %9s %9s\n", "variant", "backend", "ms", "ms_min",
+           "GFLOP/s", "GB/s", "roof", "x naive", "x vendor", "rel_l2", "max_abs");
+    for (size_t o = 0; o < n; ++o) {
+        const mh_variant_info *v = mh_variant(d->op, order[o]);
+        if (!wanted(b, d, v)) continue;
+        const char *const *configs = d->configs(order[o]);
+        int is_base = (naive && !strcmp(v->name, naive)) || (d->vendor && !strcmp(v->name, d->vendor));
+        if (b->o.tune && !configs && !is_base) continue;
+        int nconf = 1;
+        if (b->o.tune && configs)
+            for (nconf = 0; configs[nconf]; ++nconf) {}
+        for (int c = 0; c < nconf; ++c) {
+            char label[96];
+            if (b->o.tune && configs) snprintf(label, sizeof label, "%s[%s]", v->name, configs[c]);
+            else snprintf(label, sizeof label, "%s", v->name);
+            bench_row *r = bench_one(b, d, w, order[o], c, label);
+            if (!r || !r->ok) continue;
+            const bench_row *rn = find_row(b, first_row, naive), *rv = find_row(b, first_row, d->vendor);
+            if (rn) r->vs_naive = rn->ms / r->ms;
+            if (rv) r->vs_vendor = rv->ms / r->ms;
+            print_row(r);
+        }
+    }
+}
+
+static int bench_op(bench_state *b, const bench_driver *d)
+{
+    bench_workload w[BENCH_MAX_WORKLOADS];
+    memset(w, 0, sizeof w);
+    size_t nw = d->plan(&b->o, b->gpu != NULL, w, BENCH_MAX_WORKLOADS);
+    int failures = 0;
+    for (size_t i = 0; i < nw; ++i) {
+        const double floor_ms = 1e3 * fmax(w[i].flops / (b->ceil.fma_gflops * 1e9), w[i].bytes / (b->ceil.copy_gbps * 1e9));
+        printf("\n[%s %zu/%zu] %s  (%.2f GFLOP, %.1f MB; roofline floor %.4f ms)\n", mh_op_name(d->op), i + 1, nw,
+               w[i].desc, w[i].flops / 1e9, w[i].bytes / 1e6, floor_ms);
+        printf("  preparing inputs and the reference...\n");
+        fflush(stdout);
+        char err[512] = "";
+        if (!d->setup(&w[i], b->gpu, err, sizeof err)) {
+            printf("  setup failed: %s\n", err);
+            ++failures;
+            d->teardown(&w[i]);
+            continue;
+        }
+        size_t before = b->nrows;
+        bench_workload_rows(b, d, &w[i]);
+        for (size_t r = before; r < b->nrows; ++r) failures += !b->rows[r].ok;
+        d->teardown(&w[i]);
+    }
+    return failures;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------ */
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; ++s) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, const char *key, double v, const char *fmt)
+{
+    fprintf(f, ", \"%s\": ", key);
+    if (isfinite(v)) fprintf(f, fmt, v);
+    else fputs("null", f);
+}
+
+static int write_json(const bench_state *b, const char *path)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return cli_error(CLI_FAILED, "--json %s: cannot write", path);
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    fputs("{\"device\": ", f);
+    json_string(f, b->info.name);
+    fprintf(f, ", \"backend\": \"%s\", \"date\": \"%s\", \"commit\": ", b->gpu ? "cuda" : "cpu", date);
+    json_string(f, MEMHIER_COMMIT);
+    fprintf(f, ",\n \"ceilings\": {\"copy_gbps\": %.1f, \"fma_gflops\": %.1f}", b->ceil.copy_gbps, b->ceil.fma_gflops);
+    if (b->gpu && b->have_cpu_ceil)
+        fprintf(f, ",\n \"cpu_ceilings\": {\"copy_gbps\": %.1f, \"fma_gflops\": %.1f}", b->cpu_ceil.copy_gbps,
+                b->cpu_ceil.fma_gflops);
+    fputs(",\n \"rows\": [", f);
+    for (size_t i = 0; i < b->nrows; ++i) {
+        const bench_row *r = &b->rows[i];
+        fprintf(f, "%s\n  {\"op\": \"%s\", \"workload\": ", i ? "," : "", r->op);
+        json_string(f, r->workload);
+        fputs(", \"variant\": ", f);
+        json_string(f, r->variant);
+        fprintf(f, ", \"backend\": \"%s\", \"status\": \"%s\"", r->backend, r->ok ? "ok" : "failed");
+        if (r->ok) {
+            json_number(f, "ms", r->ms, "%.5f");
+            json_number(f, "ms_min", r->ms_min, "%.5f");
+            json_number(f, "gflops", r->gflops, "%.1f");
+            json_number(f, "gbps", r->gbps, "%.1f");
+            json_number(f, "roofline_pct", r->roofline_pct, "%.1f");
+            json_number(f, "vs_naive", r->vs_naive, "%.3f");
+            json_number(f, "vs_vendor", r->vs_vendor, "%.3f");
+            fprintf(f, ", \"reps\": %d", r->reps);
+        } else {
+            fputs(", \"error\": ", f);
+            json_string(f, r->note);
+        }
+        json_number(f, "rel_l2", r->rel_l2, "%.3e");
+        json_number(f, "max_abs_err", r->max_abs, "%.3e");
+        fputc('}', f);
+    }
+    fputs("\n]}\n", f);
+    int ok = fclose(f) == 0 && rename(tmp, path) == 0;
+    if (!ok) return cli_error(CLI_FAILED, "--json %s: cannot write", path);
+    return CLI_OK;
+}
+
+/* ---- command ---------------------------------------------------------------------------- */
+
+static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops)
+{
+    int rc;
+    const char *v;
+    for (int i = 0; i < argc; ++i) {
+        const char *a = argv[i];
+        if (a[0] != '-') {
+            mh_op op;
+            if ((rc = cli_parse_op(a, &op)) != CLI_OK) return rc;
+            if (*nops == MH_OP_COUNT) return cli_error(CLI_USAGE, "bench: name each op once");
+            ops[(*nops)++] = (int)op;
+            continue;
+        }
+        if (!strcmp(a, "--tune")) {
+            o->tune = 1;
+            continue;
+        }
+        if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
+        if (!strcmp(a, "--device")) rc = cli_parse_device(v, &o->device);
+        else if (!strcmp(a, "--variants")) o->variants = v, rc = CLI_OK;
+        else if (!strcmp(a, "--json")) o->json = v, rc = CLI_OK;
+        else if (!strcmp(a, "--n")) rc = cli_parse_count(a, v, &o->n), o->have_n = 1;
+        else if (!strcmp(a, "--k")) rc = cli_parse_count(a, v, &o->k), o->have_k = 1;
+        else if (!strcmp(a, "--pad")) rc = cli_parse_pad(v, &o->pad), o->have_pad = 1;
+        else if (!strcmp(a, "--reps")) {
+            size_t reps;
+            rc = cli_parse_count(a, v, &reps);
+            if (rc == CLI_OK && reps < 20) rc = cli_error(CLI_USAGE, "--reps %zu: at least 20 runs are timed", reps);
+            o->min_reps = (int)reps;
+        } else rc = cli_error(CLI_USAGE, "bench: unknown argument '%s'", a);
+        if (rc != CLI_OK) return rc;
+    }
+    return CLI_OK;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    bench_state b;
+    memset(&b, 0, sizeof b);
+    b.o.device = cli_default_device();
+    b.o.min_reps = 20;
+    int ops[MH_OP_COUNT], nops = 0, rc;
+    if ((rc = parse_bench(argc, argv, &b.o, ops, &nops)) != CLI_OK) return rc;
+    if (nops == 0)
+        for (int op = 0; op < MH_OP_COUNT; ++op) ops[nops++] = op;
+
+    mh_status s = mh_context_create(&b.cpu, MH_CPU);
+    if (s == MH_OK && b.o.device != MH_CPU) s = mh_context_create(&b.gpu, b.o.device);
+    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", b.o.device, mh_status_str(s));
+    mh_context *main_ctx = b.gpu ? b.gpu : b.cpu;
+    mh_device_info_get(main_ctx, &b.info);
+    if (!b.gpu)
+        printf("memhier bench on the CPU backend%s: %s, %d cores\n",
+               mh_cuda_device_count() ? "" : " (no CUDA device found)", b.info.name, b.info.sm_count);
+    else
+        printf("memhier bench on GPU %d: %s, %d SMs\n", b.o.device, b.info.name, b.info.sm_count);
+    printf("measuring ceilings...\n");
+    fflush(stdout);
+    if (mh_measure_ceilings(main_ctx, &b.ceil) != MH_OK) {
+        rc = cli_error(CLI_FAILED, "measuring ceilings: %s", mh_context_error(main_ctx));
+    } else {
+        printf("ceilings: copy %.0f GB/s, FP32 FMA %.0f GFLOP/s (commit %s)\n", b.ceil.copy_gbps, b.ceil.fma_gflops,
+               MEMHIER_COMMIT);
+        int failures = 0;
+        for (int i = 0; i < nops; ++i) failures += bench_op(&b, drivers[ops[i]]);
+        rc = failures ? CLI_FAILED : CLI_OK;
+        if (failures) printf("\n%d row(s) FAILED validation or setup\n", failures);
+        if (b.o.json) {
+            int jrc = write_json(&b, b.o.json);
+            if (jrc != CLI_OK) rc = jrc;
+            else printf("wrote %s\n", b.o.json);
+        }
+    }
+    free(b.rows);
+    mh_context_destroy(b.gpu);
+    mh_context_destroy(b.cpu);
+    return rc;
+}

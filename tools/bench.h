@@ -1,0 +1,51 @@
+/* The benchmark: a generic harness (bench.c) that validates, times and reports every
+ * registry row of an op, and one driver per op that knows its workloads, inputs and
+ * reference (bench_<op>.c). */
+#ifndef MEMHIER_BENCH_H
+#define MEMHIER_BENCH_H
+
+#include "cli.h"
+#include "core/verify.h"
+
+typedef struct bench_opts {
+    int device;           /* MH_CPU or a CUDA index */
+    const char *variants; /* comma-separated names (full or short), NULL for all */
+    const char *json;
+    int min_reps;
+    int tune; /* time every tuning configuration of rows that have them */
+    size_t n, k;
+    int have_n, have_k, have_pad;
+    mh_pad pad;
+} bench_opts;
+
+enum { BENCH_MAX_WORKLOADS = 16 };
+
+typedef struct bench_workload {
+    char desc[192];      /* "n=16777216 k=2047 pad=valid" */
+    double flops, bytes; /* the op's work: flops done, fewest bytes moved */
+    void *state;         /* the driver's */
+} bench_workload;
+
+typedef struct bench_driver {
+    mh_op op;
+    const char *naive;     /* speed-ups are over this row ("conv1d/naive")... */
+    const char *cpu_naive; /* ...or this one in a CPU-only run */
+    const char *vendor;    /* and over the vendor baseline ("conv1d/cudnn") */
+    int cpu_rows_on_gpu;   /* time the CPU rows in a GPU run too */
+    /* The workloads of this run: from the options, or the op's defaults for gpu or cpu. */
+    size_t (*plan)(const bench_opts *o, int gpu, bench_workload *w, size_t max);
+    /* Inputs on the host (and on gpu when not NULL), and the reference. */
+    int (*setup)(bench_workload *w, mh_context *gpu, char *err, size_t len);
+    void (*teardown)(bench_workload *w);
+    int (*supports)(bench_workload *w, mh_context *ctx, size_t row, int config, char *why, size_t len);
+    /* via_api: through the public call, with all its checks (the validation run). */
+    mh_status (*run)(bench_workload *w, mh_context *ctx, size_t row, int config, int via_api);
+    void (*poison)(bench_workload *w, mh_context *ctx, size_t row);
+    /* After a run: 1 when the output matches the reference; else why. */
+    int (*check)(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats *st, char *why, size_t len);
+    const char *const *(*configs)(size_t row);
+} bench_driver;
+
+extern const bench_driver bench_conv1d_driver;
+
+#endif

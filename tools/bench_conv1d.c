@@ -1,0 +1,178 @@
+/* The conv1d driver of memhier bench: its workloads, inputs, reference and checks.
+ * Inputs are uniform in [-1, 1). The reference is computed in double at a sample of output
+ * positions (all of them up to 65536 outputs; else the first and last 512 and 7168 spread at
+ * random), and every output is checked for NaN, so an unwritten element anywhere fails. */
+#include "bench.h"
+#include "core/random.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct conv1d_case {
+    size_t n, k, out_n;
+    mh_pad pad;
+    float *h_in, *h_mask, *h_out;
+    float *d_in, *d_mask, *d_out;
+    size_t *samples, nsamples;
+    double *ref, *mag;
+    float *got;
+} conv1d_case;
+
+static const struct {
+    size_t n, k;
+} gpu_defaults[] = {{1000000, 2047}, {1500000, 2047}, {16777216, 2047}, {67108864, 31}},
+  cpu_defaults[] = {{100000, 2047}, {4000000, 31}};
+
+static void describe(bench_workload *w, size_t n, size_t k, mh_pad pad)
+{
+    conv1d_case *c = calloc(1, sizeof *c);
+    w->state = c;
+    if (!c) return;
+    c->n = n, c->k = k, c->pad = pad;
+    c->out_n = mh_conv1d_out_len(n, k, pad);
+    snprintf(w->desc, sizeof w->desc, "n=%zu k=%zu pad=%s", n, k, mh_pad_name(pad));
+    w->flops = 2.0 * (double)c->out_n * (double)k;
+    w->bytes = 4.0 * ((double)n + (double)k + (double)c->out_n);
+}
+
+static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
+{
+    if (o->have_n || o->have_k || o->have_pad) {
+        describe(&w[0], o->have_n ? o->n : 1000000, o->have_k ? o->k : 2047, o->have_pad ? o->pad : MH_PAD_VALID);
+        return 1;
+    }
+    size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
+    for (size_t i = 0; i < count && i < max; ++i)
+        describe(&w[i], gpu ? gpu_defaults[i].n : cpu_defaults[i].n, gpu ? gpu_defaults[i].k : cpu_defaults[i].k,
+                 MH_PAD_VALID);
+    return count;
+}
+
+static void choose_samples(conv1d_case *c)
+{
+    if (c->out_n <= 65536) {
+        c->nsamples = c->out_n;
+        for (size_t i = 0; i < c->out_n; ++i) c->samples[i] = i;
+        return;
+    }
+    size_t s = 0;
+    for (size_t i = 0; i < 512; ++i) c->samples[s++] = i;
+    for (size_t i = 0; i < 512; ++i) c->samples[s++] = c->out_n - 512 + i;
+    for (size_t i = 0; i < 7168; ++i) c->samples[s++] = mh_mix64(0xbe5c4ULL + i) % c->out_n;
+    c->nsamples = s;
+}
+
+static int device_copy(float **dst, const float *src, size_t count, char *err, size_t len)
+{
+    cudaError_t e = cudaMalloc((void **)dst, count * sizeof(float));
+    if (e == cudaSuccess && src) e = cudaMemcpy(*dst, src, count * sizeof(float), cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        snprintf(err, len, "device buffer of %zu floats: %s", count, cudaGetErrorString(e));
+        return 0;
+    }
+    return 1;
+}
+
+static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
+{
+    conv1d_case *c = w->state;
+    if (!c) return snprintf(err, len, "out of memory"), 0;
+    const size_t cap = c->out_n < 8192 ? c->out_n : 8192;
+    c->h_in = malloc(c->n * sizeof(float));
+    c->h_mask = malloc(c->k * sizeof(float));
+    c->h_out = malloc(c->out_n * sizeof(float));
+    c->samples = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(size_t));
+    c->ref = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(double));
+    c->mag = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(double));
+    c->got = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(float));
+    if (!c->h_in || !c->h_mask || !c->h_out || !c->samples || !c->ref || !c->mag || !c->got)
+        return snprintf(err, len, "out of host memory"), 0;
+    mh_fill_uniform(c->h_in, c->n, 1, 1.0f);
+    mh_fill_uniform(c->h_mask, c->k, 2, 1.0f);
+    choose_samples(c);
+    const size_t lpad = c->pad == MH_PAD_VALID ? 0 : c->pad == MH_PAD_SAME ? (c->k - 1) / 2 : c->k - 1;
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long long s = 0; s < (long long)c->nsamples; ++s)
+        mh_conv1d_reference_at(c->h_in, c->n, c->h_mask, c->k, lpad, c->samples[s], &c->ref[s], &c->mag[s]);
+    if (gpu && (!device_copy(&c->d_in, c->h_in, c->n, err, len) || !device_copy(&c->d_mask, c->h_mask, c->k, err, len) ||
+                !device_copy(&c->d_out, NULL, c->out_n, err, len)))
+        return 0;
+    return 1;
+}
+
+static void teardown(bench_workload *w)
+{
+    conv1d_case *c = w->state;
+    if (!c) return;
+    cudaFree(c->d_in);
+    cudaFree(c->d_mask);
+    cudaFree(c->d_out);
+    free(c->h_in), free(c->h_mask), free(c->h_out);
+    free(c->samples), free(c->ref), free(c->mag), free(c->got);
+    free(c);
+    w->state = NULL;
+}
+
+static int on_cpu(const mh_context *ctx) { return mh_context_device(ctx) == MH_CPU; }
+
+static void make_args(const conv1d_case *c, mh_context *ctx, int config, mh_conv1d_args *a)
+{
+    int cpu = on_cpu(ctx);
+    mh_conv1d_args_init(ctx, a, cpu ? c->h_in : c->d_in, c->n, cpu ? c->h_mask : c->d_mask, c->k, c->pad,
+                        cpu ? c->h_out : c->d_out);
+    a->config = config;
+}
+
+static int supports(bench_workload *w, mh_context *ctx, size_t row, int config, char *why, size_t len)
+{
+    mh_conv1d_args a;
+    make_args(w->state, ctx, config, &a);
+    return mh_conv1d_row_at(row)->supports(ctx, &a, why, len);
+}
+
+static mh_status run(bench_workload *w, mh_context *ctx, size_t row, int config, int via_api)
+{
+    conv1d_case *c = w->state;
+    const mh_conv1d_row *r = mh_conv1d_row_at(row);
+    mh_conv1d_args a;
+    make_args(c, ctx, config, &a);
+    if (via_api) return mh_conv1d(ctx, r->info.name, a.in, a.n, a.mask, a.k, a.pad, a.out);
+    return mh_conv1d_run_row(ctx, r, &a);
+}
+
+static void poison(bench_workload *w, mh_context *ctx, size_t row)
+{
+    conv1d_case *c = w->state;
+    if (on_cpu(ctx))
+        for (size_t i = 0; i < c->out_n; ++i) c->h_out[i] = NAN;
+    else
+        cudaMemsetAsync(c->d_out, 0xff, c->out_n * sizeof(float), (cudaStream_t)ctx->stream); /* NaN */
+}
+
+static int check(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats *st, char *why, size_t len)
+{
+    conv1d_case *c = w->state;
+    if (!on_cpu(ctx) && cudaMemcpy(c->h_out, c->d_out, c->out_n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess)
+        return snprintf(why, len, "copying the output back failed"), 0;
+    size_t unwritten = 0;
+    for (size_t i = 0; i < c->out_n; ++i) unwritten += isnan(c->h_out[i]);
+    for (size_t s = 0; s < c->nsamples; ++s) c->got[s] = c->h_out[c->samples[s]];
+    int ok = mh_compare(c->got, c->ref, c->mag, c->nsamples, mh_sum_rtol(c->k), st);
+    if (unwritten) return snprintf(why, len, "%zu of %zu outputs are NaN (never written)", unwritten, c->out_n), 0;
+    if (!ok)
+        snprintf(why, len, "wrong: out[%zu] = %.7g, reference %.7g; rel_l2 %.2e, %zu samples over the bound",
+                 c->samples[st->first_bad], st->first_out, st->first_ref, st->rel_l2, st->bad);
+    return ok;
+}
+
+static const char *const *configs(size_t row) { return mh_conv1d_row_at(row)->configs; }
+
+const bench_driver bench_conv1d_driver = {
+    MH_OP_CONV1D, "conv1d/naive", "conv1d/cpu-reference", "conv1d/cudnn", 0,
+    plan,         setup,          teardown,               supports,       run,
+    poison,       check,          configs,
+};

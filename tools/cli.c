@@ -1,0 +1,71 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("memhier: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+int cli_default_device(void) { return mh_cuda_device_count() > 0 ? 0 : MH_CPU; }
+
+int cli_parse_device(const char *s, int *device)
+{
+    if (strcmp(s, "cpu") == 0) {
+        *device = MH_CPU;
+        return CLI_OK;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < 0 || v > 1024)
+        return cli_error(CLI_USAGE, "--device '%s': expected cpu or a GPU index", s);
+    *device = (int)v;
+    return CLI_OK;
+}
+
+int cli_parse_count(const char *flag, const char *s, size_t *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = s[0] == '-' ? 0 : strtoull(s, &end, 10);
+    if (s[0] == '-' || errno || *end || end == s || x == 0)
+        return cli_error(CLI_USAGE, "%s '%s': expected a positive whole number", flag, s);
+    *v = (size_t)x;
+    return CLI_OK;
+}
+
+int cli_parse_pad(const char *s, mh_pad *pad)
+{
+    if (mh_pad_parse(s, pad) == MH_OK) return CLI_OK;
+    return cli_error(CLI_USAGE, "--pad '%s': expected valid, same or full", s);
+}
+
+const char *cli_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) {
+        cli_error(CLI_USAGE, "%s needs a value", argv[*i]);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int cli_parse_op(const char *s, mh_op *op)
+{
+    for (int o = 0; o < MH_OP_COUNT; ++o)
+        if (strcmp(s, mh_op_name((mh_op)o)) == 0) {
+            *op = (mh_op)o;
+            return CLI_OK;
+        }
+    return cli_error(CLI_USAGE, "unknown op '%s' (memhier list shows the ops)", s);
+}

@@ -1,0 +1,32 @@
+/* Shared pieces of the memhier command line. The CLI may print and exit; the library
+ * never does. Exit codes: 0 success, 1 the work failed, 2 the command line is wrong. */
+#ifndef MEMHIER_CLI_H
+#define MEMHIER_CLI_H
+
+#include "core/internal.h"
+#include "memhier.h"
+
+#include <stddef.h>
+
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+int cli_error(int code, const char *fmt, ...) MH_PRINTF(2, 3);
+
+/* GPU 0 when a CUDA device exists, else the CPU backend. */
+int cli_default_device(void);
+/* "cpu" or a device index; prints and returns CLI_USAGE on failure. */
+int cli_parse_device(const char *s, int *device);
+/* A positive decimal count; prints and returns CLI_USAGE on failure. */
+int cli_parse_count(const char *flag, const char *s, size_t *v);
+int cli_parse_pad(const char *s, mh_pad *pad);
+/* Returns the value after argv[*i] (advancing *i), or NULL after printing an error. */
+const char *cli_value(int argc, char **argv, int *i);
+/* Parses an op name; prints and returns CLI_USAGE when unknown. */
+int cli_parse_op(const char *s, mh_op *op);
+
+int cmd_info(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+#endif

@@ -1,0 +1,119 @@
+/* memhier: the command line. `memhier help` lists the commands. */
+#include "build_info.h"
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: memhier COMMAND [ARGS]\n"
+    "\n"
+    "  info [--device cpu|N]        device facts and the measured copy and FMA ceilings\n"
+    "  list [OP]                    the variant registry: name, backend, rung, memory, source\n"
+    "  run conv1d [--variant V] [--device cpu|N] --in x.npy --mask w.npy\n"
+    "             [--pad valid|same|full] --out y.npy\n"
+    "  bench [OP] [--n N --k K --pad P] [--variants a,b] [--device cpu|N] [--json FILE]\n"
+    "             [--reps R] [--tune]\n"
+    "                               validate and time every variant; no OP runs every op's\n"
+    "                               default workloads (GPU 0, or the CPU backend without one)\n"
+    "  help, --version\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return CLI_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+    if (strcmp(cmd, "list") == 0) return cmd_list(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(usage, stdout);
+        return CLI_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("memhier %d.%d.%d (%s, CUDA architectures %s)\n", MEMHIER_VERSION_MAJOR,
+               MEMHIER_VERSION_MINOR, MEMHIER_VERSION_PATCH, MEMHIER_COMMIT, MEMHIER_CUDA_ARCHITECTURES);
+        return CLI_OK;
+    }
+    fputs(usage, stderr);
+    return cli_error(CLI_USAGE, "unknown command '%s'", cmd);
+}
+
+/* ---- info ------------------------------------------------------------------------------ */
+
+int cmd_info(int argc, char **argv)
+{
+    int device = cli_default_device(), rc;
+    for (int i = 0; i < argc; ++i) {
+        const char *v;
+        if (strcmp(argv[i], "--device") == 0) {
+            if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
+            if ((rc = cli_parse_device(v, &device)) != CLI_OK) return rc;
+        } else {
+            return cli_error(CLI_USAGE, "info: unknown argument '%s'", argv[i]);
+        }
+    }
+    mh_context *ctx;
+    mh_status s = mh_context_create(&ctx, device);
+    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(s));
+    mh_device_info d;
+    mh_ceilings c;
+    if ((s = mh_device_info_get(ctx, &d)) != MH_OK) {
+        cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
+        mh_context_destroy(ctx);
+        return CLI_FAILED;
+    }
+    const double mib = 1024.0 * 1024.0, kib = 1024.0;
+    if (device == MH_CPU) {
+        printf("backend        cpu%s\n", mh_cuda_device_count() ? "" : " (no CUDA device found)");
+        printf("cpu            %s\n", d.name);
+        printf("cores          %d\n", d.sm_count);
+        printf("memory         %.0f MiB\n", (double)d.global_bytes / mib);
+        printf("L2 cache       %.0f KiB\n", (double)d.l2_bytes / kib);
+    } else {
+        printf("device         %d: %s (compute capability %d.%d)\n", device, d.name, d.cc_major, d.cc_minor);
+        printf("SMs            %d\n", d.sm_count);
+        printf("global memory  %.0f MiB\n", (double)d.global_bytes / mib);
+        printf("L2 cache       %.1f MiB\n", (double)d.l2_bytes / mib);
+        printf("shared / SM    %.0f KiB (a block may opt in to %.0f KiB)\n", (double)d.smem_per_sm / kib,
+               (double)d.smem_per_block_optin / kib);
+        printf("constant       %.0f KiB\n", (double)d.const_bytes / kib);
+        printf("registers / SM %zu\n", d.regs_per_sm);
+    }
+    printf("measuring ceilings...\n");
+    fflush(stdout);
+    s = mh_measure_ceilings(ctx, &c);
+    if (s == MH_OK) {
+        printf("copy           %.0f GB/s (device-to-device, bytes read + written)\n", c.copy_gbps);
+        printf("FP32 FMA       %.0f GFLOP/s\n", c.fma_gflops);
+    } else {
+        cli_error(CLI_FAILED, "measuring ceilings: %s", mh_context_error(ctx));
+    }
+    mh_context_destroy(ctx);
+    return s == MH_OK ? CLI_OK : CLI_FAILED;
+}
+
+/* ---- list ------------------------------------------------------------------------------ */
+
+int cmd_list(int argc, char **argv)
+{
+    int first = 0, last = MH_OP_COUNT - 1;
+    if (argc > 1) return cli_error(CLI_USAGE, "list takes at most one op");
+    if (argc == 1) {
+        mh_op op;
+        int rc = cli_parse_op(argv[0], &op);
+        if (rc != CLI_OK) return rc;
+        first = last = (int)op;
+    }
+    printf("%-24s %-7s %-4s %-34s %-14s %s\n", "variant", "backend", "rung", "memory", "source", "summary");
+    for (int op = first; op <= last; ++op)
+        for (size_t i = 0; i < mh_variant_count((mh_op)op); ++i) {
+            const mh_variant_info *v = mh_variant((mh_op)op, i);
+            printf("%-24s %-7s %-4d %-34s %-14s %s\n", v->name, mh_backend_name(v->backend), v->rung,
+                   v->memory, v->source, v->summary);
+        }
+    return CLI_OK;
+}
