@@ -72,6 +72,14 @@ int mh_context_device(const mh_context *ctx);
 /* The detail of the last failure on this context ("" after a success). Never NULL. */
 const char *mh_context_error(const mh_context *ctx);
 
+/* ---- memory of a context ------------------------------------------------------------
+ * Buffers the context's variants take (device memory on a CUDA context, host memory on a
+ * CPU one), so that a plain C program needs no CUDA header. Copies are synchronous. */
+mh_status mh_alloc(mh_context *ctx, size_t bytes, void **ptr);
+void mh_free(mh_context *ctx, void *ptr);
+mh_status mh_upload(mh_context *ctx, void *dst, const void *host_src, size_t bytes);
+mh_status mh_download(mh_context *ctx, void *host_dst, const void *src, size_t bytes);
+
 /* ---- device facts and measured ceilings --------------------------------------------- */
 
 typedef struct mh_device_info {

@@ -2,40 +2,37 @@
 #include "cli.h"
 #include "io/npy.h"
 
-#include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Buffers of one call: host arrays, and their device copies on a CUDA context. */
+/* A host array and its copy in the context's memory (the same pointer on the CPU). */
 typedef struct run_buffer {
-    void *host, *dev;
+    void *host, *ctx_mem;
     size_t bytes;
 } run_buffer;
 
-static int to_device(mh_context *ctx, run_buffer *b)
+static int place(mh_context *ctx, run_buffer *b, int upload)
 {
-    if (mh_context_device(ctx) == MH_CPU) return CLI_OK;
-    cudaError_t e = cudaMalloc(&b->dev, b->bytes ? b->bytes : 1);
-    if (e == cudaSuccess && b->host) e = cudaMemcpy(b->dev, b->host, b->bytes, cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) return cli_error(CLI_FAILED, "copying %zu bytes to the GPU: %s", b->bytes, cudaGetErrorString(e));
-    return CLI_OK;
+    if (mh_context_device(ctx) == MH_CPU) {
+        b->ctx_mem = b->host;
+        return CLI_OK;
+    }
+    mh_status s = mh_alloc(ctx, b->bytes, &b->ctx_mem);
+    if (s == MH_OK && upload) s = mh_upload(ctx, b->ctx_mem, b->host, b->bytes);
+    return s == MH_OK ? CLI_OK : cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
 }
 
-static void *where(mh_context *ctx, const run_buffer *b) { return mh_context_device(ctx) == MH_CPU ? b->host : b->dev; }
-
-static int from_device(mh_context *ctx, run_buffer *b)
+static int fetch(mh_context *ctx, run_buffer *b)
 {
-    if (mh_context_device(ctx) == MH_CPU) return CLI_OK;
-    cudaError_t e = cudaMemcpy(b->host, b->dev, b->bytes, cudaMemcpyDeviceToHost);
-    if (e != cudaSuccess) return cli_error(CLI_FAILED, "copying the result from the GPU: %s", cudaGetErrorString(e));
-    return CLI_OK;
+    if (mh_context_device(ctx) == MH_CPU || mh_download(ctx, b->host, b->ctx_mem, b->bytes) == MH_OK) return CLI_OK;
+    return cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
 }
 
-static void release(run_buffer *b)
+static void release(mh_context *ctx, run_buffer *b)
 {
-    if (b->dev) cudaFree(b->dev);
-    b->dev = NULL;
+    if (ctx && mh_context_device(ctx) != MH_CPU) mh_free(ctx, b->ctx_mem);
+    b->ctx_mem = NULL;
 }
 
 /* Reads a 1-D float32 .npy; prints why not otherwise. */
@@ -93,16 +90,15 @@ static int run_conv1d(int argc, char **argv)
         bo.bytes = mh_conv1d_out_len(in.count, mask.count, pad) * sizeof(float);
         bo.host = malloc(bo.bytes);
         rc = bo.host ? CLI_OK : cli_error(CLI_FAILED, "out of host memory for %zu bytes", bo.bytes);
-        if (rc == CLI_OK) rc = to_device(ctx, &bi);
-        if (rc == CLI_OK) rc = to_device(ctx, &bm);
-        if (rc == CLI_OK) rc = to_device(ctx, &bo);
+        if (rc == CLI_OK) rc = place(ctx, &bi, 1);
+        if (rc == CLI_OK) rc = place(ctx, &bm, 1);
+        if (rc == CLI_OK) rc = place(ctx, &bo, 0);
         if (rc == CLI_OK) {
-            s = mh_conv1d(ctx, chosen->name, where(ctx, &bi), in.count, where(ctx, &bm), mask.count, pad,
-                          where(ctx, &bo));
+            s = mh_conv1d(ctx, chosen->name, bi.ctx_mem, in.count, bm.ctx_mem, mask.count, pad, bo.ctx_mem);
             if (s == MH_OK) s = mh_context_synchronize(ctx);
             if (s != MH_OK) rc = cli_error(CLI_FAILED, "%s: %s", chosen->name, mh_context_error(ctx));
         }
-        if (rc == CLI_OK) rc = from_device(ctx, &bo);
+        if (rc == CLI_OK) rc = fetch(ctx, &bo);
         if (rc == CLI_OK) {
             char err[512];
             size_t shape[1] = {bo.bytes / sizeof(float)};
@@ -113,9 +109,9 @@ static int run_conv1d(int argc, char **argv)
                        mh_pad_name(pad), shape[0], out_path);
         }
     }
-    release(&bi);
-    release(&bm);
-    release(&bo);
+    release(ctx, &bi);
+    release(ctx, &bm);
+    release(ctx, &bo);
     free(bo.host);
     mh_array_free(&in);
     mh_array_free(&mask);

@@ -86,7 +86,7 @@ static __device__ __forceinline__ void load_tile_vec4(float *tile, const float *
     const bool aligned = (((uintptr_t)in + 4 * start) & 15) == 0;
     for (int g = threadIdx.x; 4 * g < len; g += blockDim.x) {
         const long long p = start + 4LL * g;
-        if (aligned && p >= 0 && p + 4 <= (long long)n) {
+        if (aligned && p >= 0 && p + 4 <= (long long)n && 4 * g + 4 <= len) {
             *reinterpret_cast<float4 *>(tile + 4 * g) = __ldg(reinterpret_cast<const float4 *>(in + p));
         } else {
             for (int e = 0; e < 4 && 4 * g + e < len; ++e)

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# One call on a fresh GPU machine (the `device` tool's H100): build for sm_90, run every
+# test (GPU ones included), run the benchmark and the tuning sweep, then look at the
+# kernels (ptxas report, SASS counts, ncu counters, compute-sanitizer memcheck and
+# racecheck). Writes into OUTDIR:
+#   bench.json  memhier bench (all ops, default workloads)     -> bench/results/<gpu>.json
+#   tune.json   memhier bench --tune (every tuning configuration)
+#   summary.txt the tables and verdicts;  logs.tar.gz  every log
+# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|analyze ...]
+set -uo pipefail
+OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
+shift
+PHASES=${*:-all}
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/cuda/bin:$PATH"
+LOGS="$OUT/logs"
+mkdir -p "$LOGS"
+SUMMARY="$OUT/summary.txt"
+: >"$SUMMARY"
+BUILD=build-gpu
+CLI="$BUILD/memhier"
+T0=$(date +%s)
+
+say() { echo "$*" | tee -a "$SUMMARY"; }
+stamp() { say "== $1 ($(($(date +%s) - T0)) s)"; }
+want() { [[ " $PHASES " == *" all "* || " $PHASES " == *" $1 "* ]]; }
+
+stamp "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee -a "$SUMMARY"
+nvcc --version | tail -1 | tee -a "$SUMMARY"
+
+stamp "build (sm_90)"
+cmake -S . -B "$BUILD" -DCMAKE_CUDA_ARCHITECTURES=90 -DMEMHIER_PTXAS_VERBOSE=ON >"$LOGS/configure.log" 2>&1 &&
+  cmake --build "$BUILD" -j "$(nproc)" >"$LOGS/build.log" 2>&1
+build_rc=$?
+say "build exit $build_rc"
+if [ $build_rc -ne 0 ]; then
+  tail -40 "$LOGS/build.log" | tee -a "$SUMMARY"
+  tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
+  exit 1
+fi
+# registers, spills and shared memory of every kernel
+grep -E "Compiling entry|registers|spill" "$LOGS/build.log" | paste - - - 2>/dev/null |
+  sed -E 's/ptxas info *: //g' >"$LOGS/ptxas.txt"
+
+if want test; then
+  stamp "ctest (all tests, GPU included)"
+  (cd "$BUILD" && timeout 420 ctest --output-on-failure --timeout 300) >"$LOGS/ctest.log" 2>&1
+  say "ctest exit $?"
+  grep -E "Test +#|tests passed|tests failed|Skipped|\*\*\*" "$LOGS/ctest.log" | tee -a "$SUMMARY"
+fi
+
+if want bench; then
+  stamp "memhier info"
+  "$CLI" info | tee -a "$SUMMARY"
+  stamp "memhier bench"
+  timeout 300 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1
+  say "bench exit $?"
+  stamp "memhier bench --tune"
+  timeout 240 "$CLI" bench conv1d --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
+  say "tune exit $?"
+fi
+
+if want analyze; then
+  stamp "SASS instruction counts"
+  lib="$BUILD/libmemhier.so"
+  for k in $(cuobjdump -symbols "$lib" 2>/dev/null | grep -oE "_Z[0-9]+conv1d_(regtile|regblock)_kernel[A-Za-z0-9_]*" | sort -u); do
+    cuobjdump -sass -fun "$k" "$lib" >"$LOGS/sass_$k.txt" 2>&1
+    printf '%-60s FFMA %5d  LDS %4d  LDS.128 %4d  LDS.64 %4d  LDC %4d  MOV %4d  LDL/STL %d\n' "$k" \
+      "$(grep -c 'FFMA' "$LOGS/sass_$k.txt")" "$(grep -cE 'LDS(\.|\s)' "$LOGS/sass_$k.txt")" \
+      "$(grep -c 'LDS.128' "$LOGS/sass_$k.txt")" "$(grep -c 'LDS.64' "$LOGS/sass_$k.txt")" \
+      "$(grep -c 'LDC' "$LOGS/sass_$k.txt")" "$(grep -cE '\bMOV\b' "$LOGS/sass_$k.txt")" \
+      "$(grep -cE 'LDL|STL' "$LOGS/sass_$k.txt")" >>"$LOGS/sass_counts.txt"
+  done
+  cat "$LOGS/sass_counts.txt" >>"$SUMMARY" 2>/dev/null
+
+  stamp "ncu counters, n=16777216 k=2047"
+  metrics=sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__sass_inst_executed_op_shared_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+  for v in smem smem+const regblock regtile; do
+    kname=$(case $v in smem | smem+const) echo conv1d_smem_kernel ;; *) echo "conv1d_${v}_kernel" ;; esac)
+    timeout 90 ncu --clock-control none -k "regex:$kname" --launch-count 1 --metrics "$metrics" \
+      "$CLI" bench conv1d --n 16777216 --k 2047 --variants "$v" >"$LOGS/ncu_$v.log" 2>&1
+    say "-- ncu $v (exit $?)"
+    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__)" "$LOGS/ncu_$v.log" | tee -a "$SUMMARY"
+  done
+  timeout 90 ncu --clock-control none -k "regex:conv1d_regtile" --launch-count 1 --section SpeedOfLight \
+    --section WarpStateStats --section Occupancy "$CLI" bench conv1d --n 67108864 --k 31 --variants regtile \
+    >"$LOGS/ncu_regtile_k31.log" 2>&1
+
+  stamp "compute-sanitizer memcheck (every CUDA variant and configuration, n <= 4099)"
+  MEMHIER_TEST_MAX_N=4099 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$BUILD/tests/test_conv1d" gpu >"$LOGS/memcheck.log" 2>&1
+  say "memcheck exit $?: $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck.log" | tail -1)"
+  stamp "compute-sanitizer racecheck (n <= 1021)"
+  MEMHIER_TEST_MAX_N=1021 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/tests/test_conv1d" gpu >"$LOGS/racecheck.log" 2>&1
+  say "racecheck exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck.log" | tail -1)"
+fi
+
+stamp "done"
+[ -f "$LOGS/bench.log" ] && grep -vE "preparing inputs" "$LOGS/bench.log" >>"$SUMMARY"
+[ -f "$LOGS/tune.log" ] && grep -vE "preparing inputs" "$LOGS/tune.log" >>"$SUMMARY"
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
+cat "$SUMMARY" | tail -c 11000

@@ -1,0 +1,34 @@
+# Sourced by test.sh and bench.sh: installs what a fresh machine lacks (Debian packages;
+# numpy and scipy when MEMHIER_NEED_PYTHON=1) and installs nothing where all is present.
+# Sets PY to a python3 that has numpy and scipy (when asked for).
+export PATH="/usr/local/cuda/bin:$PATH"
+
+sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_install() {
+  echo "installing Debian packages: $*"
+  sudo_if_needed apt-get update -qq
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+}
+
+missing=()
+command -v cmake >/dev/null || missing+=(cmake)
+command -v g++ >/dev/null || missing+=(g++)
+command -v make >/dev/null || missing+=(make)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v git >/dev/null || missing+=(git)
+if ((${#missing[@]})); then apt_install "${missing[@]}"; fi
+command -v nvcc >/dev/null || { echo "memhier needs the CUDA toolkit (nvcc) to build" >&2; exit 1; }
+
+if [ "${MEMHIER_NEED_PYTHON:-0}" = 1 ]; then
+  has_numpy() { "$1" -c 'import numpy, scipy' 2>/dev/null; }
+  PY=$(command -v python3 || true)
+  if [ -z "$PY" ] || ! has_numpy "$PY"; then
+    if [ -n "$PY" ] && "$PY" -m pip install -q numpy scipy 2>/dev/null && has_numpy "$PY"; then
+      :
+    else
+      apt_install python3 python3-numpy python3-scipy
+      PY=/usr/bin/python3
+    fi
+  fi
+  has_numpy "$PY" || { echo "no python3 with numpy and scipy could be set up" >&2; exit 1; }
+fi

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The README's test command. On a fresh machine it installs what is missing (Debian
+# packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest
+# (GPU tests skip only where no CUDA device exists), installs into build/install and
+# builds the plain-C example against that install tree, with CMake and with pkg-config.
+# Where everything is present (the GPU machine, which has no network) it installs nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MEMHIER_NEED_PYTHON=1 source scripts/setup.sh
+
+jobs=$(nproc)
+cmake -S . -B build -DPython3_EXECUTABLE="$PY"
+cmake --build build -j "$jobs"
+(cd build && ctest --output-on-failure)
+
+# The installed library, used by a plain C program: CMake package and pkg-config file.
+rm -rf build/install build/example
+cmake --install build --prefix build/install >/dev/null
+cmake -S examples -B build/example -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+cmake --build build/example -j "$jobs"
+build/example/conv1d_example
+build/example/conv1d_example_static
+pc_dir=$(dirname "$(find build/install -name memhier.pc | head -n 1)")
+cc -std=c11 -Wall -o build/example/conv1d_pkgconfig examples/conv1d_example.c \
+   $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs memhier) -lm
+build/example/conv1d_pkgconfig
+echo "all tests passed"
