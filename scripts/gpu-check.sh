@@ -61,6 +61,15 @@ if want bench; then
   say "tune exit $?"
 fi
 
+if want calibrate; then
+  stamp "calibration of auto: regtile against cuFFT as k grows"
+  for nk in 1000000:1023 1000000:4095 1000000:8191 1000000:16383 4194304:2047 4194304:4095 \
+            16777216:1023 16777216:3071 16777216:4095 16777216:8191 67108864:2047; do
+    timeout 60 "$CLI" bench conv1d --n "${nk%%:*}" --k "${nk##*:}" --variants regtile,cufft \
+      --json "$LOGS/calibrate_${nk/:/_}.json" 2>&1 | grep -E "^\[|regtile|cufft" | grep -v preparing | tee -a "$LOGS/calibrate.log"
+  done
+fi
+
 if want analyze; then
   stamp "SASS instruction counts"
   lib="$BUILD/libmemhier.so"
@@ -100,5 +109,6 @@ fi
 stamp "done"
 [ -f "$LOGS/bench.log" ] && grep -vE "preparing inputs" "$LOGS/bench.log" >>"$SUMMARY"
 [ -f "$LOGS/tune.log" ] && grep -vE "preparing inputs" "$LOGS/tune.log" >>"$SUMMARY"
+[ -f "$LOGS/calibrate.log" ] && cat "$LOGS/calibrate.log" >>"$SUMMARY"
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
 cat "$SUMMARY" | tail -c 11000

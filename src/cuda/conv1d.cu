@@ -226,12 +226,12 @@ static mh_status smem_launch(mh_context *ctx, const mh_conv1d_args *a, int slot)
 
 /* Tuning configurations of the regblock rungs: "r<outputs per thread>-t<threads>".
  * Index 0 is the default, the fastest measured on the H100 (docs/conv1d.md). */
-static const char *const regblock_configs[] = {"r16-t128", "r8-t128", "r8-t256", "r8-t512",
-                                               "r16-t256", "r16-t512", NULL};
+static const char *const regblock_configs[] = {"r16-t256", "r8-t128", "r8-t256", "r8-t512",
+                                               "r16-t128", "r16-t512", NULL};
 
 static launch_shape regblock_shape(int config)
 {
-    int r = 16, t = 128;
+    int r = 16, t = 256;
     sscanf(regblock_configs[config], "r%d-t%d", &r, &t);
     return launch_shape{t, r};
 }

@@ -27,16 +27,16 @@ static __host__ __device__ constexpr int seg_taps(int r) { return r * ((2048 + r
 
 /* ---- cp.async helpers ---------------------------------------------------------------- */
 
-static __device__ __forceinline__ void cp_async16(float *dst, const float *src, int src_bytes)
+static __device__ __forceinline__ void cp_async16(float *dst, const float *src)
 {
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
 }
 
-static __device__ __forceinline__ void cp_async4(float *dst, const float *src, int src_bytes)
+static __device__ __forceinline__ void cp_async4(float *dst, const float *src)
 {
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
 }
 
 static __device__ __forceinline__ void cp_async_wait_all()
@@ -45,30 +45,30 @@ static __device__ __forceinline__ void cp_async_wait_all()
 }
 
 /* dst[t] = src[start + t] where 0 <= start + t < n, else 0, for t < len (len % 4 == 0,
- * dst 16-byte aligned). Out-of-range lanes copy 0 bytes from a valid address (src). */
+ * dst 16-byte aligned). Whole groups of four in range go as one 16-byte copy; the groups
+ * at the ends of the array go element by element, so no copy names a byte outside it
+ * (a 16-byte copy with a shorter source size still counts as a 16-byte read). */
 static __device__ __forceinline__ void load_span(float *dst, const float *src, size_t n,
                                                  long long start, int len)
 {
     const long long nn = (long long)n;
-    if ((((uintptr_t)src + 4 * start) & 15) == 0) {
-        for (int g = threadIdx.x; 4 * g < len; g += blockDim.x) {
-            const long long p = start + 4LL * g;
-            if (p >= 0) {
-                const long long avail = nn - p;
-                const int bytes = avail >= 4 ? 16 : avail > 0 ? 4 * (int)avail : 0;
-                cp_async16(dst + 4 * g, bytes ? src + p : src, bytes);
-            } else {
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = p + e >= 0 && p + e < nn;
-                    cp_async4(dst + 4 * g + e, ok ? src + p + e : src, ok ? 4 : 0);
-                }
-            }
-        }
-    } else {
+    if ((((uintptr_t)src + 4 * start) & 15) != 0) { /* misaligned (same/full paddings): 4-byte copies, coalesced */
         for (int t = threadIdx.x; t < len; t += blockDim.x) {
             const long long p = start + t;
-            const bool ok = p >= 0 && p < nn;
-            cp_async4(dst + t, ok ? src + p : src, ok ? 4 : 0);
+            if (p >= 0 && p < nn) cp_async4(dst + t, src + p);
+            else dst[t] = 0.0f;
+        }
+        return;
+    }
+    for (int g = threadIdx.x; 4 * g < len; g += blockDim.x) {
+        const long long p = start + 4LL * g;
+        if (p >= 0 && p + 4 <= nn) {
+            cp_async16(dst + 4 * g, src + p);
+            continue;
+        }
+        for (int e = 0; e < 4; ++e) {
+            if (p + e >= 0 && p + e < nn) cp_async4(dst + 4 * g + e, src + p + e);
+            else dst[4 * g + e] = 0.0f;
         }
     }
 }
