@@ -73,7 +73,7 @@ fi
 if want analyze; then
   stamp "SASS instruction counts"
   lib="$BUILD/libmemhier.so"
-  for k in $(cuobjdump -symbols "$lib" 2>/dev/null | grep -oE "_Z[0-9]+conv1d_(regtile|regblock)_kernel[A-Za-z0-9_]*" | sort -u); do
+  for k in $(cuobjdump -symbols "$lib" 2>/dev/null | grep -oE "_Z[0-9]+conv1d_(regtile|regblock|smem|naive)_kernel[A-Za-z0-9_]*" | sort -u); do
     cuobjdump -sass -fun "$k" "$lib" >"$LOGS/sass_$k.txt" 2>&1
     printf '%-60s FFMA %5d  LDS %4d  LDS.128 %4d  LDS.64 %4d  LDC %4d  MOV %4d  LDL/STL %d\n' "$k" \
       "$(grep -c 'FFMA' "$LOGS/sass_$k.txt")" "$(grep -cE 'LDS(\.|\s)' "$LOGS/sass_$k.txt")" \
@@ -83,18 +83,30 @@ if want analyze; then
   done
   cat "$LOGS/sass_counts.txt" >>"$SUMMARY" 2>/dev/null
 
-  stamp "ncu counters, n=16777216 k=2047"
+  # ncu_run LOG N K VARIANT KERNEL-REGEX ARGS...: one launch of the variant's kernel
+  ncu_run() {
+    local log=$1 n=$2 k=$3 v=$4 kern=$5
+    shift 5
+    timeout 90 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" \
+      "$CLI" bench conv1d --n "$n" --k "$k" --variants "$v" >"$LOGS/$log" 2>&1
+    say "-- ncu $v n=$n k=$k (exit $?)"
+    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|idc__)" "$LOGS/$log" | tee -a "$SUMMARY"
+  }
+  stamp "ncu: shared-memory traffic and FMA activity, n=16777216 k=2047"
   metrics=sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__sass_inst_executed_op_shared_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active
-  for v in smem smem+const regblock regtile; do
-    kname=$(case $v in smem | smem+const) echo conv1d_smem_kernel ;; *) echo "conv1d_${v}_kernel" ;; esac)
-    timeout 90 ncu --clock-control none -k "regex:$kname" --launch-count 1 --metrics "$metrics" \
-      "$CLI" bench conv1d --n 16777216 --k 2047 --variants "$v" >"$LOGS/ncu_$v.log" 2>&1
-    say "-- ncu $v (exit $?)"
-    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__)" "$LOGS/ncu_$v.log" | tee -a "$SUMMARY"
+  ncu_run ncu_smem.log 16777216 2047 smem conv1d_smem_kernel --metrics "$metrics"
+  ncu_run ncu_regblock.log 16777216 2047 regblock conv1d_regblock_kernel --metrics "$metrics"
+  ncu_run ncu_regtile.log 16777216 2047 regtile conv1d_regtile_kernel --metrics "$metrics"
+  stamp "ncu: where warps stall with the mask in constant memory, n=1000000 k=2047"
+  stalls=gpu__time_duration.sum,smsp__inst_executed.sum
+  for r in imc_miss short_scoreboard long_scoreboard mio_throttle lg_throttle barrier wait math_pipe_throttle no_instruction not_selected selected; do
+    stalls="$stalls,smsp__warp_issue_stalled_${r}_per_warp_active.pct"
   done
-  timeout 90 ncu --clock-control none -k "regex:conv1d_regtile" --launch-count 1 --section SpeedOfLight \
-    --section WarpStateStats --section Occupancy "$CLI" bench conv1d --n 67108864 --k 31 --variants regtile \
-    >"$LOGS/ncu_regtile_k31.log" 2>&1
+  ncu_run ncu_stall_naive.log 1000000 2047 naive conv1d_naive_kernel --metrics "$stalls"
+  ncu_run ncu_stall_const.log 1000000 2047 const conv1d_naive_kernel --metrics "$stalls"
+  ncu_run ncu_stall_smem.log 1000000 2047 smem conv1d_smem_kernel --metrics "$stalls"
+  ncu_run ncu_stall_smem_const.log 1000000 2047 smem+const conv1d_smem_kernel --metrics "$stalls"
+  ncu_run ncu_regtile_k31.log 67108864 31 regtile conv1d_regtile_kernel --section SpeedOfLight --section Occupancy
 
   stamp "compute-sanitizer memcheck (every CUDA variant and configuration, n <= 4099)"
   MEMHIER_TEST_MAX_N=4099 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \

@@ -59,6 +59,18 @@ int main(void)
               mh_conv1d_supports(ctx, chosen->name, n, k, MH_PAD_FULL) == MH_OK,
           "auto for k = 5000");
 
+    /* auto's rule (docs/conv1d.md): regtile up to k ~ 2300 at large n, cuFFT beyond */
+    const struct {
+        size_t n, k;
+        const char *want;
+    } rule[] = {{1000000, 2047, "conv1d/regtile"}, {16777216, 1023, "conv1d/regtile"},
+                {67108864, 31, "conv1d/regtile"},  {16777216, 8191, "conv1d/cufft"},
+                {1000000, 16383, "conv1d/cufft"},  {1000, 999, "conv1d/regtile"}};
+    for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i)
+        CHECK(mh_conv1d_select(ctx, rule[i].n, rule[i].k, MH_PAD_VALID, &chosen) == MH_OK &&
+                  strcmp(chosen->name, rule[i].want) == 0,
+              "auto for n=%zu k=%zu chose %s, the rule says %s", rule[i].n, rule[i].k, chosen->name, rule[i].want);
+
     cudaStream_t stream;
     CHECK_CUDA(cudaStreamCreate(&stream));
     CHECK(mh_context_set_stream(ctx, stream) == MH_OK, "set_stream: %s", mh_context_error(ctx));

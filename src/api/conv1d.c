@@ -5,6 +5,7 @@
  * row to its backend file's array; nothing else names it. */
 #include "../core/internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -109,17 +110,39 @@ static int row_supports(const mh_context *ctx, const mh_conv1d_row *row, const m
     return row->supports(ctx, a, why, len);
 }
 
-/* `auto`, from the measurements in docs/conv1d.md ("How auto chooses"). */
-static const char *const auto_cpu[] = {"cpu-omp", NULL};
-static const char *const auto_cuda[] = {"regtile", "naive", NULL};
-
-static const mh_conv1d_row *select_row(const mh_context *ctx, const mh_conv1d_args *a)
+/* `auto`, from the calibration in docs/conv1d.md ("How auto chooses"). On the H100,
+ * regtile runs every k at ~87% of the FMA ceiling (56 TFLOP/s); the full-size cuFFT
+ * convolution costs ~75 ps per transform element and at least ~0.1 ms, whatever k. The
+ * FFT goes first only where this model gives it a 10% margin: k above ~2300 at large n. */
+static int fft_pays(const mh_conv1d_args *a)
 {
-    const char *const *order = mh_is_cpu(ctx) ? auto_cpu : auto_cuda;
+    const double direct_ms = 2.0 * (double)a->out_n * (double)a->k / 56e9;
+    const double fft_ms = fmax(0.1, 75e-9 * (double)(a->n + a->k - 1));
+    return fft_ms < 0.9 * direct_ms;
+}
+
+static const char *const auto_cpu[] = {"cpu-omp", NULL};
+static const char *const auto_direct[] = {"regtile", "cufft", "naive", NULL};
+static const char *const auto_fft[] = {"cufft", "regtile", "naive", NULL};
+
+static const char *const *auto_order(const mh_context *ctx, const mh_conv1d_args *a)
+{
+    return mh_is_cpu(ctx) ? auto_cpu : fft_pays(a) ? auto_fft : auto_direct;
+}
+
+/* The first candidate after `after` (NULL: from the start) that supports the problem. */
+static const mh_conv1d_row *select_row(const mh_context *ctx, const mh_conv1d_args *a, const mh_conv1d_row *after)
+{
     char why[256];
-    for (; *order; ++order) {
+    int skipping = after != NULL;
+    for (const char *const *order = auto_order(ctx, a); *order; ++order) {
         const mh_conv1d_row *row = mh_conv1d_row_of(mh_variant_lookup(MH_OP_CONV1D, *order));
-        if (row && row_supports(ctx, row, a, why, sizeof why)) return row;
+        if (!row) continue;
+        if (skipping) {
+            skipping = row != after;
+            continue;
+        }
+        if (row_supports(ctx, row, a, why, sizeof why)) return row;
     }
     return NULL;
 }
@@ -130,9 +153,9 @@ static int is_auto(const char *variant) { return !variant || strcmp(variant, "au
 static mh_status resolve(mh_context *ctx, const char *variant, const mh_conv1d_args *a,
                          const mh_conv1d_row **out)
 {
-    const mh_conv1d_row *row;
+    const mh_conv1d_row *row = NULL;
     if (is_auto(variant)) {
-        row = select_row(ctx, a);
+        row = select_row(ctx, a, NULL);
         if (!row)
             return mh_fail(ctx, MH_ERR_UNSUPPORTED,
                            "auto: no conv1d variant supports n = %zu, k = %zu, pad = %s here",
@@ -180,7 +203,7 @@ mh_status mh_conv1d(mh_context *ctx, const char *variant, const float *in, size_
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_conv1d_args a;
-    const mh_conv1d_row *row;
+    const mh_conv1d_row *row = NULL;
     mh_status s = mh_conv1d_args_init(ctx, &a, in, n, mask, k, pad, out);
     if (s == MH_OK) s = resolve(ctx, variant, &a, &row);
     if (s != MH_OK) return s;
@@ -188,6 +211,11 @@ mh_status mh_conv1d(mh_context *ctx, const char *variant, const float *in, size_
     if (!mh_is_cpu(ctx) && (s = mh_device_enter(ctx, &guard)) != MH_OK) return s;
     s = check_buffers(ctx, &a);
     if (s == MH_OK) s = row->run(ctx, &a);
+    /* auto's first choice may need workspace the device lacks: take the next candidate */
+    while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = select_row(ctx, &a, row)) != NULL) {
+        mh_clear_error(ctx);
+        s = row->run(ctx, &a);
+    }
     if (!mh_is_cpu(ctx)) mh_device_leave(&guard);
     return s;
 }
@@ -199,7 +227,7 @@ mh_status mh_conv1d_select(mh_context *ctx, size_t n, size_t k, mh_pad pad,
     mh_clear_error(ctx);
     if (!chosen) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL");
     mh_conv1d_args a;
-    const mh_conv1d_row *row;
+    const mh_conv1d_row *row = NULL;
     mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
     if (s == MH_OK) s = resolve(ctx, NULL, &a, &row);
     if (s == MH_OK) *chosen = &row->info;
@@ -211,7 +239,7 @@ mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, siz
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_conv1d_args a;
-    const mh_conv1d_row *row;
+    const mh_conv1d_row *row = NULL;
     mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
     if (s == MH_OK) s = resolve(ctx, variant, &a, &row);
     return s;
