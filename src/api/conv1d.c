@@ -220,16 +220,23 @@ mh_status mh_conv1d(mh_context *ctx, const char *variant, const float *in, size_
     return s;
 }
 
+/* Resolves a variant from the sizes alone, with no buffers: what select and supports answer. */
+static mh_status resolve_sizes(mh_context *ctx, const char *variant, size_t n, size_t k, mh_pad pad,
+                               const mh_conv1d_row **row)
+{
+    mh_conv1d_args a;
+    mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
+    return s == MH_OK ? resolve(ctx, variant, &a, row) : s;
+}
+
 mh_status mh_conv1d_select(mh_context *ctx, size_t n, size_t k, mh_pad pad,
                            const mh_variant_info **chosen)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     if (!chosen) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL");
-    mh_conv1d_args a;
     const mh_conv1d_row *row = NULL;
-    mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
-    if (s == MH_OK) s = resolve(ctx, NULL, &a, &row);
+    mh_status s = resolve_sizes(ctx, NULL, n, k, pad, &row);
     if (s == MH_OK) *chosen = &row->info;
     return s;
 }
@@ -238,9 +245,6 @@ mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, siz
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
-    mh_conv1d_args a;
     const mh_conv1d_row *row = NULL;
-    mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
-    if (s == MH_OK) s = resolve(ctx, variant, &a, &row);
-    return s;
+    return resolve_sizes(ctx, variant, n, k, pad, &row);
 }
