@@ -50,7 +50,7 @@ static void test_registry(void)
         CHECK(v->memory && *v->memory && v->source && *v->source && v->summary && *v->summary, "%s lacks a field", v->name);
         CHECK(mh_variant_find(v->name) == v, "find(%s)", v->name);
         CHECK(mh_variant_lookup(MH_OP_CONV1D, v->name + 7) == v, "short name of %s", v->name);
-        const mh_conv1d_row *row = mh_conv1d_row_of(v);
+        const mh_row *row = mh_row_of(v);
         CHECK(row && row->supports && row->run, "%s has no supports/run", v->name);
         for (size_t j = i + 1; j < count; ++j)
             CHECK(strcmp(v->name, mh_variant(MH_OP_CONV1D, j)->name) != 0, "%s listed twice", v->name);

@@ -133,12 +133,12 @@ static void free_buffers(buffers *b)
 
 /* Runs one variant (config 0 through the public API, others through the row) and checks. */
 static void check_variant(mh_context *ctx, const problem *p, const buffers *b, float *host_out,
-                          const mh_conv1d_row *row, int config)
+                          const mh_row *row, int config)
 {
     const char *name = row ? row->info.name : "auto";
     const char *cfg = row && row->configs ? row->configs[config] : "";
     poison(b, host_out);
-    mh_conv1d_args a;
+    mh_args a;
     mh_conv1d_args_init(ctx, &a, b->in, p->c->n, b->mask, p->c->k, p->pad, b->out);
     a.config = config;
     char why[512] = "";
@@ -156,7 +156,7 @@ static void check_variant(mh_context *ctx, const problem *p, const buffers *b, f
         return;
     }
     mh_status s = config == 0 ? mh_conv1d(ctx, row ? name : NULL, b->in, p->c->n, b->mask, p->c->k, p->pad, b->out)
-                              : mh_conv1d_run_row(ctx, row, &a);
+                              : mh_run_row(ctx, row, &a);
     if (s == MH_OK) s = mh_context_synchronize(ctx);
     CHECK(s == MH_OK, "%s%s%s n=%zu k=%zu pad=%s: %s: %s", name, *cfg ? " " : "", cfg, p->c->n, p->c->k,
           mh_pad_name(p->pad), mh_status_str(s), mh_context_error(ctx));
@@ -171,7 +171,7 @@ static void check_variant(mh_context *ctx, const problem *p, const buffers *b, f
           st.first_out, st.first_ref, st.bad, st.nonfinite, st.rel_l2);
 }
 
-static int row_fits(const mh_conv1d_row *row, int gpu)
+static int row_fits(const mh_row *row, int gpu)
 {
     return gpu ? row->info.backend != MH_BACKEND_CPU : row->info.backend == MH_BACKEND_CPU;
 }
@@ -197,8 +197,8 @@ int main(int argc, char **argv)
             buffers b;
             load_buffers(&b, &p, gpu);
             float *host_out = malloc((p.out_n + 2 * GUARD) * sizeof(float));
-            for (size_t r = 0; r < mh_conv1d_row_count(); ++r) {
-                const mh_conv1d_row *row = mh_conv1d_row_at(r);
+            for (size_t r = 0; r < mh_row_count(MH_OP_CONV1D); ++r) {
+                const mh_row *row = mh_row_at(MH_OP_CONV1D, r);
                 if (!row_fits(row, gpu)) continue;
                 int configs = 1;
                 if (gpu && row->configs)

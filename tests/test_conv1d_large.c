@@ -57,8 +57,8 @@ int main(void)
     float *host = malloc(chunk * sizeof(float));
     mh_context *ctx;
     CHECK(mh_context_create(&ctx, 0) == MH_OK, "context");
-    for (size_t r = 0; r < mh_conv1d_row_count(); ++r) {
-        const mh_conv1d_row *row = mh_conv1d_row_at(r);
+    for (size_t r = 0; r < mh_row_count(MH_OP_CONV1D); ++r) {
+        const mh_row *row = mh_row_at(MH_OP_CONV1D, r);
         if (row->info.backend != MH_BACKEND_CUDA) continue;
         CHECK_CUDA(cudaMemset(d_out, 0xff, out_n * sizeof(float)));
         mh_status s = mh_conv1d(ctx, row->info.name, d_in, N, d_mask, K, MH_PAD_VALID, d_out);

@@ -84,8 +84,8 @@ int main(void)
     for (int i = 0; i < SIDES; ++i) make_side(&sides[i], i, seed);
 
     int tested = 0;
-    for (size_t r = 0; r < mh_conv1d_row_count(); ++r) {
-        const mh_conv1d_row *row = mh_conv1d_row_at(r);
+    for (size_t r = 0; r < mh_row_count(MH_OP_CONV1D); ++r) {
+        const mh_row *row = mh_row_at(MH_OP_CONV1D, r);
         if (row->info.backend != MH_BACKEND_CUDA || !strstr(row->info.memory, "constant")) continue;
         ++tested;
         /* one host thread, the two streams interleaved */

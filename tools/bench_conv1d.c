@@ -119,7 +119,7 @@ static void teardown(bench_workload *w)
 
 static int on_cpu(const mh_context *ctx) { return mh_context_device(ctx) == MH_CPU; }
 
-static void make_args(const conv1d_case *c, mh_context *ctx, int config, mh_conv1d_args *a)
+static void make_args(const conv1d_case *c, mh_context *ctx, int config, mh_args *a)
 {
     int cpu = on_cpu(ctx);
     mh_conv1d_args_init(ctx, a, cpu ? c->h_in : c->d_in, c->n, cpu ? c->h_mask : c->d_mask, c->k, c->pad,
@@ -129,19 +129,18 @@ static void make_args(const conv1d_case *c, mh_context *ctx, int config, mh_conv
 
 static int supports(bench_workload *w, mh_context *ctx, size_t row, int config, char *why, size_t len)
 {
-    mh_conv1d_args a;
+    mh_args a;
     make_args(w->state, ctx, config, &a);
-    return mh_conv1d_row_at(row)->supports(ctx, &a, why, len);
+    return mh_row_at(MH_OP_CONV1D, row)->supports(ctx, &a, why, len);
 }
 
 static mh_status run(bench_workload *w, mh_context *ctx, size_t row, int config, int via_api)
 {
-    conv1d_case *c = w->state;
-    const mh_conv1d_row *r = mh_conv1d_row_at(row);
-    mh_conv1d_args a;
-    make_args(c, ctx, config, &a);
-    if (via_api) return mh_conv1d(ctx, r->info.name, a.in, a.n, a.mask, a.k, a.pad, a.out);
-    return mh_conv1d_run_row(ctx, r, &a);
+    const mh_row *r = mh_row_at(MH_OP_CONV1D, row);
+    mh_args a;
+    make_args(w->state, ctx, config, &a);
+    if (via_api) return mh_dispatch(ctx, r->info.name, &a);
+    return mh_run_row(ctx, r, &a);
 }
 
 static void poison(bench_workload *w, mh_context *ctx, size_t row)
@@ -169,7 +168,7 @@ static int check(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats 
     return ok;
 }
 
-static const char *const *configs(size_t row) { return mh_conv1d_row_at(row)->configs; }
+static const char *const *configs(size_t row) { return mh_row_at(MH_OP_CONV1D, row)->configs; }
 
 const bench_driver bench_conv1d_driver = {
     MH_OP_CONV1D, "conv1d/naive", "conv1d/cpu-reference", "conv1d/cudnn", 0,

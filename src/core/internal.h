@@ -67,22 +67,7 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
 /* a * b into *r; 0 on overflow. */
 int mh_mul_ok(size_t a, size_t b, size_t *r);
 
-/* ---- registry ---------------------------------------------------------------------- */
-
-/* How an op exposes its table to the generic registry. */
-typedef struct mh_op_table {
-    mh_op op;
-    const char *name;
-    size_t (*count)(void);
-    const mh_variant_info *(*info_at)(size_t i);
-} mh_op_table;
-
-extern const mh_op_table mh_conv1d_table;
-
-/* Finds a variant of `op` by "op/name" or "name"; NULL/"auto" are the caller's job. */
-const mh_variant_info *mh_variant_lookup(mh_op op, const char *name);
-
-/* ---- conv1d ------------------------------------------------------------------------- */
+/* ---- arguments of every op ---------------------------------------------------------- */
 
 typedef struct mh_conv1d_args {
     const float *in;
@@ -93,33 +78,74 @@ typedef struct mh_conv1d_args {
     size_t lpad;  /* zeros before in[0]: 0, (k-1)/2 or k-1 */
     size_t out_n; /* outputs: n-k+1, n or n+k-1 */
     float *out;
-    int config; /* tuning configuration, 0 = the measured default (bench --tune) */
 } mh_conv1d_args;
 
-typedef struct mh_conv1d_row {
-    mh_variant_info info;
+/* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
+ * --tune), 0 being the measured default. */
+typedef struct mh_args {
+    mh_op op;
+    int config;
+    union {
+        mh_conv1d_args conv1d;
+    };
+} mh_args;
+
+/* ---- registry and dispatch (src/core/registry.c, src/core/dispatch.c) -------------------- */
+
+/* A registry row: every variant of every op. */
+typedef struct mh_row {
+    mh_variant_info info; /* first member: a variant's info points at its row */
     /* 1 when the variant can run the problem; else 0 and a reason in why. */
-    int (*supports)(const mh_context *ctx, const mh_conv1d_args *a, char *why, size_t len);
-    mh_status (*run)(mh_context *ctx, const mh_conv1d_args *a);
+    int (*supports)(const mh_context *ctx, const mh_args *a, char *why, size_t len);
+    mh_status (*run)(mh_context *ctx, const mh_args *a);
     /* NULL-terminated names of the instantiations bench --tune times; [0] is the default. */
     const char *const *configs;
-} mh_conv1d_row;
+} mh_row;
 
-/* Each backend file exports its rows; the table in src/api/conv1d.c lists the groups. */
-const mh_conv1d_row *mh_conv1d_cpu_rows(size_t *count);
-const mh_conv1d_row *mh_conv1d_cuda_rows(size_t *count);
-const mh_conv1d_row *mh_conv1d_regtile_rows(size_t *count);
-const mh_conv1d_row *mh_conv1d_cudnn_rows(size_t *count);
-const mh_conv1d_row *mh_conv1d_cufft_rows(size_t *count);
+/* Each backend file exports its rows as one group. */
+typedef const mh_row *(*mh_row_group)(size_t *count);
 
-size_t mh_conv1d_row_count(void);
-const mh_conv1d_row *mh_conv1d_row_at(size_t i);
-const mh_conv1d_row *mh_conv1d_row_of(const mh_variant_info *info);
-/* Fills args from the public call's arguments; validates sizes only. */
-mh_status mh_conv1d_args_init(mh_context *ctx, mh_conv1d_args *a, const float *in, size_t n,
-                              const float *mask, size_t k, mh_pad pad, float *out);
-/* Runs one row on checked args (no pointer checks): what bench and tests call. */
-mh_status mh_conv1d_run_row(mh_context *ctx, const mh_conv1d_row *row, const mh_conv1d_args *a);
+/* What an op gives the dispatcher (defined in src/api/<op>.c). */
+typedef struct mh_op_table {
+    mh_op op;
+    const char *name;
+    const mh_row_group *groups; /* in ladder order: CPU, the seeds' CUDA rungs, ours, vendor */
+    size_t ngroups;
+    /* auto's candidates for this problem, best first, NULL-terminated short names */
+    const char *const *(*auto_order)(mh_context *ctx, const mh_args *a);
+    /* pointer kinds, allocation sizes and overlap of the call's buffers */
+    mh_status (*check_buffers)(mh_context *ctx, const mh_args *a);
+} mh_op_table;
+
+extern const mh_op_table mh_conv1d_table;
+const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
+
+size_t mh_row_count(mh_op op);
+const mh_row *mh_row_at(mh_op op, size_t i);
+/* The row of a variant's info (every info is the first member of its row). */
+const mh_row *mh_row_of(const mh_variant_info *info);
+/* Finds a variant of `op` by "op/name" or "name". */
+const mh_variant_info *mh_variant_lookup(mh_op op, const char *name);
+
+/* The public call's path: resolve the variant (NULL or "auto" picks), check it accepts the
+ * problem, check the buffers, run; auto moves to its next candidate on out-of-memory. */
+mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a);
+/* Resolution alone (sizes only, no buffers): what _select and _supports answer. */
+mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, const mh_row **row);
+/* One row on already checked arguments, on the context's device: bench and tests. */
+mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a);
+
+/* ---- conv1d --------------------------------------------------------------------------- */
+
+const mh_row *mh_conv1d_cpu_rows(size_t *count);
+const mh_row *mh_conv1d_cuda_rows(size_t *count);
+const mh_row *mh_conv1d_regtile_rows(size_t *count);
+const mh_row *mh_conv1d_cudnn_rows(size_t *count);
+const mh_row *mh_conv1d_cufft_rows(size_t *count);
+
+/* Fills a from the public call's arguments; validates sizes only. */
+mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, const float *mask,
+                              size_t k, mh_pad pad, float *out);
 
 /* Double-precision value of output i and the sum of |terms| (for error bounds). */
 void mh_conv1d_reference_at(const float *in, size_t n, const float *mask, size_t k,

@@ -1,5 +1,6 @@
-/* The registry: one table per op, each defined beside its op's front-end (src/api/<op>.c).
- * The public queries, the CLI's list, the tests and the benchmark all read it here. */
+/* The registry: one table per op, defined beside the op's front-end (src/api/<op>.c), each
+ * the concatenation of its backend files' row groups. The public queries, the dispatcher,
+ * the CLI's list, the tests and the benchmark all read it here. */
 #include "internal.h"
 
 #include <string.h>
@@ -10,19 +11,41 @@ static const mh_op_table *const tables[MH_OP_COUNT] = {
 
 static const mh_op_table *table_of(mh_op op)
 {
-    return (op >= 0 && op < MH_OP_COUNT) ? tables[op] : NULL;
+    return ((int)op >= 0 && op < MH_OP_COUNT) ? tables[op] : NULL;
 }
 
-size_t mh_variant_count(mh_op op)
+size_t mh_row_count(mh_op op)
 {
     const mh_op_table *t = table_of(op);
-    return t ? t->count() : 0;
+    size_t total = 0;
+    for (size_t g = 0; t && g < t->ngroups; ++g) {
+        size_t n = 0;
+        t->groups[g](&n);
+        total += n;
+    }
+    return total;
 }
+
+const mh_row *mh_row_at(mh_op op, size_t i)
+{
+    const mh_op_table *t = table_of(op);
+    for (size_t g = 0; t && g < t->ngroups; ++g) {
+        size_t n = 0;
+        const mh_row *rows = t->groups[g](&n);
+        if (i < n) return &rows[i];
+        i -= n;
+    }
+    return NULL;
+}
+
+const mh_row *mh_row_of(const mh_variant_info *info) { return (const mh_row *)info; }
+
+size_t mh_variant_count(mh_op op) { return mh_row_count(op); }
 
 const mh_variant_info *mh_variant(mh_op op, size_t index)
 {
-    const mh_op_table *t = table_of(op);
-    return (t && index < t->count()) ? t->info_at(index) : NULL;
+    const mh_row *r = mh_row_at(op, index);
+    return r ? &r->info : NULL;
 }
 
 const mh_variant_info *mh_variant_lookup(mh_op op, const char *name)
@@ -32,8 +55,8 @@ const mh_variant_info *mh_variant_lookup(mh_op op, const char *name)
     size_t oplen = strlen(t->name);
     /* "conv1d/smem" and "smem" name the same variant */
     if (strncmp(name, t->name, oplen) == 0 && name[oplen] == '/') name += oplen + 1;
-    for (size_t i = 0; i < t->count(); ++i) {
-        const mh_variant_info *v = t->info_at(i);
+    for (size_t i = 0; i < mh_row_count(op); ++i) {
+        const mh_variant_info *v = &mh_row_at(op, i)->info;
         if (strcmp(v->name + oplen + 1, name) == 0) return v;
     }
     return NULL;
@@ -49,3 +72,5 @@ const mh_variant_info *mh_variant_find(const char *name)
     }
     return NULL;
 }
+
+const mh_op_table *mh_op_table_of(mh_op op) { return table_of(op); }

@@ -27,15 +27,16 @@ void mh_conv1d_reference_at(const float *in, size_t n, const float *mask, size_t
     if (abs_sum) *abs_sum = mag;
 }
 
-static int cpu_supports(const mh_context *ctx, const mh_conv1d_args *a, char *why, size_t len)
+static int cpu_supports(const mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     (void)ctx, (void)a, (void)why, (void)len;
     return 1;
 }
 
-static mh_status reference_run(mh_context *ctx, const mh_conv1d_args *a)
+static mh_status reference_run(mh_context *ctx, const mh_args *args)
 {
     (void)ctx;
+    const mh_conv1d_args *a = &args->conv1d;
     for (size_t i = 0; i < a->out_n; ++i) {
         double v;
         mh_conv1d_reference_at(a->in, a->n, a->mask, a->k, a->lpad, i, &v, NULL);
@@ -71,9 +72,10 @@ static void omp_block_edge(const mh_conv1d_args *a, size_t i0, size_t len)
     }
 }
 
-static mh_status omp_run(mh_context *ctx, const mh_conv1d_args *a)
+static mh_status omp_run(mh_context *ctx, const mh_args *args)
 {
     (void)ctx;
+    const mh_conv1d_args *a = &args->conv1d;
     const long long blocks = (long long)((a->out_n + OMP_BLOCK - 1) / OMP_BLOCK);
 #pragma omp parallel for schedule(static)
     for (long long b = 0; b < blocks; ++b) {
@@ -89,7 +91,7 @@ static mh_status omp_run(mh_context *ctx, const mh_conv1d_args *a)
     return MH_OK;
 }
 
-static const mh_conv1d_row rows[] = {
+static const mh_row rows[] = {
     {{"conv1d/cpu-reference", MH_OP_CONV1D, MH_BACKEND_CPU, 0, "host", "ours",
       "one output at a time, double accumulation: the oracle"},
      cpu_supports, reference_run, NULL},
@@ -98,7 +100,7 @@ static const mh_conv1d_row rows[] = {
      cpu_supports, omp_run, NULL},
 };
 
-const mh_conv1d_row *mh_conv1d_cpu_rows(size_t *count)
+const mh_row *mh_conv1d_cpu_rows(size_t *count)
 {
     *count = sizeof rows / sizeof rows[0];
     return rows;

@@ -185,14 +185,14 @@ static int smem_fits(size_t floats, char *why, size_t len)
 }
 
 /* Launches under the constant-memory ring when the kernel reads c_mask. */
-typedef mh_status (*launch_fn)(mh_context *ctx, const mh_conv1d_args *a, int slot);
+typedef mh_status (*launch_fn)(mh_context *ctx, const mh_args *x, int slot);
 
-static mh_status with_const_mask(mh_context *ctx, const mh_conv1d_args *a, launch_fn launch)
+static mh_status with_const_mask(mh_context *ctx, const mh_args *x, launch_fn launch)
 {
     int slot = 0;
-    mh_status s = mh_const_ring_begin(&mask_ring, ctx, a->mask, a->k * sizeof(float), &slot);
+    mh_status s = mh_const_ring_begin(&mask_ring, ctx, x->conv1d.mask, x->conv1d.k * sizeof(float), &slot);
     if (s != MH_OK) return s;
-    s = launch(ctx, a, slot);
+    s = launch(ctx, x, slot);
     mh_const_ring_end(&mask_ring, ctx, slot);
     return s;
 }
@@ -201,8 +201,9 @@ static const launch_shape naive_shape = {512, 1}; /* seed 003's best block size 
 static const launch_shape smem_shape = {256, 1};  /* seed 000's */
 
 template <bool MASK_CONST>
-static mh_status naive_launch(mh_context *ctx, const mh_conv1d_args *a, int slot)
+static mh_status naive_launch(mh_context *ctx, const mh_args *x, int slot)
 {
+    const mh_conv1d_args *a = &x->conv1d;
     dim3 grid((unsigned)blocks_for(a, naive_shape));
     if (a->lpad || a->pad != MH_PAD_VALID)
         conv1d_naive_kernel<true, MASK_CONST><<<grid, naive_shape.threads, 0, mh_stream(ctx)>>>(
@@ -214,8 +215,9 @@ static mh_status naive_launch(mh_context *ctx, const mh_conv1d_args *a, int slot
 }
 
 template <bool MASK_CONST>
-static mh_status smem_launch(mh_context *ctx, const mh_conv1d_args *a, int slot)
+static mh_status smem_launch(mh_context *ctx, const mh_args *x, int slot)
 {
+    const mh_conv1d_args *a = &x->conv1d;
     size_t bytes = (smem_shape.threads + a->k - 1) * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)conv1d_smem_kernel<MASK_CONST>));
     conv1d_smem_kernel<MASK_CONST><<<(unsigned)blocks_for(a, smem_shape), smem_shape.threads, bytes,
@@ -247,52 +249,56 @@ static mh_status regblock_launch_r(mh_context *ctx, const mh_conv1d_args *a, int
 }
 
 template <int LOAD>
-static mh_status regblock_launch(mh_context *ctx, const mh_conv1d_args *a, int slot)
+static mh_status regblock_launch(mh_context *ctx, const mh_args *x, int slot)
 {
-    launch_shape s = regblock_shape(a->config);
+    const mh_conv1d_args *a = &x->conv1d;
+    launch_shape s = regblock_shape(x->config);
     return s.per_thread == 8 ? regblock_launch_r<8, LOAD>(ctx, a, slot, s)
                              : regblock_launch_r<16, LOAD>(ctx, a, slot, s);
 }
 
 /* ---- registry rows ------------------------------------------------------------------- */
 
-static int naive_supports(const mh_context *, const mh_conv1d_args *a, char *why, size_t len)
+static int naive_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
+    const mh_conv1d_args *a = &x->conv1d;
     return k_fits_int(a, why, len) && grid_fits(a, naive_shape, why, len);
 }
 
-static int const_supports(const mh_context *ctx, const mh_conv1d_args *a, char *why, size_t len)
+static int const_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
-    return k_fits_const(a, why, len) && naive_supports(ctx, a, why, len);
+    return k_fits_const(&x->conv1d, why, len) && naive_supports(ctx, x, why, len);
 }
 
-static int smem_supports(const mh_context *, const mh_conv1d_args *a, char *why, size_t len)
+static int smem_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
+    const mh_conv1d_args *a = &x->conv1d;
     return k_fits_int(a, why, len) && grid_fits(a, smem_shape, why, len) &&
            smem_fits(smem_shape.threads + a->k - 1, why, len);
 }
 
-static int smem_const_supports(const mh_context *ctx, const mh_conv1d_args *a, char *why, size_t len)
+static int smem_const_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
-    return k_fits_const(a, why, len) && smem_supports(ctx, a, why, len);
+    return k_fits_const(&x->conv1d, why, len) && smem_supports(ctx, x, why, len);
 }
 
-static int regblock_supports(const mh_context *, const mh_conv1d_args *a, char *why, size_t len)
+static int regblock_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    launch_shape s = regblock_shape(a->config);
+    const mh_conv1d_args *a = &x->conv1d;
+    launch_shape s = regblock_shape(x->config);
     return k_fits_const(a, why, len) && grid_fits(a, s, why, len) &&
            smem_fits((size_t)regblock_tile_len(s.threads, s.per_thread, (int)a->k), why, len);
 }
 
-static mh_status naive_run(mh_context *ctx, const mh_conv1d_args *a) { return naive_launch<false>(ctx, a, 0); }
-static mh_status const_run(mh_context *ctx, const mh_conv1d_args *a) { return with_const_mask(ctx, a, naive_launch<true>); }
-static mh_status smem_run(mh_context *ctx, const mh_conv1d_args *a) { return smem_launch<false>(ctx, a, 0); }
-static mh_status smem_const_run(mh_context *ctx, const mh_conv1d_args *a) { return with_const_mask(ctx, a, smem_launch<true>); }
-static mh_status regblock_run(mh_context *ctx, const mh_conv1d_args *a) { return with_const_mask(ctx, a, regblock_launch<0>); }
-static mh_status regblock_ldg_run(mh_context *ctx, const mh_conv1d_args *a) { return with_const_mask(ctx, a, regblock_launch<1>); }
-static mh_status vec4_run(mh_context *ctx, const mh_conv1d_args *a) { return with_const_mask(ctx, a, regblock_launch<2>); }
+static mh_status naive_run(mh_context *ctx, const mh_args *a) { return naive_launch<false>(ctx, a, 0); }
+static mh_status const_run(mh_context *ctx, const mh_args *a) { return with_const_mask(ctx, a, naive_launch<true>); }
+static mh_status smem_run(mh_context *ctx, const mh_args *a) { return smem_launch<false>(ctx, a, 0); }
+static mh_status smem_const_run(mh_context *ctx, const mh_args *a) { return with_const_mask(ctx, a, smem_launch<true>); }
+static mh_status regblock_run(mh_context *ctx, const mh_args *a) { return with_const_mask(ctx, a, regblock_launch<0>); }
+static mh_status regblock_ldg_run(mh_context *ctx, const mh_args *a) { return with_const_mask(ctx, a, regblock_launch<1>); }
+static mh_status vec4_run(mh_context *ctx, const mh_args *a) { return with_const_mask(ctx, a, regblock_launch<2>); }
 
-static const mh_conv1d_row rows[] = {
+static const mh_row rows[] = {
     {{"conv1d/naive", MH_OP_CONV1D, MH_BACKEND_CUDA, 1, "global", "seed 000, 003",
       "one thread per output; input and mask from global memory"},
      naive_supports, naive_run, NULL},
@@ -316,7 +322,7 @@ static const mh_conv1d_row rows[] = {
      regblock_supports, vec4_run, regblock_configs},
 };
 
-extern "C" const mh_conv1d_row *mh_conv1d_cuda_rows(size_t *count)
+extern "C" const mh_row *mh_conv1d_cuda_rows(size_t *count)
 {
     *count = sizeof rows / sizeof rows[0];
     return rows;

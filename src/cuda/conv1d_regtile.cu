@@ -241,9 +241,10 @@ static int instance_of(int config)
     return 0;
 }
 
-static int regtile_supports(const mh_context *, const mh_conv1d_args *a, char *why, size_t len)
+static int regtile_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
-    const int i = instance_of(a->config);
+    const mh_conv1d_args *a = &args->conv1d;
+    const int i = instance_of(args->config);
     if (a->k > (1u << 30)) {
         snprintf(why, len, "k = %zu exceeds 2^30 taps", a->k);
         return 0;
@@ -255,18 +256,18 @@ static int regtile_supports(const mh_context *, const mh_conv1d_args *a, char *w
     return 1;
 }
 
-static mh_status regtile_run(mh_context *ctx, const mh_conv1d_args *a)
+static mh_status regtile_run(mh_context *ctx, const mh_args *a)
 {
-    return instances[instance_of(a->config)].launch(ctx, a);
+    return instances[instance_of(a->config)].launch(ctx, &a->conv1d);
 }
 
-static const mh_conv1d_row rows[] = {
+static const mh_row rows[] = {
     {{"conv1d/regtile", MH_OP_CONV1D, MH_BACKEND_CUDA, 8, "global+shared+registers", "ours",
       "R x R register tiles, conflict-free 16-byte shared loads, cp.async tiles, any k"},
      regtile_supports, regtile_run, regtile_configs},
 };
 
-extern "C" const mh_conv1d_row *mh_conv1d_regtile_rows(size_t *count)
+extern "C" const mh_row *mh_conv1d_regtile_rows(size_t *count)
 {
     *count = sizeof rows / sizeof rows[0];
     return rows;

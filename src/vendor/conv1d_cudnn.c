@@ -87,9 +87,10 @@ static mh_status find_algo(mh_context *ctx, cudnn_state *st, const mh_conv1d_arg
     return mh_fail(ctx, MH_ERR_UNSUPPORTED, "cuDNN offers no FP32 FMA algorithm for n = %zu, k = %zu", a->n, a->k);
 }
 
-static int cudnn_supports(const mh_context *ctx, const mh_conv1d_args *a, char *why, size_t len)
+static int cudnn_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
     (void)ctx;
+    const mh_conv1d_args *a = &args->conv1d;
     if (a->n + a->k <= INT_MAX) return 1;
     snprintf(why, len, "n + k = %zu exceeds cuDNN's int tensor dimensions", a->n + a->k);
     return 0;
@@ -97,8 +98,9 @@ static int cudnn_supports(const mh_context *ctx, const mh_conv1d_args *a, char *
 
 static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-static mh_status cudnn_run(mh_context *ctx, const mh_conv1d_args *a)
+static mh_status cudnn_run(mh_context *ctx, const mh_args *args)
 {
+    const mh_conv1d_args *a = &args->conv1d;
     const int rpad = (int)(a->k - 1 - a->lpad);
     const int pad = rpad > (int)a->lpad ? rpad : (int)a->lpad; /* symmetric, the larger side */
     const int shift = pad - (int)a->lpad;                     /* outputs to skip: 0 or 1 */
@@ -147,13 +149,13 @@ done:
     return s;
 }
 
-static const mh_conv1d_row rows[] = {
+static const mh_row rows[] = {
     {{"conv1d/cudnn", MH_OP_CONV1D, MH_BACKEND_VENDOR, 10, "vendor", "cuDNN",
       "cudnnConvolutionForward, 1-row 2-D convolution, FP32 (TF32 off), fastest algorithm by cudnnFind"},
      cudnn_supports, cudnn_run, NULL},
 };
 
-const mh_conv1d_row *mh_conv1d_cudnn_rows(size_t *count)
+const mh_row *mh_conv1d_cudnn_rows(size_t *count)
 {
     *count = sizeof rows / sizeof rows[0];
     return rows;

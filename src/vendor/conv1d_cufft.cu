@@ -99,15 +99,17 @@ static __global__ void multiply_kernel(cufftComplex *x, const cufftComplex *m, s
 
 static unsigned grid_for(size_t work) { return (unsigned)(work / 256 + 1 < 8192 ? work / 256 + 1 : 8192); }
 
-static int cufft_supports(const mh_context *, const mh_conv1d_args *a, char *why, size_t len)
+static int cufft_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
+    const mh_conv1d_args *a = &args->conv1d;
     if (a->n + a->k < (1ULL << 40)) return 1;
     snprintf(why, len, "n + k = %zu is past what one cuFFT plan takes here", a->n + a->k);
     return 0;
 }
 
-static mh_status cufft_run(mh_context *ctx, const mh_conv1d_args *a)
+static mh_status cufft_run(mh_context *ctx, const mh_args *args)
 {
+    const mh_conv1d_args *a = &args->conv1d;
     const long long len = fft_length((long long)(a->n + a->k - 1));
     const size_t bins = (size_t)len / 2 + 1, floats = 2 * bins; /* in-place R2C layout */
     fft_plans *plans = NULL;
@@ -136,13 +138,13 @@ static mh_status cufft_run(mh_context *ctx, const mh_conv1d_args *a)
     return MH_OK;
 }
 
-static const mh_conv1d_row rows[] = {
+static const mh_row rows[] = {
     {{"conv1d/cufft", MH_OP_CONV1D, MH_BACKEND_VENDOR, 11, "vendor", "cuFFT",
       "full-size R2C/C2R FFT convolution, plans cached in the context"},
      cufft_supports, cufft_run, NULL},
 };
 
-extern "C" const mh_conv1d_row *mh_conv1d_cufft_rows(size_t *count)
+extern "C" const mh_row *mh_conv1d_cufft_rows(size_t *count)
 {
     *count = sizeof rows / sizeof rows[0];
     return rows;

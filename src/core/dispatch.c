@@ -1,0 +1,104 @@
+/* The path of every public op call, whatever the op: resolve the variant (`auto` asks the
+ * op for its candidates), check that it accepts the problem, check the buffers, make the
+ * context's device current, run. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int is_auto(const char *variant) { return !variant || strcmp(variant, "auto") == 0; }
+
+static void describe(const mh_args *a, char *buf, size_t len);
+
+static int row_supports(const mh_context *ctx, const mh_row *row, const mh_args *a, char *why, size_t len)
+{
+    if ((row->info.backend == MH_BACKEND_CPU) != (mh_is_cpu(ctx) != 0)) {
+        snprintf(why, len, "it runs on %s, the context is %s",
+                 row->info.backend == MH_BACKEND_CPU ? "the CPU" : "a CUDA device",
+                 mh_is_cpu(ctx) ? "the CPU" : "a CUDA device");
+        return 0;
+    }
+    return row->supports(ctx, a, why, len);
+}
+
+/* auto's first candidate after `after` (NULL: from the start) that supports the problem. */
+static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *after)
+{
+    const mh_op_table *t = mh_op_table_of(a->op);
+    char why[256];
+    int skipping = after != NULL;
+    for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
+        const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
+        if (!row) continue;
+        if (skipping) {
+            skipping = row != after;
+            continue;
+        }
+        if (row_supports(ctx, row, a, why, sizeof why)) return row;
+    }
+    return NULL;
+}
+
+mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, const mh_row **out)
+{
+    const mh_op_table *t = mh_op_table_of(a->op);
+    char problem[256];
+    describe(a, problem, sizeof problem);
+    const mh_row *row;
+    if (is_auto(variant)) {
+        if (!(row = auto_row(ctx, a, NULL)))
+            return mh_fail(ctx, MH_ERR_UNSUPPORTED, "auto: no %s variant supports %s here", t->name, problem);
+    } else {
+        const mh_variant_info *info = mh_variant_lookup(a->op, variant);
+        if (!info)
+            return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "variant = '%s' is not a %s variant (memhier list %s)",
+                           variant, t->name, t->name);
+        row = mh_row_of(info);
+        char why[512] = "";
+        if (!row_supports(ctx, row, a, why, sizeof why))
+            return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s refuses %s: %s", row->info.name, problem, why);
+    }
+    *out = row;
+    return MH_OK;
+}
+
+mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a)
+{
+    if (mh_is_cpu(ctx)) return row->run(ctx, a);
+    mh_device_guard guard;
+    mh_status s = mh_device_enter(ctx, &guard);
+    if (s != MH_OK) return s;
+    s = row->run(ctx, a);
+    mh_device_leave(&guard);
+    return s;
+}
+
+mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a)
+{
+    const mh_row *row = NULL;
+    mh_status s = mh_resolve(ctx, variant, a, &row);
+    if (s != MH_OK) return s;
+    mh_device_guard guard;
+    if (!mh_is_cpu(ctx) && (s = mh_device_enter(ctx, &guard)) != MH_OK) return s;
+    s = mh_op_table_of(a->op)->check_buffers(ctx, a);
+    if (s == MH_OK) s = row->run(ctx, a);
+    /* auto's first choice may need workspace the device lacks: take the next candidate */
+    while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = auto_row(ctx, a, row)) != NULL) {
+        mh_clear_error(ctx);
+        s = row->run(ctx, a);
+    }
+    if (!mh_is_cpu(ctx)) mh_device_leave(&guard);
+    return s;
+}
+
+/* "n = 1000, k = 31, pad = same": how refusals name the problem. */
+static void describe(const mh_args *a, char *buf, size_t len)
+{
+    switch (a->op) {
+    case MH_OP_CONV1D:
+        snprintf(buf, len, "n = %zu, k = %zu, pad = %s", a->conv1d.n, a->conv1d.k, mh_pad_name(a->conv1d.pad));
+        return;
+    case MH_OP_COUNT: break;
+    }
+    snprintf(buf, len, "this problem");
+}
