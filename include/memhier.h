@@ -38,7 +38,7 @@ typedef enum mh_status {
     MH_ERR_INTERNAL
 } mh_status;
 
-typedef enum mh_op { MH_OP_CONV1D = 0, MH_OP_COUNT } mh_op;
+typedef enum mh_op { MH_OP_CONV1D = 0, MH_OP_CONV2D, MH_OP_COUNT } mh_op;
 
 typedef enum mh_backend { MH_BACKEND_CPU = 0, MH_BACKEND_CUDA, MH_BACKEND_VENDOR } mh_backend;
 
@@ -141,6 +141,28 @@ mh_status mh_conv1d_select(mh_context *ctx, size_t n, size_t k, mh_pad pad,
  * mh_context_error() when it refuses, MH_ERR_INVALID_ARGUMENT for bad names or sizes. */
 mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, size_t k,
                              mh_pad pad);
+
+/* ---- conv2d: out[r][c] = sum_{i,j} in[r + i - lpr][c + j - lpc] * filter[i][j] -----------
+ * Row-major float32 images; filters krows x kcols, each from 1 to MH_CONV2D_MAX_K, any
+ * shape (not necessarily square or odd). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or
+ * k - 1 (full), per dimension; outside the input counts as zero. `auto` runs the separable
+ * path when the filter has rank 1 (on a CUDA context it reads the filter back, which waits
+ * for the context's stream; name a variant to avoid that). */
+#define MH_CONV2D_MAX_K 31
+
+/* MH_OK and the output's dimensions, or MH_ERR_INVALID_ARGUMENT (zero sizes, filter larger
+ * than the input in valid mode, overflow). */
+mh_status mh_conv2d_out_dims(size_t rows, size_t cols, size_t krows, size_t kcols, mh_pad pad, size_t *out_rows,
+                             size_t *out_cols);
+
+mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
+                    const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out);
+
+/* The variant `auto` would run for a filter of full rank (sizes alone cannot show rank 1). */
+mh_status mh_conv2d_select(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_pad pad,
+                           const mh_variant_info **chosen);
+mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
+                             size_t kcols, mh_pad pad);
 
 #ifdef __cplusplus
 }

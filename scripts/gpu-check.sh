@@ -57,7 +57,7 @@ if want bench; then
   timeout 300 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1
   say "bench exit $?"
   stamp "memhier bench --tune"
-  timeout 240 "$CLI" bench conv1d --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
+  timeout 300 "$CLI" bench --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
   say "tune exit $?"
 fi
 
@@ -73,7 +73,7 @@ fi
 if want analyze; then
   stamp "SASS instruction counts"
   lib="$BUILD/libmemhier.so"
-  for k in $(cuobjdump -symbols "$lib" 2>/dev/null | grep -oE "_Z[0-9]+conv1d_(regtile|regblock|smem|naive)_kernel[A-Za-z0-9_]*" | sort -u); do
+  for k in $(cuobjdump -symbols "$lib" 2>/dev/null | grep -oE "_Z[0-9]+conv[12]d_[a-z_]+_kernel[A-Za-z0-9_]*" | sort -u); do
     cuobjdump -sass -fun "$k" "$lib" >"$LOGS/sass_$k.txt" 2>&1
     printf '%-60s FFMA %5d  LDS %4d  LDS.128 %4d  LDS.64 %4d  LDC %4d  MOV %4d  LDL/STL %d\n' "$k" \
       "$(grep -c 'FFMA' "$LOGS/sass_$k.txt")" "$(grep -cE 'LDS(\.|\s)' "$LOGS/sass_$k.txt")" \
@@ -83,14 +83,19 @@ if want analyze; then
   done
   cat "$LOGS/sass_counts.txt" >>"$SUMMARY" 2>/dev/null
 
-  # ncu_run LOG N K VARIANT KERNEL-REGEX ARGS...: one launch of the variant's kernel
-  ncu_run() {
+  # ncu_bench LOG KERNEL-REGEX "BENCH ARGS" NCU-ARGS...: one launch of the kernel in a bench run
+  ncu_bench() {
+    local log=$1 kern=$2 args=$3
+    shift 3
+    # shellcheck disable=SC2086
+    timeout 90 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" "$CLI" bench $args >"$LOGS/$log" 2>&1
+    say "-- ncu $args (exit $?)"
+    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|idc__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
+  }
+  ncu_run() { # LOG N K VARIANT KERNEL-REGEX NCU-ARGS...: conv1d
     local log=$1 n=$2 k=$3 v=$4 kern=$5
     shift 5
-    timeout 90 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" \
-      "$CLI" bench conv1d --n "$n" --k "$k" --variants "$v" >"$LOGS/$log" 2>&1
-    say "-- ncu $v n=$n k=$k (exit $?)"
-    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|idc__)" "$LOGS/$log" | tee -a "$SUMMARY"
+    ncu_bench "$log" "$kern" "conv1d --n $n --k $k --variants $v" "$@"
   }
   stamp "ncu: shared-memory traffic and FMA activity, n=16777216 k=2047"
   metrics=sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__sass_inst_executed_op_shared_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active
@@ -108,6 +113,15 @@ if want analyze; then
   ncu_run ncu_stall_smem_const.log 1000000 2047 smem+const conv1d_smem_kernel --metrics "$stalls"
   ncu_run ncu_regtile_k31.log 67108864 31 regtile conv1d_regtile_kernel --section SpeedOfLight --section Occupancy
 
+  stamp "ncu: conv2d rungs at 8192 x 8192, K = 7 (texture and shuffle: seed 001's claims)"
+  m2=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__t_sectors_pipe_tex_mem_texture.sum,smsp__inst_executed_op_shfl.sum,sm__warps_active.avg.pct_of_peak_sustained_active
+  for v in shared:conv2d_shared cache-halo:conv2d_cache_halo texture:conv2d_texture shuffle:conv2d_shuffle regtile:conv2d_regtile; do
+    ncu_bench "ncu2d_${v%%:*}.log" "${v##*:}" "conv2d --rows 8192 --cols 8192 --k 7 --pad same --variants ${v%%:*}" --metrics "$m2"
+  done
+  ncu_bench ncu2d_regtile_k11.log conv2d_regtile "conv2d --rows 8192 --cols 8192 --k 11 --pad same --variants regtile" --metrics "$m2"
+  ncu_bench ncu2d_regtile_k3.log conv2d_regtile "conv2d --rows 8192 --cols 8192 --k 3 --pad same --variants regtile" \
+    --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis
+
   stamp "compute-sanitizer memcheck (every CUDA variant and configuration, n <= 4099)"
   MEMHIER_TEST_MAX_N=4099 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$BUILD/tests/test_conv1d" gpu >"$LOGS/memcheck.log" 2>&1
@@ -116,6 +130,13 @@ if want analyze; then
   MEMHIER_TEST_MAX_N=1021 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$BUILD/tests/test_conv1d" gpu >"$LOGS/racecheck.log" 2>&1
   say "racecheck exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck.log" | tail -1)"
+  stamp "compute-sanitizer on conv2d (memcheck: images up to 70000 pixels, racecheck: up to 5000)"
+  MEMHIER_TEST_MAX_N=70000 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$BUILD/tests/test_conv2d" gpu >"$LOGS/memcheck2d.log" 2>&1
+  say "memcheck conv2d exit $?: $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck2d.log" | tail -1)"
+  MEMHIER_TEST_MAX_N=5000 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/tests/test_conv2d" gpu >"$LOGS/racecheck2d.log" 2>&1
+  say "racecheck conv2d exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck2d.log" | tail -1)"
 fi
 
 stamp "done"

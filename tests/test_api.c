@@ -39,29 +39,35 @@ static void test_contexts(void)
 
 static void test_registry(void)
 {
-    size_t count = mh_variant_count(MH_OP_CONV1D);
-    CHECK(count >= 10, "conv1d has %zu variants", count);
-    CHECK(mh_variant(MH_OP_CONV1D, count) == NULL, "past the end");
     CHECK(mh_variant_count(MH_OP_COUNT) == 0 && mh_variant((mh_op)99, 0) == NULL, "bad op");
-    int last_cuda_rung = -1;
-    for (size_t i = 0; i < count; ++i) {
-        const mh_variant_info *v = mh_variant(MH_OP_CONV1D, i);
-        CHECK(v && v->op == MH_OP_CONV1D && strncmp(v->name, "conv1d/", 7) == 0, "row %zu name", i);
-        CHECK(v->memory && *v->memory && v->source && *v->source && v->summary && *v->summary, "%s lacks a field", v->name);
-        CHECK(mh_variant_find(v->name) == v, "find(%s)", v->name);
-        CHECK(mh_variant_lookup(MH_OP_CONV1D, v->name + 7) == v, "short name of %s", v->name);
-        const mh_row *row = mh_row_of(v);
-        CHECK(row && row->supports && row->run, "%s has no supports/run", v->name);
-        for (size_t j = i + 1; j < count; ++j)
-            CHECK(strcmp(v->name, mh_variant(MH_OP_CONV1D, j)->name) != 0, "%s listed twice", v->name);
-        if (v->backend == MH_BACKEND_CUDA) {
-            CHECK(v->rung > last_cuda_rung, "%s is out of ladder order", v->name);
-            last_cuda_rung = v->rung;
+    for (int op = 0; op < MH_OP_COUNT; ++op) {
+        const char *opname = mh_op_name((mh_op)op);
+        const size_t count = mh_variant_count((mh_op)op), oplen = strlen(opname);
+        CHECK(count >= 8, "%s has %zu variants", opname, count);
+        CHECK(mh_variant((mh_op)op, count) == NULL, "past the end");
+        int last_cuda_rung = -1;
+        for (size_t i = 0; i < count; ++i) {
+            const mh_variant_info *v = mh_variant((mh_op)op, i);
+            CHECK(v && v->op == (mh_op)op && strncmp(v->name, opname, oplen) == 0 && v->name[oplen] == '/',
+                  "%s row %zu name", opname, i);
+            CHECK(v->memory && *v->memory && v->source && *v->source && v->summary && *v->summary, "%s lacks a field",
+                  v->name);
+            CHECK(mh_variant_find(v->name) == v, "find(%s)", v->name);
+            CHECK(mh_variant_lookup((mh_op)op, v->name + oplen + 1) == v, "short name of %s", v->name);
+            const mh_row *row = mh_row_of(v);
+            CHECK(row && row->supports && row->run, "%s has no supports/run", v->name);
+            for (size_t j = i + 1; j < count; ++j)
+                CHECK(strcmp(v->name, mh_variant((mh_op)op, j)->name) != 0, "%s listed twice", v->name);
+            if (v->backend == MH_BACKEND_CUDA) {
+                CHECK(v->rung > last_cuda_rung, "%s is out of ladder order", v->name);
+                last_cuda_rung = v->rung;
+            }
         }
     }
     CHECK(mh_variant_find("conv1d/nope") == NULL && mh_variant_find("nope") == NULL && mh_variant_find(NULL) == NULL,
           "unknown names found");
-    CHECK(mh_variant_find("conv1d/naive") && mh_variant_find("conv1d/regtile") && mh_variant_find("conv1d/cpu-omp"),
+    CHECK(mh_variant_find("conv1d/naive") && mh_variant_find("conv1d/regtile") && mh_variant_find("conv2d/regtile") &&
+              mh_variant_find("conv2d/separable") && mh_variant_find("conv2d/cpu-omp"),
           "ladder rows missing");
 }
 
@@ -126,11 +132,61 @@ static void test_bad_input(void)
     mh_context_destroy(ctx);
 }
 
+/* conv2d's refusals: the same rules, two dimensions. */
+static void expect_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
+                          const float *f, size_t kr, size_t kc, mh_pad pad, float *out, size_t cap, mh_status want,
+                          const char *phrase)
+{
+    for (size_t i = 0; i < cap; ++i) out[i] = 4242.0f;
+    mh_status s = mh_conv2d(ctx, variant, in, rows, cols, f, kr, kc, pad, out);
+    CHECK(s == want, "conv2d %zux%zu filter %zux%zu: %s, wanted %s (%s)", rows, cols, kr, kc, mh_status_str(s),
+          mh_status_str(want), mh_context_error(ctx));
+    CHECK(strstr(mh_context_error(ctx), phrase) != NULL, "message \"%s\" lacks \"%s\"", mh_context_error(ctx), phrase);
+    for (size_t i = 0; i < cap; ++i)
+        if (out[i] != 4242.0f) {
+            CHECK(0, "a refused conv2d wrote out[%zu]", i);
+            break;
+        }
+}
+
+static void test_conv2d_bad_input(void)
+{
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, MH_CPU) == MH_OK, "CPU ctx");
+    float in[100], f[9], out[144];
+    for (int i = 0; i < 100; ++i) in[i] = (float)i;
+    for (int i = 0; i < 9; ++i) f[i] = 1.0f;
+    expect_conv2d(ctx, NULL, NULL, 10, 10, f, 3, 3, MH_PAD_SAME, out, 144, MH_ERR_INVALID_ARGUMENT, "in is NULL");
+    expect_conv2d(ctx, NULL, in, 10, 10, NULL, 3, 3, MH_PAD_SAME, out, 144, MH_ERR_INVALID_ARGUMENT, "filter is NULL");
+    expect_conv2d(ctx, NULL, in, 0, 10, f, 3, 3, MH_PAD_SAME, out, 144, MH_ERR_INVALID_ARGUMENT, "rows = 0");
+    expect_conv2d(ctx, NULL, in, 10, 0, f, 3, 3, MH_PAD_SAME, out, 144, MH_ERR_INVALID_ARGUMENT, "cols = 0");
+    expect_conv2d(ctx, NULL, in, 10, 10, f, 0, 3, MH_PAD_SAME, out, 144, MH_ERR_INVALID_ARGUMENT, "krows = 0");
+    expect_conv2d(ctx, NULL, in, 10, 10, f, 3, 32, MH_PAD_FULL, out, 144, MH_ERR_INVALID_ARGUMENT, "kcols = 32");
+    expect_conv2d(ctx, NULL, in, 2, 10, f, 3, 3, MH_PAD_VALID, out, 144, MH_ERR_INVALID_ARGUMENT,
+                  "3 x 3 filter is larger than the 2 x 10 image");
+    expect_conv2d(ctx, NULL, in, SIZE_MAX / 4, SIZE_MAX / 4, f, 3, 3, MH_PAD_SAME, out, 144, MH_ERR_INVALID_ARGUMENT,
+                  "overflows");
+    expect_conv2d(ctx, NULL, in, 10, 10, f, 3, 3, (mh_pad)9, out, 144, MH_ERR_INVALID_ARGUMENT, "pad = 9");
+    expect_conv2d(ctx, "blur", in, 10, 10, f, 3, 3, MH_PAD_SAME, out, 144, MH_ERR_INVALID_ARGUMENT, "variant = 'blur'");
+    expect_conv2d(ctx, "regtile", in, 10, 10, f, 3, 3, MH_PAD_SAME, out, 144, MH_ERR_UNSUPPORTED, "runs on a CUDA device");
+    CHECK(mh_conv2d(ctx, NULL, in, 10, 10, f, 3, 3, MH_PAD_SAME, in + 5) == MH_ERR_INVALID_ARGUMENT &&
+              strstr(mh_context_error(ctx), "overlaps in"),
+          "in-place conv2d: %s", mh_context_error(ctx));
+    size_t r = 0, c = 0;
+    CHECK(mh_conv2d_out_dims(10, 12, 3, 4, MH_PAD_FULL, &r, &c) == MH_OK && r == 12 && c == 15, "full dims");
+    CHECK(mh_conv2d_out_dims(10, 12, 3, 4, MH_PAD_VALID, &r, &c) == MH_OK && r == 8 && c == 9, "valid dims");
+    CHECK(mh_conv2d_out_dims(2, 12, 3, 4, MH_PAD_VALID, &r, &c) == MH_ERR_INVALID_ARGUMENT && r == 0, "too small");
+    CHECK(mh_conv2d(ctx, NULL, in, 10, 10, f, 3, 3, MH_PAD_SAME, out) == MH_OK && out[11] == 99.0f,
+          "a good conv2d fails: %s (out[1][1] = %g)", mh_context_error(ctx), out[11]);
+    mh_context_destroy(ctx);
+}
+
 int main(void)
 {
     test_names();
     test_contexts();
     test_registry();
     test_bad_input();
+    test_conv2d_bad_input();
     return test_finish("test_api");
 }

@@ -77,6 +77,23 @@ int main(void)
     CHECK(mh_context_set_stream(ctx, NULL) == MH_OK, "back to the default stream");
     cudaStreamDestroy(stream);
 
+    /* conv2d: a host image is refused; auto reads the filter and goes separable for rank 1 */
+    float *d_img, *d_f;
+    CHECK_CUDA(cudaMalloc((void **)&d_img, 64 * 64 * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_f, 25 * sizeof(float)));
+    expect(ctx, mh_conv2d(ctx, NULL, h_in, 64, 64, d_f, 5, 5, MH_PAD_SAME, d_img), MH_ERR_INVALID_ARGUMENT,
+           "is host memory", "malloc'd image");
+    float rank1[25], full[25];
+    for (int i = 0; i < 25; ++i) rank1[i] = (float)((i / 5 + 1) * (i % 5 + 2)), full[i] = (float)(i * i % 7 + 1);
+    mh_args a;
+    const mh_op_table *t = mh_op_table_of(MH_OP_CONV2D);
+    CHECK_CUDA(cudaMemcpy(d_f, rank1, sizeof rank1, cudaMemcpyHostToDevice));
+    mh_conv2d_args_init(ctx, &a, d_img, 64, 64, d_f, 5, 5, MH_PAD_SAME, d_img);
+    CHECK(strcmp(t->auto_order(ctx, &a)[0], "separable") == 0, "auto did not go separable for a rank-1 filter");
+    CHECK_CUDA(cudaMemcpy(d_f, full, sizeof full, cudaMemcpyHostToDevice));
+    CHECK(strcmp(t->auto_order(ctx, &a)[0], "separable") != 0, "auto went separable for a full-rank filter");
+    cudaFree(d_img), cudaFree(d_f);
+
     mh_device_info info;
     mh_ceilings c;
     CHECK(mh_device_info_get(ctx, &info) == MH_OK && info.sm_count > 0 && info.name[0], "device info");

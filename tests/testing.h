@@ -10,6 +10,7 @@
 #include "memhier.h"
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,119 @@ static unsigned long long test_seed(void)
     unsigned long long seed = s ? strtoull(s, NULL, 0) : (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
     printf("seed %llu (set MEMHIER_TEST_SEED to replay)\n", seed);
     return seed;
+}
+
+/* ---- buffers on the host or the device, and a fenced output ---------------------------- */
+
+static void *test_alloc(int gpu, size_t bytes)
+{
+    void *p = NULL;
+    if (gpu) CHECK_CUDA(cudaMalloc(&p, bytes));
+    else if (!(p = malloc(bytes))) exit(1);
+    return p;
+}
+
+static void test_put(int gpu, void *dst, const void *src, size_t bytes)
+{
+    if (gpu) CHECK_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    else memcpy(dst, src, bytes);
+}
+
+static void test_get(int gpu, void *dst, const void *src, size_t bytes)
+{
+    if (gpu) CHECK_CUDA(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    else memcpy(dst, src, bytes);
+}
+
+static void test_release(int gpu, void *p)
+{
+    if (gpu) cudaFree(p);
+    else free(p);
+}
+
+/* A copy of n floats placed `offset` floats past an aligned address (misaligned on purpose). */
+typedef struct test_in {
+    int gpu;
+    float *base, *data;
+} test_in;
+
+static test_in test_in_copy(int gpu, const float *src, size_t n, size_t offset)
+{
+    test_in t = {gpu, test_alloc(gpu, (n + offset) * sizeof(float)), NULL};
+    t.data = t.base + offset;
+    test_put(gpu, t.data, src, n * sizeof(float));
+    return t;
+}
+
+/* An output of n floats fenced by TEST_GUARD sentinel words on each side: poison() fills it
+ * with NaN, fetch() copies it back and counts guard words that changed, so both unwritten
+ * and out-of-bounds writes fail. host[TEST_GUARD + i] is element i. */
+enum { TEST_GUARD = 64 };
+#define TEST_SENTINEL 7777.0f
+
+typedef struct test_out {
+    int gpu;
+    size_t n;
+    float *base, *data, *host;
+} test_out;
+
+static test_out test_out_alloc(int gpu, size_t n, size_t offset)
+{
+    test_out o = {gpu, n, test_alloc(gpu, (n + 2 * TEST_GUARD + offset) * sizeof(float)), NULL, NULL};
+    o.data = o.base + TEST_GUARD + offset;
+    if (!(o.host = malloc((n + 2 * TEST_GUARD) * sizeof(float)))) exit(1);
+    return o;
+}
+
+static void test_out_poison(const test_out *o)
+{
+    for (size_t i = 0; i < o->n + 2 * TEST_GUARD; ++i)
+        o->host[i] = (i < TEST_GUARD || i >= TEST_GUARD + o->n) ? TEST_SENTINEL : NAN;
+    test_put(o->gpu, o->data - TEST_GUARD, o->host, (o->n + 2 * TEST_GUARD) * sizeof(float));
+}
+
+static size_t test_out_fetch(const test_out *o)
+{
+    test_get(o->gpu, o->host, o->data - TEST_GUARD, (o->n + 2 * TEST_GUARD) * sizeof(float));
+    size_t broken = 0;
+    for (size_t i = 0; i < TEST_GUARD; ++i)
+        broken += (o->host[i] != TEST_SENTINEL) + (o->host[TEST_GUARD + o->n + i] != TEST_SENTINEL);
+    return broken;
+}
+
+/* Outputs that are no longer NaN (after a refused call: none may be). */
+static size_t test_out_written(const test_out *o)
+{
+    size_t written = 0;
+    for (size_t i = 0; i < o->n; ++i) written += !isnan(o->host[TEST_GUARD + i]);
+    return written;
+}
+
+static void test_out_free(test_out *o)
+{
+    test_release(o->gpu, o->base);
+    free(o->host);
+}
+
+/* The MEMHIER_TEST_MAX_N environment variable keeps only small cases (compute-sanitizer). */
+static size_t test_max_n(void)
+{
+    const char *e = getenv("MEMHIER_TEST_MAX_N");
+    return e ? (size_t)strtoull(e, NULL, 10) : (size_t)-1;
+}
+
+/* How many tuning configurations of a row a test covers: all on the GPU, the default on the CPU. */
+static int test_configs(const mh_row *row, int gpu)
+{
+    int n = 1;
+    if (gpu && row->configs)
+        for (n = 0; row->configs[n]; ++n) {}
+    return n;
+}
+
+static int test_row_fits(const mh_row *row, int gpu)
+{
+    return gpu ? row->info.backend != MH_BACKEND_CPU : row->info.backend == MH_BACKEND_CPU;
 }
 
 #endif

@@ -7,16 +7,22 @@
 #include "cli.h"
 #include "core/verify.h"
 
+/* Sizes a command line may give (--n, --k, --rows, ...); each op reads the ones it has. */
+typedef enum bench_size { BENCH_N, BENCH_K, BENCH_ROWS, BENCH_COLS, BENCH_KROWS, BENCH_KCOLS, BENCH_SIZES } bench_size;
+
 typedef struct bench_opts {
     int device;           /* MH_CPU or a CUDA index */
     const char *variants; /* comma-separated names (full or short), NULL for all */
     const char *json;
     int min_reps;
     int tune; /* time every tuning configuration of rows that have them */
-    size_t n, k;
-    int have_n, have_k, have_pad;
+    size_t size[BENCH_SIZES];
+    int have[BENCH_SIZES], have_pad, any_size; /* any_size: one workload from the flags */
     mh_pad pad;
 } bench_opts;
+
+/* opts' value of size s, or fallback when the command line did not give it. */
+size_t bench_size_or(const bench_opts *o, bench_size s, size_t fallback);
 
 enum { BENCH_MAX_WORKLOADS = 16 };
 
@@ -47,5 +53,13 @@ typedef struct bench_driver {
 } bench_driver;
 
 extern const bench_driver bench_conv1d_driver;
+extern const bench_driver bench_conv2d_driver;
+
+/* Shared by the drivers: a device copy of count floats (NULL src: just allocate), and the
+ * output positions checked against the reference (all when count <= 65536, else the
+ * first and last 512 and 7168 spread at random: 8192; samples holds that many). */
+int bench_device_copy(float **dst, const float *src, size_t count, char *err, size_t len);
+size_t bench_samples(size_t count, size_t *samples);
+enum { BENCH_MAX_SAMPLES = 65536 };
 
 #endif

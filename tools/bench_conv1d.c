@@ -40,8 +40,9 @@ static void describe(bench_workload *w, size_t n, size_t k, mh_pad pad)
 
 static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
 {
-    if (o->have_n || o->have_k || o->have_pad) {
-        describe(&w[0], o->have_n ? o->n : 1000000, o->have_k ? o->k : 2047, o->have_pad ? o->pad : MH_PAD_VALID);
+    if (o->any_size) {
+        describe(&w[0], bench_size_or(o, BENCH_N, 1000000), bench_size_or(o, BENCH_K, 2047),
+                 o->have_pad ? o->pad : MH_PAD_VALID);
         return 1;
     }
     size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
@@ -51,55 +52,30 @@ static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
     return count;
 }
 
-static void choose_samples(conv1d_case *c)
-{
-    if (c->out_n <= 65536) {
-        c->nsamples = c->out_n;
-        for (size_t i = 0; i < c->out_n; ++i) c->samples[i] = i;
-        return;
-    }
-    size_t s = 0;
-    for (size_t i = 0; i < 512; ++i) c->samples[s++] = i;
-    for (size_t i = 0; i < 512; ++i) c->samples[s++] = c->out_n - 512 + i;
-    for (size_t i = 0; i < 7168; ++i) c->samples[s++] = mh_mix64(0xbe5c4ULL + i) % c->out_n;
-    c->nsamples = s;
-}
-
-static int device_copy(float **dst, const float *src, size_t count, char *err, size_t len)
-{
-    cudaError_t e = cudaMalloc((void **)dst, count * sizeof(float));
-    if (e == cudaSuccess && src) e = cudaMemcpy(*dst, src, count * sizeof(float), cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        snprintf(err, len, "device buffer of %zu floats: %s", count, cudaGetErrorString(e));
-        return 0;
-    }
-    return 1;
-}
-
 static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
 {
     conv1d_case *c = w->state;
     if (!c) return snprintf(err, len, "out of memory"), 0;
-    const size_t cap = c->out_n < 8192 ? c->out_n : 8192;
+    const size_t cap = c->out_n < BENCH_MAX_SAMPLES ? c->out_n : BENCH_MAX_SAMPLES;
     c->h_in = malloc(c->n * sizeof(float));
     c->h_mask = malloc(c->k * sizeof(float));
     c->h_out = malloc(c->out_n * sizeof(float));
-    c->samples = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(size_t));
-    c->ref = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(double));
-    c->mag = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(double));
-    c->got = malloc((c->out_n <= 65536 ? c->out_n : cap) * sizeof(float));
+    c->samples = malloc(cap * sizeof(size_t));
+    c->ref = malloc(cap * sizeof(double));
+    c->mag = malloc(cap * sizeof(double));
+    c->got = malloc(cap * sizeof(float));
     if (!c->h_in || !c->h_mask || !c->h_out || !c->samples || !c->ref || !c->mag || !c->got)
         return snprintf(err, len, "out of host memory"), 0;
     mh_fill_uniform(c->h_in, c->n, 1, 1.0f);
     mh_fill_uniform(c->h_mask, c->k, 2, 1.0f);
-    choose_samples(c);
+    c->nsamples = bench_samples(c->out_n, c->samples);
     const size_t lpad = c->pad == MH_PAD_VALID ? 0 : c->pad == MH_PAD_SAME ? (c->k - 1) / 2 : c->k - 1;
 #pragma omp parallel for schedule(dynamic, 64)
     for (long long s = 0; s < (long long)c->nsamples; ++s)
         mh_conv1d_reference_at(c->h_in, c->n, c->h_mask, c->k, lpad, c->samples[s], &c->ref[s], &c->mag[s]);
-    if (gpu && (!device_copy(&c->d_in, c->h_in, c->n, err, len) || !device_copy(&c->d_mask, c->h_mask, c->k, err, len) ||
-                !device_copy(&c->d_out, NULL, c->out_n, err, len)))
+    if (gpu && (!bench_device_copy(&c->d_in, c->h_in, c->n, err, len) ||
+                !bench_device_copy(&c->d_mask, c->h_mask, c->k, err, len) ||
+                !bench_device_copy(&c->d_out, NULL, c->out_n, err, len)))
         return 0;
     return 1;
 }

@@ -69,3 +69,39 @@ int cli_parse_op(const char *s, mh_op *op)
         }
     return cli_error(CLI_USAGE, "unknown op '%s' (memhier list shows the ops)", s);
 }
+
+int cli_flags(int argc, char **argv, const char *cmd, const char *const *names, const char **values)
+{
+    size_t n = 0;
+    while (names[n]) values[n++] = NULL;
+    for (int i = 0; i < argc; ++i) {
+        size_t k = 0;
+        while (k < n && strcmp(argv[i], names[k])) ++k;
+        if (k == n) return cli_error(CLI_USAGE, "%s: unknown argument '%s'", cmd, argv[i]);
+        if (!(values[k] = cli_value(argc, argv, &i))) return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+int cli_place(mh_context *ctx, cli_buffer *b, int upload)
+{
+    if (mh_context_device(ctx) == MH_CPU) {
+        b->mem = b->host;
+        return CLI_OK;
+    }
+    mh_status s = mh_alloc(ctx, b->bytes, &b->mem);
+    if (s == MH_OK && upload) s = mh_upload(ctx, b->mem, b->host, b->bytes);
+    return s == MH_OK ? CLI_OK : cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
+}
+
+int cli_fetch(mh_context *ctx, cli_buffer *b)
+{
+    if (mh_context_device(ctx) == MH_CPU || mh_download(ctx, b->host, b->mem, b->bytes) == MH_OK) return CLI_OK;
+    return cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
+}
+
+void cli_release(mh_context *ctx, cli_buffer *b)
+{
+    if (ctx && mh_context_device(ctx) != MH_CPU) mh_free(ctx, b->mem);
+    b->mem = NULL;
+}

@@ -24,9 +24,23 @@ const char *cli_value(int argc, char **argv, int *i);
 /* Parses an op name; prints and returns CLI_USAGE when unknown. */
 int cli_parse_op(const char *s, mh_op *op);
 
+/* Options of the form "--name value": values[i] gets the value of names[i] (NULL if absent;
+ * names is NULL-terminated). Unknown options and missing values print and give CLI_USAGE. */
+int cli_flags(int argc, char **argv, const char *cmd, const char *const *names, const char **values);
+
+/* A host array and its copy in the context's memory (the same pointer on the CPU). */
+typedef struct cli_buffer {
+    void *host, *mem;
+    size_t bytes;
+} cli_buffer;
+int cli_place(mh_context *ctx, cli_buffer *b, int upload); /* allocate (and upload) */
+int cli_fetch(mh_context *ctx, cli_buffer *b);             /* download into host */
+void cli_release(mh_context *ctx, cli_buffer *b);
+
 int cmd_info(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_filter(int argc, char **argv);
 
 #endif

@@ -12,8 +12,13 @@ static const char usage[] =
     "  list [OP]                    the variant registry: name, backend, rung, memory, source\n"
     "  run conv1d [--variant V] [--device cpu|N] --in x.npy --mask w.npy\n"
     "             [--pad valid|same|full] --out y.npy\n"
-    "  bench [OP] [--n N --k K --pad P] [--variants a,b] [--device cpu|N] [--json FILE]\n"
-    "             [--reps R] [--tune]\n"
+    "  run conv2d [--variant V] [--device cpu|N] --in x.npy --filter f.npy\n"
+    "             [--pad valid|same|full] --out y.npy\n"
+    "  filter IN OUT --filter SPEC [--variant V] [--device cpu|N]\n"
+    "                               filter a PNG/PGM/PPM image; SPEC is gaussian:SIGMA, box:K,\n"
+    "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter\n"
+    "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
+    "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune]\n"
     "                               validate and time every variant; no OP runs every op's\n"
     "                               default workloads (GPU 0, or the CPU backend without one)\n"
     "  help, --version\n";
@@ -29,6 +34,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "list") == 0) return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "filter") == 0) return cmd_filter(argc - 2, argv + 2);
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         fputs(usage, stdout);
         return CLI_OK;

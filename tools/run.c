@@ -6,116 +6,139 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A host array and its copy in the context's memory (the same pointer on the CPU). */
-typedef struct run_buffer {
-    void *host, *ctx_mem;
-    size_t bytes;
-} run_buffer;
-
-static int place(mh_context *ctx, run_buffer *b, int upload)
-{
-    if (mh_context_device(ctx) == MH_CPU) {
-        b->ctx_mem = b->host;
-        return CLI_OK;
-    }
-    mh_status s = mh_alloc(ctx, b->bytes, &b->ctx_mem);
-    if (s == MH_OK && upload) s = mh_upload(ctx, b->ctx_mem, b->host, b->bytes);
-    return s == MH_OK ? CLI_OK : cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
-}
-
-static int fetch(mh_context *ctx, run_buffer *b)
-{
-    if (mh_context_device(ctx) == MH_CPU || mh_download(ctx, b->host, b->ctx_mem, b->bytes) == MH_OK) return CLI_OK;
-    return cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
-}
-
-static void release(mh_context *ctx, run_buffer *b)
-{
-    if (ctx && mh_context_device(ctx) != MH_CPU) mh_free(ctx, b->ctx_mem);
-    b->ctx_mem = NULL;
-}
-
-/* Reads a 1-D float32 .npy; prints why not otherwise. */
-static int read_vector(const char *flag, const char *path, mh_array *a)
+/* Reads a float32 .npy of `ndim` dimensions; prints why not otherwise. */
+static int read_float_array(const char *op, const char *flag, const char *path, int ndim, mh_array *a)
 {
     char err[512];
     if (mh_npy_read(path, a, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "%s %s", flag, err);
-    if (a->dtype != MH_F32 || a->ndim != 1) {
-        cli_error(CLI_FAILED, "%s %s: conv1d needs a 1-D float32 (<f4) array; found %s with %d dimension%s",
-                  flag, path, mh_dtype_descr(a->dtype), a->ndim, a->ndim == 1 ? "" : "s");
+    if (a->dtype != MH_F32 || a->ndim != ndim) {
+        cli_error(CLI_FAILED, "%s %s: %s needs a %d-D float32 (<f4) array; found %s with %d dimension%s", flag, path,
+                  op, ndim, mh_dtype_descr(a->dtype), a->ndim, a->ndim == 1 ? "" : "s");
         mh_array_free(a);
         return CLI_FAILED;
     }
     return CLI_OK;
 }
 
+/* What every `run` shares: the device, the padding, two input arrays and one output. */
+typedef struct run_job {
+    const char *op, *variant, *out_path;
+    int device;
+    mh_pad pad;
+    mh_array in, second; /* the input and the mask or filter */
+    cli_buffer bin, bsecond, bout;
+    int out_ndim;
+    size_t out_shape[2];
+    mh_context *ctx;
+} run_job;
+
+enum { F_VARIANT, F_DEVICE, F_IN, F_SECOND, F_PAD, F_OUT, F_COUNT };
+
+static int run_setup(run_job *j, int argc, char **argv, const char *second_flag, int ndim)
+{
+    const char *const names[] = {"--variant", "--device", "--in", second_flag, "--pad", "--out", NULL};
+    const char *v[F_COUNT];
+    char cmd[32];
+    snprintf(cmd, sizeof cmd, "run %s", j->op);
+    int rc = cli_flags(argc, argv, cmd, names, v);
+    if (rc != CLI_OK) return rc;
+    j->variant = v[F_VARIANT], j->out_path = v[F_OUT];
+    j->device = cli_default_device(), j->pad = MH_PAD_VALID;
+    if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
+    if (v[F_PAD] && (rc = cli_parse_pad(v[F_PAD], &j->pad)) != CLI_OK) return rc;
+    if (!v[F_IN] || !v[F_SECOND] || !v[F_OUT])
+        return cli_error(CLI_USAGE, "run %s needs --in, %s and --out", j->op, second_flag);
+    if ((rc = read_float_array(j->op, "--in", v[F_IN], ndim, &j->in)) != CLI_OK) return rc;
+    if ((rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, &j->second)) != CLI_OK) return rc;
+    mh_status s = mh_context_create(&j->ctx, j->device);
+    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
+    return CLI_OK;
+}
+
+/* Places the inputs and an output of out_count floats in the context's memory. */
+static int run_place(run_job *j, size_t out_count)
+{
+    j->bin = (cli_buffer){j->in.data, NULL, j->in.count * sizeof(float)};
+    j->bsecond = (cli_buffer){j->second.data, NULL, j->second.count * sizeof(float)};
+    j->bout = (cli_buffer){malloc(out_count * sizeof(float)), NULL, out_count * sizeof(float)};
+    if (!j->bout.host) return cli_error(CLI_FAILED, "out of host memory for %zu outputs", out_count);
+    int rc = cli_place(j->ctx, &j->bin, 1);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &j->bsecond, 1);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &j->bout, 0);
+    return rc;
+}
+
+/* After the op was queued: wait, fetch, write the .npy. */
+static int run_finish(run_job *j, mh_status s)
+{
+    if (s == MH_OK) s = mh_context_synchronize(j->ctx);
+    if (s != MH_OK) return cli_error(CLI_FAILED, "%s: %s", j->op, mh_context_error(j->ctx));
+    int rc = cli_fetch(j->ctx, &j->bout);
+    char err[512];
+    if (rc == CLI_OK && mh_npy_write(j->out_path, MH_F32, j->out_ndim, j->out_shape, j->bout.host, err, sizeof err) != MH_OK)
+        rc = cli_error(CLI_FAILED, "--out %s", err);
+    return rc;
+}
+
+static void run_cleanup(run_job *j)
+{
+    cli_release(j->ctx, &j->bin);
+    cli_release(j->ctx, &j->bsecond);
+    cli_release(j->ctx, &j->bout);
+    free(j->bout.host);
+    mh_array_free(&j->in);
+    mh_array_free(&j->second);
+    mh_context_destroy(j->ctx);
+}
+
+/* The variant a call will run, for the summary line. */
+static const char *chosen_name(const char *variant, const mh_variant_info *picked)
+{
+    return variant && strcmp(variant, "auto") ? variant : picked ? picked->name : "auto";
+}
+
 static int run_conv1d(int argc, char **argv)
 {
-    const char *variant = NULL, *in_path = NULL, *mask_path = NULL, *out_path = NULL, *v;
-    int device = cli_default_device(), rc;
-    mh_pad pad = MH_PAD_VALID;
-    for (int i = 0; i < argc; ++i) {
-        const char *a = argv[i];
-        if (strcmp(a, "--variant") && strcmp(a, "--device") && strcmp(a, "--in") && strcmp(a, "--mask") &&
-            strcmp(a, "--pad") && strcmp(a, "--out"))
-            return cli_error(CLI_USAGE, "run conv1d: unknown argument '%s'", a);
-        if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
-        if (!strcmp(a, "--variant")) variant = v;
-        else if (!strcmp(a, "--in")) in_path = v;
-        else if (!strcmp(a, "--mask")) mask_path = v;
-        else if (!strcmp(a, "--out")) out_path = v;
-        else if (!strcmp(a, "--device") && (rc = cli_parse_device(v, &device)) != CLI_OK) return rc;
-        else if (!strcmp(a, "--pad") && (rc = cli_parse_pad(v, &pad)) != CLI_OK) return rc;
+    run_job j = {.op = "conv1d"};
+    int rc = run_setup(&j, argc, argv, "--mask", 1);
+    const size_t n = j.in.count, k = j.second.count;
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK && mh_conv1d_supports(j.ctx, j.variant, n, k, j.pad) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    if (rc == CLI_OK) {
+        mh_conv1d_select(j.ctx, n, k, j.pad, &picked);
+        j.out_ndim = 1;
+        j.out_shape[0] = mh_conv1d_out_len(n, k, j.pad);
+        rc = run_place(&j, j.out_shape[0]);
     }
-    if (!in_path || !mask_path || !out_path)
-        return cli_error(CLI_USAGE, "run conv1d needs --in, --mask and --out");
+    if (rc == CLI_OK)
+        rc = run_finish(&j, mh_conv1d(j.ctx, j.variant, j.bin.mem, n, j.bsecond.mem, k, j.pad, j.bout.mem));
+    if (rc == CLI_OK)
+        printf("%s: n=%zu k=%zu pad=%s -> %zu outputs in %s\n", chosen_name(j.variant, picked), n, k,
+               mh_pad_name(j.pad), j.out_shape[0], j.out_path);
+    run_cleanup(&j);
+    return rc;
+}
 
-    mh_array in, mask;
-    if ((rc = read_vector("--in", in_path, &in)) != CLI_OK) return rc;
-    if ((rc = read_vector("--mask", mask_path, &mask)) != CLI_OK) {
-        mh_array_free(&in);
-        return rc;
+static int run_conv2d(int argc, char **argv)
+{
+    run_job j = {.op = "conv2d"};
+    int rc = run_setup(&j, argc, argv, "--filter", 2);
+    const size_t rows = j.in.shape[0], cols = j.in.shape[1], kr = j.second.shape[0], kc = j.second.shape[1];
+    if (rc == CLI_OK && mh_conv2d_supports(j.ctx, j.variant, rows, cols, kr, kc, j.pad) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    if (rc == CLI_OK) {
+        j.out_ndim = 2;
+        mh_conv2d_out_dims(rows, cols, kr, kc, j.pad, &j.out_shape[0], &j.out_shape[1]);
+        rc = run_place(&j, j.out_shape[0] * j.out_shape[1]);
     }
-    mh_context *ctx = NULL;
-    mh_status s = mh_context_create(&ctx, device);
-    const mh_variant_info *chosen = NULL;
-    run_buffer bi = {in.data, NULL, in.count * 4}, bm = {mask.data, NULL, mask.count * 4}, bo = {0};
-    if (s != MH_OK) {
-        rc = cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(s));
-    } else if ((s = mh_conv1d_supports(ctx, variant, in.count, mask.count, pad)) != MH_OK) {
-        rc = cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
-    } else {
-        if (!variant || !strcmp(variant, "auto")) mh_conv1d_select(ctx, in.count, mask.count, pad, &chosen);
-        else chosen = mh_variant_lookup(MH_OP_CONV1D, variant);
-        bo.bytes = mh_conv1d_out_len(in.count, mask.count, pad) * sizeof(float);
-        bo.host = malloc(bo.bytes);
-        rc = bo.host ? CLI_OK : cli_error(CLI_FAILED, "out of host memory for %zu bytes", bo.bytes);
-        if (rc == CLI_OK) rc = place(ctx, &bi, 1);
-        if (rc == CLI_OK) rc = place(ctx, &bm, 1);
-        if (rc == CLI_OK) rc = place(ctx, &bo, 0);
-        if (rc == CLI_OK) {
-            s = mh_conv1d(ctx, chosen->name, bi.ctx_mem, in.count, bm.ctx_mem, mask.count, pad, bo.ctx_mem);
-            if (s == MH_OK) s = mh_context_synchronize(ctx);
-            if (s != MH_OK) rc = cli_error(CLI_FAILED, "%s: %s", chosen->name, mh_context_error(ctx));
-        }
-        if (rc == CLI_OK) rc = fetch(ctx, &bo);
-        if (rc == CLI_OK) {
-            char err[512];
-            size_t shape[1] = {bo.bytes / sizeof(float)};
-            if (mh_npy_write(out_path, MH_F32, 1, shape, bo.host, err, sizeof err) != MH_OK)
-                rc = cli_error(CLI_FAILED, "--out %s", err);
-            else
-                printf("%s: n=%zu k=%zu pad=%s -> %zu outputs in %s\n", chosen->name, in.count, mask.count,
-                       mh_pad_name(pad), shape[0], out_path);
-        }
-    }
-    release(ctx, &bi);
-    release(ctx, &bm);
-    release(ctx, &bo);
-    free(bo.host);
-    mh_array_free(&in);
-    mh_array_free(&mask);
-    mh_context_destroy(ctx);
+    if (rc == CLI_OK)
+        rc = run_finish(&j, mh_conv2d(j.ctx, j.variant, j.bin.mem, rows, cols, j.bsecond.mem, kr, kc, j.pad, j.bout.mem));
+    if (rc == CLI_OK)
+        printf("conv2d/%s: %zu x %zu image, %zu x %zu filter, pad=%s -> %zu x %zu outputs in %s\n",
+               j.variant ? j.variant : "auto", rows, cols, kr, kc, mh_pad_name(j.pad), j.out_shape[0], j.out_shape[1],
+               j.out_path);
+    run_cleanup(&j);
     return rc;
 }
 
@@ -127,6 +150,7 @@ int cmd_run(int argc, char **argv)
     if (rc != CLI_OK) return rc;
     switch (op) {
     case MH_OP_CONV1D: return run_conv1d(argc - 1, argv + 1);
+    case MH_OP_CONV2D: return run_conv2d(argc - 1, argv + 1);
     default: return cli_error(CLI_USAGE, "run %s is not available yet", argv[0]);
     }
 }

@@ -101,13 +101,9 @@ mh_status mh_conv1d_select(mh_context *ctx, size_t n, size_t k, mh_pad pad, cons
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
-    if (!chosen) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL");
     mh_args a;
-    const mh_row *row = NULL;
     mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
-    if (s == MH_OK) s = mh_resolve(ctx, NULL, &a, &row);
-    if (s == MH_OK) *chosen = &row->info;
-    return s;
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
 }
 
 mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, size_t k, mh_pad pad)
@@ -115,7 +111,6 @@ mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, siz
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_args a;
-    const mh_row *row = NULL;
     mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
-    return s == MH_OK ? mh_resolve(ctx, variant, &a, &row) : s;
+    return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
 }

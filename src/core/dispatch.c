@@ -75,12 +75,13 @@ mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a)
 
 mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a)
 {
-    const mh_row *row = NULL;
-    mh_status s = mh_resolve(ctx, variant, a, &row);
-    if (s != MH_OK) return s;
+    /* buffers first: auto may read the call's data (conv2d's rank-1 test) */
     mh_device_guard guard;
+    mh_status s = MH_OK;
     if (!mh_is_cpu(ctx) && (s = mh_device_enter(ctx, &guard)) != MH_OK) return s;
+    const mh_row *row = NULL;
     s = mh_op_table_of(a->op)->check_buffers(ctx, a);
+    if (s == MH_OK) s = mh_resolve(ctx, variant, a, &row);
     if (s == MH_OK) s = row->run(ctx, a);
     /* auto's first choice may need workspace the device lacks: take the next candidate */
     while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = auto_row(ctx, a, row)) != NULL) {
@@ -91,12 +92,31 @@ mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a)
     return s;
 }
 
+mh_status mh_select(mh_context *ctx, const mh_args *a, const mh_variant_info **chosen)
+{
+    if (!chosen) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL");
+    const mh_row *row = NULL;
+    mh_status s = mh_resolve(ctx, NULL, a, &row);
+    if (s == MH_OK) *chosen = &row->info;
+    return s;
+}
+
+mh_status mh_supports(mh_context *ctx, const char *variant, const mh_args *a)
+{
+    const mh_row *row = NULL;
+    return mh_resolve(ctx, variant, a, &row);
+}
+
 /* "n = 1000, k = 31, pad = same": how refusals name the problem. */
 static void describe(const mh_args *a, char *buf, size_t len)
 {
     switch (a->op) {
     case MH_OP_CONV1D:
         snprintf(buf, len, "n = %zu, k = %zu, pad = %s", a->conv1d.n, a->conv1d.k, mh_pad_name(a->conv1d.pad));
+        return;
+    case MH_OP_CONV2D:
+        snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->conv2d.rows, a->conv2d.cols,
+                 a->conv2d.krows, a->conv2d.kcols, mh_pad_name(a->conv2d.pad));
         return;
     case MH_OP_COUNT: break;
     }

@@ -21,7 +21,7 @@ extern "C" {
 
 /* Per-context resources created on first use (vendor handles, FFT plans), each freed by
  * its own destructor at mh_context_destroy. */
-typedef enum mh_slot_id { MH_SLOT_CUDNN = 0, MH_SLOT_CUFFT_CONV1D, MH_SLOT_COUNT } mh_slot_id;
+typedef enum mh_slot_id { MH_SLOT_CUDNN = 0, MH_SLOT_CUFFT_CONV1D, MH_SLOT_TEXTURE, MH_SLOT_COUNT } mh_slot_id;
 
 typedef struct mh_slot {
     void *data;
@@ -80,6 +80,17 @@ typedef struct mh_conv1d_args {
     float *out;
 } mh_conv1d_args;
 
+typedef struct mh_conv2d_args {
+    const float *in;
+    size_t rows, cols;
+    const float *filter;
+    int krows, kcols;
+    mh_pad pad;
+    int lpr, lpc; /* zero rows above and columns left of in[0][0] */
+    size_t out_rows, out_cols;
+    float *out;
+} mh_conv2d_args;
+
 /* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
  * --tune), 0 being the measured default. */
 typedef struct mh_args {
@@ -87,6 +98,7 @@ typedef struct mh_args {
     int config;
     union {
         mh_conv1d_args conv1d;
+        mh_conv2d_args conv2d;
     };
 } mh_args;
 
@@ -118,6 +130,7 @@ typedef struct mh_op_table {
 } mh_op_table;
 
 extern const mh_op_table mh_conv1d_table;
+extern const mh_op_table mh_conv2d_table;
 const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
 
 size_t mh_row_count(mh_op op);
@@ -132,6 +145,9 @@ const mh_variant_info *mh_variant_lookup(mh_op op, const char *name);
 mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a);
 /* Resolution alone (sizes only, no buffers): what _select and _supports answer. */
 mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, const mh_row **row);
+/* The row `auto` picks for sizes alone, and whether a variant accepts them. */
+mh_status mh_select(mh_context *ctx, const mh_args *a, const mh_variant_info **chosen);
+mh_status mh_supports(mh_context *ctx, const char *variant, const mh_args *a);
 /* One row on already checked arguments, on the context's device: bench and tests. */
 mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a);
 
@@ -150,6 +166,28 @@ mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *a, const float *in, size
 /* Double-precision value of output i and the sum of |terms| (for error bounds). */
 void mh_conv1d_reference_at(const float *in, size_t n, const float *mask, size_t k,
                             size_t lpad, size_t i, double *value, double *abs_sum);
+
+/* ---- conv2d --------------------------------------------------------------------------- */
+
+const mh_row *mh_conv2d_cpu_rows(size_t *count);
+const mh_row *mh_conv2d_cuda_rows(size_t *count);
+const mh_row *mh_conv2d_texture_rows(size_t *count);
+const mh_row *mh_conv2d_regtile_rows(size_t *count);
+const mh_row *mh_conv2d_separable_rows(size_t *count);
+const mh_row *mh_conv2d_cudnn_rows(size_t *count);
+const mh_row *mh_conv2d_npp_rows(size_t *count);
+
+mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols,
+                              const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out);
+
+/* Double-precision value of output (r, c) and the sum of |terms|. */
+void mh_conv2d_reference_at(const mh_conv2d_args *a, const float *in, const float *filter, size_t r, size_t c,
+                            double *value, double *abs_sum);
+
+/* A rank-1 factorisation filter = u v^T (u: krows, v: kcols), within 1e-6 of max|filter|
+ * element-wise. Returns 1 and the factors when the filter has rank 1; else 0 and the
+ * largest residual relative to max|filter| in *residual. */
+int mh_rank1_factor(const float *filter, int krows, int kcols, float *u, float *v, double *residual);
 
 /* ---- CPU facts and ceilings (src/cpu/ceilings.c) ----------------------------------- */
 mh_status mh_cpu_device_info(mh_device_info *info);

@@ -44,3 +44,14 @@ void mh_const_ring_end(mh_const_ring *r, mh_context *ctx, int slot)
     cudaEventRecord(r->done[ctx->device][slot], mh_stream(ctx));
     pthread_mutex_unlock(&r->lock);
 }
+
+mh_status mh_const_ring_launch(mh_const_ring *r, mh_context *ctx, const void *src, size_t bytes, mh_slot_launch launch,
+                               const mh_args *a)
+{
+    int slot = 0;
+    mh_status s = mh_const_ring_begin(r, ctx, src, bytes, &slot);
+    if (s != MH_OK) return s;
+    s = launch(ctx, a, slot);
+    mh_const_ring_end(r, ctx, slot);
+    return s;
+}

@@ -30,4 +30,9 @@ mh_status mh_const_ring_begin(mh_const_ring *ring, mh_context *ctx, const void *
 /* Records that the slot's kernel was queued, and unlocks. */
 void mh_const_ring_end(mh_const_ring *ring, mh_context *ctx, int slot);
 
+/* begin, launch(ctx, a, slot), end: a launch whose kernel reads the ring's slot. */
+typedef mh_status (*mh_slot_launch)(mh_context *ctx, const mh_args *a, int slot);
+mh_status mh_const_ring_launch(mh_const_ring *ring, mh_context *ctx, const void *src, size_t bytes,
+                               mh_slot_launch launch, const mh_args *a);
+
 #endif

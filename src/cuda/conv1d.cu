@@ -185,16 +185,9 @@ static int smem_fits(size_t floats, char *why, size_t len)
 }
 
 /* Launches under the constant-memory ring when the kernel reads c_mask. */
-typedef mh_status (*launch_fn)(mh_context *ctx, const mh_args *x, int slot);
-
-static mh_status with_const_mask(mh_context *ctx, const mh_args *x, launch_fn launch)
+static mh_status with_const_mask(mh_context *ctx, const mh_args *x, mh_slot_launch launch)
 {
-    int slot = 0;
-    mh_status s = mh_const_ring_begin(&mask_ring, ctx, x->conv1d.mask, x->conv1d.k * sizeof(float), &slot);
-    if (s != MH_OK) return s;
-    s = launch(ctx, x, slot);
-    mh_const_ring_end(&mask_ring, ctx, slot);
-    return s;
+    return mh_const_ring_launch(&mask_ring, ctx, x->conv1d.mask, x->conv1d.k * sizeof(float), launch, x);
 }
 
 static const launch_shape naive_shape = {512, 1}; /* seed 003's best block size */

@@ -12,83 +12,19 @@
  *    all R outputs. Constant memory serialises poorly once the mask outgrows the constant
  *    cache (8 KB at k = 2047 was 7x slower than plain shared memory on the H100).
  *  - cp.async copies the tile global->shared without a register round trip, 16 bytes at a
- *    time where the addresses allow, zero-filling outside [0, n).
+ *    time where the addresses allow, zero-filling outside [0, n) (tile_io.cuh).
  *  - Outputs are staged in shared memory and written back as coalesced 16-byte stores.
  *  - Any k: taps are processed in segments of about 2048 that fit shared memory, so no
  *    mask is too long and nothing is refused.
  * Tails (k not a multiple of R) run a guarded chunk that multiplies only real taps, so an
  * Inf in the input never meets a padded zero tap. */
 #include "common.cuh"
+#include "tile_io.cuh"
 
 #include <stdio.h>
 
 /* Taps per shared-memory segment: a multiple of R near 2048. */
 static __host__ __device__ constexpr int seg_taps(int r) { return r * ((2048 + r - 1) / r); }
-
-/* ---- cp.async helpers ---------------------------------------------------------------- */
-
-static __device__ __forceinline__ void cp_async16(float *dst, const float *src)
-{
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
-}
-
-static __device__ __forceinline__ void cp_async4(float *dst, const float *src)
-{
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
-}
-
-static __device__ __forceinline__ void cp_async_wait_all()
-{
-    asm volatile("cp.async.commit_group;\ncp.async.wait_all;\n" ::: "memory");
-}
-
-/* dst[t] = src[start + t] where 0 <= start + t < n, else 0, for t < len (len % 4 == 0,
- * dst 16-byte aligned). Whole groups of four in range go as one 16-byte copy; the groups
- * at the ends of the array go element by element, so no copy names a byte outside it
- * (a 16-byte copy with a shorter source size still counts as a 16-byte read). */
-static __device__ __forceinline__ void load_span(float *dst, const float *src, size_t n,
-                                                 long long start, int len)
-{
-    const long long nn = (long long)n;
-    if ((((uintptr_t)src + 4 * start) & 15) != 0) { /* misaligned (same/full paddings): 4-byte copies, coalesced */
-        for (int t = threadIdx.x; t < len; t += blockDim.x) {
-            const long long p = start + t;
-            if (p >= 0 && p < nn) cp_async4(dst + t, src + p);
-            else dst[t] = 0.0f;
-        }
-        return;
-    }
-    for (int g = threadIdx.x; 4 * g < len; g += blockDim.x) {
-        const long long p = start + 4LL * g;
-        if (p >= 0 && p + 4 <= nn) {
-            cp_async16(dst + 4 * g, src + p);
-            continue;
-        }
-        for (int e = 0; e < 4; ++e) {
-            if (p + e >= 0 && p + e < nn) cp_async4(dst + 4 * g + e, src + p + e);
-            else dst[4 * g + e] = 0.0f;
-        }
-    }
-}
-
-/* out[first + t] = src[t] for t < len while first + t < out_n. */
-static __device__ __forceinline__ void store_span(float *out, size_t out_n, size_t first,
-                                                  const float *src, int len)
-{
-    if ((((uintptr_t)(out + first)) & 15) == 0) {
-        for (int g = threadIdx.x; 4 * g < len; g += blockDim.x) {
-            const size_t i = first + 4 * (size_t)g;
-            if (i + 4 <= out_n)
-                *reinterpret_cast<float4 *>(out + i) = *reinterpret_cast<const float4 *>(src + 4 * g);
-            else
-                for (int e = 0; e < 4 && i + e < out_n; ++e) out[i + e] = src[4 * g + e];
-        }
-    } else {
-        for (int t = threadIdx.x; t < len && first + t < out_n; t += blockDim.x) out[first + t] = src[t];
-    }
-}
 
 /* ---- the register tile ---------------------------------------------------------------- */
 
@@ -186,8 +122,8 @@ static __global__ void __launch_bounds__(T) conv1d_regtile_kernel(const float *i
         const int taps = min(l.mask_len, k - seg);
         if (seg) __syncthreads(); /* the previous segment is fully read */
         const int need = T * R + (taps + R - 1) / R * R + R;
-        load_span(span, in, n, (long long)block_first + seg - (long long)lpad, need);
-        load_span(smask, mask, (size_t)k, seg, l.mask_len);
+        load_span(span, in, n, (long long)block_first + seg - (long long)lpad, need, threadIdx.x, T);
+        load_span(smask, mask, (size_t)k, seg, l.mask_len, threadIdx.x, T);
         cp_async_wait_all();
         __syncthreads();
         accumulate<R>(acc, span + threadIdx.x * R, smask, taps);
@@ -199,7 +135,7 @@ static __global__ void __launch_bounds__(T) conv1d_regtile_kernel(const float *i
         *reinterpret_cast<float4 *>(span + threadIdx.x * R + r) =
             make_float4(acc[r], acc[r + 1], acc[r + 2], acc[r + 3]);
     __syncthreads();
-    store_span(out, out_n, block_first, span, T * R);
+    store_span(out, out_n, block_first, span, T * R, threadIdx.x, T);
 }
 
 /* ---- configurations, launch, registry -------------------------------------------------- */

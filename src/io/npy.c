@@ -3,14 +3,14 @@
  * 'shape': (3, 4), }. The parser accepts exactly that grammar, in any key order. */
 #include "npy.h"
 
+#include "atomic.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const struct {
     mh_dtype t;
@@ -236,39 +236,29 @@ static size_t format_header(char *h, size_t cap, mh_dtype t, int ndim, const siz
     return n;
 }
 
-mh_status mh_npy_write(const char *path, mh_dtype t, int ndim, const size_t *shape, const void *data,
-                       char *err, size_t errlen)
+typedef struct npy_out {
+    mh_dtype t;
+    int ndim;
+    const size_t *shape;
+    const void *data;
+} npy_out;
+
+static int write_npy(FILE *f, const void *state)
+{
+    const npy_out *o = state;
+    size_t count = 1;
+    for (int d = 0; d < o->ndim; ++d) count *= o->shape[d];
+    char header[512];
+    size_t hlen = format_header(header, sizeof header, o->t, o->ndim, o->shape);
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+    return fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, hlen, f) == hlen &&
+           fwrite(o->data, mh_dtype_size(o->t), count, f) == count;
+}
+
+mh_status mh_npy_write(const char *path, mh_dtype t, int ndim, const size_t *shape, const void *data, char *err,
+                       size_t errlen)
 {
     if (ndim < 0 || ndim > MH_NPY_MAX_DIMS) FAIL("%s: %d dimensions", path, ndim);
-    size_t count = 1;
-    for (int d = 0; d < ndim; ++d) count *= shape[d];
-    char header[512];
-    size_t hlen = format_header(header, sizeof header, t, ndim, shape);
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff),
-                             (unsigned char)(hlen >> 8)};
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) FAIL("%s: out of memory", path);
-    snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        free(tmp);
-        return MH_ERR_IO;
-    }
-    mode_t mask = umask(0); /* mkstemp makes 0600; give the file the usual 0666 & ~umask */
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "wb");
-    int ok = f && fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, hlen, f) == hlen &&
-             fwrite(data, mh_dtype_size(t), count, f) == count;
-    if (f) ok = (fclose(f) == 0) && ok;
-    else close(fd);
-    if (ok && rename(tmp, path) != 0) ok = 0;
-    if (!ok) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return ok ? MH_OK : MH_ERR_IO;
+    const npy_out o = {t, ndim, shape, data};
+    return mh_write_atomically(path, write_npy, &o, err, errlen);
 }

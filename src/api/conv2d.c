@@ -1,0 +1,171 @@
+/* conv2d front-end: the op's registry table, its argument checks, `auto`, and the rank-1
+ * test behind the separable path. */
+#include "../core/internal.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static size_t out_len(size_t n, size_t k, mh_pad pad)
+{
+    switch (pad) {
+    case MH_PAD_VALID: return k <= n ? n - k + 1 : 0;
+    case MH_PAD_SAME: return n;
+    case MH_PAD_FULL: return n + k - 1;
+    }
+    return 0;
+}
+
+static int lead_pad(size_t k, mh_pad pad) { return pad == MH_PAD_VALID ? 0 : pad == MH_PAD_SAME ? (int)(k - 1) / 2 : (int)k - 1; }
+
+static mh_status check_sizes(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_pad pad)
+{
+    if (rows == 0 || cols == 0)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the image is empty", rows == 0 ? "rows" : "cols");
+    if (krows == 0 || kcols == 0)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the filter is empty", krows == 0 ? "krows" : "kcols");
+    if (krows > MH_CONV2D_MAX_K || kcols > MH_CONV2D_MAX_K)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %zu: filters are at most %d x %d", krows > MH_CONV2D_MAX_K ? "krows" : "kcols",
+                       krows > MH_CONV2D_MAX_K ? krows : kcols, MH_CONV2D_MAX_K, MH_CONV2D_MAX_K);
+    if (pad != MH_PAD_VALID && pad != MH_PAD_SAME && pad != MH_PAD_FULL)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "pad = %d is not valid, same or full", (int)pad);
+    if (pad == MH_PAD_VALID && (krows > rows || kcols > cols))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "the %zu x %zu filter is larger than the %zu x %zu image: valid padding needs it to fit", krows,
+                       kcols, rows, cols);
+    size_t bytes;
+    if (rows > SIZE_MAX / 2 || cols > SIZE_MAX / 2 || !mh_mul_ok(rows + krows, cols + kcols, &bytes) ||
+        !mh_mul_ok(bytes, sizeof(float), &bytes))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "rows = %zu, cols = %zu: the image's size in bytes overflows size_t",
+                       rows, cols);
+    return MH_OK;
+}
+
+mh_status mh_conv2d_out_dims(size_t rows, size_t cols, size_t krows, size_t kcols, mh_pad pad, size_t *out_rows,
+                             size_t *out_cols)
+{
+    if (!out_rows || !out_cols) return MH_ERR_INVALID_ARGUMENT;
+    mh_status s = check_sizes(NULL, rows, cols, krows, kcols, pad);
+    *out_rows = s == MH_OK ? out_len(rows, krows, pad) : 0;
+    *out_cols = s == MH_OK ? out_len(cols, kcols, pad) : 0;
+    return s;
+}
+
+mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *args, const float *in, size_t rows, size_t cols,
+                              const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_CONV2D;
+    mh_status s = check_sizes(ctx, rows, cols, krows, kcols, pad);
+    if (s != MH_OK) return s;
+    mh_conv2d_args *a = &args->conv2d;
+    a->in = in, a->rows = rows, a->cols = cols;
+    a->filter = filter, a->krows = (int)krows, a->kcols = (int)kcols;
+    a->pad = pad;
+    a->lpr = lead_pad(krows, pad), a->lpc = lead_pad(kcols, pad);
+    a->out_rows = out_len(rows, krows, pad), a->out_cols = out_len(cols, kcols, pad);
+    a->out = out;
+    return MH_OK;
+}
+
+static mh_status check_buffers(mh_context *ctx, const mh_args *args)
+{
+    const mh_conv2d_args *a = &args->conv2d;
+    size_t in_b = a->rows * a->cols * sizeof(float), f_b = (size_t)a->krows * a->kcols * sizeof(float);
+    size_t out_b = a->out_rows * a->out_cols * sizeof(float);
+    mh_status s;
+    if ((s = mh_check_buffer(ctx, "in", a->in, in_b)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "filter", a->filter, f_b)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "out", a->out, out_b)) != MH_OK) return s;
+    if ((s = mh_check_disjoint(ctx, "out", a->out, out_b, "in", a->in, in_b)) != MH_OK) return s;
+    return mh_check_disjoint(ctx, "out", a->out, out_b, "filter", a->filter, f_b);
+}
+
+int mh_rank1_factor(const float *f, int krows, int kcols, float *u, float *v, double *residual)
+{
+    int p = 0, q = 0;
+    double peak = 0.0;
+    for (int i = 0; i < krows; ++i)
+        for (int j = 0; j < kcols; ++j)
+            if (fabs(f[i * kcols + j]) > peak) peak = fabs(f[i * kcols + j]), p = i, q = j;
+    if (peak == 0.0 || !isfinite(peak)) {
+        *residual = peak == 0.0 ? 0.0 : INFINITY;
+        for (int i = 0; i < krows; ++i) u[i] = 0.0f;
+        for (int j = 0; j < kcols; ++j) v[j] = 0.0f;
+        return peak == 0.0;
+    }
+    /* the pivot's column and row: f = u v^T with v[q] = 1 */
+    for (int i = 0; i < krows; ++i) u[i] = f[i * kcols + q];
+    for (int j = 0; j < kcols; ++j) v[j] = (float)((double)f[p * kcols + j] / f[p * kcols + q]);
+    double worst = 0.0;
+    for (int i = 0; i < krows; ++i)
+        for (int j = 0; j < kcols; ++j) worst = fmax(worst, fabs((double)u[i] * v[j] - f[i * kcols + j]));
+    *residual = worst / peak;
+    return *residual <= 1e-6;
+}
+
+/* Whether the call's filter has rank 1; on a CUDA context the filter is read back first. */
+static int filter_is_rank1(mh_context *ctx, const mh_conv2d_args *a)
+{
+    float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], u[MH_CONV2D_MAX_K], v[MH_CONV2D_MAX_K];
+    const size_t bytes = (size_t)a->krows * a->kcols * sizeof(float);
+    double residual;
+    if (!a->filter) return 0;
+    if (mh_is_cpu(ctx)) {
+        memcpy(f, a->filter, bytes);
+    } else if (cudaMemcpyAsync(f, a->filter, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)ctx->stream) != cudaSuccess ||
+               cudaStreamSynchronize((cudaStream_t)ctx->stream) != cudaSuccess) {
+        cudaGetLastError();
+        return 0; /* auto then takes a direct variant, whose own run reports the fault */
+    }
+    return mh_rank1_factor(f, a->krows, a->kcols, u, v, &residual);
+}
+
+/* `auto`, from the measurements in docs/conv2d.md ("How auto chooses"). */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+{
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const direct[] = {"regtile", "shared", "basic", NULL};
+    static const char *const rank1[] = {"separable", "regtile", "shared", "basic", NULL};
+    if (mh_is_cpu(ctx)) return cpu;
+    return filter_is_rank1(ctx, &a->conv2d) ? rank1 : direct;
+}
+
+static const mh_row_group groups[] = {
+    mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,  mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
+    mh_conv2d_separable_rows, mh_conv2d_cudnn_rows, mh_conv2d_npp_rows,
+};
+
+const mh_op_table mh_conv2d_table = {MH_OP_CONV2D, "conv2d", groups, sizeof groups / sizeof groups[0],
+                                     auto_order, check_buffers};
+
+mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
+                    const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_args_init(ctx, &a, in, rows, cols, filter, krows, kcols, pad, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_select(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_pad pad,
+                           const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_args_init(ctx, &a, NULL, rows, cols, NULL, krows, kcols, pad, NULL);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
+}
+
+mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
+                             size_t kcols, mh_pad pad)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_args_init(ctx, &a, NULL, rows, cols, NULL, krows, kcols, pad, NULL);
+    return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
+}

@@ -1,0 +1,234 @@
+/* conv2d on CUDA: the seeds' ladder (004 and 001), each rung as the seeds wrote it,
+ * generalised to any image, any filter up to 31 x 31 (not only square or odd), every
+ * padding, and 64-bit indexing. One thread per output, 32 x 32 blocks, as in the seeds.
+ *
+ *   basic       global memory, bounds checks on every tap (004's conv2D_basic)
+ *   const       the filter in constant memory (004's conv2D_constant_mem)
+ *   shared      the input tile with its halo in shared memory (004's conv2D_shared_mem);
+ *               configurations: 004's linear load loop, or 001's block-strided 2-D load
+ *   cache-halo  only the tile's interior in shared memory, the halo read through the caches
+ *               (004's last kernel)
+ *   shuffle     the shared tile read once per filter row; the row's taps reach the lanes by
+ *               warp shuffles (001's, which took 3 x 3 filters only: here any width up to 31)
+ * The texture rung is in conv2d_texture.cu, ours in conv2d_regtile.cu and
+ * conv2d_separable.cu. Constant memory is reached through the guarded ring (const_ring.h). */
+#include "common.cuh"
+#include "const_ring.h"
+
+#include <stdio.h>
+
+enum { MAX_TAPS = MH_CONV2D_MAX_K * MH_CONV2D_MAX_K, BLOCK = 32 };
+
+static __constant__ float c_filter[MH_CONST_RING_SLOTS][MAX_TAPS];
+
+static mh_const_ring filter_ring = {PTHREAD_MUTEX_INITIALIZER, c_filter, MAX_TAPS * sizeof(float), {0}, {{0}}};
+
+/* What every kernel of this file takes. */
+struct conv2d_params {
+    const float *in, *filter;
+    float *out;
+    size_t rows, cols, out_rows, out_cols;
+    int krows, kcols, lpr, lpc, slot;
+};
+
+template <bool CONST>
+static __device__ __forceinline__ float tap(const conv2d_params &p, int idx)
+{
+    return CONST ? c_filter[p.slot][idx] : p.filter[idx];
+}
+
+/* X[y][x], zero outside the image. */
+static __device__ __forceinline__ float pixel(const conv2d_params &p, long long y, long long x)
+{
+    return (y >= 0 && y < (long long)p.rows && x >= 0 && x < (long long)p.cols) ? p.in[(size_t)y * p.cols + (size_t)x]
+                                                                                : 0.0f;
+}
+
+template <bool CONST>
+static __global__ void conv2d_basic_kernel(const conv2d_params p)
+{
+    const size_t row = (size_t)blockIdx.y * blockDim.y + threadIdx.y, col = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    float res = 0.0f;
+    for (int i = 0; i < p.krows; ++i)
+        for (int j = 0; j < p.kcols; ++j)
+            res += pixel(p, (long long)row - p.lpr + i, (long long)col - p.lpc + j) * tap<CONST>(p, i * p.kcols + j);
+    if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
+}
+
+/* The block's input tile, (32 + krows - 1) x (32 + kcols - 1), into shared memory.
+ * STRIDED: seed 001's block-strided 2-D loop; else seed 004's linear loop. */
+template <bool STRIDED>
+static __device__ __forceinline__ void load_halo_tile(const conv2d_params &p, float *tile, int th, int tw)
+{
+    const long long y0 = (long long)blockIdx.y * BLOCK - p.lpr, x0 = (long long)blockIdx.x * BLOCK - p.lpc;
+    if (STRIDED) {
+        for (int ty = threadIdx.y; ty < th; ty += BLOCK)
+            for (int tx = threadIdx.x; tx < tw; tx += BLOCK) tile[ty * tw + tx] = pixel(p, y0 + ty, x0 + tx);
+    } else {
+        for (int i = threadIdx.y * BLOCK + threadIdx.x; i < th * tw; i += BLOCK * BLOCK)
+            tile[i] = pixel(p, y0 + i / tw, x0 + i % tw);
+    }
+}
+
+template <bool STRIDED>
+static __global__ void conv2d_shared_kernel(const conv2d_params p)
+{
+    extern __shared__ float tile[];
+    const int th = BLOCK + p.krows - 1, tw = BLOCK + p.kcols - 1;
+    load_halo_tile<STRIDED>(p, tile, th, tw);
+    __syncthreads();
+    const size_t row = (size_t)blockIdx.y * BLOCK + threadIdx.y, col = (size_t)blockIdx.x * BLOCK + threadIdx.x;
+    float res = 0.0f;
+    for (int i = 0; i < p.krows; ++i)
+        for (int j = 0; j < p.kcols; ++j) res += tile[(threadIdx.y + i) * tw + threadIdx.x + j] * tap<true>(p, i * p.kcols + j);
+    if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
+}
+
+/* Seed 004's last kernel: the tile holds the input under the block's own outputs, no
+ * halo; taps that fall outside it read global memory (and, one hopes, hit in L1/L2). */
+static __global__ void conv2d_cache_halo_kernel(const conv2d_params p)
+{
+    __shared__ float tile[BLOCK * BLOCK];
+    const long long row = (long long)blockIdx.y * BLOCK + threadIdx.y, col = (long long)blockIdx.x * BLOCK + threadIdx.x;
+    tile[threadIdx.y * BLOCK + threadIdx.x] = pixel(p, row, col);
+    __syncthreads();
+    float res = 0.0f;
+    for (int i = 0; i < p.krows; ++i)
+        for (int j = 0; j < p.kcols; ++j) {
+            const int u = (int)threadIdx.y - p.lpr + i, v = (int)threadIdx.x - p.lpc + j; /* tile coordinates */
+            const float f = tap<true>(p, i * p.kcols + j);
+            if (u >= 0 && u < BLOCK && v >= 0 && v < BLOCK) res += tile[u * BLOCK + v] * f;
+            else res += pixel(p, row - p.lpr + i, col - p.lpc + j) * f;
+        }
+    if (row < (long long)p.out_rows && col < (long long)p.out_cols) p.out[(size_t)row * p.out_cols + (size_t)col] = res;
+}
+
+/* Seed 001's warp-shuffle kernel for any filter width: lane l holds row elements l and
+ * l + 32 of the shared tile; tap j of lane l is element l + j, which lane (l + j) mod 32
+ * sends from the first or the second of its values. One shared load per lane and filter
+ * row instead of one per tap. */
+static __global__ void conv2d_shuffle_kernel(const conv2d_params p)
+{
+    extern __shared__ float tile[];
+    const int th = BLOCK + p.krows - 1, tw = BLOCK + p.kcols - 1, lane = threadIdx.x;
+    load_halo_tile<true>(p, tile, th, tw);
+    __syncthreads();
+    const size_t row = (size_t)blockIdx.y * BLOCK + threadIdx.y, col = (size_t)blockIdx.x * BLOCK + lane;
+    float res = 0.0f;
+    for (int i = 0; i < p.krows; ++i) {
+        const float *line = tile + (threadIdx.y + i) * tw;
+        const float a = line[lane], b = lane + BLOCK < tw ? line[lane + BLOCK] : 0.0f;
+        for (int j = 0; j < p.kcols; ++j) {
+            const float v = __shfl_sync(0xffffffffu, lane >= j ? a : b, (lane + j) & (BLOCK - 1));
+            res += v * tap<true>(p, i * p.kcols + j);
+        }
+    }
+    if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
+}
+
+/* ---- launchers ----------------------------------------------------------------------- */
+
+static conv2d_params params_of(const mh_conv2d_args *a, int slot)
+{
+    conv2d_params p;
+    p.in = a->in, p.filter = a->filter, p.out = a->out;
+    p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
+    p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.slot = slot;
+    return p;
+}
+
+static dim3 grid_of(const mh_conv2d_args *a)
+{
+    return dim3((unsigned)mh_ceil_div(a->out_cols, BLOCK), (unsigned)mh_ceil_div(a->out_rows, BLOCK));
+}
+
+static size_t halo_tile_bytes(const mh_conv2d_args *a)
+{
+    return (size_t)(BLOCK + a->krows - 1) * (BLOCK + a->kcols - 1) * sizeof(float);
+}
+
+static mh_status with_const_filter(mh_context *ctx, const mh_args *x, mh_slot_launch launch)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    return mh_const_ring_launch(&filter_ring, ctx, a->filter, (size_t)a->krows * a->kcols * sizeof(float), launch, x);
+}
+
+static const dim3 block2d(BLOCK, BLOCK);
+
+template <bool CONST>
+static mh_status basic_launch(mh_context *ctx, const mh_args *x, int slot)
+{
+    conv2d_basic_kernel<CONST><<<grid_of(&x->conv2d), block2d, 0, mh_stream(ctx)>>>(params_of(&x->conv2d, slot));
+    return MH_LAUNCH_CHECK(ctx, "conv2d_basic_kernel");
+}
+
+/* Tuning configurations of `shared`: the seeds' two ways of loading the tile. [0] is the
+ * default, the faster on the H100 (docs/conv2d.md). */
+static const char *const shared_configs[] = {"linear", "strided", NULL};
+
+static mh_status shared_launch(mh_context *ctx, const mh_args *x, int slot)
+{
+    const void *kernel = x->config == 1 ? (const void *)conv2d_shared_kernel<true> : (const void *)conv2d_shared_kernel<false>;
+    MH_CUDA_TRY(ctx, mh_allow_smem(kernel));
+    if (x->config == 1)
+        conv2d_shared_kernel<true><<<grid_of(&x->conv2d), block2d, halo_tile_bytes(&x->conv2d), mh_stream(ctx)>>>(
+            params_of(&x->conv2d, slot));
+    else
+        conv2d_shared_kernel<false><<<grid_of(&x->conv2d), block2d, halo_tile_bytes(&x->conv2d), mh_stream(ctx)>>>(
+            params_of(&x->conv2d, slot));
+    return MH_LAUNCH_CHECK(ctx, "conv2d_shared_kernel");
+}
+
+static mh_status cache_halo_launch(mh_context *ctx, const mh_args *x, int slot)
+{
+    conv2d_cache_halo_kernel<<<grid_of(&x->conv2d), block2d, 0, mh_stream(ctx)>>>(params_of(&x->conv2d, slot));
+    return MH_LAUNCH_CHECK(ctx, "conv2d_cache_halo_kernel");
+}
+
+static mh_status shuffle_launch(mh_context *ctx, const mh_args *x, int slot)
+{
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)conv2d_shuffle_kernel));
+    conv2d_shuffle_kernel<<<grid_of(&x->conv2d), block2d, halo_tile_bytes(&x->conv2d), mh_stream(ctx)>>>(
+        params_of(&x->conv2d, slot));
+    return MH_LAUNCH_CHECK(ctx, "conv2d_shuffle_kernel");
+}
+
+/* ---- registry rows ------------------------------------------------------------------- */
+
+/* gridDim.y is at most 65535: 32-row blocks cover images of up to 2,097,120 output rows. */
+static int grid_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    if (mh_ceil_div(x->conv2d.out_rows, BLOCK) <= 65535) return 1;
+    snprintf(why, len, "%zu output rows need more than 65535 blocks of %d rows", x->conv2d.out_rows, BLOCK);
+    return 0;
+}
+
+static mh_status basic_run(mh_context *ctx, const mh_args *x) { return basic_launch<false>(ctx, x, 0); }
+static mh_status const_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, basic_launch<true>); }
+static mh_status shared_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, shared_launch); }
+static mh_status cache_halo_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, cache_halo_launch); }
+static mh_status shuffle_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, shuffle_launch); }
+
+static const mh_row rows[] = {
+    {{"conv2d/basic", MH_OP_CONV2D, MH_BACKEND_CUDA, 1, "global", "seed 004",
+      "one thread per output, bounds check on every tap (conv2D_basic)"},
+     grid_supports, basic_run, NULL},
+    {{"conv2d/const", MH_OP_CONV2D, MH_BACKEND_CUDA, 2, "global+constant", "seed 004",
+      "basic with the filter in constant memory (conv2D_constant_mem)"},
+     grid_supports, const_run, NULL},
+    {{"conv2d/shared", MH_OP_CONV2D, MH_BACKEND_CUDA, 3, "global+shared+constant", "seed 004, 001",
+      "input tile with halo in shared memory (conv2D_shared_mem; 001's block-strided load)"},
+     grid_supports, shared_run, shared_configs},
+    {{"conv2d/cache-halo", MH_OP_CONV2D, MH_BACKEND_CUDA, 4, "global+shared+constant+L1", "seed 004",
+      "tile without halo in shared memory, halo read through the caches"},
+     grid_supports, cache_halo_run, NULL},
+    {{"conv2d/shuffle", MH_OP_CONV2D, MH_BACKEND_CUDA, 5, "global+shared+constant+shuffle", "seed 001",
+      "one shared load per lane and filter row, taps passed along the warp by shuffles"},
+     grid_supports, shuffle_run, NULL},
+};
+
+extern "C" const mh_row *mh_conv2d_cuda_rows(size_t *count)
+{
+    *count = sizeof rows / sizeof rows[0];
+    return rows;
+}

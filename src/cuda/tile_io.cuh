@@ -1,0 +1,130 @@
+/* Moving tiles between global and shared memory, for the register-tiled kernels (conv1d
+ * and conv2d regtile, conv2d separable).
+ *
+ * Loads go through cp.async (global -> shared without a register round trip): 16 bytes at
+ * a time where source and destination are aligned and the group of four is inside the
+ * array, element by element at the edges, and plain zero stores outside the array. No copy
+ * names a byte outside its array: compute-sanitizer counts a 16-byte cp.async with a shorter
+ * source size as a 16-byte read. Stores leave as 16-byte writes aligned to global memory,
+ * gathered from shared memory at whatever offset the tile has.
+ *
+ * Every helper takes the calling thread's index and the thread count, so any block shape
+ * can share the work; callers wait with cp_async_wait_all() and a barrier. */
+#ifndef MH_TILE_IO_CUH
+#define MH_TILE_IO_CUH
+
+#include <stdint.h>
+
+static __device__ __forceinline__ void cp_async16(float *dst, const float *src)
+{
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+}
+
+static __device__ __forceinline__ void cp_async4(float *dst, const float *src)
+{
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src));
+}
+
+static __device__ __forceinline__ void cp_async_wait_all()
+{
+    asm volatile("cp.async.commit_group;\ncp.async.wait_all;\n" ::: "memory");
+}
+
+static __device__ __forceinline__ bool aligned16(const float *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* dst[0..4) = src[p..p+4) where 0 <= p+e < n, else 0; src + p 16-byte aligned when p % 4
+ * matches (the caller's `aligned`). */
+static __device__ __forceinline__ void load_group(float *dst, const float *src, long long n, long long p, bool aligned)
+{
+    if (aligned && p >= 0 && p + 4 <= n) {
+        cp_async16(dst, src + p);
+        return;
+    }
+    for (int e = 0; e < 4; ++e) {
+        if (p + e >= 0 && p + e < n) cp_async4(dst + e, src + p + e);
+        else dst[e] = 0.0f;
+    }
+}
+
+/* dst[t] = src[start + t] where 0 <= start + t < n, else 0, for t < len (len % 4 == 0,
+ * dst 16-byte aligned). */
+static __device__ __forceinline__ void load_span(float *dst, const float *src, size_t n, long long start, int len,
+                                                 int tid, int nthreads)
+{
+    const long long nn = (long long)n;
+    if (!aligned16(src + start)) { /* a misaligned start (same/full paddings): 4-byte copies, coalesced */
+        for (int t = tid; t < len; t += nthreads) {
+            const long long p = start + t;
+            if (p >= 0 && p < nn) cp_async4(dst + t, src + p);
+            else dst[t] = 0.0f;
+        }
+        return;
+    }
+    for (int g = tid; 4 * g < len; g += nthreads) load_group(dst + 4 * g, src, nn, start + 4LL * g, true);
+}
+
+/* dst[rr * stride + t] = in[(y0 + rr) * cols + x0 + t], zero outside the rows x cols image,
+ * for rr < nrows, t < ncols (ncols and stride multiples of 4, dst 16-byte aligned). */
+static __device__ __forceinline__ void load_rows(float *dst, int stride, const float *in, size_t rows, size_t cols,
+                                                 long long y0, long long x0, int nrows, int ncols, int tid, int nthreads)
+{
+    const int groups = ncols / 4;
+    for (int item = tid; item < nrows * groups; item += nthreads) {
+        const int rr = item / groups, g = item - rr * groups;
+        float *d = dst + rr * stride + 4 * g;
+        const long long y = y0 + rr;
+        if (y < 0 || y >= (long long)rows) {
+            *reinterpret_cast<float4 *>(d) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            continue;
+        }
+        const float *row = in + (size_t)y * cols;
+        load_group(d, row, (long long)cols, x0 + 4LL * g, aligned16(row + x0));
+    }
+}
+
+/* out[first + t] = src[t] for t < len while first + t < out_n (1-D). */
+static __device__ __forceinline__ void store_span(float *out, size_t out_n, size_t first, const float *src, int len,
+                                                  int tid, int nthreads)
+{
+    if (aligned16(out + first)) {
+        for (int g = tid; 4 * g < len; g += nthreads) {
+            const size_t i = first + 4 * (size_t)g;
+            if (i + 4 <= out_n)
+                *reinterpret_cast<float4 *>(out + i) = *reinterpret_cast<const float4 *>(src + 4 * g);
+            else
+                for (int e = 0; e < 4 && i + e < out_n; ++e) out[i + e] = src[4 * g + e];
+        }
+    } else {
+        for (int t = tid; t < len && first + t < out_n; t += nthreads) out[first + t] = src[t];
+    }
+}
+
+/* out[(y0 + rr) * out_cols + x0 + t] = src[rr * stride + t] for rr < nrows, t < ncols,
+ * inside the out_rows x out_cols output (x0 may be negative). 16-byte stores aligned to
+ * global memory wherever the output's rows are, whatever the tile's offset. */
+static __device__ __forceinline__ void store_rows(float *out, size_t out_rows, size_t out_cols, long long y0,
+                                                  long long x0, const float *src, int stride, int nrows, int ncols,
+                                                  int tid, int nthreads)
+{
+    const long long lo = x0 > 0 ? x0 : 0;
+    const long long hi = x0 + ncols < (long long)out_cols ? x0 + ncols : (long long)out_cols;
+    if (lo >= hi) return;
+    const long long g0 = lo / 4, groups = (hi + 3) / 4 - g0; /* global groups of four covering [lo, hi) */
+    for (long long item = tid; item < (long long)nrows * groups; item += nthreads) {
+        const int rr = (int)(item / groups);
+        const long long y = y0 + rr, c = 4 * (g0 + item - (long long)rr * groups);
+        if (y >= (long long)out_rows) continue;
+        float *row = out + (size_t)y * out_cols;
+        const float *s = src + rr * stride - x0;
+        if (aligned16(row) && c >= lo && c + 4 <= hi) {
+            *reinterpret_cast<float4 *>(row + c) = make_float4(s[c], s[c + 1], s[c + 2], s[c + 3]);
+        } else {
+            for (int e = 0; e < 4; ++e)
+                if (c + e >= lo && c + e < hi) row[c + e] = s[c + e];
+        }
+    }
+}
+
+#endif

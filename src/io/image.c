@@ -1,0 +1,233 @@
+/* 8-bit images for `memhier filter`: PNG (libpng) and binary PGM/PPM (P5, P6).
+ *
+ * Accepted: grayscale and RGB, 8 bits per channel; palette PNGs and grayscale PNGs of 1, 2
+ * or 4 bits are expanded losslessly to 8-bit RGB or gray. Refused with a message saying
+ * what was found: 16-bit samples (PNG or PNM maxval > 255), alpha channels, ASCII PNMs
+ * (P2, P3), bitmaps (P1, P4), truncated or malformed files. Writes go through a temporary
+ * file renamed into place, so a failed write leaves no half-written image. */
+#include "image.h"
+
+#include "atomic.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#ifdef MEMHIER_HAVE_PNG
+#include <png.h>
+#include <setjmp.h>
+#endif
+
+#define FAIL(...)                                                                               \
+    do {                                                                                        \
+        snprintf(err, errlen, __VA_ARGS__);                                                     \
+        return MH_ERR_IO;                                                                       \
+    } while (0)
+
+void mh_image_free(mh_image *img)
+{
+    free(img->data);
+    memset(img, 0, sizeof *img);
+}
+
+static int has_suffix(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), m = strlen(suffix);
+    return n >= m && strcasecmp(path + n - m, suffix) == 0;
+}
+
+static mh_status alloc_pixels(mh_image *img, char *err, size_t errlen)
+{
+    size_t bytes = (size_t)img->width * img->height * img->channels;
+    if (img->width <= 0 || img->height <= 0 || bytes / img->channels / img->width != (size_t)img->height)
+        FAIL("image size %d x %d is not valid", img->width, img->height);
+    if (!(img->data = malloc(bytes))) FAIL("out of memory for a %d x %d image", img->width, img->height);
+    return MH_OK;
+}
+
+/* ---- PGM / PPM ------------------------------------------------------------------------- */
+
+/* The next header number, skipping white space and # comments; -1 when there is none. */
+static long pnm_number(FILE *f)
+{
+    int c;
+    for (;;) {
+        c = fgetc(f);
+        if (c == '#')
+            while (c != '\n' && c != EOF) c = fgetc(f);
+        if (c == EOF) return -1;
+        if (!isspace(c)) break;
+    }
+    if (!isdigit(c)) return -1;
+    long v = 0;
+    while (isdigit(c)) {
+        if (v > 100000000) return -1;
+        v = v * 10 + (c - '0');
+        c = fgetc(f);
+    }
+    return isspace(c) ? v : -1; /* exactly one white-space character ends the header */
+}
+
+static mh_status read_pnm(FILE *f, const char *path, mh_image *img, char *err, size_t errlen)
+{
+    char magic[2];
+    if (fread(magic, 1, 2, f) != 2 || magic[0] != 'P') FAIL("%s: not a PNG, PGM or PPM file", path);
+    if (magic[1] == '2' || magic[1] == '3') FAIL("%s: ASCII PNM (P%c) is not supported; use binary P5/P6", path, magic[1]);
+    if (magic[1] == '1' || magic[1] == '4') FAIL("%s: bitmaps (P%c) are not supported; use P5/P6", path, magic[1]);
+    if (magic[1] != '5' && magic[1] != '6') FAIL("%s: unknown PNM type P%c", path, magic[1]);
+    long w = pnm_number(f), h = pnm_number(f), maxval = pnm_number(f);
+    if (w <= 0 || h <= 0 || maxval <= 0) FAIL("%s: malformed P%c header", path, magic[1]);
+    if (maxval > 255) FAIL("%s: %ld-level (16-bit) samples are not supported; convert to 8 bits", path, maxval);
+    img->width = (int)w, img->height = (int)h, img->channels = magic[1] == '5' ? 1 : 3, img->format = MH_IMAGE_PNM;
+    mh_status s = alloc_pixels(img, err, errlen);
+    if (s != MH_OK) return s;
+    size_t bytes = (size_t)w * h * img->channels, got = fread(img->data, 1, bytes, f);
+    if (got != bytes) {
+        mh_image_free(img);
+        FAIL("%s: truncated: %zu of %zu pixel bytes", path, got, bytes);
+    }
+    if (maxval != 255) /* scale to the full 8-bit range */
+        for (size_t i = 0; i < bytes; ++i) img->data[i] = (unsigned char)((img->data[i] * 255 + maxval / 2) / maxval);
+    return MH_OK;
+}
+
+static int write_pnm(FILE *f, const mh_image *img)
+{
+    size_t bytes = (size_t)img->width * img->height * img->channels;
+    return fprintf(f, "P%c\n%d %d\n255\n", img->channels == 1 ? '5' : '6', img->width, img->height) > 0 &&
+           fwrite(img->data, 1, bytes, f) == bytes;
+}
+
+/* ---- PNG -------------------------------------------------------------------------------- */
+
+#ifdef MEMHIER_HAVE_PNG
+static void png_error_fn(png_structp png, png_const_charp msg)
+{
+    char *buf = (char *)png_get_error_ptr(png);
+    snprintf(buf, 256, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void png_warning_fn(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
+
+static mh_status read_png(FILE *f, const char *path, mh_image *img, char *err, size_t errlen)
+{
+    char why[256] = "";
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, why, png_error_fn, png_warning_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    png_bytep *rows = NULL;
+    if (!png || !info) {
+        png_destroy_read_struct(&png, &info, NULL);
+        FAIL("%s: out of memory", path);
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        free(rows);
+        mh_image_free(img);
+        FAIL("%s: malformed or truncated PNG: %s", path, why);
+    }
+    png_init_io(png, f);
+    png_read_info(png, info);
+    const int depth = png_get_bit_depth(png, info), type = png_get_color_type(png, info);
+    if (depth == 16) {
+        png_destroy_read_struct(&png, &info, NULL);
+        FAIL("%s: 16-bit PNG is not supported; convert to 8 bits per channel", path);
+    }
+    if (type & PNG_COLOR_MASK_ALPHA || png_get_valid(png, info, PNG_INFO_tRNS)) {
+        png_destroy_read_struct(&png, &info, NULL);
+        FAIL("%s: PNG with an alpha channel or transparency is not supported; flatten it first", path);
+    }
+    if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);         /* lossless */
+    if (type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    png_read_update_info(png, info);
+    img->width = (int)png_get_image_width(png, info);
+    img->height = (int)png_get_image_height(png, info);
+    img->channels = png_get_channels(png, info);
+    img->format = MH_IMAGE_PNG;
+    mh_status s = alloc_pixels(img, err, errlen);
+    if (s == MH_OK && !(rows = malloc(sizeof *rows * (size_t)img->height))) s = MH_ERR_OUT_OF_MEMORY;
+    if (s != MH_OK) {
+        png_destroy_read_struct(&png, &info, NULL);
+        mh_image_free(img);
+        FAIL("%s: out of memory", path);
+    }
+    for (int y = 0; y < img->height; ++y) rows[y] = img->data + (size_t)y * img->width * img->channels;
+    png_read_image(png, rows);
+    png_read_end(png, NULL);
+    png_destroy_read_struct(&png, &info, NULL);
+    free(rows);
+    return MH_OK;
+}
+
+static int write_png(FILE *f, const mh_image *img)
+{
+    char why[256];
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, why, png_error_fn, png_warning_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info || setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return 0;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8,
+                 img->channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (int y = 0; y < img->height; ++y) png_write_row(png, img->data + (size_t)y * img->width * img->channels);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    return 1;
+}
+#endif
+
+/* ---- dispatch by content and by name ---------------------------------------------------- */
+
+mh_status mh_image_read(const char *path, mh_image *img, char *err, size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    FILE *f = fopen(path, "rb");
+    if (!f) FAIL("%s: %s", path, strerror(errno));
+    unsigned char sig[8] = {0};
+    size_t got = fread(sig, 1, 8, f);
+    rewind(f);
+    mh_status s;
+    if (got == 8 && memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0) {
+#ifdef MEMHIER_HAVE_PNG
+        s = read_png(f, path, img, err, errlen);
+#else
+        snprintf(err, errlen, "%s: this build of memhier has no PNG support (libpng was not found)", path);
+        s = MH_ERR_IO;
+#endif
+    } else {
+        s = read_pnm(f, path, img, err, errlen);
+    }
+    fclose(f);
+    return s;
+}
+
+static int write_image(FILE *f, const void *state)
+{
+    const mh_image *img = state;
+#ifdef MEMHIER_HAVE_PNG
+    if (img->format == MH_IMAGE_PNG) return write_png(f, img);
+#endif
+    return write_pnm(f, img);
+}
+
+mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_t errlen)
+{
+    const int png = has_suffix(path, ".png"), pgm = has_suffix(path, ".pgm"), ppm = has_suffix(path, ".ppm");
+    if (!png && !pgm && !ppm) FAIL("%s: the output name must end in .png, .pgm or .ppm", path);
+    if ((pgm && img->channels != 1) || (ppm && img->channels != 3))
+        FAIL("%s: a %s image cannot be written as %s; use .%s or .png", path, img->channels == 1 ? "grayscale" : "RGB",
+             pgm ? "PGM" : "PPM", img->channels == 1 ? "pgm" : "ppm");
+#ifndef MEMHIER_HAVE_PNG
+    if (png) FAIL("%s: this build of memhier has no PNG support (libpng was not found)", path);
+#endif
+    mh_image out = *img;
+    out.format = png ? MH_IMAGE_PNG : MH_IMAGE_PNM;
+    return mh_write_atomically(path, write_image, &out, err, errlen);
+}

@@ -1,0 +1,31 @@
+/* 8-bit grayscale and RGB images: PNG (with libpng), binary PGM (P5) and PPM (P6). */
+#ifndef MH_IMAGE_H
+#define MH_IMAGE_H
+
+#include "memhier.h"
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mh_image_format { MH_IMAGE_PNM = 0, MH_IMAGE_PNG } mh_image_format;
+
+typedef struct mh_image {
+    int width, height, channels; /* channels: 1 (gray) or 3 (RGB) */
+    mh_image_format format;      /* what it was read from */
+    unsigned char *data;         /* interleaved rows, malloc'd */
+} mh_image;
+
+/* Reads by content (PNG signature, else P5/P6); on failure err names the file and the cause. */
+mh_status mh_image_read(const char *path, mh_image *img, char *err, size_t errlen);
+/* Writes by the name's suffix (.png, .pgm, .ppm), whole or not at all. */
+mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_t errlen);
+void mh_image_free(mh_image *img);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,28 @@
+/* conv2d/cudnn: cuDNN's convolution on one 1-channel image (cudnn_conv.c: FP32, TF32 off,
+ * cudnnFind's fastest algorithm for the shape). */
+#include "cudnn_conv.h"
+
+static int cudnn_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    (void)ctx;
+    return mh_cudnn_fits(x->conv2d.rows, x->conv2d.cols, x->conv2d.krows, x->conv2d.kcols, why, len);
+}
+
+static mh_status cudnn_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    return mh_cudnn_correlate(ctx, a->in, a->rows, a->cols, a->filter, a->krows, a->kcols, a->lpr, a->lpc, a->out,
+                              a->out_rows, a->out_cols);
+}
+
+static const mh_row rows[] = {
+    {{"conv2d/cudnn", MH_OP_CONV2D, MH_BACKEND_VENDOR, 10, "vendor", "cuDNN",
+      "cudnnConvolutionForward on one channel, FP32 (TF32 off), fastest algorithm by cudnnFind"},
+     cudnn_supports, cudnn_run, NULL},
+};
+
+const mh_row *mh_conv2d_cudnn_rows(size_t *count)
+{
+    *count = sizeof rows / sizeof rows[0];
+    return rows;
+}

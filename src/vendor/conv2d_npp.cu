@@ -1,0 +1,91 @@
+/* conv2d/npp: NPP's general 2-D filter (nppiFilter_32f_C1R), the image-processing library
+ * a CUDA user has at hand. Built only where NPP is installed.
+ *
+ * NPP applies its kernel as a convolution (coefficients "stored in reverse order"), so the
+ * filter is reversed into the workspace first. Its bordered variant offers replicate borders
+ * only, so zero padding (same, full) is done the plain way: the image is copied into a
+ * zeroed, padded workspace image and filtered there, that copy counted in the row's time. */
+#include "../cuda/common.cuh"
+
+#include <limits.h>
+#include <nppi_filtering_functions.h>
+#include <stdio.h>
+#include <string.h>
+
+static __global__ void reverse_kernel(float *dst, const float *src, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src[n - 1 - i];
+}
+
+static mh_status stream_context(mh_context *ctx, NppStreamContext *sc)
+{
+    cudaDeviceProp prop;
+    memset(sc, 0, sizeof *sc); /* the workspace handle (or reserved field) must be zero */
+    MH_CUDA_TRY(ctx, cudaGetDeviceProperties(&prop, ctx->device));
+    sc->hStream = mh_stream(ctx);
+    sc->nCudaDeviceId = ctx->device;
+    sc->nMultiProcessorCount = prop.multiProcessorCount;
+    sc->nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
+    sc->nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
+    sc->nSharedMemPerBlock = prop.sharedMemPerBlock;
+    sc->nCudaDevAttrComputeCapabilityMajor = prop.major;
+    sc->nCudaDevAttrComputeCapabilityMinor = prop.minor;
+    MH_CUDA_TRY(ctx, cudaStreamGetFlags(mh_stream(ctx), &sc->nStreamFlags));
+    return MH_OK;
+}
+
+static int npp_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    const size_t pw = a->out_cols + a->kcols - 1, ph = a->out_rows + a->krows - 1;
+    if (pw * sizeof(float) < (size_t)INT_MAX && ph < (size_t)INT_MAX) return 1;
+    snprintf(why, len, "a %zu x %zu image exceeds NPP's int-sized steps and ROIs", a->rows, a->cols);
+    return 0;
+}
+
+static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+static mh_status npp_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    const int taps = a->krows * a->kcols;
+    const int padded = a->pad != MH_PAD_VALID;
+    const size_t pw = a->out_cols + a->kcols - 1, ph = a->out_rows + a->krows - 1;
+    const size_t fbytes = align256((size_t)taps * sizeof(float)), pbytes = padded ? pw * ph * sizeof(float) : 0;
+    NppStreamContext sc;
+    void *ws;
+    mh_status s = stream_context(ctx, &sc);
+    if (s == MH_OK) s = mh_workspace(ctx, fbytes + pbytes, &ws);
+    if (s != MH_OK) return s;
+    float *rev = (float *)ws, *src = (float *)a->in;
+    size_t src_cols = a->cols;
+    reverse_kernel<<<(taps + 255) / 256, 256, 0, mh_stream(ctx)>>>(rev, a->filter, taps);
+    if ((s = MH_LAUNCH_CHECK(ctx, "reverse_kernel")) != MH_OK) return s;
+    if (padded) { /* the image inside a zeroed frame: lpr rows above, lpc columns left */
+        src = (float *)((char *)ws + fbytes);
+        src_cols = pw;
+        MH_CUDA_TRY(ctx, cudaMemsetAsync(src, 0, pbytes, mh_stream(ctx)));
+        MH_CUDA_TRY(ctx, cudaMemcpy2DAsync(src + (size_t)a->lpr * pw + a->lpc, pw * sizeof(float), a->in,
+                                           a->cols * sizeof(float), a->cols * sizeof(float), a->rows,
+                                           cudaMemcpyDeviceToDevice, mh_stream(ctx)));
+    }
+    const NppiSize roi = {(int)a->out_cols, (int)a->out_rows}, ksize = {a->kcols, a->krows};
+    const NppiPoint anchor = {0, 0}; /* the window of output (x, y) starts at source (x, y) */
+    NppStatus st = nppiFilter_32f_C1R_Ctx(src, (Npp32s)(src_cols * sizeof(float)), a->out,
+                                          (Npp32s)(a->out_cols * sizeof(float)), roi, rev, ksize, anchor, sc);
+    if (st != NPP_SUCCESS) return mh_fail(ctx, MH_ERR_VENDOR, "nppiFilter_32f_C1R_Ctx returned NppStatus %d", (int)st);
+    return MH_OK;
+}
+
+static const mh_row rows[] = {
+    {{"conv2d/npp", MH_OP_CONV2D, MH_BACKEND_VENDOR, 11, "vendor", "NPP",
+      "nppiFilter_32f_C1R; zero padding by a padded copy (NPP's borders only replicate)"},
+     npp_supports, npp_run, NULL},
+};
+
+extern "C" const mh_row *mh_conv2d_npp_rows(size_t *count)
+{
+    *count = sizeof rows / sizeof rows[0];
+    return rows;
+}

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""The oracle for conv2d and image filtering: memhier's CLI against scipy.
+
+usage: conv2d_cli.py MEMHIER_BINARY WORK_DIR
+
+- `memhier run conv2d` in every padding against scipy.signal.correlate2d (float64), with
+  `auto` and with every variant this machine can run (separable on rank-1 filters; on a
+  full-rank filter it must refuse);
+- `memhier filter` on a real photograph (tests/data/hopper.png, RGB, and its gray version
+  as PGM) with every named filter and a .npy one, against scipy.ndimage.correlate with zero
+  borders, rounded half up and clamped to 0..255;
+- refusals: bad filter specs, unreadable, truncated, 16-bit and alpha images, wrong output
+  names: a non-zero exit, a message, and no output file.
+
+Even filter sides: memhier anchors at (k-1)//2 like PyTorch; scipy.signal's 'same' and
+ndimage's default centre one sample later, so the oracle takes the 'full' output at
+memhier's offset, and passes origin=-1 to ndimage on even axes.
+"""
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+from scipy import ndimage, signal
+
+CLI, WORK = sys.argv[1], sys.argv[2]
+HERE = os.path.dirname(os.path.abspath(__file__))
+PHOTO = os.path.join(HERE, "..", "data", "hopper.png")
+os.makedirs(WORK, exist_ok=True)
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg, flush=True)
+
+
+def memhier(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True)
+
+
+def path(name):
+    return os.path.join(WORK, name)
+
+
+# ---- minimal PNG (8-bit gray/RGB, no interlace) and PNM, so that only numpy is needed ----
+
+def png_read(p):
+    data = open(p, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", p
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = ihdr
+    assert depth == 8 and ctype in (0, 2) and interlace == 0, (depth, ctype, interlace)
+    ch = 1 if ctype == 0 else 3
+    raw = zlib.decompress(idat)
+    stride = w * ch
+    out = np.zeros((h, stride), np.uint8)
+    prev = np.zeros(stride, np.int32)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
+        cur = np.zeros(stride, np.int32)
+        for x in range(stride):
+            a = cur[x - ch] if x >= ch else 0
+            b = prev[x]
+            c = prev[x - ch] if x >= ch else 0
+            if f == 0: pred = 0
+            elif f == 1: pred = a
+            elif f == 2: pred = b
+            elif f == 3: pred = (a + b) // 2
+            else:
+                p_ = a + b - c
+                pa, pb, pc = abs(p_ - a), abs(p_ - b), abs(p_ - c)
+                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            cur[x] = (line[x] + pred) & 255
+        out[y] = cur
+        prev = cur
+    return out.reshape(h, w, ch)
+
+
+def png_write(p, img, depth=8, ctype=None):
+    """Writes img (h, w, ch) with filter 0; depth 16 and other colour types on request."""
+    h, w, ch = img.shape
+    ctype = {1: 0, 2: 4, 3: 2, 4: 6}[ch] if ctype is None else ctype
+    dtype = ">u2" if depth == 16 else np.uint8
+    rows = b"".join(b"\x00" + img[y].astype(dtype).tobytes() for y in range(h))
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xffffffff)
+
+    blob = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, ctype, 0, 0, 0))
+    open(p, "wb").write(blob + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def pnm_read(p):
+    data = open(p, "rb").read()
+    fields, pos = [], 2
+    while len(fields) < 3:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        start = pos
+        while not data[pos:pos + 1].isspace():
+            pos += 1
+        fields.append(int(data[start:pos]))
+    w, h, _ = fields
+    ch = 1 if data[:2] == b"P5" else 3
+    return np.frombuffer(data, np.uint8, w * h * ch, pos + 1).reshape(h, w, ch)
+
+
+def image_read(p):
+    return png_read(p) if open(p, "rb").read(4) == b"\x89PNG" else pnm_read(p)
+
+
+def pnm_write(p, img):
+    h, w, ch = img.shape
+    open(p, "wb").write(b"P%d\n%d %d\n255\n" % (5 if ch == 1 else 6, w, h) + img.astype(np.uint8).tobytes())
+
+
+# ---- run conv2d ---------------------------------------------------------------------------
+
+def expected(x, f, pad):
+    """scipy's correlation and the sum of |terms| per output, at memhier's anchor."""
+    x64, f64 = x.astype(np.float64), f.astype(np.float64)
+    if pad != "same":
+        return signal.correlate2d(x64, f64, pad), signal.correlate2d(np.abs(x64), np.abs(f64), pad)
+    full = signal.correlate2d(x64, f64, "full")
+    mag = signal.correlate2d(np.abs(x64), np.abs(f64), "full")
+    r0, c0 = f.shape[0] // 2, f.shape[1] // 2  # = (k-1) - (k-1)//2: PyTorch's anchor in 'full'
+    sl = (slice(r0, r0 + x.shape[0]), slice(c0, c0 + x.shape[1]))
+    return full[sl], mag[sl]
+
+
+def check_run(x, f, pad, variant=None, device=None, must_refuse=None):
+    np.save(path("x.npy"), x)
+    np.save(path("f.npy"), f)
+    out = path("y.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    args = ["run", "conv2d", "--in", path("x.npy"), "--filter", path("f.npy"), "--pad", pad, "--out", out]
+    args += ["--variant", variant] if variant else []
+    args += ["--device", device] if device else []
+    what = f"{variant or 'auto'} {x.shape} filter {f.shape} pad={pad}"
+    r = memhier(*args)
+    if must_refuse:
+        if r.returncode == 0 or must_refuse not in r.stderr or os.path.exists(out):
+            fail(f"{what}: expected a refusal with {must_refuse!r}, got exit {r.returncode}: {r.stderr.strip()}")
+        return
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    y = np.load(out)
+    ref, mag = expected(x, f, pad)
+    if y.dtype != np.float32 or y.shape != ref.shape:
+        return fail(f"{what}: got {y.dtype} {y.shape}, scipy gives {ref.shape}")
+    rtol = 1e-5 * (1 + np.log2(f.size))
+    err = np.abs(y.astype(np.float64) - ref)
+    bound = rtol * (mag + mag.mean())
+    if not np.all(err <= bound):
+        i = np.unravel_index(np.argmax(err - bound), err.shape)
+        fail(f"{what}: y{i} = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
+
+
+def registry():
+    r = memhier("list", "conv2d")
+    return [tuple(line.split()[:2]) for line in r.stdout.splitlines()[1:] if line.strip()]
+
+
+def check_runs(rng, has_gpu):
+    shapes = [((1, 1), (1, 1)), ((9, 13), (3, 3)), ((40, 37), (4, 6)), ((64, 65), (7, 7)), ((33, 70), (31, 5)),
+              ((5, 6), (9, 8))]
+    for (h, w), (kr, kc) in shapes:
+        x = rng.uniform(-1, 1, (h, w)).astype(np.float32)
+        f = rng.uniform(-1, 1, (kr, kc)).astype(np.float32)
+        for pad in ("valid", "same", "full"):
+            if pad == "valid" and (kr > h or kc > w):
+                continue
+            check_run(x, f, pad)
+            check_run(x, f, pad, device="cpu")
+    x = rng.uniform(-1, 1, (101, 203)).astype(np.float32)
+    full_rank = rng.uniform(-1, 1, (5, 7)).astype(np.float32)
+    rank1 = np.outer(rng.uniform(-1, 1, 9), rng.uniform(-1, 1, 4)).astype(np.float32)
+    for name, backend in registry():
+        if backend != "cpu" and not has_gpu:
+            continue
+        device = "cpu" if backend == "cpu" else "0"
+        if name == "conv2d/separable":
+            check_run(x, rank1, "same", name, device)
+            check_run(x, full_rank, "same", name, device, must_refuse="not rank 1")
+            continue
+        for f, pad in ((full_rank, "valid"), (rank1, "same"), (full_rank, "full")):
+            check_run(x, f, pad, name, device)
+
+
+# ---- memhier filter on a photograph --------------------------------------------------------
+
+def named_filter(spec):
+    if spec.startswith("gaussian:"):
+        s = float(spec[9:])
+        r = int(np.ceil(3 * s))
+        g = np.exp(-np.arange(-r, r + 1) ** 2 / (2 * s * s))
+        g /= g.sum()
+        return np.outer(g, g)
+    if spec.startswith("box:"):
+        k = int(spec[4:])
+        return np.full((k, k), 1.0 / (k * k))
+    return {"sobel-x": [[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]], "sobel-y": [[-1, -2, -1], [0, 0, 0], [1, 2, 1]],
+            "laplacian": [[0, 1, 0], [1, -4, 1], [0, 1, 0]], "sharpen": [[0, -1, 0], [-1, 5, -1], [0, -1, 0]]}[spec]
+
+
+def expected_image(img, f):
+    f32 = np.asarray(f, np.float32).astype(np.float64)  # memhier filters with float32 taps
+    origin = [-1 if n % 2 == 0 else 0 for n in f32.shape]
+    out = np.empty_like(img)
+    for c in range(img.shape[2]):
+        v = ndimage.correlate(img[:, :, c].astype(np.float64), f32, mode="constant", cval=0.0, origin=origin)
+        out[:, :, c] = np.clip(np.floor(v + 0.5), 0, 255)
+    return out
+
+
+def check_filter(src, out_name, spec, f, variant=None):
+    out = path(out_name)
+    if os.path.exists(out):
+        os.remove(out)
+    args = ["filter", src, out, "--filter", spec] + (["--variant", variant] if variant else [])
+    r = memhier(*args)
+    what = f"filter {os.path.basename(src)} --filter {os.path.basename(spec)} {variant or ''}"
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    got = image_read(out).astype(np.int32)
+    want = expected_image(image_read(src), f).astype(np.int32)
+    if got.shape != want.shape:
+        return fail(f"{what}: shape {got.shape}, expected {want.shape}")
+    diff = np.abs(got - want)
+    # float32 sums against scipy's float64 can land on the other side of a .5: allow 1 level, rarely
+    if diff.max() > 1 or (diff > 0).mean() > 1e-3:
+        fail(f"{what}: {int((diff > 0).sum())} pixels differ, by up to {int(diff.max())}")
+
+
+def check_filters(has_gpu):
+    photo = png_read(PHOTO)
+    gray = np.round(photo @ np.array([0.299, 0.587, 0.114])).astype(np.uint8)[:, :, None]
+    gray_pgm = path("hopper_gray.pgm")
+    pnm_write(gray_pgm, gray)
+    odd = np.array([[1, 2, 0, -1, 3], [0.5, -2, 1, 1, 0], [2, 0, 0, -3, 1]], np.float32) / 4
+    np.save(path("odd.npy"), odd)
+    specs = [("gaussian:1.5", None), ("box:5", None), ("box:4", None), ("sobel-x", None), ("sobel-y", None),
+             ("laplacian", None), ("sharpen", None), (path("odd.npy"), odd)]
+    for spec, f in specs:
+        f = named_filter(spec) if f is None else f
+        check_filter(PHOTO, "out.png", spec, f)
+        check_filter(gray_pgm, "out.pgm", spec, f)
+    variants = ["regtile", "shared", "separable"] if has_gpu else ["cpu-reference"]
+    for v in variants:
+        check_filter(PHOTO, "out.ppm", "gaussian:2", named_filter("gaussian:2"), v)
+
+
+def check_refusals(rng):
+    out = path("refused.png")
+    deep, alpha, cut = path("deep.png"), path("alpha.png"), path("cut.png")
+    png_write(deep, rng.integers(0, 65535, (8, 8, 3)), depth=16)
+    png_write(alpha, rng.integers(0, 255, (8, 8, 4)))
+    open(cut, "wb").write(open(PHOTO, "rb").read()[:5000])
+    np.save(path("cube.npy"), np.zeros((3, 3, 3), np.float32))
+    cases = [
+        (["filter", PHOTO, out, "--filter", "blur"], "is not a filter"),
+        (["filter", PHOTO, out, "--filter", "gaussian:0"], "SIGMA must be"),
+        (["filter", PHOTO, out, "--filter", "gaussian:9"], "SIGMA must be"),
+        (["filter", PHOTO, out, "--filter", "box:0"], "K must be"),
+        (["filter", PHOTO, out, "--filter", "box:40"], "K must be"),
+        (["filter", PHOTO, out, "--filter", path("none.npy")], "No such file"),
+        (["filter", PHOTO, out, "--filter", path("cube.npy")], "2-D float32"),
+        (["filter", path("missing.png"), out, "--filter", "box:3"], "No such file"),
+        (["filter", cut, out, "--filter", "box:3"], "malformed or truncated PNG"),
+        (["filter", deep, out, "--filter", "box:3"], "16-bit PNG"),
+        (["filter", alpha, out, "--filter", "box:3"], "alpha channel"),
+        (["filter", PHOTO, path("refused.pgm"), "--filter", "box:3"], "RGB image cannot be written as PGM"),
+        (["filter", PHOTO, path("refused.jpg"), "--filter", "box:3"], ".png, .pgm or .ppm"),
+        (["filter", PHOTO, path("no/dir/x.png"), "--filter", "box:3"], "cannot create"),
+        (["filter", PHOTO, out], "needs --filter"),
+        (["filter", PHOTO, out, "--filter", "box:3", "--variant", "nope"], "variant = 'nope'"),
+    ]
+    x = path("x.npy")
+    np.save(x, rng.uniform(-1, 1, (10, 10)).astype(np.float32))
+    big = path("big_f.npy")
+    np.save(big, np.ones((12, 12), np.float32))
+    huge = path("huge_f.npy")
+    np.save(huge, np.ones((32, 3), np.float32))
+    cases += [
+        (["run", "conv2d", "--in", x, "--filter", big, "--out", out], "larger than the 10 x 10 image"),
+        (["run", "conv2d", "--in", x, "--filter", huge, "--pad", "same", "--out", out], "at most 31 x 31"),
+        (["run", "conv2d", "--in", path("cube.npy"), "--filter", big, "--out", out], "2-D float32"),
+        (["run", "conv2d", "--in", x, "--out", out], "needs --in, --filter and --out"),
+    ]
+    for args, phrase in cases:
+        for leftover in (out, path("refused.pgm"), path("refused.jpg")):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+        r = memhier(*args)
+        what = " ".join(os.path.basename(a) if a.startswith(WORK) else a for a in args)
+        if r.returncode == 0:
+            fail(f"`memhier {what}` succeeded; it should refuse")
+        elif phrase not in r.stderr:
+            fail(f"`memhier {what}`: stderr {r.stderr.strip()!r} lacks {phrase!r}")
+        for leftover in (out, path("refused.pgm"), path("refused.jpg")):
+            if os.path.exists(leftover):
+                fail(f"`memhier {what}` left {os.path.basename(leftover)} behind")
+
+
+def main():
+    rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+    has_gpu = memhier("info", "--device", "0").returncode == 0
+    print("GPU present:", has_gpu, flush=True)
+    check_runs(rng, has_gpu)
+    check_filters(has_gpu)
+    check_refusals(rng)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

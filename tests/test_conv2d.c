@@ -1,0 +1,158 @@
+/* Every conv2d variant of one backend against the double reference:
+ *   test_conv2d cpu   the CPU rows (always runs)
+ *   test_conv2d gpu   the CUDA and vendor rows and every tuning configuration (exit 77 only
+ *                     when the machine has no CUDA device)
+ * Images from 1 x 1 up, primes, sizes that are no multiple of any tile, filters from 1 x 1
+ * to 31 x 31, square or not, odd or even, larger than the image (same, full), every padding,
+ * misaligned pointers; each shape with a random (full-rank) filter and a rank-1 one.
+ * Outputs are poisoned with NaN and fenced by guard words. `separable` must compute rank-1
+ * filters and refuse the others with MH_ERR_UNSUPPORTED and nothing written; `auto` must
+ * take the separable path exactly for rank-1 filters. */
+#include "testing.h"
+
+typedef struct tcase {
+    size_t rows, cols, kr, kc;
+    int misaligned; /* in, filter and out start 1, 3 and 2 floats past an aligned address */
+} tcase;
+
+static const tcase cases[] = {
+    {1, 1, 1, 1, 0},      {1, 7, 1, 3, 0},      {7, 1, 3, 1, 1},      {5, 5, 5, 5, 0},       {17, 33, 3, 3, 0},
+    {31, 63, 4, 6, 1},    {64, 64, 31, 31, 0},  {100, 37, 2, 15, 0},  {257, 129, 7, 7, 1},   {129, 257, 11, 11, 0},
+    {513, 300, 15, 15, 0}, {33, 1000, 1, 31, 1}, {1000, 33, 31, 1, 0}, {300, 1001, 13, 8, 1}, {2048, 2048, 3, 3, 0},
+    {1031, 1500, 9, 9, 0}, {3, 4, 7, 9, 0},      {20, 20, 31, 31, 1}, /* filter larger than the image: same, full */
+};
+
+typedef struct problem {
+    const tcase *c;
+    mh_args shape;
+    int rank1;
+    float *in, *filter;
+    double *ref, *mag;
+    unsigned long long seed;
+} problem;
+
+static void make_problem(problem *p, const tcase *c, mh_pad pad, int rank1, unsigned long long seed)
+{
+    p->c = c, p->rank1 = rank1, p->seed = seed;
+    mh_conv2d_args_init(NULL, &p->shape, NULL, c->rows, c->cols, NULL, c->kr, c->kc, pad, NULL);
+    const mh_conv2d_args *s = &p->shape.conv2d;
+    const size_t outs = s->out_rows * s->out_cols;
+    p->in = malloc(c->rows * c->cols * sizeof(float));
+    p->filter = malloc(c->kr * c->kc * sizeof(float));
+    p->ref = malloc(outs * sizeof(double));
+    p->mag = malloc(outs * sizeof(double));
+    mh_fill_uniform(p->in, c->rows * c->cols, seed, 1.0f);
+    if (rank1) { /* an outer product u v^T of random factors */
+        float u[MH_CONV2D_MAX_K], v[MH_CONV2D_MAX_K];
+        mh_fill_uniform(u, c->kr, seed + 1, 1.0f);
+        mh_fill_uniform(v, c->kc, seed + 2, 1.0f);
+        for (size_t i = 0; i < c->kr; ++i)
+            for (size_t j = 0; j < c->kc; ++j) p->filter[i * c->kc + j] = u[i] * v[j];
+    } else {
+        mh_fill_uniform(p->filter, c->kr * c->kc, seed + 1, 1.0f);
+    }
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long long i = 0; i < (long long)outs; ++i)
+        mh_conv2d_reference_at(s, p->in, p->filter, (size_t)i / s->out_cols, (size_t)i % s->out_cols, &p->ref[i],
+                               &p->mag[i]);
+}
+
+static void free_problem(problem *p) { free(p->in), free(p->filter), free(p->ref), free(p->mag); }
+
+static const char *describe(const problem *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "%zux%zu image, %zux%zu %s filter, pad=%s, misaligned=%d, seed=%llu", p->c->rows, p->c->cols,
+             p->c->kr, p->c->kc, p->rank1 ? "rank-1" : "random", mh_pad_name(p->shape.conv2d.pad), p->c->misaligned,
+             p->seed);
+    return buf;
+}
+
+/* A refused call: the right status, a message, and nothing written. */
+static void check_refusal(mh_context *ctx, const char *name, mh_status s, const char *why, const test_out *out,
+                          const char *what)
+{
+    CHECK(s == MH_ERR_UNSUPPORTED && (!why || strstr(mh_context_error(ctx), why)), "%s on %s: status %s, message %s",
+          name, what, mh_status_str(s), mh_context_error(ctx));
+    mh_context_synchronize(ctx);
+    size_t broken = test_out_fetch(out), written = test_out_written(out);
+    CHECK(broken == 0 && written == 0, "%s on %s wrote %zu outputs and %zu guards while refusing", name, what, written,
+          broken);
+}
+
+static void check_variant(mh_context *ctx, const problem *p, const float *in, const float *filter, const test_out *out,
+                          const mh_row *row, int config)
+{
+    const mh_conv2d_args *s = &p->shape.conv2d;
+    const char *name = row ? row->info.name : "auto", *cfg = row && row->configs ? row->configs[config] : "";
+    char what[256];
+    describe(p, what, sizeof what);
+    test_out_poison(out);
+    mh_args a;
+    mh_conv2d_args_init(ctx, &a, in, s->rows, s->cols, filter, (size_t)s->krows, (size_t)s->kcols, s->pad, out->data);
+    a.config = config;
+    char why[512] = "";
+    if (row && !row->supports(ctx, &a, why, sizeof why)) {
+        CHECK(why[0] != '\0', "%s refuses %s without a reason", name, what);
+        if (config == 0)
+            check_refusal(ctx, name, mh_conv2d(ctx, name, in, s->rows, s->cols, filter, (size_t)s->krows,
+                                               (size_t)s->kcols, s->pad, out->data),
+                          why, out, what);
+        return;
+    }
+    mh_status st = config == 0 ? mh_conv2d(ctx, row ? name : NULL, in, s->rows, s->cols, filter, (size_t)s->krows,
+                                           (size_t)s->kcols, s->pad, out->data)
+                               : mh_run_row(ctx, row, &a);
+    if (row && !strcmp(name, "conv2d/separable") && !p->rank1) { /* must refuse a full-rank filter */
+        check_refusal(ctx, name, st, "not rank 1", out, what);
+        return;
+    }
+    if (st == MH_OK) st = mh_context_synchronize(ctx);
+    CHECK(st == MH_OK, "%s %s on %s: %s: %s", name, cfg, what, mh_status_str(st), mh_context_error(ctx));
+    if (st != MH_OK) return;
+    size_t broken = test_out_fetch(out);
+    mh_error_stats e;
+    const size_t outs = s->out_rows * s->out_cols;
+    int ok = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, outs, mh_sum_rtol((size_t)s->krows * s->kcols), &e);
+    CHECK(broken == 0, "%s %s on %s wrote %zu guard words outside out", name, cfg, what, broken);
+    CHECK(ok, "%s %s on %s: out[%zu][%zu]=%.8g ref %.8g; %zu bad, %zu NaN, rel_l2 %.3g", name, cfg, what,
+          e.first_bad / s->out_cols, e.first_bad % s->out_cols, e.first_out, e.first_ref, e.bad, e.nonfinite, e.rel_l2);
+}
+
+int main(int argc, char **argv)
+{
+    const int gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
+    if (gpu) test_require_gpu();
+    const unsigned long long seed = test_seed();
+    const size_t max_n = test_max_n();
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, gpu ? 0 : MH_CPU) == MH_OK, "context");
+    size_t runs = 0;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+        const tcase *c = &cases[ci];
+        if (c->rows * c->cols > max_n) continue;
+        for (int pad = MH_PAD_VALID; pad <= MH_PAD_FULL; ++pad)
+            for (int rank1 = 0; rank1 <= 1; ++rank1) {
+                if (pad == MH_PAD_VALID && (c->kr > c->rows || c->kc > c->cols)) continue;
+                problem p;
+                make_problem(&p, c, (mh_pad)pad, rank1, seed + 1000 * ci + 10 * (unsigned long long)pad + rank1);
+                const size_t outs = p.shape.conv2d.out_rows * p.shape.conv2d.out_cols;
+                test_in in = test_in_copy(gpu, p.in, c->rows * c->cols, c->misaligned ? 1 : 0);
+                test_in filter = test_in_copy(gpu, p.filter, c->kr * c->kc, c->misaligned ? 3 : 0);
+                test_out out = test_out_alloc(gpu, outs, c->misaligned ? 2 : 0);
+                for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D); ++r) {
+                    const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
+                    if (!test_row_fits(row, gpu)) continue;
+                    for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg, ++runs)
+                        check_variant(ctx, &p, in.data, filter.data, &out, row, cfg);
+                }
+                check_variant(ctx, &p, in.data, filter.data, &out, NULL, 0); /* auto */
+                test_out_free(&out);
+                test_release(gpu, in.base), test_release(gpu, filter.base);
+                free_problem(&p);
+            }
+        printf("%zux%zu with %zux%zu done (%zu runs so far)\n", c->rows, c->cols, c->kr, c->kc, runs);
+        fflush(stdout);
+    }
+    mh_context_destroy(ctx);
+    return test_finish(gpu ? "test_conv2d gpu" : "test_conv2d cpu");
+}

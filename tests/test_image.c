@@ -1,0 +1,155 @@
+/* Images for `memhier filter`: round trips of gray and RGB through PNG, PGM and PPM, and
+ * every file the reader must refuse (or convert) with a message saying what it found. */
+#include "io/image.h"
+#include "testing.h"
+
+#ifdef MEMHIER_HAVE_PNG
+#include <png.h>
+#endif
+
+static char dir[1024];
+
+static const char *path_of(const char *name)
+{
+    static char p[2048];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return p;
+}
+
+static void write_bytes(const char *name, const void *data, size_t len)
+{
+    FILE *f = fopen(path_of(name), "wb");
+    CHECK(f && fwrite(data, 1, len, f) == len, "writing %s", name);
+    if (f) fclose(f);
+}
+
+static void expect_refused(const char *name, const char *phrase)
+{
+    mh_image img;
+    char err[512] = "";
+    mh_status s = mh_image_read(path_of(name), &img, err, sizeof err);
+    CHECK(s == MH_ERR_IO && strstr(err, phrase), "%s: status %d, message \"%s\" lacks \"%s\"", name, (int)s, err, phrase);
+    CHECK(img.data == NULL, "%s: refused read left pixels behind", name);
+}
+
+static void round_trip(const char *name, int channels)
+{
+    mh_image img = {37, 23, channels, MH_IMAGE_PNM, malloc(37 * 23 * (size_t)channels)};
+    for (size_t i = 0; i < 37 * 23 * (size_t)channels; ++i) img.data[i] = (unsigned char)(i * 31 + 7);
+    char err[512];
+    CHECK(mh_image_write(path_of(name), &img, err, sizeof err) == MH_OK, "write %s: %s", name, err);
+    mh_image back;
+    CHECK(mh_image_read(path_of(name), &back, err, sizeof err) == MH_OK, "read %s: %s", name, err);
+    CHECK(back.width == 37 && back.height == 23 && back.channels == channels, "%s: shape changed", name);
+    CHECK(back.data && memcmp(back.data, img.data, 37 * 23 * (size_t)channels) == 0, "%s: pixels changed", name);
+    mh_image_free(&back);
+    mh_image_free(&img);
+}
+
+static void test_pnm(void)
+{
+    round_trip("gray.pgm", 1);
+    round_trip("rgb.ppm", 3);
+    write_bytes("ascii.pgm", "P2\n2 2\n255\n1 2 3 4\n", 19);
+    expect_refused("ascii.pgm", "ASCII PNM");
+    write_bytes("bits.pbm", "P4\n8 1\n\xff", 9);
+    expect_refused("bits.pbm", "bitmaps");
+    write_bytes("deep.pgm", "P5\n2 2\n65535\n\0\1\0\2\0\3\0\4", 21);
+    expect_refused("deep.pgm", "16-bit");
+    write_bytes("short.pgm", "P5\n4 4\n255\n0123456789", 21);
+    expect_refused("short.pgm", "truncated: 10 of 16");
+    write_bytes("header.ppm", "P6\n4 x\n255\n", 11);
+    expect_refused("header.ppm", "malformed P6 header");
+    write_bytes("noise.bin", "GIF89a....", 10);
+    expect_refused("noise.bin", "not a PNG, PGM or PPM");
+    expect_refused("missing.pgm", "No such file");
+    /* a comment in the header, and maxval 15 scaled to the 8-bit range */
+    write_bytes("comment.pgm", "P5\n# made by hand\n2 1\n15\n\x0f\x00", 27);
+    mh_image img;
+    char err[512];
+    CHECK(mh_image_read(path_of("comment.pgm"), &img, err, sizeof err) == MH_OK && img.data[0] == 255 && img.data[1] == 0,
+          "comment.pgm: %s", err);
+    mh_image_free(&img);
+}
+
+static void test_write_refusals(void)
+{
+    unsigned char px[3] = {1, 2, 3};
+    mh_image rgb = {1, 1, 3, MH_IMAGE_PNM, px}, gray = {1, 1, 1, MH_IMAGE_PNM, px};
+    char err[512];
+    CHECK(mh_image_write(path_of("out.jpg"), &gray, err, sizeof err) == MH_ERR_IO && strstr(err, ".png, .pgm or .ppm"),
+          "jpg: %s", err);
+    CHECK(mh_image_write(path_of("out.pgm"), &rgb, err, sizeof err) == MH_ERR_IO && strstr(err, "RGB image"), "rgb pgm: %s",
+          err);
+    CHECK(mh_image_write(path_of("no/such/dir/out.pgm"), &gray, err, sizeof err) == MH_ERR_IO, "missing folder");
+    CHECK(access(path_of("out.jpg"), F_OK) != 0 && access(path_of("out.pgm"), F_OK) != 0, "a refused write left a file");
+}
+
+#ifdef MEMHIER_HAVE_PNG
+/* A 4 x 2 PNG of any colour type and depth, written straight through libpng. */
+static void write_png_raw(const char *name, int color_type, int depth)
+{
+    FILE *f = fopen(path_of(name), "wb");
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    png_init_io(png, f);
+    png_set_IHDR(png, info, 4, 2, depth, color_type, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+                 PNG_FILTER_TYPE_DEFAULT);
+    png_color palette[4] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {9, 8, 7}};
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_PLTE(png, info, palette, 4);
+    png_write_info(png, info);
+    unsigned char row[64] = {0};
+    for (int i = 0; i < 64; ++i) row[i] = (unsigned char)(i % 4);
+    if (depth == 2) row[0] = 0x1b; /* four 2-bit pixels: 0, 1, 2, 3 */
+    for (int y = 0; y < 2; ++y) png_write_row(png, row);
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    fclose(f);
+}
+
+static void test_png(void)
+{
+    round_trip("gray.png", 1);
+    round_trip("rgb.png", 3);
+    write_png_raw("deep.png", PNG_COLOR_TYPE_RGB, 16);
+    expect_refused("deep.png", "16-bit PNG");
+    write_png_raw("alpha.png", PNG_COLOR_TYPE_RGB_ALPHA, 8);
+    expect_refused("alpha.png", "alpha channel");
+    write_png_raw("gray_alpha.png", PNG_COLOR_TYPE_GRAY_ALPHA, 8);
+    expect_refused("gray_alpha.png", "alpha channel");
+    /* palette: expanded to RGB; pixel values 0,1,2,3 pick the palette's entries */
+    write_png_raw("palette.png", PNG_COLOR_TYPE_PALETTE, 8);
+    mh_image img;
+    char err[512];
+    CHECK(mh_image_read(path_of("palette.png"), &img, err, sizeof err) == MH_OK && img.channels == 3 &&
+              img.data[0] == 255 && img.data[4] == 255 && img.data[9] == 9,
+          "palette.png: %s", err);
+    mh_image_free(&img);
+    /* 2-bit gray: expanded to 8 bits (0..3 -> 0, 85, 170, 255) */
+    write_png_raw("gray2.png", PNG_COLOR_TYPE_GRAY, 2);
+    CHECK(mh_image_read(path_of("gray2.png"), &img, err, sizeof err) == MH_OK && img.channels == 1 &&
+              img.data[1] == 85 && img.data[3] == 255,
+          "gray2.png: %s", err);
+    mh_image_free(&img);
+    /* truncated: the file cut in the middle of its data */
+    FILE *f = fopen(path_of("rgb.png"), "rb");
+    unsigned char buf[4096];
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
+    if (f) fclose(f);
+    write_bytes("cut.png", buf, n / 2);
+    expect_refused("cut.png", "malformed or truncated PNG");
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
+    test_pnm();
+    test_write_refusals();
+#ifdef MEMHIER_HAVE_PNG
+    test_png();
+#else
+    printf("built without libpng: PNG cases not run\n");
+#endif
+    return test_finish("test_image");
+}

@@ -1,0 +1,90 @@
+#include "filter_spec.h"
+
+#include "io/npy.h"
+#include "memhier.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    float taps[9];
+} fixed[] = {
+    {"sobel-x", {-1, 0, 1, -2, 0, 2, -1, 0, 1}},
+    {"sobel-y", {-1, -2, -1, 0, 0, 0, 1, 2, 1}},
+    {"laplacian", {0, 1, 0, 1, -4, 1, 0, 1, 0}},
+    {"sharpen", {0, -1, 0, -1, 5, -1, 0, -1, 0}},
+};
+
+static const char forms[] = "gaussian:SIGMA, box:K, sobel-x, sobel-y, laplacian, sharpen or a .npy file";
+
+static int make(float **f, int kr, int kc)
+{
+    *f = malloc((size_t)kr * kc * sizeof(float));
+    return *f != NULL;
+}
+
+/* A normalised Gaussian, built as the outer product of two 1-D Gaussians in double: rank 1. */
+static int gaussian(double sigma, float **f, int *kr, int *kc)
+{
+    const int radius = (int)ceil(3.0 * sigma), n = 2 * radius + 1;
+    double g[MH_CONV2D_MAX_K], sum = 0.0;
+    for (int i = 0; i < n; ++i) sum += g[i] = exp(-(double)(i - radius) * (i - radius) / (2.0 * sigma * sigma));
+    if (!make(f, n, n)) return 0;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) (*f)[i * n + j] = (float)(g[i] / sum * g[j] / sum);
+    *kr = *kc = n;
+    return 1;
+}
+
+int filter_from_spec(const char *spec, float **filter, int *krows, int *kcols, char *err, size_t errlen)
+{
+    *filter = NULL;
+    char *end;
+    if (strncmp(spec, "gaussian:", 9) == 0) {
+        double sigma = strtod(spec + 9, &end);
+        if (end == spec + 9 || *end || !(sigma > 0.0) || sigma > 5.0) {
+            snprintf(err, errlen, "--filter '%s': SIGMA must be a number in (0, 5] (the filter is at most 31 x 31)", spec);
+            return 0;
+        }
+        return gaussian(sigma, filter, krows, kcols) || (snprintf(err, errlen, "out of memory"), 0);
+    }
+    if (strncmp(spec, "box:", 4) == 0) {
+        long k = strtol(spec + 4, &end, 10);
+        if (end == spec + 4 || *end || k < 1 || k > MH_CONV2D_MAX_K) {
+            snprintf(err, errlen, "--filter '%s': K must be a whole number from 1 to %d", spec, MH_CONV2D_MAX_K);
+            return 0;
+        }
+        if (!make(filter, (int)k, (int)k)) return snprintf(err, errlen, "out of memory"), 0;
+        for (long i = 0; i < k * k; ++i) (*filter)[i] = 1.0f / (float)(k * k);
+        *krows = *kcols = (int)k;
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; ++i)
+        if (strcmp(spec, fixed[i].name) == 0) {
+            if (!make(filter, 3, 3)) return snprintf(err, errlen, "out of memory"), 0;
+            memcpy(*filter, fixed[i].taps, sizeof fixed[i].taps);
+            *krows = *kcols = 3;
+            return 1;
+        }
+    size_t n = strlen(spec);
+    if (n > 4 && strcmp(spec + n - 4, ".npy") == 0) {
+        mh_array a;
+        char why[512];
+        if (mh_npy_read(spec, &a, why, sizeof why) != MH_OK) return snprintf(err, errlen, "--filter %s", why), 0;
+        if (a.dtype != MH_F32 || a.ndim != 2 || a.shape[0] < 1 || a.shape[1] < 1 || a.shape[0] > MH_CONV2D_MAX_K ||
+            a.shape[1] > MH_CONV2D_MAX_K) {
+            snprintf(err, errlen, "--filter %s: a filter is a 2-D float32 array of at most %d x %d", spec,
+                     MH_CONV2D_MAX_K, MH_CONV2D_MAX_K);
+            mh_array_free(&a);
+            return 0;
+        }
+        *filter = a.data;
+        *krows = (int)a.shape[0], *kcols = (int)a.shape[1];
+        return 1;
+    }
+    snprintf(err, errlen, "--filter '%s' is not a filter: use %s", spec, forms);
+    return 0;
+}
