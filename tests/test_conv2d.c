@@ -102,7 +102,8 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     mh_status st = config == 0 ? mh_conv2d(ctx, row ? name : NULL, in, s->rows, s->cols, filter, (size_t)s->krows,
                                            (size_t)s->kcols, s->pad, out->data)
                                : mh_run_row(ctx, row, &a);
-    if (row && !strcmp(name, "conv2d/separable") && !p->rank1) { /* must refuse a full-rank filter */
+    const int rank1 = p->rank1 || s->krows == 1 || s->kcols == 1; /* one row or column: rank 1 anyway */
+    if (row && !strcmp(name, "conv2d/separable") && !rank1) { /* must refuse a full-rank filter */
         check_refusal(ctx, name, st, "not rank 1", out, what);
         return;
     }

@@ -46,19 +46,23 @@ static __host__ __device__ regtile2d_layout layout_for(int bh, int bw, int krows
     return l;
 }
 
-template <int RX, int RY, int TX, int TY, int KMAX>
+/* KC > 0: the filter width is that compile-time constant (its guards fold away, the window
+ * is exactly as wide as needed); KC = 0: the width is p.kcols, at most KMAX. */
+template <int RX, int RY, int TX, int TY, int KMAX, int KC>
 static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const regtile2d_params p)
 {
-    constexpr int BH = TY * RY, BW = TX * RX, W = RX + KMAX;
+    constexpr int BH = TY * RY, BW = TX * RX;
+    constexpr int W = KC ? 4 * ((RX + KC - 1 + 3) / 4) : RX + KMAX, CHUNKS = KC ? (KC + 3) / 4 : KMAX / 4;
+    const int kc = KC ? KC : p.kcols;
     extern __shared__ __align__(16) float smem[];
-    const regtile2d_layout l = layout_for(BH, BW, p.krows, p.kcols);
+    const regtile2d_layout l = layout_for(BH, BW, p.krows, kc);
     float *sf = smem, *tile = smem + p.krows * l.kc4;
     const int tid = threadIdx.y * TX + threadIdx.x;
     const long long y0 = (long long)blockIdx.y * BH, x0 = (long long)blockIdx.x * BW - p.xshift;
 
     for (int t = tid; t < p.krows * l.kc4; t += TX * TY) {
         const int i = t / l.kc4, j = t - i * l.kc4;
-        sf[t] = j < p.kcols ? p.filter[i * p.kcols + j] : 0.0f;
+        sf[t] = j < kc ? p.filter[i * kc + j] : 0.0f;
     }
     load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY);
     cp_async_wait_all();
@@ -70,7 +74,7 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
 #pragma unroll
         for (int r = 0; r < RX; ++r) acc[q][r] = 0.0f;
 
-    const int nload = (RX + p.kcols - 1 + 3) / 4;
+    const int nload = (RX + kc - 1 + 3) / 4;
     const float *base = tile + threadIdx.y * RY * l.sw + threadIdx.x * RX;
     for (int d = 0; d < RY + p.krows - 1; ++d) { /* input rows, relative to the thread's first output row */
         float w[W];
@@ -86,13 +90,13 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
             if (i < 0 || i >= p.krows) continue;
             const float *f = sf + i * l.kc4;
 #pragma unroll
-            for (int c4 = 0; c4 < KMAX / 4; ++c4) {
-                if (4 * c4 >= p.kcols) break;
+            for (int c4 = 0; c4 < CHUNKS; ++c4) {
+                if (4 * c4 >= kc) break;
                 const float4 fv = *reinterpret_cast<const float4 *>(f + 4 * c4);
                 const float ff[4] = {fv.x, fv.y, fv.z, fv.w};
 #pragma unroll
                 for (int u = 0; u < 4; ++u) {
-                    if (4 * c4 + u >= p.kcols) break;
+                    if (4 * c4 + u >= kc) break;
 #pragma unroll
                     for (int r = 0; r < RX; ++r) acc[q][r] = fmaf(w[r + 4 * c4 + u], ff[u], acc[q][r]);
                 }
@@ -113,37 +117,42 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
 
 /* ---- configurations, launch, registry -------------------------------------------------- */
 
-/* "rx<RX>-ry<RY>-tx<TX>-ty<TY>"; [0] is the default, the fastest measured on the H100. */
-static const char *const regtile_configs[] = {"rx12-ry4-tx16-ty8", "rx12-ry2-tx16-ty8", "rx20-ry2-tx16-ty8",
-                                              "rx4-ry8-tx32-ty4", NULL};
+/* "rx<RX>-ry<RY>-tx<TX>-ty<TY>"; [0] is the default, the fastest measured on the H100.
+ * The default has instances compiled for the common odd filter widths 3..15; its
+ * "-generic" twin takes the width at run time, to measure what that costs. */
+static const char *const regtile_configs[] = {"rx20-ry2-tx16-ty8", "rx20-ry2-tx16-ty8-generic", "rx12-ry2-tx16-ty8",
+                                              "rx12-ry4-tx16-ty8", "rx4-ry8-tx32-ty4", NULL};
 
 typedef void (*kernel_fn)(const regtile2d_params);
 
 struct regtile2d_instance {
     int rx, ry, tx, ty;
-    kernel_fn kernel[3]; /* KMAX = 8, 16, 32 */
+    kernel_fn generic[3]; /* KMAX = 8, 16, 32 */
+    kernel_fn exact[8];   /* filter widths 1, 3, ..., 15 (odd), or NULL */
 };
 
-#define MH_REGTILE2D(RX, RY, TX, TY)                                                                        \
-    {                                                                                                       \
-        RX, RY, TX, TY,                                                                                     \
-        {                                                                                                   \
-            conv2d_regtile_kernel<RX, RY, TX, TY, 8>, conv2d_regtile_kernel<RX, RY, TX, TY, 16>,            \
-                conv2d_regtile_kernel<RX, RY, TX, TY, 32>                                                   \
-        }                                                                                                   \
-    }
+#define MH_GENERIC(RX, RY, TX, TY)                                                                          \
+    {conv2d_regtile_kernel<RX, RY, TX, TY, 8, 0>, conv2d_regtile_kernel<RX, RY, TX, TY, 16, 0>,             \
+     conv2d_regtile_kernel<RX, RY, TX, TY, 32, 0>}
+#define MH_EXACT(RX, RY, TX, TY, K) conv2d_regtile_kernel<RX, RY, TX, TY, ((K) + 3) & ~3, K>
 
 static const regtile2d_instance instances[] = {
-    MH_REGTILE2D(12, 4, 16, 8), MH_REGTILE2D(12, 2, 16, 8), MH_REGTILE2D(20, 2, 16, 8), MH_REGTILE2D(4, 8, 32, 4),
+    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8),
+     {NULL, MH_EXACT(20, 2, 16, 8, 3), MH_EXACT(20, 2, 16, 8, 5), MH_EXACT(20, 2, 16, 8, 7), MH_EXACT(20, 2, 16, 8, 9),
+      MH_EXACT(20, 2, 16, 8, 11), MH_EXACT(20, 2, 16, 8, 13), MH_EXACT(20, 2, 16, 8, 15)}},
+    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8), {NULL}},
+    {12, 2, 16, 8, MH_GENERIC(12, 2, 16, 8), {NULL}},
+    {12, 4, 16, 8, MH_GENERIC(12, 4, 16, 8), {NULL}},
+    {4, 8, 32, 4, MH_GENERIC(4, 8, 32, 4), {NULL}},
 };
 
-static const regtile2d_instance &instance_of(int config)
+/* Configuration i is instance i (same order as regtile_configs). */
+static const regtile2d_instance &instance_of(int config) { return instances[config]; }
+
+static kernel_fn kernel_for(const regtile2d_instance &in, int kcols)
 {
-    int rx = 0, ry = 0, tx = 0, ty = 0;
-    sscanf(regtile_configs[config], "rx%d-ry%d-tx%d-ty%d", &rx, &ry, &tx, &ty);
-    for (const regtile2d_instance &in : instances)
-        if (in.rx == rx && in.ry == ry && in.tx == tx && in.ty == ty) return in;
-    return instances[0];
+    if (kcols % 2 && kcols <= 15 && in.exact[kcols / 2]) return in.exact[kcols / 2];
+    return in.generic[kcols <= 8 ? 0 : kcols <= 16 ? 1 : 2];
 }
 
 /* 16-byte loads need the tile's first column on a 16-byte boundary: start the first block
@@ -175,7 +184,7 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     const mh_conv2d_args *a = &x->conv2d;
     const regtile2d_instance &in = instance_of(x->config);
     const int bh = in.ty * in.ry, bw = in.tx * in.rx;
-    const kernel_fn kernel = in.kernel[a->kcols <= 8 ? 0 : a->kcols <= 16 ? 1 : 2];
+    const kernel_fn kernel = kernel_for(in, a->kcols);
     regtile2d_params p;
     p.in = a->in, p.filter = a->filter, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;

@@ -1,8 +1,9 @@
 /* conv2d/npp: NPP's general 2-D filter (nppiFilter_32f_C1R), the image-processing library
  * a CUDA user has at hand. Built only where NPP is installed.
  *
- * NPP applies its kernel as a convolution (coefficients "stored in reverse order"), so the
- * filter is reversed into the workspace first. Its bordered variant offers replicate borders
+ * NPP applies its kernel as a convolution (coefficients "stored in reverse order", the
+ * source read backwards from the anchor), so the filter is reversed into the workspace and
+ * the anchor put at the kernel's far corner. Its bordered variant offers replicate borders
  * only, so zero padding (same, full) is done the plain way: the image is copied into a
  * zeroed, padded workspace image and filtered there, that copy counted in the row's time. */
 #include "../cuda/common.cuh"
@@ -71,7 +72,10 @@ static mh_status npp_run(mh_context *ctx, const mh_args *x)
                                            cudaMemcpyDeviceToDevice, mh_stream(ctx)));
     }
     const NppiSize roi = {(int)a->out_cols, (int)a->out_rows}, ksize = {a->kcols, a->krows};
-    const NppiPoint anchor = {0, 0}; /* the window of output (x, y) starts at source (x, y) */
+    /* NPP convolves: output (x, y) reads source (x + anchor.x - j, y + anchor.y - i) with tap
+     * (i, j) of its kernel. With the kernel reversed, an anchor at the kernel's far corner makes
+     * the window of output (x, y) start at source (x, y): a correlation. */
+    const NppiPoint anchor = {a->kcols - 1, a->krows - 1};
     NppStatus st = nppiFilter_32f_C1R_Ctx(src, (Npp32s)(src_cols * sizeof(float)), a->out,
                                           (Npp32s)(a->out_cols * sizeof(float)), roi, rev, ksize, anchor, sc);
     if (st != NPP_SUCCESS) return mh_fail(ctx, MH_ERR_VENDOR, "nppiFilter_32f_C1R_Ctx returned NppStatus %d", (int)st);
