@@ -6,7 +6,8 @@
 #   bench.json  memhier bench (all ops, default workloads)     -> bench/results/<gpu>.json
 #   tune.json   memhier bench --tune (every tuning configuration)
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
-# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|analyze ...]
+# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze ...]
+# MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -56,8 +57,9 @@ if want bench; then
   stamp "memhier bench"
   timeout 300 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1
   say "bench exit $?"
-  stamp "memhier bench --tune"
-  timeout 300 "$CLI" bench --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
+  stamp "memhier bench ${MEMHIER_TUNE_OPS:-} --tune"
+  # shellcheck disable=SC2086
+  timeout 300 "$CLI" bench ${MEMHIER_TUNE_OPS:-} --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
   say "tune exit $?"
 fi
 

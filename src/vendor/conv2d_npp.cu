@@ -3,7 +3,7 @@
  *
  * NPP applies its kernel as a convolution (coefficients "stored in reverse order", the
  * source read backwards from the anchor), so the filter is reversed into the workspace and
- * the anchor put at the kernel's far corner. Its bordered variant offers replicate borders
+ * the source pointer offset so that each output's window starts at its own position. Its bordered variant offers replicate borders
  * only, so zero padding (same, full) is done the plain way: the image is copied into a
  * zeroed, padded workspace image and filtered there, that copy counted in the row's time. */
 #include "../cuda/common.cuh"
@@ -73,9 +73,12 @@ static mh_status npp_run(mh_context *ctx, const mh_args *x)
     }
     const NppiSize roi = {(int)a->out_cols, (int)a->out_rows}, ksize = {a->kcols, a->krows};
     /* NPP convolves: output (x, y) reads source (x + anchor.x - j, y + anchor.y - i) with tap
-     * (i, j) of its kernel. With the kernel reversed, an anchor at the kernel's far corner makes
-     * the window of output (x, y) start at source (x, y): a correlation. */
-    const NppiPoint anchor = {a->kcols - 1, a->krows - 1};
+     * (i, j) of its kernel; with the kernel reversed that is a correlation whose window starts
+     * at source (x + anchor.x - kcols + 1, y + anchor.y - krows + 1). The anchor stays at the
+     * kernel's centre (NPP's special 3x3 and 5x5 paths got the right-hand columns wrong with a
+     * corner anchor) and the source pointer moves instead, so the window starts at (x, y). */
+    const NppiPoint anchor = {(a->kcols - 1) / 2, (a->krows - 1) / 2};
+    src += (size_t)(a->krows - 1 - anchor.y) * src_cols + (size_t)(a->kcols - 1 - anchor.x);
     NppStatus st = nppiFilter_32f_C1R_Ctx(src, (Npp32s)(src_cols * sizeof(float)), a->out,
                                           (Npp32s)(a->out_cols * sizeof(float)), roi, rev, ksize, anchor, sc);
     if (st != NPP_SUCCESS) return mh_fail(ctx, MH_ERR_VENDOR, "nppiFilter_32f_C1R_Ctx returned NppStatus %d", (int)st);
