@@ -122,19 +122,23 @@ static int filter_is_rank1(mh_context *ctx, const mh_conv2d_args *a)
     return mh_rank1_factor(f, a->krows, a->kcols, u, v, &residual);
 }
 
-/* `auto`, from the measurements in docs/conv2d.md ("How auto chooses"). */
+/* `auto`, from the measurements in docs/conv2d.md ("How auto chooses"): small filters are
+ * memory-bound and stream wins, larger ones are arithmetic and regtile's 2-D register reuse
+ * wins; rank-1 filters take the separable path. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const direct[] = {"regtile", "shared", "basic", NULL};
-    static const char *const rank1[] = {"separable", "regtile", "shared", "basic", NULL};
+    static const char *const small[] = {"stream", "regtile", "shared", "basic", NULL};
+    static const char *const large[] = {"regtile", "stream", "shared", "basic", NULL};
+    static const char *const rank1[] = {"separable", "stream", "regtile", "shared", "basic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    return filter_is_rank1(ctx, &a->conv2d) ? rank1 : direct;
+    if (filter_is_rank1(ctx, &a->conv2d)) return rank1;
+    return a->conv2d.krows * a->conv2d.kcols <= 49 ? small : large;
 }
 
 static const mh_row_group groups[] = {
-    mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,  mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
-    mh_conv2d_separable_rows, mh_conv2d_cudnn_rows, mh_conv2d_npp_rows,
+    mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
+    mh_conv2d_stream_rows,    mh_conv2d_separable_rows,  mh_conv2d_cudnn_rows,   mh_conv2d_npp_rows,
 };
 
 const mh_op_table mh_conv2d_table = {MH_OP_CONV2D, "conv2d", groups, sizeof groups / sizeof groups[0],

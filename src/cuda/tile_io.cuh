@@ -32,6 +32,16 @@ static __device__ __forceinline__ void cp_async_wait_all()
     asm volatile("cp.async.commit_group;\ncp.async.wait_all;\n" ::: "memory");
 }
 
+/* Pipelined copies: commit the copies issued so far as a group; wait until at most N
+ * groups are still in flight. */
+static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+
+template <int N>
+static __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
 static __device__ __forceinline__ bool aligned16(const float *p) { return ((uintptr_t)p & 15) == 0; }
 
 /* dst[0..4) = src[p..p+4) where 0 <= p+e < n, else 0; src + p 16-byte aligned when p % 4
