@@ -129,7 +129,9 @@ static __device__ __forceinline__ void store_rows(float *out, size_t out_rows, s
         float *row = out + (size_t)y * out_cols;
         const float *s = src + rr * stride - x0;
         if (aligned16(row) && c >= lo && c + 4 <= hi) {
-            *reinterpret_cast<float4 *>(row + c) = make_float4(s[c], s[c + 1], s[c + 2], s[c + 3]);
+            /* one 16-byte shared load where the tile is aligned as the output is, else four */
+            *reinterpret_cast<float4 *>(row + c) = aligned16(s + c) ? *reinterpret_cast<const float4 *>(s + c)
+                                                                    : make_float4(s[c], s[c + 1], s[c + 2], s[c + 3]);
         } else {
             for (int e = 0; e < 4; ++e)
                 if (c + e >= lo && c + e < hi) row[c + e] = s[c + e];
