@@ -6,6 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
+int mh_supports_any(const mh_context *ctx, const mh_args *a, char *why, size_t len)
+{
+    (void)ctx, (void)a, (void)why, (void)len;
+    return 1;
+}
+
 static int is_auto(const char *variant) { return !variant || strcmp(variant, "auto") == 0; }
 
 static void describe(const mh_args *a, char *buf, size_t len);

@@ -114,8 +114,22 @@ typedef struct mh_row {
     const char *const *configs;
 } mh_row;
 
-/* Each backend file exports its rows as one group. */
+/* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
 typedef const mh_row *(*mh_row_group)(size_t *count);
+#ifdef __cplusplus
+#define MH_EXTERN_C extern "C"
+#else
+#define MH_EXTERN_C
+#endif
+#define MH_ROW_GROUP(name, rows)                                                                \
+    MH_EXTERN_C const mh_row *name(size_t *count)                                               \
+    {                                                                                           \
+        *count = sizeof rows / sizeof rows[0];                                                  \
+        return rows;                                                                            \
+    }
+
+/* supports() of variants that take every valid problem (the CPU rows). */
+int mh_supports_any(const mh_context *ctx, const mh_args *a, char *why, size_t len);
 
 /* What an op gives the dispatcher (defined in src/api/<op>.c). */
 typedef struct mh_op_table {

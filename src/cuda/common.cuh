@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 
 static inline cudaStream_t mh_stream(const mh_context *ctx) { return (cudaStream_t)ctx->stream; }
 
@@ -46,6 +47,21 @@ static inline cudaError_t mh_allow_smem(const void *kernel)
 }
 
 static inline size_t mh_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* 1 when a block needing smem_bytes of shared memory fits, and out_rows rows in blocks of
+ * block_rows fit gridDim.y (65535); else 0 and why. */
+static inline int mh_tile_fits(size_t smem_bytes, size_t out_rows, size_t block_rows, char *why, size_t len)
+{
+    if (smem_bytes > mh_smem_optin()) {
+        snprintf(why, len, "its tiles need %zu bytes of shared memory, more than a block may use", smem_bytes);
+        return 0;
+    }
+    if (mh_ceil_div(out_rows, block_rows) > 65535) {
+        snprintf(why, len, "%zu output rows need more than 65535 blocks of %zu rows", out_rows, block_rows);
+        return 0;
+    }
+    return 1;
+}
 
 #define MH_MAX_GRID_X 2147483647ULL
 

@@ -315,8 +315,4 @@ static const mh_row rows[] = {
      regblock_supports, vec4_run, regblock_configs},
 };
 
-extern "C" const mh_row *mh_conv1d_cuda_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv1d_cuda_rows, rows)

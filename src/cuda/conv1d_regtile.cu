@@ -203,8 +203,4 @@ static const mh_row rows[] = {
      regtile_supports, regtile_run, regtile_configs},
 };
 
-extern "C" const mh_row *mh_conv1d_regtile_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv1d_regtile_rows, rows)

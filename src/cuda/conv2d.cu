@@ -227,8 +227,4 @@ static const mh_row rows[] = {
      grid_supports, shuffle_run, NULL},
 };
 
-extern "C" const mh_row *mh_conv2d_cuda_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv2d_cuda_rows, rows)

@@ -169,15 +169,7 @@ static int regtile_supports(const mh_context *, const mh_args *x, char *why, siz
     const mh_conv2d_args *a = &x->conv2d;
     const regtile2d_instance &in = instance_of(x->config);
     const size_t bytes = (size_t)layout_for(in.ty * in.ry, in.tx * in.rx, a->krows, a->kcols).floats * sizeof(float);
-    if (bytes > mh_smem_optin()) {
-        snprintf(why, len, "its tile needs %zu bytes of shared memory, more than a block may use", bytes);
-        return 0;
-    }
-    if (mh_ceil_div(a->out_rows, (size_t)in.ty * in.ry) > 65535) {
-        snprintf(why, len, "%zu output rows need more than 65535 blocks of %d rows", a->out_rows, in.ty * in.ry);
-        return 0;
-    }
-    return 1;
+    return mh_tile_fits(bytes, a->out_rows, (size_t)in.ty * in.ry, why, len);
 }
 
 static mh_status regtile_run(mh_context *ctx, const mh_args *x)
@@ -203,8 +195,4 @@ static const mh_row rows[] = {
      regtile_supports, regtile_run, regtile_configs},
 };
 
-extern "C" const mh_row *mh_conv2d_regtile_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv2d_regtile_rows, rows)

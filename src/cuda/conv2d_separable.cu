@@ -119,16 +119,7 @@ static __global__ void __launch_bounds__(THREADS) conv2d_separable_kernel(const 
 static int separable_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    const size_t bytes = (size_t)layout_for(a->krows, a->kcols).floats * sizeof(float);
-    if (bytes > mh_smem_optin()) {
-        snprintf(why, len, "its tiles need %zu bytes of shared memory, more than a block may use", bytes);
-        return 0;
-    }
-    if (mh_ceil_div(a->out_rows, BH) > 65535) {
-        snprintf(why, len, "%zu output rows need more than 65535 blocks of %d rows", a->out_rows, BH);
-        return 0;
-    }
-    return 1;
+    return mh_tile_fits((size_t)layout_for(a->krows, a->kcols).floats * sizeof(float), a->out_rows, BH, why, len);
 }
 
 static mh_status separable_run(mh_context *ctx, const mh_args *x)
@@ -166,8 +157,4 @@ static const mh_row rows[] = {
      separable_supports, separable_run, NULL},
 };
 
-extern "C" const mh_row *mh_conv2d_separable_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv2d_separable_rows, rows)

@@ -166,15 +166,7 @@ static int stream_supports(const mh_context *, const mh_args *x, char *why, size
 {
     const mh_conv2d_args *a = &x->conv2d;
     const size_t bytes = (size_t)layout_for(a->krows, a->kcols, shift_of(a)).floats * sizeof(float);
-    if (bytes > mh_smem_optin()) {
-        snprintf(why, len, "its row ring needs %zu bytes of shared memory, more than a block may use", bytes);
-        return 0;
-    }
-    if (mh_ceil_div(a->out_rows, (size_t)strip_rows(x->config)) > 65535) {
-        snprintf(why, len, "%zu output rows need more than 65535 strips", a->out_rows);
-        return 0;
-    }
-    return 1;
+    return mh_tile_fits(bytes, a->out_rows, (size_t)strip_rows(x->config), why, len);
 }
 
 static mh_status stream_run(mh_context *ctx, const mh_args *x)
@@ -199,8 +191,4 @@ static const mh_row rows[] = {
      stream_supports, stream_run, stream_configs},
 };
 
-extern "C" const mh_row *mh_conv2d_stream_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv2d_stream_rows, rows)

@@ -164,8 +164,4 @@ static const mh_row rows[] = {
      texture_supports, texture_run, NULL},
 };
 
-extern "C" const mh_row *mh_conv2d_texture_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv2d_texture_rows, rows)

@@ -20,8 +20,4 @@ static const mh_row rows[] = {
      cudnn_supports, cudnn_run, NULL},
 };
 
-const mh_row *mh_conv1d_cudnn_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv1d_cudnn_rows, rows)

@@ -144,8 +144,4 @@ static const mh_row rows[] = {
      cufft_supports, cufft_run, NULL},
 };
 
-extern "C" const mh_row *mh_conv1d_cufft_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv1d_cufft_rows, rows)

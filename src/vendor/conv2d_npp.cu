@@ -99,8 +99,4 @@ static const mh_row rows[] = {
      npp_supports, npp_run, NULL},
 };
 
-extern "C" const mh_row *mh_conv2d_npp_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv2d_npp_rows, rows)

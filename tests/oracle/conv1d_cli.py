@@ -15,29 +15,11 @@ correlate(x, m, 'full')[k//2 : k//2 + n]; for odd k it is scipy's 'same' itself.
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
+from common import WORK, fail, finish, has_gpu, memhier, path, registry
 from scipy import signal
-
-CLI, WORK = sys.argv[1], sys.argv[2]
-os.makedirs(WORK, exist_ok=True)
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg, flush=True)
-
-
-def memhier(*args):
-    return subprocess.run([CLI, *args], capture_output=True, text=True)
-
-
-def path(name):
-    return os.path.join(WORK, name)
-
 
 def expected(x, m, pad):
     """Reference output and the sum of |terms| behind each output, both float64."""
@@ -78,19 +60,10 @@ def check_run(x, m, pad, variant, device=None):
         fail(f"{what}: y[{i}] = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
 
 
-def registry():
-    r = memhier("list", "conv1d")
-    if r.returncode != 0:
-        fail(f"memhier list conv1d: exit {r.returncode}")
-        return []
-    rows = [line.split() for line in r.stdout.splitlines()[1:] if line.strip()]
-    return [(row[0], row[1]) for row in rows]
-
-
 def main():
     rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
-    has_gpu = memhier("info", "--device", "0").returncode == 0
-    print("GPU present:", has_gpu, flush=True)
+    gpu = has_gpu()
+    print("GPU present:", gpu, flush=True)
 
     cases = [(1, 1), (10, 3), (10, 4), (257, 16), (1000, 31), (4099, 2047), (5, 12), (3, 8)]
     for n, k in cases:
@@ -104,8 +77,8 @@ def main():
 
     # every variant this machine can run, on a few shapes each
     x = rng.uniform(-1, 1, 3001).astype(np.float32)
-    for name, backend in registry():
-        if backend != "cpu" and not has_gpu:
+    for name, backend in registry("conv1d"):
+        if backend != "cpu" and not gpu:
             continue
         device = "cpu" if backend == "cpu" else "0"
         for k, pad in ((31, "valid"), (64, "same"), (5, "full"), (1500, "same")):
@@ -114,8 +87,7 @@ def main():
     check_refusals(rng)
     check_bench()
     check_list()
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 def write_raw(name, data):

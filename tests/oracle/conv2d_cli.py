@@ -18,31 +18,15 @@ memhier's offset, and passes origin=-1 to ndimage on even axes.
 """
 import os
 import struct
-import subprocess
 import sys
 import zlib
 
 import numpy as np
+from common import WORK, fail, finish, has_gpu, memhier, path, registry
 from scipy import ndimage, signal
 
-CLI, WORK = sys.argv[1], sys.argv[2]
 HERE = os.path.dirname(os.path.abspath(__file__))
 PHOTO = os.path.join(HERE, "..", "data", "hopper.png")
-os.makedirs(WORK, exist_ok=True)
-failures = []
-
-
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg, flush=True)
-
-
-def memhier(*args):
-    return subprocess.run([CLI, *args], capture_output=True, text=True)
-
-
-def path(name):
-    return os.path.join(WORK, name)
 
 
 # ---- minimal PNG (8-bit gray/RGB, no interlace) and PNM, so that only numpy is needed ----
@@ -168,12 +152,7 @@ def check_run(x, f, pad, variant=None, device=None, must_refuse=None):
         fail(f"{what}: y{i} = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
 
 
-def registry():
-    r = memhier("list", "conv2d")
-    return [tuple(line.split()[:2]) for line in r.stdout.splitlines()[1:] if line.strip()]
-
-
-def check_runs(rng, has_gpu):
+def check_runs(rng, gpu):
     shapes = [((1, 1), (1, 1)), ((9, 13), (3, 3)), ((40, 37), (4, 6)), ((64, 65), (7, 7)), ((33, 70), (31, 5)),
               ((5, 6), (9, 8))]
     for (h, w), (kr, kc) in shapes:
@@ -187,8 +166,8 @@ def check_runs(rng, has_gpu):
     x = rng.uniform(-1, 1, (101, 203)).astype(np.float32)
     full_rank = rng.uniform(-1, 1, (5, 7)).astype(np.float32)
     rank1 = np.outer(rng.uniform(-1, 1, 9), rng.uniform(-1, 1, 4)).astype(np.float32)
-    for name, backend in registry():
-        if backend != "cpu" and not has_gpu:
+    for name, backend in registry("conv2d"):
+        if backend != "cpu" and not gpu:
             continue
         device = "cpu" if backend == "cpu" else "0"
         if name == "conv2d/separable":
@@ -244,7 +223,7 @@ def check_filter(src, out_name, spec, f, variant=None):
         fail(f"{what}: {int((diff > 0).sum())} pixels differ, by up to {int(diff.max())}")
 
 
-def check_filters(has_gpu):
+def check_filters(gpu):
     photo = png_read(PHOTO)
     gray = np.round(photo @ np.array([0.299, 0.587, 0.114])).astype(np.uint8)[:, :, None]
     gray_pgm = path("hopper_gray.pgm")
@@ -257,7 +236,7 @@ def check_filters(has_gpu):
         f = named_filter(spec) if f is None else f
         check_filter(PHOTO, "out.png", spec, f)
         check_filter(gray_pgm, "out.pgm", spec, f)
-    variants = ["regtile", "shared", "separable"] if has_gpu else ["cpu-reference"]
+    variants = ["regtile", "shared", "separable"] if gpu else ["cpu-reference"]
     for v in variants:
         check_filter(PHOTO, "out.ppm", "gaussian:2", named_filter("gaussian:2"), v)
 
@@ -316,13 +295,12 @@ def check_refusals(rng):
 
 def main():
     rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
-    has_gpu = memhier("info", "--device", "0").returncode == 0
-    print("GPU present:", has_gpu, flush=True)
-    check_runs(rng, has_gpu)
-    check_filters(has_gpu)
+    gpu = has_gpu()
+    print("GPU present:", gpu, flush=True)
+    check_runs(rng, gpu)
+    check_filters(gpu)
     check_refusals(rng)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":
