@@ -10,10 +10,14 @@
  *               (004's last kernel)
  *   shuffle     the shared tile read once per filter row; the row's taps reach the lanes by
  *               warp shuffles (001's, which took 3 x 3 filters only: here any width up to 31)
- * The texture rung is in conv2d_texture.cu, ours in conv2d_regtile.cu and
- * conv2d_separable.cu. Constant memory is reached through the guarded ring (const_ring.h). */
+ * As in seed 004 (`#define K 11`), square odd filters up to 15 x 15 run kernels with K
+ * compiled in (loops unrolled, constant indices); any other filter takes the same kernels with
+ * K read at run time (K = 0 below). The texture rung is in conv2d_texture.cu, ours in
+ * conv2d_regtile.cu, conv2d_stream.cu and conv2d_separable.cu. Constant memory is reached
+ * through the guarded ring (const_ring.h). */
 #include "common.cuh"
 #include "const_ring.h"
+#include "conv2d_seed_k.cuh"
 
 #include <stdio.h>
 
@@ -44,14 +48,16 @@ static __device__ __forceinline__ float pixel(const conv2d_params &p, long long 
                                                                                 : 0.0f;
 }
 
-template <bool CONST>
+template <bool CONST, int K>
 static __global__ void conv2d_basic_kernel(const conv2d_params p)
 {
     const size_t row = (size_t)blockIdx.y * blockDim.y + threadIdx.y, col = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     float res = 0.0f;
-    for (int i = 0; i < p.krows; ++i)
-        for (int j = 0; j < p.kcols; ++j)
-            res += pixel(p, (long long)row - p.lpr + i, (long long)col - p.lpc + j) * tap<CONST>(p, i * p.kcols + j);
+#pragma unroll
+    for (int i = 0; i < KR(K, p); ++i)
+#pragma unroll
+        for (int j = 0; j < KC(K, p); ++j)
+            res += pixel(p, (long long)row - p.lpr + i, (long long)col - p.lpc + j) * tap<CONST>(p, i * KC(K, p) + j);
     if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
 }
 
@@ -70,22 +76,26 @@ static __device__ __forceinline__ void load_halo_tile(const conv2d_params &p, fl
     }
 }
 
-template <bool STRIDED>
+template <bool STRIDED, int K>
 static __global__ void conv2d_shared_kernel(const conv2d_params p)
 {
     extern __shared__ float tile[];
-    const int th = BLOCK + p.krows - 1, tw = BLOCK + p.kcols - 1;
+    const int th = BLOCK + KR(K, p) - 1, tw = BLOCK + KC(K, p) - 1;
     load_halo_tile<STRIDED>(p, tile, th, tw);
     __syncthreads();
     const size_t row = (size_t)blockIdx.y * BLOCK + threadIdx.y, col = (size_t)blockIdx.x * BLOCK + threadIdx.x;
     float res = 0.0f;
-    for (int i = 0; i < p.krows; ++i)
-        for (int j = 0; j < p.kcols; ++j) res += tile[(threadIdx.y + i) * tw + threadIdx.x + j] * tap<true>(p, i * p.kcols + j);
+#pragma unroll
+    for (int i = 0; i < KR(K, p); ++i)
+#pragma unroll
+        for (int j = 0; j < KC(K, p); ++j)
+            res += tile[(threadIdx.y + i) * tw + threadIdx.x + j] * tap<true>(p, i * KC(K, p) + j);
     if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
 }
 
 /* Seed 004's last kernel: the tile holds the input under the block's own outputs, no
  * halo; taps that fall outside it read global memory (and, one hopes, hit in L1/L2). */
+template <int K>
 static __global__ void conv2d_cache_halo_kernel(const conv2d_params p)
 {
     __shared__ float tile[BLOCK * BLOCK];
@@ -93,10 +103,12 @@ static __global__ void conv2d_cache_halo_kernel(const conv2d_params p)
     tile[threadIdx.y * BLOCK + threadIdx.x] = pixel(p, row, col);
     __syncthreads();
     float res = 0.0f;
-    for (int i = 0; i < p.krows; ++i)
-        for (int j = 0; j < p.kcols; ++j) {
+#pragma unroll
+    for (int i = 0; i < KR(K, p); ++i)
+#pragma unroll
+        for (int j = 0; j < KC(K, p); ++j) {
             const int u = (int)threadIdx.y - p.lpr + i, v = (int)threadIdx.x - p.lpc + j; /* tile coordinates */
-            const float f = tap<true>(p, i * p.kcols + j);
+            const float f = tap<true>(p, i * KC(K, p) + j);
             if (u >= 0 && u < BLOCK && v >= 0 && v < BLOCK) res += tile[u * BLOCK + v] * f;
             else res += pixel(p, row - p.lpr + i, col - p.lpc + j) * f;
         }
@@ -107,20 +119,23 @@ static __global__ void conv2d_cache_halo_kernel(const conv2d_params p)
  * l + 32 of the shared tile; tap j of lane l is element l + j, which lane (l + j) mod 32
  * sends from the first or the second of its values. One shared load per lane and filter
  * row instead of one per tap. */
+template <int K>
 static __global__ void conv2d_shuffle_kernel(const conv2d_params p)
 {
     extern __shared__ float tile[];
-    const int th = BLOCK + p.krows - 1, tw = BLOCK + p.kcols - 1, lane = threadIdx.x;
+    const int th = BLOCK + KR(K, p) - 1, tw = BLOCK + KC(K, p) - 1, lane = threadIdx.x;
     load_halo_tile<true>(p, tile, th, tw);
     __syncthreads();
     const size_t row = (size_t)blockIdx.y * BLOCK + threadIdx.y, col = (size_t)blockIdx.x * BLOCK + lane;
     float res = 0.0f;
-    for (int i = 0; i < p.krows; ++i) {
+#pragma unroll
+    for (int i = 0; i < KR(K, p); ++i) {
         const float *line = tile + (threadIdx.y + i) * tw;
         const float a = line[lane], b = lane + BLOCK < tw ? line[lane + BLOCK] : 0.0f;
-        for (int j = 0; j < p.kcols; ++j) {
+#pragma unroll
+        for (int j = 0; j < KC(K, p); ++j) {
             const float v = __shfl_sync(0xffffffffu, lane >= j ? a : b, (lane + j) & (BLOCK - 1));
-            res += v * tap<true>(p, i * p.kcols + j);
+            res += v * tap<true>(p, i * KC(K, p) + j);
         }
     }
     if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
@@ -155,11 +170,26 @@ static mh_status with_const_filter(mh_context *ctx, const mh_args *x, mh_slot_la
 
 static const dim3 block2d(BLOCK, BLOCK);
 
+typedef void (*kernel_fn)(const conv2d_params);
+
+static const kernel_fn basic_kernels[2][8] = {MH_SEED_K(conv2d_basic_kernel, false, ),
+                                              MH_SEED_K(conv2d_basic_kernel, true, )};
+static const kernel_fn shared_kernels[2][8] = {MH_SEED_K(conv2d_shared_kernel, false, ),
+                                               MH_SEED_K(conv2d_shared_kernel, true, )};
+static const kernel_fn cache_halo_kernels[8] = MH_SEED_K(conv2d_cache_halo_kernel, );
+static const kernel_fn shuffle_kernels[8] = MH_SEED_K(conv2d_shuffle_kernel, );
+
+static mh_status launch(mh_context *ctx, const mh_args *x, int slot, kernel_fn kernel, size_t smem, const char *name)
+{
+    if (smem) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
+    kernel<<<grid_of(&x->conv2d), block2d, smem, mh_stream(ctx)>>>(params_of(&x->conv2d, slot));
+    return mh_cuda_status(ctx, cudaGetLastError(), name);
+}
+
 template <bool CONST>
 static mh_status basic_launch(mh_context *ctx, const mh_args *x, int slot)
 {
-    conv2d_basic_kernel<CONST><<<grid_of(&x->conv2d), block2d, 0, mh_stream(ctx)>>>(params_of(&x->conv2d, slot));
-    return MH_LAUNCH_CHECK(ctx, "conv2d_basic_kernel");
+    return launch(ctx, x, slot, basic_kernels[CONST][mh_seed_k_slot(&x->conv2d)], 0, "launching conv2d_basic_kernel");
 }
 
 /* Tuning configurations of `shared`: the seeds' two ways of loading the tile. [0] is the
@@ -168,29 +198,19 @@ static const char *const shared_configs[] = {"linear", "strided", NULL};
 
 static mh_status shared_launch(mh_context *ctx, const mh_args *x, int slot)
 {
-    const void *kernel = x->config == 1 ? (const void *)conv2d_shared_kernel<true> : (const void *)conv2d_shared_kernel<false>;
-    MH_CUDA_TRY(ctx, mh_allow_smem(kernel));
-    if (x->config == 1)
-        conv2d_shared_kernel<true><<<grid_of(&x->conv2d), block2d, halo_tile_bytes(&x->conv2d), mh_stream(ctx)>>>(
-            params_of(&x->conv2d, slot));
-    else
-        conv2d_shared_kernel<false><<<grid_of(&x->conv2d), block2d, halo_tile_bytes(&x->conv2d), mh_stream(ctx)>>>(
-            params_of(&x->conv2d, slot));
-    return MH_LAUNCH_CHECK(ctx, "conv2d_shared_kernel");
+    return launch(ctx, x, slot, shared_kernels[x->config == 1][mh_seed_k_slot(&x->conv2d)], halo_tile_bytes(&x->conv2d),
+                  "launching conv2d_shared_kernel");
 }
 
 static mh_status cache_halo_launch(mh_context *ctx, const mh_args *x, int slot)
 {
-    conv2d_cache_halo_kernel<<<grid_of(&x->conv2d), block2d, 0, mh_stream(ctx)>>>(params_of(&x->conv2d, slot));
-    return MH_LAUNCH_CHECK(ctx, "conv2d_cache_halo_kernel");
+    return launch(ctx, x, slot, cache_halo_kernels[mh_seed_k_slot(&x->conv2d)], 0, "launching conv2d_cache_halo_kernel");
 }
 
 static mh_status shuffle_launch(mh_context *ctx, const mh_args *x, int slot)
 {
-    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)conv2d_shuffle_kernel));
-    conv2d_shuffle_kernel<<<grid_of(&x->conv2d), block2d, halo_tile_bytes(&x->conv2d), mh_stream(ctx)>>>(
-        params_of(&x->conv2d, slot));
-    return MH_LAUNCH_CHECK(ctx, "conv2d_shuffle_kernel");
+    return launch(ctx, x, slot, shuffle_kernels[mh_seed_k_slot(&x->conv2d)], halo_tile_bytes(&x->conv2d),
+                  "launching conv2d_shuffle_kernel");
 }
 
 /* ---- registry rows ------------------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /* conv2d/texture: seed 001's texture rung. The input is read through a 2-D texture object
  * over the image in place (pitched linear memory), with cudaAddressModeBorder, so the
  * hardware returns zero outside the image: no bounds checks in the kernel. The filter is in
- * constant memory as in seed 001. One thread per output, no shared memory.
+ * constant memory as in seed 001. One thread per output, no shared memory; square odd
+ * filters up to 15 x 15 run with K compiled in (conv2d_seed_k.cuh).
  *
  * Texture objects over linear memory need the base address aligned to textureAlignment and
  * the row pitch to texturePitchAlignment. An image that does not meet them is first copied
@@ -9,6 +10,7 @@
  * the context and rebuilt only when the image's address or shape changes. */
 #include "common.cuh"
 #include "const_ring.h"
+#include "conv2d_seed_k.cuh"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +28,22 @@ struct texture_params {
     int krows, kcols, lpr, lpc, slot;
 };
 
+template <int K>
 static __global__ void conv2d_texture_kernel(const texture_params p)
 {
     const size_t row = (size_t)blockIdx.y * blockDim.y + threadIdx.y, col = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     /* texel centres: x + 0.5 with unnormalised coordinates and point filtering */
     const float x0 = (float)((long long)col - p.lpc) + 0.5f, y0 = (float)((long long)row - p.lpr) + 0.5f;
     float res = 0.0f;
-    for (int i = 0; i < p.krows; ++i)
-        for (int j = 0; j < p.kcols; ++j)
-            res += tex2D<float>(p.tex, x0 + (float)j, y0 + (float)i) * c_filter[p.slot][i * p.kcols + j];
+#pragma unroll
+    for (int i = 0; i < KR(K, p); ++i)
+#pragma unroll
+        for (int j = 0; j < KC(K, p); ++j)
+            res += tex2D<float>(p.tex, x0 + (float)j, y0 + (float)i) * c_filter[p.slot][i * KC(K, p) + j];
     if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
 }
+
+static void (*const texture_kernels[8])(const texture_params) = MH_SEED_K(conv2d_texture_kernel, );
 
 /* The context's texture object and what it was made for. */
 typedef struct texture_cache {
@@ -147,7 +154,7 @@ static mh_status texture_launch(mh_context *ctx, const mh_args *x, int slot)
     p.out = a->out, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.slot = slot;
     dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK), (unsigned)mh_ceil_div(a->out_rows, BLOCK));
-    conv2d_texture_kernel<<<grid, dim3(BLOCK, BLOCK), 0, mh_stream(ctx)>>>(p);
+    texture_kernels[mh_seed_k_slot(a)]<<<grid, dim3(BLOCK, BLOCK), 0, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_texture_kernel");
 }
 
