@@ -38,7 +38,13 @@ typedef enum mh_status {
     MH_ERR_INTERNAL
 } mh_status;
 
-typedef enum mh_op { MH_OP_CONV1D = 0, MH_OP_CONV2D, MH_OP_COUNT } mh_op;
+typedef enum mh_op {
+    MH_OP_CONV1D = 0,
+    MH_OP_CONV2D,
+    MH_OP_TRANSPOSE,
+    MH_OP_COALESCING, /* access-pattern micro-benchmarks: registry and bench only */
+    MH_OP_COUNT
+} mh_op;
 
 typedef enum mh_backend { MH_BACKEND_CPU = 0, MH_BACKEND_CUDA, MH_BACKEND_VENDOR } mh_backend;
 
@@ -163,6 +169,12 @@ mh_status mh_conv2d_select(mh_context *ctx, size_t rows, size_t cols, size_t kro
                            const mh_variant_info **chosen);
 mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
                              size_t kcols, mh_pad pad);
+
+/* ---- transpose: out[c][r] = in[r][c], row-major float32, any sizes -----------------------
+ * in is rows x cols, out cols x rows; out of place (out must not overlap in); exact. */
+mh_status mh_transpose(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols, float *out);
+mh_status mh_transpose_select(mh_context *ctx, size_t rows, size_t cols, const mh_variant_info **chosen);
+mh_status mh_transpose_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 # racecheck). Writes into OUTDIR:
 #   bench.json  memhier bench (all ops, default workloads)     -> bench/results/<gpu>.json
 #   tune.json   memhier bench --tune (every tuning configuration)
+#   coalescing.svg  the coalescing plot (scripts/plot_coalescing.py) -> docs/coalescing.svg
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
 # usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op).
@@ -55,8 +56,10 @@ if want bench; then
   stamp "memhier info"
   "$CLI" info | tee -a "$SUMMARY"
   stamp "memhier bench"
-  timeout 300 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1
+  timeout 420 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1
   say "bench exit $?"
+  python3 scripts/plot_coalescing.py "$OUT/bench.json" "$OUT/coalescing.svg" >>"$LOGS/bench.log" 2>&1
+  say "coalescing plot exit $? (docs/coalescing.svg comes from $OUT/coalescing.svg)"
   stamp "memhier bench ${MEMHIER_TUNE_OPS:-} --tune"
   # shellcheck disable=SC2086
   timeout 300 "$CLI" bench ${MEMHIER_TUNE_OPS:-} --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
@@ -124,6 +127,12 @@ if want analyze; then
   ncu_bench ncu2d_regtile_k3.log conv2d_regtile "conv2d --rows 8192 --cols 8192 --k 3 --pad same --variants regtile" \
     --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis
 
+  stamp "ncu: transpose rungs at 8192 x 8192 (bank conflicts, bytes moved)"
+  mt=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,smsp__inst_executed.sum
+  for v in naive shared padded coarse vector; do
+    ncu_bench "ncut_$v.log" "transpose_" "transpose --rows 8192 --cols 8192 --variants $v" --metrics "$mt"
+  done
+
   stamp "compute-sanitizer memcheck (every CUDA variant and configuration, n <= 4099)"
   MEMHIER_TEST_MAX_N=4099 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
     "$BUILD/tests/test_conv1d" gpu >"$LOGS/memcheck.log" 2>&1
@@ -139,6 +148,13 @@ if want analyze; then
   MEMHIER_TEST_MAX_N=5000 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
     "$BUILD/tests/test_conv2d" gpu >"$LOGS/racecheck2d.log" 2>&1
   say "racecheck conv2d exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck2d.log" | tail -1)"
+  stamp "compute-sanitizer on transpose (matrices up to 1.1M elements)"
+  MEMHIER_TEST_MAX_N=1100000 MEMHIER_TEST_SEED=7 timeout 180 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    "$BUILD/tests/test_transpose" gpu >"$LOGS/memcheck_t.log" 2>&1
+  say "memcheck transpose exit $?: $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck_t.log" | tail -1)"
+  MEMHIER_TEST_MAX_N=1100000 MEMHIER_TEST_SEED=7 timeout 180 compute-sanitizer --tool racecheck --error-exitcode 9 \
+    "$BUILD/tests/test_transpose" gpu >"$LOGS/racecheck_t.log" 2>&1
+  say "racecheck transpose exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck_t.log" | tail -1)"
 fi
 
 stamp "done"

@@ -16,6 +16,8 @@
 static const bench_driver *const drivers[MH_OP_COUNT] = {
     [MH_OP_CONV1D] = &bench_conv1d_driver,
     [MH_OP_CONV2D] = &bench_conv2d_driver,
+    [MH_OP_TRANSPOSE] = &bench_transpose_driver,
+    [MH_OP_COALESCING] = &bench_coalescing_driver,
 };
 
 size_t bench_size_or(const bench_opts *o, bench_size s, size_t fallback) { return o->have[s] ? o->size[s] : fallback; }
@@ -202,8 +204,8 @@ static bench_row *bench_one(bench_state *b, const bench_driver *d, bench_workloa
     mh_context *ctx = is_cpu_row(v) ? b->cpu : b->gpu;
     char why[320] = "";
     if (!d->supports(w, ctx, row, config, why, sizeof why)) {
-        printf("  %-30s %-6s skipped: %s\n", label, mh_backend_name(v->backend), why);
-        return NULL;
+        if (why[0]) printf("  %-30s %-6s skipped: %s\n", label, mh_backend_name(v->backend), why);
+        return NULL; /* no reason: the row does not take this kind of workload at all */
     }
     bench_row *r = new_row(b);
     if (!r) return NULL;

@@ -24,7 +24,7 @@ typedef struct bench_opts {
 /* opts' value of size s, or fallback when the command line did not give it. */
 size_t bench_size_or(const bench_opts *o, bench_size s, size_t fallback);
 
-enum { BENCH_MAX_WORKLOADS = 16 };
+enum { BENCH_MAX_WORKLOADS = 128 };
 
 typedef struct bench_workload {
     char desc[192];      /* "n=16777216 k=2047 pad=valid" */
@@ -54,6 +54,8 @@ typedef struct bench_driver {
 
 extern const bench_driver bench_conv1d_driver;
 extern const bench_driver bench_conv2d_driver;
+extern const bench_driver bench_transpose_driver;
+extern const bench_driver bench_coalescing_driver;
 
 /* Shared by the drivers: a device copy of count floats (NULL src: just allocate), and the
  * output positions checked against the reference (all when count <= 65536, else the

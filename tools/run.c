@@ -142,6 +142,44 @@ static int run_conv2d(int argc, char **argv)
     return rc;
 }
 
+static int run_transpose(int argc, char **argv)
+{
+    const char *const names[] = {"--variant", "--device", "--in", "--out", NULL};
+    const char *v[4];
+    int rc = cli_flags(argc, argv, "run transpose", names, v), device = cli_default_device();
+    if (rc != CLI_OK) return rc;
+    if (v[1] && (rc = cli_parse_device(v[1], &device)) != CLI_OK) return rc;
+    if (!v[2] || !v[3]) return cli_error(CLI_USAGE, "run transpose needs --in and --out");
+    mh_array in;
+    if ((rc = read_float_array("transpose", "--in", v[2], 2, &in)) != CLI_OK) return rc;
+    const size_t rows = in.shape[0], cols = in.shape[1];
+    mh_context *ctx = NULL;
+    cli_buffer bi = {in.data, NULL, in.count * sizeof(float)}, bo = {malloc(bi.bytes ? bi.bytes : 1), NULL, bi.bytes};
+    mh_status s = mh_context_create(&ctx, device);
+    if (s != MH_OK) rc = cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(s));
+    else if (mh_transpose_supports(ctx, v[0], rows, cols) != MH_OK) rc = cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
+    else if (!bo.host) rc = cli_error(CLI_FAILED, "out of host memory");
+    if (rc == CLI_OK) rc = cli_place(ctx, &bi, 1);
+    if (rc == CLI_OK) rc = cli_place(ctx, &bo, 0);
+    if (rc == CLI_OK) {
+        s = mh_transpose(ctx, v[0], bi.mem, rows, cols, bo.mem);
+        if (s == MH_OK) s = mh_context_synchronize(ctx);
+        if (s != MH_OK) rc = cli_error(CLI_FAILED, "transpose: %s", mh_context_error(ctx));
+    }
+    if (rc == CLI_OK) rc = cli_fetch(ctx, &bo);
+    char err[512];
+    size_t shape[2] = {cols, rows};
+    if (rc == CLI_OK && mh_npy_write(v[3], MH_F32, 2, shape, bo.host, err, sizeof err) != MH_OK)
+        rc = cli_error(CLI_FAILED, "--out %s", err);
+    if (rc == CLI_OK) printf("transpose/%s: %zu x %zu -> %zu x %zu in %s\n", v[0] ? v[0] : "auto", rows, cols, cols, rows, v[3]);
+    cli_release(ctx, &bi);
+    cli_release(ctx, &bo);
+    free(bo.host);
+    mh_array_free(&in);
+    mh_context_destroy(ctx);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     if (argc < 1) return cli_error(CLI_USAGE, "run needs an op: memhier run conv1d ...");
@@ -151,6 +189,7 @@ int cmd_run(int argc, char **argv)
     switch (op) {
     case MH_OP_CONV1D: return run_conv1d(argc - 1, argv + 1);
     case MH_OP_CONV2D: return run_conv2d(argc - 1, argv + 1);
+    case MH_OP_TRANSPOSE: return run_transpose(argc - 1, argv + 1);
     default: return cli_error(CLI_USAGE, "run %s is not available yet", argv[0]);
     }
 }

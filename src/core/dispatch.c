@@ -124,6 +124,13 @@ static void describe(const mh_args *a, char *buf, size_t len)
         snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->conv2d.rows, a->conv2d.cols,
                  a->conv2d.krows, a->conv2d.kcols, mh_pad_name(a->conv2d.pad));
         return;
+    case MH_OP_TRANSPOSE:
+        snprintf(buf, len, "a %zu x %zu matrix", a->transpose.rows, a->transpose.cols);
+        return;
+    case MH_OP_COALESCING:
+        snprintf(buf, len, "%zu threads, %s %d", a->coalescing.n,
+                 a->coalescing.pattern == MH_PATTERN_OFFSET ? "offset" : "stride", a->coalescing.param);
+        return;
     case MH_OP_COUNT: break;
     }
     snprintf(buf, len, "this problem");

@@ -21,7 +21,13 @@ extern "C" {
 
 /* Per-context resources created on first use (vendor handles, FFT plans), each freed by
  * its own destructor at mh_context_destroy. */
-typedef enum mh_slot_id { MH_SLOT_CUDNN = 0, MH_SLOT_CUFFT_CONV1D, MH_SLOT_TEXTURE, MH_SLOT_COUNT } mh_slot_id;
+typedef enum mh_slot_id {
+    MH_SLOT_CUDNN = 0,
+    MH_SLOT_CUFFT_CONV1D,
+    MH_SLOT_TEXTURE,
+    MH_SLOT_CUBLAS,
+    MH_SLOT_COUNT
+} mh_slot_id;
 
 typedef struct mh_slot {
     void *data;
@@ -91,6 +97,24 @@ typedef struct mh_conv2d_args {
     float *out;
 } mh_conv2d_args;
 
+typedef struct mh_transpose_args {
+    const float *in;
+    size_t rows, cols;
+    float *out;
+} mh_transpose_args;
+
+/* Seed 004's access-pattern kernels: out[i] = in[i] + 100 at i = t + param (offset) or
+ * i = t * param (stride) for the n threads t. */
+typedef enum mh_access_pattern { MH_PATTERN_OFFSET = 0, MH_PATTERN_STRIDE } mh_access_pattern;
+
+typedef struct mh_coalescing_args {
+    const float *in;
+    float *out;
+    size_t n; /* threads */
+    mh_access_pattern pattern;
+    int param; /* the offset or the stride */
+} mh_coalescing_args;
+
 /* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
  * --tune), 0 being the measured default. */
 typedef struct mh_args {
@@ -99,6 +123,8 @@ typedef struct mh_args {
     union {
         mh_conv1d_args conv1d;
         mh_conv2d_args conv2d;
+        mh_transpose_args transpose;
+        mh_coalescing_args coalescing;
     };
 } mh_args;
 
@@ -145,6 +171,8 @@ typedef struct mh_op_table {
 
 extern const mh_op_table mh_conv1d_table;
 extern const mh_op_table mh_conv2d_table;
+extern const mh_op_table mh_transpose_table;
+extern const mh_op_table mh_coalescing_table;
 const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
 
 size_t mh_row_count(mh_op op);
@@ -203,6 +231,17 @@ void mh_conv2d_reference_at(const mh_conv2d_args *a, const float *in, const floa
  * element-wise. Returns 1 and the factors when the filter has rank 1; else 0 and the
  * largest residual relative to max|filter| in *residual. */
 int mh_rank1_factor(const float *filter, int krows, int kcols, float *u, float *v, double *residual);
+
+/* ---- transpose and coalescing -------------------------------------------------------- */
+
+const mh_row *mh_transpose_cpu_rows(size_t *count);
+const mh_row *mh_transpose_cuda_rows(size_t *count);
+const mh_row *mh_transpose_cublas_rows(size_t *count);
+const mh_row *mh_coalescing_cuda_rows(size_t *count);
+
+mh_status mh_transpose_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols, float *out);
+/* Buffer lengths the coalescing kernels touch: in and out hold this many floats. */
+size_t mh_coalescing_span(size_t n, mh_access_pattern pattern, int param);
 
 /* ---- CPU facts and ceilings (src/cpu/ceilings.c) ----------------------------------- */
 mh_status mh_cpu_device_info(mh_device_info *info);

@@ -24,6 +24,8 @@ const char *mh_op_name(mh_op op)
     switch (op) {
     case MH_OP_CONV1D: return "conv1d";
     case MH_OP_CONV2D: return "conv2d";
+    case MH_OP_TRANSPOSE: return "transpose";
+    case MH_OP_COALESCING: return "coalescing";
     case MH_OP_COUNT: break;
     }
     return "unknown-op";

@@ -1,0 +1,69 @@
+/* transpose front-end: the op's registry table, its argument checks and `auto`. */
+#include "../core/internal.h"
+
+#include <string.h>
+
+mh_status mh_transpose_args_init(mh_context *ctx, mh_args *args, const float *in, size_t rows, size_t cols, float *out)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_TRANSPOSE;
+    size_t count, bytes;
+    if (rows == 0 || cols == 0)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the matrix is empty", rows == 0 ? "rows" : "cols");
+    if (!mh_mul_ok(rows, cols, &count) || !mh_mul_ok(count, sizeof(float), &bytes))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "rows = %zu, cols = %zu: the matrix's size in bytes overflows size_t",
+                       rows, cols);
+    args->transpose = (mh_transpose_args){in, rows, cols, out};
+    return MH_OK;
+}
+
+static mh_status check_buffers(mh_context *ctx, const mh_args *args)
+{
+    const mh_transpose_args *a = &args->transpose;
+    const size_t bytes = a->rows * a->cols * sizeof(float);
+    mh_status s;
+    if ((s = mh_check_buffer(ctx, "in", a->in, bytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "out", a->out, bytes)) != MH_OK) return s;
+    return mh_check_disjoint(ctx, "out", a->out, bytes, "in", a->in, bytes);
+}
+
+/* `auto`: provisional, to be set from the H100 measurements in docs/transpose.md. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+{
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const cuda[] = {"vector", "coarse", "padded", "naive", NULL};
+    (void)a;
+    return mh_is_cpu(ctx) ? cpu : cuda;
+}
+
+static const mh_row_group groups[] = {mh_transpose_cpu_rows, mh_transpose_cuda_rows, mh_transpose_cublas_rows};
+
+const mh_op_table mh_transpose_table = {MH_OP_TRANSPOSE, "transpose", groups, sizeof groups / sizeof groups[0],
+                                        auto_order, check_buffers};
+
+mh_status mh_transpose(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_transpose_args_init(ctx, &a, in, rows, cols, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_transpose_select(mh_context *ctx, size_t rows, size_t cols, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_transpose_args_init(ctx, &a, NULL, rows, cols, NULL);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
+}
+
+mh_status mh_transpose_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_transpose_args_init(ctx, &a, NULL, rows, cols, NULL);
+    return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
+}

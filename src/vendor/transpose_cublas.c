@@ -1,0 +1,61 @@
+/* transpose/cublas: the vendor baseline, cublasSgeam (C = alpha op(A) + beta op(B)) with
+ * op(A) = A^T and beta = 0. cuBLAS is column-major: our row-major rows x cols input is its
+ * cols x rows matrix (lda = cols), and our cols x rows output its rows x cols (ldc = rows).
+ * The handle lives in the context. */
+#include "../core/internal.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <limits.h>
+#include <stdio.h>
+
+static void destroy_handle(void *h) { cublasDestroy((cublasHandle_t)h); }
+
+static mh_status blas_fail(mh_context *ctx, cublasStatus_t st, const char *what)
+{
+    return mh_fail(ctx, st == CUBLAS_STATUS_ALLOC_FAILED ? MH_ERR_OUT_OF_MEMORY : MH_ERR_VENDOR, "cuBLAS %s: %s", what,
+                   cublasGetStatusString(st));
+}
+
+static mh_status get_handle(mh_context *ctx, cublasHandle_t *h)
+{
+    mh_slot *slot = &ctx->slots[MH_SLOT_CUBLAS];
+    if (!slot->data) {
+        cublasHandle_t created;
+        cublasStatus_t st = cublasCreate(&created);
+        if (st != CUBLAS_STATUS_SUCCESS) return blas_fail(ctx, st, "cublasCreate");
+        slot->data = created;
+        slot->destroy = destroy_handle;
+    }
+    *h = slot->data;
+    cublasStatus_t st = cublasSetStream(*h, (cudaStream_t)ctx->stream);
+    return st == CUBLAS_STATUS_SUCCESS ? MH_OK : blas_fail(ctx, st, "cublasSetStream");
+}
+
+static int cublas_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    (void)ctx;
+    if (x->transpose.rows <= INT_MAX && x->transpose.cols <= INT_MAX) return 1;
+    snprintf(why, len, "a %zu x %zu matrix exceeds cuBLAS's int dimensions", x->transpose.rows, x->transpose.cols);
+    return 0;
+}
+
+static mh_status cublas_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_transpose_args *a = &x->transpose;
+    cublasHandle_t h = NULL;
+    mh_status s = get_handle(ctx, &h);
+    if (s != MH_OK) return s;
+    const float one = 1.0f, zero = 0.0f;
+    const int m = (int)a->rows, n = (int)a->cols;
+    /* B is not read when beta = 0; C itself is passed, as cuBLAS allows (ldb = ldc, no transpose) */
+    cublasStatus_t st = cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, a->in, n, &zero, a->out, m, a->out, m);
+    return st == CUBLAS_STATUS_SUCCESS ? MH_OK : blas_fail(ctx, st, "cublasSgeam");
+}
+
+static const mh_row rows[] = {
+    {{"transpose/cublas", MH_OP_TRANSPOSE, MH_BACKEND_VENDOR, 10, "vendor", "cuBLAS", "cublasSgeam with op(A) = A^T"},
+     cublas_supports, cublas_run, NULL},
+};
+
+MH_ROW_GROUP(mh_transpose_cublas_rows, rows)
