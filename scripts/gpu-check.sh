@@ -133,28 +133,20 @@ if want analyze; then
     ncu_bench "ncut_$v.log" "transpose_" "transpose --rows 8192 --cols 8192 --variants $v" --metrics "$mt"
   done
 
-  stamp "compute-sanitizer memcheck (every CUDA variant and configuration, n <= 4099)"
-  MEMHIER_TEST_MAX_N=4099 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$BUILD/tests/test_conv1d" gpu >"$LOGS/memcheck.log" 2>&1
-  say "memcheck exit $?: $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck.log" | tail -1)"
-  stamp "compute-sanitizer racecheck (n <= 1021)"
-  MEMHIER_TEST_MAX_N=1021 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$BUILD/tests/test_conv1d" gpu >"$LOGS/racecheck.log" 2>&1
-  say "racecheck exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck.log" | tail -1)"
-  stamp "compute-sanitizer on conv2d (memcheck: images up to 70000 pixels, racecheck: up to 5000)"
-  MEMHIER_TEST_MAX_N=70000 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$BUILD/tests/test_conv2d" gpu >"$LOGS/memcheck2d.log" 2>&1
-  say "memcheck conv2d exit $?: $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck2d.log" | tail -1)"
-  MEMHIER_TEST_MAX_N=5000 MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$BUILD/tests/test_conv2d" gpu >"$LOGS/racecheck2d.log" 2>&1
-  say "racecheck conv2d exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck2d.log" | tail -1)"
-  stamp "compute-sanitizer on transpose (matrices up to 1.1M elements)"
-  MEMHIER_TEST_MAX_N=1100000 MEMHIER_TEST_SEED=7 timeout 180 compute-sanitizer --tool memcheck --error-exitcode 9 \
-    "$BUILD/tests/test_transpose" gpu >"$LOGS/memcheck_t.log" 2>&1
-  say "memcheck transpose exit $?: $(grep -E 'ERROR SUMMARY' "$LOGS/memcheck_t.log" | tail -1)"
-  MEMHIER_TEST_MAX_N=1100000 MEMHIER_TEST_SEED=7 timeout 180 compute-sanitizer --tool racecheck --error-exitcode 9 \
-    "$BUILD/tests/test_transpose" gpu >"$LOGS/racecheck_t.log" 2>&1
-  say "racecheck transpose exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$LOGS/racecheck_t.log" | tail -1)"
+  # sanitize TOOL TEST MAX_N: compute-sanitizer on `TEST gpu` over the cases up to MAX_N elements
+  sanitize() {
+    local tool=$1 test=$2 max=$3 log="$LOGS/${1}_${2}.log"
+    stamp "compute-sanitizer $tool on $test (cases up to $max elements)"
+    MEMHIER_TEST_MAX_N=$max MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      "$BUILD/tests/$test" gpu >"$log" 2>&1
+    say "$tool $test exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
+  }
+  sanitize memcheck test_conv1d 4099
+  sanitize racecheck test_conv1d 1021
+  sanitize memcheck test_conv2d 70000
+  sanitize racecheck test_conv2d 5000
+  sanitize memcheck test_transpose 1100000
+  sanitize racecheck test_transpose 1100000
 fi
 
 stamp "done"
