@@ -18,6 +18,7 @@
  *    16-byte stores. */
 #include "common.cuh"
 #include "tile_io.cuh"
+#include "conv2d_window.cuh"
 
 #include <stdio.h>
 
@@ -78,29 +79,12 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
     const float *base = tile + threadIdx.y * RY * l.sw + threadIdx.x * RX;
     for (int d = 0; d < RY + p.krows - 1; ++d) { /* input rows, relative to the thread's first output row */
         float w[W];
-#pragma unroll
-        for (int v = 0; v < W / 4; ++v)
-            if (v < nload) {
-                const float4 q4 = *reinterpret_cast<const float4 *>(base + d * l.sw + 4 * v);
-                w[4 * v] = q4.x, w[4 * v + 1] = q4.y, w[4 * v + 2] = q4.z, w[4 * v + 3] = q4.w;
-            }
+        load_window(w, base + d * l.sw, nload);
 #pragma unroll
         for (int q = 0; q < RY; ++q) {
             const int i = d - q; /* the filter row joining input row d to output row q */
             if (i < 0 || i >= p.krows) continue;
-            const float *f = sf + i * l.kc4;
-#pragma unroll
-            for (int c4 = 0; c4 < CHUNKS; ++c4) {
-                if (4 * c4 >= kc) break;
-                const float4 fv = *reinterpret_cast<const float4 *>(f + 4 * c4);
-                const float ff[4] = {fv.x, fv.y, fv.z, fv.w};
-#pragma unroll
-                for (int u = 0; u < 4; ++u) {
-                    if (4 * c4 + u >= kc) break;
-#pragma unroll
-                    for (int r = 0; r < RX; ++r) acc[q][r] = fmaf(w[r + 4 * c4 + u], ff[u], acc[q][r]);
-                }
-            }
+            accumulate_filter_row<RX, W, CHUNKS, 0>(acc[q], w, sf + i * l.kc4, kc);
         }
     }
 

@@ -15,6 +15,7 @@
  * padding's misalignment becomes a compile-time shift S of the window instead. */
 #include "common.cuh"
 #include "tile_io.cuh"
+#include "conv2d_window.cuh"
 
 #include <stdio.h>
 
@@ -102,25 +103,8 @@ static __global__ void __launch_bounds__(THREADS) conv2d_stream_kernel(const str
         for (int i = 0; i < kr; ++i) {
             const float *src = ring + ((rel + i) % l.nr) * l.sw + threadIdx.x * RX;
             float w[W];
-#pragma unroll
-            for (int v = 0; v < W / 4; ++v)
-                if (v < nload) {
-                    const float4 q = *reinterpret_cast<const float4 *>(src + 4 * v);
-                    w[4 * v] = q.x, w[4 * v + 1] = q.y, w[4 * v + 2] = q.z, w[4 * v + 3] = q.w;
-                }
-            const float *f = sf + i * l.kc4;
-#pragma unroll
-            for (int c4 = 0; c4 < CHUNKS; ++c4) {
-                if (4 * c4 >= kc) break;
-                const float4 fv = *reinterpret_cast<const float4 *>(f + 4 * c4);
-                const float ff[4] = {fv.x, fv.y, fv.z, fv.w};
-#pragma unroll
-                for (int u = 0; u < 4; ++u) {
-                    if (4 * c4 + u >= kc) break;
-#pragma unroll
-                    for (int r = 0; r < RX; ++r) acc[r] = fmaf(w[r + S + 4 * c4 + u], ff[u], acc[r]);
-                }
-            }
+            load_window(w, src, nload);
+            accumulate_filter_row<RX, W, CHUNKS, S>(acc, w, sf + i * l.kc4, kc);
         }
 
 #pragma unroll

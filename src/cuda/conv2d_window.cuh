@@ -1,0 +1,40 @@
+/* The register window of conv2d's regtile and stream kernels: one input row's values for a
+ * thread's RX consecutive outputs, loaded once from shared memory and multiplied by one
+ * filter row. Both are force-inlined and unrolled over compile-time bounds, so the arrays
+ * stay in registers (ptxas -v: no stack frame, no spills). */
+#pragma once
+
+/* w[0 .. 4 * nload) = src[0 .. 4 * nload), 16-byte shared loads (src 16-byte aligned).
+ * W, a multiple of 4, bounds the unrolled loop; nload <= W / 4 is the part in use. */
+template <int W>
+static __device__ __forceinline__ void load_window(float (&w)[W], const float *src, int nload)
+{
+#pragma unroll
+    for (int v = 0; v < W / 4; ++v)
+        if (v < nload) {
+            const float4 q = *reinterpret_cast<const float4 *>(src + 4 * v);
+            w[4 * v] = q.x, w[4 * v + 1] = q.y, w[4 * v + 2] = q.z, w[4 * v + 3] = q.w;
+        }
+}
+
+/* acc[r] += sum over j < kc of w[r + S + j] * f[j]: one filter row (in shared memory, padded
+ * to a multiple of 4, read as broadcast float4s) over the window shifted by S. CHUNKS * 4
+ * >= kc bounds the unrolled loop; only real taps are multiplied, so an Inf in the image
+ * never meets a padded zero. */
+template <int RX, int W, int CHUNKS, int S>
+static __device__ __forceinline__ void accumulate_filter_row(float (&acc)[RX], const float (&w)[W], const float *f,
+                                                             int kc)
+{
+#pragma unroll
+    for (int c4 = 0; c4 < CHUNKS; ++c4) {
+        if (4 * c4 >= kc) break;
+        const float4 fv = *reinterpret_cast<const float4 *>(f + 4 * c4);
+        const float ff[4] = {fv.x, fv.y, fv.z, fv.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+            if (4 * c4 + u >= kc) break;
+#pragma unroll
+            for (int r = 0; r < RX; ++r) acc[r] = fmaf(w[r + S + 4 * c4 + u], ff[u], acc[r]);
+        }
+    }
+}
