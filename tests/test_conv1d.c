@@ -34,7 +34,7 @@ typedef struct problem {
 static void make_problem(problem *p, const tcase *c, mh_pad pad, unsigned long long seed)
 {
     p->c = c, p->pad = pad, p->seed = seed;
-    p->lpad = pad == MH_PAD_VALID ? 0 : pad == MH_PAD_SAME ? (c->k - 1) / 2 : c->k - 1;
+    p->lpad = mh_lead_pad(c->k, pad);
     p->out_n = mh_conv1d_out_len(c->n, c->k, pad);
     p->in = malloc(c->n * sizeof(float));
     p->mask = malloc(c->k * sizeof(float));

@@ -69,7 +69,7 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
     mh_fill_uniform(c->h_in, c->n, 1, 1.0f);
     mh_fill_uniform(c->h_mask, c->k, 2, 1.0f);
     c->nsamples = bench_samples(c->out_n, c->samples);
-    const size_t lpad = c->pad == MH_PAD_VALID ? 0 : c->pad == MH_PAD_SAME ? (c->k - 1) / 2 : c->k - 1;
+    const size_t lpad = mh_lead_pad(c->k, c->pad);
 #pragma omp parallel for schedule(dynamic, 64)
     for (long long s = 0; s < (long long)c->nsamples; ++s)
         mh_conv1d_reference_at(c->h_in, c->n, c->h_mask, c->k, lpad, c->samples[s], &c->ref[s], &c->mag[s]);

@@ -43,7 +43,7 @@ mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *args, const float *in, s
     a->mask = mask;
     a->k = k;
     a->pad = pad;
-    a->lpad = pad == MH_PAD_VALID ? 0 : pad == MH_PAD_SAME ? (k - 1) / 2 : k - 1;
+    a->lpad = mh_lead_pad(k, pad);
     a->out_n = out_n;
     a->out = out;
     return MH_OK;

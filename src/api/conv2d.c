@@ -7,18 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static size_t out_len(size_t n, size_t k, mh_pad pad)
-{
-    switch (pad) {
-    case MH_PAD_VALID: return k <= n ? n - k + 1 : 0;
-    case MH_PAD_SAME: return n;
-    case MH_PAD_FULL: return n + k - 1;
-    }
-    return 0;
-}
-
-static int lead_pad(size_t k, mh_pad pad) { return pad == MH_PAD_VALID ? 0 : pad == MH_PAD_SAME ? (int)(k - 1) / 2 : (int)k - 1; }
-
+/* Along each axis the output is as long as conv1d's (check_sizes has refused empty and
+ * overflowing sizes). */
 static mh_status check_sizes(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_pad pad)
 {
     if (rows == 0 || cols == 0)
@@ -47,8 +37,8 @@ mh_status mh_conv2d_out_dims(size_t rows, size_t cols, size_t krows, size_t kcol
 {
     if (!out_rows || !out_cols) return MH_ERR_INVALID_ARGUMENT;
     mh_status s = check_sizes(NULL, rows, cols, krows, kcols, pad);
-    *out_rows = s == MH_OK ? out_len(rows, krows, pad) : 0;
-    *out_cols = s == MH_OK ? out_len(cols, kcols, pad) : 0;
+    *out_rows = s == MH_OK ? mh_conv1d_out_len(rows, krows, pad) : 0;
+    *out_cols = s == MH_OK ? mh_conv1d_out_len(cols, kcols, pad) : 0;
     return s;
 }
 
@@ -63,8 +53,8 @@ mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *args, const float *in, s
     a->in = in, a->rows = rows, a->cols = cols;
     a->filter = filter, a->krows = (int)krows, a->kcols = (int)kcols;
     a->pad = pad;
-    a->lpr = lead_pad(krows, pad), a->lpc = lead_pad(kcols, pad);
-    a->out_rows = out_len(rows, krows, pad), a->out_cols = out_len(cols, kcols, pad);
+    a->lpr = (int)mh_lead_pad(krows, pad), a->lpc = (int)mh_lead_pad(kcols, pad);
+    a->out_rows = mh_conv1d_out_len(rows, krows, pad), a->out_cols = mh_conv1d_out_len(cols, kcols, pad);
     a->out = out;
     return MH_OK;
 }

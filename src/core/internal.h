@@ -73,6 +73,16 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
 /* a * b into *r; 0 on overflow. */
 int mh_mul_ok(size_t a, size_t b, size_t *r);
 
+/* b rounded up to a multiple of a. */
+static inline size_t mh_align_up(size_t b, size_t a) { return (b + a - 1) / a * a; }
+
+/* Zeros before element 0 along an axis, for a k-tap filter: none (valid), (k - 1) / 2
+ * (same, PyTorch's anchor for even k) or k - 1 (full). */
+static inline size_t mh_lead_pad(size_t k, mh_pad pad)
+{
+    return pad == MH_PAD_VALID ? 0 : pad == MH_PAD_SAME ? (k - 1) / 2 : k - 1;
+}
+
 /* ---- arguments of every op ---------------------------------------------------------- */
 
 typedef struct mh_conv1d_args {

@@ -58,9 +58,11 @@ const mh_variant_info *mh_variant_lookup(mh_op op, const char *name)
     size_t oplen = strlen(t->name);
     /* "conv1d/smem" and "smem" name the same variant */
     if (strncmp(name, t->name, oplen) == 0 && name[oplen] == '/') name += oplen + 1;
-    for (size_t i = 0; i < mh_row_count(op); ++i) {
-        const mh_variant_info *v = &mh_row_at(op, i)->info;
-        if (strcmp(v->name + oplen + 1, name) == 0) return v;
+    for (size_t g = 0; g < t->ngroups; ++g) { /* one pass over the groups: auto looks up on every call */
+        size_t n = 0;
+        const mh_row *rows = t->groups[g](&n);
+        for (size_t i = 0; i < n; ++i)
+            if (strcmp(rows[i].info.name + oplen + 1, name) == 0) return &rows[i].info;
     }
     return NULL;
 }

@@ -28,12 +28,6 @@ void mh_conv2d_reference_at(const mh_conv2d_args *a, const float *in, const floa
     if (abs_sum) *abs_sum = mag;
 }
 
-static int cpu_supports(const mh_context *ctx, const mh_args *a, char *why, size_t len)
-{
-    (void)ctx, (void)a, (void)why, (void)len;
-    return 1;
-}
-
 static mh_status reference_run(mh_context *ctx, const mh_args *args)
 {
     (void)ctx;
@@ -76,14 +70,10 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"conv2d/cpu-reference", MH_OP_CONV2D, MH_BACKEND_CPU, 0, "host", "ours",
       "one output at a time, double accumulation: the oracle"},
-     cpu_supports, reference_run, NULL},
+     mh_supports_any, reference_run, NULL},
     {{"conv2d/cpu-omp", MH_OP_CONV2D, MH_BACKEND_CPU, 1, "host", "ours",
       "OpenMP over output rows, one vectorised sweep per filter tap"},
-     cpu_supports, omp_run, NULL},
+     mh_supports_any, omp_run, NULL},
 };
 
-const mh_row *mh_conv2d_cpu_rows(size_t *count)
-{
-    *count = sizeof rows / sizeof rows[0];
-    return rows;
-}
+MH_ROW_GROUP(mh_conv2d_cpu_rows, rows)

@@ -29,13 +29,18 @@ static inline mh_status mh_cuda_status(mh_context *ctx, cudaError_t e, const cha
 /* After every <<<>>>: a bad configuration or missing image shows up here. */
 #define MH_LAUNCH_CHECK(ctx, name) mh_cuda_status((ctx), cudaGetLastError(), "launching " name)
 
+/* An attribute of the current device; fallback where the runtime cannot tell. */
+static inline int mh_device_attr(cudaDeviceAttr attr, int fallback)
+{
+    int dev = 0, v = fallback;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) return fallback;
+    return v;
+}
+
 /* Largest dynamic shared memory one block of the current device may use. */
 static inline size_t mh_smem_optin(void)
 {
-    int dev = 0, bytes = 48 << 10;
-    if (cudaGetDevice(&dev) == cudaSuccess)
-        cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    return (size_t)bytes;
+    return (size_t)mh_device_attr(cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 << 10);
 }
 
 /* Lets `kernel` use up to the opt-in limit. Always the same value, so concurrent callers
@@ -48,19 +53,23 @@ static inline cudaError_t mh_allow_smem(const void *kernel)
 
 static inline size_t mh_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
-/* 1 when a block needing smem_bytes of shared memory fits, and out_rows rows in blocks of
- * block_rows fit gridDim.y (65535); else 0 and why. */
+/* 1 when out_rows rows in blocks of block_rows fit gridDim.y (65535); else 0 and why. */
+static inline int mh_grid_rows_fit(size_t out_rows, size_t block_rows, char *why, size_t len)
+{
+    if (mh_ceil_div(out_rows, block_rows) <= 65535) return 1;
+    snprintf(why, len, "%zu output rows need more than 65535 blocks of %zu rows", out_rows, block_rows);
+    return 0;
+}
+
+/* 1 when a block needing smem_bytes of shared memory fits and the rows fit the grid
+ * (mh_grid_rows_fit); else 0 and why. */
 static inline int mh_tile_fits(size_t smem_bytes, size_t out_rows, size_t block_rows, char *why, size_t len)
 {
     if (smem_bytes > mh_smem_optin()) {
         snprintf(why, len, "its tiles need %zu bytes of shared memory, more than a block may use", smem_bytes);
         return 0;
     }
-    if (mh_ceil_div(out_rows, block_rows) > 65535) {
-        snprintf(why, len, "%zu output rows need more than 65535 blocks of %zu rows", out_rows, block_rows);
-        return 0;
-    }
-    return 1;
+    return mh_grid_rows_fit(out_rows, block_rows, why, len);
 }
 
 #define MH_MAX_GRID_X 2147483647ULL

@@ -218,9 +218,7 @@ static mh_status shuffle_launch(mh_context *ctx, const mh_args *x, int slot)
 /* gridDim.y is at most 65535: 32-row blocks cover images of up to 2,097,120 output rows. */
 static int grid_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    if (mh_ceil_div(x->conv2d.out_rows, BLOCK) <= 65535) return 1;
-    snprintf(why, len, "%zu output rows need more than 65535 blocks of %d rows", x->conv2d.out_rows, BLOCK);
-    return 0;
+    return mh_grid_rows_fit(x->conv2d.out_rows, BLOCK, why, len);
 }
 
 static mh_status basic_run(mh_context *ctx, const mh_args *x) { return basic_launch<false>(ctx, x, 0); }

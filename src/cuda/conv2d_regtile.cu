@@ -140,14 +140,6 @@ static kernel_fn kernel_for(const regtile2d_instance &in, int kcols)
     return in.generic[kcols <= 8 ? 0 : kcols <= 16 ? 1 : 2];
 }
 
-/* 16-byte loads need the tile's first column on a 16-byte boundary: start the first block
- * xshift outputs early so that (block origin - lpc) is a multiple of 4. */
-static int xshift_for(const mh_conv2d_args *a)
-{
-    if (a->cols % 4 || ((uintptr_t)a->in & 15)) return 0;
-    return (4 - a->lpc % 4) % 4;
-}
-
 static int regtile_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
@@ -165,7 +157,7 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     regtile2d_params p;
     p.in = a->in, p.filter = a->filter, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
-    p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = xshift_for(a);
+    p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
     const size_t bytes = (size_t)layout_for(bh, bw, a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, bw), (unsigned)mh_ceil_div(a->out_rows, bh));

@@ -13,6 +13,7 @@
  * is shared between calls. */
 #include "common.cuh"
 #include "tile_io.cuh"
+#include "conv2d_window.cuh"
 
 #include <stdio.h>
 
@@ -52,12 +53,7 @@ static __device__ __forceinline__ void horizontal(const separable_params &p, con
         const int y = item / STRIPS, x = (item - y * STRIPS) * RX;
         const float *src = tile + y * l.sw + x;
         float w[W], o[RX];
-#pragma unroll
-        for (int v4 = 0; v4 < W / 4; ++v4)
-            if (v4 < nload) {
-                const float4 q = *reinterpret_cast<const float4 *>(src + 4 * v4);
-                w[4 * v4] = q.x, w[4 * v4 + 1] = q.y, w[4 * v4 + 2] = q.z, w[4 * v4 + 3] = q.w;
-            }
+        load_window(w, src, nload);
 #pragma unroll
         for (int r = 0; r < RX; ++r) o[r] = 0.0f;
 #pragma unroll
@@ -139,7 +135,7 @@ static mh_status separable_run(mh_context *ctx, const mh_args *x)
     p.in = a->in, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc;
-    p.xshift = (a->cols % 4 || ((uintptr_t)a->in & 15)) ? 0 : (4 - a->lpc % 4) % 4;
+    p.xshift = conv2d_xshift(a);
     const int kmax = a->krows > a->kcols ? a->krows : a->kcols;
     void (*kernel)(const separable_params) = kmax <= 8    ? conv2d_separable_kernel<8>
                                              : kmax <= 16 ? conv2d_separable_kernel<16>

@@ -59,29 +59,21 @@ static void destroy_cache(void *p)
     free(c);
 }
 
-static int device_attr(cudaDeviceAttr attr)
-{
-    int dev = 0, v = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&v, attr, dev);
-    return v;
-}
-
 /* The image as the texture reads it: in place when aligned, else a pitched workspace copy. */
 static mh_status texture_source(mh_context *ctx, const mh_conv2d_args *a, const float **ptr, size_t *pitch)
 {
-    const size_t align = (size_t)device_attr(cudaDevAttrTextureAlignment);
-    const size_t pitch_align = (size_t)device_attr(cudaDevAttrTexturePitchAlignment);
+    const size_t align = (size_t)mh_device_attr(cudaDevAttrTextureAlignment, 512);
+    const size_t pitch_align = (size_t)mh_device_attr(cudaDevAttrTexturePitchAlignment, 32);
     const size_t row_bytes = a->cols * sizeof(float);
     if ((uintptr_t)a->in % align == 0 && row_bytes % pitch_align == 0) {
         *ptr = a->in, *pitch = row_bytes;
         return MH_OK;
     }
-    *pitch = (row_bytes + pitch_align - 1) / pitch_align * pitch_align;
+    *pitch = mh_align_up(row_bytes, pitch_align);
     void *ws;
     mh_status s = mh_workspace(ctx, *pitch * a->rows + align, &ws);
     if (s != MH_OK) return s;
-    float *dst = (float *)(((uintptr_t)ws + align - 1) / align * align);
+    float *dst = (float *)mh_align_up((uintptr_t)ws, align);
     MH_CUDA_TRY(ctx, cudaMemcpy2DAsync(dst, *pitch, a->in, row_bytes, row_bytes, a->rows, cudaMemcpyDeviceToDevice,
                                        mh_stream(ctx)));
     *ptr = dst;
@@ -131,18 +123,14 @@ static mh_status texture_for(mh_context *ctx, const mh_conv2d_args *a, cudaTextu
 static int texture_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    const size_t max_w = (size_t)device_attr(cudaDevAttrMaxTexture2DLinearWidth);
-    const size_t max_h = (size_t)device_attr(cudaDevAttrMaxTexture2DLinearHeight);
+    const size_t max_w = (size_t)mh_device_attr(cudaDevAttrMaxTexture2DLinearWidth, 0);
+    const size_t max_h = (size_t)mh_device_attr(cudaDevAttrMaxTexture2DLinearHeight, 0);
     if (a->cols > max_w || a->rows > max_h) {
         snprintf(why, len, "a %zu x %zu image exceeds this GPU's %zu x %zu limit for 2-D textures over linear memory",
                  a->rows, a->cols, max_h, max_w);
         return 0;
     }
-    if (mh_ceil_div(a->out_rows, BLOCK) > 65535) {
-        snprintf(why, len, "%zu output rows need more than 65535 blocks of %d rows", a->out_rows, BLOCK);
-        return 0;
-    }
-    return 1;
+    return mh_grid_rows_fit(a->out_rows, BLOCK, why, len);
 }
 
 static mh_status texture_launch(mh_context *ctx, const mh_args *x, int slot)

@@ -1,8 +1,22 @@
-/* The register window of conv2d's regtile and stream kernels: one input row's values for a
- * thread's RX consecutive outputs, loaded once from shared memory and multiplied by one
- * filter row. Both are force-inlined and unrolled over compile-time bounds, so the arrays
- * stay in registers (ptxas -v: no stack frame, no spills). */
+/* The register window of conv2d's regtile, stream and separable kernels: one input row's
+ * values for a thread's RX consecutive outputs, loaded once from shared memory and
+ * multiplied by one filter row. Both are force-inlined and unrolled over compile-time
+ * bounds, so the arrays stay in registers (ptxas -v: no stack frame, no spills). */
 #pragma once
+
+#include "../core/internal.h"
+
+#include <stdint.h>
+
+/* Window loads are 16 bytes, so a block's input tile must start on a 16-byte boundary: the
+ * first block starts xshift outputs early so that (block origin - lpc) is a multiple of 4.
+ * Rows that are not a multiple of 4 floats (or a misaligned image) cannot all be aligned:
+ * no shift, and the tile loads fall back to 4-byte copies. */
+static inline int conv2d_xshift(const mh_conv2d_args *a)
+{
+    if (a->cols % 4 || ((uintptr_t)a->in & 15)) return 0;
+    return (4 - a->lpc % 4) % 4;
+}
 
 /* w[0 .. 4 * nload) = src[0 .. 4 * nload), 16-byte shared loads (src 16-byte aligned).
  * W, a multiple of 4, bounds the unrolled loop; nload <= W / 4 is the part in use. */

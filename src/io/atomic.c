@@ -25,6 +25,7 @@ mh_status mh_write_atomically(const char *path, int (*write)(FILE *f, const void
     mode_t mask = umask(0); /* mkstemp makes 0600; give the file the usual 0666 & ~umask */
     umask(mask);
     fchmod(fd, 0666 & ~mask);
+    errno = 0; /* so that a failure below reports its own cause, not an earlier one */
     FILE *f = fdopen(fd, "wb");
     int ok = f && write(f, state);
     if (f) ok = (fclose(f) == 0) && ok;

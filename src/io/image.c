@@ -118,14 +118,14 @@ static mh_status read_png(FILE *f, const char *path, mh_image *img, char *err, s
     char why[256] = "";
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, why, png_error_fn, png_warning_fn);
     png_infop info = png ? png_create_info_struct(png) : NULL;
-    png_bytep *rows = NULL;
+    png_bytep *volatile rows = NULL; /* volatile: set after setjmp, freed after a longjmp */
     if (!png || !info) {
         png_destroy_read_struct(&png, &info, NULL);
         FAIL("%s: out of memory", path);
     }
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
-        free(rows);
+        free((void *)rows);
         mh_image_free(img);
         FAIL("%s: malformed or truncated PNG: %s", path, why);
     }
@@ -158,7 +158,7 @@ static mh_status read_png(FILE *f, const char *path, mh_image *img, char *err, s
     png_read_image(png, rows);
     png_read_end(png, NULL);
     png_destroy_read_struct(&png, &info, NULL);
-    free(rows);
+    free((void *)rows);
     return MH_OK;
 }
 
@@ -167,7 +167,11 @@ static int write_png(FILE *f, const mh_image *img)
     char why[256];
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, why, png_error_fn, png_warning_fn);
     png_infop info = png ? png_create_info_struct(png) : NULL;
-    if (!png || !info || setjmp(png_jmpbuf(png))) {
+    if (!png || !info) {
+        png_destroy_write_struct(&png, &info);
+        return 0;
+    }
+    if (setjmp(png_jmpbuf(png))) { /* C allows setjmp only as a whole condition */
         png_destroy_write_struct(&png, &info);
         return 0;
     }

@@ -19,19 +19,28 @@ static __global__ void reverse_kernel(float *dst, const float *src, int n)
     if (i < n) dst[i] = src[n - 1 - i];
 }
 
+/* NPP's description of the stream and device. Attributes one by one: cudaGetDeviceProperties
+ * fills the whole property struct and is far slower, and this runs inside the timed call. */
 static mh_status stream_context(mh_context *ctx, NppStreamContext *sc)
 {
-    cudaDeviceProp prop;
     memset(sc, 0, sizeof *sc); /* the workspace handle (or reserved field) must be zero */
-    MH_CUDA_TRY(ctx, cudaGetDeviceProperties(&prop, ctx->device));
     sc->hStream = mh_stream(ctx);
     sc->nCudaDeviceId = ctx->device;
-    sc->nMultiProcessorCount = prop.multiProcessorCount;
-    sc->nMaxThreadsPerMultiProcessor = prop.maxThreadsPerMultiProcessor;
-    sc->nMaxThreadsPerBlock = prop.maxThreadsPerBlock;
-    sc->nSharedMemPerBlock = prop.sharedMemPerBlock;
-    sc->nCudaDevAttrComputeCapabilityMajor = prop.major;
-    sc->nCudaDevAttrComputeCapabilityMinor = prop.minor;
+    const struct {
+        cudaDeviceAttr attr;
+        int *field;
+    } attrs[] = {
+        {cudaDevAttrMultiProcessorCount, &sc->nMultiProcessorCount},
+        {cudaDevAttrMaxThreadsPerMultiProcessor, &sc->nMaxThreadsPerMultiProcessor},
+        {cudaDevAttrMaxThreadsPerBlock, &sc->nMaxThreadsPerBlock},
+        {cudaDevAttrComputeCapabilityMajor, &sc->nCudaDevAttrComputeCapabilityMajor},
+        {cudaDevAttrComputeCapabilityMinor, &sc->nCudaDevAttrComputeCapabilityMinor},
+    };
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; ++i)
+        MH_CUDA_TRY(ctx, cudaDeviceGetAttribute(attrs[i].field, attrs[i].attr, ctx->device));
+    int smem = 0;
+    MH_CUDA_TRY(ctx, cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlock, ctx->device));
+    sc->nSharedMemPerBlock = (size_t)smem;
     MH_CUDA_TRY(ctx, cudaStreamGetFlags(mh_stream(ctx), &sc->nStreamFlags));
     return MH_OK;
 }
@@ -53,15 +62,13 @@ static int npp_supports(const mh_context *, const mh_args *x, char *why, size_t 
     return 0;
 }
 
-static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
-
 static mh_status npp_run(mh_context *ctx, const mh_args *x)
 {
     const mh_conv2d_args *a = &x->conv2d;
     const int taps = a->krows * a->kcols;
     const int padded = a->pad != MH_PAD_VALID;
     const size_t pw = a->out_cols + a->kcols - 1, ph = a->out_rows + a->krows - 1;
-    const size_t fbytes = align256((size_t)taps * sizeof(float)), pbytes = padded ? pw * ph * sizeof(float) : 0;
+    const size_t fbytes = mh_align_up((size_t)taps * sizeof(float), 256), pbytes = padded ? pw * ph * sizeof(float) : 0;
     NppStreamContext sc;
     void *ws;
     mh_status s = stream_context(ctx, &sc);

@@ -98,8 +98,6 @@ int mh_cudnn_fits(size_t rows, size_t cols, size_t krows, size_t kcols, char *wh
     return 0;
 }
 
-static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
-
 mh_status mh_cudnn_correlate(mh_context *ctx, const float *in, size_t rows, size_t cols, const float *filter,
                              int krows, int kcols, int lpr, int lpc, float *out, size_t out_rows, size_t out_cols)
 {
@@ -131,7 +129,7 @@ mh_status mh_cudnn_correlate(mh_context *ctx, const float *in, size_t rows, size
         st->rows = rows, st->cols = cols, st->krows = krows, st->kcols = kcols, st->pad_h = pad_h, st->pad_w = pad_w;
     }
     const int lopsided = skip_r || skip_c;
-    const size_t y_bytes = lopsided ? align256((size_t)oh * ow * sizeof(float)) : 0;
+    const size_t y_bytes = lopsided ? mh_align_up((size_t)oh * ow * sizeof(float), 256) : 0;
     void *ws = NULL;
     if ((s = mh_workspace(ctx, y_bytes + st->workspace + 256, &ws)) != MH_OK) goto done;
     float *yp = lopsided ? (float *)ws : out;
