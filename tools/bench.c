@@ -47,6 +47,77 @@ size_t bench_samples(size_t count, size_t *samples)
     return s;
 }
 
+int bench_sampled_alloc(bench_sampled *s, size_t outputs)
+{
+    const size_t cap = outputs < BENCH_MAX_SAMPLES ? outputs : BENCH_MAX_SAMPLES;
+    s->at = malloc(cap * sizeof *s->at);
+    s->ref = malloc(cap * sizeof *s->ref);
+    s->mag = malloc(cap * sizeof *s->mag);
+    s->got = malloc(cap * sizeof *s->got);
+    if (!s->at || !s->ref || !s->mag || !s->got) return 0;
+    s->count = bench_samples(outputs, s->at);
+    return 1;
+}
+
+void bench_sampled_free(bench_sampled *s)
+{
+    free(s->at), free(s->ref), free(s->mag), free(s->got);
+    memset(s, 0, sizeof *s);
+}
+
+int bench_sampled_compare(bench_sampled *s, const float *out, size_t outputs, size_t terms, mh_error_stats *st,
+                          size_t *unwritten)
+{
+    size_t nan = 0;
+    for (size_t i = 0; i < outputs; ++i) nan += isnan(out[i]);
+    *unwritten = nan;
+    for (size_t i = 0; i < s->count; ++i) s->got[i] = out[s->at[i]];
+    return mh_compare(s->got, s->ref, s->mag, s->count, mh_sum_rtol(terms), st);
+}
+
+void bench_poison(mh_context *ctx, float *host, float *dev, size_t count)
+{
+    if (mh_context_device(ctx) == MH_CPU)
+        for (size_t i = 0; i < count; ++i) host[i] = NAN;
+    else
+        cudaMemsetAsync(dev, 0xff, count * sizeof(float), (cudaStream_t)ctx->stream); /* all ones: NaN */
+}
+
+int bench_fetch(mh_context *ctx, float *host, const float *dev, size_t count, char *why, size_t len)
+{
+    if (mh_context_device(ctx) == MH_CPU || cudaMemcpy(host, dev, count * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess)
+        return 1;
+    cudaGetLastError();
+    snprintf(why, len, "copying the output back failed");
+    return 0;
+}
+
+/* ---- a registry row on a workload's arguments ------------------------------------------ */
+
+static void row_args(const bench_driver *d, bench_workload *w, mh_context *ctx, int config, mh_args *a)
+{
+    d->make_args(w, ctx, a);
+    a->config = config;
+}
+
+static int row_supports(const bench_driver *d, bench_workload *w, mh_context *ctx, size_t row, int config, char *why,
+                        size_t len)
+{
+    mh_args a;
+    row_args(d, w, ctx, config, &a);
+    return mh_row_at(d->op, row)->supports(ctx, &a, why, len);
+}
+
+/* via_api: through the public path, with all its checks (the validation run); else the row
+ * alone (the timed runs). */
+static mh_status row_run(const bench_driver *d, bench_workload *w, mh_context *ctx, size_t row, int config, int via_api)
+{
+    const mh_row *r = mh_row_at(d->op, row);
+    mh_args a;
+    row_args(d, w, ctx, config, &a);
+    return via_api ? mh_dispatch(ctx, r->info.name, &a) : mh_run_row(ctx, r, &a);
+}
+
 typedef struct bench_row {
     const char *op;
     char workload[192], variant[96], note[320];
@@ -127,7 +198,7 @@ static mh_status time_runs(const bench_driver *d, bench_workload *w, mh_context 
     if (mh_context_device(ctx) == MH_CPU) {
         for (int r = 0; r < reps && s == MH_OK; ++r) {
             double t0 = now_s();
-            s = d->run(w, ctx, row, config, 0);
+            s = row_run(d, w, ctx, row, config, 0);
             t[r] = (now_s() - t0) * 1e3;
         }
         return s;
@@ -141,7 +212,7 @@ static mh_status time_runs(const bench_driver *d, bench_workload *w, mh_context 
     /* back to back: each run's stop event is the next run's start */
     if (s == MH_OK) cudaEventRecord(ev[0], stream);
     for (int r = 0; r < reps && s == MH_OK; ++r) {
-        s = d->run(w, ctx, row, config, 0);
+        s = row_run(d, w, ctx, row, config, 0);
         cudaEventRecord(ev[r + 1], stream);
     }
     if (s == MH_OK) s = mh_context_synchronize(ctx);
@@ -203,7 +274,7 @@ static bench_row *bench_one(bench_state *b, const bench_driver *d, bench_workloa
     const mh_variant_info *v = mh_variant(d->op, row);
     mh_context *ctx = is_cpu_row(v) ? b->cpu : b->gpu;
     char why[320] = "";
-    if (!d->supports(w, ctx, row, config, why, sizeof why)) {
+    if (!row_supports(d, w, ctx, row, config, why, sizeof why)) {
         if (why[0]) printf("  %-30s %-6s skipped: %s\n", label, mh_backend_name(v->backend), why);
         return NULL; /* no reason: the row does not take this kind of workload at all */
     }
@@ -215,8 +286,8 @@ static bench_row *bench_one(bench_state *b, const bench_driver *d, bench_workloa
     r->backend = mh_backend_name(v->backend);
 
     mh_error_stats st;
-    d->poison(w, ctx, row);
-    mh_status s = d->run(w, ctx, row, config, config == 0);
+    d->poison(w, ctx);
+    mh_status s = row_run(d, w, ctx, row, config, config == 0);
     if (s == MH_ERR_UNSUPPORTED) { /* refused on the data itself (separable: not rank 1) */
         printf("  %-30s %-6s skipped: %s\n", label, mh_backend_name(v->backend), mh_context_error(ctx));
         --b->nrows;
@@ -228,7 +299,7 @@ static bench_row *bench_one(bench_state *b, const bench_driver *d, bench_workloa
         print_row(r);
         return r;
     }
-    if (!d->check(w, ctx, row, &st, r->note, sizeof r->note)) {
+    if (!d->check(w, ctx, &st, r->note, sizeof r->note)) {
         r->rel_l2 = st.rel_l2;
         r->max_abs = st.max_abs;
         print_row(r);
@@ -286,7 +357,7 @@ static void bench_workload_rows(bench_state *b, const bench_driver *d, bench_wor
     for (size_t o = 0; o < n; ++o) {
         const mh_variant_info *v = mh_variant(d->op, order[o]);
         if (!wanted(b, d, v)) continue;
-        const char *const *configs = d->configs(order[o]);
+        const char *const *configs = mh_row_at(d->op, order[o])->configs;
         int is_base = (naive && !strcmp(v->name, naive)) || (d->vendor && !strcmp(v->name, d->vendor));
         if (b->o.tune && !configs && !is_base) continue;
         int nconf = 1;

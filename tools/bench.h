@@ -43,13 +43,12 @@ typedef struct bench_driver {
     /* Inputs on the host (and on gpu when not NULL), and the reference. */
     int (*setup)(bench_workload *w, mh_context *gpu, char *err, size_t len);
     void (*teardown)(bench_workload *w);
-    int (*supports)(bench_workload *w, mh_context *ctx, size_t row, int config, char *why, size_t len);
-    /* via_api: through the public call, with all its checks (the validation run). */
-    mh_status (*run)(bench_workload *w, mh_context *ctx, size_t row, int config, int via_api);
-    void (*poison)(bench_workload *w, mh_context *ctx, size_t row);
+    /* The call's arguments for ctx's memory (host arrays on the CPU, device ones on a GPU);
+     * the harness sets the tuning configuration and asks the rows with them. */
+    void (*make_args)(bench_workload *w, mh_context *ctx, mh_args *a);
+    void (*poison)(bench_workload *w, mh_context *ctx);
     /* After a run: 1 when the output matches the reference; else why. */
-    int (*check)(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats *st, char *why, size_t len);
-    const char *const *(*configs)(size_t row);
+    int (*check)(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len);
 } bench_driver;
 
 extern const bench_driver bench_conv1d_driver;
@@ -63,5 +62,24 @@ extern const bench_driver bench_coalescing_driver;
 int bench_device_copy(float **dst, const float *src, size_t count, char *err, size_t len);
 size_t bench_samples(size_t count, size_t *samples);
 enum { BENCH_MAX_SAMPLES = 65536 };
+
+/* The outputs checked against a double reference: their positions (bench_samples), the
+ * reference and the sum of |terms| there (the driver fills both), and the values read. */
+typedef struct bench_sampled {
+    size_t *at, count;
+    double *ref, *mag;
+    float *got;
+} bench_sampled;
+int bench_sampled_alloc(bench_sampled *s, size_t outputs); /* 0 when out of memory */
+void bench_sampled_free(bench_sampled *s);
+/* Counts the NaN outputs (never written) into *unwritten and compares the samples of out
+ * with the bound for sums of `terms` products; 1 when they all pass. */
+int bench_sampled_compare(bench_sampled *s, const float *out, size_t outputs, size_t terms, mh_error_stats *st,
+                          size_t *unwritten);
+
+/* count outputs set to NaN: the host array on a CPU context, the device one on a GPU. */
+void bench_poison(mh_context *ctx, float *host, float *dev, size_t count);
+/* The device outputs into host on a GPU context (nothing to do on the CPU); 0 and why on failure. */
+int bench_fetch(mh_context *ctx, float *host, const float *dev, size_t count, char *why, size_t len);
 
 #endif

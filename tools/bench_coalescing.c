@@ -63,33 +63,19 @@ static void teardown(bench_workload *w)
     w->state = NULL;
 }
 
-static void make_args(const coalescing_case *c, int config, mh_args *a)
+static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
 {
+    const coalescing_case *c = w->state;
+    (void)ctx; /* GPU rows only: the harness gives them the GPU context */
     memset(a, 0, sizeof *a);
     a->op = MH_OP_COALESCING;
-    a->config = config;
     a->coalescing = (mh_coalescing_args){c->d_in, c->d_out, c->n, c->pattern, c->param};
 }
 
-static int supports(bench_workload *w, mh_context *ctx, size_t row, int config, char *why, size_t len)
-{
-    mh_args a;
-    make_args(w->state, config, &a);
-    return mh_context_device(ctx) != MH_CPU && mh_row_at(MH_OP_COALESCING, row)->supports(ctx, &a, why, len);
-}
-
-static mh_status run(bench_workload *w, mh_context *ctx, size_t row, int config, int via_api)
-{
-    const mh_row *r = mh_row_at(MH_OP_COALESCING, row);
-    mh_args a;
-    make_args(w->state, config, &a);
-    return via_api ? mh_dispatch(ctx, r->info.name, &a) : mh_run_row(ctx, r, &a);
-}
-
-static void poison(bench_workload *w, mh_context *ctx, size_t row)
+static void poison(bench_workload *w, mh_context *ctx)
 {
     coalescing_case *c = w->state;
-    cudaMemsetAsync(c->d_out, 0xff, c->span * sizeof(float), (cudaStream_t)ctx->stream);
+    bench_poison(ctx, NULL, c->d_out, c->span);
 }
 
 /* The element thread t writes. */
@@ -98,7 +84,7 @@ static size_t index_of(const coalescing_case *c, size_t t)
     return c->pattern == MH_PATTERN_OFFSET ? t + (size_t)c->param : t * (size_t)c->param;
 }
 
-static int check(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats *st, char *why, size_t len)
+static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len)
 {
     coalescing_case *c = w->state;
     memset(st, 0, sizeof *st);
@@ -118,9 +104,6 @@ static int check(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats 
     return 1;
 }
 
-static const char *const *configs(size_t row) { return NULL; }
-
 const bench_driver bench_coalescing_driver = {
-    MH_OP_COALESCING, NULL,  NULL,     NULL, 0,     plan,    setup,
-    teardown,         supports, run, poison, check, configs,
+    MH_OP_COALESCING, NULL, NULL, NULL, 0, plan, setup, teardown, make_args, poison, check,
 };

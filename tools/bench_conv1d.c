@@ -16,9 +16,7 @@ typedef struct conv1d_case {
     mh_pad pad;
     float *h_in, *h_mask, *h_out;
     float *d_in, *d_mask, *d_out;
-    size_t *samples, nsamples;
-    double *ref, *mag;
-    float *got;
+    bench_sampled check;
 } conv1d_case;
 
 static const struct {
@@ -56,23 +54,18 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
 {
     conv1d_case *c = w->state;
     if (!c) return snprintf(err, len, "out of memory"), 0;
-    const size_t cap = c->out_n < BENCH_MAX_SAMPLES ? c->out_n : BENCH_MAX_SAMPLES;
     c->h_in = malloc(c->n * sizeof(float));
     c->h_mask = malloc(c->k * sizeof(float));
     c->h_out = malloc(c->out_n * sizeof(float));
-    c->samples = malloc(cap * sizeof(size_t));
-    c->ref = malloc(cap * sizeof(double));
-    c->mag = malloc(cap * sizeof(double));
-    c->got = malloc(cap * sizeof(float));
-    if (!c->h_in || !c->h_mask || !c->h_out || !c->samples || !c->ref || !c->mag || !c->got)
+    if (!c->h_in || !c->h_mask || !c->h_out || !bench_sampled_alloc(&c->check, c->out_n))
         return snprintf(err, len, "out of host memory"), 0;
     mh_fill_uniform(c->h_in, c->n, 1, 1.0f);
     mh_fill_uniform(c->h_mask, c->k, 2, 1.0f);
-    c->nsamples = bench_samples(c->out_n, c->samples);
     const size_t lpad = mh_lead_pad(c->k, c->pad);
+    bench_sampled *sm = &c->check;
 #pragma omp parallel for schedule(dynamic, 64)
-    for (long long s = 0; s < (long long)c->nsamples; ++s)
-        mh_conv1d_reference_at(c->h_in, c->n, c->h_mask, c->k, lpad, c->samples[s], &c->ref[s], &c->mag[s]);
+    for (long long s = 0; s < (long long)sm->count; ++s)
+        mh_conv1d_reference_at(c->h_in, c->n, c->h_mask, c->k, lpad, sm->at[s], &sm->ref[s], &sm->mag[s]);
     if (gpu && (!bench_device_copy(&c->d_in, c->h_in, c->n, err, len) ||
                 !bench_device_copy(&c->d_mask, c->h_mask, c->k, err, len) ||
                 !bench_device_copy(&c->d_out, NULL, c->out_n, err, len)))
@@ -88,66 +81,38 @@ static void teardown(bench_workload *w)
     cudaFree(c->d_mask);
     cudaFree(c->d_out);
     free(c->h_in), free(c->h_mask), free(c->h_out);
-    free(c->samples), free(c->ref), free(c->mag), free(c->got);
+    bench_sampled_free(&c->check);
     free(c);
     w->state = NULL;
 }
 
-static int on_cpu(const mh_context *ctx) { return mh_context_device(ctx) == MH_CPU; }
-
-static void make_args(const conv1d_case *c, mh_context *ctx, int config, mh_args *a)
+static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
 {
-    int cpu = on_cpu(ctx);
+    const conv1d_case *c = w->state;
+    const int cpu = mh_context_device(ctx) == MH_CPU;
     mh_conv1d_args_init(ctx, a, cpu ? c->h_in : c->d_in, c->n, cpu ? c->h_mask : c->d_mask, c->k, c->pad,
                         cpu ? c->h_out : c->d_out);
-    a->config = config;
 }
 
-static int supports(bench_workload *w, mh_context *ctx, size_t row, int config, char *why, size_t len)
-{
-    mh_args a;
-    make_args(w->state, ctx, config, &a);
-    return mh_row_at(MH_OP_CONV1D, row)->supports(ctx, &a, why, len);
-}
-
-static mh_status run(bench_workload *w, mh_context *ctx, size_t row, int config, int via_api)
-{
-    const mh_row *r = mh_row_at(MH_OP_CONV1D, row);
-    mh_args a;
-    make_args(w->state, ctx, config, &a);
-    if (via_api) return mh_dispatch(ctx, r->info.name, &a);
-    return mh_run_row(ctx, r, &a);
-}
-
-static void poison(bench_workload *w, mh_context *ctx, size_t row)
+static void poison(bench_workload *w, mh_context *ctx)
 {
     conv1d_case *c = w->state;
-    if (on_cpu(ctx))
-        for (size_t i = 0; i < c->out_n; ++i) c->h_out[i] = NAN;
-    else
-        cudaMemsetAsync(c->d_out, 0xff, c->out_n * sizeof(float), (cudaStream_t)ctx->stream); /* NaN */
+    bench_poison(ctx, c->h_out, c->d_out, c->out_n);
 }
 
-static int check(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats *st, char *why, size_t len)
+static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len)
 {
     conv1d_case *c = w->state;
-    if (!on_cpu(ctx) && cudaMemcpy(c->h_out, c->d_out, c->out_n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess)
-        return snprintf(why, len, "copying the output back failed"), 0;
     size_t unwritten = 0;
-    for (size_t i = 0; i < c->out_n; ++i) unwritten += isnan(c->h_out[i]);
-    for (size_t s = 0; s < c->nsamples; ++s) c->got[s] = c->h_out[c->samples[s]];
-    int ok = mh_compare(c->got, c->ref, c->mag, c->nsamples, mh_sum_rtol(c->k), st);
+    if (!bench_fetch(ctx, c->h_out, c->d_out, c->out_n, why, len)) return 0;
+    int ok = bench_sampled_compare(&c->check, c->h_out, c->out_n, c->k, st, &unwritten);
     if (unwritten) return snprintf(why, len, "%zu of %zu outputs are NaN (never written)", unwritten, c->out_n), 0;
     if (!ok)
         snprintf(why, len, "wrong: out[%zu] = %.7g, reference %.7g; rel_l2 %.2e, %zu samples over the bound",
-                 c->samples[st->first_bad], st->first_out, st->first_ref, st->rel_l2, st->bad);
+                 c->check.at[st->first_bad], st->first_out, st->first_ref, st->rel_l2, st->bad);
     return ok;
 }
 
-static const char *const *configs(size_t row) { return mh_row_at(MH_OP_CONV1D, row)->configs; }
-
 const bench_driver bench_conv1d_driver = {
-    MH_OP_CONV1D, "conv1d/naive", "conv1d/cpu-reference", "conv1d/cudnn", 0,
-    plan,         setup,          teardown,               supports,       run,
-    poison,       check,          configs,
+    MH_OP_CONV1D, "conv1d/naive", "conv1d/cpu-reference", "conv1d/cudnn", 0, plan, setup, teardown, make_args, poison, check,
 };

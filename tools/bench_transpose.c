@@ -64,47 +64,25 @@ static void teardown(bench_workload *w)
     w->state = NULL;
 }
 
-static int on_cpu(const mh_context *ctx) { return mh_context_device(ctx) == MH_CPU; }
-
-static void make_args(const transpose_case *c, mh_context *ctx, int config, mh_args *a)
+static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
 {
-    const int cpu = on_cpu(ctx);
+    const transpose_case *c = w->state;
+    const int cpu = mh_context_device(ctx) == MH_CPU;
     mh_transpose_args_init(ctx, a, cpu ? c->h_in : c->d_in, c->rows, c->cols, cpu ? c->h_out : c->d_out);
-    a->config = config;
 }
 
-static int supports(bench_workload *w, mh_context *ctx, size_t row, int config, char *why, size_t len)
-{
-    mh_args a;
-    make_args(w->state, ctx, config, &a);
-    return mh_row_at(MH_OP_TRANSPOSE, row)->supports(ctx, &a, why, len);
-}
-
-static mh_status run(bench_workload *w, mh_context *ctx, size_t row, int config, int via_api)
-{
-    const mh_row *r = mh_row_at(MH_OP_TRANSPOSE, row);
-    mh_args a;
-    make_args(w->state, ctx, config, &a);
-    return via_api ? mh_dispatch(ctx, r->info.name, &a) : mh_run_row(ctx, r, &a);
-}
-
-static void poison(bench_workload *w, mh_context *ctx, size_t row)
+static void poison(bench_workload *w, mh_context *ctx)
 {
     transpose_case *c = w->state;
-    const size_t n = c->rows * c->cols;
-    if (on_cpu(ctx))
-        for (size_t i = 0; i < n; ++i) c->h_out[i] = NAN;
-    else
-        cudaMemsetAsync(c->d_out, 0xff, n * sizeof(float), (cudaStream_t)ctx->stream);
+    bench_poison(ctx, c->h_out, c->d_out, c->rows * c->cols);
 }
 
-static int check(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats *st, char *why, size_t len)
+static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len)
 {
     transpose_case *c = w->state;
     const size_t n = c->rows * c->cols;
     memset(st, 0, sizeof *st);
-    if (!on_cpu(ctx) && cudaMemcpy(c->h_out, c->d_out, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess)
-        return snprintf(why, len, "copying the output back failed"), 0;
+    if (!bench_fetch(ctx, c->h_out, c->d_out, n, why, len)) return 0;
     size_t wrong = 0, first = 0;
     for (size_t y = 0; y < c->rows; ++y)
         for (size_t x = 0; x < c->cols; ++x)
@@ -116,10 +94,7 @@ static int check(bench_workload *w, mh_context *ctx, size_t row, mh_error_stats 
     return 0;
 }
 
-static const char *const *configs(size_t row) { return mh_row_at(MH_OP_TRANSPOSE, row)->configs; }
-
 const bench_driver bench_transpose_driver = {
     MH_OP_TRANSPOSE, "transpose/naive", "transpose/cpu-reference", "transpose/cublas", 1,
-    plan,            setup,             teardown,                  supports,           run,
-    poison,          check,             configs,
+    plan,            setup,             teardown,                  make_args,          poison, check,
 };

@@ -26,15 +26,31 @@ static int make(float **f, int kr, int kc)
     return *f != NULL;
 }
 
-/* A normalised Gaussian, built as the outer product of two 1-D Gaussians in double: rank 1. */
+/* exp(-d^2 / (2 sigma^2)) at distance d from the centre of n points; returns their sum. */
+static double gaussian_1d(double *g, int n, double sigma)
+{
+    double sum = 0.0;
+    for (int i = 0; i < n; ++i) {
+        const double d = i - (n - 1) / 2.0;
+        sum += g[i] = exp(-d * d / (2.0 * sigma * sigma));
+    }
+    return sum;
+}
+
+void filter_gaussian(float *f, int krows, int kcols, double sigma)
+{
+    double gr[MH_CONV2D_MAX_K], gc[MH_CONV2D_MAX_K];
+    const double sr = gaussian_1d(gr, krows, sigma), sc = gaussian_1d(gc, kcols, sigma);
+    for (int i = 0; i < krows; ++i)
+        for (int j = 0; j < kcols; ++j) f[i * kcols + j] = (float)(gr[i] / sr * gc[j] / sc);
+}
+
+/* gaussian:SIGMA: 3 sigma either side of the centre. */
 static int gaussian(double sigma, float **f, int *kr, int *kc)
 {
-    const int radius = (int)ceil(3.0 * sigma), n = 2 * radius + 1;
-    double g[MH_CONV2D_MAX_K], sum = 0.0;
-    for (int i = 0; i < n; ++i) sum += g[i] = exp(-(double)(i - radius) * (i - radius) / (2.0 * sigma * sigma));
+    const int n = 2 * (int)ceil(3.0 * sigma) + 1;
     if (!make(f, n, n)) return 0;
-    for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) (*f)[i * n + j] = (float)(g[i] / sum * g[j] / sum);
+    filter_gaussian(*f, n, n, sigma);
     *kr = *kc = n;
     return 1;
 }

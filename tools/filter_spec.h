@@ -9,4 +9,8 @@
  * Returns 1 with a malloc'd row-major filter, or 0 with the reason in err. */
 int filter_from_spec(const char *spec, float **filter, int *krows, int *kcols, char *err, size_t errlen);
 
+/* f = a krows x kcols Gaussian of standard deviation sigma around the middle, normalised,
+ * as the outer product of two 1-D Gaussians (rank 1). krows, kcols <= MH_CONV2D_MAX_K. */
+void filter_gaussian(float *f, int krows, int kcols, double sigma);
+
 #endif

@@ -20,24 +20,25 @@ static int read_float_array(const char *op, const char *flag, const char *path, 
     return CLI_OK;
 }
 
-/* What every `run` shares: the device, the padding, two input arrays and one output. */
+/* What every `run` shares: the device, the padding, one or two input arrays and one output. */
 typedef struct run_job {
     const char *op, *variant, *out_path;
     int device;
     mh_pad pad;
-    mh_array in, second; /* the input and the mask or filter */
+    mh_array in, second; /* the input, and the mask or filter (none for transpose) */
     cli_buffer bin, bsecond, bout;
     int out_ndim;
     size_t out_shape[2];
     mh_context *ctx;
 } run_job;
 
-enum { F_VARIANT, F_DEVICE, F_IN, F_SECOND, F_PAD, F_OUT, F_COUNT };
+enum { F_VARIANT, F_DEVICE, F_IN, F_OUT, F_PAD, F_SECOND, F_COUNT };
 
+/* second_flag: "--mask" or "--filter", with --pad; NULL for an op of one input and no padding. */
 static int run_setup(run_job *j, int argc, char **argv, const char *second_flag, int ndim)
 {
-    const char *const names[] = {"--variant", "--device", "--in", second_flag, "--pad", "--out", NULL};
-    const char *v[F_COUNT];
+    const char *const names[] = {"--variant", "--device", "--in", "--out", second_flag ? "--pad" : NULL, second_flag, NULL};
+    const char *v[F_COUNT] = {NULL};
     char cmd[32];
     snprintf(cmd, sizeof cmd, "run %s", j->op);
     int rc = cli_flags(argc, argv, cmd, names, v);
@@ -46,10 +47,11 @@ static int run_setup(run_job *j, int argc, char **argv, const char *second_flag,
     j->device = cli_default_device(), j->pad = MH_PAD_VALID;
     if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
     if (v[F_PAD] && (rc = cli_parse_pad(v[F_PAD], &j->pad)) != CLI_OK) return rc;
-    if (!v[F_IN] || !v[F_SECOND] || !v[F_OUT])
+    if (!second_flag && (!v[F_IN] || !v[F_OUT])) return cli_error(CLI_USAGE, "run %s needs --in and --out", j->op);
+    if (second_flag && (!v[F_IN] || !v[F_SECOND] || !v[F_OUT]))
         return cli_error(CLI_USAGE, "run %s needs --in, %s and --out", j->op, second_flag);
     if ((rc = read_float_array(j->op, "--in", v[F_IN], ndim, &j->in)) != CLI_OK) return rc;
-    if ((rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, &j->second)) != CLI_OK) return rc;
+    if (second_flag && (rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, &j->second)) != CLI_OK) return rc;
     mh_status s = mh_context_create(&j->ctx, j->device);
     if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
     return CLI_OK;
@@ -63,7 +65,7 @@ static int run_place(run_job *j, size_t out_count)
     j->bout = (cli_buffer){malloc(out_count * sizeof(float)), NULL, out_count * sizeof(float)};
     if (!j->bout.host) return cli_error(CLI_FAILED, "out of host memory for %zu outputs", out_count);
     int rc = cli_place(j->ctx, &j->bin, 1);
-    if (rc == CLI_OK) rc = cli_place(j->ctx, &j->bsecond, 1);
+    if (rc == CLI_OK && j->second.data) rc = cli_place(j->ctx, &j->bsecond, 1);
     if (rc == CLI_OK) rc = cli_place(j->ctx, &j->bout, 0);
     return rc;
 }
@@ -144,39 +146,20 @@ static int run_conv2d(int argc, char **argv)
 
 static int run_transpose(int argc, char **argv)
 {
-    const char *const names[] = {"--variant", "--device", "--in", "--out", NULL};
-    const char *v[4];
-    int rc = cli_flags(argc, argv, "run transpose", names, v), device = cli_default_device();
-    if (rc != CLI_OK) return rc;
-    if (v[1] && (rc = cli_parse_device(v[1], &device)) != CLI_OK) return rc;
-    if (!v[2] || !v[3]) return cli_error(CLI_USAGE, "run transpose needs --in and --out");
-    mh_array in;
-    if ((rc = read_float_array("transpose", "--in", v[2], 2, &in)) != CLI_OK) return rc;
-    const size_t rows = in.shape[0], cols = in.shape[1];
-    mh_context *ctx = NULL;
-    cli_buffer bi = {in.data, NULL, in.count * sizeof(float)}, bo = {malloc(bi.bytes ? bi.bytes : 1), NULL, bi.bytes};
-    mh_status s = mh_context_create(&ctx, device);
-    if (s != MH_OK) rc = cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(s));
-    else if (mh_transpose_supports(ctx, v[0], rows, cols) != MH_OK) rc = cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
-    else if (!bo.host) rc = cli_error(CLI_FAILED, "out of host memory");
-    if (rc == CLI_OK) rc = cli_place(ctx, &bi, 1);
-    if (rc == CLI_OK) rc = cli_place(ctx, &bo, 0);
+    run_job j = {.op = "transpose"};
+    int rc = run_setup(&j, argc, argv, NULL, 2);
+    const size_t rows = j.in.shape[0], cols = j.in.shape[1];
+    if (rc == CLI_OK && mh_transpose_supports(j.ctx, j.variant, rows, cols) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
     if (rc == CLI_OK) {
-        s = mh_transpose(ctx, v[0], bi.mem, rows, cols, bo.mem);
-        if (s == MH_OK) s = mh_context_synchronize(ctx);
-        if (s != MH_OK) rc = cli_error(CLI_FAILED, "transpose: %s", mh_context_error(ctx));
+        j.out_ndim = 2, j.out_shape[0] = cols, j.out_shape[1] = rows;
+        rc = run_place(&j, rows * cols);
     }
-    if (rc == CLI_OK) rc = cli_fetch(ctx, &bo);
-    char err[512];
-    size_t shape[2] = {cols, rows};
-    if (rc == CLI_OK && mh_npy_write(v[3], MH_F32, 2, shape, bo.host, err, sizeof err) != MH_OK)
-        rc = cli_error(CLI_FAILED, "--out %s", err);
-    if (rc == CLI_OK) printf("transpose/%s: %zu x %zu -> %zu x %zu in %s\n", v[0] ? v[0] : "auto", rows, cols, cols, rows, v[3]);
-    cli_release(ctx, &bi);
-    cli_release(ctx, &bo);
-    free(bo.host);
-    mh_array_free(&in);
-    mh_context_destroy(ctx);
+    if (rc == CLI_OK) rc = run_finish(&j, mh_transpose(j.ctx, j.variant, j.bin.mem, rows, cols, j.bout.mem));
+    if (rc == CLI_OK)
+        printf("transpose/%s: %zu x %zu -> %zu x %zu in %s\n", j.variant ? j.variant : "auto", rows, cols, cols, rows,
+               j.out_path);
+    run_cleanup(&j);
     return rc;
 }
 
