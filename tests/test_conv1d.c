@@ -62,12 +62,10 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     if (row && !row->supports(ctx, &a, why, sizeof why)) {
         CHECK(why[0] != '\0', "%s refuses n=%zu k=%zu without a reason", name, p->c->n, p->c->k);
         if (config == 0) {
-            mh_status s = mh_conv1d(ctx, name, in, p->c->n, mask, p->c->k, p->pad, out->data);
-            CHECK(s == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), why), "%s: refusal status %s, message %s",
-                  name, mh_status_str(s), mh_context_error(ctx));
-            mh_context_synchronize(ctx);
-            size_t broken = test_out_fetch(out), written = test_out_written(out);
-            CHECK(broken == 0 && written == 0, "%s wrote %zu outputs and %zu guards while refusing", name, written, broken);
+            char what[128];
+            snprintf(what, sizeof what, "n=%zu k=%zu pad=%s", p->c->n, p->c->k, mh_pad_name(p->pad));
+            test_check_refusal(ctx, name, mh_conv1d(ctx, name, in, p->c->n, mask, p->c->k, p->pad, out->data), why, out,
+                               what);
         }
         return;
     }
@@ -89,12 +87,10 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
 
 int main(int argc, char **argv)
 {
-    const int gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
-    if (gpu) test_require_gpu();
+    int gpu;
+    mh_context *ctx = test_open(argc, argv, &gpu);
     const unsigned long long seed = test_seed();
     const size_t max_n = test_max_n();
-    mh_context *ctx;
-    CHECK(mh_context_create(&ctx, gpu ? 0 : MH_CPU) == MH_OK, "context");
     size_t runs = 0;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         const tcase *c = &cases[ci];

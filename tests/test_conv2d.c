@@ -67,18 +67,6 @@ static const char *describe(const problem *p, char *buf, size_t len)
     return buf;
 }
 
-/* A refused call: the right status, a message, and nothing written. */
-static void check_refusal(mh_context *ctx, const char *name, mh_status s, const char *why, const test_out *out,
-                          const char *what)
-{
-    CHECK(s == MH_ERR_UNSUPPORTED && (!why || strstr(mh_context_error(ctx), why)), "%s on %s: status %s, message %s",
-          name, what, mh_status_str(s), mh_context_error(ctx));
-    mh_context_synchronize(ctx);
-    size_t broken = test_out_fetch(out), written = test_out_written(out);
-    CHECK(broken == 0 && written == 0, "%s on %s wrote %zu outputs and %zu guards while refusing", name, what, written,
-          broken);
-}
-
 static void check_variant(mh_context *ctx, const problem *p, const float *in, const float *filter, const test_out *out,
                           const mh_row *row, int config)
 {
@@ -94,7 +82,7 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     if (row && !row->supports(ctx, &a, why, sizeof why)) {
         CHECK(why[0] != '\0', "%s refuses %s without a reason", name, what);
         if (config == 0)
-            check_refusal(ctx, name, mh_conv2d(ctx, name, in, s->rows, s->cols, filter, (size_t)s->krows,
+            test_check_refusal(ctx, name, mh_conv2d(ctx, name, in, s->rows, s->cols, filter, (size_t)s->krows,
                                                (size_t)s->kcols, s->pad, out->data),
                           why, out, what);
         return;
@@ -104,7 +92,7 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
                                : mh_run_row(ctx, row, &a);
     const int rank1 = p->rank1 || s->krows == 1 || s->kcols == 1; /* one row or column: rank 1 anyway */
     if (row && !strcmp(name, "conv2d/separable") && !rank1) { /* must refuse a full-rank filter */
-        check_refusal(ctx, name, st, "not rank 1", out, what);
+        test_check_refusal(ctx, name, st, "not rank 1", out, what);
         return;
     }
     if (st == MH_OK) st = mh_context_synchronize(ctx);
@@ -121,12 +109,10 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
 
 int main(int argc, char **argv)
 {
-    const int gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
-    if (gpu) test_require_gpu();
+    int gpu;
+    mh_context *ctx = test_open(argc, argv, &gpu);
     const unsigned long long seed = test_seed();
     const size_t max_n = test_max_n();
-    mh_context *ctx;
-    CHECK(mh_context_create(&ctx, gpu ? 0 : MH_CPU) == MH_OK, "context");
     size_t runs = 0;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         const tcase *c = &cases[ci];

@@ -44,12 +44,10 @@ static void check_variant(mh_context *ctx, const tcase *c, const float *ref_in, 
 
 int main(int argc, char **argv)
 {
-    const int gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
-    if (gpu) test_require_gpu();
+    int gpu;
+    mh_context *ctx = test_open(argc, argv, &gpu);
     const unsigned long long seed = test_seed();
     const size_t max_n = test_max_n();
-    mh_context *ctx;
-    CHECK(mh_context_create(&ctx, gpu ? 0 : MH_CPU) == MH_OK, "context");
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         const tcase *c = &cases[ci];
         const size_t n = c->rows * c->cols;

@@ -183,4 +183,29 @@ static int test_row_fits(const mh_row *row, int gpu)
     return gpu ? row->info.backend != MH_BACKEND_CPU : row->info.backend == MH_BACKEND_CPU;
 }
 
+/* The start of a ladder test, `test_<op> cpu|gpu`: *gpu says which rows it covers (a GPU run
+ * skips only where no CUDA device exists); returns the context they run on. */
+static mh_context *test_open(int argc, char **argv, int *gpu)
+{
+    *gpu = argc > 1 && strcmp(argv[1], "gpu") == 0;
+    if (*gpu) test_require_gpu();
+    mh_context *ctx = NULL;
+    CHECK(mh_context_create(&ctx, *gpu ? 0 : MH_CPU) == MH_OK, "context");
+    if (!ctx) exit(test_finish(argv[0]));
+    return ctx;
+}
+
+/* A refused call: MH_ERR_UNSUPPORTED, a message holding `why` (when given), and nothing
+ * written, guards included. */
+static void test_check_refusal(mh_context *ctx, const char *name, mh_status s, const char *why, const test_out *out,
+                               const char *what)
+{
+    CHECK(s == MH_ERR_UNSUPPORTED && (!why || strstr(mh_context_error(ctx), why)), "%s on %s: status %s, message %s",
+          name, what, mh_status_str(s), mh_context_error(ctx));
+    mh_context_synchronize(ctx);
+    size_t broken = test_out_fetch(out), written = test_out_written(out);
+    CHECK(broken == 0 && written == 0, "%s on %s wrote %zu outputs and %zu guards while refusing", name, what, written,
+          broken);
+}
+
 #endif

@@ -3,6 +3,8 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+
 CLI, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
 failures = []
@@ -19,6 +21,36 @@ def memhier(*args):
 
 def path(name):
     return os.path.join(WORK, name)
+
+
+def run_op(op, inputs, options=(), variant=None, device=None):
+    """`memhier run op` on arrays: inputs is [(flag, file name, array)], each saved in the work
+    folder. Returns the finished process and the output's path (removed beforehand)."""
+    args = ["run", op]
+    for flag, name, array in inputs:
+        np.save(path(name), array)
+        args += [flag, path(name)]
+    out = path("y.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    args += [*options, "--out", out]
+    args += ["--variant", variant] if variant else []
+    args += ["--device", device] if device else []
+    return memhier(*args), out
+
+
+def check_close(what, y, ref, mag, taps):
+    """y (float32) against a float64 reference, within the bound for sums of `taps` products:
+    1e-5 (1 + log2 taps) relative to the sum of |terms| (mag) plus its mean."""
+    if y.dtype != np.float32 or y.shape != ref.shape:
+        return fail(f"{what}: got {y.dtype} {y.shape}, scipy gives {ref.shape}")
+    rtol = 1e-5 * (1 + np.log2(taps))
+    err = np.abs(y.astype(np.float64) - ref)
+    bound = rtol * (mag + mag.mean())
+    if not np.all(err <= bound):
+        i = np.unravel_index(np.argmax(err - bound), err.shape)
+        at = ", ".join(str(int(v)) for v in i)
+        fail(f"{what}: y[{at}] = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
 
 
 def has_gpu():

@@ -18,7 +18,7 @@ import os
 import sys
 
 import numpy as np
-from common import WORK, fail, finish, has_gpu, memhier, path, registry
+from common import WORK, check_close, fail, finish, has_gpu, memhier, path, registry, run_op
 from scipy import signal
 
 def expected(x, m, pad):
@@ -34,30 +34,11 @@ def expected(x, m, pad):
 
 
 def check_run(x, m, pad, variant, device=None):
-    np.save(path("x.npy"), x)
-    np.save(path("m.npy"), m)
-    out = path("y.npy")
-    if os.path.exists(out):
-        os.remove(out)
-    args = ["run", "conv1d", "--in", path("x.npy"), "--mask", path("m.npy"), "--pad", pad, "--out", out]
-    if variant:
-        args += ["--variant", variant]
-    if device:
-        args += ["--device", device]
+    r, out = run_op("conv1d", [("--in", "x.npy", x), ("--mask", "m.npy", m)], ["--pad", pad], variant, device)
     what = f"{variant or 'auto'} n={len(x)} k={len(m)} pad={pad}"
-    r = memhier(*args)
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
-    y = np.load(out)
-    ref, mag = expected(x, m, pad)
-    if y.dtype != np.float32 or y.shape != ref.shape:
-        return fail(f"{what}: got {y.dtype} {y.shape}, scipy gives {ref.shape}")
-    rtol = 1e-5 * (1 + np.log2(len(m)))
-    err = np.abs(y.astype(np.float64) - ref)
-    bound = rtol * (mag + mag.mean())
-    if not np.all(err <= bound):
-        i = int(np.argmax(err - bound))
-        fail(f"{what}: y[{i}] = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
+    check_close(what, np.load(out), *expected(x, m, pad), len(m))
 
 
 def main():

@@ -22,7 +22,7 @@ import sys
 import zlib
 
 import numpy as np
-from common import WORK, fail, finish, has_gpu, memhier, path, registry
+from common import WORK, check_close, fail, finish, has_gpu, memhier, path, registry, run_op
 from scipy import ndimage, signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -124,32 +124,15 @@ def expected(x, f, pad):
 
 
 def check_run(x, f, pad, variant=None, device=None, must_refuse=None):
-    np.save(path("x.npy"), x)
-    np.save(path("f.npy"), f)
-    out = path("y.npy")
-    if os.path.exists(out):
-        os.remove(out)
-    args = ["run", "conv2d", "--in", path("x.npy"), "--filter", path("f.npy"), "--pad", pad, "--out", out]
-    args += ["--variant", variant] if variant else []
-    args += ["--device", device] if device else []
+    r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)], ["--pad", pad], variant, device)
     what = f"{variant or 'auto'} {x.shape} filter {f.shape} pad={pad}"
-    r = memhier(*args)
     if must_refuse:
         if r.returncode == 0 or must_refuse not in r.stderr or os.path.exists(out):
             fail(f"{what}: expected a refusal with {must_refuse!r}, got exit {r.returncode}: {r.stderr.strip()}")
         return
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
-    y = np.load(out)
-    ref, mag = expected(x, f, pad)
-    if y.dtype != np.float32 or y.shape != ref.shape:
-        return fail(f"{what}: got {y.dtype} {y.shape}, scipy gives {ref.shape}")
-    rtol = 1e-5 * (1 + np.log2(f.size))
-    err = np.abs(y.astype(np.float64) - ref)
-    bound = rtol * (mag + mag.mean())
-    if not np.all(err <= bound):
-        i = np.unravel_index(np.argmax(err - bound), err.shape)
-        fail(f"{what}: y{i} = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
+    check_close(what, np.load(out), *expected(x, f, pad), f.size)
 
 
 def check_runs(rng, gpu):

@@ -9,19 +9,12 @@ import os
 import sys
 
 import numpy as np
-from common import fail, finish, has_gpu, memhier, path, registry
+from common import fail, finish, has_gpu, memhier, path, registry, run_op
 
 
 def check_run(x, variant=None, device=None):
-    np.save(path("x.npy"), x)
-    out = path("y.npy")
-    if os.path.exists(out):
-        os.remove(out)
-    args = ["run", "transpose", "--in", path("x.npy"), "--out", out]
-    args += ["--variant", variant] if variant else []
-    args += ["--device", device] if device else []
+    r, out = run_op("transpose", [("--in", "x.npy", x)], [], variant, device)
     what = f"{variant or 'auto'} {x.shape}"
-    r = memhier(*args)
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     y = np.load(out)
