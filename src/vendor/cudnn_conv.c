@@ -13,19 +13,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The context's cuDNN handle and the algorithm found for the last shape. */
+/* The context's cuDNN handle, and the descriptors and algorithm of the last shape: set up
+ * once per shape, so that a timed call is the convolution alone. */
 typedef struct cudnn_state {
     cudnnHandle_t handle;
+    cudnnTensorDescriptor_t x, y;
+    cudnnFilterDescriptor_t w;
+    cudnnConvolutionDescriptor_t conv;
     size_t rows, cols;
-    int krows, kcols, pad_h, pad_w, have_algo;
+    int krows, kcols, pad_h, pad_w, oh, ow, have_algo;
     cudnnConvolutionFwdAlgo_t algo;
     size_t workspace;
 } cudnn_state;
 
 static void destroy_state(void *p)
 {
-    cudnn_state *st = p;
-    cudnnDestroy(st->handle);
+    cudnn_state *st = p; /* also a partly created one */
+    if (st->conv) cudnnDestroyConvolutionDescriptor(st->conv);
+    if (st->w) cudnnDestroyFilterDescriptor(st->w);
+    if (st->y) cudnnDestroyTensorDescriptor(st->y);
+    if (st->x) cudnnDestroyTensorDescriptor(st->x);
+    if (st->handle) cudnnDestroy(st->handle);
     free(st);
 }
 
@@ -40,11 +48,18 @@ static mh_status vendor_fail(mh_context *ctx, cudnnStatus_t st, const char *what
 #define CUDNN_TRY(call, what)                                                                   \
     do {                                                                                        \
         cudnnStatus_t st_ = (call);                                                             \
-        if (st_ != CUDNN_STATUS_SUCCESS) {                                                      \
-            s = vendor_fail(ctx, st_, (what));                                                  \
-            goto done;                                                                          \
-        }                                                                                       \
+        if (st_ != CUDNN_STATUS_SUCCESS) return vendor_fail(ctx, st_, (what));                  \
     } while (0)
+
+static mh_status create_state(mh_context *ctx, cudnn_state *st)
+{
+    CUDNN_TRY(cudnnCreate(&st->handle), "cudnnCreate");
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&st->x), "create tensor");
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&st->y), "create tensor");
+    CUDNN_TRY(cudnnCreateFilterDescriptor(&st->w), "create filter");
+    CUDNN_TRY(cudnnCreateConvolutionDescriptor(&st->conv), "create convolution");
+    return MH_OK;
+}
 
 static mh_status get_state(mh_context *ctx, cudnn_state **out)
 {
@@ -52,17 +67,17 @@ static mh_status get_state(mh_context *ctx, cudnn_state **out)
     if (!slot->data) {
         cudnn_state *st = calloc(1, sizeof *st);
         if (!st) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "cuDNN state");
-        cudnnStatus_t r = cudnnCreate(&st->handle);
-        if (r != CUDNN_STATUS_SUCCESS) {
-            free(st);
-            return vendor_fail(ctx, r, "cudnnCreate");
+        mh_status s = create_state(ctx, st);
+        if (s != MH_OK) {
+            destroy_state(st);
+            return s;
         }
         slot->data = st;
         slot->destroy = destroy_state;
     }
     *out = slot->data;
-    cudnnStatus_t r = cudnnSetStream((*out)->handle, (cudaStream_t)ctx->stream);
-    return r == CUDNN_STATUS_SUCCESS ? MH_OK : vendor_fail(ctx, r, "cudnnSetStream");
+    CUDNN_TRY(cudnnSetStream((*out)->handle, (cudaStream_t)ctx->stream), "cudnnSetStream");
+    return MH_OK;
 }
 
 static int same_shape(const cudnn_state *st, size_t rows, size_t cols, int kr, int kc, int ph, int pw)
@@ -71,15 +86,14 @@ static int same_shape(const cudnn_state *st, size_t rows, size_t cols, int kr, i
            st->pad_h == ph && st->pad_w == pw;
 }
 
-/* cuDNN's fastest FP32 (non tensor-core) algorithm for this shape, measured once. */
-static mh_status find_algo(mh_context *ctx, cudnn_state *st, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
-                           cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y)
+/* cuDNN's fastest FP32 (non tensor-core) algorithm for the descriptors' shape, measured once. */
+static mh_status find_algo(mh_context *ctx, cudnn_state *st)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
-    cudnnStatus_t r = cudnnFindConvolutionForwardAlgorithm(st->handle, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                                           &found, perf);
-    if (r != CUDNN_STATUS_SUCCESS) return vendor_fail(ctx, r, "cudnnFindConvolutionForwardAlgorithm");
+    CUDNN_TRY(cudnnFindConvolutionForwardAlgorithm(st->handle, st->x, st->w, st->conv, st->y,
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+              "cudnnFindConvolutionForwardAlgorithm");
     for (int i = 0; i < found; ++i) /* sorted fastest first */
         if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH) {
             st->algo = perf[i].algo;
@@ -88,6 +102,30 @@ static mh_status find_algo(mh_context *ctx, cudnn_state *st, cudnnTensorDescript
             return MH_OK;
         }
     return mh_fail(ctx, MH_ERR_UNSUPPORTED, "cuDNN offers no FP32 FMA algorithm for this shape");
+}
+
+/* Describes a 1-channel rows x cols image, a krows x kcols filter and symmetric pads to
+ * cuDNN, and finds the algorithm; the state keeps them until the shape changes. */
+static mh_status set_shape(mh_context *ctx, cudnn_state *st, size_t rows, size_t cols, int krows, int kcols, int pad_h,
+                           int pad_w)
+{
+    st->have_algo = 0;
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(st->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, (int)rows, (int)cols),
+              "input descriptor");
+    CUDNN_TRY(cudnnSetFilter4dDescriptor(st->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, krows, kcols),
+              "filter descriptor");
+    CUDNN_TRY(cudnnSetConvolution2dDescriptor(st->conv, pad_h, pad_w, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT),
+              "convolution descriptor");
+    CUDNN_TRY(cudnnSetConvolutionMathType(st->conv, CUDNN_FMA_MATH), "math type");
+    int on, oc;
+    CUDNN_TRY(cudnnGetConvolution2dForwardOutputDim(st->conv, st->x, st->w, &on, &oc, &st->oh, &st->ow), "output size");
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(st->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, st->oh, st->ow),
+              "output descriptor");
+    mh_status s = find_algo(ctx, st);
+    if (s != MH_OK) return s;
+    st->rows = rows, st->cols = cols, st->krows = krows, st->kcols = kcols, st->pad_h = pad_h, st->pad_w = pad_w;
+    return MH_OK;
 }
 
 int mh_cudnn_fits(size_t rows, size_t cols, size_t krows, size_t kcols, char *why, size_t len)
@@ -105,48 +143,22 @@ mh_status mh_cudnn_correlate(mh_context *ctx, const float *in, size_t rows, size
     const int pad_h = krows - 1 - lpr > lpr ? krows - 1 - lpr : lpr, pad_w = kcols - 1 - lpc > lpc ? kcols - 1 - lpc : lpc;
     const int skip_r = pad_h - lpr, skip_c = pad_w - lpc;
     cudnn_state *st = NULL;
-    cudnnTensorDescriptor_t x = NULL, y = NULL;
-    cudnnFilterDescriptor_t w = NULL;
-    cudnnConvolutionDescriptor_t conv = NULL;
     mh_status s = get_state(ctx, &st);
+    if (s == MH_OK && !same_shape(st, rows, cols, krows, kcols, pad_h, pad_w))
+        s = set_shape(ctx, st, rows, cols, krows, kcols, pad_h, pad_w);
     if (s != MH_OK) return s;
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&x), "create tensor");
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&y), "create tensor");
-    CUDNN_TRY(cudnnCreateFilterDescriptor(&w), "create filter");
-    CUDNN_TRY(cudnnCreateConvolutionDescriptor(&conv), "create convolution");
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, (int)rows, (int)cols),
-              "input descriptor");
-    CUDNN_TRY(cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, krows, kcols), "filter descriptor");
-    CUDNN_TRY(cudnnSetConvolution2dDescriptor(conv, pad_h, pad_w, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-              "convolution descriptor");
-    CUDNN_TRY(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH), "math type");
-    int on, oc, oh, ow;
-    CUDNN_TRY(cudnnGetConvolution2dForwardOutputDim(conv, x, w, &on, &oc, &oh, &ow), "output size");
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, oh, ow), "output descriptor");
-    if (!same_shape(st, rows, cols, krows, kcols, pad_h, pad_w)) {
-        st->have_algo = 0;
-        if ((s = find_algo(ctx, st, x, w, conv, y)) != MH_OK) goto done;
-        st->rows = rows, st->cols = cols, st->krows = krows, st->kcols = kcols, st->pad_h = pad_h, st->pad_w = pad_w;
-    }
     const int lopsided = skip_r || skip_c;
-    const size_t y_bytes = lopsided ? mh_align_up((size_t)oh * ow * sizeof(float), 256) : 0;
+    const size_t y_bytes = lopsided ? mh_align_up((size_t)st->oh * st->ow * sizeof(float), 256) : 0;
     void *ws = NULL;
-    if ((s = mh_workspace(ctx, y_bytes + st->workspace + 256, &ws)) != MH_OK) goto done;
+    if ((s = mh_workspace(ctx, y_bytes + st->workspace + 256, &ws)) != MH_OK) return s;
     float *yp = lopsided ? (float *)ws : out;
     const float one = 1.0f, zero = 0.0f;
-    CUDNN_TRY(cudnnConvolutionForward(st->handle, &one, x, in, w, filter, conv, st->algo, (char *)ws + y_bytes,
-                                      st->workspace, &zero, y, yp),
+    CUDNN_TRY(cudnnConvolutionForward(st->handle, &one, st->x, in, st->w, filter, st->conv, st->algo,
+                                      (char *)ws + y_bytes, st->workspace, &zero, st->y, yp),
               "cudnnConvolutionForward");
-    if (lopsided) {
-        cudaError_t e = cudaMemcpy2DAsync(out, out_cols * sizeof(float), yp + (size_t)skip_r * ow + skip_c,
-                                          (size_t)ow * sizeof(float), out_cols * sizeof(float), out_rows,
-                                          cudaMemcpyDeviceToDevice, (cudaStream_t)ctx->stream);
-        if (e != cudaSuccess) s = mh_fail(ctx, MH_ERR_CUDA, "copying cuDNN's output: %s", cudaGetErrorString(e));
-    }
-done:
-    cudnnDestroyConvolutionDescriptor(conv);
-    cudnnDestroyFilterDescriptor(w);
-    cudnnDestroyTensorDescriptor(y);
-    cudnnDestroyTensorDescriptor(x);
-    return s;
+    if (!lopsided) return MH_OK;
+    cudaError_t e = cudaMemcpy2DAsync(out, out_cols * sizeof(float), yp + (size_t)skip_r * st->ow + skip_c,
+                                      (size_t)st->ow * sizeof(float), out_cols * sizeof(float), out_rows,
+                                      cudaMemcpyDeviceToDevice, (cudaStream_t)ctx->stream);
+    return e == cudaSuccess ? MH_OK : mh_fail(ctx, MH_ERR_CUDA, "copying cuDNN's output: %s", cudaGetErrorString(e));
 }
