@@ -52,13 +52,8 @@ mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *args, const float *in, s
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    size_t in_b = a->n * sizeof(float), mask_b = a->k * sizeof(float), out_b = a->out_n * sizeof(float);
-    mh_status s;
-    if ((s = mh_check_buffer(ctx, "in", a->in, in_b)) != MH_OK) return s;
-    if ((s = mh_check_buffer(ctx, "mask", a->mask, mask_b)) != MH_OK) return s;
-    if ((s = mh_check_buffer(ctx, "out", a->out, out_b)) != MH_OK) return s;
-    if ((s = mh_check_disjoint(ctx, "out", a->out, out_b, "in", a->in, in_b)) != MH_OK) return s;
-    return mh_check_disjoint(ctx, "out", a->out, out_b, "mask", a->mask, mask_b);
+    return mh_check_conv_buffers(ctx, a->in, a->n * sizeof(float), "mask", a->mask, a->k * sizeof(float), a->out,
+                                 a->out_n * sizeof(float));
 }
 
 /* `auto`, from the calibration in docs/conv1d.md ("How auto chooses"). On the H100,

@@ -62,14 +62,9 @@ mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *args, const float *in, s
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    size_t in_b = a->rows * a->cols * sizeof(float), f_b = (size_t)a->krows * a->kcols * sizeof(float);
-    size_t out_b = a->out_rows * a->out_cols * sizeof(float);
-    mh_status s;
-    if ((s = mh_check_buffer(ctx, "in", a->in, in_b)) != MH_OK) return s;
-    if ((s = mh_check_buffer(ctx, "filter", a->filter, f_b)) != MH_OK) return s;
-    if ((s = mh_check_buffer(ctx, "out", a->out, out_b)) != MH_OK) return s;
-    if ((s = mh_check_disjoint(ctx, "out", a->out, out_b, "in", a->in, in_b)) != MH_OK) return s;
-    return mh_check_disjoint(ctx, "out", a->out, out_b, "filter", a->filter, f_b);
+    return mh_check_conv_buffers(ctx, a->in, a->rows * a->cols * sizeof(float), "filter", a->filter,
+                                 (size_t)a->krows * a->kcols * sizeof(float), a->out,
+                                 a->out_rows * a->out_cols * sizeof(float));
 }
 
 int mh_rank1_factor(const float *f, int krows, int kcols, float *u, float *v, double *residual)

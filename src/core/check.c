@@ -109,3 +109,14 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
                        aname, a, abytes, bname, b, bbytes);
     return MH_OK;
 }
+
+mh_status mh_check_conv_buffers(mh_context *ctx, const float *in, size_t in_bytes, const char *taps_name,
+                                const float *taps, size_t taps_bytes, const float *out, size_t out_bytes)
+{
+    mh_status s;
+    if ((s = mh_check_buffer(ctx, "in", in, in_bytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, taps_name, taps, taps_bytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "out", out, out_bytes)) != MH_OK) return s;
+    if ((s = mh_check_disjoint(ctx, "out", out, out_bytes, "in", in, in_bytes)) != MH_OK) return s;
+    return mh_check_disjoint(ctx, "out", out, out_bytes, taps_name, taps, taps_bytes);
+}

@@ -70,6 +70,10 @@ mh_status mh_check_buffer(mh_context *ctx, const char *what, const void *p, size
 /* Refuses overlapping [a, a+abytes) and [b, b+bbytes). */
 mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, size_t abytes,
                             const char *bname, const void *b, size_t bbytes);
+/* A convolution's buffers: in, the taps (named taps_name: "mask", "filter") and out each
+ * usable by ctx (mh_check_buffer), out overlapping neither input. */
+mh_status mh_check_conv_buffers(mh_context *ctx, const float *in, size_t in_bytes, const char *taps_name,
+                                const float *taps, size_t taps_bytes, const float *out, size_t out_bytes);
 /* a * b into *r; 0 on overflow. */
 int mh_mul_ok(size_t a, size_t b, size_t *r);
 
