@@ -1,7 +1,8 @@
 /* Every transpose variant of one backend, exact, on shapes of every kind:
  *   test_transpose cpu | gpu (exit 77 only when the machine has no CUDA device)
  * 1 x 1, single rows and columns, sizes that are no multiple of any tile, rows or columns
- * not a multiple of 4 (the 16-byte paths fall back), misaligned pointers; outputs poisoned
+ * not a multiple of 4 (the 16-byte paths fall back), misaligned pointers, every tuning
+ * configuration; outputs poisoned
  * and fenced by guard words; refusals write nothing. */
 #include "testing.h"
 
@@ -16,19 +17,22 @@ static const tcase cases[] = {
     {2049, 31, 0}, {3, 100003, 0}, {100003, 3, 1}, {4096, 4096, 0},
 };
 
+/* Runs one variant (config 0 through the public API, others through the row) and checks. */
 static void check_variant(mh_context *ctx, const tcase *c, const float *ref_in, const float *in, const test_out *out,
-                          const mh_row *row)
+                          const mh_row *row, int config)
 {
     const char *name = row ? row->info.name : "auto";
     test_out_poison(out);
     mh_args a;
     mh_transpose_args_init(ctx, &a, in, c->rows, c->cols, out->data);
+    a.config = config;
     char why[512] = "";
     if (row && !row->supports(ctx, &a, why, sizeof why)) {
         CHECK(why[0], "%s refuses %zux%zu without a reason", name, c->rows, c->cols);
         return;
     }
-    mh_status s = mh_transpose(ctx, row ? name : NULL, in, c->rows, c->cols, out->data);
+    mh_status s = config == 0 ? mh_transpose(ctx, row ? name : NULL, in, c->rows, c->cols, out->data)
+                              : mh_run_row(ctx, row, &a);
     if (s == MH_OK) s = mh_context_synchronize(ctx);
     CHECK(s == MH_OK, "%s %zux%zu: %s: %s", name, c->rows, c->cols, mh_status_str(s), mh_context_error(ctx));
     if (s != MH_OK) return;
@@ -38,8 +42,8 @@ static void check_variant(mh_context *ctx, const tcase *c, const float *ref_in, 
         for (size_t x = 0; x < c->cols; ++x)
             if (memcmp(&got[x * c->rows + y], &ref_in[y * c->cols + x], sizeof(float)) && !wrong++) first = x * c->rows + y;
     CHECK(broken == 0, "%s %zux%zu wrote %zu guard words", name, c->rows, c->cols, broken);
-    CHECK(wrong == 0, "%s %zux%zu misaligned=%d: %zu wrong elements, first out[%zu][%zu]", name, c->rows, c->cols,
-          c->misaligned, wrong, first / c->rows, first % c->rows);
+    CHECK(wrong == 0, "%s config %d %zux%zu misaligned=%d: %zu wrong elements, first out[%zu][%zu]", name, config,
+          c->rows, c->cols, c->misaligned, wrong, first / c->rows, first % c->rows);
 }
 
 int main(int argc, char **argv)
@@ -58,13 +62,22 @@ int main(int argc, char **argv)
         test_out out = test_out_alloc(gpu, n, c->misaligned ? 3 : 0);
         for (size_t r = 0; r < mh_row_count(MH_OP_TRANSPOSE); ++r) {
             const mh_row *row = mh_row_at(MH_OP_TRANSPOSE, r);
-            if (test_row_fits(row, gpu)) check_variant(ctx, c, h, in.data, &out, row);
+            if (!test_row_fits(row, gpu)) continue;
+            for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg) check_variant(ctx, c, h, in.data, &out, row, cfg);
         }
-        check_variant(ctx, c, h, in.data, &out, NULL); /* auto */
+        check_variant(ctx, c, h, in.data, &out, NULL, 0); /* auto */
         test_out_free(&out);
         test_release(gpu, in.base);
         free(h);
     }
+    /* auto: coarse for matrices, vector (a copy) for a single row or column; cpu-omp on the CPU */
+    const mh_variant_info *pick = NULL;
+    CHECK(mh_transpose_select(ctx, 7000, 6000, &pick) == MH_OK &&
+              !strcmp(pick->name, gpu ? "transpose/coarse" : "transpose/cpu-omp"),
+          "auto on 7000x6000 picked %s", pick ? pick->name : "nothing");
+    CHECK(mh_transpose_select(ctx, 1, 1 << 24, &pick) == MH_OK &&
+              !strcmp(pick->name, gpu ? "transpose/vector" : "transpose/cpu-omp"),
+          "auto on 1x16777216 picked %s", pick ? pick->name : "nothing");
     /* out of place only: an overlapping output is refused before anything runs */
     float *buf = test_alloc(gpu, 64 * sizeof(float));
     CHECK(mh_transpose(ctx, NULL, buf, 4, 8, buf + 4) == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), "overlaps"),

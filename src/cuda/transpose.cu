@@ -8,6 +8,7 @@
  *            both sides are coalesced; reading the tile by columns hits 8 lanes per bank
  *   padded   the same tile with one spare column: the column reads spread over all banks
  *   coarse   32 x 8 threads move a 32 x 32 tile, 4 elements each: fewer, fuller blocks
+ *            (other tile sides and thread rows are tuning configurations)
  *   vector   16-byte loads and stores: each thread moves a float4 in and a float4 out; a
  *            single row or column is laid out as its own transpose and is simply copied */
 #include "common.cuh"
@@ -53,24 +54,27 @@ static __global__ void transpose_shared_kernel(const transpose_params p)
     if (x < p.rows && y < p.cols) p.out[y * p.rows + x] = temp[threadIdx.x][threadIdx.y];
 }
 
-enum { TILE = 32, ROWS_PER_PASS = 8 };
+enum { TILE = 32 };
 
-/* A 32 x 32 tile moved by 32 x 8 threads, 4 rows each, the tile padded by one column. */
-static __global__ void transpose_coarse_kernel(const transpose_params p)
+/* A T x T tile (padded by one column) moved by T x RPP threads, T / RPP elements each:
+ * every warp row of loads and of stores is a full 128-byte line (T = 32) or two (T = 64),
+ * and each thread has T / RPP independent loads in flight before the barrier. */
+template <int T, int RPP>
+static __global__ void __launch_bounds__(T * RPP) transpose_coarse_kernel(const transpose_params p)
 {
-    __shared__ float tile[TILE][TILE + 1];
+    __shared__ float tile[T][T + 1];
     size_t r0, c0;
-    tile_origin<TILE, TILE>(p, r0, c0);
+    tile_origin<T, T>(p, r0, c0);
     const size_t x = c0 + threadIdx.x;
 #pragma unroll
-    for (int j = 0; j < TILE; j += ROWS_PER_PASS) {
+    for (int j = 0; j < T; j += RPP) {
         const size_t y = r0 + threadIdx.y + j;
         if (x < p.cols && y < p.rows) tile[threadIdx.y + j][threadIdx.x] = p.in[y * p.cols + x];
     }
     __syncthreads();
     const size_t ox = r0 + threadIdx.x;
 #pragma unroll
-    for (int j = 0; j < TILE; j += ROWS_PER_PASS) {
+    for (int j = 0; j < T; j += RPP) {
         const size_t oy = c0 + threadIdx.y + j;
         if (ox < p.rows && oy < p.cols) p.out[oy * p.rows + ox] = tile[threadIdx.x][threadIdx.y + j];
     }
@@ -160,9 +164,28 @@ static mh_status padded_run(mh_context *ctx, const mh_args *x)
     return launch(ctx, x, transpose_shared_kernel<1>, SEED_TILE, dim3(SEED_TILE, SEED_TILE), "launching transpose_shared_kernel");
 }
 
+/* Tuning configurations of `coarse`: "t<tile side>-r<thread rows>" (T / r elements per
+ * thread). [0] is the default, the fastest on the H100 (docs/transpose.md). */
+static const char *const coarse_configs[] = {"t32-r8", "t32-r4", "t32-r16", "t64-r8", "t64-r16", NULL};
+static const struct {
+    kernel_fn kernel;
+    int tile, rows;
+} coarse_shapes[] = {{transpose_coarse_kernel<32, 8>, 32, 8},
+                     {transpose_coarse_kernel<32, 4>, 32, 4},
+                     {transpose_coarse_kernel<32, 16>, 32, 16},
+                     {transpose_coarse_kernel<64, 8>, 64, 8},
+                     {transpose_coarse_kernel<64, 16>, 64, 16}};
+
+static int coarse_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return tiles_fit(&x->transpose, coarse_shapes[x->config].tile, why, len);
+}
+
 static mh_status coarse_run(mh_context *ctx, const mh_args *x)
 {
-    return launch(ctx, x, transpose_coarse_kernel, TILE, dim3(TILE, ROWS_PER_PASS), "launching transpose_coarse_kernel");
+    const int t = coarse_shapes[x->config].tile;
+    return launch(ctx, x, coarse_shapes[x->config].kernel, t, dim3(t, coarse_shapes[x->config].rows),
+                  "launching transpose_coarse_kernel");
 }
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
@@ -188,7 +211,7 @@ static const mh_row rows[] = {
      seed_supports, padded_run, NULL},
     {{"transpose/coarse", MH_OP_TRANSPOSE, MH_BACKEND_CUDA, 4, "global+shared", "ours",
       "32 x 8 threads move a padded 32 x 32 tile, 4 elements each"},
-     tile32_supports, coarse_run, NULL},
+     coarse_supports, coarse_run, coarse_configs},
     {{"transpose/vector", MH_OP_TRANSPOSE, MH_BACKEND_CUDA, 5, "global+shared", "ours",
       "16-byte loads and stores through a padded 32 x 32 tile; 1 x n and n x 1 copied"},
      tile32_supports, vector_run, NULL},
