@@ -20,6 +20,9 @@ static const tcase cases[] = {
     {31, 63, 4, 6, 1},    {64, 64, 31, 31, 0},  {100, 37, 2, 15, 0},  {257, 129, 7, 7, 1},   {129, 257, 11, 11, 0},
     {513, 300, 15, 15, 0}, {33, 1000, 1, 31, 1}, {1000, 33, 31, 1, 0}, {300, 1001, 13, 8, 1}, {2048, 2048, 3, 3, 0},
     {1031, 1500, 9, 9, 0}, {3, 4, 7, 9, 0},      {20, 20, 31, 31, 1}, /* filter larger than the image: same, full */
+    /* walk's 3 x 3 and 5 x 5: a filter over a 1 x 1 or 4 x 2 image, strips and blocks cut
+     * short, columns no multiple of 4 (the scalar paths), lanes 0 and 31 at block edges */
+    {1, 1, 3, 3, 0},      {4, 2, 5, 5, 0},      {37, 517, 5, 5, 1},   {130, 1030, 3, 3, 0},  {67, 1028, 5, 5, 0},
 };
 
 typedef struct problem {
