@@ -148,7 +148,7 @@ static mh_status separable_run(mh_context *ctx, const mh_args *x)
 }
 
 static const mh_row rows[] = {
-    {{"conv2d/separable", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+shared+registers", "ours",
+    {{"conv2d/separable", MH_OP_CONV2D, MH_BACKEND_CUDA, 10, "global+shared+registers", "ours",
       "rank-1 filters: horizontal then vertical 1-D pass fused in one block (refuses other filters)"},
      separable_supports, separable_run, NULL},
 };

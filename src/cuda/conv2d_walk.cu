@@ -164,7 +164,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
 }
 
 static const mh_row rows[] = {
-    {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 8, "global+registers+shuffle", "ours",
+    {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
       "3x3 and 5x5: threads walk down 4 columns, rows in registers, no shared memory or barrier"},
      walk_supports, walk_run, walk_configs},
 };

@@ -16,7 +16,7 @@ static mh_status cudnn_run(mh_context *ctx, const mh_args *x)
 }
 
 static const mh_row rows[] = {
-    {{"conv2d/cudnn", MH_OP_CONV2D, MH_BACKEND_VENDOR, 10, "vendor", "cuDNN",
+    {{"conv2d/cudnn", MH_OP_CONV2D, MH_BACKEND_VENDOR, 11, "vendor", "cuDNN",
       "cudnnConvolutionForward on one channel, FP32 (TF32 off), fastest algorithm by cudnnFind"},
      cudnn_supports, cudnn_run, NULL},
 };

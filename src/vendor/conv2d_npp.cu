@@ -101,7 +101,7 @@ static mh_status npp_run(mh_context *ctx, const mh_args *x)
 }
 
 static const mh_row rows[] = {
-    {{"conv2d/npp", MH_OP_CONV2D, MH_BACKEND_VENDOR, 11, "vendor", "NPP",
+    {{"conv2d/npp", MH_OP_CONV2D, MH_BACKEND_VENDOR, 12, "vendor", "NPP",
       "nppiFilter_32f_C1R; zero padding by a padded copy (NPP's borders only replicate)"},
      npp_supports, npp_run, NULL},
 };
