@@ -101,6 +101,18 @@ int main(void)
               rule2d[r].rank1 ? "rank-1" : "full-rank", separable);
     }
     cudaFree(d_img), cudaFree(d_f);
+    /* walk for 3x3 and 5x5, regtile for the other sizes */
+    const struct {
+        size_t k;
+        const char *pick;
+    } rule_k[] = {{3, "conv2d/walk"}, {5, "conv2d/walk"}, {7, "conv2d/regtile"}, {11, "conv2d/regtile"}};
+    for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
+        const mh_variant_info *pick = NULL;
+        CHECK(mh_conv2d_select(ctx, 8192, 8192, rule_k[r].k, rule_k[r].k, MH_PAD_SAME, &pick) == MH_OK &&
+                  !strcmp(pick->name, rule_k[r].pick),
+              "auto for a %zux%zu filter picked %s, not %s", rule_k[r].k, rule_k[r].k, pick ? pick->name : "nothing",
+              rule_k[r].pick);
+    }
 
     mh_device_info info;
     mh_ceilings c;

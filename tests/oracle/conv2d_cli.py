@@ -5,7 +5,7 @@ usage: conv2d_cli.py MEMHIER_BINARY WORK_DIR
 
 - `memhier run conv2d` in every padding against scipy.signal.correlate2d (float64), with
   `auto` and with every variant this machine can run (separable on rank-1 filters; on a
-  full-rank filter it must refuse);
+  full-rank filter it must refuse; walk on 3x3 and 5x5 filters, refusing 5x7);
 - `memhier filter` on a real photograph (tests/data/hopper.png, RGB, and its gray version
   as PGM) with every named filter and a .npy one, against scipy.ndimage.correlate with zero
   borders, rounded half up and clamped to 0..255;
@@ -156,6 +156,11 @@ def check_runs(rng, gpu):
         if name == "conv2d/separable":
             check_run(x, rank1, "same", name, device)
             check_run(x, full_rank, "same", name, device, must_refuse="not rank 1")
+            continue
+        if name == "conv2d/walk":  # compiled for 3 x 3 and 5 x 5 alone
+            for k, pad in ((3, "valid"), (5, "same"), (3, "full"), (5, "full")):
+                check_run(x, rng.uniform(-1, 1, (k, k)).astype(np.float32), pad, name, device)
+            check_run(x, full_rank, "same", name, device, must_refuse="3 x 3 and 5 x 5")
             continue
         for f, pad in ((full_rank, "valid"), (rank1, "same"), (full_rank, "full")):
             check_run(x, f, pad, name, device)
