@@ -7,7 +7,7 @@
 #   tune.json   memhier bench --tune (every tuning configuration)
 #   coalescing.svg  the coalescing plot (scripts/plot_coalescing.py) -> docs/coalescing.svg
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
-# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze ...]
+# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze|sanitize ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
@@ -32,7 +32,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 nvcc --version | tail -1 | tee -a "$SUMMARY"
 
 stamp "build (sm_90)"
-cmake -S . -B "$BUILD" -DCMAKE_CUDA_ARCHITECTURES=90 -DMEMHIER_PTXAS_VERBOSE=ON >"$LOGS/configure.log" 2>&1 &&
+# the commit under test: .commit (written before the call: git describe --always --dirty)
+commit_arg=()
+[ -f .commit ] && commit_arg=(-DMEMHIER_COMMIT_OVERRIDE="$(head -1 .commit)")
+cmake -S . -B "$BUILD" -DCMAKE_CUDA_ARCHITECTURES=90 -DMEMHIER_PTXAS_VERBOSE=ON "${commit_arg[@]}" >"$LOGS/configure.log" 2>&1 &&
   cmake --build "$BUILD" -j "$(nproc)" >"$LOGS/build.log" 2>&1
 build_rc=$?
 say "build exit $build_rc"
@@ -133,6 +136,9 @@ if want analyze; then
     ncu_bench "ncut_$v.log" "transpose_" "transpose --rows 8192 --cols 8192 --variants $v" --metrics "$mt"
   done
 
+fi
+
+if want sanitize; then
   # sanitize TOOL TEST MAX_N: compute-sanitizer on `TEST gpu` over the cases up to MAX_N elements
   sanitize() {
     local tool=$1 test=$2 max=$3 log="$LOGS/${1}_${2}.log"
