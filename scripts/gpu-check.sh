@@ -139,11 +139,12 @@ if want analyze; then
 fi
 
 if want sanitize; then
-  # sanitize TOOL TEST MAX_N: compute-sanitizer on `TEST gpu` over the cases up to MAX_N elements
+  # sanitize TOOL TEST MAX_N: compute-sanitizer on `TEST gpu` over the cases up to MAX_N elements,
+  # our rows alone (MEMHIER_TEST_OURS_ONLY: no vendor rows)
   sanitize() {
     local tool=$1 test=$2 max=$3 log="$LOGS/${1}_${2}.log"
     stamp "compute-sanitizer $tool on $test (cases up to $max elements)"
-    MEMHIER_TEST_MAX_N=$max MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+    MEMHIER_TEST_OURS_ONLY=1 MEMHIER_TEST_MAX_N=$max MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$BUILD/tests/$test" gpu >"$log" 2>&1
     say "$tool $test exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)"
   }

@@ -132,8 +132,13 @@ int main(int argc, char **argv)
                 for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D); ++r) {
                     const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
                     if (!test_row_fits(row, gpu)) continue;
-                    for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg, ++runs)
+                    for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg, ++runs) {
+                        char what[128];
+                        snprintf(what, sizeof what, "%zux%zu %zux%zu pad %d rank1 %d", c->rows, c->cols, c->kr, c->kc,
+                                 pad, rank1);
+                        test_trace(row->info.name, cfg, what);
                         check_variant(ctx, &p, in.data, filter.data, &out, row, cfg);
+                    }
                 }
                 check_variant(ctx, &p, in.data, filter.data, &out, NULL, 0); /* auto */
                 test_out_free(&out);
