@@ -43,6 +43,7 @@ typedef enum mh_op {
     MH_OP_CONV2D,
     MH_OP_TRANSPOSE,
     MH_OP_COALESCING, /* access-pattern micro-benchmarks: registry and bench only */
+    MH_OP_MATMUL,
     MH_OP_COUNT
 } mh_op;
 
@@ -175,6 +176,13 @@ mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, 
 mh_status mh_transpose(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols, float *out);
 mh_status mh_transpose_select(mh_context *ctx, size_t rows, size_t cols, const mh_variant_info **chosen);
 mh_status mh_transpose_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols);
+
+/* ---- matmul: c[m x n] = a[m x k] . b[k x n], row-major float32, FP32 arithmetic ----------
+ * Any sizes (no tile multiple needed); c must overlap neither a nor b. */
+mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const float *b, float *c, size_t m, size_t k,
+                    size_t n);
+mh_status mh_matmul_select(mh_context *ctx, size_t m, size_t k, size_t n, const mh_variant_info **chosen);
+mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, size_t k, size_t n);
 
 #ifdef __cplusplus
 }

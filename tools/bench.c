@@ -18,6 +18,7 @@ static const bench_driver *const drivers[MH_OP_COUNT] = {
     [MH_OP_CONV2D] = &bench_conv2d_driver,
     [MH_OP_TRANSPOSE] = &bench_transpose_driver,
     [MH_OP_COALESCING] = &bench_coalescing_driver,
+    [MH_OP_MATMUL] = &bench_matmul_driver,
 };
 
 size_t bench_size_or(const bench_opts *o, bench_size s, size_t fallback) { return o->have[s] ? o->size[s] : fallback; }

@@ -25,7 +25,7 @@ typedef struct run_job {
     const char *op, *variant, *out_path;
     int device;
     mh_pad pad;
-    mh_array in, second; /* the input, and the mask or filter (none for transpose) */
+    mh_array in, second; /* the input (or a), and the mask, filter or b (none for transpose) */
     cli_buffer bin, bsecond, bout;
     int out_ndim;
     size_t out_shape[2];
@@ -34,10 +34,12 @@ typedef struct run_job {
 
 enum { F_VARIANT, F_DEVICE, F_IN, F_OUT, F_PAD, F_SECOND, F_COUNT };
 
-/* second_flag: "--mask" or "--filter", with --pad; NULL for an op of one input and no padding. */
-static int run_setup(run_job *j, int argc, char **argv, const char *second_flag, int ndim)
+/* first_flag: "--in" (or "--a"); second_flag: "--mask", "--filter", "--b", or NULL for an op
+ * of one input; with_pad: the op takes --pad. */
+static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, const char *second_flag, int with_pad,
+                     int ndim)
 {
-    const char *const names[] = {"--variant", "--device", "--in", "--out", second_flag ? "--pad" : NULL, second_flag, NULL};
+    const char *const names[] = {"--variant", "--device", first_flag, "--out", "--pad", second_flag, NULL};
     const char *v[F_COUNT] = {NULL};
     char cmd[32];
     snprintf(cmd, sizeof cmd, "run %s", j->op);
@@ -46,11 +48,13 @@ static int run_setup(run_job *j, int argc, char **argv, const char *second_flag,
     j->variant = v[F_VARIANT], j->out_path = v[F_OUT];
     j->device = cli_default_device(), j->pad = MH_PAD_VALID;
     if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
+    if (v[F_PAD] && !with_pad) return cli_error(CLI_USAGE, "run %s takes no --pad", j->op);
     if (v[F_PAD] && (rc = cli_parse_pad(v[F_PAD], &j->pad)) != CLI_OK) return rc;
-    if (!second_flag && (!v[F_IN] || !v[F_OUT])) return cli_error(CLI_USAGE, "run %s needs --in and --out", j->op);
+    if (!second_flag && (!v[F_IN] || !v[F_OUT]))
+        return cli_error(CLI_USAGE, "run %s needs %s and --out", j->op, first_flag);
     if (second_flag && (!v[F_IN] || !v[F_SECOND] || !v[F_OUT]))
-        return cli_error(CLI_USAGE, "run %s needs --in, %s and --out", j->op, second_flag);
-    if ((rc = read_float_array(j->op, "--in", v[F_IN], ndim, &j->in)) != CLI_OK) return rc;
+        return cli_error(CLI_USAGE, "run %s needs %s, %s and --out", j->op, first_flag, second_flag);
+    if ((rc = read_float_array(j->op, first_flag, v[F_IN], ndim, &j->in)) != CLI_OK) return rc;
     if (second_flag && (rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, &j->second)) != CLI_OK) return rc;
     mh_status s = mh_context_create(&j->ctx, j->device);
     if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
@@ -102,7 +106,7 @@ static const char *chosen_name(const char *variant, const mh_variant_info *picke
 static int run_conv1d(int argc, char **argv)
 {
     run_job j = {.op = "conv1d"};
-    int rc = run_setup(&j, argc, argv, "--mask", 1);
+    int rc = run_setup(&j, argc, argv, "--in", "--mask", 1, 1);
     const size_t n = j.in.count, k = j.second.count;
     const mh_variant_info *picked = NULL;
     if (rc == CLI_OK && mh_conv1d_supports(j.ctx, j.variant, n, k, j.pad) != MH_OK)
@@ -125,7 +129,7 @@ static int run_conv1d(int argc, char **argv)
 static int run_conv2d(int argc, char **argv)
 {
     run_job j = {.op = "conv2d"};
-    int rc = run_setup(&j, argc, argv, "--filter", 2);
+    int rc = run_setup(&j, argc, argv, "--in", "--filter", 1, 2);
     const size_t rows = j.in.shape[0], cols = j.in.shape[1], kr = j.second.shape[0], kc = j.second.shape[1];
     if (rc == CLI_OK && mh_conv2d_supports(j.ctx, j.variant, rows, cols, kr, kc, j.pad) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
@@ -147,7 +151,7 @@ static int run_conv2d(int argc, char **argv)
 static int run_transpose(int argc, char **argv)
 {
     run_job j = {.op = "transpose"};
-    int rc = run_setup(&j, argc, argv, NULL, 2);
+    int rc = run_setup(&j, argc, argv, "--in", NULL, 0, 2);
     const size_t rows = j.in.shape[0], cols = j.in.shape[1];
     if (rc == CLI_OK && mh_transpose_supports(j.ctx, j.variant, rows, cols) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
@@ -163,6 +167,29 @@ static int run_transpose(int argc, char **argv)
     return rc;
 }
 
+static int run_matmul(int argc, char **argv)
+{
+    run_job j = {.op = "matmul"};
+    int rc = run_setup(&j, argc, argv, "--a", "--b", 0, 2);
+    const size_t m = j.in.shape[0], k = j.in.shape[1], n = j.second.shape[1];
+    if (rc == CLI_OK && j.second.shape[0] != k)
+        rc = cli_error(CLI_FAILED, "--b: a is %zu x %zu, so b needs %zu rows; it has %zu", m, k, k, j.second.shape[0]);
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK && mh_matmul_supports(j.ctx, j.variant, m, k, n) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    if (rc == CLI_OK) {
+        mh_matmul_select(j.ctx, m, k, n, &picked);
+        j.out_ndim = 2, j.out_shape[0] = m, j.out_shape[1] = n;
+        rc = run_place(&j, m * n);
+    }
+    if (rc == CLI_OK) rc = run_finish(&j, mh_matmul(j.ctx, j.variant, j.bin.mem, j.bsecond.mem, j.bout.mem, m, k, n));
+    if (rc == CLI_OK)
+        printf("%s: %zu x %zu . %zu x %zu -> %zu x %zu in %s\n", chosen_name(j.variant, picked), m, k, k, n, m, n,
+               j.out_path);
+    run_cleanup(&j);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     if (argc < 1) return cli_error(CLI_USAGE, "run needs an op: memhier run conv1d ...");
@@ -173,6 +200,7 @@ int cmd_run(int argc, char **argv)
     case MH_OP_CONV1D: return run_conv1d(argc - 1, argv + 1);
     case MH_OP_CONV2D: return run_conv2d(argc - 1, argv + 1);
     case MH_OP_TRANSPOSE: return run_transpose(argc - 1, argv + 1);
+    case MH_OP_MATMUL: return run_matmul(argc - 1, argv + 1);
     default: return cli_error(CLI_USAGE, "run %s is not available yet", argv[0]);
     }
 }

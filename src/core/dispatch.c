@@ -131,6 +131,9 @@ static void describe(const mh_args *a, char *buf, size_t len)
         snprintf(buf, len, "%zu threads, %s %d", a->coalescing.n,
                  a->coalescing.pattern == MH_PATTERN_OFFSET ? "offset" : "stride", a->coalescing.param);
         return;
+    case MH_OP_MATMUL:
+        snprintf(buf, len, "m = %zu, k = %zu, n = %zu", a->matmul.m, a->matmul.k, a->matmul.n);
+        return;
     case MH_OP_COUNT: break;
     }
     snprintf(buf, len, "this problem");

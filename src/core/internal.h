@@ -129,6 +129,13 @@ typedef struct mh_coalescing_args {
     int param; /* the offset or the stride */
 } mh_coalescing_args;
 
+/* c[m x n] = a[m x k] . b[k x n], row-major. */
+typedef struct mh_matmul_args {
+    const float *a, *b;
+    float *c;
+    size_t m, k, n;
+} mh_matmul_args;
+
 /* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
  * --tune), 0 being the measured default. */
 typedef struct mh_args {
@@ -138,6 +145,7 @@ typedef struct mh_args {
         mh_conv1d_args conv1d;
         mh_conv2d_args conv2d;
         mh_transpose_args transpose;
+        mh_matmul_args matmul;
         mh_coalescing_args coalescing;
     };
 } mh_args;
@@ -187,6 +195,7 @@ extern const mh_op_table mh_conv1d_table;
 extern const mh_op_table mh_conv2d_table;
 extern const mh_op_table mh_transpose_table;
 extern const mh_op_table mh_coalescing_table;
+extern const mh_op_table mh_matmul_table;
 const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
 
 size_t mh_row_count(mh_op op);
@@ -257,6 +266,23 @@ const mh_row *mh_coalescing_cuda_rows(size_t *count);
 mh_status mh_transpose_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols, float *out);
 /* Buffer lengths the coalescing kernels touch: in and out hold this many floats. */
 size_t mh_coalescing_span(size_t n, mh_access_pattern pattern, int param);
+
+/* ---- matmul ------------------------------------------------------------------------- */
+
+const mh_row *mh_matmul_cpu_rows(size_t *count);
+const mh_row *mh_matmul_cuda_rows(size_t *count);
+const mh_row *mh_matmul_regtile_rows(size_t *count);
+const mh_row *mh_matmul_cublas_rows(size_t *count);
+
+mh_status mh_matmul_args_init(mh_context *ctx, mh_args *a, const float *ma, const float *mb, float *mc, size_t m,
+                              size_t k, size_t n);
+/* c[i][j] in double and the sum of |terms| (the reference and its condition). */
+void mh_matmul_reference_at(const float *a, const float *b, size_t k, size_t n, size_t i, size_t j, double *ref,
+                            double *mag);
+
+/* The context's cuBLAS handle (created on first use, on the context's stream, FP32 math:
+ * no TF32), as a cublasHandle_t. src/vendor/cublas_handle.c */
+mh_status mh_cublas_handle(mh_context *ctx, void **handle);
 
 /* ---- CPU facts and ceilings (src/cpu/ceilings.c) ----------------------------------- */
 mh_status mh_cpu_device_info(mh_device_info *info);

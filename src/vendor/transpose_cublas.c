@@ -1,7 +1,7 @@
 /* transpose/cublas: the vendor baseline, cublasSgeam (C = alpha op(A) + beta op(B)) with
  * op(A) = A^T and beta = 0. cuBLAS is column-major: our row-major rows x cols input is its
  * cols x rows matrix (lda = cols), and our cols x rows output its rows x cols (ldc = rows).
- * The handle lives in the context. */
+ * The handle lives in the context (cublas_handle.c). */
 #include "../core/internal.h"
 
 #include <cublas_v2.h>
@@ -9,27 +9,9 @@
 #include <limits.h>
 #include <stdio.h>
 
-static void destroy_handle(void *h) { cublasDestroy((cublasHandle_t)h); }
-
 static mh_status blas_fail(mh_context *ctx, cublasStatus_t st, const char *what)
 {
-    return mh_fail(ctx, st == CUBLAS_STATUS_ALLOC_FAILED ? MH_ERR_OUT_OF_MEMORY : MH_ERR_VENDOR, "cuBLAS %s: %s", what,
-                   cublasGetStatusString(st));
-}
-
-static mh_status get_handle(mh_context *ctx, cublasHandle_t *h)
-{
-    mh_slot *slot = &ctx->slots[MH_SLOT_CUBLAS];
-    if (!slot->data) {
-        cublasHandle_t created;
-        cublasStatus_t st = cublasCreate(&created);
-        if (st != CUBLAS_STATUS_SUCCESS) return blas_fail(ctx, st, "cublasCreate");
-        slot->data = created;
-        slot->destroy = destroy_handle;
-    }
-    *h = slot->data;
-    cublasStatus_t st = cublasSetStream(*h, (cudaStream_t)ctx->stream);
-    return st == CUBLAS_STATUS_SUCCESS ? MH_OK : blas_fail(ctx, st, "cublasSetStream");
+    return mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS %s: %s", what, cublasGetStatusString(st));
 }
 
 static int cublas_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
@@ -43,9 +25,10 @@ static int cublas_supports(const mh_context *ctx, const mh_args *x, char *why, s
 static mh_status cublas_run(mh_context *ctx, const mh_args *x)
 {
     const mh_transpose_args *a = &x->transpose;
-    cublasHandle_t h = NULL;
-    mh_status s = get_handle(ctx, &h);
+    void *handle = NULL;
+    mh_status s = mh_cublas_handle(ctx, &handle);
     if (s != MH_OK) return s;
+    cublasHandle_t h = handle;
     const float one = 1.0f, zero = 0.0f;
     const int m = (int)a->rows, n = (int)a->cols;
     /* B is not read when beta = 0; C itself is passed, as cuBLAS allows (ldb = ldc, no transpose) */

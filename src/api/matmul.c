@@ -1,0 +1,91 @@
+/* matmul front-end: the op's registry table, its argument checks and `auto`. */
+#include "../core/internal.h"
+
+#include <math.h>
+#include <string.h>
+
+mh_status mh_matmul_args_init(mh_context *ctx, mh_args *args, const float *ma, const float *mb, float *mc, size_t m,
+                              size_t k, size_t n)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_MATMUL;
+    if (m == 0 || k == 0 || n == 0)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the product is empty", m == 0 ? "m" : k == 0 ? "k" : "n");
+    const size_t dims[3][2] = {{m, k}, {k, n}, {m, n}};
+    const char *names[3] = {"a (m x k)", "b (k x n)", "c (m x n)"};
+    for (int i = 0; i < 3; ++i) {
+        size_t count, bytes;
+        if (!mh_mul_ok(dims[i][0], dims[i][1], &count) || !mh_mul_ok(count, sizeof(float), &bytes))
+            return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "m = %zu, k = %zu, n = %zu: the size of %s overflows size_t", m,
+                           k, n, names[i]);
+    }
+    args->matmul = (mh_matmul_args){ma, mb, mc, m, k, n};
+    return MH_OK;
+}
+
+void mh_matmul_reference_at(const float *a, const float *b, size_t k, size_t n, size_t i, size_t j, double *ref,
+                            double *mag)
+{
+    double s = 0.0, g = 0.0;
+    for (size_t p = 0; p < k; ++p) {
+        const double t = (double)a[i * k + p] * (double)b[p * n + j];
+        s += t, g += fabs(t);
+    }
+    *ref = s, *mag = g;
+}
+
+static mh_status check_buffers(mh_context *ctx, const mh_args *args)
+{
+    const mh_matmul_args *x = &args->matmul;
+    const size_t abytes = x->m * x->k * sizeof(float), bbytes = x->k * x->n * sizeof(float),
+                 cbytes = x->m * x->n * sizeof(float);
+    mh_status s;
+    if ((s = mh_check_buffer(ctx, "a", x->a, abytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "b", x->b, bbytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "c", x->c, cbytes)) != MH_OK) return s;
+    if ((s = mh_check_disjoint(ctx, "c", x->c, cbytes, "a", x->a, abytes)) != MH_OK) return s;
+    return mh_check_disjoint(ctx, "c", x->c, cbytes, "b", x->b, bbytes);
+}
+
+/* `auto`: provisional until the H100 figures in docs/matmul.md set it. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+{
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const cuda[] = {"warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
+    (void)a;
+    return mh_is_cpu(ctx) ? cpu : cuda;
+}
+
+static const mh_row_group groups[] = {mh_matmul_cpu_rows, mh_matmul_cuda_rows, mh_matmul_regtile_rows,
+                                      mh_matmul_cublas_rows};
+
+const mh_op_table mh_matmul_table = {MH_OP_MATMUL, "matmul", groups, sizeof groups / sizeof groups[0], auto_order,
+                                     check_buffers};
+
+mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const float *b, float *c, size_t m, size_t k,
+                    size_t n)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_matmul_args_init(ctx, &x, a, b, c, m, k, n);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
+}
+
+mh_status mh_matmul_select(mh_context *ctx, size_t m, size_t k, size_t n, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_matmul_args_init(ctx, &x, NULL, NULL, NULL, m, k, n);
+    return s == MH_OK ? mh_select(ctx, &x, chosen) : s;
+}
+
+mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, size_t k, size_t n)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_matmul_args_init(ctx, &x, NULL, NULL, NULL, m, k, n);
+    return s == MH_OK ? mh_supports(ctx, variant, &x) : s;
+}

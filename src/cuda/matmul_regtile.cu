@@ -1,0 +1,305 @@
+/* matmul on CUDA, ours: register tiling, from a column per thread up to warp tiles.
+ *
+ *   regblock-1d  64 x 64 block tile, k-steps of 8; each thread computes 8 outputs of one
+ *                column, reusing one b value from a register for all 8
+ *   regblock-2d  128 x 128 block tile; each thread computes an 8 x 8 block of c from 8 values
+ *                of a and 8 of b per k (16 shared loads for 64 FMAs)
+ *   vector       regblock-2d with 16-byte global loads, and a's tile stored transposed so
+ *                that a thread's 8 values of a are two 16-byte shared loads
+ *   warptile     128 x 128 x 16 block tile over 8 warps of 64 x 32; each thread owns 2 x 2
+ *                sub-tiles of 4 x 4, laid out so that a warp's shared loads are broadcasts
+ *                or one contiguous 128-byte run; the next k-step's tiles are loaded into
+ *                registers while the current one is computed (double-buffered shared memory,
+ *                one barrier per k-step)
+ *
+ * Any m, k, n: a block whose tiles lie wholly inside the matrices, with k and n multiples of
+ * 4 and 16-byte aligned rows, takes the 16-byte paths; any other block loads element-wise
+ * with zero fill. Every shared tile of a is stored transposed (As[kk][row]). */
+#include "common.cuh"
+
+#include <stdio.h>
+
+struct mm_params {
+    const float *a, *b;
+    float *c;
+    size_t m, k, n;
+    int vec_a, vec_b, vec_c; /* k % 4 == 0 and a 16-byte aligned, n % 4 == 0 and b / c aligned */
+};
+
+/* ---- tile loads ---------------------------------------------------------------------------- */
+
+/* One float4 of a: a[row][kk .. kk + 3], zero outside; 16-byte path when the block is inside. */
+static __device__ __forceinline__ float4 a4(const mm_params &p, size_t row, size_t kk, bool inside)
+{
+    if (inside) return __ldg(reinterpret_cast<const float4 *>(p.a + row * p.k + kk));
+    float v[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] = row < p.m && kk + q < p.k ? p.a[row * p.k + kk + q] : 0.0f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+static __device__ __forceinline__ float4 b4(const mm_params &p, size_t kk, size_t col, bool inside)
+{
+    if (inside) return __ldg(reinterpret_cast<const float4 *>(p.b + kk * p.n + col));
+    float v[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] = kk < p.k && col + q < p.n ? p.b[kk * p.n + col + q] : 0.0f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+static __device__ __forceinline__ void store4(const mm_params &p, size_t row, size_t col, const float *v, bool inside)
+{
+    if (inside) {
+        __stcs(reinterpret_cast<float4 *>(p.c + row * p.n + col), make_float4(v[0], v[1], v[2], v[3]));
+        return;
+    }
+    if (row >= p.m) return;
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+        if (col + q < p.n) p.c[row * p.n + col + q] = v[q];
+}
+
+/* ---- regblock-1d, regblock-2d, vector: one kernel, TN = 1 for the 1-D tiling ---------------- */
+
+template <int BM, int BN, int BK, int TM, int TN, bool VEC>
+static __global__ void __launch_bounds__((BM / TM) * (BN / TN)) matmul_blocktile_kernel(const mm_params p)
+{
+    constexpr int THREADS = (BM / TM) * (BN / TN), PAD = 4;
+    __shared__ __align__(16) float As[BK][BM + PAD];
+    __shared__ __align__(16) float Bs[BK][BN];
+    const int tid = threadIdx.x, tx = tid % (BN / TN), ty = tid / (BN / TN);
+    const size_t row0 = (size_t)blockIdx.y * BM, col0 = (size_t)blockIdx.x * BN;
+    float acc[TM][TN] = {};
+
+    for (size_t k0 = 0; k0 < p.k; k0 += BK) {
+        if (VEC) {
+            const bool a_in = p.vec_a && row0 + BM <= p.m && k0 + BK <= p.k;
+            const bool b_in = p.vec_b && k0 + BK <= p.k && col0 + BN <= p.n;
+            for (int e = tid; e < BM * BK / 4; e += THREADS) {
+                const int r = e / (BK / 4), c4 = (e % (BK / 4)) * 4;
+                const float4 v = a4(p, row0 + r, k0 + c4, a_in);
+                As[c4][r] = v.x, As[c4 + 1][r] = v.y, As[c4 + 2][r] = v.z, As[c4 + 3][r] = v.w;
+            }
+            for (int e = tid; e < BK * BN / 4; e += THREADS) {
+                const int r = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
+                *reinterpret_cast<float4 *>(&Bs[r][c4]) = b4(p, k0 + r, col0 + c4, b_in);
+            }
+        } else {
+            for (int e = tid; e < BM * BK; e += THREADS) {
+                const int r = e / BK, c = e % BK;
+                As[c][r] = row0 + r < p.m && k0 + c < p.k ? p.a[(row0 + r) * p.k + k0 + c] : 0.0f;
+            }
+            for (int e = tid; e < BK * BN; e += THREADS) {
+                const int r = e / BN, c = e % BN;
+                Bs[r][c] = k0 + r < p.k && col0 + c < p.n ? p.b[(k0 + r) * p.n + col0 + c] : 0.0f;
+            }
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            float ra[TM], rb[TN];
+#pragma unroll
+            for (int i = 0; i < TM; ++i) ra[i] = As[kk][ty * TM + i];
+#pragma unroll
+            for (int j = 0; j < TN; ++j) rb[j] = Bs[kk][tx * TN + j];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    for (int i = 0; i < TM; ++i) {
+        const size_t row = row0 + ty * TM + i;
+        for (int j = 0; j < TN; ++j) {
+            const size_t col = col0 + tx * TN + j;
+            if (row < p.m && col < p.n) p.c[row * p.n + col] = acc[i][j];
+        }
+    }
+}
+
+/* ---- warptile ---------------------------------------------------------------------------- */
+
+namespace wt {
+enum {
+    BM = 128, BN = 128, BK = 16, THREADS = 256, /* 8 warps: 2 along m, 4 along n */
+    WM = 64, WN = 32, WMITER = 2, WNITER = 2, TM = 4, TN = 4,
+    WSUBM = WM / WMITER, WSUBN = WN / WNITER, /* 32 x 16: a warp's sub-tile, 8 x 4 threads of 4 x 4 */
+    PAD = 4,
+    A4 = BM * BK / 4 / THREADS, B4 = BK * BN / 4 / THREADS /* float4s per thread and k-step: 2, 2 */
+};
+}
+
+struct wt_stage {
+    float4 a[wt::A4], b[wt::B4];
+};
+
+static __device__ __forceinline__ void wt_fetch(const mm_params &p, size_t row0, size_t col0, size_t k0, wt_stage &s)
+{
+    using namespace wt;
+    const int tid = threadIdx.x;
+    const bool a_in = p.vec_a && row0 + BM <= p.m && k0 + BK <= p.k;
+    const bool b_in = p.vec_b && k0 + BK <= p.k && col0 + BN <= p.n;
+#pragma unroll
+    for (int t = 0; t < A4; ++t) {
+        const int e = tid + t * THREADS, r = e / (BK / 4), c4 = (e % (BK / 4)) * 4;
+        s.a[t] = a4(p, row0 + r, k0 + c4, a_in);
+    }
+#pragma unroll
+    for (int t = 0; t < B4; ++t) {
+        const int e = tid + t * THREADS, r = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
+        s.b[t] = b4(p, k0 + r, col0 + c4, b_in);
+    }
+}
+
+static __device__ __forceinline__ void wt_store(const wt_stage &s, float (*As)[wt::BM + wt::PAD], float (*Bs)[wt::BN])
+{
+    using namespace wt;
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int t = 0; t < A4; ++t) {
+        const int e = tid + t * THREADS, r = e / (BK / 4), c4 = (e % (BK / 4)) * 4;
+        As[c4][r] = s.a[t].x, As[c4 + 1][r] = s.a[t].y, As[c4 + 2][r] = s.a[t].z, As[c4 + 3][r] = s.a[t].w;
+    }
+#pragma unroll
+    for (int t = 0; t < B4; ++t) {
+        const int e = tid + t * THREADS, r = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
+        *reinterpret_cast<float4 *>(&Bs[r][c4]) = s.b[t];
+    }
+}
+
+template <int MIN_BLOCKS>
+static __global__ void __launch_bounds__(wt::THREADS, MIN_BLOCKS) matmul_warptile_kernel(const mm_params p)
+{
+    using namespace wt;
+    __shared__ __align__(16) float As[2][BK][BM + PAD];
+    __shared__ __align__(16) float Bs[2][BK][BN];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int wrow = warp / (BN / WN), wcol = warp % (BN / WN);    /* the warp's 64 x 32 tile */
+    const int trow = lane / (WSUBN / TN), tcol = lane % (WSUBN / TN); /* the thread's 4 x 4 in a sub-tile */
+    const size_t row0 = (size_t)blockIdx.y * BM, col0 = (size_t)blockIdx.x * BN;
+    float acc[WMITER * TM][WNITER * TN] = {};
+
+    wt_stage next;
+    wt_fetch(p, row0, col0, 0, next);
+    wt_store(next, As[0], Bs[0]);
+    __syncthreads();
+    int cur = 0;
+    for (size_t k0 = 0; k0 < p.k; k0 += BK) {
+        const bool more = k0 + BK < p.k;
+        if (more) wt_fetch(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            float ra[WMITER * TM], rb[WNITER * TN];
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm) {
+                const float4 v =
+                    *reinterpret_cast<const float4 *>(&As[cur][kk][wrow * WM + wm * WSUBM + trow * TM]);
+                ra[wm * TM] = v.x, ra[wm * TM + 1] = v.y, ra[wm * TM + 2] = v.z, ra[wm * TM + 3] = v.w;
+            }
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn) {
+                const float4 v =
+                    *reinterpret_cast<const float4 *>(&Bs[cur][kk][wcol * WN + wn * WSUBN + tcol * TN]);
+                rb[wn * TN] = v.x, rb[wn * TN + 1] = v.y, rb[wn * TN + 2] = v.z, rb[wn * TN + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < WMITER * TM; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+        }
+        if (more) wt_store(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
+        __syncthreads();
+        cur ^= 1;
+    }
+
+    const bool inside = p.vec_c && row0 + BM <= p.m && col0 + BN <= p.n;
+#pragma unroll
+    for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const size_t row = row0 + wrow * WM + wm * WSUBM + trow * TM + i;
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+                store4(p, row, col0 + wcol * WN + wn * WSUBN + tcol * TN, &acc[wm * TM + i][wn * TN], inside);
+        }
+}
+
+/* ---- launch, registry ---------------------------------------------------------------------- */
+
+typedef void (*kernel_fn)(const mm_params);
+
+struct shape {
+    kernel_fn kernel;
+    int bm, bn, threads;
+};
+
+static const shape shapes[] = {
+    {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
+    {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
+    {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
+    {matmul_warptile_kernel<1>, wt::BM, wt::BN, wt::THREADS},           /* warptile */
+    {matmul_warptile_kernel<2>, wt::BM, wt::BN, wt::THREADS},           /* warptile, 128 registers */
+};
+
+/* warptile's configurations: "b1" lets ptxas use 155 registers (one block of 8 warps per
+ * SM), "b2" caps them at 128 for two blocks per SM (and spills 188 bytes). */
+static const char *const warptile_configs[] = {"b1", "b2", NULL};
+
+static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15) == 0; }
+
+static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)
+{
+    if (mh_ceil_div(a->m, (size_t)s.bm) <= 65535 && mh_ceil_div(a->n, (size_t)s.bn) <= MH_MAX_GRID_X) return 1;
+    snprintf(why, len, "m = %zu needs more than 65535 blocks of %d rows", a->m, s.bm);
+    return 0;
+}
+
+static mh_status run_shape(mh_context *ctx, const mh_args *x, const shape &s, const char *name)
+{
+    const mh_matmul_args *a = &x->matmul;
+    mm_params p;
+    p.a = a->a, p.b = a->b, p.c = a->c, p.m = a->m, p.k = a->k, p.n = a->n;
+    p.vec_a = a->k % 4 == 0 && aligned16(a->a);
+    p.vec_b = a->n % 4 == 0 && aligned16(a->b);
+    p.vec_c = a->n % 4 == 0 && aligned16(a->c);
+    const dim3 grid((unsigned)mh_ceil_div(a->n, (size_t)s.bn), (unsigned)mh_ceil_div(a->m, (size_t)s.bm));
+    s.kernel<<<grid, s.threads, 0, mh_stream(ctx)>>>(p);
+    return mh_cuda_status(ctx, cudaGetLastError(), name);
+}
+
+#define MM_ROW(idx, launch_name)                                                                                      \
+    static int supports_##idx(const mh_context *, const mh_args *x, char *why, size_t len)                           \
+    {                                                                                                                \
+        return shape_fits(&x->matmul, shapes[idx], why, len);                                                        \
+    }                                                                                                                \
+    static mh_status run_##idx(mh_context *ctx, const mh_args *x) { return run_shape(ctx, x, shapes[idx], launch_name); }
+
+MM_ROW(0, "launching matmul_blocktile_kernel (1-D)")
+MM_ROW(1, "launching matmul_blocktile_kernel (2-D)")
+MM_ROW(2, "launching matmul_blocktile_kernel (vector)")
+static int supports_3(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return shape_fits(&x->matmul, shapes[3], why, len);
+}
+static mh_status run_3(mh_context *ctx, const mh_args *x)
+{
+    return run_shape(ctx, x, shapes[3 + x->config], "launching matmul_warptile_kernel");
+}
+
+static const mh_row rows[] = {
+    {{"matmul/regblock-1d", MH_OP_MATMUL, MH_BACKEND_CUDA, 6, "global+shared+registers", "ours",
+      "64 x 64 tiles, 8 outputs of a column per thread"},
+     supports_0, run_0, NULL},
+    {{"matmul/regblock-2d", MH_OP_MATMUL, MH_BACKEND_CUDA, 7, "global+shared+registers", "ours",
+      "128 x 128 tiles, an 8 x 8 block of c per thread"},
+     supports_1, run_1, NULL},
+    {{"matmul/vector", MH_OP_MATMUL, MH_BACKEND_CUDA, 8, "global+shared+registers", "ours",
+      "regblock-2d with 16-byte loads, a's tile transposed"},
+     supports_2, run_2, NULL},
+    {{"matmul/warptile", MH_OP_MATMUL, MH_BACKEND_CUDA, 9, "global+shared+registers", "ours",
+      "warp tiles of 64 x 32, register-prefetched double-buffered k-steps"},
+     supports_3, run_3, warptile_configs},
+};
+
+MH_ROW_GROUP(mh_matmul_regtile_rows, rows)

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The oracle for matmul: `memhier run matmul` against numpy's a @ b in float64, with auto and
+every variant this machine can run; refusals (shapes that do not chain, wrong dtypes, 1-D
+arrays, c aliasing is the library's test); a small CPU bench's JSON.
+
+usage: matmul_cli.py MEMHIER_BINARY WORK_DIR
+"""
+import json
+import os
+
+import numpy as np
+from common import check_close, fail, finish, has_gpu, memhier, path, registry, run_op
+
+
+def check_run(a, b, variant=None, device=None):
+    r, out = run_op("matmul", [("--a", "a.npy", a), ("--b", "b.npy", b)], [], variant, device)
+    what = f"{variant or 'auto'} {a.shape} @ {b.shape} on {device or 'default'}"
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    check_close(what, np.load(out), a64 @ b64, np.abs(a64) @ np.abs(b64), a.shape[1])
+
+
+def check_refusals(rng):
+    out = path("refused.npy")
+    a, b, b_bad, one_d, f64 = (path(n) for n in ("ra.npy", "rb.npy", "rb_bad.npy", "one_d.npy", "f64.npy"))
+    np.save(a, rng.uniform(-1, 1, (4, 5)).astype(np.float32))
+    np.save(b, rng.uniform(-1, 1, (5, 3)).astype(np.float32))
+    np.save(b_bad, rng.uniform(-1, 1, (6, 3)).astype(np.float32))
+    np.save(one_d, np.zeros(10, np.float32))
+    np.save(f64, np.zeros((5, 3)))
+    cases = [
+        (["run", "matmul", "--a", a, "--b", b_bad, "--out", out], "b needs 5 rows"),
+        (["run", "matmul", "--a", a, "--b", f64, "--out", out], "dtype '<f8'"),
+        (["run", "matmul", "--a", one_d, "--b", b, "--out", out], "2-D float32"),
+        (["run", "matmul", "--a", a, "--out", out], "needs --a, --b and --out"),
+        (["run", "matmul", "--a", a, "--b", b, "--out", out, "--pad", "same"], "takes no --pad"),
+        (["run", "matmul", "--a", a, "--b", b, "--out", out, "--variant", "nope"], "variant = 'nope'"),
+    ]
+    for args, phrase in cases:
+        if os.path.exists(out):
+            os.remove(out)
+        r = memhier(*args)
+        what = " ".join(os.path.basename(x) if os.path.isabs(x) else x for x in args)
+        if r.returncode == 0 or phrase not in r.stderr:
+            fail(f"`memhier {what}`: exit {r.returncode}, stderr {r.stderr.strip()!r} (wanted {phrase!r})")
+        if os.path.exists(out):
+            fail(f"`memhier {what}` left its output behind")
+
+
+def check_bench():
+    out = path("bench.json")
+    r = memhier("bench", "matmul", "--rows", "70", "--k", "33", "--cols", "51", "--device", "cpu", "--json", out)
+    if r.returncode != 0:
+        return fail(f"bench matmul on the CPU: exit {r.returncode}: {r.stdout[-1500:]}")
+    rows = json.load(open(out))["rows"]
+    if not rows or any(row["status"] != "ok" or row["workload"] != "m=70 k=33 n=51" for row in rows):
+        fail(f"bench rows: {rows}")
+
+
+def main():
+    rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+    gpu = has_gpu()
+    for m, k, n in [(1, 1, 1), (3, 7, 2), (33, 17, 65), (130, 129, 127)]:
+        a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+        b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+        check_run(a, b)
+        check_run(a, b, device="cpu")
+    a = rng.uniform(-1, 1, (45, 77)).astype(np.float32)
+    b = rng.uniform(-1, 1, (77, 131)).astype(np.float32)
+    for name, backend in registry("matmul"):
+        if backend == "cpu" or gpu:
+            check_run(a, b, name, "cpu" if backend == "cpu" else "0")
+    check_refusals(rng)
+    check_bench()
+    return finish()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,142 @@
+/* Every matmul variant of one backend against a double reference:
+ *   test_matmul cpu | gpu (exit 77 only when the machine has no CUDA device)
+ * Shapes from 1 x 1 x 1 to 300 x 1000 x 257: no multiple of any tile, k and n not multiples of
+ * 4 (the element-wise paths), k = 1, misaligned pointers, every tuning configuration; outputs
+ * poisoned and fenced by guard words. On the GPU each variant's normwise error must also be
+ * within 4x cuBLAS's on the same inputs (the issue's bound). Refusals write nothing. */
+#include "testing.h"
+
+typedef struct tcase {
+    size_t m, k, n;
+    int misaligned;
+} tcase;
+
+static const tcase cases[] = {
+    {1, 1, 1, 0},     {1, 7, 3, 1},     {7, 1, 5, 0},      {4, 4, 4, 0},      {33, 17, 65, 1},   {64, 64, 64, 0},
+    {127, 129, 131, 0}, {128, 128, 128, 0}, {129, 8, 257, 1}, {256, 64, 300, 0}, {300, 1000, 257, 0}, {512, 512, 512, 0},
+    {1, 2049, 1, 0},  {130, 3, 4100, 0},
+};
+
+typedef struct problem {
+    const tcase *c;
+    float *a, *b;
+    double *ref, *mag;
+} problem;
+
+static void make_problem(problem *p, const tcase *c, unsigned long long seed)
+{
+    p->c = c;
+    p->a = malloc(c->m * c->k * sizeof(float));
+    p->b = malloc(c->k * c->n * sizeof(float));
+    p->ref = malloc(c->m * c->n * sizeof(double));
+    p->mag = malloc(c->m * c->n * sizeof(double));
+    if (!p->a || !p->b || !p->ref || !p->mag) exit(1);
+    mh_fill_uniform(p->a, c->m * c->k, seed, 1.0f);
+    mh_fill_uniform(p->b, c->k * c->n, seed + 1, 1.0f);
+    for (size_t i = 0; i < c->m; ++i)
+        for (size_t j = 0; j < c->n; ++j)
+            mh_matmul_reference_at(p->a, p->b, c->k, c->n, i, j, &p->ref[i * c->n + j], &p->mag[i * c->n + j]);
+}
+
+static void free_problem(problem *p) { free(p->a), free(p->b), free(p->ref), free(p->mag); }
+
+/* Runs one variant (config 0 through the public API, others through the row), checks it, and
+ * returns its normwise error (-1 when it refused or failed). */
+static double check_variant(mh_context *ctx, const problem *p, const float *a, const float *b, const test_out *out,
+                            const mh_row *row, int config)
+{
+    const tcase *c = p->c;
+    const char *name = row ? row->info.name : "auto", *cfg = row && row->configs ? row->configs[config] : "";
+    test_out_poison(out);
+    mh_args x;
+    mh_matmul_args_init(ctx, &x, a, b, out->data, c->m, c->k, c->n);
+    x.config = config;
+    char why[512] = "";
+    if (row && !row->supports(ctx, &x, why, sizeof why)) {
+        CHECK(why[0], "%s refuses %zux%zux%zu without a reason", name, c->m, c->k, c->n);
+        return -1;
+    }
+    mh_status s = config == 0 ? mh_matmul(ctx, row ? name : NULL, a, b, out->data, c->m, c->k, c->n)
+                              : mh_run_row(ctx, row, &x);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    CHECK(s == MH_OK, "%s %s m=%zu k=%zu n=%zu: %s: %s", name, cfg, c->m, c->k, c->n, mh_status_str(s),
+          mh_context_error(ctx));
+    if (s != MH_OK) return -1;
+    const size_t broken = test_out_fetch(out);
+    mh_error_stats st;
+    const int ok = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, c->m * c->n, mh_sum_rtol(c->k), &st);
+    CHECK(broken == 0, "%s %s m=%zu k=%zu n=%zu wrote %zu guard words", name, cfg, c->m, c->k, c->n, broken);
+    CHECK(ok, "%s %s m=%zu k=%zu n=%zu misaligned=%d: c[%zu] = %.8g, ref %.8g; %zu bad, %zu NaN, rel_l2 %.3g", name, cfg,
+          c->m, c->k, c->n, c->misaligned, st.first_bad, st.first_out, st.first_ref, st.bad, st.nonfinite, st.rel_l2);
+    return ok ? st.rel_l2 : -1;
+}
+
+static void check_refusals(mh_context *ctx, int gpu)
+{
+    float *buf = test_alloc(gpu, 64 * sizeof(float));
+    const struct {
+        const float *a, *b;
+        float *c;
+        size_t m, k, n;
+        const char *says;
+    } bad[] = {
+        {buf, buf + 16, buf + 32, 0, 4, 4, "m = 0"},
+        {buf, buf + 16, buf + 32, 4, 0, 4, "k = 0"},
+        {buf, buf + 16, buf + 32, SIZE_MAX / 2, 4, 4, "overflows"},
+        {NULL, buf + 16, buf + 32, 4, 4, 4, "a is NULL"},
+        {buf, buf + 16, NULL, 4, 4, 4, "c is NULL"},
+        {buf, buf + 16, buf + 8, 4, 4, 4, "overlaps"},  /* c over a */
+        {buf, buf + 16, buf + 20, 4, 4, 4, "overlaps"}, /* c over b */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        const mh_status s = mh_matmul(ctx, NULL, bad[i].a, bad[i].b, bad[i].c, bad[i].m, bad[i].k, bad[i].n);
+        CHECK(s == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), bad[i].says), "refusal %zu (%s): %s: %s", i,
+              bad[i].says, mh_status_str(s), mh_context_error(ctx));
+    }
+    test_release(gpu, buf);
+}
+
+int main(int argc, char **argv)
+{
+    int gpu;
+    mh_context *ctx = test_open(argc, argv, &gpu);
+    const unsigned long long seed = test_seed();
+    const size_t max_n = test_max_n();
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+        const tcase *c = &cases[ci];
+        if (c->m * c->n > max_n || c->m * c->k > max_n || c->k * c->n > max_n) continue;
+        problem p;
+        make_problem(&p, c, seed + 10 * ci);
+        test_in a = test_in_copy(gpu, p.a, c->m * c->k, c->misaligned ? 1 : 0);
+        test_in b = test_in_copy(gpu, p.b, c->k * c->n, c->misaligned ? 2 : 0);
+        test_out out = test_out_alloc(gpu, c->m * c->n, c->misaligned ? 3 : 0);
+        const mh_row *vendor = gpu ? mh_row_of(mh_variant_lookup(MH_OP_MATMUL, "cublas")) : NULL;
+        const double vendor_err = vendor && test_row_fits(vendor, gpu) ? check_variant(ctx, &p, a.data, b.data, &out, vendor, 0) : -1;
+        for (size_t r = 0; r < mh_row_count(MH_OP_MATMUL); ++r) {
+            const mh_row *row = mh_row_at(MH_OP_MATMUL, r);
+            if (!test_row_fits(row, gpu) || row == vendor) continue;
+            for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg) {
+                char what[96];
+                snprintf(what, sizeof what, "m=%zu k=%zu n=%zu", c->m, c->k, c->n);
+                test_trace(row->info.name, cfg, what);
+                const double err = check_variant(ctx, &p, a.data, b.data, &out, row, cfg);
+                /* 4x cuBLAS's error, with a floor at a few float roundings for exact-ish cases */
+                if (err >= 0 && vendor_err >= 0)
+                    CHECK(err <= 4.0 * vendor_err + 1e-7, "%s config %d m=%zu k=%zu n=%zu: rel_l2 %.3g, more than 4x cuBLAS's %.3g",
+                          row->info.name, cfg, c->m, c->k, c->n, err, vendor_err);
+            }
+        }
+        check_variant(ctx, &p, a.data, b.data, &out, NULL, 0); /* auto */
+        test_out_free(&out);
+        test_release(gpu, a.base), test_release(gpu, b.base);
+        free_problem(&p);
+        printf("m=%zu k=%zu n=%zu done\n", c->m, c->k, c->n);
+        fflush(stdout);
+    }
+    check_refusals(ctx, gpu);
+    const mh_variant_info *pick = NULL;
+    CHECK(mh_matmul_select(ctx, 4096, 4096, 4096, &pick) == MH_OK && pick, "auto picks nothing at 4096^3: %s",
+          mh_context_error(ctx));
+    mh_context_destroy(ctx);
+    return test_finish(gpu ? "test_matmul gpu" : "test_matmul cpu");
+}
