@@ -75,7 +75,7 @@ static __global__ void matmul_tiled_kernel(const matmul_params p)
 /* cuda_mul_bt_tiled and, with CF > 1, cuda_mul_coarsened: b_t is n x k. For every phase,
  * the a tile once, then for each of the CF column tiles the b_t tile stored transposed. */
 template <int CF>
-static __global__ void matmul_bt_tiled_kernel(const matmul_params p)
+static __global__ void __launch_bounds__(TILE * TILE) matmul_bt_tiled_kernel(const matmul_params p)
 {
     __shared__ float Mds[TILE * TILE], Nds[TILE * TILE];
     const int tx = threadIdx.x, ty = threadIdx.y;

@@ -6,11 +6,12 @@
  *                of a and 8 of b per k (16 shared loads for 64 FMAs)
  *   vector       regblock-2d with 16-byte global loads, and a's tile stored transposed so
  *                that a thread's 8 values of a are two 16-byte shared loads
- *   warptile     128 x 128 x 16 block tile over 8 warps of 64 x 32; each thread owns 2 x 2
- *                sub-tiles of 4 x 4, laid out so that a warp's shared loads are broadcasts
- *                or one contiguous 128-byte run; the next k-step's tiles are loaded into
+ *   warptile     block tiles split into warp tiles, each warp's tile into sub-tiles in which
+ *                every lane owns TM x TN outputs, laid out so that a warp's shared loads are
+ *                broadcasts or one contiguous run; the next k-step's tiles are loaded into
  *                registers while the current one is computed (double-buffered shared memory,
- *                one barrier per k-step)
+ *                one barrier per k-step). Default: 128 x 128 x 16 over 8 warps of 64 x 32,
+ *                2 x 2 sub-tiles of 4 x 4 per lane; other shapes are configurations
  *
  * Any m, k, n: a block whose tiles lie wholly inside the matrices, with k and n multiples of
  * 4 and 16-byte aligned rows, takes the 16-byte paths; any other block loads element-wise
@@ -120,95 +121,105 @@ static __global__ void __launch_bounds__((BM / TM) * (BN / TN)) matmul_blocktile
 
 /* ---- warptile ---------------------------------------------------------------------------- */
 
-namespace wt {
-enum {
-    BM = 128, BN = 128, BK = 16, THREADS = 256, /* 8 warps: 2 along m, 4 along n */
-    WM = 64, WN = 32, WMITER = 2, WNITER = 2, TM = 4, TN = 4,
-    WSUBM = WM / WMITER, WSUBN = WN / WNITER, /* 32 x 16: a warp's sub-tile, 8 x 4 threads of 4 x 4 */
-    PAD = 4,
-    A4 = BM * BK / 4 / THREADS, B4 = BK * BN / 4 / THREADS /* float4s per thread and k-step: 2, 2 */
+/* A warptile shape: block tile BM x BN x BK; warps of WM x WN, each as WMITER x WNITER
+ * sub-tiles in which the 32 lanes hold TM x TN outputs each; MINB blocks per SM asked of
+ * ptxas (register cap). */
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int WMITER_, int WNITER_, int TM_, int TN_, int MINB_>
+struct wt_shape {
+    enum {
+        BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_, TM = TM_, TN = TN_,
+        MINB = MINB_, THREADS = (BM / WM) * (BN / WN) * 32, WSUBM = WM / WMITER, WSUBN = WN / WNITER, PAD = 4,
+        A4 = BM * BK / 4 / THREADS, B4 = BK * BN / 4 / THREADS /* float4s per thread and k-step */
+    };
+    static_assert((WSUBM / TM) * (WSUBN / TN) == 32, "a sub-tile is one warp's 32 lanes");
+    static_assert(A4 >= 1 && B4 >= 1 && A4 * 4 * THREADS == BM * BK && B4 * 4 * THREADS == BK * BN, "whole float4s");
+    static_assert(TM % 4 == 0 && TN % 4 == 0, "16-byte shared loads");
 };
-}
 
+template <class S>
 struct wt_stage {
-    float4 a[wt::A4], b[wt::B4];
+    float4 a[S::A4], b[S::B4];
 };
 
-static __device__ __forceinline__ void wt_fetch(const mm_params &p, size_t row0, size_t col0, size_t k0, wt_stage &s)
+template <class S>
+static __device__ __forceinline__ void wt_fetch(const mm_params &p, size_t row0, size_t col0, size_t k0, wt_stage<S> &st)
 {
-    using namespace wt;
     const int tid = threadIdx.x;
-    const bool a_in = p.vec_a && row0 + BM <= p.m && k0 + BK <= p.k;
-    const bool b_in = p.vec_b && k0 + BK <= p.k && col0 + BN <= p.n;
+    const bool a_in = p.vec_a && row0 + S::BM <= p.m && k0 + S::BK <= p.k;
+    const bool b_in = p.vec_b && k0 + S::BK <= p.k && col0 + S::BN <= p.n;
 #pragma unroll
-    for (int t = 0; t < A4; ++t) {
-        const int e = tid + t * THREADS, r = e / (BK / 4), c4 = (e % (BK / 4)) * 4;
-        s.a[t] = a4(p, row0 + r, k0 + c4, a_in);
+    for (int t = 0; t < S::A4; ++t) {
+        const int e = tid + t * S::THREADS, r = e / (S::BK / 4), c4 = (e % (S::BK / 4)) * 4;
+        st.a[t] = a4(p, row0 + r, k0 + c4, a_in);
     }
 #pragma unroll
-    for (int t = 0; t < B4; ++t) {
-        const int e = tid + t * THREADS, r = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
-        s.b[t] = b4(p, k0 + r, col0 + c4, b_in);
+    for (int t = 0; t < S::B4; ++t) {
+        const int e = tid + t * S::THREADS, r = e / (S::BN / 4), c4 = (e % (S::BN / 4)) * 4;
+        st.b[t] = b4(p, k0 + r, col0 + c4, b_in);
     }
 }
 
-static __device__ __forceinline__ void wt_store(const wt_stage &s, float (*As)[wt::BM + wt::PAD], float (*Bs)[wt::BN])
+template <class S>
+static __device__ __forceinline__ void wt_store(const wt_stage<S> &st, float (*As)[S::BM + S::PAD], float (*Bs)[S::BN])
 {
-    using namespace wt;
     const int tid = threadIdx.x;
 #pragma unroll
-    for (int t = 0; t < A4; ++t) {
-        const int e = tid + t * THREADS, r = e / (BK / 4), c4 = (e % (BK / 4)) * 4;
-        As[c4][r] = s.a[t].x, As[c4 + 1][r] = s.a[t].y, As[c4 + 2][r] = s.a[t].z, As[c4 + 3][r] = s.a[t].w;
+    for (int t = 0; t < S::A4; ++t) {
+        const int e = tid + t * S::THREADS, r = e / (S::BK / 4), c4 = (e % (S::BK / 4)) * 4;
+        As[c4][r] = st.a[t].x, As[c4 + 1][r] = st.a[t].y, As[c4 + 2][r] = st.a[t].z, As[c4 + 3][r] = st.a[t].w;
     }
 #pragma unroll
-    for (int t = 0; t < B4; ++t) {
-        const int e = tid + t * THREADS, r = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
-        *reinterpret_cast<float4 *>(&Bs[r][c4]) = s.b[t];
+    for (int t = 0; t < S::B4; ++t) {
+        const int e = tid + t * S::THREADS, r = e / (S::BN / 4), c4 = (e % (S::BN / 4)) * 4;
+        *reinterpret_cast<float4 *>(&Bs[r][c4]) = st.b[t];
     }
 }
 
-template <int MIN_BLOCKS>
-static __global__ void __launch_bounds__(wt::THREADS, MIN_BLOCKS) matmul_warptile_kernel(const mm_params p)
+template <class S>
+static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
-    using namespace wt;
-    __shared__ __align__(16) float As[2][BK][BM + PAD];
+    constexpr int BM = S::BM, BN = S::BN, BK = S::BK, TM = S::TM, TN = S::TN, WMITER = S::WMITER, WNITER = S::WNITER;
+    __shared__ __align__(16) float As[2][BK][BM + S::PAD];
     __shared__ __align__(16) float Bs[2][BK][BN];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int wrow = warp / (BN / WN), wcol = warp % (BN / WN);    /* the warp's 64 x 32 tile */
-    const int trow = lane / (WSUBN / TN), tcol = lane % (WSUBN / TN); /* the thread's 4 x 4 in a sub-tile */
+    const int wrow = warp / (BN / S::WN), wcol = warp % (BN / S::WN);      /* the warp's tile */
+    const int trow = lane / (S::WSUBN / TN), tcol = lane % (S::WSUBN / TN); /* the lane's TM x TN in a sub-tile */
     const size_t row0 = (size_t)blockIdx.y * BM, col0 = (size_t)blockIdx.x * BN;
     float acc[WMITER * TM][WNITER * TN] = {};
 
-    wt_stage next;
-    wt_fetch(p, row0, col0, 0, next);
-    wt_store(next, As[0], Bs[0]);
+    wt_stage<S> next;
+    wt_fetch<S>(p, row0, col0, 0, next);
+    wt_store<S>(next, As[0], Bs[0]);
     __syncthreads();
     int cur = 0;
     for (size_t k0 = 0; k0 < p.k; k0 += BK) {
         const bool more = k0 + BK < p.k;
-        if (more) wt_fetch(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
+        if (more) wt_fetch<S>(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             float ra[WMITER * TM], rb[WNITER * TN];
 #pragma unroll
-            for (int wm = 0; wm < WMITER; ++wm) {
-                const float4 v =
-                    *reinterpret_cast<const float4 *>(&As[cur][kk][wrow * WM + wm * WSUBM + trow * TM]);
-                ra[wm * TM] = v.x, ra[wm * TM + 1] = v.y, ra[wm * TM + 2] = v.z, ra[wm * TM + 3] = v.w;
-            }
+            for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn) {
-                const float4 v =
-                    *reinterpret_cast<const float4 *>(&Bs[cur][kk][wcol * WN + wn * WSUBN + tcol * TN]);
-                rb[wn * TN] = v.x, rb[wn * TN + 1] = v.y, rb[wn * TN + 2] = v.z, rb[wn * TN + 3] = v.w;
-            }
+                for (int q = 0; q < TM; q += 4) {
+                    const float4 v = *reinterpret_cast<const float4 *>(
+                        &As[cur][kk][wrow * S::WM + wm * S::WSUBM + trow * TM + q]);
+                    ra[wm * TM + q] = v.x, ra[wm * TM + q + 1] = v.y, ra[wm * TM + q + 2] = v.z, ra[wm * TM + q + 3] = v.w;
+                }
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int q = 0; q < TN; q += 4) {
+                    const float4 v = *reinterpret_cast<const float4 *>(
+                        &Bs[cur][kk][wcol * S::WN + wn * S::WSUBN + tcol * TN + q]);
+                    rb[wn * TN + q] = v.x, rb[wn * TN + q + 1] = v.y, rb[wn * TN + q + 2] = v.z, rb[wn * TN + q + 3] = v.w;
+                }
 #pragma unroll
             for (int i = 0; i < WMITER * TM; ++i)
 #pragma unroll
                 for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
         }
-        if (more) wt_store(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
+        if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
         __syncthreads();
         cur ^= 1;
     }
@@ -218,12 +229,25 @@ static __global__ void __launch_bounds__(wt::THREADS, MIN_BLOCKS) matmul_warptil
     for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
-            const size_t row = row0 + wrow * WM + wm * WSUBM + trow * TM + i;
+            const size_t row = row0 + wrow * S::WM + wm * S::WSUBM + trow * TM + i;
 #pragma unroll
             for (int wn = 0; wn < WNITER; ++wn)
-                store4(p, row, col0 + wcol * WN + wn * WSUBN + tcol * TN, &acc[wm * TM + i][wn * TN], inside);
+#pragma unroll
+                for (int q = 0; q < TN; q += 4)
+                    store4(p, row, col0 + wcol * S::WN + wn * S::WSUBN + tcol * TN + q, &acc[wm * TM + i][wn * TN + q],
+                           inside);
         }
 }
+
+/* warptile's configurations, "bBMxBN-kBK-wWMxWN-tTMxTN[-occ2]"; [0] is the default. */
+typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 1> wt_a; /* 256 threads, 8 x 8 per thread */
+typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 2> wt_b; /* the same, 128 registers */
+typedef wt_shape<128, 128, 16, 64, 64, 2, 2, 8, 4, 1> wt_c; /* 128 threads, 16 x 8 per thread */
+typedef wt_shape<128, 256, 8, 64, 64, 2, 2, 8, 4, 1> wt_d;  /* 256 threads, 16 x 8 per thread */
+typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_e; /* 256 threads, 8 x 8, warps 32 x 64 */
+static const char *const warptile_configs[] = {"b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2",
+                                               "b128x128-k16-w64x64-t8x4", "b128x256-k8-w64x64-t8x4",
+                                               "b128x128-k16-w32x64-t8x4", NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -238,13 +262,9 @@ static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-    {matmul_warptile_kernel<1>, wt::BM, wt::BN, wt::THREADS},           /* warptile */
-    {matmul_warptile_kernel<2>, wt::BM, wt::BN, wt::THREADS},           /* warptile, 128 registers */
+#define MH_WT(S) {matmul_warptile_kernel<S>, S::BM, S::BN, S::THREADS}
+    MH_WT(wt_a), MH_WT(wt_b), MH_WT(wt_c), MH_WT(wt_d), MH_WT(wt_e), /* warptile, in warptile_configs' order */
 };
-
-/* warptile's configurations: "b1" lets ptxas use 155 registers (one block of 8 warps per
- * SM), "b2" caps them at 128 for two blocks per SM (and spills 188 bytes). */
-static const char *const warptile_configs[] = {"b1", "b2", NULL};
 
 static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15) == 0; }
 
@@ -280,7 +300,7 @@ MM_ROW(1, "launching matmul_blocktile_kernel (2-D)")
 MM_ROW(2, "launching matmul_blocktile_kernel (vector)")
 static int supports_3(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    return shape_fits(&x->matmul, shapes[3], why, len);
+    return shape_fits(&x->matmul, shapes[3 + x->config], why, len);
 }
 static mh_status run_3(mh_context *ctx, const mh_args *x)
 {
