@@ -10,8 +10,9 @@
  *                every lane owns TM x TN outputs, laid out so that a warp's shared loads are
  *                broadcasts or one contiguous run; the next k-step's tiles are loaded into
  *                registers while the current one is computed (double-buffered shared memory,
- *                one barrier per k-step). Default: 128 x 128 x 16 over 8 warps of 64 x 32,
- *                2 x 2 sub-tiles of 4 x 4 per lane; other shapes are configurations
+ *                one barrier per k-step). Default: 128 x 256 x 8 over 8 warps of 64 x 64,
+ *                2 x 2 sub-tiles of 8 x 4 per lane (16 x 8 outputs); other shapes are
+ *                configurations
  *
  * Any m, k, n: a block whose tiles lie wholly inside the matrices, with k and n multiples of
  * 4 and 16-byte aligned rows, takes the 16-byte paths; any other block loads element-wise
@@ -129,7 +130,8 @@ struct wt_shape {
     enum {
         BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_, WMITER = WMITER_, WNITER = WNITER_, TM = TM_, TN = TN_,
         MINB = MINB_, THREADS = (BM / WM) * (BN / WN) * 32, WSUBM = WM / WMITER, WSUBN = WN / WNITER, PAD = 4,
-        A4 = BM * BK / 4 / THREADS, B4 = BK * BN / 4 / THREADS /* float4s per thread and k-step */
+        A4 = BM * BK / 4 / THREADS, B4 = BK * BN / 4 / THREADS, /* float4s per thread and k-step */
+        SMEM = 2 * BK * (BM + PAD + BN) * 4                   /* two stages of both tiles, bytes */
     };
     static_assert((WSUBM / TM) * (WSUBN / TN) == 32, "a sub-tile is one warp's 32 lanes");
     static_assert(A4 >= 1 && B4 >= 1 && A4 * 4 * THREADS == BM * BK && B4 * 4 * THREADS == BK * BN, "whole float4s");
@@ -179,8 +181,10 @@ template <class S>
 static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
     constexpr int BM = S::BM, BN = S::BN, BK = S::BK, TM = S::TM, TN = S::TN, WMITER = S::WMITER, WNITER = S::WNITER;
-    __shared__ __align__(16) float As[2][BK][BM + S::PAD];
-    __shared__ __align__(16) float Bs[2][BK][BN];
+    /* dynamic: the 128 x 256 x 16 shape needs 49.7 KB, past the static 48 KB */
+    extern __shared__ __align__(16) float smem[];
+    float(*As)[BK][BM + S::PAD] = reinterpret_cast<float(*)[BK][BM + S::PAD]>(smem);
+    float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(smem + 2 * BK * (BM + S::PAD));
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int wrow = warp / (BN / S::WN), wcol = warp % (BN / S::WN);      /* the warp's tile */
     const int trow = lane / (S::WSUBN / TN), tcol = lane % (S::WSUBN / TN); /* the lane's TM x TN in a sub-tile */
@@ -239,15 +243,18 @@ static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_ke
         }
 }
 
-/* warptile's configurations, "bBMxBN-kBK-wWMxWN-tTMxTN[-occ2]"; [0] is the default. */
+/* warptile's configurations, "bBMxBN-kBK-wWMxWN-tTMxTN[-occ2]". */
 typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 1> wt_a; /* 256 threads, 8 x 8 per thread */
 typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 2> wt_b; /* the same, 128 registers */
 typedef wt_shape<128, 128, 16, 64, 64, 2, 2, 8, 4, 1> wt_c; /* 128 threads, 16 x 8 per thread */
 typedef wt_shape<128, 256, 8, 64, 64, 2, 2, 8, 4, 1> wt_d;  /* 256 threads, 16 x 8 per thread */
 typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_e; /* 256 threads, 8 x 8, warps 32 x 64 */
-static const char *const warptile_configs[] = {"b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2",
-                                               "b128x128-k16-w64x64-t8x4", "b128x256-k8-w64x64-t8x4",
-                                               "b128x128-k16-w32x64-t8x4", NULL};
+typedef wt_shape<128, 256, 16, 64, 64, 2, 2, 8, 4, 1> wt_f; /* 256 threads, 16 x 8, deeper k-steps */
+typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_g;  /* 256 threads, 16 x 8, tall blocks */
+/* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md) */
+static const char *const warptile_configs[] = {
+    "b128x256-k8-w64x64-t8x4",  "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2", "b128x128-k16-w64x64-t8x4",
+    "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4", "b256x128-k8-w64x64-t8x4",       NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -256,14 +263,16 @@ typedef void (*kernel_fn)(const mm_params);
 struct shape {
     kernel_fn kernel;
     int bm, bn, threads;
+    int smem; /* dynamic shared bytes (warptile) */
 };
 
 static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-#define MH_WT(S) {matmul_warptile_kernel<S>, S::BM, S::BN, S::THREADS}
-    MH_WT(wt_a), MH_WT(wt_b), MH_WT(wt_c), MH_WT(wt_d), MH_WT(wt_e), /* warptile, in warptile_configs' order */
+#define MH_WT(S) {matmul_warptile_kernel<S>, S::BM, S::BN, S::THREADS, S::SMEM}
+    /* warptile, in warptile_configs' order */
+    MH_WT(wt_d), MH_WT(wt_a), MH_WT(wt_b), MH_WT(wt_c), MH_WT(wt_e), MH_WT(wt_f), MH_WT(wt_g),
 };
 
 static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15) == 0; }
@@ -284,7 +293,8 @@ static mh_status run_shape(mh_context *ctx, const mh_args *x, const shape &s, co
     p.vec_b = a->n % 4 == 0 && aligned16(a->b);
     p.vec_c = a->n % 4 == 0 && aligned16(a->c);
     const dim3 grid((unsigned)mh_ceil_div(a->n, (size_t)s.bn), (unsigned)mh_ceil_div(a->m, (size_t)s.bm));
-    s.kernel<<<grid, s.threads, 0, mh_stream(ctx)>>>(p);
+    if (s.smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)s.kernel));
+    s.kernel<<<grid, s.threads, s.smem, mh_stream(ctx)>>>(p);
     return mh_cuda_status(ctx, cudaGetLastError(), name);
 }
 
@@ -318,7 +328,7 @@ static const mh_row rows[] = {
       "regblock-2d with 16-byte loads, a's tile transposed"},
      supports_2, run_2, NULL},
     {{"matmul/warptile", MH_OP_MATMUL, MH_BACKEND_CUDA, 9, "global+shared+registers", "ours",
-      "warp tiles of 64 x 32, register-prefetched double-buffered k-steps"},
+      "warp tiles of 64 x 64, 16 x 8 outputs per lane, register-prefetched k-steps"},
      supports_3, run_3, warptile_configs},
 };
 
