@@ -44,6 +44,7 @@ typedef enum mh_op {
     MH_OP_TRANSPOSE,
     MH_OP_COALESCING, /* access-pattern micro-benchmarks: registry and bench only */
     MH_OP_MATMUL,
+    MH_OP_REDUCE,
     MH_OP_COUNT
 } mh_op;
 
@@ -183,6 +184,15 @@ mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const 
                     size_t n);
 mh_status mh_matmul_select(mh_context *ctx, size_t m, size_t k, size_t n, const mh_variant_info **chosen);
 mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, size_t k, size_t n);
+
+/* ---- reduce: *sum = in[0] + ... + in[n - 1], float32 --------------------------------------
+ * n = 0 gives 0 (in may then be NULL). sum is one float in the context's memory (device memory
+ * for a CUDA context). NaN and Inf propagate as IEEE addition makes them: any NaN, or +Inf and
+ * -Inf together, gives NaN. Variants differ in accuracy and in whether repeated runs give the
+ * same bits (docs/reduce.md). */
+mh_status mh_reduce_sum(mh_context *ctx, const char *variant, const float *in, size_t n, float *sum);
+mh_status mh_reduce_sum_select(mh_context *ctx, size_t n, const mh_variant_info **chosen);
+mh_status mh_reduce_sum_supports(mh_context *ctx, const char *variant, size_t n);
 
 #ifdef __cplusplus
 }

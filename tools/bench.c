@@ -19,6 +19,7 @@ static const bench_driver *const drivers[MH_OP_COUNT] = {
     [MH_OP_TRANSPOSE] = &bench_transpose_driver,
     [MH_OP_COALESCING] = &bench_coalescing_driver,
     [MH_OP_MATMUL] = &bench_matmul_driver,
+    [MH_OP_REDUCE] = &bench_reduce_driver,
 };
 
 size_t bench_size_or(const bench_opts *o, bench_size s, size_t fallback) { return o->have[s] ? o->size[s] : fallback; }

@@ -190,6 +190,44 @@ static int run_matmul(int argc, char **argv)
     return rc;
 }
 
+/* run reduce --in x.npy [--out s.npy]: prints the sum (9 significant digits: the float's
+ * exact value), and writes it as a 1-element float32 array when --out is given. */
+static int run_reduce(int argc, char **argv)
+{
+    const char *const names[] = {"--variant", "--device", "--in", "--out", NULL};
+    const char *v[4] = {NULL};
+    int rc = cli_flags(argc, argv, "run reduce", names, v);
+    if (rc != CLI_OK) return rc;
+    if (!v[2]) return cli_error(CLI_USAGE, "run reduce needs --in");
+    run_job j = {.op = "reduce", .variant = v[0], .out_path = v[3], .device = cli_default_device()};
+    if (v[1] && (rc = cli_parse_device(v[1], &j.device)) != CLI_OK) return rc;
+    if ((rc = read_float_array("reduce", "--in", v[2], 1, &j.in)) != CLI_OK) return rc;
+    mh_status s = mh_context_create(&j.ctx, j.device);
+    if (s != MH_OK) rc = cli_error(CLI_FAILED, "device %d: %s", j.device, mh_status_str(s));
+    const size_t n = j.in.count;
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK && mh_reduce_sum_supports(j.ctx, j.variant, n) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    if (rc == CLI_OK) {
+        mh_reduce_sum_select(j.ctx, n, &picked);
+        j.out_ndim = 1, j.out_shape[0] = 1;
+        rc = run_place(&j, 1);
+    }
+    if (rc == CLI_OK) {
+        s = mh_reduce_sum(j.ctx, j.variant, j.bin.mem, n, j.bout.mem);
+        if (s == MH_OK) s = mh_context_synchronize(j.ctx);
+        if (s != MH_OK) rc = cli_error(CLI_FAILED, "reduce: %s", mh_context_error(j.ctx));
+    }
+    if (rc == CLI_OK) rc = cli_fetch(j.ctx, &j.bout);
+    char err[512];
+    if (rc == CLI_OK && j.out_path &&
+        mh_npy_write(j.out_path, MH_F32, 1, j.out_shape, j.bout.host, err, sizeof err) != MH_OK)
+        rc = cli_error(CLI_FAILED, "--out %s", err);
+    if (rc == CLI_OK) printf("%s: sum of %zu values = %.9g\n", chosen_name(j.variant, picked), n, *(float *)j.bout.host);
+    run_cleanup(&j);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     if (argc < 1) return cli_error(CLI_USAGE, "run needs an op: memhier run conv1d ...");
@@ -201,6 +239,7 @@ int cmd_run(int argc, char **argv)
     case MH_OP_CONV2D: return run_conv2d(argc - 1, argv + 1);
     case MH_OP_TRANSPOSE: return run_transpose(argc - 1, argv + 1);
     case MH_OP_MATMUL: return run_matmul(argc - 1, argv + 1);
+    case MH_OP_REDUCE: return run_reduce(argc - 1, argv + 1);
     default: return cli_error(CLI_USAGE, "run %s is not available yet", argv[0]);
     }
 }

@@ -134,6 +134,9 @@ static void describe(const mh_args *a, char *buf, size_t len)
     case MH_OP_MATMUL:
         snprintf(buf, len, "m = %zu, k = %zu, n = %zu", a->matmul.m, a->matmul.k, a->matmul.n);
         return;
+    case MH_OP_REDUCE:
+        snprintf(buf, len, "n = %zu", a->reduce.n);
+        return;
     case MH_OP_COUNT: break;
     }
     snprintf(buf, len, "this problem");

@@ -136,6 +136,13 @@ typedef struct mh_matmul_args {
     size_t m, k, n;
 } mh_matmul_args;
 
+/* *sum = in[0] + ... + in[n - 1]. */
+typedef struct mh_reduce_args {
+    const float *in;
+    size_t n;
+    float *sum;
+} mh_reduce_args;
+
 /* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
  * --tune), 0 being the measured default. */
 typedef struct mh_args {
@@ -146,6 +153,7 @@ typedef struct mh_args {
         mh_conv2d_args conv2d;
         mh_transpose_args transpose;
         mh_matmul_args matmul;
+        mh_reduce_args reduce;
         mh_coalescing_args coalescing;
     };
 } mh_args;
@@ -196,6 +204,7 @@ extern const mh_op_table mh_conv2d_table;
 extern const mh_op_table mh_transpose_table;
 extern const mh_op_table mh_coalescing_table;
 extern const mh_op_table mh_matmul_table;
+extern const mh_op_table mh_reduce_table;
 const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
 
 size_t mh_row_count(mh_op op);
@@ -279,6 +288,16 @@ mh_status mh_matmul_args_init(mh_context *ctx, mh_args *a, const float *ma, cons
 /* c[i][j] in double and the sum of |terms| (the reference and its condition). */
 void mh_matmul_reference_at(const float *a, const float *b, size_t k, size_t n, size_t i, size_t j, double *ref,
                             double *mag);
+
+/* ---- reduce ------------------------------------------------------------------------- */
+
+const mh_row *mh_reduce_cpu_rows(size_t *count);
+const mh_row *mh_reduce_cuda_rows(size_t *count);
+const mh_row *mh_reduce_cub_rows(size_t *count);
+
+mh_status mh_reduce_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, float *sum);
+/* The sum in double and the sum of |in| (the reference and its condition). */
+void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag);
 
 /* The context's cuBLAS handle (created on first use, on the context's stream, FP32 math:
  * no TF32), as a cublasHandle_t. src/vendor/cublas_handle.c */

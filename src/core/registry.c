@@ -11,6 +11,7 @@ static const mh_op_table *const tables[MH_OP_COUNT] = {
     [MH_OP_TRANSPOSE] = &mh_transpose_table,
     [MH_OP_COALESCING] = &mh_coalescing_table,
     [MH_OP_MATMUL] = &mh_matmul_table,
+    [MH_OP_REDUCE] = &mh_reduce_table,
 };
 
 static const mh_op_table *table_of(mh_op op)

@@ -27,6 +27,7 @@ const char *mh_op_name(mh_op op)
     case MH_OP_TRANSPOSE: return "transpose";
     case MH_OP_COALESCING: return "coalescing";
     case MH_OP_MATMUL: return "matmul";
+    case MH_OP_REDUCE: return "reduce";
     case MH_OP_COUNT: break;
     }
     return "unknown-op";

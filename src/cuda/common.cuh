@@ -29,6 +29,13 @@ static inline mh_status mh_cuda_status(mh_context *ctx, cudaError_t e, const cha
 /* After every <<<>>>: a bad configuration or missing image shows up here. */
 #define MH_LAUNCH_CHECK(ctx, name) mh_cuda_status((ctx), cudaGetLastError(), "launching " name)
 
+/* Returns the mh_status of `call` when it is not MH_OK. */
+#define MH_TRY(call)                                                                            \
+    do {                                                                                        \
+        const mh_status s_ = (call);                                                            \
+        if (s_ != MH_OK) return s_;                                                             \
+    } while (0)
+
 /* An attribute of the current device; fallback where the runtime cannot tell. */
 static inline int mh_device_attr(cudaDeviceAttr attr, int fallback)
 {

@@ -19,12 +19,6 @@
 
 enum { SEED_BLOCK = 16, TILE = 32 };
 
-#define TRY(call)                                                                                                    \
-    do {                                                                                                             \
-        const mh_status s_ = (call);                                                                                 \
-        if (s_ != MH_OK) return s_;                                                                                  \
-    } while (0)
-
 struct matmul_params {
     const float *a, *b; /* b: k x n, or n x k (b_t) for the bt rungs */
     float *c;
@@ -134,13 +128,13 @@ static matmul_params params_of(const mh_matmul_args *a, const float *b)
 static mh_status transposed_b(mh_context *ctx, const mh_matmul_args *a, const float **bt)
 {
     void *ws = NULL;
-    TRY(mh_workspace(ctx, a->k * a->n * sizeof(float), &ws));
+    MH_TRY(mh_workspace(ctx, a->k * a->n * sizeof(float), &ws));
     mh_args t;
-    TRY(mh_transpose_args_init(ctx, &t, a->b, a->k, a->n, (float *)ws));
+    MH_TRY(mh_transpose_args_init(ctx, &t, a->b, a->k, a->n, (float *)ws));
     const mh_row *row = mh_row_of(mh_variant_lookup(MH_OP_TRANSPOSE, "coarse"));
     char why[256] = "";
     if (!row->supports(ctx, &t, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "transposing b: %s", why);
-    TRY(row->run(ctx, &t));
+    MH_TRY(row->run(ctx, &t));
     *bt = (const float *)ws;
     return MH_OK;
 }
@@ -179,7 +173,7 @@ static mh_status bt_naive_run(mh_context *ctx, const mh_args *x)
 {
     const mh_matmul_args *a = &x->matmul;
     const float *bt = NULL;
-    TRY(transposed_b(ctx, a, &bt));
+    MH_TRY(transposed_b(ctx, a, &bt));
     return launch(ctx, matmul_bt_naive_kernel, grid_for(a, SEED_BLOCK, SEED_BLOCK), dim3(SEED_BLOCK, SEED_BLOCK),
                   params_of(a, bt), "launching matmul_bt_naive_kernel");
 }
@@ -195,7 +189,7 @@ static mh_status bt_tiled_run(mh_context *ctx, const mh_args *x)
 {
     const mh_matmul_args *a = &x->matmul;
     const float *bt = NULL;
-    TRY(transposed_b(ctx, a, &bt));
+    MH_TRY(transposed_b(ctx, a, &bt));
     return launch(ctx, matmul_bt_tiled_kernel<1>, grid_for(a, TILE, TILE), dim3(TILE, TILE), params_of(a, bt),
                   "launching matmul_bt_tiled_kernel");
 }
@@ -214,7 +208,7 @@ static mh_status coarse_run(mh_context *ctx, const mh_args *x)
 {
     const mh_matmul_args *a = &x->matmul;
     const float *bt = NULL;
-    TRY(transposed_b(ctx, a, &bt));
+    MH_TRY(transposed_b(ctx, a, &bt));
     const int cf = coarse_kernels[x->config].factor;
     return launch(ctx, coarse_kernels[x->config].kernel, grid_for(a, TILE, (size_t)TILE * cf), dim3(TILE, TILE),
                   params_of(a, bt), "launching matmul_bt_tiled_kernel (coarsened)");

@@ -1,0 +1,297 @@
+/* reduce (sum of float32) on CUDA: seed 004's reduction trees as written, generalised to
+ * any n and 64-bit indexing, then ours.
+ *
+ *   atomic         one atomicAdd per element into the sum (seed 004's first vector_sum)
+ *   tree           vector_sum_red_tree: 1024 threads, pairs summed in shared memory by a
+ *                  divergent tree (threads t % stride == 0 stay active), a block's sum added
+ *                  atomically
+ *   consecutive    vector_sum_red_tree_consecutive: the active threads stay contiguous
+ *   coarse         vector_sum_red_tree_coarsened: each thread first sums 2 x COARSE_FACTOR
+ *                  inputs a block apart; configurations: factors 2 (the seed's), 4, 8, 16
+ *   shuffle        ours: a grid of a few blocks per SM strides over the input, each thread
+ *                  summing in a register; warps reduce by shuffles, one atomicAdd per block
+ *   vector         shuffle with 16-byte loads (the unaligned head and the tail element-wise)
+ *   deterministic  ours: two passes in a fixed order. Pass 1 cuts the input into chunks of
+ *                  16384 and each chunk into 256 slices (slice s: elements s, s + 256, ...,
+ *                  summed in order), then adds the 256 slice sums by a fixed pairwise tree;
+ *                  pass 2 does the same over the chunk sums. The order depends on n alone,
+ *                  not on the device, the grid or the block size (64, 128 or 256 threads are
+ *                  configurations): the same bits every time.
+ * Every atomic variant zeroes the sum first (cudaMemsetAsync on the context's stream); their
+ * order of additions, hence their last bits, varies from run to run. */
+#include "common.cuh"
+
+#include <stdio.h>
+
+enum { SEED_TILE = 1024, THREADS = 256, SLICES = 256, CHUNK = 16384 };
+
+static __global__ void reduce_atomic_kernel(const float *in, size_t n, float *sum)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(sum, in[i]);
+}
+
+static __global__ void reduce_tree_kernel(const float *in, size_t n, float *sum)
+{
+    __shared__ float out_s[2 * SEED_TILE];
+    const unsigned t = threadIdx.x;
+    const size_t idx = 2 * (size_t)blockIdx.x * blockDim.x + 2 * t;
+    out_s[2 * t] = idx + 1 < n ? in[idx] + in[idx + 1] : idx < n ? in[idx] : 0.0f;
+    __syncthreads();
+    for (unsigned stride = 2; stride < 2 * SEED_TILE; stride *= 2) {
+        if (t % stride == 0 && 2 * t + stride < 2 * SEED_TILE) out_s[2 * t] += out_s[2 * t + stride];
+        __syncthreads();
+    }
+    if (t == 0) atomicAdd(sum, out_s[0]);
+}
+
+/* vector_sum_red_tree_consecutive (CF = 1) and vector_sum_red_tree_coarsened (CF > 1). */
+template <int CF>
+static __global__ void reduce_consecutive_kernel(const float *in, size_t n, float *sum)
+{
+    __shared__ float out_s[SEED_TILE];
+    const unsigned t = threadIdx.x;
+    const size_t first = 2 * (size_t)CF * blockIdx.x * blockDim.x, end = first + 2 * (size_t)CF * blockDim.x;
+    float s = 0.0f;
+    for (size_t i = first + t; i < end; i += SEED_TILE)
+        if (i < n) s += in[i];
+    out_s[t] = s;
+    __syncthreads();
+    for (unsigned stride = SEED_TILE / 2; stride >= 1; stride /= 2) {
+        if (t < stride) out_s[t] += out_s[t + stride];
+        __syncthreads();
+    }
+    if (t == 0) atomicAdd(sum, out_s[0]);
+}
+
+/* The block's sum of every thread's v, in thread 0 (THREADS threads). */
+static __device__ __forceinline__ float block_sum(float v)
+{
+    __shared__ float warp_sums[THREADS / 32];
+    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = threadIdx.x < THREADS / 32 ? warp_sums[threadIdx.x] : 0.0f;
+    if (threadIdx.x < 32)
+        for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+    return v;
+}
+
+static __global__ void __launch_bounds__(THREADS) reduce_shuffle_kernel(const float *in, size_t n, float *sum)
+{
+    const size_t stride = (size_t)gridDim.x * THREADS;
+    float s = 0.0f;
+    for (size_t i = (size_t)blockIdx.x * THREADS + threadIdx.x; i < n; i += stride) s += in[i];
+    s = block_sum(s);
+    if (threadIdx.x == 0) atomicAdd(sum, s);
+}
+
+/* head: elements before the first 16-byte boundary; nv: float4s after it. */
+static __global__ void __launch_bounds__(THREADS) reduce_vector_kernel(const float *in, size_t n, size_t head,
+                                                                       size_t nv, float *sum)
+{
+    const size_t stride = (size_t)gridDim.x * THREADS, gid = (size_t)blockIdx.x * THREADS + threadIdx.x;
+    const float4 *v4 = reinterpret_cast<const float4 *>(in + head);
+    float s = 0.0f;
+    for (size_t i = gid; i < nv; i += stride) {
+        const float4 v = __ldg(v4 + i);
+        s += (v.x + v.y) + (v.z + v.w);
+    }
+    /* the head and the tail, element-wise */
+    const size_t tail = head + 4 * nv;
+    if (gid < head) s += in[gid];
+    for (size_t i = tail + gid; i < n; i += stride) s += in[i];
+    s = block_sum(s);
+    if (threadIdx.x == 0) atomicAdd(sum, s);
+}
+
+/* The deterministic order over in[0 .. count): 256 slices summed in index order, then a fixed
+ * pairwise tree over the slice sums; T threads share the slices. Result in slot 0. */
+template <int T>
+static __device__ float fixed_order_sum(const float *in, size_t count, float *slots)
+{
+    for (int s = threadIdx.x; s < SLICES; s += T) {
+        float acc = 0.0f;
+        for (size_t i = s; i < count; i += SLICES) acc += in[i];
+        slots[s] = acc;
+    }
+    __syncthreads();
+    for (int w = SLICES / 2; w >= 1; w /= 2) {
+        for (int s = threadIdx.x; s < w; s += T) slots[s] += slots[s + w];
+        __syncthreads();
+    }
+    return slots[0];
+}
+
+template <int T>
+static __global__ void __launch_bounds__(T) reduce_chunks_kernel(const float *in, size_t n, float *partials)
+{
+    __shared__ float slots[SLICES];
+    const size_t first = (size_t)blockIdx.x * CHUNK, count = n - first < CHUNK ? n - first : CHUNK;
+    const float s = fixed_order_sum<T>(in + first, count, slots);
+    if (threadIdx.x == 0) partials[blockIdx.x] = s;
+}
+
+template <int T>
+static __global__ void __launch_bounds__(T) reduce_final_kernel(const float *partials, size_t count, float *sum)
+{
+    __shared__ float slots[SLICES];
+    const float s = fixed_order_sum<T>(partials, count, slots);
+    if (threadIdx.x == 0) *sum = s;
+}
+
+/* ---- launch, registry ------------------------------------------------------------------- */
+
+static mh_status zero_sum(mh_context *ctx, const mh_reduce_args *a)
+{
+    return mh_cuda_status(ctx, cudaMemsetAsync(a->sum, 0, sizeof(float), mh_stream(ctx)), "zeroing the sum");
+}
+
+static int blocks_fit(const mh_args *x, size_t per_block, char *why, size_t len)
+{
+    if (mh_ceil_div(x->reduce.n, per_block) <= MH_MAX_GRID_X) return 1;
+    snprintf(why, len, "n = %zu needs more than 2^31-1 blocks of %zu elements", x->reduce.n, per_block);
+    return 0;
+}
+
+static int atomic_supports(const mh_context *, const mh_args *x, char *why, size_t len) { return blocks_fit(x, 256, why, len); }
+static int seed_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return blocks_fit(x, 2 * SEED_TILE, why, len);
+}
+static int any_supports(const mh_context *, const mh_args *, char *, size_t) { return 1; }
+static int chunk_supports(const mh_context *, const mh_args *x, char *why, size_t len) { return blocks_fit(x, CHUNK, why, len); }
+
+static mh_status atomic_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    MH_TRY(zero_sum(ctx, a));
+    if (a->n == 0) return MH_OK;
+    reduce_atomic_kernel<<<(unsigned)mh_ceil_div(a->n, 256), 256, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
+    return MH_LAUNCH_CHECK(ctx, "reduce_atomic_kernel");
+}
+
+static mh_status tree_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    MH_TRY(zero_sum(ctx, a));
+    if (a->n == 0) return MH_OK;
+    reduce_tree_kernel<<<(unsigned)mh_ceil_div(a->n, 2 * SEED_TILE), SEED_TILE, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
+    return MH_LAUNCH_CHECK(ctx, "reduce_tree_kernel");
+}
+
+static mh_status consecutive_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    MH_TRY(zero_sum(ctx, a));
+    if (a->n == 0) return MH_OK;
+    reduce_consecutive_kernel<1><<<(unsigned)mh_ceil_div(a->n, 2 * SEED_TILE), SEED_TILE, 0, mh_stream(ctx)>>>(
+        a->in, a->n, a->sum);
+    return MH_LAUNCH_CHECK(ctx, "reduce_consecutive_kernel");
+}
+
+/* "cf<COARSE_FACTOR>"; [0] is seed 004's 2. */
+static const char *const coarse_configs[] = {"cf2", "cf4", "cf8", "cf16", NULL};
+static const struct {
+    void (*kernel)(const float *, size_t, float *);
+    int factor;
+} coarse_kernels[] = {{reduce_consecutive_kernel<2>, 2},
+                      {reduce_consecutive_kernel<4>, 4},
+                      {reduce_consecutive_kernel<8>, 8},
+                      {reduce_consecutive_kernel<16>, 16}};
+
+static int coarse_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return blocks_fit(x, 2 * (size_t)coarse_kernels[x->config].factor * SEED_TILE, why, len);
+}
+
+static mh_status coarse_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    MH_TRY(zero_sum(ctx, a));
+    if (a->n == 0) return MH_OK;
+    const size_t per_block = 2 * (size_t)coarse_kernels[x->config].factor * SEED_TILE;
+    coarse_kernels[x->config].kernel<<<(unsigned)mh_ceil_div(a->n, per_block), SEED_TILE, 0, mh_stream(ctx)>>>(
+        a->in, a->n, a->sum);
+    return MH_LAUNCH_CHECK(ctx, "reduce_consecutive_kernel (coarsened)");
+}
+
+/* A few blocks per SM, fewer when n is small: each thread then has work. */
+static unsigned resident_blocks(size_t n, size_t per_thread)
+{
+    const size_t want = mh_ceil_div(n, THREADS * per_thread), most = (size_t)mh_device_attr(cudaDevAttrMultiProcessorCount, 132) * 8;
+    return (unsigned)(want < most ? (want ? want : 1) : most);
+}
+
+static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    MH_TRY(zero_sum(ctx, a));
+    if (a->n == 0) return MH_OK;
+    reduce_shuffle_kernel<<<resident_blocks(a->n, 1), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
+    return MH_LAUNCH_CHECK(ctx, "reduce_shuffle_kernel");
+}
+
+static mh_status vector_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    MH_TRY(zero_sum(ctx, a));
+    if (a->n == 0) return MH_OK;
+    size_t head = (16 - ((uintptr_t)a->in & 15)) % 16 / 4; /* float inputs are 4-byte aligned */
+    if (head > a->n) head = a->n;
+    const size_t nv = (a->n - head) / 4;
+    reduce_vector_kernel<<<resident_blocks(a->n, 4), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, head, nv, a->sum);
+    return MH_LAUNCH_CHECK(ctx, "reduce_vector_kernel");
+}
+
+/* "t<threads per block>": the order of additions, hence the bits, are the same for all. */
+static const char *const deterministic_configs[] = {"t256", "t128", "t64", NULL};
+
+template <int T>
+static mh_status deterministic_passes(mh_context *ctx, const mh_reduce_args *a, float *partials, size_t chunks)
+{
+    reduce_chunks_kernel<T><<<(unsigned)chunks, T, 0, mh_stream(ctx)>>>(a->in, a->n, partials);
+    MH_TRY(MH_LAUNCH_CHECK(ctx, "reduce_chunks_kernel"));
+    reduce_final_kernel<T><<<1, T, 0, mh_stream(ctx)>>>(partials, chunks, a->sum);
+    return MH_LAUNCH_CHECK(ctx, "reduce_final_kernel");
+}
+
+static mh_status deterministic_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    if (a->n == 0) return zero_sum(ctx, a);
+    const size_t chunks = mh_ceil_div(a->n, CHUNK);
+    void *ws = NULL;
+    MH_TRY(mh_workspace(ctx, chunks * sizeof(float), &ws));
+    float *partials = (float *)ws;
+    switch (x->config) {
+    case 1: return deterministic_passes<128>(ctx, a, partials, chunks);
+    case 2: return deterministic_passes<64>(ctx, a, partials, chunks);
+    default: return deterministic_passes<256>(ctx, a, partials, chunks);
+    }
+}
+
+static const mh_row rows[] = {
+    {{"reduce/atomic", MH_OP_REDUCE, MH_BACKEND_CUDA, 1, "global", "seed 004", "one atomicAdd per element"},
+     atomic_supports, atomic_run, NULL},
+    {{"reduce/tree", MH_OP_REDUCE, MH_BACKEND_CUDA, 2, "global+shared", "seed 004",
+      "vector_sum_red_tree: divergent shared-memory tree"},
+     seed_supports, tree_run, NULL},
+    {{"reduce/consecutive", MH_OP_REDUCE, MH_BACKEND_CUDA, 3, "global+shared", "seed 004",
+      "vector_sum_red_tree_consecutive: convergent tree"},
+     seed_supports, consecutive_run, NULL},
+    {{"reduce/coarse", MH_OP_REDUCE, MH_BACKEND_CUDA, 4, "global+shared", "seed 004",
+      "vector_sum_red_tree_coarsened: 2 x COARSE_FACTOR inputs per thread first"},
+     coarse_supports, coarse_run, coarse_configs},
+    {{"reduce/shuffle", MH_OP_REDUCE, MH_BACKEND_CUDA, 5, "global+registers+shuffle", "ours",
+      "grid-stride sums in registers, warp shuffles, one atomic per block"},
+     any_supports, shuffle_run, NULL},
+    {{"reduce/vector", MH_OP_REDUCE, MH_BACKEND_CUDA, 6, "global+registers+shuffle", "ours",
+      "shuffle with 16-byte loads"},
+     any_supports, vector_run, NULL},
+    {{"reduce/deterministic", MH_OP_REDUCE, MH_BACKEND_CUDA, 7, "global+shared", "ours",
+      "two passes in a fixed order: the same bits on every run and configuration"},
+     chunk_supports, deterministic_run, deterministic_configs},
+};
+
+MH_ROW_GROUP(mh_reduce_cuda_rows, rows)

@@ -1,0 +1,160 @@
+/* Every reduce variant of one backend against a double reference:
+ *   test_reduce cpu | gpu (exit 77 only when the machine has no CUDA device)
+ * n from 0 to 3 Mi around every block and chunk boundary, misaligned inputs (the 16-byte path's
+ * head), every tuning configuration; the sum poisoned with NaN and fenced by guard words. NaN
+ * and Inf propagate; the deterministic variant gives the same bits on every run and in every
+ * configuration. Refusals write nothing. */
+#include "testing.h"
+
+static const size_t sizes[] = {0,     1,     2,     3,      5,      1023,   1024,   2047,    2048,
+                               2049,  16383, 16384, 16385,  100003, 262145, 1048583, 3145729};
+
+/* One run of a variant (config 0 through the public API); the sum, NaN when it failed. */
+static float run_variant(mh_context *ctx, const float *in, size_t n, const test_out *out, const mh_row *row, int config,
+                         int *refused)
+{
+    const char *name = row ? row->info.name : "auto";
+    test_out_poison(out);
+    mh_args x;
+    mh_reduce_args_init(ctx, &x, in, n, out->data);
+    x.config = config;
+    char why[512] = "";
+    *refused = row && !row->supports(ctx, &x, why, sizeof why);
+    if (*refused) {
+        CHECK(why[0], "%s refuses n=%zu without a reason", name, n);
+        return NAN;
+    }
+    mh_status s = config == 0 ? mh_reduce_sum(ctx, row ? name : NULL, in, n, out->data) : mh_run_row(ctx, row, &x);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    CHECK(s == MH_OK, "%s config %d n=%zu: %s: %s", name, config, n, mh_status_str(s), mh_context_error(ctx));
+    const size_t broken = test_out_fetch(out);
+    CHECK(broken == 0, "%s config %d n=%zu wrote %zu guard words", name, config, n, broken);
+    return s == MH_OK ? out->host[TEST_GUARD] : NAN;
+}
+
+static void check_sum(mh_context *ctx, const float *h, const float *in, size_t n, const test_out *out, const mh_row *row,
+                      int config)
+{
+    int refused;
+    const float got = run_variant(ctx, in, n, out, row, config, &refused);
+    if (refused) return;
+    double ref, mag;
+    mh_reduce_reference(h, n, &ref, &mag);
+    mh_error_stats st;
+    const int ok = mh_compare(&got, &ref, &mag, 1, mh_sum_rtol(n ? n : 1), &st);
+    CHECK(ok, "%s config %d n=%zu: sum %.9g, reference %.12g (sum |x| %.6g)", row ? row->info.name : "auto", config, n,
+          got, ref, mag);
+}
+
+/* NaN anywhere gives NaN; +Inf gives +Inf; +Inf with -Inf gives NaN. */
+static void check_specials(mh_context *ctx, int gpu, const mh_row *row)
+{
+    enum { N = 70001 };
+    float *h = malloc(N * sizeof(float));
+    mh_fill_uniform(h, N, 5, 1.0f);
+    const struct {
+        size_t at1, at2;
+        float v1, v2;
+        int want_nan;
+    } cases[] = {{33333, 33333, NAN, NAN, 1}, {N - 1, N - 1, INFINITY, INFINITY, 0}, {7, 60000, INFINITY, -INFINITY, 1}};
+    test_out out = test_out_alloc(gpu, 1, 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        float *copy = malloc(N * sizeof(float));
+        memcpy(copy, h, N * sizeof(float));
+        copy[cases[c].at1] = cases[c].v1, copy[cases[c].at2] = cases[c].v2;
+        test_in in = test_in_copy(gpu, copy, N, 0);
+        int refused;
+        const float got = run_variant(ctx, in.data, N, &out, row, 0, &refused);
+        if (!refused)
+            CHECK(cases[c].want_nan ? isnan(got) : (isinf(got) && got > 0), "%s special case %zu: got %g",
+                  row ? row->info.name : "auto", c, got);
+        test_release(gpu, in.base);
+        free(copy);
+    }
+    test_out_free(&out);
+    free(h);
+}
+
+/* deterministic: the same bits over 3 runs and every configuration. */
+static void check_deterministic(mh_context *ctx, int gpu, const float *in, size_t n, const test_out *out)
+{
+    const mh_row *row = mh_row_of(mh_variant_lookup(MH_OP_REDUCE, "deterministic"));
+    if (!row || !test_row_fits(row, gpu)) return;
+    int refused;
+    const float first = run_variant(ctx, in, n, out, row, 0, &refused);
+    for (int config = 0; config < test_configs(row, gpu); ++config)
+        for (int rep = 0; rep < 3; ++rep) {
+            const float again = run_variant(ctx, in, n, out, row, config, &refused);
+            CHECK(memcmp(&again, &first, sizeof first) == 0, "deterministic config %d run %d n=%zu: %.9g, first %.9g",
+                  config, rep, n, again, first);
+        }
+}
+
+static void check_refusals(mh_context *ctx, int gpu)
+{
+    float *buf = test_alloc(gpu, 64 * sizeof(float));
+    const struct {
+        const float *in;
+        size_t n;
+        float *sum;
+        const char *says;
+    } bad[] = {
+        {buf, 16, NULL, "sum is NULL"},
+        {NULL, 16, buf + 32, "in is NULL"},
+        {buf, SIZE_MAX / 2, buf + 32, "overflows"},
+        {buf, 16, buf + 8, "overlaps"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        const mh_status s = mh_reduce_sum(ctx, NULL, bad[i].in, bad[i].n, bad[i].sum);
+        CHECK(s == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), bad[i].says), "refusal %zu (%s): %s: %s", i,
+              bad[i].says, mh_status_str(s), mh_context_error(ctx));
+    }
+    /* n = 0 takes a NULL input and gives 0 */
+    test_out out = test_out_alloc(gpu, 1, 0);
+    test_out_poison(&out);
+    mh_status s = mh_reduce_sum(ctx, NULL, NULL, 0, out.data);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    test_out_fetch(&out);
+    CHECK(s == MH_OK && out.host[TEST_GUARD] == 0.0f, "n = 0 with in = NULL: %s, sum %g", mh_context_error(ctx),
+          out.host[TEST_GUARD]);
+    test_out_free(&out);
+    test_release(gpu, buf);
+}
+
+int main(int argc, char **argv)
+{
+    int gpu;
+    mh_context *ctx = test_open(argc, argv, &gpu);
+    const unsigned long long seed = test_seed();
+    const size_t max_n = test_max_n();
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+        const size_t n = sizes[si];
+        if (n > max_n) continue;
+        float *h = malloc((n ? n : 1) * sizeof(float));
+        mh_fill_uniform(h, n, seed + si, si % 2 ? 1000.0f : 1.0f);
+        test_in in = test_in_copy(gpu, h, n ? n : 1, si % 4); /* offsets 0..3 floats: every alignment */
+        test_out out = test_out_alloc(gpu, 1, si % 3);
+        for (size_t r = 0; r < mh_row_count(MH_OP_REDUCE); ++r) {
+            const mh_row *row = mh_row_at(MH_OP_REDUCE, r);
+            if (!test_row_fits(row, gpu)) continue;
+            for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg) {
+                char what[64];
+                snprintf(what, sizeof what, "n=%zu", n);
+                test_trace(row->info.name, cfg, what);
+                check_sum(ctx, h, in.data, n, &out, row, cfg);
+            }
+        }
+        check_sum(ctx, h, in.data, n, &out, NULL, 0); /* auto */
+        if (n >= 100000) check_deterministic(ctx, gpu, in.data, n, &out);
+        test_out_free(&out);
+        test_release(gpu, in.base);
+        free(h);
+    }
+    for (size_t r = 0; r < mh_row_count(MH_OP_REDUCE); ++r) {
+        const mh_row *row = mh_row_at(MH_OP_REDUCE, r);
+        if (test_row_fits(row, gpu)) check_specials(ctx, gpu, row);
+    }
+    check_refusals(ctx, gpu);
+    mh_context_destroy(ctx);
+    return test_finish(gpu ? "test_reduce gpu" : "test_reduce cpu");
+}
