@@ -17,6 +17,7 @@
 #define MEMHIER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,6 +46,7 @@ typedef enum mh_op {
     MH_OP_COALESCING, /* access-pattern micro-benchmarks: registry and bench only */
     MH_OP_MATMUL,
     MH_OP_REDUCE,
+    MH_OP_HISTOGRAM,
     MH_OP_COUNT
 } mh_op;
 
@@ -125,6 +127,10 @@ typedef struct mh_variant_info {
     const char *summary;
 } mh_variant_info;
 
+/* 1 for a variant that is wrong by design, kept to show a race (histogram/racy): auto never
+ * picks it and the benchmark reports its wrong results without failing. */
+int mh_variant_is_demonstration(const mh_variant_info *info);
+
 size_t mh_variant_count(mh_op op);
 const mh_variant_info *mh_variant(mh_op op, size_t index); /* NULL past the end */
 /* Looks up "conv1d/smem"; NULL when no variant has that name. */
@@ -193,6 +199,21 @@ mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, siz
 mh_status mh_reduce_sum(mh_context *ctx, const char *variant, const float *in, size_t n, float *sum);
 mh_status mh_reduce_sum_select(mh_context *ctx, size_t n, const mh_variant_info **chosen);
 mh_status mh_reduce_sum_supports(mh_context *ctx, const char *variant, size_t n);
+
+/* ---- histogram: exact 64-bit counts ------------------------------------------------------
+ * int32 values: bins[v] += 1 for 0 <= v < num_bins (1 .. MH_HISTOGRAM_MAX_BINS). Bytes: a
+ * value c with lo <= c <= hi goes to bin (c - lo) / width, num_bins = (hi - lo) / width + 1:
+ * (0, 255, 1) is the 256-bin byte histogram, ('a', 'z', 4) seed 004's character buckets.
+ * Values outside are not counted; their number goes to *outside (NULL: not wanted). bins
+ * (num_bins counts) and outside are in the context's memory and are overwritten, not added to. */
+#define MH_HISTOGRAM_MAX_BINS (1 << 20)
+mh_status mh_histogram(mh_context *ctx, const char *variant, const int32_t *in, size_t n, int num_bins, uint64_t *bins,
+                       uint64_t *outside);
+mh_status mh_histogram_bytes(mh_context *ctx, const char *variant, const uint8_t *in, size_t n, int lo, int hi, int width,
+                             uint64_t *bins, uint64_t *outside);
+/* for the int32 form (bytes = 0, bins as given) or the byte form (bytes = 1, num_bins bins) */
+mh_status mh_histogram_select(mh_context *ctx, size_t n, int num_bins, int bytes, const mh_variant_info **chosen);
+mh_status mh_histogram_supports(mh_context *ctx, const char *variant, size_t n, int num_bins, int bytes);
 
 #ifdef __cplusplus
 }

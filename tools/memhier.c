@@ -17,6 +17,8 @@ static const char usage[] =
     "  run transpose [--variant V] [--device cpu|N] --in x.npy --out y.npy\n"
     "  run matmul [--variant V] [--device cpu|N] --a a.npy --b b.npy --out c.npy\n"
     "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
+    "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32 or uint8) --out h.npy\n"
+    "             [--bins B | --lo L --hi H --width W]\n"
     "  filter IN OUT --filter SPEC [--variant V] [--device cpu|N]\n"
     "                               filter a PNG/PGM/PPM image; SPEC is gaussian:SIGMA, box:K,\n"
     "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter\n"

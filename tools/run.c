@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "io/npy.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,6 +229,88 @@ static int run_reduce(int argc, char **argv)
     return rc;
 }
 
+/* A whole number in [lo, hi] for flag; prints and returns CLI_USAGE otherwise. */
+static int parse_int(const char *flag, const char *s, long lo, long hi, int *v)
+{
+    char *end;
+    errno = 0;
+    const long x = strtol(s, &end, 10);
+    if (errno || *end || end == s || x < lo || x > hi)
+        return cli_error(CLI_USAGE, "%s '%s': expected a whole number from %ld to %ld", flag, s, lo, hi);
+    *v = (int)x;
+    return CLI_OK;
+}
+
+/* run histogram --in x.npy --out h.npy: int32 values need --bins B (values 0..B-1 counted);
+ * bytes (uint8) take --bins B, or --lo/--hi/--width (default 0, 255, 1: the 256-bin byte
+ * histogram; 97, 122, 4: seed 004's a-z buckets). Writes int64 counts, prints the outside ones. */
+static int run_histogram(int argc, char **argv)
+{
+    enum { V, DEV, IN, OUT, BINS, LO, HI, WIDTH, NFLAGS };
+    const char *const names[] = {"--variant", "--device", "--in", "--out", "--bins", "--lo", "--hi", "--width", NULL};
+    const char *v[NFLAGS] = {NULL};
+    int rc = cli_flags(argc, argv, "run histogram", names, v);
+    if (rc != CLI_OK) return rc;
+    if (!v[IN] || !v[OUT]) return cli_error(CLI_USAGE, "run histogram needs --in and --out");
+    run_job j = {.op = "histogram", .variant = v[V], .out_path = v[OUT], .device = cli_default_device()};
+    if (v[DEV] && (rc = cli_parse_device(v[DEV], &j.device)) != CLI_OK) return rc;
+    char err[512];
+    if (mh_npy_read(v[IN], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
+    const int bytes = j.in.dtype == MH_U8;
+    int lo = 0, hi = 255, width = 1, bins = 0;
+    if ((j.in.dtype != MH_U8 && j.in.dtype != MH_I32) || j.in.ndim != 1)
+        rc = cli_error(CLI_FAILED, "--in %s: histogram needs a 1-D int32 (<i4) or uint8 (|u1) array; found %s with %d dimension%s",
+                       v[IN], mh_dtype_descr(j.in.dtype), j.in.ndim, j.in.ndim == 1 ? "" : "s");
+    else if (!bytes && (v[LO] || v[HI] || v[WIDTH]))
+        rc = cli_error(CLI_USAGE, "--lo, --hi and --width are for uint8 input; int32 values take --bins");
+    else if (!bytes && !v[BINS])
+        rc = cli_error(CLI_USAGE, "run histogram on int32 values needs --bins");
+    else if (v[BINS] && (v[LO] || v[HI] || v[WIDTH]))
+        rc = cli_error(CLI_USAGE, "give --bins, or --lo/--hi/--width, not both");
+    if (rc == CLI_OK && v[BINS]) rc = parse_int("--bins", v[BINS], 1, bytes ? 256 : MH_HISTOGRAM_MAX_BINS, &bins);
+    if (rc == CLI_OK && v[LO]) rc = parse_int("--lo", v[LO], 0, 255, &lo);
+    if (rc == CLI_OK && v[HI]) rc = parse_int("--hi", v[HI], 0, 255, &hi);
+    if (rc == CLI_OK && v[WIDTH]) rc = parse_int("--width", v[WIDTH], 1, 256, &width);
+    if (rc == CLI_OK && bins) hi = lo + bins - 1;
+    if (rc == CLI_OK && hi < lo) rc = cli_error(CLI_USAGE, "--lo %d is above --hi %d", lo, hi);
+    const int num_bins = (hi - lo) / width + 1;
+    mh_status s = MH_OK;
+    if (rc == CLI_OK && (s = mh_context_create(&j.ctx, j.device)) != MH_OK)
+        rc = cli_error(CLI_FAILED, "device %d: %s", j.device, mh_status_str(s));
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK && mh_histogram_supports(j.ctx, j.variant, j.in.count, num_bins, bytes) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    if (rc == CLI_OK && j.variant && strcmp(j.variant, "auto") &&
+        mh_variant_is_demonstration(mh_variant_lookup(MH_OP_HISTOGRAM, j.variant)))
+        fprintf(stderr, "memhier: warning: %s is a demonstration of a race; its counts are wrong by design\n", j.variant);
+    cli_buffer bin = {j.in.data, NULL, j.in.count * (bytes ? 1 : 4)};
+    cli_buffer bout = {calloc((size_t)num_bins + 1, 8), NULL, ((size_t)num_bins + 1) * 8};
+    if (rc == CLI_OK && !bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %d bins", num_bins);
+    if (rc == CLI_OK) mh_histogram_select(j.ctx, j.in.count, num_bins, bytes, &picked);
+    if (rc == CLI_OK) rc = cli_place(j.ctx, &bin, 1);
+    if (rc == CLI_OK) rc = cli_place(j.ctx, &bout, 0);
+    if (rc == CLI_OK) {
+        uint64_t *counts = bout.mem;
+        s = bytes ? mh_histogram_bytes(j.ctx, j.variant, bin.mem, j.in.count, lo, hi, width, counts, counts + num_bins)
+                  : mh_histogram(j.ctx, j.variant, bin.mem, j.in.count, num_bins, counts, counts + num_bins);
+        if (s == MH_OK) s = mh_context_synchronize(j.ctx);
+        if (s != MH_OK) rc = cli_error(CLI_FAILED, "histogram: %s", mh_context_error(j.ctx));
+    }
+    if (rc == CLI_OK) rc = cli_fetch(j.ctx, &bout);
+    const size_t shape[1] = {(size_t)num_bins};
+    if (rc == CLI_OK && mh_npy_write(j.out_path, MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
+        rc = cli_error(CLI_FAILED, "--out %s", err);
+    if (rc == CLI_OK)
+        printf("%s: %zu %s values -> %d bins in %s; %llu outside\n", chosen_name(j.variant, picked), j.in.count,
+               bytes ? "uint8" : "int32", num_bins, j.out_path, ((unsigned long long *)bout.host)[num_bins]);
+    cli_release(j.ctx, &bin);
+    cli_release(j.ctx, &bout);
+    free(bout.host);
+    mh_array_free(&j.in);
+    mh_context_destroy(j.ctx);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     if (argc < 1) return cli_error(CLI_USAGE, "run needs an op: memhier run conv1d ...");
@@ -240,6 +323,7 @@ int cmd_run(int argc, char **argv)
     case MH_OP_TRANSPOSE: return run_transpose(argc - 1, argv + 1);
     case MH_OP_MATMUL: return run_matmul(argc - 1, argv + 1);
     case MH_OP_REDUCE: return run_reduce(argc - 1, argv + 1);
+    case MH_OP_HISTOGRAM: return run_histogram(argc - 1, argv + 1);
     default: return cli_error(CLI_USAGE, "run %s is not available yet", argv[0]);
     }
 }

@@ -35,7 +35,7 @@ static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *a
     int skipping = after != NULL;
     for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
         const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
-        if (!row) continue;
+        if (!row || mh_variant_is_demonstration(&row->info)) continue; /* a race shown on purpose is never auto's */
         if (skipping) {
             skipping = row != after;
             continue;
@@ -136,6 +136,10 @@ static void describe(const mh_args *a, char *buf, size_t len)
         return;
     case MH_OP_REDUCE:
         snprintf(buf, len, "n = %zu", a->reduce.n);
+        return;
+    case MH_OP_HISTOGRAM:
+        snprintf(buf, len, "n = %zu %s, %d bins", a->histogram.n, a->histogram.bytes ? "bytes" : "int32 values",
+                 a->histogram.num_bins);
         return;
     case MH_OP_COUNT: break;
     }

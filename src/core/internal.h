@@ -143,6 +143,16 @@ typedef struct mh_reduce_args {
     float *sum;
 } mh_reduce_args;
 
+/* Counts of in's values (int32, or bytes when bytes = 1): value v in [lo, hi] goes to bin
+ * (v - lo) / width; the others are counted into *outside when it is not NULL. */
+typedef struct mh_histogram_args {
+    const void *in;
+    int bytes;
+    size_t n;
+    int lo, hi, width, num_bins;
+    unsigned long long *bins, *outside;
+} mh_histogram_args;
+
 /* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
  * --tune), 0 being the measured default. */
 typedef struct mh_args {
@@ -154,6 +164,7 @@ typedef struct mh_args {
         mh_transpose_args transpose;
         mh_matmul_args matmul;
         mh_reduce_args reduce;
+        mh_histogram_args histogram;
         mh_coalescing_args coalescing;
     };
 } mh_args;
@@ -205,6 +216,7 @@ extern const mh_op_table mh_transpose_table;
 extern const mh_op_table mh_coalescing_table;
 extern const mh_op_table mh_matmul_table;
 extern const mh_op_table mh_reduce_table;
+extern const mh_op_table mh_histogram_table;
 const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
 
 size_t mh_row_count(mh_op op);
@@ -298,6 +310,22 @@ const mh_row *mh_reduce_cub_rows(size_t *count);
 mh_status mh_reduce_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, float *sum);
 /* The sum in double and the sum of |in| (the reference and its condition). */
 void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag);
+
+/* ---- histogram ------------------------------------------------------------------------ */
+
+const mh_row *mh_histogram_cpu_rows(size_t *count);
+const mh_row *mh_histogram_cuda_rows(size_t *count);
+const mh_row *mh_histogram_cub_rows(size_t *count);
+
+mh_status mh_histogram_args_init(mh_context *ctx, mh_args *a, const void *in, int bytes, size_t n, int lo, int hi,
+                                 int width, unsigned long long *bins, unsigned long long *outside);
+/* The bin of value v, or -1 outside [lo, hi]. */
+static inline int mh_histogram_bin(long long v, int lo, int hi, int width)
+{
+    return v < lo || v > hi ? -1 : (int)((v - lo) / width);
+}
+/* Exact counts on the host: bins[0 .. num_bins) and *outside. */
+void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins, unsigned long long *outside);
 
 /* The context's cuBLAS handle (created on first use, on the context's stream, FP32 math:
  * no TF32), as a cublasHandle_t. src/vendor/cublas_handle.c */

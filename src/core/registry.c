@@ -12,6 +12,7 @@ static const mh_op_table *const tables[MH_OP_COUNT] = {
     [MH_OP_COALESCING] = &mh_coalescing_table,
     [MH_OP_MATMUL] = &mh_matmul_table,
     [MH_OP_REDUCE] = &mh_reduce_table,
+    [MH_OP_HISTOGRAM] = &mh_histogram_table,
 };
 
 static const mh_op_table *table_of(mh_op op)
@@ -44,6 +45,16 @@ const mh_row *mh_row_at(mh_op op, size_t i)
 }
 
 const mh_row *mh_row_of(const mh_variant_info *info) { return (const mh_row *)info; }
+
+/* The rows kept to show what goes wrong: they run, and are reported, but are never auto's. */
+static const char *const demonstrations[] = {"histogram/racy"};
+
+int mh_variant_is_demonstration(const mh_variant_info *info)
+{
+    for (size_t i = 0; info && i < sizeof demonstrations / sizeof demonstrations[0]; ++i)
+        if (!strcmp(info->name, demonstrations[i])) return 1;
+    return 0;
+}
 
 size_t mh_variant_count(mh_op op) { return mh_row_count(op); }
 

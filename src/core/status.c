@@ -28,6 +28,7 @@ const char *mh_op_name(mh_op op)
     case MH_OP_COALESCING: return "coalescing";
     case MH_OP_MATMUL: return "matmul";
     case MH_OP_REDUCE: return "reduce";
+    case MH_OP_HISTOGRAM: return "histogram";
     case MH_OP_COUNT: break;
     }
     return "unknown-op";

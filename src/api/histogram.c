@@ -1,0 +1,116 @@
+/* histogram front-end: the op's registry table, its argument checks and `auto`. */
+#include "../core/internal.h"
+
+#include <string.h>
+
+mh_status mh_histogram_args_init(mh_context *ctx, mh_args *args, const void *in, int bytes, size_t n, int lo, int hi,
+                                 int width, unsigned long long *bins, unsigned long long *outside)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_HISTOGRAM;
+    size_t total;
+    if (!mh_mul_ok(n, bytes ? 1 : sizeof(int32_t), &total))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "n = %zu: the input's size in bytes overflows size_t", n);
+    if (width <= 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "width = %d: a bucket holds at least one value", width);
+    if (bytes && (lo < 0 || hi > 255 || lo > hi))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "lo = %d, hi = %d: byte buckets need 0 <= lo <= hi <= 255", lo, hi);
+    const long long bins_wanted = ((long long)hi - lo) / width + 1;
+    if (hi < lo || bins_wanted < 1 || bins_wanted > MH_HISTOGRAM_MAX_BINS)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %lld: it must be 1 .. %d", hi < lo ? 0 : bins_wanted,
+                       MH_HISTOGRAM_MAX_BINS);
+    args->histogram = (mh_histogram_args){in, bytes, n, lo, hi, width, (int)bins_wanted, bins, outside};
+    return MH_OK;
+}
+
+void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins, unsigned long long *outside)
+{
+    memset(bins, 0, (size_t)a->num_bins * sizeof *bins);
+    unsigned long long out = 0;
+    for (size_t i = 0; i < a->n; ++i) {
+        const long long v = a->bytes ? ((const uint8_t *)a->in)[i] : ((const int32_t *)a->in)[i];
+        const int b = mh_histogram_bin(v, a->lo, a->hi, a->width);
+        if (b < 0) ++out;
+        else ++bins[b];
+    }
+    *outside = out;
+}
+
+static mh_status check_buffers(mh_context *ctx, const mh_args *args)
+{
+    const mh_histogram_args *a = &args->histogram;
+    const size_t in_bytes = a->n * (a->bytes ? 1 : sizeof(int32_t)), bin_bytes = (size_t)a->num_bins * 8;
+    mh_status s;
+    if (a->n && (s = mh_check_buffer(ctx, "in", a->in, in_bytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "bins", a->bins, bin_bytes)) != MH_OK) return s;
+    if (a->n && (s = mh_check_disjoint(ctx, "bins", a->bins, bin_bytes, "in", a->in, in_bytes)) != MH_OK) return s;
+    if (!a->outside) return MH_OK;
+    if ((s = mh_check_buffer(ctx, "outside", a->outside, 8)) != MH_OK) return s;
+    if ((s = mh_check_disjoint(ctx, "outside", a->outside, 8, "bins", a->bins, bin_bytes)) != MH_OK) return s;
+    return a->n ? mh_check_disjoint(ctx, "outside", a->outside, 8, "in", a->in, in_bytes) : MH_OK;
+}
+
+/* `auto`: provisional, from the design in docs/histogram.md until the H100 measures it;
+ * racy is a demonstration and never a candidate. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+{
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const cuda[] = {"vector", "warp-private", "coarse-interleaved", "global-atomic", NULL};
+    (void)a;
+    return mh_is_cpu(ctx) ? cpu : cuda;
+}
+
+static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_rows, mh_histogram_cub_rows};
+
+const mh_op_table mh_histogram_table = {MH_OP_HISTOGRAM, "histogram", groups, sizeof groups / sizeof groups[0],
+                                        auto_order, check_buffers};
+
+static mh_status run(mh_context *ctx, const char *variant, const void *in, int bytes, size_t n, int lo, int hi,
+                     int width, uint64_t *bins, uint64_t *outside)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_histogram_args_init(ctx, &x, in, bytes, n, lo, hi, width, (unsigned long long *)bins,
+                                         (unsigned long long *)outside);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
+}
+
+mh_status mh_histogram(mh_context *ctx, const char *variant, const int32_t *in, size_t n, int num_bins, uint64_t *bins,
+                       uint64_t *outside)
+{
+    if (ctx && num_bins <= 0) {
+        mh_clear_error(ctx);
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
+    }
+    return run(ctx, variant, in, 0, n, 0, num_bins - 1, 1, bins, outside);
+}
+
+mh_status mh_histogram_bytes(mh_context *ctx, const char *variant, const uint8_t *in, size_t n, int lo, int hi, int width,
+                             uint64_t *bins, uint64_t *outside)
+{
+    return run(ctx, variant, in, 1, n, lo, hi, width, bins, outside);
+}
+
+static mh_status resolve(mh_context *ctx, const char *variant, size_t n, int num_bins, int bytes,
+                         const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if (num_bins <= 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
+    if (bytes && num_bins > 256) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: bytes have 256 values", num_bins);
+    mh_args x;
+    mh_status s = mh_histogram_args_init(ctx, &x, NULL, bytes, n, 0, num_bins - 1, 1, NULL, NULL);
+    if (s != MH_OK) return s;
+    return chosen ? mh_select(ctx, &x, chosen) : mh_supports(ctx, variant, &x);
+}
+
+mh_status mh_histogram_select(mh_context *ctx, size_t n, int num_bins, int bytes, const mh_variant_info **chosen)
+{
+    if (!chosen) return ctx ? mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL") : MH_ERR_INVALID_ARGUMENT;
+    return resolve(ctx, NULL, n, num_bins, bytes, chosen);
+}
+
+mh_status mh_histogram_supports(mh_context *ctx, const char *variant, size_t n, int num_bins, int bytes)
+{
+    return resolve(ctx, variant, n, num_bins, bytes, NULL);
+}

@@ -1,0 +1,317 @@
+/* histogram on CUDA: seed 004's privatization and coarsening ladder, any n (64-bit indexing),
+ * int32 values or bytes, exact 64-bit counts in global memory.
+ *
+ *   racy                seed 004's first cuda_histogram: `bins[b] += 1` with no atomics. Kept as
+ *                       a demonstration (mh_variant_is_demonstration): it loses counts when threads
+ *                       collide, auto never picks it, the bench shows its wrong counts
+ *   global-atomic       one 64-bit atomicAdd in global memory per element
+ *   shared-private      cuda_histogram_privatization: one element per thread, the block's bins
+ *                       (32-bit) in shared memory, added to the global ones at the end
+ *   coarse-contiguous   each thread counts 16 consecutive elements (the partitioning seed 004
+ *                       warns is uncoalesced), shared private bins
+ *   coarse-interleaved  cuda_histogram_privatization_coarsening: a grid of a few blocks per SM
+ *                       strides over the input, coalesced, shared private bins
+ *   vector              coarse-interleaved with 16-byte loads (16 bytes or 4 int32 per load)
+ *   warp-private        ours: one sub-histogram per warp, and lanes that hit the same bin in a
+ *                       step add once (__match_any_sync): contention on skewed data falls from a
+ *                       block's threads to nothing
+ * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
+ * bins and outside are zeroed first on the context's stream. */
+#include "common.cuh"
+
+#include <stdio.h>
+
+enum { THREADS = 256, SEED_THREADS = 1024, CONTIG = 16 };
+
+struct hist_params {
+    const void *in;
+    size_t n;
+    int lo, hi, width, num_bins;
+    unsigned long long *bins, *outside;
+};
+
+template <bool BYTES>
+static __device__ __forceinline__ long long value_at(const hist_params &p, size_t i)
+{
+    return BYTES ? (long long)static_cast<const unsigned char *>(p.in)[i] : (long long)static_cast<const int *>(p.in)[i];
+}
+
+/* bin of v, num_bins for the values outside */
+static __device__ __forceinline__ int slot_of(const hist_params &p, long long v)
+{
+    return v < p.lo || v > p.hi ? p.num_bins : (int)((v - p.lo) / p.width);
+}
+
+static __device__ __forceinline__ unsigned long long *global_slot(const hist_params &p, int s)
+{
+    return s < p.num_bins ? p.bins + s : p.outside;
+}
+
+template <bool BYTES>
+static __global__ void hist_racy_kernel(const hist_params p)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= p.n) return;
+    unsigned long long *g = global_slot(p, slot_of(p, value_at<BYTES>(p, i)));
+    if (g) *g += 1; /* the seed's race, on purpose */
+}
+
+template <bool BYTES>
+static __global__ void hist_global_atomic_kernel(const hist_params p)
+{
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= p.n) return;
+    unsigned long long *g = global_slot(p, slot_of(p, value_at<BYTES>(p, i)));
+    if (g) atomicAdd(g, 1ULL);
+}
+
+/* The block's private slots (num_bins + 1, 32-bit) zeroed, and later added to global memory. */
+static __device__ __forceinline__ void private_zero(unsigned *priv, int slots)
+{
+    for (int s = threadIdx.x; s < slots; s += blockDim.x) priv[s] = 0;
+    __syncthreads();
+}
+
+static __device__ __forceinline__ void private_flush(const hist_params &p, const unsigned *priv, int slots)
+{
+    __syncthreads();
+    for (int s = threadIdx.x; s < slots; s += blockDim.x) {
+        unsigned long long *g = global_slot(p, s);
+        if (priv[s] && g) atomicAdd(g, (unsigned long long)priv[s]);
+    }
+}
+
+template <bool BYTES>
+static __global__ void hist_shared_private_kernel(const hist_params p)
+{
+    extern __shared__ unsigned priv[];
+    private_zero(priv, p.num_bins + 1);
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < p.n) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+    private_flush(p, priv, p.num_bins + 1);
+}
+
+template <bool BYTES>
+static __global__ void hist_contiguous_kernel(const hist_params p)
+{
+    extern __shared__ unsigned priv[];
+    private_zero(priv, p.num_bins + 1);
+    const size_t first = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * CONTIG;
+    for (size_t i = first; i < first + CONTIG && i < p.n; ++i) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+    private_flush(p, priv, p.num_bins + 1);
+}
+
+template <bool BYTES>
+static __global__ void hist_interleaved_kernel(const hist_params p)
+{
+    extern __shared__ unsigned priv[];
+    private_zero(priv, p.num_bins + 1);
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride)
+        atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+    private_flush(p, priv, p.num_bins + 1);
+}
+
+/* 16 bytes per load: 16 byte values or 4 int32 ones; head: elements before the first 16-byte
+ * boundary, counted element-wise with the tail. */
+template <bool BYTES>
+static __global__ void hist_vector_kernel(const hist_params p, size_t head, size_t nv)
+{
+    extern __shared__ unsigned priv[];
+    private_zero(priv, p.num_bins + 1);
+    constexpr int PER = BYTES ? 16 : 4;
+    const size_t stride = (size_t)gridDim.x * blockDim.x, gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const char *base = static_cast<const char *>(p.in) + head * (BYTES ? 1 : 4);
+    for (size_t i = gid; i < nv; i += stride) {
+        const uint4 w = __ldg(reinterpret_cast<const uint4 *>(base) + i);
+        const unsigned words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int q = 0; q < PER; ++q) {
+            const long long v = BYTES ? (long long)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (long long)(int)words[q];
+            atomicAdd(&priv[slot_of(p, v)], 1u);
+        }
+    }
+    if (gid < head) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, gid))], 1u);
+    for (size_t i = head + nv * PER + gid; i < p.n; i += stride) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+    private_flush(p, priv, p.num_bins + 1);
+}
+
+/* One sub-histogram per warp; in each step the lanes holding the same slot add once. */
+template <bool BYTES>
+static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const hist_params p)
+{
+    extern __shared__ unsigned priv[];
+    const int slots = p.num_bins + 1, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    private_zero(priv, slots * (THREADS / 32));
+    unsigned *mine = priv + (size_t)warp * slots;
+    const size_t stride = (size_t)gridDim.x * THREADS;
+    /* every lane of a warp runs the same number of steps, so that __match_any_sync sees them all */
+    const size_t warp_first = ((size_t)blockIdx.x * THREADS) + (size_t)warp * 32;
+    for (size_t base = warp_first; base < p.n; base += stride) {
+        const size_t i = base + lane;
+        const int s = i < p.n ? slot_of(p, value_at<BYTES>(p, i)) : -1;
+        const unsigned same = __match_any_sync(0xffffffffu, s);
+        if (s >= 0 && lane == __ffs(same) - 1) atomicAdd(&mine[s], (unsigned)__popc(same));
+    }
+    __syncthreads();
+    for (int s = threadIdx.x; s < slots; s += THREADS) {
+        unsigned long long total = 0;
+        for (int w = 0; w < THREADS / 32; ++w) total += priv[(size_t)w * slots + s];
+        unsigned long long *g = global_slot(p, s);
+        if (total && g) atomicAdd(g, total);
+    }
+}
+
+/* ---- launch, registry ------------------------------------------------------------------- */
+
+static hist_params params_of(const mh_histogram_args *a)
+{
+    hist_params p;
+    p.in = a->in, p.n = a->n, p.lo = a->lo, p.hi = a->hi, p.width = a->width, p.num_bins = a->num_bins;
+    p.bins = a->bins, p.outside = a->outside;
+    return p;
+}
+
+static mh_status zero_outputs(mh_context *ctx, const mh_histogram_args *a)
+{
+    MH_CUDA_TRY(ctx, cudaMemsetAsync(a->bins, 0, (size_t)a->num_bins * 8, mh_stream(ctx)));
+    if (a->outside) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside, 0, 8, mh_stream(ctx)));
+    return MH_OK;
+}
+
+static int grid_fits(const mh_args *x, size_t per_block, char *why, size_t len)
+{
+    if (mh_ceil_div(x->histogram.n, per_block) <= MH_MAX_GRID_X) return 1;
+    snprintf(why, len, "n = %zu needs more than 2^31-1 blocks of %zu elements", x->histogram.n, per_block);
+    return 0;
+}
+
+static int smem_fits(const mh_args *x, size_t copies, const char *name, char *why, size_t len)
+{
+    const size_t bytes = ((size_t)x->histogram.num_bins + 1) * 4 * copies;
+    if (bytes <= mh_smem_optin()) return 1;
+    snprintf(why, len, "%s keeps %zu cop%s of %d bins in shared memory: %zu bytes, more than a block may use", name, copies,
+             copies == 1 ? "y" : "ies", x->histogram.num_bins, bytes);
+    return 0;
+}
+
+static int per_thread_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return grid_fits(x, SEED_THREADS, why, len);
+}
+static int shared_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return grid_fits(x, SEED_THREADS, why, len) && smem_fits(x, 1, "shared-private", why, len);
+}
+static int contiguous_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return grid_fits(x, (size_t)THREADS * CONTIG, why, len) && smem_fits(x, 1, "coarse-contiguous", why, len);
+}
+static int interleaved_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return smem_fits(x, 1, "this variant", why, len);
+}
+static int warp_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return smem_fits(x, THREADS / 32, "warp-private", why, len);
+}
+
+typedef void (*kernel_fn)(const hist_params);
+
+/* Zeroes the outputs, then (when there is input) launches kernel<BYTES>. */
+static mh_status launch(mh_context *ctx, const mh_args *x, kernel_fn k8, kernel_fn k32, size_t blocks, int threads,
+                        size_t smem, const char *name)
+{
+    const mh_histogram_args *a = &x->histogram;
+    MH_TRY(zero_outputs(ctx, a));
+    if (a->n == 0) return MH_OK;
+    const kernel_fn k = a->bytes ? k8 : k32;
+    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
+    k<<<(unsigned)blocks, threads, smem, mh_stream(ctx)>>>(params_of(a));
+    return mh_cuda_status(ctx, cudaGetLastError(), name);
+}
+
+static size_t slots_bytes(const mh_args *x, size_t copies) { return ((size_t)x->histogram.num_bins + 1) * 4 * copies; }
+
+/* A few blocks per SM, fewer when n is small. */
+static size_t resident_blocks(size_t n, size_t per_thread)
+{
+    const size_t want = mh_ceil_div(n, THREADS * per_thread), most = (size_t)mh_device_attr(cudaDevAttrMultiProcessorCount, 132) * 8;
+    return want < most ? (want ? want : 1) : most;
+}
+
+static mh_status racy_run(mh_context *ctx, const mh_args *x)
+{
+    return launch(ctx, x, hist_racy_kernel<true>, hist_racy_kernel<false>, mh_ceil_div(x->histogram.n, SEED_THREADS),
+                  SEED_THREADS, 0, "launching hist_racy_kernel");
+}
+
+static mh_status global_run(mh_context *ctx, const mh_args *x)
+{
+    return launch(ctx, x, hist_global_atomic_kernel<true>, hist_global_atomic_kernel<false>,
+                  mh_ceil_div(x->histogram.n, SEED_THREADS), SEED_THREADS, 0, "launching hist_global_atomic_kernel");
+}
+
+static mh_status shared_run(mh_context *ctx, const mh_args *x)
+{
+    return launch(ctx, x, hist_shared_private_kernel<true>, hist_shared_private_kernel<false>,
+                  mh_ceil_div(x->histogram.n, SEED_THREADS), SEED_THREADS, slots_bytes(x, 1),
+                  "launching hist_shared_private_kernel");
+}
+
+static mh_status contiguous_run(mh_context *ctx, const mh_args *x)
+{
+    return launch(ctx, x, hist_contiguous_kernel<true>, hist_contiguous_kernel<false>,
+                  mh_ceil_div(x->histogram.n, (size_t)THREADS * CONTIG), THREADS, slots_bytes(x, 1),
+                  "launching hist_contiguous_kernel");
+}
+
+static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
+{
+    return launch(ctx, x, hist_interleaved_kernel<true>, hist_interleaved_kernel<false>,
+                  resident_blocks(x->histogram.n, 1), THREADS, slots_bytes(x, 1), "launching hist_interleaved_kernel");
+}
+
+static mh_status vector_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_histogram_args *a = &x->histogram;
+    MH_TRY(zero_outputs(ctx, a));
+    if (a->n == 0) return MH_OK;
+    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem;
+    size_t head = (16 - ((uintptr_t)a->in & 15)) % 16 / elem;
+    if (head > a->n) head = a->n;
+    const size_t nv = (a->n - head) / per, smem = slots_bytes(x, 1);
+    void (*k)(const hist_params, size_t, size_t) = a->bytes ? hist_vector_kernel<true> : hist_vector_kernel<false>;
+    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
+    k<<<(unsigned)resident_blocks(a->n, per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
+    return MH_LAUNCH_CHECK(ctx, "hist_vector_kernel");
+}
+
+static mh_status warp_run(mh_context *ctx, const mh_args *x)
+{
+    return launch(ctx, x, hist_warp_private_kernel<true>, hist_warp_private_kernel<false>,
+                  resident_blocks(x->histogram.n, 1), THREADS, slots_bytes(x, THREADS / 32),
+                  "launching hist_warp_private_kernel");
+}
+
+#define HIST_ROW(name, rung, memory, source, summary, sup, run)                                                         \
+    {{"histogram/" name, MH_OP_HISTOGRAM, MH_BACKEND_CUDA, rung, memory, source, summary}, sup, run, NULL}
+
+static const mh_row rows[] = {
+    HIST_ROW("racy", 1, "global", "seed 004", "DEMONSTRATION: unsynchronized increments, counts lost on collisions",
+             per_thread_supports, racy_run),
+    HIST_ROW("global-atomic", 2, "global", "seed 004", "one 64-bit atomicAdd per element", per_thread_supports,
+             global_run),
+    HIST_ROW("shared-private", 3, "global+shared", "seed 004", "per-block bins in shared memory, one element per thread",
+             shared_supports, shared_run),
+    HIST_ROW("coarse-contiguous", 4, "global+shared", "seed 004", "16 consecutive elements per thread (uncoalesced)",
+             contiguous_supports, contiguous_run),
+    HIST_ROW("coarse-interleaved", 5, "global+shared", "seed 004", "grid-stride over the input, coalesced",
+             interleaved_supports, interleaved_run),
+    HIST_ROW("vector", 6, "global+shared", "ours", "coarse-interleaved with 16-byte loads", interleaved_supports,
+             vector_run),
+    HIST_ROW("warp-private", 7, "global+shared", "ours", "a sub-histogram per warp, equal lanes aggregated",
+             warp_supports, warp_run),
+};
+
+MH_ROW_GROUP(mh_histogram_cuda_rows, rows)

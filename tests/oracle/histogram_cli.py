@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The oracle for histogram: `memhier run histogram` against numpy (bincount, exact), int32 and
+uint8 input, seed 004's a-z buckets, with auto and every variant this machine can run (racy
+only runs: its counts are wrong by design); refusals; a small CPU bench's JSON.
+
+usage: histogram_cli.py MEMHIER_BINARY WORK_DIR
+"""
+import json
+import os
+import re
+
+import numpy as np
+from common import fail, finish, has_gpu, memhier, path, registry
+
+
+def expected(x, lo, hi, width):
+    v = x.astype(np.int64)
+    inside = (v >= lo) & (v <= hi)
+    bins = np.bincount((v[inside] - lo) // width, minlength=(hi - lo) // width + 1)
+    return bins, int(np.count_nonzero(~inside))
+
+
+def check_run(x, flags, lo, hi, width, variant=None, device=None):
+    np.save(path("x.npy"), x)
+    out = path("h.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    args = ["run", "histogram", "--in", path("x.npy"), "--out", out, *flags]
+    args += ["--variant", variant] if variant else []
+    args += ["--device", device] if device else []
+    r = memhier(*args)
+    what = f"{variant or 'auto'} {x.dtype} n={x.size} {' '.join(flags)} on {device or 'default'}"
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    if variant and variant.endswith("racy"):
+        return
+    bins, outside = expected(x, lo, hi, width)
+    h = np.load(out)
+    m = re.search(r"(\d+) outside", r.stdout)
+    if h.dtype != np.int64 or not np.array_equal(h, bins):
+        fail(f"{what}: counts differ from numpy")
+    if not m or int(m.group(1)) != outside:
+        fail(f"{what}: printed {r.stdout.strip()!r}, numpy counts {outside} outside")
+
+
+def check_refusals():
+    out = path("refused.npy")
+    f32, i32 = path("f32.npy"), path("i32.npy")
+    np.save(f32, np.zeros(4, np.float32))
+    np.save(i32, np.zeros(4, np.int32))
+    cases = [
+        (["run", "histogram", "--in", f32, "--bins", "4", "--out", out], "int32 (<i4) or uint8"),
+        (["run", "histogram", "--in", i32, "--out", out], "needs --bins"),
+        (["run", "histogram", "--in", i32, "--bins", "0", "--out", out], "--bins '0'"),
+        (["run", "histogram", "--in", i32, "--lo", "3", "--bins", "4", "--out", out], "uint8"),
+        (["run", "histogram", "--in", i32, "--bins", "4"], "needs --in and --out"),
+    ]
+    for args, phrase in cases:
+        if os.path.exists(out):
+            os.remove(out)
+        r = memhier(*args)
+        if r.returncode == 0 or phrase not in r.stderr:
+            fail(f"`memhier {' '.join(os.path.basename(a) for a in args)}`: exit {r.returncode}, stderr {r.stderr.strip()!r}")
+        if os.path.exists(out):
+            fail(f"`memhier {' '.join(args)}` left its output behind")
+
+
+def check_bench():
+    out = path("bench.json")
+    r = memhier("bench", "histogram", "--n", "100003", "--k", "37", "--device", "cpu", "--json", out)
+    if r.returncode != 0:
+        return fail(f"bench histogram on the CPU: exit {r.returncode}: {r.stdout[-1500:]}")
+    rows = json.load(open(out))["rows"]
+    if not rows or any(row["status"] != "ok" for row in rows):
+        fail(f"bench rows: {rows}")
+
+
+def main():
+    rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
+    gpu = has_gpu()
+    ints = rng.integers(-20, 300, 100003).astype(np.int32)
+    data = rng.integers(0, 256, 70001).astype(np.uint8)
+    text = np.frombuffer(("".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz {|"), 50000))).encode(), np.uint8)
+    runs = [(ints, ["--bins", "256"], 0, 255, 1), (data, [], 0, 255, 1), (data, ["--bins", "100"], 0, 99, 1),
+            (text, ["--lo", "97", "--hi", "122", "--width", "4"], 97, 122, 4)]
+    for x, flags, lo, hi, width in runs:
+        check_run(x, flags, lo, hi, width)
+        check_run(x, flags, lo, hi, width, device="cpu")
+    for name, backend in registry("histogram"):
+        if backend == "cpu" or gpu:
+            for x, flags, lo, hi, width in runs:
+                check_run(x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0")
+    check_refusals()
+    check_bench()
+    return finish()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

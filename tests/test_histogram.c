@@ -1,0 +1,203 @@
+/* Every histogram variant of one backend against exact host counts:
+ *   test_histogram cpu | gpu (exit 77 only when the machine has no CUDA device)
+ * int32 values (1 to 100,000 bins, values below 0 and past the last bin) and bytes (256 bins,
+ * one bin, seed 004's a-z buckets of 4, a single-value range), n from 0 to 1 Mi + 3, every input
+ * alignment, uniform and one-bin data, outside counted or not asked for (NULL); the counts are
+ * poisoned with all-ones and fenced by guard words. histogram/racy must be flagged as a
+ * demonstration and never picked by auto; it runs (within bounds) but its counts are not
+ * checked. Refusals write nothing. */
+#include "testing.h"
+
+#include <stdint.h>
+
+enum { GUARD = 8 };
+#define SENTINEL 0x5a5a5a5a5a5a5a5aULL
+
+typedef struct hcase {
+    int bytes, lo, hi, width; /* int32: lo = 0, width = 1, hi = bins - 1 */
+    size_t n;
+    int one_bin, with_outside;
+} hcase;
+
+static const hcase cases[] = {
+    {0, 0, 0, 1, 1000, 0, 1},        {0, 0, 6, 1, 0, 0, 1},        {0, 0, 255, 1, 65537, 0, 1},
+    {0, 0, 255, 1, 65537, 1, 0},     {0, 0, 1023, 1, 1048579, 0, 1}, {0, 0, 4999, 1, 100003, 0, 1},
+    {0, 0, 99999, 1, 200001, 0, 1},  {1, 0, 255, 1, 1, 0, 1},      {1, 0, 255, 1, 1048579, 0, 1},
+    {1, 0, 255, 1, 1048579, 1, 1},   {1, 97, 122, 4, 300007, 0, 1}, {1, 97, 122, 1, 4099, 0, 0},
+    {1, 200, 200, 1, 70001, 0, 1},
+};
+
+/* Values over a range wider than the bins, so that some fall outside on both sides. */
+static void *make_input(const hcase *c, unsigned long long seed)
+{
+    const size_t n = c->n ? c->n : 1;
+    float *u = malloc(n * sizeof(float));
+    void *in = malloc(n * (c->bytes ? 1 : 4));
+    if (!u || !in) exit(1);
+    mh_fill_uniform(u, n, seed, 1.0f);
+    const double span = c->bytes ? 256.0 : (double)(c->hi + 1) * 1.2 + 20.0;
+    for (size_t i = 0; i < n; ++i) {
+        const double t = (u[i] + 1.0) * 0.5; /* [0, 1) */
+        long long v = c->one_bin ? (c->lo + c->hi) / 2 : (long long)(t * span) - (c->bytes ? 0 : 10);
+        if (c->bytes) ((uint8_t *)in)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        else ((int32_t *)in)[i] = (int32_t)v;
+    }
+    free(u);
+    return in;
+}
+
+typedef struct counts {
+    int gpu;
+    unsigned long long *base, *host; /* GUARD + num_bins + 1 (outside) + GUARD */
+    size_t slots;
+} counts;
+
+static counts counts_alloc(int gpu, int num_bins)
+{
+    counts k = {gpu, NULL, NULL, (size_t)num_bins + 1};
+    k.base = test_alloc(gpu, (k.slots + 2 * GUARD) * 8);
+    k.host = malloc((k.slots + 2 * GUARD) * 8);
+    if (!k.host) exit(1);
+    return k;
+}
+
+static void counts_poison(const counts *k)
+{
+    for (size_t i = 0; i < k->slots + 2 * GUARD; ++i)
+        k->host[i] = i < GUARD || i >= GUARD + k->slots ? SENTINEL : ~0ULL;
+    test_put(k->gpu, k->base, k->host, (k->slots + 2 * GUARD) * 8);
+}
+
+/* Copies back; returns the guard words that changed. */
+static size_t counts_fetch(const counts *k)
+{
+    test_get(k->gpu, k->host, k->base, (k->slots + 2 * GUARD) * 8);
+    size_t broken = 0;
+    for (size_t i = 0; i < GUARD; ++i) broken += (k->host[i] != SENTINEL) + (k->host[GUARD + k->slots + i] != SENTINEL);
+    return broken;
+}
+
+static mh_status call(mh_context *ctx, const char *variant, const hcase *c, const void *in, const counts *k)
+{
+    uint64_t *bins = (uint64_t *)(k->base + GUARD), *outside = c->with_outside ? bins + (k->slots - 1) : NULL;
+    return c->bytes ? mh_histogram_bytes(ctx, variant, in, c->n, c->lo, c->hi, c->width, bins, outside)
+                    : mh_histogram(ctx, variant, in, c->n, c->hi + 1, bins, outside);
+}
+
+static void check_variant(mh_context *ctx, const hcase *c, const void *in, const unsigned long long *ref,
+                          const counts *k, const mh_row *row, int config)
+{
+    const char *name = row ? row->info.name : "auto";
+    const int nb = (c->hi - c->lo) / c->width + 1;
+    counts_poison(k);
+    mh_args x;
+    mh_histogram_args_init(ctx, &x, in, c->bytes, c->n, c->lo, c->hi, c->width, k->base + GUARD,
+                           c->with_outside ? k->base + GUARD + nb : NULL);
+    x.config = config;
+    char why[512] = "";
+    if (row && !row->supports(ctx, &x, why, sizeof why)) {
+        CHECK(why[0], "%s refuses %d bins without a reason", name, nb);
+        return;
+    }
+    mh_status s = config == 0 ? call(ctx, row ? name : NULL, c, in, k) : mh_run_row(ctx, row, &x);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    CHECK(s == MH_OK, "%s config %d n=%zu bins=%d: %s: %s", name, config, c->n, nb, mh_status_str(s), mh_context_error(ctx));
+    if (s != MH_OK) return;
+    const size_t broken = counts_fetch(k);
+    CHECK(broken == 0, "%s n=%zu bins=%d wrote %zu guard words", name, c->n, nb, broken);
+    if (row && mh_variant_is_demonstration(&row->info)) return; /* racy: wrong by design */
+    size_t wrong = 0, first = 0;
+    for (int b = 0; b < nb; ++b)
+        if (k->host[GUARD + b] != ref[b] && !wrong++) first = (size_t)b;
+    CHECK(wrong == 0, "%s config %d %s n=%zu bins=%d one_bin=%d: %zu bins wrong, bin %zu = %llu, exact %llu", name, config,
+          c->bytes ? "bytes" : "int32", c->n, nb, c->one_bin, wrong, first, k->host[GUARD + first], ref[first]);
+    if (c->with_outside)
+        CHECK(k->host[GUARD + nb] == ref[nb], "%s n=%zu bins=%d: outside %llu, exact %llu", name, c->n, nb,
+              k->host[GUARD + nb], ref[nb]);
+    else
+        CHECK(k->host[GUARD + nb] == ~0ULL, "%s wrote outside although it was not asked for", name);
+}
+
+static void expect_refusal(mh_context *ctx, mh_status s, const char *says, int line)
+{
+    CHECK(s == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), says) != NULL, "line %d: wanted a refusal naming '%s': %s: %s",
+          line, says, mh_status_str(s), mh_context_error(ctx));
+}
+#define REFUSED(call, says) expect_refusal(ctx, (call), says, __LINE__)
+
+static void check_refusals(mh_context *ctx, int gpu)
+{
+    uint64_t *buf = test_alloc(gpu, 64 * 8);
+    const int32_t *in = (const int32_t *)(buf + 32);
+    const uint8_t *bytes = (const uint8_t *)in;
+    REFUSED(mh_histogram(ctx, NULL, in, 16, 0, buf, NULL), "num_bins = 0");
+    REFUSED(mh_histogram(ctx, NULL, in, 16, -3, buf, NULL), "num_bins = -3");
+    REFUSED(mh_histogram(ctx, NULL, in, 16, MH_HISTOGRAM_MAX_BINS + 1, buf, NULL), "num_bins");
+    REFUSED(mh_histogram(ctx, NULL, NULL, 16, 8, buf, NULL), "in is NULL");
+    REFUSED(mh_histogram(ctx, NULL, in, 16, 8, NULL, NULL), "bins is NULL");
+    REFUSED(mh_histogram(ctx, NULL, in, SIZE_MAX / 2, 8, buf, NULL), "overflows");
+    REFUSED(mh_histogram(ctx, NULL, in, 16, 8, buf + 30, NULL), "overlaps");
+    REFUSED(mh_histogram(ctx, NULL, in, 16, 8, buf, buf + 3), "overlaps");
+    REFUSED(mh_histogram_bytes(ctx, NULL, bytes, 16, 97, 122, 0, buf, NULL), "width = 0");
+    REFUSED(mh_histogram_bytes(ctx, NULL, bytes, 16, 0, 300, 1, buf, NULL), "hi = 300");
+    REFUSED(mh_histogram_bytes(ctx, NULL, bytes, 16, 9, 3, 1, buf, NULL), "lo = 9");
+    /* n = 0 takes a NULL input: every bin and the outside count become 0 */
+    uint64_t zero[9];
+    test_put(gpu, buf, (uint64_t[9]){1, 1, 1, 1, 1, 1, 1, 1, 1}, sizeof zero);
+    mh_status s = mh_histogram(ctx, NULL, NULL, 0, 8, buf, buf + 8);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    test_get(gpu, zero, buf, sizeof zero);
+    int all_zero = 1;
+    for (int i = 0; i < 9; ++i) all_zero &= zero[i] == 0;
+    CHECK(s == MH_OK && all_zero, "n = 0: %s, counts not all zero", mh_context_error(ctx));
+    test_release(gpu, buf);
+}
+
+int main(int argc, char **argv)
+{
+    int gpu;
+    mh_context *ctx = test_open(argc, argv, &gpu);
+    const unsigned long long seed = test_seed();
+    const size_t max_n = test_max_n();
+    /* racy is flagged, and auto never picks it */
+    const mh_variant_info *racy = mh_variant_lookup(MH_OP_HISTOGRAM, "racy");
+    CHECK(racy && mh_variant_is_demonstration(racy), "histogram/racy is not flagged as a demonstration");
+    const mh_variant_info *pick = NULL;
+    CHECK(mh_histogram_select(ctx, 1000000, 256, 1, &pick) == MH_OK && pick && !mh_variant_is_demonstration(pick),
+          "auto picks %s", pick ? pick->name : "nothing");
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+        const hcase *c = &cases[ci];
+        if (c->n > max_n) continue;
+        const int nb = (c->hi - c->lo) / c->width + 1;
+        void *h = make_input(c, seed + ci);
+        mh_args ra;
+        unsigned long long *ref = malloc(((size_t)nb + 1) * 8);
+        mh_histogram_args_init(NULL, &ra, h, c->bytes, c->n, c->lo, c->hi, c->width, ref, ref + nb);
+        mh_histogram_reference(&ra.histogram, ref, ref + nb);
+        const size_t elem = c->bytes ? 1 : 4, offset = ci % 4; /* every alignment of the 16-byte paths */
+        char *in_base = test_alloc(gpu, (c->n + 4) * elem + 16);
+        char *in = in_base + offset * elem;
+        test_put(gpu, in, h, c->n * elem);
+        counts k = counts_alloc(gpu, nb);
+        for (size_t r = 0; r < mh_row_count(MH_OP_HISTOGRAM); ++r) {
+            const mh_row *row = mh_row_at(MH_OP_HISTOGRAM, r);
+            if (!test_row_fits(row, gpu)) continue;
+            for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg) {
+                char what[96];
+                snprintf(what, sizeof what, "%s n=%zu bins=%d", c->bytes ? "bytes" : "int32", c->n, nb);
+                test_trace(row->info.name, cfg, what);
+                check_variant(ctx, c, in, ref, &k, row, cfg);
+            }
+        }
+        check_variant(ctx, c, in, ref, &k, NULL, 0); /* auto */
+        test_release(gpu, k.base);
+        free(k.host);
+        test_release(gpu, in_base);
+        free(ref), free(h);
+        printf("%s n=%zu bins=%d done\n", c->bytes ? "bytes" : "int32", c->n, nb);
+        fflush(stdout);
+    }
+    check_refusals(ctx, gpu);
+    mh_context_destroy(ctx);
+    return test_finish(gpu ? "test_histogram gpu" : "test_histogram cpu");
+}

@@ -1,0 +1,163 @@
+/* The histogram driver of memhier bench: int32 values or bytes, exact counts checked bin by bin
+ * against the host's, after a poison of all-ones (a bin never written fails). */
+#include "bench.h"
+#include "core/random.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { DATA_UNIFORM, DATA_ONE_BIN, DATA_AZ } data_kind;
+
+typedef struct hist_case {
+    size_t n;
+    int bytes, lo, hi, width, num_bins;
+    data_kind data;
+    void *h_in, *d_in;
+    unsigned long long *h_bins, *d_bins, *ref; /* num_bins + 1: the last is outside */
+} hist_case;
+
+static const struct {
+    size_t n;
+    int bytes, lo, hi, width;
+    data_kind data;
+} gpu_defaults[] = {
+    {(size_t)1 << 28, 1, 0, 255, 1, DATA_UNIFORM}, /* the 256-bin byte histogram, uniform bytes */
+    {(size_t)1 << 28, 1, 0, 255, 1, DATA_ONE_BIN}, /* every byte the same */
+    {50000000, 0, 0, 255, 1, DATA_UNIFORM},        /* LeetGPU: 50,000,000 int32 in 256 bins */
+    {(size_t)1 << 28, 1, 'a', 'z', 4, DATA_AZ},    /* seed 004: a-z in buckets of 4 */
+},
+  cpu_defaults[] = {
+      {(size_t)1 << 24, 1, 0, 255, 1, DATA_UNIFORM},
+      {4000000, 0, 0, 255, 1, DATA_UNIFORM},
+      {(size_t)1 << 24, 1, 'a', 'z', 4, DATA_AZ},
+};
+
+static const char *data_name(data_kind d) { return d == DATA_ONE_BIN ? "one-bin" : d == DATA_AZ ? "a-z" : "uniform"; }
+
+static void describe(bench_workload *w, size_t n, int bytes, int lo, int hi, int width, data_kind data)
+{
+    hist_case *c = calloc(1, sizeof *c);
+    w->state = c;
+    if (!c) return;
+    c->n = n, c->bytes = bytes, c->lo = lo, c->hi = hi, c->width = width, c->data = data;
+    c->num_bins = (hi - lo) / width + 1;
+    snprintf(w->desc, sizeof w->desc, "form=%s n=%zu bins=%d data=%s", bytes ? "bytes" : "int32", n, c->num_bins,
+             data_name(data));
+    w->flops = 0.0;
+    w->bytes = (double)n * (bytes ? 1 : 4) + 8.0 * (c->num_bins + 1);
+}
+
+static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
+{
+    if (o->any_size) { /* --n N [--k BINS]: int32 values uniform over BINS bins */
+        const int bins = (int)bench_size_or(o, BENCH_K, 256);
+        describe(&w[0], bench_size_or(o, BENCH_N, 50000000), 0, 0, bins - 1, 1, DATA_UNIFORM);
+        return 1;
+    }
+    const size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
+    for (size_t i = 0; i < count && i < max; ++i) {
+        const __typeof__(gpu_defaults[0]) *d = gpu ? &gpu_defaults[i] : &cpu_defaults[i];
+        describe(&w[i], d->n, d->bytes, d->lo, d->hi, d->width, d->data);
+    }
+    return count;
+}
+
+/* Inputs from the same generator as every op: uniform over [lo, hi], 7s, or 'a'..'z'. */
+static void fill(hist_case *c)
+{
+    float *u = malloc(c->n * sizeof(float));
+    if (u) mh_fill_uniform(u, c->n, 31, 1.0f);
+    const int span = c->data == DATA_AZ ? 26 : c->hi - c->lo + 1, base = c->data == DATA_AZ ? 'a' : c->lo;
+    for (size_t i = 0; i < c->n; ++i) {
+        int v = c->data == DATA_ONE_BIN ? 7 : base + (int)floorf((u ? (u[i] + 1.0f) * 0.5f : 0.5f) * (float)span);
+        if (v > base + span - 1) v = base + span - 1;
+        if (c->bytes) ((unsigned char *)c->h_in)[i] = (unsigned char)v;
+        else ((int *)c->h_in)[i] = v;
+    }
+    free(u);
+}
+
+static void args_of(const hist_case *c, mh_context *ctx, mh_args *a, const void *in, unsigned long long *bins)
+{
+    mh_histogram_args_init(ctx, a, in, c->bytes, c->n, c->lo, c->hi, c->width, bins, bins + c->num_bins);
+}
+
+static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
+{
+    hist_case *c = w->state;
+    if (!c) return snprintf(err, len, "out of memory"), 0;
+    const size_t in_bytes = c->n * (c->bytes ? 1 : 4), bin_bytes = ((size_t)c->num_bins + 1) * 8;
+    c->h_in = malloc(in_bytes ? in_bytes : 1);
+    c->h_bins = malloc(bin_bytes);
+    c->ref = malloc(bin_bytes);
+    if (!c->h_in || !c->h_bins || !c->ref) return snprintf(err, len, "out of host memory"), 0;
+    fill(c);
+    mh_args a;
+    args_of(c, NULL, &a, c->h_in, c->ref);
+    mh_histogram_reference(&a.histogram, c->ref, &c->ref[c->num_bins]);
+    if (!gpu) return 1;
+    if (cudaMalloc(&c->d_in, in_bytes ? in_bytes : 1) != cudaSuccess ||
+        cudaMemcpy(c->d_in, c->h_in, in_bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
+        cudaMalloc((void **)&c->d_bins, bin_bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return snprintf(err, len, "device memory for %zu input bytes", in_bytes), 0;
+    }
+    return 1;
+}
+
+static void teardown(bench_workload *w)
+{
+    hist_case *c = w->state;
+    if (!c) return;
+    cudaFree(c->d_in), cudaFree(c->d_bins);
+    free(c->h_in), free(c->h_bins), free(c->ref), free(c);
+    w->state = NULL;
+}
+
+static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
+{
+    hist_case *c = w->state;
+    const int cpu = mh_context_device(ctx) == MH_CPU;
+    args_of(c, ctx, a, cpu ? c->h_in : c->d_in, cpu ? c->h_bins : c->d_bins);
+}
+
+static void poison(bench_workload *w, mh_context *ctx)
+{
+    hist_case *c = w->state;
+    const size_t bin_bytes = ((size_t)c->num_bins + 1) * 8;
+    if (mh_context_device(ctx) == MH_CPU) memset(c->h_bins, 0xff, bin_bytes);
+    else cudaMemsetAsync(c->d_bins, 0xff, bin_bytes, (cudaStream_t)ctx->stream);
+}
+
+static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len)
+{
+    hist_case *c = w->state;
+    const size_t slots = (size_t)c->num_bins + 1;
+    memset(st, 0, sizeof *st);
+    if (mh_context_device(ctx) != MH_CPU &&
+        cudaMemcpy(c->h_bins, c->d_bins, slots * 8, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        cudaGetLastError();
+        return snprintf(why, len, "copying the bins back failed"), 0;
+    }
+    size_t wrong = 0, first = 0;
+    double diff2 = 0.0, ref2 = 0.0;
+    for (size_t s = 0; s < slots; ++s) {
+        const double d = (double)c->h_bins[s] - (double)c->ref[s];
+        diff2 += d * d, ref2 += (double)c->ref[s] * (double)c->ref[s];
+        if (c->h_bins[s] != c->ref[s] && !wrong++) first = s;
+    }
+    st->rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    if (!wrong) return 1;
+    st->bad = wrong;
+    snprintf(why, len, "%zu of %zu counts wrong; %s %zu: %llu, exact %llu", wrong, slots,
+             first == (size_t)c->num_bins ? "outside" : "bin", first, c->h_bins[first], c->ref[first]);
+    return 0;
+}
+
+const bench_driver bench_histogram_driver = {
+    MH_OP_HISTOGRAM, "histogram/global-atomic", "histogram/cpu-reference", "histogram/cub", 0, plan, setup, teardown,
+    make_args,       poison,                    check,
+};
