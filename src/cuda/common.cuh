@@ -60,6 +60,14 @@ static inline cudaError_t mh_allow_smem(const void *kernel)
 
 static inline size_t mh_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* Blocks for a grid-stride kernel: enough for per_block elements each, at most 8 per SM (the
+ * rest of the input is strided over), at least 1. */
+static inline size_t mh_resident_blocks(size_t n, size_t per_block)
+{
+    const size_t want = mh_ceil_div(n, per_block), most = (size_t)mh_device_attr(cudaDevAttrMultiProcessorCount, 132) * 8;
+    return want < most ? (want ? want : 1) : most;
+}
+
 /* 1 when out_rows rows in blocks of block_rows fit gridDim.y (65535); else 0 and why. */
 static inline int mh_grid_rows_fit(size_t out_rows, size_t block_rows, char *why, size_t len)
 {

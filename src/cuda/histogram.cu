@@ -233,12 +233,6 @@ static mh_status launch(mh_context *ctx, const mh_args *x, kernel_fn k8, kernel_
 
 static size_t slots_bytes(const mh_args *x, size_t copies) { return ((size_t)x->histogram.num_bins + 1) * 4 * copies; }
 
-/* A few blocks per SM, fewer when n is small. */
-static size_t resident_blocks(size_t n, size_t per_thread)
-{
-    const size_t want = mh_ceil_div(n, THREADS * per_thread), most = (size_t)mh_device_attr(cudaDevAttrMultiProcessorCount, 132) * 8;
-    return want < most ? (want ? want : 1) : most;
-}
 
 static mh_status racy_run(mh_context *ctx, const mh_args *x)
 {
@@ -269,7 +263,7 @@ static mh_status contiguous_run(mh_context *ctx, const mh_args *x)
 static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
 {
     return launch(ctx, x, hist_interleaved_kernel<true>, hist_interleaved_kernel<false>,
-                  resident_blocks(x->histogram.n, 1), THREADS, slots_bytes(x, 1), "launching hist_interleaved_kernel");
+                  mh_resident_blocks(x->histogram.n, THREADS), THREADS, slots_bytes(x, 1), "launching hist_interleaved_kernel");
 }
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
@@ -283,14 +277,14 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     const size_t nv = (a->n - head) / per, smem = slots_bytes(x, 1);
     void (*k)(const hist_params, size_t, size_t) = a->bytes ? hist_vector_kernel<true> : hist_vector_kernel<false>;
     if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
-    k<<<(unsigned)resident_blocks(a->n, per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
+    k<<<(unsigned)mh_resident_blocks(a->n, THREADS * per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
     return MH_LAUNCH_CHECK(ctx, "hist_vector_kernel");
 }
 
 static mh_status warp_run(mh_context *ctx, const mh_args *x)
 {
     return launch(ctx, x, hist_warp_private_kernel<true>, hist_warp_private_kernel<false>,
-                  resident_blocks(x->histogram.n, 1), THREADS, slots_bytes(x, THREADS / 32),
+                  mh_resident_blocks(x->histogram.n, THREADS), THREADS, slots_bytes(x, THREADS / 32),
                   "launching hist_warp_private_kernel");
 }
 

@@ -216,19 +216,13 @@ static mh_status coarse_run(mh_context *ctx, const mh_args *x)
     return MH_LAUNCH_CHECK(ctx, "reduce_consecutive_kernel (coarsened)");
 }
 
-/* A few blocks per SM, fewer when n is small: each thread then has work. */
-static unsigned resident_blocks(size_t n, size_t per_thread)
-{
-    const size_t want = mh_ceil_div(n, THREADS * per_thread), most = (size_t)mh_device_attr(cudaDevAttrMultiProcessorCount, 132) * 8;
-    return (unsigned)(want < most ? (want ? want : 1) : most);
-}
 
 static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
 {
     const mh_reduce_args *a = &x->reduce;
     MH_TRY(zero_sum(ctx, a));
     if (a->n == 0) return MH_OK;
-    reduce_shuffle_kernel<<<resident_blocks(a->n, 1), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
+    reduce_shuffle_kernel<<<(unsigned)mh_resident_blocks(a->n, THREADS), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
     return MH_LAUNCH_CHECK(ctx, "reduce_shuffle_kernel");
 }
 
@@ -240,7 +234,7 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     size_t head = (16 - ((uintptr_t)a->in & 15)) % 16 / 4; /* float inputs are 4-byte aligned */
     if (head > a->n) head = a->n;
     const size_t nv = (a->n - head) / 4;
-    reduce_vector_kernel<<<resident_blocks(a->n, 4), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, head, nv, a->sum);
+    reduce_vector_kernel<<<(unsigned)mh_resident_blocks(a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, head, nv, a->sum);
     return MH_LAUNCH_CHECK(ctx, "reduce_vector_kernel");
 }
 
