@@ -19,20 +19,22 @@ typedef struct hist_case {
     unsigned long long *h_bins, *d_bins, *ref; /* num_bins + 1: the last is outside */
 } hist_case;
 
-static const struct {
+typedef struct hist_default {
     size_t n;
     int bytes, lo, hi, width;
     data_kind data;
-} gpu_defaults[] = {
+} hist_default;
+
+static const hist_default gpu_defaults[] = {
     {(size_t)1 << 28, 1, 0, 255, 1, DATA_UNIFORM}, /* the 256-bin byte histogram, uniform bytes */
     {(size_t)1 << 28, 1, 0, 255, 1, DATA_ONE_BIN}, /* every byte the same */
     {50000000, 0, 0, 255, 1, DATA_UNIFORM},        /* LeetGPU: 50,000,000 int32 in 256 bins */
     {(size_t)1 << 28, 1, 'a', 'z', 4, DATA_AZ},    /* seed 004: a-z in buckets of 4 */
-},
-  cpu_defaults[] = {
-      {(size_t)1 << 24, 1, 0, 255, 1, DATA_UNIFORM},
-      {4000000, 0, 0, 255, 1, DATA_UNIFORM},
-      {(size_t)1 << 24, 1, 'a', 'z', 4, DATA_AZ},
+};
+static const hist_default cpu_defaults[] = {
+    {(size_t)1 << 24, 1, 0, 255, 1, DATA_UNIFORM},
+    {4000000, 0, 0, 255, 1, DATA_UNIFORM},
+    {(size_t)1 << 24, 1, 'a', 'z', 4, DATA_AZ},
 };
 
 static const char *data_name(data_kind d) { return d == DATA_ONE_BIN ? "one-bin" : d == DATA_AZ ? "a-z" : "uniform"; }
@@ -59,7 +61,7 @@ static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
     }
     const size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
     for (size_t i = 0; i < count && i < max; ++i) {
-        const __typeof__(gpu_defaults[0]) *d = gpu ? &gpu_defaults[i] : &cpu_defaults[i];
+        const hist_default *d = gpu ? &gpu_defaults[i] : &cpu_defaults[i];
         describe(&w[i], d->n, d->bytes, d->lo, d->hi, d->width, d->data);
     }
     return count;

@@ -48,6 +48,10 @@ mh_status mh_context_create(mh_context **ctx, int device)
     mh_context *c = calloc(1, sizeof *c);
     if (!c) return MH_ERR_OUT_OF_MEMORY;
     c->device = device;
+    if (device != MH_CPU && cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        c->sm_count = 0; /* mh_resident_blocks falls back to a default */
+    }
     *ctx = c;
     return MH_OK;
 }

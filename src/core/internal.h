@@ -39,6 +39,7 @@ struct mh_context {
     void *stream;    /* cudaStream_t; NULL is the legacy default stream */
     void *workspace; /* device scratch, grown on demand, reused between calls */
     size_t workspace_bytes;
+    int sm_count;    /* the device's SMs, read once at creation (0 on the CPU) */
     mh_slot slots[MH_SLOT_COUNT];
     char error[1024];
 };

@@ -60,11 +60,18 @@ static inline cudaError_t mh_allow_smem(const void *kernel)
 
 static inline size_t mh_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* p on a 16-byte boundary: where float4 / uint4 loads and stores may go. */
+static __host__ __device__ __forceinline__ bool mh_aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* Elements of `elem` bytes before p's first 16-byte boundary (p is elem-aligned). */
+static inline size_t mh_head_to_16(const void *p, size_t elem) { return (16 - ((uintptr_t)p & 15)) % 16 / elem; }
+
 /* Blocks for a grid-stride kernel: enough for per_block elements each, at most 8 per SM (the
- * rest of the input is strided over), at least 1. */
-static inline size_t mh_resident_blocks(size_t n, size_t per_block)
+ * rest of the input is strided over), at least 1. The SM count comes from the context. */
+static inline size_t mh_resident_blocks(const mh_context *ctx, size_t n, size_t per_block)
 {
-    const size_t want = mh_ceil_div(n, per_block), most = (size_t)mh_device_attr(cudaDevAttrMultiProcessorCount, 132) * 8;
+    const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
+    const size_t want = mh_ceil_div(n, per_block), most = sms * 8;
     return want < most ? (want ? want : 1) : most;
 }
 

@@ -83,7 +83,7 @@ static __host__ __device__ int regblock_tile_len(int threads, int r, int k) { re
 static __device__ __forceinline__ void load_tile_vec4(float *tile, const float *in, size_t n,
                                                       long long start, int len)
 {
-    const bool aligned = (((uintptr_t)in + 4 * start) & 15) == 0;
+    const bool aligned = (((uintptr_t)in + 4 * start) & 15) == 0; /* start may be negative: no pointer */
     for (int g = threadIdx.x; 4 * g < len; g += blockDim.x) {
         const long long p = start + 4LL * g;
         if (aligned && p >= 0 && p + 4 <= (long long)n && 4 * g + 4 <= len) {
@@ -128,7 +128,7 @@ static __global__ void conv1d_regblock_kernel(const float *in, float *out, size_
         for (int r = 0; r < R - 1; ++r) win[r] = win[r + 1];
         win[R - 1] = s[j + R];
     }
-    if (LOAD == 2 && first + R <= out_n && ((uintptr_t)(out + first) & 15) == 0) {
+    if (LOAD == 2 && first + R <= out_n && mh_aligned16(out + first)) {
 #pragma unroll
         for (int r = 0; r < R; r += 4)
             *reinterpret_cast<float4 *>(out + first + r) = make_float4(acc[r], acc[r + 1], acc[r + 2], acc[r + 3]);

@@ -159,8 +159,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.in = a->in, p.filter = a->filter, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.lpr = a->lpr;
-    p.vec_in = a->cols % 4 == 0 && ((uintptr_t)a->in & 15) == 0;
-    p.vec_out = a->out_cols % 4 == 0 && ((uintptr_t)a->out & 15) == 0;
+    p.vec_in = a->cols % 4 == 0 && mh_aligned16(a->in);
+    p.vec_out = a->out_cols % 4 == 0 && mh_aligned16(a->out);
     const int r = rows_per_thread[x->config];
     dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, (size_t)r));
     kernels[a->krows == 5][x->config][pad_slot(a)]<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);

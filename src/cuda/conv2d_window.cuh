@@ -14,7 +14,7 @@
  * no shift, and the tile loads fall back to 4-byte copies. */
 static inline int conv2d_xshift(const mh_conv2d_args *a)
 {
-    if (a->cols % 4 || ((uintptr_t)a->in & 15)) return 0;
+    if (a->cols % 4 || !mh_aligned16(a->in)) return 0;
     return (4 - a->lpc % 4) % 4;
 }
 

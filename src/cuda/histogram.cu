@@ -263,7 +263,7 @@ static mh_status contiguous_run(mh_context *ctx, const mh_args *x)
 static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
 {
     return launch(ctx, x, hist_interleaved_kernel<true>, hist_interleaved_kernel<false>,
-                  mh_resident_blocks(x->histogram.n, THREADS), THREADS, slots_bytes(x, 1), "launching hist_interleaved_kernel");
+                  mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS, slots_bytes(x, 1), "launching hist_interleaved_kernel");
 }
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
@@ -272,19 +272,19 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     MH_TRY(zero_outputs(ctx, a));
     if (a->n == 0) return MH_OK;
     const size_t elem = a->bytes ? 1 : 4, per = 16 / elem;
-    size_t head = (16 - ((uintptr_t)a->in & 15)) % 16 / elem;
+    size_t head = mh_head_to_16(a->in, elem);
     if (head > a->n) head = a->n;
     const size_t nv = (a->n - head) / per, smem = slots_bytes(x, 1);
     void (*k)(const hist_params, size_t, size_t) = a->bytes ? hist_vector_kernel<true> : hist_vector_kernel<false>;
     if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
-    k<<<(unsigned)mh_resident_blocks(a->n, THREADS * per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
+    k<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
     return MH_LAUNCH_CHECK(ctx, "hist_vector_kernel");
 }
 
 static mh_status warp_run(mh_context *ctx, const mh_args *x)
 {
     return launch(ctx, x, hist_warp_private_kernel<true>, hist_warp_private_kernel<false>,
-                  mh_resident_blocks(x->histogram.n, THREADS), THREADS, slots_bytes(x, THREADS / 32),
+                  mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS, slots_bytes(x, THREADS / 32),
                   "launching hist_warp_private_kernel");
 }
 

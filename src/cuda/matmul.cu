@@ -139,58 +139,56 @@ static mh_status transposed_b(mh_context *ctx, const mh_matmul_args *a, const fl
     return MH_OK;
 }
 
-static mh_status launch(mh_context *ctx, kernel_fn kernel, dim3 grid, dim3 block, const matmul_params &p,
-                        const char *name)
-{
-    kernel<<<grid, block, 0, mh_stream(ctx)>>>(p);
-    return mh_cuda_status(ctx, cudaGetLastError(), name);
-}
-
 static dim3 grid_for(const mh_matmul_args *a, size_t rows, size_t cols)
 {
     return dim3((unsigned)mh_ceil_div(a->n, cols), (unsigned)mh_ceil_div(a->m, rows));
+}
+
+/* One launch over blocks of rows x cols outputs; the bt rungs (B_T) read b transposed first. */
+enum b_layout { B_AS_GIVEN, B_T };
+
+static mh_status launch(mh_context *ctx, const mh_matmul_args *a, kernel_fn kernel, size_t rows, size_t cols, dim3 block,
+                        b_layout layout, const char *name)
+{
+    const float *b = a->b;
+    if (layout == B_T) MH_TRY(transposed_b(ctx, a, &b));
+    kernel<<<grid_for(a, rows, cols), block, 0, mh_stream(ctx)>>>(params_of(a, b));
+    return mh_cuda_status(ctx, cudaGetLastError(), name);
 }
 
 /* naive's block side: "b16" (the default, as measured in docs/matmul.md) or "b32", where a
  * warp is one row of c (ANCHORS' seed kernel ran 2x faster than b16; this is to find out why). */
 static const char *const naive_configs[] = {"b16", "b32", NULL};
 
+static unsigned naive_side(const mh_args *x) { return x->config == 1 ? 32 : SEED_BLOCK; }
+
 static int naive_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    const size_t side = x->config == 1 ? 32 : SEED_BLOCK;
-    return grid_fits(&x->matmul, side, side, why, len);
+    return grid_fits(&x->matmul, naive_side(x), naive_side(x), why, len);
 }
 
 static mh_status naive_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_matmul_args *a = &x->matmul;
-    const unsigned side = x->config == 1 ? 32 : SEED_BLOCK;
-    return launch(ctx, matmul_naive_kernel, grid_for(a, side, side), dim3(side, side), params_of(a, a->b),
+    const unsigned side = naive_side(x);
+    return launch(ctx, &x->matmul, matmul_naive_kernel, side, side, dim3(side, side), B_AS_GIVEN,
                   "launching matmul_naive_kernel");
 }
 
 static mh_status bt_naive_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_matmul_args *a = &x->matmul;
-    const float *bt = NULL;
-    MH_TRY(transposed_b(ctx, a, &bt));
-    return launch(ctx, matmul_bt_naive_kernel, grid_for(a, SEED_BLOCK, SEED_BLOCK), dim3(SEED_BLOCK, SEED_BLOCK),
-                  params_of(a, bt), "launching matmul_bt_naive_kernel");
+    return launch(ctx, &x->matmul, matmul_bt_naive_kernel, SEED_BLOCK, SEED_BLOCK, dim3(SEED_BLOCK, SEED_BLOCK), B_T,
+                  "launching matmul_bt_naive_kernel");
 }
 
 static mh_status tiled_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_matmul_args *a = &x->matmul;
-    return launch(ctx, matmul_tiled_kernel, grid_for(a, TILE, TILE), dim3(TILE, TILE), params_of(a, a->b),
+    return launch(ctx, &x->matmul, matmul_tiled_kernel, TILE, TILE, dim3(TILE, TILE), B_AS_GIVEN,
                   "launching matmul_tiled_kernel");
 }
 
 static mh_status bt_tiled_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_matmul_args *a = &x->matmul;
-    const float *bt = NULL;
-    MH_TRY(transposed_b(ctx, a, &bt));
-    return launch(ctx, matmul_bt_tiled_kernel<1>, grid_for(a, TILE, TILE), dim3(TILE, TILE), params_of(a, bt),
+    return launch(ctx, &x->matmul, matmul_bt_tiled_kernel<1>, TILE, TILE, dim3(TILE, TILE), B_T,
                   "launching matmul_bt_tiled_kernel");
 }
 
@@ -206,12 +204,9 @@ static const struct {
 
 static mh_status coarse_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_matmul_args *a = &x->matmul;
-    const float *bt = NULL;
-    MH_TRY(transposed_b(ctx, a, &bt));
-    const int cf = coarse_kernels[x->config].factor;
-    return launch(ctx, coarse_kernels[x->config].kernel, grid_for(a, TILE, (size_t)TILE * cf), dim3(TILE, TILE),
-                  params_of(a, bt), "launching matmul_bt_tiled_kernel (coarsened)");
+    const size_t cols = (size_t)TILE * coarse_kernels[x->config].factor;
+    return launch(ctx, &x->matmul, coarse_kernels[x->config].kernel, TILE, cols, dim3(TILE, TILE), B_T,
+                  "launching matmul_bt_tiled_kernel (coarsened)");
 }
 
 static const mh_row rows[] = {

@@ -61,6 +61,12 @@ static __device__ __forceinline__ void store4(const mm_params &p, size_t row, si
         if (col + q < p.n) p.c[row * p.n + col + q] = v[q];
 }
 
+/* The tile position of a thread's e-th float4 in a tile `cols` floats wide: row r, column c4. */
+static __device__ __forceinline__ void float4_at(int e, int cols, int &r, int &c4)
+{
+    r = e / (cols / 4), c4 = (e % (cols / 4)) * 4;
+}
+
 /* ---- regblock-1d, regblock-2d, vector: one kernel, TN = 1 for the 1-D tiling ---------------- */
 
 template <int BM, int BN, int BK, int TM, int TN, bool VEC>
@@ -78,12 +84,14 @@ static __global__ void __launch_bounds__((BM / TM) * (BN / TN)) matmul_blocktile
             const bool a_in = p.vec_a && row0 + BM <= p.m && k0 + BK <= p.k;
             const bool b_in = p.vec_b && k0 + BK <= p.k && col0 + BN <= p.n;
             for (int e = tid; e < BM * BK / 4; e += THREADS) {
-                const int r = e / (BK / 4), c4 = (e % (BK / 4)) * 4;
+                int r, c4;
+                float4_at(e, BK, r, c4);
                 const float4 v = a4(p, row0 + r, k0 + c4, a_in);
                 As[c4][r] = v.x, As[c4 + 1][r] = v.y, As[c4 + 2][r] = v.z, As[c4 + 3][r] = v.w;
             }
             for (int e = tid; e < BK * BN / 4; e += THREADS) {
-                const int r = e / (BN / 4), c4 = (e % (BN / 4)) * 4;
+                int r, c4;
+                float4_at(e, BN, r, c4);
                 *reinterpret_cast<float4 *>(&Bs[r][c4]) = b4(p, k0 + r, col0 + c4, b_in);
             }
         } else {
@@ -151,12 +159,14 @@ static __device__ __forceinline__ void wt_fetch(const mm_params &p, size_t row0,
     const bool b_in = p.vec_b && k0 + S::BK <= p.k && col0 + S::BN <= p.n;
 #pragma unroll
     for (int t = 0; t < S::A4; ++t) {
-        const int e = tid + t * S::THREADS, r = e / (S::BK / 4), c4 = (e % (S::BK / 4)) * 4;
+        int r, c4;
+        float4_at(tid + t * S::THREADS, S::BK, r, c4);
         st.a[t] = a4(p, row0 + r, k0 + c4, a_in);
     }
 #pragma unroll
     for (int t = 0; t < S::B4; ++t) {
-        const int e = tid + t * S::THREADS, r = e / (S::BN / 4), c4 = (e % (S::BN / 4)) * 4;
+        int r, c4;
+        float4_at(tid + t * S::THREADS, S::BN, r, c4);
         st.b[t] = b4(p, k0 + r, col0 + c4, b_in);
     }
 }
@@ -167,12 +177,14 @@ static __device__ __forceinline__ void wt_store(const wt_stage<S> &st, float (*A
     const int tid = threadIdx.x;
 #pragma unroll
     for (int t = 0; t < S::A4; ++t) {
-        const int e = tid + t * S::THREADS, r = e / (S::BK / 4), c4 = (e % (S::BK / 4)) * 4;
+        int r, c4;
+        float4_at(tid + t * S::THREADS, S::BK, r, c4);
         As[c4][r] = st.a[t].x, As[c4 + 1][r] = st.a[t].y, As[c4 + 2][r] = st.a[t].z, As[c4 + 3][r] = st.a[t].w;
     }
 #pragma unroll
     for (int t = 0; t < S::B4; ++t) {
-        const int e = tid + t * S::THREADS, r = e / (S::BN / 4), c4 = (e % (S::BN / 4)) * 4;
+        int r, c4;
+        float4_at(tid + t * S::THREADS, S::BN, r, c4);
         *reinterpret_cast<float4 *>(&Bs[r][c4]) = st.b[t];
     }
 }
@@ -275,8 +287,6 @@ static const shape shapes[] = {
     MH_WT(wt_d), MH_WT(wt_a), MH_WT(wt_b), MH_WT(wt_c), MH_WT(wt_e), MH_WT(wt_f), MH_WT(wt_g),
 };
 
-static int aligned16(const void *ptr) { return ((uintptr_t)ptr & 15) == 0; }
-
 static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)
 {
     if (mh_ceil_div(a->m, (size_t)s.bm) <= 65535 && mh_ceil_div(a->n, (size_t)s.bn) <= MH_MAX_GRID_X) return 1;
@@ -289,47 +299,44 @@ static mh_status run_shape(mh_context *ctx, const mh_args *x, const shape &s, co
     const mh_matmul_args *a = &x->matmul;
     mm_params p;
     p.a = a->a, p.b = a->b, p.c = a->c, p.m = a->m, p.k = a->k, p.n = a->n;
-    p.vec_a = a->k % 4 == 0 && aligned16(a->a);
-    p.vec_b = a->n % 4 == 0 && aligned16(a->b);
-    p.vec_c = a->n % 4 == 0 && aligned16(a->c);
+    p.vec_a = a->k % 4 == 0 && mh_aligned16(a->a);
+    p.vec_b = a->n % 4 == 0 && mh_aligned16(a->b);
+    p.vec_c = a->n % 4 == 0 && mh_aligned16(a->c);
     const dim3 grid((unsigned)mh_ceil_div(a->n, (size_t)s.bn), (unsigned)mh_ceil_div(a->m, (size_t)s.bm));
     if (s.smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)s.kernel));
     s.kernel<<<grid, s.threads, s.smem, mh_stream(ctx)>>>(p);
     return mh_cuda_status(ctx, cudaGetLastError(), name);
 }
 
-#define MM_ROW(idx, launch_name)                                                                                      \
-    static int supports_##idx(const mh_context *, const mh_args *x, char *why, size_t len)                           \
-    {                                                                                                                \
-        return shape_fits(&x->matmul, shapes[idx], why, len);                                                        \
-    }                                                                                                                \
-    static mh_status run_##idx(mh_context *ctx, const mh_args *x) { return run_shape(ctx, x, shapes[idx], launch_name); }
+/* Each row's shapes[] index; a row with configurations takes shapes[first + config]. */
+#define MM_ROW(id, first, launch_name)                                                                                \
+    static int supports_##id(const mh_context *, const mh_args *x, char *why, size_t len)                            \
+    {                                                                                                                 \
+        return shape_fits(&x->matmul, shapes[(first) + x->config], why, len);                                         \
+    }                                                                                                                 \
+    static mh_status run_##id(mh_context *ctx, const mh_args *x)                                                      \
+    {                                                                                                                 \
+        return run_shape(ctx, x, shapes[(first) + x->config], launch_name);                                           \
+    }
 
-MM_ROW(0, "launching matmul_blocktile_kernel (1-D)")
-MM_ROW(1, "launching matmul_blocktile_kernel (2-D)")
-MM_ROW(2, "launching matmul_blocktile_kernel (vector)")
-static int supports_3(const mh_context *, const mh_args *x, char *why, size_t len)
-{
-    return shape_fits(&x->matmul, shapes[3 + x->config], why, len);
-}
-static mh_status run_3(mh_context *ctx, const mh_args *x)
-{
-    return run_shape(ctx, x, shapes[3 + x->config], "launching matmul_warptile_kernel");
-}
+MM_ROW(1d, 0, "launching matmul_blocktile_kernel (1-D)")
+MM_ROW(2d, 1, "launching matmul_blocktile_kernel (2-D)")
+MM_ROW(vector, 2, "launching matmul_blocktile_kernel (vector)")
+MM_ROW(warptile, 3, "launching matmul_warptile_kernel")
 
 static const mh_row rows[] = {
     {{"matmul/regblock-1d", MH_OP_MATMUL, MH_BACKEND_CUDA, 6, "global+shared+registers", "ours",
       "64 x 64 tiles, 8 outputs of a column per thread"},
-     supports_0, run_0, NULL},
+     supports_1d, run_1d, NULL},
     {{"matmul/regblock-2d", MH_OP_MATMUL, MH_BACKEND_CUDA, 7, "global+shared+registers", "ours",
       "128 x 128 tiles, an 8 x 8 block of c per thread"},
-     supports_1, run_1, NULL},
+     supports_2d, run_2d, NULL},
     {{"matmul/vector", MH_OP_MATMUL, MH_BACKEND_CUDA, 8, "global+shared+registers", "ours",
       "regblock-2d with 16-byte loads, a's tile transposed"},
-     supports_2, run_2, NULL},
+     supports_vector, run_vector, NULL},
     {{"matmul/warptile", MH_OP_MATMUL, MH_BACKEND_CUDA, 9, "global+shared+registers", "ours",
       "warp tiles of 64 x 64, 16 x 8 outputs per lane, register-prefetched k-steps"},
-     supports_3, run_3, warptile_configs},
+     supports_warptile, run_warptile, warptile_configs},
 };
 
 MH_ROW_GROUP(mh_matmul_regtile_rows, rows)

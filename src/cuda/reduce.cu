@@ -162,68 +162,63 @@ static int seed_supports(const mh_context *, const mh_args *x, char *why, size_t
 static int any_supports(const mh_context *, const mh_args *, char *, size_t) { return 1; }
 static int chunk_supports(const mh_context *, const mh_args *x, char *why, size_t len) { return blocks_fit(x, CHUNK, why, len); }
 
-static mh_status atomic_run(mh_context *ctx, const mh_args *x)
+typedef void (*sum_kernel)(const float *, size_t, float *);
+
+/* What the atomic variants share: zero the sum, then (when there is input) one launch. */
+static mh_status zero_then_launch(mh_context *ctx, const mh_reduce_args *a, sum_kernel k, size_t blocks, int threads,
+                                  const char *name)
 {
-    const mh_reduce_args *a = &x->reduce;
     MH_TRY(zero_sum(ctx, a));
     if (a->n == 0) return MH_OK;
-    reduce_atomic_kernel<<<(unsigned)mh_ceil_div(a->n, 256), 256, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
-    return MH_LAUNCH_CHECK(ctx, "reduce_atomic_kernel");
+    k<<<(unsigned)blocks, threads, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
+    return mh_cuda_status(ctx, cudaGetLastError(), name);
+}
+
+static mh_status atomic_run(mh_context *ctx, const mh_args *x)
+{
+    return zero_then_launch(ctx, &x->reduce, reduce_atomic_kernel, mh_ceil_div(x->reduce.n, 256), 256,
+                            "launching reduce_atomic_kernel");
 }
 
 static mh_status tree_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_reduce_args *a = &x->reduce;
-    MH_TRY(zero_sum(ctx, a));
-    if (a->n == 0) return MH_OK;
-    reduce_tree_kernel<<<(unsigned)mh_ceil_div(a->n, 2 * SEED_TILE), SEED_TILE, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
-    return MH_LAUNCH_CHECK(ctx, "reduce_tree_kernel");
+    return zero_then_launch(ctx, &x->reduce, reduce_tree_kernel, mh_ceil_div(x->reduce.n, 2 * SEED_TILE), SEED_TILE,
+                            "launching reduce_tree_kernel");
 }
 
 static mh_status consecutive_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_reduce_args *a = &x->reduce;
-    MH_TRY(zero_sum(ctx, a));
-    if (a->n == 0) return MH_OK;
-    reduce_consecutive_kernel<1><<<(unsigned)mh_ceil_div(a->n, 2 * SEED_TILE), SEED_TILE, 0, mh_stream(ctx)>>>(
-        a->in, a->n, a->sum);
-    return MH_LAUNCH_CHECK(ctx, "reduce_consecutive_kernel");
+    return zero_then_launch(ctx, &x->reduce, reduce_consecutive_kernel<1>, mh_ceil_div(x->reduce.n, 2 * SEED_TILE),
+                            SEED_TILE, "launching reduce_consecutive_kernel");
 }
 
 /* "cf<COARSE_FACTOR>"; [0] is seed 004's 2. */
 static const char *const coarse_configs[] = {"cf2", "cf4", "cf8", "cf16", NULL};
 static const struct {
-    void (*kernel)(const float *, size_t, float *);
+    sum_kernel kernel;
     int factor;
 } coarse_kernels[] = {{reduce_consecutive_kernel<2>, 2},
                       {reduce_consecutive_kernel<4>, 4},
                       {reduce_consecutive_kernel<8>, 8},
                       {reduce_consecutive_kernel<16>, 16}};
 
+static size_t coarse_per_block(const mh_args *x) { return 2 * (size_t)coarse_kernels[x->config].factor * SEED_TILE; }
+
 static int coarse_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    return blocks_fit(x, 2 * (size_t)coarse_kernels[x->config].factor * SEED_TILE, why, len);
+    return blocks_fit(x, coarse_per_block(x), why, len);
 }
 
 static mh_status coarse_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_reduce_args *a = &x->reduce;
-    MH_TRY(zero_sum(ctx, a));
-    if (a->n == 0) return MH_OK;
-    const size_t per_block = 2 * (size_t)coarse_kernels[x->config].factor * SEED_TILE;
-    coarse_kernels[x->config].kernel<<<(unsigned)mh_ceil_div(a->n, per_block), SEED_TILE, 0, mh_stream(ctx)>>>(
-        a->in, a->n, a->sum);
-    return MH_LAUNCH_CHECK(ctx, "reduce_consecutive_kernel (coarsened)");
+    return zero_then_launch(ctx, &x->reduce, coarse_kernels[x->config].kernel, mh_ceil_div(x->reduce.n, coarse_per_block(x)),
+                            SEED_TILE, "launching reduce_consecutive_kernel (coarsened)");
 }
-
 
 static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_reduce_args *a = &x->reduce;
-    MH_TRY(zero_sum(ctx, a));
-    if (a->n == 0) return MH_OK;
-    reduce_shuffle_kernel<<<(unsigned)mh_resident_blocks(a->n, THREADS), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, a->sum);
-    return MH_LAUNCH_CHECK(ctx, "reduce_shuffle_kernel");
+    return zero_then_launch(ctx, &x->reduce, reduce_shuffle_kernel, mh_resident_blocks(ctx, x->reduce.n, THREADS), THREADS,
+                            "launching reduce_shuffle_kernel");
 }
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
@@ -231,10 +226,11 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     const mh_reduce_args *a = &x->reduce;
     MH_TRY(zero_sum(ctx, a));
     if (a->n == 0) return MH_OK;
-    size_t head = (16 - ((uintptr_t)a->in & 15)) % 16 / 4; /* float inputs are 4-byte aligned */
+    size_t head = mh_head_to_16(a->in, sizeof(float));
     if (head > a->n) head = a->n;
     const size_t nv = (a->n - head) / 4;
-    reduce_vector_kernel<<<(unsigned)mh_resident_blocks(a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, head, nv, a->sum);
+    reduce_vector_kernel<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(
+        a->in, a->n, head, nv, a->sum);
     return MH_LAUNCH_CHECK(ctx, "reduce_vector_kernel");
 }
 

@@ -42,7 +42,7 @@ static __device__ __forceinline__ void cp_async_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-static __device__ __forceinline__ bool aligned16(const float *p) { return ((uintptr_t)p & 15) == 0; }
+static __device__ __forceinline__ bool aligned16(const float *p) { return mh_aligned16(p); }
 
 /* dst[0..4) = src[p..p+4) where 0 <= p+e < n, else 0; src + p 16-byte aligned when p % 4
  * matches (the caller's `aligned`). */

@@ -91,7 +91,7 @@ static __global__ void transpose_vector_kernel(const transpose_params p)
     const int tx = threadIdx.x, ty = threadIdx.y; /* tx: which float4 of the row, ty: the row */
     const size_t y = r0 + ty, x = c0 + 4 * tx;
     const float *src = p.in + y * p.cols + x;
-    if (y < p.rows && x + 4 <= p.cols && ((uintptr_t)src & 15) == 0) {
+    if (y < p.rows && x + 4 <= p.cols && mh_aligned16(src)) {
         const float4 v = *reinterpret_cast<const float4 *>(src);
         tile[ty][4 * tx] = v.x, tile[ty][4 * tx + 1] = v.y, tile[ty][4 * tx + 2] = v.z, tile[ty][4 * tx + 3] = v.w;
     } else if (y < p.rows) {
@@ -102,7 +102,7 @@ static __global__ void transpose_vector_kernel(const transpose_params p)
     const size_t oy = c0 + ty, ox = r0 + 4 * tx; /* output row and first column */
     if (oy >= p.cols) return;
     float *dst = p.out + oy * p.rows + ox;
-    if (ox + 4 <= p.rows && ((uintptr_t)dst & 15) == 0) {
+    if (ox + 4 <= p.rows && mh_aligned16(dst)) {
         /* __stcs, not a plain float4 assignment: nvcc merged that with the element-wise
          * branch below into four 4-byte stores (PTX st.global.f32 x 4; ncu: 4x the sectors) */
         __stcs(reinterpret_cast<float4 *>(dst),

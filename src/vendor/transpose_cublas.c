@@ -9,11 +9,6 @@
 #include <limits.h>
 #include <stdio.h>
 
-static mh_status blas_fail(mh_context *ctx, cublasStatus_t st, const char *what)
-{
-    return mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS %s: %s", what, cublasGetStatusString(st));
-}
-
 static int cublas_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     (void)ctx;
@@ -33,7 +28,8 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
     const int m = (int)a->rows, n = (int)a->cols;
     /* B is not read when beta = 0; C itself is passed, as cuBLAS allows (ldb = ldc, no transpose) */
     cublasStatus_t st = cublasSgeam(h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, &one, a->in, n, &zero, a->out, m, a->out, m);
-    return st == CUBLAS_STATUS_SUCCESS ? MH_OK : blas_fail(ctx, st, "cublasSgeam");
+    return st == CUBLAS_STATUS_SUCCESS ? MH_OK
+                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasSgeam: %s", cublasGetStatusString(st));
 }
 
 static const mh_row rows[] = {
