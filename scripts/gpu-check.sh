@@ -7,8 +7,9 @@
 #   tune.json   memhier bench --tune (every tuning configuration)
 #   coalescing.svg  the coalescing plot (scripts/plot_coalescing.py) -> docs/coalescing.svg
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
-# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze|sanitize ...]
-# MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op).
+# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze|analyze-rh|sanitize ...]
+# MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op);
+# MEMHIER_BENCH_OPS="reduce histogram" benches those ops alone, one bench-OP.json each.
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -58,9 +59,17 @@ fi
 if want bench; then
   stamp "memhier info"
   "$CLI" info | tee -a "$SUMMARY"
-  stamp "memhier bench"
-  timeout 420 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1
-  say "bench exit $?"
+  if [ -z "${MEMHIER_BENCH_OPS:-}" ]; then
+    stamp "memhier bench"
+    timeout 420 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1
+    say "bench exit $?"
+  else # one JSON per op named
+    for op in $MEMHIER_BENCH_OPS; do
+      stamp "memhier bench $op"
+      timeout 300 "$CLI" bench "$op" --json "$OUT/bench-$op.json" >>"$LOGS/bench.log" 2>&1
+      say "bench $op exit $?"
+    done
+  fi
   python3 scripts/plot_coalescing.py "$OUT/bench.json" "$OUT/coalescing.svg" >>"$LOGS/bench.log" 2>&1
   say "coalescing plot exit $? (docs/coalescing.svg comes from $OUT/coalescing.svg)"
   stamp "memhier bench ${MEMHIER_TUNE_OPS:-} --tune"
@@ -136,6 +145,30 @@ if want analyze; then
     ncu_bench "ncut_$v.log" "transpose_" "transpose --rows 8192 --cols 8192 --variants $v" --metrics "$mt"
   done
 
+fi
+
+if want analyze-rh; then
+  # ncu_bench is defined in the analyze phase; this phase may run alone
+  ncu_one() {
+    local log=$1 kern=$2 args=$3
+    shift 3
+    # shellcheck disable=SC2086
+    timeout 120 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" "$CLI" bench $args >"$LOGS/$log" 2>&1
+    say "-- ncu $args (exit $?)"
+    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
+  }
+  stamp "ncu: reduce rungs at n = 2^26 (seed 004's warp-utilisation tables: threads per instruction)"
+  mr=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
+  for v in atomic:reduce_atomic tree:reduce_tree consecutive:reduce_consecutive coarse:reduce_consecutive \
+           shuffle:reduce_shuffle vector:reduce_vector deterministic:reduce_chunks cub:Reduce; do
+    ncu_one "ncur_${v%%:*}.log" "${v##*:}" "reduce --n 67108864 --variants ${v%%:*} --reps 1" --metrics "$mr"
+  done
+  stamp "ncu: histogram rungs, 50,000,000 int32 in 256 bins"
+  mh=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed_op_shared_atom.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
+  for v in global-atomic:hist_global shared-private:hist_shared coarse-contiguous:hist_contiguous \
+           coarse-interleaved:hist_interleaved vector:hist_vector warp-private:hist_warp thread-private:hist_thread cub:Histogram; do
+    ncu_one "ncuh_${v%%:*}.log" "${v##*:}" "histogram --n 50000000 --k 256 --variants ${v%%:*} --reps 1" --metrics "$mh"
+  done
 fi
 
 if want sanitize; then
