@@ -9,7 +9,8 @@
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
 # usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze|analyze-rh|sanitize ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op);
-# MEMHIER_BENCH_OPS="reduce histogram" benches those ops alone, one bench-OP.json each.
+# MEMHIER_BENCH_OPS="reduce histogram" benches those ops alone, one bench-OP.json each;
+# MEMHIER_CTEST_ARGS="-E oracle_conv" passes its arguments to ctest.
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -51,7 +52,8 @@ grep -E "Compiling entry|registers|spill" "$LOGS/build.log" | paste - - - 2>/dev
 
 if want test; then
   stamp "ctest (all tests, GPU included)"
-  (cd "$BUILD" && timeout 420 ctest --output-on-failure --timeout 300) >"$LOGS/ctest.log" 2>&1
+  # shellcheck disable=SC2086
+  (cd "$BUILD" && timeout 420 ctest --output-on-failure --timeout 300 ${MEMHIER_CTEST_ARGS:-}) >"$LOGS/ctest.log" 2>&1
   say "ctest exit $?"
   grep -E "Test +#|tests passed|tests failed|Skipped|\*\*\*" "$LOGS/ctest.log" | tee -a "$SUMMARY"
 fi
@@ -157,6 +159,13 @@ if want analyze-rh; then
     say "-- ncu $args (exit $?)"
     grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
   }
+  stamp "SASS of the reduce, histogram and matmul warptile kernels (logs/sass_rh_*.txt)"
+  for k in $(cuobjdump -symbols "$BUILD/libmemhier.so" 2>/dev/null | grep -oE "_Z[0-9]+(reduce_vector|hist_thread_private|hist_vector|matmul_warptile)_kernel[A-Za-z0-9_]*" | sort -u); do
+    cuobjdump -sass -fun "$k" "$BUILD/libmemhier.so" >"$LOGS/sass_rh_$k.txt" 2>&1
+    printf '%-90s instr %5d FFMA %5d LDS %4d STS %4d ATOMS %4d BAR %d\n' "$k" "$(grep -cE '^\s+/\*[0-9a-f]{4}\*/' "$LOGS/sass_rh_$k.txt")" \
+      "$(grep -c FFMA "$LOGS/sass_rh_$k.txt")" "$(grep -c 'LDS' "$LOGS/sass_rh_$k.txt")" "$(grep -c 'STS' "$LOGS/sass_rh_$k.txt")" \
+      "$(grep -c 'ATOMS' "$LOGS/sass_rh_$k.txt")" "$(grep -c 'BAR' "$LOGS/sass_rh_$k.txt")" | tee -a "$SUMMARY"
+  done
   stamp "ncu: reduce rungs at n = 2^26 (seed 004's warp-utilisation tables: threads per instruction)"
   mr=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
   for v in atomic:reduce_atomic tree:reduce_tree consecutive:reduce_consecutive coarse:reduce_consecutive \

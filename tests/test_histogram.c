@@ -1,7 +1,7 @@
 /* Every histogram variant of one backend against exact host counts:
  *   test_histogram cpu | gpu (exit 77 only when the machine has no CUDA device)
  * int32 values (1 to 100,000 bins, values below 0 and past the last bin) and bytes (256 bins,
- * one bin, seed 004's a-z buckets of 4, a single-value range), n from 0 to 1 Mi + 3, every input
+ * one bin, seed 004's a-z buckets of 4, a single-value range), n from 0 to 64 Mi + 3, every input
  * alignment, uniform and one-bin data, outside counted or not asked for (NULL); the counts are
  * poisoned with all-ones and fenced by guard words. histogram/racy must be flagged as a
  * demonstration and never picked by auto; it runs (within bounds) but its counts are not
@@ -25,6 +25,9 @@ static const hcase cases[] = {
     {0, 0, 99999, 1, 200001, 0, 1},  {1, 0, 255, 1, 1, 0, 1},      {1, 0, 255, 1, 1048579, 0, 1},
     {1, 0, 255, 1, 1048579, 1, 1},   {1, 97, 122, 4, 300007, 0, 1}, {1, 97, 122, 1, 4099, 0, 0},
     {1, 200, 200, 1, 70001, 0, 1},
+    /* one-bin at 64 Mi bytes and 32 Mi int32: every thread of thread-private counts a bin past
+     * 255, so its 8-bit counters wrap and carry (on the generic and the plain-byte path) */
+    {1, 0, 255, 1, 67108867, 1, 1},  {1, 97, 122, 4, 67108867, 1, 0}, {0, 0, 255, 1, 33554433, 1, 1},
 };
 
 /* Values over a range wider than the bins, so that some fall outside on both sides. */

@@ -1,6 +1,7 @@
 /* Every reduce variant of one backend against a double reference:
  *   test_reduce cpu | gpu (exit 77 only when the machine has no CUDA device)
- * n from 0 to 3 Mi around every block and chunk boundary, misaligned inputs (the 16-byte path's
+ * n from 0 to 3 Mi around every block and chunk boundary, each with float inputs (within the sum
+ * tolerance) and whole-number ones (exact: a dropped or doubled element fails), misaligned inputs (the 16-byte path's
  * head), every tuning configuration; the sum poisoned with NaN and fenced by guard words. NaN
  * and Inf propagate; the deterministic variant gives the same bits on every run and in every
  * configuration. Refusals write nothing. */
@@ -32,8 +33,11 @@ static float run_variant(mh_context *ctx, const float *in, size_t n, const test_
     return s == MH_OK ? out->host[TEST_GUARD] : NAN;
 }
 
+/* exact: the inputs are whole numbers in [-2, 2] and n < 2^23, so every partial sum, in any
+ * order, is a whole number under 2^24, a float exactly: the sum must be exact, and one element
+ * dropped or counted twice shows (the float tolerance cannot see that at large n). */
 static void check_sum(mh_context *ctx, const float *h, const float *in, size_t n, const test_out *out, const mh_row *row,
-                      int config)
+                      int config, int exact)
 {
     int refused;
     const float got = run_variant(ctx, in, n, out, row, config, &refused);
@@ -41,9 +45,16 @@ static void check_sum(mh_context *ctx, const float *h, const float *in, size_t n
     double ref, mag;
     mh_reduce_reference(h, n, &ref, &mag);
     mh_error_stats st;
-    const int ok = mh_compare(&got, &ref, &mag, 1, mh_sum_rtol(n ? n : 1), &st);
-    CHECK(ok, "%s config %d n=%zu: sum %.9g, reference %.12g (sum |x| %.6g)", row ? row->info.name : "auto", config, n,
-          got, ref, mag);
+    const int ok = exact ? (double)got == ref : mh_compare_sum(got, ref, mag, n, &st);
+    CHECK(ok, "%s config %d n=%zu%s: sum %.9g, reference %.12g (sum |x| %.6g)", row ? row->info.name : "auto", config, n,
+          exact ? " (whole numbers, exact)" : "", got, ref, mag);
+}
+
+/* Whole numbers in [-2, 2] from the same generator. */
+static void fill_whole(float *h, size_t n, unsigned long long seed)
+{
+    mh_fill_uniform(h, n, seed, 2.5f);
+    for (size_t i = 0; i < n; ++i) h[i] = fminf(2.0f, fmaxf(-2.0f, roundf(h[i])));
 }
 
 /* NaN anywhere gives NaN; +Inf gives +Inf; +Inf with -Inf gives NaN. */
@@ -127,11 +138,13 @@ int main(int argc, char **argv)
     mh_context *ctx = test_open(argc, argv, &gpu);
     const unsigned long long seed = test_seed();
     const size_t max_n = test_max_n();
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-        const size_t n = sizes[si];
+    for (size_t case_i = 0; case_i < 2 * sizeof sizes / sizeof sizes[0]; ++case_i) {
+        const size_t si = case_i / 2, n = sizes[si];
+        const int exact = case_i % 2;
         if (n > max_n) continue;
         float *h = malloc((n ? n : 1) * sizeof(float));
-        mh_fill_uniform(h, n, seed + si, si % 2 ? 1000.0f : 1.0f);
+        if (exact) fill_whole(h, n, seed + 100 + si);
+        else mh_fill_uniform(h, n, seed + si, si % 2 ? 1000.0f : 1.0f);
         test_in in = test_in_copy(gpu, h, n ? n : 1, si % 4); /* offsets 0..3 floats: every alignment */
         test_out out = test_out_alloc(gpu, 1, si % 3);
         for (size_t r = 0; r < mh_row_count(MH_OP_REDUCE); ++r) {
@@ -139,13 +152,13 @@ int main(int argc, char **argv)
             if (!test_row_fits(row, gpu)) continue;
             for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg) {
                 char what[64];
-                snprintf(what, sizeof what, "n=%zu", n);
+                snprintf(what, sizeof what, "n=%zu%s", n, exact ? " whole" : "");
                 test_trace(row->info.name, cfg, what);
-                check_sum(ctx, h, in.data, n, &out, row, cfg);
+                check_sum(ctx, h, in.data, n, &out, row, cfg, exact);
             }
         }
-        check_sum(ctx, h, in.data, n, &out, NULL, 0); /* auto */
-        if (n >= 100000) check_deterministic(ctx, gpu, in.data, n, &out);
+        check_sum(ctx, h, in.data, n, &out, NULL, 0, exact); /* auto */
+        if (n >= 100000 && !exact) check_deterministic(ctx, gpu, in.data, n, &out);
         test_out_free(&out);
         test_release(gpu, in.base);
         free(h);

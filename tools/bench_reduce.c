@@ -84,7 +84,7 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
     reduce_case *c = w->state;
     if (!bench_fetch(ctx, &c->h_sum, c->d_sum, 1, why, len)) return 0;
     if (isnan(c->h_sum)) return snprintf(why, len, "the sum is NaN (never written)"), 0;
-    const int ok = mh_compare(&c->h_sum, &c->ref, &c->mag, 1, mh_sum_rtol(c->n), st);
+    const int ok = mh_compare_sum(c->h_sum, c->ref, c->mag, c->n, st);
     if (!ok) snprintf(why, len, "wrong: sum %.9g, reference %.12g (sum of |x| %.6g)", c->h_sum, c->ref, c->mag);
     return ok;
 }

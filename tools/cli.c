@@ -89,6 +89,10 @@ int cli_place(mh_context *ctx, cli_buffer *b, int upload)
         b->mem = b->host;
         return CLI_OK;
     }
+    if (b->bytes == 0) { /* an empty array (reduce of n = 0): the API takes NULL for it */
+        b->mem = NULL;
+        return CLI_OK;
+    }
     mh_status s = mh_alloc(ctx, b->bytes, &b->mem);
     if (s == MH_OK && upload) s = mh_upload(ctx, b->mem, b->host, b->bytes);
     return s == MH_OK ? CLI_OK : cli_error(CLI_FAILED, "%s", mh_context_error(ctx));

@@ -28,6 +28,10 @@ int mh_compare(const float *out, const double *ref, const double *mag, size_t co
  * float rounding gives in practice, far under what a dropped or doubled term gives. */
 double mh_sum_rtol(size_t terms);
 
+/* A sum of n floats against its double reference ref, mag = sum of |x|: passes (1) when within
+ * mh_sum_rtol(n) of mag; the error relative to |ref| is not asked (cancellation). */
+int mh_compare_sum(float got, double ref, double mag, size_t n, mh_error_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

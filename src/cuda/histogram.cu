@@ -12,9 +12,11 @@
  *   coarse-interleaved  cuda_histogram_privatization_coarsening: a grid of a few blocks per SM
  *                       strides over the input, coalesced, shared private bins
  *   vector              coarse-interleaved with 16-byte loads (16 bytes or 4 int32 per load)
- *   warp-private        ours: one sub-histogram per warp, and lanes that hit the same bin in a
- *                       step add once (__match_any_sync): contention on skewed data falls from a
- *                       block's threads to nothing
+ *   warp-private        ours: one sub-histogram per warp (contention on skewed data falls from
+ *                       a block's threads to a warp's); configuration "match": lanes that hit the
+ *                       same bin in a step add once (__match_any_sync)
+ *   thread-private      ours: 8-bit counters per thread in shared memory, laid out so that a
+ *                       warp never has a bank conflict; no atomics but a carry every 256 counts
  * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
  * bins and outside are zeroed first on the context's stream. */
 #include "common.cuh"
@@ -27,19 +29,27 @@ struct hist_params {
     const void *in;
     size_t n;
     int lo, hi, width, num_bins;
+    unsigned span;  /* hi - lo */
+    unsigned magic; /* ceil(2^32 / width): for bytes, d / width = __umulhi(d, magic) exactly (d <= 255) */
     unsigned long long *bins, *outside;
 };
 
 template <bool BYTES>
-static __device__ __forceinline__ long long value_at(const hist_params &p, size_t i)
+static __device__ __forceinline__ int value_at(const hist_params &p, size_t i)
 {
-    return BYTES ? (long long)static_cast<const unsigned char *>(p.in)[i] : (long long)static_cast<const int *>(p.in)[i];
+    return BYTES ? (int)static_cast<const unsigned char *>(p.in)[i] : static_cast<const int *>(p.in)[i];
 }
 
-/* bin of v, num_bins for the values outside */
-static __device__ __forceinline__ int slot_of(const hist_params &p, long long v)
+/* bin of v, num_bins for the values outside [lo, hi]. 32-bit arithmetic throughout: v - lo as
+ * unsigned wraps values under lo past span, so one compare tests both ends; no 64-bit division
+ * (the first version divided in 64 bits: ~20 instructions per element, the bytes' bottleneck). */
+template <bool BYTES>
+static __device__ __forceinline__ int slot_of(const hist_params &p, int v)
 {
-    return v < p.lo || v > p.hi ? p.num_bins : (int)((v - p.lo) / p.width);
+    const unsigned d = (unsigned)v - (unsigned)p.lo;
+    if (d > p.span) return p.num_bins;
+    if (p.width == 1) return (int)d;
+    return (int)(BYTES ? __umulhi(d, p.magic) : d / (unsigned)p.width);
 }
 
 static __device__ __forceinline__ unsigned long long *global_slot(const hist_params &p, int s)
@@ -52,7 +62,7 @@ static __global__ void hist_racy_kernel(const hist_params p)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
-    unsigned long long *g = global_slot(p, slot_of(p, value_at<BYTES>(p, i)));
+    unsigned long long *g = global_slot(p, slot_of<BYTES>(p, value_at<BYTES>(p, i)));
     if (g) *g += 1; /* the seed's race, on purpose */
 }
 
@@ -61,7 +71,7 @@ static __global__ void hist_global_atomic_kernel(const hist_params p)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
-    unsigned long long *g = global_slot(p, slot_of(p, value_at<BYTES>(p, i)));
+    unsigned long long *g = global_slot(p, slot_of<BYTES>(p, value_at<BYTES>(p, i)));
     if (g) atomicAdd(g, 1ULL);
 }
 
@@ -87,7 +97,7 @@ static __global__ void hist_shared_private_kernel(const hist_params p)
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < p.n) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+    if (i < p.n) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
     private_flush(p, priv, p.num_bins + 1);
 }
 
@@ -97,7 +107,7 @@ static __global__ void hist_contiguous_kernel(const hist_params p)
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
     const size_t first = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * CONTIG;
-    for (size_t i = first; i < first + CONTIG && i < p.n; ++i) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+    for (size_t i = first; i < first + CONTIG && i < p.n; ++i) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
     private_flush(p, priv, p.num_bins + 1);
 }
 
@@ -108,7 +118,7 @@ static __global__ void hist_interleaved_kernel(const hist_params p)
     private_zero(priv, p.num_bins + 1);
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride)
-        atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+        atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
     private_flush(p, priv, p.num_bins + 1);
 }
 
@@ -127,17 +137,18 @@ static __global__ void hist_vector_kernel(const hist_params p, size_t head, size
         const unsigned words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
         for (int q = 0; q < PER; ++q) {
-            const long long v = BYTES ? (long long)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (long long)(int)words[q];
-            atomicAdd(&priv[slot_of(p, v)], 1u);
+            const int v = BYTES ? (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (int)words[q];
+            atomicAdd(&priv[slot_of<BYTES>(p, v)], 1u);
         }
     }
-    if (gid < head) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, gid))], 1u);
-    for (size_t i = head + nv * PER + gid; i < p.n; i += stride) atomicAdd(&priv[slot_of(p, value_at<BYTES>(p, i))], 1u);
+    if (gid < head) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, gid))], 1u);
+    for (size_t i = head + nv * PER + gid; i < p.n; i += stride) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
     private_flush(p, priv, p.num_bins + 1);
 }
 
-/* One sub-histogram per warp; in each step the lanes holding the same slot add once. */
-template <bool BYTES>
+/* One sub-histogram per warp. MATCH: in each step the lanes holding the same slot add once
+ * (__match_any_sync); otherwise every lane adds 1 to its warp's copy. */
+template <bool BYTES, bool MATCH>
 static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const hist_params p)
 {
     extern __shared__ unsigned priv[];
@@ -149,7 +160,11 @@ static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const
     const size_t warp_first = ((size_t)blockIdx.x * THREADS) + (size_t)warp * 32;
     for (size_t base = warp_first; base < p.n; base += stride) {
         const size_t i = base + lane;
-        const int s = i < p.n ? slot_of(p, value_at<BYTES>(p, i)) : -1;
+        const int s = i < p.n ? slot_of<BYTES>(p, value_at<BYTES>(p, i)) : -1;
+        if (!MATCH) {
+            if (s >= 0) atomicAdd(&mine[s], 1u);
+            continue;
+        }
         const unsigned same = __match_any_sync(0xffffffffu, s);
         if (s >= 0 && lane == __ffs(same) - 1) atomicAdd(&mine[s], (unsigned)__popc(same));
     }
@@ -162,12 +177,95 @@ static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const
     }
 }
 
+/* thread-private: every thread counts in its own 8-bit counters in shared memory, with plain
+ * loads and stores, no atomics. Slot s of thread t is byte s % 4 of word (s / 4) * TP_THREADS + t:
+ * a word holds 4 slots of one thread, so a warp's 32 lanes always touch 32 different banks,
+ * whatever the data (one bin or uniform). A counter that wraps past 255 adds 256 to the block's
+ * 64-bit carry of its slot (once per 256 counts of a thread). At the end each warp sums rows of
+ * 256 words, 2 bytes per 16-bit half at a time. PLAIN: bytes with lo = 0, hi = 255, width 1 (the slot is
+ * the byte: the 256-bin byte histogram). 16 bytes or 4 int32 per load. */
+enum { TP_THREADS = 256 };
+
+static size_t tp_rows(int num_bins) { return ((size_t)num_bins + 1 + 3) / 4; }
+static size_t tp_smem_bytes(int num_bins)
+{
+    return tp_rows(num_bins) * TP_THREADS * 4 + ((size_t)num_bins + 1) * sizeof(unsigned long long);
+}
+
+template <bool BYTES, bool PLAIN>
+static __device__ __forceinline__ int tp_slot(const hist_params &p, int v)
+{
+    return BYTES && PLAIN ? v : slot_of<BYTES>(p, v);
+}
+
+static __device__ __forceinline__ void tp_count(unsigned char *mine, unsigned long long *carry, int s)
+{
+    unsigned char *c = mine + (s >> 2) * (4 * TP_THREADS) + (s & 3);
+    const unsigned char v = (unsigned char)(*c + 1);
+    *c = v;
+    if (v == 0) atomicAdd(&carry[s], 256ULL);
+}
+
+/* Adds the block's counts (bytes of every thread, plus the carries) to the global bins. */
+static __device__ void tp_flush(const hist_params &p, const unsigned *words, const unsigned long long *carry)
+{
+    const int slots = p.num_bins + 1, rows = (slots + 3) / 4, lane = threadIdx.x % 32;
+    __syncthreads();
+    for (int r = threadIdx.x / 32; r < rows; r += TP_THREADS / 32) {
+        unsigned even = 0, odd = 0; /* bytes 0 and 2, 1 and 3: 8 words x 255 fit a 16-bit half */
+        for (int t = lane; t < TP_THREADS; t += 32) {
+            const unsigned w = words[(size_t)r * TP_THREADS + t];
+            even += w & 0x00ff00ffu, odd += (w >> 8) & 0x00ff00ffu;
+        }
+        const unsigned part[4] = {even & 0xffffu, odd & 0xffffu, even >> 16, odd >> 16};
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            unsigned v = part[q];
+            for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
+            const int s = 4 * r + q;
+            if (lane == 0 && s < slots) {
+                const unsigned long long total = v + carry[s];
+                unsigned long long *g = global_slot(p, s);
+                if (total && g) atomicAdd(g, total);
+            }
+        }
+    }
+}
+
+template <bool BYTES, bool PLAIN>
+static __global__ void __launch_bounds__(TP_THREADS) hist_thread_private_kernel(const hist_params p, size_t head, size_t nv)
+{
+    extern __shared__ unsigned tp_words[];
+    const int slots = p.num_bins + 1, rows = (slots + 3) / 4;
+    unsigned long long *carry = reinterpret_cast<unsigned long long *>(tp_words + (size_t)rows * TP_THREADS);
+    for (int w = threadIdx.x; w < rows * TP_THREADS + 2 * slots; w += TP_THREADS) tp_words[w] = 0;
+    __syncthreads();
+    unsigned char *mine = reinterpret_cast<unsigned char *>(tp_words) + 4 * threadIdx.x;
+    constexpr int PER = BYTES ? 16 : 4;
+    const size_t stride = (size_t)gridDim.x * TP_THREADS, gid = (size_t)blockIdx.x * TP_THREADS + threadIdx.x;
+    const uint4 *body = reinterpret_cast<const uint4 *>(static_cast<const char *>(p.in) + head * (BYTES ? 1 : 4));
+    for (size_t i = gid; i < nv; i += stride) {
+        const uint4 w = __ldg(body + i);
+        const unsigned words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int q = 0; q < PER; ++q) {
+            const int v = BYTES ? (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (int)words[q];
+            tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, v));
+        }
+    }
+    if (gid < head) tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, value_at<BYTES>(p, gid)));
+    for (size_t i = head + nv * PER + gid; i < p.n; i += stride) tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, value_at<BYTES>(p, i)));
+    tp_flush(p, tp_words, carry);
+}
+
 /* ---- launch, registry ------------------------------------------------------------------- */
 
 static hist_params params_of(const mh_histogram_args *a)
 {
     hist_params p;
     p.in = a->in, p.n = a->n, p.lo = a->lo, p.hi = a->hi, p.width = a->width, p.num_bins = a->num_bins;
+    p.span = (unsigned)((long long)a->hi - a->lo);
+    p.magic = a->width > 1 ? (unsigned)((((unsigned long long)1 << 32) + (unsigned)a->width - 1) / (unsigned)a->width) : 0u;
     p.bins = a->bins, p.outside = a->outside;
     return p;
 }
@@ -281,11 +379,56 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     return MH_LAUNCH_CHECK(ctx, "hist_vector_kernel");
 }
 
+/* "atomic": every lane adds to its warp's copy; "match": equal lanes aggregated first. */
+static const char *const warp_configs[] = {"atomic", "match", NULL};
+
 static mh_status warp_run(mh_context *ctx, const mh_args *x)
 {
-    return launch(ctx, x, hist_warp_private_kernel<true>, hist_warp_private_kernel<false>,
+    const int match = x->config == 1;
+    return launch(ctx, x, match ? hist_warp_private_kernel<true, true> : hist_warp_private_kernel<true, false>,
+                  match ? hist_warp_private_kernel<false, true> : hist_warp_private_kernel<false, false>,
                   mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS, slots_bytes(x, THREADS / 32),
                   "launching hist_warp_private_kernel");
+}
+
+static int thread_private_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    const size_t bytes = tp_smem_bytes(x->histogram.num_bins);
+    if (bytes <= mh_smem_optin()) return 1;
+    snprintf(why, len, "thread-private keeps 8-bit counters of %d bins for each of %d threads: %zu bytes of shared memory, more than a block may use",
+             x->histogram.num_bins, (int)TP_THREADS, bytes);
+    return 0;
+}
+
+typedef void (*tp_kernel)(const hist_params, size_t, size_t);
+
+/* The kernel for the problem: the 256-bin byte histogram takes the slot from the byte itself. */
+static tp_kernel tp_kernel_for(const mh_histogram_args *a)
+{
+    if (!a->bytes) return hist_thread_private_kernel<false, false>;
+    return a->lo == 0 && a->hi == 255 && a->width == 1 ? hist_thread_private_kernel<true, true>
+                                                        : hist_thread_private_kernel<true, false>;
+}
+
+/* As many blocks as fit on the GPU at once (about 3 per SM with 256 bins), no more: each block's
+ * flush costs as much as its shared memory, so the grid stays one wave. */
+static mh_status thread_private_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_histogram_args *a = &x->histogram;
+    MH_TRY(zero_outputs(ctx, a));
+    if (a->n == 0) return MH_OK;
+    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem, smem = tp_smem_bytes(a->num_bins);
+    size_t head = mh_head_to_16(a->in, elem);
+    if (head > a->n) head = a->n;
+    const size_t nv = (a->n - head) / per;
+    const tp_kernel k = tp_kernel_for(a);
+    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
+    int per_sm = 0;
+    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, TP_THREADS, smem));
+    const size_t most = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1);
+    const size_t want = mh_ceil_div(a->n, (size_t)TP_THREADS * per), blocks = want < most ? (want ? want : 1) : most;
+    k<<<(unsigned)blocks, TP_THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
+    return MH_LAUNCH_CHECK(ctx, "hist_thread_private_kernel");
 }
 
 #define HIST_ROW(name, rung, memory, source, summary, sup, run)                                                         \
@@ -304,8 +447,12 @@ static const mh_row rows[] = {
              interleaved_supports, interleaved_run),
     HIST_ROW("vector", 6, "global+shared", "ours", "coarse-interleaved with 16-byte loads", interleaved_supports,
              vector_run),
-    HIST_ROW("warp-private", 7, "global+shared", "ours", "a sub-histogram per warp, equal lanes aggregated",
-             warp_supports, warp_run),
+    {{"histogram/warp-private", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 7, "global+shared", "ours",
+      "a sub-histogram per warp (equal lanes aggregated in the match configuration)"},
+     warp_supports, warp_run, warp_configs},
+    HIST_ROW("thread-private", 8, "global+shared", "ours",
+             "8-bit counters per thread in shared memory, conflict-free whatever the data, no atomics",
+             thread_private_supports, thread_private_run),
 };
 
 MH_ROW_GROUP(mh_histogram_cuda_rows, rows)

@@ -189,70 +189,128 @@ static __device__ __forceinline__ void wt_store(const wt_stage<S> &st, float (*A
     }
 }
 
+/* A lane's operands for one kk: its TM rows of a in each of WMITER sub-tiles, its TN columns of
+ * b in each of WNITER sub-tiles; 16-byte shared loads (broadcast within the warp for a, one
+ * contiguous run for b). */
 template <class S>
+struct wt_frag {
+    float a[S::WMITER * S::TM], b[S::WNITER * S::TN];
+};
+
+/* The lane's place: its warp's tile (wrow, wcol) and its TM x TN in a sub-tile (trow, tcol). */
+struct wt_lane {
+    int wrow, wcol, trow, tcol;
+};
+
+template <class S>
+static __device__ __forceinline__ wt_lane wt_lane_of()
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    return {warp / (S::BN / S::WN), warp % (S::BN / S::WN), lane / (S::WSUBN / S::TN), lane % (S::WSUBN / S::TN)};
+}
+
+template <class S>
+static __device__ __forceinline__ void wt_load_frag(const float (*As)[S::BM + S::PAD], const float (*Bs)[S::BN], int kk,
+                                                    const wt_lane &l, wt_frag<S> &f)
+{
+#pragma unroll
+    for (int wm = 0; wm < S::WMITER; ++wm)
+#pragma unroll
+        for (int q = 0; q < S::TM; q += 4) {
+            const float4 v =
+                *reinterpret_cast<const float4 *>(&As[kk][l.wrow * S::WM + wm * S::WSUBM + l.trow * S::TM + q]);
+            float *d = &f.a[wm * S::TM + q];
+            d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
+        }
+#pragma unroll
+    for (int wn = 0; wn < S::WNITER; ++wn)
+#pragma unroll
+        for (int q = 0; q < S::TN; q += 4) {
+            const float4 v =
+                *reinterpret_cast<const float4 *>(&Bs[kk][l.wcol * S::WN + wn * S::WSUBN + l.tcol * S::TN + q]);
+            float *d = &f.b[wn * S::TN + q];
+            d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
+        }
+}
+
+template <class S>
+static __device__ __forceinline__ void wt_fma(const wt_frag<S> &f, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
+{
+#pragma unroll
+    for (int i = 0; i < S::WMITER * S::TM; ++i)
+#pragma unroll
+        for (int j = 0; j < S::WNITER * S::TN; ++j) acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+}
+
+template <class S>
+static __device__ __forceinline__ void wt_store_c(const mm_params &p, size_t row0, size_t col0, const wt_lane &l,
+                                                  const float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
+{
+    const bool inside = p.vec_c && row0 + S::BM <= p.m && col0 + S::BN <= p.n;
+#pragma unroll
+    for (int wm = 0; wm < S::WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < S::TM; ++i) {
+            const size_t row = row0 + l.wrow * S::WM + wm * S::WSUBM + l.trow * S::TM + i;
+#pragma unroll
+            for (int wn = 0; wn < S::WNITER; ++wn)
+#pragma unroll
+                for (int q = 0; q < S::TN; q += 4)
+                    store4(p, row, col0 + l.wcol * S::WN + wn * S::WSUBN + l.tcol * S::TN + q,
+                           &acc[wm * S::TM + i][wn * S::TN + q], inside);
+        }
+}
+
+/* PIPE: the operands of kk + 1 are loaded into a second set of registers while the FMAs of kk
+ * run (across k-steps too: the last kk stores the next tile, waits at the barrier, and loads
+ * the next step's first operands before its own FMAs), so no shared-load latency lies between
+ * two kk's FMAs. Without PIPE each kk loads, then computes, and ptxas schedules what it can. */
+template <class S, bool PIPE>
 static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
-    constexpr int BM = S::BM, BN = S::BN, BK = S::BK, TM = S::TM, TN = S::TN, WMITER = S::WMITER, WNITER = S::WNITER;
+    constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
+    static_assert(!PIPE || BK % 2 == 0, "the register double buffer alternates within a k-step");
     /* dynamic: the 128 x 256 x 16 shape needs 49.7 KB, past the static 48 KB */
     extern __shared__ __align__(16) float smem[];
     float(*As)[BK][BM + S::PAD] = reinterpret_cast<float(*)[BK][BM + S::PAD]>(smem);
     float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(smem + 2 * BK * (BM + S::PAD));
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int wrow = warp / (BN / S::WN), wcol = warp % (BN / S::WN);      /* the warp's tile */
-    const int trow = lane / (S::WSUBN / TN), tcol = lane % (S::WSUBN / TN); /* the lane's TM x TN in a sub-tile */
+    const wt_lane l = wt_lane_of<S>();
     const size_t row0 = (size_t)blockIdx.y * BM, col0 = (size_t)blockIdx.x * BN;
-    float acc[WMITER * TM][WNITER * TN] = {};
+    float acc[S::WMITER * S::TM][S::WNITER * S::TN] = {};
 
     wt_stage<S> next;
     wt_fetch<S>(p, row0, col0, 0, next);
     wt_store<S>(next, As[0], Bs[0]);
     __syncthreads();
+    wt_frag<S> f[2];
+    if (PIPE) wt_load_frag<S>(As[0], Bs[0], 0, l, f[0]);
     int cur = 0;
     for (size_t k0 = 0; k0 < p.k; k0 += BK) {
         const bool more = k0 + BK < p.k;
         if (more) wt_fetch<S>(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
-            float ra[WMITER * TM], rb[WNITER * TN];
-#pragma unroll
-            for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-                for (int q = 0; q < TM; q += 4) {
-                    const float4 v = *reinterpret_cast<const float4 *>(
-                        &As[cur][kk][wrow * S::WM + wm * S::WSUBM + trow * TM + q]);
-                    ra[wm * TM + q] = v.x, ra[wm * TM + q + 1] = v.y, ra[wm * TM + q + 2] = v.z, ra[wm * TM + q + 3] = v.w;
-                }
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-                for (int q = 0; q < TN; q += 4) {
-                    const float4 v = *reinterpret_cast<const float4 *>(
-                        &Bs[cur][kk][wcol * S::WN + wn * S::WSUBN + tcol * TN + q]);
-                    rb[wn * TN + q] = v.x, rb[wn * TN + q + 1] = v.y, rb[wn * TN + q + 2] = v.z, rb[wn * TN + q + 3] = v.w;
-                }
-#pragma unroll
-            for (int i = 0; i < WMITER * TM; ++i)
-#pragma unroll
-                for (int j = 0; j < WNITER * TN; ++j) acc[i][j] = fmaf(ra[i], rb[j], acc[i][j]);
+            if (!PIPE) {
+                wt_load_frag<S>(As[cur], Bs[cur], kk, l, f[0]);
+                wt_fma<S>(f[0], acc);
+                continue;
+            }
+            if (kk + 1 < BK) {
+                wt_load_frag<S>(As[cur], Bs[cur], kk + 1, l, f[(kk + 1) % 2]);
+            } else if (more) { /* the other buffer's last reader passed the previous barrier */
+                wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]);
+                __syncthreads();
+                wt_load_frag<S>(As[cur ^ 1], Bs[cur ^ 1], 0, l, f[0]);
+            }
+            wt_fma<S>(f[kk % 2], acc);
         }
-        if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
-        __syncthreads();
+        if (!PIPE) {
+            if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
+            __syncthreads();
+        }
         cur ^= 1;
     }
-
-    const bool inside = p.vec_c && row0 + BM <= p.m && col0 + BN <= p.n;
-#pragma unroll
-    for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-            const size_t row = row0 + wrow * S::WM + wm * S::WSUBM + trow * TM + i;
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-                for (int q = 0; q < TN; q += 4)
-                    store4(p, row, col0 + wcol * S::WN + wn * S::WSUBN + tcol * TN + q, &acc[wm * TM + i][wn * TN + q],
-                           inside);
-        }
+    wt_store_c<S>(p, row0, col0, l, acc);
 }
 
 /* warptile's configurations, "bBMxBN-kBK-wWMxWN-tTMxTN[-occ2]". */
@@ -263,10 +321,13 @@ typedef wt_shape<128, 256, 8, 64, 64, 2, 2, 8, 4, 1> wt_d;  /* 256 threads, 16 x
 typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_e; /* 256 threads, 8 x 8, warps 32 x 64 */
 typedef wt_shape<128, 256, 16, 64, 64, 2, 2, 8, 4, 1> wt_f; /* 256 threads, 16 x 8, deeper k-steps */
 typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_g;  /* 256 threads, 16 x 8, tall blocks */
-/* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md) */
+/* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md);
+ * "-pipe": operands of kk + 1 loaded into registers during the FMAs of kk */
 static const char *const warptile_configs[] = {
-    "b128x256-k8-w64x64-t8x4",  "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2", "b128x128-k16-w64x64-t8x4",
-    "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4", "b256x128-k8-w64x64-t8x4",       NULL};
+    "b128x256-k8-w64x64-t8x4",      "b128x128-k16-w64x32-t4x4",      "b128x128-k16-w64x32-t4x4-occ2",
+    "b128x128-k16-w64x64-t8x4",     "b128x128-k16-w32x64-t8x4",      "b128x256-k16-w64x64-t8x4",
+    "b256x128-k8-w64x64-t8x4",      "b128x256-k8-w64x64-t8x4-pipe",  "b256x128-k8-w64x64-t8x4-pipe",
+    "b128x256-k16-w64x64-t8x4-pipe", "b128x128-k16-w32x64-t8x4-pipe", NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -282,9 +343,10 @@ static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-#define MH_WT(S) {matmul_warptile_kernel<S>, S::BM, S::BN, S::THREADS, S::SMEM}
+#define MH_WT(S, PIPE) {matmul_warptile_kernel<S, PIPE>, S::BM, S::BN, S::THREADS, S::SMEM}
     /* warptile, in warptile_configs' order */
-    MH_WT(wt_d), MH_WT(wt_a), MH_WT(wt_b), MH_WT(wt_c), MH_WT(wt_e), MH_WT(wt_f), MH_WT(wt_g),
+    MH_WT(wt_d, false), MH_WT(wt_a, false), MH_WT(wt_b, false), MH_WT(wt_c, false), MH_WT(wt_e, false),
+    MH_WT(wt_f, false), MH_WT(wt_g, false), MH_WT(wt_d, true), MH_WT(wt_g, true), MH_WT(wt_f, true), MH_WT(wt_e, true),
 };
 
 static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)

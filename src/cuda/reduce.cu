@@ -10,7 +10,9 @@
  *                  inputs a block apart; configurations: factors 2 (the seed's), 4, 8, 16
  *   shuffle        ours: a grid of a few blocks per SM strides over the input, each thread
  *                  summing in a register; warps reduce by shuffles, one atomicAdd per block
- *   vector         shuffle with 16-byte loads (the unaligned head and the tail element-wise)
+ *   vector         shuffle with 16-byte loads (the unaligned head and the tail element-wise),
+ *                  UNROLL of them issued before any is summed; configurations: 1, 2, 4 (the
+ *                  default), 8 in flight, and 4 with streaming (evict-first) loads
  *   deterministic  ours: two passes in a fixed order. Pass 1 cuts the input into chunks of
  *                  16384 and each chunk into 256 slices (slice s: elements s, s + 256, ...,
  *                  summed in order), then adds the 256 slice sums by a fixed pairwise tree;
@@ -86,17 +88,38 @@ static __global__ void __launch_bounds__(THREADS) reduce_shuffle_kernel(const fl
     if (threadIdx.x == 0) atomicAdd(sum, s);
 }
 
-/* head: elements before the first 16-byte boundary; nv: float4s after it. */
+/* One float4 of the 16-byte body: read-only path (LDG.NC), or streaming (evict first: the input
+ * is read once, so it need not displace anything in L2). */
+template <bool STREAM>
+static __device__ __forceinline__ float4 body_load(const float4 *p)
+{
+    return STREAM ? __ldcs(p) : __ldg(p);
+}
+
+static __device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+
+/* head: elements before the first 16-byte boundary; nv: float4s after it. UNROLL loads are
+ * issued before any is added (UNROLL x 16 bytes in flight per thread: the grid then covers the
+ * HBM latency-bandwidth product several times over), into UNROLL independent sums. */
+template <int UNROLL, bool STREAM>
 static __global__ void __launch_bounds__(THREADS) reduce_vector_kernel(const float *in, size_t n, size_t head,
                                                                        size_t nv, float *sum)
 {
     const size_t stride = (size_t)gridDim.x * THREADS, gid = (size_t)blockIdx.x * THREADS + threadIdx.x;
     const float4 *v4 = reinterpret_cast<const float4 *>(in + head);
-    float s = 0.0f;
-    for (size_t i = gid; i < nv; i += stride) {
-        const float4 v = __ldg(v4 + i);
-        s += (v.x + v.y) + (v.z + v.w);
+    float part[UNROLL] = {};
+    size_t i = gid;
+    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
+        float4 v[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) v[u] = body_load<STREAM>(v4 + i + u * stride);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) part[u] += sum4(v[u]);
     }
+    for (; i < nv; i += stride) part[0] += sum4(body_load<STREAM>(v4 + i));
+    float s = 0.0f;
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) s += part[u];
     /* the head and the tail, element-wise */
     const size_t tail = head + 4 * nv;
     if (gid < head) s += in[gid];
@@ -221,6 +244,13 @@ static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
                             "launching reduce_shuffle_kernel");
 }
 
+/* "u<loads in flight per thread>[-cs: streaming loads]"; [0] is the default. */
+static const char *const vector_configs[] = {"u4", "u4-cs", "u2", "u1", "u8", NULL};
+typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, float *);
+static const vector_kernel vector_kernels[] = {reduce_vector_kernel<4, false>, reduce_vector_kernel<4, true>,
+                                               reduce_vector_kernel<2, false>, reduce_vector_kernel<1, false>,
+                                               reduce_vector_kernel<8, false>};
+
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
 {
     const mh_reduce_args *a = &x->reduce;
@@ -229,7 +259,7 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     size_t head = mh_head_to_16(a->in, sizeof(float));
     if (head > a->n) head = a->n;
     const size_t nv = (a->n - head) / 4;
-    reduce_vector_kernel<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(
+    vector_kernels[x->config]<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(
         a->in, a->n, head, nv, a->sum);
     return MH_LAUNCH_CHECK(ctx, "reduce_vector_kernel");
 }
@@ -277,8 +307,8 @@ static const mh_row rows[] = {
       "grid-stride sums in registers, warp shuffles, one atomic per block"},
      any_supports, shuffle_run, NULL},
     {{"reduce/vector", MH_OP_REDUCE, MH_BACKEND_CUDA, 6, "global+registers+shuffle", "ours",
-      "shuffle with 16-byte loads"},
-     any_supports, vector_run, NULL},
+      "shuffle with 16-byte loads, 4 in flight per thread"},
+     any_supports, vector_run, vector_configs},
     {{"reduce/deterministic", MH_OP_REDUCE, MH_BACKEND_CUDA, 7, "global+shared", "ours",
       "two passes in a fixed order: the same bits on every run and configuration"},
      chunk_supports, deterministic_run, deterministic_configs},
