@@ -167,17 +167,23 @@ if want analyze-rh; then
       "$(grep -c 'ATOMS' "$LOGS/sass_rh_$k.txt")" "$(grep -c 'BAR' "$LOGS/sass_rh_$k.txt")" | tee -a "$SUMMARY"
   done
   stamp "ncu: reduce rungs at n = 2^26 (seed 004's warp-utilisation tables: threads per instruction)"
-  mr=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
-  for v in atomic:reduce_atomic tree:reduce_tree consecutive:reduce_consecutive coarse:reduce_consecutive \
-           shuffle:reduce_shuffle vector:reduce_vector deterministic:reduce_chunks cub:Reduce; do
-    ncu_one "ncur_${v%%:*}.log" "${v##*:}" "reduce --n 67108864 --variants ${v%%:*} --reps 1" --metrics "$mr"
+  mr=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum.per_second,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
+  for v in tree:reduce_tree consecutive:reduce_consecutive coarse:reduce_consecutive shuffle:reduce_shuffle \
+           vector:reduce_vector cub:Reduce; do
+    ncu_one "ncur_${v%%:*}.log" "${v##*:}" "reduce --n 67108864 --variants ${v%%:*}" --metrics "$mr"
   done
-  stamp "ncu: histogram rungs, 50,000,000 int32 in 256 bins"
-  mh=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,smsp__inst_executed_op_shared_atom.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
-  for v in global-atomic:hist_global shared-private:hist_shared coarse-contiguous:hist_contiguous \
-           coarse-interleaved:hist_interleaved vector:hist_vector warp-private:hist_warp thread-private:hist_thread cub:Histogram; do
-    ncu_one "ncuh_${v%%:*}.log" "${v##*:}" "histogram --n 50000000 --k 256 --variants ${v%%:*} --reps 1" --metrics "$mh"
+  stamp "ncu: histogram rungs, the first workload (2^28 uniform bytes, 256 bins)"
+  mh=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_op_shared_atom.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__issue_active.avg.pct_of_peak_sustained_active
+  for v in coarse-interleaved:hist_interleaved vector:hist_vector thread-private:hist_thread cub:Histogram; do
+    ncu_one "ncuh_${v%%:*}.log" "${v##*:}" "histogram --variants ${v%%:*}" --metrics "$mh"
   done
+  stamp "ncu: matmul 4096^3, warptile (default shape) and cuBLAS: where warps stall"
+  mm=gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
+  for r in barrier long_scoreboard short_scoreboard mio_throttle no_instruction not_selected math_pipe_throttle wait dispatch_stall branch_resolving; do
+    mm="$mm,smsp__warp_issue_stalled_${r}_per_warp_active.pct"
+  done
+  ncu_one ncum_warptile.log matmul_warptile "matmul --n 4096 --variants warptile" --metrics "$mm"
+  ncu_one ncum_cublas.log "gemm|Kernel" "matmul --n 4096 --variants cublas" --metrics "$mm"
 fi
 
 if want sanitize; then

@@ -122,27 +122,38 @@ static __global__ void hist_interleaved_kernel(const hist_params p)
     private_flush(p, priv, p.num_bins + 1);
 }
 
-/* 16 bytes per load: 16 byte values or 4 int32 ones; head: elements before the first 16-byte
- * boundary, counted element-wise with the tail. */
+/* Calls f(value) for every value this thread owns in a grid-stride pass with 16-byte loads (16
+ * bytes or 4 int32 per load); head: elements before the first 16-byte boundary, visited
+ * element-wise with the tail. The next 16 bytes are loaded before the current ones are counted,
+ * so that their DRAM latency hides behind the counting (without it each step waited for its
+ * load: thread-private ran at 44% of the copy ceiling, its counting being a long chain). */
+template <bool BYTES, class F>
+static __device__ __forceinline__ void for_each_value(const hist_params &p, size_t head, size_t nv, F f)
+{
+    constexpr int PER = BYTES ? 16 : 4;
+    const size_t stride = (size_t)gridDim.x * blockDim.x, gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint4 *body = reinterpret_cast<const uint4 *>(static_cast<const char *>(p.in) + head * (BYTES ? 1 : 4));
+    size_t i = gid;
+    uint4 w = i < nv ? __ldg(body + i) : make_uint4(0u, 0u, 0u, 0u);
+    while (i < nv) {
+        const size_t j = i + stride;
+        const uint4 next = j < nv ? __ldg(body + j) : w;
+        const unsigned words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int q = 0; q < PER; ++q) f(BYTES ? (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (int)words[q]);
+        w = next, i = j;
+    }
+    if (gid < head) f(value_at<BYTES>(p, gid));
+    for (size_t k = head + nv * PER + gid; k < p.n; k += stride) f(value_at<BYTES>(p, k));
+}
+
+/* coarse-interleaved with 16-byte loads, one shared atomic per value. */
 template <bool BYTES>
 static __global__ void hist_vector_kernel(const hist_params p, size_t head, size_t nv)
 {
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
-    constexpr int PER = BYTES ? 16 : 4;
-    const size_t stride = (size_t)gridDim.x * blockDim.x, gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const char *base = static_cast<const char *>(p.in) + head * (BYTES ? 1 : 4);
-    for (size_t i = gid; i < nv; i += stride) {
-        const uint4 w = __ldg(reinterpret_cast<const uint4 *>(base) + i);
-        const unsigned words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int q = 0; q < PER; ++q) {
-            const int v = BYTES ? (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (int)words[q];
-            atomicAdd(&priv[slot_of<BYTES>(p, v)], 1u);
-        }
-    }
-    if (gid < head) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, gid))], 1u);
-    for (size_t i = head + nv * PER + gid; i < p.n; i += stride) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
+    for_each_value<BYTES>(p, head, nv, [&](int v) { atomicAdd(&priv[slot_of<BYTES>(p, v)], 1u); });
     private_flush(p, priv, p.num_bins + 1);
 }
 
@@ -181,16 +192,15 @@ static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const
  * loads and stores, no atomics. Slot s of thread t is byte s % 4 of word (s / 4) * TP_THREADS + t:
  * a word holds 4 slots of one thread, so a warp's 32 lanes always touch 32 different banks,
  * whatever the data (one bin or uniform). A counter that wraps past 255 adds 256 to the block's
- * 64-bit carry of its slot (once per 256 counts of a thread). At the end each warp sums rows of
- * 256 words, 2 bytes per 16-bit half at a time. PLAIN: bytes with lo = 0, hi = 255, width 1 (the slot is
- * the byte: the 256-bin byte histogram). 16 bytes or 4 int32 per load. */
+ * 32-bit carry of its slot (once per 256 counts of a thread; a block counts at most 2^31 values,
+ * see thread_private_run). At the end each warp sums rows of 256 words, 2 bytes per 16-bit half
+ * at a time. PLAIN: bytes with lo = 0, hi = 255, width 1 (the slot is the byte: the 256-bin byte
+ * histogram). */
 enum { TP_THREADS = 256 };
+static_assert(TP_THREADS == 256, "tp_count's offset arithmetic: a row of counters is 1024 bytes");
 
 static size_t tp_rows(int num_bins) { return ((size_t)num_bins + 1 + 3) / 4; }
-static size_t tp_smem_bytes(int num_bins)
-{
-    return tp_rows(num_bins) * TP_THREADS * 4 + ((size_t)num_bins + 1) * sizeof(unsigned long long);
-}
+static size_t tp_smem_bytes(int num_bins) { return tp_rows(num_bins) * TP_THREADS * 4 + ((size_t)num_bins + 1) * 4; }
 
 template <bool BYTES, bool PLAIN>
 static __device__ __forceinline__ int tp_slot(const hist_params &p, int v)
@@ -198,16 +208,17 @@ static __device__ __forceinline__ int tp_slot(const hist_params &p, int v)
     return BYTES && PLAIN ? v : slot_of<BYTES>(p, v);
 }
 
-static __device__ __forceinline__ void tp_count(unsigned char *mine, unsigned long long *carry, int s)
+static __device__ __forceinline__ void tp_count(unsigned char *mine, unsigned *carry, int s)
 {
-    unsigned char *c = mine + (s >> 2) * (4 * TP_THREADS) + (s & 3);
+    /* (s / 4) * 1024 + s % 4 bytes past the thread's first counter, in one LOP3 */
+    unsigned char *c = mine + ((((unsigned)s << 8) & ~0x3ffu) | ((unsigned)s & 3u));
     const unsigned char v = (unsigned char)(*c + 1);
     *c = v;
-    if (v == 0) atomicAdd(&carry[s], 256ULL);
+    if (v == 0) atomicAdd(&carry[s], 256u);
 }
 
 /* Adds the block's counts (bytes of every thread, plus the carries) to the global bins. */
-static __device__ void tp_flush(const hist_params &p, const unsigned *words, const unsigned long long *carry)
+static __device__ void tp_flush(const hist_params &p, const unsigned *words, const unsigned *carry)
 {
     const int slots = p.num_bins + 1, rows = (slots + 3) / 4, lane = threadIdx.x % 32;
     __syncthreads();
@@ -224,7 +235,7 @@ static __device__ void tp_flush(const hist_params &p, const unsigned *words, con
             for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
             const int s = 4 * r + q;
             if (lane == 0 && s < slots) {
-                const unsigned long long total = v + carry[s];
+                const unsigned long long total = (unsigned long long)v + carry[s];
                 unsigned long long *g = global_slot(p, s);
                 if (total && g) atomicAdd(g, total);
             }
@@ -237,24 +248,11 @@ static __global__ void __launch_bounds__(TP_THREADS) hist_thread_private_kernel(
 {
     extern __shared__ unsigned tp_words[];
     const int slots = p.num_bins + 1, rows = (slots + 3) / 4;
-    unsigned long long *carry = reinterpret_cast<unsigned long long *>(tp_words + (size_t)rows * TP_THREADS);
-    for (int w = threadIdx.x; w < rows * TP_THREADS + 2 * slots; w += TP_THREADS) tp_words[w] = 0;
+    unsigned *carry = tp_words + (size_t)rows * TP_THREADS;
+    for (int w = threadIdx.x; w < rows * TP_THREADS + slots; w += TP_THREADS) tp_words[w] = 0;
     __syncthreads();
     unsigned char *mine = reinterpret_cast<unsigned char *>(tp_words) + 4 * threadIdx.x;
-    constexpr int PER = BYTES ? 16 : 4;
-    const size_t stride = (size_t)gridDim.x * TP_THREADS, gid = (size_t)blockIdx.x * TP_THREADS + threadIdx.x;
-    const uint4 *body = reinterpret_cast<const uint4 *>(static_cast<const char *>(p.in) + head * (BYTES ? 1 : 4));
-    for (size_t i = gid; i < nv; i += stride) {
-        const uint4 w = __ldg(body + i);
-        const unsigned words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int q = 0; q < PER; ++q) {
-            const int v = BYTES ? (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (int)words[q];
-            tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, v));
-        }
-    }
-    if (gid < head) tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, value_at<BYTES>(p, gid)));
-    for (size_t i = head + nv * PER + gid; i < p.n; i += stride) tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, value_at<BYTES>(p, i)));
+    for_each_value<BYTES>(p, head, nv, [&](int v) { tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, v)); });
     tp_flush(p, tp_words, carry);
 }
 
@@ -410,8 +408,8 @@ static tp_kernel tp_kernel_for(const mh_histogram_args *a)
                                                         : hist_thread_private_kernel<true, false>;
 }
 
-/* As many blocks as fit on the GPU at once (about 3 per SM with 256 bins), no more: each block's
- * flush costs as much as its shared memory, so the grid stays one wave. */
+/* As many blocks as fit on the GPU at once (3 per SM with 256 bins), no more: each block's
+ * zeroing and flush cost as much as its shared memory, so the grid stays one wave. */
 static mh_status thread_private_run(mh_context *ctx, const mh_args *x)
 {
     const mh_histogram_args *a = &x->histogram;
@@ -426,7 +424,11 @@ static mh_status thread_private_run(mh_context *ctx, const mh_args *x)
     int per_sm = 0;
     MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, TP_THREADS, smem));
     const size_t most = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1);
-    const size_t want = mh_ceil_div(a->n, (size_t)TP_THREADS * per), blocks = want < most ? (want ? want : 1) : most;
+    const size_t want = mh_ceil_div(a->n, (size_t)TP_THREADS * per);
+    size_t blocks = want < most ? (want ? want : 1) : most;
+    /* at most 2^31 values per block, so that the 32-bit carries cannot overflow */
+    const size_t fewest = mh_ceil_div(a->n, (size_t)1 << 31);
+    if (blocks < fewest) blocks = fewest;
     k<<<(unsigned)blocks, TP_THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
     return MH_LAUNCH_CHECK(ctx, "hist_thread_private_kernel");
 }

@@ -261,15 +261,15 @@ static __device__ __forceinline__ void wt_store_c(const mm_params &p, size_t row
         }
 }
 
-/* PIPE: the operands of kk + 1 are loaded into a second set of registers while the FMAs of kk
- * run (across k-steps too: the last kk stores the next tile, waits at the barrier, and loads
- * the next step's first operands before its own FMAs), so no shared-load latency lies between
- * two kk's FMAs. Without PIPE each kk loads, then computes, and ptxas schedules what it can. */
-template <class S, bool PIPE>
+/* KU: how many kk of a k-step the loop body holds (BK: the whole step unrolled, 1024 FFMAs of
+ * 16 bytes each for the default shape; fewer keep the loop body in the instruction cache). Each
+ * kk loads its operands, then computes; ptxas overlaps the loads of kk + 1 with the FMAs of kk
+ * by itself (an explicit register double buffer measured 4-5% slower, docs/matmul.md). */
+template <class S, int KU>
 static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
     constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
-    static_assert(!PIPE || BK % 2 == 0, "the register double buffer alternates within a k-step");
+    static_assert(BK % KU == 0, "the kk loop unrolls by a divisor of BK");
     /* dynamic: the 128 x 256 x 16 shape needs 49.7 KB, past the static 48 KB */
     extern __shared__ __align__(16) float smem[];
     float(*As)[BK][BM + S::PAD] = reinterpret_cast<float(*)[BK][BM + S::PAD]>(smem);
@@ -282,32 +282,18 @@ static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_ke
     wt_fetch<S>(p, row0, col0, 0, next);
     wt_store<S>(next, As[0], Bs[0]);
     __syncthreads();
-    wt_frag<S> f[2];
-    if (PIPE) wt_load_frag<S>(As[0], Bs[0], 0, l, f[0]);
     int cur = 0;
     for (size_t k0 = 0; k0 < p.k; k0 += BK) {
         const bool more = k0 + BK < p.k;
         if (more) wt_fetch<S>(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
-#pragma unroll
+#pragma unroll KU
         for (int kk = 0; kk < BK; ++kk) {
-            if (!PIPE) {
-                wt_load_frag<S>(As[cur], Bs[cur], kk, l, f[0]);
-                wt_fma<S>(f[0], acc);
-                continue;
-            }
-            if (kk + 1 < BK) {
-                wt_load_frag<S>(As[cur], Bs[cur], kk + 1, l, f[(kk + 1) % 2]);
-            } else if (more) { /* the other buffer's last reader passed the previous barrier */
-                wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]);
-                __syncthreads();
-                wt_load_frag<S>(As[cur ^ 1], Bs[cur ^ 1], 0, l, f[0]);
-            }
-            wt_fma<S>(f[kk % 2], acc);
+            wt_frag<S> f;
+            wt_load_frag<S>(As[cur], Bs[cur], kk, l, f);
+            wt_fma<S>(f, acc);
         }
-        if (!PIPE) {
-            if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
-            __syncthreads();
-        }
+        if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
+        __syncthreads();
         cur ^= 1;
     }
     wt_store_c<S>(p, row0, col0, l, acc);
@@ -322,12 +308,12 @@ typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_e; /* 256 threads, 8 x 
 typedef wt_shape<128, 256, 16, 64, 64, 2, 2, 8, 4, 1> wt_f; /* 256 threads, 16 x 8, deeper k-steps */
 typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_g;  /* 256 threads, 16 x 8, tall blocks */
 /* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md);
- * "-pipe": operands of kk + 1 loaded into registers during the FMAs of kk */
+ * "-uKU": the kk loop unrolled KU times, not BK */
 static const char *const warptile_configs[] = {
-    "b128x256-k8-w64x64-t8x4",      "b128x128-k16-w64x32-t4x4",      "b128x128-k16-w64x32-t4x4-occ2",
-    "b128x128-k16-w64x64-t8x4",     "b128x128-k16-w32x64-t8x4",      "b128x256-k16-w64x64-t8x4",
-    "b256x128-k8-w64x64-t8x4",      "b128x256-k8-w64x64-t8x4-pipe",  "b256x128-k8-w64x64-t8x4-pipe",
-    "b128x256-k16-w64x64-t8x4-pipe", "b128x128-k16-w32x64-t8x4-pipe", NULL};
+    "b128x256-k8-w64x64-t8x4",      "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2",
+    "b128x128-k16-w64x64-t8x4",     "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4",
+    "b256x128-k8-w64x64-t8x4",      "b128x256-k8-w64x64-t8x4-u2", "b128x256-k8-w64x64-t8x4-u4",
+    "b128x256-k16-w64x64-t8x4-u4", "b256x128-k8-w64x64-t8x4-u2", NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -343,10 +329,10 @@ static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-#define MH_WT(S, PIPE) {matmul_warptile_kernel<S, PIPE>, S::BM, S::BN, S::THREADS, S::SMEM}
+#define MH_WT(S, KU) {matmul_warptile_kernel<S, KU>, S::BM, S::BN, S::THREADS, S::SMEM}
     /* warptile, in warptile_configs' order */
-    MH_WT(wt_d, false), MH_WT(wt_a, false), MH_WT(wt_b, false), MH_WT(wt_c, false), MH_WT(wt_e, false),
-    MH_WT(wt_f, false), MH_WT(wt_g, false), MH_WT(wt_d, true), MH_WT(wt_g, true), MH_WT(wt_f, true), MH_WT(wt_e, true),
+    MH_WT(wt_d, 8), MH_WT(wt_a, 16), MH_WT(wt_b, 16), MH_WT(wt_c, 16), MH_WT(wt_e, 16), MH_WT(wt_f, 16), MH_WT(wt_g, 8),
+    MH_WT(wt_d, 2), MH_WT(wt_d, 4), MH_WT(wt_f, 4), MH_WT(wt_g, 2),
 };
 
 static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)

@@ -11,8 +11,9 @@
  *   shuffle        ours: a grid of a few blocks per SM strides over the input, each thread
  *                  summing in a register; warps reduce by shuffles, one atomicAdd per block
  *   vector         shuffle with 16-byte loads (the unaligned head and the tail element-wise),
- *                  UNROLL of them issued before any is summed; configurations: 1, 2, 4 (the
- *                  default), 8 in flight, and 4 with streaming (evict-first) loads
+ *                  UNROLL of them issued before any is summed; configurations: 4 in flight
+ *                  (the default), 1, 4 with streaming (evict-first) loads, and 4 or 8 with a
+ *                  contiguous range per block instead of the grid stride
  *   deterministic  ours: two passes in a fixed order. Pass 1 cuts the input into chunks of
  *                  16384 and each chunk into 256 slices (slice s: elements s, s + 256, ...,
  *                  summed in order), then adds the 256 slice sums by a fixed pairwise tree;
@@ -99,31 +100,35 @@ static __device__ __forceinline__ float4 body_load(const float4 *p)
 static __device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
 /* head: elements before the first 16-byte boundary; nv: float4s after it. UNROLL loads are
- * issued before any is added (UNROLL x 16 bytes in flight per thread: the grid then covers the
- * HBM latency-bandwidth product several times over), into UNROLL independent sums. */
-template <int UNROLL, bool STREAM>
+ * issued before any is added (UNROLL x 16 bytes in flight per thread), into UNROLL independent
+ * sums. The float4s are dealt grid-stride (thread g takes g, g + G, ... for G threads in all),
+ * or CHUNK: block b takes the contiguous float4s [b * per, (b + 1) * per), its threads striding
+ * by the block (a block then streams through whole DRAM pages, as CUB's even-share does). */
+template <int UNROLL, bool STREAM, bool CHUNK>
 static __global__ void __launch_bounds__(THREADS) reduce_vector_kernel(const float *in, size_t n, size_t head,
-                                                                       size_t nv, float *sum)
+                                                                       size_t nv, size_t per, float *sum)
 {
-    const size_t stride = (size_t)gridDim.x * THREADS, gid = (size_t)blockIdx.x * THREADS + threadIdx.x;
+    const size_t gid = (size_t)blockIdx.x * THREADS + threadIdx.x, grid_stride = (size_t)gridDim.x * THREADS;
+    const size_t first = CHUNK ? (size_t)blockIdx.x * per : 0;
+    const size_t step = CHUNK ? THREADS : grid_stride, end = CHUNK ? (first + per < nv ? first + per : nv) : nv;
     const float4 *v4 = reinterpret_cast<const float4 *>(in + head);
     float part[UNROLL] = {};
-    size_t i = gid;
-    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
+    size_t i = CHUNK ? first + threadIdx.x : gid;
+    for (; i + (UNROLL - 1) * step < end; i += UNROLL * step) {
         float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = body_load<STREAM>(v4 + i + u * stride);
+        for (int u = 0; u < UNROLL; ++u) v[u] = body_load<STREAM>(v4 + i + u * step);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) part[u] += sum4(v[u]);
     }
-    for (; i < nv; i += stride) part[0] += sum4(body_load<STREAM>(v4 + i));
+    for (; i < end; i += step) part[0] += sum4(body_load<STREAM>(v4 + i));
     float s = 0.0f;
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) s += part[u];
     /* the head and the tail, element-wise */
     const size_t tail = head + 4 * nv;
     if (gid < head) s += in[gid];
-    for (size_t i = tail + gid; i < n; i += stride) s += in[i];
+    for (size_t k = tail + gid; k < n; k += grid_stride) s += in[k];
     s = block_sum(s);
     if (threadIdx.x == 0) atomicAdd(sum, s);
 }
@@ -244,12 +249,18 @@ static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
                             "launching reduce_shuffle_kernel");
 }
 
-/* "u<loads in flight per thread>[-cs: streaming loads]"; [0] is the default. */
-static const char *const vector_configs[] = {"u4", "u4-cs", "u2", "u1", "u8", NULL};
-typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, float *);
-static const vector_kernel vector_kernels[] = {reduce_vector_kernel<4, false>, reduce_vector_kernel<4, true>,
-                                               reduce_vector_kernel<2, false>, reduce_vector_kernel<1, false>,
-                                               reduce_vector_kernel<8, false>};
+/* "u<loads in flight per thread>[-cs: streaming loads][-chunk: a contiguous range per block]";
+ * [0] is the default. */
+static const char *const vector_configs[] = {"u4", "u4-chunk", "u8-chunk", "u4-cs", "u1", NULL};
+typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, size_t, float *);
+static const struct {
+    vector_kernel kernel;
+    int chunk;
+} vector_kernels[] = {{reduce_vector_kernel<4, false, false>, 0},
+                      {reduce_vector_kernel<4, false, true>, 1},
+                      {reduce_vector_kernel<8, false, true>, 1},
+                      {reduce_vector_kernel<4, true, false>, 0},
+                      {reduce_vector_kernel<1, false, false>, 0}};
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
 {
@@ -258,9 +269,9 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     if (a->n == 0) return MH_OK;
     size_t head = mh_head_to_16(a->in, sizeof(float));
     if (head > a->n) head = a->n;
-    const size_t nv = (a->n - head) / 4;
-    vector_kernels[x->config]<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(
-        a->in, a->n, head, nv, a->sum);
+    const size_t nv = (a->n - head) / 4, blocks = mh_resident_blocks(ctx, a->n, THREADS * 4);
+    const size_t per = vector_kernels[x->config].chunk ? mh_ceil_div(nv, blocks) : 0;
+    vector_kernels[x->config].kernel<<<(unsigned)blocks, THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, head, nv, per, a->sum);
     return MH_LAUNCH_CHECK(ctx, "reduce_vector_kernel");
 }
 
