@@ -10,7 +10,8 @@
 # usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze|analyze-rh|sanitize ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op);
 # MEMHIER_BENCH_OPS="reduce histogram" benches those ops alone, one bench-OP.json each;
-# MEMHIER_CTEST_ARGS="-E oracle_conv" passes its arguments to ctest.
+# MEMHIER_CTEST_ARGS="-E oracle_conv" passes its arguments to ctest;
+# MEMHIER_SANITIZE_TESTS="test_reduce test_matmul" limits the sanitize phase to those tests.
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -160,7 +161,7 @@ if want analyze-rh; then
     grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
   }
   stamp "SASS of the reduce, histogram and matmul warptile kernels (logs/sass_rh_*.txt)"
-  for k in $(cuobjdump -symbols "$BUILD/libmemhier.so" 2>/dev/null | grep -oE "_Z[0-9]+(reduce_vector|hist_thread_private|hist_vector|matmul_warptile)_kernel[A-Za-z0-9_]*" | sort -u); do
+  for k in $(cuobjdump -symbols "$BUILD/libmemhier.so" 2>/dev/null | grep -oE "_Z[0-9]+(reduce_vector|hist_lane_private|hist_vector|matmul_warptile)_kernel[A-Za-z0-9_]*" | sort -u); do
     cuobjdump -sass -fun "$k" "$BUILD/libmemhier.so" >"$LOGS/sass_rh_$k.txt" 2>&1
     printf '%-90s instr %5d FFMA %5d LDS %4d STS %4d ATOMS %4d BAR %d\n' "$k" "$(grep -cE '^\s+/\*[0-9a-f]{4}\*/' "$LOGS/sass_rh_$k.txt")" \
       "$(grep -c FFMA "$LOGS/sass_rh_$k.txt")" "$(grep -c 'LDS' "$LOGS/sass_rh_$k.txt")" "$(grep -c 'STS' "$LOGS/sass_rh_$k.txt")" \
@@ -174,7 +175,7 @@ if want analyze-rh; then
   done
   stamp "ncu: histogram rungs, the first workload (2^28 uniform bytes, 256 bins)"
   mh=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_op_shared_atom.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__issue_active.avg.pct_of_peak_sustained_active
-  for v in coarse-interleaved:hist_interleaved vector:hist_vector thread-private:hist_thread cub:Histogram; do
+  for v in coarse-interleaved:hist_interleaved vector:hist_vector lane-private:hist_lane cub:Histogram; do
     ncu_one "ncuh_${v%%:*}.log" "${v##*:}" "histogram --variants ${v%%:*}" --metrics "$mh"
   done
   stamp "ncu: matmul 4096^3, warptile (default shape) and cuBLAS: where warps stall"
@@ -191,6 +192,7 @@ if want sanitize; then
   # our rows alone (MEMHIER_TEST_OURS_ONLY: no vendor rows)
   sanitize() {
     local tool=$1 test=$2 max=$3 log="$LOGS/${1}_${2}.log"
+    [[ -z "${MEMHIER_SANITIZE_TESTS:-}" || " $MEMHIER_SANITIZE_TESTS " == *" $test "* ]] || return 0
     stamp "compute-sanitizer $tool on $test (cases up to $max elements)"
     MEMHIER_TEST_OURS_ONLY=1 MEMHIER_TEST_MAX_N=$max MEMHIER_TEST_SEED=7 timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$BUILD/tests/$test" gpu >"$log" 2>&1

@@ -25,8 +25,8 @@ static const hcase cases[] = {
     {0, 0, 99999, 1, 200001, 0, 1},  {1, 0, 255, 1, 1, 0, 1},      {1, 0, 255, 1, 1048579, 0, 1},
     {1, 0, 255, 1, 1048579, 1, 1},   {1, 97, 122, 4, 300007, 0, 1}, {1, 97, 122, 1, 4099, 0, 0},
     {1, 200, 200, 1, 70001, 0, 1},
-    /* one-bin at 64 Mi bytes and 32 Mi int32: every thread of thread-private counts a bin past
-     * 255, so its 8-bit counters wrap and carry (on the generic and the plain-byte path) */
+    /* one-bin at 64 Mi bytes and 32 Mi int32: every private counter of every block takes
+     * hundreds of counts per thread (a narrower counter or a lost carry shows here) */
     {1, 0, 255, 1, 67108867, 1, 1},  {1, 97, 122, 4, 67108867, 1, 0}, {0, 0, 255, 1, 33554433, 1, 1},
 };
 

@@ -15,8 +15,8 @@
  *   warp-private        ours: one sub-histogram per warp (contention on skewed data falls from
  *                       a block's threads to a warp's); configuration "match": lanes that hit the
  *                       same bin in a step add once (__match_any_sync)
- *   thread-private      ours: 8-bit counters per thread in shared memory, laid out so that a
- *                       warp never has a bank conflict; no atomics but a carry every 256 counts
+ *   lane-private        ours: vector with 32 copies of the bins, one per lane index, interleaved
+ *                       so that a warp's shared atomics never meet in a bank
  * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
  * bins and outside are zeroed first on the context's stream. */
 #include "common.cuh"
@@ -125,8 +125,7 @@ static __global__ void hist_interleaved_kernel(const hist_params p)
 /* Calls f(value) for every value this thread owns in a grid-stride pass with 16-byte loads (16
  * bytes or 4 int32 per load); head: elements before the first 16-byte boundary, visited
  * element-wise with the tail. The next 16 bytes are loaded before the current ones are counted,
- * so that their DRAM latency hides behind the counting (without it each step waited for its
- * load: thread-private ran at 44% of the copy ceiling, its counting being a long chain). */
+ * so that their DRAM latency hides behind the counting instead of following it. */
 template <bool BYTES, class F>
 static __device__ __forceinline__ void for_each_value(const hist_params &p, size_t head, size_t nv, F f)
 {
@@ -188,72 +187,31 @@ static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const
     }
 }
 
-/* thread-private: every thread counts in its own 8-bit counters in shared memory, with plain
- * loads and stores, no atomics. Slot s of thread t is byte s % 4 of word (s / 4) * TP_THREADS + t:
- * a word holds 4 slots of one thread, so a warp's 32 lanes always touch 32 different banks,
- * whatever the data (one bin or uniform). A counter that wraps past 255 adds 256 to the block's
- * 32-bit carry of its slot (once per 256 counts of a thread; a block counts at most 2^31 values,
- * see thread_private_run). At the end each warp sums rows of 256 words, 2 bytes per 16-bit half
- * at a time. PLAIN: bytes with lo = 0, hi = 255, width 1 (the slot is the byte: the 256-bin byte
- * histogram). */
-enum { TP_THREADS = 256 };
-static_assert(TP_THREADS == 256, "tp_count's offset arithmetic: a row of counters is 1024 bytes");
+/* lane-private: 32 copies of the bins in shared memory, one per lane index (lane l of every
+ * warp of the block shares copy l), interleaved so that copy l of slot s is word s * 32 + l:
+ * bank l. A warp's 32 atomics then always touch 32 different banks, whatever the data; with one
+ * copy (vector) uniform bytes put ~3 lanes on a bank (ncu: 3.2 wavefronts per shared atomic,
+ * the shared pipe busy 94% of the time). The flush adds the 32 copies of a slot, thread t
+ * starting at copy t % 32 so that a warp's reads stay in distinct banks too. */
+enum { LANES = 32 };
 
-static size_t tp_rows(int num_bins) { return ((size_t)num_bins + 1 + 3) / 4; }
-static size_t tp_smem_bytes(int num_bins) { return tp_rows(num_bins) * TP_THREADS * 4 + ((size_t)num_bins + 1) * 4; }
+static size_t lane_smem_bytes(int num_bins) { return ((size_t)num_bins + 1) * LANES * 4; }
 
-template <bool BYTES, bool PLAIN>
-static __device__ __forceinline__ int tp_slot(const hist_params &p, int v)
+template <bool BYTES>
+static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const hist_params p, size_t head, size_t nv)
 {
-    return BYTES && PLAIN ? v : slot_of<BYTES>(p, v);
-}
-
-static __device__ __forceinline__ void tp_count(unsigned char *mine, unsigned *carry, int s)
-{
-    /* (s / 4) * 1024 + s % 4 bytes past the thread's first counter, in one LOP3 */
-    unsigned char *c = mine + ((((unsigned)s << 8) & ~0x3ffu) | ((unsigned)s & 3u));
-    const unsigned char v = (unsigned char)(*c + 1);
-    *c = v;
-    if (v == 0) atomicAdd(&carry[s], 256u);
-}
-
-/* Adds the block's counts (bytes of every thread, plus the carries) to the global bins. */
-static __device__ void tp_flush(const hist_params &p, const unsigned *words, const unsigned *carry)
-{
-    const int slots = p.num_bins + 1, rows = (slots + 3) / 4, lane = threadIdx.x % 32;
+    extern __shared__ unsigned copies[];
+    const int slots = p.num_bins + 1;
+    private_zero(copies, slots * LANES);
+    unsigned *mine = copies + threadIdx.x % LANES;
+    for_each_value<BYTES>(p, head, nv, [&](int v) { atomicAdd(&mine[slot_of<BYTES>(p, v) * LANES], 1u); });
     __syncthreads();
-    for (int r = threadIdx.x / 32; r < rows; r += TP_THREADS / 32) {
-        unsigned even = 0, odd = 0; /* bytes 0 and 2, 1 and 3: 8 words x 255 fit a 16-bit half */
-        for (int t = lane; t < TP_THREADS; t += 32) {
-            const unsigned w = words[(size_t)r * TP_THREADS + t];
-            even += w & 0x00ff00ffu, odd += (w >> 8) & 0x00ff00ffu;
-        }
-        const unsigned part[4] = {even & 0xffffu, odd & 0xffffu, even >> 16, odd >> 16};
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            unsigned v = part[q];
-            for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);
-            const int s = 4 * r + q;
-            if (lane == 0 && s < slots) {
-                const unsigned long long total = (unsigned long long)v + carry[s];
-                unsigned long long *g = global_slot(p, s);
-                if (total && g) atomicAdd(g, total);
-            }
-        }
+    for (int s = threadIdx.x; s < slots; s += THREADS) {
+        unsigned long long total = 0;
+        for (int l = 0; l < LANES; ++l) total += copies[(size_t)s * LANES + ((l + s) % LANES)];
+        unsigned long long *g = global_slot(p, s);
+        if (total && g) atomicAdd(g, total);
     }
-}
-
-template <bool BYTES, bool PLAIN>
-static __global__ void __launch_bounds__(TP_THREADS) hist_thread_private_kernel(const hist_params p, size_t head, size_t nv)
-{
-    extern __shared__ unsigned tp_words[];
-    const int slots = p.num_bins + 1, rows = (slots + 3) / 4;
-    unsigned *carry = tp_words + (size_t)rows * TP_THREADS;
-    for (int w = threadIdx.x; w < rows * TP_THREADS + slots; w += TP_THREADS) tp_words[w] = 0;
-    __syncthreads();
-    unsigned char *mine = reinterpret_cast<unsigned char *>(tp_words) + 4 * threadIdx.x;
-    for_each_value<BYTES>(p, head, nv, [&](int v) { tp_count(mine, carry, tp_slot<BYTES, PLAIN>(p, v)); });
-    tp_flush(p, tp_words, carry);
 }
 
 /* ---- launch, registry ------------------------------------------------------------------- */
@@ -389,48 +347,24 @@ static mh_status warp_run(mh_context *ctx, const mh_args *x)
                   "launching hist_warp_private_kernel");
 }
 
-static int thread_private_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+static int lane_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    const size_t bytes = tp_smem_bytes(x->histogram.num_bins);
-    if (bytes <= mh_smem_optin()) return 1;
-    snprintf(why, len, "thread-private keeps 8-bit counters of %d bins for each of %d threads: %zu bytes of shared memory, more than a block may use",
-             x->histogram.num_bins, (int)TP_THREADS, bytes);
-    return 0;
+    return smem_fits(x, LANES, "lane-private", why, len);
 }
 
-typedef void (*tp_kernel)(const hist_params, size_t, size_t);
-
-/* The kernel for the problem: the 256-bin byte histogram takes the slot from the byte itself. */
-static tp_kernel tp_kernel_for(const mh_histogram_args *a)
-{
-    if (!a->bytes) return hist_thread_private_kernel<false, false>;
-    return a->lo == 0 && a->hi == 255 && a->width == 1 ? hist_thread_private_kernel<true, true>
-                                                        : hist_thread_private_kernel<true, false>;
-}
-
-/* As many blocks as fit on the GPU at once (3 per SM with 256 bins), no more: each block's
- * zeroing and flush cost as much as its shared memory, so the grid stays one wave. */
-static mh_status thread_private_run(mh_context *ctx, const mh_args *x)
+static mh_status lane_run(mh_context *ctx, const mh_args *x)
 {
     const mh_histogram_args *a = &x->histogram;
     MH_TRY(zero_outputs(ctx, a));
     if (a->n == 0) return MH_OK;
-    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem, smem = tp_smem_bytes(a->num_bins);
+    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem, smem = lane_smem_bytes(a->num_bins);
     size_t head = mh_head_to_16(a->in, elem);
     if (head > a->n) head = a->n;
     const size_t nv = (a->n - head) / per;
-    const tp_kernel k = tp_kernel_for(a);
+    void (*k)(const hist_params, size_t, size_t) = a->bytes ? hist_lane_private_kernel<true> : hist_lane_private_kernel<false>;
     if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
-    int per_sm = 0;
-    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, TP_THREADS, smem));
-    const size_t most = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 1);
-    const size_t want = mh_ceil_div(a->n, (size_t)TP_THREADS * per);
-    size_t blocks = want < most ? (want ? want : 1) : most;
-    /* at most 2^31 values per block, so that the 32-bit carries cannot overflow */
-    const size_t fewest = mh_ceil_div(a->n, (size_t)1 << 31);
-    if (blocks < fewest) blocks = fewest;
-    k<<<(unsigned)blocks, TP_THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
-    return MH_LAUNCH_CHECK(ctx, "hist_thread_private_kernel");
+    k<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
+    return MH_LAUNCH_CHECK(ctx, "hist_lane_private_kernel");
 }
 
 #define HIST_ROW(name, rung, memory, source, summary, sup, run)                                                         \
@@ -452,9 +386,9 @@ static const mh_row rows[] = {
     {{"histogram/warp-private", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 7, "global+shared", "ours",
       "a sub-histogram per warp (equal lanes aggregated in the match configuration)"},
      warp_supports, warp_run, warp_configs},
-    HIST_ROW("thread-private", 8, "global+shared", "ours",
-             "8-bit counters per thread in shared memory, conflict-free whatever the data, no atomics",
-             thread_private_supports, thread_private_run),
+    HIST_ROW("lane-private", 8, "global+shared", "ours",
+             "32 interleaved copies of the bins, one per lane: shared atomics free of bank conflicts", lane_supports,
+             lane_run),
 };
 
 MH_ROW_GROUP(mh_histogram_cuda_rows, rows)

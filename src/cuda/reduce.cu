@@ -12,8 +12,8 @@
  *                  summing in a register; warps reduce by shuffles, one atomicAdd per block
  *   vector         shuffle with 16-byte loads (the unaligned head and the tail element-wise),
  *                  UNROLL of them issued before any is summed; configurations: 4 in flight
- *                  (the default), 1, 4 with streaming (evict-first) loads, and 4 or 8 with a
- *                  contiguous range per block instead of the grid stride
+ *                  (the default), 1, 4 with streaming (evict-first) loads, 4 or 2 with 256-byte
+ *                  L2 fetches
  *   deterministic  ours: two passes in a fixed order. Pass 1 cuts the input into chunks of
  *                  16384 and each chunk into 256 slices (slice s: elements s, s + 256, ...,
  *                  summed in order), then adds the 256 slice sums by a fixed pairwise tree;
@@ -89,46 +89,52 @@ static __global__ void __launch_bounds__(THREADS) reduce_shuffle_kernel(const fl
     if (threadIdx.x == 0) atomicAdd(sum, s);
 }
 
-/* One float4 of the 16-byte body: read-only path (LDG.NC), or streaming (evict first: the input
- * is read once, so it need not displace anything in L2). */
-template <bool STREAM>
+/* How the 16-byte body is read: the read-only path (LDG.NC); streaming (evict first: the input
+ * is read once, so it need not displace anything in L2); or the read-only path asking L2 to
+ * fetch the whole 256-byte block around each access (fewer, larger DRAM requests). */
+enum load_kind { LOAD_NC, LOAD_STREAM, LOAD_L2_256 };
+
+template <load_kind L>
 static __device__ __forceinline__ float4 body_load(const float4 *p)
 {
-    return STREAM ? __ldcs(p) : __ldg(p);
+    if (L == LOAD_STREAM) return __ldcs(p);
+    if (L == LOAD_NC) return __ldg(p);
+    float4 v;
+    asm("ld.global.nc.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+    return v;
 }
 
 static __device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
-/* head: elements before the first 16-byte boundary; nv: float4s after it. UNROLL loads are
- * issued before any is added (UNROLL x 16 bytes in flight per thread), into UNROLL independent
- * sums. The float4s are dealt grid-stride (thread g takes g, g + G, ... for G threads in all),
- * or CHUNK: block b takes the contiguous float4s [b * per, (b + 1) * per), its threads striding
- * by the block (a block then streams through whole DRAM pages, as CUB's even-share does). */
-template <int UNROLL, bool STREAM, bool CHUNK>
+/* head: elements before the first 16-byte boundary; nv: float4s after it, dealt grid-stride
+ * (thread g takes g, g + G, ... for G threads in all: the whole grid sweeps through memory
+ * together; a contiguous range per block measured 6% slower). UNROLL loads are issued before any
+ * is added (UNROLL x 16 bytes in flight per thread), into UNROLL independent sums. */
+template <int UNROLL, load_kind L>
 static __global__ void __launch_bounds__(THREADS) reduce_vector_kernel(const float *in, size_t n, size_t head,
-                                                                       size_t nv, size_t per, float *sum)
+                                                                       size_t nv, float *sum)
 {
-    const size_t gid = (size_t)blockIdx.x * THREADS + threadIdx.x, grid_stride = (size_t)gridDim.x * THREADS;
-    const size_t first = CHUNK ? (size_t)blockIdx.x * per : 0;
-    const size_t step = CHUNK ? THREADS : grid_stride, end = CHUNK ? (first + per < nv ? first + per : nv) : nv;
+    const size_t stride = (size_t)gridDim.x * THREADS, gid = (size_t)blockIdx.x * THREADS + threadIdx.x;
     const float4 *v4 = reinterpret_cast<const float4 *>(in + head);
     float part[UNROLL] = {};
-    size_t i = CHUNK ? first + threadIdx.x : gid;
-    for (; i + (UNROLL - 1) * step < end; i += UNROLL * step) {
+    size_t i = gid;
+    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
         float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = body_load<STREAM>(v4 + i + u * step);
+        for (int u = 0; u < UNROLL; ++u) v[u] = body_load<L>(v4 + i + u * stride);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) part[u] += sum4(v[u]);
     }
-    for (; i < end; i += step) part[0] += sum4(body_load<STREAM>(v4 + i));
+    for (; i < nv; i += stride) part[0] += sum4(body_load<L>(v4 + i));
     float s = 0.0f;
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) s += part[u];
     /* the head and the tail, element-wise */
     const size_t tail = head + 4 * nv;
     if (gid < head) s += in[gid];
-    for (size_t k = tail + gid; k < n; k += grid_stride) s += in[k];
+    for (size_t k = tail + gid; k < n; k += stride) s += in[k];
     s = block_sum(s);
     if (threadIdx.x == 0) atomicAdd(sum, s);
 }
@@ -249,18 +255,13 @@ static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
                             "launching reduce_shuffle_kernel");
 }
 
-/* "u<loads in flight per thread>[-cs: streaming loads][-chunk: a contiguous range per block]";
- * [0] is the default. */
-static const char *const vector_configs[] = {"u4", "u4-chunk", "u8-chunk", "u4-cs", "u1", NULL};
-typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, size_t, float *);
-static const struct {
-    vector_kernel kernel;
-    int chunk;
-} vector_kernels[] = {{reduce_vector_kernel<4, false, false>, 0},
-                      {reduce_vector_kernel<4, false, true>, 1},
-                      {reduce_vector_kernel<8, false, true>, 1},
-                      {reduce_vector_kernel<4, true, false>, 0},
-                      {reduce_vector_kernel<1, false, false>, 0}};
+/* "u<loads in flight per thread>[-cs: streaming loads][-l2: 256-byte L2 fetches]"; [0] is the
+ * default. */
+static const char *const vector_configs[] = {"u4", "u4-l2", "u2-l2", "u4-cs", "u1", NULL};
+typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, float *);
+static const vector_kernel vector_kernels[] = {reduce_vector_kernel<4, LOAD_NC>, reduce_vector_kernel<4, LOAD_L2_256>,
+                                               reduce_vector_kernel<2, LOAD_L2_256>, reduce_vector_kernel<4, LOAD_STREAM>,
+                                               reduce_vector_kernel<1, LOAD_NC>};
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
 {
@@ -269,9 +270,9 @@ static mh_status vector_run(mh_context *ctx, const mh_args *x)
     if (a->n == 0) return MH_OK;
     size_t head = mh_head_to_16(a->in, sizeof(float));
     if (head > a->n) head = a->n;
-    const size_t nv = (a->n - head) / 4, blocks = mh_resident_blocks(ctx, a->n, THREADS * 4);
-    const size_t per = vector_kernels[x->config].chunk ? mh_ceil_div(nv, blocks) : 0;
-    vector_kernels[x->config].kernel<<<(unsigned)blocks, THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, head, nv, per, a->sum);
+    const size_t nv = (a->n - head) / 4;
+    vector_kernels[x->config]<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(
+        a->in, a->n, head, nv, a->sum);
     return MH_LAUNCH_CHECK(ctx, "reduce_vector_kernel");
 }
 
