@@ -18,7 +18,6 @@
  * 4 and 16-byte aligned rows, takes the 16-byte paths; any other block loads element-wise
  * with zero fill. Every shared tile of a is stored transposed (As[kk][row]). */
 #include "common.cuh"
-#include "tile_io.cuh"
 
 #include <stdio.h>
 
@@ -190,44 +189,6 @@ static __device__ __forceinline__ void wt_store(const wt_stage<S> &st, float (*A
     }
 }
 
-/* The tiles of k-step k0 copied global -> shared by cp.async, no register round trip: b 16
- * bytes at a time where the block is inside, a element by element (its tile is stored
- * transposed); zeros outside the matrices. The caller commits and waits. */
-template <class S>
-static __device__ __forceinline__ void wt_copy_async(const mm_params &p, size_t row0, size_t col0, size_t k0,
-                                                     float (*As)[S::BM + S::PAD], float (*Bs)[S::BN])
-{
-    const int tid = threadIdx.x;
-    const bool b_in = p.vec_b && k0 + S::BK <= p.k && col0 + S::BN <= p.n;
-#pragma unroll
-    for (int t = 0; t < S::A4; ++t) {
-        int r, c4;
-        float4_at(tid + t * S::THREADS, S::BK, r, c4);
-        const size_t row = row0 + r;
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const size_t kk = k0 + c4 + q;
-            if (row < p.m && kk < p.k) cp_async4(&As[c4 + q][r], p.a + row * p.k + kk);
-            else As[c4 + q][r] = 0.0f;
-        }
-    }
-#pragma unroll
-    for (int t = 0; t < S::B4; ++t) {
-        int r, c4;
-        float4_at(tid + t * S::THREADS, S::BN, r, c4);
-        const size_t kk = k0 + r, col = col0 + c4;
-        if (b_in) {
-            cp_async16(&Bs[r][c4], p.b + kk * p.n + col);
-            continue;
-        }
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            if (kk < p.k && col + q < p.n) cp_async4(&Bs[r][c4 + q], p.b + kk * p.n + col + q);
-            else Bs[r][c4 + q] = 0.0f;
-        }
-    }
-}
-
 /* A lane's operands for one kk: its TM rows of a in each of WMITER sub-tiles, its TN columns of
  * b in each of WNITER sub-tiles; 16-byte shared loads (broadcast within the warp for a, one
  * contiguous run for b). */
@@ -301,10 +262,10 @@ static __device__ __forceinline__ void wt_store_c(const mm_params &p, size_t row
 }
 
 /* The k-step's kk loop is unrolled whole; each kk loads its operands, then computes, and ptxas
- * overlaps the loads of kk + 1 with the FMAs of kk by itself (an explicit register double buffer
- * measured 4-5% slower, a partial unroll 2-5% slower: docs/matmul.md). ASYNC: the next k-step's tiles travel by cp.async straight into the other
- * shared buffer instead of through 12 registers held across the step. */
-template <class S, bool ASYNC>
+ * overlaps the loads of kk + 1 with the FMAs of kk by itself. Measured slower on the H100 and
+ * dropped (docs/matmul.md): an explicit register double buffer (4-5%), a partial unroll of the
+ * kk loop (2-5%), cp.async tiles instead of the register prefetch (6-33%). */
+template <class S>
 static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
     constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
@@ -317,31 +278,20 @@ static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_ke
     float acc[S::WMITER * S::TM][S::WNITER * S::TN] = {};
 
     wt_stage<S> next;
-    if (ASYNC) {
-        wt_copy_async<S>(p, row0, col0, 0, As[0], Bs[0]);
-        cp_async_wait_all();
-    } else {
-        wt_fetch<S>(p, row0, col0, 0, next);
-        wt_store<S>(next, As[0], Bs[0]);
-    }
+    wt_fetch<S>(p, row0, col0, 0, next);
+    wt_store<S>(next, As[0], Bs[0]);
     __syncthreads();
     int cur = 0;
     for (size_t k0 = 0; k0 < p.k; k0 += BK) {
         const bool more = k0 + BK < p.k;
-        if (more && ASYNC) { /* into the other buffer: its last reader passed the previous barrier */
-            wt_copy_async<S>(p, row0, col0, k0 + BK, As[cur ^ 1], Bs[cur ^ 1]);
-            cp_async_commit();
-        } else if (more) {
-            wt_fetch<S>(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
-        }
+        if (more) wt_fetch<S>(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             wt_frag<S> f;
             wt_load_frag<S>(As[cur], Bs[cur], kk, l, f);
             wt_fma<S>(f, acc);
         }
-        if (ASYNC) cp_async_wait<0>();
-        else if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
+        if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
         __syncthreads();
         cur ^= 1;
     }
@@ -356,13 +306,10 @@ typedef wt_shape<128, 256, 8, 64, 64, 2, 2, 8, 4, 1> wt_d;  /* 256 threads, 16 x
 typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_e; /* 256 threads, 8 x 8, warps 32 x 64 */
 typedef wt_shape<128, 256, 16, 64, 64, 2, 2, 8, 4, 1> wt_f; /* 256 threads, 16 x 8, deeper k-steps */
 typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_g;  /* 256 threads, 16 x 8, tall blocks */
-/* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md);
- * "-async": tiles by cp.async */
+/* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md) */
 static const char *const warptile_configs[] = {
-    "b128x256-k8-w64x64-t8x4",       "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2",
-    "b128x128-k16-w64x64-t8x4",      "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4",
-    "b256x128-k8-w64x64-t8x4",       "b128x256-k8-w64x64-t8x4-async", "b128x256-k16-w64x64-t8x4-async",
-    "b256x128-k8-w64x64-t8x4-async", "b128x128-k16-w32x64-t8x4-async", NULL};
+    "b128x256-k8-w64x64-t8x4",  "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2", "b128x128-k16-w64x64-t8x4",
+    "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4", "b256x128-k8-w64x64-t8x4",       NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -378,10 +325,9 @@ static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-#define MH_WT(S, ASYNC) {matmul_warptile_kernel<S, ASYNC>, S::BM, S::BN, S::THREADS, S::SMEM}
+#define MH_WT(S) {matmul_warptile_kernel<S>, S::BM, S::BN, S::THREADS, S::SMEM}
     /* warptile, in warptile_configs' order */
-    MH_WT(wt_d, false), MH_WT(wt_a, false), MH_WT(wt_b, false), MH_WT(wt_c, false), MH_WT(wt_e, false),
-    MH_WT(wt_f, false), MH_WT(wt_g, false), MH_WT(wt_d, true), MH_WT(wt_f, true), MH_WT(wt_g, true), MH_WT(wt_e, true),
+    MH_WT(wt_d), MH_WT(wt_a), MH_WT(wt_b), MH_WT(wt_c), MH_WT(wt_e), MH_WT(wt_f), MH_WT(wt_g),
 };
 
 static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)

@@ -12,8 +12,8 @@
  *                  summing in a register; warps reduce by shuffles, one atomicAdd per block
  *   vector         shuffle with 16-byte loads (the unaligned head and the tail element-wise),
  *                  UNROLL of them issued before any is summed; configurations: 4 in flight
- *                  (the default), 1, 4 with streaming (evict-first) loads, 4 or 2 with 256-byte
- *                  L2 fetches
+ *                  (the default) or 1, grid-stride or in strip-mined tiles, streaming
+ *                  (evict-first) loads or 256-byte L2 fetches
  *   deterministic  ours: two passes in a fixed order. Pass 1 cuts the input into chunks of
  *                  16384 and each chunk into 256 slices (slice s: elements s, s + 256, ...,
  *                  summed in order), then adds the 256 slice sums by a fixed pairwise tree;
@@ -108,24 +108,39 @@ static __device__ __forceinline__ float4 body_load(const float4 *p)
 
 static __device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
-/* head: elements before the first 16-byte boundary; nv: float4s after it, dealt grid-stride
- * (thread g takes g, g + G, ... for G threads in all: the whole grid sweeps through memory
- * together; a contiguous range per block measured 6% slower). UNROLL loads are issued before any
- * is added (UNROLL x 16 bytes in flight per thread), into UNROLL independent sums. */
-template <int UNROLL, load_kind L>
+/* head: elements before the first 16-byte boundary; nv: float4s after it. UNROLL loads are
+ * issued before any is added (UNROLL x 16 bytes in flight per thread), into UNROLL independent
+ * sums. Dealt grid-stride (thread g takes float4s g, g + G, ... for G threads in all, its UNROLL
+ * loads G apart), or TILE: in tiles of UNROLL x THREADS float4s, tile t to block t mod grid, a
+ * block's UNROLL loads contiguous (16 KB per block and step at UNROLL 4, as CUB's strip-mined
+ * tiles; a contiguous range per block measured 6% slower). */
+template <int UNROLL, load_kind L, bool TILE>
 static __global__ void __launch_bounds__(THREADS) reduce_vector_kernel(const float *in, size_t n, size_t head,
                                                                        size_t nv, float *sum)
 {
     const size_t stride = (size_t)gridDim.x * THREADS, gid = (size_t)blockIdx.x * THREADS + threadIdx.x;
     const float4 *v4 = reinterpret_cast<const float4 *>(in + head);
     float part[UNROLL] = {};
-    size_t i = gid;
-    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
-        float4 v[UNROLL];
+    size_t i = gid; /* where the grid-stride remainder starts */
+    if (TILE) {
+        const size_t tile = (size_t)UNROLL * THREADS, tiles = nv / tile;
+        for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+            const float4 *p = v4 + t * tile + threadIdx.x;
+            float4 v[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) v[u] = body_load<L>(v4 + i + u * stride);
+            for (int u = 0; u < UNROLL; ++u) v[u] = body_load<L>(p + u * THREADS);
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) part[u] += sum4(v[u]);
+            for (int u = 0; u < UNROLL; ++u) part[u] += sum4(v[u]);
+        }
+        i = tiles * tile + gid;
+    } else {
+        for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
+            float4 v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) v[u] = body_load<L>(v4 + i + u * stride);
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) part[u] += sum4(v[u]);
+        }
     }
     for (; i < nv; i += stride) part[0] += sum4(body_load<L>(v4 + i));
     float s = 0.0f;
@@ -255,13 +270,15 @@ static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
                             "launching reduce_shuffle_kernel");
 }
 
-/* "u<loads in flight per thread>[-cs: streaming loads][-l2: 256-byte L2 fetches]"; [0] is the
- * default. */
-static const char *const vector_configs[] = {"u4", "u4-l2", "u2-l2", "u4-cs", "u1", NULL};
+/* "u<loads in flight per thread>[-tile: strip-mined tiles][-cs: streaming loads][-l2: 256-byte
+ * L2 fetches]"; [0] is the default. */
+static const char *const vector_configs[] = {"u4", "u4-tile", "u8-tile", "u4-tile-l2", "u4-l2", "u4-cs", "u1", NULL};
 typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, float *);
-static const vector_kernel vector_kernels[] = {reduce_vector_kernel<4, LOAD_NC>, reduce_vector_kernel<4, LOAD_L2_256>,
-                                               reduce_vector_kernel<2, LOAD_L2_256>, reduce_vector_kernel<4, LOAD_STREAM>,
-                                               reduce_vector_kernel<1, LOAD_NC>};
+static const vector_kernel vector_kernels[] = {
+    reduce_vector_kernel<4, LOAD_NC, false>,    reduce_vector_kernel<4, LOAD_NC, true>,
+    reduce_vector_kernel<8, LOAD_NC, true>,     reduce_vector_kernel<4, LOAD_L2_256, true>,
+    reduce_vector_kernel<4, LOAD_L2_256, false>, reduce_vector_kernel<4, LOAD_STREAM, false>,
+    reduce_vector_kernel<1, LOAD_NC, false>};
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
 {
