@@ -29,6 +29,15 @@ T0=$(date +%s)
 say() { echo "$*" | tee -a "$SUMMARY"; }
 stamp() { say "== $1 ($(($(date +%s) - T0)) s)"; }
 want() { [[ " $PHASES " == *" all "* || " $PHASES " == *" $1 "* ]]; }
+# ncu_bench LOG KERNEL-REGEX "BENCH ARGS" NCU-ARGS...: one launch of the kernel in a bench run
+ncu_bench() {
+  local log=$1 kern=$2 args=$3
+  shift 3
+  # shellcheck disable=SC2086
+  timeout 120 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" "$CLI" bench $args >"$LOGS/$log" 2>&1
+  say "-- ncu $args (exit $?)"
+  grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|idc__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
+}
 
 stamp "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee -a "$SUMMARY"
@@ -103,15 +112,6 @@ if want analyze; then
   done
   cat "$LOGS/sass_counts.txt" >>"$SUMMARY" 2>/dev/null
 
-  # ncu_bench LOG KERNEL-REGEX "BENCH ARGS" NCU-ARGS...: one launch of the kernel in a bench run
-  ncu_bench() {
-    local log=$1 kern=$2 args=$3
-    shift 3
-    # shellcheck disable=SC2086
-    timeout 90 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" "$CLI" bench $args >"$LOGS/$log" 2>&1
-    say "-- ncu $args (exit $?)"
-    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|idc__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
-  }
   ncu_run() { # LOG N K VARIANT KERNEL-REGEX NCU-ARGS...: conv1d
     local log=$1 n=$2 k=$3 v=$4 kern=$5
     shift 5
@@ -151,15 +151,6 @@ if want analyze; then
 fi
 
 if want analyze-rh; then
-  # ncu_bench is defined in the analyze phase; this phase may run alone
-  ncu_one() {
-    local log=$1 kern=$2 args=$3
-    shift 3
-    # shellcheck disable=SC2086
-    timeout 120 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" "$CLI" bench $args >"$LOGS/$log" 2>&1
-    say "-- ncu $args (exit $?)"
-    grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
-  }
   stamp "SASS of the reduce, histogram and matmul warptile kernels (logs/sass_rh_*.txt)"
   for k in $(cuobjdump -symbols "$BUILD/libmemhier.so" 2>/dev/null | grep -oE "_Z[0-9]+(reduce_vector|hist_lane_private|hist_vector|matmul_warptile)_kernel[A-Za-z0-9_]*" | sort -u); do
     cuobjdump -sass -fun "$k" "$BUILD/libmemhier.so" >"$LOGS/sass_rh_$k.txt" 2>&1
@@ -171,20 +162,20 @@ if want analyze-rh; then
   mr=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum.per_second,smsp__thread_inst_executed_per_inst_executed.ratio,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warp_issue_stalled_barrier_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct
   for v in tree:reduce_tree consecutive:reduce_consecutive coarse:reduce_consecutive shuffle:reduce_shuffle \
            vector:reduce_vector cub:Reduce; do
-    ncu_one "ncur_${v%%:*}.log" "${v##*:}" "reduce --n 67108864 --variants ${v%%:*}" --metrics "$mr"
+    ncu_bench "ncur_${v%%:*}.log" "${v##*:}" "reduce --n 67108864 --variants ${v%%:*}" --metrics "$mr"
   done
   stamp "ncu: histogram rungs, the first workload (2^28 uniform bytes, 256 bins)"
   mh=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed_op_shared_atom.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__issue_active.avg.pct_of_peak_sustained_active
   for v in coarse-interleaved:hist_interleaved vector:hist_vector lane-private:hist_lane cub:Histogram; do
-    ncu_one "ncuh_${v%%:*}.log" "${v##*:}" "histogram --variants ${v%%:*}" --metrics "$mh"
+    ncu_bench "ncuh_${v%%:*}.log" "${v##*:}" "histogram --variants ${v%%:*}" --metrics "$mh"
   done
   stamp "ncu: matmul 4096^3, warptile (default shape) and cuBLAS: where warps stall"
   mm=gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
   for r in barrier long_scoreboard short_scoreboard mio_throttle no_instruction not_selected math_pipe_throttle wait dispatch_stall branch_resolving; do
     mm="$mm,smsp__warp_issue_stalled_${r}_per_warp_active.pct"
   done
-  ncu_one ncum_warptile.log matmul_warptile "matmul --n 4096 --variants warptile" --metrics "$mm"
-  ncu_one ncum_cublas.log "gemm|Kernel" "matmul --n 4096 --variants cublas" --metrics "$mm"
+  ncu_bench ncum_warptile.log matmul_warptile "matmul --n 4096 --variants warptile" --metrics "$mm"
+  ncu_bench ncum_cublas.log "gemm|Kernel" "matmul --n 4096 --variants cublas" --metrics "$mm"
 fi
 
 if want sanitize; then

@@ -209,28 +209,27 @@ static __device__ __forceinline__ wt_lane wt_lane_of()
     return {warp / (S::BN / S::WN), warp % (S::BN / S::WN), lane / (S::WSUBN / S::TN), lane % (S::WSUBN / S::TN)};
 }
 
+/* dst[0 .. ITER * T) = the lane's T values in each of ITER sub-tiles of a shared row: sub-tile
+ * i starts at first + i * sub, 16 bytes per load. */
+template <int ITER, int T>
+static __device__ __forceinline__ void wt_load_row(float *dst, const float *row, int first, int sub)
+{
+#pragma unroll
+    for (int i = 0; i < ITER; ++i)
+#pragma unroll
+        for (int q = 0; q < T; q += 4) {
+            const float4 v = *reinterpret_cast<const float4 *>(row + first + i * sub + q);
+            float *d = dst + i * T + q;
+            d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
+        }
+}
+
 template <class S>
 static __device__ __forceinline__ void wt_load_frag(const float (*As)[S::BM + S::PAD], const float (*Bs)[S::BN], int kk,
                                                     const wt_lane &l, wt_frag<S> &f)
 {
-#pragma unroll
-    for (int wm = 0; wm < S::WMITER; ++wm)
-#pragma unroll
-        for (int q = 0; q < S::TM; q += 4) {
-            const float4 v =
-                *reinterpret_cast<const float4 *>(&As[kk][l.wrow * S::WM + wm * S::WSUBM + l.trow * S::TM + q]);
-            float *d = &f.a[wm * S::TM + q];
-            d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
-        }
-#pragma unroll
-    for (int wn = 0; wn < S::WNITER; ++wn)
-#pragma unroll
-        for (int q = 0; q < S::TN; q += 4) {
-            const float4 v =
-                *reinterpret_cast<const float4 *>(&Bs[kk][l.wcol * S::WN + wn * S::WSUBN + l.tcol * S::TN + q]);
-            float *d = &f.b[wn * S::TN + q];
-            d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
-        }
+    wt_load_row<S::WMITER, S::TM>(f.a, As[kk], l.wrow * S::WM + l.trow * S::TM, S::WSUBM);
+    wt_load_row<S::WNITER, S::TN>(f.b, Bs[kk], l.wcol * S::WN + l.tcol * S::TN, S::WSUBN);
 }
 
 template <class S>
