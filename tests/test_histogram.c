@@ -121,12 +121,7 @@ static void check_variant(mh_context *ctx, const hcase *c, const void *in, const
         CHECK(k->host[GUARD + nb] == ~0ULL, "%s wrote outside although it was not asked for", name);
 }
 
-static void expect_refusal(mh_context *ctx, mh_status s, const char *says, int line)
-{
-    CHECK(s == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), says) != NULL, "line %d: wanted a refusal naming '%s': %s: %s",
-          line, says, mh_status_str(s), mh_context_error(ctx));
-}
-#define REFUSED(call, says) expect_refusal(ctx, (call), says, __LINE__)
+#define REFUSED(call, says) CHECK_REFUSED(ctx, (call), says)
 
 static void check_refusals(mh_context *ctx, int gpu)
 {

@@ -29,6 +29,16 @@ static int test_failures;
         }                                                                                       \
     } while (0)
 
+/* s is a refusal (MH_ERR_INVALID_ARGUMENT) whose message names `says`. */
+#define CHECK_REFUSED(ctx, s, says)                                                             \
+    do {                                                                                        \
+        const mh_status refused_ = (s);                                                         \
+        const char *says_ = (says);                                                             \
+        CHECK(refused_ == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), says_) != NULL, \
+              "wanted a refusal naming '%s': %s: %s", says_, mh_status_str(refused_),           \
+              mh_context_error(ctx));                                                           \
+    } while (0)
+
 #define CHECK_CUDA(call)                                                                        \
     do {                                                                                        \
         cudaError_t e_ = (call);                                                                \

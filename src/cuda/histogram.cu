@@ -195,8 +195,6 @@ static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const
  * starting at copy t % 32 so that a warp's reads stay in distinct banks too. */
 enum { LANES = 32 };
 
-static size_t lane_smem_bytes(int num_bins) { return ((size_t)num_bins + 1) * LANES * 4; }
-
 template <bool BYTES>
 static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const hist_params p, size_t head, size_t nv)
 {
@@ -240,9 +238,12 @@ static int grid_fits(const mh_args *x, size_t per_block, char *why, size_t len)
     return 0;
 }
 
+/* Shared bytes of `copies` private copies of the bins (num_bins + 1 slots, 32-bit). */
+static size_t slots_bytes(const mh_args *x, size_t copies) { return ((size_t)x->histogram.num_bins + 1) * 4 * copies; }
+
 static int smem_fits(const mh_args *x, size_t copies, const char *name, char *why, size_t len)
 {
-    const size_t bytes = ((size_t)x->histogram.num_bins + 1) * 4 * copies;
+    const size_t bytes = slots_bytes(x, copies);
     if (bytes <= mh_smem_optin()) return 1;
     snprintf(why, len, "%s keeps %zu cop%s of %d bins in shared memory: %zu bytes, more than a block may use", name, copies,
              copies == 1 ? "y" : "ies", x->histogram.num_bins, bytes);
@@ -285,9 +286,6 @@ static mh_status launch(mh_context *ctx, const mh_args *x, kernel_fn k8, kernel_
     return mh_cuda_status(ctx, cudaGetLastError(), name);
 }
 
-static size_t slots_bytes(const mh_args *x, size_t copies) { return ((size_t)x->histogram.num_bins + 1) * 4 * copies; }
-
-
 static mh_status racy_run(mh_context *ctx, const mh_args *x)
 {
     return launch(ctx, x, hist_racy_kernel<true>, hist_racy_kernel<false>, mh_ceil_div(x->histogram.n, SEED_THREADS),
@@ -320,19 +318,29 @@ static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
                   mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS, slots_bytes(x, 1), "launching hist_interleaved_kernel");
 }
 
-static mh_status vector_run(mh_context *ctx, const mh_args *x)
+typedef void (*wide_kernel)(const hist_params, size_t, size_t);
+
+/* The 16-byte-load kernels (vector, lane-private): zero the outputs, then one resident grid
+ * over the body after the unaligned head; `copies` private copies of the bins per block. */
+static mh_status launch_wide(mh_context *ctx, const mh_args *x, wide_kernel k8, wide_kernel k32, size_t copies,
+                             const char *name)
 {
     const mh_histogram_args *a = &x->histogram;
     MH_TRY(zero_outputs(ctx, a));
     if (a->n == 0) return MH_OK;
-    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem;
+    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem, smem = slots_bytes(x, copies);
     size_t head = mh_head_to_16(a->in, elem);
     if (head > a->n) head = a->n;
-    const size_t nv = (a->n - head) / per, smem = slots_bytes(x, 1);
-    void (*k)(const hist_params, size_t, size_t) = a->bytes ? hist_vector_kernel<true> : hist_vector_kernel<false>;
+    const size_t nv = (a->n - head) / per;
+    const wide_kernel k = a->bytes ? k8 : k32;
     if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
     k<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
-    return MH_LAUNCH_CHECK(ctx, "hist_vector_kernel");
+    return mh_cuda_status(ctx, cudaGetLastError(), name);
+}
+
+static mh_status vector_run(mh_context *ctx, const mh_args *x)
+{
+    return launch_wide(ctx, x, hist_vector_kernel<true>, hist_vector_kernel<false>, 1, "launching hist_vector_kernel");
 }
 
 /* "atomic": every lane adds to its warp's copy; "match": equal lanes aggregated first. */
@@ -354,17 +362,8 @@ static int lane_supports(const mh_context *, const mh_args *x, char *why, size_t
 
 static mh_status lane_run(mh_context *ctx, const mh_args *x)
 {
-    const mh_histogram_args *a = &x->histogram;
-    MH_TRY(zero_outputs(ctx, a));
-    if (a->n == 0) return MH_OK;
-    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem, smem = lane_smem_bytes(a->num_bins);
-    size_t head = mh_head_to_16(a->in, elem);
-    if (head > a->n) head = a->n;
-    const size_t nv = (a->n - head) / per;
-    void (*k)(const hist_params, size_t, size_t) = a->bytes ? hist_lane_private_kernel<true> : hist_lane_private_kernel<false>;
-    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
-    k<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
-    return MH_LAUNCH_CHECK(ctx, "hist_lane_private_kernel");
+    return launch_wide(ctx, x, hist_lane_private_kernel<true>, hist_lane_private_kernel<false>, LANES,
+                       "launching hist_lane_private_kernel");
 }
 
 #define HIST_ROW(name, rung, memory, source, summary, sup, run)                                                         \

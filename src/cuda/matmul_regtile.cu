@@ -30,23 +30,25 @@ struct mm_params {
 
 /* ---- tile loads ---------------------------------------------------------------------------- */
 
-/* One float4 of a: a[row][kk .. kk + 3], zero outside; 16-byte path when the block is inside. */
-static __device__ __forceinline__ float4 a4(const mm_params &p, size_t row, size_t kk, bool inside)
+/* mat[r][c .. c + 3] of a rows x cols row-major matrix, zero outside; the 16-byte path when
+ * the caller's block lies inside (and the rows are 16-byte aligned). */
+static __device__ __forceinline__ float4 load4(const float *mat, size_t rows, size_t cols, size_t r, size_t c, bool inside)
 {
-    if (inside) return __ldg(reinterpret_cast<const float4 *>(p.a + row * p.k + kk));
+    if (inside) return __ldg(reinterpret_cast<const float4 *>(mat + r * cols + c));
     float v[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) v[q] = row < p.m && kk + q < p.k ? p.a[row * p.k + kk + q] : 0.0f;
+    for (int q = 0; q < 4; ++q) v[q] = r < rows && c + q < cols ? mat[r * cols + c + q] : 0.0f;
     return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+static __device__ __forceinline__ float4 a4(const mm_params &p, size_t row, size_t kk, bool inside)
+{
+    return load4(p.a, p.m, p.k, row, kk, inside);
 }
 
 static __device__ __forceinline__ float4 b4(const mm_params &p, size_t kk, size_t col, bool inside)
 {
-    if (inside) return __ldg(reinterpret_cast<const float4 *>(p.b + kk * p.n + col));
-    float v[4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) v[q] = kk < p.k && col + q < p.n ? p.b[kk * p.n + col + q] : 0.0f;
-    return make_float4(v[0], v[1], v[2], v[3]);
+    return load4(p.b, p.k, p.n, kk, col, inside);
 }
 
 static __device__ __forceinline__ void store4(const mm_params &p, size_t row, size_t col, const float *v, bool inside)
