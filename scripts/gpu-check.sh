@@ -7,11 +7,13 @@
 #   tune.json   memhier bench --tune (every tuning configuration)
 #   coalescing.svg  the coalescing plot (scripts/plot_coalescing.py) -> docs/coalescing.svg
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
-# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|calibrate|analyze|analyze-rh|sanitize ...]
-# MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op);
+# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|tune|calibrate|analyze|analyze-rh|analyze-mm|sanitize ...]
+# MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op); its words
+# go to `memhier bench` as they are ("matmul --variants warptile,cublas");
 # MEMHIER_BENCH_OPS="reduce histogram" benches those ops alone, one bench-OP.json each;
 # MEMHIER_CTEST_ARGS="-E oracle_conv" passes its arguments to ctest;
-# MEMHIER_SANITIZE_TESTS="test_reduce test_matmul" limits the sanitize phase to those tests.
+# MEMHIER_SANITIZE_TESTS="test_reduce test_matmul" limits the sanitize phase to those tests;
+# MEMHIER_NCU_MM="Li0ELb0E" adds ncu runs (analyze-mm) of the warptile kernels whose mangled names match.
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -82,8 +84,13 @@ if want bench; then
       say "bench $op exit $?"
     done
   fi
-  python3 scripts/plot_coalescing.py "$OUT/bench.json" "$OUT/coalescing.svg" >>"$LOGS/bench.log" 2>&1
-  say "coalescing plot exit $? (docs/coalescing.svg comes from $OUT/coalescing.svg)"
+  if [ -f "$OUT/bench.json" ]; then
+    python3 scripts/plot_coalescing.py "$OUT/bench.json" "$OUT/coalescing.svg" >>"$LOGS/bench.log" 2>&1
+    say "coalescing plot exit $? (docs/coalescing.svg comes from $OUT/coalescing.svg)"
+  fi
+fi
+
+if want tune; then
   stamp "memhier bench ${MEMHIER_TUNE_OPS:-} --tune"
   # shellcheck disable=SC2086
   timeout 300 "$CLI" bench ${MEMHIER_TUNE_OPS:-} --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
@@ -169,6 +176,14 @@ if want analyze-rh; then
   for v in coarse-interleaved:hist_interleaved vector:hist_vector lane-private:hist_lane cub:Histogram; do
     ncu_bench "ncuh_${v%%:*}.log" "${v##*:}" "histogram --variants ${v%%:*}" --metrics "$mh"
   done
+fi
+
+if want analyze-rh || want analyze-mm; then
+  stamp "SASS of matmul warptile's configurations (logs/sass_mm_*.txt: .reuse flags, register numbers)"
+  for k in $(cuobjdump -symbols "$BUILD/libmemhier.so" 2>/dev/null | grep -oE "_Z[0-9]+matmul_warptile_kernel[A-Za-z0-9_]*" | sort -u); do
+    cuobjdump -sass -fun "$k" "$BUILD/libmemhier.so" >"$LOGS/sass_mm_$k.txt" 2>&1
+    printf '%-100s FFMA %5d .reuse %5d\n' "$k" "$(grep -c FFMA "$LOGS/sass_mm_$k.txt")" "$(grep -c 'FFMA.*reuse' "$LOGS/sass_mm_$k.txt")" | tee -a "$SUMMARY"
+  done
   stamp "ncu: matmul 4096^3, warptile (default shape) and cuBLAS: where warps stall"
   mm=gpu__time_duration.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum
   for r in barrier long_scoreboard short_scoreboard mio_throttle no_instruction not_selected math_pipe_throttle wait dispatch_stall branch_resolving; do
@@ -176,6 +191,10 @@ if want analyze-rh; then
   done
   ncu_bench ncum_warptile.log matmul_warptile "matmul --n 4096 --variants warptile" --metrics "$mm"
   ncu_bench ncum_cublas.log "gemm|Kernel" "matmul --n 4096 --variants cublas" --metrics "$mm"
+  # MEMHIER_NCU_MM="REGEX ..." : also the warptile configurations whose mangled names match
+  for re in ${MEMHIER_NCU_MM:-}; do
+    ncu_bench "ncum_$re.log" "$re" "matmul --n 4096 --variants warptile --tune" --kernel-name-base mangled --metrics "$mm"
+  done
 fi
 
 if want sanitize; then

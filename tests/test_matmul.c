@@ -1,7 +1,8 @@
 /* Every matmul variant of one backend against a double reference:
  *   test_matmul cpu | gpu (exit 77 only when the machine has no CUDA device)
  * Shapes from 1 x 1 x 1 to 300 x 1000 x 257: no multiple of any tile, k and n not multiples of
- * 4 (the element-wise paths), k = 1, misaligned pointers, every tuning configuration; outputs
+ * 4 (the element-wise paths), k = 1, misaligned pointers, interior blocks (warptile's unchecked
+ * pointer walk) beside edge blocks in one product (260 x 200 x 520), every tuning configuration; outputs
  * poisoned and fenced by guard words. On the GPU each variant's normwise error must also be
  * within 4x cuBLAS's on the same inputs (the issue's bound) wherever there are at least 4096
  * outputs to take a norm over. Refusals write nothing. */
@@ -15,7 +16,7 @@ typedef struct tcase {
 static const tcase cases[] = {
     {1, 1, 1, 0},     {1, 7, 3, 1},     {7, 1, 5, 0},      {4, 4, 4, 0},      {33, 17, 65, 1},   {64, 64, 64, 0},
     {127, 129, 131, 0}, {128, 128, 128, 0}, {129, 8, 257, 1}, {256, 64, 300, 0}, {300, 1000, 257, 0}, {512, 512, 512, 0},
-    {1, 2049, 1, 0},  {130, 3, 4100, 0},
+    {1, 2049, 1, 0},  {130, 3, 4100, 0}, {260, 200, 520, 0},
 };
 
 typedef struct problem {

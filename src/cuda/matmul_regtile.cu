@@ -234,13 +234,33 @@ static __device__ __forceinline__ void wt_load_frag(const float (*As)[S::BM + S:
     wt_load_row<S::WNITER, S::TN>(f.b, Bs[kk], l.wcol * S::WN + l.tcol * S::TN, S::WSUBN);
 }
 
-template <class S>
+/* The order of a kk's FMAs. An FFMA whose a and b both differ from the previous FFMA's reads
+ * three registers from the register file; one that repeats a (or b) takes it from the operand
+ * reuse cache. Row-major order starts every row of acc with a new a and a new b; the serpentine
+ * order (odd rows right to left) keeps b across the row change. */
+enum { WT_ROWS, WT_SERPENTINE, WT_COLUMN_SERPENTINE };
+
+template <class S, int ORDER>
 static __device__ __forceinline__ void wt_fma(const wt_frag<S> &f, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
+    constexpr int M = S::WMITER * S::TM, N = S::WNITER * S::TN;
+    if (ORDER == WT_COLUMN_SERPENTINE) {
 #pragma unroll
-    for (int i = 0; i < S::WMITER * S::TM; ++i)
+        for (int j = 0; j < N; ++j)
 #pragma unroll
-        for (int j = 0; j < S::WNITER * S::TN; ++j) acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+            for (int ii = 0; ii < M; ++ii) {
+                const int i = j % 2 ? M - 1 - ii : ii;
+                acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+            }
+    } else {
+#pragma unroll
+        for (int i = 0; i < M; ++i)
+#pragma unroll
+            for (int jj = 0; jj < N; ++jj) {
+                const int j = ORDER == WT_SERPENTINE && i % 2 ? N - 1 - jj : jj;
+                acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+            }
+    }
 }
 
 template <class S>
@@ -262,40 +282,93 @@ static __device__ __forceinline__ void wt_store_c(const mm_params &p, size_t row
         }
 }
 
+/* The interior blocks' loads (tiles wholly inside, 16-byte rows, k a multiple of BK: all but
+ * the edge blocks) walk one pointer per float4, with no bounds checks. wt_fetch's checks cost
+ * ~170 integer, compare and branch instructions per k-step, many with fixed-latency stalls of
+ * 2-13 cycles (sm_90 SASS), against 1024 FFMAs. */
+template <class S>
+struct wt_walk {
+    const float *a[S::A4], *b[S::B4];
+};
+
+template <class S>
+static __device__ __forceinline__ void wt_walk_start(const mm_params &p, size_t row0, size_t col0, wt_walk<S> &w)
+{
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int t = 0; t < S::A4; ++t) {
+        int r, c4;
+        float4_at(tid + t * S::THREADS, S::BK, r, c4);
+        w.a[t] = p.a + (row0 + r) * p.k + c4;
+    }
+#pragma unroll
+    for (int t = 0; t < S::B4; ++t) {
+        int r, c4;
+        float4_at(tid + t * S::THREADS, S::BN, r, c4);
+        w.b[t] = p.b + (size_t)r * p.n + col0 + c4;
+    }
+}
+
+template <class S>
+static __device__ __forceinline__ void wt_walk_fetch(wt_walk<S> &w, size_t n, wt_stage<S> &st)
+{
+#pragma unroll
+    for (int t = 0; t < S::A4; ++t) st.a[t] = __ldg(reinterpret_cast<const float4 *>(w.a[t])), w.a[t] += S::BK;
+#pragma unroll
+    for (int t = 0; t < S::B4; ++t) st.b[t] = __ldg(reinterpret_cast<const float4 *>(w.b[t])), w.b[t] += S::BK * n;
+}
+
 /* The k-step's kk loop is unrolled whole; each kk loads its operands, then computes, and ptxas
  * overlaps the loads of kk + 1 with the FMAs of kk by itself. Measured slower on the H100 and
  * dropped (docs/matmul.md): an explicit register double buffer (4-5%), a partial unroll of the
  * kk loop (2-5%), cp.async tiles instead of the register prefetch (6-33%). */
-template <class S>
-static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
+template <class S, int ORDER, bool INTERIOR>
+static __device__ __forceinline__ void wt_mainloop(const mm_params &p, size_t row0, size_t col0, float *smem,
+                                                   const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
     constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
-    /* dynamic: the 128 x 256 x 16 shape needs 49.7 KB, past the static 48 KB */
-    extern __shared__ __align__(16) float smem[];
     float(*As)[BK][BM + S::PAD] = reinterpret_cast<float(*)[BK][BM + S::PAD]>(smem);
     float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(smem + 2 * BK * (BM + S::PAD));
-    const wt_lane l = wt_lane_of<S>();
-    const size_t row0 = (size_t)blockIdx.y * BM, col0 = (size_t)blockIdx.x * BN;
-    float acc[S::WMITER * S::TM][S::WNITER * S::TN] = {};
+    wt_walk<S> w;
+    if (INTERIOR) wt_walk_start<S>(p, row0, col0, w);
+    auto fetch = [&](size_t k0, wt_stage<S> &st) {
+        if (INTERIOR) wt_walk_fetch<S>(w, p.n, st);
+        else wt_fetch<S>(p, row0, col0, k0, st);
+    };
 
     wt_stage<S> next;
-    wt_fetch<S>(p, row0, col0, 0, next);
+    fetch(0, next);
     wt_store<S>(next, As[0], Bs[0]);
     __syncthreads();
     int cur = 0;
     for (size_t k0 = 0; k0 < p.k; k0 += BK) {
         const bool more = k0 + BK < p.k;
-        if (more) wt_fetch<S>(p, row0, col0, k0 + BK, next); /* in flight while this step computes */
+        if (more) fetch(k0 + BK, next); /* in flight while this step computes */
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             wt_frag<S> f;
             wt_load_frag<S>(As[cur], Bs[cur], kk, l, f);
-            wt_fma<S>(f, acc);
+            wt_fma<S, ORDER>(f, acc);
         }
         if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
         __syncthreads();
         cur ^= 1;
     }
+}
+
+template <class S, int ORDER, bool WALK>
+static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
+{
+    /* dynamic: the 128 x 256 x 16 shape needs 49.7 KB, past the static 48 KB */
+    extern __shared__ __align__(16) float smem[];
+    const wt_lane l = wt_lane_of<S>();
+    const size_t row0 = (size_t)blockIdx.y * S::BM, col0 = (size_t)blockIdx.x * S::BN;
+    float acc[S::WMITER * S::TM][S::WNITER * S::TN] = {};
+    const bool interior = WALK && p.vec_a && p.vec_b && p.k % S::BK == 0 && row0 + S::BM <= p.m && col0 + S::BN <= p.n;
+    if (interior)
+        wt_mainloop<S, ORDER, WALK>(p, row0, col0, smem, l, acc);
+    else
+        wt_mainloop<S, ORDER, false>(p, row0, col0, smem, l, acc);
     wt_store_c<S>(p, row0, col0, l, acc);
 }
 
@@ -310,7 +383,11 @@ typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_g;  /* 256 threads, 16 x
 /* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md) */
 static const char *const warptile_configs[] = {
     "b128x256-k8-w64x64-t8x4",  "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2", "b128x128-k16-w64x64-t8x4",
-    "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4", "b256x128-k8-w64x64-t8x4",       NULL};
+    "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4", "b256x128-k8-w64x64-t8x4",
+    /* experiments on the default shape: without the interior pointer walk, without the
+     * serpentine FMA order, column serpentine */
+    "b128x256-k8-w64x64-t8x4-checked-rows", "b128x256-k8-w64x64-t8x4-checked", "b128x256-k8-w64x64-t8x4-rows",
+    "b128x256-k8-w64x64-t8x4-colserp", NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -326,9 +403,12 @@ static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-#define MH_WT(S) {matmul_warptile_kernel<S>, S::BM, S::BN, S::THREADS, S::SMEM}
+#define MH_WT(S, ORDER, WALK) {matmul_warptile_kernel<S, ORDER, WALK>, S::BM, S::BN, S::THREADS, S::SMEM}
+#define MH_WT_BEST(S) MH_WT(S, WT_SERPENTINE, true)
     /* warptile, in warptile_configs' order */
-    MH_WT(wt_d), MH_WT(wt_a), MH_WT(wt_b), MH_WT(wt_c), MH_WT(wt_e), MH_WT(wt_f), MH_WT(wt_g),
+    MH_WT_BEST(wt_d), MH_WT_BEST(wt_a), MH_WT_BEST(wt_b), MH_WT_BEST(wt_c), MH_WT_BEST(wt_e), MH_WT_BEST(wt_f),
+    MH_WT_BEST(wt_g), MH_WT(wt_d, WT_ROWS, false), MH_WT(wt_d, WT_SERPENTINE, false), MH_WT(wt_d, WT_ROWS, true),
+    MH_WT(wt_d, WT_COLUMN_SERPENTINE, true),
 };
 
 static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)
