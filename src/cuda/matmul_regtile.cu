@@ -322,41 +322,107 @@ static __device__ __forceinline__ void wt_walk_fetch(wt_walk<S> &w, size_t n, wt
  * overlaps the loads of kk + 1 with the FMAs of kk by itself. Measured slower on the H100 and
  * dropped (docs/matmul.md): an explicit register double buffer (4-5%), a partial unroll of the
  * kk loop (2-5%), cp.async tiles instead of the register prefetch (6-33%). */
-template <class S, int ORDER, bool INTERIOR>
-static __device__ __forceinline__ void wt_mainloop(const mm_params &p, size_t row0, size_t col0, float *smem,
-                                                   const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
+/* One k-step's FMAs from one shared stage. */
+template <class S, int ORDER>
+static __device__ __forceinline__ void wt_step(const float (*As)[S::BM + S::PAD], const float (*Bs)[S::BN], const wt_lane &l,
+                                               float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
-    constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
-    float(*As)[BK][BM + S::PAD] = reinterpret_cast<float(*)[BK][BM + S::PAD]>(smem);
-    float(*Bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(smem + 2 * BK * (BM + S::PAD));
-    wt_walk<S> w;
-    if (INTERIOR) wt_walk_start<S>(p, row0, col0, w);
-    auto fetch = [&](size_t k0, wt_stage<S> &st) {
-        if (INTERIOR) wt_walk_fetch<S>(w, p.n, st);
-        else wt_fetch<S>(p, row0, col0, k0, st);
-    };
+#pragma unroll
+    for (int kk = 0; kk < S::BK; ++kk) {
+        wt_frag<S> f;
+        wt_load_frag<S>(As, Bs, kk, l, f);
+        wt_fma<S, ORDER>(f, acc);
+    }
+}
 
+template <class S>
+struct wt_smem {
+    float (*As)[S::BK][S::BM + S::PAD]; /* [stage][kk][row], a transposed */
+    float (*Bs)[S::BK][S::BN];          /* [stage][kk][col] */
+    __device__ explicit wt_smem(float *smem)
+        : As(reinterpret_cast<float(*)[S::BK][S::BM + S::PAD]>(smem)),
+          Bs(reinterpret_cast<float(*)[S::BK][S::BN]>(smem + 2 * S::BK * (S::BM + S::PAD)))
+    {
+    }
+};
+
+/* Any block: bounds-checked loads of the next k-step in flight while this one computes
+ * (two shared stages, one barrier per k-step). */
+template <class S, int ORDER>
+static __device__ __forceinline__ void wt_checked_loop(const mm_params &p, size_t row0, size_t col0, float *smem,
+                                                       const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
+{
+    const wt_smem<S> sm(smem);
     wt_stage<S> next;
-    fetch(0, next);
-    wt_store<S>(next, As[0], Bs[0]);
+    wt_fetch<S>(p, row0, col0, 0, next);
+    wt_store<S>(next, sm.As[0], sm.Bs[0]);
     __syncthreads();
     int cur = 0;
-    for (size_t k0 = 0; k0 < p.k; k0 += BK) {
-        const bool more = k0 + BK < p.k;
-        if (more) fetch(k0 + BK, next); /* in flight while this step computes */
-#pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            wt_frag<S> f;
-            wt_load_frag<S>(As[cur], Bs[cur], kk, l, f);
-            wt_fma<S, ORDER>(f, acc);
-        }
-        if (more) wt_store<S>(next, As[cur ^ 1], Bs[cur ^ 1]); /* the other buffer: nobody reads it now */
+    for (size_t k0 = 0; k0 < p.k; k0 += S::BK) {
+        const bool more = k0 + S::BK < p.k;
+        if (more) wt_fetch<S>(p, row0, col0, k0 + S::BK, next);
+        wt_step<S, ORDER>(sm.As[cur], sm.Bs[cur], l, acc);
+        if (more) wt_store<S>(next, sm.As[cur ^ 1], sm.Bs[cur ^ 1]); /* the other stage: nobody reads it now */
         __syncthreads();
         cur ^= 1;
     }
 }
 
-template <class S, int ORDER, bool WALK>
+/* Interior blocks, one k-step ahead: as wt_checked_loop with the pointer walk. ptxas sinks the
+ * global loads to ~280 instructions before the shared stores that consume them. */
+template <class S, int ORDER>
+static __device__ __forceinline__ void wt_walk_loop1(const mm_params &p, size_t row0, size_t col0, float *smem,
+                                                     const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
+{
+    const wt_smem<S> sm(smem);
+    wt_walk<S> w;
+    wt_walk_start<S>(p, row0, col0, w);
+    const size_t steps = p.k / S::BK;
+    wt_stage<S> next;
+    wt_walk_fetch<S>(w, p.n, next);
+    wt_store<S>(next, sm.As[0], sm.Bs[0]);
+    __syncthreads();
+    for (size_t s = 0; s < steps; ++s) {
+        const int cur = s % 2;
+        if (s + 1 < steps) wt_walk_fetch<S>(w, p.n, next);
+        wt_step<S, ORDER>(sm.As[cur], sm.Bs[cur], l, acc);
+        if (s + 1 < steps) wt_store<S>(next, sm.As[cur ^ 1], sm.Bs[cur ^ 1]);
+        __syncthreads();
+    }
+}
+
+/* Interior blocks, two k-steps ahead: step s + 2's tiles are loaded into registers while step s
+ * computes and stored to shared memory at the end of step s + 1, so the loads have a whole
+ * k-step (and a barrier ptxas does not move them across) to arrive. Two register stages, r[0]
+ * for even steps and r[1] for odd ones, the loop unrolled by two to name them statically. */
+template <class S, int ORDER>
+static __device__ __forceinline__ void wt_walk_loop2(const mm_params &p, size_t row0, size_t col0, float *smem,
+                                                     const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
+{
+    const wt_smem<S> sm(smem);
+    wt_walk<S> w;
+    wt_walk_start<S>(p, row0, col0, w);
+    const size_t steps = p.k / S::BK;
+    wt_stage<S> r[2];
+    wt_walk_fetch<S>(w, p.n, r[0]);
+    if (steps > 1) wt_walk_fetch<S>(w, p.n, r[1]);
+    wt_store<S>(r[0], sm.As[0], sm.Bs[0]);
+    __syncthreads();
+    for (size_t s = 0; s < steps; s += 2) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) { /* step s + half, from stage `half` */
+            if (half == 1 && s + 1 >= steps) break;
+            if (s + half + 2 < steps) wt_walk_fetch<S>(w, p.n, r[half]);
+            wt_step<S, ORDER>(sm.As[half], sm.Bs[half], l, acc);
+            if (s + half + 1 < steps) wt_store<S>(r[half ^ 1], sm.As[half ^ 1], sm.Bs[half ^ 1]);
+            __syncthreads();
+        }
+    }
+}
+
+enum { WT_CHECKED, WT_WALK1, WT_WALK2 };
+
+template <class S, int ORDER, int LOOP>
 static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
     /* dynamic: the 128 x 256 x 16 shape needs 49.7 KB, past the static 48 KB */
@@ -364,11 +430,13 @@ static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_ke
     const wt_lane l = wt_lane_of<S>();
     const size_t row0 = (size_t)blockIdx.y * S::BM, col0 = (size_t)blockIdx.x * S::BN;
     float acc[S::WMITER * S::TM][S::WNITER * S::TN] = {};
-    const bool interior = WALK && p.vec_a && p.vec_b && p.k % S::BK == 0 && row0 + S::BM <= p.m && col0 + S::BN <= p.n;
-    if (interior)
-        wt_mainloop<S, ORDER, WALK>(p, row0, col0, smem, l, acc);
+    const bool interior = p.vec_a && p.vec_b && p.k % S::BK == 0 && row0 + S::BM <= p.m && col0 + S::BN <= p.n;
+    if (LOOP == WT_WALK2 && interior)
+        wt_walk_loop2<S, ORDER>(p, row0, col0, smem, l, acc);
+    else if (LOOP == WT_WALK1 && interior)
+        wt_walk_loop1<S, ORDER>(p, row0, col0, smem, l, acc);
     else
-        wt_mainloop<S, ORDER, false>(p, row0, col0, smem, l, acc);
+        wt_checked_loop<S, ORDER>(p, row0, col0, smem, l, acc);
     wt_store_c<S>(p, row0, col0, l, acc);
 }
 
@@ -380,14 +448,16 @@ typedef wt_shape<128, 256, 8, 64, 64, 2, 2, 8, 4, 1> wt_d;  /* 256 threads, 16 x
 typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_e; /* 256 threads, 8 x 8, warps 32 x 64 */
 typedef wt_shape<128, 256, 16, 64, 64, 2, 2, 8, 4, 1> wt_f; /* 256 threads, 16 x 8, deeper k-steps */
 typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_g;  /* 256 threads, 16 x 8, tall blocks */
+typedef wt_shape<128, 128, 8, 64, 32, 2, 2, 4, 4, 2> wt_h;  /* 256 threads, 8 x 8, 128 registers */
 /* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md) */
 static const char *const warptile_configs[] = {
     "b128x256-k8-w64x64-t8x4",  "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2", "b128x128-k16-w64x64-t8x4",
     "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4", "b256x128-k8-w64x64-t8x4",
-    /* experiments on the default shape: without the interior pointer walk, without the
-     * serpentine FMA order, column serpentine */
-    "b128x256-k8-w64x64-t8x4-checked-rows", "b128x256-k8-w64x64-t8x4-checked", "b128x256-k8-w64x64-t8x4-rows",
-    "b128x256-k8-w64x64-t8x4-colserp", NULL};
+    /* experiments on the default shape: checked loads and row order (the code measured until
+     * 5f78703), one k-step ahead, row order, row serpentine */
+    "b128x256-k8-w64x64-t8x4-checked-rows", "b128x256-k8-w64x64-t8x4-walk1", "b128x256-k8-w64x64-t8x4-rows",
+    "b128x256-k8-w64x64-t8x4-serp", "b128x128-k8-w64x32-t4x4-occ2-walk1", "b128x128-k8-w64x32-t4x4-occ2",
+    "b128x128-k8-w64x32-t4x4-occ2-rows", NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -403,12 +473,15 @@ static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-#define MH_WT(S, ORDER, WALK) {matmul_warptile_kernel<S, ORDER, WALK>, S::BM, S::BN, S::THREADS, S::SMEM}
-#define MH_WT_BEST(S) MH_WT(S, WT_SERPENTINE, true)
-    /* warptile, in warptile_configs' order */
-    MH_WT_BEST(wt_d), MH_WT_BEST(wt_a), MH_WT_BEST(wt_b), MH_WT_BEST(wt_c), MH_WT_BEST(wt_e), MH_WT_BEST(wt_f),
-    MH_WT_BEST(wt_g), MH_WT(wt_d, WT_ROWS, false), MH_WT(wt_d, WT_SERPENTINE, false), MH_WT(wt_d, WT_ROWS, true),
-    MH_WT(wt_d, WT_COLUMN_SERPENTINE, true),
+#define MH_WT(S, ORDER, LOOP) {matmul_warptile_kernel<S, ORDER, LOOP>, S::BM, S::BN, S::THREADS, S::SMEM}
+    /* warptile, in warptile_configs' order; the shapes with 16-deep k-steps or a 128-register cap
+     * spill with two register stages and take one */
+    MH_WT(wt_d, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_a, WT_COLUMN_SERPENTINE, WT_WALK2),
+    MH_WT(wt_b, WT_COLUMN_SERPENTINE, WT_WALK1), MH_WT(wt_c, WT_COLUMN_SERPENTINE, WT_WALK1),
+    MH_WT(wt_e, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_f, WT_COLUMN_SERPENTINE, WT_WALK1),
+    MH_WT(wt_g, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_d, WT_ROWS, WT_CHECKED), MH_WT(wt_d, WT_COLUMN_SERPENTINE, WT_WALK1),
+    MH_WT(wt_d, WT_ROWS, WT_WALK2), MH_WT(wt_d, WT_SERPENTINE, WT_WALK2), MH_WT(wt_h, WT_COLUMN_SERPENTINE, WT_WALK1),
+    MH_WT(wt_h, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_h, WT_ROWS, WT_WALK2),
 };
 
 static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)
