@@ -214,8 +214,8 @@ if want sanitize; then
   sanitize racecheck test_conv2d 5000
   sanitize memcheck test_transpose 1100000
   sanitize racecheck test_transpose 1100000
-  sanitize memcheck test_matmul 70000
-  sanitize racecheck test_matmul 20000
+  sanitize memcheck test_matmul 140000
+  sanitize racecheck test_matmul 40000
   sanitize memcheck test_reduce 1100000
   sanitize racecheck test_reduce 300000
   sanitize memcheck test_histogram 310000

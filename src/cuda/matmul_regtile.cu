@@ -8,11 +8,11 @@
  *                that a thread's 8 values of a are two 16-byte shared loads
  *   warptile     block tiles split into warp tiles, each warp's tile into sub-tiles in which
  *                every lane owns TM x TN outputs, laid out so that a warp's shared loads are
- *                broadcasts or one contiguous run; the next k-step's tiles are loaded into
- *                registers while the current one is computed (double-buffered shared memory,
- *                one barrier per k-step). Default: 128 x 256 x 8 over 8 warps of 64 x 64,
- *                2 x 2 sub-tiles of 8 x 4 per lane (16 x 8 outputs); other shapes are
- *                configurations
+ *                broadcasts or one contiguous run; two shared stages, one barrier per k-step.
+ *                Interior blocks walk plain pointers two k-steps ahead (two register stages);
+ *                edge blocks load one k-step ahead with bounds checks. Default: 256 x 128 x 8
+ *                over 8 warps of 64 x 64, 2 x 2 sub-tiles of 8 x 4 per lane (16 x 8
+ *                outputs); other shapes are configurations
  *
  * Any m, k, n: a block whose tiles lie wholly inside the matrices, with k and n multiples of
  * 4 and 16-byte aligned rows, takes the 16-byte paths; any other block loads element-wise
@@ -234,33 +234,22 @@ static __device__ __forceinline__ void wt_load_frag(const float (*As)[S::BM + S:
     wt_load_row<S::WNITER, S::TN>(f.b, Bs[kk], l.wcol * S::WN + l.tcol * S::TN, S::WSUBN);
 }
 
-/* The order of a kk's FMAs. An FFMA whose a and b both differ from the previous FFMA's reads
- * three registers from the register file; one that repeats a (or b) takes it from the operand
- * reuse cache. Row-major order starts every row of acc with a new a and a new b; the serpentine
- * order (odd rows right to left) keeps b across the row change. */
-enum { WT_ROWS, WT_SERPENTINE, WT_COLUMN_SERPENTINE };
-
-template <class S, int ORDER>
+/* A kk's FMAs, column by column, every other column bottom to top: consecutive FFMAs share b[j]
+ * (taken from the operand reuse cache), and at a column change a[i]. Measured on the H100 at
+ * 4096^3 (docs/matmul.md): row order 3.09 ms, row serpentine 3.18, this order 3.03. In the SASS
+ * this order leaves ~30% of FFMAs reading two registers of the same parity (the register
+ * file's two banks, by the Volta-era model) against ~85% for the row orders. */
+template <class S>
 static __device__ __forceinline__ void wt_fma(const wt_frag<S> &f, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
     constexpr int M = S::WMITER * S::TM, N = S::WNITER * S::TN;
-    if (ORDER == WT_COLUMN_SERPENTINE) {
 #pragma unroll
-        for (int j = 0; j < N; ++j)
+    for (int j = 0; j < N; ++j)
 #pragma unroll
-            for (int ii = 0; ii < M; ++ii) {
-                const int i = j % 2 ? M - 1 - ii : ii;
-                acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
-            }
-    } else {
-#pragma unroll
-        for (int i = 0; i < M; ++i)
-#pragma unroll
-            for (int jj = 0; jj < N; ++jj) {
-                const int j = ORDER == WT_SERPENTINE && i % 2 ? N - 1 - jj : jj;
-                acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
-            }
-    }
+        for (int ii = 0; ii < M; ++ii) {
+            const int i = j % 2 ? M - 1 - ii : ii;
+            acc[i][j] = fmaf(f.a[i], f.b[j], acc[i][j]);
+        }
 }
 
 template <class S>
@@ -323,7 +312,7 @@ static __device__ __forceinline__ void wt_walk_fetch(wt_walk<S> &w, size_t n, wt
  * dropped (docs/matmul.md): an explicit register double buffer (4-5%), a partial unroll of the
  * kk loop (2-5%), cp.async tiles instead of the register prefetch (6-33%). */
 /* One k-step's FMAs from one shared stage. */
-template <class S, int ORDER>
+template <class S>
 static __device__ __forceinline__ void wt_step(const float (*As)[S::BM + S::PAD], const float (*Bs)[S::BN], const wt_lane &l,
                                                float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
@@ -331,7 +320,7 @@ static __device__ __forceinline__ void wt_step(const float (*As)[S::BM + S::PAD]
     for (int kk = 0; kk < S::BK; ++kk) {
         wt_frag<S> f;
         wt_load_frag<S>(As, Bs, kk, l, f);
-        wt_fma<S, ORDER>(f, acc);
+        wt_fma<S>(f, acc);
     }
 }
 
@@ -348,7 +337,7 @@ struct wt_smem {
 
 /* Any block: bounds-checked loads of the next k-step in flight while this one computes
  * (two shared stages, one barrier per k-step). */
-template <class S, int ORDER>
+template <class S>
 static __device__ __forceinline__ void wt_checked_loop(const mm_params &p, size_t row0, size_t col0, float *smem,
                                                        const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
@@ -361,42 +350,21 @@ static __device__ __forceinline__ void wt_checked_loop(const mm_params &p, size_
     for (size_t k0 = 0; k0 < p.k; k0 += S::BK) {
         const bool more = k0 + S::BK < p.k;
         if (more) wt_fetch<S>(p, row0, col0, k0 + S::BK, next);
-        wt_step<S, ORDER>(sm.As[cur], sm.Bs[cur], l, acc);
+        wt_step<S>(sm.As[cur], sm.Bs[cur], l, acc);
         if (more) wt_store<S>(next, sm.As[cur ^ 1], sm.Bs[cur ^ 1]); /* the other stage: nobody reads it now */
         __syncthreads();
         cur ^= 1;
     }
 }
 
-/* Interior blocks, one k-step ahead: as wt_checked_loop with the pointer walk. ptxas sinks the
- * global loads to ~280 instructions before the shared stores that consume them. */
-template <class S, int ORDER>
-static __device__ __forceinline__ void wt_walk_loop1(const mm_params &p, size_t row0, size_t col0, float *smem,
-                                                     const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
-{
-    const wt_smem<S> sm(smem);
-    wt_walk<S> w;
-    wt_walk_start<S>(p, row0, col0, w);
-    const size_t steps = p.k / S::BK;
-    wt_stage<S> next;
-    wt_walk_fetch<S>(w, p.n, next);
-    wt_store<S>(next, sm.As[0], sm.Bs[0]);
-    __syncthreads();
-    for (size_t s = 0; s < steps; ++s) {
-        const int cur = s % 2;
-        if (s + 1 < steps) wt_walk_fetch<S>(w, p.n, next);
-        wt_step<S, ORDER>(sm.As[cur], sm.Bs[cur], l, acc);
-        if (s + 1 < steps) wt_store<S>(next, sm.As[cur ^ 1], sm.Bs[cur ^ 1]);
-        __syncthreads();
-    }
-}
-
 /* Interior blocks, two k-steps ahead: step s + 2's tiles are loaded into registers while step s
  * computes and stored to shared memory at the end of step s + 1, so the loads have a whole
- * k-step (and a barrier ptxas does not move them across) to arrive. Two register stages, r[0]
+ * k-step (and a barrier ptxas does not move them across) to arrive. One step ahead, ptxas sank
+ * the loads to ~280 instructions before the stores that consume them: 10% of the warps' time
+ * in long-scoreboard stalls (ncu), 0.2% two steps ahead. Two register stages, r[0]
  * for even steps and r[1] for odd ones, the loop unrolled by two to name them statically. */
-template <class S, int ORDER>
-static __device__ __forceinline__ void wt_walk_loop2(const mm_params &p, size_t row0, size_t col0, float *smem,
+template <class S>
+static __device__ __forceinline__ void wt_walk_loop(const mm_params &p, size_t row0, size_t col0, float *smem,
                                                      const wt_lane &l, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
     const wt_smem<S> sm(smem);
@@ -413,51 +381,41 @@ static __device__ __forceinline__ void wt_walk_loop2(const mm_params &p, size_t 
         for (int half = 0; half < 2; ++half) { /* step s + half, from stage `half` */
             if (half == 1 && s + 1 >= steps) break;
             if (s + half + 2 < steps) wt_walk_fetch<S>(w, p.n, r[half]);
-            wt_step<S, ORDER>(sm.As[half], sm.Bs[half], l, acc);
+            wt_step<S>(sm.As[half], sm.Bs[half], l, acc);
             if (s + half + 1 < steps) wt_store<S>(r[half ^ 1], sm.As[half ^ 1], sm.Bs[half ^ 1]);
             __syncthreads();
         }
     }
 }
 
-enum { WT_CHECKED, WT_WALK1, WT_WALK2 };
-
-template <class S, int ORDER, int LOOP>
+template <class S>
 static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
-    /* dynamic: the 128 x 256 x 16 shape needs 49.7 KB, past the static 48 KB */
+    /* dynamic: the 128 x 128 x 16 shapes need 33 KB, and larger shapes would pass the static 48 KB */
     extern __shared__ __align__(16) float smem[];
     const wt_lane l = wt_lane_of<S>();
     const size_t row0 = (size_t)blockIdx.y * S::BM, col0 = (size_t)blockIdx.x * S::BN;
     float acc[S::WMITER * S::TM][S::WNITER * S::TN] = {};
     const bool interior = p.vec_a && p.vec_b && p.k % S::BK == 0 && row0 + S::BM <= p.m && col0 + S::BN <= p.n;
-    if (LOOP == WT_WALK2 && interior)
-        wt_walk_loop2<S, ORDER>(p, row0, col0, smem, l, acc);
-    else if (LOOP == WT_WALK1 && interior)
-        wt_walk_loop1<S, ORDER>(p, row0, col0, smem, l, acc);
+    if (interior)
+        wt_walk_loop<S>(p, row0, col0, smem, l, acc);
     else
-        wt_checked_loop<S, ORDER>(p, row0, col0, smem, l, acc);
+        wt_checked_loop<S>(p, row0, col0, smem, l, acc);
     wt_store_c<S>(p, row0, col0, l, acc);
 }
 
 /* warptile's configurations, "bBMxBN-kBK-wWMxWN-tTMxTN[-occ2]". */
-typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 1> wt_a; /* 256 threads, 8 x 8 per thread */
-typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 2> wt_b; /* the same, 128 registers */
-typedef wt_shape<128, 128, 16, 64, 64, 2, 2, 8, 4, 1> wt_c; /* 128 threads, 16 x 8 per thread */
-typedef wt_shape<128, 256, 8, 64, 64, 2, 2, 8, 4, 1> wt_d;  /* 256 threads, 16 x 8 per thread */
-typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_e; /* 256 threads, 8 x 8, warps 32 x 64 */
-typedef wt_shape<128, 256, 16, 64, 64, 2, 2, 8, 4, 1> wt_f; /* 256 threads, 16 x 8, deeper k-steps */
-typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_g;  /* 256 threads, 16 x 8, tall blocks */
-typedef wt_shape<128, 128, 8, 64, 32, 2, 2, 4, 4, 2> wt_h;  /* 256 threads, 8 x 8, 128 registers */
-/* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md) */
-static const char *const warptile_configs[] = {
-    "b128x256-k8-w64x64-t8x4",  "b128x128-k16-w64x32-t4x4", "b128x128-k16-w64x32-t4x4-occ2", "b128x128-k16-w64x64-t8x4",
-    "b128x128-k16-w32x64-t8x4", "b128x256-k16-w64x64-t8x4", "b256x128-k8-w64x64-t8x4",
-    /* experiments on the default shape: checked loads and row order (the code measured until
-     * 5f78703), one k-step ahead, row order, row serpentine */
-    "b128x256-k8-w64x64-t8x4-checked-rows", "b128x256-k8-w64x64-t8x4-walk1", "b128x256-k8-w64x64-t8x4-rows",
-    "b128x256-k8-w64x64-t8x4-serp", "b128x128-k8-w64x32-t4x4-occ2-walk1", "b128x128-k8-w64x32-t4x4-occ2",
-    "b128x128-k8-w64x32-t4x4-occ2-rows", NULL};
+typedef wt_shape<256, 128, 8, 64, 64, 2, 2, 8, 4, 1> wt_tall;  /* 256 threads, 16 x 8 per lane */
+typedef wt_shape<128, 256, 8, 64, 64, 2, 2, 8, 4, 1> wt_wide;  /* 256 threads, 16 x 8 per lane */
+typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 1> wt_sq;   /* 256 threads, 8 x 8 per lane */
+typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_sq32; /* 256 threads, 8 x 8, warps of 32 x 64 */
+typedef wt_shape<128, 128, 8, 64, 32, 2, 2, 4, 4, 2> wt_occ2;  /* 256 threads, 8 x 8, 128 registers */
+/* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md).
+ * Measured and dropped: 128 x 128 and 128 x 256 blocks with 16-deep k-steps and 16 x 8 per lane
+ * (they spill with two register stages), 128 x 128 x 16 under a 128-register cap (spills). */
+static const char *const warptile_configs[] = {"b256x128-k8-w64x64-t8x4",  "b128x256-k8-w64x64-t8x4",
+                                               "b128x128-k16-w64x32-t4x4", "b128x128-k16-w32x64-t8x4",
+                                               "b128x128-k8-w64x32-t4x4-occ2", NULL};
 
 /* ---- launch, registry ---------------------------------------------------------------------- */
 
@@ -473,15 +431,9 @@ static const shape shapes[] = {
     {matmul_blocktile_kernel<64, 64, 8, 8, 1, false>, 64, 64, 512},   /* regblock-1d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, false>, 128, 128, 256}, /* regblock-2d */
     {matmul_blocktile_kernel<128, 128, 8, 8, 8, true>, 128, 128, 256},  /* vector */
-#define MH_WT(S, ORDER, LOOP) {matmul_warptile_kernel<S, ORDER, LOOP>, S::BM, S::BN, S::THREADS, S::SMEM}
-    /* warptile, in warptile_configs' order; the shapes with 16-deep k-steps or a 128-register cap
-     * spill with two register stages and take one */
-    MH_WT(wt_d, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_a, WT_COLUMN_SERPENTINE, WT_WALK2),
-    MH_WT(wt_b, WT_COLUMN_SERPENTINE, WT_WALK1), MH_WT(wt_c, WT_COLUMN_SERPENTINE, WT_WALK1),
-    MH_WT(wt_e, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_f, WT_COLUMN_SERPENTINE, WT_WALK1),
-    MH_WT(wt_g, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_d, WT_ROWS, WT_CHECKED), MH_WT(wt_d, WT_COLUMN_SERPENTINE, WT_WALK1),
-    MH_WT(wt_d, WT_ROWS, WT_WALK2), MH_WT(wt_d, WT_SERPENTINE, WT_WALK2), MH_WT(wt_h, WT_COLUMN_SERPENTINE, WT_WALK1),
-    MH_WT(wt_h, WT_COLUMN_SERPENTINE, WT_WALK2), MH_WT(wt_h, WT_ROWS, WT_WALK2),
+#define MH_WT(S) {matmul_warptile_kernel<S>, S::BM, S::BN, S::THREADS, S::SMEM}
+    /* warptile, in warptile_configs' order */
+    MH_WT(wt_tall), MH_WT(wt_wide), MH_WT(wt_sq), MH_WT(wt_sq32), MH_WT(wt_occ2),
 };
 
 static int shape_fits(const mh_matmul_args *a, const shape &s, char *why, size_t len)
