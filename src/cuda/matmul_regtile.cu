@@ -236,9 +236,10 @@ static __device__ __forceinline__ void wt_load_frag(const float (*As)[S::BM + S:
 
 /* A kk's FMAs, column by column, every other column bottom to top: consecutive FFMAs share b[j]
  * (taken from the operand reuse cache), and at a column change a[i]. Measured on the H100 at
- * 4096^3 (docs/matmul.md): row order 3.09 ms, row serpentine 3.18, this order 3.03. In the SASS
- * this order leaves ~30% of FFMAs reading two registers of the same parity (the register
- * file's two banks, by the Volta-era model) against ~85% for the row orders. */
+ * 4096^3 (docs/matmul.md): row order 3.09 ms, row serpentine 3.18, this order 3.03. In that
+ * build's SASS (scripts/sass_ffma.py) this order left 30% of FFMAs reading two registers of the
+ * same parity (the register file's two banks, by the Volta-era model) against 85% for the row
+ * orders. */
 template <class S>
 static __device__ __forceinline__ void wt_fma(const wt_frag<S> &f, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
