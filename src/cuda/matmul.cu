@@ -15,6 +15,8 @@
  * their time: about 0.05 ms at 4096 x 4096, against tens of milliseconds of kernel). */
 #include "common.cuh"
 
+#include <limits.h>
+
 #include <stdio.h>
 
 enum { SEED_BLOCK = 16, TILE = 32 };
@@ -32,6 +34,22 @@ static __global__ void matmul_naive_kernel(const matmul_params p)
     float res = 0.0f;
     for (size_t i = 0; i < p.k; ++i) res += p.a[row * p.k + i] * p.b[i * p.n + col];
     p.c[row * p.n + col] = res;
+}
+
+/* cuda_mul as seed 004 wrote it, int indices and all: an experiment on why ANCHORS' run of the
+ * seed's kernel took half our naive's time (configurations -i32; products under 2^31 elements). */
+static __global__ void matmul_naive_i32_kernel(const matmul_params p)
+{
+    const float *a = p.a, *b = p.b;
+    float *c = p.c;
+    const int n = (int)p.m, m = (int)p.k, pp = (int)p.n;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row < n && col < pp) {
+        float res = 0.0;
+        for (int i = 0; i < m; i++) res += a[row * m + i] * b[i * pp + col];
+        c[row * pp + col] = res;
+    }
 }
 
 static __global__ void matmul_bt_naive_kernel(const matmul_params p)
@@ -156,22 +174,28 @@ static mh_status launch(mh_context *ctx, const mh_matmul_args *a, kernel_fn kern
     return mh_cuda_status(ctx, cudaGetLastError(), name);
 }
 
-/* naive's block side: "b16" (the default, as measured in docs/matmul.md) or "b32", where a
- * warp is one row of c (ANCHORS' seed kernel ran 2x faster than b16; this is to find out why). */
-static const char *const naive_configs[] = {"b16", "b32", NULL};
+/* naive's block side, and the seed's int indices (-i32) against our 64-bit ones: "b16" (the
+ * default, as measured in docs/matmul.md), "b32" (a warp is one row of c), "b16-i32", "b32-i32"
+ * (ANCHORS' seed kernel ran 2x faster than b16; these are to find out why). */
+static const char *const naive_configs[] = {"b16", "b32", "b16-i32", "b32-i32", NULL};
 
-static unsigned naive_side(const mh_args *x) { return x->config == 1 ? 32 : SEED_BLOCK; }
+static unsigned naive_side(const mh_args *x) { return x->config % 2 ? 32 : SEED_BLOCK; }
 
 static int naive_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    return grid_fits(&x->matmul, naive_side(x), naive_side(x), why, len);
+    const mh_matmul_args *a = &x->matmul;
+    if (x->config >= 2 && (a->m * a->k > INT_MAX || a->k * a->n > INT_MAX || a->m * a->n > INT_MAX)) {
+        snprintf(why, len, "int indices: m * k, k * n and m * n must stay under 2^31");
+        return 0;
+    }
+    return grid_fits(a, naive_side(x), naive_side(x), why, len);
 }
 
 static mh_status naive_run(mh_context *ctx, const mh_args *x)
 {
     const unsigned side = naive_side(x);
-    return launch(ctx, &x->matmul, matmul_naive_kernel, side, side, dim3(side, side), B_AS_GIVEN,
-                  "launching matmul_naive_kernel");
+    return launch(ctx, &x->matmul, x->config >= 2 ? matmul_naive_i32_kernel : matmul_naive_kernel, side, side,
+                  dim3(side, side), B_AS_GIVEN, "launching matmul_naive_kernel");
 }
 
 static mh_status bt_naive_run(mh_context *ctx, const mh_args *x)
