@@ -67,7 +67,11 @@ static double check_variant(mh_context *ctx, const problem *p, const float *a, c
     if (s != MH_OK) return -1;
     const size_t broken = test_out_fetch(out);
     mh_error_stats st;
-    const int ok = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, c->m * c->n, mh_sum_rtol(c->k), &st);
+    const int close = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, c->m * c->n, mh_sum_rtol(c->k), &st);
+    /* Under 4096 outputs the normwise part of mh_compare can be one output's cancellation: a
+     * 1 x 2049 x 1 dot product near 0 failed it at 0.18% (seed 2734873260) with every output
+     * within the per-element bound, which scales with the sum of |a||b| and still applies. */
+    const int ok = close || (c->m * c->n < 4096 && st.bad == 0 && st.nonfinite == 0);
     CHECK(broken == 0, "%s %s m=%zu k=%zu n=%zu wrote %zu guard words", name, cfg, c->m, c->k, c->n, broken);
     CHECK(ok, "%s %s m=%zu k=%zu n=%zu misaligned=%d: c[%zu] = %.8g, ref %.8g; %zu bad, %zu NaN, rel_l2 %.3g", name, cfg,
           c->m, c->k, c->n, c->misaligned, st.first_bad, st.first_out, st.first_ref, st.bad, st.nonfinite, st.rel_l2);

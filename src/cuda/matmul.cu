@@ -1,7 +1,9 @@
 /* matmul on CUDA, seed 004's rungs as written, generalised to any m, k, n (bounds checks
  * where the seed assumed multiples) and 64-bit indexing: c[m x n] = a[m x k] . b[k x n].
  *
- *   naive     cuda_mul: one thread per output, a row of a against a column of b
+ *   naive     cuda_mul: one thread per output, a row of a against a column of b; by default
+ *             verbatim with the seed's int indices (2x faster than with size_t on the H100,
+ *             docs/matmul.md), the 64-bit kernel past 2^31 elements and as configurations
  *   bt-naive  cuda_mul_bt: the same with b read transposed (b_t[col][i], a stride of k
  *             between neighbouring threads): what uncoalesced reads cost
  *   tiled     32 x 32 tiles of a and b through shared memory (the seed's "previous part")
