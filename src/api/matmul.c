@@ -47,9 +47,10 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "c", x->c, cbytes, "b", x->b, bbytes);
 }
 
-/* `auto`, from the H100 figures in docs/matmul.md: cuBLAS is the fastest on every default
- * workload (warptile ties it on the skinny k = 64 product and reaches 0.85x at 4096^3);
- * warptile takes what cuBLAS's int dimensions refuse. */
+/* `auto`, from the H100 figures in docs/matmul.md: cuBLAS is the fastest at 4096^3, LeetGPU's
+ * shape and 1000^3 (warptile 0.94x, 0.97x, 0.22x); warptile beats it 1.11x on the one skinny
+ * product measured (8192 x 64 x 8192), too little to special-case; warptile takes what cuBLAS's
+ * int dimensions refuse. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
