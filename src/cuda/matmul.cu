@@ -181,12 +181,15 @@ static mh_status launch(mh_context *ctx, const mh_matmul_args *a, kernel_fn kern
  * 32 x 32 blocks, ANCHORS' 21.6 ms), "b16-i32", and "b16" / "b32", 64-bit indices throughout. The
  * -i32 configurations take the 64-bit kernel for products past 2^31 elements. */
 static const char *const naive_configs[] = {"b32-i32", "b16-i32", "b16", "b32", NULL};
-
-static unsigned naive_side(const mh_args *x) { return x->config == 1 || x->config == 2 ? SEED_BLOCK : 32; }
+static const struct {
+    unsigned side;
+    bool i32;
+} naive_shapes[] = {{32, true}, {SEED_BLOCK, true}, {SEED_BLOCK, false}, {32, false}}; /* naive_configs' order */
 
 static int naive_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    return grid_fits(&x->matmul, naive_side(x), naive_side(x), why, len);
+    const unsigned side = naive_shapes[x->config].side;
+    return grid_fits(&x->matmul, side, side, why, len);
 }
 
 static int fits_int(const mh_matmul_args *a)
@@ -196,8 +199,8 @@ static int fits_int(const mh_matmul_args *a)
 
 static mh_status naive_run(mh_context *ctx, const mh_args *x)
 {
-    const unsigned side = naive_side(x);
-    const bool i32 = x->config <= 1 && fits_int(&x->matmul);
+    const unsigned side = naive_shapes[x->config].side;
+    const bool i32 = naive_shapes[x->config].i32 && fits_int(&x->matmul);
     return launch(ctx, &x->matmul, i32 ? matmul_naive_i32_kernel : matmul_naive_kernel, side, side, dim3(side, side),
                   B_AS_GIVEN, "launching matmul_naive_kernel");
 }

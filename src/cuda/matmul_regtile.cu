@@ -308,11 +308,11 @@ static __device__ __forceinline__ void wt_walk_fetch(wt_walk<S> &w, size_t n, wt
     for (int t = 0; t < S::B4; ++t) st.b[t] = __ldg(reinterpret_cast<const float4 *>(w.b[t])), w.b[t] += S::BK * n;
 }
 
-/* The k-step's kk loop is unrolled whole; each kk loads its operands, then computes, and ptxas
- * overlaps the loads of kk + 1 with the FMAs of kk by itself. Measured slower on the H100 and
- * dropped (docs/matmul.md): an explicit register double buffer (4-5%), a partial unroll of the
- * kk loop (2-5%), cp.async tiles instead of the register prefetch (6-33%). */
-/* One k-step's FMAs from one shared stage. */
+/* One k-step's FMAs from one shared stage. The kk loop is unrolled whole; each kk loads its
+ * operands, then computes, and ptxas overlaps the loads of kk + 1 with the FMAs of kk by itself.
+ * Measured slower on the H100 and dropped (docs/matmul.md): an explicit register double buffer
+ * (4-5%), a partial unroll of the kk loop (2-5%), cp.async tiles instead of the register
+ * prefetch (6-33%). */
 template <class S>
 static __device__ __forceinline__ void wt_step(const float (*As)[S::BM + S::PAD], const float (*Bs)[S::BN], const wt_lane &l,
                                                float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
@@ -392,7 +392,7 @@ static __device__ __forceinline__ void wt_walk_loop(const mm_params &p, size_t r
 template <class S>
 static __global__ void __launch_bounds__(S::THREADS, S::MINB) matmul_warptile_kernel(const mm_params p)
 {
-    /* dynamic: the 128 x 128 x 16 shapes need 33 KB, and larger shapes would pass the static 48 KB */
+    /* dynamic, so that a shape past the static 48 KB needs no other change (today's take 33 KB at most) */
     extern __shared__ __align__(16) float smem[];
     const wt_lane l = wt_lane_of<S>();
     const size_t row0 = (size_t)blockIdx.y * S::BM, col0 = (size_t)blockIdx.x * S::BN;
