@@ -19,6 +19,21 @@ command -v git >/dev/null || missing+=(git)
 if ((${#missing[@]})); then apt_install "${missing[@]}"; fi
 command -v nvcc >/dev/null || { echo "memhier needs the CUDA toolkit (nvcc) to build" >&2; exit 1; }
 
+# Optional: libpng (PNG images for `memhier filter`) and clang with libFuzzer's runtime (the
+# parser fuzzers). Installed where missing; a machine without a package registry (the GPU
+# machine) builds without what it cannot get, and says so.
+optional=()
+[ -e /usr/include/png.h ] || optional+=(libpng-dev)
+has_libfuzzer() {
+  command -v clang >/dev/null &&
+    printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |
+      clang -x c -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null
+}
+has_libfuzzer || optional+=(clang libclang-rt-dev)
+if ((${#optional[@]})) && ! apt_install "${optional[@]}"; then
+  echo "warning: could not install ${optional[*]}: building without them" >&2
+fi
+
 if [ "${MEMHIER_NEED_PYTHON:-0}" = 1 ]; then
   has_numpy() { "$1" -c 'import numpy, scipy' 2>/dev/null; }
   PY=$(command -v python3 || true)

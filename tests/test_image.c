@@ -5,7 +5,11 @@
 
 #ifdef MEMHIER_HAVE_PNG
 #include <png.h>
+#include <zlib.h>
 #endif
+
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 static char dir[1024];
 
@@ -57,7 +61,7 @@ static void test_pnm(void)
     write_bytes("deep.pgm", "P5\n2 2\n65535\n\0\1\0\2\0\3\0\4", 21);
     expect_refused("deep.pgm", "16-bit");
     write_bytes("short.pgm", "P5\n4 4\n255\n0123456789", 21);
-    expect_refused("short.pgm", "truncated: 10 of 16");
+    expect_refused("short.pgm", "claims 4 x 4 x 1 = 16 pixel bytes, the file holds 10");
     write_bytes("header.ppm", "P6\n4 x\n255\n", 11);
     expect_refused("header.ppm", "malformed P6 header");
     write_bytes("noise.bin", "GIF89a....", 10);
@@ -70,6 +74,46 @@ static void test_pnm(void)
     CHECK(mh_image_read(path_of("comment.pgm"), &img, err, sizeof err) == MH_OK && img.data[0] == 255 && img.data[1] == 0,
           "comment.pgm: %s", err);
     mh_image_free(&img);
+}
+
+/* Issue 12: a 20-byte P6 whose header claims 48000 x 48000 RGB pixels (6.9 GB) is refused
+ * with the sizes named, before any allocation of the claimed size: the read runs in a child
+ * whose address space is capped 1 GiB above what it uses, where such an allocation fails
+ * ("out of memory") instead of reaching the size check. */
+static void test_lying_header(void)
+{
+    write_bytes("huge.ppm", "P6\n48000 48000\n255\n\x01", 20);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        long pages = 0;
+        FILE *statm = fopen("/proc/self/statm", "r");
+        if (!statm || fscanf(statm, "%ld", &pages) != 1) _exit(3);
+        fclose(statm);
+        struct rlimit cap = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)1 << 30), 0};
+        cap.rlim_max = cap.rlim_cur;
+        if (setrlimit(RLIMIT_AS, &cap) != 0) _exit(3);
+        mh_image img;
+        char err[512] = "";
+        mh_status s = mh_image_read(path_of("huge.ppm"), &img, err, sizeof err);
+        const int ok = s == MH_ERR_IO && img.data == NULL &&
+                       strstr(err, "claims 48000 x 48000 x 3 = 6912000000 pixel bytes, the file holds 1");
+        if (!ok) fprintf(stderr, "huge.ppm: status %d, \"%s\"\n", (int)s, err);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "huge.ppm: the lying header was not refused by its sizes (child status %d)", status);
+    /* the same from memory, as the fuzzer reads it, and an empty buffer */
+    mh_image img;
+    char err[512] = "";
+    CHECK(mh_image_decode((const unsigned char *)"P5\n2 1\n255\n\x07\x09", 13, "mem", &img, err, sizeof err) == MH_OK &&
+              img.width == 2 && img.data[1] == 9,
+          "decode from memory: %s", err);
+    mh_image_free(&img);
+    CHECK(mh_image_decode((const unsigned char *)"", 0, "mem", &img, err, sizeof err) == MH_ERR_IO &&
+              strstr(err, "empty") && !img.data,
+          "empty buffer: %s", err);
 }
 
 static void test_write_refusals(void)
@@ -107,6 +151,29 @@ static void write_png_raw(const char *name, int color_type, int depth)
     fclose(f);
 }
 
+/* A PNG whose header claims 100000 x 100000 gray pixels with a 12-byte IDAT: refused by
+ * the deflate bound (10 GB of rows cannot come from ~70 bytes) before any allocation. */
+static void test_png_lying_header(void)
+{
+    unsigned char file[128], *p = file;
+    memcpy(p, "\x89PNG\r\n\x1a\n", 8), p += 8;
+    const unsigned char ihdr[13] = {0, 1, 0x86, 0xa0, 0, 1, 0x86, 0xa0, 8, 0, 0, 0, 0};
+    const unsigned char idat[12] = {0x78, 0x9c, 0x63, 0, 0, 0, 0, 0x01, 0, 0x01, 0, 0};
+    const struct { const char *kind; const unsigned char *data; unsigned len; } chunks[] = {
+        {"IHDR", ihdr, 13}, {"IDAT", idat, 12}, {"IEND", NULL, 0}};
+    for (int c = 0; c < 3; ++c) {
+        const unsigned len = chunks[c].len;
+        unsigned char *start = p + 4;
+        *p++ = 0, *p++ = 0, *p++ = 0, *p++ = (unsigned char)len;
+        memcpy(p, chunks[c].kind, 4), p += 4;
+        if (len) memcpy(p, chunks[c].data, len), p += len;
+        const unsigned long crc = crc32(crc32(0L, Z_NULL, 0), start, len + 4);
+        for (int b = 3; b >= 0; --b) *p++ = (unsigned char)(crc >> (8 * b));
+    }
+    write_bytes("huge.png", file, (size_t)(p - file));
+    expect_refused("huge.png", "claims 100000 x 100000 pixels");
+}
+
 static void test_png(void)
 {
     round_trip("gray.png", 1);
@@ -138,6 +205,7 @@ static void test_png(void)
     if (f) fclose(f);
     write_bytes("cut.png", buf, n / 2);
     expect_refused("cut.png", "malformed or truncated PNG");
+    test_png_lying_header();
 }
 #endif
 
@@ -145,6 +213,7 @@ int main(int argc, char **argv)
 {
     snprintf(dir, sizeof dir, "%s", argc > 1 ? argv[1] : ".");
     test_pnm();
+    test_lying_header();
     test_write_refusals();
 #ifdef MEMHIER_HAVE_PNG
     test_png();

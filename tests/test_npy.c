@@ -3,6 +3,8 @@
 #include "io/npy.h"
 #include "testing.h"
 
+#include <sys/mman.h>
+
 /* A file image: magic, version, header padded as numpy pads it, then `data_bytes` bytes. */
 static size_t image(unsigned char *buf, int major, const char *header, size_t data_bytes)
 {
@@ -126,8 +128,31 @@ static void test_round_trip(const char *dir)
     CHECK(mh_npy_read(path, &a, err, sizeof err) == MH_ERR_IO && strstr(err, path), "read of a missing file: %s", err);
 }
 
+/* Issue 12: a 17-byte file (header length 0, then 7 stray bytes) made the "not a dict"
+ * message quote 20 bytes of a header that has none. The file ends a page and the next page
+ * is PROT_NONE, so a read past its end crashes this test even without AddressSanitizer. */
+static void test_empty_header_at_page_end(void)
+{
+    static const unsigned char file[17] = {0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x00,
+                                           0x00, 0x13, 0x3c, 0x66, 0x38, 0x3a, 0x20, 0x27};
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(two != MAP_FAILED && mprotect(two + page, page, PROT_NONE) == 0, "guard page");
+    if (two == MAP_FAILED) return;
+    unsigned char *at = two + page - sizeof file;
+    memcpy(at, file, sizeof file);
+    expect_refused(at, sizeof file, "header is empty");
+    /* the same with a header of 3 bytes that is not a dict: the quote stops at 3 */
+    static const unsigned char three[13] = {0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 0x01, 0x00, 0x03, 0x00, '(', '1', ')'};
+    at = two + page - sizeof three;
+    memcpy(at, three, sizeof three);
+    expect_refused(at, sizeof three, "it starts with '(1)'");
+    munmap(two, 2 * page);
+}
+
 int main(int argc, char **argv)
 {
+    test_empty_header_at_page_end();
     test_malformed();
     test_round_trip(argc > 1 ? argv[1] : ".");
     return test_finish("test_npy");

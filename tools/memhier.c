@@ -5,43 +5,96 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char usage[] =
-    "usage: memhier COMMAND [ARGS]\n"
-    "\n"
-    "  info [--device cpu|N]        device facts and the measured copy and FMA ceilings\n"
-    "  list [OP]                    the variant registry: name, backend, rung, memory, source\n"
-    "  run conv1d [--variant V] [--device cpu|N] --in x.npy --mask w.npy\n"
-    "             [--pad valid|same|full] --out y.npy\n"
-    "  run conv2d [--variant V] [--device cpu|N] --in x.npy --filter f.npy\n"
-    "             [--pad valid|same|full] --out y.npy\n"
-    "  run transpose [--variant V] [--device cpu|N] --in x.npy --out y.npy\n"
-    "  run matmul [--variant V] [--device cpu|N] --a a.npy --b b.npy --out c.npy\n"
-    "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
-    "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32 or uint8) --out h.npy\n"
-    "             [--bins B | --lo L --hi H --width W]\n"
-    "  filter IN OUT --filter SPEC [--variant V] [--device cpu|N]\n"
-    "                               filter a PNG/PGM/PPM image; SPEC is gaussian:SIGMA, box:K,\n"
-    "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter\n"
-    "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
-    "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune]\n"
-    "                               validate and time every variant; no OP runs every op's\n"
-    "                               default workloads (GPU 0, or the CPU backend without one)\n"
-    "  help, --version\n";
+/* Each command's usage: `memhier COMMAND --help` prints its entry, `memhier help` all. */
+static const struct command {
+    const char *name, *usage;
+    int (*run)(int argc, char **argv);
+} commands[] = {
+    {"info", "  info [--device cpu|N]        device facts and the measured copy and FMA ceilings\n", cmd_info},
+    {"list", "  list [OP]                    the variant registry: name, backend, rung, memory, source\n", cmd_list},
+    {"run",
+     "  run conv1d [--variant V] [--device cpu|N] --in x.npy --mask w.npy\n"
+     "             [--pad valid|same|full] --out y.npy\n"
+     "  run conv2d [--variant V] [--device cpu|N] --in x.npy --filter f.npy\n"
+     "             [--pad valid|same|full] --out y.npy\n"
+     "  run transpose [--variant V] [--device cpu|N] --in x.npy --out y.npy\n"
+     "  run matmul [--variant V] [--device cpu|N] --a a.npy --b b.npy --out c.npy\n"
+     "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
+     "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32 or uint8) --out h.npy\n"
+     "             [--bins B | --lo L --hi H --width W]\n",
+     cmd_run},
+    {"filter",
+     "  filter IN OUT --filter SPEC [--variant V] [--device cpu|N]\n"
+     "                               filter a PNG/PGM/PPM image; SPEC is gaussian:SIGMA, box:K,\n"
+     "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter\n",
+     cmd_filter},
+    {"bench",
+     "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
+     "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune]\n"
+     "                               validate and time every variant; no OP runs every op's\n"
+     "                               default workloads (GPU 0, or the CPU backend without one)\n",
+     cmd_bench},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_usage(FILE *f)
+{
+    fputs("usage: memhier COMMAND [ARGS]   (memhier COMMAND --help: that command alone)\n\n", f);
+    for (size_t i = 0; i < NCOMMANDS; ++i) fputs(commands[i].usage, f);
+    fputs("  help, --version\n", f);
+}
+
+static int is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+
+/* Prints usage text with "memhier" before each command line ("  run conv1d ..." becomes
+ * "  memhier run conv1d ...") and continuation lines shifted to match. */
+static void print_entries(const char *text, int len)
+{
+    printf("usage:\n");
+    for (const char *line = text, *end = text + len; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const int n = (int)((nl ? nl + 1 : end) - line);
+        const int continuation = n > 2 && line[2] == ' ';
+        printf("%s%.*s", continuation ? "        " : "  memhier ", n - 2, line + 2);
+        line += n;
+    }
+}
+
+/* `run OP --help` prints OP's lines of run's usage (an entry runs to the next "  run "). */
+static void print_command_usage(const struct command *c, int argc, char **argv)
+{
+    const char *text = c->usage;
+    int len = (int)strlen(text);
+    if (c->run == cmd_run && argc > 0 && !is_help(argv[0])) {
+        char entry[64];
+        snprintf(entry, sizeof entry, "  run %s ", argv[0]);
+        const char *start = strstr(text, entry);
+        if (start) {
+            const char *end = strstr(start + 1, "  run ");
+            text = start, len = (int)(end ? end - start : (long)strlen(start));
+        }
+    }
+    print_entries(text, len);
+}
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return CLI_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
-    if (strcmp(cmd, "list") == 0) return cmd_list(argc - 2, argv + 2);
-    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
-    if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
-    if (strcmp(cmd, "filter") == 0) return cmd_filter(argc - 2, argv + 2);
-    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
-        fputs(usage, stdout);
+    for (size_t i = 0; i < NCOMMANDS; ++i) {
+        if (strcmp(cmd, commands[i].name) != 0) continue;
+        for (int a = 2; a < argc; ++a)
+            if (is_help(argv[a])) {
+                print_command_usage(&commands[i], argc - 2, argv + 2);
+                return CLI_OK;
+            }
+        return commands[i].run(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "help") == 0 || is_help(cmd)) {
+        print_usage(stdout);
         return CLI_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
@@ -49,7 +102,7 @@ int main(int argc, char **argv)
                MEMHIER_VERSION_MINOR, MEMHIER_VERSION_PATCH, MEMHIER_COMMIT, MEMHIER_CUDA_ARCHITECTURES);
         return CLI_OK;
     }
-    fputs(usage, stderr);
+    print_usage(stderr);
     return cli_error(CLI_USAGE, "unknown command '%s'", cmd);
 }
 

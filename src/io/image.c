@@ -5,6 +5,7 @@
  * what was found: 16-bit samples (PNG or PNM maxval > 255), alpha channels, ASCII PNMs
  * (P2, P3), bitmaps (P1, P4), truncated or malformed files. Writes go through a temporary
  * file renamed into place, so a failed write leaves no half-written image. */
+#define _POSIX_C_SOURCE 200809L /* fmemopen, fseeko */
 #include "image.h"
 
 #include "atomic.h"
@@ -71,6 +72,16 @@ static long pnm_number(FILE *f)
     return isspace(c) ? v : -1; /* exactly one white-space character ends the header */
 }
 
+/* Bytes from the stream's position to its end, or -1 where it cannot seek. */
+static long long bytes_left(FILE *f)
+{
+    const off_t here = ftello(f);
+    if (here < 0 || fseeko(f, 0, SEEK_END) != 0) return -1;
+    const off_t end = ftello(f);
+    if (fseeko(f, here, SEEK_SET) != 0 || end < here) return -1;
+    return (long long)(end - here);
+}
+
 static mh_status read_pnm(FILE *f, const char *path, mh_image *img, char *err, size_t errlen)
 {
     char magic[2];
@@ -81,10 +92,18 @@ static mh_status read_pnm(FILE *f, const char *path, mh_image *img, char *err, s
     long w = pnm_number(f), h = pnm_number(f), maxval = pnm_number(f);
     if (w <= 0 || h <= 0 || maxval <= 0) FAIL("%s: malformed P%c header", path, magic[1]);
     if (maxval > 255) FAIL("%s: %ld-level (16-bit) samples are not supported; convert to 8 bits", path, maxval);
-    img->width = (int)w, img->height = (int)h, img->channels = magic[1] == '5' ? 1 : 3, img->format = MH_IMAGE_PNM;
+    const int channels = magic[1] == '5' ? 1 : 3;
+    const size_t bytes = (size_t)w * (size_t)h * (size_t)channels; /* w, h <= 10^8: no overflow */
+    /* The header's claim against what the file holds, before anything is allocated. */
+    const long long left = bytes_left(f);
+    if (left < 0) FAIL("%s: cannot tell the file's size (not a regular file?)", path);
+    if ((unsigned long long)left < bytes)
+        FAIL("%s: truncated: the P%c header claims %ld x %ld x %d = %zu pixel bytes, the file holds %lld", path,
+             magic[1], w, h, channels, bytes, left);
+    img->width = (int)w, img->height = (int)h, img->channels = channels, img->format = MH_IMAGE_PNM;
     mh_status s = alloc_pixels(img, err, errlen);
     if (s != MH_OK) return s;
-    size_t bytes = (size_t)w * h * img->channels, got = fread(img->data, 1, bytes, f);
+    const size_t got = fread(img->data, 1, bytes, f);
     if (got != bytes) {
         mh_image_free(img);
         FAIL("%s: truncated: %zu of %zu pixel bytes", path, got, bytes);
@@ -123,15 +142,30 @@ static mh_status read_png(FILE *f, const char *path, mh_image *img, char *err, s
         png_destroy_read_struct(&png, &info, NULL);
         FAIL("%s: out of memory", path);
     }
+    const long long file_bytes = bytes_left(f); /* the stream is at the signature */
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_read_struct(&png, &info, NULL);
         free((void *)rows);
         mh_image_free(img);
         FAIL("%s: malformed or truncated PNG: %s", path, why);
     }
+    /* Sizes from the file are bounded before libpng allocates for them: image sides, and
+     * the ancillary chunks (text, ICC profiles) it would otherwise buffer without limit. */
+    png_set_user_limits(png, MH_IMAGE_MAX_SIDE, MH_IMAGE_MAX_SIDE);
+    png_set_chunk_cache_max(png, 256);
+    png_set_chunk_malloc_max(png, (png_alloc_size_t)8 << 20);
     png_init_io(png, f);
     png_read_info(png, info);
     const int depth = png_get_bit_depth(png, info), type = png_get_color_type(png, info);
+    /* Deflate expands at most 1032:1, so the filtered rows cannot be more than ~1032 times
+     * the file: a header claiming more is refused before the pixels are allocated. */
+    const unsigned claimed_w = png_get_image_width(png, info), claimed_h = png_get_image_height(png, info);
+    const double raw_bytes = (double)claimed_h * ((double)png_get_rowbytes(png, info) + 1.0);
+    if (file_bytes >= 0 && raw_bytes > 1040.0 * (double)file_bytes) {
+        png_destroy_read_struct(&png, &info, NULL);
+        FAIL("%s: truncated: the PNG header claims %u x %u pixels (%.0f bytes of rows), more than its %lld bytes "
+             "can hold (deflate expands at most 1032:1)", path, claimed_w, claimed_h, raw_bytes, file_bytes);
+    }
     if (depth == 16) {
         png_destroy_read_struct(&png, &info, NULL);
         FAIL("%s: 16-bit PNG is not supported; convert to 8 bits per channel", path);
@@ -189,25 +223,40 @@ static int write_png(FILE *f, const mh_image *img)
 
 /* ---- dispatch by content and by name ---------------------------------------------------- */
 
+/* Reads by content from a seekable stream at its start; name goes into the messages. */
+static mh_status read_stream(FILE *f, const char *name, mh_image *img, char *err, size_t errlen)
+{
+    unsigned char sig[8] = {0};
+    const size_t got = fread(sig, 1, 8, f);
+    if (fseeko(f, 0, SEEK_SET) != 0) FAIL("%s: cannot seek (not a regular file?)", name);
+    if (got == 8 && memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0) {
+#ifdef MEMHIER_HAVE_PNG
+        return read_png(f, name, img, err, errlen);
+#else
+        FAIL("%s: this build of memhier has no PNG support (libpng was not found)", name);
+#endif
+    }
+    return read_pnm(f, name, img, err, errlen);
+}
+
 mh_status mh_image_read(const char *path, mh_image *img, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     FILE *f = fopen(path, "rb");
     if (!f) FAIL("%s: %s", path, strerror(errno));
-    unsigned char sig[8] = {0};
-    size_t got = fread(sig, 1, 8, f);
-    rewind(f);
-    mh_status s;
-    if (got == 8 && memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0) {
-#ifdef MEMHIER_HAVE_PNG
-        s = read_png(f, path, img, err, errlen);
-#else
-        snprintf(err, errlen, "%s: this build of memhier has no PNG support (libpng was not found)", path);
-        s = MH_ERR_IO;
-#endif
-    } else {
-        s = read_pnm(f, path, img, err, errlen);
-    }
+    mh_status s = read_stream(f, path, img, err, errlen);
+    fclose(f);
+    return s;
+}
+
+mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, mh_image *img, char *err,
+                          size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    if (len == 0) FAIL("%s: empty file", name);
+    FILE *f = fmemopen((void *)buf, len, "rb");
+    if (!f) FAIL("%s: %s", name, strerror(errno));
+    mh_status s = read_stream(f, name, img, err, errlen);
     fclose(f);
     return s;
 }

@@ -10,6 +10,9 @@
 extern "C" {
 #endif
 
+/* The longest side a PNG may claim (libpng's own default limit, set explicitly). */
+enum { MH_IMAGE_MAX_SIDE = 1000000 };
+
 typedef enum mh_image_format { MH_IMAGE_PNM = 0, MH_IMAGE_PNG } mh_image_format;
 
 typedef struct mh_image {
@@ -20,6 +23,9 @@ typedef struct mh_image {
 
 /* Reads by content (PNG signature, else P5/P6); on failure err names the file and the cause. */
 mh_status mh_image_read(const char *path, mh_image *img, char *err, size_t errlen);
+/* The same from a whole file image in memory (the fuzzer's entry); name goes into messages. */
+mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, mh_image *img, char *err,
+                          size_t errlen);
 /* Writes by the name's suffix (.png, .pgm, .ppm), whole or not at all. */
 mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_t errlen);
 void mh_image_free(mh_image *img);

@@ -124,7 +124,9 @@ static mh_status parse_header(const char *h, size_t len, mh_array *a, char *err,
     cursor c = {h, h + len};
     int have_descr = 0, have_order = 0, have_shape = 0, fortran = 0;
     char key[32], descr[32];
-    if (!take(&c, '{')) FAIL("header is not a dict: it starts with '%.20s'", h);
+    /* h is not NUL-terminated: every quote of it is bounded by len. */
+    if (len == 0) FAIL("header is empty (its length field is 0)");
+    if (!take(&c, '{')) FAIL("header is not a dict: it starts with '%.*s'", (int)(len < 20 ? len : 20), h);
     while (!take(&c, '}')) {
         if (!take_string(&c, key, sizeof key) || !take(&c, ':')) FAIL("malformed header: '%.*s'", (int)len, h);
         if (strcmp(key, "descr") == 0) {
