@@ -156,6 +156,15 @@ mh_status mh_conv1d_select(mh_context *ctx, size_t n, size_t k, mh_pad pad,
 mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, size_t k,
                              mh_pad pad);
 
+/* `batch` signals of n floats each, contiguous (in[b * n + i]); outputs likewise, each
+ * mh_conv1d_out_len(n, k, pad) long. mask_stride 0: one mask for every signal; k: one mask
+ * per signal (mask[b * k + j], the depthwise long convolutions of sequence models). Variants
+ * without a batched kernel run once per signal. */
+mh_status mh_conv1d_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t n,
+                            const float *mask, size_t mask_stride, size_t k, mh_pad pad, float *out);
+mh_status mh_conv1d_batched_select(mh_context *ctx, size_t batch, size_t n, size_t mask_stride, size_t k,
+                                   mh_pad pad, const mh_variant_info **chosen);
+
 /* ---- conv2d: out[r][c] = sum_{i,j} in[r + i - lpr][c + j - lpc] * filter[i][j] -----------
  * Row-major float32 images; filters krows x kcols, each from 1 to MH_CONV2D_MAX_K, any
  * shape (not necessarily square or odd). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or

@@ -12,41 +12,57 @@
 #include <string.h>
 
 typedef struct conv1d_case {
-    size_t n, k, out_n;
+    size_t batch, n, k, out_n, masks; /* out_n per signal; masks: 1 or batch */
     mh_pad pad;
     float *h_in, *h_mask, *h_out;
     float *d_in, *d_mask, *d_out;
     bench_sampled check;
 } conv1d_case;
 
+/* Single signals, then batches (issue 13: long masks past the FMA ceiling, depthwise
+ * per-signal masks, one mask shared by long signals). */
 static const struct {
-    size_t n, k;
-} gpu_defaults[] = {{1000000, 2047}, {1500000, 2047}, {16777216, 2047}, {67108864, 31}},
-  cpu_defaults[] = {{100000, 2047}, {4000000, 31}};
+    size_t batch, n, k;
+    int per_signal;
+    mh_pad pad;
+} gpu_defaults[] = {{1, 1000000, 2047, 0, MH_PAD_VALID},   {1, 1500000, 2047, 0, MH_PAD_VALID},
+                    {1, 16777216, 2047, 0, MH_PAD_VALID},  {1, 67108864, 31, 0, MH_PAD_VALID},
+                    {1, 16777216, 65535, 0, MH_PAD_VALID}, {1024, 16384, 2047, 1, MH_PAD_SAME},
+                    {64, 1048576, 4095, 0, MH_PAD_VALID}},
+  cpu_defaults[] = {{1, 100000, 2047, 0, MH_PAD_VALID}, {1, 4000000, 31, 0, MH_PAD_VALID},
+                    {16, 16384, 255, 1, MH_PAD_SAME}};
 
-static void describe(bench_workload *w, size_t n, size_t k, mh_pad pad)
+static void describe(bench_workload *w, size_t batch, size_t n, size_t k, int per_signal, mh_pad pad)
 {
     conv1d_case *c = calloc(1, sizeof *c);
     w->state = c;
     if (!c) return;
-    c->n = n, c->k = k, c->pad = pad;
+    c->batch = batch, c->n = n, c->k = k, c->pad = pad, c->masks = per_signal ? batch : 1;
     c->out_n = mh_conv1d_out_len(n, k, pad);
-    snprintf(w->desc, sizeof w->desc, "n=%zu k=%zu pad=%s", n, k, mh_pad_name(pad));
-    w->flops = 2.0 * (double)c->out_n * (double)k;
-    w->bytes = 4.0 * ((double)n + (double)k + (double)c->out_n);
+    if (batch > 1)
+        snprintf(w->desc, sizeof w->desc, "batch=%zu n=%zu k=%zu masks=%s pad=%s", batch, n, k,
+                 per_signal ? "per-signal" : "shared", mh_pad_name(pad));
+    else
+        snprintf(w->desc, sizeof w->desc, "n=%zu k=%zu pad=%s", n, k, mh_pad_name(pad));
+    w->flops = 2.0 * (double)batch * (double)c->out_n * (double)k;
+    w->bytes = 4.0 * ((double)batch * (double)n + (double)c->masks * (double)k + (double)batch * (double)c->out_n);
 }
 
 static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
 {
     if (o->any_size) {
-        describe(&w[0], bench_size_or(o, BENCH_N, 1000000), bench_size_or(o, BENCH_K, 2047),
+        describe(&w[0], 1, bench_size_or(o, BENCH_N, 1000000), bench_size_or(o, BENCH_K, 2047), 0,
                  o->have_pad ? o->pad : MH_PAD_VALID);
         return 1;
     }
     size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
     for (size_t i = 0; i < count && i < max; ++i)
-        describe(&w[i], gpu ? gpu_defaults[i].n : cpu_defaults[i].n, gpu ? gpu_defaults[i].k : cpu_defaults[i].k,
-                 MH_PAD_VALID);
+        if (gpu)
+            describe(&w[i], gpu_defaults[i].batch, gpu_defaults[i].n, gpu_defaults[i].k, gpu_defaults[i].per_signal,
+                     gpu_defaults[i].pad);
+        else
+            describe(&w[i], cpu_defaults[i].batch, cpu_defaults[i].n, cpu_defaults[i].k, cpu_defaults[i].per_signal,
+                     cpu_defaults[i].pad);
     return count;
 }
 
@@ -54,21 +70,25 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
 {
     conv1d_case *c = w->state;
     if (!c) return snprintf(err, len, "out of memory"), 0;
-    c->h_in = malloc(c->n * sizeof(float));
-    c->h_mask = malloc(c->k * sizeof(float));
-    c->h_out = malloc(c->out_n * sizeof(float));
-    if (!c->h_in || !c->h_mask || !c->h_out || !bench_sampled_alloc(&c->check, c->out_n))
+    const size_t ins = c->batch * c->n, taps = c->masks * c->k, outs = c->batch * c->out_n;
+    c->h_in = malloc(ins * sizeof(float));
+    c->h_mask = malloc(taps * sizeof(float));
+    c->h_out = malloc(outs * sizeof(float));
+    if (!c->h_in || !c->h_mask || !c->h_out || !bench_sampled_alloc(&c->check, outs))
         return snprintf(err, len, "out of host memory"), 0;
-    mh_fill_uniform(c->h_in, c->n, 1, 1.0f);
-    mh_fill_uniform(c->h_mask, c->k, 2, 1.0f);
+    mh_fill_uniform(c->h_in, ins, 1, 1.0f);
+    mh_fill_uniform(c->h_mask, taps, 2, 1.0f);
     const size_t lpad = mh_lead_pad(c->k, c->pad);
     bench_sampled *sm = &c->check;
 #pragma omp parallel for schedule(dynamic, 64)
-    for (long long s = 0; s < (long long)sm->count; ++s)
-        mh_conv1d_reference_at(c->h_in, c->n, c->h_mask, c->k, lpad, sm->at[s], &sm->ref[s], &sm->mag[s]);
-    if (gpu && (!bench_device_copy(&c->d_in, c->h_in, c->n, err, len) ||
-                !bench_device_copy(&c->d_mask, c->h_mask, c->k, err, len) ||
-                !bench_device_copy(&c->d_out, NULL, c->out_n, err, len)))
+    for (long long s = 0; s < (long long)sm->count; ++s) { /* sample positions run over the whole batch */
+        const size_t b = sm->at[s] / c->out_n, i = sm->at[s] % c->out_n;
+        mh_conv1d_reference_at(c->h_in + b * c->n, c->n, c->h_mask + (c->masks > 1 ? b * c->k : 0), c->k, lpad, i,
+                               &sm->ref[s], &sm->mag[s]);
+    }
+    if (gpu && (!bench_device_copy(&c->d_in, c->h_in, ins, err, len) ||
+                !bench_device_copy(&c->d_mask, c->h_mask, taps, err, len) ||
+                !bench_device_copy(&c->d_out, NULL, outs, err, len)))
         return 0;
     return 1;
 }
@@ -90,23 +110,23 @@ static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
 {
     const conv1d_case *c = w->state;
     const int cpu = mh_context_device(ctx) == MH_CPU;
-    mh_conv1d_args_init(ctx, a, cpu ? c->h_in : c->d_in, c->n, cpu ? c->h_mask : c->d_mask, c->k, c->pad,
-                        cpu ? c->h_out : c->d_out);
+    mh_conv1d_batched_args_init(ctx, a, cpu ? c->h_in : c->d_in, c->batch, c->n, cpu ? c->h_mask : c->d_mask,
+                                c->masks > 1 ? c->k : 0, c->k, c->pad, cpu ? c->h_out : c->d_out);
 }
 
 static void poison(bench_workload *w, mh_context *ctx)
 {
     conv1d_case *c = w->state;
-    bench_poison(ctx, c->h_out, c->d_out, c->out_n);
+    bench_poison(ctx, c->h_out, c->d_out, c->batch * c->out_n);
 }
 
 static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len)
 {
     conv1d_case *c = w->state;
-    size_t unwritten = 0;
-    if (!bench_fetch(ctx, c->h_out, c->d_out, c->out_n, why, len)) return 0;
-    int ok = bench_sampled_compare(&c->check, c->h_out, c->out_n, c->k, st, &unwritten);
-    if (unwritten) return snprintf(why, len, "%zu of %zu outputs are NaN (never written)", unwritten, c->out_n), 0;
+    size_t unwritten = 0, outs = c->batch * c->out_n;
+    if (!bench_fetch(ctx, c->h_out, c->d_out, outs, why, len)) return 0;
+    int ok = bench_sampled_compare(&c->check, c->h_out, outs, c->k, st, &unwritten);
+    if (unwritten) return snprintf(why, len, "%zu of %zu outputs are NaN (never written)", unwritten, outs), 0;
     if (!ok)
         snprintf(why, len, "wrong: out[%zu] = %.7g, reference %.7g; rel_l2 %.2e, %zu samples over the bound",
                  c->check.at[st->first_bad], st->first_out, st->first_ref, st->rel_l2, st->bad);

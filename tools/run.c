@@ -7,14 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads a float32 .npy of `ndim` dimensions; prints why not otherwise. */
+/* Reads a float32 .npy of `ndim` dimensions (1 or 2 where ndim is RUN_1D_OR_2D); prints why
+ * not otherwise. */
+enum { RUN_1D_OR_2D = -1 };
 static int read_float_array(const char *op, const char *flag, const char *path, int ndim, mh_array *a)
 {
     char err[512];
     if (mh_npy_read(path, a, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "%s %s", flag, err);
-    if (a->dtype != MH_F32 || a->ndim != ndim) {
-        cli_error(CLI_FAILED, "%s %s: %s needs a %d-D float32 (<f4) array; found %s with %d dimension%s", flag, path,
-                  op, ndim, mh_dtype_descr(a->dtype), a->ndim, a->ndim == 1 ? "" : "s");
+    const int fits = ndim == RUN_1D_OR_2D ? a->ndim == 1 || a->ndim == 2 : a->ndim == ndim;
+    if (a->dtype != MH_F32 || !fits) {
+        cli_error(CLI_FAILED, "%s %s: %s needs a %s float32 (<f4) array; found %s with %d dimension%s", flag, path,
+                  op, ndim == RUN_1D_OR_2D ? "1-D or 2-D" : ndim == 1 ? "1-D" : "2-D", mh_dtype_descr(a->dtype), a->ndim,
+                  a->ndim == 1 ? "" : "s");
         mh_array_free(a);
         return CLI_FAILED;
     }
@@ -104,23 +108,37 @@ static const char *chosen_name(const char *variant, const mh_variant_info *picke
     return variant && strcmp(variant, "auto") ? variant : picked ? picked->name : "auto";
 }
 
+/* --in of n samples, or batch x n (batched signals); --mask of k taps for every signal, or
+ * batch x k (one per signal, with a 2-D --in). */
 static int run_conv1d(int argc, char **argv)
 {
     run_job j = {.op = "conv1d"};
-    int rc = run_setup(&j, argc, argv, "--in", "--mask", 1, 1);
-    const size_t n = j.in.count, k = j.second.count;
+    int rc = run_setup(&j, argc, argv, "--in", "--mask", 1, RUN_1D_OR_2D);
+    const int batched = j.in.ndim == 2, per_signal = j.second.ndim == 2;
+    const size_t batch = batched ? j.in.shape[0] : 1, n = batched ? j.in.shape[1] : j.in.count;
+    const size_t k = per_signal ? j.second.shape[1] : j.second.count;
     const mh_variant_info *picked = NULL;
-    if (rc == CLI_OK && mh_conv1d_supports(j.ctx, j.variant, n, k, j.pad) != MH_OK)
+    if (rc == CLI_OK && per_signal && (!batched || j.second.shape[0] != batch))
+        rc = cli_error(CLI_USAGE, "--mask of shape (%zu, %zu): one mask per signal needs a 2-D --in of %zu signals%s",
+                       j.second.shape[0], k, j.second.shape[0], batched ? "" : " (--in is 1-D)");
+    /* sizes are checked here; a named variant's refusal comes from the call itself */
+    if (rc == CLI_OK &&
+        mh_conv1d_batched_select(j.ctx, batch, n, per_signal ? k : 0, k, j.pad, &picked) == MH_ERR_INVALID_ARGUMENT)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
     if (rc == CLI_OK) {
-        mh_conv1d_select(j.ctx, n, k, j.pad, &picked);
-        j.out_ndim = 1;
-        j.out_shape[0] = mh_conv1d_out_len(n, k, j.pad);
-        rc = run_place(&j, j.out_shape[0]);
+        j.out_ndim = batched ? 2 : 1;
+        j.out_shape[0] = batched ? batch : mh_conv1d_out_len(n, k, j.pad);
+        j.out_shape[1] = mh_conv1d_out_len(n, k, j.pad);
+        rc = run_place(&j, batch * mh_conv1d_out_len(n, k, j.pad));
     }
     if (rc == CLI_OK)
-        rc = run_finish(&j, mh_conv1d(j.ctx, j.variant, j.bin.mem, n, j.bsecond.mem, k, j.pad, j.bout.mem));
-    if (rc == CLI_OK)
+        rc = run_finish(&j, mh_conv1d_batched(j.ctx, j.variant, j.bin.mem, batch, n, j.bsecond.mem, per_signal ? k : 0,
+                                              k, j.pad, j.bout.mem));
+    if (rc == CLI_OK && batched)
+        printf("%s: batch=%zu n=%zu k=%zu (%s) pad=%s -> %zu x %zu outputs in %s\n", chosen_name(j.variant, picked),
+               batch, n, k, per_signal ? "a mask per signal" : "one mask", mh_pad_name(j.pad), batch, j.out_shape[1],
+               j.out_path);
+    else if (rc == CLI_OK)
         printf("%s: n=%zu k=%zu pad=%s -> %zu outputs in %s\n", chosen_name(j.variant, picked), n, k,
                mh_pad_name(j.pad), j.out_shape[0], j.out_path);
     run_cleanup(&j);

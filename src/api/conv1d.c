@@ -20,24 +20,33 @@ size_t mh_conv1d_out_len(size_t n, size_t k, mh_pad pad)
     return 0;
 }
 
-mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *args, const float *in, size_t n, const float *mask,
-                              size_t k, mh_pad pad, float *out)
+mh_status mh_conv1d_batched_args_init(mh_context *ctx, mh_args *args, const float *in, size_t batch, size_t n,
+                                      const float *mask, size_t mask_stride, size_t k, mh_pad pad, float *out)
 {
     memset(args, 0, sizeof *args);
     args->op = MH_OP_CONV1D;
     mh_conv1d_args *a = &args->conv1d;
+    if (batch == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "batch = 0: there are no signals");
     if (n == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "n = 0: the input is empty");
     if (k == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "k = 0: the mask is empty");
+    if (mask_stride != 0 && mask_stride != k)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "mask_stride = %zu: expected 0 (one mask for all signals) or k = %zu (one per signal)",
+                       mask_stride, k);
     if (pad != MH_PAD_VALID && pad != MH_PAD_SAME && pad != MH_PAD_FULL)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "pad = %d is not valid, same or full", (int)pad);
     if (pad == MH_PAD_VALID && k > n)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "k = %zu is longer than n = %zu: valid padding needs k <= n",
                        k, n);
-    size_t out_n = mh_conv1d_out_len(n, k, pad), bytes;
+    size_t out_n = mh_conv1d_out_len(n, k, pad), count, bytes;
     if (out_n == 0 || !mh_mul_ok(out_n, sizeof(float), &bytes) || !mh_mul_ok(n, sizeof(float), &bytes) ||
         !mh_mul_ok(k, sizeof(float), &bytes))
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "n = %zu, k = %zu: the %s output's size in bytes overflows size_t",
                        n, k, mh_pad_name(pad));
+    if (!mh_mul_ok(batch, n, &count) || !mh_mul_ok(count, sizeof(float), &bytes) || !mh_mul_ok(batch, out_n, &count) ||
+        !mh_mul_ok(count, sizeof(float), &bytes) || !mh_mul_ok(batch, k, &count) || !mh_mul_ok(count, sizeof(float), &bytes))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "batch = %zu x n = %zu (k = %zu, pad = %s): the size in bytes overflows size_t",
+                       batch, n, k, mh_pad_name(pad));
     a->in = in;
     a->n = n;
     a->mask = mask;
@@ -46,14 +55,34 @@ mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *args, const float *in, s
     a->lpad = mh_lead_pad(k, pad);
     a->out_n = out_n;
     a->out = out;
+    a->batch = batch;
+    a->mask_stride = mask_stride;
     return MH_OK;
+}
+
+mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *args, const float *in, size_t n, const float *mask,
+                              size_t k, mh_pad pad, float *out)
+{
+    return mh_conv1d_batched_args_init(ctx, args, in, 1, n, mask, 0, k, pad, out);
+}
+
+mh_conv1d_args mh_conv1d_signal(const mh_conv1d_args *a, size_t b)
+{
+    mh_conv1d_args one = *a;
+    one.in = a->in + b * a->n;
+    one.mask = a->mask + b * a->mask_stride;
+    one.out = a->out + b * a->out_n;
+    one.batch = 1;
+    one.mask_stride = 0;
+    return one;
 }
 
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    return mh_check_conv_buffers(ctx, a->in, a->n * sizeof(float), "mask", a->mask, a->k * sizeof(float), a->out,
-                                 a->out_n * sizeof(float));
+    const size_t masks = a->mask_stride ? a->batch : 1;
+    return mh_check_conv_buffers(ctx, a->in, a->batch * a->n * sizeof(float), "mask", a->mask,
+                                 masks * a->k * sizeof(float), a->out, a->batch * a->out_n * sizeof(float));
 }
 
 /* `auto`, from the calibration in docs/conv1d.md ("How auto chooses"). On the H100,
@@ -76,7 +105,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 }
 
 static const mh_row_group groups[] = {
-    mh_conv1d_cpu_rows, mh_conv1d_cuda_rows, mh_conv1d_regtile_rows, mh_conv1d_cudnn_rows, mh_conv1d_cufft_rows,
+    mh_conv1d_cpu_rows, mh_conv1d_cuda_rows, mh_conv1d_regtile_rows, mh_conv1d_fft_os_rows, mh_conv1d_cudnn_rows,
+    mh_conv1d_cufft_rows,
 };
 
 const mh_op_table mh_conv1d_table = {MH_OP_CONV1D, "conv1d", groups, sizeof groups / sizeof groups[0],
@@ -90,6 +120,26 @@ mh_status mh_conv1d(mh_context *ctx, const char *variant, const float *in, size_
     mh_args a;
     mh_status s = mh_conv1d_args_init(ctx, &a, in, n, mask, k, pad, out);
     return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv1d_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t n,
+                            const float *mask, size_t mask_stride, size_t k, mh_pad pad, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv1d_batched_args_init(ctx, &a, in, batch, n, mask, mask_stride, k, pad, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv1d_batched_select(mh_context *ctx, size_t batch, size_t n, size_t mask_stride, size_t k,
+                                   mh_pad pad, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv1d_batched_args_init(ctx, &a, NULL, batch, n, NULL, mask_stride, k, pad, NULL);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
 }
 
 mh_status mh_conv1d_select(mh_context *ctx, size_t n, size_t k, mh_pad pad, const mh_variant_info **chosen)

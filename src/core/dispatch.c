@@ -68,13 +68,26 @@ mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, con
     return MH_OK;
 }
 
+/* A conv1d batch goes whole to rows with a batched kernel; any other row runs per signal. */
+static mh_status run_signals(mh_context *ctx, const mh_row *row, const mh_args *a)
+{
+    if (a->op != MH_OP_CONV1D || a->conv1d.batch <= 1 || row->batched) return row->run(ctx, a);
+    mh_args one = *a;
+    for (size_t b = 0; b < a->conv1d.batch; ++b) {
+        one.conv1d = mh_conv1d_signal(&a->conv1d, b);
+        const mh_status s = row->run(ctx, &one);
+        if (s != MH_OK) return s;
+    }
+    return MH_OK;
+}
+
 mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a)
 {
-    if (mh_is_cpu(ctx)) return row->run(ctx, a);
+    if (mh_is_cpu(ctx)) return run_signals(ctx, row, a);
     mh_device_guard guard;
     mh_status s = mh_device_enter(ctx, &guard);
     if (s != MH_OK) return s;
-    s = row->run(ctx, a);
+    s = run_signals(ctx, row, a);
     mh_device_leave(&guard);
     return s;
 }
@@ -88,11 +101,11 @@ mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a)
     const mh_row *row = NULL;
     s = mh_op_table_of(a->op)->check_buffers(ctx, a);
     if (s == MH_OK) s = mh_resolve(ctx, variant, a, &row);
-    if (s == MH_OK) s = row->run(ctx, a);
+    if (s == MH_OK) s = run_signals(ctx, row, a);
     /* auto's first choice may need workspace the device lacks: take the next candidate */
     while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = auto_row(ctx, a, row)) != NULL) {
         mh_clear_error(ctx);
-        s = row->run(ctx, a);
+        s = run_signals(ctx, row, a);
     }
     if (!mh_is_cpu(ctx)) mh_device_leave(&guard);
     return s;
@@ -118,7 +131,11 @@ static void describe(const mh_args *a, char *buf, size_t len)
 {
     switch (a->op) {
     case MH_OP_CONV1D:
-        snprintf(buf, len, "n = %zu, k = %zu, pad = %s", a->conv1d.n, a->conv1d.k, mh_pad_name(a->conv1d.pad));
+        if (a->conv1d.batch > 1)
+            snprintf(buf, len, "batch = %zu, n = %zu, k = %zu (%s), pad = %s", a->conv1d.batch, a->conv1d.n,
+                     a->conv1d.k, a->conv1d.mask_stride ? "a mask per signal" : "one mask", mh_pad_name(a->conv1d.pad));
+        else
+            snprintf(buf, len, "n = %zu, k = %zu, pad = %s", a->conv1d.n, a->conv1d.k, mh_pad_name(a->conv1d.pad));
         return;
     case MH_OP_CONV2D:
         snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->conv2d.rows, a->conv2d.cols,

@@ -24,6 +24,7 @@ extern "C" {
 typedef enum mh_slot_id {
     MH_SLOT_CUDNN = 0,
     MH_SLOT_CUFFT_CONV1D,
+    MH_SLOT_FFT_OS,
     MH_SLOT_TEXTURE,
     MH_SLOT_CUBLAS,
     MH_SLOT_COUNT
@@ -99,6 +100,8 @@ typedef struct mh_conv1d_args {
     size_t lpad;  /* zeros before in[0]: 0, (k-1)/2 or k-1 */
     size_t out_n; /* outputs: n-k+1, n or n+k-1 */
     float *out;
+    size_t batch;       /* signals: in + b * n, out + b * out_n (1 for mh_conv1d) */
+    size_t mask_stride; /* 0: one mask; k: mask + b * k for signal b */
 } mh_conv1d_args;
 
 typedef struct mh_conv2d_args {
@@ -180,6 +183,8 @@ typedef struct mh_row {
     mh_status (*run)(mh_context *ctx, const mh_args *a);
     /* NULL-terminated names of the instantiations bench --tune times; [0] is the default. */
     const char *const *configs;
+    /* 1 when run() takes a conv1d batch whole; other rows are run once per signal. */
+    int batched;
 } mh_row;
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
@@ -245,10 +250,15 @@ const mh_row *mh_conv1d_cuda_rows(size_t *count);
 const mh_row *mh_conv1d_regtile_rows(size_t *count);
 const mh_row *mh_conv1d_cudnn_rows(size_t *count);
 const mh_row *mh_conv1d_cufft_rows(size_t *count);
+const mh_row *mh_conv1d_fft_os_rows(size_t *count);
 
 /* Fills a from the public call's arguments; validates sizes only. */
 mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, const float *mask,
                               size_t k, mh_pad pad, float *out);
+mh_status mh_conv1d_batched_args_init(mh_context *ctx, mh_args *a, const float *in, size_t batch, size_t n,
+                                      const float *mask, size_t mask_stride, size_t k, mh_pad pad, float *out);
+/* Signal b of a batch as a one-signal problem (the per-signal loop of unbatched rows). */
+mh_conv1d_args mh_conv1d_signal(const mh_conv1d_args *a, size_t b);
 
 /* Double-precision value of output i and the sum of |terms| (for error bounds). */
 void mh_conv1d_reference_at(const float *in, size_t n, const float *mask, size_t k,

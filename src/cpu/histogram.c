@@ -49,9 +49,9 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 
 static const mh_row rows[] = {
     {{"histogram/cpu-reference", MH_OP_HISTOGRAM, MH_BACKEND_CPU, 0, "host", "ours", "one pass, exact counts"},
-     mh_supports_any, reference_run, NULL},
+     mh_supports_any, reference_run, NULL, 0},
     {{"histogram/cpu-omp", MH_OP_HISTOGRAM, MH_BACKEND_CPU, 1, "host", "ours", "OpenMP, private bins per thread"},
-     mh_supports_any, omp_run, NULL},
+     mh_supports_any, omp_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_histogram_cpu_rows, rows)

@@ -50,9 +50,9 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 
 static const mh_row rows[] = {
     {{"matmul/cpu-reference", MH_OP_MATMUL, MH_BACKEND_CPU, 0, "host", "ours", "one output at a time in double"},
-     mh_supports_any, reference_run, NULL},
+     mh_supports_any, reference_run, NULL, 0},
     {{"matmul/cpu-omp", MH_OP_MATMUL, MH_BACKEND_CPU, 1, "host", "ours", "OpenMP over rows, blocks of b kept in L2"},
-     mh_supports_any, omp_run, NULL},
+     mh_supports_any, omp_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_matmul_cpu_rows, rows)

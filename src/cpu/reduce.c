@@ -45,9 +45,9 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 
 static const mh_row rows[] = {
     {{"reduce/cpu-reference", MH_OP_REDUCE, MH_BACKEND_CPU, 0, "host", "ours", "one pass in double"},
-     mh_supports_any, reference_run, NULL},
+     mh_supports_any, reference_run, NULL, 0},
     {{"reduce/cpu-omp", MH_OP_REDUCE, MH_BACKEND_CPU, 1, "host", "ours", "OpenMP slices in double, added in order"},
-     mh_supports_any, omp_run, NULL},
+     mh_supports_any, omp_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_reduce_cpu_rows, rows)

@@ -34,9 +34,9 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"transpose/cpu-reference", MH_OP_TRANSPOSE, MH_BACKEND_CPU, 0, "host", "seed 002",
       "transposeMatrixCPU: row by row, strided writes"},
-     mh_supports_any, reference_run, NULL},
+     mh_supports_any, reference_run, NULL, 0},
     {{"transpose/cpu-omp", MH_OP_TRANSPOSE, MH_BACKEND_CPU, 1, "host", "ours", "OpenMP over 32 x 32 cache blocks"},
-     mh_supports_any, omp_run, NULL},
+     mh_supports_any, omp_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_transpose_cpu_rows, rows)

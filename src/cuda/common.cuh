@@ -95,5 +95,6 @@ static inline int mh_tile_fits(size_t smem_bytes, size_t out_rows, size_t block_
 }
 
 #define MH_MAX_GRID_X 2147483647ULL
+#define MH_MAX_GRID_YZ 65535ULL
 
 #endif

@@ -107,8 +107,10 @@ static __host__ __device__ regtile_layout regtile_layout_for(int r, int threads,
 template <int R, int T>
 static __global__ void __launch_bounds__(T) conv1d_regtile_kernel(const float *in, const float *mask,
                                                                   float *out, size_t n, int k,
-                                                                  size_t lpad, size_t out_n)
+                                                                  size_t lpad, size_t out_n, size_t mask_stride)
 {
+    /* signal blockIdx.y of a batch: its input, mask and output */
+    in += blockIdx.y * n, mask += blockIdx.y * mask_stride, out += blockIdx.y * out_n;
     extern __shared__ __align__(16) float smem[];
     const regtile_layout l = regtile_layout_for(R, T, k);
     float *smask = smem, *span = smem + l.mask_len;
@@ -154,9 +156,15 @@ static mh_status regtile_launch(mh_context *ctx, const mh_conv1d_args *a)
     const size_t bytes = (size_t)(l.mask_len + l.span_len) * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)conv1d_regtile_kernel<R, T>));
     const size_t blocks = mh_ceil_div(a->out_n, (size_t)T * R);
-    conv1d_regtile_kernel<R, T><<<(unsigned)blocks, T, bytes, mh_stream(ctx)>>>(
-        a->in, a->mask, a->out, a->n, (int)a->k, a->lpad, a->out_n);
-    return MH_LAUNCH_CHECK(ctx, "conv1d_regtile_kernel");
+    for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) { /* grid.y: signals of the batch */
+        const unsigned signals = (unsigned)(a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ);
+        conv1d_regtile_kernel<R, T><<<dim3((unsigned)blocks, signals), T, bytes, mh_stream(ctx)>>>(
+            a->in + b * a->n, a->mask + b * a->mask_stride, a->out + b * a->out_n, a->n, (int)a->k, a->lpad,
+            a->out_n, a->mask_stride);
+        const mh_status s = MH_LAUNCH_CHECK(ctx, "conv1d_regtile_kernel");
+        if (s != MH_OK) return s;
+    }
+    return MH_OK;
 }
 
 static const struct {
@@ -200,7 +208,7 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *a)
 static const mh_row rows[] = {
     {{"conv1d/regtile", MH_OP_CONV1D, MH_BACKEND_CUDA, 8, "global+shared+registers", "ours",
       "R x R register tiles, conflict-free 16-byte shared loads, cp.async tiles, any k"},
-     regtile_supports, regtile_run, regtile_configs},
+     regtile_supports, regtile_run, regtile_configs, 1},
 };
 
 MH_ROW_GROUP(mh_conv1d_regtile_rows, rows)

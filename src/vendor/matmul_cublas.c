@@ -32,7 +32,7 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"matmul/cublas", MH_OP_MATMUL, MH_BACKEND_VENDOR, 20, "vendor", "cuBLAS", "cublasSgemm, FP32 (TF32 off)"},
-     cublas_supports, cublas_run, NULL},
+     cublas_supports, cublas_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_matmul_cublas_rows, rows)

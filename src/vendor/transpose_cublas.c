@@ -34,7 +34,7 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"transpose/cublas", MH_OP_TRANSPOSE, MH_BACKEND_VENDOR, 10, "vendor", "cuBLAS", "cublasSgeam with op(A) = A^T"},
-     cublas_supports, cublas_run, NULL},
+     cublas_supports, cublas_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_transpose_cublas_rows, rows)

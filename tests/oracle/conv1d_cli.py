@@ -65,10 +65,29 @@ def main():
         for k, pad in ((31, "valid"), (64, "same"), (5, "full"), (1500, "same")):
             check_run(x, rng.uniform(-1, 1, k).astype(np.float32), pad, name, device)
 
+    check_batched(rng, gpu)
     check_refusals(rng)
     check_bench()
     check_list()
     return finish()
+
+
+def check_batched(rng, gpu):
+    """A 2-D --in (batch x n) with one 1-D mask or a 2-D mask per signal, every padding."""
+    for batch, n, k in ((3, 500, 31), (5, 2000, 300), (1, 77, 77)):
+        x = rng.uniform(-1, 1, (batch, n)).astype(np.float32)
+        for per_signal in (False, True):
+            m = rng.uniform(-1, 1, (batch, k) if per_signal else k).astype(np.float32)
+            for pad in ("valid", "same", "full"):
+                for device in (("cpu", "0") if gpu else ("cpu",)):
+                    r, out = run_op("conv1d", [("--in", "bx.npy", x), ("--mask", "bm.npy", m)], ["--pad", pad], None,
+                                    device)
+                    what = f"batched {batch}x{n} k={k} per_signal={per_signal} pad={pad} device={device}"
+                    if r.returncode != 0:
+                        fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+                        continue
+                    refs = [expected(x[b], m[b] if per_signal else m, pad) for b in range(batch)]
+                    check_close(what, np.load(out), np.stack([e[0] for e in refs]), np.stack([e[1] for e in refs]), k)
 
 
 def write_raw(name, data):
@@ -85,8 +104,10 @@ def check_refusals(rng):
     raw = open(good, "rb").read()
     f64 = path("f64.npy")
     np.save(f64, np.zeros(10))
-    two_d = path("two_d.npy")
-    np.save(two_d, np.zeros((4, 4), np.float32))
+    three_d = path("three_d.npy")
+    np.save(three_d, np.zeros((2, 4, 4), np.float32))
+    masks = path("masks.npy")
+    np.save(masks, np.zeros((3, 5), np.float32))
     fortran = path("fortran.npy")
     np.save(fortran, np.asfortranarray(np.zeros((4, 3), np.float32)))
     empty = path("empty.npy")
@@ -107,7 +128,8 @@ def check_refusals(rng):
         run(["--in", truncated, "--mask", mask], "truncated data"),
         run(["--in", version, "--mask", mask], "unknown format version 9.0"),
         run(["--in", f64, "--mask", mask], "dtype '<f8'"),
-        run(["--in", two_d, "--mask", mask], "1-D float32"),
+        run(["--in", three_d, "--mask", mask], "1-D or 2-D float32"),
+        run(["--in", good, "--mask", masks], "one mask per signal needs a 2-D --in of 3 signals"),
         run(["--in", fortran, "--mask", mask], "Fortran order"),
         run(["--in", good, "--mask", empty], "k = 0"),
         run(["--in", good, "--mask", long_mask], "k = 200 is longer than n = 100"),

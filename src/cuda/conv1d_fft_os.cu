@@ -1,0 +1,386 @@
+/* conv1d/fft-os: ours, overlap-save on cuFFT.
+ *
+ * Output i of a signal is sum_j x[i + j] m[j] with x the signal after lpad zeros. Cut the
+ * outputs into segments of hop = L - k + 1; segment s needs x[s hop .. s hop + L - 1]. The
+ * circular correlation of those L inputs with the mask (zero-padded to L),
+ * IFFT(FFT(x_s) . conj(FFT(m))), equals the true outputs at its first hop positions: for
+ * i < hop, i + j <= L - 1 never wraps. So one batched R2C over every segment, a pointwise
+ * product with the mask's spectrum, one batched C2R, and the first hop values of each
+ * segment are the outputs. O(log L) work per output instead of O(k).
+ *
+ * Passes (each a kernel or a cuFFT call on the context's stream):
+ *   gather    segments (with the padding's zeros) into a real buffer, L floats apiece
+ *   R2C       batched, out of place into the spectrum buffer
+ *   multiply  by conj(mask spectrum) / L
+ *   C2R       batched, back into the real buffer
+ *   compact   the first hop values of each segment into out
+ * The masks' spectra are made in the same call (gather + R2C of the zero-padded masks).
+ *
+ * Bounded workspace: segments run in chunks of at most MAX_CHUNK_BYTES of buffers (a few
+ * thousand segments); a chunk holds whole signals when a signal has fewer segments than a
+ * chunk, else part of one signal. cuFFT's own work area comes from the context's workspace
+ * too (auto-allocation off), so the call's device memory is that one buffer:
+ * about min(total, MAX_CHUNK_BYTES) + ~12 L bytes, whatever n and batch.
+ *
+ * Plans live in the context, keyed by (L, batch count, direction), least recently used
+ * evicted past PLAN_CACHE, all freed at mh_context_destroy.
+ *
+ * Accuracy: FFT rounding, ~eps log2(L) times the norms of the segment and the mask, spread
+ * over every output of a segment (docs/conv1d.md). A NaN or Inf input spreads to every
+ * output of the segments that read it, not only to the outputs whose window holds it. */
+#include "common.cuh"
+
+#include <cufft.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PLAN_CACHE = 8 };
+static const size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
+static const long long MIN_LEN = 1024, MAX_LEN = 1LL << 28;
+
+/* ---- plans ----------------------------------------------------------------------------- */
+
+typedef struct os_plan {
+    long long len;
+    long long count; /* transforms per call; 0: empty entry */
+    cufftType type;
+    cufftHandle handle;
+    size_t work_bytes;
+    unsigned long long used;
+} os_plan;
+
+typedef struct os_cache {
+    os_plan plans[PLAN_CACHE];
+    unsigned long long clock;
+} os_cache;
+
+static void destroy_cache(void *p)
+{
+    os_cache *c = (os_cache *)p;
+    for (int i = 0; i < PLAN_CACHE; ++i)
+        if (c->plans[i].count) cufftDestroy(c->plans[i].handle);
+    free(c);
+}
+
+static mh_status fft_fail(mh_context *ctx, cufftResult r, const char *what)
+{
+    return mh_fail(ctx, r == CUFFT_ALLOC_FAILED ? MH_ERR_OUT_OF_MEMORY : MH_ERR_VENDOR,
+                   "fft-os: cuFFT %s failed (cufftResult %d)", what, (int)r);
+}
+
+static mh_status plan_cache(mh_context *ctx, os_cache **out)
+{
+    mh_slot *slot = &ctx->slots[MH_SLOT_FFT_OS];
+    if (!slot->data) {
+        if (!(slot->data = calloc(1, sizeof(os_cache)))) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "fft-os plan cache");
+        slot->destroy = destroy_cache;
+    }
+    *out = (os_cache *)slot->data;
+    return MH_OK;
+}
+
+/* A batched R2C or C2R plan of `count` transforms of length len in the default layout
+ * (real rows of len, complex rows of len / 2 + 1), its work area left to the caller. */
+static mh_status get_plan(mh_context *ctx, long long len, long long count, cufftType type, os_plan **out)
+{
+    os_cache *c = NULL;
+    mh_status s = plan_cache(ctx, &c);
+    if (s != MH_OK) return s;
+    os_plan *victim = &c->plans[0];
+    for (int i = 0; i < PLAN_CACHE; ++i) {
+        os_plan *p = &c->plans[i];
+        if (p->count == count && p->len == len && p->type == type) {
+            p->used = ++c->clock;
+            *out = p;
+            return MH_OK;
+        }
+        if (p->used < victim->used) victim = p;
+    }
+    if (victim->count) cufftDestroy(victim->handle);
+    victim->count = 0;
+    cufftHandle h;
+    size_t work = 0;
+    cufftResult r = cufftCreate(&h);
+    if (r != CUFFT_SUCCESS) return fft_fail(ctx, r, "create");
+    r = cufftSetAutoAllocation(h, 0);
+    if (r == CUFFT_SUCCESS)
+        r = cufftMakePlanMany64(h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, count, &work);
+    if (r != CUFFT_SUCCESS) {
+        cufftDestroy(h);
+        return fft_fail(ctx, r, "plan");
+    }
+    victim->len = len, victim->count = count, victim->type = type, victim->handle = h;
+    victim->work_bytes = work, victim->used = ++c->clock;
+    *out = victim;
+    return MH_OK;
+}
+
+/* ---- kernels: blockIdx.y is the segment (or mask) within the chunk -------------------- */
+
+typedef struct os_geometry {
+    long long len, hop;    /* segment length L and outputs per segment */
+    long long segs;        /* segments per signal */
+    size_t n, out_n, lpad; /* the signal's */
+    size_t bins;           /* len / 2 + 1 */
+} os_geometry;
+
+/* seg[c][t] = x[s hop + t - lpad] of signal b, with zeros outside [0, n). */
+static __global__ void gather_kernel(float *seg, const float *in, os_geometry g, long long first)
+{
+    const long long gs = first + blockIdx.y, b = gs / g.segs, s = gs % g.segs;
+    const float *x = in + (size_t)b * g.n;
+    float *dst = seg + (size_t)blockIdx.y * (size_t)g.len;
+    const long long start = s * g.hop - (long long)g.lpad;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < g.len; t += (long long)gridDim.x * blockDim.x) {
+        const long long p = start + t;
+        dst[t] = p >= 0 && p < (long long)g.n ? __ldg(x + p) : 0.0f;
+    }
+}
+
+/* seg[i][t] = mask i (of masks from `first`), zero-padded to len. */
+static __global__ void mask_gather_kernel(float *seg, const float *mask, size_t k, size_t mask_stride, long long len)
+{
+    const float *m = mask + (size_t)blockIdx.y * mask_stride;
+    float *dst = seg + (size_t)blockIdx.y * (size_t)len;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < len; t += (long long)gridDim.x * blockDim.x)
+        dst[t] = t < (long long)k ? __ldg(m + t) : 0.0f;
+}
+
+/* spec[c][f] *= conj(mspec[mask of c][f]) / L: correlation, not convolution. */
+static __global__ void multiply_kernel(float2 *spec, const float2 *mspec, os_geometry g, long long first,
+                                       long long mask_base, int per_signal, float scale)
+{
+    const long long gs = first + blockIdx.y;
+    const long long mi = per_signal ? gs / g.segs - mask_base : 0;
+    float2 *x = spec + (size_t)blockIdx.y * g.bins;
+    const float2 *m = mspec + (size_t)mi * g.bins;
+    for (size_t f = (size_t)blockIdx.x * blockDim.x + threadIdx.x; f < g.bins; f += (size_t)gridDim.x * blockDim.x) {
+        const float2 a = x[f], w = __ldg(m + f);
+        x[f] = make_float2((a.x * w.x + a.y * w.y) * scale, (a.y * w.x - a.x * w.y) * scale);
+    }
+}
+
+/* out[b][s hop + i] = y[c][i] for i < hop, inside the signal's outputs. */
+static __global__ void compact_kernel(float *out, const float *y, os_geometry g, long long first)
+{
+    const long long gs = first + blockIdx.y, b = gs / g.segs, s = gs % g.segs;
+    const long long o0 = s * g.hop, count = min(g.hop, (long long)g.out_n - o0);
+    float *dst = out + (size_t)b * g.out_n + o0;
+    const float *src = y + (size_t)blockIdx.y * (size_t)g.len;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (long long)gridDim.x * blockDim.x)
+        dst[i] = src[i];
+}
+
+/* ---- segment length and chunks ---------------------------------------------------------- */
+
+/* "x<F>": L is the power of two at or above F (k - 1), at least MIN_LEN and no more than
+ * the whole padded signal needs. [0] is the default. "-chunk3" caps a chunk at 3 segments:
+ * the tests' way through every chunking path on small problems. */
+static const char *const os_configs[] = {"x4", "x2", "x8", "x16", "x2-chunk3", NULL};
+
+static long long chunk_cap_of(int config)
+{
+    const char *c = strstr(os_configs[config], "-chunk");
+    return c ? atoll(c + 6) : 65535; /* grid.y bounds a chunk */
+}
+
+static long long pow2_at_least(long long v)
+{
+    long long p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+
+static long long segment_length(const mh_conv1d_args *a, int config)
+{
+    int factor = 4;
+    sscanf(os_configs[config], "x%d", &factor);
+    long long len = pow2_at_least((long long)factor * (long long)(a->k - 1));
+    const long long whole = pow2_at_least((long long)(a->out_n + a->k - 1));
+    if (len > whole) len = whole;
+    if (len < MIN_LEN) len = MIN_LEN;
+    return len;
+}
+
+static os_geometry geometry_of(const mh_conv1d_args *a, int config)
+{
+    os_geometry g;
+    g.len = segment_length(a, config);
+    g.hop = g.len - (long long)a->k + 1;
+    g.segs = ((long long)a->out_n + g.hop - 1) / g.hop;
+    g.n = a->n, g.out_n = a->out_n, g.lpad = a->lpad;
+    g.bins = (size_t)g.len / 2 + 1;
+    return g;
+}
+
+/* Chunk sizes: `segs` segments at most, in whole signals (`signals` of them) when a signal
+ * fits, else part of one signal (signals = 1). */
+typedef struct os_chunks {
+    long long segs, signals;
+} os_chunks;
+
+static size_t bytes_per_segment(const os_geometry *g)
+{
+    return (size_t)g->len * sizeof(float) + 2 * g->bins * sizeof(float2); /* real + spectrum + mask spectrum */
+}
+
+static os_chunks chunks_of(const os_geometry *g, size_t batch, int config)
+{
+    long long cap = (long long)(MAX_CHUNK_BYTES / bytes_per_segment(g));
+    if (cap < 1) cap = 1;
+    if (cap > chunk_cap_of(config)) cap = chunk_cap_of(config);
+    os_chunks c;
+    if (g->segs <= cap) {
+        c.signals = cap / g->segs < (long long)batch ? cap / g->segs : (long long)batch;
+        c.segs = c.signals * g->segs;
+    } else {
+        c.signals = 1;
+        c.segs = cap;
+    }
+    return c;
+}
+
+static unsigned blocks_for(long long items) { return (unsigned)((items + 255) / 256 < 64 ? (items + 255) / 256 : 64); }
+
+static size_t up256(size_t b) { return (b + 255) / 256 * 256; }
+
+/* ---- the call ---------------------------------------------------------------------------- */
+
+typedef struct os_call {
+    mh_context *ctx;
+    const mh_conv1d_args *a;
+    os_geometry g;
+    float *seg;
+    float2 *spec, *mspec;
+    void *work;
+} os_call;
+
+static mh_status exec(os_call *c, os_plan *p, void *in, void *out)
+{
+    cufftResult r = cufftSetStream(p->handle, mh_stream(c->ctx));
+    if (r == CUFFT_SUCCESS) r = cufftSetWorkArea(p->handle, c->work);
+    if (r == CUFFT_SUCCESS)
+        r = p->type == CUFFT_R2C ? cufftExecR2C(p->handle, (cufftReal *)in, (cufftComplex *)out)
+                                 : cufftExecC2R(p->handle, (cufftComplex *)in, (cufftReal *)out);
+    return r == CUFFT_SUCCESS ? MH_OK : fft_fail(c->ctx, r, p->type == CUFFT_R2C ? "R2C" : "C2R");
+}
+
+/* Spectra of masks first_mask .. first_mask + count - 1 into mspec[0 .. count - 1]. */
+static mh_status mask_spectra(os_call *c, long long first_mask, long long count)
+{
+    const mh_conv1d_args *a = c->a;
+    os_plan *p = NULL;
+    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, &p);
+    if (s != MH_OK) return s;
+    mask_gather_kernel<<<dim3(blocks_for(c->g.len), (unsigned)count), 256, 0, mh_stream(c->ctx)>>>(
+        c->seg, a->mask + (size_t)first_mask * a->mask_stride, a->k, a->mask_stride, c->g.len);
+    if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os mask_gather_kernel")) != MH_OK) return s;
+    return exec(c, p, c->seg, c->mspec);
+}
+
+/* Segments first .. first + count - 1 of the whole batch, with masks from mask_base. */
+static mh_status run_chunk(os_call *c, long long first, long long count, long long mask_base)
+{
+    const cudaStream_t st = mh_stream(c->ctx);
+    os_plan *fwd = NULL, *inv = NULL;
+    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, &fwd);
+    if (s == MH_OK) s = get_plan(c->ctx, c->g.len, count, CUFFT_C2R, &inv);
+    if (s != MH_OK) return s;
+    const dim3 grid(blocks_for(c->g.len), (unsigned)count);
+    gather_kernel<<<grid, 256, 0, st>>>(c->seg, c->a->in, c->g, first);
+    if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os gather_kernel")) != MH_OK) return s;
+    if ((s = exec(c, fwd, c->seg, c->spec)) != MH_OK) return s;
+    multiply_kernel<<<dim3(blocks_for((long long)c->g.bins), (unsigned)count), 256, 0, st>>>(
+        c->spec, c->mspec, c->g, first, mask_base, c->a->mask_stride != 0, 1.0f / (float)c->g.len);
+    if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os multiply_kernel")) != MH_OK) return s;
+    if ((s = exec(c, inv, c->spec, c->seg)) != MH_OK) return s;
+    compact_kernel<<<dim3(blocks_for(c->g.hop), (unsigned)count), 256, 0, st>>>(c->a->out, c->seg, c->g, first);
+    return MH_LAUNCH_CHECK(c->ctx, "fft-os compact_kernel");
+}
+
+/* Every plan this call will use, made before the workspace is sized: their work areas
+ * share the workspace's tail. */
+static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
+{
+    const mh_conv1d_args *a = c->a;
+    long long counts[2] = {ch->segs, 0}, masks[2] = {a->mask_stride ? ch->signals : 1, 0};
+    if (ch->signals > 1 && (long long)a->batch % ch->signals) { /* a last chunk of fewer signals */
+        counts[1] = ((long long)a->batch % ch->signals) * c->g.segs;
+        masks[1] = a->mask_stride ? (long long)a->batch % ch->signals : 0;
+    } else if (ch->signals == 1 && c->g.segs % ch->segs) { /* a signal's last part */
+        counts[1] = c->g.segs % ch->segs;
+    }
+    *work_bytes = 0;
+    for (int i = 0; i < 2; ++i)
+        for (int d = 0; d < 2 && counts[i]; ++d) {
+            os_plan *p = NULL;
+            mh_status s = get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, &p);
+            if (s != MH_OK) return s;
+            if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
+        }
+    for (int i = 0; i < 2 && masks[i]; ++i) {
+        os_plan *p = NULL;
+        mh_status s = get_plan(c->ctx, c->g.len, masks[i], CUFFT_R2C, &p);
+        if (s != MH_OK) return s;
+        if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
+    }
+    return MH_OK;
+}
+
+static mh_status os_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_conv1d_args *a = &args->conv1d;
+    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL};
+    const os_chunks ch = chunks_of(&c.g, a->batch, args->config);
+    size_t work_bytes;
+    mh_status s = plan_all(&c, &ch, &work_bytes);
+    if (s != MH_OK) return s;
+    const long long seg_cap = ch.segs;
+    const long long mask_cap = a->mask_stride ? ch.signals : 1;
+    const size_t seg_bytes = up256((size_t)seg_cap * (size_t)c.g.len * sizeof(float));
+    const size_t spec_bytes = up256((size_t)seg_cap * c.g.bins * sizeof(float2));
+    const size_t mspec_bytes = up256((size_t)mask_cap * c.g.bins * sizeof(float2));
+    void *ws;
+    if ((s = mh_workspace(ctx, seg_bytes + spec_bytes + mspec_bytes + work_bytes, &ws)) != MH_OK) return s;
+    c.seg = (float *)ws;
+    c.spec = (float2 *)((char *)ws + seg_bytes);
+    c.mspec = (float2 *)((char *)ws + seg_bytes + spec_bytes);
+    c.work = (char *)ws + seg_bytes + spec_bytes + mspec_bytes;
+
+    if (!a->mask_stride && (s = mask_spectra(&c, 0, 1)) != MH_OK) return s; /* one mask: once */
+    if (c.g.segs <= ch.segs) { /* chunks of whole signals */
+        for (long long b0 = 0; b0 < (long long)a->batch; b0 += ch.signals) {
+            const long long p = (long long)a->batch - b0 < ch.signals ? (long long)a->batch - b0 : ch.signals;
+            if (a->mask_stride && (s = mask_spectra(&c, b0, p)) != MH_OK) return s;
+            if ((s = run_chunk(&c, b0 * c.g.segs, p * c.g.segs, b0)) != MH_OK) return s;
+        }
+        return MH_OK;
+    }
+    for (long long b = 0; b < (long long)a->batch; ++b) { /* long signals: parts of one */
+        if (a->mask_stride && (s = mask_spectra(&c, b, 1)) != MH_OK) return s;
+        for (long long s0 = 0; s0 < c.g.segs; s0 += ch.segs) {
+            const long long count = c.g.segs - s0 < ch.segs ? c.g.segs - s0 : ch.segs;
+            if ((s = run_chunk(&c, b * c.g.segs + s0, count, b)) != MH_OK) return s;
+        }
+    }
+    return MH_OK;
+}
+
+static int os_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    const mh_conv1d_args *a = &args->conv1d;
+    if ((long long)a->k > MAX_LEN / 4) {
+        snprintf(why, len, "k = %zu needs segments past 2^28 samples", a->k);
+        return 0;
+    }
+    return 1;
+}
+
+static const mh_row rows[] = {
+    {{"conv1d/fft-os", MH_OP_CONV1D, MH_BACKEND_CUDA, 12, "global (cuFFT)", "ours",
+      "overlap-save on cuFFT: batched R2C of L-sample segments, conj mask spectrum, C2R; any k, batched"},
+     os_supports, os_run, os_configs, 1},
+};
+
+MH_ROW_GROUP(mh_conv1d_fft_os_rows, rows)
