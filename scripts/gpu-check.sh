@@ -25,6 +25,7 @@ mkdir -p "$LOGS"
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
 BUILD=build-gpu
+export MEMHIER_FUZZ_SECONDS=${MEMHIER_FUZZ_SECONDS:-10} # the parsers' fuzzers: CI runs them a minute each
 CLI="$BUILD/memhier"
 T0=$(date +%s)
 
@@ -84,6 +85,11 @@ if want bench; then
       say "bench $op exit $?"
     done
   fi
+  stamp "peers (scripts/peers.py: CuPy, PyTorch on the bench's workloads, rows added to the JSON)"
+  for j in "$OUT"/bench.json "$OUT"/bench-*.json; do
+    [ -f "$j" ] && PYTHONUNBUFFERED=1 timeout 300 python3 scripts/peers.py "$j" >>"$LOGS/peers.log" 2>&1
+    [ -f "$j" ] && say "peers on $(basename "$j") exit $?"
+  done
   if [ -f "$OUT/bench.json" ]; then
     python3 scripts/plot_coalescing.py "$OUT/bench.json" "$OUT/coalescing.svg" >>"$LOGS/bench.log" 2>&1
     say "coalescing plot exit $? (docs/coalescing.svg comes from $OUT/coalescing.svg)"
@@ -210,6 +216,8 @@ if want sanitize; then
   }
   sanitize memcheck test_conv1d 4099
   sanitize racecheck test_conv1d 1021
+  sanitize memcheck test_conv1d_batched 30000
+  sanitize racecheck test_conv1d_batched 5000
   sanitize memcheck test_conv2d 70000
   sanitize racecheck test_conv2d 5000
   sanitize memcheck test_transpose 1100000
@@ -224,6 +232,7 @@ fi
 
 stamp "done"
 [ -f "$LOGS/bench.log" ] && grep -vE "preparing inputs" "$LOGS/bench.log" >>"$SUMMARY"
+[ -f "$LOGS/peers.log" ] && cat "$LOGS/peers.log" >>"$SUMMARY"
 [ -f "$LOGS/tune.log" ] && grep -vE "preparing inputs" "$LOGS/tune.log" >>"$SUMMARY"
 [ -f "$LOGS/calibrate.log" ] && cat "$LOGS/calibrate.log" >>"$SUMMARY"
 tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"

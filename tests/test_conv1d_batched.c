@@ -87,6 +87,7 @@ static void test_ladder(mh_context *ctx, int gpu, unsigned long long seed)
 {
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         const bcase *c = &cases[ci];
+        if (c->batch * c->n > test_max_n()) continue;
         for (int pad = MH_PAD_VALID; pad <= MH_PAD_FULL; ++pad) {
             bproblem p;
             make(&p, c, (mh_pad)pad, seed + 100 * ci + (unsigned long long)pad);
