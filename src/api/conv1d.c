@@ -85,22 +85,27 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  masks * a->k * sizeof(float), a->out, a->batch * a->out_n * sizeof(float));
 }
 
-/* `auto`, from the calibration in docs/conv1d.md ("How auto chooses"). On the H100,
- * regtile runs every k at ~87% of the FMA ceiling (56 TFLOP/s); the full-size cuFFT
- * convolution costs ~75 ps per transform element and at least ~0.1 ms, whatever k. The
- * FFT goes first only where this model gives it a 10% margin: k above ~2300 at large n. */
+/* `auto`: a cost model fitted to the H100 run of fft-os at 71c7811 (docs/conv1d.md, "How
+ * auto chooses"; provisional until the n x k grid of issue 13 is measured). regtile runs at
+ * ~84% of the FMA ceiling (54 TFLOP/s) or the copy ceiling, whichever binds; fft-os costs
+ * ~2.0e-8 ms per transformed sample (segments x L, ~10% more per doubling of L past 8192)
+ * plus ~0.01 ms of launches. The FFT goes first where the model gives it a 10% margin. */
 static int fft_pays(const mh_conv1d_args *a)
 {
-    const double direct_ms = 2.0 * (double)a->out_n * (double)a->k / 56e9;
-    const double fft_ms = fmax(0.1, 75e-9 * (double)(a->n + a->k - 1));
+    const double batch = (double)a->batch, flops = 2.0 * batch * (double)a->out_n * (double)a->k;
+    const double bytes = 4.0 * batch * (double)(a->n + a->out_n);
+    const double direct_ms = fmax(flops / 54e9, bytes / 2.9e9);
+    const double len = (double)mh_conv1d_fft_os_length(a), hop = len - (double)a->k + 1.0;
+    const double samples = batch * ceil((double)a->out_n / hop) * len;
+    const double fft_ms = 0.01 + 2.0e-8 * samples * (1.0 + 0.1 * fmax(0.0, log2(len) - 13.0));
     return fft_ms < 0.9 * direct_ms;
 }
 
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const direct[] = {"regtile", "cufft", "naive", NULL};
-    static const char *const fft[] = {"cufft", "regtile", "naive", NULL};
+    static const char *const direct[] = {"regtile", "fft-os", "cufft", "naive", NULL};
+    static const char *const fft[] = {"fft-os", "regtile", "cufft", "naive", NULL};
     return mh_is_cpu(ctx) ? cpu : fft_pays(&a->conv1d) ? fft : direct;
 }
 

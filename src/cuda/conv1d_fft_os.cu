@@ -31,6 +31,7 @@
 #include "common.cuh"
 
 #include <cufft.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,10 +176,13 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
 /* ---- segment length and chunks ---------------------------------------------------------- */
 
 /* "x<F>": L is the power of two at or above F (k - 1), at least MIN_LEN and no more than
- * the whole padded signal needs. [0] is the default. "-chunk3" caps a chunk at 3 segments:
- * the tests' way through every chunking path on small problems. */
-static const char *const os_configs[] = {"x4", "x2", "x8", "x16", "x2-chunk3", NULL};
-
+ * the whole padded signal needs. "auto" (the default) takes the F of 2, 4, 8, 16 whose L
+ * transforms the fewest samples (segments x L, 10% dearer per doubling past 8192, where
+ * cuFFT's single-kernel sizes end): on the H100 at n = 16M, k = 2047
+ * (bench/results/...conv1d-fft-os-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
+ * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
+ * chunk at 3 segments: the tests' way through every chunking path on small problems. */
+static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", NULL};
 static long long chunk_cap_of(int config)
 {
     const char *c = strstr(os_configs[config], "-chunk");
@@ -192,16 +196,32 @@ static long long pow2_at_least(long long v)
     return p;
 }
 
-static long long segment_length(const mh_conv1d_args *a, int config)
+static long long length_for(const mh_conv1d_args *a, int factor)
 {
-    int factor = 4;
-    sscanf(os_configs[config], "x%d", &factor);
     long long len = pow2_at_least((long long)factor * (long long)(a->k - 1));
     const long long whole = pow2_at_least((long long)(a->out_n + a->k - 1));
     if (len > whole) len = whole;
-    if (len < MIN_LEN) len = MIN_LEN;
-    return len;
+    return len < MIN_LEN ? MIN_LEN : len;
 }
+
+/* Samples transformed per signal at length len, weighted as the comment above says. */
+static double transform_cost(const mh_conv1d_args *a, long long len)
+{
+    const double hop = (double)(len - (long long)a->k + 1), segs = ceil((double)a->out_n / hop);
+    return segs * (double)len * (1.0 + 0.1 * fmax(0.0, log2((double)len) - 13.0));
+}
+
+static long long segment_length(const mh_conv1d_args *a, int config)
+{
+    int factor = 0;
+    if (sscanf(os_configs[config], "x%d", &factor) == 1) return length_for(a, factor);
+    long long best = length_for(a, 2);
+    for (int f = 4; f <= 16; f *= 2)
+        if (transform_cost(a, length_for(a, f)) < transform_cost(a, best)) best = length_for(a, f);
+    return best;
+}
+
+extern "C" long long mh_conv1d_fft_os_length(const mh_conv1d_args *a) { return segment_length(a, 0); }
 
 static os_geometry geometry_of(const mh_conv1d_args *a, int config)
 {
