@@ -110,7 +110,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 }
 
 static const mh_row_group groups[] = {
-    mh_conv1d_cpu_rows, mh_conv1d_cuda_rows, mh_conv1d_regtile_rows, mh_conv1d_fft_os_rows, mh_conv1d_cudnn_rows,
+    mh_conv1d_cpu_rows, mh_conv1d_cuda_rows, mh_conv1d_regtile_rows, mh_conv1d_fft_os_rows, mh_conv1d_fft_fused_rows, mh_conv1d_cudnn_rows,
     mh_conv1d_cufft_rows,
 };
 

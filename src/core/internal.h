@@ -251,6 +251,7 @@ const mh_row *mh_conv1d_regtile_rows(size_t *count);
 const mh_row *mh_conv1d_cudnn_rows(size_t *count);
 const mh_row *mh_conv1d_cufft_rows(size_t *count);
 const mh_row *mh_conv1d_fft_os_rows(size_t *count);
+const mh_row *mh_conv1d_fft_fused_rows(size_t *count);
 
 /* Fills a from the public call's arguments; validates sizes only. */
 mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, const float *mask,

@@ -1,0 +1,244 @@
+/* conv1d/fft-fused: ours, overlap-save with the FFT done on chip, no cuFFT.
+ *
+ * fft-os moves every segment through global memory five times (gather, R2C, multiply, C2R,
+ * compact). Here one block owns two consecutive segments of one signal and does everything
+ * in shared memory: global traffic is the input (read about L / hop times, mostly from L2)
+ * and the outputs, once.
+ *
+ *  - Two real segments in one complex FFT: z = x_a + i x_b. The mask is real, so
+ *    IFFT(FFT(z) . conj(M)) = y_a + i y_b with y_a, y_b the two real correlations.
+ *  - Stockham FFT in place in shared memory: radix-4 passes (a radix-2 pass last when
+ *    log2 L is odd); each pass reads its four inputs into registers, waits at a barrier,
+ *    writes its four outputs in sorted order, waits again. Twiddles come from a table made
+ *    once per call in double precision (exp(-2 pi i m / L), m < L), read through L1.
+ *  - The inverse as conj(FFT(conj(.))): the product with H = conj(M) / L and the conj fuse
+ *    into one sweep between the two forward FFTs.
+ *  - H, the masks' spectra, are made by the same block FFT in a small kernel per call.
+ *
+ * L is 2048, 4096 or 8192 complex samples (16, 32, 64 KB of shared memory); a mask longer
+ * than L / 2 + 1 of the longest is refused (fft-os takes it). As with any FFT method a NaN
+ * or Inf input spreads over both segments of its block, never into another signal. */
+#include "common.cuh"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const size_t MAX_SPECTRA_BYTES = (size_t)256 << 20; /* masks' spectra per launch */
+
+/* L = 8192 runs 1024 threads (two butterflies each per pass): 64 registers, no spills. Two
+ * 512-thread blocks would fit shared memory too, but at 68 registers only one did, and
+ * bounding them to 64 spilled 168 bytes. */
+
+static __device__ __forceinline__ float2 cmul(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+static __device__ __forceinline__ float2 cadd(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+static __device__ __forceinline__ float2 csub(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
+
+/* One Stockham pass of radix R (4 or 2) over L points with sub-transform size ns. Butterfly j
+ * reads z[j + r L / R], twiddles input r by w^(r (j mod ns) L / (ns R)), and writes output r
+ * to z[(j - j mod ns) R + j mod ns + r ns]. */
+template <int L, int T, int R>
+static __device__ __forceinline__ void stockham_pass(float2 *z, const float2 *__restrict__ tw, int ns)
+{
+    constexpr int B = L / R / T; /* butterflies per thread */
+    float2 v[B][R];
+#pragma unroll
+    for (int q = 0; q < B; ++q)
+#pragma unroll
+        for (int r = 0; r < R; ++r) v[q][r] = z[threadIdx.x + q * T + r * (L / R)];
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < B; ++q) {
+        const int j = threadIdx.x + q * T, jm = j & (ns - 1), step = jm * (L / (ns * R));
+#pragma unroll
+        for (int r = 1; r < R; ++r) v[q][r] = cmul(v[q][r], __ldg(tw + r * step));
+        float2 o[R];
+        if constexpr (R == 4) {
+            const float2 a0 = cadd(v[q][0], v[q][2]), a1 = csub(v[q][0], v[q][2]);
+            const float2 a2 = cadd(v[q][1], v[q][3]), d = csub(v[q][1], v[q][3]);
+            const float2 a3 = make_float2(d.y, -d.x); /* (v1 - v3) * -i */
+            o[0] = cadd(a0, a2), o[2] = csub(a0, a2), o[1] = cadd(a1, a3), o[3] = csub(a1, a3);
+        } else {
+            o[0] = cadd(v[q][0], v[q][1]), o[1] = csub(v[q][0], v[q][1]);
+        }
+        const int base = (j - jm) * R + jm;
+#pragma unroll
+        for (int r = 0; r < R; ++r) z[base + r * ns] = o[r];
+    }
+    __syncthreads();
+}
+
+/* Forward DFT of the L points in z (shared memory), in place; every thread of the block. */
+template <int LOG2L, int T>
+static __device__ void block_fft(float2 *z, const float2 *__restrict__ tw)
+{
+    constexpr int L = 1 << LOG2L;
+    int ns = 1;
+#pragma unroll
+    for (int p = 0; p < LOG2L / 2; ++p, ns *= 4) stockham_pass<L, T, 4>(z, tw, ns);
+    if constexpr (LOG2L & 1) stockham_pass<L, T, 2>(z, tw, ns);
+}
+
+/* tw[m] = exp(-2 pi i m / len), in double. */
+static __global__ void twiddle_kernel(float2 *tw, int len)
+{
+    for (int m = blockIdx.x * blockDim.x + threadIdx.x; m < len; m += gridDim.x * blockDim.x) {
+        double s, c;
+        sincospi(-2.0 * (double)m / (double)len, &s, &c);
+        tw[m] = make_float2((float)c, (float)s);
+    }
+}
+
+/* h[b] = conj(FFT(mask b zero-padded to L)) / L for the masks of this launch (blockIdx.x). */
+template <int LOG2L, int T>
+static __global__ void __launch_bounds__(T) spectrum_kernel(float2 *h, const float *mask, size_t k, size_t mask_stride,
+                                                            const float2 *__restrict__ tw)
+{
+    constexpr int L = 1 << LOG2L;
+    extern __shared__ __align__(16) float2 z[];
+    const float *m = mask + (size_t)blockIdx.x * mask_stride;
+    for (int t = threadIdx.x; t < L; t += T) z[t] = make_float2(t < (int)k ? m[t] : 0.0f, 0.0f);
+    __syncthreads();
+    block_fft<LOG2L, T>(z, tw);
+    float2 *out = h + (size_t)blockIdx.x * L;
+    for (int f = threadIdx.x; f < L; f += T) out[f] = make_float2(z[f].x / L, -z[f].y / L);
+}
+
+typedef struct fused_geometry {
+    size_t n, out_n, lpad, mask_step; /* mask_step: L for one spectrum per signal, 0 for one in all */
+    long long hop, segs;
+} fused_geometry;
+
+/* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y (of this launch). */
+template <int LOG2L, int T>
+static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float *out, const float2 *h,
+                                                         const float2 *__restrict__ tw, fused_geometry g)
+{
+    constexpr int L = 1 << LOG2L;
+    extern __shared__ __align__(16) float2 z[];
+    const float *x = in + blockIdx.y * g.n;
+    float *y = out + blockIdx.y * g.out_n;
+    const float2 *hb = h + blockIdx.y * g.mask_step;
+    const long long s0 = 2LL * blockIdx.x, start_a = s0 * g.hop - (long long)g.lpad, start_b = start_a + g.hop;
+    const bool has_b = s0 + 1 < g.segs;
+    for (int t = threadIdx.x; t < L; t += T) {
+        const long long pa = start_a + t, pb = start_b + t;
+        const float a = pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f;
+        const float b = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
+        z[t] = make_float2(a, b);
+    }
+    __syncthreads();
+    block_fft<LOG2L, T>(z, tw);
+    for (int f = threadIdx.x; f < L; f += T) { /* conj(Z H): the inverse through a forward FFT */
+        const float2 p = cmul(z[f], __ldg(hb + f));
+        z[f] = make_float2(p.x, -p.y);
+    }
+    __syncthreads();
+    block_fft<LOG2L, T>(z, tw);
+    /* y = conj(W): segment a is W's real part, segment b minus its imaginary part */
+    const long long oa = s0 * g.hop, ob = oa + g.hop;
+    for (int i = threadIdx.x; i < g.hop; i += T) {
+        if (oa + i < (long long)g.out_n) y[oa + i] = z[i].x;
+        if (has_b && ob + i < (long long)g.out_n) y[ob + i] = -z[i].y;
+    }
+}
+
+/* ---- lengths, launch, registry ----------------------------------------------------------- */
+
+/* "auto": the L of 2048, 4096, 8192 doing the least FFT work per signal (pairs x L log2 L);
+ * "L<len>" forces one. */
+static const char *const fused_configs[] = {"auto", "L2048", "L4096", "L8192", NULL};
+
+static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
+
+static double fft_work(const mh_conv1d_args *a, int log2l)
+{
+    const double len = (double)(1 << log2l), hop = len - (double)a->k + 1.0;
+    return ceil(ceil((double)a->out_n / hop) / 2.0) * len * log2l;
+}
+
+static int log2_len(const mh_conv1d_args *a, int config)
+{
+    int len = 0;
+    if (sscanf(fused_configs[config], "L%d", &len) == 1) return len == 2048 ? 11 : len == 4096 ? 12 : 13;
+    int best = 0;
+    for (int l = 11; l <= 13; ++l)
+        if (fits(a, l) && (!best || fft_work(a, l) < fft_work(a, best))) best = l;
+    return best ? best : 13;
+}
+
+typedef mh_status (*fused_launch_fn)(mh_context *ctx, const mh_conv1d_args *a);
+
+template <int LOG2L, int T>
+static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
+{
+    constexpr int L = 1 << LOG2L;
+    const size_t smem = (size_t)L * sizeof(float2);
+    const size_t masks = a->mask_stride ? a->batch : 1;
+    size_t per_launch = MAX_SPECTRA_BYTES / smem; /* signals (and spectra) per launch */
+    if (per_launch > MH_MAX_GRID_YZ) per_launch = MH_MAX_GRID_YZ;
+    const size_t spectra = masks < per_launch ? masks : per_launch;
+    void *ws;
+    MH_TRY(mh_workspace(ctx, smem * (spectra + 1), &ws));
+    float2 *tw = (float2 *)ws, *h = tw + L;
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)spectrum_kernel<LOG2L, T>));
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)fused_kernel<LOG2L, T>));
+    const cudaStream_t st = mh_stream(ctx);
+    twiddle_kernel<<<L / 256, 256, 0, st>>>(tw, L);
+    MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused twiddle_kernel"));
+    fused_geometry g;
+    g.n = a->n, g.out_n = a->out_n, g.lpad = a->lpad, g.mask_step = a->mask_stride ? (size_t)L : 0;
+    g.hop = L - (long long)a->k + 1;
+    g.segs = ((long long)a->out_n + g.hop - 1) / g.hop;
+    const unsigned pairs = (unsigned)((g.segs + 1) / 2);
+    for (size_t b0 = 0; b0 < a->batch; b0 += per_launch) {
+        const size_t count = a->batch - b0 < per_launch ? a->batch - b0 : per_launch;
+        if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
+            spectrum_kernel<LOG2L, T><<<(unsigned)(a->mask_stride ? count : 1), T, smem, st>>>(
+                h, a->mask + b0 * a->mask_stride, a->k, a->mask_stride, tw);
+            MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused spectrum_kernel"));
+        }
+        fused_kernel<LOG2L, T><<<dim3(pairs, (unsigned)count), T, smem, st>>>(a->in + b0 * a->n, a->out + b0 * a->out_n,
+                                                                            h, tw, g);
+        MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused fused_kernel"));
+    }
+    return MH_OK;
+}
+
+static mh_status fused_run(mh_context *ctx, const mh_args *args)
+{
+    switch (log2_len(&args->conv1d, args->config)) {
+    case 11: return fused_launch<11, 128>(ctx, &args->conv1d);
+    case 12: return fused_launch<12, 256>(ctx, &args->conv1d);
+    default: return fused_launch<13, 1024>(ctx, &args->conv1d);
+    }
+}
+
+static int fused_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    const mh_conv1d_args *a = &args->conv1d;
+    const int l = log2_len(a, args->config);
+    if (!fits(a, l)) {
+        snprintf(why, len, "k = %zu is longer than %d + 1, half the %d-sample segment that fits on chip (fft-os takes it)",
+                 a->k, (1 << l) / 2, 1 << l);
+        return 0;
+    }
+    const long long hop = (1LL << l) - (long long)a->k + 1, pairs = ((long long)a->out_n / hop + 2) / 2;
+    if (pairs > (long long)MH_MAX_GRID_X) {
+        snprintf(why, len, "%zu outputs need more than 2^31-1 blocks", a->out_n);
+        return 0;
+    }
+    return 1;
+}
+
+static const mh_row rows[] = {
+    {{"conv1d/fft-fused", MH_OP_CONV1D, MH_BACKEND_CUDA, 13, "global+shared", "ours",
+      "overlap-save with the FFT on chip: two segments per complex Stockham FFT in shared memory, k <= 4097"},
+     fused_supports, fused_run, fused_configs, 1},
+};
+
+MH_ROW_GROUP(mh_conv1d_fft_fused_rows, rows)
