@@ -63,9 +63,9 @@ int main(void)
     const struct {
         size_t n, k;
         const char *want;
-    } rule[] = {{1000000, 2047, "conv1d/regtile"}, {16777216, 1023, "conv1d/regtile"},
-                {67108864, 31, "conv1d/regtile"},  {16777216, 8191, "conv1d/cufft"},
-                {1000000, 16383, "conv1d/cufft"},  {1000, 999, "conv1d/regtile"}};
+    } rule[] = {{1000000, 2047, "conv1d/fft-fused"}, {16777216, 2047, "conv1d/fft-fused"},
+                {67108864, 31, "conv1d/regtile"},    {16777216, 8191, "conv1d/fft-os"},
+                {16777216, 65535, "conv1d/fft-os"},  {1000, 999, "conv1d/regtile"}};
     for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i)
         CHECK(mh_conv1d_select(ctx, rule[i].n, rule[i].k, MH_PAD_VALID, &chosen) == MH_OK &&
                   strcmp(chosen->name, rule[i].want) == 0,

@@ -149,26 +149,21 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
 
 /* ---- lengths, launch, registry ----------------------------------------------------------- */
 
-/* "auto": the L of 2048, 4096, 8192 doing the least FFT work per signal (pairs x L log2 L);
- * "L<len>" forces one. */
+/* "auto": the smallest L of 2048, 4096, 8192 that fits the mask (k <= L / 2 + 1); "L<len>"
+ * forces one. On the H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json)
+ * L = 4096 ran 0.257 ms against 0.312 for 8192, although 8192 does 22% less FFT work per
+ * output: 4096's blocks are a quarter the size (32 KB, 256 threads), more of them fit an SM. */
 static const char *const fused_configs[] = {"auto", "L2048", "L4096", "L8192", NULL};
 
 static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
-
-static double fft_work(const mh_conv1d_args *a, int log2l)
-{
-    const double len = (double)(1 << log2l), hop = len - (double)a->k + 1.0;
-    return ceil(ceil((double)a->out_n / hop) / 2.0) * len * log2l;
-}
 
 static int log2_len(const mh_conv1d_args *a, int config)
 {
     int len = 0;
     if (sscanf(fused_configs[config], "L%d", &len) == 1) return len == 2048 ? 11 : len == 4096 ? 12 : 13;
-    int best = 0;
-    for (int l = 11; l <= 13; ++l)
-        if (fits(a, l) && (!best || fft_work(a, l) < fft_work(a, best))) best = l;
-    return best ? best : 13;
+    for (int l = 11; l < 13; ++l)
+        if (fits(a, l)) return l;
+    return 13;
 }
 
 typedef mh_status (*fused_launch_fn)(mh_context *ctx, const mh_conv1d_args *a);

@@ -179,7 +179,7 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
  * the whole padded signal needs. "auto" (the default) takes the F of 2, 4, 8, 16 whose L
  * transforms the fewest samples (segments x L, 10% dearer per doubling past 8192, where
  * cuFFT's single-kernel sizes end): on the H100 at n = 16M, k = 2047
- * (bench/results/...conv1d-fft-os-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
+ * (bench/results/...conv1d-fft-os-tune.json and -fft-fused-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
  * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
  * chunk at 3 segments: the tests' way through every chunking path on small problems. */
 static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", NULL};
