@@ -20,6 +20,13 @@ size_t mh_conv1d_out_len(size_t n, size_t k, mh_pad pad)
     return 0;
 }
 
+/* count x per floats have a size in bytes that fits size_t. */
+static int floats_fit(size_t count, size_t per)
+{
+    size_t floats, bytes;
+    return mh_mul_ok(count, per, &floats) && mh_mul_ok(floats, sizeof(float), &bytes);
+}
+
 mh_status mh_conv1d_batched_args_init(mh_context *ctx, mh_args *args, const float *in, size_t batch, size_t n,
                                       const float *mask, size_t mask_stride, size_t k, mh_pad pad, float *out)
 {
@@ -38,13 +45,11 @@ mh_status mh_conv1d_batched_args_init(mh_context *ctx, mh_args *args, const floa
     if (pad == MH_PAD_VALID && k > n)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "k = %zu is longer than n = %zu: valid padding needs k <= n",
                        k, n);
-    size_t out_n = mh_conv1d_out_len(n, k, pad), count, bytes;
-    if (out_n == 0 || !mh_mul_ok(out_n, sizeof(float), &bytes) || !mh_mul_ok(n, sizeof(float), &bytes) ||
-        !mh_mul_ok(k, sizeof(float), &bytes))
+    const size_t out_n = mh_conv1d_out_len(n, k, pad);
+    if (out_n == 0 || !floats_fit(1, out_n) || !floats_fit(1, n) || !floats_fit(1, k))
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "n = %zu, k = %zu: the %s output's size in bytes overflows size_t",
                        n, k, mh_pad_name(pad));
-    if (!mh_mul_ok(batch, n, &count) || !mh_mul_ok(count, sizeof(float), &bytes) || !mh_mul_ok(batch, out_n, &count) ||
-        !mh_mul_ok(count, sizeof(float), &bytes) || !mh_mul_ok(batch, k, &count) || !mh_mul_ok(count, sizeof(float), &bytes))
+    if (!floats_fit(batch, n) || !floats_fit(batch, out_n) || !floats_fit(batch, k))
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "batch = %zu x n = %zu (k = %zu, pad = %s): the size in bytes overflows size_t",
                        batch, n, k, mh_pad_name(pad));
     a->in = in;

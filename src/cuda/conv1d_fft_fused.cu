@@ -20,7 +20,6 @@
  * or Inf input spreads over both segments of its block, never into another signal. */
 #include "common.cuh"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
