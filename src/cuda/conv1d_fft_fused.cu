@@ -16,9 +16,16 @@
  *  - H, the masks' spectra, are made by the same block FFT in a small kernel per call.
  *
  * L is 2048, 4096 or 8192 complex samples (16, 32, 64 KB of shared memory); a mask longer
- * than L / 2 + 1 of the longest is refused (fft-os takes it). As with any FFT method a NaN
+ * than L / 2 + 1 of the longest is refused (fft-os takes it).
+ *
+ * "reg4096" (the default where k <= 2049) keeps the 4096 points in registers instead: three
+ * radix-16 passes with two shared-memory exchanges per transform (fft4096.cuh), the product
+ * with H taken in the forward transform's digit-reversed order, and the inverse reading that
+ * order directly. Per block it moves 256 KB through shared memory where the Stockham L4096
+ * moves 768 KB plus 96 KB of twiddle loads. As with any FFT method a NaN
  * or Inf input spreads over both segments of its block, never into another signal. */
 #include "common.cuh"
+#include "fft4096.cuh"
 
 #include <stdio.h>
 #include <string.h>
@@ -146,44 +153,109 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
     }
 }
 
+/* ---- reg4096: the 4096-point FFT in registers ------------------------------------------- */
+
+/* h[b] = conj(FFT(mask b zero-padded to 4096)) / 4096, in fft4096_forward's order. */
+static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(float2 *h, const float *mask, size_t k,
+                                                                              size_t mask_stride)
+{
+    __shared__ float2 s[FFT4096_SMEM_FLOATS2];
+    const float *m = mask + (size_t)blockIdx.x * mask_stride;
+    const int t = threadIdx.x;
+    float2 v[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = make_float2(j * 256 + t < (int)k ? m[j * 256 + t] : 0.0f, 0.0f);
+    fft4096_forward(v, s);
+    float2 *out = h + (size_t)blockIdx.x * 4096;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) out[j * 256 + t] = make_float2(v[j].x / 4096.0f, -v[j].y / 4096.0f);
+}
+
+/* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused_kernel. MINB
+ * blocks per SM: 3 fit 80 registers without spills, 4 need 64 (32 bytes spilled). */
+template <int MINB>
+static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel(const float *in, float *out,
+                                                                           const float2 *__restrict__ h,
+                                                                           fused_geometry g)
+{
+    __shared__ float2 s[FFT4096_SMEM_FLOATS2];
+    const float *x = in + blockIdx.y * g.n;
+    float *y = out + blockIdx.y * g.out_n;
+    const float2 *hb = h + blockIdx.y * g.mask_step;
+    const long long s0 = 2LL * blockIdx.x, start_a = s0 * g.hop - (long long)g.lpad, start_b = start_a + g.hop;
+    const bool has_b = s0 + 1 < g.segs;
+    const int t = threadIdx.x;
+    float2 v[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        const long long pa = start_a + j * 256 + t, pb = start_b + j * 256 + t;
+        v[j].x = pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f;
+        v[j].y = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
+    }
+    fft4096_forward(v, s);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
+        const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + t));
+        v[j] = make_float2(p.x, -p.y);
+    }
+    __syncthreads(); /* the forward transform's last reads of s are done */
+    fft4096_from_digit_reversed(v, s);
+    const long long oa = s0 * g.hop, ob = oa + g.hop;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        const long long i = j * 256 + t;
+        if (i >= g.hop) break;
+        if (oa + i < (long long)g.out_n) y[oa + i] = v[j].x;
+        if (has_b && ob + i < (long long)g.out_n) y[ob + i] = -v[j].y;
+    }
+}
+
 /* ---- lengths, launch, registry ----------------------------------------------------------- */
 
-/* "auto": the smallest L of 2048, 4096, 8192 that fits the mask (k <= L / 2 + 1); "L<len>"
- * forces one. On the H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json)
- * L = 4096 ran 0.257 ms against 0.312 for 8192, although 8192 does 22% less FFT work per
- * output: 4096's blocks are a quarter the size (32 KB, 256 threads), more of them fit an SM. */
-static const char *const fused_configs[] = {"auto", "L2048", "L4096", "L8192", NULL};
+/* Configurations: "reg4096" (fft4096.cuh) or the Stockham FFT at L = 2048, 4096, 8192.
+ * "auto" is reg4096 where the mask fits (k <= 2049), else Stockham L8192 (k <= 4097). On the
+ * H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json) Stockham L4096 ran
+ * 0.257 ms against 0.312 for L8192, although 8192 does 22% less FFT work per output: 4096's
+ * blocks are a quarter the size (32 KB, 256 threads), more of them fit an SM. */
+static const char *const fused_configs[] = {"auto", "reg4096", "reg4096-occ4", "L2048", "L4096", "L8192", NULL};
+enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC4 };
 
 static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
 
+static int uses_registers(const mh_conv1d_args *a, int config)
+{
+    return config == CONFIG_REG4096 || config == CONFIG_REG4096_OCC4 || (config == CONFIG_AUTO && fits(a, 12));
+}
+
+/* log2 of the segment length of this configuration */
 static int log2_len(const mh_conv1d_args *a, int config)
 {
     int len = 0;
+    if (uses_registers(a, config)) return 12;
     if (sscanf(fused_configs[config], "L%d", &len) == 1) return len == 2048 ? 11 : len == 4096 ? 12 : 13;
-    for (int l = 11; l < 13; ++l)
-        if (fits(a, l)) return l;
     return 13;
 }
 
-typedef mh_status (*fused_launch_fn)(mh_context *ctx, const mh_conv1d_args *a);
-
-template <int LOG2L, int T>
+/* REG: the reg4096 kernels (LOG2L 12, T 256, MINB blocks per SM); else the Stockham ones. */
+template <int LOG2L, int T, bool REG, int MINB = 3>
 static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
 {
     constexpr int L = 1 << LOG2L;
-    const size_t smem = (size_t)L * sizeof(float2);
+    const size_t spectrum_bytes = (size_t)L * sizeof(float2), smem = REG ? 0 : spectrum_bytes;
     const size_t masks = a->mask_stride ? a->batch : 1;
-    size_t per_launch = MAX_SPECTRA_BYTES / smem; /* signals (and spectra) per launch */
+    size_t per_launch = MAX_SPECTRA_BYTES / spectrum_bytes; /* signals (and spectra) per launch */
     if (per_launch > MH_MAX_GRID_YZ) per_launch = MH_MAX_GRID_YZ;
     const size_t spectra = masks < per_launch ? masks : per_launch;
     void *ws;
-    MH_TRY(mh_workspace(ctx, smem * (spectra + 1), &ws));
-    float2 *tw = (float2 *)ws, *h = tw + L;
-    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)spectrum_kernel<LOG2L, T>));
-    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)fused_kernel<LOG2L, T>));
+    MH_TRY(mh_workspace(ctx, spectrum_bytes * (spectra + (REG ? 0 : 1)), &ws));
+    float2 *tw = (float2 *)ws, *h = tw + (REG ? 0 : L); /* the Stockham twiddle table first */
     const cudaStream_t st = mh_stream(ctx);
-    twiddle_kernel<<<L / 256, 256, 0, st>>>(tw, L);
-    MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused twiddle_kernel"));
+    if constexpr (!REG) {
+        MH_CUDA_TRY(ctx, mh_allow_smem((const void *)spectrum_kernel<LOG2L, T>));
+        MH_CUDA_TRY(ctx, mh_allow_smem((const void *)fused_kernel<LOG2L, T>));
+        twiddle_kernel<<<L / 256, 256, 0, st>>>(tw, L);
+        MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused twiddle_kernel"));
+    }
     fused_geometry g;
     g.n = a->n, g.out_n = a->out_n, g.lpad = a->lpad, g.mask_step = a->mask_stride ? (size_t)L : 0;
     g.hop = L - (long long)a->k + 1;
@@ -191,24 +263,31 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     const unsigned pairs = (unsigned)((g.segs + 1) / 2);
     for (size_t b0 = 0; b0 < a->batch; b0 += per_launch) {
         const size_t count = a->batch - b0 < per_launch ? a->batch - b0 : per_launch;
+        const float *in = a->in + b0 * a->n, *mask = a->mask + b0 * a->mask_stride;
+        float *out = a->out + b0 * a->out_n;
+        const dim3 grid(pairs, (unsigned)count);
         if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
-            spectrum_kernel<LOG2L, T><<<(unsigned)(a->mask_stride ? count : 1), T, smem, st>>>(
-                h, a->mask + b0 * a->mask_stride, a->k, a->mask_stride, tw);
-            MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused spectrum_kernel"));
+            const unsigned blocks = (unsigned)(a->mask_stride ? count : 1);
+            if constexpr (REG) spectrum4096_kernel<<<blocks, T, 0, st>>>(h, mask, a->k, a->mask_stride);
+            else spectrum_kernel<LOG2L, T><<<blocks, T, smem, st>>>(h, mask, a->k, a->mask_stride, tw);
+            MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused spectrum kernel"));
         }
-        fused_kernel<LOG2L, T><<<dim3(pairs, (unsigned)count), T, smem, st>>>(a->in + b0 * a->n, a->out + b0 * a->out_n,
-                                                                            h, tw, g);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused fused_kernel"));
+        if constexpr (REG) fused4096_kernel<MINB><<<grid, T, 0, st>>>(in, out, h, g);
+        else fused_kernel<LOG2L, T><<<grid, T, smem, st>>>(in, out, h, tw, g);
+        MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused kernel"));
     }
     return MH_OK;
 }
 
 static mh_status fused_run(mh_context *ctx, const mh_args *args)
 {
-    switch (log2_len(&args->conv1d, args->config)) {
-    case 11: return fused_launch<11, 128>(ctx, &args->conv1d);
-    case 12: return fused_launch<12, 256>(ctx, &args->conv1d);
-    default: return fused_launch<13, 1024>(ctx, &args->conv1d);
+    const mh_conv1d_args *a = &args->conv1d;
+    if (args->config == CONFIG_REG4096_OCC4) return fused_launch<12, FFT4096_THREADS, true, 4>(ctx, a);
+    if (uses_registers(a, args->config)) return fused_launch<12, FFT4096_THREADS, true, 3>(ctx, a);
+    switch (log2_len(a, args->config)) {
+    case 11: return fused_launch<11, 128, false>(ctx, a);
+    case 12: return fused_launch<12, 256, false>(ctx, a);
+    default: return fused_launch<13, 1024, false>(ctx, a);
     }
 }
 
@@ -231,7 +310,7 @@ static int fused_supports(const mh_context *, const mh_args *args, char *why, si
 
 static const mh_row rows[] = {
     {{"conv1d/fft-fused", MH_OP_CONV1D, MH_BACKEND_CUDA, 13, "global+shared", "ours",
-      "overlap-save with the FFT on chip: two segments per complex Stockham FFT in shared memory, k <= 4097"},
+      "overlap-save with the FFT on chip: two segments per complex FFT (4096 points in registers, or Stockham in shared memory to 8192), k <= 4097"},
      fused_supports, fused_run, fused_configs, 1},
 };
 

@@ -1,0 +1,147 @@
+/* A 4096-point complex FFT held in registers by 256 threads: three radix-16 passes, each a
+ * 16-point DFT per thread in registers, with two exchanges through shared memory between them.
+ *
+ * Why: the Stockham FFT of fft-fused's L2048/L4096/L8192 rows moves all L points through
+ * shared memory at each of its six radix-4 passes (and twiddles through L1); here the data
+ * crosses shared memory twice per transform, and twiddles are computed, not loaded.
+ *
+ * Indices: a point's index is n = 256 n2 + 16 n1 + n0 on input and k = k0 + 16 k1 + 256 k2
+ * on output (decimation in frequency). fft4096_forward takes thread t's registers holding
+ * x[256 j + t] (j = 0..15: coalesced loads) and leaves X[(t >> 4) + 16 (t & 15) + 256 j] in
+ * register j: the spectrum in a digit-reversed order that callers keep (the mask's spectrum
+ * is made by the same function, so a pointwise product needs no reordering).
+ *
+ * fft4096_from_digit_reversed is the forward DFT again, but of a vector given in that
+ * digit-reversed layout, producing natural order: x[256 j + t] in register j. It is the DIF
+ * transform's stages transposed in reverse order (the DFT matrix is symmetric), so it too
+ * uses forward butterflies and twiddles; with conj() around it, it is the inverse.
+ *
+ * Shared memory: FFT4096_SMEM_FLOATS2 float2 (34,816 bytes). Rows of 16 are padded to 17 in
+ * the second exchange, where a thread reads a 16-point column (stride 17: no bank conflicts;
+ * every other access is 16 consecutive float2 per half-warp). Twiddles: w = exp(-2 pi i j / N)
+ * and w^4 from sincospif, the other powers by at most two complex products (max error a few
+ * ulp; checked against the double reference by the conv1d tests). */
+#ifndef MH_FFT4096_CUH
+#define MH_FFT4096_CUH
+
+#include <cuda_runtime.h>
+
+#define FFT4096_THREADS 256
+#define FFT4096_SMEM_FLOATS2 (256 * 17)
+
+static __device__ __forceinline__ float2 fft_cmul(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+static __device__ __forceinline__ float2 fft_cadd(float2 a, float2 b) { return make_float2(a.x + b.x, a.y + b.y); }
+static __device__ __forceinline__ float2 fft_csub(float2 a, float2 b) { return make_float2(a.x - b.x, a.y - b.y); }
+
+/* 4-point DFT of (a, b, c, d) in place. */
+static __device__ __forceinline__ void fft_dft4(float2 &a, float2 &b, float2 &c, float2 &d)
+{
+    const float2 s0 = fft_cadd(a, c), d0 = fft_csub(a, c), s1 = fft_cadd(b, d), e = fft_csub(b, d);
+    const float2 d1 = make_float2(e.y, -e.x); /* (b - d) * -i */
+    a = fft_cadd(s0, s1), c = fft_csub(s0, s1), b = fft_cadd(d0, d1), d = fft_csub(d0, d1);
+}
+
+/* exp(-2 pi i e / 16) for e = b c, b, c in 1..3 (compile-time after unrolling). */
+static __device__ __forceinline__ float2 fft_w16(int e)
+{
+    const float c1 = 0.92387953251128674f, s1 = 0.38268343236508977f, h = 0.70710678118654752f;
+    switch (e) {
+    case 1: return make_float2(c1, -s1);
+    case 2: return make_float2(h, -h);
+    case 3: return make_float2(s1, -c1);
+    case 4: return make_float2(0.0f, -1.0f);
+    case 6: return make_float2(-h, -h);
+    default: return make_float2(-c1, s1); /* 9 */
+    }
+}
+
+/* 16-point DFT of v in place, natural order in and out: n = 4 a + b, k = c + 4 d. */
+static __device__ __forceinline__ void fft_dft16(float2 (&v)[16])
+{
+#pragma unroll
+    for (int b = 0; b < 4; ++b) fft_dft4(v[b], v[4 + b], v[8 + b], v[12 + b]); /* now v[b + 4 c] */
+#pragma unroll
+    for (int b = 1; b < 4; ++b)
+#pragma unroll
+        for (int c = 1; c < 4; ++c) v[b + 4 * c] = fft_cmul(v[b + 4 * c], fft_w16(b * c));
+    float2 o[16];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        float2 p = v[4 * c], q = v[1 + 4 * c], r = v[2 + 4 * c], s = v[3 + 4 * c];
+        fft_dft4(p, q, r, s);
+        o[c] = p, o[c + 4] = q, o[c + 8] = r, o[c + 12] = s;
+    }
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[i] = o[i];
+}
+
+/* v[e] *= exp(-2 pi i j e / n) for e = 0..15 (j e / n taken exactly: j < n <= 4096). */
+static __device__ __forceinline__ void fft_twiddle(float2 (&v)[16], int j, int n)
+{
+    float2 w[16];
+    float s, c;
+    sincospif(-2.0f * (float)j / (float)n, &s, &c);
+    w[1] = make_float2(c, s);
+    sincospif(-8.0f * (float)j / (float)n, &s, &c);
+    w[4] = make_float2(c, s);
+    w[2] = fft_cmul(w[1], w[1]), w[3] = fft_cmul(w[2], w[1]);
+    w[8] = fft_cmul(w[4], w[4]), w[12] = fft_cmul(w[8], w[4]);
+#pragma unroll
+    for (int a = 4; a < 16; a += 4)
+#pragma unroll
+        for (int b = 1; b < 4; ++b) w[a + b] = fft_cmul(w[a], w[b]);
+#pragma unroll
+    for (int e = 1; e < 16; ++e) v[e] = fft_cmul(v[e], w[e]);
+}
+
+/* Registers x[256 j + t] -> X[(t >> 4) + 16 (t & 15) + 256 j], every thread of the block.
+ * It writes s first and reads it last: a caller syncs before it when s was in use, and
+ * after it before writing s again. */
+static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *s)
+{
+    const int t = threadIdx.x, hi = t >> 4, lo = t & 15;
+    fft_dft16(v); /* over n2 -> k0 */
+    fft_twiddle(v, t, 4096);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) s[j * 256 + t] = v[j]; /* row k0, column t = 16 n1 + n0 */
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = s[hi * 256 + j * 16 + lo]; /* thread (k0, n0), over n1 */
+    __syncthreads();
+    fft_dft16(v); /* over n1 -> k1 */
+    fft_twiddle(v, lo, 256);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) s[(hi * 16 + j) * 17 + lo] = v[j]; /* row 16 k0 + k1, column n0 */
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = s[t * 17 + j]; /* thread (k0, k1), over n0 */
+    fft_dft16(v); /* over n0 -> k2 */
+}
+
+/* The forward DFT of a vector held as fft4096_forward leaves its output; the result in
+ * natural order, x[256 j + t] in register j. Same shared-memory contract. */
+static __device__ __forceinline__ void fft4096_from_digit_reversed(float2 (&v)[16], float2 *s)
+{
+    const int t = threadIdx.x, hi = t >> 4, lo = t & 15;
+    fft_dft16(v);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) s[t * 17 + j] = v[j];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = s[(hi * 16 + j) * 17 + lo];
+    __syncthreads();
+    fft_twiddle(v, lo, 256);
+    fft_dft16(v);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) s[hi * 256 + j * 16 + lo] = v[j];
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = s[j * 256 + t];
+    fft_twiddle(v, t, 4096);
+    fft_dft16(v);
+}
+
+#endif
