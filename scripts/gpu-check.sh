@@ -7,11 +7,13 @@
 #   tune.json   memhier bench --tune (every tuning configuration)
 #   coalescing.svg  the coalescing plot (scripts/plot_coalescing.py) -> docs/coalescing.svg
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
-# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|tune|calibrate|analyze|analyze-rh|analyze-mm|sanitize ...]
+#   grid.json   memhier bench conv1d --grid (+ conv1d-grid.png/.md: winners, auto's regret)
+# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|tune|grid|calibrate|analyze|analyze-rh|analyze-mm|sanitize ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op); its words
 # go to `memhier bench` as they are ("matmul --variants warptile,cublas");
 # MEMHIER_BENCH_OPS="reduce histogram" benches those ops alone, one bench-OP.json each;
 # MEMHIER_CTEST_ARGS="-E oracle_conv" passes its arguments to ctest;
+# MEMHIER_GRID_VARIANTS="regtile,fft-fused" limits the grid's rows;
 # MEMHIER_SANITIZE_TESTS="test_reduce test_matmul" limits the sanitize phase to those tests;
 # MEMHIER_NCU_MM="Li0ELb0E" adds ncu runs (analyze-mm) of the warptile kernels whose mangled names match.
 set -uo pipefail
@@ -101,6 +103,15 @@ if want tune; then
   # shellcheck disable=SC2086
   timeout 300 "$CLI" bench ${MEMHIER_TUNE_OPS:-} --tune --json "$OUT/tune.json" >"$LOGS/tune.log" 2>&1
   say "tune exit $?"
+fi
+
+if want grid; then
+  # issue 13's n x k grid behind conv1d's auto: every fast row, and what auto chose in each cell
+  GRID_VARIANTS=${MEMHIER_GRID_VARIANTS:-regtile,fft-os,fft-fused,cufft}
+  stamp "memhier bench conv1d --grid --variants $GRID_VARIANTS"
+  timeout 560 "$CLI" bench conv1d --grid --variants "$GRID_VARIANTS" --json "$OUT/grid.json" >"$LOGS/grid.log" 2>&1
+  say "grid exit $?"
+  python3 scripts/plot_conv1d_grid.py "$OUT/grid.json" "$OUT/conv1d-grid.png" "$OUT/conv1d-grid.md" 2>&1 | tee -a "$SUMMARY"
 fi
 
 if want calibrate; then

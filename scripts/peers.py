@@ -6,13 +6,22 @@ the same GPU, in the same device call, and added to the bench's JSON as rows wit
 usage: peers.py BENCH_JSON [OUT_JSON]   (OUT_JSON defaults to BENCH_JSON: rows are added)
 
 Each peer's output is checked against a float64 reference (CuPy in double precision on the
-GPU) before its time counts: rel_l2 <= 1e-5, else the row is recorded as "wrong" and untimed.
+GPU) before its time counts: rel_l2 <= 1e-5 (sums: the error over the sum of |x|; transposes
+and histograms: exact), else the row is recorded as "wrong" and untimed.
 Timing: CUDA events around back-to-back calls on the current stream after two warm-up calls,
 median of at least 20 runs or ~0.3 s. CuPy or PyTorch missing: their peers are skipped with a
 line saying so, and the script still succeeds.
 
-Covered now: conv1d (cupyx.scipy.signal.oaconvolve, fftconvolve, correlate; PyTorch
-conv1d through cuDNN, TF32 off). The workloads are parsed from the bench rows' names."""
+Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
+  conv1d     cupyx.scipy.signal oaconvolve, fftconvolve, correlate; torch conv1d (cuDNN)
+  conv2d     cupyx.scipy.ndimage correlate (and correlate1d twice for the separable Gaussian);
+             torch conv2d (cuDNN)
+  transpose  cupy ascontiguousarray(a.T); torch a.t().contiguous()
+  matmul     cupy matmul, torch matmul (cuBLAS)
+  reduce     cupy sum, torch sum
+  histogram  cupy bincount and histogram, torch bincount (a-z in buckets of 4: (x - 97) // 4 first)
+The workloads are parsed from the bench rows' names. After the rows it prints, per workload,
+our fastest row against the vendor baseline and the fastest peer."""
 import json
 import re
 import sys
@@ -115,9 +124,188 @@ def conv1d_peers(w):
     return peers, ref
 
 
+def kv(workload):
+    return dict(re.findall(r"(\w+)=([\w.-]+)", workload))
+
+
+def conv2d_peers(wl):
+    import cupyx.scipy.ndimage as nd
+    w = kv(wl)
+    rows, cols, kr, kc, pad = int(w["rows"]), int(w["cols"]), int(w["krows"]), int(w["kcols"]), w["pad"]
+    rng = cp.random.default_rng(1)
+    x = rng.uniform(-1, 1, (rows, cols), dtype=cp.float32)
+    if w.get("filter") == "gaussian":
+        g = cp.exp(-0.5 * (cp.arange(kr, dtype=cp.float64) - (kr - 1) / 2) ** 2)
+        g1 = (g / g.sum()).astype(cp.float32)
+        f = cp.outer(g1, g1)
+    else:
+        f = rng.uniform(-1, 1, (kr, kc), dtype=cp.float32)
+    # our pads: valid, same (lead (k-1)//2), full; ndimage centres odd filters the same way
+    lr, lc = {"valid": (0, 0), "same": ((kr - 1) // 2, (kc - 1) // 2), "full": (kr - 1, kc - 1)}[pad]
+    out_r = {"valid": rows - kr + 1, "same": rows, "full": rows + kr - 1}[pad]
+    out_c = {"valid": cols - kc + 1, "same": cols, "full": cols + kc - 1}[pad]
+
+    def crop_same(y):  # ndimage's 'same' output, cut to ours (valid: the interior)
+        r0, c0 = kr // 2 - lr, kc // 2 - lc
+        return y[r0:r0 + out_r, c0:c0 + out_c]
+
+    peers = []
+    if pad != "full" and kr % 2 and kc % 2:
+        peers.append(("cupy/ndimage.correlate", lambda: crop_same(nd.correlate(x, f, mode="constant"))))
+        if w.get("filter") == "gaussian":
+            peers.append(("cupy/ndimage.correlate1d-x2", lambda: crop_same(
+                nd.correlate1d(nd.correlate1d(x, g1, axis=0, mode="constant"), g1, axis=1, mode="constant"))))
+    if torch is not None:
+        tx, tf = torch.as_tensor(x, device="cuda")[None, None], torch.as_tensor(f, device="cuda")[None, None]
+        rr, rc = {"valid": (0, 0), "same": (kr - 1 - lr, kc - 1 - lc), "full": (kr - 1, kc - 1)}[pad]
+        tin = F.pad(tx, (lc, rc, lr, rr))
+        peers.append(("torch/conv2d", lambda: F.conv2d(tin, tf)[0, 0]))
+    # ours: out[i, j] = sum x[i - lr + a, j - lc + b] f[a, b] = full[i + kr - 1 - lr, j + kc - 1 - lc]
+    full = cps.fftconvolve(x.astype(cp.float64), f[::-1, ::-1].astype(cp.float64), mode="full")
+    ref = full[kr - 1 - lr:kr - 1 - lr + out_r, kc - 1 - lc:kc - 1 - lc + out_c]
+    return peers, ref, 2.0 * out_r * out_c * kr * kc, rel_l2
+
+
+def transpose_peers(wl):
+    w = kv(wl)
+    a = cp.random.default_rng(1).uniform(-1, 1, (int(w["rows"]), int(w["cols"])), dtype=cp.float32)
+    peers = [("cupy/ascontiguousarray(a.T)", lambda: cp.ascontiguousarray(a.T))]
+    if torch is not None:
+        ta = torch.as_tensor(a, device="cuda")
+        peers.append(("torch/t().contiguous()", lambda: ta.t().contiguous()))
+    return peers, a.T.astype(cp.float64), 0.0, exact
+
+
+def matmul_peers(wl):
+    w = kv(wl)
+    rng = cp.random.default_rng(1)
+    a = rng.uniform(-1, 1, (int(w["m"]), int(w["k"])), dtype=cp.float32)
+    b = rng.uniform(-1, 1, (int(w["k"]), int(w["n"])), dtype=cp.float32)
+    peers = [("cupy/matmul", lambda: cp.matmul(a, b))]
+    if torch is not None:
+        ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")
+        peers.append(("torch/matmul", lambda: torch.matmul(ta, tb)))
+    ref = cp.matmul(a.astype(cp.float64), b.astype(cp.float64))
+    return peers, ref, 2.0 * a.shape[0] * a.shape[1] * b.shape[1], rel_l2
+
+
+def reduce_peers(wl):
+    w = kv(wl)
+    r = float(w["range"])
+    x = cp.random.default_rng(1).uniform(-r, r, int(w["n"]), dtype=cp.float32)
+    peers = [("cupy/sum", lambda: cp.sum(x))]
+    if torch is not None:
+        tx = torch.as_tensor(x, device="cuda")
+        peers.append(("torch/sum", lambda: torch.sum(tx)))
+    xd = x.astype(cp.float64)
+    ref, mag = cp.sum(xd), float(cp.sum(cp.abs(xd)))
+    return peers, ref, float(x.size), lambda out, ref: abs(float(cp.asarray(out)) - float(ref)) / mag
+
+
+def histogram_peers(wl):
+    w = kv(wl)
+    n, bins, data, form = int(w["n"]), int(w["bins"]), w["data"], w["form"]
+    rng = cp.random.default_rng(1)
+    dtype = cp.uint8 if form == "bytes" else cp.int32
+    if data == "one-bin":
+        x = cp.full(n, 7, dtype=dtype)
+    elif data == "a-z":
+        x = rng.integers(ord("a"), ord("z") + 1, n, dtype=cp.int32).astype(dtype)
+    else:
+        x = rng.integers(0, 256, n, dtype=cp.int32).astype(dtype)
+    lo, width = (ord("a"), 4) if data == "a-z" else (0, 1)
+    hi = lo + bins * width
+    peers = [("cupy/histogram", lambda: cp.histogram(x, bins=bins, range=(lo, hi))[0])]
+    if width == 1:
+        peers.append(("cupy/bincount", lambda: cp.bincount(x, minlength=bins)))
+    else:
+        peers.append(("cupy/bincount", lambda: cp.bincount((x - lo) // width, minlength=bins)))
+    if torch is not None:
+        tx = torch.as_tensor(x, device="cuda")
+        if width == 1:
+            peers.append(("torch/bincount", lambda: torch.bincount(tx, minlength=bins)))
+        else:
+            peers.append(("torch/bincount", lambda: torch.bincount((tx - lo) // width, minlength=bins)))
+    ref = cp.bincount((x.astype(cp.int64) - lo) // width, minlength=bins).astype(cp.float64)
+    return peers, ref, 0.0, exact
+
+
+def conv1d_peers_of(wl):
+    w = parse_conv1d(wl)
+    peers, ref = conv1d_peers(w)
+    return peers, ref, 2.0 * w["batch"] * ref.shape[-1] * w["k"], rel_l2
+
+
 def rel_l2(out, ref):
     out = cp.asarray(out).astype(cp.float64)
     return float(cp.linalg.norm(out - ref) / cp.linalg.norm(ref))
+
+
+def exact(out, ref):
+    """0 when every element equals the reference, else the fraction that differ."""
+    out = cp.asarray(out).astype(cp.float64).reshape(ref.shape)
+    return float(cp.count_nonzero(out != ref)) / max(ref.size, 1)
+
+
+PEERS = {"conv1d": conv1d_peers_of, "conv2d": conv2d_peers, "transpose": transpose_peers,
+         "matmul": matmul_peers, "reduce": reduce_peers, "histogram": histogram_peers}
+
+
+def time_peer(name, fn, flops):
+    is_torch = name.startswith("torch")
+    sync = torch.cuda.synchronize if is_torch else cp.cuda.Device().synchronize
+    ms, ms_min, reps = time_ms(fn, sync, torch_events if is_torch else cupy_events)
+    row = {"status": "ok", "ms": round(ms, 5), "ms_min": round(ms_min, 5), "reps": reps}
+    if flops:
+        row["gflops"] = round(flops / ms / 1e6, 1)
+    return row
+
+
+def run_workload(op, wl):
+    try:
+        peers, ref, flops, error = PEERS[op](wl)
+    except Exception as e:  # noqa: BLE001 - inputs or reference failed: say so, go on
+        print(f"  {op:9s} {wl:55s} no peers: {e.__class__.__name__}: {e}"[:300], flush=True)
+        return []
+    rows = []
+    for name, fn in peers:
+        row = {"op": op, "workload": wl, "variant": name, "backend": "peer"}
+        try:
+            err = error(fn(), ref)
+            tol = 1e-5 if error is not exact else 0.0
+            if not err <= tol:
+                row.update(status="wrong", rel_l2=err)
+            else:
+                row.update(time_peer(name, fn, flops), rel_l2=err)
+        except Exception as e:  # noqa: BLE001 - a peer that fails is recorded, not fatal
+            row.update(status="failed", note=f"{e.__class__.__name__}: {e}"[:300])
+        print(f"  {op:9s} {wl:55s} {name:28s} {row['status']:6s} {row.get('ms', float('nan')):9.4f} ms"
+              f"  err {row.get('rel_l2', float('nan')):.2e}", flush=True)
+        rows.append(row)
+    return rows
+
+
+def compare(doc):
+    """Per workload: our fastest row against the vendor row and the fastest peer; adds
+    vs_best_peer to our rows. Returns the printed lines."""
+    lines = [f"{'op':9s} {'workload':55s} {'ours (fastest)':30s} {'ms':>8s} {'x vendor':>9s} {'best peer':28s} {'ms':>8s} {'x peer':>7s}"]
+    by = {}
+    for r in doc["rows"]:
+        if r.get("status") == "ok" and r.get("ms"):
+            by.setdefault((r["op"], r["workload"]), []).append(r)
+    for (op, wl), rows in by.items():
+        ours = [r for r in rows if r["backend"] == "cuda" and "[" not in r["variant"]]
+        vendor = [r for r in rows if r["backend"] == "vendor"]
+        peers = [r for r in rows if r["backend"] == "peer"]
+        if not ours or not peers:
+            continue
+        best, peer = min(ours, key=lambda r: r["ms"]), min(peers, key=lambda r: r["ms"])
+        for r in ours + vendor:
+            r["vs_best_peer"] = round(peer["ms"] / r["ms"], 3)
+        xv = f"{min(v['ms'] for v in vendor) / best['ms']:.2f}x" if vendor else "-"
+        lines.append(f"{op:9s} {wl:55s} {best['variant']:30s} {best['ms']:8.4f} {xv:>9s} {peer['variant']:28s} "
+                     f"{peer['ms']:8.4f} {peer['ms'] / best['ms']:6.2f}x")
+    return lines
 
 
 def main():
@@ -127,37 +315,23 @@ def main():
     if cp is None:
         json.dump(doc, open(dst, "w"), indent=1)
         return 0
+    # CuPy keeps TF32 off unless CUPY_TF32=1 is set
     if torch is not None:
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
-    workloads = sorted({r["workload"] for r in doc["rows"] if r["op"] == "conv1d" and r["backend"] != "peer"})
     rows = [r for r in doc["rows"] if r["backend"] != "peer"]
-    for wl in workloads:
-        w = parse_conv1d(wl)
-        peers, ref = conv1d_peers(w)
-        flops = 2.0 * w["batch"] * ref.shape[-1] * w["k"]
-        for name, fn in peers:
-            row = {"op": "conv1d", "workload": wl, "variant": name, "backend": "peer"}
-            try:
-                err = rel_l2(fn(), ref)
-                if not err <= 1e-5:
-                    row.update(status="wrong", rel_l2=err)
-                else:
-                    is_torch = name.startswith("torch")
-                    sync = torch.cuda.synchronize if is_torch else cp.cuda.Device().synchronize
-                    ms, ms_min, reps = time_ms(fn, sync, torch_events if is_torch else cupy_events)
-                    row.update(status="ok", ms=round(ms, 5), ms_min=round(ms_min, 5), reps=reps,
-                               gflops=round(flops / ms / 1e6, 1), rel_l2=err)
-            except Exception as e:  # noqa: BLE001 - a peer that fails is recorded, not fatal
-                row.update(status="failed", note=f"{e.__class__.__name__}: {e}"[:300])
-            print(f"  {wl:55s} {name:20s} {row['status']:6s} {row.get('ms', float('nan')):9.4f} ms"
-                  f"  rel_l2 {row.get('rel_l2', float('nan')):.2e}", flush=True)
-            rows.append(row)
-        del peers, ref
+    seen = []
+    for r in rows:
+        if r["op"] in PEERS and r["backend"] != "cpu" and (r["op"], r["workload"]) not in seen:
+            seen.append((r["op"], r["workload"]))
+    peer_rows = []
+    for op, wl in seen:
+        peer_rows += run_workload(op, wl)
         cp.get_default_memory_pool().free_all_blocks()
         if torch is not None:
             torch.cuda.empty_cache()
-    doc["rows"] = rows
+    doc["rows"] = rows + peer_rows
+    print("\n".join(compare(doc)))
     json.dump(doc, open(dst, "w"), indent=1)
     return 0
 

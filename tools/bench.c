@@ -130,8 +130,17 @@ typedef struct bench_row {
     double ms, ms_min, gflops, gbps, roofline_pct, vs_naive, vs_vendor, rel_l2, max_abs;
 } bench_row;
 
+/* What `auto` chose for a workload (the GPU context's choice; its regret is that row's
+ * time over the fastest row's, computed from the JSON). */
+typedef struct bench_choice {
+    const char *op;
+    char workload[192], chose[96];
+} bench_choice;
+
 typedef struct bench_state {
     bench_opts o;
+    bench_choice *choices;
+    size_t nchoices;
     mh_context *gpu, *cpu;
     mh_device_info info;
     mh_ceilings ceil, cpu_ceil;
@@ -385,6 +394,24 @@ static void bench_workload_rows(bench_state *b, const bench_driver *d, bench_wor
     }
 }
 
+/* Records (and prints) the variant `auto` picks for w on the main context. */
+static void record_choice(bench_state *b, const bench_driver *d, bench_workload *w)
+{
+    mh_context *ctx = b->gpu ? b->gpu : b->cpu;
+    mh_args a;
+    row_args(d, w, ctx, 0, &a);
+    const mh_variant_info *chosen = NULL;
+    if (mh_select(ctx, &a, &chosen) != MH_OK || !chosen) return;
+    bench_choice *c = realloc(b->choices, (b->nchoices + 1) * sizeof *c);
+    if (!c) return;
+    b->choices = c;
+    c += b->nchoices++;
+    c->op = mh_op_name(d->op);
+    memcpy(c->workload, w->desc, sizeof c->workload);
+    snprintf(c->chose, sizeof c->chose, "%s", chosen->name);
+    printf("  auto chooses %s\n", chosen->name);
+}
+
 static int bench_op(bench_state *b, const bench_driver *d)
 {
     bench_workload w[BENCH_MAX_WORKLOADS];
@@ -406,6 +433,7 @@ static int bench_op(bench_state *b, const bench_driver *d)
         }
         size_t before = b->nrows;
         bench_workload_rows(b, d, &w[i]);
+        if (!b->o.tune) record_choice(b, d, &w[i]);
         for (size_t r = before; r < b->nrows; ++r) failures += !b->rows[r].ok;
         d->teardown(&w[i]);
     }
@@ -479,6 +507,14 @@ static int write_json(const bench_state *b, const char *path)
         json_number(f, "max_abs_err", r->max_abs, "%.3e");
         fputc('}', f);
     }
+    fputs("\n ],\n \"auto\": [", f);
+    for (size_t i = 0; i < b->nchoices; ++i) {
+        fprintf(f, "%s\n  {\"op\": \"%s\", \"workload\": ", i ? "," : "", b->choices[i].op);
+        json_string(f, b->choices[i].workload);
+        fputs(", \"chose\": ", f);
+        json_string(f, b->choices[i].chose);
+        fputc('}', f);
+    }
     fputs("\n]}\n", f);
     int ok = fclose(f) == 0 && rename(tmp, path) == 0;
     if (!ok) return cli_error(CLI_FAILED, "--json %s: cannot write", path);
@@ -512,6 +548,10 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
             o->tune = 1;
             continue;
         }
+        if (!strcmp(a, "--grid")) {
+            o->grid = 1;
+            continue;
+        }
         if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
         if (!strcmp(a, "--device")) rc = cli_parse_device(v, &o->device);
         else if (!strcmp(a, "--variants")) o->variants = v, rc = CLI_OK;
@@ -540,6 +580,8 @@ int cmd_bench(int argc, char **argv)
     b.o.min_reps = 20;
     int ops[MH_OP_COUNT], nops = 0, rc;
     if ((rc = parse_bench(argc, argv, &b.o, ops, &nops)) != CLI_OK) return rc;
+    if (b.o.grid && (nops != 1 || ops[0] != MH_OP_CONV1D || b.o.any_size))
+        return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");
     if (nops == 0)
         for (int op = 0; op < MH_OP_COUNT; ++op) ops[nops++] = op;
 
@@ -571,6 +613,7 @@ int cmd_bench(int argc, char **argv)
         }
     }
     free(b.rows);
+    free(b.choices);
     mh_context_destroy(b.gpu);
     mh_context_destroy(b.cpu);
     return rc;

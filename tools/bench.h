@@ -16,6 +16,7 @@ typedef struct bench_opts {
     const char *json;
     int min_reps;
     int tune; /* time every tuning configuration of rows that have them */
+    int grid; /* the op's grid of sizes (conv1d: issue 13's n x k grid) */
     size_t size[BENCH_SIZES];
     int have[BENCH_SIZES], have_pad, any_size; /* any_size: one workload from the flags */
     mh_pad pad;

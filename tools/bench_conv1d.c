@@ -48,8 +48,22 @@ static void describe(bench_workload *w, size_t batch, size_t n, size_t k, int pe
     w->bytes = 4.0 * ((double)batch * (double)n + (double)c->masks * (double)k + (double)batch * (double)c->out_n);
 }
 
+/* The grid behind `auto` (issue 13, docs/conv1d.md): n = 2^12 .. 2^26 by 4x against these k,
+ * valid padding, k <= n. */
+static const size_t grid_k[] = {3, 15, 31, 63, 127, 255, 511, 1023, 2047, 4095, 16383, 65535};
+
+static size_t plan_grid(bench_workload *w, size_t max)
+{
+    size_t count = 0;
+    for (size_t n = (size_t)1 << 12; n <= (size_t)1 << 26; n *= 4)
+        for (size_t i = 0; i < sizeof grid_k / sizeof grid_k[0]; ++i)
+            if (grid_k[i] <= n && count < max) describe(&w[count++], 1, n, grid_k[i], 0, MH_PAD_VALID);
+    return count;
+}
+
 static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
 {
+    if (o->grid) return plan_grid(w, max);
     if (o->any_size) {
         describe(&w[0], 1, bench_size_or(o, BENCH_N, 1000000), bench_size_or(o, BENCH_K, 2047), 0,
                  o->have_pad ? o->pad : MH_PAD_VALID);

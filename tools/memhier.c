@@ -31,6 +31,8 @@ static const struct command {
     {"bench",
      "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
      "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune]\n"
+     "  bench conv1d --grid [--variants a,b] [--json FILE]\n"
+     "                               n from 2^12 to 2^26 by 4x against k from 3 to 65535, valid\n"
      "                               validate and time every variant; no OP runs every op's\n"
      "                               default workloads (GPU 0, or the CPU backend without one)\n",
      cmd_bench},
