@@ -109,6 +109,8 @@ int main(int argc, char **argv)
                     check_variant(ctx, &p, in.data, mask.data, &out, row, cfg);
             }
             check_variant(ctx, &p, in.data, mask.data, &out, NULL, 0); /* auto */
+            CHECK(test_in_unchanged(&in, p.in, c->n) && test_in_unchanged(&mask, p.mask, c->k),
+                  "n=%zu k=%zu pad=%s: a variant changed its input or mask", c->n, c->k, mh_pad_name(p.pad));
             const mh_variant_info *chosen = NULL;
             CHECK(mh_conv1d_select(ctx, c->n, c->k, (mh_pad)pad, &chosen) == MH_OK &&
                       mh_conv1d_supports(ctx, chosen->name, c->n, c->k, (mh_pad)pad) == MH_OK,

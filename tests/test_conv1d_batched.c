@@ -101,6 +101,8 @@ static void test_ladder(mh_context *ctx, int gpu, unsigned long long seed)
                 if (!row->batched && row->info.backend != MH_BACKEND_CPU && c->batch * c->n * c->k > 50000000) continue;
                 for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg) check_row(ctx, &p, in.data, mask.data, &out, row, cfg);
             }
+            CHECK(test_in_unchanged(&in, p.in, c->batch * c->n) && test_in_unchanged(&mask, p.mask, p.masks * c->k),
+                  "batch=%zu n=%zu k=%zu: a variant changed its input or masks", c->batch, c->n, c->k);
             test_out_free(&out);
             test_release(gpu, in.base), test_release(gpu, mask.base);
             unmake(&p);

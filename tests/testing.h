@@ -122,6 +122,20 @@ static test_in test_in_copy(int gpu, const float *src, size_t n, size_t offset)
     return t;
 }
 
+/* 1 when the n floats at t.data still equal src: a variant must not write its input (cuFFT
+ * plans that read the caller's buffer in place included). */
+static int test_in_unchanged(const test_in *t, const float *src, size_t n)
+{
+    float *now = malloc(n * sizeof(float));
+    if (!now) return 0;
+    int same = 0;
+    if (!t->gpu) same = memcmp(t->data, src, n * sizeof(float)) == 0;
+    else if (cudaMemcpy(now, t->data, n * sizeof(float), cudaMemcpyDeviceToHost) == cudaSuccess)
+        same = memcmp(now, src, n * sizeof(float)) == 0;
+    free(now);
+    return same;
+}
+
 /* An output of n floats fenced by TEST_GUARD sentinel words on each side: poison() fills it
  * with NaN, fetch() copies it back and counts guard words that changed, so both unwritten
  * and out-of-bounds writes fail. host[TEST_GUARD + i] is element i. */

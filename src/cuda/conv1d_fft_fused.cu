@@ -155,17 +155,20 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
 
 /* ---- reg4096: the 4096-point FFT in registers ------------------------------------------- */
 
-/* h[b] = conj(FFT(mask b zero-padded to 4096)) / 4096, in fft4096_forward's order. */
-static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(float2 *h, const float *mask, size_t k,
+/* h[b] = conj(FFT(mask b zero-padded to 4096)) / 4096, in fft4096_forward's order; block 0
+ * also writes the twiddle table the convolution kernel reads. */
+static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(float2 *h, float2 *twiddles,
+                                                                              const float *mask, size_t k,
                                                                               size_t mask_stride)
 {
     __shared__ float2 s[FFT4096_SMEM_FLOATS2];
+    if (blockIdx.x == 0) fft4096_fill_twiddles(twiddles);
     const float *m = mask + (size_t)blockIdx.x * mask_stride;
     const int t = threadIdx.x;
     float2 v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = make_float2(j * 256 + t < (int)k ? m[j * 256 + t] : 0.0f, 0.0f);
-    fft4096_forward(v, s);
+    fft4096_forward(v, s, fft4096_computed_twiddles());
     float2 *out = h + (size_t)blockIdx.x * 4096;
 #pragma unroll
     for (int j = 0; j < 16; ++j) out[j * 256 + t] = make_float2(v[j].x / 4096.0f, -v[j].y / 4096.0f);
@@ -175,10 +178,14 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
  * blocks per SM: 3 fit 80 registers without spills, 4 need 64 (32 bytes spilled). */
 template <int MINB>
 static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel(const float *in, float *out,
-                                                                           const float2 *__restrict__ h,
-                                                                           fused_geometry g)
+                                                                                 const float2 *__restrict__ h,
+                                                                                 const float2 *__restrict__ twiddles,
+                                                                                 fused_geometry g)
 {
-    __shared__ float2 s[FFT4096_SMEM_FLOATS2];
+    __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
+    for (int i = threadIdx.x; i < FFT4096_TWIDDLE_FLOATS2; i += FFT4096_THREADS) table[i] = __ldg(twiddles + i);
+    __syncthreads();
+    const fft4096_table_twiddles tw = {table};
     const float *x = in + blockIdx.y * g.n;
     float *y = out + blockIdx.y * g.out_n;
     const float2 *hb = h + blockIdx.y * g.mask_step;
@@ -186,27 +193,37 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
     const bool has_b = s0 + 1 < g.segs;
     const int t = threadIdx.x;
     float2 v[16];
+    if (has_b && start_a >= 0 && start_b + 4096 <= (long long)g.n) { /* most blocks: no edge */
 #pragma unroll
-    for (int j = 0; j < 16; ++j) {
-        const long long pa = start_a + j * 256 + t, pb = start_b + j * 256 + t;
-        v[j].x = pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f;
-        v[j].y = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
+        for (int j = 0; j < 16; ++j) v[j] = make_float2(__ldg(x + start_a + j * 256 + t), __ldg(x + start_b + j * 256 + t));
+    } else {
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            const long long pa = start_a + j * 256 + t, pb = start_b + j * 256 + t;
+            v[j].x = pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f;
+            v[j].y = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
+        }
     }
-    fft4096_forward(v, s);
+    fft4096_forward(v, s, tw);
 #pragma unroll
     for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
         const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + t));
         v[j] = make_float2(p.x, -p.y);
     }
     __syncthreads(); /* the forward transform's last reads of s are done */
-    fft4096_from_digit_reversed(v, s);
+    fft4096_from_digit_reversed(v, s, tw);
     const long long oa = s0 * g.hop, ob = oa + g.hop;
+    const bool whole = has_b && ob + g.hop <= (long long)g.out_n;
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
         const long long i = j * 256 + t;
         if (i >= g.hop) break;
-        if (oa + i < (long long)g.out_n) y[oa + i] = v[j].x;
-        if (has_b && ob + i < (long long)g.out_n) y[ob + i] = -v[j].y;
+        if (whole) {
+            y[oa + i] = v[j].x, y[ob + i] = -v[j].y;
+        } else {
+            if (oa + i < (long long)g.out_n) y[oa + i] = v[j].x;
+            if (has_b && ob + i < (long long)g.out_n) y[ob + i] = -v[j].y;
+        }
     }
 }
 
@@ -247,8 +264,10 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     if (per_launch > MH_MAX_GRID_YZ) per_launch = MH_MAX_GRID_YZ;
     const size_t spectra = masks < per_launch ? masks : per_launch;
     void *ws;
-    MH_TRY(mh_workspace(ctx, spectrum_bytes * (spectra + (REG ? 0 : 1)), &ws));
-    float2 *tw = (float2 *)ws, *h = tw + (REG ? 0 : L); /* the Stockham twiddle table first */
+    /* the twiddle table first: L float2 for Stockham, FFT4096_TWIDDLE_FLOATS2 for reg4096 */
+    const size_t table = REG ? FFT4096_TWIDDLE_FLOATS2 : L;
+    MH_TRY(mh_workspace(ctx, spectrum_bytes * spectra + table * sizeof(float2), &ws));
+    float2 *tw = (float2 *)ws, *h = tw + table;
     const cudaStream_t st = mh_stream(ctx);
     if constexpr (!REG) {
         MH_CUDA_TRY(ctx, mh_allow_smem((const void *)spectrum_kernel<LOG2L, T>));
@@ -268,11 +287,11 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
         const dim3 grid(pairs, (unsigned)count);
         if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
             const unsigned blocks = (unsigned)(a->mask_stride ? count : 1);
-            if constexpr (REG) spectrum4096_kernel<<<blocks, T, 0, st>>>(h, mask, a->k, a->mask_stride);
+            if constexpr (REG) spectrum4096_kernel<<<blocks, T, 0, st>>>(h, tw, mask, a->k, a->mask_stride);
             else spectrum_kernel<LOG2L, T><<<blocks, T, smem, st>>>(h, mask, a->k, a->mask_stride, tw);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused spectrum kernel"));
         }
-        if constexpr (REG) fused4096_kernel<MINB><<<grid, T, 0, st>>>(in, out, h, g);
+        if constexpr (REG) fused4096_kernel<MINB><<<grid, T, 0, st>>>(in, out, h, tw, g);
         else fused_kernel<LOG2L, T><<<grid, T, smem, st>>>(in, out, h, tw, g);
         MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused kernel"));
     }

@@ -9,7 +9,9 @@
  * segment are the outputs. O(log L) work per output instead of O(k).
  *
  * Passes (each a kernel or a cuFFT call on the context's stream):
- *   gather    segments (with the padding's zeros) into a real buffer, L floats apiece
+ *   gather    segments (with the padding's zeros) into a real buffer, L floats apiece;
+ *             where a chunk lies in one signal, the segments wholly inside it are not
+ *             gathered: an R2C plan with idist = hop reads them in place
  *   R2C       batched, out of place into the spectrum buffer
  *   multiply  by conj(mask spectrum) / L
  *   C2R       batched, back into the real buffer
@@ -36,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PLAN_CACHE = 8 };
+enum { PLAN_CACHE = 16 };
 static const size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
 static const long long MIN_LEN = 1024, MAX_LEN = 1LL << 28;
 
@@ -45,6 +47,7 @@ static const long long MIN_LEN = 1024, MAX_LEN = 1LL << 28;
 typedef struct os_plan {
     long long len;
     long long count; /* transforms per call; 0: empty entry */
+    long long idist; /* R2C reading segments in place, hop apart; 0: the default layout */
     cufftType type;
     cufftHandle handle;
     size_t work_bytes;
@@ -82,8 +85,11 @@ static mh_status plan_cache(mh_context *ctx, os_cache **out)
 }
 
 /* A batched R2C or C2R plan of `count` transforms of length len in the default layout
- * (real rows of len, complex rows of len / 2 + 1), its work area left to the caller. */
-static mh_status get_plan(mh_context *ctx, long long len, long long count, cufftType type, os_plan **out)
+ * (real rows of len, complex rows of len / 2 + 1), or with idist > 0 an R2C whose inputs
+ * start idist apart (overlapping: the segments read in place), its work area left to the
+ * caller. */
+static mh_status get_plan(mh_context *ctx, long long len, long long count, cufftType type, long long idist,
+                          os_plan **out)
 {
     os_cache *c = NULL;
     mh_status s = plan_cache(ctx, &c);
@@ -91,7 +97,7 @@ static mh_status get_plan(mh_context *ctx, long long len, long long count, cufft
     os_plan *victim = &c->plans[0];
     for (int i = 0; i < PLAN_CACHE; ++i) {
         os_plan *p = &c->plans[i];
-        if (p->count == count && p->len == len && p->type == type) {
+        if (p->count == count && p->len == len && p->type == type && p->idist == idist) {
             p->used = ++c->clock;
             *out = p;
             return MH_OK;
@@ -105,13 +111,16 @@ static mh_status get_plan(mh_context *ctx, long long len, long long count, cufft
     cufftResult r = cufftCreate(&h);
     if (r != CUFFT_SUCCESS) return fft_fail(ctx, r, "create");
     r = cufftSetAutoAllocation(h, 0);
-    if (r == CUFFT_SUCCESS)
+    long long inembed = len, onembed = len / 2 + 1;
+    if (r == CUFFT_SUCCESS && idist)
+        r = cufftMakePlanMany64(h, 1, &len, &inembed, 1, idist, &onembed, 1, onembed, type, count, &work);
+    else if (r == CUFFT_SUCCESS)
         r = cufftMakePlanMany64(h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, count, &work);
     if (r != CUFFT_SUCCESS) {
         cufftDestroy(h);
         return fft_fail(ctx, r, "plan");
     }
-    victim->len = len, victim->count = count, victim->type = type, victim->handle = h;
+    victim->len = len, victim->count = count, victim->type = type, victim->idist = idist, victim->handle = h;
     victim->work_bytes = work, victim->used = ++c->clock;
     *out = victim;
     return MH_OK;
@@ -181,8 +190,9 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
  * cuFFT's single-kernel sizes end): on the H100 at n = 16M, k = 2047
  * (bench/results/...conv1d-fft-os-tune.json and -fft-fused-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
  * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
- * chunk at 3 segments: the tests' way through every chunking path on small problems. */
-static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", NULL};
+ * chunk at 3 segments: the tests' way through every chunking path on small problems.
+ * "auto-gather" gathers every segment, also those the others read in place. */
+static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", "auto-gather", NULL};
 static long long chunk_cap_of(int config)
 {
     const char *c = strstr(os_configs[config], "-chunk");
@@ -274,6 +284,8 @@ typedef struct os_call {
     float *seg;
     float2 *spec, *mspec;
     void *work;
+    size_t work_capacity; /* bytes at work: a plan needing more is not used */
+    int in_place;         /* read a signal's inner segments in place (config without "gather") */
 } os_call;
 
 static mh_status exec(os_call *c, os_plan *p, void *in, void *out)
@@ -291,7 +303,7 @@ static mh_status mask_spectra(os_call *c, long long first_mask, long long count)
 {
     const mh_conv1d_args *a = c->a;
     os_plan *p = NULL;
-    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, &p);
+    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, 0, &p);
     if (s != MH_OK) return s;
     mask_gather_kernel<<<dim3(blocks_for(c->g.len), (unsigned)count), 256, 0, mh_stream(c->ctx)>>>(
         c->seg, a->mask + (size_t)first_mask * a->mask_stride, a->k, a->mask_stride, c->g.len);
@@ -299,18 +311,76 @@ static mh_status mask_spectra(os_call *c, long long first_mask, long long count)
     return exec(c, p, c->seg, c->mspec);
 }
 
+/* Gathers chunk positions [from, to) of the chunk that starts at segment `first`. */
+static mh_status gather(os_call *c, long long first, long long from, long long to)
+{
+    if (to <= from) return MH_OK;
+    const dim3 grid(blocks_for(c->g.len), (unsigned)(to - from));
+    gather_kernel<<<grid, 256, 0, mh_stream(c->ctx)>>>(c->seg + (size_t)from * (size_t)c->g.len, c->a->in, c->g,
+                                                       first + from);
+    return MH_LAUNCH_CHECK(c->ctx, "fft-os gather_kernel");
+}
+
+/* The chunk positions [*lo, *hi) whose segments lie wholly inside their signal, when the
+ * chunk is within one signal and at least two do, and every one of them starts on an 8-byte
+ * boundary (an even-length R2C views its input as complex pairs); else an empty range. */
+static void inner_segments(const os_call *c, long long first, long long count, long long *lo, long long *hi)
+{
+    const os_geometry *g = &c->g;
+    *lo = *hi = 0;
+    if (!c->in_place || first / g->segs != (first + count - 1) / g->segs) return;
+    const long long s0 = first % g->segs, lpad = (long long)g->lpad, n = (long long)g->n;
+    /* segment s reads [s hop - lpad, s hop - lpad + len) */
+    const long long s_lo = (lpad + g->hop - 1) / g->hop, s_hi = n + lpad >= g->len ? (n + lpad - g->len) / g->hop + 1 : 0;
+    const long long l = (s_lo > s0 ? s_lo : s0) - s0, h = (s_hi < s0 + count ? s_hi : s0 + count) - s0;
+    if (h - l < 2 || g->hop % 2) return;
+    const float *start = c->a->in + (size_t)(first / g->segs) * g->n + (size_t)((s0 + l) * g->hop - lpad);
+    if (((uintptr_t)start & 7) == 0) *lo = l, *hi = h;
+}
+
+/* R2C of the chunk's segments into c->spec: inner segments straight from the input (an R2C
+ * whose inputs start hop apart: no gather pass, ~2 L bytes per segment less traffic), edge
+ * segments gathered with their zeros. Falls back to gathering all where a plan's work area
+ * would not fit the one sized for the call. */
+static mh_status forward_segments(os_call *c, long long first, long long count)
+{
+    const os_geometry *g = &c->g;
+    long long lo, hi;
+    inner_segments(c, first, count, &lo, &hi);
+    os_plan *head = NULL, *inner = NULL, *tail = NULL, *all = NULL;
+    mh_status s = MH_OK;
+    if (hi > lo) {
+        s = get_plan(c->ctx, g->len, hi - lo, CUFFT_R2C, g->hop, &inner);
+        if (s == MH_OK && lo > 0) s = get_plan(c->ctx, g->len, lo, CUFFT_R2C, 0, &head);
+        if (s == MH_OK && count > hi) s = get_plan(c->ctx, g->len, count - hi, CUFFT_R2C, 0, &tail);
+        if (s != MH_OK) return s;
+        if (inner->work_bytes > c->work_capacity || (head && head->work_bytes > c->work_capacity) ||
+            (tail && tail->work_bytes > c->work_capacity))
+            lo = hi = 0;
+    }
+    if (hi == lo) {
+        if ((s = get_plan(c->ctx, g->len, count, CUFFT_R2C, 0, &all)) != MH_OK) return s;
+        if ((s = gather(c, first, 0, count)) != MH_OK) return s;
+        return exec(c, all, c->seg, c->spec);
+    }
+    const long long b = first / g->segs, s0 = first % g->segs;
+    const float *x = c->a->in + (size_t)b * g->n + (size_t)((s0 + lo) * g->hop - (long long)g->lpad);
+    if ((s = gather(c, first, 0, lo)) != MH_OK || (s = gather(c, first, hi, count)) != MH_OK) return s;
+    if (head && (s = exec(c, head, c->seg, c->spec)) != MH_OK) return s;
+    /* cuFFT's out-of-place R2C leaves its input as it was: the caller's signal is read only */
+    if ((s = exec(c, inner, (void *)x, c->spec + (size_t)lo * g->bins)) != MH_OK) return s;
+    if (tail && (s = exec(c, tail, c->seg + (size_t)hi * (size_t)g->len, c->spec + (size_t)hi * g->bins)) != MH_OK)
+        return s;
+    return MH_OK;
+}
+
 /* Segments first .. first + count - 1 of the whole batch, with masks from mask_base. */
 static mh_status run_chunk(os_call *c, long long first, long long count, long long mask_base)
 {
     const cudaStream_t st = mh_stream(c->ctx);
-    os_plan *fwd = NULL, *inv = NULL;
-    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, &fwd);
-    if (s == MH_OK) s = get_plan(c->ctx, c->g.len, count, CUFFT_C2R, &inv);
-    if (s != MH_OK) return s;
-    const dim3 grid(blocks_for(c->g.len), (unsigned)count);
-    gather_kernel<<<grid, 256, 0, st>>>(c->seg, c->a->in, c->g, first);
-    if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os gather_kernel")) != MH_OK) return s;
-    if ((s = exec(c, fwd, c->seg, c->spec)) != MH_OK) return s;
+    os_plan *inv = NULL;
+    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_C2R, 0, &inv);
+    if (s != MH_OK || (s = forward_segments(c, first, count)) != MH_OK) return s;
     multiply_kernel<<<dim3(blocks_for((long long)c->g.bins), (unsigned)count), 256, 0, st>>>(
         c->spec, c->mspec, c->g, first, mask_base, c->a->mask_stride != 0, 1.0f / (float)c->g.len);
     if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os multiply_kernel")) != MH_OK) return s;
@@ -335,13 +405,21 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
     for (int i = 0; i < 2; ++i)
         for (int d = 0; d < 2 && counts[i]; ++d) {
             os_plan *p = NULL;
-            mh_status s = get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, &p);
+            mh_status s = get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, 0, &p);
             if (s != MH_OK) return s;
             if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
         }
     for (int i = 0; i < 2 && masks[i]; ++i) {
         os_plan *p = NULL;
-        mh_status s = get_plan(c->ctx, c->g.len, masks[i], CUFFT_R2C, &p);
+        mh_status s = get_plan(c->ctx, c->g.len, masks[i], CUFFT_R2C, 0, &p);
+        if (s != MH_OK) return s;
+        if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
+    }
+    long long lo, hi; /* the first chunk's in-place plan: the others reuse its size or fall back */
+    inner_segments(c, 0, ch->segs < c->g.segs ? ch->segs : c->g.segs, &lo, &hi);
+    if (hi > lo) {
+        os_plan *p = NULL;
+        mh_status s = get_plan(c->ctx, c->g.len, hi - lo, CUFFT_R2C, c->g.hop, &p);
         if (s != MH_OK) return s;
         if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
     }
@@ -351,7 +429,8 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
 static mh_status os_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL};
+    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0,
+                 strstr(os_configs[args->config], "gather") == NULL};
     const os_chunks ch = chunks_of(&c.g, a->batch, args->config);
     size_t work_bytes;
     mh_status s = plan_all(&c, &ch, &work_bytes);
@@ -367,6 +446,7 @@ static mh_status os_run(mh_context *ctx, const mh_args *args)
     c.spec = (float2 *)((char *)ws + seg_bytes);
     c.mspec = (float2 *)((char *)ws + seg_bytes + spec_bytes);
     c.work = (char *)ws + seg_bytes + spec_bytes + mspec_bytes;
+    c.work_capacity = work_bytes;
 
     if (!a->mask_stride && (s = mask_spectra(&c, 0, 1)) != MH_OK) return s; /* one mask: once */
     if (c.g.segs <= ch.segs) { /* chunks of whole signals */

@@ -18,9 +18,13 @@
  *
  * Shared memory: FFT4096_SMEM_FLOATS2 float2 (34,816 bytes). Rows of 16 are padded to 17 in
  * the second exchange, where a thread reads a 16-point column (stride 17: no bank conflicts;
- * every other access is 16 consecutive float2 per half-warp). Twiddles: w = exp(-2 pi i j / N)
- * and w^4 from sincospif, the other powers by at most two complex products (max error a few
- * ulp; checked against the double reference by the conv1d tests). */
+ * every other access is 16 consecutive float2 per half-warp).
+ *
+ * Twiddles come from a policy: both take w = exp(-2 pi i j / N) and w^4 and make the other
+ * powers by at most two complex products (a few ulp); fft4096_computed_twiddles gets w and
+ * w^4 from sincospif, fft4096_table_twiddles from a 4 KB table made in double precision
+ * (fft4096_fill_twiddles), which saves the four sincospif pairs of a convolution block's
+ * threads: that kernel is issue-bound (ncu on the H100: 82% issue active). */
 #ifndef MH_FFT4096_CUH
 #define MH_FFT4096_CUH
 
@@ -66,7 +70,10 @@ static __device__ __forceinline__ void fft_dft16(float2 (&v)[16])
 #pragma unroll
     for (int b = 1; b < 4; ++b)
 #pragma unroll
-        for (int c = 1; c < 4; ++c) v[b + 4 * c] = fft_cmul(v[b + 4 * c], fft_w16(b * c));
+        for (int c = 1; c < 4; ++c) { /* w^4 = -i: a swap and a sign, no multiply */
+            const float2 x = v[b + 4 * c];
+            v[b + 4 * c] = b * c == 4 ? make_float2(x.y, -x.x) : fft_cmul(x, fft_w16(b * c));
+        }
     float2 o[16];
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
@@ -78,15 +85,12 @@ static __device__ __forceinline__ void fft_dft16(float2 (&v)[16])
     for (int i = 0; i < 16; ++i) v[i] = o[i];
 }
 
-/* v[e] *= exp(-2 pi i j e / n) for e = 0..15 (j e / n taken exactly: j < n <= 4096). */
-static __device__ __forceinline__ void fft_twiddle(float2 (&v)[16], int j, int n)
+/* v[e] *= w^e for e = 1..15, given w and w^4: the other powers by at most two complex
+ * products each. */
+static __device__ __forceinline__ void fft_twiddle_powers(float2 (&v)[16], float2 w1, float2 w4)
 {
     float2 w[16];
-    float s, c;
-    sincospif(-2.0f * (float)j / (float)n, &s, &c);
-    w[1] = make_float2(c, s);
-    sincospif(-8.0f * (float)j / (float)n, &s, &c);
-    w[4] = make_float2(c, s);
+    w[1] = w1, w[4] = w4;
     w[2] = fft_cmul(w[1], w[1]), w[3] = fft_cmul(w[2], w[1]);
     w[8] = fft_cmul(w[4], w[4]), w[12] = fft_cmul(w[8], w[4]);
 #pragma unroll
@@ -97,14 +101,61 @@ static __device__ __forceinline__ void fft_twiddle(float2 (&v)[16], int j, int n
     for (int e = 1; e < 16; ++e) v[e] = fft_cmul(v[e], w[e]);
 }
 
+/* v[e] *= exp(-2 pi i j e / n) for e = 0..15 (j / n taken exactly: j < n <= 4096). */
+static __device__ __forceinline__ void fft_twiddle(float2 (&v)[16], int j, int n)
+{
+    float s1, c1, s4, c4;
+    sincospif(-2.0f * (float)j / (float)n, &s1, &c1);
+    sincospif(-8.0f * (float)j / (float)n, &s4, &c4);
+    fft_twiddle_powers(v, make_float2(c1, s1), make_float2(c4, s4));
+}
+
+/* outer: v[e] *= w^(t e), w = exp(-2 pi i / 4096), t = threadIdx.x;
+ * inner: v[e] *= w^(lo e), w = exp(-2 pi i / 256), lo = threadIdx.x & 15. */
+struct fft4096_computed_twiddles {
+    __device__ __forceinline__ void outer(float2 (&v)[16], int t) const { fft_twiddle(v, t, 4096); }
+    __device__ __forceinline__ void inner(float2 (&v)[16], int lo) const { fft_twiddle(v, lo, 256); }
+};
+
+#define FFT4096_TWIDDLE_FLOATS2 (2 * 256 + 2 * 16)
+
+/* The same twiddles with w and w^4 read from a table (fft4096_fill_twiddles; the caller
+ * copies it to shared memory) instead of two sincospif: outer w^t at t, w^(4 t) at 256 + t;
+ * inner w^lo at 512 + lo, w^(4 lo) at 528 + lo. Read from global memory, the table's 64-bit
+ * pointer and early loads pushed the kernel past 80 registers (~120 bytes spilled). */
+struct fft4096_table_twiddles {
+    const float2 *table; /* shared memory */
+    __device__ __forceinline__ void outer(float2 (&v)[16], int t) const
+    {
+        fft_twiddle_powers(v, table[t], table[256 + t]);
+    }
+    __device__ __forceinline__ void inner(float2 (&v)[16], int lo) const
+    {
+        fft_twiddle_powers(v, table[512 + lo], table[528 + lo]);
+    }
+};
+
+/* The table of fft4096_table_twiddles, in double precision, by one block of any size. */
+static __device__ void fft4096_fill_twiddles(float2 *table)
+{
+    for (int i = threadIdx.x; i < FFT4096_TWIDDLE_FLOATS2; i += blockDim.x) {
+        const int outer = i < 512, j = outer ? i & 255 : (i - 512) & 15;
+        const int power = (outer ? i >> 8 : (i - 512) >> 4) ? 4 : 1;
+        double s, c;
+        sincospi(-2.0 * (double)(power * j) / (outer ? 4096.0 : 256.0), &s, &c);
+        table[i] = make_float2((float)c, (float)s);
+    }
+}
+
 /* Registers x[256 j + t] -> X[(t >> 4) + 16 (t & 15) + 256 j], every thread of the block.
  * It writes s first and reads it last: a caller syncs before it when s was in use, and
  * after it before writing s again. */
-static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *s)
+template <class Twiddles>
+static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *s, const Twiddles &tw)
 {
     const int t = threadIdx.x, hi = t >> 4, lo = t & 15;
     fft_dft16(v); /* over n2 -> k0 */
-    fft_twiddle(v, t, 4096);
+    tw.outer(v, t);
 #pragma unroll
     for (int j = 0; j < 16; ++j) s[j * 256 + t] = v[j]; /* row k0, column t = 16 n1 + n0 */
     __syncthreads();
@@ -112,7 +163,7 @@ static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *
     for (int j = 0; j < 16; ++j) v[j] = s[hi * 256 + j * 16 + lo]; /* thread (k0, n0), over n1 */
     __syncthreads();
     fft_dft16(v); /* over n1 -> k1 */
-    fft_twiddle(v, lo, 256);
+    tw.inner(v, lo);
 #pragma unroll
     for (int j = 0; j < 16; ++j) s[(hi * 16 + j) * 17 + lo] = v[j]; /* row 16 k0 + k1, column n0 */
     __syncthreads();
@@ -123,7 +174,8 @@ static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *
 
 /* The forward DFT of a vector held as fft4096_forward leaves its output; the result in
  * natural order, x[256 j + t] in register j. Same shared-memory contract. */
-static __device__ __forceinline__ void fft4096_from_digit_reversed(float2 (&v)[16], float2 *s)
+template <class Twiddles>
+static __device__ __forceinline__ void fft4096_from_digit_reversed(float2 (&v)[16], float2 *s, const Twiddles &tw)
 {
     const int t = threadIdx.x, hi = t >> 4, lo = t & 15;
     fft_dft16(v);
@@ -133,14 +185,14 @@ static __device__ __forceinline__ void fft4096_from_digit_reversed(float2 (&v)[1
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = s[(hi * 16 + j) * 17 + lo];
     __syncthreads();
-    fft_twiddle(v, lo, 256);
+    tw.inner(v, lo);
     fft_dft16(v);
 #pragma unroll
     for (int j = 0; j < 16; ++j) s[hi * 256 + j * 16 + lo] = v[j];
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = s[j * 256 + t];
-    fft_twiddle(v, t, 4096);
+    tw.outer(v, t);
     fft_dft16(v);
 }
 
