@@ -59,13 +59,18 @@ int main(void)
               mh_conv1d_supports(ctx, chosen->name, n, k, MH_PAD_FULL) == MH_OK,
           "auto for k = 5000");
 
-    /* auto's rule (docs/conv1d.md): regtile up to k ~ 2300 at large n, cuFFT beyond */
+    /* auto's table (docs/conv1d.md "How auto chooses", from the n x k grid) */
     const struct {
         size_t n, k;
         const char *want;
     } rule[] = {{1000000, 2047, "conv1d/fft-fused"}, {16777216, 2047, "conv1d/fft-fused"},
-                {67108864, 31, "conv1d/regtile"},    {16777216, 8191, "conv1d/fft-os"},
-                {16777216, 65535, "conv1d/fft-os"},  {1000, 999, "conv1d/regtile"}};
+                {67108864, 31, "conv1d/regtile"},    {67108864, 63, "conv1d/fft-fused"},
+                {4194304, 63, "conv1d/regtile"},     {4194304, 127, "conv1d/fft-fused"},
+                {1048576, 127, "conv1d/regtile"},    {1048576, 255, "conv1d/fft-fused"},
+                {262144, 511, "conv1d/regtile"},     {4096, 1023, "conv1d/fft-fused"},
+                {65536, 4095, "conv1d/fft-os"},      {262144, 4095, "conv1d/fft-fused"},
+                {16777216, 8191, "conv1d/fft-os"},   {16777216, 65535, "conv1d/fft-os"},
+                {1000, 999, "conv1d/fft-fused"},     {1000, 99, "conv1d/regtile"}};
     for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i)
         CHECK(mh_conv1d_select(ctx, rule[i].n, rule[i].k, MH_PAD_VALID, &chosen) == MH_OK &&
                   strcmp(chosen->name, rule[i].want) == 0,

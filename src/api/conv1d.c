@@ -90,31 +90,30 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  masks * a->k * sizeof(float), a->out, a->batch * a->out_n * sizeof(float));
 }
 
-/* `auto`: a cost model fitted to the H100 run of fft-os at 71c7811 (docs/conv1d.md, "How
- * auto chooses"; provisional until the n x k grid of issue 13 is measured). regtile runs at
- * ~84% of the FMA ceiling (54 TFLOP/s) or the copy ceiling, whichever binds; fft-os costs
- * ~2.0e-8 ms per transformed sample (segments x L, ~10% more per doubling of L past 8192)
- * plus ~0.01 ms of launches (fft-fused, tried first, is faster still). The FFT rows go first
- * where the model gives fft-os a 10% margin. */
-static int fft_pays(const mh_conv1d_args *a)
-{
-    const double batch = (double)a->batch, flops = 2.0 * batch * (double)a->out_n * (double)a->k;
-    const double bytes = 4.0 * batch * (double)(a->n + a->out_n);
-    const double direct_ms = fmax(flops / 54e9, bytes / 2.9e9);
-    const double len = (double)mh_conv1d_fft_os_length(a), hop = len - (double)a->k + 1.0;
-    const double samples = batch * ceil((double)a->out_n / hop) * len;
-    const double fft_ms = 0.01 + 2.0e-8 * samples * (1.0 + 0.1 * fmax(0.0, log2(len) - 13.0));
-    return fft_ms < 0.9 * direct_ms;
-}
-
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+/* `auto`: a table read off issue 13's grid (n = 2^12 .. 2^26 by 4x against k = 3 .. 65535,
+ * valid; bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json, picture and regret in
+ * docs/conv1d.md "How auto chooses"). Signals count by their total samples (batch x n):
+ *   k > 4097           fft-os (fft-fused cannot hold the mask)
+ *   2049 < k <= 4097   fft-fused (Stockham, L = 8192) from 2^17 samples, fft-os below
+ *   k <= 2049          fft-fused (reg4096) from a k that falls as the problem grows: 721
+ *                      below 2^19 samples, 181 below 2^21, 91 below 2^23, 46 above;
+ *                      regtile below that k (it ends up at its launch floor or the copy
+ *                      ceiling, where the FFT's fixed costs do not pay).
+ * Each list goes on to the others: a row that refuses or runs out of memory passes the call
+ * to the next. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *args)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const direct[] = {"regtile", "fft-fused", "fft-os", "cufft", "naive", NULL};
-    /* fft-fused (0.314 ms at 16M/2047 against fft-os's 0.387, 0.321 against 0.519 on the
-     * per-signal batch) refuses k > 4097: fft-os takes those */
-    static const char *const fft[] = {"fft-fused", "fft-os", "regtile", "cufft", "naive", NULL};
-    return mh_is_cpu(ctx) ? cpu : fft_pays(&a->conv1d) ? fft : direct;
+    static const char *const fused[] = {"fft-fused", "fft-os", "regtile", "cufft", "naive", NULL};
+    static const char *const os[] = {"fft-os", "fft-fused", "regtile", "cufft", "naive", NULL};
+    if (mh_is_cpu(ctx)) return cpu;
+    const mh_conv1d_args *a = &args->conv1d;
+    const double samples = (double)a->batch * (double)a->n;
+    if (a->k > 4097) return os;
+    if (a->k > 2049) return samples >= 131072.0 ? fused : os;
+    const size_t k_min = samples < 524288.0 ? 721 : samples < 2097152.0 ? 181 : samples < 8388608.0 ? 91 : 46;
+    return a->k >= k_min ? fused : direct;
 }
 
 static const mh_row_group groups[] = {

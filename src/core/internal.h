@@ -258,8 +258,6 @@ mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *a, const float *in, size
                               size_t k, mh_pad pad, float *out);
 mh_status mh_conv1d_batched_args_init(mh_context *ctx, mh_args *a, const float *in, size_t batch, size_t n,
                                       const float *mask, size_t mask_stride, size_t k, mh_pad pad, float *out);
-/* fft-os's default segment length for a problem (auto's cost model reads it). */
-long long mh_conv1d_fft_os_length(const mh_conv1d_args *a);
 /* Signal b of a batch as a one-signal problem (the per-signal loop of unbatched rows). */
 mh_conv1d_args mh_conv1d_signal(const mh_conv1d_args *a, size_t b);
 

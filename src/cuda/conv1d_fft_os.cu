@@ -39,6 +39,11 @@
 #include <string.h>
 
 enum { PLAN_CACHE = 16 };
+/* Reading segments in place pays at small L only: on the H100 (bench/results/...conv1d-fft-
+ * tune-2fef882.json) n = 64M, k = 31 (L = 1024) ran 1.09 ms in place against 1.34 gathered, but
+ * n = 16M, k = 2047 (L = 16384) 0.414 against 0.384 and k = 65535 (L = 2^19) 0.671 against
+ * 0.629: cuFFT's kernels for a strided input are slower than its default layout's there. */
+static const long long IN_PLACE_MAX_LEN = 2048;
 static const size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
 static const long long MIN_LEN = 1024, MAX_LEN = 1LL << 28;
 
@@ -191,8 +196,9 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
  * (bench/results/...conv1d-fft-os-tune.json and -fft-fused-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
  * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
  * chunk at 3 segments: the tests' way through every chunking path on small problems.
- * "auto-gather" gathers every segment, also those the others read in place. */
-static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", "auto-gather", NULL};
+ * In-place reading (below): "auto" where L <= IN_PLACE_MAX_LEN, "auto-in-place" at every L,
+ * "auto-gather" never. */
+static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", "auto-gather", "auto-in-place", NULL};
 static long long chunk_cap_of(int config)
 {
     const char *c = strstr(os_configs[config], "-chunk");
@@ -230,8 +236,6 @@ static long long segment_length(const mh_conv1d_args *a, int config)
         if (transform_cost(a, length_for(a, f)) < transform_cost(a, best)) best = length_for(a, f);
     return best;
 }
-
-extern "C" long long mh_conv1d_fft_os_length(const mh_conv1d_args *a) { return segment_length(a, 0); }
 
 static os_geometry geometry_of(const mh_conv1d_args *a, int config)
 {
@@ -285,7 +289,7 @@ typedef struct os_call {
     float2 *spec, *mspec;
     void *work;
     size_t work_capacity; /* bytes at work: a plan needing more is not used */
-    int in_place;         /* read a signal's inner segments in place (config without "gather") */
+    int in_place;         /* read a signal's inner segments in place */
 } os_call;
 
 static mh_status exec(os_call *c, os_plan *p, void *in, void *out)
@@ -429,8 +433,9 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
 static mh_status os_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0,
-                 strstr(os_configs[args->config], "gather") == NULL};
+    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0, 0};
+    c.in_place = strstr(os_configs[args->config], "in-place") != NULL ||
+                 (strstr(os_configs[args->config], "gather") == NULL && c.g.len <= IN_PLACE_MAX_LEN);
     const os_chunks ch = chunks_of(&c.g, a->batch, args->config);
     size_t work_bytes;
     mh_status s = plan_all(&c, &ch, &work_bytes);
