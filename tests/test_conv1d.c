@@ -49,6 +49,24 @@ static void make_problem(problem *p, const tcase *c, mh_pad pad, unsigned long l
 
 static void free_problem(problem *p) { free(p->in), free(p->mask), free(p->ref), free(p->mag); }
 
+/* The FFT rows' normwise bound (docs/conv1d.md, "Error"): each segment's error is at most
+ * C u log2(L) |x_s|_2 |m|_1 with u = 2^-24 and C = 16 (two transforms and a product, ~6 u
+ * log2 L per transform); segments overlap at most twice (L <= 2 hop), so over the signal
+ * |out - ref|_2 <= C u log2(L) sqrt(2) |x|_2 |m|_1. L is at most max(8192, 16 (k - 1))
+ * rounded up to a power of two (fft-fused: 8192 at most; fft-os: 16 (k - 1) at most). */
+static void check_fft_bound(const problem *p, const float *out, const char *name, const char *cfg)
+{
+    double err2 = 0.0, x2 = 0.0, m1 = 0.0;
+    for (size_t i = 0; i < p->out_n; ++i) err2 += (out[i] - p->ref[i]) * (out[i] - p->ref[i]);
+    for (size_t i = 0; i < p->c->n; ++i) x2 += (double)p->in[i] * p->in[i];
+    for (size_t j = 0; j < p->c->k; ++j) m1 += fabs((double)p->mask[j]);
+    double len = 8192.0;
+    while (len < 16.0 * (double)(p->c->k - 1) && len < (double)(1 << 28)) len *= 2.0;
+    const double bound = 16.0 * 0x1p-24 * log2(len) * sqrt(2.0) * sqrt(x2) * m1;
+    CHECK(sqrt(err2) <= bound, "%s %s n=%zu k=%zu pad=%s: |out - ref| = %.3g over the FFT bound %.3g", name, cfg,
+          p->c->n, p->c->k, mh_pad_name(p->pad), sqrt(err2), bound);
+}
+
 /* Runs one variant (config 0 through the public API, others through the row) and checks. */
 static void check_variant(mh_context *ctx, const problem *p, const float *in, const float *mask, const test_out *out,
                           const mh_row *row, int config)
@@ -80,6 +98,7 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     int ok = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, p->out_n, mh_sum_rtol(p->c->k), &st);
     CHECK(broken == 0, "%s %s n=%zu k=%zu pad=%s wrote %zu guard words outside out", name, cfg, p->c->n, p->c->k,
           mh_pad_name(p->pad), broken);
+    if (row && strncmp(name, "conv1d/fft", 10) == 0) check_fft_bound(p, out->host + TEST_GUARD, name, cfg);
     CHECK(ok, "%s %s n=%zu k=%zu pad=%s misaligned=%d seed=%llu: out[%zu]=%.8g ref %.8g; %zu bad, %zu NaN, rel_l2 %.3g",
           name, cfg, p->c->n, p->c->k, mh_pad_name(p->pad), p->c->misaligned, p->seed, st.first_bad, st.first_out,
           st.first_ref, st.bad, st.nonfinite, st.rel_l2);
