@@ -92,6 +92,9 @@ if want bench; then
     [ -f "$j" ] && PYTHONUNBUFFERED=1 timeout 300 python3 scripts/peers.py "$j" >>"$LOGS/peers.log" 2>&1
     [ -f "$j" ] && say "peers on $(basename "$j") exit $?"
   done
+  if [ ! -f "$OUT/bench.json" ] && ls "$OUT"/bench-*.json >/dev/null 2>&1; then
+    python3 scripts/merge_bench.py "$OUT/bench-merged.json" "$OUT"/bench-*.json 2>&1 | tee -a "$SUMMARY"
+  fi
   if [ -f "$OUT/bench.json" ]; then
     python3 scripts/plot_coalescing.py "$OUT/bench.json" "$OUT/coalescing.svg" >>"$LOGS/bench.log" 2>&1
     say "coalescing plot exit $? (docs/coalescing.svg comes from $OUT/coalescing.svg)"
