@@ -16,9 +16,6 @@
  *   multiply  by conj(mask spectrum) / L
  *   C2R       batched, back into the real buffer
  *   compact   the first hop values of each segment into out
- * By default multiply and compact run inside the C2R as cuFFT callbacks (lto/fft_os_callbacks.cu,
- * JIT-linked by cuFFT at plan time): three passes instead of five. Where cuFFT refuses them
- * (no nvJitLink, say) the call falls back to the kernels, and the context stops trying.
  * The masks' spectra are made in the same call (gather + R2C of the zero-padded masks).
  *
  * Bounded workspace: segments run in chunks of at most MAX_CHUNK_BYTES of buffers (a few
@@ -34,11 +31,8 @@
  * over every output of a segment (docs/conv1d.md). A NaN or Inf input spreads to every
  * output of the segments that read it, not only to the outputs whose window holds it. */
 #include "common.cuh"
-#include "fft_os_callbacks_fatbin.h"
-#include "lto/fft_os_callback_params.h"
 
 #include <cufft.h>
-#include <cufftXt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,8 +53,6 @@ typedef struct os_plan {
     long long len;
     long long count; /* transforms per call; 0: empty entry */
     long long idist; /* R2C reading segments in place, hop apart; 0: the default layout */
-    int callbacks;   /* C2R with the product and the compaction as cuFFT callbacks */
-    fft_os_callback_params *params; /* their parameters, device memory the plan owns */
     cufftType type;
     cufftHandle handle;
     size_t work_bytes;
@@ -70,20 +62,13 @@ typedef struct os_plan {
 typedef struct os_cache {
     os_plan plans[PLAN_CACHE];
     unsigned long long clock;
-    int no_callbacks; /* cuFFT refused the callbacks once (no nvJitLink, say): not tried again */
 } os_cache;
-
-static void destroy_plan(os_plan *p)
-{
-    if (p->count) cufftDestroy(p->handle);
-    if (p->params) cudaFree(p->params);
-    p->count = 0, p->params = NULL;
-}
 
 static void destroy_cache(void *p)
 {
     os_cache *c = (os_cache *)p;
-    for (int i = 0; i < PLAN_CACHE; ++i) destroy_plan(&c->plans[i]);
+    for (int i = 0; i < PLAN_CACHE; ++i)
+        if (c->plans[i].count) cufftDestroy(c->plans[i].handle);
     free(c);
 }
 
@@ -108,20 +93,8 @@ static mh_status plan_cache(mh_context *ctx, os_cache **out)
  * (real rows of len, complex rows of len / 2 + 1), or with idist > 0 an R2C whose inputs
  * start idist apart (overlapping: the segments read in place), its work area left to the
  * caller. */
-/* Sets the callbacks on h (before planning) with params as their caller info. */
-static cufftResult set_callbacks(cufftHandle h, fft_os_callback_params *params)
-{
-    void *info = params;
-    cufftResult r = cufftXtSetJITCallback(h, "memhier_fft_os_load_product", memhier_fft_os_callbacks,
-                                          sizeof memhier_fft_os_callbacks, CUFFT_CB_LD_COMPLEX, &info);
-    if (r == CUFFT_SUCCESS)
-        r = cufftXtSetJITCallback(h, "memhier_fft_os_store_valid", memhier_fft_os_callbacks,
-                                  sizeof memhier_fft_os_callbacks, CUFFT_CB_ST_REAL, &info);
-    return r;
-}
-
 static mh_status get_plan(mh_context *ctx, long long len, long long count, cufftType type, long long idist,
-                          int callbacks, os_plan **out)
+                          os_plan **out)
 {
     os_cache *c = NULL;
     mh_status s = plan_cache(ctx, &c);
@@ -129,30 +102,20 @@ static mh_status get_plan(mh_context *ctx, long long len, long long count, cufft
     os_plan *victim = &c->plans[0];
     for (int i = 0; i < PLAN_CACHE; ++i) {
         os_plan *p = &c->plans[i];
-        if (p->count == count && p->len == len && p->type == type && p->idist == idist && p->callbacks == callbacks) {
+        if (p->count == count && p->len == len && p->type == type && p->idist == idist) {
             p->used = ++c->clock;
             *out = p;
             return MH_OK;
         }
         if (p->used < victim->used) victim = p;
     }
-    destroy_plan(victim);
+    if (victim->count) cufftDestroy(victim->handle);
+    victim->count = 0;
     cufftHandle h;
     size_t work = 0;
-    fft_os_callback_params *params = NULL;
-    if (callbacks) MH_CUDA_TRY(ctx, cudaMalloc((void **)&params, sizeof *params));
     cufftResult r = cufftCreate(&h);
-    if (r != CUFFT_SUCCESS) {
-        cudaFree(params);
-        return fft_fail(ctx, r, "create");
-    }
+    if (r != CUFFT_SUCCESS) return fft_fail(ctx, r, "create");
     r = cufftSetAutoAllocation(h, 0);
-    if (r == CUFFT_SUCCESS && callbacks && (r = set_callbacks(h, params)) != CUFFT_SUCCESS) {
-        cufftDestroy(h);
-        cudaFree(params);
-        c->no_callbacks = 1;
-        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "fft-os: cuFFT refused the JIT callbacks (cufftResult %d)", (int)r);
-    }
     long long inembed = len, onembed = len / 2 + 1;
     if (r == CUFFT_SUCCESS && idist)
         r = cufftMakePlanMany64(h, 1, &len, &inembed, 1, idist, &onembed, 1, onembed, type, count, &work);
@@ -160,13 +123,9 @@ static mh_status get_plan(mh_context *ctx, long long len, long long count, cufft
         r = cufftMakePlanMany64(h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, count, &work);
     if (r != CUFFT_SUCCESS) {
         cufftDestroy(h);
-        cudaFree(params);
-        if (callbacks) c->no_callbacks = 1;
-        return callbacks ? mh_fail(ctx, MH_ERR_UNSUPPORTED, "fft-os: planning with the callbacks failed (cufftResult %d)", (int)r)
-                         : fft_fail(ctx, r, "plan");
+        return fft_fail(ctx, r, "plan");
     }
     victim->len = len, victim->count = count, victim->type = type, victim->idist = idist, victim->handle = h;
-    victim->callbacks = callbacks, victim->params = params;
     victim->work_bytes = work, victim->used = ++c->clock;
     *out = victim;
     return MH_OK;
@@ -228,9 +187,6 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
         dst[i] = src[i];
 }
 
-/* The callbacks' parameters for the next C2R, in stream order. */
-static __global__ void set_params_kernel(fft_os_callback_params *dst, fft_os_callback_params p) { *dst = p; }
-
 /* ---- segment length and chunks ---------------------------------------------------------- */
 
 /* "x<F>": L is the power of two at or above F (k - 1), at least MIN_LEN and no more than
@@ -241,10 +197,8 @@ static __global__ void set_params_kernel(fft_os_callback_params *dst, fft_os_cal
  * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
  * chunk at 3 segments: the tests' way through every chunking path on small problems.
  * In-place reading (below): "auto" where L <= IN_PLACE_MAX_LEN, "auto-in-place" at every L,
- * "auto-gather" never. "auto-no-callbacks": the multiply and compact passes as kernels, as
- * where cuFFT cannot JIT-link the callbacks. */
-static const char *const os_configs[] = {"auto",        "x4",           "x2", "x8", "x16", "x2-chunk3", "auto-gather",
-                                         "auto-in-place", "auto-no-callbacks", NULL};
+ * "auto-gather" never. */
+static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", "auto-gather", "auto-in-place", NULL};
 static long long chunk_cap_of(int config)
 {
     const char *c = strstr(os_configs[config], "-chunk");
@@ -336,7 +290,6 @@ typedef struct os_call {
     void *work;
     size_t work_capacity; /* bytes at work: a plan needing more is not used */
     int in_place;         /* read a signal's inner segments in place */
-    int callbacks;        /* the product and the compaction inside the C2R (cuFFT callbacks) */
 } os_call;
 
 static mh_status exec(os_call *c, os_plan *p, void *in, void *out)
@@ -354,7 +307,7 @@ static mh_status mask_spectra(os_call *c, long long first_mask, long long count)
 {
     const mh_conv1d_args *a = c->a;
     os_plan *p = NULL;
-    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, 0, 0, &p);
+    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, 0, &p);
     if (s != MH_OK) return s;
     mask_gather_kernel<<<dim3(blocks_for(c->g.len), (unsigned)count), 256, 0, mh_stream(c->ctx)>>>(
         c->seg, a->mask + (size_t)first_mask * a->mask_stride, a->k, a->mask_stride, c->g.len);
@@ -401,16 +354,16 @@ static mh_status forward_segments(os_call *c, long long first, long long count)
     os_plan *head = NULL, *inner = NULL, *tail = NULL, *all = NULL;
     mh_status s = MH_OK;
     if (hi > lo) {
-        s = get_plan(c->ctx, g->len, hi - lo, CUFFT_R2C, g->hop, 0, &inner);
-        if (s == MH_OK && lo > 0) s = get_plan(c->ctx, g->len, lo, CUFFT_R2C, 0, 0, &head);
-        if (s == MH_OK && count > hi) s = get_plan(c->ctx, g->len, count - hi, CUFFT_R2C, 0, 0, &tail);
+        s = get_plan(c->ctx, g->len, hi - lo, CUFFT_R2C, g->hop, &inner);
+        if (s == MH_OK && lo > 0) s = get_plan(c->ctx, g->len, lo, CUFFT_R2C, 0, &head);
+        if (s == MH_OK && count > hi) s = get_plan(c->ctx, g->len, count - hi, CUFFT_R2C, 0, &tail);
         if (s != MH_OK) return s;
         if (inner->work_bytes > c->work_capacity || (head && head->work_bytes > c->work_capacity) ||
             (tail && tail->work_bytes > c->work_capacity))
             lo = hi = 0;
     }
     if (hi == lo) {
-        if ((s = get_plan(c->ctx, g->len, count, CUFFT_R2C, 0, 0, &all)) != MH_OK) return s;
+        if ((s = get_plan(c->ctx, g->len, count, CUFFT_R2C, 0, &all)) != MH_OK) return s;
         if ((s = gather(c, first, 0, count)) != MH_OK) return s;
         return exec(c, all, c->seg, c->spec);
     }
@@ -430,21 +383,8 @@ static mh_status run_chunk(os_call *c, long long first, long long count, long lo
 {
     const cudaStream_t st = mh_stream(c->ctx);
     os_plan *inv = NULL;
-    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_C2R, 0, c->callbacks, &inv);
+    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_C2R, 0, &inv);
     if (s != MH_OK || (s = forward_segments(c, first, count)) != MH_OK) return s;
-    if (c->callbacks) { /* the C2R multiplies as it loads and writes only the outputs */
-        const os_geometry *g = &c->g;
-        fft_os_callback_params p;
-        p.mask_spectra = c->mspec, p.out = c->a->out;
-        p.bins = g->bins, p.len = (unsigned long long)g->len, p.hop = (unsigned long long)g->hop;
-        p.segs = (unsigned long long)g->segs, p.out_n = g->out_n;
-        p.first = (unsigned long long)first, p.mask_base = (unsigned long long)mask_base;
-        p.per_signal = c->a->mask_stride != 0, p.scale = 1.0f / (float)g->len;
-        /* a one-thread kernel, not a copy from pageable memory: that would sync the stream */
-        set_params_kernel<<<1, 1, 0, st>>>(inv->params, p);
-        if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os set_params_kernel")) != MH_OK) return s;
-        return exec(c, inv, c->spec, c->seg);
-    }
     multiply_kernel<<<dim3(blocks_for((long long)c->g.bins), (unsigned)count), 256, 0, st>>>(
         c->spec, c->mspec, c->g, first, mask_base, c->a->mask_stride != 0, 1.0f / (float)c->g.len);
     if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os multiply_kernel")) != MH_OK) return s;
@@ -466,33 +406,16 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
         counts[1] = c->g.segs % ch->segs;
     }
     *work_bytes = 0;
-    os_cache *cache = NULL;
-    mh_status s0 = plan_cache(c->ctx, &cache);
-    if (s0 != MH_OK) return s0;
-    if (cache->no_callbacks) c->callbacks = 0;
     for (int i = 0; i < 2; ++i)
         for (int d = 0; d < 2 && counts[i]; ++d) {
             os_plan *p = NULL;
-            mh_status s = get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, 0, d && c->callbacks, &p);
-            if (s == MH_ERR_UNSUPPORTED && d && c->callbacks) { /* no JIT callbacks here: five passes */
-                mh_clear_error(c->ctx);
-                c->callbacks = 0;
-                s = get_plan(c->ctx, c->g.len, counts[i], CUFFT_C2R, 0, 0, &p);
-            }
+            mh_status s = get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, 0, &p);
             if (s != MH_OK) return s;
             if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
         }
-    if (!c->callbacks) /* after a fallback midway, the plain C2R plans of every count, sized too */
-        for (int i = 0; i < 2; ++i)
-            if (counts[i]) {
-                os_plan *p = NULL;
-                mh_status s = get_plan(c->ctx, c->g.len, counts[i], CUFFT_C2R, 0, 0, &p);
-                if (s != MH_OK) return s;
-                if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
-            }
     for (int i = 0; i < 2 && masks[i]; ++i) {
         os_plan *p = NULL;
-        mh_status s = get_plan(c->ctx, c->g.len, masks[i], CUFFT_R2C, 0, 0, &p);
+        mh_status s = get_plan(c->ctx, c->g.len, masks[i], CUFFT_R2C, 0, &p);
         if (s != MH_OK) return s;
         if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
     }
@@ -500,7 +423,7 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
     inner_segments(c, 0, ch->segs < c->g.segs ? ch->segs : c->g.segs, &lo, &hi);
     if (hi > lo) {
         os_plan *p = NULL;
-        mh_status s = get_plan(c->ctx, c->g.len, hi - lo, CUFFT_R2C, c->g.hop, 0, &p);
+        mh_status s = get_plan(c->ctx, c->g.len, hi - lo, CUFFT_R2C, c->g.hop, &p);
         if (s != MH_OK) return s;
         if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
     }
@@ -510,8 +433,7 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
 static mh_status os_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0, 0, 0};
-    c.callbacks = strstr(os_configs[args->config], "no-callbacks") == NULL;
+    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0, 0};
     c.in_place = strstr(os_configs[args->config], "in-place") != NULL ||
                  (strstr(os_configs[args->config], "gather") == NULL && c.g.len <= IN_PLACE_MAX_LEN);
     const os_chunks ch = chunks_of(&c.g, a->batch, args->config);
