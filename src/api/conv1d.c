@@ -94,7 +94,8 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
  * valid; bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json, picture and regret in
  * docs/conv1d.md "How auto chooses"). Signals count by their total samples (batch x n):
  *   k > 4097           fft-os (fft-fused cannot hold the mask)
- *   2049 < k <= 4097   fft-fused (Stockham, L = 8192) from 2^17 samples, fft-os below
+ *   2049 < k <= 4097   fft-fused (reg8192): from 4096 samples up it ran 1.5x to 3.3x faster
+ *                      than fft-os (bench/results/...conv1d-fft-tune-reg8192.json)
  *   k <= 2049          fft-fused (reg4096) from a k that falls as the problem grows: 721
  *                      below 2^19 samples, 181 below 2^21, 91 below 2^23, 46 above;
  *                      regtile below that k (it ends up at its launch floor or the copy
@@ -111,7 +112,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *args)
     const mh_conv1d_args *a = &args->conv1d;
     const double samples = (double)a->batch * (double)a->n;
     if (a->k > 4097) return os;
-    if (a->k > 2049) return samples >= 131072.0 ? fused : os;
+    if (a->k > 2049) return fused;
     const size_t k_min = samples < 524288.0 ? 721 : samples < 2097152.0 ? 181 : samples < 8388608.0 ? 91 : 46;
     return a->k >= k_min ? fused : direct;
 }

@@ -26,6 +26,7 @@
  * or Inf input spreads over both segments of its block, never into another signal. */
 #include "common.cuh"
 #include "fft4096.cuh"
+#include "fft8192.cuh"
 
 #include <stdio.h>
 #include <string.h>
@@ -168,7 +169,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
     float2 v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = make_float2(j * 256 + t < (int)k ? m[j * 256 + t] : 0.0f, 0.0f);
-    fft4096_forward(v, s, fft4096_computed_twiddles());
+    fft4096_forward(v, s, fft4096_computed_twiddles(), t);
     float2 *out = h + (size_t)blockIdx.x * 4096;
 #pragma unroll
     for (int j = 0; j < 16; ++j) out[j * 256 + t] = make_float2(v[j].x / 4096.0f, -v[j].y / 4096.0f);
@@ -205,14 +206,14 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
             v[j].y = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
         }
     }
-    fft4096_forward(v, s, tw);
+    fft4096_forward(v, s, tw, t);
 #pragma unroll
     for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
         const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + t));
         v[j] = make_float2(p.x, -p.y);
     }
     __syncthreads(); /* the forward transform's last reads of s are done */
-    fft4096_from_digit_reversed(v, s, tw);
+    fft4096_from_digit_reversed(v, s, tw, t);
     const long long oa = s0 * g.hop, ob = oa + g.hop;
     const bool whole = has_b && ob + g.hop <= (long long)g.out_n;
 #pragma unroll
@@ -228,52 +229,175 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
     }
 }
 
+/* ---- reg8192: 8192 points in registers, two fft4096 halves (fft8192.cuh) ------------------ */
+
+enum { FUSED8192_SMEM_BYTES = (FFT8192_SMEM_FLOATS2 + FFT8192_TWIDDLE_FLOATS2) * sizeof(float2) };
+
+/* h[b] = conj(FFT(mask b zero-padded to 8192)) / 8192 in fft8192_forward's layout (half h,
+ * register j, lane u at 4096 h + 256 j + u); every block makes the twiddle table in shared
+ * memory, block 0 also writes it out for the convolution kernel. */
+static __global__ void __launch_bounds__(FFT8192_THREADS) spectrum8192_kernel(float2 *h, float2 *twiddles,
+                                                                              const float *mask, size_t k,
+                                                                              size_t mask_stride)
+{
+    extern __shared__ __align__(16) float2 s[];
+    float2 *table = s + FFT8192_SMEM_FLOATS2;
+    fft8192_fill_twiddles(table);
+    __syncthreads();
+    if (blockIdx.x == 0)
+        for (int i = threadIdx.x; i < FFT8192_TWIDDLE_FLOATS2; i += FFT8192_THREADS) twiddles[i] = table[i];
+    const fft4096_table_twiddles tw = {table};
+    const float *m = mask + (size_t)blockIdx.x * mask_stride;
+    const int half = threadIdx.x >> 8, u = threadIdx.x & 255;
+    float2 v[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        const int i = j * 256 + u;
+        v[j] = fft8192_fold(make_float2(i < (int)k ? m[i] : 0.0f, 0.0f),
+                            make_float2(i + 4096 < (int)k ? m[i + 4096] : 0.0f, 0.0f));
+    }
+    fft8192_forward(v, s, tw, table);
+    float2 *out = h + (size_t)blockIdx.x * 8192 + half * 4096;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) out[j * 256 + u] = make_float2(v[j].x / 8192.0f, -v[j].y / 8192.0f);
+}
+
+/* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused4096_kernel;
+ * MINB blocks per SM. */
+template <int MINB>
+static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel(const float *in, float *out,
+                                                                                 const float2 *__restrict__ h,
+                                                                                 const float2 *__restrict__ twiddles,
+                                                                                 fused_geometry g)
+{
+    extern __shared__ __align__(16) float2 s[];
+    float2 *table = s + FFT8192_SMEM_FLOATS2;
+    for (int i = threadIdx.x; i < FFT8192_TWIDDLE_FLOATS2; i += FFT8192_THREADS) table[i] = __ldg(twiddles + i);
+    __syncthreads();
+    const fft4096_table_twiddles tw = {table};
+    const float *x = in + blockIdx.y * g.n;
+    float *y = out + blockIdx.y * g.out_n;
+    const int half = threadIdx.x >> 8, u = threadIdx.x & 255;
+    const float2 *hb = h + blockIdx.y * g.mask_step + half * 4096;
+    const long long s0 = 2LL * blockIdx.x, start_a = s0 * g.hop - (long long)g.lpad, start_b = start_a + g.hop;
+    const bool has_b = s0 + 1 < g.segs;
+    float2 v[16];
+    if (has_b && start_a >= 0 && start_b + 8192 <= (long long)g.n) { /* most blocks: no edge */
+        const float *xa = x + start_a + u, *xb = x + start_b + u;
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+            v[j] = fft8192_fold(make_float2(__ldg(xa + j * 256), __ldg(xb + j * 256)),
+                                make_float2(__ldg(xa + 4096 + j * 256), __ldg(xb + 4096 + j * 256)));
+    } else { /* through shared memory: guarding 64 loads in registers spilled */
+        for (int t = threadIdx.x; t < 8192; t += FFT8192_THREADS) {
+            const long long pa = start_a + t, pb = start_b + t;
+            s[t] = make_float2(pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f,
+                               has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < 16; ++j) v[j] = fft8192_fold(s[j * 256 + u], s[4096 + j * 256 + u]);
+        __syncthreads(); /* fft8192_forward writes s first */
+    }
+    fft8192_forward(v, s, tw, table);
+#pragma unroll
+    for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
+        const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + u));
+        v[j] = make_float2(p.x, -p.y);
+    }
+    __syncthreads(); /* the forward transform's last reads of s are done */
+    fft8192_from_split(v, s, tw, table);
+    /* outputs i = 4096 half + 256 j + u < hop of both segments */
+    const long long first = s0 * g.hop + half * 4096 + u;
+    const long long count_a = min(g.hop, (long long)g.out_n - s0 * g.hop) - half * 4096 - u;
+    const long long count_b = has_b ? min(g.hop, (long long)g.out_n - (s0 + 1) * g.hop) - half * 4096 - u : 0;
+    float *ya = y + first, *yb = ya + g.hop;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        if (j * 256 < count_a) ya[j * 256] = v[j].x;
+        if (j * 256 < count_b) yb[j * 256] = -v[j].y;
+    }
+}
+
 /* ---- lengths, launch, registry ----------------------------------------------------------- */
 
-/* Configurations: "reg4096" (fft4096.cuh) or the Stockham FFT at L = 2048, 4096, 8192.
- * "auto" is reg4096 where the mask fits (k <= 2049), else Stockham L8192 (k <= 4097). On the
- * H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json) Stockham L4096 ran
- * 0.257 ms against 0.312 for L8192, although 8192 does 22% less FFT work per output: 4096's
- * blocks are a quarter the size (32 KB, 256 threads), more of them fit an SM. */
-static const char *const fused_configs[] = {"auto", "reg4096", "reg4096-occ3", "L2048", "L4096", "L8192", NULL};
-enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3 };
+/* Configurations: "reg4096" (fft4096.cuh), "reg8192" (fft8192.cuh), or the Stockham FFT at
+ * L = 2048, 4096, 8192. "auto" is reg4096 where the mask fits (k <= 2049), else reg8192
+ * (k <= 4097). On the H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json)
+ * Stockham L4096 ran 0.257 ms against 0.312 for L8192, although 8192 does 22% less FFT work
+ * per output: 4096's blocks are a quarter the size (32 KB, 256 threads), more of them fit an
+ * SM; reg4096 then ran 0.0958. "-occN": N blocks per SM in the launch bounds. */
+static const char *const fused_configs[] = {"auto",  "reg4096", "reg4096-occ3", "L2048",        "L4096",
+                                            "L8192", "reg8192", "reg8192-occ1", NULL};
+enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3, CONFIG_L2048, CONFIG_L4096, CONFIG_L8192, CONFIG_REG8192,
+       CONFIG_REG8192_OCC1 };
 
 static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
 
-static int uses_registers(const mh_conv1d_args *a, int config)
+/* The configuration "auto" stands for here. */
+static int resolved(const mh_conv1d_args *a, int config)
 {
-    return config == CONFIG_REG4096 || config == CONFIG_REG4096_OCC3 || (config == CONFIG_AUTO && fits(a, 12));
+    if (config != CONFIG_AUTO) return config;
+    return fits(a, 12) ? CONFIG_REG4096 : CONFIG_REG8192;
 }
 
 /* log2 of the segment length of this configuration */
 static int log2_len(const mh_conv1d_args *a, int config)
 {
-    int len = 0;
-    if (uses_registers(a, config)) return 12;
-    if (sscanf(fused_configs[config], "L%d", &len) == 1) return len == 2048 ? 11 : len == 4096 ? 12 : 13;
-    return 13;
+    switch (resolved(a, config)) {
+    case CONFIG_L2048: return 11;
+    case CONFIG_REG4096: case CONFIG_REG4096_OCC3: case CONFIG_L4096: return 12;
+    default: return 13;
+    }
 }
 
-/* REG: the reg4096 kernels (LOG2L 12, T 256, MINB blocks per SM); else the Stockham ones. */
-template <int LOG2L, int T, bool REG, int MINB = 4>
+enum fused_fft { STOCKHAM, REG4096, REG8192 };
+
+/* The kernels of one configuration: FFT kind, LOG2L, T threads, MINB blocks per SM. */
+template <fused_fft FFT, int LOG2L, int T, int MINB>
+static void fused_kernels(const void **spectrum, const void **convolve, size_t *smem)
+{
+    if constexpr (FFT == REG4096) {
+        *spectrum = (const void *)spectrum4096_kernel, *convolve = (const void *)fused4096_kernel<MINB>, *smem = 0;
+    } else if constexpr (FFT == REG8192) {
+        *spectrum = (const void *)spectrum8192_kernel, *convolve = (const void *)fused8192_kernel<MINB>;
+        *smem = FUSED8192_SMEM_BYTES;
+    } else {
+        *spectrum = (const void *)spectrum_kernel<LOG2L, T>, *convolve = (const void *)fused_kernel<LOG2L, T>;
+        *smem = ((size_t)1 << LOG2L) * sizeof(float2);
+    }
+}
+
+static mh_status launch(mh_context *ctx, const void *kernel, unsigned gx, unsigned gy, int threads, size_t smem,
+                        void **params, const char *what)
+{
+    return mh_cuda_status(ctx, cudaLaunchKernel(kernel, dim3(gx, gy), dim3(threads), params, smem, mh_stream(ctx)),
+                          what);
+}
+
+template <fused_fft FFT, int LOG2L, int T, int MINB = 1>
 static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
 {
     constexpr int L = 1 << LOG2L;
-    const size_t spectrum_bytes = (size_t)L * sizeof(float2), smem = REG ? 0 : spectrum_bytes;
+    const void *spectrum, *convolve;
+    size_t smem;
+    fused_kernels<FFT, LOG2L, T, MINB>(&spectrum, &convolve, &smem);
+    const size_t spectrum_bytes = (size_t)L * sizeof(float2);
     const size_t masks = a->mask_stride ? a->batch : 1;
     size_t per_launch = MAX_SPECTRA_BYTES / spectrum_bytes; /* signals (and spectra) per launch */
     if (per_launch > MH_MAX_GRID_YZ) per_launch = MH_MAX_GRID_YZ;
     const size_t spectra = masks < per_launch ? masks : per_launch;
     void *ws;
-    /* the twiddle table first: L float2 for Stockham, FFT4096_TWIDDLE_FLOATS2 for reg4096 */
-    const size_t table = REG ? FFT4096_TWIDDLE_FLOATS2 : L;
+    /* the twiddle table first */
+    const size_t table = FFT == REG4096 ? FFT4096_TWIDDLE_FLOATS2 : FFT == REG8192 ? FFT8192_TWIDDLE_FLOATS2 : L;
     MH_TRY(mh_workspace(ctx, spectrum_bytes * spectra + table * sizeof(float2), &ws));
     float2 *tw = (float2 *)ws, *h = tw + table;
-    const cudaStream_t st = mh_stream(ctx);
-    if constexpr (!REG) {
-        MH_CUDA_TRY(ctx, mh_allow_smem((const void *)spectrum_kernel<LOG2L, T>));
-        MH_CUDA_TRY(ctx, mh_allow_smem((const void *)fused_kernel<LOG2L, T>));
-        twiddle_kernel<<<L / 256, 256, 0, st>>>(tw, L);
+    if (smem > 48 * 1024) {
+        MH_CUDA_TRY(ctx, mh_allow_smem(spectrum));
+        MH_CUDA_TRY(ctx, mh_allow_smem(convolve));
+    }
+    if constexpr (FFT == STOCKHAM) {
+        twiddle_kernel<<<L / 256, 256, 0, mh_stream(ctx)>>>(tw, L);
         MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused twiddle_kernel"));
     }
     fused_geometry g;
@@ -281,20 +405,19 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     g.hop = L - (long long)a->k + 1;
     g.segs = ((long long)a->out_n + g.hop - 1) / g.hop;
     const unsigned pairs = (unsigned)((g.segs + 1) / 2);
+    size_t k = a->k, mask_stride = a->mask_stride;
     for (size_t b0 = 0; b0 < a->batch; b0 += per_launch) {
         const size_t count = a->batch - b0 < per_launch ? a->batch - b0 : per_launch;
         const float *in = a->in + b0 * a->n, *mask = a->mask + b0 * a->mask_stride;
         float *out = a->out + b0 * a->out_n;
-        const dim3 grid(pairs, (unsigned)count);
         if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
             const unsigned blocks = (unsigned)(a->mask_stride ? count : 1);
-            if constexpr (REG) spectrum4096_kernel<<<blocks, T, 0, st>>>(h, tw, mask, a->k, a->mask_stride);
-            else spectrum_kernel<LOG2L, T><<<blocks, T, smem, st>>>(h, mask, a->k, a->mask_stride, tw);
-            MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused spectrum kernel"));
+            void *reg_args[] = {&h, &tw, &mask, &k, &mask_stride}, *stockham_args[] = {&h, &mask, &k, &mask_stride, &tw};
+            MH_TRY(launch(ctx, spectrum, blocks, 1, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
+                          "fft-fused spectrum kernel"));
         }
-        if constexpr (REG) fused4096_kernel<MINB><<<grid, T, 0, st>>>(in, out, h, tw, g);
-        else fused_kernel<LOG2L, T><<<grid, T, smem, st>>>(in, out, h, tw, g);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused kernel"));
+        void *args[] = {&in, &out, &h, &tw, &g};
+        MH_TRY(launch(ctx, convolve, pairs, (unsigned)count, T, smem, args, "fft-fused kernel"));
     }
     return MH_OK;
 }
@@ -302,12 +425,14 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
 static mh_status fused_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    if (args->config == CONFIG_REG4096_OCC3) return fused_launch<12, FFT4096_THREADS, true, 3>(ctx, a);
-    if (uses_registers(a, args->config)) return fused_launch<12, FFT4096_THREADS, true, 4>(ctx, a);
-    switch (log2_len(a, args->config)) {
-    case 11: return fused_launch<11, 128, false>(ctx, a);
-    case 12: return fused_launch<12, 256, false>(ctx, a);
-    default: return fused_launch<13, 1024, false>(ctx, a);
+    switch (resolved(a, args->config)) {
+    case CONFIG_REG4096: return fused_launch<REG4096, 12, FFT4096_THREADS, 4>(ctx, a);
+    case CONFIG_REG4096_OCC3: return fused_launch<REG4096, 12, FFT4096_THREADS, 3>(ctx, a);
+    case CONFIG_REG8192: return fused_launch<REG8192, 13, FFT8192_THREADS, 2>(ctx, a);
+    case CONFIG_REG8192_OCC1: return fused_launch<REG8192, 13, FFT8192_THREADS, 1>(ctx, a);
+    case CONFIG_L2048: return fused_launch<STOCKHAM, 11, 128>(ctx, a);
+    case CONFIG_L4096: return fused_launch<STOCKHAM, 12, 256>(ctx, a);
+    default: return fused_launch<STOCKHAM, 13, 1024>(ctx, a);
     }
 }
 

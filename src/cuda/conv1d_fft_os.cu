@@ -16,6 +16,9 @@
  *   multiply  by conj(mask spectrum) / L
  *   C2R       batched, back into the real buffer
  *   compact   the first hop values of each segment into out
+ * With one mask for all and many segments (use_pairs), two segments share one complex
+ * transform instead: gather pairs, C2C forward in place, multiply over all L bins, C2C
+ * inverse in place, compact real and imaginary parts.
  * The masks' spectra are made in the same call (gather + R2C of the zero-padded masks).
  *
  * Bounded workspace: segments run in chunks of at most MAX_CHUNK_BYTES of buffers (a few
@@ -44,6 +47,16 @@ enum { PLAN_CACHE = 16 };
  * n = 16M, k = 2047 (L = 16384) 0.414 against 0.384 and k = 65535 (L = 2^19) 0.671 against
  * 0.629: cuFFT's kernels for a strided input are slower than its default layout's there. */
 static const long long IN_PLACE_MAX_LEN = 2048;
+/* Two real segments per complex transform (z = x_a + i x_b; the mask is real, so the
+ * correlation of z is y_a + i y_b), one mask for all only: C2C in place instead of R2C into
+ * a spectrum buffer and C2R back, the product over all L bins. On the H100
+ * (bench/results/...conv1d-fft-tune-reg8192.json) n = 16M, k = 65535 ran 0.513 ms against
+ * 0.627, k = 2047 (1170 segments of 16384) 0.362 against 0.386, 64 x 1M, k = 4095 1.53
+ * against 1.62; but with few segments cuFFT's single-kernel C2C sizes (L <= 16384) have too
+ * few transforms to fill the GPU: 1M, k = 2047 (70 segments) 0.058 against 0.047. Where
+ * L <= IN_PLACE_MAX_LEN reading in place wins (64M, k = 31: 1.09 against 1.13 in pairs). */
+static const long long PAIRS_ALWAYS_LEN = 16384;
+static const double PAIRS_MIN_SEGMENTS = 512;
 static const size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
 static const long long MIN_LEN = 1024, MAX_LEN = 1LL << 28;
 
@@ -153,13 +166,57 @@ static __global__ void gather_kernel(float *seg, const float *in, os_geometry g,
     }
 }
 
-/* seg[i][t] = mask i (of masks from `first`), zero-padded to len. */
-static __global__ void mask_gather_kernel(float *seg, const float *mask, size_t k, size_t mask_stride, long long len)
+/* seg[i][t] = mask i (of masks from `first`), zero-padded to len; as complex numbers with
+ * zero imaginary parts where T is float2. */
+template <typename T>
+static __global__ void mask_gather_kernel(T *seg, const float *mask, size_t k, size_t mask_stride, long long len)
 {
     const float *m = mask + (size_t)blockIdx.y * mask_stride;
-    float *dst = seg + (size_t)blockIdx.y * (size_t)len;
-    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < len; t += (long long)gridDim.x * blockDim.x)
-        dst[t] = t < (long long)k ? __ldg(m + t) : 0.0f;
+    float *dst = (float *)(seg + (size_t)blockIdx.y * (size_t)len);
+    constexpr int step = sizeof(T) / sizeof(float);
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < len; t += (long long)gridDim.x * blockDim.x) {
+        dst[t * step] = t < (long long)k ? __ldg(m + t) : 0.0f;
+        if (step == 2) dst[t * step + 1] = 0.0f;
+    }
+}
+
+/* Pairs: z[p][t] = seg a [t] + i seg b [t] for segments a = first + 2 p, b = a + 1 (zero
+ * when b is past the chunk's count), as gather_kernel reads them. */
+static __global__ void gather_pairs_kernel(float2 *z, const float *in, os_geometry g, long long first,
+                                           long long count)
+{
+    const long long p = blockIdx.y;
+    float2 *dst = z + (size_t)p * (size_t)g.len;
+    const float *x[2];
+    long long start[2];
+    for (int q = 0; q < 2; ++q) {
+        const long long gs = first + 2 * p + q, b = gs / g.segs, s = gs % g.segs;
+        x[q] = 2 * p + q < count ? in + (size_t)b * g.n : NULL;
+        start[q] = s * g.hop - (long long)g.lpad;
+    }
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < g.len; t += (long long)gridDim.x * blockDim.x) {
+        float v[2];
+        for (int q = 0; q < 2; ++q) {
+            const long long i = start[q] + t;
+            v[q] = x[q] && i >= 0 && i < (long long)g.n ? __ldg(x[q] + i) : 0.0f;
+        }
+        dst[t] = make_float2(v[0], v[1]);
+    }
+}
+
+/* Pairs: out of segment first + 2 p is Re z[p][i], of the next one Im z[p][i], i < hop. */
+static __global__ void compact_pairs_kernel(float *out, const float2 *z, os_geometry g, long long first,
+                                            long long count)
+{
+    const long long p = blockIdx.y;
+    const float2 *src = z + (size_t)p * (size_t)g.len;
+    for (int q = 0; q < 2 && 2 * p + q < count; ++q) {
+        const long long gs = first + 2 * p + q, b = gs / g.segs, s = gs % g.segs;
+        const long long o0 = s * g.hop, n = min(g.hop, (long long)g.out_n - o0);
+        float *dst = out + (size_t)b * g.out_n + o0;
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+            dst[i] = q ? src[i].y : src[i].x;
+    }
 }
 
 /* spec[c][f] *= conj(mspec[mask of c][f]) / L: correlation, not convolution. */
@@ -197,8 +254,11 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
  * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
  * chunk at 3 segments: the tests' way through every chunking path on small problems.
  * In-place reading (below): "auto" where L <= IN_PLACE_MAX_LEN, "auto-in-place" at every L,
- * "auto-gather" never. */
-static const char *const os_configs[] = {"auto", "x4", "x2", "x8", "x16", "x2-chunk3", "auto-gather", "auto-in-place", NULL};
+ * "auto-gather" never. Pairs (use_pairs): "-pairs" always where there is one mask,
+ * "auto-gather" and "auto-in-place" never. */
+static const char *const os_configs[] = {"auto",          "x4",         "x2",        "x8",
+                                         "x16",           "x2-chunk3",  "auto-gather",
+                                         "auto-in-place", "auto-pairs", "x2-chunk3-pairs", NULL};
 static long long chunk_cap_of(int config)
 {
     const char *c = strstr(os_configs[config], "-chunk");
@@ -279,6 +339,15 @@ static unsigned blocks_for(long long items) { return (unsigned)((items + 255) / 
 
 static size_t up256(size_t b) { return (b + 255) / 256 * 256; }
 
+static int use_pairs(const mh_conv1d_args *a, const os_geometry *g, int config)
+{
+    const char *name = os_configs[config];
+    if (a->mask_stride) return 0;
+    if (strstr(name, "pairs")) return 1;
+    if (strstr(name, "gather") || strstr(name, "in-place") || g->len <= IN_PLACE_MAX_LEN) return 0;
+    return g->len > PAIRS_ALWAYS_LEN || (double)g->segs * (double)a->batch >= PAIRS_MIN_SEGMENTS;
+}
+
 /* ---- the call ---------------------------------------------------------------------------- */
 
 typedef struct os_call {
@@ -290,16 +359,20 @@ typedef struct os_call {
     void *work;
     size_t work_capacity; /* bytes at work: a plan needing more is not used */
     int in_place;         /* read a signal's inner segments in place */
+    int pairs;            /* two segments per complex transform (one mask for all only) */
 } os_call;
 
-static mh_status exec(os_call *c, os_plan *p, void *in, void *out)
+/* dir: CUFFT_FORWARD or CUFFT_INVERSE, for C2C plans */
+static mh_status exec(os_call *c, os_plan *p, void *in, void *out, int dir = CUFFT_FORWARD)
 {
     cufftResult r = cufftSetStream(p->handle, mh_stream(c->ctx));
     if (r == CUFFT_SUCCESS) r = cufftSetWorkArea(p->handle, c->work);
-    if (r == CUFFT_SUCCESS)
-        r = p->type == CUFFT_R2C ? cufftExecR2C(p->handle, (cufftReal *)in, (cufftComplex *)out)
-                                 : cufftExecC2R(p->handle, (cufftComplex *)in, (cufftReal *)out);
-    return r == CUFFT_SUCCESS ? MH_OK : fft_fail(c->ctx, r, p->type == CUFFT_R2C ? "R2C" : "C2R");
+    if (r == CUFFT_SUCCESS) {
+        if (p->type == CUFFT_R2C) r = cufftExecR2C(p->handle, (cufftReal *)in, (cufftComplex *)out);
+        else if (p->type == CUFFT_C2R) r = cufftExecC2R(p->handle, (cufftComplex *)in, (cufftReal *)out);
+        else r = cufftExecC2C(p->handle, (cufftComplex *)in, (cufftComplex *)out, dir);
+    }
+    return r == CUFFT_SUCCESS ? MH_OK : fft_fail(c->ctx, r, p->type == CUFFT_R2C ? "R2C" : p->type == CUFFT_C2R ? "C2R" : "C2C");
 }
 
 /* Spectra of masks first_mask .. first_mask + count - 1 into mspec[0 .. count - 1]. */
@@ -307,10 +380,14 @@ static mh_status mask_spectra(os_call *c, long long first_mask, long long count)
 {
     const mh_conv1d_args *a = c->a;
     os_plan *p = NULL;
-    mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_R2C, 0, &p);
+    mh_status s = get_plan(c->ctx, c->g.len, count, c->pairs ? CUFFT_C2C : CUFFT_R2C, 0, &p);
     if (s != MH_OK) return s;
-    mask_gather_kernel<<<dim3(blocks_for(c->g.len), (unsigned)count), 256, 0, mh_stream(c->ctx)>>>(
-        c->seg, a->mask + (size_t)first_mask * a->mask_stride, a->k, a->mask_stride, c->g.len);
+    const dim3 grid(blocks_for(c->g.len), (unsigned)count);
+    const float *mask = a->mask + (size_t)first_mask * a->mask_stride;
+    if (c->pairs)
+        mask_gather_kernel<<<grid, 256, 0, mh_stream(c->ctx)>>>((float2 *)c->seg, mask, a->k, a->mask_stride, c->g.len);
+    else
+        mask_gather_kernel<<<grid, 256, 0, mh_stream(c->ctx)>>>(c->seg, mask, a->k, a->mask_stride, c->g.len);
     if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os mask_gather_kernel")) != MH_OK) return s;
     return exec(c, p, c->seg, c->mspec);
 }
@@ -378,9 +455,33 @@ static mh_status forward_segments(os_call *c, long long first, long long count)
     return MH_OK;
 }
 
+/* Pairs: the same passes as run_chunk on (count + 1) / 2 complex transforms of length L, in
+ * place in c->seg; the product with the whole spectrum of the one real mask. */
+static mh_status run_chunk_pairs(os_call *c, long long first, long long count)
+{
+    const cudaStream_t st = mh_stream(c->ctx);
+    const long long pairs = (count + 1) / 2;
+    float2 *z = (float2 *)c->seg;
+    os_plan *p = NULL;
+    mh_status s = get_plan(c->ctx, c->g.len, pairs, CUFFT_C2C, 0, &p);
+    if (s != MH_OK) return s;
+    gather_pairs_kernel<<<dim3(blocks_for(c->g.len), (unsigned)pairs), 256, 0, st>>>(z, c->a->in, c->g, first, count);
+    if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os gather_pairs_kernel")) != MH_OK) return s;
+    if ((s = exec(c, p, z, z, CUFFT_FORWARD)) != MH_OK) return s;
+    os_geometry whole = c->g; /* every one of the L bins */
+    whole.bins = (size_t)c->g.len;
+    multiply_kernel<<<dim3(blocks_for(c->g.len), (unsigned)pairs), 256, 0, st>>>(z, c->mspec, whole, 0, 0, 0,
+                                                                              1.0f / (float)c->g.len);
+    if ((s = MH_LAUNCH_CHECK(c->ctx, "fft-os multiply_kernel")) != MH_OK) return s;
+    if ((s = exec(c, p, z, z, CUFFT_INVERSE)) != MH_OK) return s;
+    compact_pairs_kernel<<<dim3(blocks_for(c->g.hop), (unsigned)pairs), 256, 0, st>>>(c->a->out, z, c->g, first, count);
+    return MH_LAUNCH_CHECK(c->ctx, "fft-os compact_pairs_kernel");
+}
+
 /* Segments first .. first + count - 1 of the whole batch, with masks from mask_base. */
 static mh_status run_chunk(os_call *c, long long first, long long count, long long mask_base)
 {
+    if (c->pairs) return run_chunk_pairs(c, first, count);
     const cudaStream_t st = mh_stream(c->ctx);
     os_plan *inv = NULL;
     mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_C2R, 0, &inv);
@@ -409,13 +510,14 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
     for (int i = 0; i < 2; ++i)
         for (int d = 0; d < 2 && counts[i]; ++d) {
             os_plan *p = NULL;
-            mh_status s = get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, 0, &p);
+            mh_status s = c->pairs ? get_plan(c->ctx, c->g.len, (counts[i] + 1) / 2, CUFFT_C2C, 0, &p)
+                                   : get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, 0, &p);
             if (s != MH_OK) return s;
             if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
         }
     for (int i = 0; i < 2 && masks[i]; ++i) {
         os_plan *p = NULL;
-        mh_status s = get_plan(c->ctx, c->g.len, masks[i], CUFFT_R2C, 0, &p);
+        mh_status s = get_plan(c->ctx, c->g.len, masks[i], c->pairs ? CUFFT_C2C : CUFFT_R2C, 0, &p);
         if (s != MH_OK) return s;
         if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
     }
@@ -433,18 +535,20 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
 static mh_status os_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0, 0};
-    c.in_place = strstr(os_configs[args->config], "in-place") != NULL ||
-                 (strstr(os_configs[args->config], "gather") == NULL && c.g.len <= IN_PLACE_MAX_LEN);
+    os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0, 0, 0};
+    c.pairs = use_pairs(a, &c.g, args->config);
+    c.in_place = !c.pairs && (strstr(os_configs[args->config], "in-place") != NULL ||
+                              (strstr(os_configs[args->config], "gather") == NULL && c.g.len <= IN_PLACE_MAX_LEN));
     const os_chunks ch = chunks_of(&c.g, a->batch, args->config);
     size_t work_bytes;
     mh_status s = plan_all(&c, &ch, &work_bytes);
     if (s != MH_OK) return s;
     const long long seg_cap = ch.segs;
     const long long mask_cap = a->mask_stride ? ch.signals : 1;
-    const size_t seg_bytes = up256((size_t)seg_cap * (size_t)c.g.len * sizeof(float));
-    const size_t spec_bytes = up256((size_t)seg_cap * c.g.bins * sizeof(float2));
-    const size_t mspec_bytes = up256((size_t)mask_cap * c.g.bins * sizeof(float2));
+    /* pairs: (seg_cap + 1) / 2 complex rows of L, transformed in place; the mask's L bins */
+    const size_t seg_bytes = up256((size_t)(c.pairs ? seg_cap + 1 : seg_cap) * (size_t)c.g.len * sizeof(float));
+    const size_t spec_bytes = c.pairs ? 0 : up256((size_t)seg_cap * c.g.bins * sizeof(float2));
+    const size_t mspec_bytes = up256((size_t)mask_cap * (c.pairs ? (size_t)c.g.len : c.g.bins) * sizeof(float2));
     void *ws;
     if ((s = mh_workspace(ctx, seg_bytes + spec_bytes + mspec_bytes + work_bytes, &ws)) != MH_OK) return s;
     c.seg = (float *)ws;

@@ -147,13 +147,14 @@ static __device__ void fft4096_fill_twiddles(float2 *table)
     }
 }
 
-/* Registers x[256 j + t] -> X[(t >> 4) + 16 (t & 15) + 256 j], every thread of the block.
+/* Registers x[256 j + t] -> X[(t >> 4) + 16 (t & 15) + 256 j], t in 0..255 (threadIdx.x for
+ * a block of 256; fft8192.cuh runs two of these side by side), every thread of the block.
  * It writes s first and reads it last: a caller syncs before it when s was in use, and
  * after it before writing s again. */
 template <class Twiddles>
-static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *s, const Twiddles &tw)
+static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *s, const Twiddles &tw, int t)
 {
-    const int t = threadIdx.x, hi = t >> 4, lo = t & 15;
+    const int hi = t >> 4, lo = t & 15;
     fft_dft16(v); /* over n2 -> k0 */
     tw.outer(v, t);
 #pragma unroll
@@ -175,9 +176,10 @@ static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *
 /* The forward DFT of a vector held as fft4096_forward leaves its output; the result in
  * natural order, x[256 j + t] in register j. Same shared-memory contract. */
 template <class Twiddles>
-static __device__ __forceinline__ void fft4096_from_digit_reversed(float2 (&v)[16], float2 *s, const Twiddles &tw)
+static __device__ __forceinline__ void fft4096_from_digit_reversed(float2 (&v)[16], float2 *s, const Twiddles &tw,
+                                                                   int t)
 {
-    const int t = threadIdx.x, hi = t >> 4, lo = t & 15;
+    const int hi = t >> 4, lo = t & 15;
     fft_dft16(v);
 #pragma unroll
     for (int j = 0; j < 16; ++j) s[t * 17 + j] = v[j];
