@@ -22,7 +22,9 @@
  * radix-16 passes with two shared-memory exchanges per transform (fft4096.cuh), the product
  * with H taken in the forward transform's digit-reversed order, and the inverse reading that
  * order directly. Per block it moves 256 KB through shared memory where the Stockham L4096
- * moves 768 KB plus 96 KB of twiddle loads. As with any FFT method a NaN
+ * moves 768 KB plus 96 KB of twiddle loads. "reg8192" (the default where 2049 < k <= 4097)
+ * runs two of those transforms side by side in a block of 512 threads, joined by a radix-2
+ * step (fft8192.cuh). As with any FFT method a NaN
  * or Inf input spreads over both segments of its block, never into another signal. */
 #include "common.cuh"
 #include "fft4096.cuh"
@@ -281,6 +283,11 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
     const float2 *hb = h + blockIdx.y * g.mask_step + half * 4096;
     const long long s0 = 2LL * blockIdx.x, start_a = s0 * g.hop - (long long)g.lpad, start_b = start_a + g.hop;
     const bool has_b = s0 + 1 < g.segs;
+    /* Every thread loads both x[m] and x[m + 4096] of both segments itself: 64 loads a
+     * thread, the load queue throttling (ncu at n = 16M, k = 2047: lg_throttle 15% of stalls,
+     * issue active 53%). Staging the input through shared memory to load each float once
+     * moved the stall to mio_throttle (16%) and ran 6% slower at 64 x 1M, k = 4095 (0.495
+     * against 0.466 ms; bench/results/...conv1d-fft-tune-reg8192-staged.json). */
     float2 v[16];
     if (has_b && start_a >= 0 && start_b + 8192 <= (long long)g.n) { /* most blocks: no edge */
         const float *xa = x + start_a + u, *xb = x + start_b + u;
@@ -326,7 +333,10 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
  * (k <= 4097). On the H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json)
  * Stockham L4096 ran 0.257 ms against 0.312 for L8192, although 8192 does 22% less FFT work
  * per output: 4096's blocks are a quarter the size (32 KB, 256 threads), more of them fit an
- * SM; reg4096 then ran 0.0958. "-occN": N blocks per SM in the launch bounds. */
+ * SM; reg4096 then ran 0.0958, and reg8192 0.110 (fewer instructions per output, but the
+ * load queue throttles and 16M / 12292 outputs per block leave a last wave 17% full:
+ * docs/conv1d.md), so reg8192 only where reg4096 cannot hold the mask. "-occN": N blocks per
+ * SM in the launch bounds. */
 static const char *const fused_configs[] = {"auto",  "reg4096", "reg4096-occ3", "L2048",        "L4096",
                                             "L8192", "reg8192", "reg8192-occ1", NULL};
 enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3, CONFIG_L2048, CONFIG_L4096, CONFIG_L8192, CONFIG_REG8192,
@@ -455,7 +465,7 @@ static int fused_supports(const mh_context *, const mh_args *args, char *why, si
 
 static const mh_row rows[] = {
     {{"conv1d/fft-fused", MH_OP_CONV1D, MH_BACKEND_CUDA, 13, "global+shared", "ours",
-      "overlap-save with the FFT on chip: two segments per complex FFT (4096 points in registers, or Stockham in shared memory to 8192), k <= 4097"},
+      "overlap-save with the FFT on chip: two segments per complex FFT (4096 or 8192 points in registers), k <= 4097"},
      fused_supports, fused_run, fused_configs, 1},
 };
 

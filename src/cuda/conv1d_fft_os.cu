@@ -53,7 +53,8 @@ static const long long IN_PLACE_MAX_LEN = 2048;
  * (bench/results/...conv1d-fft-tune-reg8192.json) n = 16M, k = 65535 ran 0.513 ms against
  * 0.627, k = 2047 (1170 segments of 16384) 0.362 against 0.386, 64 x 1M, k = 4095 1.53
  * against 1.62; but with few segments cuFFT's single-kernel C2C sizes (L <= 16384) have too
- * few transforms to fill the GPU: 1M, k = 2047 (70 segments) 0.058 against 0.047. Where
+ * few transforms to fill the GPU: 1M, k = 2047 (70 segments) 0.058 against 0.047; and a lone
+ * segment wastes half a transform: 1M, k = 65535 (one of 2^20) 0.128 against 0.103. Where
  * L <= IN_PLACE_MAX_LEN reading in place wins (64M, k = 31: 1.09 against 1.13 in pairs). */
 static const long long PAIRS_ALWAYS_LEN = 16384;
 static const double PAIRS_MIN_SEGMENTS = 512;
@@ -345,7 +346,8 @@ static int use_pairs(const mh_conv1d_args *a, const os_geometry *g, int config)
     if (a->mask_stride) return 0;
     if (strstr(name, "pairs")) return 1;
     if (strstr(name, "gather") || strstr(name, "in-place") || g->len <= IN_PLACE_MAX_LEN) return 0;
-    return g->len > PAIRS_ALWAYS_LEN || (double)g->segs * (double)a->batch >= PAIRS_MIN_SEGMENTS;
+    const double segments = (double)g->segs * (double)a->batch;
+    return segments >= 2 && (g->len > PAIRS_ALWAYS_LEN || segments >= PAIRS_MIN_SEGMENTS);
 }
 
 /* ---- the call ---------------------------------------------------------------------------- */

@@ -10,9 +10,8 @@
  *   forward (decimation in frequency): half 0 takes a_m = x[m] + x[m + 4096], half 1
  *   b_m = (x[m] - x[m + 4096]) w^m, w = exp(-2 pi i / 8192); then X[2 f] = FFT4096(a)[f] and
  *   X[2 f + 1] = FFT4096(b)[f]: each half runs fft4096_forward and keeps its 4096 outputs
- *   in that function's digit-reversed order. Every thread reads both x[m] and x[m + 4096]
- *   itself (from global memory, the pair's partner thread reading the same lines), so the
- *   step costs no exchange.
+ *   in that function's digit-reversed order. The caller hands each thread x[m] and
+ *   x[m + 4096] (fused8192_kernel loads both from global memory: no exchange).
  *   from_split (the forward DFT of a vector held in that layout, natural order out):
  *   P = DFT4096 of the even-indexed half, Q of the odd one (fft4096_from_digit_reversed in
  *   each half), then y[m] = P[m] + w^m Q[m] and y[m + 4096] = P[m] - w^m Q[m]: one
