@@ -131,6 +131,11 @@ typedef struct mh_variant_info {
  * picks it and the benchmark reports its wrong results without failing. */
 int mh_variant_is_demonstration(const mh_variant_info *info);
 
+/* 1 for a variant that computes in reduced precision on purpose (matmul/tf32 and
+ * matmul/cublas-tf32: TF32 products, ~1e-3 relative errors): auto never picks it; the tests
+ * and the benchmark judge it against the TF32 bound (docs/matmul.md), not the FP32 one. */
+int mh_variant_is_reduced_precision(const mh_variant_info *info);
+
 size_t mh_variant_count(mh_op op);
 const mh_variant_info *mh_variant(mh_op op, size_t index); /* NULL past the end */
 /* Looks up "conv1d/smem"; NULL when no variant has that name. */

@@ -71,11 +71,17 @@ void bench_sampled_free(bench_sampled *s)
 int bench_sampled_compare(bench_sampled *s, const float *out, size_t outputs, size_t terms, mh_error_stats *st,
                           size_t *unwritten)
 {
+    return bench_sampled_compare_rtol(s, out, outputs, mh_sum_rtol(terms), st, unwritten);
+}
+
+int bench_sampled_compare_rtol(bench_sampled *s, const float *out, size_t outputs, double rtol, mh_error_stats *st,
+                               size_t *unwritten)
+{
     size_t nan = 0;
     for (size_t i = 0; i < outputs; ++i) nan += isnan(out[i]);
     *unwritten = nan;
     for (size_t i = 0; i < s->count; ++i) s->got[i] = out[s->at[i]];
-    return mh_compare(s->got, s->ref, s->mag, s->count, mh_sum_rtol(terms), st);
+    return mh_compare(s->got, s->ref, s->mag, s->count, rtol, st);
 }
 
 void bench_poison(mh_context *ctx, float *host, float *dev, size_t count)
@@ -313,6 +319,7 @@ static bench_row *bench_one(bench_state *b, const bench_driver *d, bench_workloa
         print_row(r);
         return r;
     }
+    w->reduced = mh_variant_is_reduced_precision(v);
     if (!d->check(w, ctx, &st, r->note, sizeof r->note)) {
         r->rel_l2 = st.rel_l2;
         r->max_abs = st.max_abs;

@@ -31,6 +31,7 @@ typedef struct bench_workload {
     char desc[192];      /* "n=16777216 k=2047 pad=valid" */
     double flops, bytes; /* the op's work: flops done, fewest bytes moved */
     void *state;         /* the driver's */
+    int reduced;         /* the row being checked is reduced precision (TF32): its bound is wider */
 } bench_workload;
 
 typedef struct bench_driver {
@@ -80,6 +81,9 @@ void bench_sampled_free(bench_sampled *s);
  * with the bound for sums of `terms` products; 1 when they all pass. */
 int bench_sampled_compare(bench_sampled *s, const float *out, size_t outputs, size_t terms, mh_error_stats *st,
                           size_t *unwritten);
+/* The same with the bound's relative tolerance given (mh_tf32_rtol for a TF32 row). */
+int bench_sampled_compare_rtol(bench_sampled *s, const float *out, size_t outputs, double rtol, mh_error_stats *st,
+                               size_t *unwritten);
 
 /* count outputs set to NaN: the host array on a CPU context, the device one on a GPU. */
 void bench_poison(mh_context *ctx, float *host, float *dev, size_t count);

@@ -52,6 +52,13 @@ mh_status mh_context_create(mh_context **ctx, int device)
         cudaGetLastError();
         c->sm_count = 0; /* mh_resident_blocks falls back to a default */
     }
+    int major = 0, minor = 0;
+    if (device != MH_CPU && (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+                             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)) {
+        cudaGetLastError();
+        major = minor = 0; /* rows that need a capability refuse with the reason */
+    }
+    c->cc = 10 * major + minor;
     *ctx = c;
     return MH_OK;
 }

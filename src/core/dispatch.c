@@ -35,7 +35,8 @@ static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *a
     int skipping = after != NULL;
     for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
         const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
-        if (!row || mh_variant_is_demonstration(&row->info)) continue; /* a race shown on purpose is never auto's */
+        /* a race shown on purpose, or a reduced-precision row, is never auto's */
+        if (!row || mh_variant_is_demonstration(&row->info) || mh_variant_is_reduced_precision(&row->info)) continue;
         if (skipping) {
             skipping = row != after;
             continue;

@@ -41,6 +41,7 @@ struct mh_context {
     void *workspace; /* device scratch, grown on demand, reused between calls */
     size_t workspace_bytes;
     int sm_count;    /* the device's SMs, read once at creation (0 on the CPU) */
+    int cc;          /* compute capability, 10 major + minor (90 on the H100; 0 on the CPU) */
     mh_slot slots[MH_SLOT_COUNT];
     char error[1024];
 };
@@ -305,6 +306,7 @@ size_t mh_coalescing_span(size_t n, mh_access_pattern pattern, int param);
 const mh_row *mh_matmul_cpu_rows(size_t *count);
 const mh_row *mh_matmul_cuda_rows(size_t *count);
 const mh_row *mh_matmul_regtile_rows(size_t *count);
+const mh_row *mh_matmul_tensor_rows(size_t *count);
 const mh_row *mh_matmul_cublas_rows(size_t *count);
 
 mh_status mh_matmul_args_init(mh_context *ctx, mh_args *a, const float *ma, const float *mb, float *mc, size_t m,

@@ -56,6 +56,16 @@ int mh_variant_is_demonstration(const mh_variant_info *info)
     return 0;
 }
 
+/* The rows that compute in reduced precision on purpose: TF32 products keep 10 mantissa bits. */
+static const char *const reduced_precision[] = {"matmul/tf32", "matmul/cublas-tf32"};
+
+int mh_variant_is_reduced_precision(const mh_variant_info *info)
+{
+    for (size_t i = 0; info && i < sizeof reduced_precision / sizeof reduced_precision[0]; ++i)
+        if (!strcmp(info->name, reduced_precision[i])) return 1;
+    return 0;
+}
+
 size_t mh_variant_count(mh_op op) { return mh_row_count(op); }
 
 const mh_variant_info *mh_variant(mh_op op, size_t index)

@@ -5,6 +5,8 @@
 
 double mh_sum_rtol(size_t terms) { return 1e-5 * (1.0 + log2((double)(terms ? terms : 1))); }
 
+double mh_tf32_rtol(size_t terms) { return 1.0 / 1024.0 + mh_sum_rtol(terms); }
+
 /* A sum of n floats is right when it is within mh_sum_rtol(n) of the sum of |x| (mh_compare's
  * per-element bound). mh_compare's relative L2 test is left out on purpose: with cancellation the
  * error relative to |sum| means nothing (2^28 values in [-1, 1] sum to ~1e4, and any float

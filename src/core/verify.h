@@ -27,6 +27,8 @@ int mh_compare(const float *out, const double *ref, const double *mag, size_t co
 /* The rtol for a sum of `terms` float products: 1e-5 (1 + log2 terms), about 100x what
  * float rounding gives in practice, far under what a dropped or doubled term gives. */
 double mh_sum_rtol(size_t terms);
+/* The same for products of TF32-rounded operands (unit roundoff 2^-11 each): 2^-10 more. */
+double mh_tf32_rtol(size_t terms);
 
 /* A sum of n floats against its double reference ref, mag = sum of |x|: passes (1) when within
  * mh_sum_rtol(n) of mag; the error relative to |ref| is not asked (cancellation). */

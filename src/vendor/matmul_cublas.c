@@ -30,9 +30,61 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
                                        : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasSgemm: %s", cublasGetStatusString(st));
 }
 
+/* cublasGemmEx with a compute type: FAST_TF32 (TF32 products, reduced precision) or
+ * EMULATED_16BFX9 (FP32 emulated with three BF16 products, the strategy set to EAGER so that
+ * cuBLAS emulates wherever it can, and put back after). */
+static mh_status gemm_ex(mh_context *ctx, const mh_args *x, cublasComputeType_t type, const char *what)
+{
+    const mh_matmul_args *a = &x->matmul;
+    void *handle = NULL;
+    mh_status s = mh_cublas_handle(ctx, &handle);
+    if (s != MH_OK) return s;
+    cublasHandle_t h = (cublasHandle_t)handle;
+    const int emulated = type == CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
+    cublasStatus_t st = emulated ? cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_EAGER) : CUBLAS_STATUS_SUCCESS;
+    const float one = 1.0f, zero = 0.0f;
+    const int m = (int)a->m, k = (int)a->k, n = (int)a->n;
+    if (st == CUBLAS_STATUS_SUCCESS)
+        st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, CUDA_R_32F, n, a->a, CUDA_R_32F, k, &zero,
+                          a->c, CUDA_R_32F, n, type, CUBLAS_GEMM_DEFAULT);
+    if (emulated) cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_DEFAULT);
+    if (st == CUBLAS_STATUS_NOT_SUPPORTED)
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "cuBLAS cublasGemmEx (%s) is not supported on this device: %s", what,
+                       cublasGetStatusString(st));
+    return st == CUBLAS_STATUS_SUCCESS ? MH_OK
+                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasGemmEx (%s): %s", what, cublasGetStatusString(st));
+}
+
+static mh_status cublas_tf32_run(mh_context *ctx, const mh_args *x)
+{
+    return gemm_ex(ctx, x, CUBLAS_COMPUTE_32F_FAST_TF32, "CUBLAS_COMPUTE_32F_FAST_TF32");
+}
+
+/* cuBLAS documents the BF16x9 emulation for Blackwell; on the H100 (CUDA 13.0) ... */
+static int cublas_bf16x9_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    if (ctx->cc < 100) {
+        snprintf(why, len, "cuBLAS's BF16x9 FP32 emulation needs compute capability 10.0 or later (this device: %d.%d)",
+                 ctx->cc / 10, ctx->cc % 10);
+        return 0;
+    }
+    return cublas_supports(ctx, x, why, len);
+}
+
+static mh_status cublas_bf16x9_run(mh_context *ctx, const mh_args *x)
+{
+    return gemm_ex(ctx, x, CUBLAS_COMPUTE_32F_EMULATED_16BFX9, "CUBLAS_COMPUTE_32F_EMULATED_16BFX9");
+}
+
 static const mh_row rows[] = {
     {{"matmul/cublas", MH_OP_MATMUL, MH_BACKEND_VENDOR, 20, "vendor", "cuBLAS", "cublasSgemm, FP32 (TF32 off)"},
      cublas_supports, cublas_run, NULL, 0},
+    {{"matmul/cublas-tf32", MH_OP_MATMUL, MH_BACKEND_VENDOR, 21, "vendor", "cuBLAS",
+      "REDUCED PRECISION: cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (TF32 tensor-core products)"},
+     cublas_supports, cublas_tf32_run, NULL, 0},
+    {{"matmul/cublas-bf16x9", MH_OP_MATMUL, MH_BACKEND_VENDOR, 22, "vendor", "cuBLAS",
+      "cublasGemmEx with CUBLAS_COMPUTE_32F_EMULATED_16BFX9: FP32 emulated by three BF16 products"},
+     cublas_bf16x9_supports, cublas_bf16x9_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_matmul_cublas_rows, rows)
