@@ -39,12 +39,13 @@ def run_op(op, inputs, options=(), variant=None, device=None):
     return memhier(*args), out
 
 
-def check_close(what, y, ref, mag, taps):
+def check_close(what, y, ref, mag, taps, tf32=False):
     """y (float32) against a float64 reference, within the bound for sums of `taps` products:
-    1e-5 (1 + log2 taps) relative to the sum of |terms| (mag) plus its mean."""
+    1e-5 (1 + log2 taps) relative to the sum of |terms| (mag) plus its mean; 2^-10 more for a
+    reduced-precision (TF32) variant, whose operands are rounded to 10-bit mantissas."""
     if y.dtype != np.float32 or y.shape != ref.shape:
         return fail(f"{what}: got {y.dtype} {y.shape}, scipy gives {ref.shape}")
-    rtol = 1e-5 * (1 + np.log2(taps))
+    rtol = 1e-5 * (1 + np.log2(taps)) + (2.0**-10 if tf32 else 0.0)
     err = np.abs(y.astype(np.float64) - ref)
     bound = rtol * (mag + mag.mean())
     if not np.all(err <= bound):
@@ -57,13 +58,17 @@ def has_gpu():
     return memhier("info", "--device", "0").returncode == 0
 
 
-def registry(op):
-    """(name, backend) of every variant of op, as `memhier list` prints them."""
+def registry(op, reduced=False):
+    """(name, backend) of every variant of op, as `memhier list` prints them; with reduced,
+    (name, backend, whether its summary says REDUCED PRECISION)."""
     r = memhier("list", op)
     if r.returncode != 0:
         fail(f"memhier list {op}: exit {r.returncode}")
         return []
-    return [tuple(line.split()[:2]) for line in r.stdout.splitlines()[1:] if line.strip()]
+    lines = [line for line in r.stdout.splitlines()[1:] if line.strip()]
+    if reduced:
+        return [(*line.split()[:2], "REDUCED PRECISION" in line) for line in lines]
+    return [tuple(line.split()[:2]) for line in lines]
 
 
 def finish():
