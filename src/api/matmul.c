@@ -59,8 +59,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     return mh_is_cpu(ctx) ? cpu : cuda;
 }
 
-static const mh_row_group groups[] = {mh_matmul_cpu_rows, mh_matmul_cuda_rows, mh_matmul_regtile_rows, mh_matmul_tensor_rows,
-                                      mh_matmul_cublas_rows};
+static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows,  mh_matmul_regtile_rows,
+                                      mh_matmul_tensor_rows, mh_matmul_wgmma_rows, mh_matmul_cublas_rows};
 
 const mh_op_table mh_matmul_table = {MH_OP_MATMUL, "matmul", groups, sizeof groups / sizeof groups[0], auto_order,
                                      check_buffers};

@@ -307,6 +307,7 @@ const mh_row *mh_matmul_cpu_rows(size_t *count);
 const mh_row *mh_matmul_cuda_rows(size_t *count);
 const mh_row *mh_matmul_regtile_rows(size_t *count);
 const mh_row *mh_matmul_tensor_rows(size_t *count);
+const mh_row *mh_matmul_wgmma_rows(size_t *count);
 const mh_row *mh_matmul_cublas_rows(size_t *count);
 
 mh_status mh_matmul_args_init(mh_context *ctx, mh_args *a, const float *ma, const float *mb, float *mc, size_t m,

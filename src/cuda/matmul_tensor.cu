@@ -200,6 +200,7 @@ typedef tc_shape<128, 128, 32, 64, 32, 3> tc_large; /* 256 threads, 105 KB */
 typedef tc_shape<128, 64, 32, 64, 32, 3> tc_mid;    /* 128 threads, 79 KB */
 typedef tc_shape<64, 64, 32, 32, 32, 4> tc_small;   /* 128 threads, 71 KB */
 typedef tc_shape<128, 128, 16, 64, 32, 4> tc_k16;   /* 256 threads, 89 KB */
+typedef tc_shape<128, 128, 32, 32, 32, 3> tc_w32;   /* 512 threads, 105 KB: half the registers a thread */
 
 typedef void (*tc_kernel_fn)(const tc_params);
 
@@ -211,15 +212,15 @@ struct tc_launch {
 #define TC_LAUNCH(S, P) {matmul_tc_kernel<S, P>, S::BM, S::BN, S::THREADS, S::SMEM}
 /* per row: the shapes in tc_configs' order after "auto" */
 static const tc_launch tf32x3_launches[] = {TC_LAUNCH(tc_large, 3), TC_LAUNCH(tc_mid, 3), TC_LAUNCH(tc_small, 3),
-                                            TC_LAUNCH(tc_k16, 3)};
+                                            TC_LAUNCH(tc_k16, 3), TC_LAUNCH(tc_w32, 3)};
 static const tc_launch tf32_launches[] = {TC_LAUNCH(tc_large, 1), TC_LAUNCH(tc_mid, 1), TC_LAUNCH(tc_small, 1),
-                                          TC_LAUNCH(tc_k16, 1)};
+                                          TC_LAUNCH(tc_k16, 1), TC_LAUNCH(tc_w32, 1)};
 
 /* "auto" takes the largest tile that still gives every SM a block: 128 x 128 where that makes
  * at least as many blocks as SMs, 128 x 64, then 64 x 64 (1000^3 makes 64 blocks of 128 x 128
  * on the H100's 132 SMs). */
-static const char *const tc_configs[] = {"auto", "b128x128-k32-s3", "b128x64-k32-s3", "b64x64-k32-s4",
-                                         "b128x128-k16-s4", NULL};
+static const char *const tc_configs[] = {"auto",           "b128x128-k32-s3", "b128x64-k32-s3",        "b64x64-k32-s4",
+                                         "b128x128-k16-s4", "b128x128-k32-w32x32-s3", NULL};
 
 static size_t blocks_of(const mh_matmul_args *a, const tc_launch &l)
 {
