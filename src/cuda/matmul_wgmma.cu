@@ -10,9 +10,10 @@
  * big*small, big*big, into a partial sum that is added to the accumulator in FP32 with
  * round-to-nearest (the tensor cores' adds truncate: matmul_tensor.cu).
  *
- * Block: 128 x 128 of c, k-steps of 32, two warpgroups of 64 rows. Shared memory: two raw
+ * Block: 128 x 128 of c, k-steps of 32, two warpgroups of 64 rows. Shared memory: three raw
  * stages (32 KB each) and two split stages (a big, a small, b big, b small: 64 KB each), 1024-
- * byte aligned, 192 KB: one block per SM. Split tiles use the 128-byte swizzle: row r (an m
+ * byte aligned, 224 KB: one block per SM. (With two raw stages, loads had one k-step to land:
+ * 4096^3 ran 3.03 ms.) Split tiles use the 128-byte swizzle: row r (an m
  * or n index) holds 32 TF32 values of k in 128 bytes, its 16-byte chunk c at c ^ (r % 8); a
  * descriptor's start moves 32 bytes per 8-deep slice.
  *
@@ -33,7 +34,8 @@ constexpr int BM = 128, BN = 128, BK = 32, THREADS = 256;
 constexpr int RAW_FLOATS = BM * BK + BK * BN;        /* a row-major, then b row-major */
 constexpr int TILE_BYTES = 128 * 128;                 /* one split tile: 128 rows of 128 bytes */
 constexpr int SPLIT_BYTES = 4 * TILE_BYTES;           /* a big, a small, b big, b small */
-constexpr int SMEM = 2 * RAW_FLOATS * 4 + 2 * SPLIT_BYTES + 1024;
+constexpr int RAW_STAGES = 3; /* k-steps of raw tiles in flight: loads get two steps to land */
+constexpr int SMEM = RAW_STAGES * RAW_FLOATS * 4 + 2 * SPLIT_BYTES + 1024;
 
 struct wg_params {
     const float *a, *b;
@@ -142,11 +144,12 @@ __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_param
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] = part[i] = 0.0f;
 
-    raw_stage(p, raw(0), row0, col0, 0);
-    cp_async_commit();
-    if (steps > 1) raw_stage(p, raw(1), row0, col0, BK);
-    cp_async_commit();
-    cp_async_wait<1>();
+#pragma unroll
+    for (int s = 0; s < RAW_STAGES; ++s) {
+        if ((size_t)s < steps) raw_stage(p, raw(s), row0, col0, (size_t)s * BK);
+        cp_async_commit();
+    }
+    cp_async_wait<RAW_STAGES - 1>();
     __syncthreads();
     split_stage(raw(0), split(0));
     __syncthreads();
@@ -163,11 +166,12 @@ __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_param
             wgmma(part, a_big + 2 * kk, b_big + 2 * kk, 1);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        if (step + 2 < steps) raw_stage(p, raw(step & 1), row0, col0, (step + 2) * BK);
+        /* raw stage step % 3 was split in the last iteration: refill it with step + 3 */
+        if (step + RAW_STAGES < steps) raw_stage(p, raw(step % RAW_STAGES), row0, col0, (step + RAW_STAGES) * BK);
         cp_async_commit();
-        cp_async_wait<1>();
+        cp_async_wait<RAW_STAGES - 1>();
         __syncthreads(); /* step + 1's raw tiles are in */
-        if (step + 1 < steps) split_stage(raw((step + 1) & 1), split((step + 1) & 1));
+        if (step + 1 < steps) split_stage(raw((step + 1) % RAW_STAGES), split((step + 1) & 1));
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
         fence_operands(part);
 #pragma unroll
