@@ -12,10 +12,11 @@
  *                       byte swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded
  *   matmul_wgmma_kernel a block per 128 x 128 of c, two warpgroups of 64 rows; per k-step of
  *                       32 the four tiles (a big, a small, b big, b small) arrive by 16-byte
- *                       cp.async, verbatim, three stages deep; then three m64n128k8 wgmma per
- *                       8-deep slice, small*big, big*small, big*big, into a partial sum added
- *                       to the accumulator with round-to-nearest (the tensor cores' adds
- *                       truncate: matmul_tensor.cu)
+ *                       cp.async, verbatim, one step ahead, three stages; then three m64n128k8
+ *                       wgmma per 8-deep slice, small*big, big*small, big*big, into a partial
+ *                       sum added to the accumulator with round-to-nearest (the tensor cores'
+ *                       adds truncate: matmul_tensor.cu); two partial sums in turn, so a
+ *                       step's wgmma are issued before the previous step's are waited for
  * Splitting inside the product's loop instead (raw fp32 tiles split by every thread into
  * shared memory while the last k-step's wgmma ran) took 1.2 G warp instructions at 4096^3,
  * issue-bound at 3.03 ms; done once, the split is a pass over a and b.
@@ -145,6 +146,39 @@ __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_
 
 #endif /* WG_ABSENT */
 
+#ifndef WG_ABSENT
+/* k-step `step`: its tiles were requested one step ago. Its wgmma go into `cur` while the
+ * previous step's may still run (into `prev`); once those are done, prev joins acc. The
+ * stage refilled here (step + 1's) was last read by step - 2's wgmma, waited for one step
+ * ago by every warpgroup before the barrier. */
+__device__ __forceinline__ void k_step(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step, size_t steps,
+                                       int wg, float (&cur)[64], float (&prev)[64], float (&acc)[64])
+{
+    cp_async_wait<0>();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
+    __syncthreads();
+    if (step + 1 < steps) load_stage(t, base + ((step + 1) % STAGES) * STAGE_BYTES, mt, nt, step + 1);
+    cp_async_commit();
+    const char *sp = base + (step % STAGES) * STAGE_BYTES;
+    const unsigned long long a_big = descriptor(sp + wg * 64 * 128), a_small = descriptor(sp + TILE_FLOATS * 4 + wg * 64 * 128);
+    const unsigned long long b_big = descriptor(sp + 2 * TILE_FLOATS * 4), b_small = descriptor(sp + 3 * TILE_FLOATS * 4);
+    fence_operands(cur);
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk) { /* 32 bytes of k per slice: 2 in the descriptor's 16-byte units */
+        wgmma(cur, a_small + 2 * kk, b_big + 2 * kk, kk > 0);
+        wgmma(cur, a_big + 2 * kk, b_small + 2 * kk, 1);
+        wgmma(cur, a_big + 2 * kk, b_big + 2 * kk, 1);
+    }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's are done */
+    fence_operands(prev);
+    if (step > 0)
+#pragma unroll
+        for (int i = 0; i < 64; ++i) acc[i] += prev[i];
+}
+#endif
+
 struct wg_params {
     wg_tiles t;
     float *c;
@@ -158,38 +192,23 @@ __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_param
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
-    float acc[64], part[64];
+    float acc[64], part0[64], part1[64];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = part[i] = 0.0f;
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
-        if ((size_t)s < steps) load_stage(p.t, base + s * STAGE_BYTES, mt, nt, s);
-        cp_async_commit();
+    for (int i = 0; i < 64; ++i) acc[i] = part0[i] = part1[i] = 0.0f;
+    load_stage(p.t, base, mt, nt, 0);
+    cp_async_commit();
+    /* k-steps in pairs, so that the two partial sums are named at compile time (an array
+     * indexed by step % 2 would live in local memory) */
+    for (size_t step = 0; step < steps; step += 2) {
+        k_step(p.t, base, mt, nt, step, steps, wg, part0, part1, acc);
+        if (step + 1 < steps) k_step(p.t, base, mt, nt, step + 1, steps, wg, part1, part0, acc);
     }
-    for (size_t step = 0; step < steps; ++step) {
-        cp_async_wait<STAGES - 2>();
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
-        __syncthreads(); /* step's tiles are in; every warpgroup is done with the stage refilled next */
-        const size_t next = step + STAGES - 1;
-        if (next < steps) load_stage(p.t, base + (next % STAGES) * STAGE_BYTES, mt, nt, next);
-        cp_async_commit();
-        const char *sp = base + (step % STAGES) * STAGE_BYTES;
-        const unsigned long long a_big = descriptor(sp + wg * 64 * 128), a_small = descriptor(sp + TILE_FLOATS * 4 + wg * 64 * 128);
-        const unsigned long long b_big = descriptor(sp + 2 * TILE_FLOATS * 4), b_small = descriptor(sp + 3 * TILE_FLOATS * 4);
-        fence_operands(part);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < BK / 8; ++kk) { /* 32 bytes of k per slice: 2 in the descriptor's 16-byte units */
-            wgmma(part, a_small + 2 * kk, b_big + 2 * kk, kk > 0);
-            wgmma(part, a_big + 2 * kk, b_small + 2 * kk, 1);
-            wgmma(part, a_big + 2 * kk, b_big + 2 * kk, 1);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        fence_operands(part);
-#pragma unroll
-        for (int i = 0; i < 64; ++i) acc[i] += part[i];
-    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_operands(part0), fence_operands(part1);
+    if (steps % 2) /* the last step's partial sum */
+        for (int i = 0; i < 64; ++i) acc[i] += part0[i];
+    else
+        for (int i = 0; i < 64; ++i) acc[i] += part1[i];
     cp_async_wait<0>();
     /* d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x 128 */
     const int g = lane / 4, t = lane % 4;
