@@ -40,10 +40,16 @@ constexpr int TILE_FLOATS = 128 * BK;                 /* 16 KB: 128 rows of 128 
 constexpr int STAGE_BYTES = 4 * TILE_FLOATS * 4;      /* a big, a small, b big, b small */
 constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
 
+/* Tile i of k-step kt at (kt * count + i) * TILE_FLOATS, count = a's or b's tiles per k-step:
+ * the split pass's concurrent blocks (one kt, consecutive i) write consecutive tiles. With
+ * (i * kt_count + kt) they wrote 2 MB apart at 4096^3, all into the same DRAM partitions, and
+ * the pass took 0.83 ms. */
 struct wg_tiles {
-    float *a_big, *a_small, *b_big, *b_small; /* tile (i, kt) at (i * kt_count + kt) * TILE_FLOATS */
-    size_t kt_count;
+    float *a_big, *a_small, *b_big, *b_small;
+    size_t kt_count, a_count, b_count;
 };
+
+__device__ __forceinline__ size_t tile_at(size_t i, size_t kt, size_t count) { return (kt * count + i) * TILE_FLOATS; }
 
 struct split_params {
     const float *a, *b;
@@ -87,7 +93,8 @@ __global__ void __launch_bounds__(THREADS) split_tiles_kernel(const split_params
     constexpr int CHUNKS = TILE_FLOATS / 4 / THREADS;
     const size_t kt = blockIdx.y, k0 = kt * BK;
     const bool is_a = blockIdx.x < p.mt_count;
-    const size_t i = is_a ? blockIdx.x : blockIdx.x - p.mt_count, at = (i * p.t.kt_count + kt) * TILE_FLOATS;
+    const size_t i = is_a ? blockIdx.x : blockIdx.x - p.mt_count;
+    const size_t at = tile_at(i, kt, is_a ? p.t.a_count : p.t.b_count);
     float v[CHUNKS][4];
     int r[CHUNKS], c[CHUNKS];
 #pragma unroll
@@ -148,8 +155,8 @@ __device__ __forceinline__ void fence_operands(float (&d)[64])
 /* The four tiles of k-step kt into a stage: 64 KB, 16 bytes a copy, verbatim. */
 __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
 {
-    const float *src[4] = {t.a_big + (mt * t.kt_count + kt) * TILE_FLOATS, t.a_small + (mt * t.kt_count + kt) * TILE_FLOATS,
-                           t.b_big + (nt * t.kt_count + kt) * TILE_FLOATS, t.b_small + (nt * t.kt_count + kt) * TILE_FLOATS};
+    const size_t a_at = tile_at(mt, kt, t.a_count), b_at = tile_at(nt, kt, t.b_count);
+    const float *src[4] = {t.a_big + a_at, t.a_small + a_at, t.b_big + b_at, t.b_small + b_at};
 #pragma unroll
     for (int q = 0; q < 4; ++q)
 #pragma unroll
@@ -260,6 +267,7 @@ mh_status wgmma_run(mh_context *ctx, const mh_args *x)
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
+    sp.t.a_count = sp.mt_count, sp.t.b_count = sp.nt_count;
     const size_t a_floats = sp.mt_count * sp.t.kt_count * TILE_FLOATS, b_floats = sp.nt_count * sp.t.kt_count * TILE_FLOATS;
     void *ws;
     MH_TRY(mh_workspace(ctx, 2 * (a_floats + b_floats) * sizeof(float), &ws));
