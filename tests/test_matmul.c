@@ -161,6 +161,14 @@ int main(int argc, char **argv)
     const mh_variant_info *pick = NULL;
     CHECK(mh_matmul_select(ctx, 4096, 4096, 4096, &pick) == MH_OK && pick, "auto picks nothing at 4096^3: %s",
           mh_context_error(ctx));
+    if (gpu) { /* the rule in src/api/matmul.c: wgmma from k >= 1024 and 132 tiles of c, on sm_90 */
+        const char *big = ctx->cc == 90 ? "matmul/tf32x3-wgmma" : "matmul/cublas";
+        CHECK(pick && !strcmp(pick->name, big), "auto at 4096^3 picks %s, not %s", pick ? pick->name : "nothing", big);
+        CHECK(mh_matmul_select(ctx, 1000, 1000, 1000, &pick) == MH_OK && pick && !strcmp(pick->name, "matmul/cublas"),
+              "auto at 1000^3 picks %s, not matmul/cublas", pick ? pick->name : "nothing");
+        CHECK(mh_matmul_select(ctx, 8192, 64, 8192, &pick) == MH_OK && pick && !strcmp(pick->name, "matmul/cublas"),
+              "auto at 8192 x 64 x 8192 picks %s, not matmul/cublas", pick ? pick->name : "nothing");
+    }
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_matmul gpu" : "test_matmul cpu");
 }
