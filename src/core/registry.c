@@ -46,25 +46,23 @@ const mh_row *mh_row_at(mh_op op, size_t i)
 
 const mh_row *mh_row_of(const mh_variant_info *info) { return (const mh_row *)info; }
 
-/* The rows kept to show what goes wrong: they run, and are reported, but are never auto's. */
-static const char *const demonstrations[] = {"histogram/racy"};
-
-int mh_variant_is_demonstration(const mh_variant_info *info)
+/* 1 when info names one of the NULL-terminated names. */
+static int named_in(const mh_variant_info *info, const char *const *names)
 {
-    for (size_t i = 0; info && i < sizeof demonstrations / sizeof demonstrations[0]; ++i)
-        if (!strcmp(info->name, demonstrations[i])) return 1;
+    for (; info && *names; ++names)
+        if (!strcmp(info->name, *names)) return 1;
     return 0;
 }
+
+/* The rows kept to show what goes wrong: they run, and are reported, but are never auto's. */
+static const char *const demonstrations[] = {"histogram/racy", NULL};
+
+int mh_variant_is_demonstration(const mh_variant_info *info) { return named_in(info, demonstrations); }
 
 /* The rows that compute in reduced precision on purpose: TF32 products keep 10 mantissa bits. */
-static const char *const reduced_precision[] = {"matmul/tf32", "matmul/cublas-tf32"};
+static const char *const reduced_precision[] = {"matmul/tf32", "matmul/cublas-tf32", NULL};
 
-int mh_variant_is_reduced_precision(const mh_variant_info *info)
-{
-    for (size_t i = 0; info && i < sizeof reduced_precision / sizeof reduced_precision[0]; ++i)
-        if (!strcmp(info->name, reduced_precision[i])) return 1;
-    return 0;
-}
+int mh_variant_is_reduced_precision(const mh_variant_info *info) { return named_in(info, reduced_precision); }
 
 size_t mh_variant_count(mh_op op) { return mh_row_count(op); }
 

@@ -19,6 +19,7 @@
  * a1 = A[g + 8][t], a2 = A[g][t + 4], a3 = A[g + 8][t + 4]; b0 = B[t][g], b1 = B[t + 4][g];
  * c0, c1 = C[g][2 t, 2 t + 1], c2, c3 = C[g + 8][2 t, 2 t + 1]. */
 #include "common.cuh"
+#include "tf32_split.cuh"
 #include "tile_io.cuh"
 
 #include <stdio.h>
@@ -44,22 +45,12 @@ struct tc_shape {
 
 /* ---- the split and the mma ------------------------------------------------------------------ */
 
-static __device__ __forceinline__ unsigned to_tf32(float x)
-{
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
-
-/* x = big + small up to ~2^-22 |x|; an infinite x keeps small = 0 (x - big would be NaN). */
+/* tf32x3: both parts (tf32_split.cuh); tf32: big alone. */
 template <int PASSES>
 static __device__ __forceinline__ void split(float x, unsigned &big, unsigned &small)
 {
-    big = to_tf32(x);
-    if (PASSES == 3) {
-        const float rest = x - __uint_as_float(big);
-        small = to_tf32(isinf(x) ? 0.0f : rest);
-    }
+    if (PASSES == 3) tf32_split(x, big, small);
+    else big = tf32_round(x);
 }
 
 static __device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned (&a)[4], const unsigned (&b)[2])

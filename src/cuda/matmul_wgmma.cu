@@ -25,6 +25,7 @@
  * Built for sm_90a only (wgmma): CMake compiles this file with -gencode arch=compute_90a,
  * code=sm_90a; the row refuses other devices. */
 #include "common.cuh"
+#include "tf32_split.cuh"
 #include "tile_io.cuh"
 
 #include <stdio.h>
@@ -61,22 +62,12 @@ struct split_params {
 
 #ifndef WG_ABSENT
 
-__device__ __forceinline__ unsigned tf32_of(float x)
-{
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
-    return r;
-}
-
 /* big and small of four values, as the 16-byte chunk c of row r of two tile images. */
 __device__ __forceinline__ void store_split(float *big, float *small, int r, int c, const float (&v)[4])
 {
     unsigned hi[4], lo[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        hi[q] = tf32_of(v[q]);
-        lo[q] = tf32_of(isinf(v[q]) ? 0.0f : v[q] - __uint_as_float(hi[q]));
-    }
+    for (int q = 0; q < 4; ++q) tf32_split(v[q], hi[q], lo[q]);
     const int at = r * 32 + ((c ^ (r & 7)) << 2);
     *reinterpret_cast<uint4 *>(big + at) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
     *reinterpret_cast<uint4 *>(small + at) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
@@ -232,7 +223,6 @@ __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_param
         for (int i = 0; i < 64; ++i) acc[i] += part0[i];
     else
         for (int i = 0; i < 64; ++i) acc[i] += part1[i];
-    cp_async_wait<0>();
     /* d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x 128 */
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
