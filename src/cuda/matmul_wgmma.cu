@@ -37,6 +37,10 @@
 namespace {
 
 constexpr int BM = 128, BN = 128, BK = 32, THREADS = 256, STAGES = 3;
+#ifndef MH_WGMMA_PROMOTE_STEPS
+#define MH_WGMMA_PROMOTE_STEPS 1
+#endif
+constexpr int PROMOTE_STEPS = MH_WGMMA_PROMOTE_STEPS; /* k-steps of 32 summed on the tensor cores */
 constexpr int TILE_FLOATS = 128 * BK;                 /* 16 KB: 128 rows of 128 bytes */
 constexpr int STAGE_BYTES = 4 * TILE_FLOATS * 4;      /* a big, a small, b big, b small */
 constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
@@ -75,46 +79,80 @@ __device__ __forceinline__ void store_split(float *big, float *small, int r, int
 
 #endif /* WG_ABSENT */
 
-/* blockIdx.y: an a tile (i < mt_count) or a b tile (i - mt_count); blockIdx.x: kt. Each thread
- * loads its four chunks (16 values) before it stores any: written the other way round, each
- * chunk's loads waited for the last chunk's stores, and the pass took 0.81 ms at 4096^3
- * (20% of DRAM bandwidth). */
+#ifndef WG_ABSENT
+
+/* Four consecutive floats of a row from p (row_len floats long) at col; zeros past the end.
+ * One 16-byte load where the row's start and col allow it. */
+__device__ __forceinline__ void load4(const float *row, size_t col, size_t row_len, bool vec_ok, float (&v)[4])
+{
+    if (vec_ok && col + 4 <= row_len) {
+        const float4 q = __ldg(reinterpret_cast<const float4 *>(row + col));
+        v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+        return;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) v[q] = col + q < row_len ? __ldg(row + col + q) : 0.0f;
+}
+
+/* Tile (i, kt) of a: 128 rows of 32 k. Thread e holds row e / 8, chunk e % 8: a warp reads
+ * four whole 128-byte row pieces and writes 512 contiguous bytes of the image. */
+__device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, size_t kt)
+{
+    const size_t at = tile_at(i, kt, p.t.kt_count), k0 = kt * BK;
+    const bool vec_ok = p.k % 4 == 0 && mh_aligned16(p.a);
+    float v[TILE_FLOATS / 4 / THREADS][4];
+#pragma unroll
+    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+        const int e = j * THREADS + threadIdx.x;
+        const size_t row = i * BM + e / 8;
+        if (row < p.m) load4(p.a + row * p.k, k0 + 4 * (e % 8), p.k, vec_ok, v[j]);
+        else v[j][0] = v[j][1] = v[j][2] = v[j][3] = 0.0f;
+    }
+#pragma unroll
+    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+        const int e = j * THREADS + threadIdx.x;
+        store_split(p.t.a_big + at, p.t.a_small + at, e / 8, e % 8, v[j]);
+    }
+}
+
+/* Tile (i, kt) of b, transposed to K-major through shared memory: 32 rows of b, 128 columns,
+ * read a 512-byte row piece per warp; written as a's are. The row stride of 129 floats keeps
+ * the column reads free of bank conflicts (4 c + r spans the 32 banks of a warp). */
+__device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, size_t kt, float (*s)[BN + 1])
+{
+    const size_t at = tile_at(i, kt, p.t.kt_count), k0 = kt * BK, n0 = i * BN;
+    const bool vec_ok = p.n % 4 == 0 && mh_aligned16(p.b);
+#pragma unroll
+    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+        const int e = j * THREADS + threadIdx.x, kk = e / (BN / 4), x = 4 * (e % (BN / 4));
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (k0 + kk < p.k && n0 + x < p.n) load4(p.b + (k0 + kk) * p.n + n0, x, p.n - n0, vec_ok, v);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) s[kk][x + q] = v[q];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+        const int e = j * THREADS + threadIdx.x, r = e / 8, c = (e % 8) ^ (r & 7);
+        const float v[4] = {s[4 * c][r], s[4 * c + 1][r], s[4 * c + 2][r], s[4 * c + 3][r]};
+        store_split(p.t.b_big + at, p.t.b_small + at, r, c, v);
+    }
+}
+
+#endif /* WG_ABSENT */
+
+/* blockIdx.y: an a tile (i < mt_count) or a b tile (i - mt_count); blockIdx.x: kt, so that
+ * concurrent blocks read neighbouring pieces of the same rows and write consecutive tiles.
+ * Scalar loads of a and b, and b's transposed 16-byte stores scattered over 32 lines a warp,
+ * kept the load/store queue full (lg_throttle 69% of stalls): 0.69 ms at 4096^3, 20% of
+ * DRAM bandwidth. */
 __global__ void __launch_bounds__(THREADS) split_tiles_kernel(const split_params p)
 {
 #ifndef WG_ABSENT
-    constexpr int CHUNKS = TILE_FLOATS / 4 / THREADS;
-    const size_t kt = blockIdx.x, k0 = kt * BK;
-    const bool is_a = blockIdx.y < p.mt_count;
-    const size_t i = is_a ? blockIdx.y : blockIdx.y - p.mt_count;
-    const size_t at = tile_at(i, kt, p.t.kt_count);
-    float v[CHUNKS][4];
-    int r[CHUNKS], c[CHUNKS];
-#pragma unroll
-    for (int j = 0; j < CHUNKS; ++j) {
-        const int e = j * THREADS + threadIdx.x;
-        if (is_a) { /* row r of a, k0 + 4 c ..: a warp reads 4 rows of 128 bytes */
-            r[j] = e / 8, c[j] = e % 8;
-            const size_t row = i * BM + r[j];
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const size_t kk = k0 + 4 * c[j] + q;
-                v[j][q] = row < p.m && kk < p.k ? __ldg(p.a + row * p.k + kk) : 0.0f;
-            }
-        } else { /* column n of b, k0 + 4 c ..: consecutive threads, consecutive columns */
-            r[j] = e % BN, c[j] = e / BN;
-            const size_t col = i * BN + r[j];
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const size_t kk = k0 + 4 * c[j] + q;
-                v[j][q] = col < p.n && kk < p.k ? __ldg(p.b + kk * p.n + col) : 0.0f;
-            }
-        }
-    }
-#pragma unroll
-    for (int j = 0; j < CHUNKS; ++j) {
-        if (is_a) store_split(p.t.a_big + at, p.t.a_small + at, r[j], c[j], v[j]);
-        else store_split(p.t.b_big + at, p.t.b_small + at, r[j], c[j], v[j]);
-    }
+    __shared__ float s[BK][BN + 1];
+    const size_t kt = blockIdx.x;
+    if (blockIdx.y < p.mt_count) split_a_tile(p, blockIdx.y, kt);
+    else split_b_tile(p, blockIdx.y - p.mt_count, kt, s);
 #endif
 }
 
@@ -161,12 +199,11 @@ __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_
 #endif /* WG_ABSENT */
 
 #ifndef WG_ABSENT
-/* k-step `step`: its tiles were requested one step ago. Its wgmma go into `cur` while the
- * previous step's may still run (into `prev`); once those are done, prev joins acc. The
- * stage refilled here (step + 1's) was last read by step - 2's wgmma, waited for one step
- * ago by every warpgroup before the barrier. */
+/* Issues k-step `step`'s 12 wgmma into part (its tiles were requested one step ago), adding
+ * to what part holds unless `fresh`. The stage refilled here (step + 1's) was last read by
+ * step - 2's wgmma, waited for at the end of step - 1 by every warpgroup before the barrier. */
 __device__ __forceinline__ void k_step(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step, size_t steps,
-                                       int wg, float (&cur)[64], float (&prev)[64], float (&acc)[64])
+                                       int wg, bool fresh, float (&part)[64])
 {
     cp_async_wait<0>();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
@@ -176,20 +213,15 @@ __device__ __forceinline__ void k_step(const wg_tiles &t, char *base, size_t mt,
     const char *sp = base + (step % STAGES) * STAGE_BYTES;
     const unsigned long long a_big = descriptor(sp + wg * 64 * 128), a_small = descriptor(sp + TILE_FLOATS * 4 + wg * 64 * 128);
     const unsigned long long b_big = descriptor(sp + 2 * TILE_FLOATS * 4), b_small = descriptor(sp + 3 * TILE_FLOATS * 4);
-    fence_operands(cur);
+    fence_operands(part);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) { /* 32 bytes of k per slice: 2 in the descriptor's 16-byte units */
-        wgmma(cur, a_small + 2 * kk, b_big + 2 * kk, kk > 0);
-        wgmma(cur, a_big + 2 * kk, b_small + 2 * kk, 1);
-        wgmma(cur, a_big + 2 * kk, b_big + 2 * kk, 1);
+        wgmma(part, a_small + 2 * kk, b_big + 2 * kk, kk > 0 || !fresh);
+        wgmma(part, a_big + 2 * kk, b_small + 2 * kk, 1);
+        wgmma(part, a_big + 2 * kk, b_big + 2 * kk, 1);
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's are done */
-    fence_operands(prev);
-    if (step > 0)
-#pragma unroll
-        for (int i = 0; i < 64; ++i) acc[i] += prev[i];
 }
 #endif
 
@@ -206,23 +238,26 @@ __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_param
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
-    float acc[64], part0[64], part1[64];
+    float acc[64], part[64];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = part0[i] = part1[i] = 0.0f;
+    for (int i = 0; i < 64; ++i) acc[i] = part[i] = 0.0f;
     load_stage(p.t, base, mt, nt, 0);
     cp_async_commit();
-    /* k-steps in pairs, so that the two partial sums are named at compile time (an array
-     * indexed by step % 2 would live in local memory) */
-    for (size_t step = 0; step < steps; step += 2) {
-        k_step(p.t, base, mt, nt, step, steps, wg, part0, part1, acc);
-        if (step + 1 < steps) k_step(p.t, base, mt, nt, step + 1, steps, wg, part1, part0, acc);
+    /* The tensor cores' adds truncate, so part collects PROMOTE_STEPS k-steps and is then
+     * added to acc with round-to-nearest. acc += part only after wait_group 0: a read of a
+     * wgmma's accumulators while any wgmma is in flight (two partial sums in turn, one read
+     * after wait_group 1) makes ptxas serialize every wgmma (warning C7514). */
+    for (size_t step = 0; step < steps; ++step) {
+        k_step(p.t, base, mt, nt, step, steps, wg, step % PROMOTE_STEPS == 0, part);
+        if ((step + 1) % PROMOTE_STEPS == 0 || step + 1 == steps) {
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            fence_operands(part);
+#pragma unroll
+            for (int i = 0; i < 64; ++i) acc[i] += part[i];
+        } else {
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's are done */
+        }
     }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_operands(part0), fence_operands(part1);
-    if (steps % 2) /* the last step's partial sum */
-        for (int i = 0; i < 64; ++i) acc[i] += part0[i];
-    else
-        for (int i = 0; i < 64; ++i) acc[i] += part1[i];
     /* d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x 128 */
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
