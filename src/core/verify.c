@@ -45,5 +45,9 @@ int mh_compare(const float *out, const double *ref, const double *mag, size_t co
     }
     st->rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
     if (st->nonfinite) st->rel_l2 = INFINITY;
-    return st->bad == 0 && st->nonfinite == 0 && st->rel_l2 <= rtol;
+    /* The L2 test needs enough outputs: with a few, cancellation can make every |ref| tiny
+     * (n = k = 7, valid: one output at 1e-2 of its sum of |terms| failed rel_l2 1.3e-4 on a
+     * fresh seed, its error 1e-6 of that sum); the per-element test still covers them. */
+    const int l2_ok = count < MH_COMPARE_L2_MIN_COUNT || st->rel_l2 <= rtol;
+    return st->bad == 0 && st->nonfinite == 0 && l2_ok;
 }

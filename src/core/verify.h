@@ -20,7 +20,9 @@ typedef struct mh_error_stats {
 /* Element i passes when |out - ref| <= rtol * (mag[i] + mean(mag)), where mag[i] is the
  * sum of |terms| that made ref[i] (its condition: rounding scales with it) and the mean
  * covers methods such as the FFT whose error spreads evenly over all outputs. The whole
- * passes when every element does and rel_l2 <= rtol. Returns 1 on pass. */
+ * passes when every element does and, from MH_COMPARE_L2_MIN_COUNT outputs on, rel_l2 <= rtol.
+ * Returns 1 on pass. */
+#define MH_COMPARE_L2_MIN_COUNT 16
 int mh_compare(const float *out, const double *ref, const double *mag, size_t count, double rtol,
                mh_error_stats *st);
 
