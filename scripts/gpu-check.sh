@@ -8,13 +8,15 @@
 #   coalescing.svg  the coalescing plot (scripts/plot_coalescing.py) -> docs/coalescing.svg
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
 #   grid.json   memhier bench conv1d --grid (+ conv1d-grid.png/.md: winners, auto's regret)
-# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|tune|grid|calibrate|analyze|analyze-rh|analyze-mm|sanitize ...]
+#   python-overhead.json  what the Python binding adds to a call (scripts/python_overhead.py)
+# usage: scripts/gpu-check.sh OUTDIR [all|test|bench|tune|grid|calibrate|analyze|analyze-rh|analyze-mm|python|sanitize ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op); its words
 # go to `memhier bench` as they are ("matmul --variants warptile,cublas");
 # MEMHIER_BENCH_OPS="reduce histogram" benches those ops alone, one bench-OP.json each;
 # MEMHIER_CTEST_ARGS="-E oracle_conv" passes its arguments to ctest;
 # MEMHIER_GRID_VARIANTS="regtile,fft-fused" limits the grid's rows;
 # MEMHIER_SANITIZE_TESTS="test_reduce test_matmul" limits the sanitize phase to those tests;
+# phase python: pytest python/tests and scripts/python_overhead.py against this build's library;
 # MEMHIER_NCU_MM="Li0ELb0E" adds ncu runs (analyze-mm) of the warptile kernels whose mangled names match.
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
@@ -215,6 +217,22 @@ if want analyze-rh || want analyze-mm; then
   for re in ${MEMHIER_NCU_MM:-}; do
     ncu_bench "ncum_$re.log" "$re" "matmul --n 4096 --variants warptile --tune" --kernel-name-base mangled --metrics "$mm"
   done
+fi
+
+if want python; then
+  # The Python package against this build's library (the same .so `pip install .` ships; the
+  # README's test command installs it with pip): pytest with NumPy, CuPy and PyTorch, then the
+  # binding's overhead on a CuPy array (python-overhead.json).
+  stamp "pytest python/tests (NumPy, CuPy, PyTorch)"
+  (cd python/tests && MEMHIER_LIBRARY="$PWD/../../$BUILD/libmemhier.so" PYTHONPATH="$PWD/.." \
+    timeout 300 python3 -m pytest -q -p no:cacheprovider -rs . >"$LOGS/pytest.log" 2>&1)
+  say "pytest exit $?: $(tail -1 "$LOGS/pytest.log")"
+  grep -E "FAILED|Error|SKIPPED" "$LOGS/pytest.log" | head -20 | tee -a "$SUMMARY"
+  MEMHIER_LIBRARY="$BUILD/libmemhier.so" PYTHONPATH=python timeout 120 python3 scripts/python_overhead.py \
+    "$OUT/python-overhead.json" >"$LOGS/python-overhead.log" 2>&1
+  say "python overhead exit $?"
+  grep -E '"(host_us|per_call_us|binding_adds_host_us|binding_adds_per_call_us|variant)"' "$LOGS/python-overhead.log" |
+    tee -a "$SUMMARY"
 fi
 
 if want sanitize; then

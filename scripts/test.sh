@@ -2,7 +2,8 @@
 # The README's test command. On a fresh machine it installs what is missing (Debian
 # packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest
 # (GPU tests skip only where no CUDA device exists), installs into build/install and
-# builds the plain-C example against that install tree, with CMake and with pkg-config.
+# builds the plain-C example against that install tree, with CMake and with pkg-config, then
+# builds the Python package with pip and runs its pytest suite.
 # Where everything is present (the GPU machine, which has no network) it installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,4 +25,11 @@ pc_dir=$(dirname "$(find build/install -name memhier.pc | head -n 1)")
 cc -std=c11 -Wall -o build/example/conv1d_pkgconfig examples/conv1d_example.c \
    $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs memhier) -lm
 build/example/conv1d_pkgconfig
+
+# The Python package, installed as a user installs it (`pip install .`, here into build/python
+# so that no site-packages is touched), then its tests against NumPy/SciPy (CuPy and PyTorch
+# tests run where a GPU and those packages are).
+rm -rf build/python
+"$PY" -m pip install -q --root-user-action=ignore --no-build-isolation --no-deps --target build/python .
+(cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .)
 echo "all tests passed"

@@ -1,0 +1,97 @@
+"""Where a call runs and on which stream.
+
+- CuPy arrays and PyTorch CUDA tensors: on their device, in place, on the caller's current
+  stream (CuPy's, or torch.cuda.current_stream()); the call returns once the work is queued,
+  like the frameworks' own operations.
+- NumPy arrays: on the CPU backend; or, with device=N (or a GPU context), copied to that GPU,
+  run there and copied back (three explicit copies a call: in, out, and a synchronize)."""
+import ctypes
+
+import numpy as np
+
+from . import _native
+from ._context import Context, default_context, _device_index
+from ._native import lib, check
+
+
+class Call:
+    """One library call: call.ctx is the context, call.ptr(op) the address the library gets
+    for an operand (a staging buffer for a NumPy array run on a GPU), call.run(status) checks
+    the status and finishes the call (copies back, frees)."""
+
+    def __init__(self, operands, device=None, context=None):
+        first = operands[0]
+        self._staged = {}
+        self._buffers = []
+        if context is not None and not isinstance(context, Context):
+            raise TypeError(f"context: expected a memhier.Context, got {type(context).__name__}")
+        if first.on_gpu:
+            self.context = self._gpu_context(first, device, context)
+            self.context.set_stream(_arrays_stream(first))
+        else:
+            where = context.device if context is not None else _device_index(device)
+            if device is not None and context is not None and _device_index(device) != context.device:
+                raise ValueError(f"device = {device!r} but context is on {context!r}")
+            self.context = context if context is not None else default_context(where)
+            if not self.context.is_cpu:
+                self.context.set_stream(0)
+        self.ctx = self.context.handle
+
+    @staticmethod
+    def _gpu_context(first, device, context):
+        if device is not None and _device_index(device) != first.device:
+            raise ValueError(f"device = {device!r}, but {first.name} lives on cuda:{first.device}")
+        if context is not None and context.device != first.device:
+            raise ValueError(f"context is on {'cpu' if context.is_cpu else f'cuda:{context.device}'}, "
+                             f"but {first.name} lives on cuda:{first.device}")
+        return context if context is not None else default_context(first.device)
+
+    def ptr(self, op, upload=True):
+        if self.context.is_cpu or op.on_gpu:
+            return ctypes.c_void_p(op.ptr)
+        if op.name not in self._staged:
+            nbytes = max(op.obj.nbytes, 1)
+            buf = ctypes.c_void_p()
+            check(lib.mh_alloc(self.ctx, nbytes, ctypes.byref(buf)), self.ctx)
+            self._buffers.append(buf)
+            if upload and op.obj.nbytes:
+                check(lib.mh_upload(self.ctx, buf, ctypes.c_void_p(op.ptr), op.obj.nbytes), self.ctx)
+            self._staged[op.name] = (op, buf, upload)
+        return self._staged[op.name][1]
+
+    def out_ptr(self, op):
+        return self.ptr(op, upload=False)
+
+    def run(self, status):
+        """Checks a call's status; for staged NumPy outputs waits and copies them back. The
+        staging buffers are freed either way."""
+        try:
+            check(status, self.ctx)
+            staged_outputs = [(op, buf) for op, buf, uploaded in self._staged.values() if not uploaded]
+            if staged_outputs:
+                check(lib.mh_context_synchronize(self.ctx), self.ctx)
+            for op, buf in staged_outputs:
+                check(lib.mh_download(self.ctx, ctypes.c_void_p(op.ptr), buf, op.obj.nbytes), self.ctx)
+        finally:
+            for buf in self._buffers:
+                lib.mh_free(self.ctx, buf)
+            self._buffers = []
+
+
+def _arrays_stream(op):
+    from ._arrays import current_stream
+    return current_stream(op)
+
+
+def variant_arg(variant):
+    if variant is None or variant == "auto":
+        return None
+    if not isinstance(variant, str):
+        raise TypeError(f"variant: expected a name such as 'auto' or 'conv1d/regtile', got {variant!r}")
+    return variant.encode()
+
+
+def pad_arg(pad):
+    if pad not in _native.PADS:
+        raise ValueError(f"pad: expected 'valid', 'same' or 'full', got {pad!r}")
+    return _native.PADS[pad]

@@ -1,0 +1,83 @@
+"""Contexts: one mh_context per device, made on first use and kept per thread (an
+mh_context holds cuFFT plans and workspaces, costly to remake, and is not shared between
+threads), or made explicitly with Context(device)."""
+import ctypes
+import threading
+
+from . import _native
+from ._native import lib, check
+
+
+def _device_index(device):
+    if device is None or device == "cpu" or device == _native.CPU:
+        return _native.CPU
+    if isinstance(device, str) and device.startswith("cuda"):
+        return int(device.partition(":")[2] or 0)
+    if isinstance(device, int) and not isinstance(device, bool) and device >= 0:
+        return device
+    raise ValueError(f"device: expected 'cpu', None, a CUDA device index >= 0 or 'cuda:N', got {device!r}")
+
+
+class Context:
+    """An explicit memhier context on `device` ('cpu' or a CUDA device index). Calls given
+    `context=` run on it; close() (or a with block) frees its plans and workspaces."""
+
+    def __init__(self, device=0):
+        self.device = _device_index(device)
+        self._handle = None
+        handle = ctypes.c_void_p()
+        status = lib.mh_context_create(ctypes.byref(handle), self.device)
+        if status != 0:  # no context, so no detail to read: say what was asked
+            where = "the CPU backend" if self.device == _native.CPU else f"CUDA device {self.device}"
+            raise _native.error_for(status, f"device = {device!r}: no context on {where}")
+        self._handle = handle
+
+    @property
+    def handle(self):
+        if self._handle is None:
+            raise ValueError("context: this memhier.Context is closed")
+        return self._handle
+
+    @property
+    def is_cpu(self):
+        return self.device == _native.CPU
+
+    def set_stream(self, stream_ptr):
+        check(lib.mh_context_set_stream(self.handle, ctypes.c_void_p(stream_ptr or None)), self.handle)
+
+    def synchronize(self):
+        """Waits for the context's stream (the stream of the last call's arrays)."""
+        check(lib.mh_context_synchronize(self.handle), self.handle)
+
+    def close(self):
+        if self._handle is not None:
+            lib.mh_context_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the library may already be gone
+            pass
+
+    def __repr__(self):
+        where = "cpu" if self.is_cpu else f"cuda:{self.device}"
+        return f"memhier.Context({where}{', closed' if self._handle is None else ''})"
+
+
+_local = threading.local()
+
+
+def default_context(device):
+    """The calling thread's context for `device`, made on first use."""
+    index = _device_index(device)
+    contexts = _local.__dict__.setdefault("contexts", {})
+    if index not in contexts:
+        contexts[index] = Context(index)
+    return contexts[index]

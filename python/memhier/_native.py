@@ -1,0 +1,145 @@
+"""The C library, loaded with ctypes, and its statuses as exceptions.
+
+The prototypes below mirror include/memhier.h one for one; nothing here computes anything."""
+import ctypes
+import os
+from pathlib import Path
+
+c_size = ctypes.c_size_t
+c_float_p = ctypes.c_void_p  # device or host pointers alike: the library checks which
+c_ctx = ctypes.c_void_p
+
+
+class Error(Exception):
+    """A memhier call failed; `status` is the C status name, `detail` mh_context_error's text."""
+
+    def __init__(self, status, detail):
+        super().__init__(f"{status}: {detail}" if detail else status)
+        self.status, self.detail = status, detail
+
+
+class InvalidArgument(Error, ValueError):
+    """MH_ERR_INVALID_ARGUMENT: a bad size, name, pointer or combination; the detail names it."""
+
+
+class Unsupported(Error):
+    """MH_ERR_UNSUPPORTED: the variant refuses this problem; the detail says why."""
+
+
+class NoDevice(Error):
+    """MH_ERR_NO_DEVICE: no CUDA device, or no device with that index."""
+
+
+class OutOfMemory(Error, MemoryError):
+    """MH_ERR_OUT_OF_MEMORY: a host or device allocation failed."""
+
+
+class CudaError(Error):
+    """MH_ERR_CUDA: a CUDA runtime call or a kernel launch failed."""
+
+
+class VendorError(Error):
+    """MH_ERR_VENDOR: cuDNN, cuFFT, cuBLAS or CUB returned an error."""
+
+
+class InternalError(Error):
+    """MH_ERR_INTERNAL (or MH_ERR_IO, which no array call returns)."""
+
+
+_BY_STATUS = {1: InvalidArgument, 2: Unsupported, 3: NoDevice, 4: OutOfMemory, 5: CudaError, 6: VendorError}
+
+
+class VariantInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("op", ctypes.c_int), ("backend", ctypes.c_int), ("rung", ctypes.c_int),
+                ("memory", ctypes.c_char_p), ("source", ctypes.c_char_p), ("summary", ctypes.c_char_p)]
+
+
+class DeviceInfo(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 256), ("device", ctypes.c_int), ("cc_major", ctypes.c_int),
+                ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int), ("global_bytes", c_size),
+                ("l2_bytes", c_size), ("smem_per_sm", c_size), ("smem_per_block_optin", c_size),
+                ("const_bytes", c_size), ("regs_per_sm", c_size)]
+
+
+class Ceilings(ctypes.Structure):
+    _fields_ = [("copy_gbps", ctypes.c_double), ("fma_gflops", ctypes.c_double)]
+
+
+OPS = ("conv1d", "conv2d", "transpose", "coalescing", "matmul", "reduce", "histogram")
+BACKENDS = ("cpu", "cuda", "vendor")
+PADS = {"valid": 0, "same": 1, "full": 2}
+CPU = -1  # MH_CPU
+
+_I, _S, _P, _C = ctypes.c_int, c_size, ctypes.c_void_p, ctypes.c_char_p
+_VI_PP = ctypes.POINTER(ctypes.POINTER(VariantInfo))
+_PROTOTYPES = {
+    "mh_status_str": (_C, [_I]),
+    "mh_context_create": (_I, [ctypes.POINTER(c_ctx), _I]),
+    "mh_context_destroy": (None, [c_ctx]),
+    "mh_context_set_stream": (_I, [c_ctx, _P]),
+    "mh_context_synchronize": (_I, [c_ctx]),
+    "mh_context_device": (_I, [c_ctx]),
+    "mh_context_error": (_C, [c_ctx]),
+    "mh_alloc": (_I, [c_ctx, _S, ctypes.POINTER(_P)]),
+    "mh_free": (None, [c_ctx, _P]),
+    "mh_upload": (_I, [c_ctx, _P, _P, _S]),
+    "mh_download": (_I, [c_ctx, _P, _P, _S]),
+    "mh_device_info_get": (_I, [c_ctx, ctypes.POINTER(DeviceInfo)]),
+    "mh_measure_ceilings": (_I, [c_ctx, ctypes.POINTER(Ceilings)]),
+    "mh_variant_is_demonstration": (_I, [ctypes.POINTER(VariantInfo)]),
+    "mh_variant_is_reduced_precision": (_I, [ctypes.POINTER(VariantInfo)]),
+    "mh_variant_count": (_S, [_I]),
+    "mh_variant": (ctypes.POINTER(VariantInfo), [_I, _S]),
+    "mh_conv1d_out_len": (_S, [_S, _S, _I]),
+    "mh_conv1d": (_I, [c_ctx, _C, _P, _S, _P, _S, _I, _P]),
+    "mh_conv1d_select": (_I, [c_ctx, _S, _S, _I, _VI_PP]),
+    "mh_conv1d_batched": (_I, [c_ctx, _C, _P, _S, _S, _P, _S, _S, _I, _P]),
+    "mh_conv1d_batched_select": (_I, [c_ctx, _S, _S, _S, _S, _I, _VI_PP]),
+    "mh_conv2d_out_dims": (_I, [_S, _S, _S, _S, _I, ctypes.POINTER(_S), ctypes.POINTER(_S)]),
+    "mh_conv2d": (_I, [c_ctx, _C, _P, _S, _S, _P, _S, _S, _I, _P]),
+    "mh_conv2d_select": (_I, [c_ctx, _S, _S, _S, _S, _I, _VI_PP]),
+    "mh_transpose": (_I, [c_ctx, _C, _P, _S, _S, _P]),
+    "mh_transpose_select": (_I, [c_ctx, _S, _S, _VI_PP]),
+    "mh_matmul": (_I, [c_ctx, _C, _P, _P, _P, _S, _S, _S]),
+    "mh_matmul_select": (_I, [c_ctx, _S, _S, _S, _VI_PP]),
+    "mh_reduce_sum": (_I, [c_ctx, _C, _P, _S, _P]),
+    "mh_reduce_sum_select": (_I, [c_ctx, _S, _VI_PP]),
+    "mh_histogram": (_I, [c_ctx, _C, _P, _S, _I, _P, _P]),
+    "mh_histogram_bytes": (_I, [c_ctx, _C, _P, _S, _I, _I, _I, _P, _P]),
+    "mh_histogram_select": (_I, [c_ctx, _S, _I, _I, _VI_PP]),
+}
+
+
+def _library_path():
+    env = os.environ.get("MEMHIER_LIBRARY")
+    if env:
+        return env
+    bundled = Path(__file__).with_name("libmemhier.so")
+    if bundled.exists():
+        return str(bundled)
+    raise ImportError("memhier: libmemhier.so is not installed beside the package (install the package with "
+                      "`pip install .` at the repository root) and MEMHIER_LIBRARY, the path of a built "
+                      "libmemhier.so, is not set")
+
+
+def _load():
+    lib = ctypes.CDLL(_library_path())
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = restype, argtypes
+    return lib
+
+
+lib = _load()
+
+
+def error_for(status, detail):
+    """The exception for a non-zero mh_status."""
+    return _BY_STATUS.get(status, InternalError)(lib.mh_status_str(status).decode(), detail)
+
+
+def check(status, ctx=None):
+    """Raises the exception for a non-zero mh_status, with the context's detail."""
+    if status != 0:
+        raise error_for(status, lib.mh_context_error(ctx).decode() if ctx else "")
+

@@ -1,0 +1,151 @@
+"""The operations, mirroring the C API (include/memhier.h). Each takes arrays of one kind
+(NumPy, CuPy or PyTorch CUDA) and returns the result as that kind, on the same device;
+`out=` is written in place and returned. variant: 'auto' or a registry name ('conv1d/regtile'
+or 'regtile'); memhier.variants() lists them."""
+import ctypes
+
+import numpy as np
+
+from . import _arrays
+from ._call import Call, pad_arg, variant_arg
+from ._native import lib, check, InvalidArgument
+
+F32 = np.float32
+
+
+def conv1d(x, mask, pad="valid", variant="auto", out=None, device=None, context=None):
+    """out[..., i] = sum_j x[..., i + j - lpad] * mask[..., j] (cross-correlation, as
+    scipy.signal.correlate). x: 1-D (n,) or 2-D (batch, n); mask: 1-D (k,), one mask for every
+    signal, or 2-D (batch, k), one per signal. pad: 'valid' (n - k + 1 outputs), 'same' (n,
+    the mask's anchor at (k - 1) // 2) or 'full' (n + k - 1)."""
+    xs = _arrays.operand(x, "x", F32, (1, 2))
+    ms = _arrays.operand(mask, "mask", F32, (1, 2))
+    _arrays.same_place(xs, ms)
+    pad_code, name = pad_arg(pad), variant_arg(variant)
+    batched = len(xs.shape) == 2
+    batch, n = (xs.shape if batched else (1, xs.shape[0]))
+    k = ms.shape[-1]
+    if len(ms.shape) == 2 and (not batched or ms.shape[0] != batch):
+        raise ValueError(f"mask: shape {ms.shape}; a 2-D mask holds one mask per signal of a 2-D x "
+                         f"(x has shape {xs.shape})")
+    out_len = lib.mh_conv1d_out_len(n, k, pad_code)
+    if out_len == 0:
+        raise InvalidArgument("invalid argument", f"x has n = {n}, mask k = {k}, pad = {pad!r}: no output "
+                              f"(n and k must be >= 1, and k <= n for 'valid')")
+    shape = (batch, out_len) if batched else (out_len,)
+    call = Call([xs, ms], device, context)
+    os_ = _arrays.output(out, xs, "out", shape, F32)
+    if batched:
+        stride = k if len(ms.shape) == 2 else 0
+        status = lib.mh_conv1d_batched(call.ctx, name, call.ptr(xs), batch, n, call.ptr(ms), stride, k, pad_code,
+                                       call.out_ptr(os_))
+    else:
+        status = lib.mh_conv1d(call.ctx, name, call.ptr(xs), n, call.ptr(ms), k, pad_code, call.out_ptr(os_))
+    call.run(status)
+    return os_.obj
+
+
+def conv2d(image, filter, pad="valid", variant="auto", out=None, device=None, context=None):
+    """out[r, c] = sum_{i,j} image[r + i - lpr, c + j - lpc] * filter[i, j], filter sides 1 to 31,
+    any shape; pad per dimension as in conv1d."""
+    im = _arrays.operand(image, "image", F32, (2,))
+    fi = _arrays.operand(filter, "filter", F32, (2,))
+    _arrays.same_place(im, fi)
+    pad_code, name = pad_arg(pad), variant_arg(variant)
+    (rows, cols), (krows, kcols) = im.shape, fi.shape
+    out_rows, out_cols = ctypes.c_size_t(), ctypes.c_size_t()
+    status = lib.mh_conv2d_out_dims(rows, cols, krows, kcols, pad_code, ctypes.byref(out_rows), ctypes.byref(out_cols))
+    if status != 0:
+        raise InvalidArgument("invalid argument", f"image {rows} x {cols}, filter {krows} x {kcols}, pad = {pad!r}: "
+                              f"no output (sizes must be >= 1, the filter no larger than the image for 'valid')")
+    call = Call([im, fi], device, context)
+    os_ = _arrays.output(out, im, "out", (out_rows.value, out_cols.value), F32)
+    call.run(lib.mh_conv2d(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, pad_code,
+                           call.out_ptr(os_)))
+    return os_.obj
+
+
+def transpose(a, variant="auto", out=None, device=None, context=None):
+    """out[c, r] = a[r, c] for a 2-D float32 array (a new array, not a view)."""
+    ai = _arrays.operand(a, "a", F32, (2,))
+    rows, cols = ai.shape
+    call = Call([ai], device, context)
+    os_ = _arrays.output(out, ai, "out", (cols, rows), F32)
+    call.run(lib.mh_transpose(call.ctx, variant_arg(variant), call.ptr(ai), rows, cols, call.out_ptr(os_)))
+    return os_.obj
+
+
+def matmul(a, b, variant="auto", out=None, device=None, context=None):
+    """a (m, k) @ b (k, n) in FP32 (auto picks FP32-accurate variants only)."""
+    ai = _arrays.operand(a, "a", F32, (2,))
+    bi = _arrays.operand(b, "b", F32, (2,))
+    _arrays.same_place(ai, bi)
+    (m, k), (k2, n) = ai.shape, bi.shape
+    if k != k2:
+        raise ValueError(f"b: shape {bi.shape} does not chain with a's {ai.shape} (a has {k} columns, b {k2} rows)")
+    call = Call([ai, bi], device, context)
+    os_ = _arrays.output(out, ai, "out", (m, n), F32)
+    call.run(lib.mh_matmul(call.ctx, variant_arg(variant), call.ptr(ai), call.ptr(bi), call.out_ptr(os_), m, k, n))
+    return os_.obj
+
+
+def reduce_sum(x, variant="auto", out=None, device=None, context=None):
+    """The float32 sum of every element of x (any number of dimensions, C-contiguous). NumPy:
+    a numpy.float32; CuPy / PyTorch: a 0-d array on x's device, not read back to the host."""
+    xi = _arrays.Operand(x, "x")
+    xi = _arrays.operand(x, "x", F32, (len(xi.shape),))
+    n = int(np.prod(xi.shape, dtype=np.int64))
+    call = Call([xi], device, context)
+    os_ = _arrays.output(out, xi, "out", (), F32)
+    call.run(lib.mh_reduce_sum(call.ctx, variant_arg(variant), call.ptr(xi) if n else None, n, call.out_ptr(os_)))
+    return os_.obj[()] if xi.kind == "numpy" and out is None else os_.obj
+
+
+def _counts_dtype(like):
+    # PyTorch's uint64 tensors support few operations: counts come back as int64 there (same
+    # bits: a count never reaches 2^63).
+    return np.int64 if like.kind == "torch" else np.uint64
+
+
+def _histogram_result(os_, outside, return_outside):
+    if not return_outside:
+        return os_.obj
+    value = outside.obj
+    return os_.obj, (value[()] if outside.kind == "numpy" else value)
+
+
+def histogram(values, bins, variant="auto", out=None, return_outside=False, device=None, context=None):
+    """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
+    for PyTorch). return_outside=True also returns how many values fell outside."""
+    vi = _arrays.Operand(values, "values")
+    vi = _arrays.operand(values, "values", np.int32, (len(vi.shape),))
+    if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool):
+        raise TypeError(f"bins: expected an int, got {bins!r}")
+    n = int(np.prod(vi.shape, dtype=np.int64))
+    call = Call([vi], device, context)
+    dt = _counts_dtype(vi)
+    os_ = _arrays.output(out, vi, "out", (int(bins),) if bins > 0 else (0,), dt)
+    outside = _arrays.output(None, vi, "outside", (), dt)
+    call.run(lib.mh_histogram(call.ctx, variant_arg(variant), call.ptr(vi) if n else None, n, int(bins),
+                              call.out_ptr(os_), call.out_ptr(outside)))
+    return _histogram_result(os_, outside, return_outside)
+
+
+def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto", out=None, return_outside=False, device=None,
+                    context=None):
+    """Counts of uint8 values c with lo <= c <= hi in bins of `width`: (hi - lo) // width + 1
+    bins, bin (c - lo) // width. (0, 255, 1) is the byte histogram."""
+    di = _arrays.Operand(data, "data")
+    di = _arrays.operand(data, "data", np.uint8, (len(di.shape),))
+    for name, v in (("lo", lo), ("hi", hi), ("width", width)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"{name}: expected an int, got {v!r}")
+    num_bins = (hi - lo) // width + 1 if width > 0 and hi >= lo else 0
+    n = int(np.prod(di.shape, dtype=np.int64))
+    call = Call([di], device, context)
+    dt = _counts_dtype(di)
+    os_ = _arrays.output(out, di, "out", (max(num_bins, 0),), dt)
+    outside = _arrays.output(None, di, "outside", (), dt)
+    call.run(lib.mh_histogram_bytes(call.ctx, variant_arg(variant), call.ptr(di) if n else None, n, int(lo), int(hi),
+                                    int(width), call.out_ptr(os_), call.out_ptr(outside)))
+    return _histogram_result(os_, outside, return_outside)

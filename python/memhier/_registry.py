@@ -1,0 +1,98 @@
+"""The registry (every variant of every op), auto's choice for a problem, and device facts."""
+import ctypes
+from typing import NamedTuple
+
+from . import _native
+from ._call import pad_arg
+from ._context import Context, default_context
+from ._native import lib, check
+
+
+class Variant(NamedTuple):
+    name: str  # "conv1d/regtile": op, slash, variant
+    op: str
+    backend: str  # "cpu", "cuda" or "vendor"
+    rung: int  # place on the op's ladder: 0 reference, higher is later
+    memory: str  # memory spaces used, e.g. "global+shared+constant"
+    source: str  # "seed 000", "ours", "cuDNN", ...
+    summary: str
+    demonstration: bool  # wrong by design (histogram/racy): auto never picks it
+    reduced_precision: bool  # TF32 products (matmul/tf32): auto never picks it
+
+
+def _variant(info_ptr):
+    v = info_ptr.contents
+    return Variant(v.name.decode(), _native.OPS[v.op], _native.BACKENDS[v.backend], v.rung, v.memory.decode(),
+                   v.source.decode(), v.summary.decode(), bool(lib.mh_variant_is_demonstration(info_ptr)),
+                   bool(lib.mh_variant_is_reduced_precision(info_ptr)))
+
+
+def variants(op=None):
+    """The registry's rows, of one op ('conv1d', 'conv2d', 'transpose', 'matmul', 'reduce',
+    'histogram', 'coalescing') or of all."""
+    if op is not None and op not in _native.OPS:
+        raise ValueError(f"op: expected one of {', '.join(_native.OPS)}, got {op!r}")
+    ops = [op] if op is not None else _native.OPS
+    return [_variant(lib.mh_variant(_native.OPS.index(o), i))
+            for o in ops for i in range(lib.mh_variant_count(_native.OPS.index(o)))]
+
+
+def _selector(op, shape):
+    """(C function, its size arguments) for select(op, **shape)."""
+    def need(*names, optional=()):
+        missing = [x for x in names if x not in shape]
+        extra = [x for x in shape if x not in names and x not in optional]
+        if missing or extra:
+            raise TypeError(f"select({op!r}): needs {', '.join(names)}"
+                            + (f" (optional: {', '.join(optional)})" if optional else "")
+                            + (f"; missing {', '.join(missing)}" if missing else "")
+                            + (f"; unknown {', '.join(extra)}" if extra else ""))
+    pad = pad_arg(shape.get("pad", "valid"))
+    if op == "conv1d":
+        need("n", "k", optional=("pad", "batch", "per_signal_masks"))
+        if "batch" in shape:
+            stride = shape["k"] if shape.get("per_signal_masks") else 0
+            return lib.mh_conv1d_batched_select, (shape["batch"], shape["n"], stride, shape["k"], pad)
+        return lib.mh_conv1d_select, (shape["n"], shape["k"], pad)
+    if op == "conv2d":
+        need("rows", "cols", "krows", "kcols", optional=("pad",))
+        return lib.mh_conv2d_select, (shape["rows"], shape["cols"], shape["krows"], shape["kcols"], pad)
+    if op == "transpose":
+        need("rows", "cols")
+        return lib.mh_transpose_select, (shape["rows"], shape["cols"])
+    if op == "matmul":
+        need("m", "k", "n")
+        return lib.mh_matmul_select, (shape["m"], shape["k"], shape["n"])
+    if op == "reduce":
+        need("n")
+        return lib.mh_reduce_sum_select, (shape["n"],)
+    if op == "histogram":
+        need("n", "bins", optional=("bytes",))
+        return lib.mh_histogram_select, (shape["n"], shape["bins"], int(bool(shape.get("bytes", False))))
+    raise ValueError(f"op: expected conv1d, conv2d, transpose, matmul, reduce or histogram, got {op!r}")
+
+
+def select(op, device=0, context=None, **shape):
+    """The variant `auto` runs for a problem on a device, e.g. select('conv1d', n=1 << 24,
+    k=2047), select('matmul', m=4096, k=4096, n=4096, device='cpu')."""
+    fn, args = _selector(op, shape)
+    ctx = context if context is not None else default_context(device)
+    chosen = ctypes.POINTER(_native.VariantInfo)()
+    check(fn(ctx.handle, *args, ctypes.byref(chosen)), ctx.handle)
+    return chosen.contents.name.decode()
+
+
+def info(device=0, ceilings=False, context=None):
+    """Device facts as a dict; ceilings=True also measures the copy bandwidth (GB/s) and the FP32
+    FMA rate (GFLOP/s) on it (a few hundred ms)."""
+    ctx = context if context is not None else default_context(device)
+    d = _native.DeviceInfo()
+    check(lib.mh_device_info_get(ctx.handle, ctypes.byref(d)), ctx.handle)
+    facts = {name: getattr(d, name) for name, _ in d._fields_}
+    facts["name"] = d.name.decode()
+    facts["device"] = "cpu" if d.device == _native.CPU else d.device
+    if ceilings:
+        c = _native.Ceilings()
+        check(lib.mh_measure_ceilings(ctx.handle, ctypes.byref(c)), ctx.handle)
+        facts["copy_gbps"], facts["fma_gflops"] = c.copy_gbps, c.fma_gflops
+    return facts

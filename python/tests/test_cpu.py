@@ -1,0 +1,194 @@
+"""NumPy arrays on the CPU backend: every op against float64 NumPy/SciPy, the registry,
+select, info, and the errors. Runs everywhere (CI has no GPU)."""
+import numpy as np
+import pytest
+
+import memhier
+from conftest import assert_close, correlate1d, correlate2d
+
+PADS = ("valid", "same", "full")
+
+
+def f32(rng, *shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+def cpu_variants(op):
+    return ["auto"] + [v.name for v in memhier.variants(op) if v.backend == "cpu"]
+
+
+@pytest.mark.parametrize("variant", cpu_variants("conv1d"))
+@pytest.mark.parametrize("pad", PADS)
+@pytest.mark.parametrize("n,k", [(1, 1), (7, 7), (100, 3), (1000, 31), (4097, 255)])
+def test_conv1d(rng, variant, pad, n, k):
+    x, m = f32(rng, n), f32(rng, k)
+    ref, mag = correlate1d(x, m, pad)
+    assert_close(memhier.conv1d(x, m, pad=pad, variant=variant), ref, mag, k, f"{variant} {pad} n={n} k={k}")
+
+
+@pytest.mark.parametrize("per_signal", [False, True])
+@pytest.mark.parametrize("pad", PADS)
+def test_conv1d_batched(rng, per_signal, pad):
+    batch, n, k = 5, 300, 17
+    x = f32(rng, batch, n)
+    m = f32(rng, batch, k) if per_signal else f32(rng, k)
+    y = memhier.conv1d(x, m, pad=pad)
+    assert y.shape[0] == batch
+    for b in range(batch):
+        ref, mag = correlate1d(x[b], m[b] if per_signal else m, pad)
+        assert_close(y[b], ref, mag, k, f"signal {b}")
+
+
+@pytest.mark.parametrize("variant", cpu_variants("conv2d"))
+@pytest.mark.parametrize("pad", PADS)
+@pytest.mark.parametrize("shape,fshape", [((1, 1), (1, 1)), ((37, 53), (3, 5)), ((64, 40), (7, 7)), ((40, 40), (31, 2))])
+def test_conv2d(rng, variant, pad, shape, fshape):
+    im, f = f32(rng, *shape), f32(rng, *fshape)
+    ref, mag = correlate2d(im, f, pad)
+    assert_close(memhier.conv2d(im, f, pad=pad, variant=variant), ref, mag, f.size, f"{variant} {pad}")
+
+
+@pytest.mark.parametrize("variant", cpu_variants("transpose"))
+@pytest.mark.parametrize("shape", [(1, 1), (1, 77), (33, 65), (300, 7)])
+def test_transpose_exact(rng, variant, shape):
+    a = f32(rng, *shape)
+    np.testing.assert_array_equal(memhier.transpose(a, variant=variant), a.T)
+
+
+@pytest.mark.parametrize("variant", cpu_variants("matmul"))
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 1, 5), (67, 129, 33), (128, 64, 130)])
+def test_matmul(rng, variant, m, k, n):
+    a, b = f32(rng, m, k), f32(rng, k, n)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert_close(memhier.matmul(a, b, variant=variant), ref, mag, k, variant)
+
+
+@pytest.mark.parametrize("variant", cpu_variants("reduce"))
+@pytest.mark.parametrize("shape", [(0,), (1,), (1000,), (3, 333), (2, 3, 5)])
+def test_reduce_sum(rng, variant, shape):
+    x = f32(rng, *shape)
+    got = memhier.reduce_sum(x, variant=variant)
+    assert isinstance(got, np.float32)
+    assert abs(float(got) - x.astype(np.float64).sum()) <= 1e-5 * (1 + np.log2(max(x.size, 1))) * np.abs(x).sum()
+
+
+@pytest.mark.parametrize("variant", cpu_variants("histogram"))
+def test_histogram_exact(rng, variant):
+    values = rng.integers(-5, 40, 10_001).astype(np.int32)
+    counts, outside = memhier.histogram(values, 32, variant=variant, return_outside=True)
+    ref = np.bincount(values[(values >= 0) & (values < 32)], minlength=32)
+    assert counts.dtype == np.uint64
+    np.testing.assert_array_equal(counts, ref)
+    assert outside == np.count_nonzero((values < 0) | (values >= 32))
+
+
+def test_histogram_bytes_buckets():
+    text = np.frombuffer(b"the quick brown fox jumps over the lazy dog, 42 TIMES", np.uint8)
+    counts, outside = memhier.histogram_bytes(text, lo=ord("a"), hi=ord("z"), width=4, return_outside=True)
+    letters = text[(text >= ord("a")) & (text <= ord("z"))]
+    np.testing.assert_array_equal(counts, np.bincount((letters - ord("a")) // 4, minlength=7))
+    assert outside == text.size - letters.size
+    np.testing.assert_array_equal(memhier.histogram_bytes(text), np.bincount(text, minlength=256))
+
+
+def test_out_written_in_place(rng):
+    x, m = f32(rng, 100), f32(rng, 5)
+    out = np.full(96, np.nan, np.float32)
+    assert memhier.conv1d(x, m, out=out) is out
+    ref, mag = correlate1d(x, m, "valid")
+    assert_close(out, ref, mag, 5)
+
+
+def test_registry_and_select():
+    names = [v.name for v in memhier.variants("conv1d")]
+    assert "conv1d/cpu-reference" in names and "conv1d/regtile" in names
+    racy = [v for v in memhier.variants("histogram") if v.demonstration]
+    assert [v.name for v in racy] == ["histogram/racy"]
+    assert {v.name for v in memhier.variants("matmul") if v.reduced_precision} >= {"matmul/tf32"}
+    assert len(memhier.variants()) == sum(len(memhier.variants(op)) for op in
+                                          ("conv1d", "conv2d", "transpose", "coalescing", "matmul", "reduce",
+                                           "histogram"))
+    assert memhier.select("conv1d", n=1000, k=7, device="cpu").startswith("conv1d/cpu")
+    assert memhier.select("matmul", m=64, k=64, n=64, device="cpu").startswith("matmul/cpu")
+    assert memhier.select("histogram", n=100, bins=256, bytes=True, device="cpu").startswith("histogram/")
+    with pytest.raises(TypeError, match="missing k"):
+        memhier.select("conv1d", n=5, device="cpu")
+    with pytest.raises(ValueError, match="op"):
+        memhier.variants("fft")
+
+
+def test_info_cpu():
+    facts = memhier.info("cpu")
+    assert facts["device"] == "cpu" and facts["sm_count"] >= 1 and facts["name"]
+
+
+def test_explicit_context():
+    with memhier.Context("cpu") as ctx:
+        y = memhier.reduce_sum(np.ones(10, np.float32), context=ctx)
+        assert y == 10
+    with pytest.raises(ValueError, match="closed"):
+        memhier.reduce_sum(np.ones(10, np.float32), context=ctx)
+
+
+# ---- bad input: clear errors naming the argument, nothing written ----------------------------
+
+def test_wrong_dtype_names_argument():
+    with pytest.raises(TypeError, match="mask: dtype float64"):
+        memhier.conv1d(np.ones(10, np.float32), np.ones(3))
+    with pytest.raises(TypeError, match="values: dtype float32"):
+        memhier.histogram(np.ones(10, np.float32), 4)
+
+
+def test_not_an_array():
+    with pytest.raises(TypeError, match="x: expected a numpy.ndarray"):
+        memhier.conv1d([1.0, 2.0], np.ones(1, np.float32))
+
+
+def test_strided_view_refused():
+    x = np.ones(20, np.float32)[::2]
+    with pytest.raises(ValueError, match="x: not C-contiguous"):
+        memhier.conv1d(x, np.ones(3, np.float32))
+
+
+def test_shapes_refused():
+    with pytest.raises(memhier.InvalidArgument, match="k = 5"):
+        memhier.conv1d(np.ones(3, np.float32), np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="does not chain"):
+        memhier.matmul(np.ones((2, 3), np.float32), np.ones((4, 2), np.float32))
+    with pytest.raises(ValueError, match="expected 2-D"):
+        memhier.conv2d(np.ones(9, np.float32), np.ones((3, 3), np.float32))
+    with pytest.raises(ValueError, match="pad"):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), pad="reflect")
+    with pytest.raises(ValueError, match="one mask per signal"):
+        memhier.conv1d(np.ones((2, 9), np.float32), np.ones((3, 3), np.float32))
+
+
+def test_library_detail_reaches_the_exception():
+    with pytest.raises(memhier.InvalidArgument, match="variant = 'nope'"):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), variant="nope")
+    with pytest.raises(memhier.InvalidArgument, match="num_bins|bins"):
+        memhier.histogram(np.ones(9, np.int32), 0)
+    with pytest.raises(memhier.Unsupported):  # a CUDA row on a CPU context
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), variant="conv1d/regtile")
+
+
+def test_failed_call_leaves_out_alone():
+    out = np.full(7, 123.0, np.float32)
+    with pytest.raises(memhier.Error):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), variant="nope", out=out)
+    assert np.all(out == 123.0)
+    with pytest.raises(ValueError, match="out: shape"):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), out=np.empty(8, np.float32))
+
+
+def test_bad_device_and_context_arguments():
+    with pytest.raises(ValueError, match="device"):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), device=-7)
+    with pytest.raises(TypeError, match="context"):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), context="cpu")
+
+
+def test_missing_device():
+    with pytest.raises(memhier.NoDevice, match="device = 10000"):
+        memhier.Context(10_000)

@@ -1,0 +1,188 @@
+"""CuPy arrays and PyTorch CUDA tensors, used in place on the caller's stream; NumPy arrays run
+on a GPU with device=0. Skipped only where there is no CUDA device, or no CuPy / PyTorch."""
+import numpy as np
+import pytest
+
+import memhier
+from conftest import assert_close, correlate1d, correlate2d, has_cuda_device
+
+pytestmark = pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+
+
+class Kind:
+    """What a test needs of CuPy or PyTorch: to and from NumPy, the device pointer, streams."""
+
+    def __init__(self, name):
+        self.name = name
+        self.xp = pytest.importorskip(name)
+
+    def put(self, a):
+        return self.xp.asarray(a) if self.name == "cupy" else self.xp.from_numpy(np.ascontiguousarray(a)).cuda()
+
+    def get(self, a):
+        return self.xp.asnumpy(a) if self.name == "cupy" else a.cpu().numpy()
+
+    def ptr(self, a):
+        return a.data.ptr if self.name == "cupy" else a.data_ptr()
+
+    def is_mine(self, a):
+        return isinstance(a, self.xp.ndarray if self.name == "cupy" else self.xp.Tensor)
+
+    def device_of(self, a):
+        return a.device.id if self.name == "cupy" else a.device.index
+
+    def new_stream(self):
+        if self.name == "cupy":
+            return self.xp.cuda.Stream(non_blocking=True)
+        return self.xp.cuda.Stream()
+
+    def on(self, stream):
+        return stream if self.name == "cupy" else self.xp.cuda.stream(stream)
+
+    def synchronize(self, stream):
+        stream.synchronize()
+
+
+@pytest.fixture(params=["cupy", "torch"])
+def kind(request):
+    return Kind(request.param)
+
+
+def f32(rng, *shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("pad", ["valid", "same", "full"])
+@pytest.mark.parametrize("n,k", [(1, 1), (1000, 7), (100_003, 2047), (70_001, 4095)])
+def test_conv1d(kind, rng, pad, n, k):
+    x, m = f32(rng, n), f32(rng, k)
+    y = memhier.conv1d(kind.put(x), kind.put(m), pad=pad)
+    assert kind.is_mine(y) and kind.device_of(y) == 0
+    ref, mag = correlate1d(x, m, pad)
+    assert_close(kind.get(y), ref, mag, k, f"{pad} n={n} k={k}")
+
+
+@pytest.mark.parametrize("per_signal", [False, True])
+def test_conv1d_batched(kind, rng, per_signal):
+    batch, n, k = 6, 5000, 129
+    x = f32(rng, batch, n)
+    m = f32(rng, batch, k) if per_signal else f32(rng, k)
+    y = kind.get(memhier.conv1d(kind.put(x), kind.put(m), pad="same"))
+    for b in range(batch):
+        ref, mag = correlate1d(x[b], m[b] if per_signal else m, "same")
+        assert_close(y[b], ref, mag, k, f"signal {b}")
+
+
+@pytest.mark.parametrize("variant", ["auto", "conv2d/regtile", "conv2d/cudnn"])
+def test_conv2d(kind, rng, variant):
+    im, f = f32(rng, 301, 517), f32(rng, 11, 5)
+    try:
+        y = memhier.conv2d(kind.put(im), kind.put(f), pad="same", variant=variant)
+    except memhier.Unsupported as e:  # a vendor row this machine's library was built without
+        pytest.skip(str(e))
+    ref, mag = correlate2d(im, f, "same")
+    assert_close(kind.get(y), ref, mag, f.size, variant)
+
+
+def test_transpose_and_matmul(kind, rng):
+    a, b = f32(rng, 333, 129), f32(rng, 129, 517)
+    np.testing.assert_array_equal(kind.get(memhier.transpose(kind.put(a))), a.T)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    mag = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    assert_close(kind.get(memhier.matmul(kind.put(a), kind.put(b))), ref, mag, 129, "matmul")
+
+
+def test_reduce_stays_on_device(kind, rng):
+    x = f32(rng, 4_194_304)
+    s = memhier.reduce_sum(kind.put(x))
+    assert kind.is_mine(s) and tuple(s.shape) == () and kind.device_of(s) == 0
+    assert abs(float(kind.get(s)) - x.astype(np.float64).sum()) <= 1e-4 * np.abs(x).sum()
+
+
+def test_histograms(kind, rng):
+    values = rng.integers(-3, 300, 200_001).astype(np.int32)
+    counts, outside = memhier.histogram(kind.put(values), 256, return_outside=True)
+    inside = values[(values >= 0) & (values < 256)]
+    np.testing.assert_array_equal(kind.get(counts), np.bincount(inside, minlength=256))
+    assert int(kind.get(outside)) == values.size - inside.size
+    data = rng.integers(0, 256, 100_000).astype(np.uint8)
+    np.testing.assert_array_equal(kind.get(memhier.histogram_bytes(kind.put(data))), np.bincount(data, minlength=256))
+
+
+def test_out_in_place_and_no_input_copy(kind, rng):
+    x, m = kind.put(f32(rng, 1 << 20)), kind.put(f32(rng, 31))
+    out = kind.put(np.full((1 << 20) - 30, np.nan, np.float32))
+    x_ptr, out_ptr = kind.ptr(x), kind.ptr(out)
+    if kind.name == "cupy":
+        pool = kind.xp.get_default_memory_pool()
+        before = pool.used_bytes()
+    y = memhier.conv1d(x, m, out=out)
+    assert y is out and kind.ptr(out) == out_ptr and kind.ptr(x) == x_ptr
+    if kind.name == "cupy":  # the binding allocated nothing: no copy of x, no staging
+        assert pool.used_bytes() == before
+    ref, mag = correlate1d(kind.get(x), kind.get(m), "valid")
+    assert_close(kind.get(out), ref, mag, 31)
+
+
+def _slow_fill(kind, n, value):
+    """An array of n floats equal to `value`, written by a deliberately slow kernel (tens of ms)
+    queued on the current stream: work on another stream would read it unfinished."""
+    if kind.name == "cupy":
+        spin = kind.xp.ElementwiseKernel("float32 v", "float32 y",
+                                         "float a = v; for (int i = 0; i < 200000; ++i) a = a * 0.9999999f + 1e-7f * v;"
+                                         "y = a == 12345.0f ? 0.0f : v;",
+                                         "memhier_test_spin")
+        return spin(kind.xp.full(n, value, kind.xp.float32))
+    torch = kind.xp
+    t = torch.zeros(n, device="cuda")
+    junk = torch.randn(4096, 4096, device="cuda")
+    for _ in range(20):  # ~20 matmuls of 4096^2 before the fill
+        junk = junk @ junk * 1e-3
+    return t.add_(value + 0.0 * junk[0, 0])
+
+
+def test_callers_stream_is_used(kind):
+    stream = kind.new_stream()
+    n, k = 1 << 22, 3
+    with kind.on(stream):
+        x = _slow_fill(kind, n, 1.0)
+        m = kind.put(np.ones(k, np.float32))
+        y = memhier.conv1d(x, m)  # must queue behind the slow fill on this stream
+        s = memhier.reduce_sum(y)
+    kind.synchronize(stream)
+    assert float(kind.get(s)) == pytest.approx(3.0 * (n - k + 1), rel=1e-6)
+    assert np.all(kind.get(y) == 3.0)
+
+
+def test_numpy_on_gpu_with_device(rng):
+    x, m = f32(rng, 50_000), f32(rng, 255)
+    y = memhier.conv1d(x, m, pad="full", device=0)
+    assert isinstance(y, np.ndarray)
+    ref, mag = correlate1d(x, m, "full")
+    assert_close(y, ref, mag, 255)
+    a = f32(rng, 100, 37)
+    np.testing.assert_array_equal(memhier.transpose(a, device=0), a.T)
+    assert memhier.reduce_sum(np.ones(1000, np.float32), device=0) == 1000
+
+
+def test_gpu_errors(kind, rng):
+    x = kind.put(f32(rng, 100))
+    with pytest.raises(TypeError, match="mask is a numpy"):
+        memhier.conv1d(x, np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="device = 'cpu'"):
+        memhier.conv1d(x, kind.put(np.ones(3, np.float32)), device="cpu")
+    with pytest.raises(memhier.Unsupported):  # a CPU row given device memory
+        memhier.conv1d(x, kind.put(np.ones(3, np.float32)), variant="conv1d/cpu-omp")
+    out = kind.put(np.full(98, 5.0, np.float32))
+    with pytest.raises(memhier.InvalidArgument, match="variant"):
+        memhier.conv1d(x, kind.put(np.ones(3, np.float32)), variant="nope", out=out)
+    assert np.all(kind.get(out) == 5.0)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        memhier.transpose(kind.put(f32(rng, 10, 10)).T)
+
+
+def test_select_and_info_on_gpu():
+    assert memhier.select("matmul", m=4096, k=4096, n=4096).startswith("matmul/")
+    assert memhier.select("conv1d", n=1 << 24, k=2047).startswith("conv1d/")
+    facts = memhier.info(0, ceilings=True)
+    assert facts["cc_major"] >= 7 and facts["copy_gbps"] > 0 and facts["fma_gflops"] > 0
