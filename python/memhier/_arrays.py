@@ -19,27 +19,15 @@ def _cupy():
 
 class Operand:
     """One array argument: its kind ('numpy', 'cupy' or 'torch'), the address of its first
-    element, shape, NumPy dtype and device (_native.CPU for host memory)."""
+    element, shape, element count, NumPy dtype and device (_native.CPU for host memory).
+    Written for speed: it runs on every call (docs/python.md, "What the binding costs")."""
+
+    __slots__ = ("obj", "name", "kind", "device", "ptr", "shape", "size", "dtype", "contiguous")
 
     def __init__(self, obj, name):
         self.obj, self.name = obj, name
-        torch, cupy = _torch(), _cupy()
-        if isinstance(obj, np.ndarray):
-            self.kind, self.device, self.ptr = "numpy", _native.CPU, obj.ctypes.data
-            self.shape, self.dtype, self.contiguous = obj.shape, obj.dtype, obj.flags.c_contiguous
-        elif cupy is not None and isinstance(obj, cupy.ndarray):
-            self.kind, self.device, self.ptr = "cupy", obj.device.id, obj.data.ptr
-            self.shape, self.dtype, self.contiguous = obj.shape, obj.dtype, obj.flags.c_contiguous
-        elif torch is not None and isinstance(obj, torch.Tensor):
-            if obj.device.type != "cuda":
-                raise TypeError(f"{name}: a torch.Tensor on {obj.device}; memhier takes PyTorch CUDA tensors "
-                                f"(for the CPU, pass {name}.numpy())")
-            self.kind, self.device, self.ptr = "torch", obj.device.index, obj.data_ptr()
-            self.shape, self.contiguous = tuple(obj.shape), obj.is_contiguous()
-            self.dtype = _torch_dtype(obj)
-        else:
-            raise TypeError(f"{name}: expected a numpy.ndarray, cupy.ndarray or torch CUDA tensor, "
-                            f"got {type(obj).__module__}.{type(obj).__name__}")
+        reader = _READERS.get(type(obj)) or _reader_for(obj, name)
+        reader(self, obj)
 
     @property
     def on_gpu(self):
@@ -47,7 +35,45 @@ class Operand:
 
     def describe(self):
         where = "host" if not self.on_gpu else f"cuda:{self.device}"
-        return f"{self.kind} array of shape {self.shape} and dtype {self.dtype} on {where}"
+        return f"{self.kind} array of shape {tuple(self.shape)} and dtype {self.dtype} on {where}"
+
+
+def _read_numpy(op, a):
+    op.kind, op.device, op.ptr = "numpy", _native.CPU, a.__array_interface__["data"][0]
+    op.shape, op.size, op.dtype, op.contiguous = a.shape, a.size, a.dtype, a.flags.c_contiguous
+
+
+def _read_cupy(op, a):
+    op.kind, op.device, op.ptr = "cupy", a.data.device_id, a.data.ptr
+    op.shape, op.size, op.dtype, op.contiguous = a.shape, a.size, a.dtype, a.flags.c_contiguous
+
+
+def _read_torch(op, t):
+    if t.device.type != "cuda":
+        raise TypeError(f"{op.name}: a torch.Tensor on {t.device}; memhier takes PyTorch CUDA tensors "
+                        f"(for the CPU, pass {op.name}.numpy())")
+    op.kind, op.device, op.ptr = "torch", t.device.index, t.data_ptr()
+    op.shape, op.size, op.contiguous = tuple(t.shape), t.numel(), t.is_contiguous()
+    op.dtype = _torch_dtype(t)
+
+
+_READERS = {np.ndarray: _read_numpy}
+
+
+def _reader_for(obj, name):
+    """The reader of a type met for the first time (subclasses, CuPy, PyTorch), remembered."""
+    torch, cupy = _torch(), _cupy()
+    if isinstance(obj, np.ndarray):
+        reader = _read_numpy
+    elif cupy is not None and isinstance(obj, cupy.ndarray):
+        reader = _read_cupy
+    elif torch is not None and isinstance(obj, torch.Tensor):
+        reader = _read_torch
+    else:
+        raise TypeError(f"{name}: expected a numpy.ndarray, cupy.ndarray or torch CUDA tensor, "
+                        f"got {type(obj).__module__}.{type(obj).__name__}")
+    _READERS[type(obj)] = reader
+    return reader
 
 
 def _torch_dtype(t):
@@ -59,16 +85,20 @@ def _torch_dtype(t):
         return t.dtype
 
 
-def operand(obj, name, dtype, ndims):
-    """obj as an Operand, refused unless its dtype is `dtype`, its number of dimensions one of
-    `ndims` and it is C-contiguous."""
-    op = Operand(obj, name)
-    if op.dtype != np.dtype(dtype):
-        raise TypeError(f"{name}: dtype {op.dtype}, memhier needs {np.dtype(dtype)} here (convert it first, "
-                        f"e.g. {name}.astype({np.dtype(dtype).name}))")
-    if len(op.shape) not in ndims:
-        want = " or ".join(f"{d}-D" for d in ndims)
-        raise ValueError(f"{name}: {len(op.shape)}-D array of shape {op.shape}, expected {want}")
+_DTYPES = {name: np.dtype(name) for name in ("float32", "int32", "uint8", "int64", "uint64")}
+
+
+def operand(obj, name, dtype, ndims=None):
+    """obj (or an Operand of it) checked: refused unless its dtype is `dtype`, its number of
+    dimensions one of `ndims` (None: any) and it is C-contiguous."""
+    op = obj if isinstance(obj, Operand) else Operand(obj, name)
+    want = _DTYPES[dtype]
+    if op.dtype != want:
+        raise TypeError(f"{name}: dtype {op.dtype}, memhier needs {want} here (convert it first, "
+                        f"e.g. {name}.astype({want.name}))")
+    if ndims is not None and len(op.shape) not in ndims:
+        expected = " or ".join(f"{d}-D" for d in ndims)
+        raise ValueError(f"{name}: {len(op.shape)}-D array of shape {tuple(op.shape)}, expected {expected}")
     if not op.contiguous:
         raise ValueError(f"{name}: not C-contiguous (a strided view); pass a contiguous copy "
                          f"(numpy.ascontiguousarray, cupy.ascontiguousarray or .contiguous())")
@@ -89,17 +119,19 @@ def empty(like, shape, dtype):
         return np.empty(shape, dtype)
     if like.kind == "cupy":
         cupy = _cupy()
+        if cupy.cuda.runtime.getDevice() == like.device:
+            return cupy.empty(shape, dtype)
         with cupy.cuda.Device(like.device):
             return cupy.empty(shape, dtype)
     torch = _torch()
-    return torch.empty(shape, dtype=getattr(torch, np.dtype(dtype).name), device=f"cuda:{like.device}")
+    return torch.empty(shape, dtype=getattr(torch, dtype), device=like.obj.device)
 
 
 def output(out, like, name, shape, dtype):
     """The caller's `out` checked against the shape and dtype the call writes, or a new array."""
     if out is None:
-        return operand(empty(like, shape, dtype), name, dtype, (len(shape),))
-    op = operand(out, name, dtype, (len(shape),))
+        return operand(empty(like, shape, dtype), name, dtype)
+    op = operand(out, name, dtype)
     same_place(like, op)
     if tuple(op.shape) != tuple(shape):
         raise ValueError(f"{name}: shape {tuple(op.shape)}, the call writes {tuple(shape)}")
@@ -109,9 +141,7 @@ def output(out, like, name, shape, dtype):
 def current_stream(op):
     """The handle of the caller's current stream for op's device (0: the default stream)."""
     if op.kind == "cupy":
-        cupy = _cupy()
-        with cupy.cuda.Device(op.device):
-            return cupy.cuda.get_current_stream().ptr
+        return _cupy().cuda.get_current_stream(op.device).ptr
     if op.kind == "torch":
         return _torch().cuda.current_stream(op.device).cuda_stream
     return 0

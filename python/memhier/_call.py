@@ -7,7 +7,6 @@
   run there and copied back (three explicit copies a call: in, out, and a synchronize)."""
 import ctypes
 
-import numpy as np
 
 from . import _native
 from ._context import Context, default_context, _device_index
@@ -23,7 +22,7 @@ class Call:
         first = operands[0]
         self._staged = {}
         self._buffers = []
-        if context is not None and not isinstance(context, Context):
+        if context is not None and type(context) is not Context and not isinstance(context, Context):
             raise TypeError(f"context: expected a memhier.Context, got {type(context).__name__}")
         if first.on_gpu:
             self.context = self._gpu_context(first, device, context)
@@ -47,8 +46,8 @@ class Call:
         return context if context is not None else default_context(first.device)
 
     def ptr(self, op, upload=True):
-        if self.context.is_cpu or op.on_gpu:
-            return ctypes.c_void_p(op.ptr)
+        if op.device == self.context.device:  # in place: the library takes the address as it is
+            return op.ptr
         if op.name not in self._staged:
             nbytes = max(op.obj.nbytes, 1)
             buf = ctypes.c_void_p()

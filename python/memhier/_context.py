@@ -24,7 +24,7 @@ class Context:
 
     def __init__(self, device=0):
         self.device = _device_index(device)
-        self._handle = None
+        self._handle, self._stream = None, 0
         handle = ctypes.c_void_p()
         status = lib.mh_context_create(ctypes.byref(handle), self.device)
         if status != 0:  # no context, so no detail to read: say what was asked
@@ -43,7 +43,11 @@ class Context:
         return self.device == _native.CPU
 
     def set_stream(self, stream_ptr):
-        check(lib.mh_context_set_stream(self.handle, ctypes.c_void_p(stream_ptr or None)), self.handle)
+        """Makes the context's calls run on a CUDA stream (a cudaStream_t as an int; 0: the
+        default stream). The binding sets the caller's current stream before each call."""
+        if stream_ptr != self._stream:
+            check(lib.mh_context_set_stream(self.handle, ctypes.c_void_p(stream_ptr or None)), self.handle)
+            self._stream = stream_ptr
 
     def synchronize(self):
         """Waits for the context's stream (the stream of the last call's arrays)."""

@@ -8,9 +8,9 @@ import numpy as np
 
 from . import _arrays
 from ._call import Call, pad_arg, variant_arg
-from ._native import lib, check, InvalidArgument
+from ._native import lib, InvalidArgument
 
-F32 = np.float32
+F32 = "float32"
 
 
 def conv1d(x, mask, pad="valid", variant="auto", out=None, device=None, context=None):
@@ -92,9 +92,8 @@ def matmul(a, b, variant="auto", out=None, device=None, context=None):
 def reduce_sum(x, variant="auto", out=None, device=None, context=None):
     """The float32 sum of every element of x (any number of dimensions, C-contiguous). NumPy:
     a numpy.float32; CuPy / PyTorch: a 0-d array on x's device, not read back to the host."""
-    xi = _arrays.Operand(x, "x")
-    xi = _arrays.operand(x, "x", F32, (len(xi.shape),))
-    n = int(np.prod(xi.shape, dtype=np.int64))
+    xi = _arrays.operand(x, "x", F32)
+    n = xi.size
     call = Call([xi], device, context)
     os_ = _arrays.output(out, xi, "out", (), F32)
     call.run(lib.mh_reduce_sum(call.ctx, variant_arg(variant), call.ptr(xi) if n else None, n, call.out_ptr(os_)))
@@ -104,7 +103,7 @@ def reduce_sum(x, variant="auto", out=None, device=None, context=None):
 def _counts_dtype(like):
     # PyTorch's uint64 tensors support few operations: counts come back as int64 there (same
     # bits: a count never reaches 2^63).
-    return np.int64 if like.kind == "torch" else np.uint64
+    return "int64" if like.kind == "torch" else "uint64"
 
 
 def _histogram_result(os_, outside, return_outside):
@@ -117,11 +116,10 @@ def _histogram_result(os_, outside, return_outside):
 def histogram(values, bins, variant="auto", out=None, return_outside=False, device=None, context=None):
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
     for PyTorch). return_outside=True also returns how many values fell outside."""
-    vi = _arrays.Operand(values, "values")
-    vi = _arrays.operand(values, "values", np.int32, (len(vi.shape),))
+    vi = _arrays.operand(values, "values", "int32")
     if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool):
         raise TypeError(f"bins: expected an int, got {bins!r}")
-    n = int(np.prod(vi.shape, dtype=np.int64))
+    n = vi.size
     call = Call([vi], device, context)
     dt = _counts_dtype(vi)
     os_ = _arrays.output(out, vi, "out", (int(bins),) if bins > 0 else (0,), dt)
@@ -135,13 +133,12 @@ def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto", out=None, retur
                     context=None):
     """Counts of uint8 values c with lo <= c <= hi in bins of `width`: (hi - lo) // width + 1
     bins, bin (c - lo) // width. (0, 255, 1) is the byte histogram."""
-    di = _arrays.Operand(data, "data")
-    di = _arrays.operand(data, "data", np.uint8, (len(di.shape),))
+    di = _arrays.operand(data, "data", "uint8")
     for name, v in (("lo", lo), ("hi", hi), ("width", width)):
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
             raise TypeError(f"{name}: expected an int, got {v!r}")
     num_bins = (hi - lo) // width + 1 if width > 0 and hi >= lo else 0
-    n = int(np.prod(di.shape, dtype=np.int64))
+    n = di.size
     call = Call([di], device, context)
     dt = _counts_dtype(di)
     os_ = _arrays.output(out, di, "out", (max(num_bins, 0),), dt)

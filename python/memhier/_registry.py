@@ -4,7 +4,7 @@ from typing import NamedTuple
 
 from . import _native
 from ._call import pad_arg
-from ._context import Context, default_context
+from ._context import default_context
 from ._native import lib, check
 
 
