@@ -36,16 +36,20 @@
 
 namespace {
 
-constexpr int BM = 128, BN = 128, BK = 32, THREADS = 256, STAGES = 3;
-#ifndef MH_WGMMA_PROMOTE_STEPS
-#define MH_WGMMA_PROMOTE_STEPS 1
-#endif
-constexpr int PROMOTE_STEPS = MH_WGMMA_PROMOTE_STEPS; /* k-steps of 32 summed on the tensor cores */
-constexpr int TILE_FLOATS = 128 * BK;                 /* 16 KB: 128 rows of 128 bytes */
-constexpr int STAGE_BYTES = 4 * TILE_FLOATS * 4;      /* a big, a small, b big, b small */
-constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
+constexpr int BM = 128, BK = 32, THREADS = 256, STAGES = 3;
+constexpr int PROMOTE_STEPS = 1;     /* k-steps of 32 summed on the tensor cores before acc */
+constexpr int A_TILE = BM * BK;      /* floats: 16 KB, 128 rows of 128 bytes */
 
-/* Tile i of k-step kt at (i * kt_count + kt) * TILE_FLOATS: a block of the product reads its
+/* A block computes 128 x BN of c: BN = 128 (m64n128k8 per warpgroup), or 64 (m64n64k8) where
+ * 128 x 128 tiles would leave SMs idle (1000^3: 64 tiles for 132 SMs). */
+template <int BN> struct wg_shape {
+    static constexpr int B_TILE = BN * BK;                         /* floats */
+    static constexpr int STAGE_BYTES = (2 * A_TILE + 2 * B_TILE) * 4; /* a big, a small, b big, b small */
+    static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
+    static constexpr int ACC = BN / 2; /* accumulators a thread: 64 x BN over 128 threads */
+};
+
+/* Tile i of k-step kt at (i * kt_count + kt) * tile floats: a block of the product reads its
  * tiles in order, and the split pass's concurrent blocks (consecutive kt of one i: blockIdx.x
  * is kt) read whole rows of a and write consecutive tiles. With blockIdx.x the tile, they read
  * a 128-byte column strip of a from every row at once, a DRAM page opened per 128 bytes: the
@@ -55,7 +59,10 @@ struct wg_tiles {
     size_t kt_count;
 };
 
-__device__ __forceinline__ size_t tile_at(size_t i, size_t kt, size_t kt_count) { return (i * kt_count + kt) * TILE_FLOATS; }
+__device__ __forceinline__ size_t tile_at(size_t i, size_t kt, size_t kt_count, int tile_floats)
+{
+    return (i * kt_count + kt) * tile_floats;
+}
 
 struct split_params {
     const float *a, *b;
@@ -98,32 +105,33 @@ __device__ __forceinline__ void load4(const float *row, size_t col, size_t row_l
  * four whole 128-byte row pieces and writes 512 contiguous bytes of the image. */
 __device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, size_t kt)
 {
-    const size_t at = tile_at(i, kt, p.t.kt_count), k0 = kt * BK;
+    const size_t at = tile_at(i, kt, p.t.kt_count, A_TILE), k0 = kt * BK;
     const bool vec_ok = p.k % 4 == 0 && mh_aligned16(p.a);
-    float v[TILE_FLOATS / 4 / THREADS][4];
+    float v[A_TILE / 4 / THREADS][4];
 #pragma unroll
-    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+    for (int j = 0; j < A_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x;
         const size_t row = i * BM + e / 8;
         if (row < p.m) load4(p.a + row * p.k, k0 + 4 * (e % 8), p.k, vec_ok, v[j]);
         else v[j][0] = v[j][1] = v[j][2] = v[j][3] = 0.0f;
     }
 #pragma unroll
-    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+    for (int j = 0; j < A_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x;
         store_split(p.t.a_big + at, p.t.a_small + at, e / 8, e % 8, v[j]);
     }
 }
 
-/* Tile (i, kt) of b, transposed to K-major through shared memory: 32 rows of b, 128 columns,
- * read a 512-byte row piece per warp; written as a's are. The row stride of 129 floats keeps
+/* Tile (i, kt) of b, transposed to K-major through shared memory: 32 rows of b, BN columns,
+ * read a 4 BN-byte row piece per warp; written as a's are. The row stride of BN + 1 floats keeps
  * the column reads free of bank conflicts (4 c + r spans the 32 banks of a warp). */
+template <int BN>
 __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, size_t kt, float (*s)[BN + 1])
 {
-    const size_t at = tile_at(i, kt, p.t.kt_count), k0 = kt * BK, n0 = i * BN;
+    const size_t at = tile_at(i, kt, p.t.kt_count, wg_shape<BN>::B_TILE), k0 = kt * BK, n0 = i * BN;
     const bool vec_ok = p.n % 4 == 0 && mh_aligned16(p.b);
 #pragma unroll
-    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+    for (int j = 0; j < wg_shape<BN>::B_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x, kk = e / (BN / 4), x = 4 * (e % (BN / 4));
         float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (k0 + kk < p.k && n0 + x < p.n) load4(p.b + (k0 + kk) * p.n + n0, x, p.n - n0, vec_ok, v);
@@ -132,7 +140,7 @@ __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, si
     }
     __syncthreads();
 #pragma unroll
-    for (int j = 0; j < TILE_FLOATS / 4 / THREADS; ++j) {
+    for (int j = 0; j < wg_shape<BN>::B_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x, r = e / 8, c = (e % 8) ^ (r & 7);
         const float v[4] = {s[4 * c][r], s[4 * c + 1][r], s[4 * c + 2][r], s[4 * c + 3][r]};
         store_split(p.t.b_big + at, p.t.b_small + at, r, c, v);
@@ -146,13 +154,13 @@ __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, si
  * Scalar loads of a and b, and b's transposed 16-byte stores scattered over 32 lines a warp,
  * kept the load/store queue full (lg_throttle 69% of stalls): 0.69 ms at 4096^3, 20% of
  * DRAM bandwidth. */
-__global__ void __launch_bounds__(THREADS) split_tiles_kernel(const split_params p)
+template <int BN> __global__ void __launch_bounds__(THREADS) split_tiles_kernel(const split_params p)
 {
 #ifndef WG_ABSENT
     __shared__ float s[BK][BN + 1];
     const size_t kt = blockIdx.x;
     if (blockIdx.y < p.mt_count) split_a_tile(p, blockIdx.y, kt);
-    else split_b_tile(p, blockIdx.y - p.mt_count, kt, s);
+    else split_b_tile<BN>(p, blockIdx.y - p.mt_count, kt, s);
 #endif
 }
 
@@ -166,6 +174,7 @@ __device__ __forceinline__ unsigned long long descriptor(const void *smem)
            (1ULL << 62);
 }
 
+/* d += a b (scale_d 0: d = a b), m64nNk8, a and b from shared memory by descriptor. */
 __device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
@@ -174,26 +183,43 @@ __device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long da, uns
                  : "l"(da), "l"(db), "r"(scale_d));
 }
 
+__device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db, int scale_d)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(scale_d));
+}
+
 /* Keeps the compiler from moving accesses of d across the asynchronous wgmma. */
-__device__ __forceinline__ void fence_operands(float (&d)[64])
+template <int N> __device__ __forceinline__ void fence_operands(float (&d)[N])
 {
 #pragma unroll
-    for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");
+    for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 
-/* The four tiles of k-step kt into a stage: 64 KB, 16 bytes a copy, verbatim. */
+/* count floats from src to dst, 16 bytes a copy. */
+template <int COUNT> __device__ __forceinline__ void copy_tile(float *dst, const float *src)
+{
+#pragma unroll
+    for (int i = 0; i < COUNT / 4 / THREADS; ++i) {
+        const int e = (i * THREADS + threadIdx.x) * 4;
+        cp_async16(dst + e, src + e);
+    }
+}
+
+/* The four tiles of k-step kt into a stage (a big, a small, b big, b small), verbatim. */
+template <int BN>
 __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
 {
-    const size_t a_at = tile_at(mt, kt, t.kt_count), b_at = tile_at(nt, kt, t.kt_count);
-    const float *src[4] = {t.a_big + a_at, t.a_small + a_at, t.b_big + b_at, t.b_small + b_at};
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int i = 0; i < TILE_FLOATS / 4 / THREADS; ++i) {
-            const int e = (i * THREADS + threadIdx.x) * 4;
-            cp_async16((float *)(stage + q * TILE_FLOATS * 4) + e, src[q] + e);
-        }
+    constexpr int B_TILE = wg_shape<BN>::B_TILE;
+    const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, B_TILE);
+    float *dst = (float *)stage;
+    copy_tile<A_TILE>(dst, t.a_big + a_at);
+    copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
+    copy_tile<B_TILE>(dst + 2 * A_TILE, t.b_big + b_at);
+    copy_tile<B_TILE>(dst + 2 * A_TILE + B_TILE, t.b_small + b_at);
 }
 
 #endif /* WG_ABSENT */
@@ -202,17 +228,20 @@ __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_
 /* Issues k-step `step`'s 12 wgmma into part (its tiles were requested one step ago), adding
  * to what part holds unless `fresh`. The stage refilled here (step + 1's) was last read by
  * step - 2's wgmma, waited for at the end of step - 1 by every warpgroup before the barrier. */
+template <int BN>
 __device__ __forceinline__ void k_step(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step, size_t steps,
-                                       int wg, bool fresh, float (&part)[64])
+                                       int wg, bool fresh, float (&part)[wg_shape<BN>::ACC])
 {
+    constexpr int STAGE_BYTES = wg_shape<BN>::STAGE_BYTES;
     cp_async_wait<0>();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
     __syncthreads();
-    if (step + 1 < steps) load_stage(t, base + ((step + 1) % STAGES) * STAGE_BYTES, mt, nt, step + 1);
+    if (step + 1 < steps) load_stage<BN>(t, base + ((step + 1) % STAGES) * STAGE_BYTES, mt, nt, step + 1);
     cp_async_commit();
     const char *sp = base + (step % STAGES) * STAGE_BYTES;
-    const unsigned long long a_big = descriptor(sp + wg * 64 * 128), a_small = descriptor(sp + TILE_FLOATS * 4 + wg * 64 * 128);
-    const unsigned long long b_big = descriptor(sp + 2 * TILE_FLOATS * 4), b_small = descriptor(sp + 3 * TILE_FLOATS * 4);
+    const unsigned long long a_big = descriptor(sp + wg * 64 * 128), a_small = descriptor(sp + A_TILE * 4 + wg * 64 * 128);
+    const unsigned long long b_big = descriptor(sp + 2 * A_TILE * 4);
+    const unsigned long long b_small = descriptor(sp + (2 * A_TILE + wg_shape<BN>::B_TILE) * 4);
     fence_operands(part);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -231,37 +260,38 @@ struct wg_params {
     size_t m, n;
 };
 
-__global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
+template <int BN> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
     extern __shared__ __align__(16) char smem_raw[];
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
-    float acc[64], part[64];
+    constexpr int ACC = wg_shape<BN>::ACC;
+    float acc[ACC], part[ACC];
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = part[i] = 0.0f;
-    load_stage(p.t, base, mt, nt, 0);
+    for (int i = 0; i < ACC; ++i) acc[i] = part[i] = 0.0f;
+    load_stage<BN>(p.t, base, mt, nt, 0);
     cp_async_commit();
     /* The tensor cores' adds truncate, so part collects PROMOTE_STEPS k-steps and is then
      * added to acc with round-to-nearest. acc += part only after wait_group 0: a read of a
      * wgmma's accumulators while any wgmma is in flight (two partial sums in turn, one read
      * after wait_group 1) makes ptxas serialize every wgmma (warning C7514). */
     for (size_t step = 0; step < steps; ++step) {
-        k_step(p.t, base, mt, nt, step, steps, wg, step % PROMOTE_STEPS == 0, part);
+        k_step<BN>(p.t, base, mt, nt, step, steps, wg, step % PROMOTE_STEPS == 0, part);
         if ((step + 1) % PROMOTE_STEPS == 0 || step + 1 == steps) {
             asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
             fence_operands(part);
 #pragma unroll
-            for (int i = 0; i < 64; ++i) acc[i] += part[i];
+            for (int i = 0; i < ACC; ++i) acc[i] += part[i];
         } else {
             asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's are done */
         }
     }
-    /* d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x 128 */
+    /* d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x BN */
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int i = 0; i < 64; i += 2) {
+    for (int i = 0; i < ACC; i += 2) {
         const size_t row = mt * BM + wg * 64 + warp * 16 + g + 8 * ((i % 4) / 2), col = nt * BN + 8 * (i / 4) + 2 * t;
         if (row >= p.m) continue;
         float *c = p.c + row * p.n;
@@ -269,6 +299,17 @@ __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_param
         if (col + 1 < p.n) c[col + 1] = acc[i + 1];
     }
 #endif
+}
+
+/* "auto": 128 x 128 blocks where they give every SM one, else 128 x 64 (twice the blocks). */
+const char *const wg_configs[] = {"auto", "n128", "n64", NULL};
+
+int block_n(const mh_context *ctx, const mh_args *x)
+{
+    if (x->config > 0) return x->config == 1 ? 128 : 64;
+    const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
+    const mh_matmul_args *a = &x->matmul;
+    return mh_ceil_div(a->m, (size_t)BM) * mh_ceil_div(a->n, (size_t)128) >= sms ? 128 : 64;
 }
 
 int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
@@ -279,37 +320,45 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
                  ctx->cc % 10);
         return 0;
     }
-    const size_t mt = mh_ceil_div(a->m, (size_t)BM), nt = mh_ceil_div(a->n, (size_t)BN);
+    const size_t bn = (size_t)block_n(ctx, x);
+    const size_t mt = mh_ceil_div(a->m, (size_t)BM), nt = mh_ceil_div(a->n, bn);
     if (mt <= MH_MAX_GRID_YZ && nt <= MH_MAX_GRID_X && mt + nt <= MH_MAX_GRID_YZ) return 1;
-    snprintf(why, len, "m = %zu, n = %zu need more than 65535 tiles of %d rows and columns", a->m, a->n, BM);
+    snprintf(why, len, "m = %zu, n = %zu need more than 65535 tiles of %d rows and %zu columns", a->m, a->n, BM, bn);
     return 0;
 }
 
-mh_status wgmma_run(mh_context *ctx, const mh_args *x)
+template <int BN> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a)
 {
-    const mh_matmul_args *a = &x->matmul;
+    constexpr int B_TILE = wg_shape<BN>::B_TILE, SMEM = wg_shape<BN>::SMEM;
     split_params sp;
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
-    const size_t a_floats = sp.mt_count * sp.t.kt_count * TILE_FLOATS, b_floats = sp.nt_count * sp.t.kt_count * TILE_FLOATS;
+    const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * B_TILE;
     void *ws;
     MH_TRY(mh_workspace(ctx, 2 * (a_floats + b_floats) * sizeof(float), &ws));
     sp.t.a_big = (float *)ws, sp.t.a_small = sp.t.a_big + a_floats;
     sp.t.b_big = sp.t.a_small + a_floats, sp.t.b_small = sp.t.b_big + b_floats;
-    split_tiles_kernel<<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.mt_count + sp.nt_count)), THREADS, 0, mh_stream(ctx)>>>(sp);
+    split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.mt_count + sp.nt_count)), THREADS, 0,
+                             mh_stream(ctx)>>>(sp);
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
-    MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    matmul_wgmma_kernel<<<dim3((unsigned)sp.nt_count, (unsigned)sp.mt_count), THREADS, SMEM, mh_stream(ctx)>>>(p);
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    matmul_wgmma_kernel<BN><<<dim3((unsigned)sp.nt_count, (unsigned)sp.mt_count), THREADS, SMEM, mh_stream(ctx)>>>(p);
     return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_kernel");
+}
+
+mh_status wgmma_run(mh_context *ctx, const mh_args *x)
+{
+    return block_n(ctx, x) == 128 ? run_shape<128>(ctx, &x->matmul) : run_shape<64>(ctx, &x->matmul);
 }
 
 const mh_row rows[] = {
     {{"matmul/tf32x3-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 12, "global+shared+tensor", "ours",
       "tf32x3 on Hopper's wgmma: a and b split once into swizzled TF32 big/small tiles, then 3 wgmma per k-slice"},
-     wgmma_supports, wgmma_run, NULL, 0},
+     wgmma_supports, wgmma_run, wg_configs, 0},
 };
 
 } // namespace
