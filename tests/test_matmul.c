@@ -161,13 +161,17 @@ int main(int argc, char **argv)
     const mh_variant_info *pick = NULL;
     CHECK(mh_matmul_select(ctx, 4096, 4096, 4096, &pick) == MH_OK && pick, "auto picks nothing at 4096^3: %s",
           mh_context_error(ctx));
-    if (gpu) { /* the rule in src/api/matmul.c: wgmma from k >= 1024 and 132 tiles of c, on sm_90 */
+    if (gpu) { /* the rule in src/api/matmul.c: wgmma where k >= 512 and m k n >= 4e8, on sm_90 */
         const char *big = ctx->cc == 90 ? "matmul/tf32x3-wgmma" : "matmul/cublas";
-        CHECK(pick && !strcmp(pick->name, big), "auto at 4096^3 picks %s, not %s", pick ? pick->name : "nothing", big);
-        CHECK(mh_matmul_select(ctx, 1000, 1000, 1000, &pick) == MH_OK && pick && !strcmp(pick->name, "matmul/cublas"),
-              "auto at 1000^3 picks %s, not matmul/cublas", pick ? pick->name : "nothing");
-        CHECK(mh_matmul_select(ctx, 8192, 64, 8192, &pick) == MH_OK && pick && !strcmp(pick->name, "matmul/cublas"),
-              "auto at 8192 x 64 x 8192 picks %s, not matmul/cublas", pick ? pick->name : "nothing");
+        const struct { size_t m, k, n; const char *want; } picks[] = {
+            {4096, 4096, 4096, big}, {1000, 1000, 1000, big}, {2000, 1000, 500, big},
+            {512, 512, 512, "matmul/cublas"}, {8192, 64, 8192, "matmul/cublas"}};
+        for (size_t i = 0; i < sizeof picks / sizeof picks[0]; ++i) {
+            CHECK(mh_matmul_select(ctx, picks[i].m, picks[i].k, picks[i].n, &pick) == MH_OK && pick &&
+                      !strcmp(pick->name, picks[i].want),
+                  "auto at %zu x %zu x %zu picks %s, not %s", picks[i].m, picks[i].k, picks[i].n,
+                  pick ? pick->name : "nothing", picks[i].want);
+        }
     }
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_matmul gpu" : "test_matmul cpu");

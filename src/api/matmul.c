@@ -47,15 +47,15 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "c", x->c, cbytes, "b", x->b, bbytes);
 }
 
-/* `auto`, from the H100 figures in docs/matmul.md (bench/results/NVIDIA_H100_80GB_HBM3.json,
- * matmul rows at 6133848): tf32x3-wgmma, FP32-accurate (normwise error 3.1e-7 against
- * cublasSgemm's 1.1e-6), beat cublasSgemm at 4096^3 (2.15 against 2.66 ms) and LeetGPU's
- * 8192 x 6144 x 4096 (5.39 against 8.10) but lost where its fixed split pass dominates or the
- * grid cannot fill the 132 SMs with 128 x 128 tiles: 8192 x 64 x 8192 (0.33 against 0.27),
- * 1000^3 (0.106 against 0.053). So: tf32x3-wgmma from k >= 1024 with at least 132 tiles of c
- * (it refuses other devices than sm_90; a failed workspace allocation passes the call on),
- * else cuBLAS; warptile takes what cuBLAS's int dimensions refuse. Four points of
- * measurement: the rule's edges are not measured. Reduced-precision rows are never auto's. */
+/* `auto`, from the H100 figures in docs/matmul.md (tune sweep at 2e4d6b4 + n64, 12 shapes,
+ * `...matmul-wgmma-sizes-*.txt`): tf32x3-wgmma, FP32-accurate (normwise error 3.1e-7 against
+ * cublasSgemm's 1.1e-6), beat cublasSgemm on every shape from 768^3 (1.21x) up to 4096^3
+ * (1.66x), at 1000^3 (1.30x), 2000 x 1000 x 500 (1.20x) and 1000 x 4096 x 1000 (1.14x); it lost
+ * at 512^3 (0.78x: the split pass and two launches on 0.27 GFLOP) and on the skinny
+ * 8192 x 64 x 8192 (0.85x: 64-deep sums, the output's 256 MB dominate). So: tf32x3-wgmma where
+ * k >= 512 and m k n >= 4e8 (768^3 is 4.5e8, 512^3 1.3e8), else cuBLAS; it refuses devices other
+ * than sm_90 and a failed workspace allocation passes the call on; warptile takes what cuBLAS's
+ * int dimensions refuse. Reduced-precision rows are never auto's. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
@@ -63,8 +63,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const tensor[] = {"tf32x3-wgmma", "cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const mh_matmul_args *x = &a->matmul;
-    const size_t tiles = ((x->m + 127) / 128) * ((x->n + 127) / 128);
-    return x->k >= 1024 && tiles >= 132 ? tensor : cuda;
+    const double work = (double)x->m * (double)x->k * (double)x->n;
+    return x->k >= 512 && work >= 4e8 ? tensor : cuda;
 }
 
 static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows,  mh_matmul_regtile_rows,
