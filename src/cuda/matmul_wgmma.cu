@@ -7,17 +7,16 @@
  *
  * Two kernels:
  *   split_tiles_kernel  a and b once, into big and small TF32 parts, cut into the tiles the
- *                       product reads (a: 128 rows of 32 k as it is; b: BN rows, transposed to
- *                       K-major), each tile a contiguous image of its shared-memory layout
- *                       (128-byte swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded
- *   matmul_wgmma_kernel a block per 128 x BN of c (BN 128 or 64), two warpgroups of 64 rows; per
- *                       k-step of 32 the four tiles (a big, a small, b big, b small) arrive by
- *                       16-byte cp.async, verbatim, one step ahead, three stages; then three
- *                       m64nBNk8 wgmma per 8-deep slice, small*big, big*small, big*big, into a
- *                       partial sum added to the accumulator with round-to-nearest (the tensor
- *                       cores' adds truncate: matmul_tensor.cu)
- *   matmul_wgmma_pair_kernel  the same in clusters of two blocks sharing b's tiles through the
- *                       bulk copy engine's multicast (configurations -pair; below)
+ *                       product reads (128 rows of 32 k: a as it is, b transposed to K-major),
+ *                       each tile a contiguous 16 KB image of its shared-memory layout (128-
+ *                       byte swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded
+ *   matmul_wgmma_kernel a block per 128 x 128 of c, two warpgroups of 64 rows; per k-step of
+ *                       32 the four tiles (a big, a small, b big, b small) arrive by 16-byte
+ *                       cp.async, verbatim, one step ahead, three stages; then three m64n128k8
+ *                       wgmma per 8-deep slice, small*big, big*small, big*big, into a partial
+ *                       sum added to the accumulator with round-to-nearest (the tensor cores'
+ *                       adds truncate: matmul_tensor.cu); two partial sums in turn, so a
+ *                       step's wgmma are issued before the previous step's are waited for
  * Splitting inside the product's loop instead (raw fp32 tiles split by every thread into
  * shared memory while the last k-step's wgmma ran) took 1.2 G warp instructions at 4096^3,
  * issue-bound at 3.03 ms; done once, the split is a pass over a and b.
@@ -46,7 +45,7 @@ constexpr int A_TILE = BM * BK;      /* floats: 16 KB, 128 rows of 128 bytes */
 template <int BN> struct wg_shape {
     static constexpr int B_TILE = BN * BK;                         /* floats */
     static constexpr int STAGE_BYTES = (2 * A_TILE + 2 * B_TILE) * 4; /* a big, a small, b big, b small */
-    static constexpr int SMEM = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8; /* + alignment, pairs' barriers */
+    static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
     static constexpr int ACC = BN / 2; /* accumulators a thread: 64 x BN over 128 threads */
 };
 
@@ -226,15 +225,23 @@ __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_
 #endif /* WG_ABSENT */
 
 #ifndef WG_ABSENT
-/* The 12 wgmma of one k-step on a stage's tiles, into part (adding to it unless `fresh`),
- * committed as one group: per 8-deep slice small*big, big*small, big*big. */
+/* Issues k-step `step`'s 12 wgmma into part (its tiles were requested one step ago), adding
+ * to what part holds unless `fresh`. The stage refilled here (step + 1's) was last read by
+ * step - 2's wgmma, waited for at the end of step - 1 by every warpgroup before the barrier. */
 template <int BN>
-__device__ __forceinline__ void issue_products(const char *stage, int wg, bool fresh, float (&part)[wg_shape<BN>::ACC])
+__device__ __forceinline__ void k_step(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step, size_t steps,
+                                       int wg, bool fresh, float (&part)[wg_shape<BN>::ACC])
 {
-    const unsigned long long a_big = descriptor(stage + wg * 64 * 128);
-    const unsigned long long a_small = descriptor(stage + A_TILE * 4 + wg * 64 * 128);
-    const unsigned long long b_big = descriptor(stage + 2 * A_TILE * 4);
-    const unsigned long long b_small = descriptor(stage + (2 * A_TILE + wg_shape<BN>::B_TILE) * 4);
+    constexpr int STAGE_BYTES = wg_shape<BN>::STAGE_BYTES;
+    cp_async_wait<0>();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
+    __syncthreads();
+    if (step + 1 < steps) load_stage<BN>(t, base + ((step + 1) % STAGES) * STAGE_BYTES, mt, nt, step + 1);
+    cp_async_commit();
+    const char *sp = base + (step % STAGES) * STAGE_BYTES;
+    const unsigned long long a_big = descriptor(sp + wg * 64 * 128), a_small = descriptor(sp + A_TILE * 4 + wg * 64 * 128);
+    const unsigned long long b_big = descriptor(sp + 2 * A_TILE * 4);
+    const unsigned long long b_small = descriptor(sp + (2 * A_TILE + wg_shape<BN>::B_TILE) * 4);
     fence_operands(part);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
@@ -245,24 +252,6 @@ __device__ __forceinline__ void issue_products(const char *stage, int wg, bool f
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
-
-/* The tensor cores' adds truncate, so part collects PROMOTE_STEPS k-steps and is then added to
- * acc with round-to-nearest; acc += part only after wait_group 0: a read of a wgmma's
- * accumulators while any wgmma is in flight (two partial sums in turn, one read after
- * wait_group 1) makes ptxas serialize every wgmma (warning C7514). Returns with every wgmma
- * of the warpgroup done, or with step's still in flight and step - 1's done. */
-template <int N>
-__device__ __forceinline__ void finish_step(size_t step, size_t steps, float (&part)[N], float (&acc)[N])
-{
-    if ((step + 1) % PROMOTE_STEPS == 0 || step + 1 == steps) {
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        fence_operands(part);
-#pragma unroll
-        for (int i = 0; i < N; ++i) acc[i] += part[i];
-    } else {
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    }
-}
 #endif
 
 struct wg_params {
@@ -271,179 +260,44 @@ struct wg_params {
     size_t m, n;
 };
 
-#ifndef WG_ABSENT
-/* acc to c. d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the
- * warpgroup's 64 x BN. */
-template <int BN, int N> __device__ __forceinline__ void store_c(const wg_params &p, size_t mt, size_t nt, const float (&acc)[N])
+template <int BN> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
 {
+#ifndef WG_ABSENT
+    extern __shared__ __align__(16) char smem_raw[];
+    char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
+    constexpr int ACC = wg_shape<BN>::ACC;
+    float acc[ACC], part[ACC];
+#pragma unroll
+    for (int i = 0; i < ACC; ++i) acc[i] = part[i] = 0.0f;
+    load_stage<BN>(p.t, base, mt, nt, 0);
+    cp_async_commit();
+    /* The tensor cores' adds truncate, so part collects PROMOTE_STEPS k-steps and is then
+     * added to acc with round-to-nearest. acc += part only after wait_group 0: a read of a
+     * wgmma's accumulators while any wgmma is in flight (two partial sums in turn, one read
+     * after wait_group 1) makes ptxas serialize every wgmma (warning C7514). */
+    for (size_t step = 0; step < steps; ++step) {
+        k_step<BN>(p.t, base, mt, nt, step, steps, wg, step % PROMOTE_STEPS == 0, part);
+        if ((step + 1) % PROMOTE_STEPS == 0 || step + 1 == steps) {
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            fence_operands(part);
+#pragma unroll
+            for (int i = 0; i < ACC; ++i) acc[i] += part[i];
+        } else {
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's are done */
+        }
+    }
+    /* d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x BN */
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int i = 0; i < N; i += 2) {
+    for (int i = 0; i < ACC; i += 2) {
         const size_t row = mt * BM + wg * 64 + warp * 16 + g + 8 * ((i % 4) / 2), col = nt * BN + 8 * (i / 4) + 2 * t;
         if (row >= p.m) continue;
         float *c = p.c + row * p.n;
         if (col < p.n) c[col] = acc[i];
         if (col + 1 < p.n) c[col + 1] = acc[i + 1];
     }
-}
-
-__device__ __forceinline__ char *align1024(char *p) { return (char *)(((uintptr_t)p + 1023) & ~(uintptr_t)1023); }
-#endif
-
-/* Per k-step: wait for its stage's cp.async copies, barrier, request step + 1's tiles into the
- * stage step - 2 used (its wgmma were waited for at the end of step - 1), run step's wgmma. */
-template <int BN> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
-{
-#ifndef WG_ABSENT
-    constexpr int ACC = wg_shape<BN>::ACC, STAGE_BYTES = wg_shape<BN>::STAGE_BYTES;
-    extern __shared__ __align__(16) char smem_raw[];
-    char *base = align1024(smem_raw);
-    const int wg = threadIdx.x / 128;
-    const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
-    float acc[ACC], part[ACC];
-#pragma unroll
-    for (int i = 0; i < ACC; ++i) acc[i] = part[i] = 0.0f;
-    load_stage<BN>(p.t, base, mt, nt, 0);
-    cp_async_commit();
-    for (size_t step = 0; step < steps; ++step) {
-        cp_async_wait<0>();
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
-        __syncthreads();
-        if (step + 1 < steps) load_stage<BN>(p.t, base + ((step + 1) % STAGES) * STAGE_BYTES, mt, nt, step + 1);
-        cp_async_commit();
-        issue_products<BN>(base + (step % STAGES) * STAGE_BYTES, (int)wg, step % PROMOTE_STEPS == 0, part);
-        finish_step(step, steps, part, acc);
-    }
-    store_c<BN>(p, mt, nt, acc);
-#endif
-}
-
-#ifndef WG_ABSENT
-/* ---- pairs of blocks sharing b's tiles (configurations n128-pair, n64-pair) ----------------
- * Two blocks of a cluster compute vertically neighbouring tiles of c (the same columns), so
- * they read the same b tiles: each copies its own a tiles and one of the two b tiles (rank 0
- * b big, rank 1 b small) with the bulk copy engine, multicast into both blocks' shared memory.
- * A k-step's stage then costs L2 48 KB a block instead of 64 (n128). Stage reuse: `full[s]`
- * (one arrival with the expected bytes, then the copies' bytes) says a stage's tiles are in;
- * `empty[s]` (16 arrivals: each warp of both blocks, once its wgmma are done) says both blocks
- * have finished reading it, before either refills it. */
-__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-
-__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_bytes(uint64_t *bar, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
-{
-    asm volatile("{\n.reg .pred done;\nWAIT_%=:\n"
-                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra WAIT_%=;\n}\n" ::"r"(smem_u32(bar)),
-                 "r"(parity)
-                 : "memory");
-}
-
-/* An arrival on the barrier at bar's offset in block `rank` of the cluster. */
-__device__ __forceinline__ void mbar_arrive_in(uint64_t *bar, unsigned rank)
-{
-    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
-                 "r"(rank)
-                 : "memory");
-}
-
-__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     smem_u32(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_u32(bar))
-                 : "memory");
-}
-
-/* The same copy into both blocks of the pair, at dst's and bar's offsets in each. */
-__device__ __forceinline__ void bulk_copy_to_pair(void *dst, const void *src, unsigned bytes, uint64_t *bar)
-{
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1], %2, "
-                 "[%3], %4;\n" ::"r"(smem_u32(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_u32(bar)), "h"((unsigned short)3)
-                 : "memory");
-}
-
-__device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
-__device__ __forceinline__ void cluster_sync()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-/* One thread: k-step kt's tiles into its stage, the block's a tiles and its share of b's. */
-template <int BN>
-__device__ __forceinline__ void request_stage(const wg_tiles &t, char *stage, uint64_t *full, size_t mt, size_t nt,
-                                              size_t kt, unsigned rank)
-{
-    constexpr int B_TILE = wg_shape<BN>::B_TILE;
-    const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, B_TILE);
-    mbar_expect_bytes(full, wg_shape<BN>::STAGE_BYTES);
-    bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
-    bulk_copy(stage + A_TILE * 4, t.a_small + a_at, A_TILE * 4, full);
-    if (rank == 0) bulk_copy_to_pair(stage + 2 * A_TILE * 4, t.b_big + b_at, B_TILE * 4, full);
-    else bulk_copy_to_pair(stage + (2 * A_TILE + B_TILE) * 4, t.b_small + b_at, B_TILE * 4, full);
-}
-#endif
-
-/* Warp specialized: warps 0-7 (two warpgroups) multiply, warp 8 copies. With thread 0 of the
- * multiplying warps waiting for the pair to free a stage before its refill, every k-step waited
- * on the slower block of the pair: 2.18 ms at 4096^3 against 1.59 for the plain kernel. */
-constexpr int PAIR_THREADS = THREADS + 32;
-
-template <int BN> __global__ void __launch_bounds__(PAIR_THREADS, 1) matmul_wgmma_pair_kernel(const wg_params p)
-{
-#ifndef WG_ABSENT
-    constexpr int ACC = wg_shape<BN>::ACC, STAGE_BYTES = wg_shape<BN>::STAGE_BYTES;
-    extern __shared__ __align__(16) char smem_raw[];
-    char *base = align1024(smem_raw);
-    uint64_t *full = (uint64_t *)(base + STAGES * STAGE_BYTES), *empty = full + STAGES;
-    const unsigned rank = cluster_rank();
-    const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], 2 * THREADS / 32);
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    }
-    cluster_sync(); /* both blocks' barriers exist before either copies or arrives */
-    if (threadIdx.x >= THREADS) { /* the copying warp */
-        if (threadIdx.x == THREADS)
-            for (size_t step = 0; step < steps; ++step) {
-                const int s = (int)(step % STAGES);
-                if (step >= STAGES) mbar_wait(&empty[s], (unsigned)(step / STAGES - 1) & 1);
-                request_stage<BN>(p.t, base + s * STAGE_BYTES, &full[s], mt, nt, step, rank);
-            }
-        __syncwarp();
-    } else {
-        float acc[ACC], part[ACC];
-#pragma unroll
-        for (int i = 0; i < ACC; ++i) acc[i] = part[i] = 0.0f;
-        for (size_t step = 0; step < steps; ++step) {
-            const int s = (int)(step % STAGES);
-            mbar_wait(&full[s], (unsigned)(step / STAGES) & 1);
-            issue_products<BN>(base + s * STAGE_BYTES, (int)(threadIdx.x / 128), step % PROMOTE_STEPS == 0, part);
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); /* this warp's reads of stage s are done */
-            if (threadIdx.x % 32 == 0) mbar_arrive_in(&empty[s], 0), mbar_arrive_in(&empty[s], 1);
-            finish_step(step, steps, part, acc);
-        }
-        store_c<BN>(p, mt, nt, acc);
-    }
-    cluster_sync(); /* no block leaves while its pair may still copy into it or arrive on it */
 #endif
 }
 
@@ -451,28 +305,17 @@ template <int BN> __global__ void __launch_bounds__(PAIR_THREADS, 1) matmul_wgmm
  * costing 0.65 of one of 128 x 128 (their products per byte copied are fewer: 4096^3 ran 2.07 ms
  * in 16 rounds against 1.59 in 8). 1000^3: one round either way, n64 (0.040 against 0.059 ms);
  * 1536^3: 3 rounds against 2, n64 (0.157 against 0.165); 2048^3: 4 against 2, n128. */
-const char *const wg_configs[] = {"auto", "n128", "n64", "n128-pair", "n64-pair", NULL};
+const char *const wg_configs[] = {"auto", "n128", "n64", NULL};
 
-struct wg_choice {
-    int bn;   /* 128 or 64 columns of c a block */
-    bool pair; /* blocks in clusters of two sharing b's tiles */
-};
-
-wg_choice choice_of(const mh_context *ctx, const mh_args *x)
+int block_n(const mh_context *ctx, const mh_args *x)
 {
-    switch (x->config) {
-    case 1: return {128, false};
-    case 2: return {64, false};
-    case 3: return {128, true};
-    case 4: return {64, true};
-    default: break;
-    }
+    if (x->config > 0) return x->config == 1 ? 128 : 64;
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
     const size_t rounds128 = mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)128), sms);
     const size_t rounds64 = mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)64), sms);
-    return {13 * rounds64 < 20 * rounds128 ? 64 : 128, false};
+    return 13 * rounds64 < 20 * rounds128 ? 64 : 128;
 }
 
 int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
@@ -483,45 +326,19 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
                  ctx->cc % 10);
         return 0;
     }
-    const size_t bn = (size_t)choice_of(ctx, x).bn;
-    const size_t mt = mh_ceil_div(a->m, (size_t)BM) + 1, nt = mh_ceil_div(a->n, bn); /* + 1: a pair's padding */
+    const size_t bn = (size_t)block_n(ctx, x);
+    const size_t mt = mh_ceil_div(a->m, (size_t)BM), nt = mh_ceil_div(a->n, bn);
     if (mt <= MH_MAX_GRID_YZ && nt <= MH_MAX_GRID_X && mt + nt <= MH_MAX_GRID_YZ) return 1;
     snprintf(why, len, "m = %zu, n = %zu need more than 65535 tiles of %d rows and %zu columns", a->m, a->n, BM, bn);
     return 0;
 }
 
-/* The product kernel: plain, or in clusters of two blocks along m (grid rows padded to even:
- * the split pass makes the extra row of a tiles zeros, and its block stores nothing). */
-template <int BN>
-mh_status launch_product(mh_context *ctx, const wg_params &p, size_t mt_count, size_t nt_count, bool pair)
+template <int BN> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a)
 {
-    constexpr int SMEM = wg_shape<BN>::SMEM;
-    const void *kernel = pair ? (const void *)matmul_wgmma_pair_kernel<BN> : (const void *)matmul_wgmma_kernel<BN>;
-    MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    if (!pair) {
-        matmul_wgmma_kernel<BN><<<dim3((unsigned)nt_count, (unsigned)mt_count), THREADS, SMEM, mh_stream(ctx)>>>(p);
-        return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_kernel");
-    }
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)nt_count, (unsigned)mt_count);
-    cfg.blockDim = dim3(PAIR_THREADS);
-    cfg.dynamicSmemBytes = SMEM;
-    cfg.stream = (cudaStream_t)mh_stream(ctx);
-    cudaLaunchAttribute cluster;
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 1, cluster.val.clusterDim.y = 2, cluster.val.clusterDim.z = 1;
-    cfg.attrs = &cluster, cfg.numAttrs = 1;
-    return mh_cuda_status(ctx, cudaLaunchKernelEx(&cfg, matmul_wgmma_pair_kernel<BN>, p),
-                          "launching matmul_wgmma_pair_kernel");
-}
-
-template <int BN> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a, bool pair)
-{
-    constexpr int B_TILE = wg_shape<BN>::B_TILE;
+    constexpr int B_TILE = wg_shape<BN>::B_TILE, SMEM = wg_shape<BN>::SMEM;
     split_params sp;
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
-    if (pair) sp.mt_count += sp.mt_count % 2;
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
     const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * B_TILE;
     void *ws;
@@ -533,13 +350,15 @@ template <int BN> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a, 
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
-    return launch_product<BN>(ctx, p, sp.mt_count, sp.nt_count, pair);
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+    matmul_wgmma_kernel<BN><<<dim3((unsigned)sp.nt_count, (unsigned)sp.mt_count), THREADS, SMEM, mh_stream(ctx)>>>(p);
+    return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_kernel");
 }
 
 mh_status wgmma_run(mh_context *ctx, const mh_args *x)
 {
-    const wg_choice c = choice_of(ctx, x);
-    return c.bn == 128 ? run_shape<128>(ctx, &x->matmul, c.pair) : run_shape<64>(ctx, &x->matmul, c.pair);
+    return block_n(ctx, x) == 128 ? run_shape<128>(ctx, &x->matmul) : run_shape<64>(ctx, &x->matmul);
 }
 
 const mh_row rows[] = {
