@@ -8,6 +8,7 @@
 #   coalescing.svg  the coalescing plot (scripts/plot_coalescing.py) -> docs/coalescing.svg
 #   summary.txt the tables and verdicts;  logs.tar.gz  every log
 #   grid.json   memhier bench conv1d --grid (+ conv1d-grid.png/.md: winners, auto's regret)
+#   report/     scripts/report.py of the bench: tables.md and plots/ (the README's and docs')
 #   python-overhead.json  what the Python binding adds to a call (scripts/python_overhead.py)
 # usage: scripts/gpu-check.sh OUTDIR [all|test|bench|tune|grid|calibrate|analyze|analyze-rh|analyze-mm|python|sanitize ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op); its words
@@ -261,6 +262,14 @@ if want sanitize; then
   sanitize memcheck test_histogram 310000
   sanitize racecheck test_histogram 70001
 fi
+
+# The report of this run: tables and plots (scripts/report.py) into OUT/report
+for j in "$OUT"/bench.json "$OUT"/bench-merged.json; do
+  if [ -f "$j" ]; then
+    python3 scripts/report.py --results "$j" --outdir "$OUT/report" >>"$LOGS/report.log" 2>&1
+    say "report from $(basename "$j") exit $? (OUT/report: tables.md, plots/)"
+  fi
+done
 
 stamp "done"
 [ -f "$LOGS/bench.log" ] && grep -vE "preparing inputs" "$LOGS/bench.log" >>"$SUMMARY"

@@ -27,6 +27,8 @@ import re
 import sys
 import time
 
+from results import REDUCED, is_ours
+
 try:
     import cupy as cp
     import cupyx.scipy.signal as cps
@@ -285,10 +287,6 @@ def run_workload(op, wl):
     return rows
 
 
-# memhier's reduced-precision rows (mh_variant_is_reduced_precision)
-REDUCED = {"matmul/tf32", "matmul/cublas-tf32"}
-
-
 def compare(doc):
     """Per workload: our fastest row against the vendor row and the fastest peer; adds
     vs_best_peer to our rows. Returns the printed lines."""
@@ -299,7 +297,7 @@ def compare(doc):
             by.setdefault((r["op"], r["workload"]), []).append(r)
     for (op, wl), rows in by.items():
         # reduced-precision rows (TF32) race neither the vendor's FP32 row nor the FP32 peers
-        ours = [r for r in rows if r["backend"] == "cuda" and "[" not in r["variant"] and r["variant"] not in REDUCED]
+        ours = [r for r in rows if is_ours(r)]
         vendor = [r for r in rows if r["backend"] == "vendor" and r["variant"] not in REDUCED]
         peers = [r for r in rows if r["backend"] == "peer"]
         if not ours or not peers:

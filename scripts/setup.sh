@@ -36,17 +36,17 @@ fi
 
 if [ "${MEMHIER_NEED_PYTHON:-0}" = 1 ]; then
   # numpy and scipy for the oracles; pytest and scikit-build-core for the Python package
-  # (python/, built by `pip install .`)
-  has_numpy() { "$1" -c 'import numpy, scipy, pytest, scikit_build_core' 2>/dev/null; }
+  # (python/, built by `pip install .`); matplotlib for the report's plots (scripts/report.py)
+  has_numpy() { "$1" -c 'import numpy, scipy, pytest, scikit_build_core, matplotlib' 2>/dev/null; }
   PY=$(command -v python3 || true)
   if [ -z "$PY" ] || ! has_numpy "$PY"; then
-    if [ -n "$PY" ] && "$PY" -m pip install -q numpy scipy pytest scikit-build-core 2>/dev/null && has_numpy "$PY"; then
+    if [ -n "$PY" ] && "$PY" -m pip install -q numpy scipy pytest scikit-build-core matplotlib 2>/dev/null && has_numpy "$PY"; then
       :
     else
-      apt_install python3 python3-numpy python3-scipy python3-pytest python3-pip
+      apt_install python3 python3-numpy python3-scipy python3-pytest python3-pip python3-matplotlib
       PY=/usr/bin/python3
       has_numpy "$PY" || "$PY" -m pip install -q --break-system-packages scikit-build-core || true
     fi
   fi
-  has_numpy "$PY" || { echo "no python3 with numpy, scipy, pytest and scikit-build-core could be set up" >&2; exit 1; }
+  has_numpy "$PY" || { echo "no python3 with numpy, scipy, pytest, scikit-build-core and matplotlib could be set up" >&2; exit 1; }
 fi

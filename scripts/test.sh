@@ -3,7 +3,8 @@
 # packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest
 # (GPU tests skip only where no CUDA device exists), installs into build/install and
 # builds the plain-C example against that install tree, with CMake and with pkg-config, then
-# builds the Python package with pip and runs its pytest suite.
+# builds the Python package with pip and runs its pytest suite, then checks the report's tables
+# against the committed results (scripts/report.py --check) and draws its plots.
 # Where everything is present (the GPU machine, which has no network) it installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,4 +33,8 @@ build/example/conv1d_pkgconfig
 rm -rf build/python
 "$PY" -m pip install -q --root-user-action=ignore --no-build-isolation --no-deps --target build/python .
 (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .)
+# The report: the README's and docs' measured tables must be what scripts/report.py makes of
+# the committed results (a drift names the table), and the plots must draw.
+"$PY" scripts/report.py --check
+"$PY" scripts/report.py --outdir build/report >/dev/null
 echo "all tests passed"

@@ -1,0 +1,351 @@
+#!/usr/bin/env python3
+"""The report: the README's and docs' measured tables, and the plots, made from one results
+file (`memhier bench` JSON with the peers' rows), so that no figure is typed by hand.
+
+usage:
+  report.py [--results FILE]               rewrite the tables between markers in README.md and
+                                           docs/*.md, and draw docs/plots/OP-roofline.png and
+                                           OP-ladder.png for every op
+  report.py --check [--results FILE]       exit 1, naming each table, where README.md or docs/*.md
+                                           differ from what FILE gives (CI runs this; no plots)
+  report.py --outdir DIR [--results FILE]  write DIR/tables.md and DIR/plots/ only (gpu-check.sh)
+
+Markers, each closed by <!-- /report -->:
+  <!-- report:OP -->        every row of OP: ms per workload and, in brackets, % of the roofline
+                            floor (the copy or FP32 FMA ceiling, whichever binds)
+  <!-- report:OP:peers -->  per workload: our fastest FP32-accurate row, the vendor, the best peer
+FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from results import REDUCED, is_ours, load, timed, workloads
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
+OPS = ("conv1d", "conv2d", "transpose", "matmul", "reduce", "histogram")
+MARKER = re.compile(r"<!-- report:([a-z0-9]+)(:peers)? -->\n.*?<!-- /report -->", re.S)
+
+
+# ---- names -----------------------------------------------------------------------------------
+
+def count(v):
+    """4096 stays, 16777216 is 16Mi, 1000000 is 1M."""
+    n = int(v)
+    if n >= 1 << 20 and n % (1 << 20) == 0:
+        return f"{n >> 20}Mi"
+    if n >= 1_000_000 and n % 100_000 == 0:
+        return f"{n / 1e6:g}M"
+    return str(n)
+
+
+def label(op, workload):
+    """A workload's column heading, short enough for a README table."""
+    f = dict(kv.split("=", 1) for kv in workload.split())
+    if op == "conv1d":
+        head = f"{f['batch']} × {count(f['n'])}" if "batch" in f else f"n={count(f['n'])}"
+        return f"{head} k={f['k']}" + ("" if f.get("pad", "valid") == "valid" else f" {f['pad']}")
+    if op == "conv2d":
+        side = f"{f['rows']}²" if f["rows"] == f["cols"] else f"{f['rows']}×{f['cols']}"
+        return f"{side} {f['krows']}×{f['kcols']} {f['pad']}" + (f" {f['filter']}" if "filter" in f else "")
+    if op in ("transpose",):
+        return f"{f['rows']}²" if f["rows"] == f["cols"] else f"{count(f['rows'])} × {count(f['cols'])}"
+    if op == "matmul":
+        return f"{f['m']}³" if f["m"] == f["k"] == f["n"] else f"{f['m']}×{f['k']}×{f['n']}"
+    if op == "reduce":
+        return f"n={count(f['n'])}"
+    if op == "histogram":
+        return f"{f['form']} {count(f['n'])}, {f['bins']} bins, {f['data']}"
+    return workload
+
+
+# The workloads the pictures show (at most four an op), by their column headings; the tables show all.
+MAIN = {"conv1d": ("n=16Mi k=2047", "n=64Mi k=31", "n=16Mi k=65535", "64 × 1Mi k=4095"),
+        "conv2d": ("8192² 3×3", "8192² 11×11", "4096² 31×31", "3072² 15×15")}
+
+
+def main_workloads(op, rows):
+    wls = workloads(rows, op)
+    chosen = [w for w in wls if any(label(op, w).startswith(m) for m in MAIN.get(op, ()))]
+    return chosen or wls[:4]
+
+
+def short(variant):
+    return variant.split("/", 1)[1] if "/" in variant and not variant.startswith(("cupy", "torch")) else variant
+
+
+def ms_text(ms):
+    return f"{ms:.4g}"
+
+
+# ---- tables ----------------------------------------------------------------------------------
+
+def run_of(doc, op):
+    """The commit and ceilings of the run op's rows come from (a merged file keeps them per op)."""
+    return doc.get("commit_by_op", {}).get(op, doc["commit"]), doc.get("ceilings_by_op", {}).get(op, doc["ceilings"])
+
+
+def provenance(doc, op):
+    """Which run a table comes from."""
+    commit, c = run_of(doc, op)
+    return (f"_{doc['device']}, commit {commit}, {doc['date']} "
+            f"(`bench/results/{DEFAULT_RESULTS.name}`); ceilings measured in that run: copy "
+            f"{c['copy_gbps']:.0f} GB/s, FP32 FMA {c['fma_gflops'] / 1000:.1f} TFLOP/s. ms, median._")
+
+
+def cell(r, best):
+    if r is None:
+        return "–"
+    if r.get("status") == "wrong (demonstration)":
+        return f"{ms_text(r['ms'])} (wrong)"
+    if not timed(r):
+        return r.get("status", "")
+    text = ms_text(r["ms"]) + (f" ({r['roofline_pct']:.0f}%)" if r.get("roofline_pct") else "")
+    return f"**{text}**" if r is best else text
+
+
+LADDER_ORDER = {"cpu": 0, "cuda": 1, "vendor": 2, "peer": 3}  # the ladder, then the vendor, then the peers
+
+
+def fastest(rows, pick):
+    chosen = [r for r in rows if timed(r) and pick(r)]
+    return min(chosen, key=lambda r: r["ms"]) if chosen else None
+
+
+def ladder_table(doc, op):
+    rows = [r for r in doc["rows"] if r["op"] == op]
+    wls = workloads(rows, op)
+    at = {(r["variant"], r["workload"]): r for r in rows}
+    variants = sorted(dict.fromkeys(r["variant"] for r in rows),
+                      key=lambda v: LADDER_ORDER[next(r["backend"] for r in rows if r["variant"] == v)])
+    best = {w: fastest([r for r in rows if r["workload"] == w], is_ours) for w in wls}
+    lines = [provenance(doc, op), "",
+             "| variant | backend | " + " | ".join(label(op, w) for w in wls) + " |",
+             "| --- | --- |" + " --- |" * len(wls)]
+    for v in variants:
+        backend = next(r["backend"] for r in rows if r["variant"] == v)
+        name = short(v) + (" †" if v in REDUCED else "")
+        lines.append(f"| {name} | {backend} | " + " | ".join(cell(at.get((v, w)), best[w]) for w in wls) + " |")
+    for title, pick in (("vendor ÷ ours", lambda r: r["backend"] == "vendor" and r["variant"] not in REDUCED),
+                        ("best peer ÷ ours", lambda r: r["backend"] == "peer")):
+        ratios = []
+        for w in wls:
+            other = fastest([r for r in rows if r["workload"] == w], pick)
+            ratios.append(f"{other['ms'] / best[w]['ms']:.2f}x" if other and best[w] else "")
+        if any(ratios):
+            lines.append(f"| *{title}* | | " + " | ".join(ratios) + " |")
+    notes = ["**bold**: our fastest FP32-accurate row", "in brackets: % of the roofline floor",
+             "–: not run (the variant refuses the problem, or the bench leaves a slow rung out)"]
+    if any((r.get("roofline_pct") or 0) > 100 for r in rows):
+        notes.append("above 100%: fewer operations than the direct formula the floor counts (FFT, tensor cores)")
+    if any(v in REDUCED for v in variants):
+        notes.append("†: reduced precision (TF32), never auto's")
+    lines += ["", "_" + "; ".join(notes) + "._"]
+    return "\n".join(lines)
+
+
+def peers_table(doc, op):
+    rows = [r for r in doc["rows"] if r["op"] == op]
+    lines = [provenance(doc, op), "", "| workload | ours (fastest) | vendor | best peer |", "| --- | --- | --- | --- |"]
+    for w in workloads(rows, op):
+        here = [r for r in rows if r["workload"] == w]
+        ours = fastest(here, is_ours)
+        if ours is None:
+            continue
+        vendor = fastest(here, lambda r: r["backend"] == "vendor" and r["variant"] not in REDUCED)
+        peer = fastest(here, lambda r: r["backend"] == "peer")
+
+        def versus(r):
+            return f"{short(r['variant'])} {ms_text(r['ms'])} ({r['ms'] / ours['ms']:.2f}x)" if r else "-"
+        lines.append(f"| {label(op, w)} | {short(ours['variant'])} {ms_text(ours['ms'])} | {versus(vendor)} | {versus(peer)} |")
+    lines += ["", "_Ratios: the other's time over ours (above 1: ours is faster); reduced-precision rows left out._"]
+    return "\n".join(lines)
+
+
+def table(doc, op, peers):
+    return peers_table(doc, op) if peers else ladder_table(doc, op)
+
+
+def render(text, doc):
+    """text with every marked block regenerated; also the names of the blocks."""
+    names = []
+
+    def one(m):
+        op, peers = m.group(1), bool(m.group(2))
+        names.append(f"report:{op}{':peers' if peers else ''}")
+        return f"<!-- report:{op}{':peers' if peers else ''} -->\n{table(doc, op, peers)}\n<!-- /report -->"
+    return MARKER.sub(one, text), names
+
+
+def documents():
+    return [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+
+
+def update(doc, check):
+    """Rewrites (or, with check, compares) every marked block; returns the drifted ones."""
+    drifted = []
+    for path in documents():
+        text = path.read_text()
+        new, names = render(text, doc)
+        if new == text:
+            continue
+        for name, old, fresh in zip(names, MARKER.finditer(text), MARKER.finditer(new)):
+            if old.group(0) != fresh.group(0):
+                drifted.append(f"{path.relative_to(ROOT)}: {name}")
+        if not check:
+            path.write_text(new)
+    return drifted
+
+
+# ---- plots -----------------------------------------------------------------------------------
+
+def plots(doc, outdir):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    outdir.mkdir(parents=True, exist_ok=True)
+    for op in OPS:
+        rows = [r for r in doc["rows"] if r["op"] == op and timed(r)]
+        if not rows:
+            continue
+        if any(r.get("gflops") for r in rows):
+            roofline(plt, doc, op, rows, outdir / f"{op}-roofline.png")
+        else:
+            bandwidth(plt, doc, op, rows, outdir / f"{op}-roofline.png")
+        ladder(plt, doc, op, rows, outdir / f"{op}-ladder.png")
+
+
+def colours(plt, names):
+    """Distinct colours: tab20's dark shades first, then its light ones."""
+    cmap = plt.get_cmap("tab20")
+    order = list(range(0, 20, 2)) + list(range(1, 20, 2))
+    return {n: cmap(order[i % 20]) for i, n in enumerate(names)}
+
+
+def log_axis(axis):
+    """Decades labelled, the ticks between them not (their labels overlap)."""
+    import matplotlib.ticker as ticker
+    axis.set_major_locator(ticker.LogLocator(base=10))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def roofline(plt, doc, op, rows, path):
+    """Arithmetic intensity against achieved rate, every row a point (colour: variant, marker:
+    workload), the ceilings of that run as lines."""
+    import numpy as np
+    commit, c = run_of(doc, op)
+    copy, fma = c["copy_gbps"], c["fma_gflops"]
+    mains = main_workloads(op, rows)
+    pts = [r for r in rows if r.get("gflops") and r.get("gbps") and r["backend"] != "peer" and r["workload"] in mains]
+    names = list(dict.fromkeys(r["variant"] for r in pts))
+    col = colours(plt, names)
+    marks = dict(zip(workloads(pts, op), "osD^vP*X<>"))
+    fig, ax = plt.subplots(figsize=(10, 6))
+    intensities = [r["gflops"] / r["gbps"] for r in pts]
+    ai = np.logspace(np.log10(min(intensities) / 4), np.log10(max(intensities) * 4), 200)
+    ax.plot(ai, np.minimum(copy * ai, fma), "k-", lw=1.5, label=f"ceilings: copy {copy:.0f} GB/s, FP32 FMA {fma / 1000:.1f} TFLOP/s")
+    tf32 = [r["gflops"] for r in pts if r["variant"] == "matmul/cublas-tf32"]
+    if tf32:
+        ax.axhline(max(tf32), color="grey", ls="--", lw=1, label=f"TF32 tensor cores as cuBLAS reaches them ({max(tf32) / 1000:.0f} TFLOP/s)")
+    for r in pts:
+        ax.loglog(r["gflops"] / r["gbps"], r["gflops"], marks[r["workload"]], color=col[r["variant"]], ms=7, mec="k", mew=0.4)
+    for v in names:
+        ax.plot([], [], "s", color=col[v], label=short(v) + (" (TF32)" if v in REDUCED else ""))
+    for w, m in marks.items():
+        ax.plot([], [], m, color="white", mec="k", label=label(op, w))
+    ax.set_xscale("log"), ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP of the direct formula per byte of input and output)")
+    ax.set_ylabel("GFLOP/s of the direct formula (FFT and 3xTF32 rows: effective)")
+    log_axis(ax.xaxis), log_axis(ax.yaxis)
+    ax.set_title(f"{op}: roofline ({doc['device']}, commit {commit})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def bandwidth(plt, doc, op, rows, path):
+    """Ops without arithmetic (transpose, histogram): achieved GB/s per row and workload
+    against the copy ceiling."""
+    commit, c = run_of(doc, op)
+    copy = c["copy_gbps"]
+    wls = main_workloads(op, rows)
+    fig, axes = plt.subplots(1, len(wls), figsize=(3.6 * len(wls), 4.8), squeeze=False)
+    for ax, w in zip(axes[0], wls):
+        here = [r for r in rows if r["workload"] == w and r["backend"] != "cpu"]
+        moved = next((r["gbps"] * r["ms"] for r in here if r.get("gbps")), None)  # bytes / 1e6, the same for every row
+        here = [r for r in here if r.get("gbps") or (moved and r["backend"] == "peer")]
+        ax.barh([short(r["variant"]) for r in here], [r.get("gbps") or moved / r["ms"] for r in here],
+                color=["tab:orange" if r["backend"] == "vendor" else "tab:green" if r["backend"] == "peer" else "tab:blue" for r in here])
+        ax.axvline(copy, color="k", lw=1.2)
+        ax.set_title(label(op, w), fontsize=9)
+        ax.set_xlabel("GB/s (read + written)")
+        ax.invert_yaxis()
+        ax.tick_params(labelsize=7)
+    fig.suptitle(f"{op}: bandwidth ({doc['device']}, commit {commit}); black line: the copy ceiling, {copy:.0f} GB/s; "
+                 "blue ours, orange vendor, green peers", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def ladder(plt, doc, op, rows, path):
+    """Time per rung, log scale, one panel per workload (at most four); vendor and peers marked."""
+    commit = run_of(doc, op)[0]
+    wls = main_workloads(op, rows)
+    fig, axes = plt.subplots(1, len(wls), figsize=(3.9 * len(wls), 5.2), squeeze=False)
+    for ax, w in zip(axes[0], wls):
+        here = sorted((r for r in rows if r["workload"] == w and r["backend"] != "cpu"),
+                      key=lambda r: LADDER_ORDER[r["backend"]])
+        best = fastest(here, is_ours)
+        colours_ = ["tab:orange" if r["backend"] == "vendor" else "tab:green" if r["backend"] == "peer"
+                    else "tab:red" if r is best else "tab:blue" for r in here]
+        ax.barh([short(r["variant"]) + (" †" if r["variant"] in REDUCED else "") for r in here], [r["ms"] for r in here], color=colours_)
+        ax.set_xscale("log")
+        log_axis(ax.xaxis)
+        ax.set_title(label(op, w), fontsize=9)
+        ax.set_xlabel("ms (log)")
+        ax.invert_yaxis()
+        ax.tick_params(labelsize=7)
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+    fig.suptitle(f"{op}: the ladder ({doc['device']}, commit {commit}); red: our fastest FP32-accurate, "
+                 "orange vendor, green peers, †: TF32", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# ---- main ------------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", default=str(DEFAULT_RESULTS))
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--outdir")
+    a = ap.parse_args()
+    doc = load(a.results)
+    if a.outdir:
+        out = Path(a.outdir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "tables.md").write_text("\n\n".join(f"## {op}\n\n{ladder_table(doc, op)}\n\n{peers_table(doc, op)}"
+                                                   for op in OPS) + "\n")
+        plots(doc, out / "plots")
+        return 0
+    drifted = update(doc, a.check)
+    if a.check:
+        for d in drifted:
+            print(f"report: {d} differs from what scripts/report.py makes of {os.path.relpath(a.results, ROOT)}; "
+                  "run `python3 scripts/report.py` and commit", file=sys.stderr)
+        return 1 if drifted else 0
+    plots(doc, ROOT / "docs/plots")
+    for d in drifted:
+        print(f"report: rewrote {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
