@@ -66,6 +66,11 @@ MAIN = {"conv1d": ("n=16Mi k=2047", "n=64Mi k=31", "n=16Mi k=65535", "64 × 1Mi 
         "conv2d": ("8192² 3×3", "8192² 11×11", "4096² 31×31", "3072² 15×15")}
 
 
+# Ops that only move data (a reduce does one add per 4 bytes): their roofline picture is the
+# bandwidth each row reaches against the copy ceiling.
+STREAMS = ("transpose", "reduce", "histogram")
+
+
 def main_workloads(op, rows):
     wls = workloads(rows, op)
     chosen = [w for w in wls if any(label(op, w).startswith(m) for m in MAIN.get(op, ()))]
@@ -211,10 +216,10 @@ def plots(doc, outdir):
         rows = [r for r in doc["rows"] if r["op"] == op and timed(r)]
         if not rows:
             continue
-        if any(r.get("gflops") for r in rows):
-            roofline(plt, doc, op, rows, outdir / f"{op}-roofline.png")
-        else:
+        if op in STREAMS:
             bandwidth(plt, doc, op, rows, outdir / f"{op}-roofline.png")
+        else:
+            roofline(plt, doc, op, rows, outdir / f"{op}-roofline.png")
         ladder(plt, doc, op, rows, outdir / f"{op}-ladder.png")
 
 
@@ -225,10 +230,17 @@ def colours(plt, names):
     return {n: cmap(order[i % 20]) for i, n in enumerate(names)}
 
 
-def log_axis(axis):
-    """Decades labelled, the ticks between them not (their labels overlap)."""
+def log_axis(ax, which):
+    """Plain-number labels on a log axis, called once the data are drawn: at 1, 2 and 5 of each
+    decade where the axis spans at most two decades (so a range inside one decade still gets
+    labels), else at the decades alone (their labels would overlap); none in between."""
+    import math
     import matplotlib.ticker as ticker
-    axis.set_major_locator(ticker.LogLocator(base=10))
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
+    subs = (1.0, 2.0, 5.0) if math.log10(hi / lo) <= 2 else (1.0,)
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(ticker.NullFormatter())
 
 
@@ -259,7 +271,7 @@ def roofline(plt, doc, op, rows, path):
     ax.set_xscale("log"), ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP of the direct formula per byte of input and output)")
     ax.set_ylabel("GFLOP/s of the direct formula (FFT and 3xTF32 rows: effective)")
-    log_axis(ax.xaxis), log_axis(ax.yaxis)
+    log_axis(ax, "x"), log_axis(ax, "y")
     ax.set_title(f"{op}: roofline ({doc['device']}, commit {commit})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
@@ -269,12 +281,12 @@ def roofline(plt, doc, op, rows, path):
 
 
 def bandwidth(plt, doc, op, rows, path):
-    """Ops without arithmetic (transpose, histogram): achieved GB/s per row and workload
-    against the copy ceiling."""
+    """Ops that stream (STREAMS): achieved GB/s per row and workload against the copy ceiling
+    (a reduce or histogram only reads, so it can pass the ceiling, which counts a read and a write)."""
     commit, c = run_of(doc, op)
     copy = c["copy_gbps"]
     wls = main_workloads(op, rows)
-    fig, axes = plt.subplots(1, len(wls), figsize=(3.6 * len(wls), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(wls), figsize=(max(3.6 * len(wls), 9), 5), squeeze=False)
     for ax, w in zip(axes[0], wls):
         here = [r for r in rows if r["workload"] == w and r["backend"] != "cpu"]
         moved = next((r["gbps"] * r["ms"] for r in here if r.get("gbps")), None)  # bytes / 1e6, the same for every row
@@ -286,7 +298,7 @@ def bandwidth(plt, doc, op, rows, path):
         ax.set_xlabel("GB/s (read + written)")
         ax.invert_yaxis()
         ax.tick_params(labelsize=7)
-    fig.suptitle(f"{op}: bandwidth ({doc['device']}, commit {commit}); black line: the copy ceiling, {copy:.0f} GB/s; "
+    fig.suptitle(f"{op}: bandwidth ({doc['device']}, commit {commit})\nblack line: the copy ceiling, {copy:.0f} GB/s; "
                  "blue ours, orange vendor, green peers", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -297,7 +309,7 @@ def ladder(plt, doc, op, rows, path):
     """Time per rung, log scale, one panel per workload (at most four); vendor and peers marked."""
     commit = run_of(doc, op)[0]
     wls = main_workloads(op, rows)
-    fig, axes = plt.subplots(1, len(wls), figsize=(3.9 * len(wls), 5.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(wls), figsize=(max(3.9 * len(wls), 9), 5.4), squeeze=False)
     for ax, w in zip(axes[0], wls):
         here = sorted((r for r in rows if r["workload"] == w and r["backend"] != "cpu"),
                       key=lambda r: LADDER_ORDER[r["backend"]])
@@ -306,14 +318,14 @@ def ladder(plt, doc, op, rows, path):
                     else "tab:red" if r is best else "tab:blue" for r in here]
         ax.barh([short(r["variant"]) + (" †" if r["variant"] in REDUCED else "") for r in here], [r["ms"] for r in here], color=colours_)
         ax.set_xscale("log")
-        log_axis(ax.xaxis)
+        log_axis(ax, "x")
         ax.set_title(label(op, w), fontsize=9)
         ax.set_xlabel("ms (log)")
         ax.invert_yaxis()
         ax.tick_params(labelsize=7)
         ax.grid(True, axis="x", which="both", alpha=0.3)
-    fig.suptitle(f"{op}: the ladder ({doc['device']}, commit {commit}); red: our fastest FP32-accurate, "
-                 "orange vendor, green peers, †: TF32", fontsize=9)
+    fig.suptitle(f"{op}: the ladder ({doc['device']}, commit {commit})\nred: our fastest FP32-accurate, "
+                 "blue the rest of ours, orange vendor, green peers, †: TF32", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
