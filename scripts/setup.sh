@@ -49,4 +49,11 @@ if [ "${MEMHIER_NEED_PYTHON:-0}" = 1 ]; then
     fi
   fi
   has_numpy "$PY" || { echo "no python3 with numpy, scipy, pytest, scikit-build-core and matplotlib could be set up" >&2; exit 1; }
+  # dask for memhier.dask (python/requirements-dask.txt), where a package index is reachable
+  # (the GPU machine has none: its Dask tests skip unless the wheels are carried there)
+  if ! "$PY" -c 'import dask.array, distributed' 2>/dev/null; then
+    "$PY" -m pip install -q -r python/requirements-dask.txt 2>/dev/null ||
+      "$PY" -m pip install -q "dask[array]==2026.7.1" "distributed==2026.7.1" 2>/dev/null ||
+      echo "warning: dask could not be installed: memhier.dask's tests will be skipped" >&2
+  fi
 fi

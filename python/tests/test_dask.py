@@ -1,0 +1,79 @@
+"""memhier.dask with NumPy chunks on the CPU backend (runs everywhere, CI included): every
+function against the single call, uneven chunks, and refusals. The CuPy form is the same code;
+scripts/dask_scaling.py runs it on GPUs."""
+import numpy as np
+import pytest
+
+import memhier
+from conftest import assert_close, correlate1d
+
+da = pytest.importorskip("dask.array")
+mdask = pytest.importorskip("memhier.dask")
+
+PADS = ("valid", "same", "full")
+
+
+def f32(rng, *shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("pad", PADS)
+@pytest.mark.parametrize("fshape", [(1, 1), (3, 3), (11, 5), (4, 7)])
+def test_conv2d_bit_for_bit(rng, pad, fshape):
+    image, filt = f32(rng, 301, 257), f32(rng, *fshape)
+    darr = da.from_array(image, chunks=(70, (100, 57, 100)))  # uneven chunks, halos across them
+    got = mdask.conv2d(darr, filt, pad=pad).compute(scheduler="sync")
+    np.testing.assert_array_equal(got, memhier.conv2d(image, filt, pad=pad))
+
+
+@pytest.mark.parametrize("pad", PADS)
+@pytest.mark.parametrize("k", [1, 2, 31, 255])
+def test_conv1d_long_signal(rng, pad, k):
+    """Within the C tests' bound of the double reference (cpu-omp's order of additions depends
+    on where an output falls in its block of 64, so chunks may move the last bit)."""
+    x, m = f32(rng, 20_011), f32(rng, k)
+    got = mdask.conv1d(da.from_array(x, chunks=3000), m, pad=pad).compute(scheduler="sync")
+    assert got.shape == memhier.conv1d(x, m, pad=pad).shape
+    ref, mag = correlate1d(x, m, pad)
+    assert_close(got, ref, mag, k, f"{pad} k={k}")
+
+
+@pytest.mark.parametrize("per_signal", [False, True])
+def test_conv1d_batched(rng, per_signal):
+    x = f32(rng, 10, 1000)
+    m = f32(rng, 10, 17) if per_signal else f32(rng, 17)
+    got = mdask.conv1d(da.from_array(x, chunks=(3, -1)), m, pad="same").compute(scheduler="sync")
+    np.testing.assert_array_equal(got, memhier.conv1d(x, m, pad="same"))  # whole signals: the same calls
+
+
+def test_histograms_exact(rng):
+    values = rng.integers(-5, 300, (401, 77)).astype(np.int32)
+    got = mdask.histogram(da.from_array(values, chunks=(50, 30)), 256).compute(scheduler="sync")
+    np.testing.assert_array_equal(got, memhier.histogram(np.ascontiguousarray(values.ravel()), 256))
+    data = rng.integers(0, 256, 100_003).astype(np.uint8)
+    got = mdask.histogram_bytes(da.from_array(data, chunks=7000), ord("a"), ord("z"), 4).compute(scheduler="sync")
+    np.testing.assert_array_equal(got, memhier.histogram_bytes(data, ord("a"), ord("z"), 4))
+
+
+def test_reduce_sum_within_bound(rng):
+    x = f32(rng, 1000, 333)
+    got = mdask.reduce_sum(da.from_array(x, chunks=(128, 100))).compute(scheduler="sync")
+    assert got.dtype == np.float32
+    assert abs(float(got) - x.astype(np.float64).sum()) <= 1e-6 * np.abs(x).sum()
+
+
+def test_transpose_exact(rng):
+    a = f32(rng, 301, 123)
+    got = mdask.transpose(da.from_array(a, chunks=(100, 50))).compute(scheduler="sync")
+    np.testing.assert_array_equal(got, a.T)
+
+
+def test_refusals(rng):
+    with pytest.raises(ValueError, match="smaller than the filter's halo"):
+        mdask.conv2d(da.from_array(f32(rng, 100, 100), chunks=5), f32(rng, 11, 11), pad="same")
+    with pytest.raises(ValueError, match="chunks along the batch only"):
+        mdask.conv1d(da.from_array(f32(rng, 4, 100), chunks=(2, 50)), f32(rng, 5))
+    with pytest.raises(ValueError, match="no output"):
+        mdask.conv2d(da.from_array(f32(rng, 5, 5), chunks=5), f32(rng, 7, 7), pad="valid")
+    with pytest.raises(ValueError, match="pad"):
+        mdask.conv1d(da.from_array(f32(rng, 100), chunks=50), f32(rng, 3), pad="circular")
