@@ -66,27 +66,47 @@ def _out_shape(shape, ks, pad, name):
 
 
 def _windowed(darr, ks, pad, name, run):
-    """The convolution of darr (axes 0..len(ks)-1) by a filter of sides ks: each chunk is given
-    a halo of k - 1 on both sides (zeros past the edges), cut to the window its outputs read
-    and convolved by run(window) in 'valid' mode; 'full' first extends the array by k - 1 zeros
-    at the end (its last outputs need a chunk of their own), and the last chunk's outputs past
-    the result's end are dropped."""
+    """The convolution of darr (axes 0..len(ks)-1) by a filter of sides ks. Each chunk gets a
+    halo of k - 1 from its neighbours along the axes cut into several chunks (map_overlap,
+    boundary 'none'); zeros are added only where a chunk's window passes the array's edge, and
+    run(window) convolves in 'valid' mode, giving exactly the chunk's outputs. The last chunk
+    of each axis gives out_len - n outputs more ('full') or fewer ('valid') than it holds.
+    (dask's own zero boundary made a 32768^2 map_overlap 13x slower on the H200s.)"""
     axes = range(len(ks))
     pads = [_pads(k, pad) for k in ks]
     out_len = _out_shape(darr.shape, ks, pad, name)
-    if pad == "full":
-        darr = da.pad(darr, [(0, k - 1) for k in ks], mode="constant")
+    extra = [o - n for o, n in zip(out_len, darr.shape)]
+    multi = [len(darr.chunks[axis]) > 1 for axis in axes]
     for axis, k in zip(axes, ks):
-        _check_halo(darr, axis, k - 1, name)
-    depth = {axis: k - 1 for axis, k in zip(axes, ks)}
+        if multi[axis]:
+            _check_halo(darr, axis, k - 1, name)
+        if darr.chunks[axis][-1] + extra[axis] < 1:
+            raise ValueError(f"{name}: the last chunk along axis {axis} ({darr.chunks[axis][-1]}) holds no output of "
+                             f"pad={pad!r} with a filter of {k}; rechunk so that it holds more than {k - 1}")
+    depth = {axis: (k - 1 if multi[axis] else 0) for axis, k in zip(axes, ks)}
+    chunks = tuple(c[:-1] + (c[-1] + e,) for c, e in zip(darr.chunks, extra))
+    numblocks = darr.numblocks
 
-    def one(block):
-        cut = tuple(slice(k - 1 - b, block.shape[axis] - (k - 1) + (k - 1 - b))
-                    for axis, k, (b, _) in zip(axes, ks, pads))
-        return run(_contiguous(block[cut]))
-    result = darr.map_overlap(one, depth=depth, boundary=0, trim=False, dtype=np.float32,
-                              chunks=darr.chunks, meta=darr._meta)
-    return result[tuple(slice(0, n) for n in out_len)]
+    def window(block, block_id=None):
+        """block (with what halo it has) cut or zero-extended to the inputs its outputs read."""
+        xp = _xp(block)
+        cut, widen = [], []
+        for axis, k, (before, _) in zip(axes, ks, pads):
+            i, last = block_id[axis], block_id[axis] == numblocks[axis] - 1
+            have_before = depth[axis] if i > 0 else 0
+            have_after = depth[axis] if not last else 0
+            own = block.shape[axis] - have_before - have_after
+            need_end = own + (extra[axis] if last else 0) - before + k - 1  # from the chunk's first element
+            start = have_before - before
+            end = have_before + need_end
+            cut.append(slice(max(start, 0), min(end, block.shape[axis])))
+            widen.append((max(-start, 0), max(end - block.shape[axis], 0)))
+        piece = block[tuple(cut)]
+        if any(w != (0, 0) for w in widen):
+            piece = xp.pad(piece, widen)
+        return run(_contiguous(piece))
+    return darr.map_overlap(window, depth=depth, boundary="none", trim=False, chunks=chunks, dtype=np.float32,
+                            meta=darr._meta)
 
 
 def conv2d(image, filter, pad="valid", variant="auto"):
