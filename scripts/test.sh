@@ -30,8 +30,14 @@ build/example/conv1d_pkgconfig
 # The Python package, installed as a user installs it (`pip install .`, here into build/python
 # so that no site-packages is touched), then its tests against NumPy/SciPy (CuPy and PyTorch
 # tests run where a GPU and those packages are).
-rm -rf build/python
-"$PY" -m pip install -q --root-user-action=ignore --no-build-isolation --no-deps --target build/python .
+# Where PyPI is reachable (CI) the build is isolated, exactly as the README's `pip install .`;
+# offline (the GPU machine) it uses the scikit-build-core already installed.
+rm -rf build/python build/pip-probe
+isolation=(--no-build-isolation)
+if "$PY" -m pip download -q --no-deps --timeout 5 --retries 0 -d build/pip-probe scikit-build-core >/dev/null 2>&1; then
+  isolation=()
+fi
+"$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python .
 (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .)
 # The report: the README's and docs' measured tables must be what scripts/report.py makes of
 # the committed results (a drift names the table), and the plots must draw.
