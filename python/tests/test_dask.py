@@ -77,3 +77,23 @@ def test_refusals(rng):
         mdask.conv2d(da.from_array(f32(rng, 5, 5), chunks=5), f32(rng, 7, 7), pad="valid")
     with pytest.raises(ValueError, match="pad"):
         mdask.conv1d(da.from_array(f32(rng, 100), chunks=50), f32(rng, 3), pad="circular")
+
+
+def test_cupy_chunks_on_gpu(rng):
+    """The same functions with CuPy chunks (dask's threaded scheduler, one GPU): conv2d and the
+    histogram bit for bit against single calls on the whole CuPy arrays."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    image, filt = cp.asarray(f32(rng, 1031, 777)), cp.asarray(f32(rng, 11, 5))
+    darr = da.from_array(image, chunks=(300, 400), asarray=False)
+    for pad in PADS:
+        got = mdask.conv2d(darr, filt, pad=pad).compute(scheduler="threads")
+        assert isinstance(got, cp.ndarray)
+        assert bool(cp.array_equal(got, memhier.conv2d(image, filt, pad=pad))), pad
+    values = cp.asarray(rng.integers(-3, 300, 100_003).astype(np.int32))
+    counts = mdask.histogram(da.from_array(values, chunks=9000, asarray=False), 256).compute(scheduler="threads")
+    assert bool(cp.array_equal(counts, memhier.histogram(values, 256)))
+    total = mdask.reduce_sum(da.from_array(image, chunks=(300, 400), asarray=False)).compute(scheduler="threads")
+    assert abs(float(total) - float(image.astype(cp.float64).sum())) <= 1e-6 * float(cp.abs(image).sum())
