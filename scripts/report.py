@@ -26,7 +26,7 @@ from results import REDUCED, is_ours, load, timed, workloads
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
 OPS = ("conv1d", "conv2d", "transpose", "matmul", "reduce", "histogram")
-MARKER = re.compile(r"<!-- report:([a-z0-9]+)(:peers)? -->\n.*?<!-- /report -->", re.S)
+MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers)? -->\n.*?<!-- /report -->", re.S)
 
 
 # ---- names -----------------------------------------------------------------------------------
@@ -169,7 +169,42 @@ def peers_table(doc, op):
     return "\n".join(lines)
 
 
+# Tables of other committed result files than the bench's (docs/python.md)
+OVERHEAD_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.python-overhead.json"
+DASK_RESULTS = ROOT / "bench/results/NVIDIA_H200-x2.dask-scaling-987c565.json"
+
+
+def python_overhead_table():
+    d = load(OVERHEAD_RESULTS)
+    rows = [("C call (ctypes, prepared arguments)", d["c_call"]), ("`memhier.reduce_sum(x)`", d["memhier"]),
+            ("`cupy.sum(x)`", d["cupy"])]
+    lines = [f"_{d['device']}, reduce_sum of {d['n']:,} floats on a CuPy array (auto ran {d['variant']}); "
+             f"`bench/results/{OVERHEAD_RESULTS.name}`._", "", "| | host µs | per call µs |", "| --- | --- | --- |"]
+    lines += [f"| {name} | {r['host_us']:.1f} | {r['per_call_us']:.1f} |" for name, r in rows]
+    lines += ["", f"_The binding adds {d['binding_adds_host_us']:.1f} µs a call (host time)._"]
+    return "\n".join(lines)
+
+
+def dask_scaling_table():
+    d = load(DASK_RESULTS)
+    lines = [f"_{d['gpus']} × {d['device']}, data persisted on the GPUs, median of the runs; "
+             f"`bench/results/{DASK_RESULTS.name}`._", "",
+             "| workload | chunks | plain call, 1 GPU | Dask, 1 GPU | Dask, 2 GPUs | 2 GPUs ÷ 1 (Dask) | check |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in d["results"]:
+        check = "bit for bit" if r.get("bit_for_bit") else f"{r.get('rows_checked', 0)} rows, max diff {r.get('max_abs_diff_rows', 0):g}"
+        note = " (scaled)" if "plain_ms_note" in r else ""
+        lines.append(f"| {r['workload']} | {r['chunks'][0]} × {r['chunks'][1]} | {r['plain_ms']:.2f} ms{note} | "
+                     f"{r['dask_1gpu_ms']:.1f} ms | {r['dask_2gpu_ms']:.1f} ms | {r['speedup_2gpu_over_1gpu_dask']:.2f}x | {check} |")
+    return "\n".join(lines)
+
+
+SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": dask_scaling_table}
+
+
 def table(doc, op, peers):
+    if op in SIDE_TABLES:
+        return SIDE_TABLES[op]()
     return peers_table(doc, op) if peers else ladder_table(doc, op)
 
 
