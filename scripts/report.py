@@ -199,7 +199,43 @@ def dask_scaling_table():
     return "\n".join(lines)
 
 
-SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": dask_scaling_table}
+SIZES_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes-b5b309b.txt"
+
+
+def bench_text(path):
+    """A `memhier bench` text log as {workload: {variant: ms}} (the column after the backend)."""
+    out, workload = {}, None
+    for line in path.read_text().splitlines():
+        head = re.match(r"\[\w+ \d+/\d+\] (.*?)  \(", line)
+        if head:
+            workload = head.group(1)
+            out[workload] = {}
+        row = re.match(r"\s+(\S+)\s+(cuda|vendor|cpu)\s+([0-9.]+)\s", line)
+        if row and workload:
+            out[workload][row.group(1)] = float(row.group(3))
+    return out
+
+
+def wgmma_sizes_table():
+    """matmul's auto rule: tf32x3-wgmma's shapes against cublasSgemm over a sweep of sizes."""
+    lines = [f"_From `bench/results/{SIZES_RESULTS.name}` (memhier bench --tune, H100); ms; ratio: cuBLAS's "
+             "time over auto's shape's; **bold**: the faster of the two._", "",
+             "| m × k × n | cublas | tf32x3-wgmma (auto's shape) | n128 | n64 | ratio |", "| --- | --- | --- | --- | --- | --- |"]
+    for workload, t in bench_text(SIZES_RESULTS).items():
+        wg = t.get("matmul/tf32x3-wgmma[auto]")
+        cub = t.get("matmul/cublas")
+        if wg is None or cub is None:
+            continue
+        best = min((v for k, v in t.items() if k.startswith("matmul/warptile")), default=None)
+        cub_text = ms_text(cub) + (f" (warptile {ms_text(best)})" if best else "")
+        cells = [f"**{cub_text}**" if cub < wg else cub_text, f"**{ms_text(wg)}**" if wg <= cub else ms_text(wg),
+                 ms_text(t["matmul/tf32x3-wgmma[n128]"]), ms_text(t["matmul/tf32x3-wgmma[n64]"]), f"{cub / wg:.2f}x"]
+        lines.append(f"| {label('matmul', workload)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": dask_scaling_table,
+               "matmul-wgmma-sizes": wgmma_sizes_table}
 
 
 def table(doc, op, peers):
