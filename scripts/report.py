@@ -14,6 +14,8 @@ Markers, each closed by <!-- /report -->:
   <!-- report:OP -->        every row of OP: ms per workload and, in brackets, % of the roofline
                             floor (the copy or FP32 FMA ceiling, whichever binds)
   <!-- report:OP:peers -->  per workload: our fastest FP32-accurate row, the vendor, the best peer
+  <!-- report:OP:floors --> per workload: work, bytes and the roofline floor
+  <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, matmul-wgmma-sizes
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
 import os
@@ -26,7 +28,7 @@ from results import REDUCED, is_ours, load, timed, workloads
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
 OPS = ("conv1d", "conv2d", "transpose", "matmul", "reduce", "histogram")
-MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers)? -->\n.*?<!-- /report -->", re.S)
+MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors)? -->\n.*?<!-- /report -->", re.S)
 
 
 # ---- names -----------------------------------------------------------------------------------
@@ -238,10 +240,33 @@ SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": dask_sc
                "matmul-wgmma-sizes": wgmma_sizes_table}
 
 
-def table(doc, op, peers):
+def floors_table(doc, op):
+    """Each workload's work, bytes and roofline floor, from any timed row (gflops x ms is the
+    work, gbps x ms the bytes; the floor is the larger of bytes over the copy ceiling and work
+    over the FMA ceiling of that run)."""
+    commit, c = run_of(doc, op)
+    lines = [f"_From the results file's run at {commit} (its ceilings: copy {c['copy_gbps']:.0f} GB/s, "
+             f"FP32 FMA {c['fma_gflops'] / 1000:.1f} TFLOP/s)._", "",
+             "| workload | work | bytes read + written | floor |", "| --- | --- | --- | --- |"]
+    rows = [r for r in doc["rows"] if r["op"] == op]
+    for w in workloads(rows, op):
+        r = next((r for r in rows if r["workload"] == w and timed(r) and r.get("gbps") and r["backend"] != "peer"), None)
+        if r is None:
+            continue
+        gflop, mbytes = r["gflops"] * r["ms"] / 1e3, r["gbps"] * r["ms"]
+        copy_ms, fma_ms = mbytes / c["copy_gbps"], gflop / c["fma_gflops"] * 1e3  # MB / (GB/s) is ms
+        bound = f"{max(copy_ms, fma_ms):.3g} ms ({'copy' if copy_ms >= fma_ms else 'FMA'})"
+        work = f"{gflop:.0f}" if gflop >= 100 else f"{gflop:.3g}"
+        lines.append(f"| {label(op, w)} | {work} GFLOP | {mbytes:.0f} MB | {bound} |")
+    return "\n".join(lines)
+
+
+def table(doc, op, kind):
     if op in SIDE_TABLES:
         return SIDE_TABLES[op]()
-    return peers_table(doc, op) if peers else ladder_table(doc, op)
+    if kind == ":floors":
+        return floors_table(doc, op)
+    return peers_table(doc, op) if kind == ":peers" else ladder_table(doc, op)
 
 
 def render(text, doc):
@@ -249,9 +274,9 @@ def render(text, doc):
     names = []
 
     def one(m):
-        op, peers = m.group(1), bool(m.group(2))
-        names.append(f"report:{op}{':peers' if peers else ''}")
-        return f"<!-- report:{op}{':peers' if peers else ''} -->\n{table(doc, op, peers)}\n<!-- /report -->"
+        op, kind = m.group(1), m.group(2) or ""
+        names.append(f"report:{op}{kind}")
+        return f"<!-- report:{op}{kind} -->\n{table(doc, op, kind)}\n<!-- /report -->"
     return MARKER.sub(one, text), names
 
 
