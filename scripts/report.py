@@ -326,6 +326,21 @@ def colours(plt, names):
     return {n: cmap(order[i % 20]) for i, n in enumerate(names)}
 
 
+def bar_colour(row, best=None):
+    """Orange the vendor, green the peers, red our fastest FP32-accurate row (where marked), blue ours."""
+    if row["backend"] == "vendor":
+        return "tab:orange"
+    if row["backend"] == "peer":
+        return "tab:green"
+    return "tab:red" if row is best else "tab:blue"
+
+
+def finish(plt, fig, path):
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def log_axis(ax, which):
     """Plain-number labels on a log axis, called once the data are drawn: at 1, 2 and 5 of each
     decade where the axis spans at most two decades (so a range inside one decade still gets
@@ -371,9 +386,7 @@ def roofline(plt, doc, op, rows, path):
     ax.set_title(f"{op}: roofline ({doc['device']}, commit {commit})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    finish(plt, fig, path)
 
 
 def bandwidth(plt, doc, op, rows, path):
@@ -388,7 +401,7 @@ def bandwidth(plt, doc, op, rows, path):
         moved = next((r["gbps"] * r["ms"] for r in here if r.get("gbps")), None)  # bytes / 1e6, the same for every row
         here = [r for r in here if r.get("gbps") or (moved and r["backend"] == "peer")]
         ax.barh([short(r["variant"]) for r in here], [r.get("gbps") or moved / r["ms"] for r in here],
-                color=["tab:orange" if r["backend"] == "vendor" else "tab:green" if r["backend"] == "peer" else "tab:blue" for r in here])
+                color=[bar_colour(r) for r in here])
         ax.axvline(copy, color="k", lw=1.2)
         ax.set_title(label(op, w), fontsize=9)
         ax.set_xlabel("GB/s (read + written)")
@@ -396,9 +409,7 @@ def bandwidth(plt, doc, op, rows, path):
         ax.tick_params(labelsize=7)
     fig.suptitle(f"{op}: bandwidth ({doc['device']}, commit {commit})\nblack line: the copy ceiling, {copy:.0f} GB/s; "
                  "blue ours, orange vendor, green peers", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    finish(plt, fig, path)
 
 
 def ladder(plt, doc, op, rows, path):
@@ -410,9 +421,8 @@ def ladder(plt, doc, op, rows, path):
         here = sorted((r for r in rows if r["workload"] == w and r["backend"] != "cpu"),
                       key=lambda r: LADDER_ORDER[r["backend"]])
         best = fastest(here, is_ours)
-        colours_ = ["tab:orange" if r["backend"] == "vendor" else "tab:green" if r["backend"] == "peer"
-                    else "tab:red" if r is best else "tab:blue" for r in here]
-        ax.barh([short(r["variant"]) + (" †" if r["variant"] in REDUCED else "") for r in here], [r["ms"] for r in here], color=colours_)
+        ax.barh([short(r["variant"]) + (" †" if r["variant"] in REDUCED else "") for r in here], [r["ms"] for r in here],
+                color=[bar_colour(r, best) for r in here])
         ax.set_xscale("log")
         log_axis(ax, "x")
         ax.set_title(label(op, w), fontsize=9)
@@ -422,9 +432,7 @@ def ladder(plt, doc, op, rows, path):
         ax.grid(True, axis="x", which="both", alpha=0.3)
     fig.suptitle(f"{op}: the ladder ({doc['device']}, commit {commit})\nred: our fastest FP32-accurate, "
                  "blue the rest of ours, orange vendor, green peers, †: TF32", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    finish(plt, fig, path)
 
 
 # ---- main ------------------------------------------------------------------------------------

@@ -7,8 +7,8 @@
   run there and copied back (three explicit copies a call: in, out, and a synchronize)."""
 import ctypes
 
-
 from . import _native
+from ._arrays import current_stream
 from ._context import Context, default_context, _device_index
 from ._native import lib, check
 
@@ -22,11 +22,11 @@ class Call:
         first = operands[0]
         self._staged = {}
         self._buffers = []
-        if context is not None and type(context) is not Context and not isinstance(context, Context):
+        if context is not None and not isinstance(context, Context):
             raise TypeError(f"context: expected a memhier.Context, got {type(context).__name__}")
         if first.on_gpu:
             self.context = self._gpu_context(first, device, context)
-            self.context.set_stream(_arrays_stream(first))
+            self.context.set_stream(current_stream(first))
         else:
             where = context.device if context is not None else _device_index(device)
             if device is not None and context is not None and _device_index(device) != context.device:
@@ -75,11 +75,6 @@ class Call:
             for buf in self._buffers:
                 lib.mh_free(self.ctx, buf)
             self._buffers = []
-
-
-def _arrays_stream(op):
-    from ._arrays import current_stream
-    return current_stream(op)
 
 
 def variant_arg(variant):

@@ -100,6 +100,11 @@ def reduce_sum(x, variant="auto", out=None, device=None, context=None):
     return os_.obj[()] if xi.kind == "numpy" and out is None else os_.obj
 
 
+def _require_int(name, value):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"{name}: expected an int, got {value!r}")
+
+
 def _counts_dtype(like):
     # PyTorch's uint64 tensors support few operations: counts come back as int64 there (same
     # bits: a count never reaches 2^63).
@@ -117,8 +122,7 @@ def histogram(values, bins, variant="auto", out=None, return_outside=False, devi
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
     for PyTorch). return_outside=True also returns how many values fell outside."""
     vi = _arrays.operand(values, "values", "int32")
-    if not isinstance(bins, (int, np.integer)) or isinstance(bins, bool):
-        raise TypeError(f"bins: expected an int, got {bins!r}")
+    _require_int("bins", bins)
     n = vi.size
     call = Call([vi], device, context)
     dt = _counts_dtype(vi)
@@ -135,8 +139,7 @@ def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto", out=None, retur
     bins, bin (c - lo) // width. (0, 255, 1) is the byte histogram."""
     di = _arrays.operand(data, "data", "uint8")
     for name, v in (("lo", lo), ("hi", hi), ("width", width)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-            raise TypeError(f"{name}: expected an int, got {v!r}")
+        _require_int(name, v)
     num_bins = (hi - lo) // width + 1 if width > 0 and hi >= lo else 0
     n = di.size
     call = Call([di], device, context)

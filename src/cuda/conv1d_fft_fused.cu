@@ -156,6 +156,18 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
     }
 }
 
+/* ---- the register kernels' shared step (reg4096, reg8192): 16 values a thread, lane `lane`
+ * of a 256-wide slice of the transform. (Their product with the mask's spectrum stays written
+ * out in each kernel: as a shared function it moved fused8192_kernel from 86 to 89 registers,
+ * and its spills, in a kernel tuned on the H100 that could not be re-measured.) ---------------- */
+
+/* A mask's spectrum as the convolution kernels read it: conj(v) / L. */
+static __device__ __forceinline__ void store_mask_spectrum(float2 *out, const float2 (&v)[16], int lane, float L)
+{
+#pragma unroll
+    for (int j = 0; j < 16; ++j) out[j * 256 + lane] = make_float2(v[j].x / L, -v[j].y / L);
+}
+
 /* ---- reg4096: the 4096-point FFT in registers ------------------------------------------- */
 
 /* h[b] = conj(FFT(mask b zero-padded to 4096)) / 4096, in fft4096_forward's order; block 0
@@ -173,8 +185,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
     for (int j = 0; j < 16; ++j) v[j] = make_float2(j * 256 + t < (int)k ? m[j * 256 + t] : 0.0f, 0.0f);
     fft4096_forward(v, s, fft4096_computed_twiddles(), t);
     float2 *out = h + (size_t)blockIdx.x * 4096;
-#pragma unroll
-    for (int j = 0; j < 16; ++j) out[j * 256 + t] = make_float2(v[j].x / 4096.0f, -v[j].y / 4096.0f);
+    store_mask_spectrum(out, v, t, 4096.0f);
 }
 
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused_kernel. MINB
@@ -260,8 +271,7 @@ static __global__ void __launch_bounds__(FFT8192_THREADS) spectrum8192_kernel(fl
     }
     fft8192_forward(v, s, tw, table);
     float2 *out = h + (size_t)blockIdx.x * 8192 + half * 4096;
-#pragma unroll
-    for (int j = 0; j < 16; ++j) out[j * 256 + u] = make_float2(v[j].x / 8192.0f, -v[j].y / 8192.0f);
+    store_mask_spectrum(out, v, u, 8192.0f);
 }
 
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused4096_kernel;
