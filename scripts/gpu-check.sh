@@ -18,7 +18,9 @@
 # MEMHIER_GRID_VARIANTS="regtile,fft-fused" limits the grid's rows;
 # MEMHIER_SANITIZE_TESTS="test_reduce test_matmul" limits the sanitize phase to those tests;
 # phase python: pytest python/tests and scripts/python_overhead.py against this build's library;
-# MEMHIER_NCU_MM="Li0ELb0E" adds ncu runs (analyze-mm) of the warptile kernels whose mangled names match.
+# MEMHIER_NCU_MM="Li0ELb0E" adds ncu runs (analyze-mm) of the warptile kernels whose mangled names match;
+# phase mm-sizes: the tensor-core rows' configurations against cuBLAS over the shapes behind matmul's
+# auto (matmul-sizes.txt); phase ncu-wgmma: ncu of the wgmma kernels at 4096^3 (L2 bytes, stalls).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -218,6 +220,37 @@ if want analyze-rh || want analyze-mm; then
   for re in ${MEMHIER_NCU_MM:-}; do
     ncu_bench "ncum_$re.log" "$re" "matmul --n 4096 --variants warptile --tune" --kernel-name-base mangled --metrics "$mm"
   done
+fi
+
+if want mm-sizes; then
+  # matmul's auto rule: every configuration of the wgmma rows beside cuBLAS (FP32 and TF32) over
+  # a sweep of shapes (report kind matmul-wgmma-sizes reads the text log)
+  stamp "matmul sizes sweep (tensor-core rows, --tune)"
+  {
+    echo "# memhier bench matmul --tune, $(nvidia-smi --query-gpu=name --format=csv,noheader), at $(head -1 .commit 2>/dev/null)"
+    for s in 512:512:512 768:768:768 1000:1000:1000 1024:1024:1024 1536:1536:1536 2048:2048:2048 3072:3072:3072 \
+             4096:4096:4096 8192:4096:6144 8192:64:8192 2000:1000:500 1000:4096:1000; do
+      IFS=: read -r m k n <<<"$s"
+      timeout 120 "$CLI" bench matmul --rows "$m" --k "$k" --cols "$n" --tune \
+        --variants tf32x3-wgmma,tf32-wgmma,cublas,cublas-tf32 2>&1 | grep -vE "preparing|^$"
+    done
+  } >"$OUT/matmul-sizes.txt"
+  say "sizes sweep done"
+  grep -E "^\[|wgmma\[auto\]|cublas " "$OUT/matmul-sizes.txt" | tee -a "$SUMMARY"
+fi
+
+if want ncu-wgmma; then
+  stamp "ncu: the wgmma kernels at 4096^3 (L2 bytes, tensor pipe, stalls)"
+  mw=gpu__time_duration.sum,lts__t_bytes.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum
+  for r in barrier long_scoreboard wait math_pipe_throttle lg_throttle; do
+    mw="$mw,smsp__warp_issue_stalled_${r}_per_warp_active.pct"
+  done
+  for re in matmul_wgmma_kernelILi128ELi3E matmul_wgmma_kernelILi256ELi3E matmul_wgmma_kernelILi256ELi1E \
+            split_tiles_kernelILi256E; do
+    ncu_bench "ncuwg_$re.log" "$re" "matmul --n 4096 --variants tf32x3-wgmma,tf32-wgmma --tune" \
+      --kernel-name-base mangled --metrics "$mw"
+  done
+  ncu_bench ncuwg_cublas_tf32.log "gemm|Kernel|sm90" "matmul --n 4096 --variants cublas-tf32" --metrics "$mw"
 fi
 
 if want python; then

@@ -4,7 +4,7 @@ import json
 
 # memhier's reduced-precision rows (mh_variant_is_reduced_precision): they race neither the
 # vendor's FP32 row nor the FP32 peers
-REDUCED = {"matmul/tf32", "matmul/cublas-tf32"}
+REDUCED = {"matmul/tf32", "matmul/tf32-wgmma", "matmul/cublas-tf32"}
 
 
 def load(path):

@@ -60,7 +60,7 @@ static const char *const demonstrations[] = {"histogram/racy", NULL};
 int mh_variant_is_demonstration(const mh_variant_info *info) { return named_in(info, demonstrations); }
 
 /* The rows that compute in reduced precision on purpose: TF32 products keep 10 mantissa bits. */
-static const char *const reduced_precision[] = {"matmul/tf32", "matmul/cublas-tf32", NULL};
+static const char *const reduced_precision[] = {"matmul/tf32", "matmul/tf32-wgmma", "matmul/cublas-tf32", NULL};
 
 int mh_variant_is_reduced_precision(const mh_variant_info *info) { return named_in(info, reduced_precision); }
 

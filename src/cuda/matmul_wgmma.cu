@@ -1,4 +1,5 @@
-/* matmul/tf32x3-wgmma, ours: 3xTF32 (matmul_tensor.cu's split) on Hopper's warpgroup MMA.
+/* matmul/tf32x3-wgmma and matmul/tf32-wgmma, ours: 3xTF32 (matmul_tensor.cu's split), and one
+ * TF32 product, on Hopper's warpgroup MMA.
  *
  * Why a second kernel: mma.sync runs TF32 on the H100 at a fraction of the tensor cores' rate
  * (one TF32 product, 4096^3: 1.36 ms against cuBLAS's TF32 0.39 ms, which issues wgmma), and
@@ -10,17 +11,22 @@
  *                       product reads (128 rows of 32 k: a as it is, b transposed to K-major),
  *                       each tile a contiguous 16 KB image of its shared-memory layout (128-
  *                       byte swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded
- *   matmul_wgmma_kernel a block per 128 x 128 of c, two warpgroups of 64 rows; per k-step of
- *                       32 the four tiles (a big, a small, b big, b small) arrive by 16-byte
- *                       cp.async, verbatim, one step ahead, three stages; then three m64n128k8
- *                       wgmma per 8-deep slice, small*big, big*small, big*big, into a partial
- *                       sum added to the accumulator with round-to-nearest (the tensor cores'
- *                       adds truncate: matmul_tensor.cu); two partial sums in turn, so a
- *                       step's wgmma are issued before the previous step's are waited for
+ *   matmul_wgmma_kernel a block per 128 x BN of c (BN 64, 128 or 256), two warpgroups of 64
+ *                       rows; per k-step of 32 the four tiles (a big, a small, b big, b small)
+ *                       arrive by 16-byte cp.async, verbatim, as many steps ahead as the
+ *                       stages allow; then three m64nNk8 wgmma (N = min(BN, 128)) per 8-deep
+ *                       slice and piece of N columns, small*big, big*small, big*big, into a
+ *                       partial sum added to the accumulator with round-to-nearest (the tensor
+ *                       cores' adds truncate: matmul_tensor.cu)
+ * The product is bound by L2 bandwidth (ncu at 4096^3, 128 x 128 blocks: 9.0 GB through L2 in
+ * 1.39 ms): a block copies 4 (BM + BN) BK floats a k-step for BM BN BK products, so 128 x 256
+ * blocks copy 25% fewer bytes per product than 128 x 128 (96 KB a step for twice the work).
+ * tf32-wgmma (TERMS = 1) is the same kernel with big*big alone, accumulated on the tensor cores
+ * directly: the reduced-precision rung beside cuBLAS's TF32.
  * Splitting inside the product's loop instead (raw fp32 tiles split by every thread into
  * shared memory while the last k-step's wgmma ran) took 1.2 G warp instructions at 4096^3,
  * issue-bound at 3.03 ms; done once, the split is a pass over a and b.
- * Workspace: 2 (a + b) floats, padded to whole tiles.
+ * Workspace: 2 (a + b) floats (tf32-wgmma: a + b), padded to whole tiles.
  *
  * Built for sm_90a only (wgmma): CMake compiles this file with -gencode arch=compute_90a,
  * code=sm_90a; the row refuses other devices. */
@@ -36,17 +42,31 @@
 
 namespace {
 
-constexpr int BM = 128, BK = 32, THREADS = 256, STAGES = 3;
-constexpr int PROMOTE_STEPS = 1;     /* k-steps of 32 summed on the tensor cores before acc */
-constexpr int A_TILE = BM * BK;      /* floats: 16 KB, 128 rows of 128 bytes */
+constexpr int BM = 128, BK = 32, THREADS = 256;
+constexpr int A_TILE = BM * BK;            /* floats: 16 KB, 128 rows of 128 bytes */
+constexpr int STAGE_BUDGET = 192 * 1024;   /* bytes of stages: a block may take 227 KB */
 
-/* A block computes 128 x BN of c: BN = 128 (m64n128k8 per warpgroup), or 64 (m64n64k8) where
- * 128 x 128 tiles would leave SMs idle (1000^3: 64 tiles for 132 SMs). */
-template <int BN> struct wg_shape {
-    static constexpr int B_TILE = BN * BK;                         /* floats */
-    static constexpr int STAGE_BYTES = (2 * A_TILE + 2 * B_TILE) * 4; /* a big, a small, b big, b small */
+/* A block computes 128 x BN of c (BN = 64, 128, 256) with TERMS products per 8-deep slice: 3
+ * (small*big, big*small, big*big: FP32-accurate) or 1 (big*big: TF32). A warpgroup's 64 x BN is
+ * computed in PIECES of N columns, one m64nNk8 wgmma each. TERMS = 3 collects each piece's k-step
+ * in a partial sum (the accumulation on the tensor cores truncates) and adds it to acc with
+ * round-to-nearest after wgmma.wait_group 0; 128 accumulators and a 64-float partial sum fit a
+ * thread's 255 registers at BN = 256, two 128-float sums would not. TERMS = 1 accumulates into
+ * acc on the tensor cores and leaves one k-step's wgmma in flight (wait_group 1). */
+template <int BN, int TERMS> struct wg_shape {
+    static constexpr int B_TILE = BN * BK;                                   /* floats */
+    static constexpr int N = BN < 128 ? BN : 128;                            /* one wgmma's n */
+    static constexpr int PIECES = BN / N;
+    static constexpr int PART = N / 2;                                       /* a piece's floats a thread */
+    static constexpr int PARTS = TERMS == 3 ? 2 : 1;                         /* big and small, or big */
+    static constexpr int STAGE_BYTES = PARTS * (A_TILE + B_TILE) * 4;
+    static constexpr int STAGES = STAGE_BUDGET / STAGE_BYTES < 6 ? STAGE_BUDGET / STAGE_BYTES : 6;
+    /* Steps loaded ahead. The stage refilled at step s was last read by step s + AHEAD - STAGES;
+     * at step s's barrier every warpgroup has waited for step s - 1's wgmma (TERMS 3: wait_group
+     * 0) or s - 2's (TERMS 1: wait_group 1). */
+    static constexpr int AHEAD = TERMS == 3 ? STAGES - 1 : STAGES - 2;
     static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
-    static constexpr int ACC = BN / 2; /* accumulators a thread: 64 x BN over 128 threads */
+    static_assert(AHEAD >= 1, "a stage must be in flight");
 };
 
 /* Tile i of k-step kt at (i * kt_count + kt) * tile floats: a block of the product reads its
@@ -73,7 +93,8 @@ struct split_params {
 
 #ifndef WG_ABSENT
 
-/* big and small of four values, as the 16-byte chunk c of row r of two tile images. */
+/* big and small of four values (big alone where small is NULL: tf32-wgmma), as the 16-byte chunk
+ * c of row r of two tile images. */
 __device__ __forceinline__ void store_split(float *big, float *small, int r, int c, const float (&v)[4])
 {
     unsigned hi[4], lo[4];
@@ -81,7 +102,7 @@ __device__ __forceinline__ void store_split(float *big, float *small, int r, int
     for (int q = 0; q < 4; ++q) tf32_split(v[q], hi[q], lo[q]);
     const int at = r * 32 + ((c ^ (r & 7)) << 2);
     *reinterpret_cast<uint4 *>(big + at) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
-    *reinterpret_cast<uint4 *>(small + at) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+    if (small) *reinterpret_cast<uint4 *>(small + at) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 }
 
 #endif /* WG_ABSENT */
@@ -118,7 +139,7 @@ __device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, si
 #pragma unroll
     for (int j = 0; j < A_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x;
-        store_split(p.t.a_big + at, p.t.a_small + at, e / 8, e % 8, v[j]);
+        store_split(p.t.a_big + at, p.t.a_small ? p.t.a_small + at : NULL, e / 8, e % 8, v[j]);
     }
 }
 
@@ -128,10 +149,11 @@ __device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, si
 template <int BN>
 __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, size_t kt, float (*s)[BN + 1])
 {
-    const size_t at = tile_at(i, kt, p.t.kt_count, wg_shape<BN>::B_TILE), k0 = kt * BK, n0 = i * BN;
+    constexpr int B_TILE = BN * BK;
+    const size_t at = tile_at(i, kt, p.t.kt_count, B_TILE), k0 = kt * BK, n0 = i * BN;
     const bool vec_ok = p.n % 4 == 0 && mh_aligned16(p.b);
 #pragma unroll
-    for (int j = 0; j < wg_shape<BN>::B_TILE / 4 / THREADS; ++j) {
+    for (int j = 0; j < B_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x, kk = e / (BN / 4), x = 4 * (e % (BN / 4));
         float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         if (k0 + kk < p.k && n0 + x < p.n) load4(p.b + (k0 + kk) * p.n + n0, x, p.n - n0, vec_ok, v);
@@ -140,10 +162,10 @@ __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, si
     }
     __syncthreads();
 #pragma unroll
-    for (int j = 0; j < wg_shape<BN>::B_TILE / 4 / THREADS; ++j) {
+    for (int j = 0; j < B_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x, r = e / 8, c = (e % 8) ^ (r & 7);
         const float v[4] = {s[4 * c][r], s[4 * c + 1][r], s[4 * c + 2][r], s[4 * c + 3][r]};
-        store_split(p.t.b_big + at, p.t.b_small + at, r, c, v);
+        store_split(p.t.b_big + at, p.t.b_small ? p.t.b_small + at : NULL, r, c, v);
     }
 }
 
@@ -209,50 +231,62 @@ template <int COUNT> __device__ __forceinline__ void copy_tile(float *dst, const
     }
 }
 
-/* The four tiles of k-step kt into a stage (a big, a small, b big, b small), verbatim. */
-template <int BN>
+/* The tiles of k-step kt into a stage (a big, [a small,] b big[, b small]), verbatim. */
+template <int BN, int TERMS>
 __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
 {
-    constexpr int B_TILE = wg_shape<BN>::B_TILE;
+    constexpr int B_TILE = wg_shape<BN, TERMS>::B_TILE, PARTS = wg_shape<BN, TERMS>::PARTS;
     const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, B_TILE);
     float *dst = (float *)stage;
     copy_tile<A_TILE>(dst, t.a_big + a_at);
-    copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
-    copy_tile<B_TILE>(dst + 2 * A_TILE, t.b_big + b_at);
-    copy_tile<B_TILE>(dst + 2 * A_TILE + B_TILE, t.b_small + b_at);
+    if (PARTS == 2) copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
+    copy_tile<B_TILE>(dst + PARTS * A_TILE, t.b_big + b_at);
+    if (PARTS == 2) copy_tile<B_TILE>(dst + 2 * A_TILE + B_TILE, t.b_small + b_at);
 }
 
-#endif /* WG_ABSENT */
-
-#ifndef WG_ABSENT
-/* Issues k-step `step`'s 12 wgmma into part (its tiles were requested one step ago), adding
- * to what part holds unless `fresh`. The stage refilled here (step + 1's) was last read by
- * step - 2's wgmma, waited for at the end of step - 1 by every warpgroup before the barrier. */
-template <int BN>
-__device__ __forceinline__ void k_step(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step, size_t steps,
-                                       int wg, bool fresh, float (&part)[wg_shape<BN>::ACC])
+/* Waits for k-step `step`'s tiles, then asks for step + AHEAD's (a group is committed every
+ * step, empty past the end, so that wait_group counts steps). */
+template <int BN, int TERMS>
+__device__ __forceinline__ const char *next_stage(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step,
+                                                  size_t steps)
 {
-    constexpr int STAGE_BYTES = wg_shape<BN>::STAGE_BYTES;
-    cp_async_wait<0>();
+    using S = wg_shape<BN, TERMS>;
+    cp_async_wait<S::AHEAD - 1>();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
     __syncthreads();
-    if (step + 1 < steps) load_stage<BN>(t, base + ((step + 1) % STAGES) * STAGE_BYTES, mt, nt, step + 1);
+    if (step + S::AHEAD < steps)
+        load_stage<BN, TERMS>(t, base + ((step + S::AHEAD) % S::STAGES) * S::STAGE_BYTES, mt, nt, step + S::AHEAD);
     cp_async_commit();
-    const char *sp = base + (step % STAGES) * STAGE_BYTES;
-    const unsigned long long a_big = descriptor(sp + wg * 64 * 128), a_small = descriptor(sp + A_TILE * 4 + wg * 64 * 128);
-    const unsigned long long b_big = descriptor(sp + 2 * A_TILE * 4);
-    const unsigned long long b_small = descriptor(sp + (2 * A_TILE + wg_shape<BN>::B_TILE) * 4);
-    fence_operands(part);
+    return base + (step % S::STAGES) * S::STAGE_BYTES;
+}
+
+/* One k-step's products into piece h of c's columns: d = (fresh ? 0 : d) + sum over the 4 slices
+ * of the TERMS products, a and b from the stage at sp. */
+template <int BN, int TERMS>
+__device__ __forceinline__ void issue_piece(const char *sp, int wg, int h, bool fresh,
+                                            float (&d)[wg_shape<BN, TERMS>::PART])
+{
+    using S = wg_shape<BN, TERMS>;
+    const unsigned long long a_big = descriptor(sp + wg * 64 * 128);
+    const unsigned long long a_small = descriptor(sp + (S::PARTS - 1) * A_TILE * 4 + wg * 64 * 128); /* TERMS 1: unused */
+    const char *b = sp + S::PARTS * A_TILE * 4 + h * S::N * 128; /* row h N of the K-major b tile */
+    const unsigned long long b_big = descriptor(b), b_small = descriptor(b + (S::PARTS - 1) * S::B_TILE * 4);
+    fence_operands(d);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) { /* 32 bytes of k per slice: 2 in the descriptor's 16-byte units */
-        wgmma(part, a_small + 2 * kk, b_big + 2 * kk, kk > 0 || !fresh);
-        wgmma(part, a_big + 2 * kk, b_small + 2 * kk, 1);
-        wgmma(part, a_big + 2 * kk, b_big + 2 * kk, 1);
+        if (TERMS == 3) {
+            wgmma(d, a_small + 2 * kk, b_big + 2 * kk, kk > 0 || !fresh);
+            wgmma(d, a_big + 2 * kk, b_small + 2 * kk, 1);
+            wgmma(d, a_big + 2 * kk, b_big + 2 * kk, 1);
+        } else {
+            wgmma(d, a_big + 2 * kk, b_big + 2 * kk, kk > 0 || !fresh);
+        }
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
-#endif
+
+#endif /* WG_ABSENT */
 
 struct wg_params {
     wg_tiles t;
@@ -260,62 +294,89 @@ struct wg_params {
     size_t m, n;
 };
 
-template <int BN> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
+template <int BN, int TERMS> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
+    using S = wg_shape<BN, TERMS>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
-    constexpr int ACC = wg_shape<BN>::ACC;
-    float acc[ACC], part[ACC];
+    float acc[S::PIECES][S::PART];
 #pragma unroll
-    for (int i = 0; i < ACC; ++i) acc[i] = part[i] = 0.0f;
-    load_stage<BN>(p.t, base, mt, nt, 0);
-    cp_async_commit();
-    /* The tensor cores' adds truncate, so part collects PROMOTE_STEPS k-steps and is then
-     * added to acc with round-to-nearest. acc += part only after wait_group 0: a read of a
-     * wgmma's accumulators while any wgmma is in flight (two partial sums in turn, one read
-     * after wait_group 1) makes ptxas serialize every wgmma (warning C7514). */
-    for (size_t step = 0; step < steps; ++step) {
-        k_step<BN>(p.t, base, mt, nt, step, steps, wg, step % PROMOTE_STEPS == 0, part);
-        if ((step + 1) % PROMOTE_STEPS == 0 || step + 1 == steps) {
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            fence_operands(part);
+    for (int h = 0; h < S::PIECES; ++h)
 #pragma unroll
-            for (int i = 0; i < ACC; ++i) acc[i] += part[i];
-        } else {
-            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's are done */
-        }
+        for (int i = 0; i < S::PART; ++i) acc[h][i] = 0.0f;
+    for (int s = 0; s < S::AHEAD; ++s) {
+        if ((size_t)s < steps) load_stage<BN, TERMS>(p.t, base + s * S::STAGE_BYTES, mt, nt, s);
+        cp_async_commit();
     }
-    /* d[i]: row 16 warp + g + 8 (i % 4 / 2), column 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x BN */
+    if (TERMS == 3) {
+        /* acc += part only after wait_group 0: a read of a wgmma's accumulators while any wgmma
+         * is in flight (two partial sums in turn, one read after wait_group 1) makes ptxas
+         * serialize every wgmma (warning C7514). */
+        float part[S::PART];
+        for (size_t step = 0; step < steps; ++step) {
+            const char *sp = next_stage<BN, TERMS>(p.t, base, mt, nt, step, steps);
+#pragma unroll
+            for (int h = 0; h < S::PIECES; ++h) {
+                issue_piece<BN, TERMS>(sp, wg, h, true, part);
+                asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+                fence_operands(part);
+#pragma unroll
+                for (int i = 0; i < S::PART; ++i) acc[h][i] += part[i];
+            }
+        }
+    } else {
+        for (size_t step = 0; step < steps; ++step) {
+            const char *sp = next_stage<BN, TERMS>(p.t, base, mt, nt, step, steps);
+#pragma unroll
+            for (int h = 0; h < S::PIECES; ++h) issue_piece<BN, TERMS>(sp, wg, h, false, acc[h]);
+            asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(S::PIECES) : "memory"); /* step - 1's done */
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+        for (int h = 0; h < S::PIECES; ++h) fence_operands(acc[h]);
+    }
+    /* d[i] of piece h: row 16 warp + g + 8 (i % 4 / 2), column h N + 8 (i / 4) + 2 t + i % 2 of
+     * the warpgroup's 64 x BN */
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
-    for (int i = 0; i < ACC; i += 2) {
-        const size_t row = mt * BM + wg * 64 + warp * 16 + g + 8 * ((i % 4) / 2), col = nt * BN + 8 * (i / 4) + 2 * t;
-        if (row >= p.m) continue;
-        float *c = p.c + row * p.n;
-        if (col < p.n) c[col] = acc[i];
-        if (col + 1 < p.n) c[col + 1] = acc[i + 1];
-    }
+    for (int h = 0; h < S::PIECES; ++h)
+#pragma unroll
+        for (int i = 0; i < S::PART; i += 2) {
+            const size_t row = mt * BM + wg * 64 + warp * 16 + g + 8 * ((i % 4) / 2);
+            const size_t col = nt * BN + h * S::N + 8 * (i / 4) + 2 * t;
+            if (row >= p.m) continue;
+            float *c = p.c + row * p.n;
+            if (col < p.n) c[col] = acc[h][i];
+            if (col + 1 < p.n) c[col + 1] = acc[h][i + 1];
+        }
 #endif
 }
 
-/* "auto": the shape with the fewer rounds of blocks over the SMs, a round of 128 x 64 blocks
- * costing 0.65 of one of 128 x 128 (their products per byte copied are fewer: 4096^3 ran 2.07 ms
- * in 16 rounds against 1.59 in 8). 1000^3: one round either way, n64 (0.040 against 0.059 ms);
- * 1536^3: 3 rounds against 2, n64 (0.157 against 0.165); 2048^3: 4 against 2, n128. */
-const char *const wg_configs[] = {"auto", "n128", "n64", NULL};
+/* Configurations: "auto", then the block widths. auto takes the width with the least weighted
+ * rounds of blocks over the SMs, a round's weight its bytes copied per k-step against 128 x 128's
+ * as measured (docs/matmul.md "How auto chooses"): 128 x 64 0.65, 128 x 256 1.6. Ties go to the
+ * wider block. */
+const char *const wg_configs[] = {"auto", "n128", "n64", "n256", NULL};
+const int config_width[] = {0, 128, 64, 256};
 
 int block_n(const mh_context *ctx, const mh_args *x)
 {
-    if (x->config > 0) return x->config == 1 ? 128 : 64;
+    if (x->config > 0) return config_width[x->config];
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
-    const size_t rounds128 = mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)128), sms);
-    const size_t rounds64 = mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)64), sms);
-    return 13 * rounds64 < 20 * rounds128 ? 64 : 128;
+    const int widths[] = {256, 128, 64};
+    const double weight[] = {1.6, 1.0, 0.65};
+    int best = 128;
+    double best_cost = 0;
+    for (int i = 0; i < 3; ++i) {
+        const double cost = weight[i] * (double)mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)widths[i]), sms);
+        if (i == 0 || cost < best_cost) best = widths[i], best_cost = cost;
+    }
+    return best;
 }
 
 int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
@@ -333,38 +394,51 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
     return 0;
 }
 
-template <int BN> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a)
+template <int BN, int TERMS> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a)
 {
-    constexpr int B_TILE = wg_shape<BN>::B_TILE, SMEM = wg_shape<BN>::SMEM;
+    using S = wg_shape<BN, TERMS>;
     split_params sp;
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
-    const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * B_TILE;
+    const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
     void *ws;
-    MH_TRY(mh_workspace(ctx, 2 * (a_floats + b_floats) * sizeof(float), &ws));
-    sp.t.a_big = (float *)ws, sp.t.a_small = sp.t.a_big + a_floats;
-    sp.t.b_big = sp.t.a_small + a_floats, sp.t.b_small = sp.t.b_big + b_floats;
+    MH_TRY(mh_workspace(ctx, S::PARTS * (a_floats + b_floats) * sizeof(float), &ws));
+    float *f = (float *)ws;
+    sp.t.a_big = f, sp.t.b_big = f + a_floats;
+    sp.t.a_small = S::PARTS == 2 ? f + a_floats + b_floats : NULL;
+    sp.t.b_small = S::PARTS == 2 ? sp.t.a_small + a_floats : NULL;
     split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.mt_count + sp.nt_count)), THREADS, 0,
                              mh_stream(ctx)>>>(sp);
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
-    MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-    matmul_wgmma_kernel<BN><<<dim3((unsigned)sp.nt_count, (unsigned)sp.mt_count), THREADS, SMEM, mh_stream(ctx)>>>(p);
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, TERMS>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, S::SMEM));
+    matmul_wgmma_kernel<BN, TERMS>
+        <<<dim3((unsigned)sp.nt_count, (unsigned)sp.mt_count), THREADS, S::SMEM, mh_stream(ctx)>>>(p);
     return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_kernel");
 }
 
-mh_status wgmma_run(mh_context *ctx, const mh_args *x)
+template <int TERMS> mh_status run_terms(mh_context *ctx, const mh_args *x)
 {
-    return block_n(ctx, x) == 128 ? run_shape<128>(ctx, &x->matmul) : run_shape<64>(ctx, &x->matmul);
+    switch (block_n(ctx, x)) {
+    case 256: return run_shape<256, TERMS>(ctx, &x->matmul);
+    case 64: return run_shape<64, TERMS>(ctx, &x->matmul);
+    default: return run_shape<128, TERMS>(ctx, &x->matmul);
+    }
 }
+
+mh_status tf32x3_run(mh_context *ctx, const mh_args *x) { return run_terms<3>(ctx, x); }
+mh_status tf32_run(mh_context *ctx, const mh_args *x) { return run_terms<1>(ctx, x); }
 
 const mh_row rows[] = {
     {{"matmul/tf32x3-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 12, "global+shared+tensor", "ours",
       "tf32x3 on Hopper's wgmma: a and b split once into swizzled TF32 big/small tiles, then 3 wgmma per k-slice"},
-     wgmma_supports, wgmma_run, wg_configs, 0},
+     wgmma_supports, tf32x3_run, wg_configs, 0},
+    {{"matmul/tf32-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 13, "global+shared+tensor", "ours",
+      "REDUCED PRECISION: one TF32 wgmma product (10-bit mantissas), the unit's rate beside tf32x3-wgmma"},
+     wgmma_supports, tf32_run, wg_configs, 0},
 };
 
 } // namespace
