@@ -46,7 +46,7 @@ ncu_bench() {
   # shellcheck disable=SC2086
   timeout 120 ncu --clock-control none -k "regex:$kern" --launch-count 1 "$@" "$CLI" bench $args >"$LOGS/$log" 2>&1
   say "-- ncu $args (exit $?)"
-  grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|idc__|dram__)" "$LOGS/$log" | tee -a "$SUMMARY"
+  grep -E "^\s+(sm__|smsp__|l1tex__|gpu__|idc__|dram__|lts__)" "$LOGS/$log" | tee -a "$SUMMARY"
 }
 
 stamp "machine"
@@ -245,8 +245,9 @@ if want ncu-wgmma; then
   for r in barrier long_scoreboard wait math_pipe_throttle lg_throttle; do
     mw="$mw,smsp__warp_issue_stalled_${r}_per_warp_active.pct"
   done
-  for re in matmul_wgmma_kernelILi128ELi3E matmul_wgmma_kernelILi256ELi3E matmul_wgmma_kernelILi256ELi1E \
-            split_tiles_kernelILi256E; do
+  # matmul_wgmma_kernel<BN, KIND>: KIND 0 SPLIT_SS, 1 SPLIT_RS, 2 ONE_SS (tf32-wgmma)
+  for re in matmul_wgmma_kernelILi128ELi0E matmul_wgmma_kernelILi256ELi0E matmul_wgmma_kernelILi256ELi1E \
+            matmul_wgmma_kernelILi128ELi1E matmul_wgmma_kernelILi256ELi2E split_tiles_kernelILi256E; do
     ncu_bench "ncuwg_$re.log" "$re" "matmul --n 4096 --variants tf32x3-wgmma,tf32-wgmma --tune" \
       --kernel-name-base mangled --metrics "$mw"
   done

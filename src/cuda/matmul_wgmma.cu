@@ -3,14 +3,16 @@
  *
  * Why a second kernel: mma.sync runs TF32 on the H100 at a fraction of the tensor cores' rate
  * (one TF32 product, 4096^3: 1.36 ms against cuBLAS's TF32 0.39 ms, which issues wgmma), and
- * tf32x3 needs three products. wgmma reads both operands from shared memory through
- * descriptors, K-major for TF32, so the split cannot happen on the way into registers.
+ * tf32x3 needs three products. wgmma reads b from shared memory through a descriptor, K-major
+ * for TF32, so b's split cannot happen on the way into registers; a's can (SPLIT_RS below: a
+ * from registers) or a is split once too (SPLIT_SS: both from shared memory).
  *
  * Two kernels:
  *   split_tiles_kernel  a and b once, into big and small TF32 parts, cut into the tiles the
  *                       product reads (128 rows of 32 k: a as it is, b transposed to K-major),
- *                       each tile a contiguous 16 KB image of its shared-memory layout (128-
- *                       byte swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded
+ *                       each tile a contiguous image of its shared-memory layout (128-byte
+ *                       swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded; for
+ *                       SPLIT_RS a's tiles stay FP32, rows padded to 36 floats
  *   matmul_wgmma_kernel a block per 128 x BN of c (BN 64, 128 or 256), two warpgroups of 64
  *                       rows; per k-step of 32 the four tiles (a big, a small, b big, b small)
  *                       arrive by 16-byte cp.async, verbatim, as many steps ahead as the
@@ -33,6 +35,7 @@
 #include "common.cuh"
 #include "tf32_split.cuh"
 #include "tile_io.cuh"
+#include "wgmma_ops.cuh"
 
 #include <stdio.h>
 
@@ -43,23 +46,38 @@
 namespace {
 
 constexpr int BM = 128, BK = 32, THREADS = 256;
-constexpr int A_TILE = BM * BK;            /* floats: 16 KB, 128 rows of 128 bytes */
-constexpr int STAGE_BUDGET = 192 * 1024;   /* bytes of stages: a block may take 227 KB */
+constexpr int A_TILE = BM * BK;          /* floats: 16 KB, 128 rows of 128 bytes */
+constexpr int A_ROW = BK + 4;            /* SPLIT_RS: a's raw rows padded, fragment loads free of bank conflicts */
+constexpr int A_RAW_TILE = BM * A_ROW;   /* floats: 18 KB */
+constexpr int STAGE_BUDGET = 192 * 1024; /* bytes of stages: a block may take 227 KB */
 
-/* A block computes 128 x BN of c (BN = 64, 128, 256) with TERMS products per 8-deep slice: 3
- * (small*big, big*small, big*big: FP32-accurate) or 1 (big*big: TF32). A warpgroup's 64 x BN is
- * computed in PIECES of N columns, one m64nNk8 wgmma each. TERMS = 3 collects each piece's k-step
- * in a partial sum (the accumulation on the tensor cores truncates) and adds it to acc with
- * round-to-nearest after wgmma.wait_group 0; 128 accumulators and a 64-float partial sum fit a
- * thread's 255 registers at BN = 256, two 128-float sums would not. TERMS = 1 accumulates into
- * acc on the tensor cores and leaves one k-step's wgmma in flight (wait_group 1). */
-template <int BN, int TERMS> struct wg_shape {
-    static constexpr int B_TILE = BN * BK;                                   /* floats */
-    static constexpr int N = BN < 128 ? BN : 128;                            /* one wgmma's n */
+/* The three kernels:
+ *   SPLIT_SS  3xTF32, a's and b's big and small tiles from shared memory (wgmma SS)
+ *   SPLIT_RS  3xTF32, a raw in shared memory, split by each thread into its wgmma fragments in
+ *             registers (wgmma RS); b's big and small tiles from shared memory. Per k-step a
+ *             block copies 18 KB of a instead of 32, and the tensor cores read b alone from
+ *             shared memory (a's 2 KB per wgmma came from there three times a slice)
+ *   ONE_SS    one TF32 product, big*big (tf32-wgmma) */
+enum wg_kind { SPLIT_SS, SPLIT_RS, ONE_SS };
+
+/* A block computes 128 x BN of c (BN = 64, 128, 256) with TERMS products per 8-deep slice. A
+ * warpgroup's 64 x BN is computed in PIECES of N columns, one m64nNk8 wgmma each. TERMS = 3
+ * collects each piece's k-step in a partial sum (the accumulation on the tensor cores
+ * truncates) and adds it to acc with round-to-nearest after wgmma.wait_group 0; 128
+ * accumulators and a 64-float partial sum fit a thread's 255 registers at BN = 256, two 128-float
+ * sums would not, so N <= 128 there. ONE_SS accumulates into acc on the tensor cores, one
+ * m64n{BN}k8 per slice, and leaves one k-step's wgmma in flight (wait_group 1). */
+template <int BN, int KIND> struct wg_shape {
+    static constexpr int TERMS = KIND == ONE_SS ? 1 : 3;
+    static constexpr bool A_REG = KIND == SPLIT_RS;
+    static constexpr int B_TILE = BN * BK;                              /* floats */
+    static constexpr int N = TERMS == 1 || BN < 128 ? BN : 128;         /* one wgmma's n */
     static constexpr int PIECES = BN / N;
-    static constexpr int PART = N / 2;                                       /* a piece's floats a thread */
-    static constexpr int PARTS = TERMS == 3 ? 2 : 1;                         /* big and small, or big */
-    static constexpr int STAGE_BYTES = PARTS * (A_TILE + B_TILE) * 4;
+    static constexpr int PART = N / 2;                                  /* a piece's floats a thread */
+    static constexpr int B_PARTS = TERMS == 3 ? 2 : 1;                  /* b's big and small, or big */
+    static constexpr int A_FLOATS = A_REG ? A_RAW_TILE : B_PARTS * A_TILE; /* a's floats in a stage */
+    static constexpr int A_TILE_FLOATS = A_REG ? A_RAW_TILE : A_TILE;   /* one of a's tiles */
+    static constexpr int STAGE_BYTES = (A_FLOATS + B_PARTS * B_TILE) * 4;
     static constexpr int STAGES = STAGE_BUDGET / STAGE_BYTES < 6 ? STAGE_BUDGET / STAGE_BYTES : 6;
     /* Steps loaded ahead. The stage refilled at step s was last read by step s + AHEAD - STAGES;
      * at step s's barrier every warpgroup has waited for step s - 1's wgmma (TERMS 3: wait_group
@@ -67,6 +85,7 @@ template <int BN, int TERMS> struct wg_shape {
     static constexpr int AHEAD = TERMS == 3 ? STAGES - 1 : STAGES - 2;
     static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
     static_assert(AHEAD >= 1, "a stage must be in flight");
+    static_assert(A_FLOATS * 4 % 1024 == 0 && STAGE_BYTES % 1024 == 0, "b's swizzled tiles start 1024-aligned");
 };
 
 /* Tile i of k-step kt at (i * kt_count + kt) * tile floats: a block of the product reads its
@@ -75,8 +94,9 @@ template <int BN, int TERMS> struct wg_shape {
  * a 128-byte column strip of a from every row at once, a DRAM page opened per 128 bytes: the
  * pass took 0.83 ms at 4096^3 (0.71 with the tiles laid out k-step-major). */
 struct wg_tiles {
-    float *a_big, *a_small, *b_big, *b_small;
+    float *a_big, *a_small, *b_big, *b_small; /* a_big holds a's raw tiles for SPLIT_RS; NULL: unused */
     size_t kt_count;
+    int a_tile; /* floats in one of a's tiles: A_TILE, or A_RAW_TILE (raw, padded rows) */
 };
 
 __device__ __forceinline__ size_t tile_at(size_t i, size_t kt, size_t kt_count, int tile_floats)
@@ -122,11 +142,12 @@ __device__ __forceinline__ void load4(const float *row, size_t col, size_t row_l
     for (int q = 0; q < 4; ++q) v[q] = col + q < row_len ? __ldg(row + col + q) : 0.0f;
 }
 
-/* Tile (i, kt) of a: 128 rows of 32 k. Thread e holds row e / 8, chunk e % 8: a warp reads
- * four whole 128-byte row pieces and writes 512 contiguous bytes of the image. */
+/* Tile (i, kt) of a: 128 rows of 32 k, split (swizzled big and small images), or raw with rows of
+ * A_ROW floats (SPLIT_RS: the product splits a in registers). Thread e holds row e / 8, chunk
+ * e % 8: a warp reads four whole 128-byte row pieces and writes 512 contiguous bytes. */
 __device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, size_t kt)
 {
-    const size_t at = tile_at(i, kt, p.t.kt_count, A_TILE), k0 = kt * BK;
+    const size_t at = tile_at(i, kt, p.t.kt_count, p.t.a_tile), k0 = kt * BK;
     const bool vec_ok = p.k % 4 == 0 && mh_aligned16(p.a);
     float v[A_TILE / 4 / THREADS][4];
 #pragma unroll
@@ -139,7 +160,10 @@ __device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, si
 #pragma unroll
     for (int j = 0; j < A_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x;
-        store_split(p.t.a_big + at, p.t.a_small ? p.t.a_small + at : NULL, e / 8, e % 8, v[j]);
+        if (p.t.a_tile == A_RAW_TILE)
+            *reinterpret_cast<float4 *>(p.t.a_big + at + (e / 8) * A_ROW + 4 * (e % 8)) =
+                make_float4(v[j][0], v[j][1], v[j][2], v[j][3]);
+        else store_split(p.t.a_big + at, p.t.a_small ? p.t.a_small + at : NULL, e / 8, e % 8, v[j]);
     }
 }
 
@@ -196,91 +220,102 @@ __device__ __forceinline__ unsigned long long descriptor(const void *smem)
            (1ULL << 62);
 }
 
-/* d += a b (scale_d 0: d = a b), m64nNk8, a and b from shared memory by descriptor. */
-__device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long da, unsigned long long db, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                 : "l"(da), "l"(db), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma(float (&d)[32], unsigned long long da, unsigned long long db, int scale_d)
-{
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1;\n}\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "l"(da), "l"(db), "r"(scale_d));
-}
-
-/* Keeps the compiler from moving accesses of d across the asynchronous wgmma. */
+/* Keeps the compiler from moving accesses of d across the asynchronous wgmma (and, for a's
+ * registers, from reusing them before the wgmma that read them are waited for). */
 template <int N> __device__ __forceinline__ void fence_operands(float (&d)[N])
 {
 #pragma unroll
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+template <int N> __device__ __forceinline__ void fence_operands(unsigned (&d)[N][4])
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) asm volatile("" : "+r"(d[i][q])::"memory");
+}
+
 
 /* count floats from src to dst, 16 bytes a copy. */
 template <int COUNT> __device__ __forceinline__ void copy_tile(float *dst, const float *src)
 {
+    constexpr int CHUNKS = COUNT / 4;
 #pragma unroll
-    for (int i = 0; i < COUNT / 4 / THREADS; ++i) {
-        const int e = (i * THREADS + threadIdx.x) * 4;
-        cp_async16(dst + e, src + e);
+    for (int i = 0; i < (CHUNKS + THREADS - 1) / THREADS; ++i) {
+        const int e = i * THREADS + threadIdx.x;
+        if (CHUNKS % THREADS == 0 || e < CHUNKS) cp_async16(dst + 4 * e, src + 4 * e);
     }
 }
 
-/* The tiles of k-step kt into a stage (a big, [a small,] b big[, b small]), verbatim. */
-template <int BN, int TERMS>
+/* The tiles of k-step kt into a stage: a (big and small, big, or raw), then b big[, b small]. */
+template <int BN, int KIND>
 __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
 {
-    constexpr int B_TILE = wg_shape<BN, TERMS>::B_TILE, PARTS = wg_shape<BN, TERMS>::PARTS;
-    const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, B_TILE);
+    using S = wg_shape<BN, KIND>;
+    const size_t a_at = tile_at(mt, kt, t.kt_count, S::A_TILE_FLOATS), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
     float *dst = (float *)stage;
-    copy_tile<A_TILE>(dst, t.a_big + a_at);
-    if (PARTS == 2) copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
-    copy_tile<B_TILE>(dst + PARTS * A_TILE, t.b_big + b_at);
-    if (PARTS == 2) copy_tile<B_TILE>(dst + 2 * A_TILE + B_TILE, t.b_small + b_at);
+    copy_tile<S::A_TILE_FLOATS>(dst, t.a_big + a_at);
+    if (KIND == SPLIT_SS) copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
+    copy_tile<S::B_TILE>(dst + S::A_FLOATS, t.b_big + b_at);
+    if (S::B_PARTS == 2) copy_tile<S::B_TILE>(dst + S::A_FLOATS + S::B_TILE, t.b_small + b_at);
 }
 
 /* Waits for k-step `step`'s tiles, then asks for step + AHEAD's (a group is committed every
  * step, empty past the end, so that wait_group counts steps). */
-template <int BN, int TERMS>
+template <int BN, int KIND>
 __device__ __forceinline__ const char *next_stage(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step,
                                                   size_t steps)
 {
-    using S = wg_shape<BN, TERMS>;
+    using S = wg_shape<BN, KIND>;
     cp_async_wait<S::AHEAD - 1>();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
     __syncthreads();
     if (step + S::AHEAD < steps)
-        load_stage<BN, TERMS>(t, base + ((step + S::AHEAD) % S::STAGES) * S::STAGE_BYTES, mt, nt, step + S::AHEAD);
+        load_stage<BN, KIND>(t, base + ((step + S::AHEAD) % S::STAGES) * S::STAGE_BYTES, mt, nt, step + S::AHEAD);
     cp_async_commit();
     return base + (step % S::STAGES) * S::STAGE_BYTES;
 }
 
-/* One k-step's products into piece h of c's columns: d = (fresh ? 0 : d) + sum over the 4 slices
- * of the TERMS products, a and b from the stage at sp. */
-template <int BN, int TERMS>
-__device__ __forceinline__ void issue_piece(const char *sp, int wg, int h, bool fresh,
-                                            float (&d)[wg_shape<BN, TERMS>::PART])
+/* SPLIT_RS: the thread's fragments of a for the 4 slices of a k-step, split: slice kk's a[q] is
+ * row g + 8 (q % 2), k 8 kk + t + 4 (q / 2) of the warp's 16 rows (wgmma_ops.cuh). */
+__device__ __forceinline__ void split_fragments(const char *sp, int wg, unsigned (&big)[BK / 8][4],
+                                                unsigned (&small)[BK / 8][4])
 {
-    using S = wg_shape<BN, TERMS>;
+    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
+    const float *a = (const float *)sp + (wg * 64 + warp * 16 + lane / 4) * A_ROW + lane % 4;
+#pragma unroll
+    for (int kk = 0; kk < BK / 8; ++kk)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) tf32_split(a[(q % 2) * 8 * A_ROW + 8 * kk + 4 * (q / 2)], big[kk][q], small[kk][q]);
+}
+
+/* One k-step's products into piece h of c's columns: d = (fresh ? 0 : d) + the sum over the 4
+ * slices of the TERMS products; a from the stage at sp, or from a_big / a_small (SPLIT_RS). */
+template <int BN, int KIND>
+__device__ __forceinline__ void issue_piece(const char *sp, int wg, int h, bool fresh, float (&d)[wg_shape<BN, KIND>::PART],
+                                            const unsigned (&a_big_r)[BK / 8][4], const unsigned (&a_small_r)[BK / 8][4])
+{
+    using S = wg_shape<BN, KIND>;
     const unsigned long long a_big = descriptor(sp + wg * 64 * 128);
-    const unsigned long long a_small = descriptor(sp + (S::PARTS - 1) * A_TILE * 4 + wg * 64 * 128); /* TERMS 1: unused */
-    const char *b = sp + S::PARTS * A_TILE * 4 + h * S::N * 128; /* row h N of the K-major b tile */
-    const unsigned long long b_big = descriptor(b), b_small = descriptor(b + (S::PARTS - 1) * S::B_TILE * 4);
+    const unsigned long long a_small = descriptor(sp + (KIND == SPLIT_SS ? A_TILE * 4 : 0) + wg * 64 * 128);
+    const char *b = sp + S::A_FLOATS * 4 + h * S::N * 128; /* row h N of the K-major b tile */
+    const unsigned long long b_big = descriptor(b), b_small = descriptor(b + (S::B_PARTS - 1) * S::B_TILE * 4);
     fence_operands(d);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) { /* 32 bytes of k per slice: 2 in the descriptor's 16-byte units */
-        if (TERMS == 3) {
-            wgmma(d, a_small + 2 * kk, b_big + 2 * kk, kk > 0 || !fresh);
-            wgmma(d, a_big + 2 * kk, b_small + 2 * kk, 1);
-            wgmma(d, a_big + 2 * kk, b_big + 2 * kk, 1);
+        const int acc_in = kk > 0 || !fresh;
+        if constexpr (KIND == SPLIT_RS) {
+            wgmma_rs(d, a_small_r[kk], b_big + 2 * kk, acc_in);
+            wgmma_rs(d, a_big_r[kk], b_small + 2 * kk, 1);
+            wgmma_rs(d, a_big_r[kk], b_big + 2 * kk, 1);
+        } else if constexpr (KIND == SPLIT_SS) {
+            wgmma_ss(d, a_small + 2 * kk, b_big + 2 * kk, acc_in);
+            wgmma_ss(d, a_big + 2 * kk, b_small + 2 * kk, 1);
+            wgmma_ss(d, a_big + 2 * kk, b_big + 2 * kk, 1);
         } else {
-            wgmma(d, a_big + 2 * kk, b_big + 2 * kk, kk > 0 || !fresh);
+            wgmma_ss(d, a_big + 2 * kk, b_big + 2 * kk, acc_in);
         }
     }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
@@ -294,10 +329,10 @@ struct wg_params {
     size_t m, n;
 };
 
-template <int BN, int TERMS> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
+template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
-    using S = wg_shape<BN, TERMS>;
+    using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -308,30 +343,33 @@ template <int BN, int TERMS> __global__ void __launch_bounds__(THREADS, 1) matmu
 #pragma unroll
         for (int i = 0; i < S::PART; ++i) acc[h][i] = 0.0f;
     for (int s = 0; s < S::AHEAD; ++s) {
-        if ((size_t)s < steps) load_stage<BN, TERMS>(p.t, base + s * S::STAGE_BYTES, mt, nt, s);
+        if ((size_t)s < steps) load_stage<BN, KIND>(p.t, base + s * S::STAGE_BYTES, mt, nt, s);
         cp_async_commit();
     }
-    if (TERMS == 3) {
+    unsigned a_big[BK / 8][4], a_small[BK / 8][4]; /* SPLIT_RS's fragments of a */
+    if (S::TERMS == 3) {
         /* acc += part only after wait_group 0: a read of a wgmma's accumulators while any wgmma
          * is in flight (two partial sums in turn, one read after wait_group 1) makes ptxas
          * serialize every wgmma (warning C7514). */
         float part[S::PART];
         for (size_t step = 0; step < steps; ++step) {
-            const char *sp = next_stage<BN, TERMS>(p.t, base, mt, nt, step, steps);
+            const char *sp = next_stage<BN, KIND>(p.t, base, mt, nt, step, steps);
+            if (S::A_REG) split_fragments(sp, wg, a_big, a_small);
 #pragma unroll
             for (int h = 0; h < S::PIECES; ++h) {
-                issue_piece<BN, TERMS>(sp, wg, h, true, part);
+                issue_piece<BN, KIND>(sp, wg, h, true, part, a_big, a_small);
                 asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
                 fence_operands(part);
 #pragma unroll
                 for (int i = 0; i < S::PART; ++i) acc[h][i] += part[i];
             }
+            if (S::A_REG) fence_operands(a_big), fence_operands(a_small); /* read by wgmma until the wait */
         }
     } else {
         for (size_t step = 0; step < steps; ++step) {
-            const char *sp = next_stage<BN, TERMS>(p.t, base, mt, nt, step, steps);
+            const char *sp = next_stage<BN, KIND>(p.t, base, mt, nt, step, steps);
 #pragma unroll
-            for (int h = 0; h < S::PIECES; ++h) issue_piece<BN, TERMS>(sp, wg, h, false, acc[h]);
+            for (int h = 0; h < S::PIECES; ++h) issue_piece<BN, KIND>(sp, wg, h, false, acc[h], a_big, a_small);
             asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(S::PIECES) : "memory"); /* step - 1's done */
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -355,16 +393,22 @@ template <int BN, int TERMS> __global__ void __launch_bounds__(THREADS, 1) matmu
 #endif
 }
 
-/* Configurations: "auto", then the block widths. auto takes the width with the least weighted
- * rounds of blocks over the SMs, a round's weight its bytes copied per k-step against 128 x 128's
- * as measured (docs/matmul.md "How auto chooses"): 128 x 64 0.65, 128 x 256 1.6. Ties go to the
- * wider block. */
-const char *const wg_configs[] = {"auto", "n128", "n64", "n256", NULL};
-const int config_width[] = {0, 128, 64, 256};
+/* Configurations: "auto", then block widths with a's path. auto takes the width with the least
+ * weighted rounds of blocks over the SMs (a round's weight: its time against 128 x 128's, as
+ * measured: docs/matmul.md "How auto chooses"); ties go to the wider block. */
+struct wg_config {
+    const char *name;
+    int width;
+    int a_in_registers; /* tf32x3-wgmma: SPLIT_RS rather than SPLIT_SS */
+};
+const wg_config configs[] = {{"auto", 0, 0},      {"n128", 128, 0},   {"n64", 64, 0},     {"n256", 256, 0},
+                             {"n256-ra", 256, 1}, {"n128-ra", 128, 1}, {"n64-ra", 64, 1}};
+const char *const wg_config_names[] = {"auto", "n128", "n64", "n256", "n256-ra", "n128-ra", "n64-ra", NULL};
+const char *const one_config_names[] = {"auto", "n128", "n64", "n256", NULL};
 
 int block_n(const mh_context *ctx, const mh_args *x)
 {
-    if (x->config > 0) return config_width[x->config];
+    if (x->config > 0) return configs[x->config].width;
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
@@ -394,51 +438,57 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
     return 0;
 }
 
-template <int BN, int TERMS> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a)
+template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a)
 {
-    using S = wg_shape<BN, TERMS>;
+    using S = wg_shape<BN, KIND>;
     split_params sp;
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
-    const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
+    sp.t.a_tile = S::A_TILE_FLOATS;
+    const size_t a_floats = sp.mt_count * sp.t.kt_count * S::A_TILE_FLOATS;
+    const size_t b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
+    const size_t a_parts = KIND == SPLIT_SS ? 2 : 1;
     void *ws;
-    MH_TRY(mh_workspace(ctx, S::PARTS * (a_floats + b_floats) * sizeof(float), &ws));
+    MH_TRY(mh_workspace(ctx, (a_parts * a_floats + S::B_PARTS * b_floats) * sizeof(float), &ws));
     float *f = (float *)ws;
     sp.t.a_big = f, sp.t.b_big = f + a_floats;
-    sp.t.a_small = S::PARTS == 2 ? f + a_floats + b_floats : NULL;
-    sp.t.b_small = S::PARTS == 2 ? sp.t.a_small + a_floats : NULL;
+    sp.t.b_small = S::B_PARTS == 2 ? sp.t.b_big + b_floats : NULL;
+    sp.t.a_small = a_parts == 2 ? sp.t.b_small + b_floats : NULL;
     split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.mt_count + sp.nt_count)), THREADS, 0,
                              mh_stream(ctx)>>>(sp);
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
-    MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, TERMS>,
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, KIND>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, S::SMEM));
-    matmul_wgmma_kernel<BN, TERMS>
+    matmul_wgmma_kernel<BN, KIND>
         <<<dim3((unsigned)sp.nt_count, (unsigned)sp.mt_count), THREADS, S::SMEM, mh_stream(ctx)>>>(p);
     return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_kernel");
 }
 
-template <int TERMS> mh_status run_terms(mh_context *ctx, const mh_args *x)
+template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
 {
     switch (block_n(ctx, x)) {
-    case 256: return run_shape<256, TERMS>(ctx, &x->matmul);
-    case 64: return run_shape<64, TERMS>(ctx, &x->matmul);
-    default: return run_shape<128, TERMS>(ctx, &x->matmul);
+    case 256: return run_shape<256, KIND>(ctx, &x->matmul);
+    case 64: return run_shape<64, KIND>(ctx, &x->matmul);
+    default: return run_shape<128, KIND>(ctx, &x->matmul);
     }
 }
 
-mh_status tf32x3_run(mh_context *ctx, const mh_args *x) { return run_terms<3>(ctx, x); }
-mh_status tf32_run(mh_context *ctx, const mh_args *x) { return run_terms<1>(ctx, x); }
+mh_status tf32x3_run(mh_context *ctx, const mh_args *x)
+{
+    return configs[x->config].a_in_registers ? run_kind<SPLIT_RS>(ctx, x) : run_kind<SPLIT_SS>(ctx, x);
+}
+mh_status tf32_run(mh_context *ctx, const mh_args *x) { return run_kind<ONE_SS>(ctx, x); }
 
 const mh_row rows[] = {
     {{"matmul/tf32x3-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 12, "global+shared+tensor", "ours",
       "tf32x3 on Hopper's wgmma: a and b split once into swizzled TF32 big/small tiles, then 3 wgmma per k-slice"},
-     wgmma_supports, tf32x3_run, wg_configs, 0},
+     wgmma_supports, tf32x3_run, wg_config_names, 0},
     {{"matmul/tf32-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 13, "global+shared+tensor", "ours",
       "REDUCED PRECISION: one TF32 wgmma product (10-bit mantissas), the unit's rate beside tf32x3-wgmma"},
-     wgmma_supports, tf32_run, wg_configs, 0},
+     wgmma_supports, tf32_run, one_config_names, 0},
 };
 
 } // namespace
