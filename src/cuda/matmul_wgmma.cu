@@ -329,13 +329,37 @@ struct wg_params {
     size_t m, n;
 };
 
+#ifndef WG_ABSENT
+/* The block's 128 x BN of c from the accumulators. d[i] of piece h: row 16 warp + g + 8 (i % 4 /
+ * 2), column h N + 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x BN. */
+template <int BN, int KIND>
+__device__ __forceinline__ void store_c(const wg_params &p, size_t mt, size_t nt,
+                                        const float (&acc)[wg_shape<BN, KIND>::PIECES][wg_shape<BN, KIND>::PART])
+{
+    using S = wg_shape<BN, KIND>;
+    const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int h = 0; h < S::PIECES; ++h)
+#pragma unroll
+        for (int i = 0; i < S::PART; i += 2) {
+            const size_t row = mt * BM + wg * 64 + warp * 16 + g + 8 * ((i % 4) / 2);
+            const size_t col = nt * BN + h * S::N + 8 * (i / 4) + 2 * t;
+            if (row >= p.m) continue;
+            float *c = p.c + row * p.n;
+            if (col < p.n) c[col] = acc[h][i];
+            if (col + 1 < p.n) c[col + 1] = acc[h][i + 1];
+        }
+}
+#endif
+
 template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
-    const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
+    const int wg = threadIdx.x / 128;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
     float acc[S::PIECES][S::PART];
 #pragma unroll
@@ -376,34 +400,146 @@ template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul
 #pragma unroll
         for (int h = 0; h < S::PIECES; ++h) fence_operands(acc[h]);
     }
-    /* d[i] of piece h: row 16 warp + g + 8 (i % 4 / 2), column h N + 8 (i / 4) + 2 t + i % 2 of
-     * the warpgroup's 64 x BN */
-    const int g = lane / 4, t = lane % 4;
+    store_c<BN, KIND>(p, mt, nt, acc);
+#endif
+}
+
+/* ---- SPLIT_SS, warp specialized (configurations n256-ws, n128-ws) --------------------------
+ * A third warpgroup copies, the two others only multiply, and nothing waits on a block-wide
+ * barrier: one thread of the copying warpgroup moves each k-step's four tile images with the bulk
+ * copy engine (cp.async.bulk, four instructions a step), announcing their bytes on the stage's
+ * `full` barrier; each multiplying warp waits there, and after its wgmma are done arrives on the
+ * stage's `empty` barrier (8 arrivals) before the copier refills it. In the plain kernel every
+ * k-step began with cp.async.wait and __syncthreads (ncu, 4096^3 n256: 51% of warp stalls at the
+ * barrier) and both warpgroups then waited on their wgmma at the same moments. */
+constexpr int WS_THREADS = THREADS + 128; /* registers are granted by warpgroups: the copier is one */
+
+#ifndef WG_ABSENT
+__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_bytes(uint64_t *bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
+{
+    asm volatile("{\n.reg .pred done;\nWAIT_%=:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT_%=;\n}\n" ::"r"(smem_u32(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+
+__device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_u32(bar))
+                 : "memory");
+}
+
+/* One thread: k-step kt's four tile images into stage, completing on full. */
+template <int BN>
+__device__ __forceinline__ void request_stage(const wg_tiles &t, char *stage, uint64_t *full, size_t mt, size_t nt,
+                                              size_t kt)
+{
+    using S = wg_shape<BN, SPLIT_SS>;
+    const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
+    mbar_expect_bytes(full, S::STAGE_BYTES);
+    bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
+    bulk_copy(stage + A_TILE * 4, t.a_small + a_at, A_TILE * 4, full);
+    bulk_copy(stage + 2 * A_TILE * 4, t.b_big + b_at, S::B_TILE * 4, full);
+    bulk_copy(stage + (2 * A_TILE + S::B_TILE) * 4, t.b_small + b_at, S::B_TILE * 4, full);
+}
+#endif
+
+#ifndef WG_ABSENT
+/* The two multiplying warpgroups of matmul_wgmma_ws_kernel: each k-step's stage as soon as its
+ * bytes are in, released warp by warp once the warp's wgmma are done. */
+template <int BN>
+__device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base, uint64_t *full, uint64_t *empty,
+                                            size_t mt, size_t nt, size_t steps)
+{
+    using S = wg_shape<BN, SPLIT_SS>;
+    const int wg = threadIdx.x / 128;
+    const unsigned none[BK / 8][4] = {}; /* SPLIT_SS takes a from shared memory */
+    float acc[S::PIECES][S::PART], part[S::PART];
 #pragma unroll
     for (int h = 0; h < S::PIECES; ++h)
 #pragma unroll
-        for (int i = 0; i < S::PART; i += 2) {
-            const size_t row = mt * BM + wg * 64 + warp * 16 + g + 8 * ((i % 4) / 2);
-            const size_t col = nt * BN + h * S::N + 8 * (i / 4) + 2 * t;
-            if (row >= p.m) continue;
-            float *c = p.c + row * p.n;
-            if (col < p.n) c[col] = acc[h][i];
-            if (col + 1 < p.n) c[col + 1] = acc[h][i + 1];
+        for (int i = 0; i < S::PART; ++i) acc[h][i] = 0.0f;
+    for (size_t step = 0; step < steps; ++step) {
+        const int s = (int)(step % S::STAGES);
+        mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
+        const char *sp = base + s * S::STAGE_BYTES;
+#pragma unroll
+        for (int h = 0; h < S::PIECES; ++h) {
+            issue_piece<BN, SPLIT_SS>(sp, wg, h, true, part, none, none);
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            fence_operands(part);
+            if (h == S::PIECES - 1 && threadIdx.x % 32 == 0) mbar_arrive(&empty[s]); /* this warp is done with s */
+#pragma unroll
+            for (int i = 0; i < S::PART; ++i) acc[h][i] += part[i];
         }
+    }
+    store_c<BN, SPLIT_SS>(p, mt, nt, acc);
+}
+#endif
+
+template <int BN> __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
+{
+#ifndef WG_ABSENT
+    using S = wg_shape<BN, SPLIT_SS>;
+    extern __shared__ __align__(16) char smem_raw[];
+    char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES;
+    const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < S::STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], THREADS / 32);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x >= THREADS) { /* the copying warpgroup */
+        /* 384 threads get 168 registers each at entry; the copier hands most of its own to the
+         * multiplying warpgroups, whose 128 accumulators and 64-float partial sum need ~216 at n256 */
+        if (BN == 256) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x == THREADS)
+            for (size_t step = 0; step < steps; ++step) {
+                const int s = (int)(step % S::STAGES);
+                if (step >= (size_t)S::STAGES) mbar_wait(&empty[s], (unsigned)(step / S::STAGES - 1) & 1);
+                request_stage<BN>(p.t, base + s * S::STAGE_BYTES, &full[s], mt, nt, step);
+            }
+    } else {
+        if (BN == 256) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+        multiply_ws<BN>(p, base, full, empty, mt, nt, steps);
+    }
 #endif
 }
 
 /* Configurations: "auto", then block widths with a's path. auto takes the width with the least
  * weighted rounds of blocks over the SMs (a round's weight: its time against 128 x 128's, as
  * measured: docs/matmul.md "How auto chooses"); ties go to the wider block. */
+enum wg_path { PLAIN, A_IN_REGISTERS, WARP_SPECIALIZED };
 struct wg_config {
     const char *name;
     int width;
-    int a_in_registers; /* tf32x3-wgmma: SPLIT_RS rather than SPLIT_SS */
+    wg_path path; /* tf32x3-wgmma: SPLIT_SS, SPLIT_RS, or SPLIT_SS warp specialized */
 };
-const wg_config configs[] = {{"auto", 0, 0},      {"n128", 128, 0},   {"n64", 64, 0},     {"n256", 256, 0},
-                             {"n256-ra", 256, 1}, {"n128-ra", 128, 1}, {"n64-ra", 64, 1}};
-const char *const wg_config_names[] = {"auto", "n128", "n64", "n256", "n256-ra", "n128-ra", "n64-ra", NULL};
+const wg_config configs[] = {{"auto", 0, PLAIN},       {"n128", 128, PLAIN},           {"n64", 64, PLAIN},
+                             {"n256", 256, PLAIN},     {"n256-ra", 256, A_IN_REGISTERS}, {"n128-ra", 128, A_IN_REGISTERS},
+                             {"n256-ws", 256, WARP_SPECIALIZED}, {"n128-ws", 128, WARP_SPECIALIZED}};
+const char *const wg_config_names[] = {"auto", "n128", "n64", "n256", "n256-ra", "n128-ra", "n256-ws", "n128-ws", NULL};
 const char *const one_config_names[] = {"auto", "n128", "n64", "n256", NULL};
 
 int block_n(const mh_context *ctx, const mh_args *x)
@@ -438,7 +574,7 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
     return 0;
 }
 
-template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a)
+template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a, bool specialized)
 {
     using S = wg_shape<BN, KIND>;
     split_params sp;
@@ -460,25 +596,36 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
+    const dim3 grid((unsigned)sp.nt_count, (unsigned)sp.mt_count);
+    if (KIND == SPLIT_SS && specialized) {
+        constexpr int SMEM = S::SMEM + 2 * S::STAGES * 8; /* + the full and empty barriers */
+        MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_ws_kernel<BN>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
+        matmul_wgmma_ws_kernel<BN><<<grid, WS_THREADS, SMEM, mh_stream(ctx)>>>(p);
+        return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_ws_kernel");
+    }
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, KIND>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, S::SMEM));
-    matmul_wgmma_kernel<BN, KIND>
-        <<<dim3((unsigned)sp.nt_count, (unsigned)sp.mt_count), THREADS, S::SMEM, mh_stream(ctx)>>>(p);
+    matmul_wgmma_kernel<BN, KIND><<<grid, THREADS, S::SMEM, mh_stream(ctx)>>>(p);
     return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_kernel");
 }
 
-template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
+template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x, bool specialized = false)
 {
     switch (block_n(ctx, x)) {
-    case 256: return run_shape<256, KIND>(ctx, &x->matmul);
-    case 64: return run_shape<64, KIND>(ctx, &x->matmul);
-    default: return run_shape<128, KIND>(ctx, &x->matmul);
+    case 256: return run_shape<256, KIND>(ctx, &x->matmul, specialized);
+    case 64: return run_shape<64, KIND>(ctx, &x->matmul, specialized);
+    default: return run_shape<128, KIND>(ctx, &x->matmul, specialized);
     }
 }
 
 mh_status tf32x3_run(mh_context *ctx, const mh_args *x)
 {
-    return configs[x->config].a_in_registers ? run_kind<SPLIT_RS>(ctx, x) : run_kind<SPLIT_SS>(ctx, x);
+    switch (configs[x->config].path) {
+    case A_IN_REGISTERS: return run_kind<SPLIT_RS>(ctx, x);
+    case WARP_SPECIALIZED: return run_kind<SPLIT_SS>(ctx, x, true);
+    default: return run_kind<SPLIT_SS>(ctx, x);
+    }
 }
 mh_status tf32_run(mh_context *ctx, const mh_args *x) { return run_kind<ONE_SS>(ctx, x); }
 
