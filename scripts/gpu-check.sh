@@ -245,10 +245,9 @@ if want ncu-wgmma; then
   for r in barrier long_scoreboard wait math_pipe_throttle lg_throttle; do
     mw="$mw,smsp__warp_issue_stalled_${r}_per_warp_active.pct"
   done
-  # matmul_wgmma_kernel<BN, KIND>: KIND 0 SPLIT_SS, 1 SPLIT_RS, 2 ONE_SS (tf32-wgmma)
-  # matmul_wgmma_ws_kernel<BN>: SPLIT_SS warp specialized
-  for re in matmul_wgmma_kernelILi256ELi0E matmul_wgmma_ws_kernelILi256E matmul_wgmma_ws_kernelILi128E \
-            matmul_wgmma_kernelILi256ELi2E; do
+  # matmul_wgmma_kernel<BN, KIND> and matmul_wgmma_ws_kernel<BN, KIND>: KIND 0 tf32x3, 1 tf32 (one product)
+  for re in matmul_wgmma_kernelILi256ELi0E matmul_wgmma_ws_kernelILi256ELi0E matmul_wgmma_ws_kernelILi128ELi0E \
+            matmul_wgmma_ws_kernelILi256ELi1E; do
     ncu_bench "ncuwg_$re.log" "$re" "matmul --n 4096 --variants tf32x3-wgmma,tf32-wgmma --tune" \
       --kernel-name-base mangled --metrics "$mw"
   done

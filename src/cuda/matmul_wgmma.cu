@@ -4,34 +4,38 @@
  * Why a second kernel: mma.sync runs TF32 on the H100 at a fraction of the tensor cores' rate
  * (one TF32 product, 4096^3: 1.36 ms against cuBLAS's TF32 0.39 ms, which issues wgmma), and
  * tf32x3 needs three products. wgmma reads b from shared memory through a descriptor, K-major
- * for TF32, so b's split cannot happen on the way into registers; a's can (SPLIT_RS below: a
- * from registers) or a is split once too (SPLIT_SS: both from shared memory).
+ * for TF32, so b's split cannot happen on the way into registers. a's could (wgmma takes a from
+ * registers too): tried at 244fbaa, 4096^3 ran 1.60 ms against 1.48 with a split once, although
+ * a block then copied 15% fewer bytes a k-step (docs/matmul.md).
  *
  * Two kernels:
  *   split_tiles_kernel  a and b once, into big and small TF32 parts, cut into the tiles the
  *                       product reads (128 rows of 32 k: a as it is, b transposed to K-major),
  *                       each tile a contiguous image of its shared-memory layout (128-byte
- *                       swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded; for
- *                       SPLIT_RS a's tiles stay FP32, rows padded to 36 floats
- *   matmul_wgmma_kernel a block per 128 x BN of c (BN 64, 128 or 256), two warpgroups of 64
- *                       rows; per k-step of 32 the four tiles (a big, a small, b big, b small)
- *                       arrive by 16-byte cp.async, verbatim, as many steps ahead as the
- *                       stages allow; then three m64nNk8 wgmma (N = min(BN, 128)) per 8-deep
- *                       slice and piece of N columns, small*big, big*small, big*big, into a
- *                       partial sum added to the accumulator with round-to-nearest (the tensor
- *                       cores' adds truncate: matmul_tensor.cu)
- * The product is bound by L2 bandwidth (ncu at 4096^3, 128 x 128 blocks: 9.0 GB through L2 in
- * 1.39 ms): a block copies 4 (BM + BN) BK floats a k-step for BM BN BK products, so 128 x 256
- * blocks copy 25% fewer bytes per product than 128 x 128 (96 KB a step for twice the work).
- * tf32-wgmma (TERMS = 1) is the same kernel with big*big alone, accumulated on the tensor cores
- * directly: the reduced-precision rung beside cuBLAS's TF32.
+ *                       swizzle: row r's 16-byte chunk c at c ^ (r % 8)), zero-padded
+ *   the product         a block per 128 x BN of c (BN 64, 128 or 256), two warpgroups of 64
+ *                       rows multiplying; per k-step of 32 the four tiles (a big, a small, b big,
+ *                       b small) arrive verbatim; then three m64nNk8 wgmma (N = min(BN, 128)) per
+ *                       8-deep slice and piece of N columns, small*big, big*small, big*big, into
+ *                       a partial sum added to the accumulator with round-to-nearest (the tensor
+ *                       cores' adds truncate: matmul_tensor.cu). Two ways to feed it:
+ *     matmul_wgmma_kernel     (plain) every thread copies its share of a stage by cp.async, as
+ *                             many steps ahead as the stages allow, and a k-step starts with
+ *                             cp.async.wait and __syncthreads
+ *     matmul_wgmma_ws_kernel  (warp specialized, configurations -ws) a third warpgroup copies
+ *                             with the bulk copy engine onto full/empty mbarriers; no block-wide
+ *                             barrier. ncu at 4096^3, n256: the plain kernel's warps spent 51% of
+ *                             their stalls at the barrier; product 1.20 ms plain, 0.996 ms here.
+ * 128 x 256 blocks copy 25% fewer bytes per product than 128 x 128 (L2: 6.6 GB against 9.0 at
+ * 4096^3). tf32-wgmma is the same product with big*big alone, accumulated on the tensor cores
+ * directly (one m64n{BN}k8 per slice): the reduced-precision rung beside cuBLAS's TF32.
  * Splitting inside the product's loop instead (raw fp32 tiles split by every thread into
  * shared memory while the last k-step's wgmma ran) took 1.2 G warp instructions at 4096^3,
  * issue-bound at 3.03 ms; done once, the split is a pass over a and b.
  * Workspace: 2 (a + b) floats (tf32-wgmma: a + b), padded to whole tiles.
  *
- * Built for sm_90a only (wgmma): CMake compiles this file with -gencode arch=compute_90a,
- * code=sm_90a; the row refuses other devices. */
+ * Built for sm_90a only (wgmma, setmaxnreg): CMake compiles this file with -gencode
+ * arch=compute_90a,code=sm_90a; the rows refuse other devices. */
 #include "common.cuh"
 #include "tf32_split.cuh"
 #include "tile_io.cuh"
@@ -46,46 +50,36 @@
 namespace {
 
 constexpr int BM = 128, BK = 32, THREADS = 256;
-constexpr int A_TILE = BM * BK;          /* floats: 16 KB, 128 rows of 128 bytes */
-constexpr int A_ROW = BK + 4;            /* SPLIT_RS: a's raw rows padded, fragment loads free of bank conflicts */
-constexpr int A_RAW_TILE = BM * A_ROW;   /* floats: 18 KB */
-constexpr int STAGE_BUDGET = 192 * 1024; /* bytes of stages: a block may take 227 KB */
+constexpr int WS_THREADS = THREADS + 128; /* + the copying warpgroup (registers are granted by warpgroups) */
+constexpr int A_TILE = BM * BK;           /* floats: 16 KB, 128 rows of 128 bytes */
+constexpr int STAGE_BUDGET = 192 * 1024;  /* bytes of stages: a block may take 227 KB */
 
-/* The three kernels:
- *   SPLIT_SS  3xTF32, a's and b's big and small tiles from shared memory (wgmma SS)
- *   SPLIT_RS  3xTF32, a raw in shared memory, split by each thread into its wgmma fragments in
- *             registers (wgmma RS); b's big and small tiles from shared memory. Per k-step a
- *             block copies 18 KB of a instead of 32, and the tensor cores read b alone from
- *             shared memory (a's 2 KB per wgmma came from there three times a slice)
- *   ONE_SS    one TF32 product, big*big (tf32-wgmma) */
-enum wg_kind { SPLIT_SS, SPLIT_RS, ONE_SS };
+/* SPLIT: 3xTF32, FP32-accurate (tf32x3-wgmma). ONE: one TF32 product (tf32-wgmma). */
+enum wg_kind { SPLIT, ONE };
 
-/* A block computes 128 x BN of c (BN = 64, 128, 256) with TERMS products per 8-deep slice. A
- * warpgroup's 64 x BN is computed in PIECES of N columns, one m64nNk8 wgmma each. TERMS = 3
- * collects each piece's k-step in a partial sum (the accumulation on the tensor cores
- * truncates) and adds it to acc with round-to-nearest after wgmma.wait_group 0; 128
- * accumulators and a 64-float partial sum fit a thread's 255 registers at BN = 256, two 128-float
- * sums would not, so N <= 128 there. ONE_SS accumulates into acc on the tensor cores, one
- * m64n{BN}k8 per slice, and leaves one k-step's wgmma in flight (wait_group 1). */
+/* A block computes 128 x BN of c (BN = 64, 128, 256) with 3 (SPLIT) or 1 (ONE) products per 8-deep slice. A
+ * warpgroup's 64 x BN is computed in PIECES of N columns, one m64nNk8 wgmma each. SPLIT collects
+ * each piece's k-step in a partial sum (the accumulation on the tensor cores truncates) and adds
+ * it to acc with round-to-nearest after wgmma.wait_group 0; 128 accumulators and a 64-float
+ * partial sum fit a thread's 255 registers at BN = 256, two 128-float sums would not, so N <= 128
+ * there. ONE accumulates into acc on the tensor cores, one m64n{BN}k8 per slice, and leaves one
+ * k-step's wgmma in flight (wait_group 1). */
 template <int BN, int KIND> struct wg_shape {
-    static constexpr int TERMS = KIND == ONE_SS ? 1 : 3;
-    static constexpr bool A_REG = KIND == SPLIT_RS;
-    static constexpr int B_TILE = BN * BK;                              /* floats */
-    static constexpr int N = TERMS == 1 || BN < 128 ? BN : 128;         /* one wgmma's n */
+    static constexpr int B_TILE = BN * BK;                      /* floats */
+    static constexpr int N = KIND == ONE || BN < 128 ? BN : 128; /* one wgmma's n */
     static constexpr int PIECES = BN / N;
-    static constexpr int PART = N / 2;                                  /* a piece's floats a thread */
-    static constexpr int B_PARTS = TERMS == 3 ? 2 : 1;                  /* b's big and small, or big */
-    static constexpr int A_FLOATS = A_REG ? A_RAW_TILE : B_PARTS * A_TILE; /* a's floats in a stage */
-    static constexpr int A_TILE_FLOATS = A_REG ? A_RAW_TILE : A_TILE;   /* one of a's tiles */
-    static constexpr int STAGE_BYTES = (A_FLOATS + B_PARTS * B_TILE) * 4;
+    static constexpr int PART = N / 2;                          /* a piece's floats a thread */
+    static constexpr int PARTS = KIND == SPLIT ? 2 : 1;         /* big and small, or big */
+    static constexpr int A_FLOATS = PARTS * A_TILE;             /* a's floats in a stage */
+    static constexpr int STAGE_BYTES = PARTS * (A_TILE + B_TILE) * 4;
     static constexpr int STAGES = STAGE_BUDGET / STAGE_BYTES < 6 ? STAGE_BUDGET / STAGE_BYTES : 6;
-    /* Steps loaded ahead. The stage refilled at step s was last read by step s + AHEAD - STAGES;
-     * at step s's barrier every warpgroup has waited for step s - 1's wgmma (TERMS 3: wait_group
-     * 0) or s - 2's (TERMS 1: wait_group 1). */
-    static constexpr int AHEAD = TERMS == 3 ? STAGES - 1 : STAGES - 2;
-    static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;
+    /* Steps the plain kernel loads ahead. The stage refilled at step s was last read by step
+     * s + AHEAD - STAGES; at step s's barrier every warpgroup has waited for step s - 1's wgmma
+     * (SPLIT: wait_group 0) or s - 2's (ONE: wait_group 1). */
+    static constexpr int AHEAD = KIND == SPLIT ? STAGES - 1 : STAGES - 2;
+    static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;    /* + alignment to 1024 */
+    static constexpr int WS_SMEM = SMEM + 2 * STAGES * 8;       /* + the full and empty barriers */
     static_assert(AHEAD >= 1, "a stage must be in flight");
-    static_assert(A_FLOATS * 4 % 1024 == 0 && STAGE_BYTES % 1024 == 0, "b's swizzled tiles start 1024-aligned");
 };
 
 /* Tile i of k-step kt at (i * kt_count + kt) * tile floats: a block of the product reads its
@@ -94,9 +88,8 @@ template <int BN, int KIND> struct wg_shape {
  * a 128-byte column strip of a from every row at once, a DRAM page opened per 128 bytes: the
  * pass took 0.83 ms at 4096^3 (0.71 with the tiles laid out k-step-major). */
 struct wg_tiles {
-    float *a_big, *a_small, *b_big, *b_small; /* a_big holds a's raw tiles for SPLIT_RS; NULL: unused */
+    float *a_big, *a_small, *b_big, *b_small; /* the small parts NULL for tf32-wgmma */
     size_t kt_count;
-    int a_tile; /* floats in one of a's tiles: A_TILE, or A_RAW_TILE (raw, padded rows) */
 };
 
 __device__ __forceinline__ size_t tile_at(size_t i, size_t kt, size_t kt_count, int tile_floats)
@@ -142,12 +135,11 @@ __device__ __forceinline__ void load4(const float *row, size_t col, size_t row_l
     for (int q = 0; q < 4; ++q) v[q] = col + q < row_len ? __ldg(row + col + q) : 0.0f;
 }
 
-/* Tile (i, kt) of a: 128 rows of 32 k, split (swizzled big and small images), or raw with rows of
- * A_ROW floats (SPLIT_RS: the product splits a in registers). Thread e holds row e / 8, chunk
- * e % 8: a warp reads four whole 128-byte row pieces and writes 512 contiguous bytes. */
+/* Tile (i, kt) of a: 128 rows of 32 k. Thread e holds row e / 8, chunk e % 8: a warp reads
+ * four whole 128-byte row pieces and writes 512 contiguous bytes of the image. */
 __device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, size_t kt)
 {
-    const size_t at = tile_at(i, kt, p.t.kt_count, p.t.a_tile), k0 = kt * BK;
+    const size_t at = tile_at(i, kt, p.t.kt_count, A_TILE), k0 = kt * BK;
     const bool vec_ok = p.k % 4 == 0 && mh_aligned16(p.a);
     float v[A_TILE / 4 / THREADS][4];
 #pragma unroll
@@ -160,10 +152,7 @@ __device__ __forceinline__ void split_a_tile(const split_params &p, size_t i, si
 #pragma unroll
     for (int j = 0; j < A_TILE / 4 / THREADS; ++j) {
         const int e = j * THREADS + threadIdx.x;
-        if (p.t.a_tile == A_RAW_TILE)
-            *reinterpret_cast<float4 *>(p.t.a_big + at + (e / 8) * A_ROW + 4 * (e % 8)) =
-                make_float4(v[j][0], v[j][1], v[j][2], v[j][3]);
-        else store_split(p.t.a_big + at, p.t.a_small ? p.t.a_small + at : NULL, e / 8, e % 8, v[j]);
+        store_split(p.t.a_big + at, p.t.a_small ? p.t.a_small + at : NULL, e / 8, e % 8, v[j]);
     }
 }
 
@@ -220,97 +209,29 @@ __device__ __forceinline__ unsigned long long descriptor(const void *smem)
            (1ULL << 62);
 }
 
-/* Keeps the compiler from moving accesses of d across the asynchronous wgmma (and, for a's
- * registers, from reusing them before the wgmma that read them are waited for). */
+/* Keeps the compiler from moving accesses of d across the asynchronous wgmma. */
 template <int N> __device__ __forceinline__ void fence_operands(float (&d)[N])
 {
 #pragma unroll
     for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-template <int N> __device__ __forceinline__ void fence_operands(unsigned (&d)[N][4])
-{
-#pragma unroll
-    for (int i = 0; i < N; ++i)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) asm volatile("" : "+r"(d[i][q])::"memory");
-}
-
-
-/* count floats from src to dst, 16 bytes a copy. */
-template <int COUNT> __device__ __forceinline__ void copy_tile(float *dst, const float *src)
-{
-    constexpr int CHUNKS = COUNT / 4;
-#pragma unroll
-    for (int i = 0; i < (CHUNKS + THREADS - 1) / THREADS; ++i) {
-        const int e = i * THREADS + threadIdx.x;
-        if (CHUNKS % THREADS == 0 || e < CHUNKS) cp_async16(dst + 4 * e, src + 4 * e);
-    }
-}
-
-/* The tiles of k-step kt into a stage: a (big and small, big, or raw), then b big[, b small]. */
-template <int BN, int KIND>
-__device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
-{
-    using S = wg_shape<BN, KIND>;
-    const size_t a_at = tile_at(mt, kt, t.kt_count, S::A_TILE_FLOATS), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
-    float *dst = (float *)stage;
-    copy_tile<S::A_TILE_FLOATS>(dst, t.a_big + a_at);
-    if (KIND == SPLIT_SS) copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
-    copy_tile<S::B_TILE>(dst + S::A_FLOATS, t.b_big + b_at);
-    if (S::B_PARTS == 2) copy_tile<S::B_TILE>(dst + S::A_FLOATS + S::B_TILE, t.b_small + b_at);
-}
-
-/* Waits for k-step `step`'s tiles, then asks for step + AHEAD's (a group is committed every
- * step, empty past the end, so that wait_group counts steps). */
-template <int BN, int KIND>
-__device__ __forceinline__ const char *next_stage(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step,
-                                                  size_t steps)
-{
-    using S = wg_shape<BN, KIND>;
-    cp_async_wait<S::AHEAD - 1>();
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
-    __syncthreads();
-    if (step + S::AHEAD < steps)
-        load_stage<BN, KIND>(t, base + ((step + S::AHEAD) % S::STAGES) * S::STAGE_BYTES, mt, nt, step + S::AHEAD);
-    cp_async_commit();
-    return base + (step % S::STAGES) * S::STAGE_BYTES;
-}
-
-/* SPLIT_RS: the thread's fragments of a for the 4 slices of a k-step, split: slice kk's a[q] is
- * row g + 8 (q % 2), k 8 kk + t + 4 (q / 2) of the warp's 16 rows (wgmma_ops.cuh). */
-__device__ __forceinline__ void split_fragments(const char *sp, int wg, unsigned (&big)[BK / 8][4],
-                                                unsigned (&small)[BK / 8][4])
-{
-    const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
-    const float *a = (const float *)sp + (wg * 64 + warp * 16 + lane / 4) * A_ROW + lane % 4;
-#pragma unroll
-    for (int kk = 0; kk < BK / 8; ++kk)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) tf32_split(a[(q % 2) * 8 * A_ROW + 8 * kk + 4 * (q / 2)], big[kk][q], small[kk][q]);
-}
-
 /* One k-step's products into piece h of c's columns: d = (fresh ? 0 : d) + the sum over the 4
- * slices of the TERMS products; a from the stage at sp, or from a_big / a_small (SPLIT_RS). */
+ * slices of the products (3 or 1), a and b from the stage at sp. */
 template <int BN, int KIND>
-__device__ __forceinline__ void issue_piece(const char *sp, int wg, int h, bool fresh, float (&d)[wg_shape<BN, KIND>::PART],
-                                            const unsigned (&a_big_r)[BK / 8][4], const unsigned (&a_small_r)[BK / 8][4])
+__device__ __forceinline__ void issue_piece(const char *sp, int wg, int h, bool fresh, float (&d)[wg_shape<BN, KIND>::PART])
 {
     using S = wg_shape<BN, KIND>;
     const unsigned long long a_big = descriptor(sp + wg * 64 * 128);
-    const unsigned long long a_small = descriptor(sp + (KIND == SPLIT_SS ? A_TILE * 4 : 0) + wg * 64 * 128);
+    const unsigned long long a_small = descriptor(sp + (S::PARTS - 1) * A_TILE * 4 + wg * 64 * 128);
     const char *b = sp + S::A_FLOATS * 4 + h * S::N * 128; /* row h N of the K-major b tile */
-    const unsigned long long b_big = descriptor(b), b_small = descriptor(b + (S::B_PARTS - 1) * S::B_TILE * 4);
+    const unsigned long long b_big = descriptor(b), b_small = descriptor(b + (S::PARTS - 1) * S::B_TILE * 4);
     fence_operands(d);
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) { /* 32 bytes of k per slice: 2 in the descriptor's 16-byte units */
         const int acc_in = kk > 0 || !fresh;
-        if constexpr (KIND == SPLIT_RS) {
-            wgmma_rs(d, a_small_r[kk], b_big + 2 * kk, acc_in);
-            wgmma_rs(d, a_big_r[kk], b_small + 2 * kk, 1);
-            wgmma_rs(d, a_big_r[kk], b_big + 2 * kk, 1);
-        } else if constexpr (KIND == SPLIT_SS) {
+        if (KIND == SPLIT) {
             wgmma_ss(d, a_small + 2 * kk, b_big + 2 * kk, acc_in);
             wgmma_ss(d, a_big + 2 * kk, b_small + 2 * kk, 1);
             wgmma_ss(d, a_big + 2 * kk, b_big + 2 * kk, 1);
@@ -330,11 +251,12 @@ struct wg_params {
 };
 
 #ifndef WG_ABSENT
+template <int BN, int KIND> using wg_acc = float[wg_shape<BN, KIND>::PIECES][wg_shape<BN, KIND>::PART];
+
 /* The block's 128 x BN of c from the accumulators. d[i] of piece h: row 16 warp + g + 8 (i % 4 /
  * 2), column h N + 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x BN. */
 template <int BN, int KIND>
-__device__ __forceinline__ void store_c(const wg_params &p, size_t mt, size_t nt,
-                                        const float (&acc)[wg_shape<BN, KIND>::PIECES][wg_shape<BN, KIND>::PART])
+__device__ __forceinline__ void store_c(const wg_params &p, size_t mt, size_t nt, const wg_acc<BN, KIND> &acc)
 {
     using S = wg_shape<BN, KIND>;
     const int wg = threadIdx.x / 128, warp = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32;
@@ -351,6 +273,68 @@ __device__ __forceinline__ void store_c(const wg_params &p, size_t mt, size_t nt
             if (col + 1 < p.n) c[col + 1] = acc[h][i + 1];
         }
 }
+
+/* A k-step of SPLIT: each piece's products into a fresh partial sum, waited for and added to acc
+ * with round-to-nearest. acc += part only after wait_group 0: a read of a wgmma's accumulators
+ * while any wgmma is in flight (two partial sums in turn, one read after wait_group 1) makes ptxas
+ * serialize every wgmma (warning C7514). done() runs once the step's last wgmma are complete (the
+ * stage may be refilled). */
+template <int BN, typename Done>
+__device__ __forceinline__ void split_step(const char *sp, int wg, wg_acc<BN, SPLIT> &acc,
+                                           float (&part)[wg_shape<BN, SPLIT>::PART], Done done)
+{
+    using S = wg_shape<BN, SPLIT>;
+#pragma unroll
+    for (int h = 0; h < S::PIECES; ++h) {
+        issue_piece<BN, SPLIT>(sp, wg, h, true, part);
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        fence_operands(part);
+        if (h == S::PIECES - 1) done();
+#pragma unroll
+        for (int i = 0; i < S::PART; ++i) acc[h][i] += part[i];
+    }
+}
+
+/* ---- the plain kernel: every thread copies, a barrier a k-step ---------------------------- */
+
+/* count floats from src to dst, 16 bytes a copy. */
+template <int COUNT> __device__ __forceinline__ void copy_tile(float *dst, const float *src)
+{
+#pragma unroll
+    for (int i = 0; i < COUNT / 4 / THREADS; ++i) {
+        const int e = (i * THREADS + threadIdx.x) * 4;
+        cp_async16(dst + e, src + e);
+    }
+}
+
+/* The tiles of k-step kt into a stage: a big[, a small], b big[, b small]. */
+template <int BN, int KIND>
+__device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
+{
+    using S = wg_shape<BN, KIND>;
+    const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
+    float *dst = (float *)stage;
+    copy_tile<A_TILE>(dst, t.a_big + a_at);
+    if (S::PARTS == 2) copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
+    copy_tile<S::B_TILE>(dst + S::A_FLOATS, t.b_big + b_at);
+    if (S::PARTS == 2) copy_tile<S::B_TILE>(dst + S::A_FLOATS + S::B_TILE, t.b_small + b_at);
+}
+
+/* Waits for k-step `step`'s tiles, then asks for step + AHEAD's (a group is committed every
+ * step, empty past the end, so that wait_group counts steps). */
+template <int BN, int KIND>
+__device__ __forceinline__ const char *next_stage(const wg_tiles &t, char *base, size_t mt, size_t nt, size_t step,
+                                                  size_t steps)
+{
+    using S = wg_shape<BN, KIND>;
+    cp_async_wait<S::AHEAD - 1>();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
+    __syncthreads();
+    if (step + S::AHEAD < steps)
+        load_stage<BN, KIND>(t, base + ((step + S::AHEAD) % S::STAGES) * S::STAGE_BYTES, mt, nt, step + S::AHEAD);
+    cp_async_commit();
+    return base + (step % S::STAGES) * S::STAGE_BYTES;
+}
 #endif
 
 template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
@@ -361,7 +345,7 @@ template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     const int wg = threadIdx.x / 128;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
-    float acc[S::PIECES][S::PART];
+    wg_acc<BN, KIND> acc;
 #pragma unroll
     for (int h = 0; h < S::PIECES; ++h)
 #pragma unroll
@@ -370,50 +354,29 @@ template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul
         if ((size_t)s < steps) load_stage<BN, KIND>(p.t, base + s * S::STAGE_BYTES, mt, nt, s);
         cp_async_commit();
     }
-    unsigned a_big[BK / 8][4], a_small[BK / 8][4]; /* SPLIT_RS's fragments of a */
-    if (S::TERMS == 3) {
-        /* acc += part only after wait_group 0: a read of a wgmma's accumulators while any wgmma
-         * is in flight (two partial sums in turn, one read after wait_group 1) makes ptxas
-         * serialize every wgmma (warning C7514). */
+    if constexpr (KIND == SPLIT) {
         float part[S::PART];
-        for (size_t step = 0; step < steps; ++step) {
-            const char *sp = next_stage<BN, KIND>(p.t, base, mt, nt, step, steps);
-            if (S::A_REG) split_fragments(sp, wg, a_big, a_small);
-#pragma unroll
-            for (int h = 0; h < S::PIECES; ++h) {
-                issue_piece<BN, KIND>(sp, wg, h, true, part, a_big, a_small);
-                asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-                fence_operands(part);
-#pragma unroll
-                for (int i = 0; i < S::PART; ++i) acc[h][i] += part[i];
-            }
-            if (S::A_REG) fence_operands(a_big), fence_operands(a_small); /* read by wgmma until the wait */
-        }
+        for (size_t step = 0; step < steps; ++step)
+            split_step<BN>(next_stage<BN, KIND>(p.t, base, mt, nt, step, steps), wg, acc, part, [] {});
     } else {
         for (size_t step = 0; step < steps; ++step) {
             const char *sp = next_stage<BN, KIND>(p.t, base, mt, nt, step, steps);
-#pragma unroll
-            for (int h = 0; h < S::PIECES; ++h) issue_piece<BN, KIND>(sp, wg, h, false, acc[h], a_big, a_small);
-            asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(S::PIECES) : "memory"); /* step - 1's done */
+            issue_piece<BN, KIND>(sp, wg, 0, false, acc[0]);
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's done */
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#pragma unroll
-        for (int h = 0; h < S::PIECES; ++h) fence_operands(acc[h]);
+        fence_operands(acc[0]);
     }
     store_c<BN, KIND>(p, mt, nt, acc);
 #endif
 }
 
-/* ---- SPLIT_SS, warp specialized (configurations n256-ws, n128-ws) --------------------------
- * A third warpgroup copies, the two others only multiply, and nothing waits on a block-wide
- * barrier: one thread of the copying warpgroup moves each k-step's four tile images with the bulk
- * copy engine (cp.async.bulk, four instructions a step), announcing their bytes on the stage's
- * `full` barrier; each multiplying warp waits there, and after its wgmma are done arrives on the
- * stage's `empty` barrier (8 arrivals) before the copier refills it. In the plain kernel every
- * k-step began with cp.async.wait and __syncthreads (ncu, 4096^3 n256: 51% of warp stalls at the
- * barrier) and both warpgroups then waited on their wgmma at the same moments. */
-constexpr int WS_THREADS = THREADS + 128; /* registers are granted by warpgroups: the copier is one */
-
+/* ---- the warp-specialized kernel: a copying warpgroup, mbarriers, no block-wide barrier ----
+ * One thread of the third warpgroup moves each k-step's tile images with the bulk copy engine
+ * (cp.async.bulk, two or four instructions a step), announcing their bytes on the stage's `full`
+ * barrier; each multiplying warp waits there, and once its wgmma that read the stage are done
+ * arrives on the stage's `empty` barrier (8 arrivals) before the copier refills it. Every stage
+ * is in flight at once. */
 #ifndef WG_ABSENT
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
@@ -449,58 +412,62 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
                  : "memory");
 }
 
-/* One thread: k-step kt's four tile images into stage, completing on full. */
-template <int BN>
+/* One thread: k-step kt's tile images into stage, completing on full. */
+template <int BN, int KIND>
 __device__ __forceinline__ void request_stage(const wg_tiles &t, char *stage, uint64_t *full, size_t mt, size_t nt,
                                               size_t kt)
 {
-    using S = wg_shape<BN, SPLIT_SS>;
+    using S = wg_shape<BN, KIND>;
     const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
     mbar_expect_bytes(full, S::STAGE_BYTES);
     bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
-    bulk_copy(stage + A_TILE * 4, t.a_small + a_at, A_TILE * 4, full);
-    bulk_copy(stage + 2 * A_TILE * 4, t.b_big + b_at, S::B_TILE * 4, full);
-    bulk_copy(stage + (2 * A_TILE + S::B_TILE) * 4, t.b_small + b_at, S::B_TILE * 4, full);
+    if (S::PARTS == 2) bulk_copy(stage + A_TILE * 4, t.a_small + a_at, A_TILE * 4, full);
+    bulk_copy(stage + S::A_FLOATS * 4, t.b_big + b_at, S::B_TILE * 4, full);
+    if (S::PARTS == 2) bulk_copy(stage + (S::A_FLOATS + S::B_TILE) * 4, t.b_small + b_at, S::B_TILE * 4, full);
 }
-#endif
 
-#ifndef WG_ABSENT
-/* The two multiplying warpgroups of matmul_wgmma_ws_kernel: each k-step's stage as soon as its
- * bytes are in, released warp by warp once the warp's wgmma are done. */
-template <int BN>
+/* The two multiplying warpgroups: each k-step's stage as soon as its bytes are in, released
+ * warp by warp once the warp's wgmma that read it are done. */
+template <int BN, int KIND>
 __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base, uint64_t *full, uint64_t *empty,
                                             size_t mt, size_t nt, size_t steps)
 {
-    using S = wg_shape<BN, SPLIT_SS>;
+    using S = wg_shape<BN, KIND>;
     const int wg = threadIdx.x / 128;
-    const unsigned none[BK / 8][4] = {}; /* SPLIT_SS takes a from shared memory */
-    float acc[S::PIECES][S::PART], part[S::PART];
+    const bool leader = threadIdx.x % 32 == 0;
+    wg_acc<BN, KIND> acc;
 #pragma unroll
     for (int h = 0; h < S::PIECES; ++h)
 #pragma unroll
         for (int i = 0; i < S::PART; ++i) acc[h][i] = 0.0f;
-    for (size_t step = 0; step < steps; ++step) {
-        const int s = (int)(step % S::STAGES);
-        mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
-        const char *sp = base + s * S::STAGE_BYTES;
-#pragma unroll
-        for (int h = 0; h < S::PIECES; ++h) {
-            issue_piece<BN, SPLIT_SS>(sp, wg, h, true, part, none, none);
-            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-            fence_operands(part);
-            if (h == S::PIECES - 1 && threadIdx.x % 32 == 0) mbar_arrive(&empty[s]); /* this warp is done with s */
-#pragma unroll
-            for (int i = 0; i < S::PART; ++i) acc[h][i] += part[i];
+    if constexpr (KIND == SPLIT) {
+        float part[S::PART];
+        for (size_t step = 0; step < steps; ++step) {
+            const int s = (int)(step % S::STAGES);
+            mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
+            split_step<BN>(base + s * S::STAGE_BYTES, wg, acc, part, [&] {
+                if (leader) mbar_arrive(&empty[s]);
+            });
         }
+    } else {
+        for (size_t step = 0; step < steps; ++step) {
+            const int s = (int)(step % S::STAGES);
+            mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
+            issue_piece<BN, KIND>(base + s * S::STAGE_BYTES, wg, 0, false, acc[0]);
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's done */
+            if (step > 0 && leader) mbar_arrive(&empty[(step - 1) % S::STAGES]);
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        fence_operands(acc[0]);
     }
-    store_c<BN, SPLIT_SS>(p, mt, nt, acc);
+    store_c<BN, KIND>(p, mt, nt, acc);
 }
 #endif
 
-template <int BN> __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
+template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
-    using S = wg_shape<BN, SPLIT_SS>;
+    using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
     uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES;
@@ -510,53 +477,52 @@ template <int BN> __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
+    /* 384 threads get 168 registers each at entry; at BN = 256 the copier hands most of its own to
+     * the multiplying warpgroups (128 accumulators and a 64-float partial sum: ~216 registers) */
     if (threadIdx.x >= THREADS) { /* the copying warpgroup */
-        /* 384 threads get 168 registers each at entry; the copier hands most of its own to the
-         * multiplying warpgroups, whose 128 accumulators and 64-float partial sum need ~216 at n256 */
         if (BN == 256) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (threadIdx.x == THREADS)
             for (size_t step = 0; step < steps; ++step) {
                 const int s = (int)(step % S::STAGES);
                 if (step >= (size_t)S::STAGES) mbar_wait(&empty[s], (unsigned)(step / S::STAGES - 1) & 1);
-                request_stage<BN>(p.t, base + s * S::STAGE_BYTES, &full[s], mt, nt, step);
+                request_stage<BN, KIND>(p.t, base + s * S::STAGE_BYTES, &full[s], mt, nt, step);
             }
     } else {
         if (BN == 256) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        multiply_ws<BN>(p, base, full, empty, mt, nt, steps);
+        multiply_ws<BN, KIND>(p, base, full, empty, mt, nt, steps);
     }
 #endif
 }
 
-/* Configurations: "auto", then block widths with a's path. auto takes the width with the least
- * weighted rounds of blocks over the SMs (a round's weight: its time against 128 x 128's, as
- * measured: docs/matmul.md "How auto chooses"); ties go to the wider block. */
-enum wg_path { PLAIN, A_IN_REGISTERS, WARP_SPECIALIZED };
+/* Configurations: "auto", then block widths, plain or warp specialized (-ws). auto takes the
+ * width with the least weighted rounds of blocks over the SMs, a round's weight its time against
+ * a round of 128 x 128 -ws blocks as measured on the H100 (docs/matmul.md "How auto chooses"):
+ * 128 x 256 -ws 1.85, 128 x 64 (plain) 0.8; ties go to the wider block. */
 struct wg_config {
     const char *name;
     int width;
-    wg_path path; /* tf32x3-wgmma: SPLIT_SS, SPLIT_RS, or SPLIT_SS warp specialized */
+    bool specialized;
 };
-const wg_config configs[] = {{"auto", 0, PLAIN},       {"n128", 128, PLAIN},           {"n64", 64, PLAIN},
-                             {"n256", 256, PLAIN},     {"n256-ra", 256, A_IN_REGISTERS}, {"n128-ra", 128, A_IN_REGISTERS},
-                             {"n256-ws", 256, WARP_SPECIALIZED}, {"n128-ws", 128, WARP_SPECIALIZED}};
-const char *const wg_config_names[] = {"auto", "n128", "n64", "n256", "n256-ra", "n128-ra", "n256-ws", "n128-ws", NULL};
-const char *const one_config_names[] = {"auto", "n128", "n64", "n256", NULL};
+const wg_config configs[] = {{"auto", 0, false},     {"n128", 128, false},   {"n64", 64, false},
+                             {"n256", 256, false},   {"n256-ws", 256, true}, {"n128-ws", 128, true},
+                             {"n64-ws", 64, true}};
+const char *const config_names[] = {"auto", "n128", "n64", "n256", "n256-ws", "n128-ws", "n64-ws", NULL};
 
-int block_n(const mh_context *ctx, const mh_args *x)
+wg_config config_of(const mh_context *ctx, const mh_args *x)
 {
-    if (x->config > 0) return configs[x->config].width;
+    if (x->config > 0) return configs[x->config];
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
-    const int widths[] = {256, 128, 64};
-    const double weight[] = {1.6, 1.0, 0.65};
-    int best = 128;
+    const wg_config choices[] = {{"n256-ws", 256, true}, {"n128-ws", 128, true}, {"n64", 64, false}};
+    const double weight[] = {1.85, 1.0, 0.8};
+    int best = 0;
     double best_cost = 0;
     for (int i = 0; i < 3; ++i) {
-        const double cost = weight[i] * (double)mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)widths[i]), sms);
-        if (i == 0 || cost < best_cost) best = widths[i], best_cost = cost;
+        const double cost = weight[i] * (double)mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)choices[i].width), sms);
+        if (i == 0 || cost < best_cost) best = i, best_cost = cost;
     }
-    return best;
+    return choices[best];
 }
 
 int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
@@ -567,7 +533,7 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
                  ctx->cc % 10);
         return 0;
     }
-    const size_t bn = (size_t)block_n(ctx, x);
+    const size_t bn = (size_t)config_of(ctx, x).width;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM), nt = mh_ceil_div(a->n, bn);
     if (mt <= MH_MAX_GRID_YZ && nt <= MH_MAX_GRID_X && mt + nt <= MH_MAX_GRID_YZ) return 1;
     snprintf(why, len, "m = %zu, n = %zu need more than 65535 tiles of %d rows and %zu columns", a->m, a->n, BM, bn);
@@ -581,27 +547,23 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
-    sp.t.a_tile = S::A_TILE_FLOATS;
-    const size_t a_floats = sp.mt_count * sp.t.kt_count * S::A_TILE_FLOATS;
-    const size_t b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
-    const size_t a_parts = KIND == SPLIT_SS ? 2 : 1;
+    const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
     void *ws;
-    MH_TRY(mh_workspace(ctx, (a_parts * a_floats + S::B_PARTS * b_floats) * sizeof(float), &ws));
+    MH_TRY(mh_workspace(ctx, S::PARTS * (a_floats + b_floats) * sizeof(float), &ws));
     float *f = (float *)ws;
     sp.t.a_big = f, sp.t.b_big = f + a_floats;
-    sp.t.b_small = S::B_PARTS == 2 ? sp.t.b_big + b_floats : NULL;
-    sp.t.a_small = a_parts == 2 ? sp.t.b_small + b_floats : NULL;
+    sp.t.a_small = S::PARTS == 2 ? sp.t.b_big + b_floats : NULL;
+    sp.t.b_small = S::PARTS == 2 ? sp.t.a_small + a_floats : NULL;
     split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.mt_count + sp.nt_count)), THREADS, 0,
                              mh_stream(ctx)>>>(sp);
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
     const dim3 grid((unsigned)sp.nt_count, (unsigned)sp.mt_count);
-    if (KIND == SPLIT_SS && specialized) {
-        constexpr int SMEM = S::SMEM + 2 * S::STAGES * 8; /* + the full and empty barriers */
-        MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_ws_kernel<BN>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM));
-        matmul_wgmma_ws_kernel<BN><<<grid, WS_THREADS, SMEM, mh_stream(ctx)>>>(p);
+    if (specialized) {
+        MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_ws_kernel<BN, KIND>,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize, S::WS_SMEM));
+        matmul_wgmma_ws_kernel<BN, KIND><<<grid, WS_THREADS, S::WS_SMEM, mh_stream(ctx)>>>(p);
         return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_ws_kernel");
     }
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, KIND>,
@@ -610,32 +572,23 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_kernel");
 }
 
-template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x, bool specialized = false)
+template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
 {
-    switch (block_n(ctx, x)) {
-    case 256: return run_shape<256, KIND>(ctx, &x->matmul, specialized);
-    case 64: return run_shape<64, KIND>(ctx, &x->matmul, specialized);
-    default: return run_shape<128, KIND>(ctx, &x->matmul, specialized);
+    const wg_config c = config_of(ctx, x);
+    switch (c.width) {
+    case 256: return run_shape<256, KIND>(ctx, &x->matmul, c.specialized);
+    case 64: return run_shape<64, KIND>(ctx, &x->matmul, c.specialized);
+    default: return run_shape<128, KIND>(ctx, &x->matmul, c.specialized);
     }
 }
-
-mh_status tf32x3_run(mh_context *ctx, const mh_args *x)
-{
-    switch (configs[x->config].path) {
-    case A_IN_REGISTERS: return run_kind<SPLIT_RS>(ctx, x);
-    case WARP_SPECIALIZED: return run_kind<SPLIT_SS>(ctx, x, true);
-    default: return run_kind<SPLIT_SS>(ctx, x);
-    }
-}
-mh_status tf32_run(mh_context *ctx, const mh_args *x) { return run_kind<ONE_SS>(ctx, x); }
 
 const mh_row rows[] = {
     {{"matmul/tf32x3-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 12, "global+shared+tensor", "ours",
       "tf32x3 on Hopper's wgmma: a and b split once into swizzled TF32 big/small tiles, then 3 wgmma per k-slice"},
-     wgmma_supports, tf32x3_run, wg_config_names, 0},
+     wgmma_supports, run_kind<SPLIT>, config_names, 0},
     {{"matmul/tf32-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 13, "global+shared+tensor", "ours",
       "REDUCED PRECISION: one TF32 wgmma product (10-bit mantissas), the unit's rate beside tf32x3-wgmma"},
-     wgmma_supports, tf32_run, one_config_names, 0},
+     wgmma_supports, run_kind<ONE>, config_names, 0},
 };
 
 } // namespace
