@@ -494,10 +494,11 @@ template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) mat
 #endif
 }
 
-/* Configurations: "auto", then block widths, plain or warp specialized (-ws). auto takes the
+/* Configurations: "auto", then block widths, plain or warp specialized (-ws). auto takes the -ws
  * width with the least weighted rounds of blocks over the SMs, a round's weight its time against
- * a round of 128 x 128 -ws blocks as measured on the H100 (docs/matmul.md "How auto chooses"):
- * 128 x 256 -ws 1.85, 128 x 64 (plain) 0.8; ties go to the wider block. */
+ * a round of 128 x 128 blocks as measured on the H100 over 12 shapes at 3dcafe1 (docs/matmul.md
+ * "How auto chooses"): 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); ties go to the wider
+ * block. The plain kernel lost to -ws at every width and shape but the skinny k = 64 one. */
 struct wg_config {
     const char *name;
     int width;
@@ -514,8 +515,8 @@ wg_config config_of(const mh_context *ctx, const mh_args *x)
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
-    const wg_config choices[] = {{"n256-ws", 256, true}, {"n128-ws", 128, true}, {"n64", 64, false}};
-    const double weight[] = {1.85, 1.0, 0.8};
+    const wg_config choices[] = {{"n256-ws", 256, true}, {"n128-ws", 128, true}, {"n64-ws", 64, true}};
+    const double weight[] = {1.85, 1.0, 0.6};
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < 3; ++i) {
