@@ -201,7 +201,7 @@ def dask_scaling_table():
     return "\n".join(lines)
 
 
-SIZES_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes-b5b309b.txt"
+SIZES_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes-3dcafe1.txt"
 
 
 def bench_text(path):
@@ -219,20 +219,22 @@ def bench_text(path):
 
 
 def wgmma_sizes_table():
-    """matmul's auto rule: tf32x3-wgmma's shapes against cublasSgemm over a sweep of sizes."""
-    lines = [f"_From `bench/results/{SIZES_RESULTS.name}` (memhier bench --tune, H100); ms; ratio: cuBLAS's "
-             "time over auto's shape's; **bold**: the faster of the two._", "",
-             "| m × k × n | cublas | tf32x3-wgmma (auto's shape) | n128 | n64 | ratio |", "| --- | --- | --- | --- | --- | --- |"]
+    """matmul's auto rule: tf32x3-wgmma's configurations against cublasSgemm over a sweep of sizes."""
+    cfgs = ["n64-ws", "n128-ws", "n256-ws", "n64", "n128", "n256"]
+    lines = [f"_From `bench/results/{SIZES_RESULTS.name}` (memhier bench --tune, H100); ms; -ws: warp specialized, "
+             "the others plain; ratio: cuBLAS's time over auto's; **bold**: the fastest configuration._", "",
+             "| m × k × n | cublas | tf32x3-wgmma auto | " + " | ".join(cfgs) + " | ratio |",
+             "| --- | --- | --- | " + " | ".join("---" for _ in cfgs) + " | --- |"]
     for workload, t in bench_text(SIZES_RESULTS).items():
         wg = t.get("matmul/tf32x3-wgmma[auto]")
         cub = t.get("matmul/cublas")
         if wg is None or cub is None:
             continue
-        best = min((v for k, v in t.items() if k.startswith("matmul/warptile")), default=None)
-        cub_text = ms_text(cub) + (f" (warptile {ms_text(best)})" if best else "")
-        cells = [f"**{cub_text}**" if cub < wg else cub_text, f"**{ms_text(wg)}**" if wg <= cub else ms_text(wg),
-                 ms_text(t["matmul/tf32x3-wgmma[n128]"]), ms_text(t["matmul/tf32x3-wgmma[n64]"]), f"{cub / wg:.2f}x"]
-        lines.append(f"| {label('matmul', workload)} | " + " | ".join(cells) + " |")
+        times = {c: t.get(f"matmul/tf32x3-wgmma[{c}]") for c in cfgs}
+        best = min(v for v in times.values() if v is not None)
+        cells = [ms_text(cub), ms_text(wg)] + [("—" if v is None else f"**{ms_text(v)}**" if v == best else ms_text(v))
+                                               for v in times.values()]
+        lines.append(f"| {label('matmul', workload)} | " + " | ".join(cells) + f" | {cub / wg:.2f}x |")
     return "\n".join(lines)
 
 
