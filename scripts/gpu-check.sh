@@ -20,7 +20,8 @@
 # phase python: pytest python/tests and scripts/python_overhead.py against this build's library;
 # MEMHIER_NCU_MM="Li0ELb0E" adds ncu runs (analyze-mm) of the warptile kernels whose mangled names match;
 # phase mm-sizes: the tensor-core rows' configurations against cuBLAS over the shapes behind matmul's
-# auto (matmul-sizes.txt); phase ncu-wgmma: ncu of the wgmma kernels at 4096^3 (L2 bytes, stalls).
+# auto (matmul-sizes.txt); phase ncu-wgmma: ncu of the wgmma kernels at 4096^3 (L2 bytes, stalls);
+# phase ncu-transpose: the transpose rungs' counters at 8192^2 (transpose-ncu.txt, docs/transpose.md).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -252,6 +253,17 @@ if want ncu-wgmma; then
       --kernel-name-base mangled --metrics "$mw"
   done
   ncu_bench ncuwg_cublas_tf32.log "gemm|Kernel|sm90" "matmul --n 4096 --variants cublas-tf32" --metrics "$mw"
+fi
+
+if want ncu-transpose; then
+  # docs/transpose.md's counters table (report kind transpose-ncu reads transpose-ncu.txt)
+  stamp "ncu: transpose rungs at 8192 x 8192 (DRAM, store sectors, bank conflicts, instructions)"
+  mt=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,smsp__inst_executed.sum
+  echo "# ncu --clock-control none, memhier bench transpose --rows 8192 --cols 8192, one launch a rung, $(nvidia-smi --query-gpu=name --format=csv,noheader), at $(head -1 .commit 2>/dev/null)" >"$OUT/transpose-ncu.txt"
+  for v in naive shared padded coarse vector cublas; do
+    ncu_bench "ncut_$v.log" "transpose_|geam" "transpose --rows 8192 --cols 8192 --variants $v" --metrics "$mt"
+    { echo "## transpose/$v"; grep -E "^\s+(gpu__|dram__|l1tex__|smsp__)" "$LOGS/ncut_$v.log"; } >>"$OUT/transpose-ncu.txt"
+  done
 fi
 
 if want python; then

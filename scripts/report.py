@@ -15,7 +15,8 @@ Markers, each closed by <!-- /report -->:
                             floor (the copy or FP32 FMA ceiling, whichever binds)
   <!-- report:OP:peers -->  per workload: our fastest FP32-accurate row, the vendor, the best peer
   <!-- report:OP:floors --> per workload: work, bytes and the roofline floor
-  <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, matmul-wgmma-sizes
+  <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, matmul-wgmma-sizes,
+                            and the experiments' (report_experiments.py: matmul-first-session, ...)
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
 import os
@@ -23,6 +24,7 @@ import re
 import sys
 from pathlib import Path
 
+import report_experiments
 from results import REDUCED, is_ours, load, timed, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -239,7 +241,7 @@ def wgmma_sizes_table():
 
 
 SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": dask_scaling_table,
-               "matmul-wgmma-sizes": wgmma_sizes_table}
+               "matmul-wgmma-sizes": wgmma_sizes_table, **report_experiments.TABLES}
 
 
 def floors_table(doc, op):
