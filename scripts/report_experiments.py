@@ -131,3 +131,40 @@ def matmul_third_session():
 
 TABLES = {"matmul-first-session": matmul_first_session, "matmul-second-session": matmul_second_session,
           "matmul-third-session": matmul_third_session}
+
+
+TRANSPOSE_NCU = "transpose-ncu-843e2ae.txt"
+
+
+def ncu_sections(name):
+    """An ncu log of gpu-check (## VARIANT, then `metric unit value` lines) as {variant: {metric: value}}."""
+    out, cur = {}, None
+    for line in (RESULTS / f"{GPU}.{name}").read_text().splitlines():
+        if line.startswith("## "):
+            cur = out.setdefault(line[3:].strip(), {})
+        elif cur is not None and line.strip():
+            parts = line.split()
+            cur[parts[0]] = float(parts[-1].replace(",", ""))
+    return out
+
+
+def transpose_ncu():
+    """docs/transpose.md's counters: each rung at 8192^2, one launch under ncu."""
+    def mega(v):
+        return "0" if v == 0 else f"{v / 1e6:.3g} M" if v >= 1e5 else f"{v / 1e6:.2f} M"
+    rows = []
+    for variant, m in ncu_sections(TRANSPOSE_NCU).items():
+        sectors = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+        per_req = sectors / m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]
+        rows.append([variant.split("/")[-1], f"{m['gpu__time_duration.sum']:.0f} µs",
+                     f"{m['dram__throughput.avg.pct_of_peak_sustained_elapsed']:.0f}%",
+                     f"{mega(sectors)} ({per_req:.0f} per request)",
+                     mega(m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]),
+                     mega(m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
+                     f"{m['smsp__inst_executed.sum'] / 1e6:.0f} M"])
+    return (f"_From `bench/results/{GPU}.{TRANSPOSE_NCU}` (ncu --clock-control none, one launch a rung, "
+            "H100); sectors per request: 4 is the least for a warp's 4-byte stores, 16 for its 16-byte ones._\n\n" + table(["variant", "time (ncu)", "DRAM", "global store sectors", "shared-load conflicts",
+                                   "shared-store conflicts", "instructions"], rows))
+
+
+TABLES["transpose-ncu"] = transpose_ncu
