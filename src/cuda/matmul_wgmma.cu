@@ -90,10 +90,6 @@ template <int BN, int KIND> struct wg_shape {
 struct wg_tiles {
     float *a_big, *a_small, *b_big, *b_small; /* the small parts NULL for tf32-wgmma */
     size_t kt_count;
-    /* tf32-wgmma's plain kernel reads a itself (m x k, row-major) and rounds it to TF32 in shared
-     * memory; a_big is NULL then. NULL: a's tiles come from the split pass. */
-    const float *a;
-    size_t m, k;
 };
 
 __device__ __forceinline__ size_t tile_at(size_t i, size_t kt, size_t kt_count, int tile_floats)
@@ -105,7 +101,6 @@ struct split_params {
     const float *a, *b;
     size_t m, k, n;
     size_t mt_count, nt_count;
-    size_t a_tiles; /* mt_count, or 0 where the product reads a itself */
     wg_tiles t;
 };
 
@@ -199,8 +194,8 @@ template <int BN> __global__ void __launch_bounds__(THREADS) split_tiles_kernel(
 #ifndef WG_ABSENT
     __shared__ float s[BK][BN + 1];
     const size_t kt = blockIdx.x;
-    if (blockIdx.y < p.a_tiles) split_a_tile(p, blockIdx.y, kt);
-    else split_b_tile<BN>(p, blockIdx.y - p.a_tiles, kt, s);
+    if (blockIdx.y < p.mt_count) split_a_tile(p, blockIdx.y, kt);
+    else split_b_tile<BN>(p, blockIdx.y - p.mt_count, kt, s);
 #endif
 }
 
@@ -312,33 +307,6 @@ template <int COUNT> __device__ __forceinline__ void copy_tile(float *dst, const
     }
 }
 
-/* tf32-wgmma: a's 128 x 32 tile of k-step kt straight from a into the swizzled layout (zeros past
- * its edges), chunk e of the tile by thread e % THREADS; round_a_tile rounds the same chunks to
- * TF32 in place once they are in. Splitting a in the pass instead cost a read and a write of a. */
-__device__ __forceinline__ void load_a_tile(const wg_tiles &t, float *dst, size_t mt, size_t kt)
-{
-    const bool aligned = t.k % 4 == 0 && mh_aligned16(t.a);
-#pragma unroll
-    for (int i = 0; i < A_TILE / 4 / THREADS; ++i) {
-        const int e = i * THREADS + threadIdx.x, r = e / 8, c = e % 8;
-        float *d = dst + r * 32 + ((c ^ (r & 7)) << 2);
-        const size_t row = mt * BM + r;
-        if (row < t.m) load_group(d, t.a + row * t.k, (long long)t.k, (long long)(kt * BK + 4 * c), aligned);
-        else d[0] = d[1] = d[2] = d[3] = 0.0f;
-    }
-}
-
-__device__ __forceinline__ void round_a_tile(float *tile)
-{
-#pragma unroll
-    for (int i = 0; i < A_TILE / 4 / THREADS; ++i) {
-        const int e = i * THREADS + threadIdx.x, r = e / 8, c = e % 8;
-        uint4 *q = reinterpret_cast<uint4 *>(tile + r * 32 + ((c ^ (r & 7)) << 2));
-        const float4 v = *reinterpret_cast<const float4 *>(q);
-        *q = make_uint4(tf32_round(v.x), tf32_round(v.y), tf32_round(v.z), tf32_round(v.w));
-    }
-}
-
 /* The tiles of k-step kt into a stage: a big[, a small], b big[, b small]. */
 template <int BN, int KIND>
 __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
@@ -346,8 +314,7 @@ __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_
     using S = wg_shape<BN, KIND>;
     const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
     float *dst = (float *)stage;
-    if (KIND == ONE && t.a) load_a_tile(t, dst, mt, kt);
-    else copy_tile<A_TILE>(dst, t.a_big + a_at);
+    copy_tile<A_TILE>(dst, t.a_big + a_at);
     if (S::PARTS == 2) copy_tile<A_TILE>(dst + A_TILE, t.a_small + a_at);
     copy_tile<S::B_TILE>(dst + S::A_FLOATS, t.b_big + b_at);
     if (S::PARTS == 2) copy_tile<S::B_TILE>(dst + S::A_FLOATS + S::B_TILE, t.b_small + b_at);
@@ -361,8 +328,7 @@ __device__ __forceinline__ const char *next_stage(const wg_tiles &t, char *base,
 {
     using S = wg_shape<BN, KIND>;
     cp_async_wait<S::AHEAD - 1>();
-    if (KIND == ONE && t.a) round_a_tile((float *)(base + (step % S::STAGES) * S::STAGE_BYTES));
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's and the stores' writes, read by wgmma */
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
     __syncthreads();
     if (step + S::AHEAD < steps)
         load_stage<BN, KIND>(t, base + ((step + S::AHEAD) % S::STAGES) * S::STAGE_BYTES, mt, nt, step + S::AHEAD);
@@ -582,17 +548,14 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
-    const bool a_itself = KIND == ONE && !specialized; /* the plain kernel reads a itself */
-    sp.t.a = a_itself ? a->a : NULL, sp.t.m = a->m, sp.t.k = a->k;
-    sp.a_tiles = a_itself ? 0 : sp.mt_count;
-    const size_t a_floats = sp.a_tiles * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
+    const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
     void *ws;
     MH_TRY(mh_workspace(ctx, S::PARTS * (a_floats + b_floats) * sizeof(float), &ws));
     float *f = (float *)ws;
-    sp.t.a_big = a_itself ? NULL : f, sp.t.b_big = f + a_floats;
+    sp.t.a_big = f, sp.t.b_big = f + a_floats;
     sp.t.a_small = S::PARTS == 2 ? sp.t.b_big + b_floats : NULL;
     sp.t.b_small = S::PARTS == 2 ? sp.t.a_small + a_floats : NULL;
-    split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.a_tiles + sp.nt_count)), THREADS, 0,
+    split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.mt_count + sp.nt_count)), THREADS, 0,
                              mh_stream(ctx)>>>(sp);
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
@@ -612,10 +575,7 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
 
 template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
 {
-    wg_config c = config_of(ctx, x);
-    /* tf32-wgmma's auto: the plain kernel, which reads a itself (no warp-specialized gain for one
-     * product: 0.534 against 0.542 ms at 4096^3, both with a split in the pass) */
-    if (KIND == ONE && x->config == 0) c.specialized = false;
+    const wg_config c = config_of(ctx, x);
     switch (c.width) {
     case 256: return run_shape<256, KIND>(ctx, &x->matmul, c.specialized);
     case 64: return run_shape<64, KIND>(ctx, &x->matmul, c.specialized);
