@@ -253,6 +253,20 @@ struct wg_params {
 #ifndef WG_ABSENT
 template <int BN, int KIND> using wg_acc = float[wg_shape<BN, KIND>::PIECES][wg_shape<BN, KIND>::PART];
 
+template <int BN, int KIND> __device__ __forceinline__ void zero(wg_acc<BN, KIND> &acc)
+{
+#pragma unroll
+    for (int h = 0; h < wg_shape<BN, KIND>::PIECES; ++h)
+#pragma unroll
+        for (int i = 0; i < wg_shape<BN, KIND>::PART; ++i) acc[h][i] = 0.0f;
+}
+
+/* The stages start 1024-aligned: the 128-byte swizzle repeats every 8 rows of 128 bytes. */
+__device__ __forceinline__ char *stages_of(char *smem_raw)
+{
+    return (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+}
+
 /* The block's 128 x BN of c from the accumulators. d[i] of piece h: row 16 warp + g + 8 (i % 4 /
  * 2), column h N + 8 (i / 4) + 2 t + i % 2 of the warpgroup's 64 x BN. */
 template <int BN, int KIND>
@@ -342,14 +356,11 @@ template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul
 #ifndef WG_ABSENT
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
-    char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    char *base = stages_of(smem_raw);
     const int wg = threadIdx.x / 128;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
     wg_acc<BN, KIND> acc;
-#pragma unroll
-    for (int h = 0; h < S::PIECES; ++h)
-#pragma unroll
-        for (int i = 0; i < S::PART; ++i) acc[h][i] = 0.0f;
+    zero<BN, KIND>(acc);
     for (int s = 0; s < S::AHEAD; ++s) {
         if ((size_t)s < steps) load_stage<BN, KIND>(p.t, base + s * S::STAGE_BYTES, mt, nt, s);
         cp_async_commit();
@@ -436,10 +447,7 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
     const int wg = threadIdx.x / 128;
     const bool leader = threadIdx.x % 32 == 0;
     wg_acc<BN, KIND> acc;
-#pragma unroll
-    for (int h = 0; h < S::PIECES; ++h)
-#pragma unroll
-        for (int i = 0; i < S::PART; ++i) acc[h][i] = 0.0f;
+    zero<BN, KIND>(acc);
     if constexpr (KIND == SPLIT) {
         float part[S::PART];
         for (size_t step = 0; step < steps; ++step) {
@@ -469,7 +477,7 @@ template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) mat
 #ifndef WG_ABSENT
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
-    char *base = (char *)(((uintptr_t)smem_raw + 1023) & ~(uintptr_t)1023);
+    char *base = stages_of(smem_raw);
     uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
     if (threadIdx.x == 0) {
