@@ -203,31 +203,17 @@ def dask_scaling_table():
     return "\n".join(lines)
 
 
-SIZES_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes-3dcafe1.txt"
-
-
-def bench_text(path):
-    """A `memhier bench` text log as {workload: {variant: ms}} (the column after the backend)."""
-    out, workload = {}, None
-    for line in path.read_text().splitlines():
-        head = re.match(r"\[\w+ \d+/\d+\] (.*?)  \(", line)
-        if head:
-            workload = head.group(1)
-            out[workload] = {}
-        row = re.match(r"\s+(\S+)\s+(cuda|vendor|cpu)\s+([0-9.]+)\s", line)
-        if row and workload:
-            out[workload][row.group(1)] = float(row.group(3))
-    return out
+SIZES_RESULTS = "matmul-wgmma-sizes-3dcafe1.txt"  # in bench/results, after the GPU's name
 
 
 def wgmma_sizes_table():
     """matmul's auto rule: tf32x3-wgmma's configurations against cublasSgemm over a sweep of sizes."""
     cfgs = ["n64-ws", "n128-ws", "n256-ws", "n64", "n128", "n256"]
-    lines = [f"_From `bench/results/{SIZES_RESULTS.name}` (memhier bench --tune, H100); ms; -ws: warp specialized, "
+    lines = [f"_From `bench/results/{report_experiments.GPU}.{SIZES_RESULTS}` (memhier bench --tune, H100); ms; -ws: warp specialized, "
              "the others plain; ratio: cuBLAS's time over auto's; **bold**: the fastest configuration._", "",
              "| m × k × n | cublas | tf32x3-wgmma auto | " + " | ".join(cfgs) + " | ratio |",
              "| --- | --- | --- | " + " | ".join("---" for _ in cfgs) + " | --- |"]
-    for workload, t in bench_text(SIZES_RESULTS).items():
+    for workload, t in report_experiments.bench_log(SIZES_RESULTS)[0].items():
         wg = t.get("matmul/tf32x3-wgmma[auto]")
         cub = t.get("matmul/cublas")
         if wg is None or cub is None:

@@ -309,6 +309,23 @@ __device__ __forceinline__ void split_step(const char *sp, int wg, wg_acc<BN, SP
     }
 }
 
+/* A k-step of ONE: its products into acc, then wait until only this step's wgmma are in flight;
+ * done() runs once the previous step's are complete (its stage may be refilled). */
+template <int BN, typename Done>
+__device__ __forceinline__ void one_step(const char *sp, int wg, wg_acc<BN, ONE> &acc, Done done)
+{
+    issue_piece<BN, ONE>(sp, wg, 0, false, acc[0]);
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's done */
+    done();
+}
+
+/* After ONE's last k-step: every wgmma complete before acc is read. */
+template <int BN> __device__ __forceinline__ void one_finish(wg_acc<BN, ONE> &acc)
+{
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_operands(acc[0]);
+}
+
 /* ---- the plain kernel: every thread copies, a barrier a k-step ---------------------------- */
 
 /* count floats from src to dst, 16 bytes a copy. */
@@ -321,7 +338,8 @@ template <int COUNT> __device__ __forceinline__ void copy_tile(float *dst, const
     }
 }
 
-/* The tiles of k-step kt into a stage: a big[, a small], b big[, b small]. */
+/* The tiles of k-step kt into a stage: a big[, a small], b big[, b small] (the same list as
+ * request_stage's bulk copies). */
 template <int BN, int KIND>
 __device__ __forceinline__ void load_stage(const wg_tiles &t, char *stage, size_t mt, size_t nt, size_t kt)
 {
@@ -370,13 +388,9 @@ template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul
         for (size_t step = 0; step < steps; ++step)
             split_step<BN>(next_stage<BN, KIND>(p.t, base, mt, nt, step, steps), wg, acc, part, [] {});
     } else {
-        for (size_t step = 0; step < steps; ++step) {
-            const char *sp = next_stage<BN, KIND>(p.t, base, mt, nt, step, steps);
-            issue_piece<BN, KIND>(sp, wg, 0, false, acc[0]);
-            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's done */
-        }
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        fence_operands(acc[0]);
+        for (size_t step = 0; step < steps; ++step)
+            one_step<BN>(next_stage<BN, KIND>(p.t, base, mt, nt, step, steps), wg, acc, [] {});
+        one_finish<BN>(acc);
     }
     store_c<BN, KIND>(p, mt, nt, acc);
 #endif
@@ -461,12 +475,11 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
         for (size_t step = 0; step < steps; ++step) {
             const int s = (int)(step % S::STAGES);
             mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
-            issue_piece<BN, KIND>(base + s * S::STAGE_BYTES, wg, 0, false, acc[0]);
-            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); /* step - 1's done */
-            if (step > 0 && leader) mbar_arrive(&empty[(step - 1) % S::STAGES]);
+            one_step<BN>(base + s * S::STAGE_BYTES, wg, acc, [&] {
+                if (step > 0 && leader) mbar_arrive(&empty[(step - 1) % S::STAGES]);
+            });
         }
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        fence_operands(acc[0]);
+        one_finish<BN>(acc);
     }
     store_c<BN, KIND>(p, mt, nt, acc);
 }
@@ -508,14 +521,13 @@ template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) mat
  * "How auto chooses"): 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); ties go to the wider
  * block. The plain kernel lost to -ws at every width and shape but the skinny k = 64 one. */
 struct wg_config {
-    const char *name;
     int width;
     bool specialized;
 };
-const wg_config configs[] = {{"auto", 0, false},     {"n128", 128, false},   {"n64", 64, false},
-                             {"n256", 256, false},   {"n256-ws", 256, true}, {"n128-ws", 128, true},
-                             {"n64-ws", 64, true}};
 const char *const config_names[] = {"auto", "n128", "n64", "n256", "n256-ws", "n128-ws", "n64-ws", NULL};
+const wg_config configs[] = {{0, false}, {128, false}, {64, false}, {256, false}, {256, true}, {128, true}, {64, true}};
+static_assert(sizeof configs / sizeof configs[0] + 1 == sizeof config_names / sizeof config_names[0],
+              "a configuration for every name");
 
 wg_config config_of(const mh_context *ctx, const mh_args *x)
 {
@@ -523,7 +535,7 @@ wg_config config_of(const mh_context *ctx, const mh_args *x)
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
-    const wg_config choices[] = {{"n256-ws", 256, true}, {"n128-ws", 128, true}, {"n64-ws", 64, true}};
+    const wg_config choices[] = {{256, true}, {128, true}, {64, true}};
     const double weight[] = {1.85, 1.0, 0.6};
     int best = 0;
     double best_cost = 0;
