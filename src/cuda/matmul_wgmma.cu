@@ -437,7 +437,8 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
                  : "memory");
 }
 
-/* One thread: k-step kt's tile images into stage, completing on full. */
+/* One thread: k-step kt's tile images into stage, completing on full (the same list as the plain
+ * kernel's load_stage). */
 template <int BN, int KIND>
 __device__ __forceinline__ void request_stage(const wg_tiles &t, char *stage, uint64_t *full, size_t mt, size_t nt,
                                               size_t kt)
