@@ -489,10 +489,9 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     const size_t table = FFT == REG4096 || FFT == REG4096_PF ? FFT4096_TWIDDLE_FLOATS2 : FFT == REG8192 ? FFT8192_TWIDDLE_FLOATS2 : L;
     MH_TRY(mh_workspace(ctx, spectrum_bytes * spectra + table * sizeof(float2), &ws));
     float2 *tw = (float2 *)ws, *h = tw + table;
-    if (smem > 48 * 1024) {
-        MH_CUDA_TRY(ctx, mh_allow_smem(spectrum));
-        MH_CUDA_TRY(ctx, mh_allow_smem(convolve));
-    }
+    const size_t spectrum_smem = FFT == REG4096_PF ? 0 : smem; /* reg4096's spectrum kernel: static */
+    if (spectrum_smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem(spectrum));
+    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem(convolve));
     if constexpr (FFT == STOCKHAM) {
         twiddle_kernel<<<L / 256, 256, 0, mh_stream(ctx)>>>(tw, L);
         MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused twiddle_kernel"));
@@ -510,7 +509,6 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
         if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
             const unsigned blocks = (unsigned)(a->mask_stride ? count : 1);
             void *reg_args[] = {&h, &tw, &mask, &k, &mask_stride}, *stockham_args[] = {&h, &mask, &k, &mask_stride, &tw};
-            const size_t spectrum_smem = FFT == REG4096_PF ? 0 : smem; /* reg4096's spectrum kernel: static */
             MH_TRY(launch(ctx, spectrum, blocks, 1, T, spectrum_smem, FFT == STOCKHAM ? stockham_args : reg_args,
                           "fft-fused spectrum kernel"));
         }
