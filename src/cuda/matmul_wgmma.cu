@@ -244,14 +244,6 @@ __device__ __forceinline__ void issue_piece(const char *sp, int wg, int h, bool 
 
 #endif /* WG_ABSENT */
 
-/* The block's tiles of c in turn: tile, tile + gridDim.x, ... (row of tiles mt, column nt; along a
- * row first, so that concurrent blocks share a's rows). */
-struct tile_walk {
-    size_t nt_count, count;
-    __device__ __forceinline__ size_t mt(size_t tile) const { return tile / nt_count; }
-    __device__ __forceinline__ size_t nt(size_t tile) const { return tile % nt_count; }
-};
-
 struct wg_params {
     wg_tiles t;
     float *c;
@@ -460,59 +452,48 @@ __device__ __forceinline__ void request_stage(const wg_tiles &t, char *stage, ui
     if (S::PARTS == 2) bulk_copy(stage + (S::A_FLOATS + S::B_TILE) * 4, t.b_small + b_at, S::B_TILE * 4, full);
 }
 
-/* The two multiplying warpgroups: for each of the block's tiles, each k-step's stage as soon as
- * its bytes are in, released warp by warp once the warp's wgmma that read it are done. `step`
- * counts k-steps over the block's tiles, as the copier's does: stage step % STAGES, parity
- * (step / STAGES) & 1. */
+/* The two multiplying warpgroups: each k-step's stage as soon as its bytes are in, released
+ * warp by warp once the warp's wgmma that read it are done. */
 template <int BN, int KIND>
 __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base, uint64_t *full, uint64_t *empty,
-                                            tile_walk w, size_t steps)
+                                            size_t mt, size_t nt, size_t steps)
 {
     using S = wg_shape<BN, KIND>;
     const int wg = threadIdx.x / 128;
     const bool leader = threadIdx.x % 32 == 0;
-    size_t step = 0;
-    for (size_t tile = blockIdx.x; tile < w.count; tile += gridDim.x) {
-        wg_acc<BN, KIND> acc;
-        zero<BN, KIND>(acc);
-        if constexpr (KIND == SPLIT) {
-            float part[S::PART];
-            for (size_t kt = 0; kt < steps; ++kt, ++step) {
-                const int s = (int)(step % S::STAGES);
-                mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
-                split_step<BN>(base + s * S::STAGE_BYTES, wg, acc, part, [&] {
-                    if (leader) mbar_arrive(&empty[s]);
-                });
-            }
-        } else {
-            for (size_t kt = 0; kt < steps; ++kt, ++step) {
-                const int s = (int)(step % S::STAGES);
-                mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
-                one_step<BN>(base + s * S::STAGE_BYTES, wg, acc, [&] {
-                    if (kt > 0 && leader) mbar_arrive(&empty[(step - 1) % S::STAGES]);
-                });
-            }
-            one_finish<BN>(acc);
-            if (leader) mbar_arrive(&empty[(step - 1) % S::STAGES]); /* the tile's last stage */
+    wg_acc<BN, KIND> acc;
+    zero<BN, KIND>(acc);
+    if constexpr (KIND == SPLIT) {
+        float part[S::PART];
+        for (size_t step = 0; step < steps; ++step) {
+            const int s = (int)(step % S::STAGES);
+            mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
+            split_step<BN>(base + s * S::STAGE_BYTES, wg, acc, part, [&] {
+                if (leader) mbar_arrive(&empty[s]);
+            });
         }
-        /* the copier is already filling the stages with the next tile's first k-steps */
-        store_c<BN, KIND>(p, w.mt(tile), w.nt(tile), acc);
+    } else {
+        for (size_t step = 0; step < steps; ++step) {
+            const int s = (int)(step % S::STAGES);
+            mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
+            one_step<BN>(base + s * S::STAGE_BYTES, wg, acc, [&] {
+                if (step > 0 && leader) mbar_arrive(&empty[(step - 1) % S::STAGES]);
+            });
+        }
+        one_finish<BN>(acc);
     }
+    store_c<BN, KIND>(p, mt, nt, acc);
 }
 #endif
 
-/* Persistent: gridDim.x blocks (one per SM at most) walk the tiles, so that the copier loads a
- * tile's first stages while the multiplying warps store the last tile's c and a block's set-up
- * is paid once. */
-template <int BN, int KIND>
-__global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p, const tile_walk w)
+template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = stages_of(smem_raw);
     uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES;
-    const size_t steps = p.t.kt_count;
+    const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
     if (threadIdx.x == 0) {
         for (int s = 0; s < S::STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], THREADS / 32);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -522,18 +503,15 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
      * the multiplying warpgroups (128 accumulators and a 64-float partial sum: ~216 registers) */
     if (threadIdx.x >= THREADS) { /* the copying warpgroup */
         if (BN == 256) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (threadIdx.x == THREADS) {
-            size_t step = 0;
-            for (size_t tile = blockIdx.x; tile < w.count; tile += gridDim.x)
-                for (size_t kt = 0; kt < steps; ++kt, ++step) {
-                    const int s = (int)(step % S::STAGES);
-                    if (step >= (size_t)S::STAGES) mbar_wait(&empty[s], (unsigned)(step / S::STAGES - 1) & 1);
-                    request_stage<BN, KIND>(p.t, base + s * S::STAGE_BYTES, &full[s], w.mt(tile), w.nt(tile), kt);
-                }
-        }
+        if (threadIdx.x == THREADS)
+            for (size_t step = 0; step < steps; ++step) {
+                const int s = (int)(step % S::STAGES);
+                if (step >= (size_t)S::STAGES) mbar_wait(&empty[s], (unsigned)(step / S::STAGES - 1) & 1);
+                request_stage<BN, KIND>(p.t, base + s * S::STAGE_BYTES, &full[s], mt, nt, step);
+            }
     } else {
         if (BN == 256) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        multiply_ws<BN, KIND>(p, base, full, empty, w, steps);
+        multiply_ws<BN, KIND>(p, base, full, empty, mt, nt, steps);
     }
 #endif
 }
@@ -607,11 +585,7 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     if (specialized) {
         MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_ws_kernel<BN, KIND>,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize, S::WS_SMEM));
-        tile_walk w;
-        w.nt_count = sp.nt_count, w.count = sp.mt_count * sp.nt_count;
-        const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132; /* one block an SM: 192 KB of stages */
-        matmul_wgmma_ws_kernel<BN, KIND><<<(unsigned)(w.count < sms ? w.count : sms), WS_THREADS, S::WS_SMEM,
-                                           mh_stream(ctx)>>>(p, w);
+        matmul_wgmma_ws_kernel<BN, KIND><<<grid, WS_THREADS, S::WS_SMEM, mh_stream(ctx)>>>(p);
         return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_ws_kernel");
     }
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, KIND>,
