@@ -437,24 +437,77 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
                  : "memory");
 }
 
+/* bulk_copy into the same offsets of dst and bar in both blocks of a cluster of two. */
+__device__ __forceinline__ void bulk_copy_both(void *dst, const void *src, unsigned bytes, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1], %2, [%3], %4;\n" ::"r"(smem_u32(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_u32(bar)), "h"((unsigned short)3)
+                 : "memory");
+}
+
+/* An arrival on the barrier at bar's offset in block `rank` of the cluster. */
+__device__ __forceinline__ void mbar_arrive_in(uint64_t *bar, unsigned rank)
+{
+    asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+                 "r"(rank)
+                 : "memory");
+}
+
+__device__ __forceinline__ unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+/* Every thread of both blocks of the cluster. */
+__device__ __forceinline__ void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
 /* One thread: k-step kt's tile images into stage, completing on full (the same list as the plain
- * kernel's load_stage). */
-template <int BN, int KIND>
+ * kernel's load_stage). In a cluster of two (CL = 2: blocks of rows mt and mt + 1 of tiles,
+ * the same b tiles), block `rank` copies half `rank` of each b image into both blocks' stages,
+ * so that the pair reads b from L2 once. */
+template <int BN, int KIND, int CL>
 __device__ __forceinline__ void request_stage(const wg_tiles &t, char *stage, uint64_t *full, size_t mt, size_t nt,
-                                              size_t kt)
+                                              size_t kt, unsigned rank)
 {
     using S = wg_shape<BN, KIND>;
     const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
     mbar_expect_bytes(full, S::STAGE_BYTES);
     bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
     if (S::PARTS == 2) bulk_copy(stage + A_TILE * 4, t.a_small + a_at, A_TILE * 4, full);
-    bulk_copy(stage + S::A_FLOATS * 4, t.b_big + b_at, S::B_TILE * 4, full);
-    if (S::PARTS == 2) bulk_copy(stage + (S::A_FLOATS + S::B_TILE) * 4, t.b_small + b_at, S::B_TILE * 4, full);
+    char *b_stage = stage + S::A_FLOATS * 4;
+    if constexpr (CL == 1) {
+        bulk_copy(b_stage, t.b_big + b_at, S::B_TILE * 4, full);
+        if (S::PARTS == 2) bulk_copy(b_stage + S::B_TILE * 4, t.b_small + b_at, S::B_TILE * 4, full);
+    } else {
+        constexpr int HALF = S::B_TILE / 2; /* floats: BN / 2 rows of the K-major image */
+        bulk_copy_both(b_stage + rank * HALF * 4, t.b_big + b_at + rank * HALF, HALF * 4, full);
+        if (S::PARTS == 2)
+            bulk_copy_both(b_stage + (S::B_TILE + rank * HALF) * 4, t.b_small + b_at + rank * HALF, HALF * 4, full);
+    }
+}
+
+/* A multiplying warp's release of a stage: to its own block, or (CL = 2) to both blocks, since
+ * either block's copier writes into both. */
+template <int CL> __device__ __forceinline__ void release_stage(uint64_t *empty)
+{
+    if constexpr (CL == 1) {
+        mbar_arrive(empty);
+    } else {
+        mbar_arrive_in(empty, 0);
+        mbar_arrive_in(empty, 1);
+    }
 }
 
 /* The two multiplying warpgroups: each k-step's stage as soon as its bytes are in, released
  * warp by warp once the warp's wgmma that read it are done. */
-template <int BN, int KIND>
+template <int BN, int KIND, int CL>
 __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base, uint64_t *full, uint64_t *empty,
                                             size_t mt, size_t nt, size_t steps)
 {
@@ -469,7 +522,7 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
             const int s = (int)(step % S::STAGES);
             mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
             split_step<BN>(base + s * S::STAGE_BYTES, wg, acc, part, [&] {
-                if (leader) mbar_arrive(&empty[s]);
+                if (leader) release_stage<CL>(&empty[s]);
             });
         }
     } else {
@@ -477,7 +530,7 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
             const int s = (int)(step % S::STAGES);
             mbar_wait(&full[s], (unsigned)(step / S::STAGES) & 1);
             one_step<BN>(base + s * S::STAGE_BYTES, wg, acc, [&] {
-                if (step > 0 && leader) mbar_arrive(&empty[(step - 1) % S::STAGES]);
+                if (step > 0 && leader) release_stage<CL>(&empty[(step - 1) % S::STAGES]);
             });
         }
         one_finish<BN>(acc);
@@ -486,7 +539,11 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
 }
 #endif
 
-template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
+/* CL = 2: launched in clusters of two blocks along y (rows of tiles mt and mt + 1), which share
+ * their b tiles (request_stage); a stage is free once the multiplying warps of both blocks
+ * released it (16 arrivals), and neither block leaves while the other may still write to it. */
+template <int BN, int KIND, int CL>
+__global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
     using S = wg_shape<BN, KIND>;
@@ -494,11 +551,13 @@ template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) mat
     char *base = stages_of(smem_raw);
     uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
+    const unsigned rank = CL == 1 ? 0 : cluster_rank();
     if (threadIdx.x == 0) {
-        for (int s = 0; s < S::STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], THREADS / 32);
+        for (int s = 0; s < S::STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CL * THREADS / 32);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
-    __syncthreads();
+    if constexpr (CL == 1) __syncthreads();
+    else cluster_sync(); /* the peer's barriers exist before anything arrives on them */
     /* 384 threads get 168 registers each at entry; at BN = 256 the copier hands most of its own to
      * the multiplying warpgroups (128 accumulators and a 64-float partial sum: ~216 registers) */
     if (threadIdx.x >= THREADS) { /* the copying warpgroup */
@@ -507,11 +566,15 @@ template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) mat
             for (size_t step = 0; step < steps; ++step) {
                 const int s = (int)(step % S::STAGES);
                 if (step >= (size_t)S::STAGES) mbar_wait(&empty[s], (unsigned)(step / S::STAGES - 1) & 1);
-                request_stage<BN, KIND>(p.t, base + s * S::STAGE_BYTES, &full[s], mt, nt, step);
+                request_stage<BN, KIND, CL>(p.t, base + s * S::STAGE_BYTES, &full[s], mt, nt, step, rank);
             }
     } else {
         if (BN == 256) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
-        multiply_ws<BN, KIND>(p, base, full, empty, mt, nt, steps);
+        multiply_ws<BN, KIND, CL>(p, base, full, empty, mt, nt, steps);
+    }
+    if constexpr (CL == 2) {
+        __syncwarp();
+        cluster_sync();
     }
 #endif
 }
@@ -524,9 +587,12 @@ template <int BN, int KIND> __global__ void __launch_bounds__(WS_THREADS, 1) mat
 struct wg_config {
     int width;
     bool specialized;
+    int cluster; /* 2: -ws in clusters of two blocks sharing b (-c2), for an even count of rows of tiles */
 };
-const char *const config_names[] = {"auto", "n128", "n64", "n256", "n256-ws", "n128-ws", "n64-ws", NULL};
-const wg_config configs[] = {{0, false}, {128, false}, {64, false}, {256, false}, {256, true}, {128, true}, {64, true}};
+const char *const config_names[] = {"auto",   "n128",   "n64",        "n256",       "n256-ws",
+                                    "n128-ws", "n64-ws", "n256-ws-c2", "n128-ws-c2", NULL};
+const wg_config configs[] = {{0, false, 1},  {128, false, 1}, {64, false, 1},  {256, false, 1}, {256, true, 1},
+                             {128, true, 1}, {64, true, 1},   {256, true, 2},  {128, true, 2}};
 static_assert(sizeof configs / sizeof configs[0] + 1 == sizeof config_names / sizeof config_names[0],
               "a configuration for every name");
 
@@ -536,7 +602,7 @@ wg_config config_of(const mh_context *ctx, const mh_args *x)
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
-    const wg_config choices[] = {{256, true}, {128, true}, {64, true}};
+    const wg_config choices[] = {{256, true, 1}, {128, true, 1}, {64, true, 1}};
     const double weight[] = {1.85, 1.0, 0.6};
     int best = 0;
     double best_cost = 0;
@@ -555,14 +621,35 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
                  ctx->cc % 10);
         return 0;
     }
-    const size_t bn = (size_t)config_of(ctx, x).width;
+    const wg_config c = config_of(ctx, x);
+    const size_t bn = (size_t)c.width;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM), nt = mh_ceil_div(a->n, bn);
+    if (c.cluster == 2 && mt % 2) {
+        snprintf(why, len, "m = %zu is %zu rows of %d: clusters of two need an even count", a->m, mt, BM);
+        return 0;
+    }
     if (mt <= MH_MAX_GRID_YZ && nt <= MH_MAX_GRID_X && mt + nt <= MH_MAX_GRID_YZ) return 1;
     snprintf(why, len, "m = %zu, n = %zu need more than 65535 tiles of %d rows and %zu columns", a->m, a->n, BM, bn);
     return 0;
 }
 
-template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a, bool specialized)
+/* The warp-specialized kernel, in clusters of CL blocks along y. */
+template <int BN, int KIND, int CL> mh_status launch_ws(mh_context *ctx, const wg_params &p, dim3 grid)
+{
+    using S = wg_shape<BN, KIND>;
+    const void *kernel = (const void *)matmul_wgmma_ws_kernel<BN, KIND, CL>;
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::WS_SMEM));
+    cudaLaunchConfig_t launch = {};
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim.x = 1, cluster[0].val.clusterDim.y = CL, cluster[0].val.clusterDim.z = 1;
+    launch.gridDim = grid, launch.blockDim = dim3(WS_THREADS), launch.dynamicSmemBytes = S::WS_SMEM;
+    launch.stream = mh_stream(ctx), launch.attrs = cluster, launch.numAttrs = 1;
+    return mh_cuda_status(ctx, cudaLaunchKernelEx(&launch, matmul_wgmma_ws_kernel<BN, KIND, CL>, p),
+                          "launching matmul_wgmma_ws_kernel");
+}
+
+template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul_args *a, wg_config c)
 {
     using S = wg_shape<BN, KIND>;
     split_params sp;
@@ -582,12 +669,7 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
     const dim3 grid((unsigned)sp.nt_count, (unsigned)sp.mt_count);
-    if (specialized) {
-        MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_ws_kernel<BN, KIND>,
-                                              cudaFuncAttributeMaxDynamicSharedMemorySize, S::WS_SMEM));
-        matmul_wgmma_ws_kernel<BN, KIND><<<grid, WS_THREADS, S::WS_SMEM, mh_stream(ctx)>>>(p);
-        return mh_cuda_status(ctx, cudaGetLastError(), "launching matmul_wgmma_ws_kernel");
-    }
+    if (c.specialized) return c.cluster == 2 ? launch_ws<BN, KIND, 2>(ctx, p, grid) : launch_ws<BN, KIND, 1>(ctx, p, grid);
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, KIND>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, S::SMEM));
     matmul_wgmma_kernel<BN, KIND><<<grid, THREADS, S::SMEM, mh_stream(ctx)>>>(p);
@@ -598,9 +680,9 @@ template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
 {
     const wg_config c = config_of(ctx, x);
     switch (c.width) {
-    case 256: return run_shape<256, KIND>(ctx, &x->matmul, c.specialized);
-    case 64: return run_shape<64, KIND>(ctx, &x->matmul, c.specialized);
-    default: return run_shape<128, KIND>(ctx, &x->matmul, c.specialized);
+    case 256: return run_shape<256, KIND>(ctx, &x->matmul, c);
+    case 64: return run_shape<64, KIND>(ctx, &x->matmul, c);
+    default: return run_shape<128, KIND>(ctx, &x->matmul, c);
     }
 }
 
