@@ -29,7 +29,6 @@
 #include "common.cuh"
 #include "fft4096.cuh"
 #include "fft8192.cuh"
-#include "tile_io.cuh"
 
 #include <stdio.h>
 #include <string.h>
@@ -189,36 +188,6 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
     store_mask_spectrum(out, v, t, 4096.0f);
 }
 
-/* The pair of segments s0, s0 + 1 (has_b: the second exists) of one signal, x's 16 values of
- * thread t in v (x[256 j + t]: segment a in .x, b in .y): transformed, multiplied by the mask's
- * spectrum hb, transformed back, and the hop valid outputs of each segment written to y. */
-static __device__ __forceinline__ void convolve_pair4096(float2 (&v)[16], float2 *s, const fft4096_table_twiddles &tw,
-                                                         const float2 *__restrict__ hb, float *y,
-                                                         const fused_geometry &g, long long s0, bool has_b, int t)
-{
-    fft4096_forward(v, s, tw, t);
-#pragma unroll
-    for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
-        const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + t));
-        v[j] = make_float2(p.x, -p.y);
-    }
-    __syncthreads(); /* the forward transform's last reads of s are done */
-    fft4096_from_digit_reversed(v, s, tw, t);
-    const long long oa = s0 * g.hop, ob = oa + g.hop;
-    const bool whole = has_b && ob + g.hop <= (long long)g.out_n;
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-        const long long i = j * 256 + t;
-        if (i >= g.hop) break;
-        if (whole) {
-            y[oa + i] = v[j].x, y[ob + i] = -v[j].y;
-        } else {
-            if (oa + i < (long long)g.out_n) y[oa + i] = v[j].x;
-            if (has_b && ob + i < (long long)g.out_n) y[ob + i] = -v[j].y;
-        }
-    }
-}
-
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused_kernel. MINB
  * blocks per SM: 4 (64 registers, no spills) ran 3.5% faster than 3 (79) at n = 16M, k = 2047
  * on the H100 (0.0954 against 0.0989 ms: bench/results/...conv1d-fft-tune-2fef882.json). */
@@ -250,69 +219,26 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
             v[j].y = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
         }
     }
-    convolve_pair4096(v, s, tw, hb, y, g, s0, has_b, t);
-}
-
-/* ---- reg4096-pf: persistent blocks that prefetch their next pair ---------------------------
- * ncu of fused4096_kernel at n = 16M, k = 2047: issue active 70%, 15% of stalls on its global
- * loads (long scoreboard), 15% at barriers. Here a block walks pairs (item, item + gridDim.x,
- * ...) and copies the next pair's input into shared memory with cp.async while it transforms
- * the current one. Each thread copies exactly the 32 floats it will read itself (4-byte copies,
- * x[256 j + t] of both segments), so neither the copy nor the wait needs a barrier; the forward
- * transform's first writes to s go where the same thread made its last reads. 71 KB of shared
- * memory: 3 blocks per SM. */
-enum { FUSED4096_PF_SMEM_BYTES = (FFT4096_SMEM_FLOATS2 + FFT4096_TWIDDLE_FLOATS2) * sizeof(float2) +
-                                 2 * 4096 * sizeof(float) };
-
-/* Thread t's 32 floats of pair s0 (segments s0, s0 + 1) of signal x into next: a's x[256 j + t]
- * at j 256 + t, b's at 4096 + j 256 + t; zeros outside the signal. */
-static __device__ __forceinline__ void prefetch_pair4096(float *next, const float *x, const fused_geometry &g,
-                                                         long long s0, int t)
-{
-    const long long start_a = s0 * g.hop - (long long)g.lpad, start_b = start_a + g.hop, n = (long long)g.n;
-    const bool has_b = s0 + 1 < g.segs;
-    if (has_b && start_a >= 0 && start_b + 4096 <= n) {
+    fft4096_forward(v, s, tw, t);
 #pragma unroll
-        for (int j = 0; j < 16; ++j) {
-            cp_async4(next + j * 256 + t, x + start_a + j * 256 + t);
-            cp_async4(next + 4096 + j * 256 + t, x + start_b + j * 256 + t);
-        }
-    } else {
-        for (int j = 0; j < 16; ++j) {
-            const long long pa = start_a + j * 256 + t, pb = start_b + j * 256 + t;
-            if (pa >= 0 && pa < n) cp_async4(next + j * 256 + t, x + pa);
-            else next[j * 256 + t] = 0.0f;
-            if (has_b && pb >= 0 && pb < n) cp_async4(next + 4096 + j * 256 + t, x + pb);
-            else next[4096 + j * 256 + t] = 0.0f;
-        }
+    for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
+        const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + t));
+        v[j] = make_float2(p.x, -p.y);
     }
-    cp_async_commit();
-}
-
-/* Items are pairs of segments: item i is pair i % pairs of signal i / pairs (of this launch). */
-template <int MINB>
-static __global__ void __launch_bounds__(FFT4096_THREADS, MINB)
-    fused4096_pf_kernel(const float *in, float *out, const float2 *__restrict__ h, const float2 *__restrict__ twiddles,
-                        fused_geometry g, long long pairs, long long items)
-{
-    extern __shared__ __align__(16) float2 dyn[];
-    float2 *s = dyn, *table = s + FFT4096_SMEM_FLOATS2;
-    float *next = (float *)(table + FFT4096_TWIDDLE_FLOATS2);
-    const int t = threadIdx.x;
-    long long item = blockIdx.x;
-    if (item < items) prefetch_pair4096(next, in + (item / pairs) * g.n, g, 2 * (item % pairs), t);
-    for (int i = t; i < FFT4096_TWIDDLE_FLOATS2; i += FFT4096_THREADS) table[i] = __ldg(twiddles + i);
-    __syncthreads();
-    const fft4096_table_twiddles tw = {table};
-    for (; item < items; item += gridDim.x) {
-        const long long signal = item / pairs, s0 = 2 * (item % pairs);
-        cp_async_wait<0>();
-        float2 v[16];
+    __syncthreads(); /* the forward transform's last reads of s are done */
+    fft4096_from_digit_reversed(v, s, tw, t);
+    const long long oa = s0 * g.hop, ob = oa + g.hop;
+    const bool whole = has_b && ob + g.hop <= (long long)g.out_n;
 #pragma unroll
-        for (int j = 0; j < 16; ++j) v[j] = make_float2(next[j * 256 + t], next[4096 + j * 256 + t]);
-        const long long after = item + gridDim.x;
-        if (after < items) prefetch_pair4096(next, in + (after / pairs) * g.n, g, 2 * (after % pairs), t);
-        convolve_pair4096(v, s, tw, h + signal * g.mask_step, out + signal * g.out_n, g, s0, s0 + 1 < g.segs, t);
+    for (int j = 0; j < 16; ++j) {
+        const long long i = j * 256 + t;
+        if (i >= g.hop) break;
+        if (whole) {
+            y[oa + i] = v[j].x, y[ob + i] = -v[j].y;
+        } else {
+            if (oa + i < (long long)g.out_n) y[oa + i] = v[j].x;
+            if (has_b && ob + i < (long long)g.out_n) y[ob + i] = -v[j].y;
+        }
     }
 }
 
@@ -422,9 +348,9 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
  * docs/conv1d.md), so reg8192 only where reg4096 cannot hold the mask. "-occN": N blocks per
  * SM in the launch bounds. */
 static const char *const fused_configs[] = {"auto",  "reg4096", "reg4096-occ3", "L2048",        "L4096",
-                                            "L8192", "reg8192", "reg8192-occ1", "reg4096-pf",   NULL};
+                                            "L8192", "reg8192", "reg8192-occ1", NULL};
 enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3, CONFIG_L2048, CONFIG_L4096, CONFIG_L8192, CONFIG_REG8192,
-       CONFIG_REG8192_OCC1, CONFIG_REG4096_PF };
+       CONFIG_REG8192_OCC1 };
 
 static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
 
@@ -440,12 +366,12 @@ static int log2_len(const mh_conv1d_args *a, int config)
 {
     switch (resolved(a, config)) {
     case CONFIG_L2048: return 11;
-    case CONFIG_REG4096: case CONFIG_REG4096_OCC3: case CONFIG_REG4096_PF: case CONFIG_L4096: return 12;
+    case CONFIG_REG4096: case CONFIG_REG4096_OCC3: case CONFIG_L4096: return 12;
     default: return 13;
     }
 }
 
-enum fused_fft { STOCKHAM, REG4096, REG4096_PF, REG8192 };
+enum fused_fft { STOCKHAM, REG4096, REG8192 };
 
 /* The kernels of one configuration: FFT kind, LOG2L, T threads, MINB blocks per SM. */
 template <fused_fft FFT, int LOG2L, int T, int MINB>
@@ -453,9 +379,6 @@ static void fused_kernels(const void **spectrum, const void **convolve, size_t *
 {
     if constexpr (FFT == REG4096) {
         *spectrum = (const void *)spectrum4096_kernel, *convolve = (const void *)fused4096_kernel<MINB>, *smem = 0;
-    } else if constexpr (FFT == REG4096_PF) {
-        *spectrum = (const void *)spectrum4096_kernel, *convolve = (const void *)fused4096_pf_kernel<MINB>;
-        *smem = FUSED4096_PF_SMEM_BYTES;
     } else if constexpr (FFT == REG8192) {
         *spectrum = (const void *)spectrum8192_kernel, *convolve = (const void *)fused8192_kernel<MINB>;
         *smem = FUSED8192_SMEM_BYTES;
@@ -486,12 +409,13 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     const size_t spectra = masks < per_launch ? masks : per_launch;
     void *ws;
     /* the twiddle table first */
-    const size_t table = FFT == REG4096 || FFT == REG4096_PF ? FFT4096_TWIDDLE_FLOATS2 : FFT == REG8192 ? FFT8192_TWIDDLE_FLOATS2 : L;
+    const size_t table = FFT == REG4096 ? FFT4096_TWIDDLE_FLOATS2 : FFT == REG8192 ? FFT8192_TWIDDLE_FLOATS2 : L;
     MH_TRY(mh_workspace(ctx, spectrum_bytes * spectra + table * sizeof(float2), &ws));
     float2 *tw = (float2 *)ws, *h = tw + table;
-    const size_t spectrum_smem = FFT == REG4096_PF ? 0 : smem; /* reg4096's spectrum kernel: static */
-    if (spectrum_smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem(spectrum));
-    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem(convolve));
+    if (smem > 48 * 1024) {
+        MH_CUDA_TRY(ctx, mh_allow_smem(spectrum));
+        MH_CUDA_TRY(ctx, mh_allow_smem(convolve));
+    }
     if constexpr (FFT == STOCKHAM) {
         twiddle_kernel<<<L / 256, 256, 0, mh_stream(ctx)>>>(tw, L);
         MH_TRY(MH_LAUNCH_CHECK(ctx, "fft-fused twiddle_kernel"));
@@ -509,19 +433,11 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
         if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
             const unsigned blocks = (unsigned)(a->mask_stride ? count : 1);
             void *reg_args[] = {&h, &tw, &mask, &k, &mask_stride}, *stockham_args[] = {&h, &mask, &k, &mask_stride, &tw};
-            MH_TRY(launch(ctx, spectrum, blocks, 1, T, spectrum_smem, FFT == STOCKHAM ? stockham_args : reg_args,
+            MH_TRY(launch(ctx, spectrum, blocks, 1, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
                           "fft-fused spectrum kernel"));
         }
-        if constexpr (FFT == REG4096_PF) { /* persistent: MINB blocks an SM walk the pairs */
-            long long pair_count = pairs, items = (long long)pairs * (long long)count;
-            const long long resident = (long long)(ctx->sm_count > 0 ? ctx->sm_count : 132) * MINB;
-            void *args[] = {&in, &out, &h, &tw, &g, &pair_count, &items};
-            MH_TRY(launch(ctx, convolve, (unsigned)(items < resident ? items : resident), 1, T, smem, args,
-                          "fft-fused kernel"));
-        } else {
-            void *args[] = {&in, &out, &h, &tw, &g};
-            MH_TRY(launch(ctx, convolve, pairs, (unsigned)count, T, smem, args, "fft-fused kernel"));
-        }
+        void *args[] = {&in, &out, &h, &tw, &g};
+        MH_TRY(launch(ctx, convolve, pairs, (unsigned)count, T, smem, args, "fft-fused kernel"));
     }
     return MH_OK;
 }
@@ -532,7 +448,6 @@ static mh_status fused_run(mh_context *ctx, const mh_args *args)
     switch (resolved(a, args->config)) {
     case CONFIG_REG4096: return fused_launch<REG4096, 12, FFT4096_THREADS, 4>(ctx, a);
     case CONFIG_REG4096_OCC3: return fused_launch<REG4096, 12, FFT4096_THREADS, 3>(ctx, a);
-    case CONFIG_REG4096_PF: return fused_launch<REG4096_PF, 12, FFT4096_THREADS, 3>(ctx, a);
     case CONFIG_REG8192: return fused_launch<REG8192, 13, FFT8192_THREADS, 2>(ctx, a);
     case CONFIG_REG8192_OCC1: return fused_launch<REG8192, 13, FFT8192_THREADS, 1>(ctx, a);
     case CONFIG_L2048: return fused_launch<STOCKHAM, 11, 128>(ctx, a);
