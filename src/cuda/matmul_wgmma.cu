@@ -446,11 +446,14 @@ __device__ __forceinline__ void bulk_copy_both(void *dst, const void *src, unsig
                  : "memory");
 }
 
-/* An arrival on the barrier at bar's offset in block `rank` of the cluster. */
+/* An arrival on the barrier at bar's offset in block `rank` of the cluster. Default semantics
+ * (release at CTA scope), as for a local arrival: what it publishes is that this warp's wgmma
+ * finished reading the stage. With .release.cluster, 4096^3 ran 0.92 ms against 0.54 without a
+ * cluster (51cbc9d). */
 __device__ __forceinline__ void mbar_arrive_in(uint64_t *bar, unsigned rank)
 {
     asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_u32(bar)),
                  "r"(rank)
                  : "memory");
 }
@@ -500,8 +503,8 @@ template <int CL> __device__ __forceinline__ void release_stage(uint64_t *empty)
     if constexpr (CL == 1) {
         mbar_arrive(empty);
     } else {
-        mbar_arrive_in(empty, 0);
-        mbar_arrive_in(empty, 1);
+        mbar_arrive(empty);
+        mbar_arrive_in(empty, cluster_rank() ^ 1);
     }
 }
 
