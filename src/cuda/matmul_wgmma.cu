@@ -26,6 +26,9 @@
  *                             with the bulk copy engine onto full/empty mbarriers; no block-wide
  *                             barrier. ncu at 4096^3, n256: the plain kernel's warps spent 51% of
  *                             their stalls at the barrier; product 1.20 ms plain, 0.996 ms here.
+ *                             -c2: in clusters of two blocks (rows of tiles mt, mt + 1) that
+ *                             multicast half of each b tile each into both, so that b crosses
+ *                             L2 once per pair (tf32-wgmma's auto at n256: 7% faster).
  * 128 x 256 blocks copy 25% fewer bytes per product than 128 x 128 (L2: 6.6 GB against 9.0 at
  * 4096^3). tf32-wgmma is the same product with big*big alone, accumulated on the tensor cores
  * directly (one m64n{BN}k8 per slice): the reduced-precision rung beside cuBLAS's TF32.
@@ -586,7 +589,8 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
  * width with the least weighted rounds of blocks over the SMs, a round's weight its time against
  * a round of 128 x 128 blocks as measured on the H100 over 12 shapes at 3dcafe1 (docs/matmul.md
  * "How auto chooses"): 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); ties go to the wider
- * block. The plain kernel lost to -ws at every width and shape but the skinny k = 64 one. */
+ * block. The plain kernel lost to -ws at every width and shape but the skinny k = 64 one.
+ * -ws-c2 pairs blocks (request_stage); tf32-wgmma's auto takes it at 128 x 256 (run_kind). */
 struct wg_config {
     int width;
     bool specialized;
@@ -681,7 +685,11 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
 
 template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
 {
-    const wg_config c = config_of(ctx, x);
+    wg_config c = config_of(ctx, x);
+    /* auto's 128 x 256 for one TF32 product: in pairs where the rows of tiles pair up. On the
+     * H100 at 7b1cab2: 4096^3 0.499 ms against 0.536, 8192 x 4096 x 6144 1.399 against 1.502;
+     * tf32x3 gained nothing (1.221 against 1.206, 3.509 against 3.589) and keeps single blocks. */
+    if (KIND == ONE && x->config == 0 && c.width == 256 && mh_ceil_div(x->matmul.m, (size_t)BM) % 2 == 0) c.cluster = 2;
     switch (c.width) {
     case 256: return run_shape<256, KIND>(ctx, &x->matmul, c);
     case 64: return run_shape<64, KIND>(ctx, &x->matmul, c);
