@@ -83,7 +83,7 @@ template <int BN, int KIND> struct wg_shape {
      * (SPLIT: wait_group 0) or s - 2's (ONE: wait_group 1). */
     static constexpr int AHEAD = KIND == SPLIT ? STAGES - 1 : STAGES - 2;
     static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;    /* + alignment to 1024 */
-    static constexpr int WS_SMEM = SMEM + 2 * STAGES * 8;       /* + the full and empty barriers */
+    static constexpr int WS_SMEM = SMEM + 3 * STAGES * 8;       /* + the full, empty and raw barriers */
     static_assert(AHEAD >= 1, "a stage must be in flight");
 };
 
@@ -493,14 +493,20 @@ __device__ __forceinline__ void cluster_sync()
  * so that the pair reads b from L2 once. */
 template <int BN, int KIND, int CL>
 __device__ __forceinline__ void request_stage(const wg_params &p, const CUtensorMap *a_map, char *stage,
-                                              uint64_t *full, size_t mt, size_t nt, size_t kt, unsigned rank)
+                                              uint64_t *full, uint64_t *raw, size_t mt, size_t nt, size_t kt,
+                                              unsigned rank)
 {
     using S = wg_shape<BN, KIND>;
     const wg_tiles &t = p.t;
     const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
-    mbar_expect_bytes(full, S::STAGE_BYTES);
-    if (KIND == ONE && p.a_raw) tma_load_a(stage, a_map, (int)(kt * BK), (int)(mt * BM), full);
-    else bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
+    if (KIND == ONE && p.a_raw) { /* a to the rounding warps (round_a), the rest to the multipliers */
+        mbar_expect_bytes(full, S::STAGE_BYTES - A_TILE * 4);
+        mbar_expect_bytes(raw, A_TILE * 4);
+        tma_load_a(stage, a_map, (int)(kt * BK), (int)(mt * BM), raw);
+    } else {
+        mbar_expect_bytes(full, S::STAGE_BYTES);
+        bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
+    }
     if (S::PARTS == 2) bulk_copy(stage + A_TILE * 4, t.a_small + a_at, A_TILE * 4, full);
     char *b_stage = stage + S::A_FLOATS * 4;
     if constexpr (CL == 1) {
@@ -560,6 +566,32 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
 }
 #endif
 
+/* The copying warpgroup's warps 1..ROUNDERS when a arrives raw (tf32-wgmma): each k-step's a tile
+ * rounded to TF32 in place once its bytes are in (raw), then released to the multipliers on full
+ * (one arrival a warp). Without it the tensor cores would truncate a (wgmma's .tf32 drops the low
+ * 13 bits): rel_l2 4.2e-4 at 4096^3 against 2.6e-4 rounded, as cuBLAS's TF32 (760c29f). */
+constexpr int ROUNDERS = 3;
+
+template <int BN, int KIND>
+__device__ __forceinline__ void round_a(char *base, uint64_t *raw, uint64_t *full, size_t steps, int r)
+{
+    using S = wg_shape<BN, KIND>;
+    for (size_t step = 0; step < steps; ++step) {
+        const int s = (int)(step % S::STAGES);
+        mbar_wait(&raw[s], (unsigned)(step / S::STAGES) & 1);
+        uint4 *a = (uint4 *)(base + s * S::STAGE_BYTES);
+        for (int i = r; i < A_TILE / 4; i += ROUNDERS * 32) {
+            uint4 v = a[i];
+            v.x = tf32_round(__uint_as_float(v.x)), v.y = tf32_round(__uint_as_float(v.y));
+            v.z = tf32_round(__uint_as_float(v.z)), v.w = tf32_round(__uint_as_float(v.w));
+            a[i] = v;
+        }
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* our stores, read by wgmma */
+        __syncwarp();
+        if (r % 32 == 0) mbar_arrive(&full[s]);
+    }
+}
+
 /* CL = 2: launched in clusters of two blocks along y (rows of tiles mt and mt + 1), which share
  * their b tiles (request_stage); a stage is free once the multiplying warps of both blocks
  * released it (16 arrivals), and neither block leaves while the other may still write to it. */
@@ -571,11 +603,15 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = stages_of(smem_raw);
-    uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES;
+    uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES, *raw = empty + S::STAGES;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
     const unsigned rank = CL == 1 ? 0 : cluster_rank();
+    const bool rounding = KIND == ONE && p.a_raw;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < S::STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CL * THREADS / 32);
+        for (int s = 0; s < S::STAGES; ++s) {
+            mbar_init(&full[s], rounding ? 1 + ROUNDERS : 1), mbar_init(&empty[s], CL * THREADS / 32);
+            mbar_init(&raw[s], 1);
+        }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     if constexpr (CL == 1) __syncthreads();
@@ -588,8 +624,11 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
             for (size_t step = 0; step < steps; ++step) {
                 const int s = (int)(step % S::STAGES);
                 if (step >= (size_t)S::STAGES) mbar_wait(&empty[s], (unsigned)(step / S::STAGES - 1) & 1);
-                request_stage<BN, KIND, CL>(p, &a_map, base + s * S::STAGE_BYTES, &full[s], mt, nt, step, rank);
+                request_stage<BN, KIND, CL>(p, &a_map, base + s * S::STAGE_BYTES, &full[s], &raw[s], mt, nt, step,
+                                            rank);
             }
+        else if (rounding && threadIdx.x >= THREADS + 32 && threadIdx.x < THREADS + 32 * (1 + ROUNDERS))
+            round_a<BN, KIND>(base, raw, full, steps, threadIdx.x - THREADS - 32);
     } else {
         if (BN == 256) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         multiply_ws<BN, KIND, CL>(p, base, full, empty, mt, nt, steps);
@@ -660,8 +699,8 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
  * so that tf32-wgmma's warp-specialized kernel reads it as it is and the split pass does b alone
  * (~0.05 ms less at 4096^3). Not where a row's stride is not a multiple of 16 bytes, a is not
  * 16-byte aligned or a dimension passes 2^31, or where the driver lacks the encoder: the pass
- * lays a out then. The tensor cores take the top 19 bits of each float (wgmma's .tf32 drops the
- * low 13), so a is truncated to TF32 here instead of rounded by the pass. */
+ * lays a out then. The pass rounds to TF32; here the copying warpgroup's idle warps round each
+ * stage's a in shared memory (round_a). */
 bool make_a_map(const mh_matmul_args *a, CUtensorMap *map)
 {
     if (a->k % 4 || !mh_aligned16(a->a) || a->k >= ((size_t)1 << 31) || a->m >= ((size_t)1 << 31)) return false;
