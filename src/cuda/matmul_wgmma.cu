@@ -44,8 +44,6 @@
 #include "tile_io.cuh"
 #include "wgmma_ops.cuh"
 
-#include <cuda.h>         /* CUtensorMap */
-#include <cudaTypedefs.h> /* the encoder's type: it comes through the runtime (no -lcuda) */
 #include <stdio.h>
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -83,7 +81,7 @@ template <int BN, int KIND> struct wg_shape {
      * (SPLIT: wait_group 0) or s - 2's (ONE: wait_group 1). */
     static constexpr int AHEAD = KIND == SPLIT ? STAGES - 1 : STAGES - 2;
     static constexpr int SMEM = STAGES * STAGE_BYTES + 1024;    /* + alignment to 1024 */
-    static constexpr int WS_SMEM = SMEM + 3 * STAGES * 8;       /* + the full, empty and raw barriers */
+    static constexpr int WS_SMEM = SMEM + 2 * STAGES * 8;       /* + the full and empty barriers */
     static_assert(AHEAD >= 1, "a stage must be in flight");
 };
 
@@ -253,7 +251,6 @@ struct wg_params {
     wg_tiles t;
     float *c;
     size_t m, n;
-    bool a_raw; /* tf32-wgmma, warp specialized: a read as it is through a TMA tensor map (a_map) */
 };
 
 #ifndef WG_ABSENT
@@ -443,16 +440,6 @@ __device__ __forceinline__ void bulk_copy(void *dst, const void *src, unsigned b
                  : "memory");
 }
 
-/* The 128 x 32 box of a at rows y.., columns x.. (zeros past the edges) into dst, in the 128-byte
- * swizzled layout wgmma reads, through the tensor map a_map (a kernel parameter). */
-__device__ __forceinline__ void tma_load_a(void *dst, const CUtensorMap *a_map, int x, int y, uint64_t *bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_u32(dst)),
-                 "l"((unsigned long long)a_map), "r"(x), "r"(y), "r"(smem_u32(bar))
-                 : "memory");
-}
-
 /* bulk_copy into the same offsets of dst and bar in both blocks of a cluster of two. */
 __device__ __forceinline__ void bulk_copy_both(void *dst, const void *src, unsigned bytes, uint64_t *bar)
 {
@@ -492,21 +479,13 @@ __device__ __forceinline__ void cluster_sync()
  * the same b tiles), block `rank` copies half `rank` of each b image into both blocks' stages,
  * so that the pair reads b from L2 once. */
 template <int BN, int KIND, int CL>
-__device__ __forceinline__ void request_stage(const wg_params &p, const CUtensorMap *a_map, char *stage,
-                                              uint64_t *full, uint64_t *raw, size_t mt, size_t nt, size_t kt,
-                                              unsigned rank)
+__device__ __forceinline__ void request_stage(const wg_tiles &t, char *stage, uint64_t *full, size_t mt, size_t nt,
+                                              size_t kt, unsigned rank)
 {
     using S = wg_shape<BN, KIND>;
-    const wg_tiles &t = p.t;
     const size_t a_at = tile_at(mt, kt, t.kt_count, A_TILE), b_at = tile_at(nt, kt, t.kt_count, S::B_TILE);
-    if (KIND == ONE && p.a_raw) { /* a to the rounding warps (round_a), the rest to the multipliers */
-        mbar_expect_bytes(full, S::STAGE_BYTES - A_TILE * 4);
-        mbar_expect_bytes(raw, A_TILE * 4);
-        tma_load_a(stage, a_map, (int)(kt * BK), (int)(mt * BM), raw);
-    } else {
-        mbar_expect_bytes(full, S::STAGE_BYTES);
-        bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
-    }
+    mbar_expect_bytes(full, S::STAGE_BYTES);
+    bulk_copy(stage, t.a_big + a_at, A_TILE * 4, full);
     if (S::PARTS == 2) bulk_copy(stage + A_TILE * 4, t.a_small + a_at, A_TILE * 4, full);
     char *b_stage = stage + S::A_FLOATS * 4;
     if constexpr (CL == 1) {
@@ -566,52 +545,21 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
 }
 #endif
 
-/* The copying warpgroup's warps 1..ROUNDERS when a arrives raw (tf32-wgmma): each k-step's a tile
- * rounded to TF32 in place once its bytes are in (raw), then released to the multipliers on full
- * (one arrival a warp). Without it the tensor cores would truncate a (wgmma's .tf32 drops the low
- * 13 bits): rel_l2 4.2e-4 at 4096^3 against 2.6e-4 rounded, as cuBLAS's TF32 (760c29f). */
-constexpr int ROUNDERS = 3;
-
-template <int BN, int KIND>
-__device__ __forceinline__ void round_a(char *base, uint64_t *raw, uint64_t *full, size_t steps, int r)
-{
-    using S = wg_shape<BN, KIND>;
-    for (size_t step = 0; step < steps; ++step) {
-        const int s = (int)(step % S::STAGES);
-        mbar_wait(&raw[s], (unsigned)(step / S::STAGES) & 1);
-        uint4 *a = (uint4 *)(base + s * S::STAGE_BYTES);
-        for (int i = r; i < A_TILE / 4; i += ROUNDERS * 32) {
-            uint4 v = a[i];
-            v.x = tf32_round(__uint_as_float(v.x)), v.y = tf32_round(__uint_as_float(v.y));
-            v.z = tf32_round(__uint_as_float(v.z)), v.w = tf32_round(__uint_as_float(v.w));
-            a[i] = v;
-        }
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* our stores, read by wgmma */
-        __syncwarp();
-        if (r % 32 == 0) mbar_arrive(&full[s]);
-    }
-}
-
 /* CL = 2: launched in clusters of two blocks along y (rows of tiles mt and mt + 1), which share
  * their b tiles (request_stage); a stage is free once the multiplying warps of both blocks
  * released it (16 arrivals), and neither block leaves while the other may still write to it. */
 template <int BN, int KIND, int CL>
-__global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p,
-                                                                       const __grid_constant__ CUtensorMap a_map)
+__global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
 {
 #ifndef WG_ABSENT
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = stages_of(smem_raw);
-    uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES, *raw = empty + S::STAGES;
+    uint64_t *full = (uint64_t *)(base + S::STAGES * S::STAGE_BYTES), *empty = full + S::STAGES;
     const size_t mt = blockIdx.y, nt = blockIdx.x, steps = p.t.kt_count;
     const unsigned rank = CL == 1 ? 0 : cluster_rank();
-    const bool rounding = KIND == ONE && p.a_raw;
     if (threadIdx.x == 0) {
-        for (int s = 0; s < S::STAGES; ++s) {
-            mbar_init(&full[s], rounding ? 1 + ROUNDERS : 1), mbar_init(&empty[s], CL * THREADS / 32);
-            mbar_init(&raw[s], 1);
-        }
+        for (int s = 0; s < S::STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CL * THREADS / 32);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     if constexpr (CL == 1) __syncthreads();
@@ -624,11 +572,8 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
             for (size_t step = 0; step < steps; ++step) {
                 const int s = (int)(step % S::STAGES);
                 if (step >= (size_t)S::STAGES) mbar_wait(&empty[s], (unsigned)(step / S::STAGES - 1) & 1);
-                request_stage<BN, KIND, CL>(p, &a_map, base + s * S::STAGE_BYTES, &full[s], &raw[s], mt, nt, step,
-                                            rank);
+                request_stage<BN, KIND, CL>(p.t, base + s * S::STAGE_BYTES, &full[s], mt, nt, step, rank);
             }
-        else if (rounding && threadIdx.x >= THREADS + 32 && threadIdx.x < THREADS + 32 * (1 + ROUNDERS))
-            round_a<BN, KIND>(base, raw, full, steps, threadIdx.x - THREADS - 32);
     } else {
         if (BN == 256) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
         multiply_ws<BN, KIND, CL>(p, base, full, empty, mt, nt, steps);
@@ -695,31 +640,8 @@ int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t le
     return 0;
 }
 
-/* a (m x k, row-major: K-major already) as a TMA tensor of 128 x 32 boxes with the 128-byte swizzle,
- * so that tf32-wgmma's warp-specialized kernel reads it as it is and the split pass does b alone
- * (~0.05 ms less at 4096^3). Not where a row's stride is not a multiple of 16 bytes, a is not
- * 16-byte aligned or a dimension passes 2^31, or where the driver lacks the encoder: the pass
- * lays a out then. The pass rounds to TF32; here the copying warpgroup's idle warps round each
- * stage's a in shared memory (round_a). */
-bool make_a_map(const mh_matmul_args *a, CUtensorMap *map)
-{
-    if (a->k % 4 || !mh_aligned16(a->a) || a->k >= ((size_t)1 << 31) || a->m >= ((size_t)1 << 31)) return false;
-    void *fn = NULL;
-    cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess || !fn)
-        return false;
-    const cuuint64_t dims[2] = {a->k, a->m}, strides[1] = {a->k * sizeof(float)};
-    const cuuint32_t box[2] = {BK, BM}, element_strides[2] = {1, 1};
-    return ((PFN_cuTensorMapEncodeTiled_v12000)fn)(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)a->a, dims, strides,
-                                                   box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 /* The warp-specialized kernel, in clusters of CL blocks along y. */
-template <int BN, int KIND, int CL>
-mh_status launch_ws(mh_context *ctx, const wg_params &p, const CUtensorMap &a_map, dim3 grid)
+template <int BN, int KIND, int CL> mh_status launch_ws(mh_context *ctx, const wg_params &p, dim3 grid)
 {
     using S = wg_shape<BN, KIND>;
     const void *kernel = (const void *)matmul_wgmma_ws_kernel<BN, KIND, CL>;
@@ -730,7 +652,7 @@ mh_status launch_ws(mh_context *ctx, const wg_params &p, const CUtensorMap &a_ma
     cluster[0].val.clusterDim.x = 1, cluster[0].val.clusterDim.y = CL, cluster[0].val.clusterDim.z = 1;
     launch.gridDim = grid, launch.blockDim = dim3(WS_THREADS), launch.dynamicSmemBytes = S::WS_SMEM;
     launch.stream = mh_stream(ctx), launch.attrs = cluster, launch.numAttrs = 1;
-    return mh_cuda_status(ctx, cudaLaunchKernelEx(&launch, matmul_wgmma_ws_kernel<BN, KIND, CL>, p, a_map),
+    return mh_cuda_status(ctx, cudaLaunchKernelEx(&launch, matmul_wgmma_ws_kernel<BN, KIND, CL>, p),
                           "launching matmul_wgmma_ws_kernel");
 }
 
@@ -741,26 +663,20 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     sp.a = a->a, sp.b = a->b, sp.m = a->m, sp.k = a->k, sp.n = a->n;
     sp.mt_count = mh_ceil_div(a->m, (size_t)BM), sp.nt_count = mh_ceil_div(a->n, (size_t)BN);
     sp.t.kt_count = mh_ceil_div(a->k, (size_t)BK);
-    CUtensorMap a_map = {};
-    const bool a_raw = KIND == ONE && c.specialized && make_a_map(a, &a_map);
-    const size_t a_floats = a_raw ? 0 : sp.mt_count * sp.t.kt_count * A_TILE;
-    const size_t b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
+    const size_t a_floats = sp.mt_count * sp.t.kt_count * A_TILE, b_floats = sp.nt_count * sp.t.kt_count * S::B_TILE;
     void *ws;
     MH_TRY(mh_workspace(ctx, S::PARTS * (a_floats + b_floats) * sizeof(float), &ws));
     float *f = (float *)ws;
-    sp.t.a_big = a_raw ? NULL : f, sp.t.b_big = f + a_floats;
+    sp.t.a_big = f, sp.t.b_big = f + a_floats;
     sp.t.a_small = S::PARTS == 2 ? sp.t.b_big + b_floats : NULL;
     sp.t.b_small = S::PARTS == 2 ? sp.t.a_small + a_floats : NULL;
-    split_params pass = sp;
-    if (a_raw) pass.mt_count = 0; /* b's tiles alone */
-    split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(pass.mt_count + sp.nt_count)), THREADS, 0,
-                             mh_stream(ctx)>>>(pass);
+    split_tiles_kernel<BN><<<dim3((unsigned)sp.t.kt_count, (unsigned)(sp.mt_count + sp.nt_count)), THREADS, 0,
+                             mh_stream(ctx)>>>(sp);
     MH_TRY(mh_cuda_status(ctx, cudaGetLastError(), "launching split_tiles_kernel"));
     wg_params p;
-    p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n, p.a_raw = a_raw;
+    p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
     const dim3 grid((unsigned)sp.nt_count, (unsigned)sp.mt_count);
-    if (c.specialized)
-        return c.cluster == 2 ? launch_ws<BN, KIND, 2>(ctx, p, a_map, grid) : launch_ws<BN, KIND, 1>(ctx, p, a_map, grid);
+    if (c.specialized) return c.cluster == 2 ? launch_ws<BN, KIND, 2>(ctx, p, grid) : launch_ws<BN, KIND, 1>(ctx, p, grid);
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, KIND>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, S::SMEM));
     matmul_wgmma_kernel<BN, KIND><<<grid, THREADS, S::SMEM, mh_stream(ctx)>>>(p);
