@@ -34,6 +34,7 @@ typedef struct run_job {
     cli_buffer bin, bsecond, bout;
     int out_ndim;
     size_t out_shape[2];
+    char chosen[160]; /* chosen_name's text */
     mh_context *ctx;
 } run_job;
 
@@ -102,10 +103,15 @@ static void run_cleanup(run_job *j)
     mh_context_destroy(j->ctx);
 }
 
-/* The variant a call will run, for the summary line. */
-static const char *chosen_name(const char *variant, const mh_variant_info *picked)
+/* The variant a call will run, as op/name, for the summary line: the one named, or the one
+ * auto picks. */
+static const char *chosen_name(run_job *j, const mh_variant_info *picked)
 {
-    return variant && strcmp(variant, "auto") ? variant : picked ? picked->name : "auto";
+    if (j->variant && strcmp(j->variant, "auto") && strchr(j->variant, '/')) return j->variant;
+    if (j->variant && strcmp(j->variant, "auto")) snprintf(j->chosen, sizeof j->chosen, "%s/%s", j->op, j->variant);
+    else if (picked) snprintf(j->chosen, sizeof j->chosen, "%s", picked->name);
+    else snprintf(j->chosen, sizeof j->chosen, "%s/auto", j->op);
+    return j->chosen;
 }
 
 /* --in of n samples, or batch x n (batched signals); --mask of k taps for every signal, or
@@ -135,11 +141,11 @@ static int run_conv1d(int argc, char **argv)
         rc = run_finish(&j, mh_conv1d_batched(j.ctx, j.variant, j.bin.mem, batch, n, j.bsecond.mem, per_signal ? k : 0,
                                               k, j.pad, j.bout.mem));
     if (rc == CLI_OK && batched)
-        printf("%s: batch=%zu n=%zu k=%zu (%s) pad=%s -> %zu x %zu outputs in %s\n", chosen_name(j.variant, picked),
+        printf("%s: batch=%zu n=%zu k=%zu (%s) pad=%s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked),
                batch, n, k, per_signal ? "a mask per signal" : "one mask", mh_pad_name(j.pad), batch, j.out_shape[1],
                j.out_path);
     else if (rc == CLI_OK)
-        printf("%s: n=%zu k=%zu pad=%s -> %zu outputs in %s\n", chosen_name(j.variant, picked), n, k,
+        printf("%s: n=%zu k=%zu pad=%s -> %zu outputs in %s\n", chosen_name(&j, picked), n, k,
                mh_pad_name(j.pad), j.out_shape[0], j.out_path);
     run_cleanup(&j);
     return rc;
@@ -150,8 +156,10 @@ static int run_conv2d(int argc, char **argv)
     run_job j = {.op = "conv2d"};
     int rc = run_setup(&j, argc, argv, "--in", "--filter", 1, 2);
     const size_t rows = j.in.shape[0], cols = j.in.shape[1], kr = j.second.shape[0], kc = j.second.shape[1];
+    const mh_variant_info *picked = NULL;
     if (rc == CLI_OK && mh_conv2d_supports(j.ctx, j.variant, rows, cols, kr, kc, j.pad) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    if (rc == CLI_OK) mh_conv2d_select(j.ctx, rows, cols, kr, kc, j.pad, &picked);
     if (rc == CLI_OK) {
         j.out_ndim = 2;
         mh_conv2d_out_dims(rows, cols, kr, kc, j.pad, &j.out_shape[0], &j.out_shape[1]);
@@ -160,8 +168,8 @@ static int run_conv2d(int argc, char **argv)
     if (rc == CLI_OK)
         rc = run_finish(&j, mh_conv2d(j.ctx, j.variant, j.bin.mem, rows, cols, j.bsecond.mem, kr, kc, j.pad, j.bout.mem));
     if (rc == CLI_OK)
-        printf("conv2d/%s: %zu x %zu image, %zu x %zu filter, pad=%s -> %zu x %zu outputs in %s\n",
-               j.variant ? j.variant : "auto", rows, cols, kr, kc, mh_pad_name(j.pad), j.out_shape[0], j.out_shape[1],
+        printf("%s: %zu x %zu image, %zu x %zu filter, pad=%s -> %zu x %zu outputs in %s\n",
+               chosen_name(&j, picked), rows, cols, kr, kc, mh_pad_name(j.pad), j.out_shape[0], j.out_shape[1],
                j.out_path);
     run_cleanup(&j);
     return rc;
@@ -172,16 +180,17 @@ static int run_transpose(int argc, char **argv)
     run_job j = {.op = "transpose"};
     int rc = run_setup(&j, argc, argv, "--in", NULL, 0, 2);
     const size_t rows = j.in.shape[0], cols = j.in.shape[1];
+    const mh_variant_info *picked = NULL;
     if (rc == CLI_OK && mh_transpose_supports(j.ctx, j.variant, rows, cols) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    if (rc == CLI_OK) mh_transpose_select(j.ctx, rows, cols, &picked);
     if (rc == CLI_OK) {
         j.out_ndim = 2, j.out_shape[0] = cols, j.out_shape[1] = rows;
         rc = run_place(&j, rows * cols);
     }
     if (rc == CLI_OK) rc = run_finish(&j, mh_transpose(j.ctx, j.variant, j.bin.mem, rows, cols, j.bout.mem));
     if (rc == CLI_OK)
-        printf("transpose/%s: %zu x %zu -> %zu x %zu in %s\n", j.variant ? j.variant : "auto", rows, cols, cols, rows,
-               j.out_path);
+        printf("%s: %zu x %zu -> %zu x %zu in %s\n", chosen_name(&j, picked), rows, cols, cols, rows, j.out_path);
     run_cleanup(&j);
     return rc;
 }
@@ -203,7 +212,7 @@ static int run_matmul(int argc, char **argv)
     }
     if (rc == CLI_OK) rc = run_finish(&j, mh_matmul(j.ctx, j.variant, j.bin.mem, j.bsecond.mem, j.bout.mem, m, k, n));
     if (rc == CLI_OK)
-        printf("%s: %zu x %zu . %zu x %zu -> %zu x %zu in %s\n", chosen_name(j.variant, picked), m, k, k, n, m, n,
+        printf("%s: %zu x %zu . %zu x %zu -> %zu x %zu in %s\n", chosen_name(&j, picked), m, k, k, n, m, n,
                j.out_path);
     run_cleanup(&j);
     return rc;
@@ -242,7 +251,7 @@ static int run_reduce(int argc, char **argv)
     if (rc == CLI_OK && j.out_path &&
         mh_npy_write(j.out_path, MH_F32, 1, j.out_shape, j.bout.host, err, sizeof err) != MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);
-    if (rc == CLI_OK) printf("%s: sum of %zu values = %.9g\n", chosen_name(j.variant, picked), n, *(float *)j.bout.host);
+    if (rc == CLI_OK) printf("%s: sum of %zu values = %.9g\n", chosen_name(&j, picked), n, *(float *)j.bout.host);
     run_cleanup(&j);
     return rc;
 }
@@ -319,7 +328,7 @@ static int run_histogram(int argc, char **argv)
     if (rc == CLI_OK && mh_npy_write(j.out_path, MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);
     if (rc == CLI_OK)
-        printf("%s: %zu %s values -> %d bins in %s; %llu outside\n", chosen_name(j.variant, picked), j.in.count,
+        printf("%s: %zu %s values -> %d bins in %s; %llu outside\n", chosen_name(&j, picked), j.in.count,
                bytes ? "uint8" : "int32", num_bins, j.out_path, ((unsigned long long *)bout.host)[num_bins]);
     cli_release(j.ctx, &bin);
     cli_release(j.ctx, &bout);

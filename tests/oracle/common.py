@@ -39,6 +39,16 @@ def run_op(op, inputs, options=(), variant=None, device=None):
     return memhier(*args), out
 
 
+def check_named(what, r, op, variant=None):
+    """`memhier run op`'s summary line names the variant that ran: the one asked for, or the one
+    auto picked from the registry (never "op/auto")."""
+    ran = r.stdout.split(":", 1)[0].strip()
+    names = {name for name, _ in registry(op)}
+    wanted = None if variant in (None, "auto") else variant if "/" in variant else f"{op}/{variant}"
+    if ran not in names or (wanted and ran != wanted):
+        fail(f"{what}: the summary names {ran!r}; expected {wanted or 'a variant of ' + op}")
+
+
 def check_close(what, y, ref, mag, taps, tf32=False):
     """y (float32) against a float64 reference, within the bound for sums of `taps` products:
     1e-5 (1 + log2 taps) relative to the sum of |terms| (mag) plus its mean; 2^-10 more for a

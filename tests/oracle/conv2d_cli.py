@@ -22,7 +22,7 @@ import sys
 import zlib
 
 import numpy as np
-from common import WORK, check_close, fail, finish, has_gpu, memhier, path, registry, run_op
+from common import WORK, check_close, check_named, fail, finish, has_gpu, memhier, path, registry, run_op
 from scipy import ndimage, signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -132,6 +132,7 @@ def check_run(x, f, pad, variant=None, device=None, must_refuse=None):
         return
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    check_named(what, r, "conv2d", variant)
     check_close(what, np.load(out), *expected(x, f, pad), f.size)
 
 

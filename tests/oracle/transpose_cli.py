@@ -9,7 +9,7 @@ import os
 import sys
 
 import numpy as np
-from common import fail, finish, has_gpu, memhier, path, registry, run_op
+from common import check_named, fail, finish, has_gpu, memhier, path, registry, run_op
 
 
 def check_run(x, variant=None, device=None):
@@ -17,6 +17,7 @@ def check_run(x, variant=None, device=None):
     what = f"{variant or 'auto'} {x.shape}"
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    check_named(what, r, "transpose", variant)
     y = np.load(out)
     if y.dtype != np.float32 or not np.array_equal(y, x.T):
         fail(f"{what}: the output is not x.T ({y.dtype} {y.shape})")
