@@ -107,9 +107,10 @@ static void run_cleanup(run_job *j)
  * auto picks. */
 static const char *chosen_name(run_job *j, const mh_variant_info *picked)
 {
-    if (j->variant && strcmp(j->variant, "auto") && strchr(j->variant, '/')) return j->variant;
-    if (j->variant && strcmp(j->variant, "auto")) snprintf(j->chosen, sizeof j->chosen, "%s/%s", j->op, j->variant);
-    else if (picked) snprintf(j->chosen, sizeof j->chosen, "%s", picked->name);
+    const int named = j->variant && strcmp(j->variant, "auto");
+    if (named && strchr(j->variant, '/')) return j->variant;
+    if (named) snprintf(j->chosen, sizeof j->chosen, "%s/%s", j->op, j->variant);
+    else if (picked) return picked->name;
     else snprintf(j->chosen, sizeof j->chosen, "%s/auto", j->op);
     return j->chosen;
 }

@@ -121,10 +121,6 @@ __device__ __forceinline__ void store_split(float *big, float *small, int r, int
     if (small) *reinterpret_cast<uint4 *>(small + at) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
 }
 
-#endif /* WG_ABSENT */
-
-#ifndef WG_ABSENT
-
 /* Four consecutive floats of a row from p (row_len floats long) at col; zeros past the end.
  * One 16-byte load where the row's start and col allow it. */
 __device__ __forceinline__ void load4(const float *row, size_t col, size_t row_len, bool vec_ok, float (&v)[4])
@@ -676,7 +672,9 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
     wg_params p;
     p.t = sp.t, p.c = a->c, p.m = a->m, p.n = a->n;
     const dim3 grid((unsigned)sp.nt_count, (unsigned)sp.mt_count);
-    if (c.specialized) return c.cluster == 2 ? launch_ws<BN, KIND, 2>(ctx, p, grid) : launch_ws<BN, KIND, 1>(ctx, p, grid);
+    if constexpr (BN >= 128) /* pairs come in n128 and n256 alone: no 64-wide paired kernels */
+        if (c.specialized && c.cluster == 2) return launch_ws<BN, KIND, 2>(ctx, p, grid);
+    if (c.specialized) return launch_ws<BN, KIND, 1>(ctx, p, grid);
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute((const void *)matmul_wgmma_kernel<BN, KIND>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, S::SMEM));
     matmul_wgmma_kernel<BN, KIND><<<grid, THREADS, S::SMEM, mh_stream(ctx)>>>(p);
