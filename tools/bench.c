@@ -170,17 +170,21 @@ static int cmp_double(const void *a, const void *b)
 
 /* ---- selection and order ------------------------------------------------------------- */
 
-static int named(const char *list, const mh_variant_info *v)
+/* Whether word is one of list's comma-separated words. */
+static int listed(const char *list, const char *word)
 {
-    if (!list) return 0;
-    const char *short_name = strchr(v->name, '/') + 1;
-    size_t full = strlen(v->name), part = strlen(short_name);
+    const size_t want = strlen(word);
     for (const char *p = list; *p;) {
         size_t len = strcspn(p, ",");
-        if ((len == full && !strncmp(p, v->name, len)) || (len == part && !strncmp(p, short_name, len))) return 1;
+        if (len == want && !strncmp(p, word, len)) return 1;
         p += len + (p[len] == ',');
     }
     return 0;
+}
+
+static int named(const char *list, const mh_variant_info *v)
+{
+    return list && (listed(list, v->name) || listed(list, strchr(v->name, '/') + 1));
 }
 
 static int wanted(const bench_state *b, const bench_driver *d, const mh_variant_info *v)
@@ -388,6 +392,7 @@ static void bench_workload_rows(bench_state *b, const bench_driver *d, bench_wor
         if (b->o.tune && configs)
             for (nconf = 0; configs[nconf]; ++nconf) {}
         for (int c = 0; c < nconf; ++c) {
+            if (b->o.tune && configs && b->o.configs && !listed(b->o.configs, configs[c])) continue;
             char label[96];
             if (b->o.tune && configs) snprintf(label, sizeof label, "%s[%s]", v->name, configs[c]);
             else snprintf(label, sizeof label, "%s", v->name);
@@ -562,6 +567,7 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
         if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
         if (!strcmp(a, "--device")) rc = cli_parse_device(v, &o->device);
         else if (!strcmp(a, "--variants")) o->variants = v, rc = CLI_OK;
+        else if (!strcmp(a, "--configs")) o->configs = v, o->tune = 1, rc = CLI_OK;
         else if (!strcmp(a, "--json")) o->json = v, rc = CLI_OK;
         else if (size_flag(a) >= 0) {
             const int z = size_flag(a);

@@ -15,7 +15,8 @@ typedef struct bench_opts {
     const char *variants; /* comma-separated names (full or short), NULL for all */
     const char *json;
     int min_reps;
-    int tune; /* time every tuning configuration of rows that have them */
+    int tune;            /* time every tuning configuration of rows that have them */
+    const char *configs; /* with tune: only these configurations (comma-separated), NULL for all */
     int grid; /* the op's grid of sizes (conv1d: issue 13's n x k grid) */
     size_t size[BENCH_SIZES];
     int have[BENCH_SIZES], have_pad, any_size; /* any_size: one workload from the flags */

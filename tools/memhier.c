@@ -30,11 +30,12 @@ static const struct command {
      cmd_filter},
     {"bench",
      "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
-     "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune]\n"
+     "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune | --configs c,d]\n"
      "  bench conv1d --grid [--variants a,b] [--json FILE]\n"
      "                               n from 2^12 to 2^26 by 4x against k from 3 to 65535, valid\n"
      "                               validate and time every variant; no OP runs every op's\n"
-     "                               default workloads (GPU 0, or the CPU backend without one)\n",
+     "                               default workloads (GPU 0, or the CPU backend without one);\n"
+     "                               --tune: every tuning configuration, --configs: those named\n",
      cmd_bench},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
