@@ -18,17 +18,23 @@
  * L is 2048, 4096 or 8192 complex samples (16, 32, 64 KB of shared memory); a mask longer
  * than L / 2 + 1 of the longest is refused (fft-os takes it).
  *
- * "reg4096" (the default where k <= 2049) keeps the 4096 points in registers instead: three
- * radix-16 passes with two shared-memory exchanges per transform (fft4096.cuh), the product
- * with H taken in the forward transform's digit-reversed order, and the inverse reading that
- * order directly. Per block it moves 256 KB through shared memory where the Stockham L4096
- * moves 768 KB plus 96 KB of twiddle loads. "reg8192" (the default where 2049 < k <= 4097)
- * runs two of those transforms side by side in a block of 512 threads, joined by a radix-2
- * step (fft8192.cuh). As with any FFT method a NaN
- * or Inf input spreads over both segments of its block, never into another signal. */
+ * "reg4096" keeps the 4096 points in registers instead: three radix-16 passes with two
+ * shared-memory exchanges per transform (fft4096.cuh), the product with H taken in the
+ * forward transform's digit-reversed order, and the inverse reading that order directly. Per
+ * block it moves 256 KB through shared memory where the Stockham L4096 moves 768 KB plus 96
+ * KB of twiddle loads. "reg8192" runs two of those transforms side by side in a block of 512
+ * threads, joined by a radix-2 step (fft8192.cuh). "real8192" packs one real 8192-point
+ * segment into the same 4096-point complex transform (z[m] = x[2m] + i x[2m+1]) and pairs
+ * frequencies f and -f in one more exchange (fft_real8192.cuh): 1.5x reg4096's outputs per
+ * transform at k = 2047. "auto" chooses among them by k and size (resolved()).
+ *
+ * The register kernels start while their spectrum kernel runs (programmatic dependent
+ * launch, below). As with any FFT method a NaN or Inf input spreads over the segments of its
+ * block, never into another signal. */
 #include "common.cuh"
 #include "fft4096.cuh"
 #include "fft8192.cuh"
+#include "fft_real8192.cuh"
 
 #include <stdio.h>
 #include <string.h>
@@ -161,6 +167,30 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
  * out in each kernel: as a shared function it moved fused8192_kernel from 86 to 89 registers,
  * and its spills, in a kernel tuned on the H100 that could not be re-measured.) ---------------- */
 
+/* Programmatic dependent launch (sm_90): a spectrum kernel lets the convolution kernel after
+ * it start at once, whose blocks load their input and run the forward transform before they
+ * wait (griddepcontrol.wait: the spectrum grid complete, its writes visible) and read the
+ * spectra. Why: one mask's spectrum is one block on one SM, and every call used to wait for
+ * it (~4-8 us on the H100 against a 75-90 us convolution at n = 16M). Nothing the
+ * convolution kernel reads before the wait is written by the spectrum kernel: the twiddle
+ * tables are compile-time constants (fft4096_twiddles, fft8192_twiddles). The spectra are read
+ * after the wait with ld.global.cg (__ldcg), not __ldg: a non-coherent load promises data
+ * that no one writes while the kernel runs, which is not so here, and with __ldg the H100
+ * returned stale spectra at n >= 16M (wrong outputs in the bench, mid-signal too).
+ * No-ops below sm_90. */
+static __device__ __forceinline__ void let_next_grid_start()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void wait_for_previous_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /* A mask's spectrum as the convolution kernels read it: conj(v) / L. */
 static __device__ __forceinline__ void store_mask_spectrum(float2 *out, const float2 (&v)[16], int lane, float L)
 {
@@ -170,20 +200,20 @@ static __device__ __forceinline__ void store_mask_spectrum(float2 *out, const fl
 
 /* ---- reg4096: the 4096-point FFT in registers ------------------------------------------- */
 
-/* h[b] = conj(FFT(mask b zero-padded to 4096)) / 4096, in fft4096_forward's order; block 0
- * also writes the twiddle table the convolution kernel reads. */
-static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(float2 *h, float2 *twiddles,
-                                                                              const float *mask, size_t k,
+/* h[b] = conj(FFT(mask b zero-padded to 4096)) / 4096, in fft4096_forward's order. */
+static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(float2 *h, const float *mask, size_t k,
                                                                               size_t mask_stride)
 {
-    __shared__ float2 s[FFT4096_SMEM_FLOATS2];
-    if (blockIdx.x == 0) fft4096_fill_twiddles(twiddles);
+    __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
+    let_next_grid_start();
+    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
     const float *m = mask + (size_t)blockIdx.x * mask_stride;
     const int t = threadIdx.x;
     float2 v[16];
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = make_float2(j * 256 + t < (int)k ? m[j * 256 + t] : 0.0f, 0.0f);
-    fft4096_forward(v, s, fft4096_computed_twiddles(), t);
+    __syncthreads(); /* the table */
+    fft4096_forward(v, s, fft4096_table_twiddles{table}, t);
     float2 *out = h + (size_t)blockIdx.x * 4096;
     store_mask_spectrum(out, v, t, 4096.0f);
 }
@@ -193,12 +223,11 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
  * on the H100 (0.0954 against 0.0989 ms: bench/results/...conv1d-fft-tune-2fef882.json). */
 template <int MINB>
 static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel(const float *in, float *out,
-                                                                                 const float2 *__restrict__ h,
-                                                                                 const float2 *__restrict__ twiddles,
+                                                                                 const float2 *h,
                                                                                  fused_geometry g)
 {
     __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
-    for (int i = threadIdx.x; i < FFT4096_TWIDDLE_FLOATS2; i += FFT4096_THREADS) table[i] = __ldg(twiddles + i);
+    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
     __syncthreads();
     const fft4096_table_twiddles tw = {table};
     const float *x = in + blockIdx.y * g.n;
@@ -220,12 +249,13 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
         }
     }
     fft4096_forward(v, s, tw, t);
+    wait_for_previous_grid(); /* the spectra */
 #pragma unroll
     for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
-        const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + t));
+        const float2 p = fft_cmul(v[j], __ldcg(hb + j * 256 + t));
         v[j] = make_float2(p.x, -p.y);
     }
-    __syncthreads(); /* the forward transform's last reads of s are done */
+    /* no barrier: the inverse first writes where this thread last read (its row of s) */
     fft4096_from_digit_reversed(v, s, tw, t);
     const long long oa = s0 * g.hop, ob = oa + g.hop;
     const bool whole = has_b && ob + g.hop <= (long long)g.out_n;
@@ -247,18 +277,15 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
 enum { FUSED8192_SMEM_BYTES = (FFT8192_SMEM_FLOATS2 + FFT8192_TWIDDLE_FLOATS2) * sizeof(float2) };
 
 /* h[b] = conj(FFT(mask b zero-padded to 8192)) / 8192 in fft8192_forward's layout (half h,
- * register j, lane u at 4096 h + 256 j + u); every block makes the twiddle table in shared
- * memory, block 0 also writes it out for the convolution kernel. */
-static __global__ void __launch_bounds__(FFT8192_THREADS) spectrum8192_kernel(float2 *h, float2 *twiddles,
-                                                                              const float *mask, size_t k,
+ * register j, lane u at 4096 h + 256 j + u). */
+static __global__ void __launch_bounds__(FFT8192_THREADS) spectrum8192_kernel(float2 *h, const float *mask, size_t k,
                                                                               size_t mask_stride)
 {
     extern __shared__ __align__(16) float2 s[];
     float2 *table = s + FFT8192_SMEM_FLOATS2;
-    fft8192_fill_twiddles(table);
+    let_next_grid_start();
+    fft_load_table(table, fft8192_twiddles.w, FFT8192_TWIDDLE_FLOATS2);
     __syncthreads();
-    if (blockIdx.x == 0)
-        for (int i = threadIdx.x; i < FFT8192_TWIDDLE_FLOATS2; i += FFT8192_THREADS) twiddles[i] = table[i];
     const fft4096_table_twiddles tw = {table};
     const float *m = mask + (size_t)blockIdx.x * mask_stride;
     const int half = threadIdx.x >> 8, u = threadIdx.x & 255;
@@ -278,13 +305,12 @@ static __global__ void __launch_bounds__(FFT8192_THREADS) spectrum8192_kernel(fl
  * MINB blocks per SM. */
 template <int MINB>
 static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel(const float *in, float *out,
-                                                                                 const float2 *__restrict__ h,
-                                                                                 const float2 *__restrict__ twiddles,
+                                                                                 const float2 *h,
                                                                                  fused_geometry g)
 {
     extern __shared__ __align__(16) float2 s[];
     float2 *table = s + FFT8192_SMEM_FLOATS2;
-    for (int i = threadIdx.x; i < FFT8192_TWIDDLE_FLOATS2; i += FFT8192_THREADS) table[i] = __ldg(twiddles + i);
+    fft_load_table(table, fft8192_twiddles.w, FFT8192_TWIDDLE_FLOATS2);
     __syncthreads();
     const fft4096_table_twiddles tw = {table};
     const float *x = in + blockIdx.y * g.n;
@@ -317,12 +343,13 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
         __syncthreads(); /* fft8192_forward writes s first */
     }
     fft8192_forward(v, s, tw, table);
+    wait_for_previous_grid(); /* the spectra */
 #pragma unroll
     for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
-        const float2 p = fft_cmul(v[j], __ldg(hb + j * 256 + u));
+        const float2 p = fft_cmul(v[j], __ldcg(hb + j * 256 + u));
         v[j] = make_float2(p.x, -p.y);
     }
-    __syncthreads(); /* the forward transform's last reads of s are done */
+    /* no barrier: the inverse first writes where this thread last read (its row of its half) */
     fft8192_from_split(v, s, tw, table);
     /* outputs i = 4096 half + 256 j + u < hop of both segments */
     const long long first = s0 * g.hop + half * 4096 + u;
@@ -336,29 +363,136 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
     }
 }
 
+/* ---- real8192: one real 8192-point segment a block, one 4096-point complex FFT each way
+ * (fft_real8192.cuh) ---------------------------------------------------------------------- */
+
+/* The filter pairs (conj A / 4096, conj B / 4096) of each mask zero-padded to 8192, in
+ * fft4096_forward's order (float4 at 256 j + t). */
+static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum_real8192_kernel(float2 *h, const float *mask,
+                                                                                   size_t k, size_t mask_stride)
+{
+    __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
+    let_next_grid_start();
+    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
+    const float *m = mask + (size_t)blockIdx.x * mask_stride;
+    const int t = threadIdx.x;
+    float2 v[16];
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        const int i = 2 * (j * 256 + t);
+        v[j] = make_float2(i < (int)k ? m[i] : 0.0f, i + 1 < (int)k ? m[i + 1] : 0.0f);
+    }
+    __syncthreads(); /* the table */
+    fft4096_forward(v, s, fft4096_table_twiddles{table}, t);
+    fft4096_publish(v, s, t);
+    __syncthreads();
+    const int base = fft4096_partner_base(t);
+    float4 *out = reinterpret_cast<float4 *>(h + (size_t)blockIdx.x * 8192);
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+        out[j * 256 + t] = real8192_filter(v[j], fft4096_partner(s, base, j), (t >> 4) + 16 * (t & 15) + 256 * j);
+}
+
+/* Segment blockIdx.x of signal blockIdx.y: input from out0 - lpad, outputs out0 .. out0 + hop
+ * (hop even, so every block of a signal sees the same alignment). The segment starts `shift`
+ * (0 or 1) samples early so that x[2m], x[2m + 1] is one 8-byte load; circular position p
+ * then holds output out0 + p - shift, hence hop <= 8192 - k. */
+static __global__ void __launch_bounds__(FFT4096_THREADS, 4) real8192_kernel(const float *in, float *out,
+                                                                             const float2 *h,
+                                                                             fused_geometry g)
+{
+    __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
+    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
+    __syncthreads();
+    const fft4096_table_twiddles tw = {table};
+    const float *x = in + blockIdx.y * g.n;
+    float *y = out + blockIdx.y * g.out_n;
+    const float4 *hb = reinterpret_cast<const float4 *>(h + blockIdx.y * g.mask_step);
+    const long long out0 = (long long)blockIdx.x * g.hop, start = out0 - (long long)g.lpad;
+    const int shift = (int)(((uintptr_t)x / sizeof(float) + (unsigned long long)start) & 1);
+    const long long first = start - shift; /* x[first] is 8-byte aligned */
+    const int t = threadIdx.x;
+    float2 v[16];
+    if (first >= 0 && first + 8192 <= (long long)g.n) { /* most blocks: no edge */
+        const float2 *xz = reinterpret_cast<const float2 *>(x + first) + t;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) v[j] = __ldg(xz + j * 256);
+    } else { /* samples lo .. hi - 1 of the segment exist (32-bit: 64-bit guards spilled) */
+        const int lo = (int)max(-first, 0LL), hi = (int)min((long long)g.n - first, 8192LL);
+        const float *xs = x + first;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            const int q = 2 * (j * 256 + t);
+            v[j].x = q >= lo && q < hi ? __ldg(xs + q) : 0.0f;
+            v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1) : 0.0f;
+        }
+    }
+    fft4096_forward(v, s, tw, t);
+    fft4096_publish(v, s, t);
+    __syncthreads();
+    const int base = fft4096_partner_base(t);
+    wait_for_previous_grid(); /* the filter */
+#pragma unroll
+    for (int j = 0; j < 16; ++j) v[j] = real8192_apply(v[j], fft4096_partner(s, base, j), __ldcg(hb + j * 256 + t));
+    __syncthreads(); /* every partner read is done before the inverse writes s */
+    fft4096_from_digit_reversed(v, s, tw, t);
+    /* register j holds conj(z'[m]), m = 256 j + t: outputs out0 + 2m - shift and the next */
+    const int count = (int)min(g.hop, (long long)g.out_n - out0);
+    const bool paired = (((uintptr_t)y / sizeof(float) + (unsigned long long)(out0 - shift)) & 1) == 0;
+    float *yb = y + out0;
+    if (paired && shift == 0 && count == g.hop) { /* most blocks: whole pairs, 8-byte stores */
+        float2 *yz = reinterpret_cast<float2 *>(yb) + t;
+#pragma unroll
+        for (int j = 0; j < 16; ++j)
+            if (2 * (j * 256 + t) < count) yz[j * 256] = make_float2(v[j].x, -v[j].y);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+        const int i = 2 * (j * 256 + t) - shift;
+        if (paired && i >= 0 && i + 1 < count) {
+            *reinterpret_cast<float2 *>(yb + i) = make_float2(v[j].x, -v[j].y);
+        } else {
+            if (i >= 0 && i < count) yb[i] = v[j].x;
+            if (i + 1 >= 0 && i + 1 < count) yb[i + 1] = -v[j].y;
+        }
+    }
+}
+
 /* ---- lengths, launch, registry ----------------------------------------------------------- */
 
-/* Configurations: "reg4096" (fft4096.cuh), "reg8192" (fft8192.cuh), or the Stockham FFT at
- * L = 2048, 4096, 8192. "auto" is reg4096 where the mask fits (k <= 2049), else reg8192
- * (k <= 4097). On the H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json)
+/* Configurations: "reg4096" (fft4096.cuh), "reg8192" (fft8192.cuh), "real8192"
+ * (fft_real8192.cuh), or the Stockham FFT at L = 2048, 4096, 8192; "auto": resolved(). Before
+ * real8192, on the H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json)
  * Stockham L4096 ran 0.257 ms against 0.312 for L8192, although 8192 does 22% less FFT work
  * per output: 4096's blocks are a quarter the size (32 KB, 256 threads), more of them fit an
  * SM; reg4096 then ran 0.0958, and reg8192 0.110 (fewer instructions per output, but the
  * load queue throttles and 16M / 12292 outputs per block leave a last wave 17% full:
  * docs/conv1d.md), so reg8192 only where reg4096 cannot hold the mask. "-occN": N blocks per
  * SM in the launch bounds. */
-static const char *const fused_configs[] = {"auto",  "reg4096", "reg4096-occ3", "L2048",        "L4096",
-                                            "L8192", "reg8192", "reg8192-occ1", NULL};
+static const char *const fused_configs[] = {"auto",  "reg4096", "reg4096-occ3", "L2048",    "L4096",
+                                            "L8192", "reg8192", "reg8192-occ1", "real8192", NULL};
 enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3, CONFIG_L2048, CONFIG_L4096, CONFIG_L8192, CONFIG_REG8192,
-       CONFIG_REG8192_OCC1 };
+       CONFIG_REG8192_OCC1, CONFIG_REAL8192 };
 
 static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
 
-/* The configuration "auto" stands for here. */
+/* The configuration "auto" stands for here, from issue 13's grid run with reg4096, reg8192
+ * and real8192 on the H100 (bench/results/...conv1d-fused-grid-real8192.json):
+ *   k > 2049    real8192: it beat reg8192 in every cell (0.82x at n = 2^12 .. 0.98x at 2^20)
+ *   k <= 2049   real8192 for one mask over 2^24 samples or more and k >= 768, or 2^22 and
+ *               k >= 1536: fewer blocks (hop 8192 - k against 2 (4097 - k)), each ~6% more
+ *               work (n = 2^24: 0.84x at k = 2047, 0.98x at 1023, 1.02x at 511); reg4096
+ *               elsewhere: its spectrum kernel is cheaper, which bounds small problems (9
+ *               against 11 us), and per-signal masks pay that kernel per signal (1024 x
+ *               16384, k = 2047: 0.113 against 0.125 ms). */
 static int resolved(const mh_conv1d_args *a, int config)
 {
     if (config != CONFIG_AUTO) return config;
-    return fits(a, 12) ? CONFIG_REG4096 : CONFIG_REG8192;
+    if (!fits(a, 12)) return CONFIG_REAL8192;
+    const double samples = (double)a->batch * (double)a->n;
+    const size_t k_min = samples >= 16777216.0 ? 768 : samples >= 4194304.0 ? 1536 : (size_t)-1;
+    return a->mask_stride == 0 && a->k >= k_min ? CONFIG_REAL8192 : CONFIG_REG4096;
 }
 
 /* log2 of the segment length of this configuration */
@@ -371,7 +505,18 @@ static int log2_len(const mh_conv1d_args *a, int config)
     }
 }
 
-enum fused_fft { STOCKHAM, REG4096, REG8192 };
+enum fused_fft { STOCKHAM, REG4096, REG8192, REAL8192 };
+
+/* Outputs per segment: L - k + 1, or for REAL8192 L - k rounded down to even (its segments
+ * may start one sample early, and an even hop gives every block of a signal one alignment). */
+static long long segment_hop(fused_fft fft, int log2l, size_t k)
+{
+    const long long room = (1LL << log2l) - (long long)k;
+    return fft == REAL8192 ? room & ~1LL : room + 1;
+}
+
+/* Segments per block: REAL8192 transforms one real segment, the others two as one complex. */
+static int segments_per_block(fused_fft fft) { return fft == REAL8192 ? 1 : 2; }
 
 /* The kernels of one configuration: FFT kind, LOG2L, T threads, MINB blocks per SM. */
 template <fused_fft FFT, int LOG2L, int T, int MINB>
@@ -379,6 +524,8 @@ static void fused_kernels(const void **spectrum, const void **convolve, size_t *
 {
     if constexpr (FFT == REG4096) {
         *spectrum = (const void *)spectrum4096_kernel, *convolve = (const void *)fused4096_kernel<MINB>, *smem = 0;
+    } else if constexpr (FFT == REAL8192) {
+        *spectrum = (const void *)spectrum_real8192_kernel, *convolve = (const void *)real8192_kernel, *smem = 0;
     } else if constexpr (FFT == REG8192) {
         *spectrum = (const void *)spectrum8192_kernel, *convolve = (const void *)fused8192_kernel<MINB>;
         *smem = FUSED8192_SMEM_BYTES;
@@ -395,6 +542,21 @@ static mh_status launch(mh_context *ctx, const void *kernel, unsigned gx, unsign
                           what);
 }
 
+/* launch(), where the GPU has it (sm_90) as a programmatic dependent launch: the kernel may
+ * start while the one before it in the stream runs, and waits for it (wait_for_previous_grid)
+ * before it reads what that one writes. */
+static mh_status launch_overlapped(mh_context *ctx, const void *kernel, unsigned gx, unsigned gy, int threads,
+                                   size_t smem, void **params, const char *what)
+{
+    cudaLaunchConfig_t c = {};
+    cudaLaunchAttribute overlap[1];
+    overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap[0].val.programmaticStreamSerializationAllowed = 1;
+    c.gridDim = dim3(gx, gy), c.blockDim = dim3(threads), c.dynamicSmemBytes = smem, c.stream = mh_stream(ctx);
+    c.attrs = overlap, c.numAttrs = ctx->cc >= 90 ? 1 : 0;
+    return mh_cuda_status(ctx, cudaLaunchKernelExC(&c, kernel, params), what);
+}
+
 template <fused_fft FFT, int LOG2L, int T, int MINB = 1>
 static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
 {
@@ -408,8 +570,8 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     if (per_launch > MH_MAX_GRID_YZ) per_launch = MH_MAX_GRID_YZ;
     const size_t spectra = masks < per_launch ? masks : per_launch;
     void *ws;
-    /* the twiddle table first */
-    const size_t table = FFT == REG4096 ? FFT4096_TWIDDLE_FLOATS2 : FFT == REG8192 ? FFT8192_TWIDDLE_FLOATS2 : L;
+    /* the Stockham twiddle table first (the register FFTs' tables are compile-time constants) */
+    const size_t table = FFT == STOCKHAM ? L : 0;
     MH_TRY(mh_workspace(ctx, spectrum_bytes * spectra + table * sizeof(float2), &ws));
     float2 *tw = (float2 *)ws, *h = tw + table;
     if (smem > 48 * 1024) {
@@ -422,9 +584,9 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     }
     fused_geometry g;
     g.n = a->n, g.out_n = a->out_n, g.lpad = a->lpad, g.mask_step = a->mask_stride ? (size_t)L : 0;
-    g.hop = L - (long long)a->k + 1;
+    g.hop = segment_hop(FFT, LOG2L, a->k);
     g.segs = ((long long)a->out_n + g.hop - 1) / g.hop;
-    const unsigned pairs = (unsigned)((g.segs + 1) / 2);
+    const unsigned blocks_x = (unsigned)((g.segs + segments_per_block(FFT) - 1) / segments_per_block(FFT));
     size_t k = a->k, mask_stride = a->mask_stride;
     for (size_t b0 = 0; b0 < a->batch; b0 += per_launch) {
         const size_t count = a->batch - b0 < per_launch ? a->batch - b0 : per_launch;
@@ -432,12 +594,17 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
         float *out = a->out + b0 * a->out_n;
         if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
             const unsigned blocks = (unsigned)(a->mask_stride ? count : 1);
-            void *reg_args[] = {&h, &tw, &mask, &k, &mask_stride}, *stockham_args[] = {&h, &mask, &k, &mask_stride, &tw};
+            void *reg_args[] = {&h, &mask, &k, &mask_stride}, *stockham_args[] = {&h, &mask, &k, &mask_stride, &tw};
             MH_TRY(launch(ctx, spectrum, blocks, 1, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
                           "fft-fused spectrum kernel"));
         }
-        void *args[] = {&in, &out, &h, &tw, &g};
-        MH_TRY(launch(ctx, convolve, pairs, (unsigned)count, T, smem, args, "fft-fused kernel"));
+        if constexpr (FFT == STOCKHAM) {
+            void *args[] = {&in, &out, &h, &tw, &g};
+            MH_TRY(launch(ctx, convolve, blocks_x, (unsigned)count, T, smem, args, "fft-fused kernel"));
+        } else {
+            void *args[] = {&in, &out, &h, &g};
+            MH_TRY(launch_overlapped(ctx, convolve, blocks_x, (unsigned)count, T, smem, args, "fft-fused kernel"));
+        }
     }
     return MH_OK;
 }
@@ -450,6 +617,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *args)
     case CONFIG_REG4096_OCC3: return fused_launch<REG4096, 12, FFT4096_THREADS, 3>(ctx, a);
     case CONFIG_REG8192: return fused_launch<REG8192, 13, FFT8192_THREADS, 2>(ctx, a);
     case CONFIG_REG8192_OCC1: return fused_launch<REG8192, 13, FFT8192_THREADS, 1>(ctx, a);
+    case CONFIG_REAL8192: return fused_launch<REAL8192, 13, FFT4096_THREADS>(ctx, a);
     case CONFIG_L2048: return fused_launch<STOCKHAM, 11, 128>(ctx, a);
     case CONFIG_L4096: return fused_launch<STOCKHAM, 12, 256>(ctx, a);
     default: return fused_launch<STOCKHAM, 13, 1024>(ctx, a);
@@ -465,8 +633,10 @@ static int fused_supports(const mh_context *, const mh_args *args, char *why, si
                  a->k, (1 << l) / 2, 1 << l);
         return 0;
     }
-    const long long hop = (1LL << l) - (long long)a->k + 1, pairs = ((long long)a->out_n / hop + 2) / 2;
-    if (pairs > (long long)MH_MAX_GRID_X) {
+    const int config = resolved(a, args->config);
+    const fused_fft fft = config == CONFIG_REAL8192 ? REAL8192 : STOCKHAM;
+    const long long hop = segment_hop(fft, l, a->k), per_block = segments_per_block(fft);
+    if (((long long)a->out_n / hop + per_block) / per_block > (long long)MH_MAX_GRID_X) {
         snprintf(why, len, "%zu outputs need more than 2^31-1 blocks", a->out_n);
         return 0;
     }
@@ -475,7 +645,8 @@ static int fused_supports(const mh_context *, const mh_args *args, char *why, si
 
 static const mh_row rows[] = {
     {{"conv1d/fft-fused", MH_OP_CONV1D, MH_BACKEND_CUDA, 13, "global+shared", "ours",
-      "overlap-save with the FFT on chip: two segments per complex FFT (4096 or 8192 points in registers), k <= 4097"},
+      "overlap-save with the FFT on chip, in registers: a real 8192-point segment or two real 4096-point ones per "
+      "complex FFT, k <= 4097"},
      fused_supports, fused_run, fused_configs, 1},
 };
 

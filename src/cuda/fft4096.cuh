@@ -22,9 +22,9 @@
  *
  * Twiddles come from a policy: both take w = exp(-2 pi i j / N) and w^4 and make the other
  * powers by at most two complex products (a few ulp); fft4096_computed_twiddles gets w and
- * w^4 from sincospif, fft4096_table_twiddles from a 4 KB table made in double precision
- * (fft4096_fill_twiddles), which saves the four sincospif pairs of a convolution block's
- * threads: that kernel is issue-bound (ncu on the H100: 82% issue active). */
+ * w^4 from sincospif, fft4096_table_twiddles from a 4 KB table computed in double precision
+ * by the compiler (fft4096_twiddles), which saves the four sincospif pairs of a convolution
+ * block's threads: that kernel is issue-bound (ncu on the H100: 82% issue active). */
 #ifndef MH_FFT4096_CUH
 #define MH_FFT4096_CUH
 
@@ -119,8 +119,8 @@ struct fft4096_computed_twiddles {
 
 #define FFT4096_TWIDDLE_FLOATS2 (2 * 256 + 2 * 16)
 
-/* The same twiddles with w and w^4 read from a table (fft4096_fill_twiddles; the caller
- * copies it to shared memory) instead of two sincospif: outer w^t at t, w^(4 t) at 256 + t;
+/* The same twiddles with w and w^4 read from a table (fft4096_twiddles; the caller copies
+ * it to shared memory) instead of two sincospif: outer w^t at t, w^(4 t) at 256 + t;
  * inner w^lo at 512 + lo, w^(4 lo) at 528 + lo. Read from global memory, the table's 64-bit
  * pointer and early loads pushed the kernel past 80 registers (~120 bytes spilled). */
 struct fft4096_table_twiddles {
@@ -135,22 +135,60 @@ struct fft4096_table_twiddles {
     }
 };
 
-/* The table of fft4096_table_twiddles, in double precision, by one block of any size. */
-static __device__ void fft4096_fill_twiddles(float2 *table)
+/* exp(-2 pi i m / n) rounded from double, at compile time (no sincospi in constant
+ * expressions): the angle reduced to a quadrant and then to [0, pi/4] by the circle's
+ * symmetries, where 12 Taylor terms leave an error under 1e-17. */
+constexpr double fft_taylor_sin(double x)
 {
-    for (int i = threadIdx.x; i < FFT4096_TWIDDLE_FLOATS2; i += blockDim.x) {
-        const int outer = i < 512, j = outer ? i & 255 : (i - 512) & 15;
-        const int power = (outer ? i >> 8 : (i - 512) >> 4) ? 4 : 1;
-        double s, c;
-        sincospi(-2.0 * (double)(power * j) / (outer ? 4096.0 : 256.0), &s, &c);
-        table[i] = make_float2((float)c, (float)s);
-    }
+    double term = x, sum = x;
+    for (int i = 1; i < 12; ++i) term *= -x * x / ((2.0 * i) * (2.0 * i + 1.0)), sum += term;
+    return sum;
+}
+constexpr double fft_taylor_cos(double x)
+{
+    double term = 1.0, sum = 1.0;
+    for (int i = 1; i < 12; ++i) term *= -x * x / ((2.0 * i - 1.0) * (2.0 * i)), sum += term;
+    return sum;
+}
+constexpr float2 fft_root(long long m, long long n)
+{
+    const double half_pi = 1.57079632679489661923;
+    m %= n;
+    const long long q = 4 * m / n, r = 4 * m - q * n; /* angle = (q + r / n) pi / 2 */
+    const bool low = 2 * r <= n;                        /* r / n <= 1/2: theta <= pi / 4 */
+    const double x = half_pi * (double)(low ? r : n - r) / (double)n;
+    const double c0 = low ? fft_taylor_cos(x) : fft_taylor_sin(x), s0 = low ? fft_taylor_sin(x) : fft_taylor_cos(x);
+    const double c = q == 0 ? c0 : q == 1 ? -s0 : q == 2 ? -c0 : s0;
+    const double s = q == 0 ? s0 : q == 1 ? c0 : q == 2 ? -s0 : -c0;
+    return float2{(float)c, (float)-s};
+}
+
+/* fft4096_table_twiddles' table, made by the compiler: a constant in global memory that
+ * kernels copy to shared memory (no kernel has to write it first). */
+struct fft4096_twiddle_values {
+    float2 w[FFT4096_TWIDDLE_FLOATS2];
+};
+constexpr fft4096_twiddle_values fft4096_make_twiddles()
+{
+    fft4096_twiddle_values t{};
+    for (int i = 0; i < 256; ++i) t.w[i] = fft_root(i, 4096), t.w[256 + i] = fft_root(4 * i, 4096);
+    for (int i = 0; i < 16; ++i) t.w[512 + i] = fft_root(i, 256), t.w[528 + i] = fft_root(4 * i, 256);
+    return t;
+}
+static __device__ const fft4096_twiddle_values fft4096_twiddles = fft4096_make_twiddles();
+
+/* Copies n float2 of a twiddle table into shared memory; every thread of the block (the
+ * caller syncs before reading it). */
+static __device__ __forceinline__ void fft_load_table(float2 *table, const float2 *from, int n)
+{
+    for (int i = threadIdx.x; i < n; i += blockDim.x) table[i] = from[i];
 }
 
 /* Registers x[256 j + t] -> X[(t >> 4) + 16 (t & 15) + 256 j], t in 0..255 (threadIdx.x for
  * a block of 256; fft8192.cuh runs two of these side by side), every thread of the block.
  * It writes s first and reads it last: a caller syncs before it when s was in use, and
- * after it before writing s again. */
+ * after it before writing s again, except where thread t writes only its own row s[17 t ..
+ * 17 t + 15], which is all it read last (fft4096_from_digit_reversed's first writes). */
 template <class Twiddles>
 static __device__ __forceinline__ void fft4096_forward(float2 (&v)[16], float2 *s, const Twiddles &tw, int t)
 {

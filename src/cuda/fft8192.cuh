@@ -19,7 +19,7 @@
  *
  * Shared memory: FFT8192_SMEM_FLOATS2 float2 (69,632 bytes: one fft4096 area per half).
  * Twiddles: fft4096_table_twiddles' table followed by w^u for u = 0..255
- * (FFT8192_TWIDDLE_FLOATS2 in all, fft8192_fill_twiddles); w^m = w^u exp(-2 pi i j / 32). */
+ * (FFT8192_TWIDDLE_FLOATS2 in all, fft8192_twiddles); w^m = w^u exp(-2 pi i j / 32). */
 #ifndef MH_FFT8192_CUH
 #define MH_FFT8192_CUH
 
@@ -44,17 +44,20 @@ static __device__ __forceinline__ float2 fft_w32(int j)
     return j <= 8 ? make_float2(c[j], -c[8 - j]) : make_float2(-c[16 - j], -c[j - 8]);
 }
 
-/* The table: fft4096_fill_twiddles' entries, then exp(-2 pi i u / 8192) for u < 256, in
- * double precision, by one block of any size. */
-static __device__ void fft8192_fill_twiddles(float2 *table)
+/* The table: fft4096_twiddles' entries, then exp(-2 pi i u / 8192) for u < 256; made by the
+ * compiler, as fft4096_twiddles. */
+struct fft8192_twiddle_values {
+    float2 w[FFT8192_TWIDDLE_FLOATS2];
+};
+constexpr fft8192_twiddle_values fft8192_make_twiddles()
 {
-    fft4096_fill_twiddles(table);
-    for (int u = threadIdx.x; u < 256; u += blockDim.x) {
-        double s, c;
-        sincospi(-(double)u / 4096.0, &s, &c);
-        table[FFT4096_TWIDDLE_FLOATS2 + u] = make_float2((float)c, (float)s);
-    }
+    fft8192_twiddle_values t{};
+    const fft4096_twiddle_values inner = fft4096_make_twiddles();
+    for (int i = 0; i < FFT4096_TWIDDLE_FLOATS2; ++i) t.w[i] = inner.w[i];
+    for (int u = 0; u < 256; ++u) t.w[FFT4096_TWIDDLE_FLOATS2 + u] = fft_root(u, 8192);
+    return t;
 }
+static __device__ const fft8192_twiddle_values fft8192_twiddles = fft8192_make_twiddles();
 
 /* v[j] *= w^(256 j + u), given wu = w^u. */
 static __device__ __forceinline__ void fft8192_twiddle(float2 (&v)[16], float2 wu)
