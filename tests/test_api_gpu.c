@@ -68,7 +68,7 @@ int main(void)
                 {4194304, 31, "conv1d/regtile"},     {4194304, 63, "conv1d/fft-fused"},
                 {1048576, 63, "conv1d/regtile"},     {1048576, 127, "conv1d/fft-fused"},
                 {262144, 255, "conv1d/regtile"},     {262144, 511, "conv1d/fft-fused"},
-                {4096, 511, "conv1d/regtile"},       {4096, 1023, "conv1d/fft-fused"},
+                {4096, 255, "conv1d/regtile"},       {4096, 511, "conv1d/fft-fused"},
                 {65536, 4095, "conv1d/fft-fused"},      {262144, 4095, "conv1d/fft-fused"},
                 {16777216, 8191, "conv1d/fft-os"},   {16777216, 65535, "conv1d/fft-os"},
                 {1000, 999, "conv1d/fft-fused"},     {1000, 99, "conv1d/regtile"}};

@@ -96,12 +96,15 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
  *   k > 4097           fft-os (fft-fused cannot hold the mask)
  *   2049 < k <= 4097   fft-fused (its real8192): it won every cell of the grid at acfa622,
  *                      by 5.2x over regtile at n = 2^12 to 26x at 2^26
- *   k <= 2049          fft-fused from a k that falls as the problem grows: 721 below 2^13
- *                      samples (n = 4096, k = 511: regtile 2x faster), 384 below 2^19, 96
- *                      below 2^21, 48 below 2^23, 46 above; regtile below that k (it ends up
- *                      at its launch floor or the copy ceiling, where the FFT's fixed costs
- *                      do not pay). The thresholds fell at acfa622, where fft-fused's
- *                      convolution began to overlap its spectrum kernel (~3 us less a call).
+ *   k <= 2049          fft-fused from a k that falls as the problem grows: 384 below 2^19
+ *                      samples, 96 below 2^21, 48 below 2^23, 46 above; regtile below that k
+ *                      (it ends up at its launch floor or the copy ceiling, where the FFT's
+ *                      fixed costs do not pay). The thresholds fell at acfa622, where
+ *                      fft-fused's convolution began to overlap its spectrum kernel (~3 us
+ *                      less a call); read off the grids at acfa622 and 3806dfd (below 2^13
+ *                      samples every row is within ~10 us and the cells change sides from
+ *                      run to run: n = 4096, k = 511 was regtile's by 2x in one, fft-fused's
+ *                      by 1.4x in the other).
  * Each list goes on to the others: a row that refuses or runs out of memory passes the call
  * to the next. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *args)
@@ -115,11 +118,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *args)
     const double samples = (double)a->batch * (double)a->n;
     if (a->k > 4097) return os;
     if (a->k > 2049) return fused;
-    const size_t k_min = samples < 8192.0      ? 721
-                         : samples < 524288.0  ? 384
-                         : samples < 2097152.0 ? 96
-                         : samples < 8388608.0 ? 48
-                                               : 46;
+    const size_t k_min = samples < 524288.0 ? 384 : samples < 2097152.0 ? 96 : samples < 8388608.0 ? 48 : 46;
     return a->k >= k_min ? fused : direct;
 }
 
