@@ -227,9 +227,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
                                                                                  fused_geometry g)
 {
     __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
-    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
-    __syncthreads();
-    const fft4096_table_twiddles tw = {table};
+    const fft4096_table_twiddles tw = fft4096_shared_twiddles(table);
     const float *x = in + blockIdx.y * g.n;
     float *y = out + blockIdx.y * g.out_n;
     const float2 *hb = h + blockIdx.y * g.mask_step;

@@ -184,6 +184,15 @@ static __device__ __forceinline__ void fft_load_table(float2 *table, const float
     for (int i = threadIdx.x; i < n; i += blockDim.x) table[i] = from[i];
 }
 
+/* fft4096_twiddles copied into table (shared memory, FFT4096_TWIDDLE_FLOATS2 float2) by the
+ * whole block, then a barrier: the twiddles of a kernel's transforms. */
+static __device__ __forceinline__ fft4096_table_twiddles fft4096_shared_twiddles(float2 *table)
+{
+    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
+    __syncthreads();
+    return fft4096_table_twiddles{table};
+}
+
 /* Registers x[256 j + t] -> X[(t >> 4) + 16 (t & 15) + 256 j], t in 0..255 (threadIdx.x for
  * a block of 256; fft8192.cuh runs two of these side by side), every thread of the block.
  * It writes s first and reads it last: a caller syncs before it when s was in use, and
