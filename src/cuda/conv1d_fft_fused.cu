@@ -505,6 +505,17 @@ static int log2_len(const mh_conv1d_args *a, int config)
 
 enum fused_fft { STOCKHAM, REG4096, REG8192, REAL8192 };
 
+/* The FFT a (resolved) configuration runs. */
+static fused_fft fft_of(int config)
+{
+    switch (config) {
+    case CONFIG_REG4096: case CONFIG_REG4096_OCC3: return REG4096;
+    case CONFIG_REG8192: case CONFIG_REG8192_OCC1: return REG8192;
+    case CONFIG_REAL8192: return REAL8192;
+    default: return STOCKHAM;
+    }
+}
+
 /* Outputs per segment: L - k + 1, or for REAL8192 L - k rounded down to even (its segments
  * may start one sample early, and an even hop gives every block of a signal one alignment). */
 static long long segment_hop(fused_fft fft, int log2l, size_t k)
@@ -533,25 +544,18 @@ static void fused_kernels(const void **spectrum, const void **convolve, size_t *
     }
 }
 
+/* One kernel on the context's stream; with `overlapped`, where the GPU has it (sm_90), as a
+ * programmatic dependent launch: the kernel may start while the one before it in the stream
+ * runs, and waits for it (wait_for_previous_grid) before it reads what that one writes. */
 static mh_status launch(mh_context *ctx, const void *kernel, unsigned gx, unsigned gy, int threads, size_t smem,
-                        void **params, const char *what)
-{
-    return mh_cuda_status(ctx, cudaLaunchKernel(kernel, dim3(gx, gy), dim3(threads), params, smem, mh_stream(ctx)),
-                          what);
-}
-
-/* launch(), where the GPU has it (sm_90) as a programmatic dependent launch: the kernel may
- * start while the one before it in the stream runs, and waits for it (wait_for_previous_grid)
- * before it reads what that one writes. */
-static mh_status launch_overlapped(mh_context *ctx, const void *kernel, unsigned gx, unsigned gy, int threads,
-                                   size_t smem, void **params, const char *what)
+                        void **params, const char *what, bool overlapped = false)
 {
     cudaLaunchConfig_t c = {};
     cudaLaunchAttribute overlap[1];
     overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     overlap[0].val.programmaticStreamSerializationAllowed = 1;
     c.gridDim = dim3(gx, gy), c.blockDim = dim3(threads), c.dynamicSmemBytes = smem, c.stream = mh_stream(ctx);
-    c.attrs = overlap, c.numAttrs = ctx->cc >= 90 ? 1 : 0;
+    c.attrs = overlap, c.numAttrs = overlapped && ctx->cc >= 90 ? 1 : 0;
     return mh_cuda_status(ctx, cudaLaunchKernelExC(&c, kernel, params), what);
 }
 
@@ -596,13 +600,9 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
             MH_TRY(launch(ctx, spectrum, blocks, 1, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
                           "fft-fused spectrum kernel"));
         }
-        if constexpr (FFT == STOCKHAM) {
-            void *args[] = {&in, &out, &h, &tw, &g};
-            MH_TRY(launch(ctx, convolve, blocks_x, (unsigned)count, T, smem, args, "fft-fused kernel"));
-        } else {
-            void *args[] = {&in, &out, &h, &g};
-            MH_TRY(launch_overlapped(ctx, convolve, blocks_x, (unsigned)count, T, smem, args, "fft-fused kernel"));
-        }
+        void *reg_args[] = {&in, &out, &h, &g}, *stockham_args[] = {&in, &out, &h, &tw, &g};
+        MH_TRY(launch(ctx, convolve, blocks_x, (unsigned)count, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
+                      "fft-fused kernel", FFT != STOCKHAM));
     }
     return MH_OK;
 }
@@ -631,8 +631,7 @@ static int fused_supports(const mh_context *, const mh_args *args, char *why, si
                  a->k, (1 << l) / 2, 1 << l);
         return 0;
     }
-    const int config = resolved(a, args->config);
-    const fused_fft fft = config == CONFIG_REAL8192 ? REAL8192 : STOCKHAM;
+    const fused_fft fft = fft_of(resolved(a, args->config));
     const long long hop = segment_hop(fft, l, a->k), per_block = segments_per_block(fft);
     if (((long long)a->out_n / hop + per_block) / per_block > (long long)MH_MAX_GRID_X) {
         snprintf(why, len, "%zu outputs need more than 2^31-1 blocks", a->out_n);
