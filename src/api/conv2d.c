@@ -124,7 +124,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 
 static const mh_row_group groups[] = {
     mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
-    mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_cudnn_rows,   mh_conv2d_npp_rows,
+    mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_tc_rows,
+    mh_conv2d_cudnn_rows,     mh_conv2d_npp_rows,
 };
 
 const mh_op_table mh_conv2d_table = {MH_OP_CONV2D, "conv2d", groups, sizeof groups / sizeof groups[0],

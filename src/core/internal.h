@@ -272,6 +272,7 @@ const mh_row *mh_conv2d_cpu_rows(size_t *count);
 const mh_row *mh_conv2d_cuda_rows(size_t *count);
 const mh_row *mh_conv2d_texture_rows(size_t *count);
 const mh_row *mh_conv2d_regtile_rows(size_t *count);
+const mh_row *mh_conv2d_tc_rows(size_t *count);
 const mh_row *mh_conv2d_stream_rows(size_t *count);
 const mh_row *mh_conv2d_walk_rows(size_t *count);
 const mh_row *mh_conv2d_separable_rows(size_t *count);

@@ -1,0 +1,390 @@
+/* conv2d/tc, ours: the convolution as small matrix products on Hopper's tensor cores (wgmma),
+ * 3xTF32 so that the result keeps FP32 accuracy (tf32_split.cuh, docs/matmul.md).
+ *
+ * The Toeplitz formulation. Take one input row x (a row of the block's tile) and one output
+ * row r it feeds through filter row i. Four consecutive outputs of r starting at column 4m are
+ *     out[r][4m + c] += sum_t x[4m + t] f[i][t - c]        (c = 0..3, t = 0..L-1)
+ * a row of a matrix A (A[m][t] = x[4m + t], the window of input row x at 4m) times a Toeplitz
+ * matrix T_i (T_i[t][c] = f[i][t - c], zero outside the filter). With Q = 4 output rows
+ * r0..r0+3 and input row x = r0 + rho, output row r0 + q uses filter row rho - q, so the
+ * columns (q, c) of one L x 16 matrix B_rho = [T_rho | T_rho-1 | T_rho-2 | T_rho-3] give all
+ * four rows' contributions at once: 64 A rows (256 outputs wide) times B_rho is one
+ * m64n16kL product, and summing it over rho = 0 .. krows + 2 gives the 256 x 4 outputs.
+ * Worked example, 3-wide filter row (a, b, c), L = 8: T's columns are
+ *     (a b c 0 0 0 0 0), (0 a b c 0 0 0 0), (0 0 a b c 0 0 0), (0 0 0 a b c 0 0)
+ * so window x[4m..4m+7] gives outputs 4m..4m+3 of that row.
+ * With groups of Q output rows (Q = 4 above; 8 and 16 are configurations) B_rho has N = 4 Q
+ * columns and rho runs over krows + Q - 1 input rows. L is kcols + 3 rounded up to the tensor
+ * cores' k step of 8 (8, 16, 24, 32 or 40), so the work done is (krows + Q - 1) L multiply-adds
+ * per output against krows kcols useful ones (Q = 4: 11 x 11 14 x 16 / 121 = 1.85, 31 x 31
+ * 34 x 40 / 961 = 1.42, 5 x 5 8 x 8 / 25 = 2.56; Q = 8: 2.38, 1.58, 3.84), times 3 for the split.
+ *
+ * How it runs:
+ *   toeplitz_kernel   per call: the Toeplitz columns (tc_panels), split into big and small TF32
+ *                     parts, in the K-major no-swizzle layout wgmma reads, into the workspace
+ *   conv2d_tc_kernel  one warpgroup a block, 256 output columns by Q G rows. The panels arrive by
+ *                     cp.async; the input tile (Q G + krows - 1 rows of 256 + L) is split once as
+ *                     it is loaded, each element's big and small parts side by side. A comes from
+ *                     the tile into registers (wgmma's A-from-registers form; the tensor cores
+ *                     read only B from shared memory): thread (warp w, lane) holds A rows 16 w +
+ *                     lane / 4 (+ 8), columns lane % 4 (+ 4) of each 8-deep slice, that is
+ *                     x[64 w + lane + 8 j + {0, 4, 32, 36}]: consecutive lanes read consecutive
+ *                     8-byte pairs. Per rho and group: small*big, big*small, big*big per slice
+ *                     into a partial sum, added to the accumulator with round-to-nearest after
+ *                     wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
+ *                     reading one partial while another is in flight makes ptxas serialize every
+ *                     wgmma: matmul_wgmma.cu).
+ * Splitting A in registers at every use instead (the first version) made the loop issue-bound:
+ * cvt.rna.tf32 is emulated (about 9 instructions a value with the Inf guard), 373 instructions
+ * per 24 wgmma at 11 x 11, 60% issue slots busy and the tensor pipe 22% active (ncu).
+ * Every A row covers real outputs, so the only waste is T's zeros. A NaN or Inf in the image
+ * meets those zeros (0 * Inf = NaN): outputs up to L - 1 columns and Q - 1 rows beyond the ones
+ * it really reaches can turn NaN, where the direct rows give Inf or a finite value.
+ *
+ * Built for sm_90a only (wgmma): CMake compiles this file with -gencode arch=compute_90a,code=sm_90a;
+ * the row refuses other devices. */
+#include "common.cuh"
+#include "conv2d_window.cuh"
+#include "tf32_split.cuh"
+#include "tile_io.cuh"
+#include "wgmma_ops.cuh"
+
+#include <stdio.h>
+
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TC_ABSENT 1 /* a device pass for another target: empty kernels */
+#endif
+
+namespace {
+
+constexpr int S = 4;          /* outputs per A row: A rows are windows 4 columns apart */
+constexpr int STRIP = 64 * S; /* output columns per block (the warpgroup's 64 A rows) */
+constexpr int THREADS = 128;  /* one warpgroup */
+
+/* SL 8-deep slices of k (L = 8 SL); groups of Q output rows (4, 8 or 16: B has N = 4 Q columns
+ * (q, c), one m64nNk8 product per slice). A block holds G groups. Each group's A fragments
+ * stay in registers until its products are done (8 SL registers a group), so G shrinks as the
+ * slices grow. */
+template <int SL, int Q> struct tc_shape {
+    static constexpr int L = 8 * SL;
+    static constexpr int N = S * Q;     /* B's columns */
+    static constexpr int PART = N / 2;  /* a group's accumulators a thread */
+    static constexpr int G = Q == 16 ? 1 : (Q == 4 ? 4 : 2) / (SL <= 3 ? 1 : 2);
+    static constexpr int ROWS = Q * G;  /* output rows per block */
+    static constexpr int TW = STRIP + L; /* tile row length in elements (a multiple of 8) */
+};
+
+/* The Toeplitz columns. B_rho's column (q, c) is column c of T_(rho - q), so B_rho + 1 is B_rho
+ * shifted by 4 columns: one sequence of columns U[4 a + c] = T_(top - a)[.][c], top = krows +
+ * Q - 2, a = 0 .. krows + 2 Q - 3 (T_i = 0 outside the filter), holds every B_rho as the N
+ * columns from U[4 (top - rho)]. It is stored as panels, one per part (big, small), slice j and
+ * k-half h: U's columns one after another, 16 bytes (4 k) each. A descriptor then reads B_rho's
+ * slice with the k-halves a panel apart (leading offset) and 8-column groups 128 bytes apart
+ * (stride offset). 31 x 31, Q = 8: 57.6 KB, against 390 KB for every B_rho apart. */
+struct tc_panels {
+    int columns; /* U's columns: 4 (krows + 2 Q - 2) */
+    __host__ __device__ int panel_floats() const { return columns * 4; }
+    __host__ __device__ int total_floats(int sl) const { return 2 * sl * 2 * panel_floats(); }
+    /* float offset of U's column u, k = kk of half h of slice j, part (0 big, 1 small) */
+    __host__ __device__ int at(int sl, int part, int j, int h, int u, int kk) const
+    {
+        return ((part * sl + j) * 2 + h) * panel_floats() + u * 4 + kk;
+    }
+};
+
+__host__ __device__ inline tc_panels panels_for(int krows, int q) { return {4 * (krows + 2 * q - 2)}; }
+
+struct tc_params {
+    const float *in, *toeplitz;
+    float *out;
+    size_t rows, cols, out_rows, out_cols;
+    int krows, kcols, lpr, lpc;
+    int xshift; /* output columns the first block starts left of 0, to align its loads */
+};
+
+/* U's panels, split into big and small TF32 parts. */
+template <int SL, int Q>
+__global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float *b)
+{
+#ifndef TC_ABSENT
+    const tc_panels pn = panels_for(krows, Q);
+    const int top = krows + Q - 2, total = pn.columns * 8 * SL;
+    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
+        const int u = e / (8 * SL), k = e % (8 * SL); /* column u, depth k */
+        const int i = top - u / 4, col = k - u % 4;
+        const float v = i >= 0 && i < krows && col >= 0 && col < kcols ? filter[i * kcols + col] : 0.0f;
+        unsigned big, small;
+        tf32_split(v, big, small);
+        b[pn.at(SL, 0, k / 8, k % 8 / 4, u, k % 4)] = __uint_as_float(big);
+        b[pn.at(SL, 1, k / 8, k % 8 / 4, u, k % 4)] = __uint_as_float(small);
+    }
+#endif
+}
+
+#ifndef TC_ABSENT
+
+/* K-major, no swizzle: the k-halves `lead` bytes apart, 8-column groups 128 bytes apart. */
+__device__ __forceinline__ unsigned long long descriptor(const float *smem, unsigned lead)
+{
+    const unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lead & 0x3FFFF) >> 4) << 16) |
+           ((unsigned long long)(128 >> 4) << 32);
+}
+
+/* Keeps the compiler from moving accesses of v across the asynchronous wgmma. */
+template <typename V, int N> __device__ __forceinline__ void fence_operands(V (&v)[N])
+{
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("" : "+r"(*reinterpret_cast<unsigned *>(&v[i]))::"memory");
+}
+
+/* The block's input tile, split once: element (r, t) as its big and small TF32 parts side by
+ * side (uint2), zero outside the image. Each thread takes 4 consecutive elements at a time:
+ * one 16-byte load where the row allows it. */
+template <int TW>
+__device__ __forceinline__ void load_split_tile(const tc_params &p, uint2 *tile, long long y0, long long x0, int th)
+{
+    const bool vec = p.cols % 4 == 0 && mh_aligned16(p.in) && (x0 % 4 + 4) % 4 == 0;
+    for (int item = threadIdx.x; item < th * (TW / 4); item += THREADS) {
+        const int r = item / (TW / 4), t = 4 * (item % (TW / 4));
+        const long long y = y0 + r, x = x0 + t;
+        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (y >= 0 && y < (long long)p.rows) {
+            const float *row = p.in + (size_t)y * p.cols;
+            if (vec && x >= 0 && x + 4 <= (long long)p.cols) {
+                const float4 f = __ldg(reinterpret_cast<const float4 *>(row + x));
+                v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (x + e >= 0 && x + e < (long long)p.cols) v[e] = __ldg(row + x + e);
+            }
+        }
+        unsigned big[4], small[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) tf32_split(v[e], big[e], small[e]);
+        uint4 *d = reinterpret_cast<uint4 *>(tile + r * TW + t);
+        d[0] = make_uint4(big[0], small[0], big[1], small[1]);
+        d[1] = make_uint4(big[2], small[2], big[3], small[3]);
+    }
+}
+
+/* One rho for the block's G groups: A from tile rows Q g + rho (xw: the thread's column of the
+ * tile's row 0), B_rho's slices at bd (big) and bd_small; the products into fresh partial sums,
+ * added to acc. */
+template <int SL, int Q, typename T = tc_shape<SL, Q>>
+__device__ __forceinline__ void multiply_row(const uint2 *xw, int rho, unsigned long long bd,
+                                             unsigned long long bd_small, unsigned slice_step,
+                                             float (&acc)[T::G][T::PART])
+{
+    constexpr int G = T::G;
+    unsigned big[G][SL][4], small[G][SL][4];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        const uint2 *x = xw + (Q * g + rho) * T::TW;
+#pragma unroll
+        for (int j = 0; j < SL; ++j)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const uint2 v = x[8 * j + 32 * (q % 2) + 4 * (q / 2)];
+                big[g][j][q] = v.x, small[g][j][q] = v.y;
+            }
+    }
+    float part[G][T::PART];
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int j = 0; j < SL; ++j) {
+            wgmma_rs(part[g], small[g][j], bd + slice_step * j, j > 0);
+            wgmma_rs(part[g], big[g][j], bd_small + slice_step * j, 1);
+            wgmma_rs(part[g], big[g][j], bd + slice_step * j, 1);
+        }
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        fence_operands(part[g]);
+#pragma unroll
+        for (int j = 0; j < SL; ++j) fence_operands(big[g][j]), fence_operands(small[g][j]); /* read until the wait */
+#pragma unroll
+        for (int i = 0; i < T::PART; ++i) acc[g][i] += part[g][i];
+    }
+}
+
+/* acc[g][i]: output row Q g + q, column 4 m + c of the block, with m = 16 warp + lane / 4 +
+ * 8 (i % 4 / 2) and n = 4 q + c = 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's accumulator
+ * layout); i and i + 1 are neighbouring columns. */
+template <int SL, int Q, typename T = tc_shape<SL, Q>>
+__device__ __forceinline__ void store_outputs(const tc_params &p, long long y0, long long x0,
+                                              const float (&acc)[T::G][T::PART])
+{
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = lane % 4;
+#pragma unroll
+    for (int g = 0; g < T::G; ++g)
+#pragma unroll
+        for (int i = 0; i < T::PART; i += 2) {
+            const long long y = y0 + Q * g + 2 * (i / 4) + t / 2;
+            const long long x = x0 + 4 * (16 * warp + lane / 4 + 8 * (i % 4 / 2)) + 2 * (t % 2);
+            if (y >= (long long)p.out_rows) continue;
+            float *o = p.out + (size_t)y * p.out_cols;
+            if (x >= 0 && x + 2 <= (long long)p.out_cols && ((uintptr_t)(o + x) & 7) == 0) {
+                *reinterpret_cast<float2 *>(o + x) = make_float2(acc[g][i], acc[g][i + 1]);
+                continue;
+            }
+            if (x >= 0 && x < (long long)p.out_cols) o[x] = acc[g][i];
+            if (x + 1 >= 0 && x + 1 < (long long)p.out_cols) o[x + 1] = acc[g][i + 1];
+        }
+}
+
+#endif /* TC_ABSENT */
+
+template <int SL, int Q>
+__global__ void __launch_bounds__(THREADS) conv2d_tc_kernel(const tc_params p)
+{
+#ifndef TC_ABSENT
+    using T = tc_shape<SL, Q>;
+    extern __shared__ __align__(128) float smem[];
+    const int tid = threadIdx.x, nrho = p.krows + Q - 1;
+    const tc_panels pn = panels_for(p.krows, Q);
+    float *sb = smem;
+    uint2 *tile = reinterpret_cast<uint2 *>(smem + pn.total_floats(SL));
+    const long long y0 = (long long)blockIdx.y * T::ROWS, x0 = (long long)blockIdx.x * STRIP - p.xshift;
+    for (int e = 4 * tid; e < pn.total_floats(SL); e += 4 * THREADS) cp_async16(sb + e, p.toeplitz + e);
+    load_split_tile<T::TW>(p, tile, y0 - p.lpr, x0 - p.lpc, T::ROWS + p.krows - 1);
+    cp_async_wait_all();
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
+    __syncthreads();
+
+    float acc[T::G][T::PART];
+#pragma unroll
+    for (int g = 0; g < T::G; ++g)
+#pragma unroll
+        for (int i = 0; i < T::PART; ++i) acc[g][i] = 0.0f;
+
+    const uint2 *xw = tile + 64 * (tid / 32) + tid % 32;
+    const unsigned lead = pn.panel_floats() * 4, slice_step = 2 * lead / 16; /* a slice: two panels */
+    const int top = p.krows + Q - 2;
+    for (int rho = 0; rho < nrho; ++rho) {
+        const float *b = sb + 4 * 4 * (top - rho); /* U's column 4 (top - rho), 16 bytes a column */
+        multiply_row<SL, Q>(xw, rho, descriptor(b, lead), descriptor(b + pn.at(SL, 1, 0, 0, 0, 0), lead), slice_step,
+                            acc);
+    }
+    store_outputs<SL, Q>(p, y0, x0, acc);
+#endif
+}
+
+/* ---- launch and registry ------------------------------------------------------------- */
+
+int slices_for(int kcols) { return (kcols + S - 1 + 7) / 8; }
+
+/* Configurations: groups of Q = 4, 8 or 16 output rows (B 16, 32 or 64 columns wide: fewer
+ * products and A loads per output as Q grows, and more of B's zeros). [0] "auto" takes q16 for
+ * filters 22 or more wide and q8 below (H100, 8192^2 same: 11 x 11 q4 0.755 ms, q8 0.718, q16
+ * 0.996; 4096^2 31 x 31 q4 1.570, q8 1.290, q16 1.099; bench/results/...conv2d-tc-*.txt). */
+const char *const tc_configs[] = {"auto", "q4", "q8", "q16", NULL};
+
+int q_for(const mh_args *x)
+{
+    switch (x->config) {
+    case 1: return 4;
+    case 2: return 8;
+    case 3: return 16;
+    default: return slices_for(x->conv2d.kcols) >= 4 ? 16 : 8;
+    }
+}
+
+/* Shared memory of a block: U's panels, then the split tile (8 bytes an element). */
+template <int SL, int Q> size_t smem_bytes(const mh_conv2d_args *a)
+{
+    using T = tc_shape<SL, Q>;
+    return (size_t)panels_for(a->krows, Q).total_floats(SL) * sizeof(float) +
+           (size_t)(T::ROWS + a->krows - 1) * T::TW * sizeof(uint2);
+}
+
+template <int SL, int Q> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
+{
+    using T = tc_shape<SL, Q>;
+    tc_params p;
+    p.in = a->in, p.out = a->out;
+    p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
+    p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
+    const size_t smem = smem_bytes<SL, Q>(a);
+    const tc_panels pn = panels_for(a->krows, Q);
+    void *ws;
+    MH_TRY(mh_workspace(ctx, (size_t)pn.total_floats(SL) * sizeof(float), &ws));
+    p.toeplitz = (const float *)ws;
+    toeplitz_kernel<SL, Q><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, mh_stream(ctx)>>>(
+        a->filter, a->krows, a->kcols, (float *)ws);
+    MH_TRY(MH_LAUNCH_CHECK(ctx, "toeplitz_kernel"));
+    const void *kernel = (const void *)conv2d_tc_kernel<SL, Q>;
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
+    conv2d_tc_kernel<SL, Q><<<grid, THREADS, smem, mh_stream(ctx)>>>(p);
+    return MH_LAUNCH_CHECK(ctx, "conv2d_tc_kernel");
+}
+
+/* What a shape needs, or (run) runs it: one instance per slice count and Q. */
+struct tc_geometry {
+    size_t smem;
+    int rows; /* output rows per block */
+};
+
+template <int SL, int Q> tc_geometry geometry(const mh_conv2d_args *a)
+{
+    return {smem_bytes<SL, Q>(a), tc_shape<SL, Q>::ROWS};
+}
+
+template <int Q> tc_geometry geometry_q(const mh_conv2d_args *a)
+{
+    switch (slices_for(a->kcols)) {
+    case 1: return geometry<1, Q>(a);
+    case 2: return geometry<2, Q>(a);
+    case 3: return geometry<3, Q>(a);
+    case 4: return geometry<4, Q>(a);
+    default: return geometry<5, Q>(a);
+    }
+}
+
+template <int Q> mh_status run_q(mh_context *ctx, const mh_conv2d_args *a)
+{
+    switch (slices_for(a->kcols)) {
+    case 1: return run_shape<1, Q>(ctx, a);
+    case 2: return run_shape<2, Q>(ctx, a);
+    case 3: return run_shape<3, Q>(ctx, a);
+    case 4: return run_shape<4, Q>(ctx, a);
+    default: return run_shape<5, Q>(ctx, a);
+    }
+}
+
+int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    if (ctx->cc != 90) {
+        snprintf(why, len, "wgmma is built for sm_90a, compute capability 9.0 only (this device: %d.%d)", ctx->cc / 10,
+                 ctx->cc % 10);
+        return 0;
+    }
+    const int q = q_for(x);
+    const tc_geometry g = q == 16 ? geometry_q<16>(a) : q == 8 ? geometry_q<8>(a) : geometry_q<4>(a);
+    return mh_tile_fits(g.smem, a->out_rows, (size_t)g.rows, why, len);
+}
+
+mh_status tc_run(mh_context *ctx, const mh_args *x)
+{
+    switch (q_for(x)) {
+    case 4: return run_q<4>(ctx, &x->conv2d);
+    case 16: return run_q<16>(ctx, &x->conv2d);
+    default: return run_q<8>(ctx, &x->conv2d);
+    }
+}
+
+const mh_row rows[] = {
+    {{"conv2d/tc", MH_OP_CONV2D, MH_BACKEND_CUDA, 11, "global+shared+registers+tensor", "ours",
+      "3xTF32 wgmma: 64 input-row windows times a Toeplitz matrix of Q filter rows, summed over input rows"},
+     tc_supports, tc_run, tc_configs},
+};
+
+} // namespace
+
+MH_ROW_GROUP(mh_conv2d_tc_rows, rows)
