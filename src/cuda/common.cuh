@@ -94,6 +94,16 @@ static inline int mh_tile_fits(size_t smem_bytes, size_t out_rows, size_t block_
     return mh_grid_rows_fit(out_rows, block_rows, why, len);
 }
 
+/* 1 on a compute capability 9.0 device, where the wgmma rows (built for sm_90a alone) run;
+ * else 0 and why. */
+static inline int mh_wgmma_device(const mh_context *ctx, char *why, size_t len)
+{
+    if (ctx->cc == 90) return 1;
+    snprintf(why, len, "wgmma is built for sm_90a, compute capability 9.0 only (this device: %d.%d)", ctx->cc / 10,
+             ctx->cc % 10);
+    return 0;
+}
+
 #define MH_MAX_GRID_X 2147483647ULL
 #define MH_MAX_GRID_YZ 65535ULL
 

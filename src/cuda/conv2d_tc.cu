@@ -360,11 +360,7 @@ template <int Q> mh_status run_q(mh_context *ctx, const mh_conv2d_args *a)
 int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    if (ctx->cc != 90) {
-        snprintf(why, len, "wgmma is built for sm_90a, compute capability 9.0 only (this device: %d.%d)", ctx->cc / 10,
-                 ctx->cc % 10);
-        return 0;
-    }
+    if (!mh_wgmma_device(ctx, why, len)) return 0;
     const int q = q_for(x);
     const tc_geometry g = q == 16 ? geometry_q<16>(a) : q == 8 ? geometry_q<8>(a) : geometry_q<4>(a);
     return mh_tile_fits(g.smem, a->out_rows, (size_t)g.rows, why, len);

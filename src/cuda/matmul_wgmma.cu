@@ -619,11 +619,7 @@ wg_config config_of(const mh_context *ctx, const mh_args *x)
 int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_matmul_args *a = &x->matmul;
-    if (ctx->cc != 90) {
-        snprintf(why, len, "wgmma is built for sm_90a, compute capability 9.0 only (this device: %d.%d)", ctx->cc / 10,
-                 ctx->cc % 10);
-        return 0;
-    }
+    if (!mh_wgmma_device(ctx, why, len)) return 0;
     const wg_config c = config_of(ctx, x);
     const size_t bn = (size_t)c.width;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM), nt = mh_ceil_div(a->n, bn);
