@@ -198,6 +198,16 @@ static __device__ __forceinline__ void store_mask_spectrum(float2 *out, const fl
     for (int j = 0; j < 16; ++j) out[j * 256 + lane] = make_float2(v[j].x / L, -v[j].y / L);
 }
 
+/* The spectrum kernels' start: let the convolution kernel launch (it waits before reading the
+ * spectra), start copying the twiddle table (the kernel's barrier comes after its mask loads),
+ * and return this block's mask. */
+static __device__ __forceinline__ const float *start_spectrum(float2 *table, const float *mask, size_t mask_stride)
+{
+    let_next_grid_start();
+    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
+    return mask + (size_t)blockIdx.x * mask_stride;
+}
+
 /* ---- reg4096: the 4096-point FFT in registers ------------------------------------------- */
 
 /* h[b] = conj(FFT(mask b zero-padded to 4096)) / 4096, in fft4096_forward's order. */
@@ -205,9 +215,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
                                                                               size_t mask_stride)
 {
     __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
-    let_next_grid_start();
-    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
-    const float *m = mask + (size_t)blockIdx.x * mask_stride;
+    const float *m = start_spectrum(table, mask, mask_stride);
     const int t = threadIdx.x;
     float2 v[16];
 #pragma unroll
@@ -370,9 +378,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum_real8192_kern
                                                                                    size_t k, size_t mask_stride)
 {
     __shared__ float2 s[FFT4096_SMEM_FLOATS2], table[FFT4096_TWIDDLE_FLOATS2];
-    let_next_grid_start();
-    fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
-    const float *m = mask + (size_t)blockIdx.x * mask_stride;
+    const float *m = start_spectrum(table, mask, mask_stride);
     const int t = threadIdx.x;
     float2 v[16];
 #pragma unroll

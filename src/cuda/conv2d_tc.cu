@@ -98,7 +98,7 @@ struct tc_params {
     const float *in, *toeplitz;
     float *out;
     size_t rows, cols, out_rows, out_cols;
-    int krows, kcols, lpr, lpc;
+    int krows, lpr, lpc; /* the filter's width lives in the Toeplitz columns */
     int xshift; /* output columns the first block starts left of 0, to align its loads */
 };
 
@@ -308,7 +308,7 @@ template <int SL, int Q> mh_status run_shape(mh_context *ctx, const mh_conv2d_ar
     tc_params p;
     p.in = a->in, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
-    p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
+    p.krows = a->krows, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
     const size_t smem = smem_bytes<SL, Q>(a);
     const tc_panels pn = panels_for(a->krows, Q);
     void *ws;
@@ -324,36 +324,30 @@ template <int SL, int Q> mh_status run_shape(mh_context *ctx, const mh_conv2d_ar
     return MH_LAUNCH_CHECK(ctx, "conv2d_tc_kernel");
 }
 
-/* What a shape needs, or (run) runs it: one instance per slice count and Q. */
-struct tc_geometry {
-    size_t smem;
-    int rows; /* output rows per block */
+/* The instance for a problem: SL from the filter's width, Q from the configuration. f gets an
+ * empty tc_instance<SL, Q> and is called once, in the branch that matches. */
+template <int SL_, int Q_> struct tc_instance {
+    static constexpr int SL = SL_, Q = Q_;
 };
 
-template <int SL, int Q> tc_geometry geometry(const mh_conv2d_args *a)
+template <int Q, typename F> auto with_slices(int sl, F f)
 {
-    return {smem_bytes<SL, Q>(a), tc_shape<SL, Q>::ROWS};
-}
-
-template <int Q> tc_geometry geometry_q(const mh_conv2d_args *a)
-{
-    switch (slices_for(a->kcols)) {
-    case 1: return geometry<1, Q>(a);
-    case 2: return geometry<2, Q>(a);
-    case 3: return geometry<3, Q>(a);
-    case 4: return geometry<4, Q>(a);
-    default: return geometry<5, Q>(a);
+    switch (sl) {
+    case 1: return f(tc_instance<1, Q>{});
+    case 2: return f(tc_instance<2, Q>{});
+    case 3: return f(tc_instance<3, Q>{});
+    case 4: return f(tc_instance<4, Q>{});
+    default: return f(tc_instance<5, Q>{});
     }
 }
 
-template <int Q> mh_status run_q(mh_context *ctx, const mh_conv2d_args *a)
+template <typename F> auto with_instance(const mh_args *x, F f)
 {
-    switch (slices_for(a->kcols)) {
-    case 1: return run_shape<1, Q>(ctx, a);
-    case 2: return run_shape<2, Q>(ctx, a);
-    case 3: return run_shape<3, Q>(ctx, a);
-    case 4: return run_shape<4, Q>(ctx, a);
-    default: return run_shape<5, Q>(ctx, a);
+    const int sl = slices_for(x->conv2d.kcols);
+    switch (q_for(x)) {
+    case 4: return with_slices<4>(sl, f);
+    case 16: return with_slices<16>(sl, f);
+    default: return with_slices<8>(sl, f);
     }
 }
 
@@ -361,18 +355,14 @@ int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
-    const int q = q_for(x);
-    const tc_geometry g = q == 16 ? geometry_q<16>(a) : q == 8 ? geometry_q<8>(a) : geometry_q<4>(a);
-    return mh_tile_fits(g.smem, a->out_rows, (size_t)g.rows, why, len);
+    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q>(a); });
+    const int rows = with_instance(x, [](auto i) { return tc_shape<i.SL, i.Q>::ROWS; });
+    return mh_tile_fits(smem, a->out_rows, (size_t)rows, why, len);
 }
 
 mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
-    switch (q_for(x)) {
-    case 4: return run_q<4>(ctx, &x->conv2d);
-    case 16: return run_q<16>(ctx, &x->conv2d);
-    default: return run_q<8>(ctx, &x->conv2d);
-    }
+    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q>(ctx, &x->conv2d); });
 }
 
 const mh_row rows[] = {
