@@ -123,8 +123,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *args)
 }
 
 static const mh_row_group groups[] = {
-    mh_conv1d_cpu_rows, mh_conv1d_cuda_rows, mh_conv1d_regtile_rows, mh_conv1d_fft_os_rows, mh_conv1d_fft_fused_rows, mh_conv1d_cudnn_rows,
-    mh_conv1d_cufft_rows,
+    mh_conv1d_cpu_rows,       mh_conv1d_cuda_rows, mh_conv1d_regtile_rows, mh_conv1d_fft_os_rows,
+    mh_conv1d_fft_fused_rows, mh_conv1d_tc_rows,   mh_conv1d_cudnn_rows,   mh_conv1d_cufft_rows,
 };
 
 const mh_op_table mh_conv1d_table = {MH_OP_CONV1D, "conv1d", groups, sizeof groups / sizeof groups[0],

@@ -249,6 +249,7 @@ mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a);
 const mh_row *mh_conv1d_cpu_rows(size_t *count);
 const mh_row *mh_conv1d_cuda_rows(size_t *count);
 const mh_row *mh_conv1d_regtile_rows(size_t *count);
+const mh_row *mh_conv1d_tc_rows(size_t *count);
 const mh_row *mh_conv1d_cudnn_rows(size_t *count);
 const mh_row *mh_conv1d_cufft_rows(size_t *count);
 const mh_row *mh_conv1d_fft_os_rows(size_t *count);

@@ -48,6 +48,7 @@
 #include "tf32_split.cuh"
 #include "tile_io.cuh"
 #include "wgmma_ops.cuh"
+#include "wgmma_util.cuh"
 
 #include <stdio.h>
 
@@ -122,21 +123,6 @@ __global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float
 }
 
 #ifndef TC_ABSENT
-
-/* K-major, no swizzle: the k-halves `lead` bytes apart, 8-column groups 128 bytes apart. */
-__device__ __forceinline__ unsigned long long descriptor(const float *smem, unsigned lead)
-{
-    const unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)((lead & 0x3FFFF) >> 4) << 16) |
-           ((unsigned long long)(128 >> 4) << 32);
-}
-
-/* Keeps the compiler from moving accesses of v across the asynchronous wgmma. */
-template <typename V, int N> __device__ __forceinline__ void fence_operands(V (&v)[N])
-{
-#pragma unroll
-    for (int i = 0; i < N; ++i) asm volatile("" : "+r"(*reinterpret_cast<unsigned *>(&v[i]))::"memory");
-}
 
 /* The block's input tile, split once: element (r, t) as its big and small TF32 parts side by
  * side (uint2), zero outside the image. Each thread takes 4 consecutive elements at a time:
@@ -267,7 +253,7 @@ __global__ void __launch_bounds__(THREADS) conv2d_tc_kernel(const tc_params p)
     const int top = p.krows + Q - 2;
     for (int rho = 0; rho < nrho; ++rho) {
         const float *b = sb + 4 * 4 * (top - rho); /* U's column 4 (top - rho), 16 bytes a column */
-        multiply_row<SL, Q>(xw, rho, descriptor(b, lead), descriptor(b + pn.at(SL, 1, 0, 0, 0, 0), lead), slice_step,
+        multiply_row<SL, Q>(xw, rho, wgmma_desc(b, lead, 128), wgmma_desc(b + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), slice_step,
                             acc);
     }
     store_outputs<SL, Q>(p, y0, x0, acc);

@@ -21,4 +21,25 @@ static __device__ __forceinline__ void tf32_split(float x, unsigned &big, unsign
     small = tf32_round(isinf(x) ? 0.0f : rest);
 }
 
+/* The same split in integer arithmetic, for kernels that split every element they load
+ * (conv1d/tc): cvt.rna.tf32.f32 is emulated on sm_90, about 9 instructions a value (ncu on
+ * conv2d/tc). Adding half of the 13 dropped bits' range and clearing them rounds the magnitude
+ * to nearest, ties away, as cvt.rna does; a carry moves into the exponent as it should. Where
+ * that rounding would pass FLT_MAX, big is truncated instead, so that big + small stays x.
+ * Inf keeps small = 0; a NaN becomes the canonical NaN, whose TF32 bits are still a NaN (the
+ * tensor cores drop the low 13 bits, which may be all a NaN's payload). */
+static __device__ __forceinline__ unsigned tf32_round_bits(unsigned bits) { return (bits + 0x1000u) & 0xFFFFE000u; }
+
+static __device__ __forceinline__ void tf32_split_int(float x, unsigned &big, unsigned &small)
+{
+    const unsigned bits = __float_as_uint(x);
+    if (!isfinite(x)) {
+        big = isnan(x) ? 0x7FFFFFFFu : bits, small = 0u;
+        return;
+    }
+    big = tf32_round_bits(bits);
+    if ((big & 0x7F800000u) == 0x7F800000u) big = bits & 0xFFFFE000u;
+    small = tf32_round_bits(__float_as_uint(x - __uint_as_float(big)));
+}
+
 #endif
