@@ -325,7 +325,7 @@ int tc1_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
     const mh_conv1d_args *a = &x->conv1d;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
     if (a->k > MAX_K) {
-        snprintf(why, len, "k = %zu: the mask's Toeplitz units live in shared memory, k <= %d", a->k, MAX_K);
+        snprintf(why, len, "k = %zu: the mask's units and the signal tiles live in shared memory, which holds k <= 2777 (n64)", a->k);
         return 0;
     }
     const size_t bytes = with_instance(x, [a](auto i) { return tc1_layout((int)a->k, i.NW * i.WG).bytes(); });
