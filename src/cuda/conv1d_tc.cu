@@ -29,11 +29,13 @@
  * Both parts (big and small TF32) of both are split as they are stored, with integer rounding
  * (tf32_split_int): every element of the tile is split once.
  *
- * How it runs: one kernel; a block stores the mask's units and its signal tile (WINDOWS + (KT -
- * 1) / 64 + 1 rows of 64), then each warpgroup runs small*big, big*small, big*big per 8-deep
- * slice (three m64nNk8 wgmma) into a partial sum per 8 slices, added to the accumulator with
- * round-to-nearest after wgmma.wait_group 0 (the tensor cores' own accumulation truncates:
- * matmul_wgmma.cu). Per-signal masks cost nothing extra: every block reads its signal's mask.
+ * How it runs: one kernel of persistent blocks (conv1d_tc_kernel: three tiles in flight). A
+ * block stores the mask's units once; a tile is WINDOWS + (KT - 1) / 64 + 1 rows of 64. Each
+ * warpgroup runs small*big, big*small, big*big per 8-deep slice (three m64nNk8 wgmma) into a
+ * partial sum per 8 slices, added to the accumulator with round-to-nearest after
+ * wgmma.wait_group 0 (the tensor cores' own accumulation truncates: matmul_wgmma.cu).
+ * Per-signal masks cost nothing extra: every block reads its signal's mask. Measured in
+ * docs/conv1d.md: faster than regtile from k = 255, 2.4x to 10.8x slower than fft-fused.
  * A NaN or Inf in the signal meets A's zeros (0 * Inf = NaN): outputs of the windows whose
  * KT-long span holds it can turn NaN, where the direct rows give Inf or a finite value; no
  * other window and no other signal.
