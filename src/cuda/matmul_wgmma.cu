@@ -208,7 +208,8 @@ __device__ __forceinline__ unsigned long long descriptor(const void *smem)
            (1ULL << 62);
 }
 
-/* Keeps the compiler from moving accesses of d across the asynchronous wgmma. */
+/* Keeps the compiler from moving accesses of d across the asynchronous wgmma. A "+f" operand,
+ * not wgmma_util.cuh's "+r": the two give different code for the ONE kernels (not measured). */
 template <int N> __device__ __forceinline__ void fence_operands(float (&d)[N])
 {
 #pragma unroll
@@ -586,7 +587,7 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
  * a round of 128 x 128 blocks as measured on the H100 over 12 shapes at 3dcafe1 (docs/matmul.md
  * "How auto chooses"): 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); ties go to the wider
  * block. The plain kernel lost to -ws at every width and shape but the skinny k = 64 one.
- * -ws-c2 pairs blocks (request_stage); tf32-wgmma's auto takes it at 128 x 256 (run_kind). */
+ * -ws-c2 pairs blocks (request_stage); tf32-wgmma's auto takes it at 128 x 256 (config_of). */
 struct wg_config {
     int width;
     bool specialized;
@@ -599,7 +600,9 @@ const wg_config configs[] = {{0, false, 1},  {128, false, 1}, {64, false, 1},  {
 static_assert(sizeof configs / sizeof configs[0] + 1 == sizeof config_names / sizeof config_names[0],
               "a configuration for every name");
 
-wg_config config_of(const mh_context *ctx, const mh_args *x)
+/* The configuration that runs: the one named, or auto's. kind: SPLIT or ONE (the rows share
+ * supports(), which asks with SPLIT: pairing needs nothing it checks beyond an even row count). */
+wg_config config_of(const mh_context *ctx, const mh_args *x, int kind)
 {
     if (x->config > 0) return configs[x->config];
     const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
@@ -613,14 +616,21 @@ wg_config config_of(const mh_context *ctx, const mh_args *x)
         const double cost = weight[i] * (double)mh_ceil_div(mt * mh_ceil_div(a->n, (size_t)choices[i].width), sms);
         if (i == 0 || cost < best_cost) best = i, best_cost = cost;
     }
-    return choices[best];
+    wg_config c = choices[best];
+    /* 128 x 256 for one TF32 product: in pairs where the rows of tiles pair up. On the H100 at
+     * 7b1cab2: 4096^3 0.499 ms against 0.536, 8192 x 4096 x 6144 1.399 against 1.502; tf32x3
+     * gained nothing (1.221 against 1.206, 3.509 against 3.589) and keeps single blocks. */
+    if (kind == ONE && c.width == 256 && mt % 2 == 0 &&
+        a->k >= 1024) /* 8192 x 64 x 8192: 0.315 ms in pairs against 0.287 single (9e74fce) */
+        c.cluster = 2;
+    return c;
 }
 
 int wgmma_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_matmul_args *a = &x->matmul;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
-    const wg_config c = config_of(ctx, x);
+    const wg_config c = config_of(ctx, x, SPLIT);
     const size_t bn = (size_t)c.width;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM), nt = mh_ceil_div(a->n, bn);
     if (c.cluster == 2 && mt % 2) {
@@ -679,13 +689,7 @@ template <int BN, int KIND> mh_status run_shape(mh_context *ctx, const mh_matmul
 
 template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
 {
-    wg_config c = config_of(ctx, x);
-    /* auto's 128 x 256 for one TF32 product: in pairs where the rows of tiles pair up. On the
-     * H100 at 7b1cab2: 4096^3 0.499 ms against 0.536, 8192 x 4096 x 6144 1.399 against 1.502;
-     * tf32x3 gained nothing (1.221 against 1.206, 3.509 against 3.589) and keeps single blocks. */
-    if (KIND == ONE && x->config == 0 && c.width == 256 && mh_ceil_div(x->matmul.m, (size_t)BM) % 2 == 0 &&
-        x->matmul.k >= 1024) /* 8192 x 64 x 8192: 0.315 ms in pairs against 0.287 single (9e74fce) */
-        c.cluster = 2;
+    const wg_config c = config_of(ctx, x, KIND);
     switch (c.width) {
     case 256: return run_shape<256, KIND>(ctx, &x->matmul, c);
     case 64: return run_shape<64, KIND>(ctx, &x->matmul, c);
