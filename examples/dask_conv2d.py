@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A 32768 x 32768 image filtered by an 11 x 11 filter over every GPU of the machine: memhier's
-conv2d on CuPy chunks through Dask (dask-cuda, one worker per GPU), halos exchanged by
-dask.array.map_overlap. The result equals one memhier.conv2d call on the whole image, bit for
+conv2d on CuPy chunks through Dask (dask-cuda, one worker per GPU), each chunk's halo copied
+from its neighbours. The result equals one memhier.conv2d call on the whole image, bit for
 bit (docs/python.md, "Dask").
 
 usage: python3 examples/dask_conv2d.py [SIDE]   (needs cupy, dask, distributed, dask-cuda)"""
@@ -27,6 +27,7 @@ def main():
         t0 = time.perf_counter()
         out = mdask.conv2d(image, filt, pad="same").persist()
         wait(out)
+        client.run(lambda: cp.cuda.runtime.deviceSynchronize())  # the calls return once queued
         ms = (time.perf_counter() - t0) * 1e3
         print(f"{side} x {side}, 11 x 11 same, on {gpus} GPU(s) through Dask: {ms:.1f} ms; "
               f"out[0, :4] = {out[0, :4].compute()}")

@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
 """memhier under Dask on the GPUs of one machine (issue 18): each workload timed as one plain
 call on one GPU (CuPy arrays), then through memhier.dask on a dask-cuda LocalCUDACluster of 1
-and of every GPU, data resident on the workers' GPUs (persisted before timing); the results
-checked against the plain call (conv2d bit for bit; batched conv1d on a sample of rows).
+and of every GPU; the results checked against the plain call (conv2d bit for bit; batched
+conv1d on a sample of rows).
+
+How it is timed:
+- the input is resident on the workers' GPUs before timing, in contiguous bands of chunks, an
+  equal share on each worker (so that halos cross between workers only where bands meet);
+- a Dask run is persist(), wait(), then every worker's device synchronized (client.run): memhier's
+  calls return once their work is queued, so wait() alone can return before the GPUs are done;
+- the floor of a run is timed the same way on a graph of one empty task a chunk ('floor_ms'),
+  and client.run's synchronize alone ('sync_ms'); one run's task stream is summarized per worker
+  (tasks, when the first began and the last ended after the submit, time inside tasks).
 
 Workloads (the issue's): conv2d 32768 x 32768, 11 x 11, same; batched conv1d 8192 x 1,048,576,
 k = 2047, one mask, valid. Sizes shrink with --scale (0.25: a quarter of each side or batch).
@@ -37,14 +46,66 @@ def plain_ms(op, args, reps):
     return median_ms(run, reps)
 
 
-def dask_ms(client, make, reps):
-    from distributed import wait
+def _synchronize_device():
+    cp.cuda.runtime.deviceSynchronize()
 
-    def run():
-        result = make().persist()
-        wait(result)
-        del result
-    return median_ms(run, reps)
+
+def _empty_block(block):
+    return cp.empty((1,) * block.ndim, dtype=block.dtype)
+
+
+def run_to_done(client, make, inputs):
+    """One Dask run: persisted, waited for, and every worker's GPU idle again. The graph is
+    cloned (new names for every task but the inputs'): the last run's result, still held while
+    its release travels to the scheduler, would otherwise stand in for this one's."""
+    from dask.graph_manipulation import clone
+    from distributed import wait
+    result = clone(make(), omit=inputs).persist()
+    wait(result)
+    client.run(_synchronize_device)
+    del result
+
+
+def task_stream_summary(client, make, inputs):
+    """Per worker: tasks run, the first start and last end (ms after the submit), and the time
+    spent inside tasks, for one run."""
+    from distributed import get_task_stream
+    with get_task_stream(client) as stream:
+        t0 = time.time()
+        run_to_done(client, make, inputs)
+    per_worker = {}
+    for task in stream.data:
+        for span in task.get("startstops", ()):
+            if span.get("action") != "compute":
+                continue
+            w = per_worker.setdefault(task["worker"], {"tasks": 0, "first_ms": 1e18, "last_ms": 0.0, "busy_ms": 0.0})
+            w["tasks"] += 1
+            w["first_ms"] = min(w["first_ms"], (span["start"] - t0) * 1e3)
+            w["last_ms"] = max(w["last_ms"], (span["stop"] - t0) * 1e3)
+            w["busy_ms"] += (span["stop"] - span["start"]) * 1e3
+    return {worker: {key: round(value, 2) for key, value in w.items()} for worker, w in sorted(per_worker.items())}
+
+
+def resident_input(client, shape, chunks):
+    """A random float32 dask array on the workers' GPUs: contiguous bands of chunks along axis
+    0, one band a worker, equal shares (as equal as the chunk count allows)."""
+    import dask.array as da
+    rs = da.random.RandomState(RandomState=cp.random.RandomState, seed=7)
+    lazy = rs.uniform(-1, 1, size=shape, chunks=chunks, dtype=cp.float32)
+    workers = sorted(client.scheduler_info()["workers"])
+    starts = np.concatenate(([0], np.cumsum(lazy.chunks[0])))
+    bands = np.array_split(np.arange(lazy.numblocks[0]), len(workers))
+    parts = [client.persist(lazy[int(starts[b[0]]):int(starts[b[-1] + 1])], workers=[w])
+             for w, b in zip(workers, bands) if len(b)]
+    from distributed import wait
+    x = da.concatenate(parts, axis=0).persist()  # the joins run once, where the bands are
+    wait(x)
+    del parts
+    placement = {}
+    for holders in client.who_has(x).values():
+        for w in holders:
+            placement[w] = placement.get(w, 0) + 1
+    return x, placement
 
 
 def workloads(scale):
@@ -58,8 +119,30 @@ def workloads(scale):
     ]
 
 
+def check_against_plain(w, x, make, filt, reps, out):
+    """The plain call on the client's GPU (device 0) on the same data, and the check."""
+    if w["kind"] == "conv2d":
+        xs = x.compute()
+        out["plain_ms"] = plain_ms(lambda a: memhier.conv2d(a, filt, pad=w["pad"]), (xs,), reps)
+        ref = memhier.conv2d(xs, filt, pad=w["pad"])
+        got = make().compute()
+        out["bit_for_bit"] = bool(cp.array_equal(got, ref))
+        return
+    rows = x[:4].compute()
+    if x.nbytes <= (8 << 30):
+        out["plain_ms"] = plain_ms(lambda a: memhier.conv1d(a, filt, pad=w["pad"]), (x.compute(),), reps)
+    else:  # a batch too big for the client's copy: time the plain call on four chunks' rows, scaled
+        share = x[: w["chunks"][0] * 4].compute()
+        scale = x.shape[0] / share.shape[0]
+        out["plain_ms"] = scale * plain_ms(lambda a: memhier.conv1d(a, filt, pad=w["pad"]), (share,), reps)
+        out["plain_ms_note"] = f"{share.shape[0]} rows timed, scaled by {scale:g}"
+    ref = memhier.conv1d(rows, filt, pad=w["pad"])
+    got = make()[:4].compute()
+    out["rows_checked"] = 4
+    out["max_abs_diff_rows"] = float(cp.abs(got - ref).max())
+
+
 def run_workload(w, gpus, reps):
-    import dask.array as da
     from dask_cuda import LocalCUDACluster
     from distributed import Client
 
@@ -67,42 +150,24 @@ def run_workload(w, gpus, reps):
 
     rng = np.random.default_rng(1)
     filt = cp.asarray(rng.uniform(-1, 1, w["filter"]).astype(np.float32))
+    op = mdask.conv2d if w["kind"] == "conv2d" else mdask.conv1d
     out = {"workload": w["name"], "chunks": list(w["chunks"])}
     for n in (1, gpus) if gpus > 1 else (1,):
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(n))) as cluster, Client(cluster) as client:
-            rs = da.random.RandomState(RandomState=cp.random.RandomState, seed=7)
-            x = rs.uniform(-1, 1, size=w["shape"], chunks=w["chunks"], dtype=cp.float32).persist()
-            if w["kind"] == "conv2d":
-                def make():
-                    return mdask.conv2d(x, filt, pad=w["pad"])
-            else:
-                def make():
-                    return mdask.conv1d(x, filt, pad=w["pad"])
-            out[f"dask_{n}gpu_ms"] = dask_ms(client, make, reps)
-            if n == 1:  # the plain call on the client's GPU, on the same data, and the check
-                if w["kind"] == "conv2d":
-                    xs = x.compute()
-                    out["plain_ms"] = plain_ms(lambda a: memhier.conv2d(a, filt, pad=w["pad"]), (xs,), reps)
-                    ref = memhier.conv2d(xs, filt, pad=w["pad"])
-                    got = make().compute()
-                    out["bit_for_bit"] = bool(cp.array_equal(got, ref))
-                    del xs, ref, got
-                else:
-                    rows = x[:4].compute()
-                    full = x.compute() if x.nbytes <= (8 << 30) else None
-                    if full is not None:
-                        out["plain_ms"] = plain_ms(lambda a: memhier.conv1d(a, filt, pad=w["pad"]), (full,), reps)
-                        del full
-                    else:  # a batch too big for the client's copy: time the plain call on the first worker's share
-                        share = x[: w["chunks"][0] * 4].compute()
-                        scale = x.shape[0] / share.shape[0]
-                        out["plain_ms"] = scale * plain_ms(lambda a: memhier.conv1d(a, filt, pad=w["pad"]), (share,), reps)
-                        out["plain_ms_note"] = f"{share.shape[0]} rows timed, scaled by {scale:g}"
-                        del share
-                    ref = memhier.conv1d(rows, filt, pad=w["pad"])
-                    got = make()[:4].compute()
-                    out["rows_checked"] = 4
-                    out["max_abs_diff_rows"] = float(cp.abs(got - ref).max())
+            x, out[f"placement_{n}gpu"] = resident_input(client, w["shape"], w["chunks"])
+
+            def make():
+                return op(x, filt, pad=w["pad"])
+
+            def floor():
+                return x.map_blocks(_empty_block, chunks=tuple((1,) * len(c) for c in x.chunks), dtype=np.float32)
+            out[f"dask_{n}gpu_ms"] = median_ms(lambda: run_to_done(client, make, x), reps)
+            out[f"floor_{n}gpu_ms"] = median_ms(lambda: run_to_done(client, floor, x), reps)
+            out[f"sync_{n}gpu_ms"] = median_ms(lambda: client.run(_synchronize_device), reps)
+            out[f"tasks_{n}gpu"] = task_stream_summary(client, make, x)
+            if n == 1:
+                check_against_plain(w, x, make, filt, reps, out)
+            del x
             cp.get_default_memory_pool().free_all_blocks()
     out["dask_1gpu_overhead"] = out["dask_1gpu_ms"] / out["plain_ms"] - 1
     if gpus > 1:
@@ -119,7 +184,8 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     a = ap.parse_args()
     gpus = cp.cuda.runtime.getDeviceCount()
-    doc = {"device": memhier.info(0)["name"], "gpus": gpus, "scale": a.scale, "results": []}
+    doc = {"device": memhier.info(0)["name"], "gpus": gpus, "scale": a.scale, "reps": a.reps,
+           "timing": "persist + wait + every worker's device synchronized; median of reps", "results": []}
     for w in workloads(a.scale):
         doc["results"].append(run_workload(w, gpus, a.reps))
         json.dump(doc, open(a.out, "w"), indent=1)

@@ -2,8 +2,8 @@
 call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or CuPy arrays
 (each on its worker's GPU: dask-cuda's LocalCUDACluster, one worker per GPU).
 
-- conv2d, conv1d: halos through dask.array.map_overlap (zeros past the edges), each chunk
-  convolved in 'valid' mode over its halo; the variant is the one `auto` picks for the whole
+- conv2d, conv1d: halo pieces copied out of the neighbouring chunks, each chunk's window
+  (zeros past the edges) convolved in 'valid' mode; the variant is the one `auto` picks for the whole
   problem, so every output is computed by the same kernel from the same inputs in the same order
   as in one call: bit for bit the same (docs/python.md, "Dask").
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
@@ -12,9 +12,13 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
 - transpose: each chunk transposed, the chunk grid transposed with it.
 
 Every function returns a lazy dask array; .compute() or .persist() runs it."""
+import itertools
+
 import numpy as np
 
 import dask.array as da
+from dask.base import tokenize
+from dask.highlevelgraph import HighLevelGraph
 
 from . import _ops
 from ._native import PADS
@@ -65,53 +69,106 @@ def _out_shape(shape, ks, pad, name):
     return out
 
 
+class _Slicer:
+    """A halo piece: the part of a neighbour's chunk that a window reads, copied so that only
+    those elements travel to the window's worker (a view would carry its whole chunk)."""
+
+    def __init__(self, src):
+        self.src = src
+
+    def __call__(self, block):
+        return block[self.src].copy()
+
+
+class _Window:
+    """One chunk's task: its window (the chunk, the halo pieces from its neighbours, zeros where
+    the window passes the array's edge) assembled in one copy, then convolved by run() in
+    'valid' mode, which gives exactly the chunk's outputs."""
+
+    def __init__(self, shape, own, pieces, zeros, run):
+        self.shape, self.own, self.pieces, self.zeros, self.run = shape, own, pieces, zeros, run
+
+    def __call__(self, block, halos):
+        xp = _xp(block)
+        window = xp.empty(self.shape, dtype=xp.float32)
+        src, dst = self.own
+        window[dst] = block[src]
+        for dst, piece in zip(self.pieces, halos):
+            window[dst] = piece
+        for slab in self.zeros:
+            window[slab] = 0
+        return self.run(window)
+
+
+def _axis_plan(starts, i, k, before, extra):
+    """Along one axis, for chunk i (starts: the chunk boundaries): the window's length, the
+    (neighbour offset, source slice, destination slice) of each chunk it reads, and the
+    destination slices that lie past the array's edge (zeros)."""
+    last = i == len(starts) - 2
+    w0 = starts[i] - before  # the window's first input, in the array's coordinates
+    w1 = starts[i + 1] + (extra if last else 0) - before + k - 1
+    reads = []
+    for offset in (-1, 0, 1):
+        j = i + offset
+        if 0 <= j < len(starts) - 1:
+            lo, hi = max(w0, starts[j]), min(w1, starts[j + 1])
+            if lo < hi:
+                reads.append((offset, slice(lo - starts[j], hi - starts[j]), slice(lo - w0, hi - w0)))
+    n = starts[-1]
+    zeros = [slice(0, min(-w0, w1 - w0))] if w0 < 0 else []
+    if w1 > n:
+        zeros.append(slice(max(n - w0, 0), w1 - w0))
+    return w1 - w0, reads, zeros
+
+
 def _windowed(darr, ks, pad, name, run):
-    """The convolution of darr (axes 0..len(ks)-1) by a filter of sides ks. Each chunk gets a
-    halo of k - 1 from its neighbours along the axes cut into several chunks (map_overlap,
-    boundary 'none'); zeros are added only where a chunk's window passes the array's edge, and
-    run(window) convolves in 'valid' mode, giving exactly the chunk's outputs. The last chunk
-    of each axis gives out_len - n outputs more ('full') or fewer ('valid') than it holds.
-    (dask's own zero boundary made a 32768^2 map_overlap 13x slower on the H200s.)"""
-    axes = range(len(ks))
+    """The convolution of darr (axes 0..len(ks)-1) by a filter of sides ks, as a graph of two
+    levels: small tasks that copy the halo pieces (k - 1 along each axis cut into several
+    chunks) out of the neighbours, then one task a chunk that assembles its window and
+    convolves it (_Window). The last chunk of each axis gives out_len - n outputs more ('full')
+    or fewer ('valid') than it holds. (dask's map_overlap takes three levels and two copies of
+    every chunk (concatenate, then pad), and its zero boundary made a 32768^2 image 13x slower on the H200s; each
+    level costs a round trip through the scheduler.)"""
     pads = [_pads(k, pad) for k in ks]
     out_len = _out_shape(darr.shape, ks, pad, name)
     extra = [o - n for o, n in zip(out_len, darr.shape)]
-    multi = [len(darr.chunks[axis]) > 1 for axis in axes]
-    for axis, k in zip(axes, ks):
-        if multi[axis]:
+    for axis, k in enumerate(ks):
+        if len(darr.chunks[axis]) > 1:
             _check_halo(darr, axis, k - 1, name)
         if darr.chunks[axis][-1] + extra[axis] < 1:
             raise ValueError(f"{name}: the last chunk along axis {axis} ({darr.chunks[axis][-1]}) holds no output of "
                              f"pad={pad!r} with a filter of {k}; rechunk so that it holds more than {k - 1}")
-    depth = {axis: (k - 1 if multi[axis] else 0) for axis, k in zip(axes, ks)}
+    starts = [np.concatenate(([0], np.cumsum(c))).tolist() for c in darr.chunks]
+    token = tokenize(darr, ks, pad, run)  # run's closure holds the filter and the variant
+    out_name, halo_name = f"memhier-{name}-conv-{token}", f"memhier-{name}-halo-{token}"
+    graph = {}
+    for index in itertools.product(*(range(n) for n in darr.numblocks)):
+        plans = [_axis_plan(starts[axis], i, k, before, extra[axis])
+                 for axis, (i, k, (before, _)) in enumerate(zip(index, ks, pads))]
+        shape = tuple(length for length, _, _ in plans)
+        own, pieces, halo_keys = None, [], []
+        for reads in itertools.product(*(reads for _, reads, _ in plans)):
+            offsets = tuple(offset for offset, _, _ in reads)
+            src, dst = tuple(s for _, s, _ in reads), tuple(d for _, _, d in reads)
+            if not any(offsets):
+                own = (src, dst)
+                continue
+            key = (halo_name,) + index + (len(pieces),)
+            neighbour = (darr.name,) + tuple(i + o for i, o in zip(index, offsets))
+            graph[key] = (_Slicer(src), neighbour)
+            pieces.append(dst)
+            halo_keys.append(key)
+        zeros = [tuple(slab if a == axis else slice(None) for a in range(len(ks)))
+                 for axis, (_, _, slabs) in enumerate(plans) for slab in slabs]
+        graph[(out_name,) + index] = (_Window(shape, own, pieces, zeros, run), (darr.name,) + index, halo_keys)
     chunks = tuple(c[:-1] + (c[-1] + e,) for c, e in zip(darr.chunks, extra))
-    numblocks = darr.numblocks
-
-    def window(block, block_id=None):
-        """block (with what halo it has) cut or zero-extended to the inputs its outputs read."""
-        xp = _xp(block)
-        cut, widen = [], []
-        for axis, k, (before, _) in zip(axes, ks, pads):
-            i, last = block_id[axis], block_id[axis] == numblocks[axis] - 1
-            have_before = depth[axis] if i > 0 else 0
-            have_after = depth[axis] if not last else 0
-            own = block.shape[axis] - have_before - have_after
-            need_end = own + (extra[axis] if last else 0) - before + k - 1  # from the chunk's first element
-            start = have_before - before
-            end = have_before + need_end
-            cut.append(slice(max(start, 0), min(end, block.shape[axis])))
-            widen.append((max(-start, 0), max(end - block.shape[axis], 0)))
-        piece = block[tuple(cut)]
-        if any(w != (0, 0) for w in widen):
-            piece = xp.pad(piece, widen)
-        return run(_contiguous(piece))
-    return darr.map_overlap(window, depth=depth, boundary="none", trim=False, chunks=chunks, dtype=np.float32,
-                            meta=darr._meta)
+    hlg = HighLevelGraph.from_collections(out_name, graph, dependencies=[darr])
+    return da.Array(hlg, out_name, chunks, dtype=np.float32, meta=darr._meta)
 
 
 def conv2d(image, filter, pad="valid", variant="auto"):
     """memhier.conv2d of a 2-D dask array of float32 by a small filter (a NumPy or CuPy array
-    of the chunks' kind), halos through map_overlap."""
+    of the chunks' kind), halos copied from the neighbouring chunks."""
     krows, kcols = filter.shape
     _out_shape(image.shape, (krows, kcols), pad, "image")
     if variant == "auto":
@@ -122,8 +179,8 @@ def conv2d(image, filter, pad="valid", variant="auto"):
 
 
 def conv1d(x, mask, pad="valid", variant="auto"):
-    """memhier.conv1d of a dask array. 1-D x: one long signal in chunks, halos through
-    map_overlap. 2-D x (batch, n): chunks along the batch only (each chunk whole signals);
+    """memhier.conv1d of a dask array. 1-D x: one long signal in chunks, halos copied from
+    the neighbouring chunks. 2-D x (batch, n): chunks along the batch only (each chunk whole signals);
     mask 1-D (one for all) or 2-D (batch, k), one per signal, chunked as x along the batch."""
     k = mask.shape[-1]
     if x.ndim == 1:
