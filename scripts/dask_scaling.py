@@ -14,7 +14,8 @@ How it is timed:
   (tasks, when the first began and the last ended after the submit, time inside tasks).
 
 Workloads (the issue's): conv2d 32768 x 32768, 11 x 11, same; batched conv1d 8192 x 1,048,576,
-k = 2047, one mask, valid. Sizes shrink with --scale (0.25: a quarter of each side or batch).
+k = 2047, one mask, valid; each in two chunk sizes, and the batched conv1d 8 times in a row as
+one graph. Sizes shrink with --scale (0.25: a quarter of each side or batch).
 
 usage: python3 scripts/dask_scaling.py OUT.json [--scale S] [--reps R]
 (needs cupy, dask, distributed, dask-cuda; MEMHIER_LIBRARY and PYTHONPATH as for the package)"""
@@ -109,37 +110,52 @@ def resident_input(client, shape, chunks):
 
 
 def workloads(scale):
+    """The issue's two workloads in the chunks of the first run (8 and 16) and in fewer, larger
+    chunks (2 and 4), and a pipeline of 8 batched convolutions persisted as one graph: more
+    work per graph against Dask's fixed cost per graph (floor_ms)."""
     side = int(32768 * scale)
     batch = int(8192 * scale)
-    return [
-        {"name": f"conv2d {side}^2 11x11 same", "kind": "conv2d", "shape": (side, side), "chunks": (max(side // 8, 64), side),
-         "filter": (11, 11), "pad": "same"},
-        {"name": f"conv1d batched {batch} x 1048576 k=2047 valid", "kind": "conv1d", "shape": (batch, 1 << 20),
-         "chunks": (max(batch // 16, 1), 1 << 20), "filter": (2047,), "pad": "valid"},
-    ]
+    image = {"kind": "conv2d", "shape": (side, side), "filter": (11, 11), "pad": "same", "stages": 1}
+    signals = {"kind": "conv1d", "shape": (batch, 1 << 20), "filter": (2047,), "pad": "valid", "stages": 1}
+    found = []
+    for parts in (8, 2):
+        found.append(dict(image, name=f"conv2d {side}^2 11x11 same", chunks=(max(side // parts, 64), side)))
+    for parts in (16, 4):
+        found.append(dict(signals, name=f"conv1d batched {batch} x 1048576 k=2047 valid",
+                          chunks=(max(batch // parts, 1), 1 << 20)))
+    found.append(dict(signals, name=f"conv1d batched {batch} x 1048576 k=2047 valid, 8 in a row", stages=8,
+                      chunks=(max(batch // 4, 1), 1 << 20)))
+    return found
+
+
+def chained(w, filt):
+    """The workload as plain calls: w["stages"] convolutions in a row."""
+    op = memhier.conv2d if w["kind"] == "conv2d" else memhier.conv1d
+
+    def run(a):
+        for _ in range(w["stages"]):
+            a = op(a, filt, pad=w["pad"])
+        return a
+    return run
 
 
 def check_against_plain(w, x, make, filt, reps, out):
-    """The plain call on the client's GPU (device 0) on the same data, and the check."""
+    """The plain calls on the client's GPU (device 0) on the same data, and the check: conv2d
+    whole, batched conv1d on its first 2048 signals (timed and scaled: the whole batch and its
+    result would not fit beside the worker's copies) and on 4 of them (checked)."""
+    plain = chained(w, filt)
     if w["kind"] == "conv2d":
         xs = x.compute()
-        out["plain_ms"] = plain_ms(lambda a: memhier.conv2d(a, filt, pad=w["pad"]), (xs,), reps)
-        ref = memhier.conv2d(xs, filt, pad=w["pad"])
-        got = make().compute()
-        out["bit_for_bit"] = bool(cp.array_equal(got, ref))
+        out["plain_ms"] = plain_ms(plain, (xs,), reps)
+        out["bit_for_bit"] = bool(cp.array_equal(make().compute(), plain(xs)))
         return
-    rows = x[:4].compute()
-    if x.nbytes <= (8 << 30):
-        out["plain_ms"] = plain_ms(lambda a: memhier.conv1d(a, filt, pad=w["pad"]), (x.compute(),), reps)
-    else:  # a batch too big for the client's copy: time the plain call on four chunks' rows, scaled
-        share = x[: w["chunks"][0] * 4].compute()
-        scale = x.shape[0] / share.shape[0]
-        out["plain_ms"] = scale * plain_ms(lambda a: memhier.conv1d(a, filt, pad=w["pad"]), (share,), reps)
-        out["plain_ms_note"] = f"{share.shape[0]} rows timed, scaled by {scale:g}"
-    ref = memhier.conv1d(rows, filt, pad=w["pad"])
-    got = make()[:4].compute()
+    share = x[:min(2048, x.shape[0])].compute()
+    scale = x.shape[0] / share.shape[0]
+    out["plain_ms"] = scale * plain_ms(plain, (share,), reps)
+    out["plain_ms_note"] = f"{share.shape[0]} signals timed, scaled by {scale:g}"
+    del share
     out["rows_checked"] = 4
-    out["max_abs_diff_rows"] = float(cp.abs(got - ref).max())
+    out["max_abs_diff_rows"] = float(cp.abs(make()[:4].compute() - plain(x[:4].compute())).max())
 
 
 def run_workload(w, gpus, reps):
@@ -151,13 +167,16 @@ def run_workload(w, gpus, reps):
     rng = np.random.default_rng(1)
     filt = cp.asarray(rng.uniform(-1, 1, w["filter"]).astype(np.float32))
     op = mdask.conv2d if w["kind"] == "conv2d" else mdask.conv1d
-    out = {"workload": w["name"], "chunks": list(w["chunks"])}
+    out = {"workload": w["name"], "chunks": list(w["chunks"]), "stages": w["stages"]}
     for n in (1, gpus) if gpus > 1 else (1,):
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=",".join(str(i) for i in range(n))) as cluster, Client(cluster) as client:
             x, out[f"placement_{n}gpu"] = resident_input(client, w["shape"], w["chunks"])
 
             def make():
-                return op(x, filt, pad=w["pad"])
+                y = x
+                for _ in range(w["stages"]):
+                    y = op(y, filt, pad=w["pad"])
+                return y
 
             def floor():
                 return x.map_blocks(_empty_block, chunks=tuple((1,) * len(c) for c in x.chunks), dtype=np.float32)
