@@ -23,12 +23,6 @@ static const tcase cases[] = {
     {256, 16, 128, 0, 0},  {256, 512, 256, 0, 1}, {130, 300, 70, 0, 1},
 };
 
-/* x in [-1, 1) -> sign(x) 2^(40 |x| - 20): magnitudes spread evenly over 40 binades. */
-static void widen(float *x, size_t count)
-{
-    for (size_t i = 0; i < count; ++i) x[i] = copysignf(exp2f(40.0f * fabsf(x[i]) - 20.0f), x[i]);
-}
-
 typedef struct problem {
     const tcase *c;
     float *a, *b;
@@ -45,7 +39,7 @@ static void make_problem(problem *p, const tcase *c, unsigned long long seed)
     if (!p->a || !p->b || !p->ref || !p->mag) exit(1);
     mh_fill_uniform(p->a, c->m * c->k, seed, 1.0f);
     mh_fill_uniform(p->b, c->k * c->n, seed + 1, 1.0f);
-    if (c->wide) widen(p->a, c->m * c->k), widen(p->b, c->k * c->n);
+    if (c->wide) test_widen(p->a, c->m * c->k), test_widen(p->b, c->k * c->n);
     for (size_t i = 0; i < c->m; ++i)
         for (size_t j = 0; j < c->n; ++j)
             mh_matmul_reference_at(p->a, p->b, c->k, c->n, i, j, &p->ref[i * c->n + j], &p->mag[i * c->n + j]);

@@ -71,6 +71,13 @@ static void test_require_gpu(void)
     }
 }
 
+/* "Wide" data: x in [-1, 1) -> sign(x) 2^(40 |x| - 20), magnitudes spread evenly over 40
+ * binades (2^-20 .. 2^20), where a split into TF32 parts must still hold FP32 accuracy. */
+static void test_widen(float *x, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) x[i] = copysignf(exp2f(40.0f * fabsf(x[i]) - 20.0f), x[i]);
+}
+
 /* A seed from the environment (MEMHIER_TEST_SEED) or the clock: printed, so failures replay. */
 static unsigned long long test_seed(void)
 {
