@@ -20,14 +20,20 @@ one graph. Sizes shrink with --scale (0.25: a quarter of each side or batch).
 usage: python3 scripts/dask_scaling.py OUT.json [--scale S] [--reps R]
 (needs cupy, dask, distributed, dask-cuda; MEMHIER_LIBRARY and PYTHONPATH as for the package)"""
 import argparse
+import collections
 import json
 import statistics
 import time
 
 import cupy as cp
+import dask.array as da
 import numpy as np
+from dask.graph_manipulation import clone
+from dask_cuda import LocalCUDACluster
+from distributed import Client, get_task_stream, wait
 
 import memhier
+import memhier.dask as mdask
 
 
 def median_ms(fn, reps):
@@ -59,8 +65,6 @@ def run_to_done(client, make, inputs):
     """One Dask run: persisted, waited for, and every worker's GPU idle again. The graph is
     cloned (new names for every task but the inputs'): the last run's result, still held while
     its release travels to the scheduler, would otherwise stand in for this one's."""
-    from dask.graph_manipulation import clone
-    from distributed import wait
     result = clone(make(), omit=inputs).persist()
     wait(result)
     client.run(_synchronize_device)
@@ -70,7 +74,6 @@ def run_to_done(client, make, inputs):
 def task_stream_summary(client, make, inputs):
     """Per worker: tasks run, the first start and last end (ms after the submit), and the time
     spent inside tasks, for one run."""
-    from distributed import get_task_stream
     with get_task_stream(client) as stream:
         t0 = time.time()
         run_to_done(client, make, inputs)
@@ -90,7 +93,6 @@ def task_stream_summary(client, make, inputs):
 def resident_input(client, shape, chunks):
     """A random float32 dask array on the workers' GPUs: contiguous bands of chunks along axis
     0, one band a worker, equal shares (as equal as the chunk count allows)."""
-    import dask.array as da
     rs = da.random.RandomState(RandomState=cp.random.RandomState, seed=7)
     lazy = rs.uniform(-1, 1, size=shape, chunks=chunks, dtype=cp.float32)
     workers = sorted(client.scheduler_info()["workers"])
@@ -98,15 +100,9 @@ def resident_input(client, shape, chunks):
     bands = np.array_split(np.arange(lazy.numblocks[0]), len(workers))
     parts = [client.persist(lazy[int(starts[b[0]]):int(starts[b[-1] + 1])], workers=[w])
              for w, b in zip(workers, bands) if len(b)]
-    from distributed import wait
     x = da.concatenate(parts, axis=0).persist()  # the joins run once, where the bands are
     wait(x)
-    del parts
-    placement = {}
-    for holders in client.who_has(x).values():
-        for w in holders:
-            placement[w] = placement.get(w, 0) + 1
-    return x, placement
+    return x, dict(collections.Counter(w for holders in client.who_has(x).values() for w in holders))
 
 
 def workloads(scale):
@@ -134,12 +130,11 @@ def chained(w, filt, batch):
     not get)."""
     if w["kind"] == "conv2d":
         return lambda a: memhier.conv2d(a, filt, pad=w["pad"])
-    from memhier._registry import select
 
     def run(a):
         for _ in range(w["stages"]):
-            variant = select("conv1d", device=0, batch=batch, n=a.shape[1], k=filt.shape[0], pad=w["pad"],
-                             per_signal_masks=False)
+            variant = memhier.select("conv1d", device=0, batch=batch, n=a.shape[1], k=filt.shape[0], pad=w["pad"],
+                                     per_signal_masks=False)
             a = memhier.conv1d(a, filt, pad=w["pad"], variant=variant)
         return a
     return run
@@ -167,11 +162,6 @@ def check_against_plain(w, x, make, filt, reps, out):
 
 
 def run_workload(w, gpus, reps):
-    from dask_cuda import LocalCUDACluster
-    from distributed import Client
-
-    import memhier.dask as mdask
-
     rng = np.random.default_rng(1)
     filt = cp.asarray(rng.uniform(-1, 1, w["filter"]).astype(np.float32))
     op = mdask.conv2d if w["kind"] == "conv2d" else mdask.conv1d

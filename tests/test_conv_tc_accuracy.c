@@ -14,51 +14,42 @@
 #include "testing.h"
 
 typedef struct problem {
-    mh_args (*args)(const struct problem *p, mh_context *ctx, const float *in, const float *filter, float *out);
-    size_t n_in, n_filter, n_out, terms;
+    mh_op op;                  /* MH_OP_CONV1D: a signal of n = cols, a mask of k = kc (rows = kr = 1) */
+    size_t rows, cols, kr, kc; /* same padding: rows x cols outputs */
     float *in, *filter;
-    double *ref, *mag;
-    size_t rows, cols, kr, kc; /* conv1d: rows = 1, kr = 1 */
-    mh_conv2d_args shape;
+    double *ref, *mag; /* per output: the double reference and its sum of |terms| */
 } problem;
 
-static mh_args conv1d_args(const problem *p, mh_context *ctx, const float *in, const float *filter, float *out)
+static mh_args problem_args(const problem *p, mh_context *ctx, const float *in, const float *filter, float *out)
 {
     mh_args a;
-    mh_conv1d_args_init(ctx, &a, in, p->cols, filter, p->kc, MH_PAD_SAME, out);
+    if (p->op == MH_OP_CONV1D)
+        mh_conv1d_args_init(ctx, &a, in, p->cols, filter, p->kc, MH_PAD_SAME, out);
+    else
+        mh_conv2d_args_init(ctx, &a, in, p->rows, p->cols, filter, p->kr, p->kc, MH_PAD_SAME, out);
     return a;
 }
 
-static mh_args conv2d_args(const problem *p, mh_context *ctx, const float *in, const float *filter, float *out)
+static void make_problem(problem *p, mh_op op, size_t rows, size_t cols, size_t kr, size_t kc, int wide,
+                         unsigned long long seed)
 {
-    mh_args a;
-    mh_conv2d_args_init(ctx, &a, in, p->rows, p->cols, filter, p->kr, p->kc, MH_PAD_SAME, out);
-    return a;
-}
-
-/* rows = 1: a conv1d of n = cols and k = kc; otherwise a conv2d. Same padding. */
-static void make_problem(problem *p, size_t rows, size_t cols, size_t kr, size_t kc, int wide, unsigned long long seed)
-{
-    p->rows = rows, p->cols = cols, p->kr = kr, p->kc = kc;
-    p->n_in = rows * cols, p->n_filter = kr * kc, p->n_out = rows * cols, p->terms = kr * kc;
-    p->args = rows == 1 && kr == 1 ? conv1d_args : conv2d_args;
-    p->in = malloc(p->n_in * sizeof(float));
-    p->filter = malloc(p->n_filter * sizeof(float));
-    p->ref = malloc(p->n_out * sizeof(double));
-    p->mag = malloc(p->n_out * sizeof(double));
+    *p = (problem){op, rows, cols, kr, kc, NULL, NULL, NULL, NULL};
+    const size_t n = rows * cols;
+    p->in = malloc(n * sizeof(float));
+    p->filter = malloc(kr * kc * sizeof(float));
+    p->ref = malloc(n * sizeof(double));
+    p->mag = malloc(n * sizeof(double));
     if (!p->in || !p->filter || !p->ref || !p->mag) exit(1);
-    mh_fill_uniform(p->in, p->n_in, seed, 1.0f);
-    mh_fill_uniform(p->filter, p->n_filter, seed + 1, 1.0f);
-    if (wide) test_widen(p->in, p->n_in), test_widen(p->filter, p->n_filter);
-    mh_args shape;
-    mh_conv2d_args_init(NULL, &shape, NULL, rows, cols, NULL, kr, kc, MH_PAD_SAME, NULL);
-    p->shape = shape.conv2d;
+    mh_fill_uniform(p->in, n, seed, 1.0f);
+    mh_fill_uniform(p->filter, kr * kc, seed + 1, 1.0f);
+    if (wide) test_widen(p->in, n), test_widen(p->filter, kr * kc);
+    const mh_args shape = problem_args(p, NULL, NULL, NULL, NULL);
 #pragma omp parallel for schedule(dynamic, 256)
-    for (long long i = 0; i < (long long)p->n_out; ++i) {
-        if (p->args == conv1d_args)
+    for (long long i = 0; i < (long long)n; ++i) {
+        if (op == MH_OP_CONV1D)
             mh_conv1d_reference_at(p->in, cols, p->filter, kc, (kc - 1) / 2, (size_t)i, &p->ref[i], &p->mag[i]);
         else
-            mh_conv2d_reference_at(&p->shape, p->in, p->filter, (size_t)i / cols, (size_t)i % cols, &p->ref[i],
+            mh_conv2d_reference_at(&shape.conv2d, p->in, p->filter, (size_t)i / cols, (size_t)i % cols, &p->ref[i],
                                    &p->mag[i]);
     }
 }
@@ -71,7 +62,7 @@ static mh_error_stats run(mh_context *ctx, const problem *p, const mh_row *row, 
 {
     mh_error_stats e = {.rel_l2 = -1};
     test_out_poison(out);
-    mh_args a = p->args(p, ctx, in->data, filter->data, out->data);
+    mh_args a = problem_args(p, ctx, in->data, filter->data, out->data);
     a.config = config;
     char why[512] = "";
     if (!row->supports(ctx, &a, why, sizeof why)) {
@@ -84,7 +75,7 @@ static mh_error_stats run(mh_context *ctx, const problem *p, const mh_row *row, 
           mh_status_str(st), mh_context_error(ctx));
     if (st != MH_OK) return e;
     const size_t broken = test_out_fetch(out);
-    const int ok = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, p->n_out, mh_sum_rtol(p->terms), &e);
+    const int ok = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, p->rows * p->cols, mh_sum_rtol(p->kr * p->kc), &e);
     CHECK(broken == 0, "%s on %s wrote %zu guard words outside out", row->info.name, what, broken);
     CHECK(ok, "%s %s on %s: out[%zu] = %.8g, ref %.8g; %zu bad, %zu NaN, rel_l2 %.3g", row->info.name,
           row->configs ? row->configs[config] : "", what, e.first_bad, e.first_out, e.first_ref, e.bad, e.nonfinite,
@@ -92,15 +83,21 @@ static mh_error_stats run(mh_context *ctx, const problem *p, const mh_row *row, 
     return e;
 }
 
-static void compare_rows(mh_context *ctx, const problem *p, mh_op op, double bound, const char *what)
+/* tc's error over regtile's that a sum of `terms` products may reach (see the header). */
+static double short_sum_bound(size_t terms) { return terms <= 255 ? 4.0 : 2.0; }
+
+/* regtile, then every configuration of tc, on one problem. */
+static void compare_rows(mh_context *ctx, const problem *p, const char *what)
 {
-    const mh_row *regtile = mh_row_of(mh_variant_lookup(op, op == MH_OP_CONV1D ? "conv1d/regtile" : "conv2d/regtile"));
-    const mh_row *tc = mh_row_of(mh_variant_lookup(op, op == MH_OP_CONV1D ? "conv1d/tc" : "conv2d/tc"));
+    const int one_d = p->op == MH_OP_CONV1D;
+    const mh_row *regtile = mh_row_of(mh_variant_lookup(p->op, one_d ? "conv1d/regtile" : "conv2d/regtile"));
+    const mh_row *tc = mh_row_of(mh_variant_lookup(p->op, one_d ? "conv1d/tc" : "conv2d/tc"));
     CHECK(regtile && tc, "%s: regtile and tc rows registered", what);
     if (!regtile || !tc) return;
-    test_in in = test_in_copy(1, p->in, p->n_in, 0);
-    test_in filter = test_in_copy(1, p->filter, p->n_filter, 0);
-    test_out out = test_out_alloc(1, p->n_out, 0);
+    const double bound = short_sum_bound(p->kr * p->kc);
+    test_in in = test_in_copy(1, p->in, p->rows * p->cols, 0);
+    test_in filter = test_in_copy(1, p->filter, p->kr * p->kc, 0);
+    test_out out = test_out_alloc(1, p->rows * p->cols, 0);
     const mh_error_stats base = run(ctx, p, regtile, 0, &in, &filter, &out, what);
     for (int cfg = 0; cfg < test_configs(tc, 1); ++cfg) {
         const mh_error_stats e = run(ctx, p, tc, cfg, &in, &filter, &out, what);
@@ -115,9 +112,6 @@ static void compare_rows(mh_context *ctx, const problem *p, mh_op op, double bou
     test_release(1, in.base), test_release(1, filter.base);
 }
 
-/* tc's error over regtile's that a sum of `terms` products may reach (see the header). */
-static double short_sum_bound(size_t terms) { return terms <= 255 ? 4.0 : 2.0; }
-
 int main(void)
 {
     test_require_gpu();
@@ -128,21 +122,21 @@ int main(void)
     static const size_t masks[] = {63, 255, 1023, 2047};
     static const size_t filters[][2] = {{5, 5}, {7, 13}, {11, 11}, {15, 15}, {31, 31}};
     for (int wide = 0; wide <= 1; ++wide) {
+        const char *data = wide ? "wide" : "uniform";
         for (size_t i = 0; i < sizeof masks / sizeof masks[0]; ++i) {
             problem p;
             char what[96];
-            snprintf(what, sizeof what, "conv1d n=200003 k=%zu same, %s data", masks[i], wide ? "wide" : "uniform");
-            make_problem(&p, 1, 200003, 1, masks[i], wide, seed + 10 * i + wide);
-            compare_rows(ctx, &p, MH_OP_CONV1D, short_sum_bound(p.terms), what);
+            snprintf(what, sizeof what, "conv1d n=200003 k=%zu same, %s data", masks[i], data);
+            make_problem(&p, MH_OP_CONV1D, 1, 200003, 1, masks[i], wide, seed + 10 * i + wide);
+            compare_rows(ctx, &p, what);
             free_problem(&p);
         }
         for (size_t i = 0; i < sizeof filters / sizeof filters[0]; ++i) {
             problem p;
             char what[96];
-            snprintf(what, sizeof what, "conv2d 517x300 %zux%zu same, %s data", filters[i][0], filters[i][1],
-                     wide ? "wide" : "uniform");
-            make_problem(&p, 517, 300, filters[i][0], filters[i][1], wide, seed + 100 + 10 * i + wide);
-            compare_rows(ctx, &p, MH_OP_CONV2D, short_sum_bound(p.terms), what);
+            snprintf(what, sizeof what, "conv2d 517x300 %zux%zu same, %s data", filters[i][0], filters[i][1], data);
+            make_problem(&p, MH_OP_CONV2D, 517, 300, filters[i][0], filters[i][1], wide, seed + 100 + 10 * i + wide);
+            compare_rows(ctx, &p, what);
             free_problem(&p);
         }
     }
