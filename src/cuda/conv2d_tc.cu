@@ -22,18 +22,20 @@
  * How it runs:
  *   toeplitz_kernel   per call: the Toeplitz columns (tc_panels), split into big and small TF32
  *                     parts, in the K-major no-swizzle layout wgmma reads, into the workspace
- *   conv2d_tc_kernel  one warpgroup a block, 256 output columns by Q G rows. The panels arrive by
- *                     cp.async; the input tile (Q G + krows - 1 rows of 256 + L) is split once as
- *                     it is loaded, each element's big and small parts side by side. A comes from
- *                     the tile into registers (wgmma's A-from-registers form; the tensor cores
- *                     read only B from shared memory): thread (warp w, lane) holds A rows 16 w +
- *                     lane / 4 (+ 8), columns lane % 4 (+ 4) of each 8-deep slice, that is
- *                     x[64 w + lane + 8 j + {0, 4, 32, 36}]: consecutive lanes read consecutive
- *                     8-byte pairs. Per rho and group: small*big, big*small, big*big per slice
- *                     into a partial sum, added to the accumulator with round-to-nearest after
+ *   conv2d_tc_kernel  one or two warpgroups a block (WG), each 256 output columns by Q G rows,
+ *                     under one another. The panels arrive by cp.async; the input tile (Q G WG +
+ *                     krows - 1 rows of 256 + L) is split once as it is loaded, each element's big
+ *                     and small parts side by side. A comes from the tile into registers (wgmma's
+ *                     A-from-registers form; the tensor cores read only B from shared memory):
+ *                     thread (warp w, lane) holds A rows 16 w + lane / 4 (+ 8), columns lane % 4
+ *                     (+ 4) of each 8-deep slice, that is x[64 w + lane + 8 j + {0, 4, 32, 36}]:
+ *                     consecutive lanes read consecutive 8-byte pairs. A warpgroup walks its input
+ *                     rows r: row r feeds group g through B_(r - Q g), so one A load serves every
+ *                     group it reaches. Per row: small*big, big*small, big*big per slice and group
+ *                     into partial sums, added to the accumulators with round-to-nearest after
  *                     wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
  *                     reading one partial while another is in flight makes ptxas serialize every
- *                     wgmma: matmul_wgmma.cu).
+ *                     wgmma: matmul_wgmma.cu); the next row's A is loaded while they run.
  * Splitting A in registers at every use instead (the first version) made the loop issue-bound:
  * cvt.rna.tf32 is emulated (about 9 instructions a value with the Inf guard), 373 instructions
  * per 24 wgmma at 11 x 11, 60% issue slots busy and the tensor pipe 22% active (ncu).
@@ -59,19 +61,21 @@
 namespace {
 
 constexpr int S = 4;          /* outputs per A row: A rows are windows 4 columns apart */
-constexpr int STRIP = 64 * S; /* output columns per block (the warpgroup's 64 A rows) */
-constexpr int THREADS = 128;  /* one warpgroup */
+constexpr int STRIP = 64 * S; /* output columns per block (a warpgroup's 64 A rows) */
 
 /* SL 8-deep slices of k (L = 8 SL); groups of Q output rows (4, 8 or 16: B has N = 4 Q columns
- * (q, c), one m64nNk8 product per slice). A block holds G groups. Each group's A fragments
- * stay in registers until its products are done (8 SL registers a group), so G shrinks as the
- * slices grow. */
-template <int SL, int Q> struct tc_shape {
+ * (q, c), one m64nNk8 product per slice). A warpgroup holds G groups, one under the other, and
+ * a block WG warpgroups, one under the other, sharing the tile. Each group's accumulators and
+ * partial sums stay in registers (N registers a group), and A's fragments for two input rows
+ * (16 SL), so G shrinks as the slices grow. */
+template <int SL, int Q, int WG> struct tc_shape {
     static constexpr int L = 8 * SL;
     static constexpr int N = S * Q;     /* B's columns */
     static constexpr int PART = N / 2;  /* a group's accumulators a thread */
     static constexpr int G = Q == 16 ? 1 : (Q == 4 ? 4 : 2) / (SL <= 3 ? 1 : 2);
-    static constexpr int ROWS = Q * G;  /* output rows per block */
+    static constexpr int WROWS = Q * G; /* output rows per warpgroup */
+    static constexpr int ROWS = WROWS * WG; /* output rows per block */
+    static constexpr int THREADS = 128 * WG;
     static constexpr int TW = STRIP + L; /* tile row length in elements (a multiple of 8) */
 };
 
@@ -124,88 +128,132 @@ __global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float
 
 #ifndef TC_ABSENT
 
+/* Four consecutive elements of the image from (y, x), zero outside it: one 16-byte load where
+ * the row allows it (vec: rows and x 16-byte aligned). */
+__device__ __forceinline__ float4 load_four(const tc_params &p, long long y, long long x, bool vec)
+{
+    float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (y >= 0 && y < (long long)p.rows) {
+        const float *row = p.in + (size_t)y * p.cols;
+        if (vec && x >= 0 && x + 4 <= (long long)p.cols) return __ldg(reinterpret_cast<const float4 *>(row + x));
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            if (x + e >= 0 && x + e < (long long)p.cols) v[e] = __ldg(row + x + e);
+    }
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
 /* The block's input tile, split once: element (r, t) as its big and small TF32 parts side by
- * side (uint2), zero outside the image. Each thread takes 4 consecutive elements at a time:
- * one 16-byte load where the row allows it. */
-template <int TW>
+ * side (uint2), zero outside the image. A thread takes 4 consecutive elements an item and loads
+ * BATCH items before it splits and stores any: one load at a time left the tile's ~10 loads a
+ * thread waiting on each other's latency while the SM's other block alone kept the tensor
+ * cores busy. */
+template <int TW, int THREADS, int BATCH = 8>
 __device__ __forceinline__ void load_split_tile(const tc_params &p, uint2 *tile, long long y0, long long x0, int th)
 {
     const bool vec = p.cols % 4 == 0 && mh_aligned16(p.in) && (x0 % 4 + 4) % 4 == 0;
-    for (int item = threadIdx.x; item < th * (TW / 4); item += THREADS) {
-        const int r = item / (TW / 4), t = 4 * (item % (TW / 4));
-        const long long y = y0 + r, x = x0 + t;
-        float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        if (y >= 0 && y < (long long)p.rows) {
-            const float *row = p.in + (size_t)y * p.cols;
-            if (vec && x >= 0 && x + 4 <= (long long)p.cols) {
-                const float4 f = __ldg(reinterpret_cast<const float4 *>(row + x));
-                v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
-            } else {
+    const int items = th * (TW / 4);
+    for (int first = threadIdx.x; first < items; first += THREADS * BATCH) {
+        float4 v[BATCH];
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    if (x + e >= 0 && x + e < (long long)p.cols) v[e] = __ldg(row + x + e);
-            }
+        for (int b = 0; b < BATCH; ++b) {
+            const int item = first + b * THREADS;
+            v[b] = item < items ? load_four(p, y0 + item / (TW / 4), x0 + 4 * (item % (TW / 4)), vec) : make_float4(0, 0, 0, 0);
         }
-        unsigned big[4], small[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) tf32_split(v[e], big[e], small[e]);
-        uint4 *d = reinterpret_cast<uint4 *>(tile + r * TW + t);
-        d[0] = make_uint4(big[0], small[0], big[1], small[1]);
-        d[1] = make_uint4(big[2], small[2], big[3], small[3]);
+        for (int b = 0; b < BATCH; ++b) {
+            const int item = first + b * THREADS;
+            if (item >= items) break;
+            unsigned big[4], small[4];
+            tf32_split(v[b].x, big[0], small[0]), tf32_split(v[b].y, big[1], small[1]);
+            tf32_split(v[b].z, big[2], small[2]), tf32_split(v[b].w, big[3], small[3]);
+            uint4 *d = reinterpret_cast<uint4 *>(tile + item / (TW / 4) * TW + 4 * (item % (TW / 4)));
+            d[0] = make_uint4(big[0], small[0], big[1], small[1]);
+            d[1] = make_uint4(big[2], small[2], big[3], small[3]);
+        }
     }
 }
 
-/* One rho for the block's G groups: A from tile rows Q g + rho (xw: the thread's column of the
- * tile's row 0), B_rho's slices at bd (big) and bd_small; the products into fresh partial sums,
- * added to acc. */
-template <int SL, int Q, typename T = tc_shape<SL, Q>>
-__device__ __forceinline__ void multiply_row(const uint2 *xw, int rho, unsigned long long bd,
-                                             unsigned long long bd_small, unsigned slice_step,
-                                             float (&acc)[T::G][T::PART])
+/* A's fragments of one input row, big and small: thread (warp w, lane) holds A rows 16 w +
+ * lane / 4 (+ 8), columns lane % 4 (+ 4) of each slice, x[64 w + lane + 8 j + {0, 32, 4, 36}]
+ * (x: the row at the thread's column, xw). */
+template <int SL> struct a_row {
+    unsigned big[SL][4], small[SL][4];
+};
+
+template <int SL> __device__ __forceinline__ void load_a(const uint2 *x, a_row<SL> &a)
 {
-    constexpr int G = T::G;
-    unsigned big[G][SL][4], small[G][SL][4];
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-        const uint2 *x = xw + (Q * g + rho) * T::TW;
+    for (int j = 0; j < SL; ++j)
 #pragma unroll
-        for (int j = 0; j < SL; ++j)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const uint2 v = x[8 * j + 32 * (q % 2) + 4 * (q / 2)];
-                big[g][j][q] = v.x, small[g][j][q] = v.y;
-            }
-    }
-    float part[G][T::PART];
+        for (int q = 0; q < 4; ++q) {
+            const uint2 v = x[8 * j + 32 * (q % 2) + 4 * (q / 2)];
+            a.big[j][q] = v.x, a.small[j][q] = v.y;
+        }
+}
+
+/* Where B_rho's slices are: descriptors of rho = 0 (big, small); rho + 1 is U's columns 4 on
+ * to the left, 64 bytes, 4 in the descriptor's address field (16-byte units). */
+struct b_desc {
+    unsigned long long big, small;
+    unsigned slice_step;
+    __device__ unsigned long long at(unsigned long long d0, int rho, int j) const { return d0 - 4 * rho + slice_step * j; }
+};
+
+/* Input row r of the warpgroup's tile (a: its A fragments) feeds output groups LO .. HI through
+ * filter rows rho = r - Q g (the groups whose rho lies in 0 .. krows + Q - 2): small*big,
+ * big*small, big*big per slice into each group's fresh partial sum, added to acc[g] with
+ * round-to-nearest after wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
+ * reading one partial while another is in flight makes ptxas serialize every wgmma:
+ * matmul_wgmma.cu). One A load serves all the groups; the next row's A (into next, where
+ * next_x is set) is loaded while the products run. The groups are template arguments because
+ * a group skipped by a run-time test inside the stage makes ptxas serialize the wgmma too. */
+template <int SL, int Q, int WG, int LO, int HI, typename T = tc_shape<SL, Q, WG>>
+__device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_desc &b, const uint2 *next_x,
+                                                a_row<SL> &next, float (&acc)[T::G][T::PART])
+{
+    float part[HI + 1][T::PART];
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-    for (int g = 0; g < G; ++g)
+    for (int g = LO; g <= HI; ++g)
 #pragma unroll
         for (int j = 0; j < SL; ++j) {
-            wgmma_rs(part[g], small[g][j], bd + slice_step * j, j > 0);
-            wgmma_rs(part[g], big[g][j], bd_small + slice_step * j, 1);
-            wgmma_rs(part[g], big[g][j], bd + slice_step * j, 1);
+            const int rho = r - Q * g;
+            wgmma_rs(part[g], a.small[j], b.at(b.big, rho, j), j > 0);
+            wgmma_rs(part[g], a.big[j], b.at(b.small, rho, j), 1);
+            wgmma_rs(part[g], a.big[j], b.at(b.big, rho, j), 1);
         }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+    if (next_x) load_a(next_x, next);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    fence_operands(a.big), fence_operands(a.small); /* read until the wait */
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
+    for (int g = LO; g <= HI; ++g) {
         fence_operands(part[g]);
-#pragma unroll
-        for (int j = 0; j < SL; ++j) fence_operands(big[g][j]), fence_operands(small[g][j]); /* read until the wait */
 #pragma unroll
         for (int i = 0; i < T::PART; ++i) acc[g][i] += part[g][i];
     }
 }
 
-/* acc[g][i]: output row Q g + q, column 4 m + c of the block, with m = 16 warp + lane / 4 +
- * 8 (i % 4 / 2) and n = 4 q + c = 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's accumulator
- * layout); i and i + 1 are neighbouring columns. */
-template <int SL, int Q, typename T = tc_shape<SL, Q>>
+/* multiply_groups for the groups lo .. hi that input row r feeds, chosen among the instances
+ * (LO, HI) with LO <= HI < G. */
+template <int SL, int Q, int WG, int LO = 0, int HI = 0, typename T = tc_shape<SL, Q, WG>>
+__device__ __forceinline__ void multiply_row(int r, int lo, int hi, a_row<SL> &a, const b_desc &b, const uint2 *next_x,
+                                             a_row<SL> &next, float (&acc)[T::G][T::PART])
+{
+    if (lo == LO && hi == HI) return multiply_groups<SL, Q, WG, LO, HI>(r, a, b, next_x, next, acc);
+    if constexpr (HI + 1 < T::G) multiply_row<SL, Q, WG, LO, HI + 1>(r, lo, hi, a, b, next_x, next, acc);
+    else if constexpr (LO + 1 < T::G) multiply_row<SL, Q, WG, LO + 1, LO + 1>(r, lo, hi, a, b, next_x, next, acc);
+}
+
+/* acc[g][i]: output row Q g + q of the warpgroup, column 4 m + c of the block, with m = 16 warp
+ * + lane / 4 + 8 (i % 4 / 2) and n = 4 q + c = 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's
+ * accumulator layout); i and i + 1 are neighbouring columns. */
+template <int SL, int Q, int WG, typename T = tc_shape<SL, Q, WG>>
 __device__ __forceinline__ void store_outputs(const tc_params &p, long long y0, long long x0,
                                               const float (&acc)[T::G][T::PART])
 {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, t = lane % 4;
+    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, t = lane % 4;
 #pragma unroll
     for (int g = 0; g < T::G; ++g)
 #pragma unroll
@@ -223,21 +271,27 @@ __device__ __forceinline__ void store_outputs(const tc_params &p, long long y0, 
         }
 }
 
+/* The groups input row r feeds: g with 0 <= r - Q g < nrho. */
+template <int Q> __device__ __forceinline__ int lowest_group(int r, int nrho) { return r < nrho ? 0 : (r - nrho) / Q + 1; }
+template <int Q, int G> __device__ __forceinline__ int highest_group(int r) { return min(G - 1, r / Q); }
+
 #endif /* TC_ABSENT */
 
-template <int SL, int Q>
-__global__ void __launch_bounds__(THREADS) conv2d_tc_kernel(const tc_params p)
+/* One block: WG warpgroups, each WROWS output rows of the block's 256 columns, under one
+ * another; they share the tile and the panels. */
+template <int SL, int Q, int WG>
+__global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
 {
 #ifndef TC_ABSENT
-    using T = tc_shape<SL, Q>;
+    using T = tc_shape<SL, Q, WG>;
     extern __shared__ __align__(128) float smem[];
-    const int tid = threadIdx.x, nrho = p.krows + Q - 1;
+    const int tid = threadIdx.x, wg = tid / 128, nrho = p.krows + Q - 1;
     const tc_panels pn = panels_for(p.krows, Q);
     float *sb = smem;
     uint2 *tile = reinterpret_cast<uint2 *>(smem + pn.total_floats(SL));
     const long long y0 = (long long)blockIdx.y * T::ROWS, x0 = (long long)blockIdx.x * STRIP - p.xshift;
-    for (int e = 4 * tid; e < pn.total_floats(SL); e += 4 * THREADS) cp_async16(sb + e, p.toeplitz + e);
-    load_split_tile<T::TW>(p, tile, y0 - p.lpr, x0 - p.lpc, T::ROWS + p.krows - 1);
+    for (int e = 4 * tid; e < pn.total_floats(SL); e += 4 * T::THREADS) cp_async16(sb + e, p.toeplitz + e);
+    load_split_tile<T::TW, T::THREADS>(p, tile, y0 - p.lpr, x0 - p.lpc, T::ROWS + p.krows - 1);
     cp_async_wait_all();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
     __syncthreads();
@@ -248,15 +302,21 @@ __global__ void __launch_bounds__(THREADS) conv2d_tc_kernel(const tc_params p)
 #pragma unroll
         for (int i = 0; i < T::PART; ++i) acc[g][i] = 0.0f;
 
-    const uint2 *xw = tile + 64 * (tid / 32) + tid % 32;
-    const unsigned lead = pn.panel_floats() * 4, slice_step = 2 * lead / 16; /* a slice: two panels */
-    const int top = p.krows + Q - 2;
-    for (int rho = 0; rho < nrho; ++rho) {
-        const float *b = sb + 4 * 4 * (top - rho); /* U's column 4 (top - rho), 16 bytes a column */
-        multiply_row<SL, Q>(xw, rho, wgmma_desc(b, lead, 128), wgmma_desc(b + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), slice_step,
-                            acc);
+    const uint2 *xw = tile + (size_t)wg * T::WROWS * T::TW + 64 * (tid % 128 / 32) + tid % 32;
+    const unsigned lead = pn.panel_floats() * 4; /* a slice: two panels */
+    const float *b0 = sb + 4 * 4 * (p.krows + Q - 2); /* B_0: U's column 4 (krows + Q - 2), 16 bytes a column */
+    const b_desc b = {wgmma_desc(b0, lead, 128), wgmma_desc(b0 + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), 2 * lead / 16};
+    const int nr = T::WROWS + p.krows - 1; /* input rows of the warpgroup */
+    a_row<SL> a0, a1;
+    load_a(xw, a0);
+    for (int r = 0; r < nr; r += 2) { /* two rows a turn: the A buffers trade places */
+        multiply_row<SL, Q, WG>(r, lowest_group<Q>(r, nrho), highest_group<Q, T::G>(r), a0, b,
+                                r + 1 < nr ? xw + (r + 1) * T::TW : nullptr, a1, acc);
+        if (r + 1 < nr)
+            multiply_row<SL, Q, WG>(r + 1, lowest_group<Q>(r + 1, nrho), highest_group<Q, T::G>(r + 1), a1, b,
+                                    r + 2 < nr ? xw + (r + 2) * T::TW : nullptr, a0, acc);
     }
-    store_outputs<SL, Q>(p, y0, x0, acc);
+    store_outputs<SL, Q, WG>(p, y0 + (long long)wg * T::WROWS, x0, acc);
 #endif
 }
 
@@ -265,37 +325,49 @@ __global__ void __launch_bounds__(THREADS) conv2d_tc_kernel(const tc_params p)
 int slices_for(int kcols) { return (kcols + S - 1 + 7) / 8; }
 
 /* Configurations: groups of Q = 4, 8 or 16 output rows (B 16, 32 or 64 columns wide: fewer
- * products and A loads per output as Q grows, and more of B's zeros). [0] "auto" takes q16 for
- * filters 22 or more wide and q8 below (H100, 8192^2 same: 11 x 11 q4 0.755 ms, q8 0.718, q16
- * 0.996; 4096^2 31 x 31 q4 1.570, q8 1.290, q16 1.099; bench/results/...conv2d-tc-*.txt). */
-const char *const tc_configs[] = {"auto", "q4", "q8", "q16", NULL};
+ * products and A loads per output as Q grows, and more of B's zeros), one warpgroup a block or
+ * two sharing the tile ("x2": less of the tile is halo, and twice the warps to cover each
+ * other's waits). [0] "auto": q8 up to 5 columns, q8x2 up to 21, q16x2 from 22 (H100, 8192^2
+ * same: 3 x 3 q8 0.324 ms, q8x2 0.381; 11 x 11 q8 0.656, q8x2 0.570, q16x2 0.621; 4096^2
+ * 31 x 31 q16 0.899, q8x2 0.765, q16x2 0.661; docs/conv2d.md). */
+const char *const tc_configs[] = {"auto", "q4", "q8", "q16", "q4x2", "q8x2", "q16x2", NULL};
 
-int q_for(const mh_args *x)
+struct tc_choice {
+    int q, wg;
+};
+
+tc_choice choice_for(const mh_args *x)
 {
     switch (x->config) {
-    case 1: return 4;
-    case 2: return 8;
-    case 3: return 16;
-    default: return slices_for(x->conv2d.kcols) >= 4 ? 16 : 8;
+    case 1: return {4, 1};
+    case 2: return {8, 1};
+    case 3: return {16, 1};
+    case 4: return {4, 2};
+    case 5: return {8, 2};
+    case 6: return {16, 2};
+    default: {
+        const int sl = slices_for(x->conv2d.kcols);
+        return sl >= 4 ? tc_choice{16, 2} : sl >= 2 ? tc_choice{8, 2} : tc_choice{8, 1};
+    }
     }
 }
 
 /* Shared memory of a block: U's panels, then the split tile (8 bytes an element). */
-template <int SL, int Q> size_t smem_bytes(const mh_conv2d_args *a)
+template <int SL, int Q, int WG> size_t smem_bytes(const mh_conv2d_args *a)
 {
-    using T = tc_shape<SL, Q>;
+    using T = tc_shape<SL, Q, WG>;
     return (size_t)panels_for(a->krows, Q).total_floats(SL) * sizeof(float) +
            (size_t)(T::ROWS + a->krows - 1) * T::TW * sizeof(uint2);
 }
 
-template <int SL, int Q> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
+template <int SL, int Q, int WG> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
 {
-    using T = tc_shape<SL, Q>;
+    using T = tc_shape<SL, Q, WG>;
     tc_params p;
     p.in = a->in, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
-    const size_t smem = smem_bytes<SL, Q>(a);
+    const size_t smem = smem_bytes<SL, Q, WG>(a);
     const tc_panels pn = panels_for(a->krows, Q);
     void *ws;
     MH_TRY(mh_workspace(ctx, (size_t)pn.total_floats(SL) * sizeof(float), &ws));
@@ -303,52 +375,58 @@ template <int SL, int Q> mh_status run_shape(mh_context *ctx, const mh_conv2d_ar
     toeplitz_kernel<SL, Q><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, mh_stream(ctx)>>>(
         a->filter, a->krows, a->kcols, (float *)ws);
     MH_TRY(MH_LAUNCH_CHECK(ctx, "toeplitz_kernel"));
-    const void *kernel = (const void *)conv2d_tc_kernel<SL, Q>;
+    const void *kernel = (const void *)conv2d_tc_kernel<SL, Q, WG>;
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
-    conv2d_tc_kernel<SL, Q><<<grid, THREADS, smem, mh_stream(ctx)>>>(p);
+    conv2d_tc_kernel<SL, Q, WG><<<grid, T::THREADS, smem, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_tc_kernel");
 }
 
-/* The instance for a problem: SL from the filter's width, Q from the configuration. f gets an
- * empty tc_instance<SL, Q> and is called once, in the branch that matches. */
-template <int SL_, int Q_> struct tc_instance {
-    static constexpr int SL = SL_, Q = Q_;
+/* The instance for a problem: SL from the filter's width, Q and WG from the configuration. f
+ * gets an empty tc_instance<SL, Q, WG> and is called once, in the branch that matches. */
+template <int SL_, int Q_, int WG_> struct tc_instance {
+    static constexpr int SL = SL_, Q = Q_, WG = WG_;
 };
 
-template <int Q, typename F> auto with_slices(int sl, F f)
+template <int Q, int WG, typename F> auto with_slices(int sl, F f)
 {
     switch (sl) {
-    case 1: return f(tc_instance<1, Q>{});
-    case 2: return f(tc_instance<2, Q>{});
-    case 3: return f(tc_instance<3, Q>{});
-    case 4: return f(tc_instance<4, Q>{});
-    default: return f(tc_instance<5, Q>{});
+    case 1: return f(tc_instance<1, Q, WG>{});
+    case 2: return f(tc_instance<2, Q, WG>{});
+    case 3: return f(tc_instance<3, Q, WG>{});
+    case 4: return f(tc_instance<4, Q, WG>{});
+    default: return f(tc_instance<5, Q, WG>{});
+    }
+}
+
+template <int WG, typename F> auto with_groups(int q, int sl, F f)
+{
+    switch (q) {
+    case 4: return with_slices<4, WG>(sl, f);
+    case 16: return with_slices<16, WG>(sl, f);
+    default: return with_slices<8, WG>(sl, f);
     }
 }
 
 template <typename F> auto with_instance(const mh_args *x, F f)
 {
     const int sl = slices_for(x->conv2d.kcols);
-    switch (q_for(x)) {
-    case 4: return with_slices<4>(sl, f);
-    case 16: return with_slices<16>(sl, f);
-    default: return with_slices<8>(sl, f);
-    }
+    const tc_choice c = choice_for(x);
+    return c.wg == 2 ? with_groups<2>(c.q, sl, f) : with_groups<1>(c.q, sl, f);
 }
 
 int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
-    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q>(a); });
-    const int rows = with_instance(x, [](auto i) { return tc_shape<i.SL, i.Q>::ROWS; });
+    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG>(a); });
+    const int rows = with_instance(x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG>::ROWS; });
     return mh_tile_fits(smem, a->out_rows, (size_t)rows, why, len);
 }
 
 mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
-    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q>(ctx, &x->conv2d); });
+    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG>(ctx, &x->conv2d); });
 }
 
 const mh_row rows[] = {
