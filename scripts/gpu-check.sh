@@ -21,7 +21,9 @@
 # MEMHIER_NCU_MM="Li0ELb0E" adds ncu runs (analyze-mm) of the warptile kernels whose mangled names match;
 # phase mm-sizes: the tensor-core rows' configurations against cuBLAS over the shapes behind matmul's
 # auto (matmul-sizes.txt); phase ncu-wgmma: ncu of the wgmma kernels at 4096^3 (L2 bytes, stalls);
-# phase ncu-transpose: the transpose rungs' counters at 8192^2 (transpose-ncu.txt, docs/transpose.md).
+# phase ncu-transpose: the transpose rungs' counters at 8192^2 (transpose-ncu.txt, docs/transpose.md);
+# phase tc-sweep: conv2d/tc against regtile and walk, K x K filters 3..31 at 2048^2 to 8192^2
+# (conv2d-tc-sweep.json, scripts/conv2d_tc_sweep.sh: the rule behind conv2d's auto).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -121,6 +123,13 @@ if want grid; then
   timeout 560 "$CLI" bench conv1d --grid --variants "$GRID_VARIANTS" --json "$OUT/grid.json" >"$LOGS/grid.log" 2>&1
   say "grid exit $?"
   python3 scripts/plot_conv1d_grid.py "$OUT/grid.json" "$OUT/conv1d-grid.png" "$OUT/conv1d-grid.md" 2>&1 | tee -a "$SUMMARY"
+fi
+
+if want tc-sweep; then
+  stamp "conv2d/tc against the direct rows, K = 3..31 (scripts/conv2d_tc_sweep.sh)"
+  timeout 560 bash scripts/conv2d_tc_sweep.sh "$CLI" "$OUT/conv2d-tc-sweep.json" >"$LOGS/tc-sweep.log" 2>&1
+  say "tc-sweep exit $?"
+  tee -a "$SUMMARY" <"$LOGS/tc-sweep.log"
 fi
 
 if want calibrate; then

@@ -19,6 +19,7 @@ Markers, each closed by <!-- /report -->:
                             and the experiments' (report_experiments.py: matmul-first-session, ...)
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
+import json
 import os
 import re
 import sys
@@ -215,6 +216,36 @@ def dask_table(path):
     return "\n".join(lines)
 
 
+TC_SWEEP_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep-COMMIT.json"
+
+
+def tc_sweep_table():
+    """conv2d/tc against the fastest direct row (regtile, or walk at 3 x 3 and 5 x 5) over K x K
+    filters and image sizes (scripts/conv2d_tc_sweep.sh): the measurements behind conv2d's auto."""
+    ms = {}
+    for r in json.loads(TC_SWEEP_RESULTS.read_text())["rows"]:
+        if r["status"] == "ok":
+            f = dict(kv.split("=") for kv in r["workload"].split())
+            ms.setdefault((int(f["krows"]), int(f["rows"])), {})[r["variant"].split("[")[0]] = r["ms"]
+    sizes = sorted({n for _, n in ms})
+    lines = [f"_From `bench/results/{TC_SWEEP_RESULTS.name}` (H100, same padding, ms); each cell: tc, "
+             "the fastest direct row, and tc's time over it; **bold** where tc is faster._", "",
+             "| K × K | " + " | ".join(f"{n}²" for n in sizes) + " |", "| --- |" + " --- |" * len(sizes)]
+    for k in sorted({k for k, _ in ms}):
+        cells = []
+        for n in sizes:
+            t = ms.get((k, n), {})
+            direct = min((v for name, v in t.items() if name != "conv2d/tc"), default=None)
+            tc = t.get("conv2d/tc")
+            if tc is None or direct is None:
+                cells.append("—")
+                continue
+            text = f"{ms_text(tc)} / {ms_text(direct)} ({tc / direct:.2f})"
+            cells.append(f"**{text}**" if tc < direct else text)
+        lines.append(f"| {k} × {k} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 SIZES_RESULTS = "matmul-wgmma-sizes-3dcafe1.txt"  # in bench/results, after the GPU's name
 
 
@@ -240,7 +271,8 @@ def wgmma_sizes_table():
 
 SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
                "dask-one-gpu": lambda: dask_table(DASK_ONE_GPU_RESULTS),
-               "matmul-wgmma-sizes": wgmma_sizes_table, **report_experiments.TABLES}
+               "matmul-wgmma-sizes": wgmma_sizes_table, "conv2d-tc-sweep": tc_sweep_table,
+               **report_experiments.TABLES}
 
 
 def floors_table(doc, op):

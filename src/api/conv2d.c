@@ -107,19 +107,22 @@ static int filter_is_rank1(mh_context *ctx, const mh_conv2d_args *a)
     return mh_rank1_factor(f, a->krows, a->kcols, u, v, &residual);
 }
 
-/* `auto`, from the measurements in docs/conv2d.md ("How auto chooses"). On 8192 x 8192 the
- * direct regtile is fastest (or within 2%) for every filter; the fused separable path runs
- * memory-bound at ~0.28 ms whatever the size, which equals regtile at 7 x 7 and loses to it
- * below, so rank-1 filters go separable only when larger than 7 x 7. */
+/* `auto`, from the measurements in docs/conv2d.md ("How auto chooses"). Rank-1 filters larger
+ * than 7 x 7 go separable: it runs memory-bound at ~0.28 ms on 8192 x 8192 whatever the size,
+ * which equals regtile at 7 x 7 and loses to it below. Full-rank filters go to tc (tensor
+ * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
+ * useful share of the tensor work pays (K x K at 13 and from 19, at 2048^2 and beyond), to
+ * walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to regtile otherwise. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
-    /* walk takes 3x3 and 5x5 alone; the others move on to regtile (docs/conv2d.md) */
     static const char *const direct[] = {"walk", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
     static const char *const rank1[] = {"separable", "regtile", "stream", "shared", "basic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const mh_conv2d_args *c = &a->conv2d;
-    return c->krows * c->kcols > 49 && filter_is_rank1(ctx, c) ? rank1 : direct;
+    if (c->krows * c->kcols > 49 && filter_is_rank1(ctx, c)) return rank1;
+    return mh_conv2d_tc_favoured(c) ? tensor : direct;
 }
 
 static const mh_row_group groups[] = {

@@ -274,6 +274,8 @@ const mh_row *mh_conv2d_cuda_rows(size_t *count);
 const mh_row *mh_conv2d_texture_rows(size_t *count);
 const mh_row *mh_conv2d_regtile_rows(size_t *count);
 const mh_row *mh_conv2d_tc_rows(size_t *count);
+/* Whether conv2d/tc is expected to beat the direct rows on this shape (conv2d_tc.cu). */
+int mh_conv2d_tc_favoured(const mh_conv2d_args *a);
 const mh_row *mh_conv2d_stream_rows(size_t *count);
 const mh_row *mh_conv2d_walk_rows(size_t *count);
 const mh_row *mh_conv2d_separable_rows(size_t *count);

@@ -46,7 +46,6 @@
  * Built for sm_90a only (wgmma): CMake compiles this file with -gencode arch=compute_90a,code=sm_90a;
  * the row refuses other devices. */
 #include "common.cuh"
-#include "conv2d_window.cuh"
 #include "tf32_split.cuh"
 #include "tile_io.cuh"
 #include "wgmma_ops.cuh"
@@ -104,7 +103,6 @@ struct tc_params {
     float *out;
     size_t rows, cols, out_rows, out_cols;
     int krows, lpr, lpc; /* the filter's width lives in the Toeplitz columns */
-    int xshift; /* output columns the first block starts left of 0, to align its loads */
 };
 
 /* U's panels, split into big and small TF32 parts. */
@@ -205,8 +203,8 @@ struct b_desc {
  * big*small, big*big per slice into each group's fresh partial sum, added to acc[g] with
  * round-to-nearest after wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
  * reading one partial while another is in flight makes ptxas serialize every wgmma:
- * matmul_wgmma.cu). One A load serves all the groups; the next row's A (into next, where
- * next_x is set) is loaded while the products run. The groups are template arguments because
+ * matmul_wgmma.cu). One A load serves all the groups; the next row's A (next, from next_x)
+ * is loaded while the products run. The groups are template arguments because
  * a group skipped by a run-time test inside the stage makes ptxas serialize the wgmma too. */
 template <int SL, int Q, int WG, int LO, int HI, typename T = tc_shape<SL, Q, WG>>
 __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_desc &b, const uint2 *next_x,
@@ -224,7 +222,7 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_des
             wgmma_rs(part[g], a.big[j], b.at(b.big, rho, j), 1);
         }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    if (next_x) load_a(next_x, next);
+    load_a(next_x, next);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     fence_operands(a.big), fence_operands(a.small); /* read until the wait */
 #pragma unroll
@@ -289,9 +287,12 @@ __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
     const tc_panels pn = panels_for(p.krows, Q);
     float *sb = smem;
     uint2 *tile = reinterpret_cast<uint2 *>(smem + pn.total_floats(SL));
-    const long long y0 = (long long)blockIdx.y * T::ROWS, x0 = (long long)blockIdx.x * STRIP - p.xshift;
+    const long long y0 = (long long)blockIdx.y * T::ROWS, x0 = (long long)blockIdx.x * STRIP;
+    /* The tile starts d columns left of the block's first window, on a multiple of 4 so that its
+     * loads can be 16 bytes; the windows reach 252 + L of its 256 + L columns, so d <= 3 fits. */
+    const int d = (int)(((x0 - p.lpc) % 4 + 4) % 4);
     for (int e = 4 * tid; e < pn.total_floats(SL); e += 4 * T::THREADS) cp_async16(sb + e, p.toeplitz + e);
-    load_split_tile<T::TW, T::THREADS>(p, tile, y0 - p.lpr, x0 - p.lpc, T::ROWS + p.krows - 1);
+    load_split_tile<T::TW, T::THREADS>(p, tile, y0 - p.lpr, x0 - p.lpc - d, T::ROWS + p.krows - 1);
     cp_async_wait_all();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
     __syncthreads();
@@ -302,19 +303,21 @@ __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
 #pragma unroll
         for (int i = 0; i < T::PART; ++i) acc[g][i] = 0.0f;
 
-    const uint2 *xw = tile + (size_t)wg * T::WROWS * T::TW + 64 * (tid % 128 / 32) + tid % 32;
+    const uint2 *xw = tile + (size_t)wg * T::WROWS * T::TW + d + 64 * (tid % 128 / 32) + tid % 32;
     const unsigned lead = pn.panel_floats() * 4; /* a slice: two panels */
     const float *b0 = sb + 4 * 4 * (p.krows + Q - 2); /* B_0: U's column 4 (krows + Q - 2), 16 bytes a column */
     const b_desc b = {wgmma_desc(b0, lead, 128), wgmma_desc(b0 + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), 2 * lead / 16};
     const int nr = T::WROWS + p.krows - 1; /* input rows of the warpgroup */
     a_row<SL> a0, a1;
     load_a(xw, a0);
-    for (int r = 0; r < nr; r += 2) { /* two rows a turn: the A buffers trade places */
+    /* two rows a turn, the A buffers trading places; past the last row the load of "the next"
+     * repeats the last (a condition on it made the compiler copy every fragment) */
+    for (int r = 0; r < nr; r += 2) {
         multiply_row<SL, Q, WG>(r, lowest_group<Q>(r, nrho), highest_group<Q, T::G>(r), a0, b,
-                                r + 1 < nr ? xw + (r + 1) * T::TW : nullptr, a1, acc);
+                                xw + min(r + 1, nr - 1) * T::TW, a1, acc);
         if (r + 1 < nr)
             multiply_row<SL, Q, WG>(r + 1, lowest_group<Q>(r + 1, nrho), highest_group<Q, T::G>(r + 1), a1, b,
-                                    r + 2 < nr ? xw + (r + 2) * T::TW : nullptr, a0, acc);
+                                    xw + min(r + 2, nr - 1) * T::TW, a0, acc);
     }
     store_outputs<SL, Q, WG>(p, y0 + (long long)wg * T::WROWS, x0, acc);
 #endif
@@ -336,6 +339,13 @@ struct tc_choice {
     int q, wg;
 };
 
+/* auto's configuration for a filter kcols wide */
+tc_choice auto_choice(int kcols)
+{
+    const int sl = slices_for(kcols);
+    return sl >= 4 ? tc_choice{16, 2} : sl >= 2 ? tc_choice{8, 2} : tc_choice{8, 1};
+}
+
 tc_choice choice_for(const mh_args *x)
 {
     switch (x->config) {
@@ -345,10 +355,7 @@ tc_choice choice_for(const mh_args *x)
     case 4: return {4, 2};
     case 5: return {8, 2};
     case 6: return {16, 2};
-    default: {
-        const int sl = slices_for(x->conv2d.kcols);
-        return sl >= 4 ? tc_choice{16, 2} : sl >= 2 ? tc_choice{8, 2} : tc_choice{8, 1};
-    }
+    default: return auto_choice(x->conv2d.kcols);
     }
 }
 
@@ -366,7 +373,7 @@ template <int SL, int Q, int WG> mh_status run_shape(mh_context *ctx, const mh_c
     tc_params p;
     p.in = a->in, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
-    p.krows = a->krows, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
+    p.krows = a->krows, p.lpr = a->lpr, p.lpc = a->lpc;
     const size_t smem = smem_bytes<SL, Q, WG>(a);
     const tc_panels pn = panels_for(a->krows, Q);
     void *ws;
@@ -377,7 +384,7 @@ template <int SL, int Q, int WG> mh_status run_shape(mh_context *ctx, const mh_c
     MH_TRY(MH_LAUNCH_CHECK(ctx, "toeplitz_kernel"));
     const void *kernel = (const void *)conv2d_tc_kernel<SL, Q, WG>;
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
+    const dim3 grid((unsigned)mh_ceil_div(a->out_cols, STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
     conv2d_tc_kernel<SL, Q, WG><<<grid, T::THREADS, smem, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_tc_kernel");
 }
@@ -428,6 +435,25 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
     return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG>(ctx, &x->conv2d); });
 }
+
+} // namespace
+
+/* conv2d's auto puts tc first where this holds (src/api/conv2d.c): at least 2048^2 outputs,
+ * and of the multiply-adds tc's auto configuration runs, (krows + Q - 1) L an output, the
+ * useful krows kcols make at least 0.52 with Q = 8 or 0.43 with Q = 16 (Q = 16 runs its
+ * products nearer the tensor rate). Read off the sweep at 2048^2, 4096^2 and 8192^2, K x K
+ * filters, same padding (H100, bench/results/...conv2d-tc-sweep-*.json, docs/conv2d.md): tc
+ * wins at K = 13 (0.53 useful) and from 19 (0.58; 23: 0.44 with Q = 16) at every size, by 2 to
+ * 38%, and loses at 15 (0.43 with Q = 8) and 17 (0.50) by up to 40% but at 2048^2. */
+MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
+{
+    if ((double)a->out_rows * (double)a->out_cols < 2048.0 * 2048.0) return 0;
+    const tc_choice c = auto_choice((int)a->kcols);
+    const double done = (double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols);
+    return (double)(a->krows * a->kcols) >= (c.q == 16 ? 0.43 : 0.52) * done;
+}
+
+namespace {
 
 const mh_row rows[] = {
     {{"conv2d/tc", MH_OP_CONV2D, MH_BACKEND_CUDA, 11, "global+shared+registers+tensor", "ours",
