@@ -18,6 +18,9 @@
  * cores' k step of 8 (8, 16, 24, 32 or 40), so the work done is (krows + Q - 1) L multiply-adds
  * per output against krows kcols useful ones (Q = 4: 11 x 11 14 x 16 / 121 = 1.85, 31 x 31
  * 34 x 40 / 961 = 1.42, 5 x 5 8 x 8 / 25 = 2.56; Q = 8: 2.38, 1.58, 3.84), times 3 for the split.
+ * The same holds with S outputs an A row instead of 4 (windows S apart, T_i S columns wide, L =
+ * kcols + S - 1 rounded up): S = 2 where that saves a slice, at kcols = 7, 15, 23 and 31 (31 x 31,
+ * Q = 16: 46 x 32 / 961 = 1.53 instead of 46 x 40 / 961 = 1.91), at twice the A loads an output.
  *
  * How it runs:
  *   toeplitz_kernel   per call: the Toeplitz columns (tc_panels), split into big and small TF32
@@ -59,34 +62,36 @@
 
 namespace {
 
-constexpr int S = 4;          /* outputs per A row: A rows are windows 4 columns apart */
-constexpr int STRIP = 64 * S; /* output columns per block (a warpgroup's 64 A rows) */
-
-/* SL 8-deep slices of k (L = 8 SL); groups of Q output rows (4, 8 or 16: B has N = 4 Q columns
- * (q, c), one m64nNk8 product per slice). A warpgroup holds G groups, one under the other, and
+/* S outputs per A row (A rows are windows S columns apart: 4, or 2 where kcols + 1 fits in a
+ * slice fewer than kcols + 3: kcols = 7, 15, 23, 31 run L = 8, 16, 24, 32 instead of 16 .. 40);
+ * SL 8-deep slices of k (L = 8 SL, at least kcols + S - 1); groups of Q output rows (4, 8 or 16:
+ * B has N = S Q columns (q, c), one m64nNk8 product per slice). A warpgroup holds G groups, one under the other, and
  * a block WG warpgroups, one under the other, sharing the tile. Each group's accumulators and
  * partial sums stay in registers (N registers a group), and A's fragments for two input rows
  * (16 SL), so G shrinks as the slices grow. */
-template <int SL, int Q, int WG> struct tc_shape {
+template <int SL, int Q, int WG, int S> struct tc_shape {
     static constexpr int L = 8 * SL;
+    static constexpr int STRIP = 64 * S; /* output columns per block (a warpgroup's 64 A rows) */
     static constexpr int N = S * Q;     /* B's columns */
     static constexpr int PART = N / 2;  /* a group's accumulators a thread */
     static constexpr int G = Q == 16 ? 1 : (Q == 4 ? 4 : 2) / (SL <= 3 ? 1 : 2);
     static constexpr int WROWS = Q * G; /* output rows per warpgroup */
     static constexpr int ROWS = WROWS * WG; /* output rows per block */
     static constexpr int THREADS = 128 * WG;
-    static constexpr int TW = STRIP + L; /* tile row length in elements (a multiple of 8) */
+    /* tile row length in elements, a multiple of 8: the windows reach S 63 + L + d of it (d <= 3,
+     * the tile's start left of the first window) */
+    static constexpr int TW = STRIP + L + (S < 4 ? 8 : 0);
 };
 
 /* The Toeplitz columns. B_rho's column (q, c) is column c of T_(rho - q), so B_rho + 1 is B_rho
- * shifted by 4 columns: one sequence of columns U[4 a + c] = T_(top - a)[.][c], top = krows +
+ * shifted by S columns: one sequence of columns U[S a + c] = T_(top - a)[.][c], top = krows +
  * Q - 2, a = 0 .. krows + 2 Q - 3 (T_i = 0 outside the filter), holds every B_rho as the N
- * columns from U[4 (top - rho)]. It is stored as panels, one per part (big, small), slice j and
+ * columns from U[S (top - rho)]. It is stored as panels, one per part (big, small), slice j and
  * k-half h: U's columns one after another, 16 bytes (4 k) each. A descriptor then reads B_rho's
  * slice with the k-halves a panel apart (leading offset) and 8-column groups 128 bytes apart
  * (stride offset). 31 x 31, Q = 8: 57.6 KB, against 390 KB for every B_rho apart. */
 struct tc_panels {
-    int columns; /* U's columns: 4 (krows + 2 Q - 2) */
+    int columns; /* U's columns: S (krows + 2 Q - 2) */
     __host__ __device__ int panel_floats() const { return columns * 4; }
     __host__ __device__ int total_floats(int sl) const { return 2 * sl * 2 * panel_floats(); }
     /* float offset of U's column u, k = kk of half h of slice j, part (0 big, 1 small) */
@@ -96,7 +101,7 @@ struct tc_panels {
     }
 };
 
-__host__ __device__ inline tc_panels panels_for(int krows, int q) { return {4 * (krows + 2 * q - 2)}; }
+__host__ __device__ inline tc_panels panels_for(int krows, int q, int s) { return {s * (krows + 2 * q - 2)}; }
 
 struct tc_params {
     const float *in, *toeplitz;
@@ -106,15 +111,15 @@ struct tc_params {
 };
 
 /* U's panels, split into big and small TF32 parts. */
-template <int SL, int Q>
+template <int SL, int Q, int S>
 __global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float *b)
 {
 #ifndef TC_ABSENT
-    const tc_panels pn = panels_for(krows, Q);
+    const tc_panels pn = panels_for(krows, Q, S);
     const int top = krows + Q - 2, total = pn.columns * 8 * SL;
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
         const int u = e / (8 * SL), k = e % (8 * SL); /* column u, depth k */
-        const int i = top - u / 4, col = k - u % 4;
+        const int i = top - u / S, col = k - u % S;
         const float v = i >= 0 && i < krows && col >= 0 && col < kcols ? filter[i * kcols + col] : 0.0f;
         unsigned big, small;
         tf32_split(v, big, small);
@@ -173,29 +178,31 @@ __device__ __forceinline__ void load_split_tile(const tc_params &p, uint2 *tile,
 }
 
 /* A's fragments of one input row, big and small: thread (warp w, lane) holds A rows 16 w +
- * lane / 4 (+ 8), columns lane % 4 (+ 4) of each slice, x[64 w + lane + 8 j + {0, 32, 4, 36}]
- * (x: the row at the thread's column, xw). */
+ * lane / 4 (+ 8), columns lane % 4 (+ 4) of each slice, x[S (16 w + lane / 4) + lane % 4 + 8 j
+ * + {0, 8 S, 4, 8 S + 4}] (x: the row at the thread's column, xw; with S = 4, consecutive lanes
+ * read consecutive elements). */
 template <int SL> struct a_row {
     unsigned big[SL][4], small[SL][4];
 };
 
-template <int SL> __device__ __forceinline__ void load_a(const uint2 *x, a_row<SL> &a)
+template <int SL, int S> __device__ __forceinline__ void load_a(const uint2 *x, a_row<SL> &a)
 {
 #pragma unroll
     for (int j = 0; j < SL; ++j)
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            const uint2 v = x[8 * j + 32 * (q % 2) + 4 * (q / 2)];
+            const uint2 v = x[8 * j + 8 * S * (q % 2) + 4 * (q / 2)];
             a.big[j][q] = v.x, a.small[j][q] = v.y;
         }
 }
 
-/* Where B_rho's slices are: descriptors of rho = 0 (big, small); rho + 1 is U's columns 4 on
- * to the left, 64 bytes, 4 in the descriptor's address field (16-byte units). */
+/* Where B_rho's slices are: descriptors of rho = 0 (big, small); rho + 1 is U's columns S on
+ * to the left, 16 S bytes, S in the descriptor's address field (16-byte units). */
 struct b_desc {
     unsigned long long big, small;
     unsigned slice_step;
-    __device__ unsigned long long at(unsigned long long d0, int rho, int j) const { return d0 - 4 * rho + slice_step * j; }
+    int s;
+    __device__ unsigned long long at(unsigned long long d0, int rho, int j) const { return d0 - s * rho + slice_step * j; }
 };
 
 /* Input row r of the warpgroup's tile (a: its A fragments) feeds output groups LO .. HI through
@@ -206,7 +213,7 @@ struct b_desc {
  * matmul_wgmma.cu). One A load serves all the groups; the next row's A (next, from next_x)
  * is loaded while the products run. The groups are template arguments because
  * a group skipped by a run-time test inside the stage makes ptxas serialize the wgmma too. */
-template <int SL, int Q, int WG, int LO, int HI, typename T = tc_shape<SL, Q, WG>>
+template <int SL, int Q, int WG, int S, int LO, int HI, typename T = tc_shape<SL, Q, WG, S>>
 __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_desc &b, const uint2 *next_x,
                                                 a_row<SL> &next, float (&acc)[T::G][T::PART])
 {
@@ -222,7 +229,7 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_des
             wgmma_rs(part[g], a.big[j], b.at(b.big, rho, j), 1);
         }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    load_a(next_x, next);
+    load_a<SL, S>(next_x, next);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
     fence_operands(a.big), fence_operands(a.small); /* read until the wait */
 #pragma unroll
@@ -235,29 +242,30 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_des
 
 /* multiply_groups for the groups lo .. hi that input row r feeds, chosen among the instances
  * (LO, HI) with LO <= HI < G. */
-template <int SL, int Q, int WG, int LO = 0, int HI = 0, typename T = tc_shape<SL, Q, WG>>
+template <int SL, int Q, int WG, int S, int LO = 0, int HI = 0, typename T = tc_shape<SL, Q, WG, S>>
 __device__ __forceinline__ void multiply_row(int r, int lo, int hi, a_row<SL> &a, const b_desc &b, const uint2 *next_x,
                                              a_row<SL> &next, float (&acc)[T::G][T::PART])
 {
-    if (lo == LO && hi == HI) return multiply_groups<SL, Q, WG, LO, HI>(r, a, b, next_x, next, acc);
-    if constexpr (HI + 1 < T::G) multiply_row<SL, Q, WG, LO, HI + 1>(r, lo, hi, a, b, next_x, next, acc);
-    else if constexpr (LO + 1 < T::G) multiply_row<SL, Q, WG, LO + 1, LO + 1>(r, lo, hi, a, b, next_x, next, acc);
+    if (lo == LO && hi == HI) return multiply_groups<SL, Q, WG, S, LO, HI>(r, a, b, next_x, next, acc);
+    if constexpr (HI + 1 < T::G) multiply_row<SL, Q, WG, S, LO, HI + 1>(r, lo, hi, a, b, next_x, next, acc);
+    else if constexpr (LO + 1 < T::G) multiply_row<SL, Q, WG, S, LO + 1, LO + 1>(r, lo, hi, a, b, next_x, next, acc);
 }
 
-/* acc[g][i]: output row Q g + q of the warpgroup, column 4 m + c of the block, with m = 16 warp
- * + lane / 4 + 8 (i % 4 / 2) and n = 4 q + c = 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's
- * accumulator layout); i and i + 1 are neighbouring columns. */
-template <int SL, int Q, int WG, typename T = tc_shape<SL, Q, WG>>
+/* acc[g][i]: output row Q g + q of the warpgroup, column S m + c of the block, with m = 16 warp
+ * + lane / 4 + 8 (i % 4 / 2) and n = S q + c = 8 (i / 4) + 2 (lane % 4) + i % 2 (wgmma's
+ * accumulator layout); i and i + 1 are neighbouring columns of one row. */
+template <int SL, int Q, int WG, int S, typename T = tc_shape<SL, Q, WG, S>>
 __device__ __forceinline__ void store_outputs(const tc_params &p, long long y0, long long x0,
                                               const float (&acc)[T::G][T::PART])
 {
-    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32, t = lane % 4;
+    const int warp = threadIdx.x % 128 / 32, lane = threadIdx.x % 32;
 #pragma unroll
     for (int g = 0; g < T::G; ++g)
 #pragma unroll
         for (int i = 0; i < T::PART; i += 2) {
-            const long long y = y0 + Q * g + 2 * (i / 4) + t / 2;
-            const long long x = x0 + 4 * (16 * warp + lane / 4 + 8 * (i % 4 / 2)) + 2 * (t % 2);
+            const int n = 8 * (i / 4) + 2 * (lane % 4);
+            const long long y = y0 + Q * g + n / S;
+            const long long x = x0 + S * (16 * warp + lane / 4 + 8 * (i % 4 / 2)) + n % S;
             if (y >= (long long)p.out_rows) continue;
             float *o = p.out + (size_t)y * p.out_cols;
             if (x >= 0 && x + 2 <= (long long)p.out_cols && ((uintptr_t)(o + x) & 7) == 0) {
@@ -275,21 +283,21 @@ template <int Q, int G> __device__ __forceinline__ int highest_group(int r) { re
 
 #endif /* TC_ABSENT */
 
-/* One block: WG warpgroups, each WROWS output rows of the block's 256 columns, under one
+/* One block: WG warpgroups, each WROWS output rows of the block's 64 S columns, under one
  * another; they share the tile and the panels. */
-template <int SL, int Q, int WG>
+template <int SL, int Q, int WG, int S>
 __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
 {
 #ifndef TC_ABSENT
-    using T = tc_shape<SL, Q, WG>;
+    using T = tc_shape<SL, Q, WG, S>;
     extern __shared__ __align__(128) float smem[];
     const int tid = threadIdx.x, wg = tid / 128, nrho = p.krows + Q - 1;
-    const tc_panels pn = panels_for(p.krows, Q);
+    const tc_panels pn = panels_for(p.krows, Q, S);
     float *sb = smem;
     uint2 *tile = reinterpret_cast<uint2 *>(smem + pn.total_floats(SL));
-    const long long y0 = (long long)blockIdx.y * T::ROWS, x0 = (long long)blockIdx.x * STRIP;
+    const long long y0 = (long long)blockIdx.y * T::ROWS, x0 = (long long)blockIdx.x * T::STRIP;
     /* The tile starts d columns left of the block's first window, on a multiple of 4 so that its
-     * loads can be 16 bytes; the windows reach 252 + L of its 256 + L columns, so d <= 3 fits. */
+     * loads can be 16 bytes (TW leaves room for d <= 3). */
     const int d = (int)(((x0 - p.lpc) % 4 + 4) % 4);
     for (int e = 4 * tid; e < pn.total_floats(SL); e += 4 * T::THREADS) cp_async16(sb + e, p.toeplitz + e);
     load_split_tile<T::TW, T::THREADS>(p, tile, y0 - p.lpr, x0 - p.lpc - d, T::ROWS + p.krows - 1);
@@ -303,36 +311,40 @@ __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
 #pragma unroll
         for (int i = 0; i < T::PART; ++i) acc[g][i] = 0.0f;
 
-    const uint2 *xw = tile + (size_t)wg * T::WROWS * T::TW + d + 64 * (tid % 128 / 32) + tid % 32;
+    const uint2 *xw = tile + (size_t)wg * T::WROWS * T::TW + d + S * (16 * (tid % 128 / 32) + tid % 32 / 4) + tid % 4;
     const unsigned lead = pn.panel_floats() * 4; /* a slice: two panels */
-    const float *b0 = sb + 4 * 4 * (p.krows + Q - 2); /* B_0: U's column 4 (krows + Q - 2), 16 bytes a column */
-    const b_desc b = {wgmma_desc(b0, lead, 128), wgmma_desc(b0 + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), 2 * lead / 16};
+    const float *b0 = sb + 4 * S * (p.krows + Q - 2); /* B_0: U's column S (krows + Q - 2), 16 bytes a column */
+    const b_desc b = {wgmma_desc(b0, lead, 128), wgmma_desc(b0 + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), 2 * lead / 16, S};
     const int nr = T::WROWS + p.krows - 1; /* input rows of the warpgroup */
     a_row<SL> a0, a1;
-    load_a(xw, a0);
+    load_a<SL, S>(xw, a0);
     /* two rows a turn, the A buffers trading places; past the last row the load of "the next"
      * repeats the last (a condition on it made the compiler copy every fragment) */
     for (int r = 0; r < nr; r += 2) {
-        multiply_row<SL, Q, WG>(r, lowest_group<Q>(r, nrho), highest_group<Q, T::G>(r), a0, b,
+        multiply_row<SL, Q, WG, S>(r, lowest_group<Q>(r, nrho), highest_group<Q, T::G>(r), a0, b,
                                 xw + min(r + 1, nr - 1) * T::TW, a1, acc);
         if (r + 1 < nr)
-            multiply_row<SL, Q, WG>(r + 1, lowest_group<Q>(r + 1, nrho), highest_group<Q, T::G>(r + 1), a1, b,
+            multiply_row<SL, Q, WG, S>(r + 1, lowest_group<Q>(r + 1, nrho), highest_group<Q, T::G>(r + 1), a1, b,
                                     xw + min(r + 2, nr - 1) * T::TW, a0, acc);
     }
-    store_outputs<SL, Q, WG>(p, y0 + (long long)wg * T::WROWS, x0, acc);
+    store_outputs<SL, Q, WG, S>(p, y0 + (long long)wg * T::WROWS, x0, acc);
 #endif
 }
 
 /* ---- launch and registry ------------------------------------------------------------- */
 
-int slices_for(int kcols) { return (kcols + S - 1 + 7) / 8; }
+/* outputs per A row for a filter kcols wide: 2 where that saves a slice (kcols = 7, 15, 23, 31:
+ * 8 (S - 1) fewer of B's zeros for each output), else 4 (twice the outputs per A load) */
+int slices_for(int kcols, int s) { return (kcols + s - 1 + 7) / 8; }
+int outputs_per_row(int kcols) { return slices_for(kcols, 2) < slices_for(kcols, 4) ? 2 : 4; }
+int slices_for(int kcols) { return slices_for(kcols, outputs_per_row(kcols)); }
 
-/* Configurations: groups of Q = 4, 8 or 16 output rows (B 16, 32 or 64 columns wide: fewer
- * products and A loads per output as Q grows, and more of B's zeros), one warpgroup a block or
- * two sharing the tile ("x2": less of the tile is halo, and twice the warps to cover each
- * other's waits). [0] "auto": q8 up to 5 columns, q8x2 up to 21, q16x2 from 22 (H100, 8192^2
- * same: 3 x 3 q8 0.324 ms, q8x2 0.381; 11 x 11 q8 0.656, q8x2 0.570, q16x2 0.621; 4096^2
- * 31 x 31 q16 0.899, q8x2 0.765, q16x2 0.661; docs/conv2d.md). */
+/* Configurations: groups of Q = 4, 8 or 16 output rows (B S Q columns wide: fewer products and
+ * A loads per output as Q grows, and more of B's zeros), one warpgroup a block or two sharing
+ * the tile ("x2": less of the tile is halo, and twice the warps to cover each other's waits).
+ * [0] "auto": q8 at one slice, q8x2 at two or three, q16x2 from four (H100, 8192^2 same: 3 x 3
+ * q8 0.301 ms, q8x2 0.351; 11 x 11 q8 0.618, q8x2 0.535, q16x2 0.579; 4096^2 31 x 31 q16 0.636,
+ * q8x2 0.625, q16x2 0.491; docs/conv2d.md). */
 const char *const tc_configs[] = {"auto", "q4", "q8", "q16", "q4x2", "q8x2", "q16x2", NULL};
 
 struct tc_choice {
@@ -360,97 +372,107 @@ tc_choice choice_for(const mh_args *x)
 }
 
 /* Shared memory of a block: U's panels, then the split tile (8 bytes an element). */
-template <int SL, int Q, int WG> size_t smem_bytes(const mh_conv2d_args *a)
+template <int SL, int Q, int WG, int S> size_t smem_bytes(const mh_conv2d_args *a)
 {
-    using T = tc_shape<SL, Q, WG>;
-    return (size_t)panels_for(a->krows, Q).total_floats(SL) * sizeof(float) +
+    using T = tc_shape<SL, Q, WG, S>;
+    return (size_t)panels_for(a->krows, Q, S).total_floats(SL) * sizeof(float) +
            (size_t)(T::ROWS + a->krows - 1) * T::TW * sizeof(uint2);
 }
 
-template <int SL, int Q, int WG> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
+template <int SL, int Q, int WG, int S> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
 {
-    using T = tc_shape<SL, Q, WG>;
+    using T = tc_shape<SL, Q, WG, S>;
     tc_params p;
     p.in = a->in, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.lpr = a->lpr, p.lpc = a->lpc;
-    const size_t smem = smem_bytes<SL, Q, WG>(a);
-    const tc_panels pn = panels_for(a->krows, Q);
+    const size_t smem = smem_bytes<SL, Q, WG, S>(a);
+    const tc_panels pn = panels_for(a->krows, Q, S);
     void *ws;
     MH_TRY(mh_workspace(ctx, (size_t)pn.total_floats(SL) * sizeof(float), &ws));
     p.toeplitz = (const float *)ws;
-    toeplitz_kernel<SL, Q><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, mh_stream(ctx)>>>(
+    toeplitz_kernel<SL, Q, S><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, mh_stream(ctx)>>>(
         a->filter, a->krows, a->kcols, (float *)ws);
     MH_TRY(MH_LAUNCH_CHECK(ctx, "toeplitz_kernel"));
-    const void *kernel = (const void *)conv2d_tc_kernel<SL, Q, WG>;
+    const void *kernel = (const void *)conv2d_tc_kernel<SL, Q, WG, S>;
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const dim3 grid((unsigned)mh_ceil_div(a->out_cols, STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
-    conv2d_tc_kernel<SL, Q, WG><<<grid, T::THREADS, smem, mh_stream(ctx)>>>(p);
+    const dim3 grid((unsigned)mh_ceil_div(a->out_cols, T::STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
+    conv2d_tc_kernel<SL, Q, WG, S><<<grid, T::THREADS, smem, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_tc_kernel");
 }
 
-/* The instance for a problem: SL from the filter's width, Q and WG from the configuration. f
- * gets an empty tc_instance<SL, Q, WG> and is called once, in the branch that matches. */
-template <int SL_, int Q_, int WG_> struct tc_instance {
-    static constexpr int SL = SL_, Q = Q_, WG = WG_;
+/* The instance for a problem: S and SL from the filter's width, Q and WG from the
+ * configuration. f gets an empty tc_instance<SL, Q, WG, S> and is called once, in the branch
+ * that matches. */
+template <int SL_, int Q_, int WG_, int S_> struct tc_instance {
+    static constexpr int SL = SL_, Q = Q_, WG = WG_, S = S_;
 };
 
-template <int Q, int WG, typename F> auto with_slices(int sl, F f)
+template <int Q, int WG, int S, typename F> auto with_slices(int sl, F f)
 {
     switch (sl) {
-    case 1: return f(tc_instance<1, Q, WG>{});
-    case 2: return f(tc_instance<2, Q, WG>{});
-    case 3: return f(tc_instance<3, Q, WG>{});
-    case 4: return f(tc_instance<4, Q, WG>{});
-    default: return f(tc_instance<5, Q, WG>{});
+    case 1: return f(tc_instance<1, Q, WG, S>{});
+    case 2: return f(tc_instance<2, Q, WG, S>{});
+    case 3: return f(tc_instance<3, Q, WG, S>{});
+    case 4: return f(tc_instance<4, Q, WG, S>{});
+    default: return f(tc_instance<S == 2 ? 4 : 5, Q, WG, S>{}); /* S = 2 needs 4 slices at most */
     }
 }
 
-template <int WG, typename F> auto with_groups(int q, int sl, F f)
+template <int WG, int S, typename F> auto with_groups(int q, int sl, F f)
 {
     switch (q) {
-    case 4: return with_slices<4, WG>(sl, f);
-    case 16: return with_slices<16, WG>(sl, f);
-    default: return with_slices<8, WG>(sl, f);
+    case 4: return with_slices<4, WG, S>(sl, f);
+    case 16: return with_slices<16, WG, S>(sl, f);
+    default: return with_slices<8, WG, S>(sl, f);
     }
+}
+
+template <int S, typename F> auto with_warpgroups(const tc_choice &c, int sl, F f)
+{
+    return c.wg == 2 ? with_groups<2, S>(c.q, sl, f) : with_groups<1, S>(c.q, sl, f);
 }
 
 template <typename F> auto with_instance(const mh_args *x, F f)
 {
-    const int sl = slices_for(x->conv2d.kcols);
+    const int kcols = x->conv2d.kcols, sl = slices_for(kcols);
     const tc_choice c = choice_for(x);
-    return c.wg == 2 ? with_groups<2>(c.q, sl, f) : with_groups<1>(c.q, sl, f);
+    return outputs_per_row(kcols) == 2 ? with_warpgroups<2>(c, sl, f) : with_warpgroups<4>(c, sl, f);
 }
 
 int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
-    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG>(a); });
-    const int rows = with_instance(x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG>::ROWS; });
+    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S>(a); });
+    const int rows = with_instance(x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG, i.S>::ROWS; });
     return mh_tile_fits(smem, a->out_rows, (size_t)rows, why, len);
 }
 
 mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
-    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG>(ctx, &x->conv2d); });
+    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S>(ctx, &x->conv2d); });
 }
 
 } // namespace
 
 /* conv2d's auto puts tc first where this holds (src/api/conv2d.c): at least 2048^2 outputs,
  * and of the multiply-adds tc's auto configuration runs, (krows + Q - 1) L an output, the
- * useful krows kcols make at least 0.52 with Q = 8 or 0.43 with Q = 16 (Q = 16 runs its
- * products nearer the tensor rate). Read off the sweep at 2048^2, 4096^2 and 8192^2, K x K
- * filters, same padding (H100, bench/results/...conv2d-tc-sweep-*.json, docs/conv2d.md): tc
- * wins at K = 13 (0.53 useful) and from 19 (0.58; 23: 0.44 with Q = 16) at every size, by 2 to
- * 38%, and loses at 15 (0.43 with Q = 8) and 17 (0.50) by up to 40% but at 2048^2. */
+ * useful krows kcols make at least a share that depends on the configuration: with S = 4
+ * outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the tensor rate), with
+ * S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.55 (Q = 16). Read off the sweep at
+ * 2048^2, 4096^2 and 8192^2, K x K filters, same padding (H100, bench/results/...conv2d-tc-
+ * sweep-*.json, docs/conv2d.md): tc wins at 13 (S = 4, 0.53), 19 and 21 (0.58, 0.66), 23 (S = 2,
+ * 0.73), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2, Q = 16, 0.65) at every size, by 4 to
+ * 43%; 15 (S = 2, 0.64) and 17 (0.50) tie within 4% (tc wins at 2048^2 alone); below 13 it loses. */
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
     if ((double)a->out_rows * (double)a->out_cols < 2048.0 * 2048.0) return 0;
     const tc_choice c = auto_choice((int)a->kcols);
+    const int s = outputs_per_row((int)a->kcols);
     const double done = (double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols);
-    return (double)(a->krows * a->kcols) >= (c.q == 16 ? 0.43 : 0.52) * done;
+    const double share = s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? 0.55 : 0.70);
+    return (double)(a->krows * a->kcols) >= share * done;
 }
 
 namespace {
