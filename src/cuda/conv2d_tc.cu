@@ -25,13 +25,14 @@
  * How it runs:
  *   toeplitz_kernel   per call: the Toeplitz columns (tc_panels), split into big and small TF32
  *                     parts, in the K-major no-swizzle layout wgmma reads, into the workspace
- *   conv2d_tc_kernel  one or two warpgroups a block (WG), each 256 output columns by Q G rows,
+ *   conv2d_tc_kernel  one or two warpgroups a block (WG), each 64 S output columns by Q G rows,
  *                     under one another. The panels arrive by cp.async; the input tile (Q G WG +
- *                     krows - 1 rows of 256 + L) is split once as it is loaded, each element's big
- *                     and small parts side by side. A comes from the tile into registers (wgmma's
- *                     A-from-registers form; the tensor cores read only B from shared memory):
- *                     thread (warp w, lane) holds A rows 16 w + lane / 4 (+ 8), columns lane % 4
- *                     (+ 4) of each 8-deep slice, that is x[64 w + lane + 8 j + {0, 4, 32, 36}]:
+ *                     krows - 1 rows of 64 S + L) is split once as it is loaded, each element's
+ *                     big and small parts side by side. A comes from the tile into registers
+ *                     (wgmma's A-from-registers form; the tensor cores read only B from shared
+ *                     memory): thread (warp w, lane) holds A rows 16 w + lane / 4 (+ 8), columns
+ *                     lane % 4 (+ 4) of each 8-deep slice, with S = 4 x[64 w + lane + 8 j + {0,
+ *                     4, 32, 36}]:
  *                     consecutive lanes read consecutive 8-byte pairs. A warpgroup walks its input
  *                     rows r: row r feeds group g through B_(r - Q g), so one A load serves every
  *                     group it reaches. Per row: small*big, big*small, big*big per slice and group
