@@ -2,7 +2,7 @@
 # conv2d/tc against the direct rows over filter sizes (issue 16's crossover behind conv2d's
 # auto): square images 2048^2, 4096^2, 8192^2, same padding, K x K filters K = 3, 5, .. 31,
 # the rows named in $MEMHIER_SWEEP_VARIANTS (default tc,regtile,walk), each at its auto
-# configuration. One JSON of every row.
+# configuration. One JSON of every row (merge_bench.py).
 # usage: scripts/conv2d_tc_sweep.sh CLI OUT.json
 set -uo pipefail
 CLI=${1:?usage: conv2d_tc_sweep.sh CLI OUT.json}
@@ -15,12 +15,5 @@ for n in 2048 4096 8192; do
       --variants "$VARIANTS" --json "$parts/$n-$k.json" 2>&1 | grep -E "^\[|conv2d/"
   done
 done
-python3 - "$parts" "$OUTJSON" <<'PY'
-import json, pathlib, sys
-rows = []
-for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
-    rows += json.loads(f.read_text())["rows"]
-pathlib.Path(sys.argv[2]).write_text(json.dumps({"rows": rows}, indent=1) + "\n")
-print(f"{len(rows)} rows -> {sys.argv[2]}")
-PY
+python3 "$(dirname "$0")/merge_bench.py" "$OUTJSON" "$parts"/*.json
 rm -rf "$parts"

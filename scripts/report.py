@@ -19,14 +19,13 @@ Markers, each closed by <!-- /report -->:
                             and the experiments' (report_experiments.py: matmul-first-session, ...)
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
-import json
 import os
 import re
 import sys
 from pathlib import Path
 
 import report_experiments
-from results import REDUCED, is_ours, load, timed, workloads
+from results import REDUCED, is_ours, load, timed, workload_fields, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
@@ -48,7 +47,7 @@ def count(v):
 
 def label(op, workload):
     """A workload's column heading, short enough for a README table."""
-    f = dict(kv.split("=", 1) for kv in workload.split())
+    f = workload_fields(workload)
     if op == "conv1d":
         head = f"{f['batch']} × {count(f['n'])}" if "batch" in f else f"n={count(f['n'])}"
         return f"{head} k={f['k']}" + ("" if f.get("pad", "valid") == "valid" else f" {f['pad']}")
@@ -223,9 +222,9 @@ def tc_sweep_table():
     """conv2d/tc against the fastest direct row (regtile, or walk at 3 x 3 and 5 x 5) over K x K
     filters and image sizes (scripts/conv2d_tc_sweep.sh): the measurements behind conv2d's auto."""
     ms = {}
-    for r in json.loads(TC_SWEEP_RESULTS.read_text())["rows"]:
-        if r["status"] == "ok":
-            f = dict(kv.split("=") for kv in r["workload"].split())
+    for r in load(TC_SWEEP_RESULTS)["rows"]:
+        if timed(r):
+            f = workload_fields(r["workload"])
             ms.setdefault((int(f["krows"]), int(f["rows"])), {})[r["variant"].split("[")[0]] = r["ms"]
     sizes = sorted({n for _, n in ms})
     lines = [f"_From `bench/results/{TC_SWEEP_RESULTS.name}` (H100, same padding, ms); each cell: tc, "

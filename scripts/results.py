@@ -11,6 +11,11 @@ def load(path):
     return json.load(open(path))
 
 
+def workload_fields(workload):
+    """A workload's fields: "rows=2048 krows=3 pad=same" -> {"rows": "2048", "krows": "3", "pad": "same"}."""
+    return dict(kv.split("=", 1) for kv in workload.split())
+
+
 def is_ours(row):
     """A CUDA row of ours in its default configuration that computes in full precision."""
     return row["backend"] == "cuda" and "[" not in row["variant"] and row["variant"] not in REDUCED

@@ -94,6 +94,12 @@ static inline int mh_tile_fits(size_t smem_bytes, size_t out_rows, size_t block_
     return mh_grid_rows_fit(out_rows, block_rows, why, len);
 }
 
+/* Set in a device pass for another target than sm_90a, where the wgmma rows' kernels compile
+ * empty (their files are built for sm_90a alone; mh_wgmma_device keeps them from running). */
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define MH_WGMMA_ABSENT 1
+#endif
+
 /* 1 on a compute capability 9.0 device, where the wgmma rows (built for sm_90a alone) run;
  * else 0 and why. */
 static inline int mh_wgmma_device(const mh_context *ctx, char *why, size_t len)

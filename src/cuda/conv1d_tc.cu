@@ -50,10 +50,6 @@
 
 #include <stdio.h>
 
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define TC1_ABSENT 1 /* a device pass for another target: empty kernels */
-#endif
-
 namespace {
 
 constexpr int PHASES = 64;         /* outputs a window: wgmma's m */
@@ -101,7 +97,7 @@ struct tc1_params {
     int k;
 };
 
-#ifndef TC1_ABSENT
+#ifndef MH_WGMMA_ABSENT
 
 /* Unit u = mask[u - 63 .. u - 60], zero outside the mask. */
 __device__ __forceinline__ void store_units(const tc1_layout &l, const float *mask, int k, float *smem)
@@ -207,7 +203,7 @@ __device__ __forceinline__ void store_outputs(float *out, size_t out_n, size_t o
     }
 }
 
-#endif /* TC1_ABSENT */
+#endif /* MH_WGMMA_ABSENT */
 
 /* A block walks the tiles blockIdx.x, + gridDim.x, ... of signal blockIdx.y. Three tiles are
  * in flight: the tensor cores multiply tile t from one buffer of planes while the threads split
@@ -218,7 +214,7 @@ __device__ __forceinline__ void store_outputs(float *out, size_t out_n, size_t o
 template <int NW, int WG>
 __global__ void __launch_bounds__(128 * WG) conv1d_tc_kernel(const tc1_params p)
 {
-#ifndef TC1_ABSENT
+#ifndef MH_WGMMA_ABSENT
     using S = tc1_shape<NW, WG>;
     extern __shared__ __align__(128) float smem[];
     const tc1_layout l(p.k, S::WINDOWS);

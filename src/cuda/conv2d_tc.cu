@@ -57,19 +57,15 @@
 
 #include <stdio.h>
 
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define TC_ABSENT 1 /* a device pass for another target: empty kernels */
-#endif
-
 namespace {
 
 /* S outputs per A row (A rows are windows S columns apart: 4, or 2 where kcols + 1 fits in a
  * slice fewer than kcols + 3: kcols = 7, 15, 23, 31 run L = 8, 16, 24, 32 instead of 16 .. 40);
  * SL 8-deep slices of k (L = 8 SL, at least kcols + S - 1); groups of Q output rows (4, 8 or 16:
- * B has N = S Q columns (q, c), one m64nNk8 product per slice). A warpgroup holds G groups, one under the other, and
- * a block WG warpgroups, one under the other, sharing the tile. Each group's accumulators and
- * partial sums stay in registers (N registers a group), and A's fragments for two input rows
- * (16 SL), so G shrinks as the slices grow. */
+ * B has N = S Q columns (q, c), one m64nNk8 product per slice). A warpgroup holds G groups, one
+ * under the other, and a block WG warpgroups, one under the other, sharing the tile. Each
+ * group's accumulators and partial sums stay in registers (N registers a group), and A's
+ * fragments for two input rows (16 SL), so G shrinks as the slices grow. */
 template <int SL, int Q, int WG, int S> struct tc_shape {
     static constexpr int L = 8 * SL;
     static constexpr int STRIP = 64 * S; /* output columns per block (a warpgroup's 64 A rows) */
@@ -115,7 +111,7 @@ struct tc_params {
 template <int SL, int Q, int S>
 __global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float *b)
 {
-#ifndef TC_ABSENT
+#ifndef MH_WGMMA_ABSENT
     const tc_panels pn = panels_for(krows, Q, S);
     const int top = krows + Q - 2, total = pn.columns * 8 * SL;
     for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < total; e += gridDim.x * blockDim.x) {
@@ -130,7 +126,7 @@ __global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float
 #endif
 }
 
-#ifndef TC_ABSENT
+#ifndef MH_WGMMA_ABSENT
 
 /* Four consecutive elements of the image from (y, x), zero outside it: one 16-byte load where
  * the row allows it (vec: rows and x 16-byte aligned). */
@@ -199,11 +195,10 @@ template <int SL, int S> __device__ __forceinline__ void load_a(const uint2 *x, 
 
 /* Where B_rho's slices are: descriptors of rho = 0 (big, small); rho + 1 is U's columns S on
  * to the left, 16 S bytes, S in the descriptor's address field (16-byte units). */
-struct b_desc {
+template <int S> struct b_desc {
     unsigned long long big, small;
     unsigned slice_step;
-    int s;
-    __device__ unsigned long long at(unsigned long long d0, int rho, int j) const { return d0 - s * rho + slice_step * j; }
+    __device__ unsigned long long at(unsigned long long d0, int rho, int j) const { return d0 - S * rho + slice_step * j; }
 };
 
 /* Input row r of the warpgroup's tile (a: its A fragments) feeds output groups LO .. HI through
@@ -215,7 +210,7 @@ struct b_desc {
  * is loaded while the products run. The groups are template arguments because
  * a group skipped by a run-time test inside the stage makes ptxas serialize the wgmma too. */
 template <int SL, int Q, int WG, int S, int LO, int HI, typename T = tc_shape<SL, Q, WG, S>>
-__device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_desc &b, const uint2 *next_x,
+__device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_desc<S> &b, const uint2 *next_x,
                                                 a_row<SL> &next, float (&acc)[T::G][T::PART])
 {
     float part[HI + 1][T::PART];
@@ -244,7 +239,7 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_des
 /* multiply_groups for the groups lo .. hi that input row r feeds, chosen among the instances
  * (LO, HI) with LO <= HI < G. */
 template <int SL, int Q, int WG, int S, int LO = 0, int HI = 0, typename T = tc_shape<SL, Q, WG, S>>
-__device__ __forceinline__ void multiply_row(int r, int lo, int hi, a_row<SL> &a, const b_desc &b, const uint2 *next_x,
+__device__ __forceinline__ void multiply_row(int r, int lo, int hi, a_row<SL> &a, const b_desc<S> &b, const uint2 *next_x,
                                              a_row<SL> &next, float (&acc)[T::G][T::PART])
 {
     if (lo == LO && hi == HI) return multiply_groups<SL, Q, WG, S, LO, HI>(r, a, b, next_x, next, acc);
@@ -282,14 +277,14 @@ __device__ __forceinline__ void store_outputs(const tc_params &p, long long y0, 
 template <int Q> __device__ __forceinline__ int lowest_group(int r, int nrho) { return r < nrho ? 0 : (r - nrho) / Q + 1; }
 template <int Q, int G> __device__ __forceinline__ int highest_group(int r) { return min(G - 1, r / Q); }
 
-#endif /* TC_ABSENT */
+#endif /* MH_WGMMA_ABSENT */
 
 /* One block: WG warpgroups, each WROWS output rows of the block's 64 S columns, under one
  * another; they share the tile and the panels. */
 template <int SL, int Q, int WG, int S>
 __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
 {
-#ifndef TC_ABSENT
+#ifndef MH_WGMMA_ABSENT
     using T = tc_shape<SL, Q, WG, S>;
     extern __shared__ __align__(128) float smem[];
     const int tid = threadIdx.x, wg = tid / 128, nrho = p.krows + Q - 1;
@@ -315,7 +310,7 @@ __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
     const uint2 *xw = tile + (size_t)wg * T::WROWS * T::TW + d + S * (16 * (tid % 128 / 32) + tid % 32 / 4) + tid % 4;
     const unsigned lead = pn.panel_floats() * 4; /* a slice: two panels */
     const float *b0 = sb + 4 * S * (p.krows + Q - 2); /* B_0: U's column S (krows + Q - 2), 16 bytes a column */
-    const b_desc b = {wgmma_desc(b0, lead, 128), wgmma_desc(b0 + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), 2 * lead / 16, S};
+    const b_desc<S> b = {wgmma_desc(b0, lead, 128), wgmma_desc(b0 + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), 2 * lead / 16};
     const int nr = T::WROWS + p.krows - 1; /* input rows of the warpgroup */
     a_row<SL> a0, a1;
     load_a<SL, S>(xw, a0);
@@ -352,6 +347,11 @@ struct tc_choice {
     int q, wg;
 };
 
+/* the named configurations, tc_configs[1 ..] */
+const tc_choice named_choices[] = {{4, 1}, {8, 1}, {16, 1}, {4, 2}, {8, 2}, {16, 2}};
+static_assert(sizeof named_choices / sizeof named_choices[0] + 2 == sizeof tc_configs / sizeof tc_configs[0],
+              "a choice for every name but auto");
+
 /* auto's configuration for a filter kcols wide */
 tc_choice auto_choice(int kcols)
 {
@@ -361,15 +361,7 @@ tc_choice auto_choice(int kcols)
 
 tc_choice choice_for(const mh_args *x)
 {
-    switch (x->config) {
-    case 1: return {4, 1};
-    case 2: return {8, 1};
-    case 3: return {16, 1};
-    case 4: return {4, 2};
-    case 5: return {8, 2};
-    case 6: return {16, 2};
-    default: return auto_choice(x->conv2d.kcols);
-    }
+    return x->config > 0 ? named_choices[x->config - 1] : auto_choice(x->conv2d.kcols);
 }
 
 /* Shared memory of a block: U's panels, then the split tile (8 bytes an element). */

@@ -46,10 +46,6 @@
 
 #include <stdio.h>
 
-#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define WG_ABSENT 1 /* a device pass for another target: empty kernels */
-#endif
-
 namespace {
 
 constexpr int BM = 128, BK = 32, THREADS = 256;
@@ -107,7 +103,7 @@ struct split_params {
     wg_tiles t;
 };
 
-#ifndef WG_ABSENT
+#ifndef MH_WGMMA_ABSENT
 
 /* big and small of four values (big alone where small is NULL: tf32-wgmma), as the 16-byte chunk
  * c of row r of two tile images. */
@@ -181,7 +177,7 @@ __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, si
     }
 }
 
-#endif /* WG_ABSENT */
+#endif /* MH_WGMMA_ABSENT */
 
 /* blockIdx.y: an a tile (i < mt_count) or a b tile (i - mt_count); blockIdx.x: kt, so that
  * concurrent blocks read neighbouring pieces of the same rows and write consecutive tiles.
@@ -190,7 +186,7 @@ __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, si
  * DRAM bandwidth. */
 template <int BN> __global__ void __launch_bounds__(THREADS) split_tiles_kernel(const split_params p)
 {
-#ifndef WG_ABSENT
+#ifndef MH_WGMMA_ABSENT
     __shared__ float s[BK][BN + 1];
     const size_t kt = blockIdx.x;
     if (blockIdx.y < p.mt_count) split_a_tile(p, blockIdx.y, kt);
@@ -198,7 +194,7 @@ template <int BN> __global__ void __launch_bounds__(THREADS) split_tiles_kernel(
 #endif
 }
 
-#ifndef WG_ABSENT
+#ifndef MH_WGMMA_ABSENT
 
 /* K-major, 128-byte swizzle, 8-row groups 1024 bytes apart. */
 __device__ __forceinline__ unsigned long long descriptor(const void *smem)
@@ -242,7 +238,7 @@ __device__ __forceinline__ void issue_piece(const char *sp, int wg, int h, bool 
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
 
-#endif /* WG_ABSENT */
+#endif /* MH_WGMMA_ABSENT */
 
 struct wg_params {
     wg_tiles t;
@@ -250,7 +246,7 @@ struct wg_params {
     size_t m, n;
 };
 
-#ifndef WG_ABSENT
+#ifndef MH_WGMMA_ABSENT
 template <int BN, int KIND> using wg_acc = float[wg_shape<BN, KIND>::PIECES][wg_shape<BN, KIND>::PART];
 
 template <int BN, int KIND> __device__ __forceinline__ void zero(wg_acc<BN, KIND> &acc)
@@ -371,7 +367,7 @@ __device__ __forceinline__ const char *next_stage(const wg_tiles &t, char *base,
 
 template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul_wgmma_kernel(const wg_params p)
 {
-#ifndef WG_ABSENT
+#ifndef MH_WGMMA_ABSENT
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = stages_of(smem_raw);
@@ -402,7 +398,7 @@ template <int BN, int KIND> __global__ void __launch_bounds__(THREADS, 1) matmul
  * barrier; each multiplying warp waits there, and once its wgmma that read the stage are done
  * arrives on the stage's `empty` barrier (8 arrivals) before the copier refills it. Every stage
  * is in flight at once. */
-#ifndef WG_ABSENT
+#ifndef MH_WGMMA_ABSENT
 __device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
 __device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count)
@@ -548,7 +544,7 @@ __device__ __forceinline__ void multiply_ws(const wg_params &p, const char *base
 template <int BN, int KIND, int CL>
 __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg_params p)
 {
-#ifndef WG_ABSENT
+#ifndef MH_WGMMA_ABSENT
     using S = wg_shape<BN, KIND>;
     extern __shared__ __align__(16) char smem_raw[];
     char *base = stages_of(smem_raw);
