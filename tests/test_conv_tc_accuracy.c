@@ -3,13 +3,14 @@
  * the double reference. Inputs uniform in [-1, 1) and wide (|values| from 2^-20 to 2^20 in
  * the signal or image and in the mask or filter, test_widen), where 3xTF32's split must still
  * hold FP32 accuracy. Each tc run must pass the per-element bound (mh_compare) and have its
- * max |out - ref| and its normwise error within 2x regtile's (the issue's bound) for sums of
- * more than 255 terms, and within 4x for shorter ones. In a short sum, 3xTF32's own error (each
- * product short of the dropped lo x lo term, about 2^-22 relative, 4x FP32's unit roundoff)
- * is not drowned by the sum's rounding. Over nine seeds on the H100, the worst ratios were 2.70x
- * (max) and 3.10x (normwise) for conv1d/tc at k = 63 on wide data, and 3.12x and 2.86x for
- * conv2d/tc at 5 x 5 on wide data; this is an open gap of issue 16 (docs/conv1d.md). Prints the
- * figures (docs/conv1d.md and docs/conv2d.md quote them).
+ * max |out - ref| and its normwise error within 2x regtile's (the issue's bound), 3x for the
+ * sums of fewer than 25 terms below the issue's range (tc_error_bound). Two things keep short
+ * sums there: conv1d/tc's partial sums are short for short masks (chunk_for in conv1d_tc.cu:
+ * each wgmma into a partial sum rounds it toward zero) and conv2d/tc runs six products of a
+ * three-way split below 121 taps (parts_for in conv2d_tc.cu). Before them, over nine seeds on
+ * the H100, conv1d/tc at k = 63 reached 2.70x (max) and 3.10x (normwise) on wide data, and
+ * conv2d/tc at 5 x 5 3.12x and 2.86x. Masks and filters on both sides of those switches. Prints
+ * the figures (docs/conv1d.md and docs/conv2d.md quote them).
  *   test_conv_tc_accuracy   (exit 77 only when the machine has no CUDA device) */
 #include "testing.h"
 
@@ -83,8 +84,10 @@ static mh_error_stats run(mh_context *ctx, const problem *p, const mh_row *row, 
     return e;
 }
 
-/* tc's error over regtile's that a sum of `terms` products may reach (see the header). */
-static double short_sum_bound(size_t terms) { return terms <= 255 ? 4.0 : 2.0; }
+/* tc's error over regtile's that a sum of `terms` products may reach: the issue's 2x from 25
+ * terms (its range: conv2d from 5 x 5), 3x below, where regtile rounds a handful of times and
+ * each of tc's partial sums is rounded toward zero by the tensor cores' adds (see the header). */
+static double tc_error_bound(size_t terms) { return terms >= 25 ? 2.0 : 3.0; }
 
 /* regtile, then every configuration of tc, on one problem. */
 static void compare_rows(mh_context *ctx, const problem *p, const char *what)
@@ -94,7 +97,7 @@ static void compare_rows(mh_context *ctx, const problem *p, const char *what)
     const mh_row *tc = mh_row_of(mh_variant_lookup(p->op, one_d ? "conv1d/tc" : "conv2d/tc"));
     CHECK(regtile && tc, "%s: regtile and tc rows registered", what);
     if (!regtile || !tc) return;
-    const double bound = short_sum_bound(p->kr * p->kc);
+    const double bound = tc_error_bound(p->kr * p->kc);
     test_in in = test_in_copy(1, p->in, p->rows * p->cols, 0);
     test_in filter = test_in_copy(1, p->filter, p->kr * p->kc, 0);
     test_out out = test_out_alloc(1, p->rows * p->cols, 0);
@@ -119,8 +122,8 @@ int main(void)
     CHECK(mh_context_create(&ctx, 0) == MH_OK, "context");
     if (!ctx) return test_finish("test_conv_tc_accuracy");
     const unsigned long long seed = test_seed();
-    static const size_t masks[] = {63, 255, 1023, 2047};
-    static const size_t filters[][2] = {{5, 5}, {7, 13}, {11, 11}, {15, 15}, {31, 31}};
+    static const size_t masks[] = {63, 127, 255, 511, 1023, 2047};
+    static const size_t filters[][2] = {{3, 3}, {5, 5}, {7, 13}, {8, 15}, {11, 11}, {15, 15}, {31, 31}};
     for (int wide = 0; wide <= 1; ++wide) {
         const char *data = wide ? "wide" : "uniform";
         for (size_t i = 0; i < sizeof masks / sizeof masks[0]; ++i) {

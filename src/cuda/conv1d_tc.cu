@@ -32,8 +32,9 @@
  * How it runs: one kernel of persistent blocks (conv1d_tc_kernel: three tiles in flight). A
  * block stores the mask's units once; a tile is WINDOWS + (KT - 1) / 64 + 1 rows of 64. Each
  * warpgroup runs small*big, big*small, big*big per 8-deep slice (three m64nNk8 wgmma) into a
- * partial sum per 8 slices, added to the accumulator with round-to-nearest after
- * wgmma.wait_group 0 (the tensor cores' own accumulation truncates: matmul_wgmma.cu).
+ * partial sum per chunk of 1 to 8 slices (chunk_for: shorter for short masks), added to the
+ * accumulator with round-to-nearest after wgmma.wait_group 0 (the tensor cores' own
+ * accumulation truncates: matmul_wgmma.cu).
  * Per-signal masks cost nothing extra: every block reads its signal's mask. Measured in
  * docs/conv1d.md: faster than regtile from k = 255, 2.4x to 10.8x slower than fft-fused.
  * A NaN or Inf in the signal meets A's zeros (0 * Inf = NaN): outputs of the windows whose
@@ -54,12 +55,12 @@ namespace {
 
 constexpr int PHASES = 64;         /* outputs a window: wgmma's m */
 constexpr int PLANES = PHASES / 4; /* 16-byte units a window row */
-constexpr int CHUNK = 8;           /* slices a partial sum: 64 of k, 24 wgmma */
+constexpr int ROW_SLICES = PLANES / 2; /* 8-deep slices a 64-value row of B's planes */
 constexpr int MAX_K = 8191;        /* keeps the layout's ints small; shared memory refuses from k = 2778 (n64) */
 
 /* A warpgroup multiplies NW windows (wgmma's n: 64 or 128); a block holds WG warpgroups side
  * by side on one tile. */
-template <int NW, int WG> struct tc1_shape {
+template <int NW, int WG, int C> struct tc1_shape {
     static constexpr int THREADS = 128 * WG;
     static constexpr int WINDOWS = NW * WG;
     static constexpr int OUTPUTS = PHASES * WINDOWS;
@@ -79,7 +80,7 @@ struct tc1_layout {
     }
     __host__ __device__ int plane() const { return 4 * rows; }
     __host__ __device__ int tile() const { return PHASES * rows; } /* a tile's elements */
-    __host__ __device__ int chunks() const { return (slices + CHUNK - 1) / CHUNK; }
+    __host__ __device__ int chunks(int chunk) const { return (slices + chunk - 1) / chunk; }
     __host__ __device__ int units_at(int part) const { return part * 4 * units; }
     __host__ __device__ int plane_at(int buf, int part, int p) const
     {
@@ -137,7 +138,7 @@ __device__ __forceinline__ void issue_slices(float (&part)[NW / 2], int i0, bool
 #pragma unroll
     for (int c = 0; c < C; ++c) {
         const int i = i0 + c;
-        const unsigned long long da = 8 * i, db = (2 * (i % CHUNK) * plane_bytes + 16 * (i / CHUNK)) >> 4;
+        const unsigned long long da = 8 * i, db = (2 * (i % ROW_SLICES) * plane_bytes + 16 * (i / ROW_SLICES)) >> 4;
         wgmma_ss(part, a[1] + da, b[0] + db, c > 0 || !fresh); /* small * big */
         wgmma_ss(part, a[0] + da, b[1] + db, 1);              /* big * small */
         wgmma_ss(part, a[0] + da, b[0] + db, 1);              /* big * big */
@@ -158,11 +159,11 @@ __device__ __forceinline__ void finish_chunk(float (&part)[NW / 2], float (&acc)
 }
 
 /* The warpgroup's NW windows (from window w0 of the tile in buffer buf) times A, into acc:
- * CHUNK slices a partial sum. While chunk c's products run, overlap(c) does other work (the
+ * CHUNK slices a partial sum (chunk_for). While chunk c's products run, overlap(c) does other work (the
  * next tile's loads). Each branch has its own partial sum and finishes it: a partial sum that
  * two branches write makes ptxas copy it where they join, and wait for its wgmma there, before
  * overlap(c). The last, shorter chunk runs as 4 + 2 + 1 slices (ptxas waits between those). */
-template <int NW, typename F>
+template <int NW, int CHUNK, typename F>
 __device__ __forceinline__ void multiply(const tc1_layout &l, const float *smem, int buf, int w0, float (&acc)[NW / 2],
                                          F overlap)
 {
@@ -211,11 +212,11 @@ __device__ __forceinline__ void store_outputs(float *out, size_t out_n, size_t o
  * copied into the staging area by cp.async, issued as soon as t + 1 has left it. A first version
  * without the staging area (each thread loading 16 elements into registers, then splitting
  * them) kept too few bytes in flight: 0.18 ms at k = 255, DRAM 19% busy (ncu). */
-template <int NW, int WG>
+template <int NW, int WG, int C>
 __global__ void __launch_bounds__(128 * WG) conv1d_tc_kernel(const tc1_params p)
 {
 #ifndef MH_WGMMA_ABSENT
-    using S = tc1_shape<NW, WG>;
+    using S = tc1_shape<NW, WG, C>;
     extern __shared__ __align__(128) float smem[];
     const tc1_layout l(p.k, S::WINDOWS);
     const size_t signal = blockIdx.y, step = gridDim.x;
@@ -239,15 +240,15 @@ __global__ void __launch_bounds__(128 * WG) conv1d_tc_kernel(const tc1_params p)
 
     /* tile t + 1 is split in the chunks from `first` on (the copy has had a chunk's time to land),
      * a whole number of rounds of the block's threads each */
-    const int first = l.chunks() > 1 ? 1 : 0;
-    const int share = (l.tile() + (l.chunks() - first) * S::THREADS - 1) / ((l.chunks() - first) * S::THREADS) * S::THREADS;
+    const int chunks = l.chunks(C), first = chunks > 1 ? 1 : 0;
+    const int share = (l.tile() + (chunks - first) * S::THREADS - 1) / ((chunks - first) * S::THREADS) * S::THREADS;
     const int w0 = NW * (threadIdx.x / 128);
     for (int buf = 0; t < p.tiles; t += step, buf ^= 1) {
         const bool more = t + step < p.tiles;
         float acc[S::PART];
 #pragma unroll
         for (int i = 0; i < S::PART; ++i) acc[i] = 0.0f;
-        multiply<NW>(l, smem, buf, w0, acc, [&](int c) {
+        multiply<NW, C>(l, smem, buf, w0, acc, [&](int c) {
             if (!more || c < first) return;
             if (c == first) {
                 cp_async_wait<0>();
@@ -288,21 +289,21 @@ template <typename F> auto with_instance(const mh_args *x, F f)
 }
 
 /* Blocks a signal: enough to fill the GPU once (blocks walk the rest), at most one a tile. */
-template <int NW, int WG> mh_status grid_width(mh_context *ctx, const tc1_layout &l, size_t tiles, size_t signals, unsigned *width)
+template <int NW, int WG, int C> mh_status grid_width(mh_context *ctx, const tc1_layout &l, size_t tiles, size_t signals, unsigned *width)
 {
     int per_sm = 0;
-    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv1d_tc_kernel<NW, WG>, 128 * WG, l.bytes()));
+    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv1d_tc_kernel<NW, WG, C>, 128 * WG, l.bytes()));
     const size_t resident = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
     const size_t want = mh_ceil_div(resident, signals);
     *width = (unsigned)(want < tiles ? want : tiles);
     return MH_OK;
 }
 
-template <int NW, int WG> mh_status run_shape(mh_context *ctx, const mh_conv1d_args *a)
+template <int NW, int WG, int C> mh_status run_chunk(mh_context *ctx, const mh_conv1d_args *a)
 {
-    using S = tc1_shape<NW, WG>;
+    using S = tc1_shape<NW, WG, C>;
     const tc1_layout l((int)a->k, S::WINDOWS);
-    const void *kernel = (const void *)conv1d_tc_kernel<NW, WG>;
+    const void *kernel = (const void *)conv1d_tc_kernel<NW, WG, C>;
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l.bytes()));
     tc1_params p;
     p.n = a->n, p.out_n = a->out_n, p.mask_stride = a->mask_stride, p.lpad = (long long)a->lpad, p.k = (int)a->k;
@@ -310,12 +311,34 @@ template <int NW, int WG> mh_status run_shape(mh_context *ctx, const mh_conv1d_a
     for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) { /* grid.y: signals of the batch */
         const unsigned signals = (unsigned)(a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ);
         unsigned width;
-        MH_TRY((grid_width<NW, WG>(ctx, l, p.tiles, signals, &width)));
+        MH_TRY((grid_width<NW, WG, C>(ctx, l, p.tiles, signals, &width)));
         p.in = a->in + b * a->n, p.mask = a->mask + b * a->mask_stride, p.out = a->out + b * a->out_n;
-        conv1d_tc_kernel<NW, WG><<<dim3(width, signals), S::THREADS, l.bytes(), mh_stream(ctx)>>>(p);
+        conv1d_tc_kernel<NW, WG, C><<<dim3(width, signals), S::THREADS, l.bytes(), mh_stream(ctx)>>>(p);
         MH_TRY(MH_LAUNCH_CHECK(ctx, "conv1d_tc_kernel"));
     }
     return MH_OK;
+}
+
+/* Slices a partial sum for a mask k long. The tensor cores' accumulation truncates, and each
+ * wgmma into a partial sum rounds it toward zero again: short sums need short partial sums to
+ * stay within 2x regtile's error (H100, n = 200003 same, wide data, tc's error over regtile's,
+ * normwise: k = 63 3.0x with 8 slices a partial, 1.4x with 1; k = 255 2.2x with 8, 1.4x with 4),
+ * but each partial ends in wgmma.wait_group 0 (k = 255: 0.158 ms with 8, 0.172 with 4, 0.252
+ * with 1). A power of two up to 8, at most a tenth of the slices. */
+int chunk_for(int k)
+{
+    const int tenth = tc1_layout(k, 64).slices / 10;
+    return tenth >= 8 ? 8 : tenth >= 4 ? 4 : tenth >= 2 ? 2 : 1;
+}
+
+template <int NW, int WG> mh_status run_shape(mh_context *ctx, const mh_conv1d_args *a)
+{
+    switch (chunk_for((int)a->k)) {
+    case 1: return run_chunk<NW, WG, 1>(ctx, a);
+    case 2: return run_chunk<NW, WG, 2>(ctx, a);
+    case 4: return run_chunk<NW, WG, 4>(ctx, a);
+    default: return run_chunk<NW, WG, 8>(ctx, a);
+    }
 }
 
 int tc1_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)

@@ -56,6 +56,7 @@
 #include "wgmma_util.cuh"
 
 #include <stdio.h>
+#include <type_traits>
 
 namespace {
 
@@ -86,12 +87,13 @@ template <int SL, int Q, int WG, int S> struct tc_shape {
  * columns from U[S (top - rho)]. It is stored as panels, one per part (big, small), slice j and
  * k-half h: U's columns one after another, 16 bytes (4 k) each. A descriptor then reads B_rho's
  * slice with the k-halves a panel apart (leading offset) and 8-column groups 128 bytes apart
- * (stride offset). 31 x 31, Q = 8: 57.6 KB, against 390 KB for every B_rho apart. */
+ * (stride offset). 31 x 31, Q = 8: 57.6 KB, against 390 KB for every B_rho apart. With PARTS = 3
+ * (short sums) a third set of panels holds the rest. */
 struct tc_panels {
     int columns; /* U's columns: S (krows + 2 Q - 2) */
     __host__ __device__ int panel_floats() const { return columns * 4; }
-    __host__ __device__ int total_floats(int sl) const { return 2 * sl * 2 * panel_floats(); }
-    /* float offset of U's column u, k = kk of half h of slice j, part (0 big, 1 small) */
+    __host__ __device__ int total_floats(int sl, int parts) const { return parts * sl * 2 * panel_floats(); }
+    /* float offset of U's column u, k = kk of half h of slice j, part (0 big, 1 small, 2 rest) */
     __host__ __device__ int at(int sl, int part, int j, int h, int u, int kk) const
     {
         return ((part * sl + j) * 2 + h) * panel_floats() + u * 4 + kk;
@@ -107,8 +109,8 @@ struct tc_params {
     int krows, lpr, lpc; /* the filter's width lives in the Toeplitz columns */
 };
 
-/* U's panels, split into big and small TF32 parts. */
-template <int SL, int Q, int S>
+/* U's panels, split into PARTS TF32 parts (big, small and, for short sums, the rest). */
+template <int SL, int Q, int S, int PARTS>
 __global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float *b)
 {
 #ifndef MH_WGMMA_ABSENT
@@ -118,10 +120,10 @@ __global__ void toeplitz_kernel(const float *filter, int krows, int kcols, float
         const int u = e / (8 * SL), k = e % (8 * SL); /* column u, depth k */
         const int i = top - u / S, col = k - u % S;
         const float v = i >= 0 && i < krows && col >= 0 && col < kcols ? filter[i * kcols + col] : 0.0f;
-        unsigned big, small;
-        tf32_split(v, big, small);
-        b[pn.at(SL, 0, k / 8, k % 8 / 4, u, k % 4)] = __uint_as_float(big);
-        b[pn.at(SL, 1, k / 8, k % 8 / 4, u, k % 4)] = __uint_as_float(small);
+        unsigned part[3];
+        tf32_split3(v, part[0], part[1], part[2]);
+#pragma unroll
+        for (int q = 0; q < PARTS; ++q) b[pn.at(SL, q, k / 8, k % 8 / 4, u, k % 4)] = __uint_as_float(part[q]);
     }
 #endif
 }
@@ -143,13 +145,16 @@ __device__ __forceinline__ float4 load_four(const tc_params &p, long long y, lon
     return make_float4(v[0], v[1], v[2], v[3]);
 }
 
-/* The block's input tile, split once: element (r, t) as its big and small TF32 parts side by
- * side (uint2), zero outside the image. A thread takes 4 consecutive elements an item and loads
+/* A tile element: its PARTS TF32 parts side by side (big, small; big, small, rest, unused). */
+template <int PARTS> using tile_elem = typename std::conditional<PARTS == 3, uint4, uint2>::type;
+
+/* The block's input tile, split once: element (r, t) as its tile_elem, zero outside the image. A thread takes 4 consecutive elements an item and loads
  * BATCH items before it splits and stores any: one load at a time left the tile's ~10 loads a
  * thread waiting on each other's latency while the SM's other block alone kept the tensor
  * cores busy. */
-template <int TW, int THREADS, int BATCH = 8>
-__device__ __forceinline__ void load_split_tile(const tc_params &p, uint2 *tile, long long y0, long long x0, int th)
+template <int TW, int THREADS, int PARTS, int BATCH = 8>
+__device__ __forceinline__ void load_split_tile(const tc_params &p, tile_elem<PARTS> *tile, long long y0, long long x0,
+                                                int th)
 {
     const bool vec = p.cols % 4 == 0 && mh_aligned16(p.in) && (x0 % 4 + 4) % 4 == 0;
     const int items = th * (TW / 4);
@@ -164,54 +169,75 @@ __device__ __forceinline__ void load_split_tile(const tc_params &p, uint2 *tile,
         for (int b = 0; b < BATCH; ++b) {
             const int item = first + b * THREADS;
             if (item >= items) break;
-            unsigned big[4], small[4];
-            tf32_split(v[b].x, big[0], small[0]), tf32_split(v[b].y, big[1], small[1]);
-            tf32_split(v[b].z, big[2], small[2]), tf32_split(v[b].w, big[3], small[3]);
-            uint4 *d = reinterpret_cast<uint4 *>(tile + item / (TW / 4) * TW + 4 * (item % (TW / 4)));
-            d[0] = make_uint4(big[0], small[0], big[1], small[1]);
-            d[1] = make_uint4(big[2], small[2], big[3], small[3]);
+            tile_elem<PARTS> *d = tile + item / (TW / 4) * TW + 4 * (item % (TW / 4));
+            if constexpr (PARTS == 2) {
+                unsigned big[4], small[4];
+                tf32_split(v[b].x, big[0], small[0]), tf32_split(v[b].y, big[1], small[1]);
+                tf32_split(v[b].z, big[2], small[2]), tf32_split(v[b].w, big[3], small[3]);
+                reinterpret_cast<uint4 *>(d)[0] = make_uint4(big[0], small[0], big[1], small[1]);
+                reinterpret_cast<uint4 *>(d)[1] = make_uint4(big[2], small[2], big[3], small[3]);
+            } else {
+                const float x[4] = {v[b].x, v[b].y, v[b].z, v[b].w};
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    unsigned big, small, rest;
+                    tf32_split3(x[e], big, small, rest);
+                    d[e] = make_uint4(big, small, rest, 0u);
+                }
+            }
         }
     }
 }
 
-/* A's fragments of one input row, big and small: thread (warp w, lane) holds A rows 16 w +
- * lane / 4 (+ 8), columns lane % 4 (+ 4) of each slice, x[S (16 w + lane / 4) + lane % 4 + 8 j
- * + {0, 8 S, 4, 8 S + 4}] (x: the row at the thread's column, xw; with S = 4, consecutive lanes
- * read consecutive elements). */
-template <int SL> struct a_row {
-    unsigned big[SL][4], small[SL][4];
+/* A's fragments of one input row, each part (big, small, rest): thread (warp w, lane) holds A
+ * rows 16 w + lane / 4 (+ 8), columns lane % 4 (+ 4) of each slice, x[S (16 w + lane / 4) +
+ * lane % 4 + 8 j + {0, 8 S, 4, 8 S + 4}] (x: the row at the thread's column, xw; with S = 4,
+ * consecutive lanes read consecutive elements). */
+template <int SL, int PARTS> struct a_row {
+    unsigned part[PARTS][SL][4];
 };
 
-template <int SL, int S> __device__ __forceinline__ void load_a(const uint2 *x, a_row<SL> &a)
+template <int SL, int S, int PARTS>
+__device__ __forceinline__ void load_a(const tile_elem<PARTS> *x, a_row<SL, PARTS> &a)
 {
 #pragma unroll
     for (int j = 0; j < SL; ++j)
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
-            const uint2 v = x[8 * j + 8 * S * (q % 2) + 4 * (q / 2)];
-            a.big[j][q] = v.x, a.small[j][q] = v.y;
+            const tile_elem<PARTS> v = x[8 * j + 8 * S * (q % 2) + 4 * (q / 2)];
+            a.part[0][j][q] = v.x, a.part[1][j][q] = v.y;
+            if constexpr (PARTS == 3) a.part[2][j][q] = v.z;
         }
 }
 
-/* Where B_rho's slices are: descriptors of rho = 0 (big, small); rho + 1 is U's columns S on
+/* The products of a slice, smallest first (each wgmma into a partial sum rounds it toward zero,
+ * so the small ones go in before the big ones): A's part and B's part of product i. PARTS = 3
+ * runs i = 0 .. 5: rest*big, big*rest, small*small, small*big, big*small, big*big; PARTS = 2
+ * the last three. */
+__device__ constexpr int a_part(int i) { return i == 0 ? 2 : i == 2 || i == 3 ? 1 : 0; }
+__device__ constexpr int b_part(int i) { return i == 1 ? 2 : i == 2 || i == 4 ? 1 : 0; }
+template <int PARTS> constexpr int first_product = PARTS == 3 ? 0 : 3;
+
+/* Where B_rho's slices are: descriptors of rho = 0, one a part; rho + 1 is U's columns S on
  * to the left, 16 S bytes, S in the descriptor's address field (16-byte units). */
-template <int S> struct b_desc {
-    unsigned long long big, small;
+template <int S, int PARTS> struct b_desc {
+    unsigned long long part[PARTS];
     unsigned slice_step;
     __device__ unsigned long long at(unsigned long long d0, int rho, int j) const { return d0 - S * rho + slice_step * j; }
 };
 
 /* Input row r of the warpgroup's tile (a: its A fragments) feeds output groups LO .. HI through
- * filter rows rho = r - Q g (the groups whose rho lies in 0 .. krows + Q - 2): small*big,
- * big*small, big*big per slice into each group's fresh partial sum, added to acc[g] with
+ * filter rows rho = r - Q g (the groups whose rho lies in 0 .. krows + Q - 2): the products of
+ * each slice (a_part, b_part) into each group's fresh partial sum, added to acc[g] with
  * round-to-nearest after wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
  * reading one partial while another is in flight makes ptxas serialize every wgmma:
  * matmul_wgmma.cu). One A load serves all the groups; the next row's A (next, from next_x)
  * is loaded while the products run. The groups are template arguments because
  * a group skipped by a run-time test inside the stage makes ptxas serialize the wgmma too. */
-template <int SL, int Q, int WG, int S, int LO, int HI, typename T = tc_shape<SL, Q, WG, S>>
-__device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_desc<S> &b, const uint2 *next_x,
-                                                a_row<SL> &next, float (&acc)[T::G][T::PART])
+template <int SL, int Q, int WG, int S, int PARTS, int LO, int HI, typename T = tc_shape<SL, Q, WG, S>>
+__device__ __forceinline__ void multiply_groups(int r, a_row<SL, PARTS> &a, const b_desc<S, PARTS> &b,
+                                                const tile_elem<PARTS> *next_x, a_row<SL, PARTS> &next,
+                                                float (&acc)[T::G][T::PART])
 {
     float part[HI + 1][T::PART];
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -220,14 +246,15 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_des
 #pragma unroll
         for (int j = 0; j < SL; ++j) {
             const int rho = r - Q * g;
-            wgmma_rs(part[g], a.small[j], b.at(b.big, rho, j), j > 0);
-            wgmma_rs(part[g], a.big[j], b.at(b.small, rho, j), 1);
-            wgmma_rs(part[g], a.big[j], b.at(b.big, rho, j), 1);
+#pragma unroll
+            for (int i = first_product<PARTS>; i < 6; ++i)
+                wgmma_rs(part[g], a.part[a_part(i)][j], b.at(b.part[b_part(i)], rho, j), j > 0 || i > first_product<PARTS>);
         }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    load_a<SL, S>(next_x, next);
+    load_a<SL, S, PARTS>(next_x, next);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    fence_operands(a.big), fence_operands(a.small); /* read until the wait */
+#pragma unroll
+    for (int q = 0; q < PARTS; ++q) fence_operands(a.part[q]); /* read until the wait */
 #pragma unroll
     for (int g = LO; g <= HI; ++g) {
         fence_operands(part[g]);
@@ -238,13 +265,16 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL> &a, const b_des
 
 /* multiply_groups for the groups lo .. hi that input row r feeds, chosen among the instances
  * (LO, HI) with LO <= HI < G. */
-template <int SL, int Q, int WG, int S, int LO = 0, int HI = 0, typename T = tc_shape<SL, Q, WG, S>>
-__device__ __forceinline__ void multiply_row(int r, int lo, int hi, a_row<SL> &a, const b_desc<S> &b, const uint2 *next_x,
-                                             a_row<SL> &next, float (&acc)[T::G][T::PART])
+template <int SL, int Q, int WG, int S, int PARTS, int LO = 0, int HI = 0, typename T = tc_shape<SL, Q, WG, S>>
+__device__ __forceinline__ void multiply_row(int r, int lo, int hi, a_row<SL, PARTS> &a, const b_desc<S, PARTS> &b,
+                                             const tile_elem<PARTS> *next_x, a_row<SL, PARTS> &next,
+                                             float (&acc)[T::G][T::PART])
 {
-    if (lo == LO && hi == HI) return multiply_groups<SL, Q, WG, S, LO, HI>(r, a, b, next_x, next, acc);
-    if constexpr (HI + 1 < T::G) multiply_row<SL, Q, WG, S, LO, HI + 1>(r, lo, hi, a, b, next_x, next, acc);
-    else if constexpr (LO + 1 < T::G) multiply_row<SL, Q, WG, S, LO + 1, LO + 1>(r, lo, hi, a, b, next_x, next, acc);
+    if (lo == LO && hi == HI) return multiply_groups<SL, Q, WG, S, PARTS, LO, HI>(r, a, b, next_x, next, acc);
+    if constexpr (HI + 1 < T::G)
+        multiply_row<SL, Q, WG, S, PARTS, LO, HI + 1>(r, lo, hi, a, b, next_x, next, acc);
+    else if constexpr (LO + 1 < T::G)
+        multiply_row<SL, Q, WG, S, PARTS, LO + 1, LO + 1>(r, lo, hi, a, b, next_x, next, acc);
 }
 
 /* acc[g][i]: output row Q g + q of the warpgroup, column S m + c of the block, with m = 16 warp
@@ -281,7 +311,7 @@ template <int Q, int G> __device__ __forceinline__ int highest_group(int r) { re
 
 /* One block: WG warpgroups, each WROWS output rows of the block's 64 S columns, under one
  * another; they share the tile and the panels. */
-template <int SL, int Q, int WG, int S>
+template <int SL, int Q, int WG, int S, int PARTS>
 __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
 {
 #ifndef MH_WGMMA_ABSENT
@@ -290,13 +320,13 @@ __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
     const int tid = threadIdx.x, wg = tid / 128, nrho = p.krows + Q - 1;
     const tc_panels pn = panels_for(p.krows, Q, S);
     float *sb = smem;
-    uint2 *tile = reinterpret_cast<uint2 *>(smem + pn.total_floats(SL));
+    tile_elem<PARTS> *tile = reinterpret_cast<tile_elem<PARTS> *>(smem + pn.total_floats(SL, PARTS));
     const long long y0 = (long long)blockIdx.y * T::ROWS, x0 = (long long)blockIdx.x * T::STRIP;
     /* The tile starts d columns left of the block's first window, on a multiple of 4 so that its
      * loads can be 16 bytes (TW leaves room for d <= 3). */
     const int d = (int)(((x0 - p.lpc) % 4 + 4) % 4);
-    for (int e = 4 * tid; e < pn.total_floats(SL); e += 4 * T::THREADS) cp_async16(sb + e, p.toeplitz + e);
-    load_split_tile<T::TW, T::THREADS>(p, tile, y0 - p.lpr, x0 - p.lpc - d, T::ROWS + p.krows - 1);
+    for (int e = 4 * tid; e < pn.total_floats(SL, PARTS); e += 4 * T::THREADS) cp_async16(sb + e, p.toeplitz + e);
+    load_split_tile<T::TW, T::THREADS, PARTS>(p, tile, y0 - p.lpr, x0 - p.lpc - d, T::ROWS + p.krows - 1);
     cp_async_wait_all();
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* cp.async's writes, read by wgmma */
     __syncthreads();
@@ -307,20 +337,23 @@ __global__ void __launch_bounds__(128 * WG) conv2d_tc_kernel(const tc_params p)
 #pragma unroll
         for (int i = 0; i < T::PART; ++i) acc[g][i] = 0.0f;
 
-    const uint2 *xw = tile + (size_t)wg * T::WROWS * T::TW + d + S * (16 * (tid % 128 / 32) + tid % 32 / 4) + tid % 4;
+    const tile_elem<PARTS> *xw = tile + (size_t)wg * T::WROWS * T::TW + d + S * (16 * (tid % 128 / 32) + tid % 32 / 4) + tid % 4;
     const unsigned lead = pn.panel_floats() * 4; /* a slice: two panels */
     const float *b0 = sb + 4 * S * (p.krows + Q - 2); /* B_0: U's column S (krows + Q - 2), 16 bytes a column */
-    const b_desc<S> b = {wgmma_desc(b0, lead, 128), wgmma_desc(b0 + pn.at(SL, 1, 0, 0, 0, 0), lead, 128), 2 * lead / 16};
+    b_desc<S, PARTS> b;
+#pragma unroll
+    for (int q = 0; q < PARTS; ++q) b.part[q] = wgmma_desc(b0 + pn.at(SL, q, 0, 0, 0, 0), lead, 128);
+    b.slice_step = 2 * lead / 16;
     const int nr = T::WROWS + p.krows - 1; /* input rows of the warpgroup */
-    a_row<SL> a0, a1;
-    load_a<SL, S>(xw, a0);
+    a_row<SL, PARTS> a0, a1;
+    load_a<SL, S, PARTS>(xw, a0);
     /* two rows a turn, the A buffers trading places; past the last row the load of "the next"
      * repeats the last (a condition on it made the compiler copy every fragment) */
     for (int r = 0; r < nr; r += 2) {
-        multiply_row<SL, Q, WG, S>(r, lowest_group<Q>(r, nrho), highest_group<Q, T::G>(r), a0, b,
+        multiply_row<SL, Q, WG, S, PARTS>(r, lowest_group<Q>(r, nrho), highest_group<Q, T::G>(r), a0, b,
                                 xw + min(r + 1, nr - 1) * T::TW, a1, acc);
         if (r + 1 < nr)
-            multiply_row<SL, Q, WG, S>(r + 1, lowest_group<Q>(r + 1, nrho), highest_group<Q, T::G>(r + 1), a1, b,
+            multiply_row<SL, Q, WG, S, PARTS>(r + 1, lowest_group<Q>(r + 1, nrho), highest_group<Q, T::G>(r + 1), a1, b,
                                     xw + min(r + 2, nr - 1) * T::TW, a0, acc);
     }
     store_outputs<SL, Q, WG, S>(p, y0 + (long long)wg * T::WROWS, x0, acc);
@@ -364,87 +397,101 @@ tc_choice choice_for(const mh_args *x)
     return x->config > 0 ? named_choices[x->config - 1] : auto_choice(x->conv2d.kcols);
 }
 
-/* Shared memory of a block: U's panels, then the split tile (8 bytes an element). */
-template <int SL, int Q, int WG, int S> size_t smem_bytes(const mh_conv2d_args *a)
+/* Shared memory of a block: U's panels, then the split tile (8 or 16 bytes an element). */
+template <int SL, int Q, int WG, int S, int PARTS> size_t smem_bytes(const mh_conv2d_args *a)
 {
     using T = tc_shape<SL, Q, WG, S>;
-    return (size_t)panels_for(a->krows, Q, S).total_floats(SL) * sizeof(float) +
-           (size_t)(T::ROWS + a->krows - 1) * T::TW * sizeof(uint2);
+    return (size_t)panels_for(a->krows, Q, S).total_floats(SL, PARTS) * sizeof(float) +
+           (size_t)(T::ROWS + a->krows - 1) * T::TW * sizeof(tile_elem<PARTS>);
 }
 
-template <int SL, int Q, int WG, int S> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
+template <int SL, int Q, int WG, int S, int PARTS> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
 {
     using T = tc_shape<SL, Q, WG, S>;
     tc_params p;
     p.in = a->in, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.lpr = a->lpr, p.lpc = a->lpc;
-    const size_t smem = smem_bytes<SL, Q, WG, S>(a);
+    const size_t smem = smem_bytes<SL, Q, WG, S, PARTS>(a);
     const tc_panels pn = panels_for(a->krows, Q, S);
     void *ws;
-    MH_TRY(mh_workspace(ctx, (size_t)pn.total_floats(SL) * sizeof(float), &ws));
+    MH_TRY(mh_workspace(ctx, (size_t)pn.total_floats(SL, PARTS) * sizeof(float), &ws));
     p.toeplitz = (const float *)ws;
-    toeplitz_kernel<SL, Q, S><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, mh_stream(ctx)>>>(
+    toeplitz_kernel<SL, Q, S, PARTS><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, mh_stream(ctx)>>>(
         a->filter, a->krows, a->kcols, (float *)ws);
     MH_TRY(MH_LAUNCH_CHECK(ctx, "toeplitz_kernel"));
-    const void *kernel = (const void *)conv2d_tc_kernel<SL, Q, WG, S>;
+    const void *kernel = (const void *)conv2d_tc_kernel<SL, Q, WG, S, PARTS>;
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)mh_ceil_div(a->out_cols, T::STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
-    conv2d_tc_kernel<SL, Q, WG, S><<<grid, T::THREADS, smem, mh_stream(ctx)>>>(p);
+    conv2d_tc_kernel<SL, Q, WG, S, PARTS><<<grid, T::THREADS, smem, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_tc_kernel");
 }
 
-/* The instance for a problem: S and SL from the filter's width, Q and WG from the
- * configuration. f gets an empty tc_instance<SL, Q, WG, S> and is called once, in the branch
- * that matches. */
-template <int SL_, int Q_, int WG_, int S_> struct tc_instance {
-    static constexpr int SL = SL_, Q = Q_, WG = WG_, S = S_;
+/* Parts a value is split into: 3 (six products, tf32_split3) where the filter has fewer than
+ * 121 taps, else 2 (three products). In a short sum the sum's own rounding does not hide each
+ * product's 3xTF32 error (~2^-22), nor the truncation of the tensor cores' adds (H100, 517 x
+ * 300 same, wide data, nine seeds: 3.1x regtile's max error at 5 x 5, 1.9x at 7 x 13, 1.5x
+ * at 11 x 11). auto never picks tc below 13 x 13 (mh_conv2d_tc_favoured), so the six products
+ * cost only rows nobody picks by default. */
+int parts_for(const mh_conv2d_args *a) { return a->krows * a->kcols < 121 ? 3 : 2; }
+
+/* The instance for a problem: S and SL from the filter's width, PARTS from its taps, Q and WG
+ * from the configuration. f gets an empty tc_instance<SL, Q, WG, S, PARTS> and is called
+ * once, in the branch that matches. */
+template <int SL_, int Q_, int WG_, int S_, int PARTS_> struct tc_instance {
+    static constexpr int SL = SL_, Q = Q_, WG = WG_, S = S_, PARTS = PARTS_;
 };
 
-template <int Q, int WG, int S, typename F> auto with_slices(int sl, F f)
+template <int Q, int WG, int S, int PARTS, typename F> auto with_slices(int sl, F f)
 {
     switch (sl) {
-    case 1: return f(tc_instance<1, Q, WG, S>{});
-    case 2: return f(tc_instance<2, Q, WG, S>{});
-    case 3: return f(tc_instance<3, Q, WG, S>{});
-    case 4: return f(tc_instance<4, Q, WG, S>{});
-    default: return f(tc_instance<S == 2 ? 4 : 5, Q, WG, S>{}); /* S = 2 needs 4 slices at most */
+    case 1: return f(tc_instance<1, Q, WG, S, PARTS>{});
+    case 2: return f(tc_instance<2, Q, WG, S, PARTS>{});
+    case 3: return f(tc_instance<3, Q, WG, S, PARTS>{});
+    case 4: return f(tc_instance<4, Q, WG, S, PARTS>{});
+    default: return f(tc_instance<S == 2 ? 4 : 5, Q, WG, S, PARTS>{}); /* S = 2 needs 4 slices at most */
     }
 }
 
-template <int WG, int S, typename F> auto with_groups(int q, int sl, F f)
+template <int WG, int S, int PARTS, typename F> auto with_groups(int q, int sl, F f)
 {
     switch (q) {
-    case 4: return with_slices<4, WG, S>(sl, f);
-    case 16: return with_slices<16, WG, S>(sl, f);
-    default: return with_slices<8, WG, S>(sl, f);
+    case 4: return with_slices<4, WG, S, PARTS>(sl, f);
+    case 16: return with_slices<16, WG, S, PARTS>(sl, f);
+    default: return with_slices<8, WG, S, PARTS>(sl, f);
     }
 }
 
-template <int S, typename F> auto with_warpgroups(const tc_choice &c, int sl, F f)
+template <int S, int PARTS, typename F> auto with_warpgroups(const tc_choice &c, int sl, F f)
 {
-    return c.wg == 2 ? with_groups<2, S>(c.q, sl, f) : with_groups<1, S>(c.q, sl, f);
+    return c.wg == 2 ? with_groups<2, S, PARTS>(c.q, sl, f) : with_groups<1, S, PARTS>(c.q, sl, f);
+}
+
+template <int PARTS, typename F> auto with_outputs_per_row(int kcols, const tc_choice &c, F f)
+{
+    const int sl = slices_for(kcols);
+    return outputs_per_row(kcols) == 2 ? with_warpgroups<2, PARTS>(c, sl, f) : with_warpgroups<4, PARTS>(c, sl, f);
 }
 
 template <typename F> auto with_instance(const mh_args *x, F f)
 {
-    const int kcols = x->conv2d.kcols, sl = slices_for(kcols);
     const tc_choice c = choice_for(x);
-    return outputs_per_row(kcols) == 2 ? with_warpgroups<2>(c, sl, f) : with_warpgroups<4>(c, sl, f);
+    return parts_for(&x->conv2d) == 3 ? with_outputs_per_row<3>(x->conv2d.kcols, c, f)
+                                      : with_outputs_per_row<2>(x->conv2d.kcols, c, f);
 }
 
 int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
-    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S>(a); });
+    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S, i.PARTS>(a); });
     const int rows = with_instance(x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG, i.S>::ROWS; });
     return mh_tile_fits(smem, a->out_rows, (size_t)rows, why, len);
 }
 
 mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
-    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S>(ctx, &x->conv2d); });
+    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S, i.PARTS>(ctx, &x->conv2d); });
 }
 
 } // namespace

@@ -21,6 +21,16 @@ static __device__ __forceinline__ void tf32_split(float x, unsigned &big, unsign
     small = tf32_round(isinf(x) ? 0.0f : rest);
 }
 
+/* x = big + small + rest exactly, for short sums (conv2d/tc below 121 terms): x - big and
+ * (x - big) - small are exact in FP32, and rest keeps at most 2 significant bits, so it is a TF32
+ * value as it is. Six products of the parts (all but small*rest, rest*small, rest*rest) leave
+ * each product within ~2^-33 of itself, where big + small alone leaves ~2^-22. */
+static __device__ __forceinline__ void tf32_split3(float x, unsigned &big, unsigned &small, unsigned &rest)
+{
+    tf32_split(x, big, small);
+    rest = isinf(x) ? 0u : __float_as_uint((x - __uint_as_float(big)) - __uint_as_float(small));
+}
+
 /* The same split in integer arithmetic, for kernels that split every element they load
  * (conv1d/tc): cvt.rna.tf32.f32 is emulated on sm_90, about 9 instructions a value (ncu on
  * conv2d/tc). Adding half of the 13 dropped bits' range and clearing them rounds the magnitude
