@@ -35,8 +35,9 @@
  *                     4, 32, 36}]:
  *                     consecutive lanes read consecutive 8-byte pairs. A warpgroup walks its input
  *                     rows r: row r feeds group g through B_(r - Q g), so one A load serves every
- *                     group it reaches. Per row: small*big, big*small, big*big per slice and group
- *                     into partial sums, added to the accumulators with round-to-nearest after
+ *                     group it reaches. Per row and group: small*big, big*small, big*big (six
+ *                     products of three parts below 121 taps, parts_for), each over every slice,
+ *                     into a partial sum, added to the accumulators with round-to-nearest after
  *                     wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
  *                     reading one partial while another is in flight makes ptxas serialize every
  *                     wgmma: matmul_wgmma.cu); the next row's A is loaded while they run.
@@ -210,8 +211,9 @@ __device__ __forceinline__ void load_a(const tile_elem<PARTS> *x, a_row<SL, PART
         }
 }
 
-/* The products of a slice, smallest first (each wgmma into a partial sum rounds it toward zero,
- * so the small ones go in before the big ones): A's part and B's part of product i. PARTS = 3
+/* The products, smallest first, each over every slice before the next (each wgmma into a
+ * partial sum rounds it toward zero, so the small ones go in while the partial is small, and
+ * the big ones round it SL times, not 3 SL - 2): A's part and B's part of product i. PARTS = 3
  * runs i = 0 .. 5: rest*big, big*rest, small*small, small*big, big*small, big*big; PARTS = 2
  * the last three. */
 __device__ constexpr int a_part(int i) { return i == 0 ? 2 : i == 2 || i == 3 ? 1 : 0; }
@@ -244,12 +246,10 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL, PARTS> &a, cons
 #pragma unroll
     for (int g = LO; g <= HI; ++g)
 #pragma unroll
-        for (int j = 0; j < SL; ++j) {
-            const int rho = r - Q * g;
+        for (int i = first_product<PARTS>; i < 6; ++i)
 #pragma unroll
-            for (int i = first_product<PARTS>; i < 6; ++i)
-                wgmma_rs(part[g], a.part[a_part(i)][j], b.at(b.part[b_part(i)], rho, j), j > 0 || i > first_product<PARTS>);
-        }
+            for (int j = 0; j < SL; ++j)
+                wgmma_rs(part[g], a.part[a_part(i)][j], b.at(b.part[b_part(i)], r - Q * g, j), i > first_product<PARTS> || j > 0);
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     load_a<SL, S, PARTS>(next_x, next);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
