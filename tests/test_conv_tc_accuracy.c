@@ -87,7 +87,7 @@ static mh_error_stats run(mh_context *ctx, const problem *p, const mh_row *row, 
 /* tc's error over regtile's that a sum of `terms` products may reach: the issue's 2x from 121
  * terms, 3x from 25, 4x below. In a short sum of wide-range data regtile rounds a handful of
  * times to nearest, while each of tc's partial sums is rounded toward zero by the tensor
- * cores' adds: over 40 seeds on the H100 (seeds 101-140) the worst ratios were 2.85x at 3 x 3,
+ * cores' adds: over 40 seeds on the H100 (seeds 101-140) the worst ratios were 3.03x at 3 x 3,
  * 2.59x at 5 x 5, 1.90x at k = 63, 1.71x at 8 x 15 and 1.75x at 11 x 11 (docs/conv2d.md). */
 static double tc_error_bound(size_t terms) { return terms >= 121 ? 2.0 : terms >= 25 ? 3.0 : 4.0; }
 
