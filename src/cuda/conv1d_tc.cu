@@ -60,7 +60,7 @@ constexpr int MAX_K = 8191;        /* keeps the layout's ints small; shared memo
 
 /* A warpgroup multiplies NW windows (wgmma's n: 64 or 128); a block holds WG warpgroups side
  * by side on one tile. */
-template <int NW, int WG, int C> struct tc1_shape {
+template <int NW, int WG> struct tc1_shape {
     static constexpr int THREADS = 128 * WG;
     static constexpr int WINDOWS = NW * WG;
     static constexpr int OUTPUTS = PHASES * WINDOWS;
@@ -159,10 +159,11 @@ __device__ __forceinline__ void finish_chunk(float (&part)[NW / 2], float (&acc)
 }
 
 /* The warpgroup's NW windows (from window w0 of the tile in buffer buf) times A, into acc:
- * CHUNK slices a partial sum (chunk_for). While chunk c's products run, overlap(c) does other work (the
- * next tile's loads). Each branch has its own partial sum and finishes it: a partial sum that
- * two branches write makes ptxas copy it where they join, and wait for its wgmma there, before
- * overlap(c). The last, shorter chunk runs as 4 + 2 + 1 slices (ptxas waits between those). */
+ * CHUNK slices a partial sum (chunk_for). While chunk c's products run, overlap(c) does other
+ * work (the next tile's loads). Each branch has its own partial sum and finishes it: a partial
+ * sum that two branches write makes ptxas copy it where they join, and wait for its wgmma
+ * there, before overlap(c). The last, shorter chunk runs as 4 + 2 + 1 slices (ptxas waits
+ * between those). */
 template <int NW, int CHUNK, typename F>
 __device__ __forceinline__ void multiply(const tc1_layout &l, const float *smem, int buf, int w0, float (&acc)[NW / 2],
                                          F overlap)
@@ -216,7 +217,7 @@ template <int NW, int WG, int C>
 __global__ void __launch_bounds__(128 * WG) conv1d_tc_kernel(const tc1_params p)
 {
 #ifndef MH_WGMMA_ABSENT
-    using S = tc1_shape<NW, WG, C>;
+    using S = tc1_shape<NW, WG>;
     extern __shared__ __align__(128) float smem[];
     const tc1_layout l(p.k, S::WINDOWS);
     const size_t signal = blockIdx.y, step = gridDim.x;
@@ -301,7 +302,7 @@ template <int NW, int WG, int C> mh_status grid_width(mh_context *ctx, const tc1
 
 template <int NW, int WG, int C> mh_status run_chunk(mh_context *ctx, const mh_conv1d_args *a)
 {
-    using S = tc1_shape<NW, WG, C>;
+    using S = tc1_shape<NW, WG>;
     const tc1_layout l((int)a->k, S::WINDOWS);
     const void *kernel = (const void *)conv1d_tc_kernel<NW, WG, C>;
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)l.bytes()));

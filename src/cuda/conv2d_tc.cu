@@ -149,10 +149,10 @@ __device__ __forceinline__ float4 load_four(const tc_params &p, long long y, lon
 /* A tile element: its PARTS TF32 parts side by side (big, small; big, small, rest, unused). */
 template <int PARTS> using tile_elem = typename std::conditional<PARTS == 3, uint4, uint2>::type;
 
-/* The block's input tile, split once: element (r, t) as its tile_elem, zero outside the image. A thread takes 4 consecutive elements an item and loads
- * BATCH items before it splits and stores any: one load at a time left the tile's ~10 loads a
- * thread waiting on each other's latency while the SM's other block alone kept the tensor
- * cores busy. */
+/* The block's input tile, split once: element (r, t) as its tile_elem, zero outside the image.
+ * A thread takes 4 consecutive elements an item and loads BATCH items before it splits and
+ * stores any: one load at a time left the tile's ~10 loads a thread waiting on each other's
+ * latency while the SM's other block alone kept the tensor cores busy. */
 template <int TW, int THREADS, int PARTS, int BATCH = 8>
 __device__ __forceinline__ void load_split_tile(const tc_params &p, tile_elem<PARTS> *tile, long long y0, long long x0,
                                                 int th)
@@ -229,8 +229,8 @@ template <int S, int PARTS> struct b_desc {
 };
 
 /* Input row r of the warpgroup's tile (a: its A fragments) feeds output groups LO .. HI through
- * filter rows rho = r - Q g (the groups whose rho lies in 0 .. krows + Q - 2): the products of
- * each slice (a_part, b_part) into each group's fresh partial sum, added to acc[g] with
+ * filter rows rho = r - Q g (the groups whose rho lies in 0 .. krows + Q - 2): the products
+ * (a_part, b_part), each over every slice, into each group's fresh partial sum, added to acc[g] with
  * round-to-nearest after wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
  * reading one partial while another is in flight makes ptxas serialize every wgmma:
  * matmul_wgmma.cu). One A load serves all the groups; the next row's A (next, from next_x)
@@ -248,8 +248,10 @@ __device__ __forceinline__ void multiply_groups(int r, a_row<SL, PARTS> &a, cons
 #pragma unroll
         for (int i = first_product<PARTS>; i < 6; ++i)
 #pragma unroll
-            for (int j = 0; j < SL; ++j)
-                wgmma_rs(part[g], a.part[a_part(i)][j], b.at(b.part[b_part(i)], r - Q * g, j), i > first_product<PARTS> || j > 0);
+            for (int j = 0; j < SL; ++j) {
+                const bool accumulate = i > first_product<PARTS> || j > 0;
+                wgmma_rs(part[g], a.part[a_part(i)][j], b.at(b.part[b_part(i)], r - Q * g, j), accumulate);
+            }
     asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
     load_a<SL, S, PARTS>(next_x, next);
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
@@ -429,10 +431,11 @@ template <int SL, int Q, int WG, int S, int PARTS> mh_status run_shape(mh_contex
 
 /* Parts a value is split into: 3 (six products, tf32_split3) where the filter has fewer than
  * 121 taps, else 2 (three products). In a short sum the sum's own rounding does not hide each
- * product's 3xTF32 error (~2^-22), nor the truncation of the tensor cores' adds (H100, 517 x
- * 300 same, wide data, nine seeds: 3.1x regtile's max error at 5 x 5, 1.9x at 7 x 13, 1.5x
- * at 11 x 11). auto never picks tc below 13 x 13 (mh_conv2d_tc_favoured), so the six products
- * cost only rows nobody picks by default. */
+ * product's 3xTF32 error (~2^-22 of it). H100, 517 x 300 same, wide data, 40 seeds, tc's error
+ * over regtile's, p90 / worst: 5 x 5 2.93x / 4.04x with three products, 1.78x / 2.59x with six;
+ * 8 x 15 1.54x / 1.98x and 1.05x / 1.71x; 11 x 11 with three 1.37x / 1.75x. Six products take
+ * twice the time (8192^2 7 x 7: 0.396 -> 0.765 ms), but auto never picks tc below 13 x 13
+ * (mh_conv2d_tc_favoured). */
 int parts_for(const mh_conv2d_args *a) { return a->krows * a->kcols < 121 ? 3 : 2; }
 
 /* The instance for a problem: S and SL from the filter's width, PARTS from its taps, Q and WG
