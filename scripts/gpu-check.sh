@@ -22,7 +22,7 @@
 # phase mm-sizes: the tensor-core rows' configurations against cuBLAS over the shapes behind matmul's
 # auto (matmul-sizes.txt); phase ncu-wgmma: ncu of the wgmma kernels at 4096^3 (L2 bytes, stalls);
 # phase ncu-transpose: the transpose rungs' counters at 8192^2 (transpose-ncu.txt, docs/transpose.md);
-# phase tc-sweep: conv2d/tc against regtile and walk, K x K filters 3..31 at 2048^2 to 8192^2
+# phase tc-sweep: conv2d/tc against regtile and walk, K x K filters 3..31 at 512^2 to 8192^2
 # (conv2d-tc-sweep.json, scripts/conv2d_tc_sweep.sh: the rule behind conv2d's auto).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
