@@ -108,8 +108,8 @@ int main(void)
     }
     cudaFree(d_img), cudaFree(d_f);
     /* walk for 3x3 and 5x5; tc (on compute capability 9.0, where it runs) for K x K filters
-     * at 13 and from 19 on images of 2048^2 outputs and more; regtile for the others (15 and
-     * 17 tie) */
+     * at 13 and from 19 on images of 2048^2 outputs and more (15 and 17 tie), from 19 on images
+     * from 512^2 to 2048^2; regtile for the others */
     mh_device_info dev;
     CHECK(mh_device_info_get(ctx, &dev) == MH_OK, "device info");
     const char *tensor = dev.cc_major == 9 && dev.cc_minor == 0 ? "conv2d/tc" : "conv2d/regtile";
@@ -120,8 +120,10 @@ int main(void)
                   {8192, 11, "conv2d/regtile"}, {8192, 13, tensor},           {8192, 15, "conv2d/regtile"},
                   {8192, 17, "conv2d/regtile"}, {8192, 19, tensor},           {4096, 21, tensor},
                   {2048, 23, tensor},           {2048, 25, tensor},           {4096, 27, tensor},
-                  {4096, 29, tensor},           {8192, 31, tensor},           {2047, 31, "conv2d/regtile"},
-                  {1024, 25, "conv2d/regtile"}};
+                  {4096, 29, tensor},           {8192, 31, tensor},           {2047, 31, tensor},
+                  {1024, 25, tensor},           {512, 19, tensor},            {768, 31, tensor},
+                  {512, 17, "conv2d/regtile"},  {1536, 15, "conv2d/regtile"}, {2047, 13, "conv2d/regtile"},
+                  {511, 31, "conv2d/regtile"}};
     for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
         const mh_variant_info *pick = NULL;
         const size_t n = rule_k[r].n, k = rule_k[r].k;

@@ -499,23 +499,31 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
 
 } // namespace
 
-/* conv2d's auto puts tc first where this holds (src/api/conv2d.c): at least 2048^2 outputs,
- * and of the multiply-adds tc's auto configuration runs, (krows + Q - 1) L an output, the
- * useful krows kcols make at least a share that depends on the configuration: with S = 4
- * outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the tensor rate), with
- * S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.55 (Q = 16). Read off the sweep at
- * 2048^2, 4096^2 and 8192^2, K x K filters, same padding (H100, bench/results/...conv2d-tc-
- * sweep-*.json, docs/conv2d.md): tc wins at 13 (S = 4, 0.53), 19 and 21 (0.58, 0.66), 23 (S = 2,
- * 0.73), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2, Q = 16, 0.65) at every size, by 4 to
- * 43%; 15 (S = 2, 0.64) and 17 (0.50) tie within 4% (tc wins at 2048^2 alone); below 13 it loses. */
+/* conv2d's auto puts tc first where this holds (src/api/conv2d.c). Of the multiply-adds tc's
+ * auto configuration runs, (krows + Q - 1) L an output, the useful krows kcols make a share;
+ * read off the sweep (H100, K x K filters, same padding, bench/results/...conv2d-tc-sweep-*.json,
+ * docs/conv2d.md):
+ * - from 2048^2 outputs, the share must reach a threshold that depends on the configuration:
+ *   with S = 4 outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the
+ *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.55 (Q = 16). At
+ *   2048^2, 4096^2 and 8192^2 tc wins at 13 (S = 4, 0.53), 19 and 21 (0.58, 0.66), 23 (S = 2,
+ *   0.73), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2, Q = 16, 0.65) by 3 to 42%; 15
+ *   (S = 2, 0.64) and 17 (0.50) tie within 3% (tc wins at 2048^2 alone); below 13 it loses
+ *   (but 11 at 2048^2).
+ * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at
+ *   512^2 tc wins from 17 (0.91) to 31 (0.47), ties at 15 (0.97) and loses at 13 (1.21); 15
+ *   lost at 1536^2 (0.0384 ms against regtile's 0.0351) and 13 won at 1024^2 (0.0179 against
+ *   0.0198), so 13 to 17 stay on regtile between.
+ * - below 512^2 (not measured): never. */
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
-    if ((double)a->out_rows * (double)a->out_cols < 2048.0 * 2048.0) return 0;
+    const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
+    if (outputs < 512.0 * 512.0) return 0;
     const tc_choice c = auto_choice((int)a->kcols);
     const int s = outputs_per_row((int)a->kcols);
-    const double done = (double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols);
-    const double share = s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? 0.55 : 0.70);
-    return (double)(a->krows * a->kcols) >= share * done;
+    const double share = taps / ((double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols));
+    if (outputs < 2048.0 * 2048.0 && taps < 225) return 0;
+    return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? 0.55 : 0.70));
 }
 
 namespace {
