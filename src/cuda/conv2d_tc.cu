@@ -529,9 +529,10 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
  *   (S = 2, 0.64) and 17 (0.50) tie within 3% (tc wins at 2048^2 alone); below 13 it loses
  *   (but 11 at 2048^2).
  * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at
- *   512^2 tc wins from 17 (0.91) to 31 (0.47), ties at 15 (0.97) and loses at 13 (1.21); 15
- *   lost at 1536^2 (0.0384 ms against regtile's 0.0351) and 13 won at 1024^2 (0.0179 against
- *   0.0198), so 13 to 17 stay on regtile between.
+ *   512^2 tc wins from 19 to 31 (0.47) in both sweeps, ties at 15 (0.97), loses at 13 (1.21),
+ *   and at 17 won once (0.91) and lost once (1.15: these 25 us kernels vary from run to run);
+ *   15 lost at 1536^2 (0.0384 ms against regtile's 0.0351) and 13 won at 1024^2 (0.0179
+ *   against 0.0198), so 13 to 17 stay on regtile between.
  * - below 512^2 (not measured): never. */
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
