@@ -65,7 +65,7 @@ def tc_sum(x, w, parts, slices_a_partial, mode, guard, product_major):
     """sum_t x[:, t] w[:, t] over t in k8 slices, partial sums of slices_a_partial slices."""
     n, k = x.shape
     xs, ws = split(x, parts), split(w, parts)
-    products = PRODUCTS[6 - (3 if parts == 2 else 6):]
+    products = PRODUCTS[3:] if parts == 2 else PRODUCTS
     out = np.zeros(n)
     for c0 in range(0, k, 8 * slices_a_partial):
         starts = range(c0, min(k, c0 + 8 * slices_a_partial), 8)
@@ -90,14 +90,14 @@ def errors(out, ref):
 
 def conv1d_terms(rng, n, k):
     """Each output's Toeplitz row against its window, as conv1d/tc lays them out: k + 63 rounded
-    up to 8 columns, the mask at the output's phase c = 0..63 (zeros elsewhere)."""
+    up to 8 columns, the mask at the output's phase c = 0..63 (zeros elsewhere); and c."""
     kt = (k + 63 + 7) // 8 * 8
     mask = widen(rng.uniform(-1, 1, k).astype(np.float32))
     x = widen(rng.uniform(-1, 1, (n, kt)).astype(np.float32))
     c = rng.integers(0, 64, n)
     j = np.arange(kt)[None, :] - c[:, None]
     w = np.where((j >= 0) & (j < k), mask[np.clip(j, 0, k - 1)], np.float32(0))
-    return x, w, [(c[:, None] + t) for t in range(k)]
+    return x, w, c
 
 
 def conv2d_terms(rng, n, kr, kc):
@@ -124,11 +124,10 @@ def main():
                 for chunk in (8, 4, 2, 1):
                     worst = [0.0, 0.0]
                     for seed in range(args.seeds):
-                        x, w, taps = conv1d_terms(np.random.default_rng(seed), args.n, k)
+                        x, w, c = conv1d_terms(np.random.default_rng(seed), args.n, k)
                         ref = (x.astype(np.float64) * w).sum(1)
-                        rows = np.arange(args.n)
-                        base = errors(fma_sum(np.stack([x[rows, t[:, 0]] for t in taps], 1),
-                                              np.stack([w[rows, t[:, 0]] for t in taps], 1)), ref)
+                        taps = c[:, None] + np.arange(k)  # the mask's columns, in regtile's order
+                        base = errors(fma_sum(np.take_along_axis(x, taps, 1), np.take_along_axis(w, taps, 1)), ref)
                         tc = errors(tc_sum(x, w, 2, chunk, mode, args.guard, False), ref)
                         worst = [max(worst[i], tc[i] / base[i]) for i in range(2)]
                     print(f"conv1d k={k} {mode} chunk {chunk}: tc/regtile worst max {worst[0]:.2f}, normwise {worst[1]:.2f}")

@@ -8,10 +8,10 @@
  * conv1d/tc's partial sums are short for short masks (chunk_for in conv1d_tc.cu: each wgmma
  * into a partial sum rounds it toward zero), and below 121 taps conv2d/tc runs six products of
  * a three-way split (parts_for) and adds half an ulp back to each partial sum (add_partial in
- * conv2d_tc.cu). Before them, over nine seeds on
- * the H100, conv1d/tc at k = 63 reached 2.70x (max) and 3.10x (normwise) on wide data, and
- * conv2d/tc at 5 x 5 3.12x and 2.86x. Masks and filters on both sides of those switches. Prints
- * the figures (docs/conv1d.md and docs/conv2d.md quote them).
+ * conv2d_tc.cu). Before them, over nine seeds on the H100, conv1d/tc at k = 63 reached 2.70x
+ * (max) and 3.10x (normwise) on wide data, and conv2d/tc at 5 x 5 3.12x and 2.86x. Masks and
+ * filters on both sides of those switches. Prints the figures (docs/conv1d.md and
+ * docs/conv2d.md quote them).
  *   test_conv_tc_accuracy   (exit 77 only when the machine has no CUDA device) */
 #include "testing.h"
 

@@ -112,8 +112,8 @@ static int filter_is_rank1(mh_context *ctx, const mh_conv2d_args *a)
  * which equals regtile at 7 x 7 and loses to it below. Full-rank filters go to tc (tensor
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
  * useful share of the tensor work pays (K x K at 13 and from 19 at 2048^2 and beyond, from 19
- * at 512^2 to 2048^2), to
- * walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to regtile otherwise. */
+ * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
+ * regtile otherwise. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};

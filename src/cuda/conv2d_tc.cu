@@ -537,11 +537,10 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
     const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
-    if (outputs < 512.0 * 512.0) return 0;
+    if (outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
     const tc_choice c = auto_choice((int)a->kcols);
     const int s = outputs_per_row((int)a->kcols);
     const double share = taps / ((double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols));
-    if (outputs < 2048.0 * 2048.0 && taps < 225) return 0;
     return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? 0.55 : 0.70));
 }
 
