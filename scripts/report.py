@@ -176,8 +176,8 @@ def peers_table(doc, op):
 
 # Tables of other committed result files than the bench's (docs/python.md)
 OVERHEAD_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.python-overhead.json"
-DASK_RESULTS = ROOT / "bench/results/NVIDIA_H200-x2.dask-scaling-4ee8c5f.json"  # 2 GPUs: the workloads
-DASK_ONE_GPU_RESULTS = ROOT / "bench/results/NVIDIA_H200.dask-scaling-3eaf095.json"  # 1 GPU: chunks, a pipeline
+DASK_RESULTS = ROOT / "bench/results/NVIDIA_H200-x2.dask-scaling-aa82870.json"  # 2 GPUs: the workloads
+DASK_ONE_GPU_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.dask-pipeline-check-00b1547.json"  # the pipeline's check
 
 
 def python_overhead_table():
@@ -198,20 +198,21 @@ def dask_table(path):
     two = d["gpus"] > 1
     lines = [f"_{d['gpus']} × {d['device']}, data resident on the GPUs, median of {d.get('reps', 5)} runs, each until every "
              f"GPU is done; floor: one empty task a chunk, timed the same way; `bench/results/{path.name}`._", "",
-             "| workload | chunks | plain call | Dask, 1 GPU (floor) |" + (" Dask, 2 GPUs (floor) | 2 GPUs ÷ 1 |" if two else "")
-             + " check |", "| --- | --- | --- | --- |" + (" --- | --- |" if two else "") + " --- |"]
+             "| workload | chunks | plain call | Dask, 1 GPU (floor) |"
+             + (" Dask, 2 GPUs (floor) | 2 GPUs ÷ 1 | 2 GPUs ÷ plain |" if two else "") + " check |",
+             "| --- | --- | --- | --- |" + (" --- | --- | --- |" if two else "") + " --- |"]
     for r in d["results"]:
         if r.get("bit_for_bit"):
-            check = "bit for bit"
+            check = "bit for bit" + (f", {r['rows_checked']} signals" if "rows_checked" in r else "")
         else:
             size = f" on outputs up to {r['max_abs_rows']:.3g}" if "max_abs_rows" in r else ""
             check = f"{r.get('rows_checked', 0)} signals, max diff {r.get('max_abs_diff_rows', 0):g}{size}"
-        note = " (scaled)" if "plain_ms_note" in r else ""
+        note = " (scaled)" if not r.get("plain_ms_note", "scaled by 1").endswith("scaled by 1") else ""
         row = (f"| {r['workload']} | {r['chunks'][0]} × {r['chunks'][1]} | {r['plain_ms']:.2f} ms{note} | "
                f"{r['dask_1gpu_ms']:.1f} ms ({r['floor_1gpu_ms']:.1f}) |")
         if two:
             row += (f" {r['dask_2gpu_ms']:.1f} ms ({r['floor_2gpu_ms']:.1f}) | "
-                    f"{r['speedup_2gpu_over_1gpu_dask']:.2f}x |")
+                    f"{r['speedup_2gpu_over_1gpu_dask']:.2f}x | {r['speedup_2gpu_over_plain']:.2f}x |")
         lines.append(row + f" {check} |")
     return "\n".join(lines)
 
