@@ -131,6 +131,20 @@ int main(void)
               "auto for %zu^2 and a %zux%zu filter picked %s, not %s", n, k, k, pick ? pick->name : "nothing",
               rule_k[r].pick);
     }
+    /* filters 23 and 31 wide with fewer rows (two outputs an A row): tc from 13 rows, where it
+     * runs 16-row groups; 11 rows tie and stay on regtile */
+    const struct {
+        size_t n, krows, kcols;
+        const char *pick;
+    } rule_wide[] = {{8192, 13, 31, tensor},           {2048, 13, 23, tensor},           {8192, 19, 23, tensor},
+                     {8192, 11, 31, "conv2d/regtile"}, {2048, 11, 23, "conv2d/regtile"}, {8192, 9, 31, "conv2d/regtile"}};
+    for (size_t r = 0; r < sizeof rule_wide / sizeof rule_wide[0]; ++r) {
+        const mh_variant_info *pick = NULL;
+        const size_t n = rule_wide[r].n, kr = rule_wide[r].krows, kc = rule_wide[r].kcols;
+        CHECK(mh_conv2d_select(ctx, n, n, kr, kc, MH_PAD_SAME, &pick) == MH_OK && !strcmp(pick->name, rule_wide[r].pick),
+              "auto for %zu^2 and a %zux%zu filter picked %s, not %s", n, kr, kc, pick ? pick->name : "nothing",
+              rule_wide[r].pick);
+    }
 
     mh_device_info info;
     mh_ceilings c;

@@ -393,7 +393,11 @@ int slices_for(int kcols) { return slices_for(kcols, outputs_per_row(kcols)); }
  * the tile ("x2": less of the tile is halo, and twice the warps to cover each other's waits).
  * [0] "auto": q8 at one slice, q8x2 at two or three, q16x2 from four (H100, 8192^2 same: 3 x 3
  * q8 0.301 ms, q8x2 0.351; 11 x 11 q8 0.618, q8x2 0.535, q16x2 0.579; 4096^2 31 x 31 q16 0.636,
- * q8x2 0.625, q16x2 0.491; docs/conv2d.md). */
+ * q8x2 0.625, q16x2 0.491; docs/conv2d.md), and q16x2 at three slices of S = 2 (kcols 23) from
+ * 13 filter rows: with S = 2, Q = 8 makes B 16 columns wide, and wgmma m64n16k8 runs at 57% of
+ * the tensor rate where m64n32k8 (Q = 16) runs at 90% or more (tools/wgmma_rate.cu), which pays
+ * for Q = 16's (krows + 15) / (krows + 7) more rows once krows passes ~12 (23 x 23 q8x2 against
+ * q16x2: 2048^2 0.1005 / 0.0901 ms, 8192^2 1.421 / 1.280; at two slices, 15 x 15, they tie). */
 const char *const tc_configs[] = {"auto", "q4", "q8", "q16", "q4x2", "q8x2", "q16x2", NULL};
 
 struct tc_choice {
@@ -405,16 +409,17 @@ const tc_choice named_choices[] = {{4, 1}, {8, 1}, {16, 1}, {4, 2}, {8, 2}, {16,
 static_assert(sizeof named_choices / sizeof named_choices[0] + 2 == sizeof tc_configs / sizeof tc_configs[0],
               "a choice for every name but auto");
 
-/* auto's configuration for a filter kcols wide */
-tc_choice auto_choice(int kcols)
+/* auto's configuration for a krows x kcols filter */
+tc_choice auto_choice(int krows, int kcols)
 {
     const int sl = slices_for(kcols);
-    return sl >= 4 ? tc_choice{16, 2} : sl >= 2 ? tc_choice{8, 2} : tc_choice{8, 1};
+    const bool wide_b = sl >= 4 || (sl == 3 && outputs_per_row(kcols) == 2 && krows >= 13);
+    return wide_b ? tc_choice{16, 2} : sl >= 2 ? tc_choice{8, 2} : tc_choice{8, 1};
 }
 
 tc_choice choice_for(const mh_args *x)
 {
-    return x->config > 0 ? named_choices[x->config - 1] : auto_choice(x->conv2d.kcols);
+    return x->config > 0 ? named_choices[x->config - 1] : auto_choice((int)x->conv2d.krows, (int)x->conv2d.kcols);
 }
 
 /* Shared memory of a block: U's panels, then the split tile (8 or 16 bytes an element). */
@@ -520,14 +525,17 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
 /* conv2d's auto puts tc first where this holds (src/api/conv2d.c). Of the multiply-adds tc's
  * auto configuration runs, (krows + Q - 1) L an output, the useful krows kcols make a share;
  * read off the sweep (H100, K x K filters, same padding, bench/results/...conv2d-tc-sweep-*.json,
- * docs/conv2d.md):
+ * docs/conv2d.md) and, for S = 2, Q = 16, filters 23 and 31 wide with fewer rows
+ * (bench/results/...conv2d-tc-wide-rows-*.json):
  * - from 2048^2 outputs, the share must reach a threshold that depends on the configuration:
  *   with S = 4 outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the
- *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.55 (Q = 16). At
+ *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.44 (Q = 16). At
  *   2048^2, 4096^2 and 8192^2 tc wins at 13 (S = 4, 0.53), 19 and 21 (0.58, 0.66), 23 (S = 2,
- *   0.73), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2, Q = 16, 0.65) by 3 to 42%; 15
+ *   Q = 16, 0.58), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2, Q = 16, 0.65) by 3 to 42%; 15
  *   (S = 2, 0.64) and 17 (0.50) tie within 3% (tc wins at 2048^2 alone); below 13 it loses
- *   (but 11 at 2048^2).
+ *   (but 11 at 2048^2). S = 2, Q = 16 at 2048^2 and 8192^2: 13 x 23 (0.445) and 13 x 31 (0.45)
+ *   win by 6 to 12%, 11 x 31 (0.41) ties, 9 x 31 (0.36) loses by 5 to 10%; S = 2, Q = 8: 11 x 23
+ *   (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%.
  * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at
  *   512^2 tc wins from 19 to 31 (0.47) in both sweeps, ties at 15 (0.97), loses at 13 (1.21),
  *   and at 17 won once (0.91) and lost once (1.15: these 25 us kernels vary from run to run);
@@ -538,10 +546,10 @@ MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
     const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
     if (outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
-    const tc_choice c = auto_choice((int)a->kcols);
+    const tc_choice c = auto_choice((int)a->krows, (int)a->kcols);
     const int s = outputs_per_row((int)a->kcols);
     const double share = taps / ((double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols));
-    return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? 0.55 : 0.70));
+    return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? 0.44 : 0.70));
 }
 
 namespace {
