@@ -217,7 +217,7 @@ def dask_table(path):
     return "\n".join(lines)
 
 
-TC_SWEEP_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep-f110126.json"
+TC_SWEEP_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep-53a6075.json"
 
 
 def tc_sweep_table():

@@ -537,8 +537,8 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
  *   win by 6 to 12%, 11 x 31 (0.41) ties, 9 x 31 (0.36) loses by 5 to 10%; S = 2, Q = 8: 11 x 23
  *   (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%.
  * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at
- *   512^2 tc wins from 19 to 31 (0.47) in both sweeps, ties at 15 (0.97), loses at 13 (1.21),
- *   and at 17 won once (0.91) and lost once (1.15: these 25 us kernels vary from run to run);
+ *   512^2 tc wins from 19 to 31 (0.47) in all three sweeps, ties at 15 (0.97), loses at 13 (1.21),
+ *   and at 17 won twice (0.91) and lost once (1.15: these 25 us kernels vary from run to run);
  *   15 lost at 1536^2 (0.0384 ms against regtile's 0.0351) and 13 won at 1024^2 (0.0179
  *   against 0.0198), so 13 to 17 stay on regtile between.
  * - below 512^2 (not measured): never. */
