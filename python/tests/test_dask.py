@@ -138,3 +138,59 @@ def test_cupy_chunks_on_gpu(rng):
     assert bool(cp.array_equal(counts, memhier.histogram(values, 256)))
     total = mdask.reduce_sum(da.from_array(image, chunks=(300, 400), asarray=False)).compute(scheduler="threads")
     assert abs(float(total) - float(image.astype(cp.float64).sum())) <= 1e-6 * float(cp.abs(image).sum())
+
+
+def test_cupy_chunks_on_cuda_cluster(rng):
+    """Every function with CuPy chunks on dask-cuda's LocalCUDACluster, one worker per GPU (both
+    GPUs of the 2-GPU machine), each input placed in bands along axis 0, one band a worker, so
+    that halos and partial results cross between GPUs; against single calls on the whole arrays
+    on GPU 0: conv2d, batched conv1d, histograms and transpose bit for bit, one long signal's
+    conv1d within the C tests' bound of the double reference (its windows are calls of their
+    own), reduce_sum within its bound."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    dask_cuda = pytest.importorskip("dask_cuda")
+    distributed = pytest.importorskip("distributed")
+    with dask_cuda.LocalCUDACluster() as cluster, distributed.Client(cluster) as client:
+        workers = sorted(client.scheduler_info()["workers"])
+        held = set()
+
+        def placed(a, chunks):
+            lazy = da.from_array(a, chunks=chunks, asarray=False)
+            starts = np.concatenate(([0], np.cumsum(lazy.chunks[0])))
+            bands = np.array_split(np.arange(lazy.numblocks[0]), len(workers))
+            parts = [client.persist(lazy[int(starts[b[0]]):int(starts[b[-1] + 1])], workers=[w])
+                     for w, b in zip(workers, bands) if len(b)]
+            x = da.concatenate(parts, axis=0).persist()
+            distributed.wait(x)
+            held.update(w for holders in client.who_has(x).values() for w in holders)
+            return x
+
+        def same(got, want, what):
+            assert isinstance(got, cp.ndarray), what
+            assert got.shape == want.shape and bool(cp.array_equal(got, want)), what
+
+        image, filt = cp.asarray(f32(rng, 1031, 777)), cp.asarray(f32(rng, 11, 5))
+        dimage = placed(image, (150, 400))
+        for pad in PADS:
+            same(client.compute(mdask.conv2d(dimage, filt, pad=pad)).result(), memhier.conv2d(image, filt, pad=pad),
+                 f"conv2d {pad}")
+        signals, mask = cp.asarray(f32(rng, 16, 50_000)), cp.asarray(f32(rng, 17))
+        same(client.compute(mdask.conv1d(placed(signals, (3, -1)), mask, pad="same")).result(),
+             memhier.conv1d(signals, mask, pad="same"), "batched conv1d")
+        x, m = f32(rng, 200_003), f32(rng, 255)
+        got = client.compute(mdask.conv1d(placed(cp.asarray(x), 30_000), cp.asarray(m), pad="full")).result()
+        ref, mag = correlate1d(x, m, "full")
+        assert_close(cp.asnumpy(got), ref, mag, 255, "conv1d full k=255")
+        values = cp.asarray(rng.integers(-3, 300, (400, 251)).astype(np.int32))
+        same(client.compute(mdask.histogram(placed(values, (60, 100)), 256)).result(),
+             memhier.histogram(values.ravel(), 256), "histogram")
+        data = cp.asarray(rng.integers(0, 256, 100_003).astype(np.uint8))
+        same(client.compute(mdask.histogram_bytes(placed(data, 9000), ord("a"), ord("z"), 4)).result(),
+             memhier.histogram_bytes(data, ord("a"), ord("z"), 4), "histogram_bytes")
+        total = client.compute(mdask.reduce_sum(dimage)).result()
+        assert abs(float(total) - float(image.astype(cp.float64).sum())) <= 1e-6 * float(cp.abs(image).sum())
+        same(client.compute(mdask.transpose(dimage)).result(), image.T, "transpose")
+        assert held == set(workers), f"input held by {sorted(held)}, not by every worker {workers}"
