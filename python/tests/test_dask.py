@@ -1,6 +1,7 @@
 """memhier.dask with NumPy chunks on the CPU backend (runs everywhere, CI included): every
-function against the single call, uneven chunks, and refusals. The CuPy form is the same code;
-scripts/dask_scaling.py runs it on GPUs."""
+function against the single call, uneven chunks, and refusals; where there is a CUDA device,
+CuPy chunks too, on one GPU and on dask-cuda's LocalCUDACluster (one worker per GPU).
+scripts/dask_scaling.py times it on GPUs."""
 import numpy as np
 import pytest
 
