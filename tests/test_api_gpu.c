@@ -132,12 +132,15 @@ int main(void)
               rule_k[r].pick);
     }
     /* filters 23 and 31 wide with fewer rows (two outputs an A row): tc from 13 rows, where it
-     * runs 16-row groups; 11 rows tie and stay on regtile */
+     * runs 16-row groups; 11 rows tie and stay on regtile. Filters 6 and 7 wide (one slice): tc
+     * from a share of 0.50 (21 x 7), never below 121 taps (six products: 17 x 7) */
     const struct {
         size_t n, krows, kcols;
         const char *pick;
     } rule_wide[] = {{8192, 13, 31, tensor},           {2048, 13, 23, tensor},           {8192, 19, 23, tensor},
-                     {8192, 11, 31, "conv2d/regtile"}, {2048, 11, 23, "conv2d/regtile"}, {8192, 9, 31, "conv2d/regtile"}};
+                     {8192, 11, 31, "conv2d/regtile"}, {2048, 11, 23, "conv2d/regtile"}, {8192, 9, 31, "conv2d/regtile"},
+                     {8192, 31, 7, tensor},           {8192, 21, 7, tensor},            {2048, 31, 6, tensor},
+                     {8192, 19, 7, "conv2d/regtile"}, {2048, 17, 7, "conv2d/regtile"}};
     for (size_t r = 0; r < sizeof rule_wide / sizeof rule_wide[0]; ++r) {
         const mh_variant_info *pick = NULL;
         const size_t n = rule_wide[r].n, kr = rule_wide[r].krows, kc = rule_wide[r].kcols;

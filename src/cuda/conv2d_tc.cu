@@ -393,11 +393,14 @@ int slices_for(int kcols) { return slices_for(kcols, outputs_per_row(kcols)); }
  * the tile ("x2": less of the tile is halo, and twice the warps to cover each other's waits).
  * [0] "auto": q8 at one slice, q8x2 at two or three, q16x2 from four (H100, 8192^2 same: 3 x 3
  * q8 0.301 ms, q8x2 0.351; 11 x 11 q8 0.618, q8x2 0.535, q16x2 0.579; 4096^2 31 x 31 q16 0.636,
- * q8x2 0.625, q16x2 0.491; docs/conv2d.md), and q16x2 at three slices of S = 2 (kcols 23) from
- * 13 filter rows: with S = 2, Q = 8 makes B 16 columns wide, and wgmma m64n16k8 runs at 57% of
- * the tensor rate where m64n32k8 (Q = 16) runs at 90% or more (tools/wgmma_rate.cu), which pays
- * for Q = 16's (krows + 15) / (krows + 7) more rows once krows passes ~12 (23 x 23 q8x2 against
- * q16x2: 2048^2 0.1005 / 0.0901 ms, 8192^2 1.421 / 1.280; at two slices, 15 x 15, they tie). */
+ * q8x2 0.625, q16x2 0.491; docs/conv2d.md), and q16x2 at one or three slices of S = 2 (kcols 6,
+ * 7 and 23) from 13 filter rows: with S = 2, Q = 8 makes B 16 columns wide, and wgmma m64n16k8
+ * runs at 57% of the tensor rate where m64n32k8 (Q = 16) runs at 90% or more
+ * (tools/wgmma_rate.cu), which pays for Q = 16's (krows + 15) / (krows + 7) more rows once krows
+ * passes ~12 (q8 or q8x2 against q16x2, 2048^2 / 8192^2 ms: 23 x 23 0.1005 / 1.421 against
+ * 0.0901 / 1.280; 31 x 7 q8 0.0865 / 1.139, q8x2 0.0671 / 0.927, q16x2 0.0610 / 0.814). At two
+ * slices (kcols 14, 15) it does not: 15 x 15 and 19 x 15 tie, 23 x 15 q8x2 is 7% faster, 31 x 15
+ * q16x2 6% (bench/results/...conv2d-tc-tall-*.json). */
 const char *const tc_configs[] = {"auto", "q4", "q8", "q16", "q4x2", "q8x2", "q16x2", NULL};
 
 struct tc_choice {
@@ -413,7 +416,7 @@ static_assert(sizeof named_choices / sizeof named_choices[0] + 2 == sizeof tc_co
 tc_choice auto_choice(int krows, int kcols)
 {
     const int sl = slices_for(kcols);
-    const bool wide_b = sl >= 4 || (sl == 3 && outputs_per_row(kcols) == 2 && krows >= 13);
+    const bool wide_b = sl >= 4 || (sl != 2 && outputs_per_row(kcols) == 2 && krows >= 13);
     return wide_b ? tc_choice{16, 2} : sl >= 2 ? tc_choice{8, 2} : tc_choice{8, 1};
 }
 
@@ -529,27 +532,34 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
  * (bench/results/...conv2d-tc-wide-rows-*.json):
  * - from 2048^2 outputs, the share must reach a threshold that depends on the configuration:
  *   with S = 4 outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the
- *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.44 (Q = 16). At
+ *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.44 (Q = 16; 0.50
+ *   at one slice, kcols 6 and 7). At
  *   2048^2, 4096^2 and 8192^2 tc wins at 13 (S = 4, 0.53), 19 and 21 (0.58, 0.66), 23 (S = 2,
  *   Q = 16, 0.58), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2, Q = 16, 0.65) by 3 to 42%; 15
  *   (S = 2, 0.64) and 17 (0.50) tie within 3% (tc wins at 2048^2 alone); below 13 it loses
  *   (but 11 at 2048^2). S = 2, Q = 16 at 2048^2 and 8192^2: 13 x 23 (0.445) and 13 x 31 (0.45)
  *   win by 6 to 12%, 11 x 31 (0.41) ties, 9 x 31 (0.36) loses by 5 to 10%; S = 2, Q = 8: 11 x 23
- *   (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%.
+ *   (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%. One slice (S = 2, Q = 16,
+ *   bench/results/...conv2d-tc-7wide-*.json): at 8192^2 18 x 7 (0.48) loses by 8%, 19 x 7 (0.49)
+ *   ties, 21 x 7 (0.51) to 31 x 7 (0.59) win by 2 to 6% and 31 x 6 (0.51) by 12%; at 2048^2 all
+ *   of them win, by 6 to 22%.
  * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at
  *   512^2 tc wins from 19 to 31 (0.47) in all three sweeps, ties at 15 (0.97), loses at 13 (1.21),
  *   and at 17 won twice (0.91) and lost once (1.15: these 25 us kernels vary from run to run);
  *   15 lost at 1536^2 (0.0384 ms against regtile's 0.0351) and 13 won at 1024^2 (0.0179
  *   against 0.0198), so 13 to 17 stay on regtile between.
- * - below 512^2 (not measured): never. */
+ * - below 512^2 (not measured): never.
+ * - below 121 taps (six products, parts_for): never; they lose by 2.1x to 3.9x (K x K from 3 to
+ *   9, the sweep) and 17 x 7 by 2.3x to 3.3x. */
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
     const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
-    if (outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
+    if (taps < 121 || outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
     const tc_choice c = auto_choice((int)a->krows, (int)a->kcols);
     const int s = outputs_per_row((int)a->kcols);
     const double share = taps / ((double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols));
-    return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? 0.44 : 0.70));
+    const double s2q16 = slices_for((int)a->kcols) == 1 ? 0.50 : 0.44;
+    return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? s2q16 : 0.70));
 }
 
 namespace {
