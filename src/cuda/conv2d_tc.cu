@@ -554,11 +554,11 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
     const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
-    if (taps < 121 || outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
+    if (parts_for(a) == 3 || outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
     const tc_choice c = auto_choice((int)a->krows, (int)a->kcols);
-    const int s = outputs_per_row((int)a->kcols);
-    const double share = taps / ((double)(a->krows + c.q - 1) * 8 * slices_for((int)a->kcols));
-    const double s2q16 = slices_for((int)a->kcols) == 1 ? 0.50 : 0.44;
+    const int s = outputs_per_row((int)a->kcols), sl = slices_for((int)a->kcols);
+    const double share = taps / ((double)(a->krows + c.q - 1) * 8 * sl);
+    const double s2q16 = sl == 1 ? 0.50 : 0.44;
     return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? s2q16 : 0.70));
 }
 
