@@ -113,40 +113,29 @@ int main(void)
     mh_device_info dev;
     CHECK(mh_device_info_get(ctx, &dev) == MH_OK, "device info");
     const char *tensor = dev.cc_major == 9 && dev.cc_minor == 0 ? "conv2d/tc" : "conv2d/regtile";
-    const struct {
-        size_t n, k;
-        const char *pick;
-    } rule_k[] = {{8192, 3, "conv2d/walk"},     {8192, 5, "conv2d/walk"},     {8192, 7, "conv2d/regtile"},
-                  {8192, 11, "conv2d/regtile"}, {8192, 13, tensor},           {8192, 15, "conv2d/regtile"},
-                  {8192, 17, "conv2d/regtile"}, {8192, 19, tensor},           {4096, 21, tensor},
-                  {2048, 23, tensor},           {2048, 25, tensor},           {4096, 27, tensor},
-                  {4096, 29, tensor},           {8192, 31, tensor},           {2047, 31, tensor},
-                  {1024, 25, tensor},           {512, 19, tensor},            {768, 31, tensor},
-                  {512, 17, "conv2d/regtile"},  {1536, 15, "conv2d/regtile"}, {2047, 13, "conv2d/regtile"},
-                  {511, 31, "conv2d/regtile"}};
-    for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
-        const mh_variant_info *pick = NULL;
-        const size_t n = rule_k[r].n, k = rule_k[r].k;
-        CHECK(mh_conv2d_select(ctx, n, n, k, k, MH_PAD_SAME, &pick) == MH_OK && !strcmp(pick->name, rule_k[r].pick),
-              "auto for %zu^2 and a %zux%zu filter picked %s, not %s", n, k, k, pick ? pick->name : "nothing",
-              rule_k[r].pick);
-    }
-    /* filters 23 and 31 wide with fewer rows (two outputs an A row): tc from 13 rows, where it
-     * runs 16-row groups; 11 rows tie and stay on regtile. Filters 6 and 7 wide (one slice): tc
-     * from a share of 0.50 (21 x 7), never below 121 taps (six products: 17 x 7) */
+    /* and filters 23 and 31 wide with fewer rows (two outputs an A row): tc from 13 rows, where
+     * it runs 16-row groups; 11 rows tie and stay on regtile. Filters 6 and 7 wide (one slice):
+     * tc from a share of 0.50 (21 x 7), never below 121 taps (six products: 17 x 7) */
     const struct {
         size_t n, krows, kcols;
         const char *pick;
-    } rule_wide[] = {{8192, 13, 31, tensor},           {2048, 13, 23, tensor},           {8192, 19, 23, tensor},
-                     {8192, 11, 31, "conv2d/regtile"}, {2048, 11, 23, "conv2d/regtile"}, {8192, 9, 31, "conv2d/regtile"},
-                     {8192, 31, 7, tensor},           {8192, 21, 7, tensor},            {2048, 31, 6, tensor},
-                     {8192, 19, 7, "conv2d/regtile"}, {2048, 17, 7, "conv2d/regtile"}};
-    for (size_t r = 0; r < sizeof rule_wide / sizeof rule_wide[0]; ++r) {
+    } rule_k[] = {{8192, 3, 3, "conv2d/walk"},      {8192, 5, 5, "conv2d/walk"},      {8192, 7, 7, "conv2d/regtile"},
+                  {8192, 11, 11, "conv2d/regtile"}, {8192, 13, 13, tensor},           {8192, 15, 15, "conv2d/regtile"},
+                  {8192, 17, 17, "conv2d/regtile"}, {8192, 19, 19, tensor},           {4096, 21, 21, tensor},
+                  {2048, 23, 23, tensor},           {2048, 25, 25, tensor},           {4096, 27, 27, tensor},
+                  {4096, 29, 29, tensor},           {8192, 31, 31, tensor},           {2047, 31, 31, tensor},
+                  {1024, 25, 25, tensor},           {512, 19, 19, tensor},            {768, 31, 31, tensor},
+                  {512, 17, 17, "conv2d/regtile"},  {1536, 15, 15, "conv2d/regtile"}, {2047, 13, 13, "conv2d/regtile"},
+                  {511, 31, 31, "conv2d/regtile"},  {8192, 13, 31, tensor},           {2048, 13, 23, tensor},
+                  {8192, 19, 23, tensor},           {8192, 11, 31, "conv2d/regtile"}, {2048, 11, 23, "conv2d/regtile"},
+                  {8192, 9, 31, "conv2d/regtile"},  {8192, 31, 7, tensor},            {8192, 21, 7, tensor},
+                  {2048, 31, 6, tensor},            {8192, 19, 7, "conv2d/regtile"},  {2048, 17, 7, "conv2d/regtile"}};
+    for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
         const mh_variant_info *pick = NULL;
-        const size_t n = rule_wide[r].n, kr = rule_wide[r].krows, kc = rule_wide[r].kcols;
-        CHECK(mh_conv2d_select(ctx, n, n, kr, kc, MH_PAD_SAME, &pick) == MH_OK && !strcmp(pick->name, rule_wide[r].pick),
+        const size_t n = rule_k[r].n, kr = rule_k[r].krows, kc = rule_k[r].kcols;
+        CHECK(mh_conv2d_select(ctx, n, n, kr, kc, MH_PAD_SAME, &pick) == MH_OK && !strcmp(pick->name, rule_k[r].pick),
               "auto for %zu^2 and a %zux%zu filter picked %s, not %s", n, kr, kc, pick ? pick->name : "nothing",
-              rule_wide[r].pick);
+              rule_k[r].pick);
     }
 
     mh_device_info info;

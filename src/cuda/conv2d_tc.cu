@@ -460,7 +460,7 @@ template <int SL, int Q, int WG, int S, int PARTS> mh_status run_shape(mh_contex
  * product's 3xTF32 error (~2^-22 of it). H100, 517 x 300 same, wide data, 40 seeds, tc's error
  * over regtile's, p90 / worst: 5 x 5 2.93x / 4.04x with three products, 1.78x / 2.59x with six;
  * 8 x 15 1.54x / 1.98x and 1.05x / 1.71x; 11 x 11 with three 1.37x / 1.75x. Six products take
- * twice the time (8192^2 7 x 7: 0.396 -> 0.765 ms), but auto never picks tc below 13 x 13
+ * twice the time (8192^2 7 x 7: 0.396 -> 0.765 ms), and conv2d's auto never picks tc with six
  * (mh_conv2d_tc_favoured). */
 int parts_for(const mh_conv2d_args *a) { return a->krows * a->kcols < 121 ? 3 : 2; }
 
@@ -551,15 +551,22 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
  * - below 512^2 (not measured): never.
  * - below 121 taps (six products, parts_for): never; they lose by 2.1x to 3.9x (K x K from 3 to
  *   9, the sweep) and 17 x 7 by 2.3x to 3.3x. */
+/* the useful share tc's auto configuration must reach (the rule above) */
+static double share_needed(int s, int q, int sl)
+{
+    if (s == 4) return q == 16 ? 0.43 : 0.52;
+    if (q == 16) return sl == 1 ? 0.50 : 0.44;
+    return 0.70;
+}
+
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
 {
     const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
     if (parts_for(a) == 3 || outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
     const tc_choice c = auto_choice((int)a->krows, (int)a->kcols);
-    const int s = outputs_per_row((int)a->kcols), sl = slices_for((int)a->kcols);
+    const int sl = slices_for((int)a->kcols);
     const double share = taps / ((double)(a->krows + c.q - 1) * 8 * sl);
-    const double s2q16 = sl == 1 ? 0.50 : 0.44;
-    return share >= (s == 4 ? (c.q == 16 ? 0.43 : 0.52) : (c.q == 16 ? s2q16 : 0.70));
+    return share >= share_needed(outputs_per_row((int)a->kcols), c.q, sl);
 }
 
 namespace {
