@@ -533,16 +533,15 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
  * - from 2048^2 outputs, the share must reach a threshold that depends on the configuration:
  *   with S = 4 outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the
  *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.44 (Q = 16; 0.50
- *   at one slice, kcols 6 and 7). At
- *   2048^2, 4096^2 and 8192^2 tc wins at 13 (S = 4, 0.53), 19 and 21 (0.58, 0.66), 23 (S = 2,
- *   Q = 16, 0.58), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2, Q = 16, 0.65) by 3 to 42%; 15
- *   (S = 2, 0.64) and 17 (0.50) tie within 3% (tc wins at 2048^2 alone); below 13 it loses
- *   (but 11 at 2048^2). S = 2, Q = 16 at 2048^2 and 8192^2: 13 x 23 (0.445) and 13 x 31 (0.45)
- *   win by 6 to 12%, 11 x 31 (0.41) ties, 9 x 31 (0.36) loses by 5 to 10%; S = 2, Q = 8: 11 x 23
- *   (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%. One slice (S = 2, Q = 16,
- *   bench/results/...conv2d-tc-7wide-*.json): at 8192^2 18 x 7 (0.48) loses by 8%, 19 x 7 (0.49)
- *   ties, 21 x 7 (0.51) to 31 x 7 (0.59) win by 2 to 6% and 31 x 6 (0.51) by 12%; at 2048^2 all
- *   of them win, by 6 to 22%.
+ *   at one slice, kcols 6 and 7). At 2048^2, 4096^2 and 8192^2 tc wins at 13 (S = 4, 0.53), 19
+ *   and 21 (0.58, 0.66), 23 (S = 2, Q = 16, 0.58), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2,
+ *   Q = 16, 0.65) by 3 to 42%; 15 (S = 2, 0.64) and 17 (0.50) tie within 3% (tc wins at 2048^2
+ *   alone); below 13 it loses (but 11 at 2048^2). S = 2, Q = 16 at 2048^2 and 8192^2: 13 x 23
+ *   (0.445) and 13 x 31 (0.45) win by 6 to 12%, 11 x 31 (0.41) ties, 9 x 31 (0.36) loses by 5
+ *   to 10%; S = 2, Q = 8: 11 x 23 (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%.
+ *   One slice (S = 2, Q = 16, bench/results/...conv2d-tc-7wide-*.json): at 8192^2 18 x 7 (0.48)
+ *   loses by 8%, 19 x 7 (0.49) ties, 21 x 7 (0.51) to 31 x 7 (0.59) win by 2 to 6% and 31 x 6
+ *   (0.51) by 12%; at 2048^2 all of them win, by 6 to 22%.
  * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at
  *   512^2 tc wins from 19 to 31 (0.47) in all three sweeps, ties at 15 (0.97), loses at 13 (1.21),
  *   and at 17 won twice (0.91) and lost once (1.15: these 25 us kernels vary from run to run);
@@ -550,8 +549,8 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
  *   against 0.0198), so 13 to 17 stay on regtile between.
  * - below 512^2 (not measured): never.
  * - below 121 taps (six products, parts_for): never; they lose by 2.1x to 3.9x (K x K from 3 to
- *   9, the sweep) and 17 x 7 by 2.3x to 3.3x. */
-/* the useful share tc's auto configuration must reach (the rule above) */
+ *   9, the sweep) and 17 x 7 by 2.3x to 3.3x.
+ * share_needed: the threshold of the first case for tc's auto configuration. */
 static double share_needed(int s, int q, int sl)
 {
     if (s == 4) return q == 16 ? 0.43 : 0.52;
