@@ -3,6 +3,8 @@
  * value, with the caller's output left untouched. */
 #include "testing.h"
 
+#include <pthread.h>
+
 #include <stdint.h>
 
 static void test_names(void)
@@ -181,8 +183,91 @@ static void test_conv2d_bad_input(void)
     mh_context_destroy(ctx);
 }
 
+/* A Gaussian of sigma s made as scipy makes it (a float64 1-D kernel, the outer product cast
+ * to float32) or directly in float32 (exp of the squared radius); tails underflow to
+ * subnormals and zeros at small sigma. */
+static void gaussian(float *f, int k, double s, int direct)
+{
+    double g[MH_CONV2D_MAX_K], sum = 0.0;
+    for (int i = 0; i < k; ++i) sum += g[i] = exp(-(i - (k - 1) / 2.0) * (i - (k - 1) / 2.0) / (2 * s * s));
+    for (int i = 0; i < k; ++i)
+        for (int j = 0; j < k; ++j) {
+            const float x = (float)(i - (k - 1) / 2.0), y = (float)(j - (k - 1) / 2.0);
+            f[i * k + j] = direct ? expf(-(x * x + y * y) / (float)(2 * s * s)) : (float)(g[i] / sum * g[j] / sum);
+        }
+}
+
+/* Separable's acceptance: exact rank-1 filters made in float pass, with subnormal and zero
+ * tails; nearly rank-1 ones (the dropped part would move outputs past the FP32 bound) and
+ * non-finite ones are refused, naming the tap. */
+static void test_rank1(void)
+{
+    float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], u[MH_CONV2D_MAX_K], v[MH_CONV2D_MAX_K];
+    mh_rank1_fit fit;
+    const struct {
+        int k;
+        double sigma;
+    } gs[] = {{31, 5}, {31, 2}, {31, 0.3}, {21, 1}, {7, 1}, {3, 0.5}};
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; ++i)
+        for (int direct = 0; direct <= 1; ++direct) {
+            gaussian(f, gs[i].k, gs[i].sigma, direct);
+            CHECK(mh_rank1_factor(f, gs[i].k, gs[i].k, u, v, &fit), "%dx%d Gaussian sigma %g (%s) refused: tap [%d][%d] off by %g eps",
+                  gs[i].k, gs[i].k, gs[i].sigma, direct ? "direct" : "outer", fit.row, fit.col, fit.eps);
+        }
+    const float sobel[9] = {1, 0, -1, 2, 0, -2, 1, 0, -1};
+    CHECK(mh_rank1_factor(sobel, 3, 3, u, v, &fit) && fit.eps == 0.0, "Sobel: %g eps", fit.eps);
+    for (int i = 0; i < 225; ++i) f[i] = 1.0f / 225.0f;
+    CHECK(mh_rank1_factor(f, 15, 15, u, v, &fit), "box 15x15 refused");
+    for (int i = 0; i < 961; ++i) f[i] = 0.0f;
+    CHECK(mh_rank1_factor(f, 31, 31, u, v, &fit), "zero filter refused");
+
+    /* rank 1 plus 1e-5 noise on a peaked filter; one tap of 1e4 among 1e-4s */
+    gaussian(f, 21, 2.0, 0);
+    for (int i = 0; i < 441; ++i) f[i] += 1e-5f * (float)((i * 7 % 11) - 5) / 5.0f;
+    CHECK(!mh_rank1_factor(f, 21, 21, u, v, &fit) && fit.eps > MH_RANK1_TAP_EPS, "nearly rank-1 21x21 accepted");
+    for (int i = 0; i < 225; ++i) f[i] = i == 112 ? 1e4f : 1e-4f;
+    CHECK(!mh_rank1_factor(f, 15, 15, u, v, &fit) && fit.tap == 1e-4f, "one huge tap accepted (tap %g)", fit.tap);
+    f[3] = NAN;
+    CHECK(!mh_rank1_factor(f, 15, 15, u, v, &fit) && fit.row == 0 && fit.col == 3 && isinf(fit.eps), "NaN tap accepted");
+}
+
+/* Two threads failing on one context each read their own detail, never an empty one. */
+typedef struct error_worker {
+    mh_context *ctx;
+    size_t n; /* the size each thread passes: its detail names it */
+    size_t lost;
+} error_worker;
+
+static void *fail_repeatedly(void *p)
+{
+    error_worker *w = (error_worker *)p;
+    char want[64];
+    snprintf(want, sizeof want, "k = %zu", w->n + 1);
+    float x[4] = {0}, y[4];
+    for (int i = 0; i < 100000; ++i) {
+        mh_status s = mh_conv1d(w->ctx, NULL, x, w->n, x, w->n + 1, MH_PAD_VALID, y);
+        w->lost += s != MH_ERR_INVALID_ARGUMENT || !strstr(mh_context_error(w->ctx), want);
+    }
+    return NULL;
+}
+
+static void test_error_threads(void)
+{
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, MH_CPU) == MH_OK, "cpu context");
+    pthread_t th[2];
+    error_worker w[2] = {{ctx, 1, 0}, {ctx, 2, 0}};
+    for (int i = 0; i < 2; ++i) pthread_create(&th[i], NULL, fail_repeatedly, &w[i]);
+    for (int i = 0; i < 2; ++i) pthread_join(th[i], NULL);
+    CHECK(w[0].lost == 0 && w[1].lost == 0, "threads sharing a context lost or swapped %zu and %zu error details",
+          w[0].lost, w[1].lost);
+    mh_context_destroy(ctx);
+}
+
 int main(void)
 {
+    test_rank1();
+    test_error_threads();
     test_names();
     test_contexts();
     test_registry();

@@ -132,6 +132,8 @@ def output(out, like, name, shape, dtype):
     if out is None:
         return operand(empty(like, shape, dtype), name, dtype)
     op = operand(out, name, dtype)
+    if op.kind == "numpy" and not op.obj.flags.writeable:
+        raise ValueError(f"{name}: a read-only array (its flags.writeable is False); pass a writable one")
     same_place(like, op)
     if tuple(op.shape) != tuple(shape):
         raise ValueError(f"{name}: shape {tuple(op.shape)}, the call writes {tuple(shape)}")

@@ -7,6 +7,8 @@
   run there and copied back (three explicit copies a call: in, out, and a synchronize)."""
 import ctypes
 
+import numpy as np
+
 from . import _native
 from ._arrays import current_stream
 from ._context import Context, default_context, _device_index
@@ -77,15 +79,36 @@ class Call:
             self._buffers = []
 
 
+C_INT_MIN, C_INT_MAX, SIZE_MAX = -2**31, 2**31 - 1, 2**64 - 1
+
+
+def int_arg(name, value, lo=C_INT_MIN, hi=C_INT_MAX):
+    """value as a Python int, checked at full width before ctypes narrows it: refused, naming
+    the argument and the value, unless it is an integer (not a bool) in [lo, hi]."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: expected an int, got {value!r}")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise _native.InvalidArgument("invalid argument", f"{name} = {v}: out of range, expected {lo} .. {hi}")
+    return v
+
+
+def size_arg(name, value):
+    """A size (a C size_t): an int from 0 to 2^64 - 1."""
+    return int_arg(name, value, 0, SIZE_MAX)
+
+
 def variant_arg(variant):
     if variant is None or variant == "auto":
         return None
     if not isinstance(variant, str):
         raise TypeError(f"variant: expected a name such as 'auto' or 'conv1d/regtile', got {variant!r}")
+    if "\0" in variant:
+        raise ValueError(f"variant: {variant!r} holds a NUL character")
     return variant.encode()
 
 
 def pad_arg(pad):
-    if pad not in _native.PADS:
+    if not isinstance(pad, str) or pad not in _native.PADS:
         raise ValueError(f"pad: expected 'valid', 'same' or 'full', got {pad!r}")
     return _native.PADS[pad]

@@ -8,12 +8,18 @@ from . import _native
 from ._native import lib, check
 
 
+_DEVICE_MAX = 2**31 - 1  # a C int
+
+
 def _device_index(device):
-    if device is None or device == "cpu" or device == _native.CPU:
+    if device is None or device == "cpu" or (isinstance(device, int) and not isinstance(device, bool)
+                                             and device == _native.CPU):
         return _native.CPU
-    if isinstance(device, str) and device.startswith("cuda"):
-        return int(device.partition(":")[2] or 0)
-    if isinstance(device, int) and not isinstance(device, bool) and device >= 0:
+    if isinstance(device, str) and (device == "cuda" or device.startswith("cuda:")):
+        index = device.partition(":")[2] or "0"
+        if index.isdigit() and int(index) <= _DEVICE_MAX:
+            return int(index)
+    elif isinstance(device, int) and not isinstance(device, bool) and 0 <= device <= _DEVICE_MAX:
         return device
     raise ValueError(f"device: expected 'cpu', None, a CUDA device index >= 0 or 'cuda:N', got {device!r}")
 

@@ -7,8 +7,8 @@ import ctypes
 import numpy as np
 
 from . import _arrays
-from ._call import Call, pad_arg, variant_arg
-from ._native import lib, InvalidArgument
+from ._call import Call, int_arg, pad_arg, variant_arg
+from ._native import lib, check, InvalidArgument
 
 F32 = "float32"
 
@@ -28,12 +28,11 @@ def conv1d(x, mask, pad="valid", variant="auto", out=None, device=None, context=
     if len(ms.shape) == 2 and (not batched or ms.shape[0] != batch):
         raise ValueError(f"mask: shape {ms.shape}; a 2-D mask holds one mask per signal of a 2-D x "
                          f"(x has shape {xs.shape})")
-    out_len = lib.mh_conv1d_out_len(n, k, pad_code)
-    if out_len == 0:
-        raise InvalidArgument("invalid argument", f"x has n = {n}, mask k = {k}, pad = {pad!r}: no output "
-                              f"(n and k must be >= 1, and k <= n for 'valid')")
-    shape = (batch, out_len) if batched else (out_len,)
     call = Call([xs, ms], device, context)
+    out_len = lib.mh_conv1d_out_len(n, k, pad_code)
+    if out_len == 0:  # the library's own detail names the size it refuses
+        check(lib.mh_conv1d_supports(call.ctx, name, n, k, pad_code), call.ctx)
+    shape = (batch, out_len) if batched else (out_len,)
     os_ = _arrays.output(out, xs, "out", shape, F32)
     if batched:
         stride = k if len(ms.shape) == 2 else 0
@@ -54,11 +53,10 @@ def conv2d(image, filter, pad="valid", variant="auto", out=None, device=None, co
     pad_code, name = pad_arg(pad), variant_arg(variant)
     (rows, cols), (krows, kcols) = im.shape, fi.shape
     out_rows, out_cols = ctypes.c_size_t(), ctypes.c_size_t()
-    status = lib.mh_conv2d_out_dims(rows, cols, krows, kcols, pad_code, ctypes.byref(out_rows), ctypes.byref(out_cols))
-    if status != 0:
-        raise InvalidArgument("invalid argument", f"image {rows} x {cols}, filter {krows} x {kcols}, pad = {pad!r}: "
-                              f"no output (sizes must be >= 1, the filter no larger than the image for 'valid')")
     call = Call([im, fi], device, context)
+    status = lib.mh_conv2d_out_dims(rows, cols, krows, kcols, pad_code, ctypes.byref(out_rows), ctypes.byref(out_cols))
+    if status != 0:  # the library's own detail names the size it refuses
+        check(lib.mh_conv2d_supports(call.ctx, name, rows, cols, krows, kcols, pad_code), call.ctx)
     os_ = _arrays.output(out, im, "out", (out_rows.value, out_cols.value), F32)
     call.run(lib.mh_conv2d(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, pad_code,
                            call.out_ptr(os_)))
@@ -100,9 +98,21 @@ def reduce_sum(x, variant="auto", out=None, device=None, context=None):
     return os_.obj[()] if xi.kind == "numpy" and out is None else os_.obj
 
 
-def _require_int(name, value):
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
-        raise TypeError(f"{name}: expected an int, got {value!r}")
+MAX_BINS = 1 << 20  # MH_HISTOGRAM_MAX_BINS
+
+
+def histogram_bins(bins):
+    """The int32 histogram's bin count, checked at full width."""
+    return int_arg("bins", bins, 1, MAX_BINS)
+
+
+def byte_bins(lo, hi, width):
+    """The byte histogram's bin count for (lo, hi, width), each checked at full width."""
+    lo, hi = int_arg("lo", lo, 0, 255), int_arg("hi", hi, 0, 255)
+    width = int_arg("width", width, 1)
+    if hi < lo:
+        raise InvalidArgument("invalid argument", f"lo = {lo}, hi = {hi}: byte buckets need lo <= hi")
+    return lo, hi, width, (hi - lo) // width + 1
 
 
 def _counts_dtype(like):
@@ -122,13 +132,13 @@ def histogram(values, bins, variant="auto", out=None, return_outside=False, devi
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
     for PyTorch). return_outside=True also returns how many values fell outside."""
     vi = _arrays.operand(values, "values", "int32")
-    _require_int("bins", bins)
+    bins = histogram_bins(bins)
     n = vi.size
     call = Call([vi], device, context)
     dt = _counts_dtype(vi)
-    os_ = _arrays.output(out, vi, "out", (int(bins),) if bins > 0 else (0,), dt)
+    os_ = _arrays.output(out, vi, "out", (bins,), dt)
     outside = _arrays.output(None, vi, "outside", (), dt)
-    call.run(lib.mh_histogram(call.ctx, variant_arg(variant), call.ptr(vi) if n else None, n, int(bins),
+    call.run(lib.mh_histogram(call.ctx, variant_arg(variant), call.ptr(vi) if n else None, n, bins,
                               call.out_ptr(os_), call.out_ptr(outside)))
     return _histogram_result(os_, outside, return_outside)
 
@@ -138,14 +148,12 @@ def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto", out=None, retur
     """Counts of uint8 values c with lo <= c <= hi in bins of `width`: (hi - lo) // width + 1
     bins, bin (c - lo) // width. (0, 255, 1) is the byte histogram."""
     di = _arrays.operand(data, "data", "uint8")
-    for name, v in (("lo", lo), ("hi", hi), ("width", width)):
-        _require_int(name, v)
-    num_bins = (hi - lo) // width + 1 if width > 0 and hi >= lo else 0
+    lo, hi, width, num_bins = byte_bins(lo, hi, width)
     n = di.size
     call = Call([di], device, context)
     dt = _counts_dtype(di)
-    os_ = _arrays.output(out, di, "out", (max(num_bins, 0),), dt)
+    os_ = _arrays.output(out, di, "out", (num_bins,), dt)
     outside = _arrays.output(None, di, "outside", (), dt)
-    call.run(lib.mh_histogram_bytes(call.ctx, variant_arg(variant), call.ptr(di) if n else None, n, int(lo), int(hi),
-                                    int(width), call.out_ptr(os_), call.out_ptr(outside)))
+    call.run(lib.mh_histogram_bytes(call.ctx, variant_arg(variant), call.ptr(di) if n else None, n, lo, hi, width,
+                                    call.out_ptr(os_), call.out_ptr(outside)))
     return _histogram_result(os_, outside, return_outside)

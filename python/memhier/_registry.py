@@ -3,7 +3,8 @@ import ctypes
 from typing import NamedTuple
 
 from . import _native
-from ._call import pad_arg
+from ._call import int_arg, pad_arg, size_arg
+from ._ops import MAX_BINS
 from ._context import default_context
 from ._native import lib, check
 
@@ -48,6 +49,8 @@ def _selector(op, shape):
                             + (f"; missing {', '.join(missing)}" if missing else "")
                             + (f"; unknown {', '.join(extra)}" if extra else ""))
     pad = pad_arg(shape.get("pad", "valid"))
+    sizes = {name: size_arg(name, v) for name, v in shape.items() if name not in ("pad", "per_signal_masks", "bytes")}
+    shape = {**shape, **sizes}
     if op == "conv1d":
         need("n", "k", optional=("pad", "batch", "per_signal_masks"))
         if "batch" in shape:
@@ -68,7 +71,8 @@ def _selector(op, shape):
         return lib.mh_reduce_sum_select, (shape["n"],)
     if op == "histogram":
         need("n", "bins", optional=("bytes",))
-        return lib.mh_histogram_select, (shape["n"], shape["bins"], int(bool(shape.get("bytes", False))))
+        bins = int_arg("bins", shape["bins"], 1, MAX_BINS)
+        return lib.mh_histogram_select, (shape["n"], bins, int(bool(shape.get("bytes", False))))
     raise ValueError(f"op: expected conv1d, conv2d, transpose, matmul, reduce or histogram, got {op!r}")
 
 

@@ -220,14 +220,13 @@ def _counts(darr, count_chunk, bins, dtype):
 
 def histogram(values, bins, variant="auto"):
     """memhier.histogram of an int32 dask array: exact counts (uint64; int64 for PyTorch)."""
+    bins = _ops.histogram_bins(bins)
     return _counts(values, lambda b: _ops.histogram(b, bins, variant=variant), bins, np.uint64)
 
 
 def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto"):
     """memhier.histogram_bytes of a uint8 dask array: exact counts."""
-    bins = (hi - lo) // width + 1 if width > 0 and hi >= lo else 0
-    if bins <= 0:
-        raise ValueError(f"lo = {lo}, hi = {hi}, width = {width}: no bins (need width >= 1 and hi >= lo)")
+    lo, hi, width, bins = _ops.byte_bins(lo, hi, width)
     return _counts(data, lambda b: _ops.histogram_bytes(b, lo, hi, width, variant=variant), bins, np.uint64)
 
 

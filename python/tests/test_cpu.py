@@ -192,3 +192,50 @@ def test_bad_device_and_context_arguments():
 def test_missing_device():
     with pytest.raises(memhier.NoDevice, match="device = 10000"):
         memhier.Context(10_000)
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255, 2**32 + 1), "width"),
+    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), -2**32 + 4096), "bins"),
+    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), 2**32 + 5), "bins"),
+    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255 - 2**32), "hi"),
+    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 2**32, 2**32 + 255), "lo"),
+    (lambda: memhier.select("histogram", n=10, bins=2**32 + 1, device="cpu"), "bins"),
+    (lambda: memhier.select("conv1d", n=2**64, k=3, device="cpu"), "n"),
+    (lambda: memhier.select("conv1d", n=-1, k=3, device="cpu"), "n"),
+])
+def test_integer_arguments_checked_at_full_width(call, name):
+    """Values past a C int (or size_t) are refused by name, never cut to fit."""
+    with pytest.raises(memhier.InvalidArgument, match=rf"^invalid argument: {name} = "):
+        call()
+
+
+def test_arguments_of_the_wrong_type_are_named():
+    x, m = np.ones(9, np.float32), np.ones(3, np.float32)
+    with pytest.raises(TypeError, match="^n: expected an int"):
+        memhier.select("conv1d", n="10", k=3, device="cpu")
+    with pytest.raises(ValueError, match="^pad: expected"):
+        memhier.conv1d(x, m, pad=["same"])
+    with pytest.raises(ValueError, match="^device: expected"):
+        memhier.conv1d(x, m, device="cuda:x")
+    with pytest.raises(ValueError, match="^variant: .* NUL"):
+        memhier.conv1d(x, m, variant="regtile\0junk")
+    with pytest.raises(ValueError, match="^variant: .* NUL"):
+        memhier.conv1d(x, m, variant="cpu-omp\0")
+
+
+def test_library_detail_for_sizes_it_refuses():
+    with pytest.raises(memhier.InvalidArgument, match="krows = 32: filters are at most 31 x 31"):
+        memhier.conv2d(np.ones((64, 64), np.float32), np.ones((32, 3), np.float32), pad="same")
+    with pytest.raises(memhier.InvalidArgument, match="larger than the 2 x 10 image"):
+        memhier.conv2d(np.ones((2, 10), np.float32), np.ones((3, 3), np.float32))
+    with pytest.raises(memhier.InvalidArgument, match="k = 10 is longer than n = 9"):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(10, np.float32))
+
+
+def test_read_only_out_is_refused():
+    buf = bytes(7 * 4)
+    out = np.frombuffer(buf, np.float32)
+    with pytest.raises(ValueError, match="out: a read-only array"):
+        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), out=out)
+    assert buf == bytes(7 * 4)

@@ -186,3 +186,69 @@ def test_select_and_info_on_gpu():
     assert memhier.select("conv1d", n=1 << 24, k=2047).startswith("conv1d/")
     facts = memhier.info(0, ceilings=True)
     assert facts["cc_major"] >= 7 and facts["copy_gbps"] > 0 and facts["fma_gflops"] > 0
+
+
+def _stream_jobs(kind, rng, count):
+    """Per data set: calls that use the context's workspace (matmul's wgmma rows, the
+    deterministic sum, conv1d's FFT rows) as closures returning their outputs."""
+    jobs = []
+    for _ in range(count):
+        a, b = kind.put(f32(rng, 1024, 2048)), kind.put(f32(rng, 2048, 1024))
+        x, m = kind.put(f32(rng, 1 << 22)), kind.put(f32(rng, 2047))
+        jobs.append((lambda a=a, b=b: memhier.matmul(a, b),
+                     lambda x=x: memhier.reduce_sum(x, variant="deterministic"),
+                     lambda x=x, m=m: memhier.conv1d(x, m, pad="same")))
+    return jobs
+
+
+@pytest.mark.parametrize("nstreams", [2, 8])
+def test_streams_alternated_without_synchronizing(kind, rng, nstreams):
+    """Calls alternated over streams of one thread with nothing between them give each data set
+    what it gives alone: the context's scratch is fenced between streams."""
+    jobs = _stream_jobs(kind, rng, nstreams)
+    alone = [[kind.get(f()) for f in fs] for fs in jobs]
+    streams = [kind.new_stream() for _ in range(nstreams)]
+    got = [None] * nstreams
+    for _ in range(2):
+        for s, fs in enumerate(jobs):
+            with kind.on(streams[s]):
+                got[s] = [f() for f in fs]
+    for s in range(nstreams):
+        kind.synchronize(streams[s])
+        for ref, out in zip(alone[s], got[s]):
+            np.testing.assert_allclose(kind.get(out), ref, rtol=1e-5, atol=1e-4 * float(np.max(np.abs(ref))))
+
+
+def test_threads_with_their_own_streams(kind, rng):
+    import threading
+    jobs = _stream_jobs(kind, rng, 4)
+    alone = [[kind.get(f()) for f in fs] for fs in jobs]
+    got, errors = [None] * 4, []
+
+    def work(s):
+        try:
+            stream = kind.new_stream()
+            with kind.on(stream):
+                for _ in range(2):
+                    got[s] = [f() for f in jobs[s]]
+            kind.synchronize(stream)
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for s in range(4):
+        for ref, out in zip(alone[s], got[s]):
+            np.testing.assert_allclose(kind.get(out), ref, rtol=1e-5, atol=1e-4 * float(np.max(np.abs(ref))))
+
+
+def test_histogram_arguments_past_a_c_int_on_gpu(kind):
+    data = kind.put(np.arange(256, dtype=np.uint8))
+    with pytest.raises(memhier.InvalidArgument, match="width = 4294967297"):
+        memhier.histogram_bytes(data, 0, 255, 2**32 + 1)
+    with pytest.raises(memhier.InvalidArgument, match="bins = "):
+        memhier.histogram(kind.put(np.arange(10, dtype=np.int32)), 2**32 + 5)

@@ -1,8 +1,8 @@
 /* conv2d front-end: the op's registry table, its argument checks, `auto`, and the rank-1
- * test behind the separable path. */
+ * test of the separable path. */
 #include "../core/internal.h"
 
-#include <cuda_runtime_api.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,65 +67,66 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  a->out_rows * a->out_cols * sizeof(float));
 }
 
-int mh_rank1_factor(const float *f, int krows, int kcols, float *u, float *v, double *residual)
+/* The largest |f| and where it is; 0 when a tap is not finite (*p, *q name it). */
+static int find_pivot(const float *f, int krows, int kcols, int *p, int *q, double *peak)
 {
-    int p = 0, q = 0;
-    double peak = 0.0;
+    *p = *q = 0, *peak = 0.0;
     for (int i = 0; i < krows; ++i)
-        for (int j = 0; j < kcols; ++j)
-            if (fabs(f[i * kcols + j]) > peak) peak = fabs(f[i * kcols + j]), p = i, q = j;
-    if (peak == 0.0 || !isfinite(peak)) {
-        *residual = peak == 0.0 ? 0.0 : INFINITY;
-        for (int i = 0; i < krows; ++i) u[i] = 0.0f;
-        for (int j = 0; j < kcols; ++j) v[j] = 0.0f;
-        return peak == 0.0;
+        for (int j = 0; j < kcols; ++j) {
+            const double x = fabs((double)f[i * kcols + j]);
+            if (!isfinite(x)) {
+                *p = i, *q = j;
+                return 0;
+            }
+            if (x > *peak) *peak = x, *p = i, *q = j;
+        }
+    return 1;
+}
+
+int mh_rank1_factor(const float *f, int krows, int kcols, float *u, float *v, mh_rank1_fit *fit)
+{
+    int p, q;
+    double peak;
+    memset(fit, 0, sizeof *fit);
+    for (int i = 0; i < krows; ++i) u[i] = 0.0f;
+    for (int j = 0; j < kcols; ++j) v[j] = 0.0f;
+    if (!find_pivot(f, krows, kcols, &p, &q, &peak)) {
+        fit->row = p, fit->col = q, fit->tap = f[p * kcols + q], fit->fitted = NAN, fit->eps = INFINITY;
+        return 0;
     }
+    if (peak == 0.0) return 1; /* all zeros: u = v = 0 */
     /* the pivot's column and row: f = u v^T with v[q] = 1 */
     for (int i = 0; i < krows; ++i) u[i] = f[i * kcols + q];
     for (int j = 0; j < kcols; ++j) v[j] = (float)((double)f[p * kcols + j] / f[p * kcols + q]);
-    double worst = 0.0;
+    int ok = 1;
     for (int i = 0; i < krows; ++i)
-        for (int j = 0; j < kcols; ++j) worst = fmax(worst, fabs((double)u[i] * v[j] - f[i * kcols + j]));
-    *residual = worst / peak;
-    return *residual <= 1e-6;
+        for (int j = 0; j < kcols; ++j) {
+            const double tap = f[i * kcols + j], fitted = (double)u[i] * v[j], err = fabs(fitted - tap);
+            const double eps = tap != 0.0 ? err / (fabs(tap) * FLT_EPSILON) : err == 0.0 ? 0.0 : INFINITY;
+            const int fits = err <= MH_RANK1_TAP_EPS * FLT_EPSILON * fabs(tap) || err <= FLT_MIN;
+            /* report the worst tap that does not fit, or the worst tap of all when all fit */
+            if ((ok && !fits) || (ok == fits && eps > fit->eps))
+                fit->row = i, fit->col = j, fit->tap = tap, fit->fitted = fitted, fit->eps = eps;
+            ok = ok && fits;
+        }
+    return ok;
 }
 
-/* Whether the call's filter has rank 1; on a CUDA context the filter is read back first. */
-static int filter_is_rank1(mh_context *ctx, const mh_conv2d_args *a)
-{
-    float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], u[MH_CONV2D_MAX_K], v[MH_CONV2D_MAX_K];
-    const size_t bytes = (size_t)a->krows * a->kcols * sizeof(float);
-    double residual;
-    if (!a->filter) return 0;
-    if (mh_is_cpu(ctx)) {
-        memcpy(f, a->filter, bytes);
-    } else if (cudaMemcpyAsync(f, a->filter, bytes, cudaMemcpyDeviceToHost, (cudaStream_t)ctx->stream) != cudaSuccess ||
-               cudaStreamSynchronize((cudaStream_t)ctx->stream) != cudaSuccess) {
-        cudaGetLastError();
-        return 0; /* auto then takes a direct variant, whose own run reports the fault */
-    }
-    return mh_rank1_factor(f, a->krows, a->kcols, u, v, &residual);
-}
-
-/* `auto`, from the measurements in docs/conv2d.md ("How auto chooses"). Rank-1 filters larger
- * than 7 x 7 go separable: it runs memory-bound at ~0.28 ms on 8192 x 8192 whatever the size,
- * which equals regtile at 7 x 7 and loses to it below. Full-rank filters go to tc (tensor
+/* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
+ * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
  * useful share of the tensor work pays (K x K at 13 and from 19 at 2048^2 and beyond, from 19
  * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
- * regtile otherwise. */
+ * regtile otherwise (docs/conv2d.md, "How auto chooses"). The separable path is taken by name
+ * for a filter known to be rank 1. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const direct[] = {"walk", "regtile", "stream", "shared", "basic", NULL};
     static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
-    static const char *const rank1[] = {"separable", "regtile", "stream", "shared", "basic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    const mh_conv2d_args *c = &a->conv2d;
-    if (c->krows * c->kcols > 49 && filter_is_rank1(ctx, c)) return rank1;
-    return mh_conv2d_tc_favoured(c) ? tensor : direct;
+    return mh_conv2d_tc_favoured(&a->conv2d) ? tensor : direct;
 }
-
 static const mh_row_group groups[] = {
     mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
     mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_tc_rows,

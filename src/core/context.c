@@ -1,5 +1,6 @@
-/* Contexts: one per device (or MH_CPU), holding the stream, the error detail, a reusable
- * device workspace and lazily created vendor resources. */
+/* Contexts: one per device (or MH_CPU), holding the stream, a reusable device workspace,
+ * lazily created vendor resources and the lock that serializes calls on it. The detail of a
+ * failure is kept per thread, so that threads sharing a context each read their own. */
 #include "internal.h"
 
 #include <cuda_runtime_api.h>
@@ -7,20 +8,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The calling thread's last failure: on which context, and its detail. */
+static _Thread_local struct {
+    const mh_context *ctx;
+    char text[1024];
+} last_error;
+
 mh_status mh_fail(mh_context *ctx, mh_status s, const char *fmt, ...)
 {
     if (ctx) {
+        char text[sizeof last_error.text]; /* fmt's arguments may be the old detail itself */
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(ctx->error, sizeof ctx->error, fmt, ap);
+        vsnprintf(text, sizeof text, fmt, ap);
         va_end(ap);
+        memcpy(last_error.text, text, sizeof text);
+        last_error.ctx = ctx;
     }
     return s;
 }
 
 void mh_clear_error(mh_context *ctx)
 {
-    if (ctx) ctx->error[0] = '\0';
+    if (ctx && last_error.ctx == ctx) last_error.text[0] = '\0';
 }
 
 int mh_is_cpu(const mh_context *ctx) { return ctx->device == MH_CPU; }
@@ -59,6 +69,10 @@ mh_status mh_context_create(mh_context **ctx, int device)
         major = minor = 0; /* rows that need a capability refuse with the reason */
     }
     c->cc = 10 * major + minor;
+    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+        free(c);
+        return MH_ERR_INTERNAL;
+    }
     *ctx = c;
     return MH_OK;
 }
@@ -71,7 +85,10 @@ void mh_context_destroy(mh_context *ctx)
     for (int i = 0; i < MH_SLOT_COUNT; ++i)
         if (ctx->slots[i].data && ctx->slots[i].destroy) ctx->slots[i].destroy(ctx->slots[i].data);
     if (ctx->workspace) cudaFree(ctx->workspace);
+    if (ctx->fence) cudaEventDestroy((cudaEvent_t)ctx->fence);
     if (on_device) mh_device_leave(&guard);
+    if (last_error.ctx == ctx) last_error.ctx = NULL; /* a later context may reuse the address */
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
@@ -94,7 +111,9 @@ mh_status mh_context_set_stream(mh_context *ctx, void *cuda_stream)
                            "cuda_stream = %p belongs to device %d, the context to device %d",
                            cuda_stream, dev, ctx->device);
     }
+    mh_context_lock(ctx);
     ctx->stream = cuda_stream;
+    mh_context_unlock(ctx);
     return MH_OK;
 }
 
@@ -106,7 +125,10 @@ mh_status mh_context_synchronize(mh_context *ctx)
     mh_device_guard guard;
     mh_status s = mh_device_enter(ctx, &guard);
     if (s != MH_OK) return s;
-    cudaError_t e = cudaStreamSynchronize((cudaStream_t)ctx->stream);
+    mh_context_lock(ctx);
+    cudaStream_t stream = (cudaStream_t)ctx->stream;
+    mh_context_unlock(ctx); /* other threads may queue work while this one waits */
+    cudaError_t e = cudaStreamSynchronize(stream);
     mh_device_leave(&guard);
     if (e != cudaSuccess)
         return mh_fail(ctx, MH_ERR_CUDA, "cudaStreamSynchronize: %s (%s)", cudaGetErrorString(e),
@@ -118,8 +140,12 @@ int mh_context_device(const mh_context *ctx) { return ctx ? ctx->device : MH_CPU
 
 const char *mh_context_error(const mh_context *ctx)
 {
-    return ctx ? ctx->error : "ctx is NULL";
+    if (!ctx) return "ctx is NULL";
+    return last_error.ctx == ctx ? last_error.text : "";
 }
+
+void mh_context_lock(mh_context *ctx) { pthread_mutex_lock(&ctx->lock); }
+void mh_context_unlock(mh_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
 
 mh_status mh_device_enter(mh_context *ctx, mh_device_guard *guard)
 {
@@ -141,25 +167,71 @@ void mh_device_leave(const mh_device_guard *guard)
     if (guard->switched) cudaSetDevice(guard->previous);
 }
 
+/* Orders the call in progress after the last call that used shared state, when that one ran
+ * on another stream: the new stream waits for the event recorded after it (mh_shared_release).
+ * Nothing waits on the host. */
+static mh_status fence_shared(mh_context *ctx)
+{
+    if (mh_is_cpu(ctx)) return MH_OK;
+    if (!ctx->fence) {
+        cudaEvent_t ev;
+        cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return mh_fail(ctx, MH_ERR_CUDA, "creating the context's stream fence: %s", cudaGetErrorString(e));
+        }
+        ctx->fence = ev;
+    }
+    if (ctx->shared_used && ctx->shared_stream != ctx->stream) {
+        cudaError_t e = cudaStreamWaitEvent((cudaStream_t)ctx->stream, (cudaEvent_t)ctx->fence, 0);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return mh_fail(ctx, MH_ERR_CUDA, "ordering the call after the context's work on another stream: %s",
+                           cudaGetErrorString(e));
+        }
+    }
+    ctx->shared_stream = ctx->stream;
+    ctx->shared_used = 1;
+    ctx->shared_touched = 1;
+    return MH_OK;
+}
+
+void mh_shared_release(mh_context *ctx)
+{
+    if (mh_is_cpu(ctx) || !ctx->shared_touched) return;
+    ctx->shared_touched = 0;
+    if (cudaEventRecord((cudaEvent_t)ctx->fence, (cudaStream_t)ctx->stream) != cudaSuccess) {
+        cudaGetLastError();
+        /* without the record the next stream could overtake this call: wait instead */
+        cudaStreamSynchronize((cudaStream_t)ctx->stream);
+        cudaGetLastError();
+    }
+}
+
+mh_slot *mh_context_slot(mh_context *ctx, mh_slot_id id)
+{
+    return fence_shared(ctx) == MH_OK ? &ctx->slots[id] : NULL;
+}
+
+/* Grows in stream order: the old buffer is freed and the new one allocated on the call's
+ * stream, after every earlier use (fence_shared), so nothing waits on the host. */
 mh_status mh_workspace(mh_context *ctx, size_t bytes, void **ptr)
 {
+    mh_status s = fence_shared(ctx);
+    if (s != MH_OK) return s;
     if (bytes <= ctx->workspace_bytes) {
         *ptr = ctx->workspace;
         return MH_OK;
     }
-    /* The old buffer may still be read by work queued on the stream. */
-    cudaError_t e = cudaStreamSynchronize((cudaStream_t)ctx->stream);
-    if (e != cudaSuccess)
-        return mh_fail(ctx, MH_ERR_CUDA, "workspace: cudaStreamSynchronize: %s",
-                       cudaGetErrorString(e));
-    if (ctx->workspace) cudaFree(ctx->workspace);
+    cudaStream_t stream = (cudaStream_t)ctx->stream;
+    if (ctx->workspace) cudaFreeAsync(ctx->workspace, stream);
     ctx->workspace = NULL;
     ctx->workspace_bytes = 0;
-    e = cudaMalloc(&ctx->workspace, bytes);
+    cudaError_t e = cudaMallocAsync(&ctx->workspace, bytes, stream);
     if (e != cudaSuccess) {
         cudaGetLastError();
         ctx->workspace = NULL;
-        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "workspace: cudaMalloc(%zu bytes): %s", bytes,
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "workspace: cudaMallocAsync(%zu bytes): %s", bytes,
                        cudaGetErrorString(e));
     }
     ctx->workspace_bytes = bytes;

@@ -82,33 +82,50 @@ static mh_status run_signals(mh_context *ctx, const mh_row *row, const mh_args *
     return MH_OK;
 }
 
-mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a)
+/* One row, under the context's lock, its use of shared state fenced (mh_shared_release). */
+static mh_status run_locked(mh_context *ctx, const mh_row *row, const mh_args *a)
 {
-    if (mh_is_cpu(ctx)) return run_signals(ctx, row, a);
-    mh_device_guard guard;
-    mh_status s = mh_device_enter(ctx, &guard);
-    if (s != MH_OK) return s;
-    s = run_signals(ctx, row, a);
-    mh_device_leave(&guard);
+    mh_status s = run_signals(ctx, row, a);
+    mh_shared_release(ctx);
     return s;
 }
 
-mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a)
+mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a)
 {
-    /* buffers first: auto may read the call's data (conv2d's rank-1 test) */
+    mh_context_lock(ctx);
+    mh_device_guard guard;
+    mh_status s = mh_is_cpu(ctx) ? MH_OK : mh_device_enter(ctx, &guard);
+    if (s == MH_OK) {
+        s = run_locked(ctx, row, a);
+        if (!mh_is_cpu(ctx)) mh_device_leave(&guard);
+    }
+    mh_context_unlock(ctx);
+    return s;
+}
+
+static mh_status dispatch_locked(mh_context *ctx, const char *variant, const mh_args *a)
+{
     mh_device_guard guard;
     mh_status s = MH_OK;
     if (!mh_is_cpu(ctx) && (s = mh_device_enter(ctx, &guard)) != MH_OK) return s;
     const mh_row *row = NULL;
     s = mh_op_table_of(a->op)->check_buffers(ctx, a);
     if (s == MH_OK) s = mh_resolve(ctx, variant, a, &row);
-    if (s == MH_OK) s = run_signals(ctx, row, a);
+    if (s == MH_OK) s = run_locked(ctx, row, a);
     /* auto's first choice may need workspace the device lacks: take the next candidate */
     while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = auto_row(ctx, a, row)) != NULL) {
         mh_clear_error(ctx);
-        s = run_signals(ctx, row, a);
+        s = run_locked(ctx, row, a);
     }
     if (!mh_is_cpu(ctx)) mh_device_leave(&guard);
+    return s;
+}
+
+mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a)
+{
+    mh_context_lock(ctx);
+    const mh_status s = dispatch_locked(ctx, variant, a);
+    mh_context_unlock(ctx);
     return s;
 }
 
@@ -116,7 +133,9 @@ mh_status mh_select(mh_context *ctx, const mh_args *a, const mh_variant_info **c
 {
     if (!chosen) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL");
     const mh_row *row = NULL;
-    mh_status s = mh_resolve(ctx, NULL, a, &row);
+    mh_context_lock(ctx);
+    const mh_status s = mh_resolve(ctx, NULL, a, &row);
+    mh_context_unlock(ctx);
     if (s == MH_OK) *chosen = &row->info;
     return s;
 }
@@ -124,7 +143,10 @@ mh_status mh_select(mh_context *ctx, const mh_args *a, const mh_variant_info **c
 mh_status mh_supports(mh_context *ctx, const char *variant, const mh_args *a)
 {
     const mh_row *row = NULL;
-    return mh_resolve(ctx, variant, a, &row);
+    mh_context_lock(ctx);
+    const mh_status s = mh_resolve(ctx, variant, a, &row);
+    mh_context_unlock(ctx);
+    return s;
 }
 
 /* "n = 1000, k = 31, pad = same": how refusals name the problem. */

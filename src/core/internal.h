@@ -5,6 +5,7 @@
 
 #include "memhier.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,11 @@ typedef struct mh_slot {
     void (*destroy)(void *data);
 } mh_slot;
 
+/* A context's calls are serialized by its lock (held while a call checks, resolves and queues
+ * its work, never while the GPU runs). The workspace and the slots are shared device state:
+ * every call that touches them goes through mh_workspace or mh_context_slot, which order it
+ * after the last such call when that one ran on another stream (an event fence), and the
+ * dispatcher records the fence event on the call's stream when the call is queued. */
 struct mh_context {
     int device;      /* CUDA ordinal or MH_CPU */
     void *stream;    /* cudaStream_t; NULL is the legacy default stream */
@@ -43,17 +49,32 @@ struct mh_context {
     int sm_count;    /* the device's SMs, read once at creation (0 on the CPU) */
     int cc;          /* compute capability, 10 major + minor (90 on the H100; 0 on the CPU) */
     mh_slot slots[MH_SLOT_COUNT];
-    char error[1024];
+    pthread_mutex_t lock;
+    void *fence;          /* cudaEvent_t recorded after the last call that used shared state */
+    void *shared_stream;  /* the stream of that call */
+    int shared_used;      /* some call has used shared state (fence is meaningful) */
+    int shared_touched;   /* the call in progress uses shared state */
 };
 
-/* Records the detail of a failure on ctx (if not NULL) and returns s. */
+/* Records the detail of a failure on ctx (if not NULL) for the calling thread and returns s. */
 mh_status mh_fail(mh_context *ctx, mh_status s, const char *fmt, ...) MH_PRINTF(3, 4);
 void mh_clear_error(mh_context *ctx);
 
 int mh_is_cpu(const mh_context *ctx);
 
-/* Device scratch of at least `bytes`, valid until the next call on this context. */
+/* The context's lock, around every public call that reads or changes its state. */
+void mh_context_lock(mh_context *ctx);
+void mh_context_unlock(mh_context *ctx);
+
+/* Device scratch of at least `bytes`, valid for the call in progress; ordered after every
+ * earlier call's use on another stream. */
 mh_status mh_workspace(mh_context *ctx, size_t bytes, void **ptr);
+/* A per-context resource slot (vendor handles, FFT plans), with the same ordering; NULL only
+ * where the fence could not be set up (the detail is then on ctx). */
+mh_slot *mh_context_slot(mh_context *ctx, mh_slot_id id);
+/* After a call's work is queued: records the fence on the call's stream if the call used
+ * shared state. */
+void mh_shared_release(mh_context *ctx);
 
 /* Makes ctx's device current for the duration of a call and restores the caller's. */
 typedef struct mh_device_guard {
@@ -289,10 +310,23 @@ mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *a, const float *in, size
 void mh_conv2d_reference_at(const mh_conv2d_args *a, const float *in, const float *filter, size_t r, size_t c,
                             double *value, double *abs_sum);
 
-/* A rank-1 factorisation filter = u v^T (u: krows, v: kcols), within 1e-6 of max|filter|
- * element-wise. Returns 1 and the factors when the filter has rank 1; else 0 and the
- * largest residual relative to max|filter| in *residual. */
-int mh_rank1_factor(const float *filter, int krows, int kcols, float *u, float *v, double *residual);
+/* A rank-1 factorisation filter ~ u v^T (u: krows, v: kcols) is accepted only where it
+ * reproduces every tap within MH_RANK1_TAP_EPS float32 epsilons of that tap's own magnitude
+ * (or within FLT_MIN, where a tap underflows): the dropped part then moves no output by more
+ * than MH_RANK1_TAP_EPS eps32 sum|terms|, whatever the image, which is under the per-element
+ * bound every conv2d row holds (1e-5 (1 + log2 taps) sum|terms|, 84 epsilons at one tap) with
+ * room for the passes' own rounding. Outer products made in float, box and Sobel filters fit
+ * within 2 epsilons; Gaussians computed in float32 as exp(-r^2 / 2 s^2) miss by up to
+ * |r^2 / 2 s^2| epsilons (the exponent's rounding), so their far tails may be refused. */
+#define MH_RANK1_TAP_EPS 64.0
+typedef struct mh_rank1_fit {
+    int row, col;        /* the tap that fits worst */
+    double tap, fitted;  /* its value and u[row] v[col] */
+    double eps;          /* its error in float32 epsilons of |tap| (INFINITY for a zero tap) */
+} mh_rank1_fit;
+/* Returns 1 and the factors when the filter is accepted as rank 1; else 0 and, in *fit, the
+ * tap that fits worst (a non-finite filter: that tap, eps = INFINITY). */
+int mh_rank1_factor(const float *filter, int krows, int kcols, float *u, float *v, mh_rank1_fit *fit);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */
 

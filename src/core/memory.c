@@ -57,7 +57,9 @@ static mh_status copy(mh_context *ctx, void *dst, const void *src, size_t bytes,
     if (s != MH_OK) return s;
     mh_device_guard g;
     if ((s = mh_device_enter(ctx, &g)) != MH_OK) return s;
+    mh_context_lock(ctx);
     cudaStream_t st = (cudaStream_t)ctx->stream;
+    mh_context_unlock(ctx);
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
     mh_device_leave(&g);

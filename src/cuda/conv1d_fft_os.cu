@@ -94,7 +94,8 @@ static mh_status fft_fail(mh_context *ctx, cufftResult r, const char *what)
 
 static mh_status plan_cache(mh_context *ctx, os_cache **out)
 {
-    mh_slot *slot = &ctx->slots[MH_SLOT_FFT_OS];
+    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_FFT_OS);
+    if (!slot) return MH_ERR_CUDA;
     if (!slot->data) {
         if (!(slot->data = calloc(1, sizeof(os_cache)))) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "fft-os plan cache");
         slot->destroy = destroy_cache;

@@ -7,9 +7,9 @@
  * separate passes would write and reread a full intermediate image, which costs more than
  * the FMAs saved whenever the filter is small.
  *
- * The filter is read back and factored on the host (mh_rank1_factor); a filter that is not
- * rank 1 within 1e-6 of its largest entry is refused at run time with MH_ERR_UNSUPPORTED,
- * nothing written. The factors travel by value as a kernel parameter, so no constant memory
+ * The filter is read back and factored on the host (mh_rank1_factor), so a call waits for
+ * the context's stream; a filter whose rank-1 fit misses any tap by more than a few float32
+ * epsilons of that tap is refused at run time with MH_ERR_UNSUPPORTED, nothing written. The factors travel by value as a kernel parameter, so no constant memory
  * is shared between calls. */
 #include "common.cuh"
 #include "tile_io.cuh"
@@ -126,12 +126,13 @@ static mh_status separable_run(mh_context *ctx, const mh_args *x)
     const size_t fbytes = (size_t)a->krows * a->kcols * sizeof(float);
     MH_CUDA_TRY(ctx, cudaMemcpyAsync(f, a->filter, fbytes, cudaMemcpyDeviceToHost, mh_stream(ctx)));
     MH_CUDA_TRY(ctx, cudaStreamSynchronize(mh_stream(ctx)));
-    double residual = 0.0;
-    if (!mh_rank1_factor(f, a->krows, a->kcols, p.u, p.v, &residual))
+    mh_rank1_fit fit;
+    if (!mh_rank1_factor(f, a->krows, a->kcols, p.u, p.v, &fit))
         return mh_fail(ctx, MH_ERR_UNSUPPORTED,
-                       "conv2d/separable: the %d x %d filter is not rank 1 (the best rank-1 fit is off by %.2g of "
-                       "its largest entry; the limit is 1e-6)",
-                       a->krows, a->kcols, residual);
+                       "conv2d/separable: the %d x %d filter is not rank 1 within FP32 accuracy: its rank-1 fit "
+                       "gives filter[%d][%d] = %.9g as %.9g, off by %.3g float32 epsilons of the tap (the limit is "
+                       "%g, so that no output moves past the FP32 bound); use a direct variant",
+                       a->krows, a->kcols, fit.row, fit.col, fit.tap, fit.fitted, fit.eps, MH_RANK1_TAP_EPS);
     p.in = a->in, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc;

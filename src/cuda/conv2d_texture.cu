@@ -86,7 +86,8 @@ static mh_status texture_for(mh_context *ctx, const mh_conv2d_args *a, cudaTextu
     size_t pitch;
     mh_status s = texture_source(ctx, a, &ptr, &pitch);
     if (s != MH_OK) return s;
-    mh_slot *slot = &ctx->slots[MH_SLOT_TEXTURE];
+    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_TEXTURE);
+    if (!slot) return MH_ERR_CUDA;
     texture_cache *c = (texture_cache *)slot->data;
     if (c && c->ptr == ptr && c->rows == a->rows && c->cols == a->cols && c->pitch == pitch) {
         *tex = c->tex;

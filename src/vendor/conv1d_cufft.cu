@@ -54,7 +54,8 @@ static mh_status make_plan(mh_context *ctx, cufftHandle *h, long long len, cufft
 
 static mh_status get_plans(mh_context *ctx, long long len, fft_plans **out)
 {
-    mh_slot *slot = &ctx->slots[MH_SLOT_CUFFT_CONV1D];
+    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_CUFFT_CONV1D);
+    if (!slot) return MH_ERR_CUDA;
     fft_plans *f = (fft_plans *)slot->data;
     if (f && f->len != len) {
         destroy_plans(f);

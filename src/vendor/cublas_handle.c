@@ -16,7 +16,8 @@ static mh_status blas_fail(mh_context *ctx, cublasStatus_t st, const char *what)
 
 mh_status mh_cublas_handle(mh_context *ctx, void **handle)
 {
-    mh_slot *slot = &ctx->slots[MH_SLOT_CUBLAS];
+    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_CUBLAS);
+    if (!slot) return MH_ERR_CUDA;
     if (!slot->data) {
         cublasHandle_t created;
         cublasStatus_t st = cublasCreate(&created);

@@ -63,7 +63,8 @@ static mh_status create_state(mh_context *ctx, cudnn_state *st)
 
 static mh_status get_state(mh_context *ctx, cudnn_state **out)
 {
-    mh_slot *slot = &ctx->slots[MH_SLOT_CUDNN];
+    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_CUDNN);
+    if (!slot) return MH_ERR_CUDA;
     if (!slot->data) {
         cudnn_state *st = calloc(1, sizeof *st);
         if (!st) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "cuDNN state");
