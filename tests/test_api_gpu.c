@@ -90,7 +90,7 @@ int main(void)
     float *d_img, *d_f, *d_o;
     CHECK_CUDA(cudaMalloc((void **)&d_img, 64 * 64 * sizeof(float)));
     CHECK_CUDA(cudaMalloc((void **)&d_o, 64 * 64 * sizeof(float)));
-    CHECK_CUDA(cudaMalloc((void **)&d_f, 441 * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_f, 961 * sizeof(float)));
     expect(ctx, mh_conv2d(ctx, NULL, h_in, 64, 64, d_f, 9, 9, MH_PAD_SAME, d_img), MH_ERR_INVALID_ARGUMENT,
            "is host memory", "malloc'd image");
     const mh_op_table *t = mh_op_table_of(MH_OP_CONV2D);

@@ -31,7 +31,7 @@ static void expect_refused(const char *name, const char *phrase)
 {
     mh_image img;
     char err[512] = "";
-    mh_status s = mh_image_read(path_of(name), &img, err, sizeof err);
+    mh_status s = mh_image_read(path_of(name), MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err);
     CHECK(s == MH_ERR_IO && strstr(err, phrase), "%s: status %d, message \"%s\" lacks \"%s\"", name, (int)s, err, phrase);
     CHECK(img.data == NULL, "%s: refused read left pixels behind", name);
 }
@@ -43,7 +43,7 @@ static void round_trip(const char *name, int channels)
     char err[512];
     CHECK(mh_image_write(path_of(name), &img, err, sizeof err) == MH_OK, "write %s: %s", name, err);
     mh_image back;
-    CHECK(mh_image_read(path_of(name), &back, err, sizeof err) == MH_OK, "read %s: %s", name, err);
+    CHECK(mh_image_read(path_of(name), MH_IMAGE_DEFAULT_MAX_PIXELS, &back, err, sizeof err) == MH_OK, "read %s: %s", name, err);
     CHECK(back.width == 37 && back.height == 23 && back.channels == channels, "%s: shape changed", name);
     CHECK(back.data && memcmp(back.data, img.data, 37 * 23 * (size_t)channels) == 0, "%s: pixels changed", name);
     mh_image_free(&back);
@@ -71,7 +71,7 @@ static void test_pnm(void)
     write_bytes("comment.pgm", "P5\n# made by hand\n2 1\n15\n\x0f\x00", 27);
     mh_image img;
     char err[512];
-    CHECK(mh_image_read(path_of("comment.pgm"), &img, err, sizeof err) == MH_OK && img.data[0] == 255 && img.data[1] == 0,
+    CHECK(mh_image_read(path_of("comment.pgm"), MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) == MH_OK && img.data[0] == 255 && img.data[1] == 0,
           "comment.pgm: %s", err);
     mh_image_free(&img);
 }
@@ -95,7 +95,7 @@ static void test_lying_header(void)
         if (setrlimit(RLIMIT_AS, &cap) != 0) _exit(3);
         mh_image img;
         char err[512] = "";
-        mh_status s = mh_image_read(path_of("huge.ppm"), &img, err, sizeof err);
+        mh_status s = mh_image_read(path_of("huge.ppm"), SIZE_MAX, &img, err, sizeof err); /* no pixel budget */
         const int ok = s == MH_ERR_IO && img.data == NULL &&
                        strstr(err, "claims 48000 x 48000 x 3 = 6912000000 pixel bytes, the file holds 1");
         if (!ok) fprintf(stderr, "huge.ppm: status %d, \"%s\"\n", (int)s, err);
@@ -104,14 +104,22 @@ static void test_lying_header(void)
     int status = 0;
     CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "huge.ppm: the lying header was not refused by its sizes (child status %d)", status);
+    /* a pixel budget refuses from the header: 100 x 100 against 9999 */
+    {
+        mh_image img;
+        char err[512] = "", pgm[11 + 10000] = "P5\n100 100\n255\n";
+        mh_status s = mh_image_decode((const unsigned char *)pgm, sizeof pgm, "mem", 9999, &img, err, sizeof err);
+        CHECK(s == MH_ERR_IO && img.data == NULL && strstr(err, "10000 pixels, more than the 9999 allowed"),
+              "pixel budget: %s", err);
+    }
     /* the same from memory, as the fuzzer reads it, and an empty buffer */
     mh_image img;
     char err[512] = "";
-    CHECK(mh_image_decode((const unsigned char *)"P5\n2 1\n255\n\x07\x09", 13, "mem", &img, err, sizeof err) == MH_OK &&
+    CHECK(mh_image_decode((const unsigned char *)"P5\n2 1\n255\n\x07\x09", 13, "mem", MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) == MH_OK &&
               img.width == 2 && img.data[1] == 9,
           "decode from memory: %s", err);
     mh_image_free(&img);
-    CHECK(mh_image_decode((const unsigned char *)"", 0, "mem", &img, err, sizeof err) == MH_ERR_IO &&
+    CHECK(mh_image_decode((const unsigned char *)"", 0, "mem", MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) == MH_ERR_IO &&
               strstr(err, "empty") && !img.data,
           "empty buffer: %s", err);
 }
@@ -188,13 +196,13 @@ static void test_png(void)
     write_png_raw("palette.png", PNG_COLOR_TYPE_PALETTE, 8);
     mh_image img;
     char err[512];
-    CHECK(mh_image_read(path_of("palette.png"), &img, err, sizeof err) == MH_OK && img.channels == 3 &&
+    CHECK(mh_image_read(path_of("palette.png"), MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) == MH_OK && img.channels == 3 &&
               img.data[0] == 255 && img.data[4] == 255 && img.data[9] == 9,
           "palette.png: %s", err);
     mh_image_free(&img);
     /* 2-bit gray: expanded to 8 bits (0..3 -> 0, 85, 170, 255) */
     write_png_raw("gray2.png", PNG_COLOR_TYPE_GRAY, 2);
-    CHECK(mh_image_read(path_of("gray2.png"), &img, err, sizeof err) == MH_OK && img.channels == 1 &&
+    CHECK(mh_image_read(path_of("gray2.png"), MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) == MH_OK && img.channels == 1 &&
               img.data[1] == 85 && img.data[3] == 255,
           "gray2.png: %s", err);
     mh_image_free(&img);

@@ -1,9 +1,15 @@
 /* .npy: round trips of every dtype, and every malformed file refused with a message that
- * says what was found. */
+ * says what was found; output files written as a user expects (through symbolic links, the
+ * mode kept, to a pipe, never half-written); inputs from pipes, directories refused. */
+#include "io/atomic.h"
 #include "io/npy.h"
 #include "testing.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* A file image: magic, version, header padded as numpy pads it, then `data_bytes` bytes. */
 static size_t image(unsigned char *buf, int major, const char *header, size_t data_bytes)
@@ -150,8 +156,85 @@ static void test_empty_header_at_page_end(void)
     munmap(two, 2 * page);
 }
 
+static int write_hello(FILE *f, const void *state) { return fputs((const char *)state, f) >= 0; }
+static int write_nothing(FILE *f, const void *state) { return (void)f, (void)state, 0; }
+
+static void slurp_text(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+}
+
+static void test_output_files(const char *dir)
+{
+    char target[1024], link[1024], err[512], text[64];
+    snprintf(target, sizeof target, "%s/out_target.txt", dir);
+    snprintf(link, sizeof link, "%s/out_link.txt", dir);
+    remove(target), remove(link);
+    FILE *f = fopen(target, "w");
+    fputs("old", f), fclose(f);
+    chmod(target, 0600);
+    CHECK(symlink("out_target.txt", link) == 0, "symlink");
+    CHECK(mh_write_atomically(link, write_hello, "new", err, sizeof err) == MH_OK, "through a link: %s", err);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced by a regular file");
+    CHECK(stat(target, &st) == 0 && (st.st_mode & 0777) == 0600, "mode 0600 became %o", (unsigned)(st.st_mode & 0777));
+    slurp_text(target, text, sizeof text);
+    CHECK(strcmp(text, "new") == 0, "the link's target holds '%s'", text);
+    /* a failing writer leaves the file as it was, and no temporary file beside it */
+    CHECK(mh_write_atomically(target, write_nothing, NULL, err, sizeof err) == MH_ERR_IO, "a failed writer succeeded");
+    slurp_text(target, text, sizeof text);
+    CHECK(strcmp(text, "new") == 0, "a failed write changed the file to '%s'", text);
+    /* a pipe */
+    int fds[2];
+    CHECK(pipe(fds) == 0, "pipe");
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", fds[1]);
+    CHECK(mh_write_atomically(fdpath, write_hello, "piped", err, sizeof err) == MH_OK, "to a pipe: %s", err);
+    close(fds[1]);
+    ssize_t n = read(fds[0], text, sizeof text - 1);
+    text[n > 0 ? n : 0] = '\0';
+    close(fds[0]);
+    CHECK(strcmp(text, "piped") == 0, "the pipe got '%s'", text);
+    /* a directory is refused by name; /dev/null takes the bytes in place */
+    CHECK(mh_write_atomically(dir, write_hello, "x", err, sizeof err) == MH_ERR_IO && strstr(err, "directory"),
+          "a directory: %s", err);
+    CHECK(mh_write_atomically("/dev/null", write_hello, "x", err, sizeof err) == MH_OK, "/dev/null: %s", err);
+    remove(target), remove(link);
+
+    /* reading: a directory is refused at once; a pipe is read whole */
+    mh_array a;
+    CHECK(mh_npy_read(dir, &a, err, sizeof err) == MH_ERR_IO && strstr(err, "is a directory"), "read a dir: %s", err);
+    float v[3] = {1, 2, 3};
+    const size_t shape[1] = {3};
+    char npy[1024];
+    snprintf(npy, sizeof npy, "%s/piped.npy", dir);
+    CHECK(mh_npy_write(npy, MH_F32, 1, shape, v, err, sizeof err) == MH_OK, "write: %s", err);
+    CHECK(pipe(fds) == 0, "pipe");
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        int in = open(npy, O_RDONLY);
+        char buf[4096];
+        for (ssize_t k; (k = read(in, buf, sizeof buf)) > 0;)
+            if (write(fds[1], buf, (size_t)k) != k) _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    snprintf(fdpath, sizeof fdpath, "/dev/fd/%d", fds[0]);
+    CHECK(mh_npy_read(fdpath, &a, err, sizeof err) == MH_OK && a.count == 3 && ((float *)a.data)[2] == 3.0f,
+          "read from a pipe: %s", err);
+    mh_array_free(&a);
+    close(fds[0]);
+    waitpid(pid, NULL, 0);
+    remove(npy);
+}
+
 int main(int argc, char **argv)
 {
+    test_output_files(argc > 1 ? argv[1] : ".");
     test_empty_header_at_page_end();
     test_malformed();
     test_round_trip(argc > 1 ? argv[1] : ".");

@@ -1,9 +1,10 @@
-/* One context driven from several streams and threads with no synchronization between calls:
+/* Contexts driven from several streams and threads with no synchronization between calls:
  * every GPU row of every op (the ones with workspaces, plans and vendor handles among them)
- * must give, on each stream's data, what it gives run alone. Three schedules: 2 and 8 streams
- * from one thread, and 4 threads sharing the context with 2 streams each. Then `auto` on
- * every op must queue its work without waiting for the caller's stream: the stream is held
- * by a host function while the call is made. */
+ * must give, on each stream's data, what it gives run alone. Four schedules: 2 and 8 streams
+ * from one thread on one context; 4 threads sharing one context (and its one stream); 4
+ * threads with a context each, 2 streams each. Then `auto` on every op must queue its work
+ * without waiting for the caller's stream: the stream is held by a host function while the
+ * call is made. */
 #include "testing.h"
 
 #include <pthread.h>
@@ -56,8 +57,11 @@ static void job_init(job *j, mh_op op, size_t in_floats, size_t aux_floats, size
         if (aux_floats) {
             CHECK_CUDA(cudaMalloc(&j->aux[s], j->aux_bytes));
             mh_fill_uniform(host, aux_floats, seed + 10 * s + 1, 1.0f);
-            if (op == MH_OP_CONV2D) /* rank 1, so that separable runs too */
-                for (size_t i = 0; i < aux_floats; ++i) host[i] = host[i / 15] * host[15 + i % 15];
+            if (op == MH_OP_CONV2D) { /* rank 1, so that separable runs too */
+                float u[15], v[15];
+                memcpy(u, host, sizeof u), memcpy(v, host + 15, sizeof v);
+                for (size_t i = 0; i < aux_floats; ++i) host[i] = u[i / 15] * v[i % 15];
+            }
             CHECK_CUDA(cudaMemcpy(j->aux[s], host, j->aux_bytes, cudaMemcpyHostToDevice));
         }
     }
@@ -89,18 +93,20 @@ typedef struct schedule {
     mh_context *ctx;
     const char *variant;
     const job *j;
-    cudaStream_t *streams; /* this worker's */
+    cudaStream_t *streams; /* this worker's; NULL: the context's stream as it is */
     int nstreams, first;   /* its data sets: first .. first + nstreams - 1 */
     mh_status status;
 } schedule;
 
-/* ROUNDS times over the worker's streams: set the stream, call, move on; never wait. */
+/* ROUNDS times over the worker's data sets: set the stream (if it has its own), call, move
+ * on; never wait. A context's stream is one setting for all its threads, so threads that
+ * share a context leave it as it is. */
 static void *run_schedule(void *p)
 {
     schedule *w = (schedule *)p;
     for (int r = 0; r < ROUNDS && w->status == MH_OK; ++r)
         for (int i = 0; i < w->nstreams && w->status == MH_OK; ++i) {
-            w->status = mh_context_set_stream(w->ctx, w->streams[i]);
+            if (w->streams) w->status = mh_context_set_stream(w->ctx, w->streams[i]);
             if (w->status == MH_OK) w->status = call(w->ctx, w->variant, w->j, w->first + i);
         }
     return NULL;
@@ -109,6 +115,26 @@ static void *run_schedule(void *p)
 static void poison_outputs(const job *j)
 {
     for (int s = 0; s < MAX_STREAMS; ++s) CHECK_CUDA(cudaMemset(j->out[s], 0xff, j->out_bytes));
+    CHECK_CUDA(cudaDeviceSynchronize());
+}
+
+/* THREADS workers over the data sets, on ctx (shared) or on a context each. */
+static void run_threads(mh_context *shared, const char *name, const job *j, cudaStream_t *streams)
+{
+    pthread_t th[THREADS];
+    schedule w[THREADS];
+    mh_context *own[THREADS] = {NULL};
+    for (int t = 0; t < THREADS; ++t) {
+        if (!shared) CHECK(mh_context_create(&own[t], 0) == MH_OK, "context of thread %d", t);
+        w[t] = (schedule){shared ? shared : own[t], name, j, shared ? NULL : streams + 2 * t, 2, 2 * t, MH_OK};
+        pthread_create(&th[t], NULL, run_schedule, &w[t]);
+    }
+    for (int t = 0; t < THREADS; ++t) pthread_join(th[t], NULL);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    for (int t = 0; t < THREADS; ++t) {
+        CHECK(w[t].status == MH_OK, "%s, thread %d: status %s", name, t, mh_status_str(w[t].status));
+        mh_context_destroy(own[t]);
+    }
 }
 
 /* One row under the three schedules; 0 when the row refuses the problem. */
@@ -137,20 +163,16 @@ static int check_row(mh_context *ctx, const mh_row *row, job *j, cudaStream_t *s
                   nstreams, s, d);
         }
     }
-    poison_outputs(j);
-    pthread_t th[THREADS];
-    schedule w[THREADS];
-    for (int t = 0; t < THREADS; ++t) {
-        w[t] = (schedule){ctx, name, j, streams + 2 * t, 2, 2 * t, MH_OK};
-        pthread_create(&th[t], NULL, run_schedule, &w[t]);
-    }
-    for (int t = 0; t < THREADS; ++t) pthread_join(th[t], NULL);
-    CHECK_CUDA(cudaDeviceSynchronize());
-    for (int t = 0; t < THREADS; ++t) CHECK(w[t].status == MH_OK, "%s, thread %d: status %s", name, t, mh_status_str(w[t].status));
-    for (int s = 0; s < MAX_STREAMS; ++s) {
-        const double d = compare(j, s, host);
-        CHECK(d <= tol, "%s, %d threads on one context: data set %d differs from its run alone by %.3g", name, THREADS, s,
-              d);
+    for (int shared = 1; shared >= 0; --shared) {
+        poison_outputs(j);
+        mh_context_set_stream(ctx, streams[0]);
+        run_threads(shared ? ctx : NULL, name, j, streams);
+        mh_context_set_stream(ctx, NULL);
+        for (int s = 0; s < MAX_STREAMS; ++s) {
+            const double d = compare(j, s, host);
+            CHECK(d <= tol, "%s, %d threads %s: data set %d differs from its run alone by %.3g", name, THREADS,
+                  shared ? "sharing one context" : "with a context and 2 streams each", s, d);
+        }
     }
     return 1;
 }

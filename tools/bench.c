@@ -5,6 +5,7 @@
 #include "bench.h"
 #include "build_info.h"
 #include "core/random.h"
+#include "io/atomic.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const bench_driver *const drivers[MH_OP_COUNT] = {
     [MH_OP_CONV1D] = &bench_conv1d_driver,
@@ -472,12 +474,9 @@ static void json_number(FILE *f, const char *key, double v, const char *fmt)
     else fputs("null", f);
 }
 
-static int write_json(const bench_state *b, const char *path)
+static int json_body(FILE *f, const void *state)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return cli_error(CLI_FAILED, "--json %s: cannot write", path);
+    const bench_state *b = (const bench_state *)state;
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
@@ -528,8 +527,14 @@ static int write_json(const bench_state *b, const char *path)
         fputc('}', f);
     }
     fputs("\n]}\n", f);
-    int ok = fclose(f) == 0 && rename(tmp, path) == 0;
-    if (!ok) return cli_error(CLI_FAILED, "--json %s: cannot write", path);
+    return 1;
+}
+
+static int write_json(const bench_state *b, const char *path)
+{
+    char err[512];
+    if (mh_write_atomically(path, json_body, b, err, sizeof err) != MH_OK)
+        return cli_error(CLI_FAILED, "--json %s", err);
     return CLI_OK;
 }
 
@@ -541,6 +546,58 @@ static int size_flag(const char *flag)
     for (int i = 0; i < BENCH_SIZES; ++i)
         if (!strcmp(flag, flags[i])) return i;
     return -1;
+}
+
+/* Every buffer a bench workload allocates holds at most this many elements (256 GiB of
+ * floats: more than any device's memory), so that no size product wraps. */
+#define BENCH_MAX_ELEMENTS (1ULL << 36)
+
+/* Each size the command line gave, and the products that size buffers (an image, a matrix
+ * operand), within BENCH_MAX_ELEMENTS, checked without overflow. */
+static int check_sizes(const bench_opts *o)
+{
+    static const char *const flags[BENCH_SIZES] = {"--n", "--k", "--rows", "--cols", "--krows", "--kcols"};
+    for (int z = 0; z < BENCH_SIZES; ++z)
+        if (o->have[z] && o->size[z] > BENCH_MAX_ELEMENTS)
+            return cli_error(CLI_USAGE, "%s %zu: at most %llu (2^36) elements", flags[z], o->size[z],
+                             BENCH_MAX_ELEMENTS);
+    static const int pairs[][2] = {{BENCH_ROWS, BENCH_COLS}, {BENCH_ROWS, BENCH_K}, {BENCH_K, BENCH_COLS},
+                                   {BENCH_KROWS, BENCH_KCOLS}};
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; ++p) {
+        const int x = pairs[p][0], y = pairs[p][1];
+        size_t product;
+        if (o->have[x] && o->have[y] &&
+            (!mh_mul_ok(o->size[x], o->size[y], &product) || product > BENCH_MAX_ELEMENTS))
+            return cli_error(CLI_USAGE, "%s %zu with %s %zu: more than %llu (2^36) elements in one buffer", flags[x],
+                             o->size[x], flags[y], o->size[y], BENCH_MAX_ELEMENTS);
+    }
+    return CLI_OK;
+}
+
+/* Every word of --variants names a row of the ops run, and every word of --configs a tuning
+ * configuration of one: a selection that matches nothing is a mistake, never an empty run. */
+static int check_names(const bench_opts *o, const int *ops, int nops)
+{
+    const char *lists[2] = {o->variants, o->configs};
+    for (int l = 0; l < 2; ++l)
+        for (const char *p = lists[l]; p && *p;) {
+            const size_t len = strcspn(p, ",");
+            int found = 0;
+            for (int i = 0; i < nops && !found; ++i)
+                for (size_t r = 0; r < mh_variant_count((mh_op)ops[i]) && !found; ++r) {
+                    const mh_variant_info *v = mh_variant((mh_op)ops[i], r);
+                    const char *word[2] = {v->name, strchr(v->name, '/') + 1};
+                    if (l == 0) found = (strlen(word[0]) == len && !strncmp(p, word[0], len)) ||
+                                        (strlen(word[1]) == len && !strncmp(p, word[1], len));
+                    for (const char *const *c = mh_row_of(v)->configs; l == 1 && c && *c && !found; ++c)
+                        found = strlen(*c) == len && !strncmp(p, *c, len);
+                }
+            if (!found)
+                return cli_error(CLI_USAGE, "%s: '%.*s' matches no %s of the ops run (memhier list)",
+                                 l ? "--configs" : "--variants", (int)len, p, l ? "tuning configuration" : "variant");
+            p += len + (p[len] == ',');
+        }
+    return CLI_OK;
 }
 
 static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops)
@@ -577,7 +634,8 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
         else if (!strcmp(a, "--reps")) {
             size_t reps;
             rc = cli_parse_count(a, v, &reps);
-            if (rc == CLI_OK && reps < 20) rc = cli_error(CLI_USAGE, "--reps %zu: at least 20 runs are timed", reps);
+            if (rc == CLI_OK && (reps < 20 || reps > 100000))
+                rc = cli_error(CLI_USAGE, "--reps %zu: from 20 to 100000 runs are timed", reps);
             o->min_reps = (int)reps;
         } else rc = cli_error(CLI_USAGE, "bench: unknown argument '%s'", a);
         if (rc != CLI_OK) return rc;
@@ -597,6 +655,11 @@ int cmd_bench(int argc, char **argv)
         return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");
     if (nops == 0)
         for (int op = 0; op < MH_OP_COUNT; ++op) ops[nops++] = op;
+    if ((rc = check_sizes(&b.o)) != CLI_OK || (rc = check_names(&b.o, ops, nops)) != CLI_OK) return rc;
+    /* --json -: the JSON alone on standard output, the progress on standard error */
+    const int json_stdout = b.o.json && !strcmp(b.o.json, "-");
+    const int saved_stdout = json_stdout ? dup(STDOUT_FILENO) : -1;
+    if (json_stdout) fflush(stdout), dup2(STDERR_FILENO, STDOUT_FILENO);
 
     mh_status s = mh_context_create(&b.cpu, MH_CPU);
     if (s == MH_OK && b.o.device != MH_CPU) s = mh_context_create(&b.gpu, b.o.device);
@@ -619,12 +682,17 @@ int cmd_bench(int argc, char **argv)
         for (int i = 0; i < nops; ++i) failures += bench_op(&b, drivers[ops[i]]);
         rc = failures ? CLI_FAILED : CLI_OK;
         if (failures) printf("\n%d row(s) FAILED validation or setup\n", failures);
-        if (b.o.json) {
+        if (b.o.json && b.nrows == 0) {
+            rc = cli_error(CLI_FAILED, "--json %s: no row was measured, so the file is left as it was", b.o.json);
+        } else if (b.o.json) {
+            if (json_stdout) fflush(stdout), dup2(saved_stdout, STDOUT_FILENO);
             int jrc = write_json(&b, b.o.json);
+            if (json_stdout) fflush(stdout), dup2(STDERR_FILENO, STDOUT_FILENO);
             if (jrc != CLI_OK) rc = jrc;
             else printf("wrote %s\n", b.o.json);
         }
     }
+    if (json_stdout) fflush(stdout), dup2(saved_stdout, STDOUT_FILENO), close(saved_stdout);
     free(b.rows);
     free(b.choices);
     mh_context_destroy(b.gpu);

@@ -1,7 +1,9 @@
-/* memhier filter IN OUT --filter SPEC [--variant V] [--device cpu|N]
+/* memhier filter IN OUT --filter SPEC [--variant V] [--device cpu|N] [--max-pixels P]
  * Filters an 8-bit grayscale or RGB image (PNG, PGM, PPM) with a 2-D filter, each channel
  * separately, zero padding at the borders, the same size out; results are rounded (half up)
- * and clamped to 0..255. The output's format follows its name. */
+ * and clamped to 0..255. The output's format follows its name; OUT '-' writes the input's
+ * format to standard output (the summary line then goes to standard error). Images of more
+ * than --max-pixels pixels (default 2^26) are refused from their header. */
 #include "cli.h"
 #include "filter_spec.h"
 #include "io/image.h"
@@ -11,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_FILTER, F_VARIANT, F_DEVICE, F_COUNT };
+enum { F_FILTER, F_VARIANT, F_DEVICE, F_MAX_PIXELS, F_COUNT };
 
 /* Filters channel c of img into out (same layout) with the filter already in ctx memory. */
 static int filter_channel(mh_context *ctx, const char *variant, const mh_image *img, int c, const void *filter, int kr,
@@ -37,20 +39,24 @@ static int filter_channel(mh_context *ctx, const char *variant, const mh_image *
 
 int cmd_filter(int argc, char **argv)
 {
-    if (argc < 2 || argv[0][0] == '-' || argv[1][0] == '-')
-        return cli_error(CLI_USAGE, "usage: memhier filter IN OUT --filter SPEC [--variant V] [--device cpu|N]");
+    if (argc < 2 || argv[0][0] == '-' || (argv[1][0] == '-' && argv[1][1] != '\0'))
+        return cli_error(CLI_USAGE,
+                         "usage: memhier filter IN OUT --filter SPEC [--variant V] [--device cpu|N] [--max-pixels P]");
     const char *in_path = argv[0], *out_path = argv[1];
-    const char *const names[] = {"--filter", "--variant", "--device", NULL};
+    const int out_is_dash = strcmp(out_path, "-") == 0;
+    const char *const names[] = {"--filter", "--variant", "--device", "--max-pixels", NULL};
     const char *v[F_COUNT];
     int rc = cli_flags(argc - 2, argv + 2, "filter", names, v), device = cli_default_device(), kr = 0, kc = 0;
     if (rc != CLI_OK) return rc;
     if (!v[F_FILTER]) return cli_error(CLI_USAGE, "filter needs --filter SPEC");
     if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &device)) != CLI_OK) return rc;
+    size_t max_pixels = MH_IMAGE_DEFAULT_MAX_PIXELS;
+    if (v[F_MAX_PIXELS] && (rc = cli_parse_count("--max-pixels", v[F_MAX_PIXELS], &max_pixels)) != CLI_OK) return rc;
     char err[512];
     float *taps = NULL;
     if (!filter_from_spec(v[F_FILTER], &taps, &kr, &kc, err, sizeof err)) return cli_error(CLI_USAGE, "%s", err);
     mh_image img, out = {0};
-    if (mh_image_read(in_path, &img, err, sizeof err) != MH_OK) {
+    if (mh_image_read(in_path, max_pixels, &img, err, sizeof err) != MH_OK) {
         free(taps);
         return cli_error(CLI_FAILED, "%s", err);
     }
@@ -70,7 +76,7 @@ int cmd_filter(int argc, char **argv)
         rc = filter_channel(ctx, v[F_VARIANT], &img, c, bf.mem, kr, kc, &plane, &result, out.data);
     if (rc == CLI_OK && mh_image_write(out_path, &out, err, sizeof err) != MH_OK) rc = cli_error(CLI_FAILED, "%s", err);
     if (rc == CLI_OK)
-        printf("filtered %s (%d x %d, %s) with %s (%d x %d) -> %s\n", in_path, img.width, img.height,
+        fprintf(out_is_dash ? stderr : stdout, "filtered %s (%d x %d, %s) with %s (%d x %d) -> %s\n", in_path, img.width, img.height,
                img.channels == 1 ? "gray" : "RGB", v[F_FILTER], kr, kc, out_path);
     cli_release(ctx, &bf);
     cli_release(ctx, &plane);

@@ -26,13 +26,15 @@ static int make(float **f, int kr, int kc)
     return *f != NULL;
 }
 
-/* exp(-d^2 / (2 sigma^2)) at distance d from the centre of n points; returns their sum. */
+/* exp(-(d / sigma)^2 / 2) at distance d from the centre of n points; returns their sum. d /
+ * sigma first, so that a tiny sigma gives the limit (1 at the centre, 0 elsewhere) instead of
+ * 0 / 0 where sigma^2 underflows. */
 static double gaussian_1d(double *g, int n, double sigma)
 {
     double sum = 0.0;
     for (int i = 0; i < n; ++i) {
-        const double d = i - (n - 1) / 2.0;
-        sum += g[i] = exp(-d * d / (2.0 * sigma * sigma));
+        const double z = (i - (n - 1) / 2.0) / sigma;
+        sum += g[i] = exp(-0.5 * z * z);
     }
     return sum;
 }
@@ -55,7 +57,23 @@ static int gaussian(double sigma, float **f, int *kr, int *kc)
     return 1;
 }
 
+static int from_spec(const char *spec, float **filter, int *krows, int *kcols, char *err, size_t errlen);
+
 int filter_from_spec(const char *spec, float **filter, int *krows, int *kcols, char *err, size_t errlen)
+{
+    if (!from_spec(spec, filter, krows, kcols, err, errlen)) return 0;
+    for (int i = 0; i < *krows * *kcols; ++i) /* a NaN or Inf tap would make every output NaN */
+        if (!isfinite((*filter)[i])) {
+            snprintf(err, errlen, "--filter %s: tap [%d][%d] is %g; filters must be finite", spec, i / *kcols,
+                     i % *kcols, (double)(*filter)[i]);
+            free(*filter);
+            *filter = NULL;
+            return 0;
+        }
+    return 1;
+}
+
+static int from_spec(const char *spec, float **filter, int *krows, int *kcols, char *err, size_t errlen)
 {
     *filter = NULL;
     char *end;

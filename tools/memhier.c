@@ -24,9 +24,11 @@ static const struct command {
      "             [--bins B | --lo L --hi H --width W]\n",
      cmd_run},
     {"filter",
-     "  filter IN OUT --filter SPEC [--variant V] [--device cpu|N]\n"
+     "  filter IN OUT --filter SPEC [--variant V] [--device cpu|N] [--max-pixels P]\n"
      "                               filter a PNG/PGM/PPM image; SPEC is gaussian:SIGMA, box:K,\n"
-     "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter\n",
+     "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter;\n"
+     "                               OUT - is standard output; images over P pixels (default\n"
+     "                               67108864, ~0.9 GB held) are refused from their header\n",
      cmd_filter},
     {"bench",
      "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
@@ -35,7 +37,9 @@ static const struct command {
      "                               n from 2^12 to 2^26 by 4x against k from 3 to 65535, valid\n"
      "                               validate and time every variant; no OP runs every op's\n"
      "                               default workloads (GPU 0, or the CPU backend without one);\n"
-     "                               --tune: every tuning configuration, --configs: those named\n",
+     "                               --tune: every tuning configuration, --configs: those named;\n"
+     "                               sizes up to 2^36 elements a buffer, --reps 20 to 100000;\n"
+     "                               --json - writes the JSON to standard output\n",
      cmd_bench},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

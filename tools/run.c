@@ -301,7 +301,7 @@ static int run_histogram(int argc, char **argv)
     if (rc == CLI_OK && v[WIDTH]) rc = parse_int("--width", v[WIDTH], 1, 256, &width);
     if (rc == CLI_OK && bins) hi = lo + bins - 1;
     if (rc == CLI_OK && hi < lo) rc = cli_error(CLI_USAGE, "--lo %d is above --hi %d", lo, hi);
-    const int num_bins = (hi - lo) / width + 1;
+    const int num_bins = rc == CLI_OK ? (hi - lo) / width + 1 : 0;
     mh_status s = MH_OK;
     if (rc == CLI_OK && (s = mh_context_create(&j.ctx, j.device)) != MH_OK)
         rc = cli_error(CLI_FAILED, "device %d: %s", j.device, mh_status_str(s));
@@ -312,7 +312,7 @@ static int run_histogram(int argc, char **argv)
         mh_variant_is_demonstration(mh_variant_lookup(MH_OP_HISTOGRAM, j.variant)))
         fprintf(stderr, "memhier: warning: %s is a demonstration of a race; its counts are wrong by design\n", j.variant);
     cli_buffer bin = {j.in.data, NULL, j.in.count * (bytes ? 1 : 4)};
-    cli_buffer bout = {calloc((size_t)num_bins + 1, 8), NULL, ((size_t)num_bins + 1) * 8};
+    cli_buffer bout = {rc == CLI_OK ? calloc((size_t)num_bins + 1, 8) : NULL, NULL, ((size_t)num_bins + 1) * 8};
     if (rc == CLI_OK && !bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %d bins", num_bins);
     if (rc == CLI_OK) mh_histogram_select(j.ctx, j.in.count, num_bins, bytes, &picked);
     if (rc == CLI_OK) rc = cli_place(j.ctx, &bin, 1);

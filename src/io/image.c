@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #ifdef MEMHIER_HAVE_PNG
 #include <png.h>
@@ -82,7 +83,17 @@ static long long bytes_left(FILE *f)
     return (long long)(end - here);
 }
 
-static mh_status read_pnm(FILE *f, const char *path, mh_image *img, char *err, size_t errlen)
+/* Refuses an image larger than the caller's budget, before anything is allocated for it. */
+static mh_status check_pixels(const char *path, unsigned long long w, unsigned long long h, size_t max_pixels, char *err,
+                              size_t errlen)
+{
+    if (w * h > max_pixels) /* w, h <= 10^8: no overflow */
+        FAIL("%s: %llu x %llu = %llu pixels, more than the %zu allowed (--max-pixels; memhier filter holds about 14 "
+             "bytes a pixel)", path, w, h, w * h, max_pixels);
+    return MH_OK;
+}
+
+static mh_status read_pnm(FILE *f, const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen)
 {
     char magic[2];
     if (fread(magic, 1, 2, f) != 2 || magic[0] != 'P') FAIL("%s: not a PNG, PGM or PPM file", path);
@@ -93,6 +104,7 @@ static mh_status read_pnm(FILE *f, const char *path, mh_image *img, char *err, s
     if (w <= 0 || h <= 0 || maxval <= 0) FAIL("%s: malformed P%c header", path, magic[1]);
     if (maxval > 255) FAIL("%s: %ld-level (16-bit) samples are not supported; convert to 8 bits", path, maxval);
     const int channels = magic[1] == '5' ? 1 : 3;
+    if (check_pixels(path, (unsigned long long)w, (unsigned long long)h, max_pixels, err, errlen) != MH_OK) return MH_ERR_IO;
     const size_t bytes = (size_t)w * (size_t)h * (size_t)channels; /* w, h <= 10^8: no overflow */
     /* The header's claim against what the file holds, before anything is allocated. */
     const long long left = bytes_left(f);
@@ -132,7 +144,7 @@ static void png_error_fn(png_structp png, png_const_charp msg)
 
 static void png_warning_fn(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
-static mh_status read_png(FILE *f, const char *path, mh_image *img, char *err, size_t errlen)
+static mh_status read_png(FILE *f, const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen)
 {
     char why[256] = "";
     png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, why, png_error_fn, png_warning_fn);
@@ -165,6 +177,10 @@ static mh_status read_png(FILE *f, const char *path, mh_image *img, char *err, s
         png_destroy_read_struct(&png, &info, NULL);
         FAIL("%s: truncated: the PNG header claims %u x %u pixels (%.0f bytes of rows), more than its %lld bytes "
              "can hold (deflate expands at most 1032:1)", path, claimed_w, claimed_h, raw_bytes, file_bytes);
+    }
+    if (check_pixels(path, claimed_w, claimed_h, max_pixels, err, errlen) != MH_OK) {
+        png_destroy_read_struct(&png, &info, NULL);
+        return MH_ERR_IO;
     }
     if (depth == 16) {
         png_destroy_read_struct(&png, &info, NULL);
@@ -224,39 +240,44 @@ static int write_png(FILE *f, const mh_image *img)
 /* ---- dispatch by content and by name ---------------------------------------------------- */
 
 /* Reads by content from a seekable stream at its start; name goes into the messages. */
-static mh_status read_stream(FILE *f, const char *name, mh_image *img, char *err, size_t errlen)
+static mh_status read_stream(FILE *f, const char *name, size_t max_pixels, mh_image *img, char *err, size_t errlen)
 {
     unsigned char sig[8] = {0};
     const size_t got = fread(sig, 1, 8, f);
     if (fseeko(f, 0, SEEK_SET) != 0) FAIL("%s: cannot seek (not a regular file?)", name);
     if (got == 8 && memcmp(sig, "\x89PNG\r\n\x1a\n", 8) == 0) {
 #ifdef MEMHIER_HAVE_PNG
-        return read_png(f, name, img, err, errlen);
+        return read_png(f, name, max_pixels, img, err, errlen);
 #else
         FAIL("%s: this build of memhier has no PNG support (libpng was not found)", name);
 #endif
     }
-    return read_pnm(f, name, img, err, errlen);
+    return read_pnm(f, name, max_pixels, img, err, errlen);
 }
 
-mh_status mh_image_read(const char *path, mh_image *img, char *err, size_t errlen)
+mh_status mh_image_read(const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     FILE *f = fopen(path, "rb");
     if (!f) FAIL("%s: %s", path, strerror(errno));
-    mh_status s = read_stream(f, path, img, err, errlen);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        FAIL("%s: is a directory", path);
+    }
+    mh_status s = read_stream(f, path, max_pixels, img, err, errlen);
     fclose(f);
     return s;
 }
 
-mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, mh_image *img, char *err,
-                          size_t errlen)
+mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, size_t max_pixels, mh_image *img,
+                          char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
     if (len == 0) FAIL("%s: empty file", name);
     FILE *f = fmemopen((void *)buf, len, "rb");
     if (!f) FAIL("%s: %s", name, strerror(errno));
-    mh_status s = read_stream(f, name, img, err, errlen);
+    mh_status s = read_stream(f, name, max_pixels, img, err, errlen);
     fclose(f);
     return s;
 }
@@ -272,8 +293,11 @@ static int write_image(FILE *f, const void *state)
 
 mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_t errlen)
 {
-    const int png = has_suffix(path, ".png"), pgm = has_suffix(path, ".pgm"), ppm = has_suffix(path, ".ppm");
-    if (!png && !pgm && !ppm) FAIL("%s: the output name must end in .png, .pgm or .ppm", path);
+    const int to_stdout = strcmp(path, "-") == 0; /* standard output: the format the image was read in */
+    const int png = has_suffix(path, ".png") || (to_stdout && img->format == MH_IMAGE_PNG);
+    const int pgm = has_suffix(path, ".pgm") || (to_stdout && !png && img->channels == 1);
+    const int ppm = has_suffix(path, ".ppm") || (to_stdout && !png && img->channels == 3);
+    if (!png && !pgm && !ppm) FAIL("%s: the output name must end in .png, .pgm or .ppm (or be - for standard output)", path);
     if ((pgm && img->channels != 1) || (ppm && img->channels != 3))
         FAIL("%s: a %s image cannot be written as %s; use .%s or .png", path, img->channels == 1 ? "grayscale" : "RGB",
              pgm ? "PGM" : "PPM", img->channels == 1 ? "pgm" : "ppm");

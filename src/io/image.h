@@ -12,6 +12,10 @@ extern "C" {
 
 /* The longest side a PNG may claim (libpng's own default limit, set explicitly). */
 enum { MH_IMAGE_MAX_SIDE = 1000000 };
+/* `memhier filter`'s default --max-pixels: 64 Mpixels (8192 x 8192), about 0.9 GB of host
+ * memory at the ~14 bytes a pixel the filter holds (the 8-bit image in and out, a float plane
+ * and its result). Readers refuse a larger image from its header, before allocating. */
+#define MH_IMAGE_DEFAULT_MAX_PIXELS ((size_t)1 << 26)
 
 typedef enum mh_image_format { MH_IMAGE_PNM = 0, MH_IMAGE_PNG } mh_image_format;
 
@@ -21,10 +25,11 @@ typedef struct mh_image {
     unsigned char *data;         /* interleaved rows, malloc'd */
 } mh_image;
 
-/* Reads by content (PNG signature, else P5/P6); on failure err names the file and the cause. */
-mh_status mh_image_read(const char *path, mh_image *img, char *err, size_t errlen);
+/* Reads by content (PNG signature, else P5/P6); on failure err names the file and the cause.
+ * An image of more than max_pixels pixels is refused before its pixels are allocated. */
+mh_status mh_image_read(const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen);
 /* The same from a whole file image in memory (the fuzzer's entry); name goes into messages. */
-mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, mh_image *img, char *err,
+mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, size_t max_pixels, mh_image *img, char *err,
                           size_t errlen);
 /* Writes by the name's suffix (.png, .pgm, .ppm), whole or not at all. */
 mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_t errlen);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const struct {
     mh_dtype t;
@@ -196,23 +197,41 @@ mh_status mh_npy_parse(const unsigned char *buf, size_t len, mh_array *a, char *
     return MH_OK;
 }
 
+/* The whole of f: its size from fstat for a regular file, else read until the end (a pipe). */
+static unsigned char *slurp(FILE *f, size_t *size)
+{
+    struct stat st;
+    size_t cap = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 1 << 16, n = 0;
+    unsigned char *buf = malloc(cap);
+    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+        n += got;
+        if (n == cap) {
+            unsigned char *grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!grown) free(buf);
+            buf = grown, cap *= 2;
+        }
+    }
+    if (buf && ferror(f)) free(buf), buf = NULL;
+    *size = n;
+    return buf;
+}
+
 mh_status mh_npy_read(const char *path, mh_array *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     FILE *f = fopen(path, "rb");
     if (!f) FAIL("%s: %s", path, strerror(errno));
-    unsigned char *buf = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size < 0 || fseek(f, 0, SEEK_SET) != 0 || !(buf = malloc((size_t)size + 1)) ||
-        fread(buf, 1, (size_t)size, f) != (size_t)size) {
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
         fclose(f);
-        free(buf);
-        FAIL("%s: cannot read the file", path);
+        FAIL("%s: is a directory", path);
     }
+    size_t size = 0;
+    unsigned char *buf = slurp(f, &size);
     fclose(f);
+    if (!buf) FAIL("%s: cannot read the file", path);
     char inner[512];
-    mh_status s = mh_npy_parse(buf, (size_t)size, a, inner, sizeof inner);
+    mh_status s = mh_npy_parse(buf, size, a, inner, sizeof inner);
     free(buf);
     if (s != MH_OK) snprintf(err, errlen, "%s: %s", path, inner);
     return s;

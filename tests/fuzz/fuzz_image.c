@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mh_image img;
     char err[512];
     memset(err, 'x', sizeof err);
-    if (mh_image_decode(data, size, "fuzz", &img, err, sizeof err) != MH_OK) {
+    if (mh_image_decode(data, size, "fuzz", MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) != MH_OK) {
         if (img.data || !memchr(err, '\0', sizeof err) || err[0] == '\0') abort();
         return 0;
     }

@@ -68,6 +68,8 @@ def main():
     check_batched(rng, gpu)
     check_refusals(rng)
     check_bench()
+    check_results_file_kept()
+    check_output_paths()
     check_list()
     return finish()
 
@@ -142,7 +144,14 @@ def check_refusals(rng):
         (["run", "sort", "--in", good], "unknown op 'sort'"),
         (["frobnicate"], "unknown command 'frobnicate'"),
         (["bench", "conv1d", "--n", "0"], "--n '0'"),
-        (["bench", "conv1d", "--reps", "3"], "at least 20"),
+        (["bench", "conv1d", "--reps", "3"], "from 20 to 100000"),
+        (["bench", "conv1d", "--device", "cpu", "--reps", "2147483648"], "from 20 to 100000"),
+        (["bench", "reduce", "--device", "cpu", "--n", "4611686018427387905"], "at most 68719476736"),
+        (["bench", "conv1d", "--device", "cpu", "--n", "4611686018427387905", "--k", "1"], "at most 68719476736"),
+        (["bench", "histogram", "--device", "cpu", "--n", "18446744073709551615"], "at most 68719476736"),
+        (["bench", "matmul", "--device", "cpu", "--rows", "4194304", "--k", "4194304"], "more than 68719476736"),
+        (["bench", "conv1d", "--device", "cpu", "--variants", "nope"], "'nope' matches no variant"),
+        (["bench", "conv1d", "--device", "cpu", "--configs", "nope"], "'nope' matches no tuning configuration"),
     ]
     for args, phrase in cases:
         if os.path.exists(out):
@@ -155,6 +164,39 @@ def check_refusals(rng):
             fail(f"`memhier {what}`: stderr {r.stderr.strip()!r} lacks {phrase!r}")
         if os.path.exists(out):
             fail(f"`memhier {what}` left {out} behind")
+
+
+def check_results_file_kept():
+    """A bench that measures nothing never replaces the results file it was given."""
+    keep = path("keep.json")
+    open(keep, "w").write('{"rows": ["kept"]}')
+    r = memhier("bench", "reduce", "--device", "cpu", "--variants", "nope", "--json", keep)
+    if r.returncode == 0 or open(keep).read() != '{"rows": ["kept"]}':
+        fail(f"bench --variants nope --json: exit {r.returncode}, the file now holds {open(keep).read()[:80]!r}")
+
+
+def check_output_paths():
+    """--json - writes the JSON alone to standard output; a symbolic link is written through and
+    the target keeps its mode."""
+    r = memhier("bench", "conv1d", "--n", "1000", "--k", "3", "--device", "cpu", "--variants", "cpu-reference",
+                "--json", "-")
+    if r.returncode != 0 or json.loads(r.stdout).get("rows", [{}])[0].get("variant") != "conv1d/cpu-reference":
+        fail(f"bench --json -: exit {r.returncode}, stdout {r.stdout[:200]!r}")
+    target, link = path("target.npy"), path("link.npy")
+    for p in (target, link):
+        if os.path.lexists(p):
+            os.remove(p)
+    open(target, "wb").write(b"old")
+    os.chmod(target, 0o600)
+    os.symlink("target.npy", link)
+    x, m = path("ox.npy"), path("om.npy")
+    np.save(x, np.arange(10, dtype=np.float32)), np.save(m, np.ones(3, np.float32))
+    r = memhier("run", "conv1d", "--device", "cpu", "--in", x, "--mask", m, "--out", link)
+    if r.returncode != 0 or not os.path.islink(link) or os.stat(target).st_mode & 0o777 != 0o600:
+        fail(f"run --out through a link: exit {r.returncode} {r.stderr}; link kept {os.path.islink(link)}, "
+             f"mode {oct(os.stat(target).st_mode & 0o777)}")
+    elif not np.array_equal(np.load(target), np.convolve(np.arange(10), np.ones(3), "valid").astype(np.float32)):
+        fail("run --out through a link: wrong content")
 
 
 def check_bench():

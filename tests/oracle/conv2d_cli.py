@@ -18,11 +18,12 @@ memhier's offset, and passes origin=-1 to ndimage on even axes.
 """
 import os
 import struct
+import subprocess
 import sys
 import zlib
 
 import numpy as np
-from common import WORK, check_close, check_named, fail, finish, has_gpu, memhier, path, registry, run_op
+from common import CLI, WORK, check_close, check_named, fail, finish, has_gpu, memhier, path, registry, run_op
 from scipy import ndimage, signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -230,6 +231,27 @@ def check_filters(gpu):
         check_filter(PHOTO, "out.ppm", "gaussian:2", named_filter("gaussian:2"), v)
 
 
+def png_write_palette_1bit(name, w, h):
+    """An all-black 1-bit palette PNG: a tiny file whose pixels expand 24-fold."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = (b"\x00" * (1 + (w + 7) // 8)) * h
+    open(name, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 1, 3, 0, 0, 0))
+                           + chunk(b"PLTE", b"\x00\x00\x00\xff\xff\xff") + chunk(b"IDAT", zlib.compress(raw, 9))
+                           + chunk(b"IEND", b""))
+
+
+def check_tiny_sigma():
+    """gaussian:1e-200 is the identity (the limit), not a NaN filter; the image comes back as it was."""
+    src = path("hopper_gray.pgm")
+    r = memhier("filter", src, path("same.pgm"), "--filter", "gaussian:1e-200", "--device", "cpu")
+    if r.returncode != 0 or open(path("same.pgm"), "rb").read() != open(src, "rb").read():
+        fail(f"filter --filter gaussian:1e-200: exit {r.returncode} {r.stderr}; not the identity")
+    r = subprocess.run([CLI, "filter", src, "-", "--filter", "box:1", "--device", "cpu"], capture_output=True)
+    if r.returncode != 0 or r.stdout != open(src, "rb").read():
+        fail(f"filter to standard output: exit {r.returncode} {r.stderr}")
+
+
 def check_refusals(rng):
     out = path("refused.png")
     deep, alpha, cut = path("deep.png"), path("alpha.png"), path("cut.png")
@@ -237,7 +259,13 @@ def check_refusals(rng):
     png_write(alpha, rng.integers(0, 255, (8, 8, 4)))
     open(cut, "wb").write(open(PHOTO, "rb").read()[:5000])
     np.save(path("cube.npy"), np.zeros((3, 3, 3), np.float32))
+    np.save(path("nan.npy"), np.array([[1, np.nan], [0, 1]], np.float32))
+    bitmap = path("bitmap.png")  # 1-bit palette, 20000 x 20000: 48 KB on disk, 400 Mpixels
+    png_write_palette_1bit(bitmap, 20000, 20000)
     cases = [
+        (["filter", PHOTO, out, "--filter", path("nan.npy")], "tap [0][1] is nan; filters must be finite"),
+        (["filter", bitmap, out, "--filter", "box:3"], "more than the 67108864 allowed (--max-pixels"),
+        (["filter", PHOTO, out, "--filter", "box:3", "--max-pixels", "1000"], "more than the 1000 allowed"),
         (["filter", PHOTO, out, "--filter", "blur"], "is not a filter"),
         (["filter", PHOTO, out, "--filter", "gaussian:0"], "SIGMA must be"),
         (["filter", PHOTO, out, "--filter", "gaussian:9"], "SIGMA must be"),
@@ -288,6 +316,7 @@ def main():
     print("GPU present:", gpu, flush=True)
     check_runs(rng, gpu)
     check_filters(gpu)
+    check_tiny_sigma()
     check_refusals(rng)
     return finish()
 
