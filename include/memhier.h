@@ -12,6 +12,21 @@
  *
  * The library never prints, exits or aborts: each call returns a status, and
  * mh_context_error() holds the detail (which argument, which value, why).
+ *
+ * Threads: a context may be shared between threads; its calls are serialized by a lock held
+ * while a call checks its arguments and queues its work (never while the GPU runs), and the
+ * error detail is kept per thread. Its stream is one setting for every thread: threads that
+ * want streams of their own use a context each.
+ *
+ * Streams: calls on a context may alternate between streams with no synchronization between
+ * them. The scratch memory, FFT plans and vendor handles a context keeps are shared by its
+ * calls; a call that uses them after one on another stream makes its stream wait for that one
+ * (an event, on the device), so nothing is read while another stream still writes it.
+ *
+ * Waiting: no call waits for the context's stream (or the device) except
+ * mh_context_synchronize, mh_upload and mh_download (which copy synchronously), conv2d's
+ * separable variant (it reads the filter back to factor it) and conv2d's texture variant when
+ * its image changes (the old texture object may still be read). `auto` never waits.
  */
 #ifndef MEMHIER_H
 #define MEMHIER_H
@@ -73,13 +88,17 @@ mh_status mh_pad_parse(const char *name, mh_pad *pad);
 
 /* device: a CUDA device index, or MH_CPU. MH_ERR_NO_DEVICE when it does not exist. */
 mh_status mh_context_create(mh_context **ctx, int device);
-void mh_context_destroy(mh_context *ctx); /* NULL is fine */
-/* cuda_stream: a cudaStream_t of the context's device, or NULL for the default stream. */
+/* NULL is fine. No other thread may be using the context. */
+void mh_context_destroy(mh_context *ctx);
+/* cuda_stream: a cudaStream_t of the context's device, or NULL for the default stream; the
+ * context's later calls, from any thread, run on it. */
 mh_status mh_context_set_stream(mh_context *ctx, void *cuda_stream);
 /* Waits for the context's stream; reports kernel faults that happened since the last call. */
 mh_status mh_context_synchronize(mh_context *ctx);
 int mh_context_device(const mh_context *ctx);
-/* The detail of the last failure on this context ("" after a success). Never NULL. */
+/* The detail of the calling thread's last failed call on this context ("" after a success, or
+ * when that thread's last call was on another context). Never NULL; valid until the thread's
+ * next call. */
 const char *mh_context_error(const mh_context *ctx);
 
 /* ---- memory of a context ------------------------------------------------------------
@@ -173,9 +192,10 @@ mh_status mh_conv1d_batched_select(mh_context *ctx, size_t batch, size_t n, size
 /* ---- conv2d: out[r][c] = sum_{i,j} in[r + i - lpr][c + j - lpc] * filter[i][j] -----------
  * Row-major float32 images; filters krows x kcols, each from 1 to MH_CONV2D_MAX_K, any
  * shape (not necessarily square or odd). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or
- * k - 1 (full), per dimension; outside the input counts as zero. `auto` runs the separable
- * path when the filter has rank 1 (on a CUDA context it reads the filter back, which waits
- * for the context's stream; name a variant to avoid that). */
+ * k - 1 (full), per dimension; outside the input counts as zero. `auto` decides from the
+ * shapes alone and never reads the filter. "separable" takes a filter of rank 1 (each tap
+ * reproduced by its factors within 64 float32 epsilons of itself; it refuses others with the
+ * tap that misses): it reads the filter back, so it waits for the context's stream. */
 #define MH_CONV2D_MAX_K 31
 
 /* MH_OK and the output's dimensions, or MH_ERR_INVALID_ARGUMENT (zero sizes, filter larger
@@ -186,7 +206,7 @@ mh_status mh_conv2d_out_dims(size_t rows, size_t cols, size_t krows, size_t kcol
 mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
                     const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out);
 
-/* The variant `auto` would run for a filter of full rank (sizes alone cannot show rank 1). */
+/* The variant `auto` would run (from the sizes alone, as the call decides). */
 mh_status mh_conv2d_select(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_pad pad,
                            const mh_variant_info **chosen);
 mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
@@ -199,7 +219,15 @@ mh_status mh_transpose_select(mh_context *ctx, size_t rows, size_t cols, const m
 mh_status mh_transpose_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols);
 
 /* ---- matmul: c[m x n] = a[m x k] . b[k x n], row-major float32, FP32 arithmetic ----------
- * Any sizes (no tile multiple needed); c must overlap neither a nor b. */
+ * Any sizes (no tile multiple needed); c must overlap neither a nor b. `auto` runs rows whose
+ * largest error stays within 1.5x cublasSgemm's on the shapes it sends them (docs/matmul.md).
+ * The 3xTF32 rows named by a caller (tf32x3, tf32x3-wgmma), measured against cublasSgemm's
+ * largest error on uniform and exponent-spread data (H100): within 1.2x wherever m n >= 896^2
+ * and k >= 512 (up to k = 262144); 1.7x at 768^3; 1.35x to 6.2x with long k and few outputs
+ * (m n <= 512^2, k >= 131072); up to 7.5x with short k or few outputs (k = 1: 7.5x, a dot
+ * product of 4096: 4.0x, 300 x 64 x 200: 2.7x), where cuBLAS's sums are nearly exact and both
+ * errors are a few float32 epsilons of the result. Entries near FLT_MAX stay as finite as
+ * SGEMM's. */
 mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const float *b, float *c, size_t m, size_t k,
                     size_t n);
 mh_status mh_matmul_select(mh_context *ctx, size_t m, size_t k, size_t n, const mh_variant_info **chosen);

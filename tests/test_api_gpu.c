@@ -3,11 +3,30 @@
  * ceilings are plausible. */
 #include "testing.h"
 
+#include <pthread.h>
+
 static void expect(mh_context *ctx, mh_status got, mh_status want, const char *phrase, const char *what)
 {
     CHECK(got == want, "%s: %s, wanted %s (%s)", what, mh_status_str(got), mh_status_str(want), mh_context_error(ctx));
     CHECK(strstr(mh_context_error(ctx), phrase) != NULL, "%s: message \"%s\" lacks \"%s\"", what, mh_context_error(ctx),
           phrase);
+}
+
+/* A short output refused from a thread that has made no CUDA call before this one. */
+typedef struct fresh_thread_call {
+    mh_context *ctx;
+    const float *in, *mask;
+    float *small;
+    mh_status status;
+    char detail[512];
+} fresh_thread_call;
+
+static void *call_from_fresh_thread(void *p)
+{
+    fresh_thread_call *c = (fresh_thread_call *)p;
+    c->status = mh_conv1d(c->ctx, NULL, c->in, 4096, c->mask, 5000, MH_PAD_FULL, c->small);
+    snprintf(c->detail, sizeof c->detail, "%s", mh_context_error(c->ctx));
+    return NULL;
 }
 
 int main(void)
@@ -32,6 +51,12 @@ int main(void)
            "pinned host memory", "pinned output");
     expect(ctx, mh_conv1d(ctx, NULL, d_in, n, d_mask, k, MH_PAD_FULL, d_small), MH_ERR_INVALID_ARGUMENT,
            "holds 40 bytes", "short output allocation");
+    fresh_thread_call fresh = {ctx, d_in, d_mask, d_small, MH_OK, ""};
+    pthread_t th;
+    pthread_create(&th, NULL, call_from_fresh_thread, &fresh);
+    pthread_join(th, NULL);
+    CHECK(fresh.status == MH_ERR_INVALID_ARGUMENT && strstr(fresh.detail, "holds 40 bytes"),
+          "short output from a new thread: %s (%s)", mh_status_str(fresh.status), fresh.detail);
     expect(ctx, mh_conv1d(ctx, NULL, d_in, n, d_mask, k, MH_PAD_FULL, d_in + 1), MH_ERR_INVALID_ARGUMENT,
            "holds", "output running past the input's allocation");
     expect(ctx, mh_conv1d(ctx, "smem+const", d_in, n, d_mask, k, MH_PAD_FULL, d_out), MH_ERR_UNSUPPORTED,
@@ -119,6 +144,24 @@ int main(void)
     /* walk for 3x3 and 5x5; tc (on compute capability 9.0, where it runs) for K x K filters
      * at 13 and from 19 on images of 2048^2 outputs and more (15 and 17 tie), from 19 on images
      * from 512^2 to 2048^2; regtile for the others */
+    /* matmul: tf32x3-wgmma (on compute capability 9.0) only where it holds 1.5x cuBLAS's largest
+     * error and wins: k from 512 to 262144, m k n >= 4e8, m n >= 800000 */
+    {
+        mh_device_info d;
+        CHECK(mh_device_info_get(ctx, &d) == MH_OK, "device info");
+        const char *wg = d.cc_major == 9 && d.cc_minor == 0 ? "matmul/tf32x3-wgmma" : "matmul/cublas";
+        const struct {
+            size_t m, k, n;
+            int tensor;
+        } mm[] = {{4096, 4096, 4096, 1}, {896, 896, 896, 1},       {1000, 1000, 1000, 1}, {2000, 1000, 500, 1},
+                  {1024, 262144, 1024, 1}, {768, 768, 768, 0},     {512, 512, 512, 0},    {512, 131072, 512, 0},
+                  {256, 1048576, 256, 0},  {64, 131072, 64, 0},    {1024, 524288, 1024, 0}, {8192, 64, 8192, 0}};
+        for (size_t i = 0; i < sizeof mm / sizeof mm[0]; ++i) {
+            const char *want = mm[i].tensor ? wg : "matmul/cublas";
+            CHECK(mh_matmul_select(ctx, mm[i].m, mm[i].k, mm[i].n, &chosen) == MH_OK && !strcmp(chosen->name, want),
+                  "auto for %zu x %zu x %zu chose %s, the rule says %s", mm[i].m, mm[i].k, mm[i].n, chosen->name, want);
+        }
+    }
     mh_device_info dev;
     CHECK(mh_device_info_get(ctx, &dev) == MH_OK, "device info");
     const char *tensor = dev.cc_major == 9 && dev.cc_minor == 0 ? "conv2d/tc" : "conv2d/regtile";

@@ -47,24 +47,28 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "c", x->c, cbytes, "b", x->b, bbytes);
 }
 
-/* `auto`, from the H100 figures in docs/matmul.md (tune sweep at 2e4d6b4 + n64, 12 shapes,
- * `...matmul-wgmma-sizes-*.txt`): tf32x3-wgmma, FP32-accurate (normwise error 3.1e-7 against
- * cublasSgemm's 1.1e-6), beat cublasSgemm on every shape from 768^3 (1.21x) up to 4096^3
- * (1.66x), at 1000^3 (1.30x), 2000 x 1000 x 500 (1.20x) and 1000 x 4096 x 1000 (1.14x); it lost
- * at 512^3 (0.78x: the split pass and two launches on 0.27 GFLOP) and on the skinny
- * 8192 x 64 x 8192 (0.85x: 64-deep sums, the output's 256 MB dominate). So: tf32x3-wgmma where
- * k >= 512 and m k n >= 4e8 (768^3 is 4.5e8, 512^3 1.3e8), else cuBLAS; it refuses devices other
- * than sm_90 and a failed workspace allocation passes the call on; warptile takes what cuBLAS's
- * int dimensions refuse. Reduced-precision rows are never auto's. */
+/* `auto`: tf32x3-wgmma where it is both faster than cublasSgemm and within 1.5x of its largest
+ * error, else cuBLAS; warptile takes what cuBLAS's int dimensions refuse. Speed (H100 tune sweep,
+ * docs/matmul.md): tf32x3-wgmma wins from k >= 512 and m k n >= 4e8 (768^3 is 4.5e8, 512^3
+ * 1.3e8 and loses). Accuracy (scripts/matmul_accuracy.py, largest error against a float64
+ * product, uniform and exponent-spread data): within 0.64x and 1.20x of cuBLAS's wherever m n >=
+ * 896^2, up to k = 262144; with fewer outputs cuBLAS sums shorter chains and the ratio grows
+ * (768^3 1.67x, 512 x 131072 x 512 2.57x, 256 x 1048576 x 256 6.2x), and cuBLAS is faster there
+ * too. So m n >= 800000 and k <= 262144 (the longest measured) as well. tf32x3-wgmma refuses
+ * devices other than sm_90 and a failed workspace allocation passes the call on. */
+static int tf32x3_favoured(const mh_matmul_args *x)
+{
+    const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
+    return x->k >= 512 && x->k <= 262144 && work >= 4e8 && outputs >= 8e5;
+}
+
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const cuda[] = {"cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     static const char *const tensor[] = {"tf32x3-wgmma", "cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    const mh_matmul_args *x = &a->matmul;
-    const double work = (double)x->m * (double)x->k * (double)x->n;
-    return x->k >= 512 && work >= 4e8 ? tensor : cuda;
+    return tf32x3_favoured(&a->matmul) ? tensor : cuda;
 }
 
 static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows,  mh_matmul_regtile_rows,

@@ -152,10 +152,11 @@ mh_status mh_device_enter(mh_context *ctx, mh_device_guard *guard)
     guard->switched = 0;
     guard->previous = 0;
     cudaError_t e = cudaGetDevice(&guard->previous);
-    if (e == cudaSuccess && guard->previous != ctx->device) {
-        e = cudaSetDevice(ctx->device);
-        guard->switched = e == cudaSuccess;
-    }
+    /* always set, also where it is already the current device: on a thread that has made no
+     * CUDA call yet this makes the primary context current, without which the driver's queries
+     * (the allocation-size check) fail and would be skipped */
+    if (e == cudaSuccess) e = cudaSetDevice(ctx->device);
+    guard->switched = e == cudaSuccess && guard->previous != ctx->device;
     if (e != cudaSuccess)
         return mh_fail(ctx, MH_ERR_CUDA, "selecting device %d: %s", ctx->device,
                        cudaGetErrorString(e));

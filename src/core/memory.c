@@ -53,10 +53,13 @@ static mh_status copy(mh_context *ctx, void *dst, const void *src, size_t bytes,
         memmove(dst, src, bytes);
         return MH_OK;
     }
-    mh_status s = mh_check_buffer(ctx, to_device ? "dst" : "src", to_device ? dst : src, bytes);
-    if (s != MH_OK) return s;
     mh_device_guard g;
-    if ((s = mh_device_enter(ctx, &g)) != MH_OK) return s;
+    mh_status s = mh_device_enter(ctx, &g); /* first: the buffer check asks the driver */
+    if (s != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, to_device ? "dst" : "src", to_device ? dst : src, bytes)) != MH_OK) {
+        mh_device_leave(&g);
+        return s;
+    }
     mh_context_lock(ctx);
     cudaStream_t st = (cudaStream_t)ctx->stream;
     mh_context_unlock(ctx);

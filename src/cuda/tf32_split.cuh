@@ -13,10 +13,13 @@ static __device__ __forceinline__ unsigned tf32_round(float x)
     return r;
 }
 
-/* An infinite x keeps small = 0 (x - big would be NaN). */
+/* An infinite x keeps small = 0 (x - big would be NaN). Where rounding to nearest would pass
+ * FLT_MAX (|x| within 2^-11 of it), big is truncated instead, so that big + small stays x and
+ * the products stay as finite as FP32's. */
 static __device__ __forceinline__ void tf32_split(float x, unsigned &big, unsigned &small)
 {
     big = tf32_round(x);
+    if (isinf(__uint_as_float(big)) && !isinf(x)) big = __float_as_uint(x) & 0xFFFFE000u;
     const float rest = x - __uint_as_float(big);
     small = tf32_round(isinf(x) ? 0.0f : rest);
 }
