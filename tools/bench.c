@@ -643,19 +643,26 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
     return CLI_OK;
 }
 
+int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
+{
+    o->device = cli_default_device();
+    o->min_reps = 20;
+    int rc;
+    if ((rc = parse_bench(argc, argv, o, ops, nops)) != CLI_OK) return rc;
+    if (o->grid && (*nops != 1 || ops[0] != MH_OP_CONV1D || o->any_size))
+        return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");
+    if (*nops == 0)
+        for (int op = 0; op < MH_OP_COUNT; ++op) ops[(*nops)++] = op;
+    if ((rc = check_sizes(o)) != CLI_OK) return rc;
+    return check_names(o, ops, *nops);
+}
+
 int cmd_bench(int argc, char **argv)
 {
     bench_state b;
     memset(&b, 0, sizeof b);
-    b.o.device = cli_default_device();
-    b.o.min_reps = 20;
     int ops[MH_OP_COUNT], nops = 0, rc;
-    if ((rc = parse_bench(argc, argv, &b.o, ops, &nops)) != CLI_OK) return rc;
-    if (b.o.grid && (nops != 1 || ops[0] != MH_OP_CONV1D || b.o.any_size))
-        return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");
-    if (nops == 0)
-        for (int op = 0; op < MH_OP_COUNT; ++op) ops[nops++] = op;
-    if ((rc = check_sizes(&b.o)) != CLI_OK || (rc = check_names(&b.o, ops, nops)) != CLI_OK) return rc;
+    if ((rc = bench_parse_args(argc, argv, &b.o, ops, &nops)) != CLI_OK) return rc;
     /* --json -: the JSON alone on standard output, the progress on standard error */
     const int json_stdout = b.o.json && !strcmp(b.o.json, "-");
     const int saved_stdout = json_stdout ? dup(STDOUT_FILENO) : -1;

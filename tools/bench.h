@@ -23,6 +23,9 @@ typedef struct bench_opts {
     mh_pad pad;
 } bench_opts;
 
+/* bench's command line (after "bench") into o and the ops to run (all when none is named),
+ * every size and name checked; prints and returns CLI_USAGE when it is wrong. */
+int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops);
 /* opts' value of size s, or fallback when the command line did not give it. */
 size_t bench_size_or(const bench_opts *o, bench_size s, size_t fallback);
 

@@ -37,6 +37,8 @@ int cli_place(mh_context *ctx, cli_buffer *b, int upload); /* allocate (and uplo
 int cli_fetch(mh_context *ctx, cli_buffer *b);             /* download into host */
 void cli_release(mh_context *ctx, cli_buffer *b);
 
+/* The whole command line: argv[0] is the program, argv[1] the command. */
+int cli_main(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);

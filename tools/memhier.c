@@ -84,7 +84,7 @@ static void print_command_usage(const struct command *c, int argc, char **argv)
     print_entries(text, len);
 }
 
-int main(int argc, char **argv)
+int cli_main(int argc, char **argv)
 {
     if (argc < 2) {
         print_usage(stderr);

@@ -1,5 +1,8 @@
 """Writes the fuzzers' seed corpora (committed beside this script; rerun to remake them).
 
+corpus/cli: command lines (one argument a line) for fuzz_cli; corpus/filter_spec: --filter
+SPECs for fuzz_filter_spec; fuzz_image_nocrc reads corpus/image.
+
 corpus/npy: valid files of every dtype memhier reads, versions 1.0/2.0/3.0, 0-d, empty and
 2-D shapes, and edge headers it must refuse (Fortran order, big-endian, float64, a
 truncated body, a header that is not a dict). corpus/image: small PNGs (gray, RGB, palette,
@@ -75,8 +78,38 @@ def image_files():
     yield "truncated.ppm", b"P6\n1000 1000\n255\n" + b"\1" * 9
 
 
+def cli_files():
+    """Command lines for fuzz_cli, one argument a line, on the harness's scratch inputs."""
+    lines = {
+        "run_conv1d": "run conv1d --in x.npy --mask m.npy --pad same --out y.npy",
+        "run_conv2d": "run conv2d --in img.npy --filter f.npy --pad full --out o.npy --device cpu",
+        "run_transpose": "run transpose --in img.npy --out t.npy",
+        "run_matmul": "run matmul --a a.npy --b b.npy --out c.npy --variant cpu-omp",
+        "run_reduce": "run reduce --in x.npy --out s.npy",
+        "run_histogram": "run histogram --in h.npy --bins 11 --out hh.npy",
+        "run_histogram_bytes": "run histogram --in u.npy --lo 10 --hi 200 --width 7 --out hb.npy",
+        "filter_pgm": "filter g.pgm o.pgm --filter gaussian:0.7",
+        "filter_ppm": "filter c.ppm - --filter sobel-x --max-pixels 100",
+        "filter_npy": "filter c.ppm o.png --filter f.npy",
+        "bench": "bench conv1d --n 1000 --k 31 --pad same --variants regtile,cpu-omp --reps 20 --json b.json",
+        "bench_matmul": "bench matmul --rows 300 --k 200 --cols 100 --configs n64",
+        "list": "list conv2d",
+        "help": "run conv2d --help",
+    }
+    for name, line in lines.items():
+        yield name, "\n".join(line.split(" ")).encode()
+
+
+def spec_files():
+    """--filter SPECs for fuzz_filter_spec."""
+    for name, spec in (("gaussian", "gaussian:1.5"), ("tiny", "gaussian:1e-300"), ("box", "box:7"),
+                       ("sobel", "sobel-y"), ("npy", "missing.npy")):
+        yield name, spec.encode()
+
+
 def main():
-    for sub, files in (("npy", npy_files()), ("image", image_files())):
+    for sub, files in (("npy", npy_files()), ("image", image_files()), ("cli", cli_files()),
+                       ("filter_spec", spec_files())):
         folder = os.path.join(HERE, "corpus", sub)
         os.makedirs(folder, exist_ok=True)
         for name, data in files:

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # ctest entry: runs one libFuzzer binary for MEMHIER_FUZZ_SECONDS (default 60) over a
-# scratch corpus seeded from the committed one. A crash, leak or over-limit allocation
-# fails the test and says how to reproduce it.
+# scratch corpus seeded from the committed one; further arguments go to libFuzzer. A crash,
+# leak or over-limit allocation fails the test and says how to reproduce it.
 set -uo pipefail
 fuzzer=$1 seeds=$2 work=$3
+shift 3
 secs=${MEMHIER_FUZZ_SECONDS:-60}
 rm -rf "$work" && mkdir -p "$work/corpus" "$work/artifacts"
 "$fuzzer" -max_total_time="$secs" -timeout=10 -max_len=4096 -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
-  -artifact_prefix="$work/artifacts/" "$work/corpus" "$seeds" 2>"$work/log"
+  -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" "$seeds" 2>"$work/log"
 rc=$?
 grep -E "^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb)|cov:" "$work/log" | tail -n 3
 if [ $rc -ne 0 ]; then
