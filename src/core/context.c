@@ -147,16 +147,23 @@ const char *mh_context_error(const mh_context *ctx)
 void mh_context_lock(mh_context *ctx) { pthread_mutex_lock(&ctx->lock); }
 void mh_context_unlock(mh_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
 
+/* Devices whose primary context this thread has made current (cudaSetDevice), by index. */
+static _Thread_local unsigned char made_current[64];
+
 mh_status mh_device_enter(mh_context *ctx, mh_device_guard *guard)
 {
     guard->switched = 0;
     guard->previous = 0;
     cudaError_t e = cudaGetDevice(&guard->previous);
-    /* always set, also where it is already the current device: on a thread that has made no
-     * CUDA call yet this makes the primary context current, without which the driver's queries
-     * (the allocation-size check) fail and would be skipped */
-    if (e == cudaSuccess) e = cudaSetDevice(ctx->device);
-    guard->switched = e == cudaSuccess && guard->previous != ctx->device;
+    /* Set also where it is already the current device, once per thread: on a thread that has
+     * made no CUDA call yet this makes the primary context current, without which the driver's
+     * queries (the allocation-size check) fail and would be skipped. */
+    const int known = ctx->device < 64 && made_current[ctx->device];
+    if (e == cudaSuccess && (guard->previous != ctx->device || !known)) {
+        e = cudaSetDevice(ctx->device);
+        guard->switched = e == cudaSuccess && guard->previous != ctx->device;
+        if (e == cudaSuccess && ctx->device < 64) made_current[ctx->device] = 1;
+    }
     if (e != cudaSuccess)
         return mh_fail(ctx, MH_ERR_CUDA, "selecting device %d: %s", ctx->device,
                        cudaGetErrorString(e));
