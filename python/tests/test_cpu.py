@@ -194,19 +194,19 @@ def test_missing_device():
         memhier.Context(10_000)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255, 2**32 + 1), "width"),
-    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), -2**32 + 4096), "bins"),
-    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), 2**32 + 5), "bins"),
-    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255 - 2**32), "hi"),
-    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 2**32, 2**32 + 255), "lo"),
-    (lambda: memhier.select("histogram", n=10, bins=2**32 + 1, device="cpu"), "bins"),
-    (lambda: memhier.select("conv1d", n=2**64, k=3, device="cpu"), "n"),
-    (lambda: memhier.select("conv1d", n=-1, k=3, device="cpu"), "n"),
+@pytest.mark.parametrize("call,says", [
+    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255, 2**32 + 1), "width = 4294967297"),
+    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), -2**32 + 4096), "bins = -4294963200"),
+    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), 2**32 + 5), "bins = 4294967301"),
+    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255 - 2**32), "hi = -4294967041"),
+    (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 2**32, 2**32 + 255), "lo = 4294967296"),
+    (lambda: memhier.select("histogram", n=10, bins=2**32 + 1, device="cpu"), "bins = 4294967297"),
+    (lambda: memhier.select("conv1d", n=2**64, k=3, device="cpu"), "n = 18446744073709551616"),
+    (lambda: memhier.select("conv1d", n=-1, k=3, device="cpu"), "n = -1"),
 ])
-def test_integer_arguments_checked_at_full_width(call, name):
-    """Values past a C int (or size_t) are refused by name, never cut to fit."""
-    with pytest.raises(memhier.InvalidArgument, match=rf"^invalid argument: {name} = "):
+def test_integer_arguments_checked_at_full_width(call, says):
+    """Values past a C int (or size_t) are refused by name and value, never cut to fit."""
+    with pytest.raises(memhier.InvalidArgument, match=rf"^invalid argument: {says}: out of range"):
         call()
 
 
