@@ -166,6 +166,14 @@ static mh_status read_png(FILE *f, const char *path, size_t max_pixels, mh_image
     png_set_user_limits(png, MH_IMAGE_MAX_SIDE, MH_IMAGE_MAX_SIDE);
     png_set_chunk_cache_max(png, 256);
     png_set_chunk_malloc_max(png, (png_alloc_size_t)8 << 20);
+    /* Ancillary chunks the filter never reads are skipped unread: libpng sizes some buffers from
+     * a chunk's length before it can see the file is shorter (an sPLT chunk claiming 1.9 GB in
+     * a 98-byte file), and the chunk malloc limit does not cover them all. tRNS is kept: it is
+     * how transparency is found and refused. */
+    static const png_byte ignored[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0"
+                                      "sCAL\0sPLT\0sRGB\0tEXt\0tIME\0zTXt";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, ignored, (int)(sizeof ignored / 5));
 #ifdef MEMHIER_FUZZ_NO_CRC /* a fuzz build: reach the decoder past checksums the fuzzer cannot forge */
     png_set_crc_action(png, PNG_CRC_QUIET_USE, PNG_CRC_QUIET_USE);
 #endif

@@ -76,6 +76,11 @@ def image_files():
     yield "rgb.ppm", b"P6 3 2 255\n" + b"".join(rgb)
     yield "maxval15.pgm", b"P5\n2 2\n15\n\0\5\12\17"
     yield "truncated.ppm", b"P6\n1000 1000\n255\n" + b"\1" * 9
+    # an sPLT chunk claiming 0x73737373 bytes in a 98-byte file (found by fuzz_image_nocrc):
+    # libpng sized a 1.9 GB buffer from it before reading; the reader now skips sPLT unread
+    yield "splt_huge.png", (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x04\x00\x00\x00\x02\x08\x03\x00\x00\x00Hv\x8dQ"
+                            b"\x00\x00\x00\x0c" + b"s" * 25 + b"PLTE" + bytes(range(12))
+                            + b"\xdcL3\x9c\x00\xff\xff~\x9ezY\xc4(\x00\x00\x12IDAT")
 
 
 def cli_files():
