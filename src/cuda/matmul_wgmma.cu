@@ -111,7 +111,7 @@ __device__ __forceinline__ void store_split(float *big, float *small, int r, int
 {
     unsigned hi[4], lo[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) tf32_split(v[q], hi[q], lo[q]);
+    for (int q = 0; q < 4; ++q) tf32_split_finite(v[q], hi[q], lo[q]);
     const int at = r * 32 + ((c ^ (r & 7)) << 2);
     *reinterpret_cast<uint4 *>(big + at) = make_uint4(hi[0], hi[1], hi[2], hi[3]);
     if (small) *reinterpret_cast<uint4 *>(small + at) = make_uint4(lo[0], lo[1], lo[2], lo[3]);
