@@ -582,15 +582,15 @@ static int check_names(const bench_opts *o, const int *ops, int nops)
     for (int l = 0; l < 2; ++l)
         for (const char *p = lists[l]; p && *p;) {
             const size_t len = strcspn(p, ",");
+            char word[128]; /* longer than any name: then it matches nothing, as it should */
+            snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
             int found = 0;
             for (int i = 0; i < nops && !found; ++i)
                 for (size_t r = 0; r < mh_variant_count((mh_op)ops[i]) && !found; ++r) {
                     const mh_variant_info *v = mh_variant((mh_op)ops[i], r);
-                    const char *word[2] = {v->name, strchr(v->name, '/') + 1};
-                    if (l == 0) found = (strlen(word[0]) == len && !strncmp(p, word[0], len)) ||
-                                        (strlen(word[1]) == len && !strncmp(p, word[1], len));
+                    found = l == 0 && named(word, v);
                     for (const char *const *c = mh_row_of(v)->configs; l == 1 && c && *c && !found; ++c)
-                        found = strlen(*c) == len && !strncmp(p, *c, len);
+                        found = listed(word, *c);
                 }
             if (!found)
                 return cli_error(CLI_USAGE, "%s: '%.*s' matches no %s of the ops run (memhier list)",
@@ -643,6 +643,13 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
     return CLI_OK;
 }
 
+/* Standard output onto file descriptor fd, what was printed so far flushed first. */
+static void stdout_to(int fd)
+{
+    fflush(stdout);
+    dup2(fd, STDOUT_FILENO);
+}
+
 int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
 {
     o->device = cli_default_device();
@@ -666,7 +673,7 @@ int cmd_bench(int argc, char **argv)
     /* --json -: the JSON alone on standard output, the progress on standard error */
     const int json_stdout = b.o.json && !strcmp(b.o.json, "-");
     const int saved_stdout = json_stdout ? dup(STDOUT_FILENO) : -1;
-    if (json_stdout) fflush(stdout), dup2(STDERR_FILENO, STDOUT_FILENO);
+    if (json_stdout) stdout_to(STDERR_FILENO);
 
     mh_status s = mh_context_create(&b.cpu, MH_CPU);
     if (s == MH_OK && b.o.device != MH_CPU) s = mh_context_create(&b.gpu, b.o.device);
@@ -692,14 +699,14 @@ int cmd_bench(int argc, char **argv)
         if (b.o.json && b.nrows == 0) {
             rc = cli_error(CLI_FAILED, "--json %s: no row was measured, so the file is left as it was", b.o.json);
         } else if (b.o.json) {
-            if (json_stdout) fflush(stdout), dup2(saved_stdout, STDOUT_FILENO);
+            if (json_stdout) stdout_to(saved_stdout);
             int jrc = write_json(&b, b.o.json);
-            if (json_stdout) fflush(stdout), dup2(STDERR_FILENO, STDOUT_FILENO);
+            if (json_stdout) stdout_to(STDERR_FILENO);
             if (jrc != CLI_OK) rc = jrc;
             else printf("wrote %s\n", b.o.json);
         }
     }
-    if (json_stdout) fflush(stdout), dup2(saved_stdout, STDOUT_FILENO), close(saved_stdout);
+    if (json_stdout) stdout_to(saved_stdout), close(saved_stdout);
     free(b.rows);
     free(b.choices);
     mh_context_destroy(b.gpu);

@@ -3,8 +3,8 @@ import ctypes
 from typing import NamedTuple
 
 from . import _native
-from ._call import int_arg, pad_arg, size_arg
-from ._ops import MAX_BINS
+from ._call import pad_arg, size_arg
+from ._ops import histogram_bins
 from ._context import default_context
 from ._native import lib, check
 
@@ -71,8 +71,8 @@ def _selector(op, shape):
         return lib.mh_reduce_sum_select, (shape["n"],)
     if op == "histogram":
         need("n", "bins", optional=("bytes",))
-        bins = int_arg("bins", shape["bins"], 1, MAX_BINS)
-        return lib.mh_histogram_select, (shape["n"], bins, int(bool(shape.get("bytes", False))))
+        bytes_ = int(bool(shape.get("bytes", False)))
+        return lib.mh_histogram_select, (shape["n"], histogram_bins(shape["bins"]), bytes_)
     raise ValueError(f"op: expected conv1d, conv2d, transpose, matmul, reduce or histogram, got {op!r}")
 
 

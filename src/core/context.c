@@ -181,7 +181,7 @@ void mh_device_leave(const mh_device_guard *guard)
 static mh_status fence_shared(mh_context *ctx)
 {
     if (mh_is_cpu(ctx)) return MH_OK;
-    if (!ctx->fence) {
+    if (!ctx->fence) { /* the first use: nothing to wait for */
         cudaEvent_t ev;
         cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
         if (e != cudaSuccess) {
@@ -189,8 +189,7 @@ static mh_status fence_shared(mh_context *ctx)
             return mh_fail(ctx, MH_ERR_CUDA, "creating the context's stream fence: %s", cudaGetErrorString(e));
         }
         ctx->fence = ev;
-    }
-    if (ctx->shared_used && ctx->shared_stream != ctx->stream) {
+    } else if (ctx->shared_stream != ctx->stream) {
         cudaError_t e = cudaStreamWaitEvent((cudaStream_t)ctx->stream, (cudaEvent_t)ctx->fence, 0);
         if (e != cudaSuccess) {
             cudaGetLastError();
@@ -199,7 +198,6 @@ static mh_status fence_shared(mh_context *ctx)
         }
     }
     ctx->shared_stream = ctx->stream;
-    ctx->shared_used = 1;
     ctx->shared_touched = 1;
     return MH_OK;
 }

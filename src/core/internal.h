@@ -50,9 +50,9 @@ struct mh_context {
     int cc;          /* compute capability, 10 major + minor (90 on the H100; 0 on the CPU) */
     mh_slot slots[MH_SLOT_COUNT];
     pthread_mutex_t lock;
-    void *fence;          /* cudaEvent_t recorded after the last call that used shared state */
+    void *fence;          /* cudaEvent_t recorded after the last call that used shared state;
+                             NULL until a call first uses it */
     void *shared_stream;  /* the stream of that call */
-    int shared_used;      /* some call has used shared state (fence is meaningful) */
     int shared_touched;   /* the call in progress uses shared state */
 };
 

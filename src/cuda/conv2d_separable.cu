@@ -9,7 +9,8 @@
  *
  * The filter is read back and factored on the host (mh_rank1_factor), so a call waits for
  * the context's stream; a filter whose rank-1 fit misses any tap by more than a few float32
- * epsilons of that tap is refused at run time with MH_ERR_UNSUPPORTED, nothing written. The factors travel by value as a kernel parameter, so no constant memory
+ * epsilons of that tap is refused at run time with MH_ERR_UNSUPPORTED, nothing written. The
+ * factors travel by value as a kernel parameter, so no constant memory
  * is shared between calls. */
 #include "common.cuh"
 #include "tile_io.cuh"

@@ -13,14 +13,19 @@ static __device__ __forceinline__ unsigned tf32_round(float x)
     return r;
 }
 
-/* An infinite x keeps small = 0 (x - big would be NaN). |x| within 2^-11 of FLT_MAX rounds big to
- * Inf: this form is for splits inside a product's loop (matmul/tf32x3, conv2d/tc), where a guard
- * costs 18-30% of tf32x3's time. */
+/* small = tf32(x - big); an infinite x keeps small = 0 (x - big would be NaN). */
+static __device__ __forceinline__ unsigned tf32_small(float x, unsigned big)
+{
+    const float rest = x - __uint_as_float(big);
+    return tf32_round(isinf(x) ? 0.0f : rest);
+}
+
+/* |x| within 2^-11 of FLT_MAX rounds big to Inf: this form is for splits inside a product's
+ * loop (matmul/tf32x3, conv2d/tc), where a guard costs 18-30% of tf32x3's time. */
 static __device__ __forceinline__ void tf32_split(float x, unsigned &big, unsigned &small)
 {
     big = tf32_round(x);
-    const float rest = x - __uint_as_float(big);
-    small = tf32_round(isinf(x) ? 0.0f : rest);
+    small = tf32_small(x, big);
 }
 
 /* The same where rounding to nearest would pass FLT_MAX, big truncated instead, so that big +
@@ -30,8 +35,7 @@ static __device__ __forceinline__ void tf32_split_finite(float x, unsigned &big,
 {
     big = tf32_round(x);
     if (isinf(__uint_as_float(big)) && !isinf(x)) big = __float_as_uint(x) & 0xFFFFE000u;
-    const float rest = x - __uint_as_float(big);
-    small = tf32_round(isinf(x) ? 0.0f : rest);
+    small = tf32_small(x, big);
 }
 
 /* x = big + small + rest exactly, for short sums (conv2d/tc below 121 terms): x - big and

@@ -18,6 +18,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+FILE *mh_open_input(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        snprintf(err, errlen, "%s: is a directory", path);
+        return NULL;
+    }
+    return f;
+}
+
 /* The writer's output in memory; 0 when it fails. */
 static int render(int (*write)(FILE *f, const void *state), const void *state, char **data, size_t *size)
 {
@@ -111,8 +127,8 @@ static mh_status replace(const char *path, const char *target, const struct stat
     mode_t mode;
     if (old) {
         mode = old->st_mode & 07777;
-        if (fchown(fd, old->st_uid, old->st_gid) != 0) { /* not ours to give: the mode still is */
-        }
+        /* the owner is not always ours to give; a failure leaves ours, and the mode still holds */
+        (void)!fchown(fd, old->st_uid, old->st_gid);
     } else {
         const mode_t mask = umask(0);
         umask(mask);
@@ -160,8 +176,10 @@ mh_status mh_write_atomically(const char *path, int (*write)(FILE *f, const void
     } else {
         int no_temp = 0;
         s = replace(path, target, exists ? &st : NULL, data, size, err, errlen, &no_temp);
-        if (no_temp && exists && access(target, W_OK) == 0) s = write_in_place(path, target, -1, data, size, err, errlen);
-        else if (no_temp) s = fail(path, "cannot create a file beside it", err, errlen);
+        if (no_temp && exists && access(target, W_OK) == 0)
+            s = write_in_place(path, target, -1, data, size, err, errlen);
+        else if (no_temp)
+            s = fail(path, "cannot create a file beside it", err, errlen);
     }
     free(target);
     free(data);

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #ifdef MEMHIER_HAVE_PNG
 #include <png.h>
@@ -84,8 +83,8 @@ static long long bytes_left(FILE *f)
 }
 
 /* Refuses an image larger than the caller's budget, before anything is allocated for it. */
-static mh_status check_pixels(const char *path, unsigned long long w, unsigned long long h, size_t max_pixels, char *err,
-                              size_t errlen)
+static mh_status check_pixels(const char *path, unsigned long long w, unsigned long long h, size_t max_pixels,
+                              char *err, size_t errlen)
 {
     if (w * h > max_pixels) /* w, h <= 10^8: no overflow */
         FAIL("%s: %llu x %llu = %llu pixels, more than the %zu allowed (--max-pixels; memhier filter holds about 14 "
@@ -104,7 +103,8 @@ static mh_status read_pnm(FILE *f, const char *path, size_t max_pixels, mh_image
     if (w <= 0 || h <= 0 || maxval <= 0) FAIL("%s: malformed P%c header", path, magic[1]);
     if (maxval > 255) FAIL("%s: %ld-level (16-bit) samples are not supported; convert to 8 bits", path, maxval);
     const int channels = magic[1] == '5' ? 1 : 3;
-    if (check_pixels(path, (unsigned long long)w, (unsigned long long)h, max_pixels, err, errlen) != MH_OK) return MH_ERR_IO;
+    if (check_pixels(path, (unsigned long long)w, (unsigned long long)h, max_pixels, err, errlen) != MH_OK)
+        return MH_ERR_IO;
     const size_t bytes = (size_t)w * (size_t)h * (size_t)channels; /* w, h <= 10^8: no overflow */
     /* The header's claim against what the file holds, before anything is allocated. */
     const long long left = bytes_left(f);
@@ -269,13 +269,8 @@ static mh_status read_stream(FILE *f, const char *name, size_t max_pixels, mh_im
 mh_status mh_image_read(const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen)
 {
     memset(img, 0, sizeof *img);
-    FILE *f = fopen(path, "rb");
-    if (!f) FAIL("%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        FAIL("%s: is a directory", path);
-    }
+    FILE *f = mh_open_input(path, err, errlen);
+    if (!f) return MH_ERR_IO;
     mh_status s = read_stream(f, path, max_pixels, img, err, errlen);
     fclose(f);
     return s;
@@ -308,7 +303,8 @@ mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_
     const int png = has_suffix(path, ".png") || (to_stdout && img->format == MH_IMAGE_PNG);
     const int pgm = has_suffix(path, ".pgm") || (to_stdout && !png && img->channels == 1);
     const int ppm = has_suffix(path, ".ppm") || (to_stdout && !png && img->channels == 3);
-    if (!png && !pgm && !ppm) FAIL("%s: the output name must end in .png, .pgm or .ppm (or be - for standard output)", path);
+    if (!png && !pgm && !ppm)
+        FAIL("%s: the output name must end in .png, .pgm or .ppm (or be - for standard output)", path);
     if ((pgm && img->channels != 1) || (ppm && img->channels != 3))
         FAIL("%s: a %s image cannot be written as %s; use .%s or .png", path, img->channels == 1 ? "grayscale" : "RGB",
              pgm ? "PGM" : "PPM", img->channels == 1 ? "pgm" : "ppm");

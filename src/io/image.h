@@ -29,8 +29,8 @@ typedef struct mh_image {
  * An image of more than max_pixels pixels is refused before its pixels are allocated. */
 mh_status mh_image_read(const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen);
 /* The same from a whole file image in memory (the fuzzer's entry); name goes into messages. */
-mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, size_t max_pixels, mh_image *img, char *err,
-                          size_t errlen);
+mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, size_t max_pixels, mh_image *img,
+                          char *err, size_t errlen);
 /* Writes by the name's suffix (.png, .pgm, .ppm), whole or not at all. */
 mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_t errlen);
 void mh_image_free(mh_image *img);

@@ -219,13 +219,8 @@ static unsigned char *slurp(FILE *f, size_t *size)
 mh_status mh_npy_read(const char *path, mh_array *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
-    if (!f) FAIL("%s: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        FAIL("%s: is a directory", path);
-    }
+    FILE *f = mh_open_input(path, err, errlen);
+    if (!f) return MH_ERR_IO;
     size_t size = 0;
     unsigned char *buf = slurp(f, &size);
     fclose(f);
