@@ -239,3 +239,18 @@ def test_read_only_out_is_refused():
     with pytest.raises(ValueError, match="out: a read-only array"):
         memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), out=out)
     assert buf == bytes(7 * 4)
+
+
+def test_import_maps_no_vendor_library():
+    """`import memhier` and CPU calls open none of cuBLAS, cuFFT, cuDNN, NPP: they are opened
+    on a vendor row's first call (a fresh interpreter, so that no other test has opened one)."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, memhier\n"
+            "x = np.ones(1000, np.float32)\n"
+            "memhier.conv1d(x, x[:9]); memhier.matmul(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32))\n"
+            "print(open('/proc/self/maps').read())\n")
+    maps = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "libmemhier" in maps
+    for name in ("libcublas", "libcufft", "libcudnn", "libnpp"):
+        assert name not in maps, f"{name} is mapped after import memhier and CPU calls"

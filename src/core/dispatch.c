@@ -2,6 +2,7 @@
  * op for its candidates), check that it accepts the problem, check the buffers, make the
  * context's device current, run. */
 #include "internal.h"
+#include "../vendor/vendor_lib.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static int row_supports(const mh_context *ctx, const mh_row *row, const mh_args 
                  mh_is_cpu(ctx) ? "the CPU" : "a CUDA device");
         return 0;
     }
+    if (row->needs != MH_LIB_NONE && !mh_vendor_open(row->needs, why, len)) return 0;
     return row->supports(ctx, a, why, len);
 }
 

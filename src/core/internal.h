@@ -31,6 +31,9 @@ typedef enum mh_slot_id {
     MH_SLOT_COUNT
 } mh_slot_id;
 
+/* The vendor libraries a row may call, opened on first use (src/vendor/vendor_lib.h). */
+typedef enum mh_vendor_lib { MH_LIB_NONE = 0, MH_LIB_CUBLAS, MH_LIB_CUFFT, MH_LIB_CUDNN, MH_LIB_NPP, MH_LIB_COUNT } mh_vendor_lib;
+
 typedef struct mh_slot {
     void *data;
     void (*destroy)(void *data);
@@ -207,6 +210,9 @@ typedef struct mh_row {
     const char *const *configs;
     /* 1 when run() takes a conv1d batch whole; other rows are run once per signal. */
     int batched;
+    /* The vendor library run() calls: opened before supports() is asked; where it cannot be,
+     * the row refuses with the loader's reason. */
+    mh_vendor_lib needs;
 } mh_row;
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */

@@ -34,8 +34,9 @@
  * over every output of a segment (docs/conv1d.md). A NaN or Inf input spreads to every
  * output of the segments that read it, not only to the outputs whose window holds it. */
 #include "common.cuh"
+#define MH_VENDOR_CUFFT_API
+#include "../vendor/vendor_lib.h"
 
-#include <cufft.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +83,7 @@ static void destroy_cache(void *p)
 {
     os_cache *c = (os_cache *)p;
     for (int i = 0; i < PLAN_CACHE; ++i)
-        if (c->plans[i].count) cufftDestroy(c->plans[i].handle);
+        if (c->plans[i].count) mh_cufft.cufftDestroy(c->plans[i].handle);
     free(c);
 }
 
@@ -124,20 +125,20 @@ static mh_status get_plan(mh_context *ctx, long long len, long long count, cufft
         }
         if (p->used < victim->used) victim = p;
     }
-    if (victim->count) cufftDestroy(victim->handle);
+    if (victim->count) mh_cufft.cufftDestroy(victim->handle);
     victim->count = 0;
     cufftHandle h;
     size_t work = 0;
-    cufftResult r = cufftCreate(&h);
+    cufftResult r = mh_cufft.cufftCreate(&h);
     if (r != CUFFT_SUCCESS) return fft_fail(ctx, r, "create");
-    r = cufftSetAutoAllocation(h, 0);
+    r = mh_cufft.cufftSetAutoAllocation(h, 0);
     long long inembed = len, onembed = len / 2 + 1;
     if (r == CUFFT_SUCCESS && idist)
-        r = cufftMakePlanMany64(h, 1, &len, &inembed, 1, idist, &onembed, 1, onembed, type, count, &work);
+        r = mh_cufft.cufftMakePlanMany64(h, 1, &len, &inembed, 1, idist, &onembed, 1, onembed, type, count, &work);
     else if (r == CUFFT_SUCCESS)
-        r = cufftMakePlanMany64(h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, count, &work);
+        r = mh_cufft.cufftMakePlanMany64(h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, count, &work);
     if (r != CUFFT_SUCCESS) {
-        cufftDestroy(h);
+        mh_cufft.cufftDestroy(h);
         return fft_fail(ctx, r, "plan");
     }
     victim->len = len, victim->count = count, victim->type = type, victim->idist = idist, victim->handle = h;
@@ -368,12 +369,12 @@ typedef struct os_call {
 /* dir: CUFFT_FORWARD or CUFFT_INVERSE, for C2C plans */
 static mh_status exec(os_call *c, os_plan *p, void *in, void *out, int dir = CUFFT_FORWARD)
 {
-    cufftResult r = cufftSetStream(p->handle, mh_stream(c->ctx));
-    if (r == CUFFT_SUCCESS) r = cufftSetWorkArea(p->handle, c->work);
+    cufftResult r = mh_cufft.cufftSetStream(p->handle, mh_stream(c->ctx));
+    if (r == CUFFT_SUCCESS) r = mh_cufft.cufftSetWorkArea(p->handle, c->work);
     if (r == CUFFT_SUCCESS) {
-        if (p->type == CUFFT_R2C) r = cufftExecR2C(p->handle, (cufftReal *)in, (cufftComplex *)out);
-        else if (p->type == CUFFT_C2R) r = cufftExecC2R(p->handle, (cufftComplex *)in, (cufftReal *)out);
-        else r = cufftExecC2C(p->handle, (cufftComplex *)in, (cufftComplex *)out, dir);
+        if (p->type == CUFFT_R2C) r = mh_cufft.cufftExecR2C(p->handle, (cufftReal *)in, (cufftComplex *)out);
+        else if (p->type == CUFFT_C2R) r = mh_cufft.cufftExecC2R(p->handle, (cufftComplex *)in, (cufftReal *)out);
+        else r = mh_cufft.cufftExecC2C(p->handle, (cufftComplex *)in, (cufftComplex *)out, dir);
     }
     return r == CUFFT_SUCCESS ? MH_OK : fft_fail(c->ctx, r, p->type == CUFFT_R2C ? "R2C" : p->type == CUFFT_C2R ? "C2R" : "C2C");
 }
@@ -592,7 +593,7 @@ static int os_supports(const mh_context *, const mh_args *args, char *why, size_
 static const mh_row rows[] = {
     {{"conv1d/fft-os", MH_OP_CONV1D, MH_BACKEND_CUDA, 12, "global (cuFFT)", "ours",
       "overlap-save on cuFFT: batched R2C of L-sample segments, conj mask spectrum, C2R; any k, batched"},
-     os_supports, os_run, os_configs, 1},
+     os_supports, os_run, os_configs, 1, MH_LIB_CUFFT},
 };
 
 MH_ROW_GROUP(mh_conv1d_fft_os_rows, rows)

@@ -5,8 +5,9 @@
  * about 20x fewer operations than any direct variant, at FFT rounding (~1e-6 relative).
  * Plans live in the context and are rebuilt only when L changes. */
 #include "../cuda/common.cuh"
+#define MH_VENDOR_CUFFT_API
+#include "vendor_lib.h"
 
-#include <cufft.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -18,8 +19,8 @@ typedef struct fft_plans {
 static void destroy_plans(void *p)
 {
     fft_plans *f = (fft_plans *)p;
-    cufftDestroy(f->forward);
-    cufftDestroy(f->inverse);
+    mh_cufft.cufftDestroy(f->forward);
+    mh_cufft.cufftDestroy(f->inverse);
     free(f);
 }
 
@@ -47,8 +48,8 @@ static long long fft_length(long long m)
 static mh_status make_plan(mh_context *ctx, cufftHandle *h, long long len, cufftType type)
 {
     size_t work = 0;
-    cufftResult r = cufftCreate(h);
-    if (r == CUFFT_SUCCESS) r = cufftMakePlanMany64(*h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, 1, &work);
+    cufftResult r = mh_cufft.cufftCreate(h);
+    if (r == CUFFT_SUCCESS) r = mh_cufft.cufftMakePlanMany64(*h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, 1, &work);
     return r == CUFFT_SUCCESS ? MH_OK : fft_fail(ctx, r, "plan");
 }
 
@@ -74,8 +75,8 @@ static mh_status get_plans(mh_context *ctx, long long len, fft_plans **out)
         slot->data = f;
         slot->destroy = destroy_plans;
     }
-    cufftResult r = cufftSetStream(f->forward, mh_stream(ctx));
-    if (r == CUFFT_SUCCESS) r = cufftSetStream(f->inverse, mh_stream(ctx));
+    cufftResult r = mh_cufft.cufftSetStream(f->forward, mh_stream(ctx));
+    if (r == CUFFT_SUCCESS) r = mh_cufft.cufftSetStream(f->inverse, mh_stream(ctx));
     *out = f;
     return r == CUFFT_SUCCESS ? MH_OK : fft_fail(ctx, r, "set stream");
 }
@@ -124,13 +125,13 @@ static mh_status cufft_run(mh_context *ctx, const mh_args *args)
     if ((s = MH_LAUNCH_CHECK(ctx, "pad_kernel")) != MH_OK) return s;
     pad_kernel<true><<<grid_for(len), 256, 0, st>>>(m, a->mask, a->k, (size_t)len);
     if ((s = MH_LAUNCH_CHECK(ctx, "pad_kernel")) != MH_OK) return s;
-    cufftResult r = cufftExecR2C(plans->forward, x, (cufftComplex *)x);
-    if (r == CUFFT_SUCCESS) r = cufftExecR2C(plans->forward, m, (cufftComplex *)m);
+    cufftResult r = mh_cufft.cufftExecR2C(plans->forward, x, (cufftComplex *)x);
+    if (r == CUFFT_SUCCESS) r = mh_cufft.cufftExecR2C(plans->forward, m, (cufftComplex *)m);
     if (r != CUFFT_SUCCESS) return fft_fail(ctx, r, "forward transform");
     multiply_kernel<<<grid_for(bins), 256, 0, st>>>((cufftComplex *)x, (const cufftComplex *)m, bins,
                                                     1.0f / (float)len);
     if ((s = MH_LAUNCH_CHECK(ctx, "multiply_kernel")) != MH_OK) return s;
-    r = cufftExecC2R(plans->inverse, (cufftComplex *)x, x);
+    r = mh_cufft.cufftExecC2R(plans->inverse, (cufftComplex *)x, x);
     if (r != CUFFT_SUCCESS) return fft_fail(ctx, r, "inverse transform");
     /* x now holds the full correlation: full[i] at x[i]; the padding keeps i >= k-1-lpad */
     const size_t skip = a->k - 1 - a->lpad;
@@ -142,7 +143,7 @@ static mh_status cufft_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"conv1d/cufft", MH_OP_CONV1D, MH_BACKEND_VENDOR, 11, "vendor", "cuFFT",
       "full-size R2C/C2R FFT convolution, plans cached in the context"},
-     cufft_supports, cufft_run, NULL},
+     cufft_supports, cufft_run, NULL, 0, MH_LIB_CUFFT},
 };
 
 MH_ROW_GROUP(mh_conv1d_cufft_rows, rows)

@@ -7,9 +7,10 @@
  * only, so zero padding (same, full) is done the plain way: the image is copied into a
  * zeroed, padded workspace image and filtered there, that copy counted in the row's time. */
 #include "../cuda/common.cuh"
+#define MH_VENDOR_NPP_API
+#include "vendor_lib.h"
 
 #include <limits.h>
-#include <nppi_filtering_functions.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,7 +95,7 @@ static mh_status npp_run(mh_context *ctx, const mh_args *x)
      * corner anchor) and the source pointer moves instead, so the window starts at (x, y). */
     const NppiPoint anchor = {(a->kcols - 1) / 2, (a->krows - 1) / 2};
     src += (size_t)(a->krows - 1 - anchor.y) * src_cols + (size_t)(a->kcols - 1 - anchor.x);
-    NppStatus st = nppiFilter_32f_C1R_Ctx(src, (Npp32s)(src_cols * sizeof(float)), a->out,
+    NppStatus st = mh_npp.nppiFilter_32f_C1R_Ctx(src, (Npp32s)(src_cols * sizeof(float)), a->out,
                                           (Npp32s)(a->out_cols * sizeof(float)), roi, rev, ksize, anchor, sc);
     if (st != NPP_SUCCESS) return mh_fail(ctx, MH_ERR_VENDOR, "nppiFilter_32f_C1R_Ctx returned NppStatus %d", (int)st);
     return MH_OK;
@@ -103,7 +104,7 @@ static mh_status npp_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"conv2d/npp", MH_OP_CONV2D, MH_BACKEND_VENDOR, 12, "vendor", "NPP",
       "nppiFilter_32f_C1R; zero padding by a padded copy (NPP's borders only replicate)"},
-     npp_supports, npp_run, NULL},
+     npp_supports, npp_run, NULL, 0, MH_LIB_NPP},
 };
 
 MH_ROW_GROUP(mh_conv2d_npp_rows, rows)

@@ -5,10 +5,11 @@
  *
  * cuDNN pads symmetrically; where memhier's padding is lopsided ('same' with an even filter
  * side) it runs with the larger pad into the workspace and copies out the part kept. */
+#define MH_VENDOR_CUDNN_API
 #include "cudnn_conv.h"
+#include "vendor_lib.h"
 
 #include <cuda_runtime_api.h>
-#include <cudnn.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +30,11 @@ typedef struct cudnn_state {
 static void destroy_state(void *p)
 {
     cudnn_state *st = p; /* also a partly created one */
-    if (st->conv) cudnnDestroyConvolutionDescriptor(st->conv);
-    if (st->w) cudnnDestroyFilterDescriptor(st->w);
-    if (st->y) cudnnDestroyTensorDescriptor(st->y);
-    if (st->x) cudnnDestroyTensorDescriptor(st->x);
-    if (st->handle) cudnnDestroy(st->handle);
+    if (st->conv) mh_cudnn.cudnnDestroyConvolutionDescriptor(st->conv);
+    if (st->w) mh_cudnn.cudnnDestroyFilterDescriptor(st->w);
+    if (st->y) mh_cudnn.cudnnDestroyTensorDescriptor(st->y);
+    if (st->x) mh_cudnn.cudnnDestroyTensorDescriptor(st->x);
+    if (st->handle) mh_cudnn.cudnnDestroy(st->handle);
     free(st);
 }
 
@@ -42,7 +43,7 @@ static mh_status vendor_fail(mh_context *ctx, cudnnStatus_t st, const char *what
     mh_status s = st == CUDNN_STATUS_NOT_SUPPORTED ? MH_ERR_UNSUPPORTED
                   : st == CUDNN_STATUS_ALLOC_FAILED ? MH_ERR_OUT_OF_MEMORY
                                                      : MH_ERR_VENDOR;
-    return mh_fail(ctx, s, "cuDNN %s: %s", what, cudnnGetErrorString(st));
+    return mh_fail(ctx, s, "cuDNN %s: %s", what, mh_cudnn.cudnnGetErrorString(st));
 }
 
 #define CUDNN_TRY(call, what)                                                                   \
@@ -53,11 +54,11 @@ static mh_status vendor_fail(mh_context *ctx, cudnnStatus_t st, const char *what
 
 static mh_status create_state(mh_context *ctx, cudnn_state *st)
 {
-    CUDNN_TRY(cudnnCreate(&st->handle), "cudnnCreate");
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&st->x), "create tensor");
-    CUDNN_TRY(cudnnCreateTensorDescriptor(&st->y), "create tensor");
-    CUDNN_TRY(cudnnCreateFilterDescriptor(&st->w), "create filter");
-    CUDNN_TRY(cudnnCreateConvolutionDescriptor(&st->conv), "create convolution");
+    CUDNN_TRY(mh_cudnn.cudnnCreate(&st->handle), "cudnnCreate");
+    CUDNN_TRY(mh_cudnn.cudnnCreateTensorDescriptor(&st->x), "create tensor");
+    CUDNN_TRY(mh_cudnn.cudnnCreateTensorDescriptor(&st->y), "create tensor");
+    CUDNN_TRY(mh_cudnn.cudnnCreateFilterDescriptor(&st->w), "create filter");
+    CUDNN_TRY(mh_cudnn.cudnnCreateConvolutionDescriptor(&st->conv), "create convolution");
     return MH_OK;
 }
 
@@ -77,7 +78,7 @@ static mh_status get_state(mh_context *ctx, cudnn_state **out)
         slot->destroy = destroy_state;
     }
     *out = slot->data;
-    CUDNN_TRY(cudnnSetStream((*out)->handle, (cudaStream_t)ctx->stream), "cudnnSetStream");
+    CUDNN_TRY(mh_cudnn.cudnnSetStream((*out)->handle, (cudaStream_t)ctx->stream), "cudnnSetStream");
     return MH_OK;
 }
 
@@ -92,7 +93,7 @@ static mh_status find_algo(mh_context *ctx, cudnn_state *st)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
-    CUDNN_TRY(cudnnFindConvolutionForwardAlgorithm(st->handle, st->x, st->w, st->conv, st->y,
+    CUDNN_TRY(mh_cudnn.cudnnFindConvolutionForwardAlgorithm(st->handle, st->x, st->w, st->conv, st->y,
                                                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
               "cudnnFindConvolutionForwardAlgorithm");
     for (int i = 0; i < found; ++i) /* sorted fastest first */
@@ -111,17 +112,17 @@ static mh_status set_shape(mh_context *ctx, cudnn_state *st, size_t rows, size_t
                            int pad_w)
 {
     st->have_algo = 0;
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(st->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, (int)rows, (int)cols),
+    CUDNN_TRY(mh_cudnn.cudnnSetTensor4dDescriptor(st->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, (int)rows, (int)cols),
               "input descriptor");
-    CUDNN_TRY(cudnnSetFilter4dDescriptor(st->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, krows, kcols),
+    CUDNN_TRY(mh_cudnn.cudnnSetFilter4dDescriptor(st->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, krows, kcols),
               "filter descriptor");
-    CUDNN_TRY(cudnnSetConvolution2dDescriptor(st->conv, pad_h, pad_w, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+    CUDNN_TRY(mh_cudnn.cudnnSetConvolution2dDescriptor(st->conv, pad_h, pad_w, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT),
               "convolution descriptor");
-    CUDNN_TRY(cudnnSetConvolutionMathType(st->conv, CUDNN_FMA_MATH), "math type");
+    CUDNN_TRY(mh_cudnn.cudnnSetConvolutionMathType(st->conv, CUDNN_FMA_MATH), "math type");
     int on, oc;
-    CUDNN_TRY(cudnnGetConvolution2dForwardOutputDim(st->conv, st->x, st->w, &on, &oc, &st->oh, &st->ow), "output size");
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(st->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, st->oh, st->ow),
+    CUDNN_TRY(mh_cudnn.cudnnGetConvolution2dForwardOutputDim(st->conv, st->x, st->w, &on, &oc, &st->oh, &st->ow), "output size");
+    CUDNN_TRY(mh_cudnn.cudnnSetTensor4dDescriptor(st->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, st->oh, st->ow),
               "output descriptor");
     mh_status s = find_algo(ctx, st);
     if (s != MH_OK) return s;
@@ -140,11 +141,13 @@ int mh_cudnn_fits(size_t rows, size_t cols, size_t krows, size_t kcols, char *wh
 mh_status mh_cudnn_correlate(mh_context *ctx, const float *in, size_t rows, size_t cols, const float *filter,
                              int krows, int kcols, int lpr, int lpc, float *out, size_t out_rows, size_t out_cols)
 {
+    mh_status s = mh_vendor_need(ctx, MH_LIB_CUDNN);
+    if (s != MH_OK) return s;
     /* symmetric pads, the larger side; the lopsided case skips the first row/column */
     const int pad_h = krows - 1 - lpr > lpr ? krows - 1 - lpr : lpr, pad_w = kcols - 1 - lpc > lpc ? kcols - 1 - lpc : lpc;
     const int skip_r = pad_h - lpr, skip_c = pad_w - lpc;
     cudnn_state *st = NULL;
-    mh_status s = get_state(ctx, &st);
+    s = get_state(ctx, &st);
     if (s == MH_OK && !same_shape(st, rows, cols, krows, kcols, pad_h, pad_w))
         s = set_shape(ctx, st, rows, cols, krows, kcols, pad_h, pad_w);
     if (s != MH_OK) return s;
@@ -154,7 +157,7 @@ mh_status mh_cudnn_correlate(mh_context *ctx, const float *in, size_t rows, size
     if ((s = mh_workspace(ctx, y_bytes + st->workspace + 256, &ws)) != MH_OK) return s;
     float *yp = lopsided ? (float *)ws : out;
     const float one = 1.0f, zero = 0.0f;
-    CUDNN_TRY(cudnnConvolutionForward(st->handle, &one, st->x, in, st->w, filter, st->conv, st->algo,
+    CUDNN_TRY(mh_cudnn.cudnnConvolutionForward(st->handle, &one, st->x, in, st->w, filter, st->conv, st->algo,
                                       (char *)ws + y_bytes, st->workspace, &zero, st->y, yp),
               "cudnnConvolutionForward");
     if (!lopsided) return MH_OK;

@@ -1,9 +1,9 @@
 /* matmul/cublas: the vendor baseline, cublasSgemm in FP32 (CUBLAS_DEFAULT_MATH: no TF32).
  * cuBLAS is column-major: row-major c = a . b is column-major c^T = b^T . a^T, so the call
  * passes b first: (n x k) . (k x m) with leading dimensions n, k, n. */
-#include "../core/internal.h"
+#define MH_VENDOR_CUBLAS_API
+#include "vendor_lib.h"
 
-#include <cublas_v2.h>
 #include <limits.h>
 #include <stdio.h>
 
@@ -24,10 +24,10 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
     if (s != MH_OK) return s;
     const float one = 1.0f, zero = 0.0f;
     const int m = (int)a->m, k = (int)a->k, n = (int)a->n;
-    cublasStatus_t st = cublasSgemm((cublasHandle_t)handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, n, a->a, k,
+    cublasStatus_t st = mh_cublas.cublasSgemm_v2((cublasHandle_t)handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, n, a->a, k,
                                     &zero, a->c, n);
     return st == CUBLAS_STATUS_SUCCESS ? MH_OK
-                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasSgemm: %s", cublasGetStatusString(st));
+                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasSgemm: %s", mh_cublas.cublasGetStatusString(st));
 }
 
 /* cublasGemmEx with a compute type: FAST_TF32 (TF32 products, reduced precision) or
@@ -41,18 +41,18 @@ static mh_status gemm_ex(mh_context *ctx, const mh_args *x, cublasComputeType_t 
     if (s != MH_OK) return s;
     cublasHandle_t h = (cublasHandle_t)handle;
     const int emulated = type == CUBLAS_COMPUTE_32F_EMULATED_16BFX9;
-    cublasStatus_t st = emulated ? cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_EAGER) : CUBLAS_STATUS_SUCCESS;
+    cublasStatus_t st = emulated ? mh_cublas.cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_EAGER) : CUBLAS_STATUS_SUCCESS;
     const float one = 1.0f, zero = 0.0f;
     const int m = (int)a->m, k = (int)a->k, n = (int)a->n;
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, CUDA_R_32F, n, a->a, CUDA_R_32F, k, &zero,
+        st = mh_cublas.cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, CUDA_R_32F, n, a->a, CUDA_R_32F, k, &zero,
                           a->c, CUDA_R_32F, n, type, CUBLAS_GEMM_DEFAULT);
-    if (emulated) cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_DEFAULT);
+    if (emulated) mh_cublas.cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_DEFAULT);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED)
         return mh_fail(ctx, MH_ERR_UNSUPPORTED, "cuBLAS cublasGemmEx (%s) is not supported on this device: %s", what,
-                       cublasGetStatusString(st));
+                       mh_cublas.cublasGetStatusString(st));
     return st == CUBLAS_STATUS_SUCCESS ? MH_OK
-                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasGemmEx (%s): %s", what, cublasGetStatusString(st));
+                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasGemmEx (%s): %s", what, mh_cublas.cublasGetStatusString(st));
 }
 
 static mh_status cublas_tf32_run(mh_context *ctx, const mh_args *x)
@@ -78,13 +78,13 @@ static mh_status cublas_bf16x9_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"matmul/cublas", MH_OP_MATMUL, MH_BACKEND_VENDOR, 20, "vendor", "cuBLAS", "cublasSgemm, FP32 (TF32 off)"},
-     cublas_supports, cublas_run, NULL, 0},
+     cublas_supports, cublas_run, NULL, 0, MH_LIB_CUBLAS},
     {{"matmul/cublas-tf32", MH_OP_MATMUL, MH_BACKEND_VENDOR, 21, "vendor", "cuBLAS",
       "REDUCED PRECISION: cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (TF32 tensor-core products)"},
-     cublas_supports, cublas_tf32_run, NULL, 0},
+     cublas_supports, cublas_tf32_run, NULL, 0, MH_LIB_CUBLAS},
     {{"matmul/cublas-bf16x9", MH_OP_MATMUL, MH_BACKEND_VENDOR, 22, "vendor", "cuBLAS",
       "cublasGemmEx with CUBLAS_COMPUTE_32F_EMULATED_16BFX9: FP32 emulated by three BF16 products"},
-     cublas_bf16x9_supports, cublas_bf16x9_run, NULL, 0},
+     cublas_bf16x9_supports, cublas_bf16x9_run, NULL, 0, MH_LIB_CUBLAS},
 };
 
 MH_ROW_GROUP(mh_matmul_cublas_rows, rows)
