@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The README's test command. On a fresh machine it installs what is missing (Debian
-# packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest
-# (GPU tests skip only where no CUDA device exists), installs into build/install and
-# builds the plain-C example against that install tree, with CMake and with pkg-config, then
-# builds the Python package with pip and runs its pytest suite, then checks the report's tables
+# packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest in
+# parallel (the GPU tests one at a time; they skip only where no CUDA device exists), installs
+# into build/install and builds the plain-C example against that install tree, with CMake and
+# with pkg-config, then builds the Python package with pip from the library just built and
+# tested (no second CUDA compile) and runs its pytest suite, then checks the report's tables
 # against the committed results (scripts/report.py --check) and draws its plots.
 # Where everything is present (the GPU machine, which has no network) it installs nothing.
 set -euo pipefail
@@ -13,7 +14,7 @@ MEMHIER_NEED_PYTHON=1 source scripts/setup.sh
 jobs=$(nproc)
 cmake -S . -B build -DPython3_EXECUTABLE="$PY"
 cmake --build build -j "$jobs"
-(cd build && ctest --output-on-failure)
+(cd build && ctest --output-on-failure -j "$jobs")
 
 # The installed library, used by a plain C program: CMake package and pkg-config file.
 rm -rf build/install build/example
@@ -28,8 +29,9 @@ cc -std=c11 -Wall -o build/example/conv1d_pkgconfig examples/conv1d_example.c \
 build/example/conv1d_pkgconfig
 
 # The Python package, installed as a user installs it (`pip install .`, here into build/python
-# so that no site-packages is touched), then its tests against NumPy/SciPy (CuPy and PyTorch
-# tests run where a GPU and those packages are).
+# so that no site-packages is touched) but packaging the libmemhier.so built and tested above
+# (MEMHIER_PREBUILT_LIBRARY) instead of compiling it again, then its tests against NumPy/SciPy
+# (CuPy and PyTorch tests run where a GPU and those packages are).
 # Where PyPI is reachable (CI) the build is isolated, exactly as the README's `pip install .`;
 # offline (the GPU machine) it uses the scikit-build-core already installed.
 rm -rf build/python build/pip-probe
@@ -37,7 +39,8 @@ isolation=(--no-build-isolation)
 if "$PY" -m pip download -q --no-deps --timeout 5 --retries 0 -d build/pip-probe scikit-build-core >/dev/null 2>&1; then
   isolation=()
 fi
-"$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python .
+"$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python \
+  -Ccmake.define.MEMHIER_PREBUILT_LIBRARY="$PWD/build/libmemhier.so" -Cbuild-dir=build/skbuild-prebuilt .
 (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .)
 # The report: the README's and docs' measured tables must be what scripts/report.py makes of
 # the committed results (a drift names the table), and the plots must draw.

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# ctest entry: runs one libFuzzer binary for MEMHIER_FUZZ_SECONDS (default 60) over a
+# ctest entry: runs one libFuzzer binary for MEMHIER_FUZZ_SECONDS (default 30) over a
 # scratch corpus seeded from the committed one; further arguments go to libFuzzer. A crash,
 # leak or over-limit allocation fails the test and says how to reproduce it.
 set -uo pipefail
 fuzzer=$1 seeds=$2 work=$3
 shift 3
-secs=${MEMHIER_FUZZ_SECONDS:-60}
+secs=${MEMHIER_FUZZ_SECONDS:-30}
 rm -rf "$work" && mkdir -p "$work/corpus" "$work/artifacts"
 "$fuzzer" -max_total_time="$secs" -timeout=10 -max_len=4096 -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 \
   -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" "$seeds" 2>"$work/log"
