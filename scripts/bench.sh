@@ -1,10 +1,30 @@
 #!/usr/bin/env bash
-# The README's main job: builds if needed, then `memhier bench` on GPU 0 (the CPU backend
-# where there is no GPU), printing each row as it is measured and writing bench.json.
-# Extra arguments go to memhier bench (e.g. conv1d --n 1000000 --k 2047).
+# The README's main job: builds if needed, then the headline workloads of every op on GPU 0
+# (the CPU backend where there is no GPU): auto's pick beside the vendor rows, printed as each
+# is measured; then the peers (CuPy, PyTorch where installed) on the same workloads, and a
+# closing table. Writes bench.json.
+#   bash scripts/bench.sh --all     every row of every op on the default workloads (the sweep
+#                                   that bench/results holds; about ten minutes on an H100)
+#   bash scripts/bench.sh ARGS      memhier bench ARGS (e.g. conv1d --n 1000000 --k 2047)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 cmake -S . -B build >/dev/null
 cmake --build build -j "$(nproc)" --target memhier_cli
-exec build/memhier bench --json bench.json "$@"
+if [ "${1:-}" = --all ]; then
+  shift
+  exec build/memhier bench --json bench.json "$@"
+elif [ $# -gt 0 ]; then
+  exec build/memhier bench --json bench.json "$@"
+fi
+build/memhier bench --headline --json bench.json
+if ! PY=$(command -v python3); then
+  echo "python3 not found: no peers and no closing table (bench.json has the rows)"
+  exit 0
+fi
+if grep -q '"backend": "cuda"' bench.json; then
+  echo
+  echo "peers on the same workloads:"
+  "$PY" scripts/peers.py bench.json || echo "the peers failed: the table has memhier's rows alone"
+fi
+"$PY" scripts/summary.py bench.json

@@ -155,6 +155,7 @@ typedef struct bench_state {
     int have_cpu_ceil;
     bench_row *rows;
     size_t nrows, cap;
+    const char *pick; /* auto's choice for the workload being measured, NULL when it has none */
 } bench_state;
 
 static double now_s(void)
@@ -189,9 +190,19 @@ static int named(const char *list, const mh_variant_info *v)
     return list && (listed(list, v->name) || listed(list, strchr(v->name, '/') + 1));
 }
 
+/* --headline: auto's pick beside the baselines a user compares it with (the vendor rows in
+ * full precision on a GPU, the CPU reference on the CPU). */
+static int headline_row(const bench_state *b, const bench_driver *d, const mh_variant_info *v)
+{
+    if (b->pick && !strcmp(v->name, b->pick)) return 1;
+    if (!b->gpu) return d->cpu_naive && !strcmp(v->name, d->cpu_naive);
+    return v->backend == MH_BACKEND_VENDOR && !mh_variant_is_reduced_precision(v) && !mh_variant_is_demonstration(v);
+}
+
 static int wanted(const bench_state *b, const bench_driver *d, const mh_variant_info *v)
 {
     if (b->o.variants) return named(b->o.variants, v);
+    if (b->o.headline) return headline_row(b, d, v);
     if (!b->gpu) return v->backend == MH_BACKEND_CPU;
     return v->backend != MH_BACKEND_CPU || d->cpu_rows_on_gpu;
 }
@@ -408,14 +419,17 @@ static void bench_workload_rows(bench_state *b, const bench_driver *d, bench_wor
     }
 }
 
-/* Records (and prints) the variant `auto` picks for w on the main context. */
+/* Records (and prints) the variant `auto` picks for w on the main context, and keeps it in
+ * b->pick while w is measured. */
 static void record_choice(bench_state *b, const bench_driver *d, bench_workload *w)
 {
     mh_context *ctx = b->gpu ? b->gpu : b->cpu;
     mh_args a;
     row_args(d, w, ctx, 0, &a);
     const mh_variant_info *chosen = NULL;
+    b->pick = NULL;
     if (mh_select(ctx, &a, &chosen) != MH_OK || !chosen) return;
+    b->pick = chosen->name;
     bench_choice *c = realloc(b->choices, (b->nchoices + 1) * sizeof *c);
     if (!c) return;
     b->choices = c;
@@ -426,11 +440,24 @@ static void record_choice(bench_state *b, const bench_driver *d, bench_workload 
     printf("  auto chooses %s\n", chosen->name);
 }
 
+/* Keeps the driver's headline workloads among the nw planned, in order; returns how many. */
+static size_t keep_headline(const bench_state *b, const bench_driver *d, bench_workload *w, size_t nw)
+{
+    const unsigned mask = b->gpu ? d->headline_gpu : d->headline_cpu;
+    size_t kept = 0;
+    for (size_t i = 0; i < nw; ++i) {
+        if (i < 32 && (mask >> i & 1u)) w[kept++] = w[i];
+        else d->teardown(&w[i]);
+    }
+    return kept;
+}
+
 static int bench_op(bench_state *b, const bench_driver *d)
 {
     bench_workload w[BENCH_MAX_WORKLOADS];
     memset(w, 0, sizeof w);
     size_t nw = d->plan(&b->o, b->gpu != NULL, w, BENCH_MAX_WORKLOADS);
+    if (b->o.headline) nw = keep_headline(b, d, w, nw);
     int failures = 0;
     for (size_t i = 0; i < nw; ++i) {
         const double floor_ms = 1e3 * fmax(w[i].flops / (b->ceil.fma_gflops * 1e9), w[i].bytes / (b->ceil.copy_gbps * 1e9));
@@ -446,8 +473,8 @@ static int bench_op(bench_state *b, const bench_driver *d)
             continue;
         }
         size_t before = b->nrows;
-        bench_workload_rows(b, d, &w[i]);
         if (!b->o.tune) record_choice(b, d, &w[i]);
+        bench_workload_rows(b, d, &w[i]);
         for (size_t r = before; r < b->nrows; ++r) failures += !b->rows[r].ok;
         d->teardown(&w[i]);
     }
@@ -621,6 +648,10 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
             o->grid = 1;
             continue;
         }
+        if (!strcmp(a, "--headline")) {
+            o->headline = 1;
+            continue;
+        }
         if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
         if (!strcmp(a, "--device")) rc = cli_parse_device(v, &o->device);
         else if (!strcmp(a, "--variants")) o->variants = v, rc = CLI_OK;
@@ -658,6 +689,9 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
     if ((rc = parse_bench(argc, argv, o, ops, nops)) != CLI_OK) return rc;
     if (o->grid && (*nops != 1 || ops[0] != MH_OP_CONV1D || o->any_size))
         return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");
+    if (o->headline && (o->grid || o->tune || o->any_size || o->variants))
+        return cli_error(CLI_USAGE, "--headline sets the workloads and the rows: it takes no sizes, --grid, --tune, "
+                                    "--configs or --variants");
     if (*nops == 0)
         for (int op = 0; op < MH_OP_COUNT; ++op) ops[(*nops)++] = op;
     if ((rc = check_sizes(o)) != CLI_OK) return rc;

@@ -17,7 +17,8 @@ typedef struct bench_opts {
     int min_reps;
     int tune;            /* time every tuning configuration of rows that have them */
     const char *configs; /* with tune: only these configurations (comma-separated), NULL for all */
-    int grid; /* the op's grid of sizes (conv1d: issue 13's n x k grid) */
+    int grid; /* the op's grid of sizes (conv1d: n from 2^12 to 2^26 against k from 3 to 65535) */
+    int headline; /* the headline workloads alone, with the vendor rows and auto's pick */
     size_t size[BENCH_SIZES];
     int have[BENCH_SIZES], have_pad, any_size; /* any_size: one workload from the flags */
     mh_pad pad;
@@ -55,6 +56,9 @@ typedef struct bench_driver {
     void (*poison)(bench_workload *w, mh_context *ctx);
     /* After a run: 1 when the output matches the reference; else why. */
     int (*check)(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len);
+    /* The headline workloads (--headline, the README's main job): bit i keeps the i-th of the
+     * GPU's or the CPU's default workloads. */
+    unsigned headline_gpu, headline_cpu;
 } bench_driver;
 
 extern const bench_driver bench_conv1d_driver;

@@ -105,5 +105,5 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
 }
 
 const bench_driver bench_coalescing_driver = {
-    MH_OP_COALESCING, NULL, NULL, NULL, 0, plan, setup, teardown, make_args, poison, check,
+    MH_OP_COALESCING, NULL, NULL, NULL, 0, plan, setup, teardown, make_args, poison, check, 0, 0,
 };

@@ -149,5 +149,5 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
 }
 
 const bench_driver bench_conv1d_driver = {
-    MH_OP_CONV1D, "conv1d/naive", "conv1d/cpu-reference", "conv1d/cudnn", 0, plan, setup, teardown, make_args, poison, check,
+    MH_OP_CONV1D, "conv1d/naive", "conv1d/cpu-reference", "conv1d/cudnn", 0, plan, setup, teardown, make_args, poison, check, 1u << 2, 1u << 0,
 };

@@ -138,5 +138,5 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
 }
 
 const bench_driver bench_conv2d_driver = {
-    MH_OP_CONV2D, "conv2d/basic", "conv2d/cpu-reference", "conv2d/cudnn", 0, plan, setup, teardown, make_args, poison, check,
+    MH_OP_CONV2D, "conv2d/basic", "conv2d/cpu-reference", "conv2d/cudnn", 0, plan, setup, teardown, make_args, poison, check, 1u << 1 | 1u << 2, 1u << 1,
 };

@@ -161,5 +161,5 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
 
 const bench_driver bench_histogram_driver = {
     MH_OP_HISTOGRAM, "histogram/global-atomic", "histogram/cpu-reference", "histogram/cub", 0, plan, setup, teardown,
-    make_args,       poison,                    check,
+    make_args,       poison,                    check, 1u << 0 | 1u << 2, 1u << 0,
 };

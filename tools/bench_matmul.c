@@ -105,5 +105,5 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
 }
 
 const bench_driver bench_matmul_driver = {
-    MH_OP_MATMUL, "matmul/naive", "matmul/cpu-reference", "matmul/cublas", 0, plan, setup, teardown, make_args, poison, check,
+    MH_OP_MATMUL, "matmul/naive", "matmul/cpu-reference", "matmul/cublas", 0, plan, setup, teardown, make_args, poison, check, 1u << 0, 1u << 0,
 };

@@ -96,5 +96,5 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
 
 const bench_driver bench_transpose_driver = {
     MH_OP_TRANSPOSE, "transpose/naive", "transpose/cpu-reference", "transpose/cublas", 1,
-    plan,            setup,             teardown,                  make_args,          poison, check,
+    plan,            setup,             teardown,                  make_args,          poison, check, 1u << 0, 1u << 0,
 };

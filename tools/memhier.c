@@ -34,10 +34,13 @@ static const struct command {
      "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
      "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune | --configs c,d]\n"
      "  bench conv1d --grid [--variants a,b] [--json FILE]\n"
+     "  bench [OP] --headline [--device cpu|N] [--json FILE]\n"
      "                               n from 2^12 to 2^26 by 4x against k from 3 to 65535, valid\n"
      "                               validate and time every variant; no OP runs every op's\n"
      "                               default workloads (GPU 0, or the CPU backend without one);\n"
      "                               --tune: every tuning configuration, --configs: those named;\n"
+     "                               --headline: one or two workloads per op, auto's pick and\n"
+     "                               the vendor rows (the CPU reference without a GPU);\n"
      "                               sizes up to 2^36 elements a buffer, --reps 20 to 100000;\n"
      "                               --json - writes the JSON to standard output\n",
      cmd_bench},
