@@ -176,8 +176,8 @@ def peers_table(doc, op):
 
 # Tables of other committed result files than the bench's (docs/python.md)
 OVERHEAD_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.python-overhead.json"
-DASK_RESULTS = ROOT / "bench/results/NVIDIA_H200-x2.dask-scaling-aa82870.json"  # 2 GPUs: the workloads
-DASK_ONE_GPU_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.dask-pipeline-check-00b1547.json"  # the pipeline's check
+DASK_RESULTS = ROOT / "bench/results/NVIDIA_H200-x2.dask-scaling.json"  # 2 GPUs: the workloads
+DASK_ONE_GPU_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.dask-pipeline-check.json"  # the pipeline's check
 
 
 def python_overhead_table():
@@ -217,7 +217,7 @@ def dask_table(path):
     return "\n".join(lines)
 
 
-TC_SWEEP_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep-53a6075.json"
+TC_SWEEP_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json"
 
 
 def tc_sweep_table():
@@ -247,7 +247,7 @@ def tc_sweep_table():
     return "\n".join(lines)
 
 
-SIZES_RESULTS = "matmul-wgmma-sizes-3dcafe1.txt"  # in bench/results, after the GPU's name
+SIZES_RESULTS = "matmul-wgmma-sizes.txt"  # in bench/results, after the GPU's name
 
 
 def wgmma_sizes_table():

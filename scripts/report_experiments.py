@@ -119,7 +119,7 @@ def matmul_third_session():
             ("a from registers, split by each thread into its wgmma fragments (244fbaa)", "shared-memory traffic "
              "-25%, L2 bytes -6%: the product ~1.0 ms if shared memory binds", (exp, "n256-ra", 1)),
             ("warp specialized, 128 × 256 (620f3ea)", "the barrier's idle tensor time gone", (exp, "n256-ws", 2)),
-            ("the same, auto's weights (3dcafe1)", "", ("matmul-wgmma-sizes-3dcafe1.txt", "n256-ws", 0))]
+            ("the same, auto's weights (3dcafe1)", "", ("matmul-wgmma-sizes.txt", "n256-ws", 0))]
     out = []
     for what, pred, (f, cfg, sec) in rows:
         v = f"matmul/tf32x3-wgmma[{cfg}]"
@@ -133,7 +133,7 @@ TABLES = {"matmul-first-session": matmul_first_session, "matmul-second-session":
           "matmul-third-session": matmul_third_session}
 
 
-TRANSPOSE_NCU = "transpose-ncu-843e2ae.txt"
+TRANSPOSE_NCU = "transpose-ncu.txt"
 
 
 def ncu_sections(name):

@@ -90,21 +90,18 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  masks * a->k * sizeof(float), a->out, a->batch * a->out_n * sizeof(float));
 }
 
-/* `auto`: a table read off issue 13's grid (n = 2^12 .. 2^26 by 4x against k = 3 .. 65535,
+/* `auto`: a table read off the H100's grid (n = 2^12 .. 2^26 by 4x against k = 3 .. 65535,
  * valid; bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json, picture and regret in
  * docs/conv1d.md "How auto chooses"). Signals count by their total samples (batch x n):
  *   k > 4097           fft-os (fft-fused cannot hold the mask)
- *   2049 < k <= 4097   fft-fused (its real8192): it won every cell of the grid at acfa622,
- *                      by 5.2x over regtile at n = 2^12 to 26x at 2^26
+ *   2049 < k <= 4097   fft-fused (its real8192), which wins every cell of the grid there,
+ *                      by 5x over regtile at n = 2^12 to 26x at 2^26
  *   k <= 2049          fft-fused from a k that falls as the problem grows: 384 below 2^19
  *                      samples, 96 below 2^21, 48 below 2^23, 46 above; regtile below that k
- *                      (it ends up at its launch floor or the copy ceiling, where the FFT's
- *                      fixed costs do not pay). The thresholds fell at acfa622, where
- *                      fft-fused's convolution began to overlap its spectrum kernel (~3 us
- *                      less a call); read off the grids at acfa622 and 3806dfd (below 2^13
- *                      samples every row is within ~10 us and the cells change sides from
- *                      run to run: n = 4096, k = 511 was regtile's by 2x in one, fft-fused's
- *                      by 1.4x in the other).
+ *                      (it sits at its launch floor or the copy ceiling, where the FFT's
+ *                      fixed costs do not pay). Below 2^13 samples every row is within ~10 us
+ *                      and cells change sides from run to run, so the thresholds there are
+ *                      a coin toss either way.
  * Each list goes on to the others: a row that refuses or runs out of memory passes the call
  * to the next. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *args)

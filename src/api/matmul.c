@@ -50,7 +50,7 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 /* `auto`: tf32x3-wgmma where it is both faster than cublasSgemm and within 1.5x of its largest
  * error, else cuBLAS; warptile takes what cuBLAS's int dimensions refuse. Speed (H100 tune sweep,
  * docs/matmul.md): tf32x3-wgmma wins from k >= 512 and m k n >= 4e8 (768^3 is 4.5e8, 512^3
- * 1.3e8 and loses). Accuracy (scripts/matmul_accuracy.py, largest error against a float64
+ * 1.3e8 and loses). Accuracy (lab/scripts/matmul_accuracy.py, largest error against a float64
  * product, uniform and exponent-spread data): within 0.64x and 1.20x of cuBLAS's wherever m n >=
  * 896^2, up to k = 262144; with fewer outputs cuBLAS sums shorter chains and the ratio grows
  * (768^3 1.67x, 512 x 131072 x 512 2.57x, 256 x 1048576 x 256 6.2x), and cuBLAS is faster there

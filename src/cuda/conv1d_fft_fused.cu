@@ -227,8 +227,8 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
 }
 
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused_kernel. MINB
- * blocks per SM: 4 (64 registers, no spills) ran 3.5% faster than 3 (79) at n = 16M, k = 2047
- * on the H100 (0.0954 against 0.0989 ms: bench/results/...conv1d-fft-tune-2fef882.json). */
+ * blocks per SM: 4 (64 registers, no spills) is about 3.5% faster than 3 (79 registers) at
+ * n = 16M, k = 2047 on the H100: the extra block hides more of the shared-memory latency. */
 template <int MINB>
 static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel(const float *in, float *out,
                                                                                  const float2 *h,
@@ -329,7 +329,7 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
      * thread, the load queue throttling (ncu at n = 16M, k = 2047: lg_throttle 15% of stalls,
      * issue active 53%). Staging the input through shared memory to load each float once
      * moved the stall to mio_throttle (16%) and ran 6% slower at 64 x 1M, k = 4095 (0.495
-     * against 0.466 ms; bench/results/...conv1d-fft-tune-reg8192-staged.json). */
+     * against 0.466 ms; lab/results/...conv1d-fft-tune-reg8192-staged.json). */
     float2 v[16];
     if (has_b && start_a >= 0 && start_b + 8192 <= (long long)g.n) { /* most blocks: no edge */
         const float *xa = x + start_a + u, *xb = x + start_b + u;
@@ -467,7 +467,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, 4) real8192_kernel(con
 
 /* Configurations: "reg4096" (fft4096.cuh), "reg8192" (fft8192.cuh), "real8192"
  * (fft_real8192.cuh), or the Stockham FFT at L = 2048, 4096, 8192; "auto": resolved(). Before
- * real8192, on the H100 at n = 16M, k = 2047 (bench/results/...conv1d-fft-fused-tune.json)
+ * real8192, on the H100 at n = 16M, k = 2047 (lab/results/...conv1d-fft-fused-tune.json)
  * Stockham L4096 ran 0.257 ms against 0.312 for L8192, although 8192 does 22% less FFT work
  * per output: 4096's blocks are a quarter the size (32 KB, 256 threads), more of them fit an
  * SM; reg4096 then ran 0.0958, and reg8192 0.110 (fewer instructions per output, but the
@@ -482,7 +482,7 @@ enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3, CONFIG_L2048, CONFIG_L4
 static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
 
 /* The configuration "auto" stands for here, from issue 13's grid run with reg4096, reg8192
- * and real8192 on the H100 (bench/results/...conv1d-fused-grid-real8192.json):
+ * and real8192 on the H100 (lab/results/...conv1d-fused-grid-real8192.json):
  *   k > 2049    real8192: it beat reg8192 in every cell (0.82x at n = 2^12 .. 0.98x at 2^20)
  *   k <= 2049   real8192 for one mask over 2^24 samples or more and k >= 768, or 2^22 and
  *               k >= 1536: fewer blocks (hop 8192 - k against 2 (4097 - k)), each ~6% more

@@ -43,15 +43,14 @@
 #include <string.h>
 
 enum { PLAN_CACHE = 16 };
-/* Reading segments in place pays at small L only: on the H100 (bench/results/...conv1d-fft-
- * tune-2fef882.json) n = 64M, k = 31 (L = 1024) ran 1.09 ms in place against 1.34 gathered, but
- * n = 16M, k = 2047 (L = 16384) 0.414 against 0.384 and k = 65535 (L = 2^19) 0.671 against
- * 0.629: cuFFT's kernels for a strided input are slower than its default layout's there. */
+/* Reading segments in place pays at small L only: on the H100 it is ~20% faster than a
+ * gathered copy at L = 1024 (n = 64M, k = 31), and ~7% slower from L = 16384 up, where cuFFT's
+ * kernels for a strided input are slower than those for its default layout. */
 static const long long IN_PLACE_MAX_LEN = 2048;
 /* Two real segments per complex transform (z = x_a + i x_b; the mask is real, so the
  * correlation of z is y_a + i y_b), one mask for all only: C2C in place instead of R2C into
  * a spectrum buffer and C2R back, the product over all L bins. On the H100
- * (bench/results/...conv1d-fft-tune-reg8192.json) n = 16M, k = 65535 ran 0.513 ms against
+ * (lab/results/...conv1d-fft-tune-reg8192.json) n = 16M, k = 65535 ran 0.513 ms against
  * 0.627, k = 2047 (1170 segments of 16384) 0.362 against 0.386, 64 x 1M, k = 4095 1.53
  * against 1.62; but with few segments cuFFT's single-kernel C2C sizes (L <= 16384) have too
  * few transforms to fill the GPU: 1M, k = 2047 (70 segments) 0.058 against 0.047; and a lone
@@ -253,7 +252,7 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
  * the whole padded signal needs. "auto" (the default) takes the F of 2, 4, 8, 16 whose L
  * transforms the fewest samples (segments x L, 10% dearer per doubling past 8192, where
  * cuFFT's single-kernel sizes end): on the H100 at n = 16M, k = 2047
- * (bench/results/...conv1d-fft-os-tune.json and -fft-fused-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
+ * (lab/results/...conv1d-fft-os-tune.json and -fft-fused-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
  * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
  * chunk at 3 segments: the tests' way through every chunking path on small problems.
  * In-place reading (below): "auto" where L <= IN_PLACE_MAX_LEN, "auto-in-place" at every L,

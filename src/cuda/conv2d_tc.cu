@@ -391,16 +391,12 @@ int slices_for(int kcols) { return slices_for(kcols, outputs_per_row(kcols)); }
 /* Configurations: groups of Q = 4, 8 or 16 output rows (B S Q columns wide: fewer products and
  * A loads per output as Q grows, and more of B's zeros), one warpgroup a block or two sharing
  * the tile ("x2": less of the tile is halo, and twice the warps to cover each other's waits).
- * [0] "auto": q8 at one slice, q8x2 at two or three, q16x2 from four (H100, 8192^2 same: 3 x 3
- * q8 0.301 ms, q8x2 0.351; 11 x 11 q8 0.618, q8x2 0.535, q16x2 0.579; 4096^2 31 x 31 q16 0.636,
- * q8x2 0.625, q16x2 0.491; docs/conv2d.md), and q16x2 at one or three slices of S = 2 (kcols 6,
- * 7 and 23) from 13 filter rows: with S = 2, Q = 8 makes B 16 columns wide, and wgmma m64n16k8
- * runs at 57% of the tensor rate where m64n32k8 (Q = 16) runs at 90% or more
- * (tools/wgmma_rate.cu), which pays for Q = 16's (krows + 15) / (krows + 7) more rows once krows
- * passes ~12 (q8 or q8x2 against q16x2, 2048^2 / 8192^2 ms: 23 x 23 0.1005 / 1.421 against
- * 0.0901 / 1.280; 31 x 7 q8 0.0865 / 1.139, q8x2 0.0671 / 0.927, q16x2 0.0610 / 0.814). At two
- * slices (kcols 14, 15) it does not: 15 x 15 and 19 x 15 tie, 23 x 15 q8x2 is 7% faster, 31 x 15
- * q16x2 6% (bench/results/...conv2d-tc-tall-*.json). */
+ * [0] "auto", from the H100's sweep (docs/conv2d.md has the table): q8 at one slice, q8x2 at two
+ * or three, q16x2 from four; and q16x2 at one or three slices of S = 2 (kcols 6, 7 and 23) from
+ * 13 filter rows. Why the last: with S = 2, Q = 8 makes B 16 columns wide, and wgmma m64n16k8
+ * runs at 57% of the tensor rate where m64n32k8 (Q = 16) runs at 90% or more, which pays for
+ * Q = 16's (krows + 15) / (krows + 7) more rows once krows passes ~12 (10-20% faster at 23 x 23
+ * and 31 x 7). At two slices (kcols 14, 15) it does not: there q8x2 ties or wins by up to 7%. */
 const char *const tc_configs[] = {"auto", "q4", "q8", "q16", "q4x2", "q8x2", "q16x2", NULL};
 
 struct tc_choice {
@@ -527,9 +523,9 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
 
 /* conv2d's auto puts tc first where this holds (src/api/conv2d.c). Of the multiply-adds tc's
  * auto configuration runs, (krows + Q - 1) L an output, the useful krows kcols make a share;
- * read off the sweep (H100, K x K filters, same padding, bench/results/...conv2d-tc-sweep-*.json,
+ * read off the sweep (H100, K x K filters, same padding, bench/results/...conv2d-tc-sweep.json and lab/results/...conv2d-tc-sweep-*.json,
  * docs/conv2d.md) and, for S = 2, Q = 16, filters 23 and 31 wide with fewer rows
- * (bench/results/...conv2d-tc-wide-rows-*.json):
+ * (lab/results/...conv2d-tc-wide-rows-*.json):
  * - from 2048^2 outputs, the share must reach a threshold that depends on the configuration:
  *   with S = 4 outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the
  *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.44 (Q = 16; 0.50
@@ -539,7 +535,7 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
  *   alone); below 13 it loses (but 11 at 2048^2). S = 2, Q = 16 at 2048^2 and 8192^2: 13 x 23
  *   (0.445) and 13 x 31 (0.45) win by 6 to 12%, 11 x 31 (0.41) ties, 9 x 31 (0.36) loses by 5
  *   to 10%; S = 2, Q = 8: 11 x 23 (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%.
- *   One slice (S = 2, Q = 16, bench/results/...conv2d-tc-7wide-*.json): at 8192^2 18 x 7 (0.48)
+ *   One slice (S = 2, Q = 16, lab/results/...conv2d-tc-7wide-*.json): at 8192^2 18 x 7 (0.48)
  *   loses by 8%, 19 x 7 (0.49) ties, 21 x 7 (0.51) to 31 x 7 (0.59) win by 2 to 6% and 31 x 6
  *   (0.51) by 12%; at 2048^2 all of them win, by 6 to 22%.
  * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at

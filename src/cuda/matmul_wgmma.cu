@@ -5,8 +5,8 @@
  * (one TF32 product, 4096^3: 1.36 ms against cuBLAS's TF32 0.39 ms, which issues wgmma), and
  * tf32x3 needs three products. wgmma reads b from shared memory through a descriptor, K-major
  * for TF32, so b's split cannot happen on the way into registers. a's could (wgmma takes a from
- * registers too): tried at 244fbaa, 4096^3 ran 1.60 ms against 1.48 with a split once, although
- * a block then copied 15% fewer bytes a k-step (docs/matmul.md).
+ * registers too), but splitting a in every block is ~8% slower at 4096^3 than splitting it once,
+ * although a block then copies 15% fewer bytes a k-step (docs/matmul.md).
  *
  * Two kernels:
  *   split_tiles_kernel  a and b once, into big and small TF32 parts, cut into the tiles the
@@ -444,8 +444,8 @@ __device__ __forceinline__ void bulk_copy_both(void *dst, const void *src, unsig
 
 /* An arrival on the barrier at bar's offset in block `rank` of the cluster. Default semantics
  * (release at CTA scope), as for a local arrival: what it publishes is that this warp's wgmma
- * finished reading the stage. With .release.cluster, 4096^3 ran 0.92 ms against 0.54 without a
- * cluster (51cbc9d). */
+ * finished reading the stage. .release.cluster would order every earlier write of the block
+ * against the cluster, which makes 4096^3 about 1.7x slower than no cluster at all. */
 __device__ __forceinline__ void mbar_arrive_in(uint64_t *bar, unsigned rank)
 {
     asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
@@ -580,9 +580,9 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
 
 /* Configurations: "auto", then block widths, plain or warp specialized (-ws). auto takes the -ws
  * width with the least weighted rounds of blocks over the SMs, a round's weight its time against
- * a round of 128 x 128 blocks as measured on the H100 over 12 shapes at 3dcafe1 (docs/matmul.md
- * "How auto chooses"): 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); ties go to the wider
- * block. The plain kernel lost to -ws at every width and shape but the skinny k = 64 one.
+ * a round of 128 x 128 blocks as measured on the H100 over 12 shapes (docs/matmul.md "How auto
+ * chooses"): 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); ties go to the wider block.
+ * The plain kernel is slower than -ws at every width and shape but the skinny k = 64 one.
  * -ws-c2 pairs blocks (request_stage); tf32-wgmma's auto takes it at 128 x 256 (config_of). */
 struct wg_config {
     int width;
@@ -613,12 +613,10 @@ wg_config config_of(const mh_context *ctx, const mh_args *x, int kind)
         if (i == 0 || cost < best_cost) best = i, best_cost = cost;
     }
     wg_config c = choices[best];
-    /* 128 x 256 for one TF32 product: in pairs where the rows of tiles pair up. On the H100 at
-     * 7b1cab2: 4096^3 0.499 ms against 0.536, 8192 x 4096 x 6144 1.399 against 1.502; tf32x3
-     * gained nothing (1.221 against 1.206, 3.509 against 3.589) and keeps single blocks. */
-    if (kind == ONE && c.width == 256 && mt % 2 == 0 &&
-        a->k >= 1024) /* 8192 x 64 x 8192: 0.315 ms in pairs against 0.287 single (9e74fce) */
-        c.cluster = 2;
+    /* 128 x 256 for one TF32 product: in pairs where the rows of tiles pair up, which is ~7%
+     * faster on the H100 (4096^3, 8192 x 4096 x 6144); tf32x3 gains nothing from pairs and
+     * keeps single blocks. Short k (8192 x 64 x 8192) is ~10% slower in pairs: single there. */
+    if (kind == ONE && c.width == 256 && mt % 2 == 0 && a->k >= 1024) c.cluster = 2;
     return c;
 }
 

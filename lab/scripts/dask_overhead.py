@@ -3,7 +3,7 @@
 LocalCUDACluster of 1 and of 2 GPUs, each step persisted and waited for: a copy per chunk
 (map_blocks), memhier's conv2d per chunk without halos, map_overlap of an identity with dask's
 zero boundary and with boundary 'none', and memhier.dask.conv2d; the graph's size.
-usage: python3 scripts/dask_overhead.py OUT.json   (cupy, dask, distributed, dask-cuda)"""
+usage: python3 lab/scripts/dask_overhead.py OUT.json   (cupy, dask, distributed, dask-cuda)"""
 import time, statistics, json, sys
 import cupy as cp, numpy as np, dask.array as da
 from dask_cuda import LocalCUDACluster

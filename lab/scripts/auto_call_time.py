@@ -4,7 +4,7 @@ GPU time of each row on an idle stream. A call that waited for the stream would 
 work's time; one that only queues takes microseconds. Rank-1 filters also time the separable
 row, which reads the filter back (and so waits) but computes fewer products.
 
-usage: python3 scripts/auto_call_time.py OUT.json   (a CUDA device, CuPy, and the memhier
+usage: python3 lab/scripts/auto_call_time.py OUT.json   (a CUDA device, CuPy, and the memhier
 package importable: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python)"""
 import json
 import sys

@@ -12,7 +12,7 @@ alignment width (GUARD is a guess; H100 figures fall between 0 and 3).
 
 Outputs tc's error over regtile's (max |out - ref|, normwise) on wide data (|values| 2^-20 to
 2^20, test_widen) for each scheme.
-  scripts/tc_accuracy_model.py [conv1d|conv2d] [--seeds N] [--guard G]
+  lab/scripts/tc_accuracy_model.py [conv1d|conv2d] [--seeds N] [--guard G]
 """
 import argparse
 

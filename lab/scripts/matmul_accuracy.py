@@ -4,7 +4,7 @@ uniform data in [-1, 1] and on exponent-spread data (|x| from 2^-16 to 2^17); th
 each row; and what `auto` picks. Shapes with few outputs are repeated over seeds until they have
 65536, so that a ratio of largest errors compares distributions, not two samples.
 
-usage: python3 scripts/matmul_accuracy.py OUT.json   (a CUDA device, CuPy, and the memhier
+usage: python3 lab/scripts/matmul_accuracy.py OUT.json   (a CUDA device, CuPy, and the memhier
 package importable: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python)"""
 import json
 import sys
