@@ -94,6 +94,12 @@ static mh_status run_locked(mh_context *ctx, const mh_row *row, const mh_args *a
 
 mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a)
 {
+    /* the dispatcher opens a row's library before asking supports(); a row run directly (the
+     * bench's timed runs, the tests' configurations) may be the first to need it */
+    if (row->needs != MH_LIB_NONE) {
+        const mh_status s = mh_vendor_need(ctx, row->needs);
+        if (s != MH_OK) return s;
+    }
     mh_context_lock(ctx);
     mh_device_guard guard;
     mh_status s = mh_is_cpu(ctx) ? MH_OK : mh_device_enter(ctx, &guard);
