@@ -254,3 +254,16 @@ def test_import_maps_no_vendor_library():
     assert "libmemhier" in maps
     for name in ("libcublas", "libcufft", "libcudnn", "libnpp"):
         assert name not in maps, f"{name} is mapped after import memhier and CPU calls"
+
+
+def test_import_defers_the_ops():
+    """`import memhier` loads the C library alone; the ops and NumPy come with the first use."""
+    import subprocess
+    import sys
+    code = ("import sys, memhier\n"
+            "assert 'numpy' not in sys.modules and 'memhier._ops' not in sys.modules, sorted(sys.modules)\n"
+            "assert callable(memhier.conv1d) and 'memhier._ops' in sys.modules\n"
+            "assert 'variants' in dir(memhier) and memhier.Context is not None\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with pytest.raises(AttributeError):
+        memhier.no_such_function
