@@ -15,8 +15,8 @@ Markers, each closed by <!-- /report -->:
                             floor (the copy or FP32 FMA ceiling, whichever binds)
   <!-- report:OP:peers -->  per workload: our fastest FP32-accurate row, the vendor, the best peer
   <!-- report:OP:floors --> per workload: work, bytes and the roofline floor
-  <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, matmul-wgmma-sizes,
-                            and the experiments' (report_experiments.py: matmul-first-session, ...)
+  <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, dask-one-gpu,
+                            matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
 import os
@@ -24,8 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-import report_experiments
-from results import REDUCED, is_ours, load, timed, workload_fields, workloads
+from results import REDUCED, bench_log, is_ours, load, ncu_sections, timed, workload_fields, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
@@ -100,8 +99,8 @@ def provenance(doc, op):
     """Which run a table comes from."""
     commit, c = run_of(doc, op)
     date = doc.get("date_by_op", {}).get(op, doc["date"])
-    return (f"_{doc['device']}, commit {commit}, {date} "
-            f"(`bench/results/{DEFAULT_RESULTS.name}`); ceilings measured in that run: copy "
+    return (f"_{doc['device']}, run of {date} (`bench/results/{DEFAULT_RESULTS.name}`, which names its "
+            f"commit); ceilings measured in that run: copy "
             f"{c['copy_gbps']:.0f} GB/s, FP32 FMA {c['fma_gflops'] / 1000:.1f} TFLOP/s. ms, median._")
 
 
@@ -247,17 +246,17 @@ def tc_sweep_table():
     return "\n".join(lines)
 
 
-SIZES_RESULTS = "matmul-wgmma-sizes.txt"  # in bench/results, after the GPU's name
+SIZES_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt"
 
 
 def wgmma_sizes_table():
     """matmul's auto rule: tf32x3-wgmma's configurations against cublasSgemm over a sweep of sizes."""
     cfgs = ["n64-ws", "n128-ws", "n256-ws", "n64", "n128", "n256"]
-    lines = [f"_From `bench/results/{report_experiments.GPU}.{SIZES_RESULTS}` (memhier bench --tune, H100); ms; -ws: warp specialized, "
+    lines = [f"_From `bench/results/{SIZES_RESULTS.name}` (memhier bench --tune, H100); ms; -ws: warp specialized, "
              "the others plain; ratio: cuBLAS's time over auto's; **bold**: the fastest configuration._", "",
              "| m × k × n | cublas | tf32x3-wgmma auto | " + " | ".join(cfgs) + " | ratio |",
              "| --- | --- | --- | " + " | ".join("---" for _ in cfgs) + " | --- |"]
-    for workload, t in report_experiments.bench_log(SIZES_RESULTS)[0].items():
+    for workload, t in bench_log(SIZES_RESULTS)[0].items():
         wg = t.get("matmul/tf32x3-wgmma[auto]")
         cub = t.get("matmul/cublas")
         if wg is None or cub is None:
@@ -270,18 +269,43 @@ def wgmma_sizes_table():
     return "\n".join(lines)
 
 
+TRANSPOSE_NCU = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.transpose-ncu.txt"
+
+
+def transpose_ncu_table():
+    """docs/transpose.md's counters: each rung at 8192^2, one launch under ncu."""
+    def mega(v):
+        return "0" if v == 0 else f"{v / 1e6:.3g} M" if v >= 1e5 else f"{v / 1e6:.2f} M"
+    lines = [f"_From `bench/results/{TRANSPOSE_NCU.name}` (ncu --clock-control none, one launch a rung, "
+             "H100); sectors per request: 4 is the least for a warp's 4-byte stores, 16 for its 16-byte ones._", "",
+             "| variant | time (ncu) | DRAM | global store sectors | shared-load conflicts | shared-store conflicts "
+             "| instructions |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    for variant, m in ncu_sections(TRANSPOSE_NCU).items():
+        sectors = m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+        per_req = sectors / m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"]
+        cells = [variant.split("/")[-1], f"{m['gpu__time_duration.sum']:.0f} µs",
+                 f"{m['dram__throughput.avg.pct_of_peak_sustained_elapsed']:.0f}%",
+                 f"{mega(sectors)} ({per_req:.0f} per request)",
+                 mega(m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]),
+                 mega(m["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"]),
+                 f"{m['smsp__inst_executed.sum'] / 1e6:.0f} M"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
                "dask-one-gpu": lambda: dask_table(DASK_ONE_GPU_RESULTS),
                "matmul-wgmma-sizes": wgmma_sizes_table, "conv2d-tc-sweep": tc_sweep_table,
-               **report_experiments.TABLES}
+               "transpose-ncu": transpose_ncu_table}
 
 
 def floors_table(doc, op):
     """Each workload's work, bytes and roofline floor, from any timed row (gflops x ms is the
     work, gbps x ms the bytes; the floor is the larger of bytes over the copy ceiling and work
     over the FMA ceiling of that run)."""
-    commit, c = run_of(doc, op)
-    lines = [f"_From the results file's run at {commit} (its ceilings: copy {c['copy_gbps']:.0f} GB/s, "
+    c = run_of(doc, op)[1]
+    date = doc.get("date_by_op", {}).get(op, doc["date"])
+    lines = [f"_From the results file's run of {date} (its ceilings: copy {c['copy_gbps']:.0f} GB/s, "
              f"FP32 FMA {c['fma_gflops'] / 1000:.1f} TFLOP/s)._", "",
              "| workload | work | bytes read + written | floor |", "| --- | --- | --- | --- |"]
     rows = [r for r in doc["rows"] if r["op"] == op]

@@ -1,6 +1,8 @@
-"""What the scripts that read `memhier bench` JSON files share: which rows are ours, which are
-reduced precision, and the rows grouped by workload."""
+"""What the scripts that read `memhier bench` results share: which rows are ours, which are
+reduced precision, the rows grouped by workload, and the readers of text logs (a bench run's
+printout, an ncu log)."""
 import json
+import re
 
 # memhier's reduced-precision rows (mh_variant_is_reduced_precision): they race neither the
 # vendor's FP32 row nor the FP32 peers
@@ -32,3 +34,32 @@ def workloads(rows, op):
         if r["op"] == op and r["workload"] not in seen:
             seen.append(r["workload"])
     return seen
+
+
+def bench_log(path):
+    """A text log of `memhier bench` runs as [{workload: {variant: ms}}], one dict per section
+    ("## ..." lines start a section; a file without them is one section)."""
+    sections, workload = [{}], None
+    for line in open(path).read().splitlines():
+        if line.startswith("## ") and sections[-1]:
+            sections.append({})
+        head = re.match(r"\[\w+ \d+/\d+\] (.*?)  \(", line)
+        if head:
+            workload = head.group(1)
+            sections[-1].setdefault(workload, {})
+        row = re.match(r"\s+(\S+)\s+(cuda|vendor|cpu)\s+([0-9.]+)\s", line)
+        if row and workload:
+            sections[-1][workload][row.group(1)] = float(row.group(3))
+    return [s for s in sections if s]
+
+
+def ncu_sections(path):
+    """An ncu log of gpu-check (## VARIANT, then `metric unit value` lines) as {variant: {metric: value}}."""
+    out, cur = {}, None
+    for line in open(path).read().splitlines():
+        if line.startswith("## "):
+            cur = out.setdefault(line[3:].strip(), {})
+        elif cur is not None and line.strip():
+            parts = line.split()
+            cur[parts[0]] = float(parts[-1].replace(",", ""))
+    return out

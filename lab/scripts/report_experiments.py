@@ -1,14 +1,20 @@
-"""Tables of the experiments the docs walk through, made from the committed sweeps that measured
-them (report.py's side tables: <!-- report:KIND --> markers), so that their figures are not typed
-by hand either. Each row names the configuration it reads; a figure in brackets after a
+"""Tables of the matmul experiments that lab/notes/matmul.md walks through, made from the sweeps
+that measured them (lab/results), so that their figures were not typed by hand either. The notes
+keep them as they were made; `python3 lab/scripts/report_experiments.py` prints them again. Each row names the configuration it reads; a figure in brackets after a
 4096^3 time is LeetGPU's 8192 x 6144 x 4096 from the same sweep."""
 import json
 import re
 from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench/results"
+ROOT = Path(__file__).resolve().parent.parent.parent
+RESULTS = ROOT / "lab/results"
+
+
+def result_file(name):
+    """A results file by its name after the GPU's: in the lab, or in bench/results where the product reads it."""
+    lab = RESULTS / f"{GPU}.{name}"
+    return lab if lab.exists() else ROOT / "bench/results" / f"{GPU}.{name}"
 GPU = "NVIDIA_H100_80GB_HBM3"
 W4096, WLEET = "m=4096 k=4096 n=4096", "m=8192 k=6144 n=4096"
 
@@ -17,7 +23,7 @@ W4096, WLEET = "m=4096 k=4096 n=4096", "m=8192 k=6144 n=4096"
 def tune_json(name):
     """A `memhier bench --tune --json` file as {variant: {workload: ms}}."""
     out = {}
-    for r in json.loads((RESULTS / f"{GPU}.{name}").read_text())["rows"]:
+    for r in json.loads(result_file(name).read_text())["rows"]:
         out.setdefault(r["variant"], {})[r["workload"]] = r["ms"]
     return out
 
@@ -27,7 +33,7 @@ def bench_log(name):
     """A text log of `memhier bench` runs as [{workload: {variant: ms}}], one dict per section
     ("## ..." lines start a section; a file without them is one section)."""
     sections, workload = [{}], None
-    for line in (RESULTS / f"{GPU}.{name}").read_text().splitlines():
+    for line in result_file(name).read_text().splitlines():
         if line.startswith("## ") and sections[-1]:
             sections.append({})
         head = re.match(r"\[\w+ \d+/\d+\] (.*?)  \(", line)
@@ -139,7 +145,7 @@ TRANSPOSE_NCU = "transpose-ncu.txt"
 def ncu_sections(name):
     """An ncu log of gpu-check (## VARIANT, then `metric unit value` lines) as {variant: {metric: value}}."""
     out, cur = {}, None
-    for line in (RESULTS / f"{GPU}.{name}").read_text().splitlines():
+    for line in result_file(name).read_text().splitlines():
         if line.startswith("## "):
             cur = out.setdefault(line[3:].strip(), {})
         elif cur is not None and line.strip():
@@ -168,3 +174,7 @@ def transpose_ncu():
 
 
 TABLES["transpose-ncu"] = transpose_ncu
+
+if __name__ == "__main__":
+    for name, make in TABLES.items():
+        print(f"## {name}\n\n{make()}\n")
