@@ -5,7 +5,8 @@
 # into build/install and builds the plain-C example against that install tree, with CMake and
 # with pkg-config, then builds the Python package with pip from the library just built and
 # tested (no second CUDA compile) and runs its pytest suite, then checks the report's tables
-# against the committed results (scripts/report.py --check) and draws its plots.
+# against the committed results (scripts/report.py --check), auto's compiled-in rules against
+# bench/results/*.auto.json (scripts/tune.py --check), and draws the report's plots.
 # Where everything is present (the GPU machine, which has no network) it installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,5 +46,6 @@ fi
 # The report: the README's and docs' measured tables must be what scripts/report.py makes of
 # the committed results (a drift names the table), and the plots must draw.
 "$PY" scripts/report.py --check
+"$PY" scripts/tune.py --check
 "$PY" scripts/report.py --outdir build/report >/dev/null
 echo "all tests passed"

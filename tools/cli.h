@@ -44,5 +44,6 @@ int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_filter(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 #endif

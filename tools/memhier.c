@@ -30,19 +30,31 @@ static const struct command {
      "                               OUT - is standard output; images over P pixels (default\n"
      "                               67108864, ~0.9 GB held) are refused from their header\n",
      cmd_filter},
+    {"explain",
+     "  explain conv1d --n N --k K [--batch B] [--pad P]\n"
+     "  explain conv2d --rows R --cols C --krows KR --kcols KC [--pad P]\n"
+     "  explain transpose --rows R --cols C\n"
+     "  explain matmul --m M --k K --n N\n"
+     "  explain reduce --n N\n"
+     "  explain histogram --n N --bins B [--bytes]\n"
+     "                               which variant auto runs for the problem on this device, and\n"
+     "                               why: the device's rules, the rule with this problem's numbers,\n"
+     "                               each candidate's answer; [--device cpu|N] with any of them\n",
+     cmd_explain},
     {"bench",
      "  bench [OP] [--n N --k K] [--rows R --cols C --krows KR --kcols KC] [--pad P]\n"
      "        [--variants a,b] [--device cpu|N] [--json FILE] [--reps R] [--tune | --configs c,d]\n"
      "  bench conv1d --grid [--variants a,b] [--json FILE]\n"
-     "  bench [OP] --headline [--device cpu|N] [--json FILE]\n"
      "                               n from 2^12 to 2^26 by 4x against k from 3 to 65535, valid\n"
      "                               validate and time every variant; no OP runs every op's\n"
      "                               default workloads (GPU 0, or the CPU backend without one);\n"
      "                               --tune: every tuning configuration, --configs: those named;\n"
-     "                               --headline: one or two workloads per op, auto's pick and\n"
-     "                               the vendor rows (the CPU reference without a GPU);\n"
+
      "                               sizes up to 2^36 elements a buffer, --reps 20 to 100000;\n"
-     "                               --json - writes the JSON to standard output\n",
+     "                               --json - writes the JSON to standard output\n"
+     "  bench [OP] --headline [--device cpu|N] [--json FILE]\n"
+     "                               the main job's workloads, one or two per op: auto's pick\n"
+     "                               and the vendor rows (the CPU reference without a GPU)\n",
      cmd_bench},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

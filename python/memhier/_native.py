@@ -80,6 +80,7 @@ _PROTOTYPES = {
     "mh_context_synchronize": (_I, [c_ctx]),
     "mh_context_device": (_I, [c_ctx]),
     "mh_context_error": (_C, [c_ctx]),
+    "mh_context_explanation": (_C, [c_ctx]),
     "mh_alloc": (_I, [c_ctx, _S, ctypes.POINTER(_P)]),
     "mh_free": (None, [c_ctx, _P]),
     "mh_upload": (_I, [c_ctx, _P, _P, _S]),

@@ -76,14 +76,17 @@ def _selector(op, shape):
     raise ValueError(f"op: expected conv1d, conv2d, transpose, matmul, reduce or histogram, got {op!r}")
 
 
-def select(op, device=0, context=None, **shape):
+def select(op, device=0, context=None, explain=False, **shape):
     """The variant `auto` runs for a problem on a device, e.g. select('conv1d', n=1 << 24,
-    k=2047), select('matmul', m=4096, k=4096, n=4096, device='cpu')."""
+    k=2047), select('matmul', m=4096, k=4096, n=4096, device='cpu'). explain=True returns
+    (variant, why): why is the text `memhier explain` prints (the device's rules, the rule with
+    this problem's numbers, every candidate's answer)."""
     fn, args = _selector(op, shape)
     ctx = context if context is not None else default_context(device)
     chosen = ctypes.POINTER(_native.VariantInfo)()
     check(fn(ctx.handle, *args, ctypes.byref(chosen)), ctx.handle)
-    return chosen.contents.name.decode()
+    name = chosen.contents.name.decode()
+    return (name, lib.mh_context_explanation(ctx.handle).decode()) if explain else name
 
 
 def info(device=0, ceilings=False, context=None):

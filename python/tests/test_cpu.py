@@ -267,3 +267,10 @@ def test_import_defers_the_ops():
     subprocess.run([sys.executable, "-c", code], check=True)
     with pytest.raises(AttributeError):
         memhier.no_such_function
+
+
+def test_select_explain():
+    name, why = memhier.select("conv2d", device="cpu", explain=True, rows=512, cols=512, krows=7, kcols=7, pad="same")
+    assert name == memhier.select("conv2d", device="cpu", rows=512, cols=512, krows=7, kcols=7, pad="same")
+    assert "conv2d a 512 x 512 image, a 7 x 7 filter, pad = same" in why
+    assert f"{name} " in why and "RUNS IT" in why

@@ -90,18 +90,14 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  masks * a->k * sizeof(float), a->out, a->batch * a->out_n * sizeof(float));
 }
 
-/* `auto`: a table read off the H100's grid (n = 2^12 .. 2^26 by 4x against k = 3 .. 65535,
- * valid; bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json, picture and regret in
- * docs/conv1d.md "How auto chooses"). Signals count by their total samples (batch x n):
- *   k > 4097           fft-os (fft-fused cannot hold the mask)
- *   2049 < k <= 4097   fft-fused (its real8192), which wins every cell of the grid there,
- *                      by 5x over regtile at n = 2^12 to 26x at 2^26
- *   k <= 2049          fft-fused from a k that falls as the problem grows: 384 below 2^19
- *                      samples, 96 below 2^21, 48 below 2^23, 46 above; regtile below that k
- *                      (it sits at its launch floor or the copy ceiling, where the FFT's
- *                      fixed costs do not pay). Below 2^13 samples every row is within ~10 us
- *                      and cells change sides from run to run, so the thresholds there are
- *                      a coin toss either way.
+/* `auto`, from the device's rules (src/core/auto_rules.h; the H100's read off its grid, n = 2^12
+ * .. 2^26 by 4x against k = 3 .. 65535: docs/conv1d.md "How auto chooses"). Signals count by
+ * their total samples (batch x n):
+ *   k > conv1d_fft_os_above_k   fft-os (fft-fused cannot hold the mask)
+ *   k > conv1d_fused_above_k    fft-fused (its real8192), which wins every cell of the grid there
+ *   below                       fft-fused from a k that falls as the problem grows
+ *                               (conv1d_fused_from_k), regtile below that k: it sits at its launch
+ *                               floor or the copy ceiling, where the FFT's fixed costs do not pay.
  * Each list goes on to the others: a row that refuses or runs out of memory passes the call
  * to the next. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *args)
@@ -111,12 +107,31 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *args)
     static const char *const fused[] = {"fft-fused", "fft-os", "regtile", "cufft", "naive", NULL};
     static const char *const os[] = {"fft-os", "fft-fused", "regtile", "cufft", "naive", NULL};
     if (mh_is_cpu(ctx)) return cpu;
+    const mh_auto_rules *r = ctx->rules;
     const mh_conv1d_args *a = &args->conv1d;
-    const double samples = (double)a->batch * (double)a->n;
-    if (a->k > 4097) return os;
-    if (a->k > 2049) return fused;
-    const size_t k_min = samples < 524288.0 ? 384 : samples < 2097152.0 ? 96 : samples < 8388608.0 ? 48 : 46;
-    return a->k >= k_min ? fused : direct;
+    const double samples = (double)a->batch * (double)a->n, k = (double)a->k;
+    if (k > r->conv1d_fft_os_above_k) return os;
+    if (k > r->conv1d_fused_above_k) return fused;
+    return k >= mh_auto_step(&r->conv1d_fused_from_k, samples) ? fused : direct;
+}
+
+static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
+{
+    const mh_auto_rules *r = ctx->rules;
+    const mh_conv1d_args *a = &args->conv1d;
+    const double samples = (double)a->batch * (double)a->n, k = (double)a->k;
+    const double from = mh_auto_step(&r->conv1d_fused_from_k, samples);
+    if (k > r->conv1d_fft_os_above_k)
+        snprintf(buf, len, "k = %zu > %.0f (conv1d_fft_os_above_k): fft-os first, fft-fused cannot hold the mask", a->k,
+                 r->conv1d_fft_os_above_k);
+    else if (k > r->conv1d_fused_above_k)
+        snprintf(buf, len, "k = %zu > %.0f (conv1d_fused_above_k): fft-fused first at every size", a->k,
+                 r->conv1d_fused_above_k);
+    else
+        snprintf(buf, len,
+                 "batch x n = %.0f samples: fft-fused from k >= %.0f there (conv1d_fused_from_k), regtile below; "
+                 "k = %zu: %s first",
+                 samples, from, a->k, k >= from ? "fft-fused" : "regtile");
 }
 
 static const mh_row_group groups[] = {
@@ -125,7 +140,7 @@ static const mh_row_group groups[] = {
 };
 
 const mh_op_table mh_conv1d_table = {MH_OP_CONV1D, "conv1d", groups, sizeof groups / sizeof groups[0],
-                                     auto_order, check_buffers};
+                                     auto_order, check_buffers, explain};
 
 mh_status mh_conv1d(mh_context *ctx, const char *variant, const float *in, size_t n, const float *mask, size_t k,
                     mh_pad pad, float *out)

@@ -125,7 +125,15 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const direct[] = {"walk", "regtile", "stream", "shared", "basic", NULL};
     static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    return mh_conv2d_tc_favoured(&a->conv2d) ? tensor : direct;
+    return mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, NULL, 0) ? tensor : direct;
+}
+
+static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t len)
+{
+    char why[512];
+    const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, why, sizeof why);
+    snprintf(buf, len, "%s: %s; walk takes 3 x 3 and 5 x 5 filters, regtile the rest", why,
+             tc ? "tc (tensor cores) first" : "the direct rows");
 }
 static const mh_row_group groups[] = {
     mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
@@ -134,7 +142,7 @@ static const mh_row_group groups[] = {
 };
 
 const mh_op_table mh_conv2d_table = {MH_OP_CONV2D, "conv2d", groups, sizeof groups / sizeof groups[0],
-                                     auto_order, check_buffers};
+                                     auto_order, check_buffers, explain};
 
 mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
                     const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out)

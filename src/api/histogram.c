@@ -1,6 +1,8 @@
 /* histogram front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 mh_status mh_histogram_args_init(mh_context *ctx, mh_args *args, const void *in, int bytes, size_t n, int lo, int hi,
@@ -49,8 +51,9 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return a->n ? mh_check_disjoint(ctx, "outside", a->outside, 8, "in", a->in, in_bytes) : MH_OK;
 }
 
-/* `auto`, from the H100 (docs/histogram.md): bytes over more than 31 bins take lane-private
- * (no bank conflicts: 82% of the copy ceiling on uniform bytes against vector's 73%); int32
+/* `auto`, by the device's rules (docs/histogram.md has the H100's figures): bytes over more than
+ * histogram_lane_private_above_bins bins take lane-private (no bank conflicts: 82% of the copy
+ * ceiling on uniform bytes against vector's 73%); int32
  * values and few bins (every slot its own bank already) take vector (87% on LeetGPU's int32,
  * 83% on seed 004's a-z buckets, 95% on one-bin bytes). racy is a demonstration, never a
  * candidate. */
@@ -60,13 +63,23 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const many_byte_bins[] = {"lane-private", "vector", "coarse-interleaved", "global-atomic", NULL};
     static const char *const cuda[] = {"vector", "lane-private", "coarse-interleaved", "global-atomic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    return a->histogram.bytes && a->histogram.num_bins + 1 > 32 ? many_byte_bins : cuda;
+    return a->histogram.bytes && a->histogram.num_bins > ctx->rules->histogram_lane_private_above_bins ? many_byte_bins
+                                                                                                    : cuda;
+}
+
+static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
+{
+    const mh_histogram_args *a = &args->histogram;
+    const int above = ctx->rules->histogram_lane_private_above_bins;
+    snprintf(buf, len, "%s, %d bins: %s first (bytes over more than %d bins, histogram_lane_private_above_bins, take "
+             "lane-private)", a->bytes ? "bytes" : "int32 values", a->num_bins,
+             a->bytes && a->num_bins > above ? "lane-private" : "vector", above);
 }
 
 static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_rows, mh_histogram_cub_rows};
 
 const mh_op_table mh_histogram_table = {MH_OP_HISTOGRAM, "histogram", groups, sizeof groups / sizeof groups[0],
-                                        auto_order, check_buffers};
+                                        auto_order, check_buffers, explain};
 
 static mh_status run(mh_context *ctx, const char *variant, const void *in, int bytes, size_t n, int lo, int hi,
                      int width, uint64_t *bins, uint64_t *outside)

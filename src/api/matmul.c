@@ -1,6 +1,8 @@
 /* matmul front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
 
+#include <stdio.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -48,18 +50,33 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 }
 
 /* `auto`: tf32x3-wgmma where it is both faster than cublasSgemm and within 1.5x of its largest
- * error, else cuBLAS; warptile takes what cuBLAS's int dimensions refuse. Speed (H100 tune sweep,
- * docs/matmul.md): tf32x3-wgmma wins from k >= 512 and m k n >= 4e8 (768^3 is 4.5e8, 512^3
- * 1.3e8 and loses). Accuracy (lab/scripts/matmul_accuracy.py, largest error against a float64
- * product, uniform and exponent-spread data): within 0.64x and 1.20x of cuBLAS's wherever m n >=
- * 896^2, up to k = 262144; with fewer outputs cuBLAS sums shorter chains and the ratio grows
- * (768^3 1.67x, 512 x 131072 x 512 2.57x, 256 x 1048576 x 256 6.2x), and cuBLAS is faster there
- * too. So m n >= 800000 and k <= 262144 (the longest measured) as well. tf32x3-wgmma refuses
- * devices other than sm_90 and a failed workspace allocation passes the call on. */
-static int tf32x3_favoured(const mh_matmul_args *x)
+ * error, else cuBLAS; warptile takes what cuBLAS's int dimensions refuse. The device's rules
+ * (src/core/auto_rules.h) say where: speed from matmul_tc_min_k and matmul_tc_min_work (the
+ * H100's tune sweep: from k >= 512 and m k n >= 4e8), accuracy up to matmul_tc_max_k and from
+ * matmul_tc_min_outputs (lab/scripts/matmul_accuracy.py: within 0.64x and 1.20x of cuBLAS's
+ * largest error wherever m n >= 896^2 up to k = 262144, the longest measured; with fewer outputs
+ * cuBLAS sums shorter chains, the ratio grows past 1.5x, and cuBLAS is faster there too;
+ * docs/matmul.md). tf32x3-wgmma refuses devices other than sm_90 and a failed workspace
+ * allocation passes the call on. */
+static int tf32x3_favoured(const mh_auto_rules *r, const mh_matmul_args *x)
 {
     const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
-    return x->k >= 512 && x->k <= 262144 && work >= 4e8 && outputs >= 8e5;
+    const double k = (double)x->k;
+    return k >= r->matmul_tc_min_k && k <= r->matmul_tc_max_k && work >= r->matmul_tc_min_work &&
+           outputs >= r->matmul_tc_min_outputs;
+}
+
+static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
+{
+    const mh_auto_rules *r = ctx->rules;
+    const mh_matmul_args *x = &args->matmul;
+    const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
+    snprintf(buf, len,
+             "tf32x3-wgmma first where k is in [%.0f, %.0f] (matmul_tc_min_k, _max_k), m k n >= %.3g "
+             "(matmul_tc_min_work) and m n >= %.3g (matmul_tc_min_outputs); here k = %zu, m k n = %.3g, m n = %.3g: "
+             "%s",
+             r->matmul_tc_min_k, r->matmul_tc_max_k, r->matmul_tc_min_work, r->matmul_tc_min_outputs, x->k, work, outputs,
+             tf32x3_favoured(r, x) ? "tf32x3-wgmma first" : "cuBLAS first");
 }
 
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
@@ -68,14 +85,14 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const cuda[] = {"cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     static const char *const tensor[] = {"tf32x3-wgmma", "cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    return tf32x3_favoured(&a->matmul) ? tensor : cuda;
+    return tf32x3_favoured(ctx->rules, &a->matmul) ? tensor : cuda;
 }
 
 static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows,  mh_matmul_regtile_rows,
                                       mh_matmul_tensor_rows, mh_matmul_wgmma_rows, mh_matmul_cublas_rows};
 
 const mh_op_table mh_matmul_table = {MH_OP_MATMUL, "matmul", groups, sizeof groups / sizeof groups[0], auto_order,
-                                     check_buffers};
+                                     check_buffers, explain};
 
 mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const float *b, float *c, size_t m, size_t k,
                     size_t n)

@@ -33,6 +33,23 @@ void mh_clear_error(mh_context *ctx)
     if (ctx && last_error.ctx == ctx) last_error.text[0] = '\0';
 }
 
+/* The calling thread's last `select` explanation, per context as the error text is. */
+static _Thread_local struct {
+    const mh_context *ctx;
+    char text[8192];
+} last_explanation;
+
+void mh_set_explanation(mh_context *ctx, const char *text)
+{
+    snprintf(last_explanation.text, sizeof last_explanation.text, "%s", text);
+    last_explanation.ctx = ctx;
+}
+
+const char *mh_context_explanation(const mh_context *ctx)
+{
+    return ctx && last_explanation.ctx == ctx ? last_explanation.text : "";
+}
+
 int mh_is_cpu(const mh_context *ctx) { return ctx->device == MH_CPU; }
 
 int mh_cuda_device_count(void)
@@ -69,6 +86,14 @@ mh_status mh_context_create(mh_context **ctx, int device)
         major = minor = 0; /* rows that need a capability refuse with the reason */
     }
     c->cc = 10 * major + minor;
+    struct cudaDeviceProp prop;
+    if (device != MH_CPU && cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
+        snprintf(c->name, sizeof c->name, "%s", prop.name);
+    } else {
+        cudaGetLastError();
+        snprintf(c->name, sizeof c->name, "%s", device == MH_CPU ? "CPU" : "unknown CUDA device");
+    }
+    c->rules = mh_auto_rules_for(device == MH_CPU ? NULL : c->name);
     if (pthread_mutex_init(&c->lock, NULL) != 0) {
         free(c);
         return MH_ERR_INTERNAL;
@@ -88,6 +113,7 @@ void mh_context_destroy(mh_context *ctx)
     if (ctx->fence) cudaEventDestroy((cudaEvent_t)ctx->fence);
     if (on_device) mh_device_leave(&guard);
     if (last_error.ctx == ctx) last_error.ctx = NULL; /* a later context may reuse the address */
+    if (last_explanation.ctx == ctx) last_explanation.ctx = NULL;
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

@@ -137,13 +137,71 @@ mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a)
     return s;
 }
 
+/* Appends to buf (text so far: used of len). */
+static void append(char *buf, size_t len, size_t *used, const char *fmt, ...) MH_PRINTF(4, 5);
+static void append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+    if (*used >= len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0) *used = *used + (size_t)n < len ? *used + (size_t)n : len;
+}
+
+void mh_explain(mh_context *ctx, const mh_args *a, char *buf, size_t len)
+{
+    const mh_op_table *t = mh_op_table_of(a->op);
+    const mh_auto_rules *r = ctx->rules;
+    char problem[256], why[512];
+    size_t used = 0;
+    buf[0] = '\0';
+    describe(a, problem, sizeof problem);
+    append(buf, len, &used, "%s %s\n", t->name, problem);
+    if (mh_is_cpu(ctx)) append(buf, len, &used, "on the CPU backend\n");
+    else
+        append(buf, len, &used, "on GPU %d, %s (compute capability %d.%d, %d SMs); auto's rules: %s%s\n", ctx->device,
+               ctx->name, ctx->cc / 10, ctx->cc % 10, ctx->sm_count, r->device,
+               strcmp(r->device, ctx->name) ? " (the fallback: no rules were measured on this device)" : "");
+    if (t->explain && !mh_is_cpu(ctx)) {
+        char rule[1024];
+        t->explain(ctx, a, rule, sizeof rule);
+        append(buf, len, &used, "rule: %s\n", rule);
+    }
+    append(buf, len, &used, "candidates, in auto's order (a row that fails to get its workspace passes the call on):\n");
+    int chosen = 0;
+    for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
+        const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
+        if (!row) continue;
+        append(buf, len, &used, "  %-24s ", row->info.name);
+        if (mh_variant_is_demonstration(&row->info) || mh_variant_is_reduced_precision(&row->info)) {
+            append(buf, len, &used, "never auto's (%s)\n",
+                   mh_variant_is_demonstration(&row->info) ? "wrong by design" : "reduced precision");
+            continue;
+        }
+        why[0] = '\0';
+        if (!row_supports(ctx, row, a, why, sizeof why)) {
+            append(buf, len, &used, "refuses: %s\n", why[0] ? why : "(no reason given)");
+            continue;
+        }
+        append(buf, len, &used, "%s", chosen ? "would run it" : "RUNS IT");
+        if (row->config_for) append(buf, len, &used, " (configuration %s)", row->config_for(ctx, a));
+        append(buf, len, &used, "\n");
+        chosen = 1;
+    }
+    if (!chosen) append(buf, len, &used, "  no candidate takes this problem\n");
+}
+
 mh_status mh_select(mh_context *ctx, const mh_args *a, const mh_variant_info **chosen)
 {
     if (!chosen) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL");
     const mh_row *row = NULL;
+    char text[8192];
     mh_context_lock(ctx);
     const mh_status s = mh_resolve(ctx, NULL, a, &row);
+    mh_explain(ctx, a, text, sizeof text);
     mh_context_unlock(ctx);
+    mh_set_explanation(ctx, text);
     if (s == MH_OK) *chosen = &row->info;
     return s;
 }

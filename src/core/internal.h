@@ -4,6 +4,7 @@
 #define MH_INTERNAL_H
 
 #include "memhier.h"
+#include "auto_rules.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -51,6 +52,8 @@ struct mh_context {
     size_t workspace_bytes;
     int sm_count;    /* the device's SMs, read once at creation (0 on the CPU) */
     int cc;          /* compute capability, 10 major + minor (90 on the H100; 0 on the CPU) */
+    const mh_auto_rules *rules; /* auto's thresholds for this device (the fallback's on the CPU) */
+    char name[256];             /* the device's name ("CPU" for the CPU backend) */
     mh_slot slots[MH_SLOT_COUNT];
     pthread_mutex_t lock;
     void *fence;          /* cudaEvent_t recorded after the last call that used shared state;
@@ -62,6 +65,8 @@ struct mh_context {
 /* Records the detail of a failure on ctx (if not NULL) for the calling thread and returns s. */
 mh_status mh_fail(mh_context *ctx, mh_status s, const char *fmt, ...) MH_PRINTF(3, 4);
 void mh_clear_error(mh_context *ctx);
+/* What mh_context_explanation returns to the calling thread for ctx until its next select. */
+void mh_set_explanation(mh_context *ctx, const char *text);
 
 int mh_is_cpu(const mh_context *ctx);
 
@@ -213,6 +218,9 @@ typedef struct mh_row {
     /* The vendor library run() calls: opened before supports() is asked; where it cannot be,
      * the row refuses with the loader's reason. */
     mh_vendor_lib needs;
+    /* Rows whose configuration depends on the problem: the one the args' configuration runs as
+     * (the name auto's rule picks for "auto"), for `explain` and the tests. NULL elsewhere. */
+    const char *(*config_for)(const mh_context *ctx, const mh_args *a);
 } mh_row;
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
@@ -242,6 +250,9 @@ typedef struct mh_op_table {
     const char *const *(*auto_order)(mh_context *ctx, const mh_args *a);
     /* pointer kinds, allocation sizes and overlap of the call's buffers */
     mh_status (*check_buffers)(mh_context *ctx, const mh_args *a);
+    /* The rule behind auto_order for this problem, with the device's numbers, as one or more
+     * lines of text; NULL where the order is the same for every problem. */
+    void (*explain)(const mh_context *ctx, const mh_args *a, char *buf, size_t len);
 } mh_op_table;
 
 extern const mh_op_table mh_conv1d_table;
@@ -265,6 +276,9 @@ const mh_variant_info *mh_variant_lookup(mh_op op, const char *name);
 mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a);
 /* Resolution alone (sizes only, no buffers): what _select and _supports answer. */
 mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, const mh_row **row);
+/* auto's candidates for a, the rule and the numbers that ordered them, and each candidate's
+ * answer (runs, supports, refuses and why), as text (memhier explain, mh_context_explanation). */
+void mh_explain(mh_context *ctx, const mh_args *a, char *buf, size_t len);
 /* The row `auto` picks for sizes alone, and whether a variant accepts them. */
 mh_status mh_select(mh_context *ctx, const mh_args *a, const mh_variant_info **chosen);
 mh_status mh_supports(mh_context *ctx, const char *variant, const mh_args *a);
@@ -301,8 +315,9 @@ const mh_row *mh_conv2d_cuda_rows(size_t *count);
 const mh_row *mh_conv2d_texture_rows(size_t *count);
 const mh_row *mh_conv2d_regtile_rows(size_t *count);
 const mh_row *mh_conv2d_tc_rows(size_t *count);
-/* Whether conv2d/tc is expected to beat the direct rows on this shape (conv2d_tc.cu). */
-int mh_conv2d_tc_favoured(const mh_conv2d_args *a);
+/* Whether conv2d/tc is expected to beat the direct rows on this shape by the device's rules
+ * (conv2d_tc.cu); why (may be NULL) gets the numbers that decided. */
+int mh_conv2d_tc_favoured(const mh_auto_rules *r, const mh_conv2d_args *a, char *why, size_t len);
 const mh_row *mh_conv2d_stream_rows(size_t *count);
 const mh_row *mh_conv2d_walk_rows(size_t *count);
 const mh_row *mh_conv2d_separable_rows(size_t *count);

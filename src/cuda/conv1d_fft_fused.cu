@@ -328,8 +328,7 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
     /* Every thread loads both x[m] and x[m + 4096] of both segments itself: 64 loads a
      * thread, the load queue throttling (ncu at n = 16M, k = 2047: lg_throttle 15% of stalls,
      * issue active 53%). Staging the input through shared memory to load each float once
-     * moved the stall to mio_throttle (16%) and ran 6% slower at 64 x 1M, k = 4095 (0.495
-     * against 0.466 ms; lab/results/...conv1d-fft-tune-reg8192-staged.json). */
+     * moves the stall to mio_throttle and is ~6% slower at 64 x 1M, k = 4095. */
     float2 v[16];
     if (has_b && start_a >= 0 && start_b + 8192 <= (long long)g.n) { /* most blocks: no edge */
         const float *xa = x + start_a + u, *xb = x + start_b + u;
@@ -466,14 +465,12 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, 4) real8192_kernel(con
 /* ---- lengths, launch, registry ----------------------------------------------------------- */
 
 /* Configurations: "reg4096" (fft4096.cuh), "reg8192" (fft8192.cuh), "real8192"
- * (fft_real8192.cuh), or the Stockham FFT at L = 2048, 4096, 8192; "auto": resolved(). Before
- * real8192, on the H100 at n = 16M, k = 2047 (lab/results/...conv1d-fft-fused-tune.json)
- * Stockham L4096 ran 0.257 ms against 0.312 for L8192, although 8192 does 22% less FFT work
- * per output: 4096's blocks are a quarter the size (32 KB, 256 threads), more of them fit an
- * SM; reg4096 then ran 0.0958, and reg8192 0.110 (fewer instructions per output, but the
- * load queue throttles and 16M / 12292 outputs per block leave a last wave 17% full:
- * docs/conv1d.md), so reg8192 only where reg4096 cannot hold the mask. "-occN": N blocks per
- * SM in the launch bounds. */
+ * (fft_real8192.cuh), or the Stockham FFT at L = 2048, 4096, 8192; "auto": resolved(). The
+ * Stockham kernels are 2.6x slower than reg4096; the smaller segment wins over the larger one at
+ * k = 2047 although 8192 does 22% less FFT work per output: 4096's blocks are a quarter the size,
+ * more of them fit an SM, and 16M / 12292 outputs per reg8192 block leave a last wave 17% full
+ * (docs/conv1d.md), so reg8192 runs only where reg4096 cannot hold the mask and real8192 does
+ * not apply. "-occN": N blocks per SM in the launch bounds. */
 static const char *const fused_configs[] = {"auto",  "reg4096", "reg4096-occ3", "L2048",    "L4096",
                                             "L8192", "reg8192", "reg8192-occ1", "real8192", NULL};
 enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3, CONFIG_L2048, CONFIG_L4096, CONFIG_L8192, CONFIG_REG8192,
@@ -481,28 +478,27 @@ enum { CONFIG_AUTO, CONFIG_REG4096, CONFIG_REG4096_OCC3, CONFIG_L2048, CONFIG_L4
 
 static int fits(const mh_conv1d_args *a, int log2l) { return a->k <= ((size_t)1 << log2l) / 2 + 1; }
 
-/* The configuration "auto" stands for here, from issue 13's grid run with reg4096, reg8192
- * and real8192 on the H100 (lab/results/...conv1d-fused-grid-real8192.json):
- *   k > 2049    real8192: it beat reg8192 in every cell (0.82x at n = 2^12 .. 0.98x at 2^20)
- *   k <= 2049   real8192 for one mask over 2^24 samples or more and k >= 768, or 2^22 and
- *               k >= 1536: fewer blocks (hop 8192 - k against 2 (4097 - k)), each ~6% more
- *               work (n = 2^24: 0.84x at k = 2047, 0.98x at 1023, 1.02x at 511); reg4096
+/* The configuration "auto" stands for here, by the device's rules (conv1d_real8192_from_k; the
+ * H100's from a grid of reg4096, reg8192 and real8192):
+ *   k > 2049    real8192: it beats reg8192 in every cell of the grid (0.82x at n = 2^12 .. 0.98x
+ *               at 2^20)
+ *   k <= 2049   real8192 for one mask from the k the rule gives for the problem's samples: fewer
+ *               blocks (hop 8192 - k against 2 (4097 - k)), each ~6% more work; reg4096
  *               elsewhere: its spectrum kernel is cheaper, which bounds small problems (9
- *               against 11 us), and per-signal masks pay that kernel per signal (1024 x
- *               16384, k = 2047: 0.113 against 0.125 ms). */
-static int resolved(const mh_conv1d_args *a, int config)
+ *               against 11 us), and per-signal masks pay that kernel per signal. */
+static int resolved(const mh_auto_rules *r, const mh_conv1d_args *a, int config)
 {
     if (config != CONFIG_AUTO) return config;
     if (!fits(a, 12)) return CONFIG_REAL8192;
     const double samples = (double)a->batch * (double)a->n;
-    const size_t k_min = samples >= 16777216.0 ? 768 : samples >= 4194304.0 ? 1536 : (size_t)-1;
-    return a->mask_stride == 0 && a->k >= k_min ? CONFIG_REAL8192 : CONFIG_REG4096;
+    const double k_min = mh_auto_step(&r->conv1d_real8192_from_k, samples);
+    return a->mask_stride == 0 && (double)a->k >= k_min ? CONFIG_REAL8192 : CONFIG_REG4096;
 }
 
 /* log2 of the segment length of this configuration */
-static int log2_len(const mh_conv1d_args *a, int config)
+static int log2_len(const mh_auto_rules *r, const mh_conv1d_args *a, int config)
 {
-    switch (resolved(a, config)) {
+    switch (resolved(r, a, config)) {
     case CONFIG_L2048: return 11;
     case CONFIG_REG4096: case CONFIG_REG4096_OCC3: case CONFIG_L4096: return 12;
     default: return 13;
@@ -616,7 +612,7 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
 static mh_status fused_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    switch (resolved(a, args->config)) {
+    switch (resolved(ctx->rules, a, args->config)) {
     case CONFIG_REG4096: return fused_launch<REG4096, 12, FFT4096_THREADS, 4>(ctx, a);
     case CONFIG_REG4096_OCC3: return fused_launch<REG4096, 12, FFT4096_THREADS, 3>(ctx, a);
     case CONFIG_REG8192: return fused_launch<REG8192, 13, FFT8192_THREADS, 2>(ctx, a);
@@ -628,16 +624,16 @@ static mh_status fused_run(mh_context *ctx, const mh_args *args)
     }
 }
 
-static int fused_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+static int fused_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    const int l = log2_len(a, args->config);
+    const int l = log2_len(ctx->rules, a, args->config);
     if (!fits(a, l)) {
         snprintf(why, len, "k = %zu is longer than %d + 1, half the %d-sample segment that fits on chip (fft-os takes it)",
                  a->k, (1 << l) / 2, 1 << l);
         return 0;
     }
-    const fused_fft fft = fft_of(resolved(a, args->config));
+    const fused_fft fft = fft_of(resolved(ctx->rules, a, args->config));
     const long long hop = segment_hop(fft, l, a->k), per_block = segments_per_block(fft);
     if (((long long)a->out_n / hop + per_block) / per_block > (long long)MH_MAX_GRID_X) {
         snprintf(why, len, "%zu outputs need more than 2^31-1 blocks", a->out_n);
@@ -646,11 +642,16 @@ static int fused_supports(const mh_context *, const mh_args *args, char *why, si
     return 1;
 }
 
+static const char *fused_config_for(const mh_context *ctx, const mh_args *x)
+{
+    return fused_configs[resolved(ctx->rules, &x->conv1d, x->config)];
+}
+
 static const mh_row rows[] = {
     {{"conv1d/fft-fused", MH_OP_CONV1D, MH_BACKEND_CUDA, 13, "global+shared", "ours",
       "overlap-save with the FFT on chip, in registers: a real 8192-point segment or two real 4096-point ones per "
       "complex FFT, k <= 4097"},
-     fused_supports, fused_run, fused_configs, 1},
+     fused_supports, fused_run, fused_configs, 1, MH_LIB_NONE, fused_config_for},
 };
 
 MH_ROW_GROUP(mh_conv1d_fft_fused_rows, rows)

@@ -408,17 +408,18 @@ const tc_choice named_choices[] = {{4, 1}, {8, 1}, {16, 1}, {4, 2}, {8, 2}, {16,
 static_assert(sizeof named_choices / sizeof named_choices[0] + 2 == sizeof tc_configs / sizeof tc_configs[0],
               "a choice for every name but auto");
 
-/* auto's configuration for a krows x kcols filter */
-tc_choice auto_choice(int krows, int kcols)
+/* auto's configuration for a krows x kcols filter, by the device's rules */
+tc_choice auto_choice(const mh_auto_rules *r, int krows, int kcols)
 {
     const int sl = slices_for(kcols);
-    const bool wide_b = sl >= 4 || (sl != 2 && outputs_per_row(kcols) == 2 && krows >= 13);
+    const bool wide_b = sl >= r->conv2d_tc_q16_from_slices ||
+                        (sl != 2 && outputs_per_row(kcols) == 2 && krows >= r->conv2d_tc_q16_s2_from_rows);
     return wide_b ? tc_choice{16, 2} : sl >= 2 ? tc_choice{8, 2} : tc_choice{8, 1};
 }
 
-tc_choice choice_for(const mh_args *x)
+tc_choice choice_for(const mh_auto_rules *r, const mh_args *x)
 {
-    return x->config > 0 ? named_choices[x->config - 1] : auto_choice((int)x->conv2d.krows, (int)x->conv2d.kcols);
+    return x->config > 0 ? named_choices[x->config - 1] : auto_choice(r, (int)x->conv2d.krows, (int)x->conv2d.kcols);
 }
 
 /* Shared memory of a block: U's panels, then the split tile (8 or 16 bytes an element). */
@@ -498,9 +499,9 @@ template <int PARTS, typename F> auto with_outputs_per_row(int kcols, const tc_c
     return outputs_per_row(kcols) == 2 ? with_warpgroups<2, PARTS>(c, sl, f) : with_warpgroups<4, PARTS>(c, sl, f);
 }
 
-template <typename F> auto with_instance(const mh_args *x, F f)
+template <typename F> auto with_instance(const mh_context *ctx, const mh_args *x, F f)
 {
-    const tc_choice c = choice_for(x);
+    const tc_choice c = choice_for(ctx->rules, x);
     return parts_for(&x->conv2d) == 3 ? with_outputs_per_row<3>(x->conv2d.kcols, c, f)
                                       : with_outputs_per_row<2>(x->conv2d.kcols, c, f);
 }
@@ -509,67 +510,75 @@ int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
-    const size_t smem = with_instance(x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S, i.PARTS>(a); });
-    const int rows = with_instance(x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG, i.S>::ROWS; });
+    const size_t smem = with_instance(ctx, x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S, i.PARTS>(a); });
+    const int rows = with_instance(ctx, x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG, i.S>::ROWS; });
     return mh_tile_fits(smem, a->out_rows, (size_t)rows, why, len);
 }
 
 mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
-    return with_instance(x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S, i.PARTS>(ctx, &x->conv2d); });
+    return with_instance(ctx, x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S, i.PARTS>(ctx, &x->conv2d); });
 }
 
 } // namespace
 
 /* conv2d's auto puts tc first where this holds (src/api/conv2d.c). Of the multiply-adds tc's
- * auto configuration runs, (krows + Q - 1) L an output, the useful krows kcols make a share;
- * read off the sweep (H100, K x K filters, same padding, bench/results/...conv2d-tc-sweep.json and lab/results/...conv2d-tc-sweep-*.json,
- * docs/conv2d.md) and, for S = 2, Q = 16, filters 23 and 31 wide with fewer rows
- * (lab/results/...conv2d-tc-wide-rows-*.json):
- * - from 2048^2 outputs, the share must reach a threshold that depends on the configuration:
- *   with S = 4 outputs an A row 0.52 (Q = 8) or 0.43 (Q = 16: its products run nearer the
- *   tensor rate), with S = 2 (twice the A loads an output) 0.70 (Q = 8) or 0.44 (Q = 16; 0.50
- *   at one slice, kcols 6 and 7). At 2048^2, 4096^2 and 8192^2 tc wins at 13 (S = 4, 0.53), 19
- *   and 21 (0.58, 0.66), 23 (S = 2, Q = 16, 0.58), 25 to 29 (Q = 16, 0.49 to 0.60) and 31 (S = 2,
- *   Q = 16, 0.65) by 3 to 42%; 15 (S = 2, 0.64) and 17 (0.50) tie within 3% (tc wins at 2048^2
- *   alone); below 13 it loses (but 11 at 2048^2). S = 2, Q = 16 at 2048^2 and 8192^2: 13 x 23
- *   (0.445) and 13 x 31 (0.45) win by 6 to 12%, 11 x 31 (0.41) ties, 9 x 31 (0.36) loses by 5
- *   to 10%; S = 2, Q = 8: 11 x 23 (0.59) ties or loses by 5%, 9 x 23 (0.54) loses by 7 to 12%.
- *   One slice (S = 2, Q = 16, lab/results/...conv2d-tc-7wide-*.json): at 8192^2 18 x 7 (0.48)
- *   loses by 8%, 19 x 7 (0.49) ties, 21 x 7 (0.51) to 31 x 7 (0.59) win by 2 to 6% and 31 x 6
- *   (0.51) by 12%; at 2048^2 all of them win, by 6 to 22%.
- * - from 512^2 to 2048^2 outputs, the same share and at least 225 taps, so K x K from 19: at
- *   512^2 tc wins from 19 to 31 (0.47) in all three sweeps, ties at 15 (0.97), loses at 13 (1.21),
- *   and at 17 won twice (0.91) and lost once (1.15: these 25 us kernels vary from run to run);
- *   15 lost at 1536^2 (0.0384 ms against regtile's 0.0351) and 13 won at 1024^2 (0.0179
- *   against 0.0198), so 13 to 17 stay on regtile between.
- * - below 512^2 (not measured): never.
- * - below 121 taps (six products, parts_for): never; they lose by 2.1x to 3.9x (K x K from 3 to
- *   9, the sweep) and 17 x 7 by 2.3x to 3.3x.
- * share_needed: the threshold of the first case for tc's auto configuration. */
-static double share_needed(int s, int q, int sl)
+ * auto configuration runs, (krows + Q - 1) L an output, the useful krows kcols make a share,
+ * and the device's rules (src/core/auto_rules.h) say how large it must be:
+ * - from conv2d_tc_any_taps_outputs outputs, a share that depends on the configuration: with
+ *   S = 4 outputs an A row conv2d_tc_share_s4_q8 or _s4_q16 (Q = 16's products run nearer the
+ *   tensor rate), with S = 2 (twice the A loads an output) _s2_q8, _s2_q16, _s2_q16_one_slice;
+ * - from conv2d_tc_min_outputs, the same share and at least conv2d_tc_min_taps taps;
+ * - below conv2d_tc_min_outputs, or below 121 taps (six products, parts_for: they lose by 2x to
+ *   4x on the H100), never.
+ * docs/conv2d.md "How auto chooses" has the H100's sweep and what each threshold separates. */
+static double share_needed(const mh_auto_rules *r, int s, int q, int sl)
 {
-    if (s == 4) return q == 16 ? 0.43 : 0.52;
-    if (q == 16) return sl == 1 ? 0.50 : 0.44;
-    return 0.70;
+    if (s == 4) return q == 16 ? r->conv2d_tc_share_s4_q16 : r->conv2d_tc_share_s4_q8;
+    if (q == 16) return sl == 1 ? r->conv2d_tc_share_s2_q16_one_slice : r->conv2d_tc_share_s2_q16;
+    return r->conv2d_tc_share_s2_q8;
 }
 
-MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_conv2d_args *a)
+MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_auto_rules *r, const mh_conv2d_args *a, char *why, size_t len)
 {
+    char ignored[8];
+    if (!why) why = ignored, len = sizeof ignored;
     const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
-    if (parts_for(a) == 3 || outputs < 512.0 * 512.0 || (outputs < 2048.0 * 2048.0 && taps < 225)) return 0;
-    const tc_choice c = auto_choice((int)a->krows, (int)a->kcols);
-    const int sl = slices_for((int)a->kcols);
-    const double share = taps / ((double)(a->krows + c.q - 1) * 8 * sl);
-    return share >= share_needed(outputs_per_row((int)a->kcols), c.q, sl);
+    if (parts_for(a) == 3) {
+        snprintf(why, len, "%.0f taps, under 121: tc would run six products a slice and loses by 2x to 4x", taps);
+        return 0;
+    }
+    if (outputs < r->conv2d_tc_min_outputs) {
+        snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_min_outputs)", outputs, r->conv2d_tc_min_outputs);
+        return 0;
+    }
+    if (outputs < r->conv2d_tc_any_taps_outputs && taps < r->conv2d_tc_min_taps) {
+        snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_any_taps_outputs), and %.0f taps, under %.0f "
+                 "(conv2d_tc_min_taps)", outputs, r->conv2d_tc_any_taps_outputs, taps, r->conv2d_tc_min_taps);
+        return 0;
+    }
+    const tc_choice c = auto_choice(r, (int)a->krows, (int)a->kcols);
+    const int sl = slices_for((int)a->kcols), s = outputs_per_row((int)a->kcols);
+    const double share = taps / ((double)(a->krows + c.q - 1) * 8 * sl), needed = share_needed(r, s, c.q, sl);
+    snprintf(why, len, "tc's useful share of its tensor work at S = %d, Q = %d, %d slice%s: %.2f, %s the %.2f needed",
+             s, c.q, sl, sl == 1 ? "" : "s", share, share >= needed ? "at least" : "under", needed);
+    return share >= needed;
 }
 
 namespace {
 
+const char *tc_config_for(const mh_context *ctx, const mh_args *x)
+{
+    const tc_choice c = choice_for(ctx->rules, x);
+    for (size_t i = 0; i < sizeof named_choices / sizeof named_choices[0]; ++i)
+        if (named_choices[i].q == c.q && named_choices[i].wg == c.wg) return tc_configs[i + 1];
+    return tc_configs[0];
+}
+
 const mh_row rows[] = {
     {{"conv2d/tc", MH_OP_CONV2D, MH_BACKEND_CUDA, 11, "global+shared+registers+tensor", "ours",
       "3xTF32 wgmma: 64 input-row windows times a Toeplitz matrix of Q filter rows, summed over input rows"},
-     tc_supports, tc_run, tc_configs},
+     tc_supports, tc_run, tc_configs, 0, MH_LIB_NONE, tc_config_for},
 };
 
 } // namespace

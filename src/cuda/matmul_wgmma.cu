@@ -580,8 +580,9 @@ __global__ void __launch_bounds__(WS_THREADS, 1) matmul_wgmma_ws_kernel(const wg
 
 /* Configurations: "auto", then block widths, plain or warp specialized (-ws). auto takes the -ws
  * width with the least weighted rounds of blocks over the SMs, a round's weight its time against
- * a round of 128 x 128 blocks as measured on the H100 over 12 shapes (docs/matmul.md "How auto
- * chooses"): 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); ties go to the wider block.
+ * a round of 128 x 128 blocks, from the device's rules (matmul_wgmma_round_*; on the H100,
+ * measured over 12 shapes: 128 x 256 1.85 (1.68-2.01), 128 x 64 0.6 (0.54-0.69); docs/matmul.md
+ * "How auto chooses"); ties go to the wider block.
  * The plain kernel is slower than -ws at every width and shape but the skinny k = 64 one.
  * -ws-c2 pairs blocks (request_stage); tf32-wgmma's auto takes it at 128 x 256 (config_of). */
 struct wg_config {
@@ -605,7 +606,8 @@ wg_config config_of(const mh_context *ctx, const mh_args *x, int kind)
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
     const wg_config choices[] = {{256, true, 1}, {128, true, 1}, {64, true, 1}};
-    const double weight[] = {1.85, 1.0, 0.6};
+    const mh_auto_rules *r = ctx->rules;
+    const double weight[] = {r->matmul_wgmma_round_256, r->matmul_wgmma_round_128, r->matmul_wgmma_round_64};
     int best = 0;
     double best_cost = 0;
     for (int i = 0; i < 3; ++i) {
@@ -616,7 +618,7 @@ wg_config config_of(const mh_context *ctx, const mh_args *x, int kind)
     /* 128 x 256 for one TF32 product: in pairs where the rows of tiles pair up, which is ~7%
      * faster on the H100 (4096^3, 8192 x 4096 x 6144); tf32x3 gains nothing from pairs and
      * keeps single blocks. Short k (8192 x 64 x 8192) is ~10% slower in pairs: single there. */
-    if (kind == ONE && c.width == 256 && mt % 2 == 0 && a->k >= 1024) c.cluster = 2;
+    if (kind == ONE && c.width == 256 && mt % 2 == 0 && (double)a->k >= r->matmul_wgmma_pairs_min_k) c.cluster = 2;
     return c;
 }
 
@@ -691,13 +693,22 @@ template <int KIND> mh_status run_kind(mh_context *ctx, const mh_args *x)
     }
 }
 
+template <int KIND> const char *config_for_kind(const mh_context *ctx, const mh_args *x)
+{
+    const wg_config c = config_of(ctx, x, KIND);
+    for (size_t i = 1; i < sizeof configs / sizeof configs[0]; ++i)
+        if (configs[i].width == c.width && configs[i].specialized == c.specialized && configs[i].cluster == c.cluster)
+            return config_names[i];
+    return config_names[0];
+}
+
 const mh_row rows[] = {
     {{"matmul/tf32x3-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 12, "global+shared+tensor", "ours",
       "tf32x3 on Hopper's wgmma: a and b split once into swizzled TF32 big/small tiles, then 3 wgmma per k-slice"},
-     wgmma_supports, run_kind<SPLIT>, config_names, 0},
+     wgmma_supports, run_kind<SPLIT>, config_names, 0, MH_LIB_NONE, config_for_kind<SPLIT>},
     {{"matmul/tf32-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 13, "global+shared+tensor", "ours",
       "REDUCED PRECISION: one TF32 wgmma product (10-bit mantissas), the unit's rate beside tf32x3-wgmma"},
-     wgmma_supports, run_kind<ONE>, config_names, 0},
+     wgmma_supports, run_kind<ONE>, config_names, 0, MH_LIB_NONE, config_for_kind<ONE>},
 };
 
 } // namespace

@@ -1,0 +1,231 @@
+/* auto's rules over a grid of shapes, for every op, on a CUDA context of compute capability 9.0
+ * with 132 SMs (an H100), compared with tests/data/auto_picks.txt: each line names the shape,
+ * auto's candidates in order (a list named once per op) and, for the rows whose configuration depends on the problem,
+ * the configuration their "auto" runs as. The rules are functions of the shape and of the
+ * context's device facts alone, so this runs on any machine, GPU or not; a change in any
+ * threshold shows here as the lines it moves.
+ *
+ * MEMHIER_WRITE_AUTO_PICKS=1 rewrites the file instead (when a rule is meant to change). */
+#include "testing.h"
+
+static FILE *out;
+static mh_context gpu; /* a CUDA context's facts, no device behind them */
+
+/* auto's candidate lists, each printed once per op as "Ln = a b c" and named by Ln after */
+enum { MAX_LISTS = 16 };
+static const char *const *lists[MAX_LISTS];
+static int nlists;
+static mh_op lists_op;
+
+static int list_index(mh_op op, const char *const *names)
+{
+    if (op != lists_op) nlists = 0, lists_op = op;
+    for (int i = 0; i < nlists; ++i)
+        if (lists[i] == names) return i;
+    if (nlists == MAX_LISTS) return -1;
+    lists[nlists] = names;
+    fprintf(out, "%s L%d =", mh_op_table_of(op)->name, nlists);
+    for (const char *const *n = names; *n; ++n) fprintf(out, " %s", *n);
+    fputc('\n', out);
+    return nlists++;
+}
+
+static const char *config_of(mh_op op, const char *row, const mh_args *a)
+{
+    const mh_row *r = mh_row_of(mh_variant_lookup(op, row));
+    return r && r->config_for ? r->config_for(&gpu, a) : "-";
+}
+
+static void line(const mh_args *a, const char *shape, const char *const *cfg_rows)
+{
+    const mh_op_table *t = mh_op_table_of(a->op);
+    const int l = list_index(a->op, t->auto_order(&gpu, a));
+    fprintf(out, "%s: L%d", shape, l);
+    for (const char *const *r = cfg_rows; r && *r; ++r) fprintf(out, " %s=%s", *r, config_of(a->op, *r, a));
+    fputc('\n', out);
+}
+
+static void conv1d_grid(void)
+{
+    static const size_t ks[] = {1,   3,   31,  45,   46,   47,   48,   95,   96,   97,    383,  384,
+                                385, 767, 768, 1535, 1536, 2047, 2049, 2050, 4095, 4097, 4098, 65535};
+    static const size_t batches[] = {1, 64};
+    static const char *const cfg[] = {"fft-fused", NULL};
+    for (size_t b = 0; b < sizeof batches / sizeof batches[0]; ++b)
+        for (int l = 10; l <= 26; l += 2)
+            for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i)
+                for (int per_signal = 0; per_signal < (batches[b] > 1 ? 2 : 1); ++per_signal) {
+                    const size_t n = (size_t)1 << l, k = ks[i];
+                    if (k > n) continue;
+                    mh_args a;
+                    if (mh_conv1d_batched_args_init(NULL, &a, NULL, batches[b], n, NULL, per_signal ? k : 0, k,
+                                                    MH_PAD_VALID, NULL) != MH_OK)
+                        continue;
+                    char shape[96];
+                    snprintf(shape, sizeof shape, "batch=%zu n=2^%d k=%zu%s", batches[b], l, k,
+                             per_signal ? " per-signal" : "");
+                    line(&a, shape, cfg);
+                }
+}
+
+static void conv2d_grid(void)
+{
+    static const int ks[] = {1, 3, 5, 6, 7, 9, 11, 13, 14, 15, 17, 19, 23, 31};
+    static const size_t sides[] = {511, 512, 2047, 2048, 8192};
+    static const char *const cfg[] = {"tc", NULL};
+    const size_t nk = sizeof ks / sizeof ks[0];
+    for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
+        for (size_t i = 0; i < nk; ++i)
+            for (size_t j = 0; j < nk; ++j)
+                for (int p = 0; p < (sides[s] == 2048 ? 2 : 1); ++p) {
+                    const mh_pad pad = p ? MH_PAD_VALID : MH_PAD_SAME;
+                    mh_args a;
+                    if (mh_conv2d_args_init(NULL, &a, NULL, sides[s], sides[s], NULL, (size_t)ks[i], (size_t)ks[j], pad,
+                                            NULL) != MH_OK)
+                        continue;
+                    char shape[96];
+                    snprintf(shape, sizeof shape, "%zu^2 %dx%d %s", sides[s], ks[i], ks[j], p ? "valid" : "same");
+                    line(&a, shape, cfg);
+                }
+}
+
+static void matmul_grid(void)
+{
+    static const size_t d[] = {1, 64, 511, 512, 894, 896, 1024, 4096, 8192, 262144, 262145};
+    static const char *const cfg[] = {"tf32x3-wgmma", "tf32-wgmma", NULL};
+    const size_t nd = sizeof d / sizeof d[0];
+    for (size_t i = 0; i < nd; ++i)
+        for (size_t j = 0; j < nd; ++j)
+            for (size_t l = 0; l < nd; ++l) {
+                const size_t m = d[i], k = d[j], n = d[l];
+                if ((double)m * (double)k > 1e10 || (double)k * (double)n > 1e10 || (double)m * (double)n > 1e10) continue;
+                mh_args a;
+                if (mh_matmul_args_init(NULL, &a, NULL, NULL, NULL, m, k, n) != MH_OK) continue;
+                char shape[96];
+                snprintf(shape, sizeof shape, "%zu x %zu x %zu", m, k, n);
+                line(&a, shape, cfg);
+            }
+}
+
+static void histogram_grid(void)
+{
+    static const int bins[] = {1, 7, 31, 32, 33, 256, 1815, 1816, 100000};
+    for (size_t i = 0; i < sizeof bins / sizeof bins[0]; ++i)
+        for (int bytes = 0; bytes < 2; ++bytes) {
+            if (bytes && bins[i] > 256) continue;
+            mh_args a;
+            if (mh_histogram_args_init(NULL, &a, NULL, bytes, 1 << 20, 0, bins[i] - 1, 1, NULL, NULL) != MH_OK) continue;
+            char shape[64];
+            snprintf(shape, sizeof shape, "%s bins=%d", bytes ? "bytes" : "int32", bins[i]);
+            line(&a, shape, NULL);
+        }
+}
+
+static void other_ops(void)
+{
+    mh_args a;
+    if (mh_transpose_args_init(NULL, &a, NULL, 8192, 8192, NULL) == MH_OK) line(&a, "8192 x 8192", NULL);
+    if (mh_transpose_args_init(NULL, &a, NULL, 1, 1 << 24, NULL) == MH_OK) line(&a, "1 x 2^24", NULL);
+    if (mh_reduce_args_init(NULL, &a, NULL, (size_t)1 << 28, NULL) == MH_OK) line(&a, "n=2^28", NULL);
+}
+
+/* The grid's lines, made into buf. */
+static char *make_picks(size_t *len)
+{
+    char *buf = NULL;
+    out = open_memstream(&buf, len);
+    conv1d_grid();
+    conv2d_grid();
+    matmul_grid();
+    histogram_grid();
+    other_ops();
+    fclose(out);
+    return buf;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    const long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    *len = buf ? fread(buf, 1, (size_t)size, f) : 0;
+    if (buf) buf[*len] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* The first line where got and want differ, both versions. */
+static void first_difference(const char *got, const char *want)
+{
+    size_t at = 0, line_start = 0, line_no = 1;
+    while (got[at] && got[at] == want[at]) {
+        if (got[at] == '\n') line_start = at + 1, ++line_no;
+        ++at;
+    }
+    const char *g = got + line_start, *w = want + line_start;
+    fprintf(stderr, "line %zu differs:\n  expected: %.*s\n  got:      %.*s\n", line_no, (int)strcspn(w, "\n"), w,
+            (int)strcspn(g, "\n"), g);
+}
+
+/* The rule each op's explain hook states, with the numbers: a few shapes either side of a rule. */
+static void check_rule(const mh_args *a, const char *want1, const char *want2)
+{
+    char text[1024];
+    mh_op_table_of(a->op)->explain(&gpu, a, text, sizeof text);
+    CHECK(strstr(text, want1) && (!want2 || strstr(text, want2)), "rule \"%s\" lacks \"%s\" or \"%s\"", text, want1,
+          want2 ? want2 : "");
+}
+
+static void test_rules_text(void)
+{
+    mh_args a;
+    mh_conv1d_args_init(NULL, &a, NULL, (size_t)1 << 24, NULL, 2047, MH_PAD_VALID, NULL);
+    check_rule(&a, "fft-fused from k >= 46", "fft-fused first");
+    mh_conv1d_args_init(NULL, &a, NULL, 4096, NULL, 31, MH_PAD_VALID, NULL);
+    check_rule(&a, "fft-fused from k >= 384", "regtile first");
+    mh_conv1d_args_init(NULL, &a, NULL, (size_t)1 << 24, NULL, 5000, MH_PAD_VALID, NULL);
+    check_rule(&a, "5000 > 4097", "fft-os first");
+    mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 11, 11, MH_PAD_SAME, NULL);
+    check_rule(&a, "under the 0.52 needed", "the direct rows");
+    mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 31, 31, MH_PAD_SAME, NULL);
+    check_rule(&a, "at least the 0.44 needed", "tc (tensor cores) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
+    check_rule(&a, "49 taps, under 121", NULL);
+    mh_matmul_args_init(NULL, &a, NULL, NULL, NULL, 4096, 4096, 4096);
+    check_rule(&a, "tf32x3-wgmma first", "k = 4096");
+    mh_matmul_args_init(NULL, &a, NULL, NULL, NULL, 64, 65536, 64);
+    check_rule(&a, "cuBLAS first", NULL);
+    mh_histogram_args_init(NULL, &a, NULL, 1, 100, 0, 255, 1, NULL, NULL);
+    check_rule(&a, "lane-private first", "256 bins");
+}
+
+int main(int argc, char **argv)
+{
+    gpu.device = 0, gpu.cc = 90, gpu.sm_count = 132;
+    gpu.rules = mh_auto_rules_for("NVIDIA H100 80GB HBM3");
+    CHECK(!strcmp(gpu.rules->device, "NVIDIA H100 80GB HBM3"), "the H100's rules are not compiled in");
+    const char *path = argc > 1 ? argv[1] : "auto_picks.txt";
+    test_rules_text();
+    size_t len = 0, want_len = 0;
+    char *got = make_picks(&len);
+    CHECK(got && len > 0, "no picks made");
+    if (getenv("MEMHIER_WRITE_AUTO_PICKS")) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(got, 1, len, f) == len && fclose(f) == 0, "writing %s", path);
+        printf("wrote %s (%zu bytes)\n", path, len);
+    } else {
+        char *want = read_file(path, &want_len);
+        CHECK(want != NULL, "%s: cannot read it", path);
+        if (want && (want_len != len || memcmp(want, got, len) != 0)) {
+            first_difference(got, want);
+            CHECK(0, "auto's picks differ from %s: set MEMHIER_WRITE_AUTO_PICKS=1 to rewrite it where a rule is "
+                     "meant to change, and say why in the commit", path);
+        }
+        free(want);
+    }
+    free(got);
+    return test_finish("test_auto_picks");
+}

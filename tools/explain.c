@@ -1,0 +1,102 @@
+/* memhier explain OP SIZES: which variant `auto` runs for a problem on this device, and why: the
+ * device's rules, the rule with this problem's numbers, and every candidate's answer. Nothing is
+ * allocated or run; the explanation is the one mh_*_select leaves (mh_context_explanation). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { E_DEVICE, E_N, E_K, E_BATCH, E_ROWS, E_COLS, E_KROWS, E_KCOLS, E_M, E_BINS, E_PAD, E_COUNT };
+static const char *const flags[] = {"--device", "--n", "--k", "--batch", "--rows", "--cols", "--krows",
+                                    "--kcols",  "--m", "--bins", "--pad", NULL};
+
+/* The sizes each op takes: required, then optional (the others are refused by name). */
+static const struct op_sizes {
+    mh_op op;
+    int required[5], optional[3];
+} op_sizes[] = {
+    {MH_OP_CONV1D, {E_N, E_K, -1}, {E_BATCH, E_PAD, -1}},
+    {MH_OP_CONV2D, {E_ROWS, E_COLS, E_KROWS, E_KCOLS, -1}, {E_PAD, -1}},
+    {MH_OP_TRANSPOSE, {E_ROWS, E_COLS, -1}, {-1}},
+    {MH_OP_MATMUL, {E_M, E_K, E_N, -1}, {-1}},
+    {MH_OP_REDUCE, {E_N, -1}, {-1}},
+    {MH_OP_HISTOGRAM, {E_N, E_BINS, -1}, {-1}},
+};
+
+static int listed(const int *list, int flag)
+{
+    for (; *list >= 0; ++list)
+        if (*list == flag) return 1;
+    return 0;
+}
+
+/* Every flag given is one the op takes, every required one is there; sizes parsed. */
+static int check_flags(const struct op_sizes *s, const char **v, size_t *size)
+{
+    for (int f = E_N; f < E_COUNT; ++f) {
+        if (f == E_PAD) continue;
+        const int req = listed(s->required, f), opt = listed(s->optional, f);
+        if (v[f] && !req && !opt)
+            return cli_error(CLI_USAGE, "explain %s: %s is not one of its sizes", mh_op_name(s->op), flags[f]);
+        if (!v[f] && req) return cli_error(CLI_USAGE, "explain %s: %s is needed", mh_op_name(s->op), flags[f]);
+        if (v[f] && cli_parse_count(flags[f], v[f], &size[f]) != CLI_OK) return CLI_USAGE;
+    }
+    if (v[E_PAD] && !listed(s->optional, E_PAD))
+        return cli_error(CLI_USAGE, "explain %s: --pad is not one of its sizes", mh_op_name(s->op));
+    return CLI_OK;
+}
+
+static mh_status select_for(mh_context *ctx, mh_op op, const size_t *z, mh_pad pad, int bytes,
+                            const mh_variant_info **chosen)
+{
+    switch (op) {
+    case MH_OP_CONV1D:
+        return z[E_BATCH] > 1 ? mh_conv1d_batched_select(ctx, z[E_BATCH], z[E_N], 0, z[E_K], pad, chosen)
+                              : mh_conv1d_select(ctx, z[E_N], z[E_K], pad, chosen);
+    case MH_OP_CONV2D: return mh_conv2d_select(ctx, z[E_ROWS], z[E_COLS], z[E_KROWS], z[E_KCOLS], pad, chosen);
+    case MH_OP_TRANSPOSE: return mh_transpose_select(ctx, z[E_ROWS], z[E_COLS], chosen);
+    case MH_OP_MATMUL: return mh_matmul_select(ctx, z[E_M], z[E_K], z[E_N], chosen);
+    case MH_OP_REDUCE: return mh_reduce_sum_select(ctx, z[E_N], chosen);
+    default:
+        if (z[E_BINS] > (size_t)(1 << 20)) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "--bins %zu: at most 2^20", z[E_BINS]);
+        return mh_histogram_select(ctx, z[E_N], (int)z[E_BINS], bytes, chosen);
+    }
+}
+
+int cmd_explain(int argc, char **argv)
+{
+    if (argc < 1) return cli_error(CLI_USAGE, "explain: name an op (conv1d, conv2d, transpose, matmul, reduce, histogram)");
+    mh_op op;
+    int rc = cli_parse_op(argv[0], &op);
+    if (rc != CLI_OK) return rc;
+    const struct op_sizes *s = NULL;
+    for (size_t i = 0; i < sizeof op_sizes / sizeof op_sizes[0]; ++i)
+        if (op_sizes[i].op == op) s = &op_sizes[i];
+    if (!s) return cli_error(CLI_USAGE, "explain: %s has no auto (its pattern names the row)", argv[0]);
+    /* --bytes (histogram) takes no value: take it out before the valued flags */
+    int bytes = 0, n = 0;
+    char *rest[64];
+    for (int i = 1; i < argc && n < 64; ++i) {
+        if (op == MH_OP_HISTOGRAM && !strcmp(argv[i], "--bytes")) bytes = 1;
+        else rest[n++] = argv[i];
+    }
+    if (n == 64) return cli_error(CLI_USAGE, "explain: too many arguments");
+    const char *v[E_COUNT + 1];
+    if ((rc = cli_flags(n, rest, "explain", flags, v)) != CLI_OK) return rc;
+    size_t size[E_COUNT] = {0};
+    if ((rc = check_flags(s, v, size)) != CLI_OK) return rc;
+    mh_pad pad = MH_PAD_VALID;
+    if (v[E_PAD] && (rc = cli_parse_pad(v[E_PAD], &pad)) != CLI_OK) return rc;
+    int device = cli_default_device();
+    if (v[E_DEVICE] && (rc = cli_parse_device(v[E_DEVICE], &device)) != CLI_OK) return rc;
+    mh_context *ctx;
+    mh_status st = mh_context_create(&ctx, device);
+    if (st != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(st));
+    const mh_variant_info *chosen = NULL;
+    st = select_for(ctx, op, size, pad, bytes, &chosen);
+    fputs(mh_context_explanation(ctx), stdout);
+    if (st == MH_OK) printf("auto runs %s\n", chosen->name);
+    else rc = cli_error(st == MH_ERR_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED, "%s", mh_context_error(ctx));
+    mh_context_destroy(ctx);
+    return rc;
+}
