@@ -3,7 +3,7 @@
  * rows that need it by name while every other row still runs. MEMHIER_CUDNN_LIBRARY points
  * cuDNN at a file that does not exist, before anything opens it. */
 #include "testing.h"
-#include "vendor/vendor_lib.h"
+#include "adapters/vendor_lib.h"
 
 static int mapped(const char *name)
 {

@@ -2,7 +2,7 @@
  * op for its candidates), check that it accepts the problem, check the buffers, make the
  * context's device current, run. */
 #include "internal.h"
-#include "../vendor/vendor_lib.h"
+#include "../adapters/vendor_lib.h"
 
 #include <stdio.h>
 #include <string.h>

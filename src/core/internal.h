@@ -32,7 +32,7 @@ typedef enum mh_slot_id {
     MH_SLOT_COUNT
 } mh_slot_id;
 
-/* The vendor libraries a row may call, opened on first use (src/vendor/vendor_lib.h). */
+/* The vendor libraries a row may call, opened on first use (src/adapters/vendor_lib.h). */
 typedef enum mh_vendor_lib { MH_LIB_NONE = 0, MH_LIB_CUBLAS, MH_LIB_CUFFT, MH_LIB_CUDNN, MH_LIB_NPP, MH_LIB_COUNT } mh_vendor_lib;
 
 typedef struct mh_slot {
@@ -402,7 +402,7 @@ static inline int mh_histogram_bin(long long v, int lo, int hi, int width)
 void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins, unsigned long long *outside);
 
 /* The context's cuBLAS handle (created on first use, on the context's stream, FP32 math:
- * no TF32), as a cublasHandle_t. src/vendor/cublas_handle.c */
+ * no TF32), as a cublasHandle_t. src/adapters/cublas_handle.c */
 mh_status mh_cublas_handle(mh_context *ctx, void **handle);
 
 /* ---- CPU facts and ceilings (src/cpu/ceilings.c) ----------------------------------- */

@@ -35,7 +35,7 @@
  * output of the segments that read it, not only to the outputs whose window holds it. */
 #include "common.cuh"
 #define MH_VENDOR_CUFFT_API
-#include "../vendor/vendor_lib.h"
+#include "../adapters/vendor_lib.h"
 
 #include <math.h>
 #include <stdio.h>
