@@ -1,9 +1,13 @@
-"""What the CLI oracles share: running memhier, collecting failures, the work folder."""
+"""What the CLI oracles share: running memhier, collecting failures, the work folder, and the
+references and bound of tests/reference.py."""
 import os
 import subprocess
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import reference  # noqa: E402  (tests/reference.py: the float64 references, one home)
 
 CLI, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
@@ -55,13 +59,11 @@ def check_close(what, y, ref, mag, taps, tf32=False):
     reduced-precision (TF32) variant, whose operands are rounded to 10-bit mantissas."""
     if y.dtype != np.float32 or y.shape != ref.shape:
         return fail(f"{what}: got {y.dtype} {y.shape}, scipy gives {ref.shape}")
-    rtol = 1e-5 * (1 + np.log2(taps)) + (2.0**-10 if tf32 else 0.0)
-    err = np.abs(y.astype(np.float64) - ref)
-    bound = rtol * (mag + mag.mean())
-    if not np.all(err <= bound):
-        i = np.unravel_index(np.argmax(err - bound), err.shape)
+    worst = reference.worst_violation(y, ref, mag, taps, tf32)
+    if worst:
+        i, got, want, bound = worst
         at = ", ".join(str(int(v)) for v in i)
-        fail(f"{what}: y[{at}] = {y[i]!r}, scipy {ref[i]!r} (bound {bound[i]:.3g})")
+        fail(f"{what}: y[{at}] = {got!r}, scipy {want!r} (bound {bound:.3g})")
 
 
 def has_gpu():

@@ -1,0 +1,76 @@
+"""The float64 references memhier's results are checked against, and the bound they are held
+to: one home for the CLI oracles (tests/oracle) and the Python package's tests (python/tests).
+Each reference returns the exact result and, per output, the sum of |terms| that made it (the
+bound scales with it, as src/core/verify.c's does)."""
+import math
+
+import numpy as np
+import scipy.signal
+
+
+def rtol(terms, reduced=False):
+    """As the C tests' mh_sum_rtol: 1e-5 (1 + log2 terms); 2^-10 more for a reduced-precision
+    (TF32) row, whose operands keep 10-bit mantissas."""
+    return 1e-5 * (1.0 + math.log2(max(terms, 1))) + (2.0**-10 if reduced else 0.0)
+
+
+def worst_violation(got, ref, mag, terms, reduced=False):
+    """None when every output is within rtol(terms) * (mag[i] + mean(mag)); else (index, got,
+    ref, bound) of the output furthest past its bound."""
+    got, ref, mag = (np.asarray(v, dtype=np.float64) for v in (got, ref, mag))
+    bound = rtol(terms, reduced) * (mag + (mag.mean() if mag.size else 0.0))
+    err = np.abs(got - ref)
+    err[~np.isfinite(got)] = np.inf
+    if mag.size == 0 or np.all(err <= bound):
+        return None
+    i = np.unravel_index(np.argmax(err - bound), err.shape)
+    return i, got[i], ref[i], bound[i]
+
+
+def _cut(n, k, pad):
+    """The valid, same or full part of a full correlation along one axis ('same' at PyTorch's
+    anchor: (k - 1) // 2 outputs before the first sample)."""
+    if pad == "full":
+        return slice(0, n + k - 1)
+    if pad == "valid":
+        return slice(k - 1, n)
+    start = k - 1 - (k - 1) // 2
+    return slice(start, start + n)
+
+
+def correlate1d(x, mask, pad):
+    """conv1d's result (cross-correlation) and the sum of |terms| per output."""
+    x, mask = np.asarray(x, np.float64), np.asarray(mask, np.float64)
+    full = scipy.signal.correlate(x, mask, "full")
+    mag = scipy.signal.correlate(np.abs(x), np.abs(mask), "full")
+    s = _cut(x.size, mask.size, pad)
+    return full[s], mag[s]
+
+
+def correlate2d(image, filt, pad):
+    """conv2d's result (cross-correlation) and the sum of |terms| per output."""
+    im, f = np.asarray(image, np.float64), np.asarray(filt, np.float64)
+    full = scipy.signal.correlate2d(im, f, "full")
+    mag = scipy.signal.correlate2d(np.abs(im), np.abs(f), "full")
+    rows = _cut(im.shape[0], f.shape[0], pad)
+    cols = _cut(im.shape[1], f.shape[1], pad)
+    return full[rows, cols], mag[rows, cols]
+
+
+def matmul(a, b):
+    """a @ b and the sum of |terms| per output."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return a @ b, np.abs(a) @ np.abs(b)
+
+
+def reduce_sum(x):
+    """The sum and the sum of |x|."""
+    x = np.asarray(x, np.float64)
+    return x.sum(), np.abs(x).sum()
+
+
+def histogram(values, lo, hi, width):
+    """Counts of values in [lo, hi] by bins of width, and how many fell outside."""
+    v = np.asarray(values).astype(np.int64).ravel()
+    inside = (v >= lo) & (v <= hi)
+    return np.bincount((v[inside] - lo) // width, minlength=(hi - lo) // width + 1), int((~inside).sum())
