@@ -27,7 +27,7 @@ import re
 import sys
 import time
 
-from results import REDUCED, is_ours
+from results import is_ours, reduced
 
 try:
     import cupy as cp
@@ -298,7 +298,7 @@ def compare(doc):
     for (op, wl), rows in by.items():
         # reduced-precision rows (TF32) race neither the vendor's FP32 row nor the FP32 peers
         ours = [r for r in rows if is_ours(r)]
-        vendor = [r for r in rows if r["backend"] == "vendor" and r["variant"] not in REDUCED]
+        vendor = [r for r in rows if r["backend"] == "vendor" and not reduced(r)]
         peers = [r for r in rows if r["backend"] == "peer"]
         if not ours or not peers:
             continue

@@ -24,7 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-from results import REDUCED, bench_log, is_ours, load, ncu_sections, timed, workload_fields, workloads
+from results import bench_log, is_ours, load, ncu_sections, reduced, reduced_variants, timed, workload_fields, workloads
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
@@ -130,14 +130,15 @@ def ladder_table(doc, op):
     variants = sorted(dict.fromkeys(r["variant"] for r in rows),
                       key=lambda v: LADDER_ORDER[next(r["backend"] for r in rows if r["variant"] == v)])
     best = {w: fastest([r for r in rows if r["workload"] == w], is_ours) for w in wls}
+    tf32 = reduced_variants(rows)
     lines = [provenance(doc, op), "",
              "| variant | backend | " + " | ".join(label(op, w) for w in wls) + " |",
              "| --- | --- |" + " --- |" * len(wls)]
     for v in variants:
         backend = next(r["backend"] for r in rows if r["variant"] == v)
-        name = short(v) + (" †" if v in REDUCED else "")
+        name = short(v) + (" †" if v in tf32 else "")
         lines.append(f"| {name} | {backend} | " + " | ".join(cell(at.get((v, w)), best[w]) for w in wls) + " |")
-    for title, pick in (("vendor ÷ ours", lambda r: r["backend"] == "vendor" and r["variant"] not in REDUCED),
+    for title, pick in (("vendor ÷ ours", lambda r: r["backend"] == "vendor" and not reduced(r)),
                         ("best peer ÷ ours", lambda r: r["backend"] == "peer")):
         ratios = []
         for w in wls:
@@ -149,7 +150,7 @@ def ladder_table(doc, op):
              "–: not run (the variant refuses the problem, or the bench leaves a slow rung out)"]
     if any((r.get("roofline_pct") or 0) > 100 for r in rows):
         notes.append("above 100%: fewer operations than the direct formula the floor counts (FFT, tensor cores)")
-    if any(v in REDUCED for v in variants):
+    if tf32:
         notes.append("†: reduced precision (TF32), never auto's")
     lines += ["", "_" + "; ".join(notes) + "._"]
     return "\n".join(lines)
@@ -163,7 +164,7 @@ def peers_table(doc, op):
         ours = fastest(here, is_ours)
         if ours is None:
             continue
-        vendor = fastest(here, lambda r: r["backend"] == "vendor" and r["variant"] not in REDUCED)
+        vendor = fastest(here, lambda r: r["backend"] == "vendor" and not reduced(r))
         peer = fastest(here, lambda r: r["backend"] == "peer")
 
         def versus(r):
@@ -436,7 +437,7 @@ def roofline(plt, doc, op, rows, path):
     for r in pts:
         ax.loglog(r["gflops"] / r["gbps"], r["gflops"], marks[r["workload"]], color=col[r["variant"]], ms=7, mec="k", mew=0.4)
     for v in names:
-        ax.plot([], [], "s", color=col[v], label=short(v) + (" (TF32)" if v in REDUCED else ""))
+        ax.plot([], [], "s", color=col[v], label=short(v) + (" (TF32)" if v in reduced_variants(pts) else ""))
     for w, m in marks.items():
         ax.plot([], [], m, color="white", mec="k", label=label(op, w))
     ax.set_xscale("log"), ax.set_yscale("log")
@@ -481,7 +482,7 @@ def ladder(plt, doc, op, rows, path):
         here = sorted((r for r in rows if r["workload"] == w and r["backend"] != "cpu"),
                       key=lambda r: LADDER_ORDER[r["backend"]])
         best = fastest(here, is_ours)
-        ax.barh([short(r["variant"]) + (" †" if r["variant"] in REDUCED else "") for r in here], [r["ms"] for r in here],
+        ax.barh([short(r["variant"]) + (" †" if reduced(r) else "") for r in here], [r["ms"] for r in here],
                 color=[bar_colour(r, best) for r in here])
         ax.set_xscale("log")
         log_axis(ax, "x")

@@ -4,9 +4,6 @@ printout, an ncu log)."""
 import json
 import re
 
-# memhier's reduced-precision rows (mh_variant_is_reduced_precision): they race neither the
-# vendor's FP32 row nor the FP32 peers
-REDUCED = {"matmul/tf32", "matmul/tf32-wgmma", "matmul/cublas-tf32"}
 
 
 def load(path):
@@ -18,9 +15,20 @@ def workload_fields(workload):
     return dict(kv.split("=", 1) for kv in workload.split())
 
 
+def reduced(row):
+    """A reduced-precision row (the bench marks it: mh_variant_is_reduced_precision): it races
+    neither the vendor's FP32 row nor the FP32 peers."""
+    return bool(row.get("reduced"))
+
+
+def reduced_variants(rows):
+    """The names of the reduced-precision rows among rows."""
+    return {r["variant"] for r in rows if reduced(r)}
+
+
 def is_ours(row):
     """A CUDA row of ours in its default configuration that computes in full precision."""
-    return row["backend"] == "cuda" and "[" not in row["variant"] and row["variant"] not in REDUCED
+    return row["backend"] == "cuda" and "[" not in row["variant"] and not reduced(row)
 
 
 def timed(row):

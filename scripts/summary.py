@@ -7,7 +7,7 @@ CPU reference in a CPU run) and the fastest peer. A ratio above 1 means memhier 
 usage: summary.py BENCH_JSON"""
 import sys
 
-from results import REDUCED, load, timed
+from results import load, reduced, timed
 
 
 def fastest(rows):
@@ -48,7 +48,7 @@ def summary(doc):
         if doc.get("backend") == "cpu":  # no vendor rows on the CPU: the one-thread reference instead
             vendor = fastest([r for r in rows if r["variant"] == f"{op}/cpu-reference" and r is not mine])
         else:
-            vendor = fastest([r for r in rows if r["backend"] == "vendor" and r["variant"] not in REDUCED
+            vendor = fastest([r for r in rows if r["backend"] == "vendor" and not reduced(r)
                               and r is not mine])
         peer = fastest([r for r in rows if r["backend"] == "peer"])
         roof = mine.get("roofline_pct")

@@ -135,6 +135,7 @@ typedef struct bench_row {
     const char *backend;
     int ok, reps;
     int wrong_on_purpose; /* a demonstration row whose check failed, as it should: timed, not a failure */
+    int reduced;          /* a reduced-precision row (the JSON says so: the report marks it) */
     double ms, ms_min, gflops, gbps, roofline_pct, vs_naive, vs_vendor, rel_l2, max_abs;
 } bench_row;
 
@@ -321,6 +322,7 @@ static bench_row *bench_one(bench_state *b, const bench_driver *d, bench_workloa
     memcpy(r->workload, w->desc, sizeof r->workload);
     snprintf(r->variant, sizeof r->variant, "%s", label);
     r->backend = mh_backend_name(v->backend);
+    r->reduced = mh_variant_is_reduced_precision(v);
 
     mh_error_stats st;
     d->poison(w, ctx);
@@ -524,6 +526,7 @@ static int json_body(FILE *f, const void *state)
         json_string(f, r->variant);
         fprintf(f, ", \"backend\": \"%s\", \"status\": \"%s\"", r->backend,
                 r->wrong_on_purpose ? "wrong (demonstration)" : r->ok ? "ok" : "failed");
+        if (r->reduced) fputs(", \"reduced\": true", f);
         if (r->ok) {
             json_number(f, "ms", r->ms, "%.5f");
             json_number(f, "ms_min", r->ms_min, "%.5f");

@@ -3,9 +3,12 @@ that measured them (lab/results), so that their figures were not typed by hand e
 keep them as they were made; `python3 lab/scripts/report_experiments.py` prints them again. Each row names the configuration it reads; a figure in brackets after a
 4096^3 time is LeetGPU's 8192 x 6144 x 4096 from the same sweep."""
 import json
-import re
+import sys
 from functools import lru_cache
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "scripts"))
+import results  # noqa: E402  (the product's readers of bench logs)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RESULTS = ROOT / "lab/results"
@@ -30,20 +33,8 @@ def tune_json(name):
 
 @lru_cache(maxsize=None)
 def bench_log(name):
-    """A text log of `memhier bench` runs as [{workload: {variant: ms}}], one dict per section
-    ("## ..." lines start a section; a file without them is one section)."""
-    sections, workload = [{}], None
-    for line in result_file(name).read_text().splitlines():
-        if line.startswith("## ") and sections[-1]:
-            sections.append({})
-        head = re.match(r"\[\w+ \d+/\d+\] (.*?)  \(", line)
-        if head:
-            workload = head.group(1)
-            sections[-1].setdefault(workload, {})
-        row = re.match(r"\s+(\S+)\s+(cuda|vendor|cpu)\s+([0-9.]+)\s", line)
-        if row and workload:
-            sections[-1][workload][row.group(1)] = float(row.group(3))
-    return [s for s in sections if s]
+    """A text log of `memhier bench` runs as [{workload: {variant: ms}}], one dict per section."""
+    return results.bench_log(result_file(name))
 
 
 def ms(v):
@@ -143,15 +134,8 @@ TRANSPOSE_NCU = "transpose-ncu.txt"
 
 
 def ncu_sections(name):
-    """An ncu log of gpu-check (## VARIANT, then `metric unit value` lines) as {variant: {metric: value}}."""
-    out, cur = {}, None
-    for line in result_file(name).read_text().splitlines():
-        if line.startswith("## "):
-            cur = out.setdefault(line[3:].strip(), {})
-        elif cur is not None and line.strip():
-            parts = line.split()
-            cur[parts[0]] = float(parts[-1].replace(",", ""))
-    return out
+    """An ncu log of gpu-check as {variant: {metric: value}}."""
+    return results.ncu_sections(result_file(name))
 
 
 def transpose_ncu():

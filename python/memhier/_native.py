@@ -65,7 +65,6 @@ class Ceilings(ctypes.Structure):
     _fields_ = [("copy_gbps", ctypes.c_double), ("fma_gflops", ctypes.c_double)]
 
 
-OPS = ("conv1d", "conv2d", "transpose", "coalescing", "matmul", "reduce", "histogram")
 BACKENDS = ("cpu", "cuda", "vendor")
 PADS = {"valid": 0, "same": 1, "full": 2}
 CPU = -1  # MH_CPU
@@ -80,6 +79,7 @@ _PROTOTYPES = {
     "mh_context_synchronize": (_I, [c_ctx]),
     "mh_context_device": (_I, [c_ctx]),
     "mh_context_error": (_C, [c_ctx]),
+    "mh_op_name": (_C, [_I]),
     "mh_context_explanation": (_C, [c_ctx]),
     "mh_alloc": (_I, [c_ctx, _S, ctypes.POINTER(_P)]),
     "mh_free": (None, [c_ctx, _P]),
@@ -134,6 +134,20 @@ def _load():
 
 
 lib = _load()
+
+
+def _ops():
+    """The ops in mh_op order, as the library names them (its registry is the one list)."""
+    names = []
+    while len(names) < 64:
+        name = lib.mh_op_name(len(names)).decode()
+        if name == "unknown-op":
+            break
+        names.append(name)
+    return tuple(names)
+
+
+OPS = _ops()
 
 
 def error_for(status, detail):

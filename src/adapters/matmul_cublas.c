@@ -81,7 +81,7 @@ static const mh_row rows[] = {
      cublas_supports, cublas_run, NULL, 0, MH_LIB_CUBLAS},
     {{"matmul/cublas-tf32", MH_OP_MATMUL, MH_BACKEND_VENDOR, 21, "vendor", "cuBLAS",
       "REDUCED PRECISION: cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 (TF32 tensor-core products)"},
-     cublas_supports, cublas_tf32_run, NULL, 0, MH_LIB_CUBLAS},
+     cublas_supports, cublas_tf32_run, NULL, 0, MH_LIB_CUBLAS, NULL, MH_ROW_REDUCED_PRECISION},
     {{"matmul/cublas-bf16x9", MH_OP_MATMUL, MH_BACKEND_VENDOR, 22, "vendor", "cuBLAS",
       "cublasGemmEx with CUBLAS_COMPUTE_32F_EMULATED_16BFX9: FP32 emulated by three BF16 products"},
      cublas_bf16x9_supports, cublas_bf16x9_run, NULL, 0, MH_LIB_CUBLAS},

@@ -139,8 +139,38 @@ static const mh_row_group groups[] = {
     mh_conv1d_fft_fused_rows, mh_conv1d_tc_rows,   mh_conv1d_cudnn_rows,   mh_conv1d_cufft_rows,
 };
 
-const mh_op_table mh_conv1d_table = {MH_OP_CONV1D, "conv1d", groups, sizeof groups / sizeof groups[0],
-                                     auto_order, check_buffers, explain};
+static void describe(const mh_args *args, char *buf, size_t len)
+{
+    const mh_conv1d_args *a = &args->conv1d;
+    if (a->batch > 1)
+        snprintf(buf, len, "batch = %zu, n = %zu, k = %zu (%s), pad = %s", a->batch, a->n, a->k,
+                 a->mask_stride ? "a mask per signal" : "one mask", mh_pad_name(a->pad));
+    else
+        snprintf(buf, len, "n = %zu, k = %zu, pad = %s", a->n, a->k, mh_pad_name(a->pad));
+}
+
+/* A batch's signals, for the rows that run one signal a call. */
+static size_t signals(const mh_args *a) { return a->conv1d.batch; }
+
+static mh_args signal(const mh_args *a, size_t b)
+{
+    mh_args one = *a;
+    one.conv1d = mh_conv1d_signal(&a->conv1d, b);
+    return one;
+}
+
+const mh_op_table mh_conv1d_table = {
+    .op = MH_OP_CONV1D,
+    .name = "conv1d",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .explain = explain,
+    .describe = describe,
+    .parts = signals,
+    .part = signal,
+};
 
 mh_status mh_conv1d(mh_context *ctx, const char *variant, const float *in, size_t n, const float *mask, size_t k,
                     mh_pad pad, float *out)

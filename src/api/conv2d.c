@@ -141,8 +141,23 @@ static const mh_row_group groups[] = {
     mh_conv2d_cudnn_rows,     mh_conv2d_npp_rows,
 };
 
-const mh_op_table mh_conv2d_table = {MH_OP_CONV2D, "conv2d", groups, sizeof groups / sizeof groups[0],
-                                     auto_order, check_buffers, explain};
+static void describe(const mh_args *args, char *buf, size_t len)
+{
+    const mh_conv2d_args *a = &args->conv2d;
+    snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->rows, a->cols, a->krows, a->kcols,
+             mh_pad_name(a->pad));
+}
+
+const mh_op_table mh_conv2d_table = {
+    .op = MH_OP_CONV2D,
+    .name = "conv2d",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .explain = explain,
+    .describe = describe,
+};
 
 mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
                     const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out)

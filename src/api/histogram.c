@@ -78,8 +78,22 @@ static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_
 
 static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_rows, mh_histogram_cub_rows};
 
-const mh_op_table mh_histogram_table = {MH_OP_HISTOGRAM, "histogram", groups, sizeof groups / sizeof groups[0],
-                                        auto_order, check_buffers, explain};
+static void describe(const mh_args *args, char *buf, size_t len)
+{
+    const mh_histogram_args *a = &args->histogram;
+    snprintf(buf, len, "n = %zu %s, %d bins", a->n, a->bytes ? "bytes" : "int32 values", a->num_bins);
+}
+
+const mh_op_table mh_histogram_table = {
+    .op = MH_OP_HISTOGRAM,
+    .name = "histogram",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .explain = explain,
+    .describe = describe,
+};
 
 static mh_status run(mh_context *ctx, const char *variant, const void *in, int bytes, size_t n, int lo, int hi,
                      int width, uint64_t *bins, uint64_t *outside)

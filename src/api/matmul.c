@@ -91,8 +91,21 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows,  mh_matmul_regtile_rows,
                                       mh_matmul_tensor_rows, mh_matmul_wgmma_rows, mh_matmul_cublas_rows};
 
-const mh_op_table mh_matmul_table = {MH_OP_MATMUL, "matmul", groups, sizeof groups / sizeof groups[0], auto_order,
-                                     check_buffers, explain};
+static void describe(const mh_args *a, char *buf, size_t len)
+{
+    snprintf(buf, len, "m = %zu, k = %zu, n = %zu", a->matmul.m, a->matmul.k, a->matmul.n);
+}
+
+const mh_op_table mh_matmul_table = {
+    .op = MH_OP_MATMUL,
+    .name = "matmul",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .explain = explain,
+    .describe = describe,
+};
 
 mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const float *b, float *c, size_t m, size_t k,
                     size_t n)

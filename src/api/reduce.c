@@ -1,6 +1,8 @@
 /* reduce front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
 
+#include <stdio.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -45,8 +47,17 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 
 static const mh_row_group groups[] = {mh_reduce_cpu_rows, mh_reduce_cuda_rows, mh_reduce_cub_rows};
 
-const mh_op_table mh_reduce_table = {MH_OP_REDUCE, "reduce", groups, sizeof groups / sizeof groups[0], auto_order,
-                                     check_buffers};
+static void describe(const mh_args *a, char *buf, size_t len) { snprintf(buf, len, "n = %zu", a->reduce.n); }
+
+const mh_op_table mh_reduce_table = {
+    .op = MH_OP_REDUCE,
+    .name = "reduce",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .describe = describe,
+};
 
 mh_status mh_reduce_sum(mh_context *ctx, const char *variant, const float *in, size_t n, float *sum)
 {

@@ -1,6 +1,8 @@
 /* transpose front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 mh_status mh_transpose_args_init(mh_context *ctx, mh_args *args, const float *in, size_t rows, size_t cols, float *out)
@@ -41,8 +43,20 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 
 static const mh_row_group groups[] = {mh_transpose_cpu_rows, mh_transpose_cuda_rows, mh_transpose_cublas_rows};
 
-const mh_op_table mh_transpose_table = {MH_OP_TRANSPOSE, "transpose", groups, sizeof groups / sizeof groups[0],
-                                        auto_order, check_buffers};
+static void describe(const mh_args *a, char *buf, size_t len)
+{
+    snprintf(buf, len, "a %zu x %zu matrix", a->transpose.rows, a->transpose.cols);
+}
+
+const mh_op_table mh_transpose_table = {
+    .op = MH_OP_TRANSPOSE,
+    .name = "transpose",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .describe = describe,
+};
 
 mh_status mh_transpose(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols, float *out)
 {

@@ -71,13 +71,15 @@ mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, con
     return MH_OK;
 }
 
-/* A conv1d batch goes whole to rows with a batched kernel; any other row runs per signal. */
-static mh_status run_signals(mh_context *ctx, const mh_row *row, const mh_args *a)
+/* A problem of independent parts (a conv1d batch) goes whole to rows with a batched kernel;
+ * any other row runs it part by part. */
+static mh_status run_parts(mh_context *ctx, const mh_row *row, const mh_args *a)
 {
-    if (a->op != MH_OP_CONV1D || a->conv1d.batch <= 1 || row->batched) return row->run(ctx, a);
-    mh_args one = *a;
-    for (size_t b = 0; b < a->conv1d.batch; ++b) {
-        one.conv1d = mh_conv1d_signal(&a->conv1d, b);
+    const mh_op_table *t = mh_op_table_of(a->op);
+    const size_t parts = t->parts ? t->parts(a) : 1;
+    if (parts <= 1 || row->batched) return row->run(ctx, a);
+    for (size_t i = 0; i < parts; ++i) {
+        const mh_args one = t->part(a, i);
         const mh_status s = row->run(ctx, &one);
         if (s != MH_OK) return s;
     }
@@ -87,7 +89,7 @@ static mh_status run_signals(mh_context *ctx, const mh_row *row, const mh_args *
 /* One row, under the context's lock, its use of shared state fenced (mh_shared_release). */
 static mh_status run_locked(mh_context *ctx, const mh_row *row, const mh_args *a)
 {
-    mh_status s = run_signals(ctx, row, a);
+    mh_status s = run_parts(ctx, row, a);
     mh_shared_release(ctx);
     return s;
 }
@@ -215,39 +217,10 @@ mh_status mh_supports(mh_context *ctx, const char *variant, const mh_args *a)
     return s;
 }
 
-/* "n = 1000, k = 31, pad = same": how refusals name the problem. */
+/* "n = 1000, k = 31, pad = same": how refusals name the problem (each op's describe hook). */
 static void describe(const mh_args *a, char *buf, size_t len)
 {
-    switch (a->op) {
-    case MH_OP_CONV1D:
-        if (a->conv1d.batch > 1)
-            snprintf(buf, len, "batch = %zu, n = %zu, k = %zu (%s), pad = %s", a->conv1d.batch, a->conv1d.n,
-                     a->conv1d.k, a->conv1d.mask_stride ? "a mask per signal" : "one mask", mh_pad_name(a->conv1d.pad));
-        else
-            snprintf(buf, len, "n = %zu, k = %zu, pad = %s", a->conv1d.n, a->conv1d.k, mh_pad_name(a->conv1d.pad));
-        return;
-    case MH_OP_CONV2D:
-        snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->conv2d.rows, a->conv2d.cols,
-                 a->conv2d.krows, a->conv2d.kcols, mh_pad_name(a->conv2d.pad));
-        return;
-    case MH_OP_TRANSPOSE:
-        snprintf(buf, len, "a %zu x %zu matrix", a->transpose.rows, a->transpose.cols);
-        return;
-    case MH_OP_COALESCING:
-        snprintf(buf, len, "%zu threads, %s %d", a->coalescing.n,
-                 a->coalescing.pattern == MH_PATTERN_OFFSET ? "offset" : "stride", a->coalescing.param);
-        return;
-    case MH_OP_MATMUL:
-        snprintf(buf, len, "m = %zu, k = %zu, n = %zu", a->matmul.m, a->matmul.k, a->matmul.n);
-        return;
-    case MH_OP_REDUCE:
-        snprintf(buf, len, "n = %zu", a->reduce.n);
-        return;
-    case MH_OP_HISTOGRAM:
-        snprintf(buf, len, "n = %zu %s, %d bins", a->histogram.n, a->histogram.bytes ? "bytes" : "int32 values",
-                 a->histogram.num_bins);
-        return;
-    case MH_OP_COUNT: break;
-    }
-    snprintf(buf, len, "this problem");
+    const mh_op_table *t = mh_op_table_of(a->op);
+    if (t && t->describe) t->describe(a, buf, len);
+    else snprintf(buf, len, "this problem");
 }

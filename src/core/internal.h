@@ -213,7 +213,7 @@ typedef struct mh_row {
     mh_status (*run)(mh_context *ctx, const mh_args *a);
     /* NULL-terminated names of the instantiations bench --tune times; [0] is the default. */
     const char *const *configs;
-    /* 1 when run() takes a conv1d batch whole; other rows are run once per signal. */
+    /* 1 when run() takes a problem of parts (a conv1d batch) whole; other rows run part by part. */
     int batched;
     /* The vendor library run() calls: opened before supports() is asked; where it cannot be,
      * the row refuses with the loader's reason. */
@@ -221,7 +221,18 @@ typedef struct mh_row {
     /* Rows whose configuration depends on the problem: the one the args' configuration runs as
      * (the name auto's rule picks for "auto"), for `explain` and the tests. NULL elsewhere. */
     const char *(*config_for)(const mh_context *ctx, const mh_args *a);
+    /* MH_ROW_* flags: what auto, the tests and the bench must know of the row */
+    unsigned flags;
 } mh_row;
+
+enum {
+    /* wrong by design, kept to show a race (histogram/racy): never auto's; its wrong results are
+     * reported, not failed */
+    MH_ROW_DEMONSTRATION = 1u << 0,
+    /* computes in reduced precision on purpose (TF32 products): never auto's; judged against the
+     * TF32 bound */
+    MH_ROW_REDUCED_PRECISION = 1u << 1,
+};
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
 typedef const mh_row *(*mh_row_group)(size_t *count);
@@ -253,6 +264,12 @@ typedef struct mh_op_table {
     /* The rule behind auto_order for this problem, with the device's numbers, as one or more
      * lines of text; NULL where the order is the same for every problem. */
     void (*explain)(const mh_context *ctx, const mh_args *a, char *buf, size_t len);
+    /* "n = 1000, k = 31, pad = same": how refusals and explanations name the problem */
+    void (*describe)(const mh_args *a, char *buf, size_t len);
+    /* Problems made of independent parts (a conv1d batch's signals): how many, and part i as a
+     * problem of its own, for the rows without a batched kernel (mh_row.batched). NULL: one. */
+    size_t (*parts)(const mh_args *a);
+    mh_args (*part)(const mh_args *a, size_t i);
 } mh_op_table;
 
 extern const mh_op_table mh_conv1d_table;

@@ -46,23 +46,21 @@ const mh_row *mh_row_at(mh_op op, size_t i)
 
 const mh_row *mh_row_of(const mh_variant_info *info) { return (const mh_row *)info; }
 
-/* 1 when info names one of the NULL-terminated names. */
-static int named_in(const mh_variant_info *info, const char *const *names)
+int mh_variant_is_demonstration(const mh_variant_info *info)
 {
-    for (; info && *names; ++names)
-        if (!strcmp(info->name, *names)) return 1;
-    return 0;
+    return info && (mh_row_of(info)->flags & MH_ROW_DEMONSTRATION) != 0;
 }
 
-/* The rows kept to show what goes wrong: they run, and are reported, but are never auto's. */
-static const char *const demonstrations[] = {"histogram/racy", NULL};
+int mh_variant_is_reduced_precision(const mh_variant_info *info)
+{
+    return info && (mh_row_of(info)->flags & MH_ROW_REDUCED_PRECISION) != 0;
+}
 
-int mh_variant_is_demonstration(const mh_variant_info *info) { return named_in(info, demonstrations); }
-
-/* The rows that compute in reduced precision on purpose: TF32 products keep 10 mantissa bits. */
-static const char *const reduced_precision[] = {"matmul/tf32", "matmul/tf32-wgmma", "matmul/cublas-tf32", NULL};
-
-int mh_variant_is_reduced_precision(const mh_variant_info *info) { return named_in(info, reduced_precision); }
+const char *mh_op_name(mh_op op)
+{
+    const mh_op_table *t = table_of(op);
+    return t ? t->name : "unknown-op";
+}
 
 size_t mh_variant_count(mh_op op) { return mh_row_count(op); }
 

@@ -19,21 +19,6 @@ const char *mh_status_str(mh_status s)
     return "unknown status";
 }
 
-const char *mh_op_name(mh_op op)
-{
-    switch (op) {
-    case MH_OP_CONV1D: return "conv1d";
-    case MH_OP_CONV2D: return "conv2d";
-    case MH_OP_TRANSPOSE: return "transpose";
-    case MH_OP_COALESCING: return "coalescing";
-    case MH_OP_MATMUL: return "matmul";
-    case MH_OP_REDUCE: return "reduce";
-    case MH_OP_HISTOGRAM: return "histogram";
-    case MH_OP_COUNT: break;
-    }
-    return "unknown-op";
-}
-
 const char *mh_backend_name(mh_backend b)
 {
     switch (b) {

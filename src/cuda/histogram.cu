@@ -370,8 +370,9 @@ static mh_status lane_run(mh_context *ctx, const mh_args *x)
     {{"histogram/" name, MH_OP_HISTOGRAM, MH_BACKEND_CUDA, rung, memory, source, summary}, sup, run, NULL}
 
 static const mh_row rows[] = {
-    HIST_ROW("racy", 1, "global", "seed 004", "DEMONSTRATION: unsynchronized increments, counts lost on collisions",
-             per_thread_supports, racy_run),
+    {{"histogram/racy", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 1, "global", "seed 004",
+      "DEMONSTRATION: unsynchronized increments, counts lost on collisions"},
+     per_thread_supports, racy_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_DEMONSTRATION},
     HIST_ROW("global-atomic", 2, "global", "seed 004", "one 64-bit atomicAdd per element", per_thread_supports,
              global_run),
     HIST_ROW("shared-private", 3, "global+shared", "seed 004", "per-block bins in shared memory, one element per thread",

@@ -279,7 +279,7 @@ static const mh_row rows[] = {
      tf32x3_supports, tf32x3_run, tc_configs, 0},
     {{"matmul/tf32", MH_OP_MATMUL, MH_BACKEND_CUDA, 11, "global+shared+registers+tensor", "ours",
       "REDUCED PRECISION: one TF32 mma.sync product (10-bit mantissas), the unit without the split"},
-     tf32_supports, tf32_run, tc_configs, 0},
+     tf32_supports, tf32_run, tc_configs, 0, MH_LIB_NONE, NULL, MH_ROW_REDUCED_PRECISION},
 };
 
 MH_ROW_GROUP(mh_matmul_tensor_rows, rows)

@@ -708,7 +708,7 @@ const mh_row rows[] = {
      wgmma_supports, run_kind<SPLIT>, config_names, 0, MH_LIB_NONE, config_for_kind<SPLIT>},
     {{"matmul/tf32-wgmma", MH_OP_MATMUL, MH_BACKEND_CUDA, 13, "global+shared+tensor", "ours",
       "REDUCED PRECISION: one TF32 wgmma product (10-bit mantissas), the unit's rate beside tf32x3-wgmma"},
-     wgmma_supports, run_kind<ONE>, config_names, 0, MH_LIB_NONE, config_for_kind<ONE>},
+     wgmma_supports, run_kind<ONE>, config_names, 0, MH_LIB_NONE, config_for_kind<ONE>, MH_ROW_REDUCED_PRECISION},
 };
 
 } // namespace
