@@ -49,13 +49,11 @@ enum { PLAN_CACHE = 16 };
 static const long long IN_PLACE_MAX_LEN = 2048;
 /* Two real segments per complex transform (z = x_a + i x_b; the mask is real, so the
  * correlation of z is y_a + i y_b), one mask for all only: C2C in place instead of R2C into
- * a spectrum buffer and C2R back, the product over all L bins. On the H100
- * (lab/results/...conv1d-fft-tune-reg8192.json) n = 16M, k = 65535 ran 0.513 ms against
- * 0.627, k = 2047 (1170 segments of 16384) 0.362 against 0.386, 64 x 1M, k = 4095 1.53
- * against 1.62; but with few segments cuFFT's single-kernel C2C sizes (L <= 16384) have too
- * few transforms to fill the GPU: 1M, k = 2047 (70 segments) 0.058 against 0.047; and a lone
- * segment wastes half a transform: 1M, k = 65535 (one of 2^20) 0.128 against 0.103. Where
- * L <= IN_PLACE_MAX_LEN reading in place wins (64M, k = 31: 1.09 against 1.13 in pairs). */
+ * a spectrum buffer and C2R back, the product over all L bins: 5-20% faster on the H100 at
+ * long k and many segments (n = 16M, k = 65535: 0.51 against 0.63 ms). With few segments
+ * cuFFT's single-kernel C2C sizes (L <= 16384) have too few transforms to fill the GPU (1M,
+ * k = 2047: 70 segments, 20% slower in pairs), a lone segment wastes half a transform, and
+ * where L <= IN_PLACE_MAX_LEN reading in place wins: hence the thresholds below. */
 static const long long PAIRS_ALWAYS_LEN = 16384;
 static const double PAIRS_MIN_SEGMENTS = 512;
 static const size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
@@ -251,9 +249,9 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
 /* "x<F>": L is the power of two at or above F (k - 1), at least MIN_LEN and no more than
  * the whole padded signal needs. "auto" (the default) takes the F of 2, 4, 8, 16 whose L
  * transforms the fewest samples (segments x L, 10% dearer per doubling past 8192, where
- * cuFFT's single-kernel sizes end): on the H100 at n = 16M, k = 2047
- * (lab/results/...conv1d-fft-os-tune.json and -fft-fused-tune.json) x16 ran 0.375 ms, x8 0.386, x4 0.410, x2 0.568,
- * and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of 16384). "-chunk3" caps a
+ * cuFFT's single-kernel sizes end): on the H100 at n = 16M, k = 2047 x16 is 3% faster than x8,
+ * 9% than x4 and 50% than x2, and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of
+ * 16384). "-chunk3" caps a
  * chunk at 3 segments: the tests' way through every chunking path on small problems.
  * In-place reading (below): "auto" where L <= IN_PLACE_MAX_LEN, "auto-in-place" at every L,
  * "auto-gather" never. Pairs (use_pairs): "-pairs" always where there is one mask,

@@ -210,9 +210,9 @@ __device__ __forceinline__ void store_outputs(float *out, size_t out_n, size_t o
 /* A block walks the tiles blockIdx.x, + gridDim.x, ... of signal blockIdx.y. Three tiles are
  * in flight: the tensor cores multiply tile t from one buffer of planes while the threads split
  * tile t + 1 (arrived in the staging area) into the other, chunk by chunk, and tile t + 2 is
- * copied into the staging area by cp.async, issued as soon as t + 1 has left it. A first version
- * without the staging area (each thread loading 16 elements into registers, then splitting
- * them) kept too few bytes in flight: 0.18 ms at k = 255, DRAM 19% busy (ncu). */
+ * copied into the staging area by cp.async, issued as soon as t + 1 has left it. Without the
+ * staging area (each thread loading 16 elements into registers, then splitting them) too few
+ * bytes are in flight: DRAM 19% busy at k = 255 (ncu), ~15% slower. */
 template <int NW, int WG, int C>
 __global__ void __launch_bounds__(128 * WG) conv1d_tc_kernel(const tc1_params p)
 {
@@ -324,8 +324,9 @@ template <int NW, int WG, int C> mh_status run_chunk(mh_context *ctx, const mh_c
  * wgmma into a partial sum rounds it toward zero again: short sums need short partial sums to
  * stay within 2x regtile's error (H100, n = 200003 same, wide data, tc's error over regtile's,
  * normwise: k = 63 3.0x with 8 slices a partial, 1.4x with 1; k = 255 2.2x with 8, 1.4x with 4),
- * but each partial ends in wgmma.wait_group 0 (k = 255: 0.158 ms with 8, 0.172 with 4, 0.252
- * with 1). A power of two up to 8, at most a tenth of the slices. */
+ * but each partial ends in wgmma.wait_group 0, so shorter partials idle the tensor cores (k = 255:
+ * 9% slower with 4 slices than 8, 60% with 1). A power of two up to 8, at most a tenth of the
+ * slices. */
 int chunk_for(int k)
 {
     const int tenth = tc1_layout(k, 64).slices / 10;

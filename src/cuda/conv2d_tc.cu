@@ -41,9 +41,9 @@
  *                     wgmma.wait_group 0 (the tensor cores' own accumulation truncates, and
  *                     reading one partial while another is in flight makes ptxas serialize every
  *                     wgmma: matmul_wgmma.cu); the next row's A is loaded while they run.
- * Splitting A in registers at every use instead (the first version) made the loop issue-bound:
- * cvt.rna.tf32 is emulated (about 9 instructions a value with the Inf guard), 373 instructions
- * per 24 wgmma at 11 x 11, 60% issue slots busy and the tensor pipe 22% active (ncu).
+ * A is split once, as the tile is stored: split in registers at every use the loop is
+ * issue-bound, since cvt.rna.tf32 is emulated (about 9 instructions a value with the Inf
+ * guard: 373 instructions per 24 wgmma at 11 x 11, the tensor pipe 22% active in ncu).
  * Every A row covers real outputs, so the only waste is T's zeros. A NaN or Inf in the image
  * meets those zeros (0 * Inf = NaN): outputs up to L - 1 columns and Q - 1 rows beyond the ones
  * it really reaches can turn NaN, where the direct rows give Inf or a finite value.
@@ -225,8 +225,8 @@ template <int PARTS> constexpr int first_product = PARTS == 3 ? 0 : 3;
  * midpoint: unbiased, within half an ulp). Half first: where acc is small beside p, the second
  * add then rounds p + half + acc, not the exact tie p + half. H100, 5 x 5 wide data, 40 seeds x
  * 7 configurations, tc's error over regtile's, p90 / worst: 1.78x / 2.59x -> 1.37x / 1.84x; the
- * same as adding all three exactly (TwoSum: 1.28x / 1.84x, but twice the time); 8192^2 5 x 5
- * 0.70 -> 0.80 ms. Only the short sums (PARTS = 3) take it: from 121 taps the sum's own
+ * same as adding all three exactly (TwoSum: 1.28x / 1.84x, but twice the time); it costs ~15%
+ * of the time. Only the short sums (PARTS = 3) take it: from 121 taps the sum's own
  * rounding hides the bias (11 x 11: 1.75x worst without it). */
 __device__ __forceinline__ float add_partial(float acc, float p)
 {
@@ -457,7 +457,7 @@ template <int SL, int Q, int WG, int S, int PARTS> mh_status run_shape(mh_contex
  * product's 3xTF32 error (~2^-22 of it). H100, 517 x 300 same, wide data, 40 seeds, tc's error
  * over regtile's, p90 / worst: 5 x 5 2.93x / 4.04x with three products, 1.78x / 2.59x with six;
  * 8 x 15 1.54x / 1.98x and 1.05x / 1.71x; 11 x 11 with three 1.37x / 1.75x. Six products take
- * twice the time (8192^2 7 x 7: 0.396 -> 0.765 ms), and conv2d's auto never picks tc with six
+ * twice the time, and conv2d's auto never picks tc with six
  * (mh_conv2d_tc_favoured). */
 int parts_for(const mh_conv2d_args *a) { return a->krows * a->kcols < 121 ? 3 : 2; }
 

@@ -42,7 +42,7 @@ static __device__ __forceinline__ int value_at(const hist_params &p, size_t i)
 
 /* bin of v, num_bins for the values outside [lo, hi]. 32-bit arithmetic throughout: v - lo as
  * unsigned wraps values under lo past span, so one compare tests both ends; no 64-bit division
- * (the first version divided in 64 bits: ~20 instructions per element, the bytes' bottleneck). */
+ * (~20 instructions per element, which would make it the bytes' bottleneck). */
 template <bool BYTES>
 static __device__ __forceinline__ int slot_of(const hist_params &p, int v)
 {

@@ -235,11 +235,10 @@ static __device__ __forceinline__ void wt_load_frag(const float (*As)[S::BM + S:
 }
 
 /* A kk's FMAs, column by column, every other column bottom to top: consecutive FFMAs share b[j]
- * (taken from the operand reuse cache), and at a column change a[i]. Measured on the H100 at
- * 4096^3 (docs/matmul.md): row order 3.09 ms, row serpentine 3.18, this order 3.03. In that
- * build's SASS (scripts/sass_ffma.py) this order left 30% of FFMAs reading two registers of the
- * same parity (the register file's two banks, by the Volta-era model) against 85% for the row
- * orders. */
+ * (taken from the operand reuse cache), and at a column change a[i]. It is 2-5% faster than row
+ * orders on the H100 at 4096^3 (docs/matmul.md): in the SASS (scripts/sass_ffma.py) it leaves
+ * 30% of FFMAs reading two registers of the same parity (the register file's two banks, by the
+ * Volta-era model) against 85% for the row orders. */
 template <class S>
 static __device__ __forceinline__ void wt_fma(const wt_frag<S> &f, float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
 {
@@ -309,10 +308,9 @@ static __device__ __forceinline__ void wt_walk_fetch(wt_walk<S> &w, size_t n, wt
 }
 
 /* One k-step's FMAs from one shared stage. The kk loop is unrolled whole; each kk loads its
- * operands, then computes, and ptxas overlaps the loads of kk + 1 with the FMAs of kk by itself.
- * Measured slower on the H100 and dropped (docs/matmul.md): an explicit register double buffer
- * (4-5%), a partial unroll of the kk loop (2-5%), cp.async tiles instead of the register
- * prefetch (6-33%). */
+ * operands, then computes, and ptxas overlaps the loads of kk + 1 with the FMAs of kk by itself:
+ * an explicit register double buffer, a partial unroll of the kk loop and cp.async tiles
+ * instead of the register prefetch are each slower on the H100 (2-33%; lab/notes/matmul.md). */
 template <class S>
 static __device__ __forceinline__ void wt_step(const float (*As)[S::BM + S::PAD], const float (*Bs)[S::BN], const wt_lane &l,
                                                float (&acc)[S::WMITER * S::TM][S::WNITER * S::TN])
@@ -412,8 +410,8 @@ typedef wt_shape<128, 128, 16, 64, 32, 2, 2, 4, 4, 1> wt_sq;   /* 256 threads, 8
 typedef wt_shape<128, 128, 16, 32, 64, 1, 2, 8, 4, 1> wt_sq32; /* 256 threads, 8 x 8, warps of 32 x 64 */
 typedef wt_shape<128, 128, 8, 64, 32, 2, 2, 4, 4, 2> wt_occ2;  /* 256 threads, 8 x 8, 128 registers */
 /* [0] is the default, the fastest at 4096^3 and LeetGPU's shape on the H100 (docs/matmul.md).
- * Measured and dropped: 128 x 128 and 128 x 256 blocks with 16-deep k-steps and 16 x 8 per lane
- * (they spill with two register stages), 128 x 128 x 16 under a 128-register cap (spills). */
+ * No 16-deep k-steps with 16 x 8 outputs a lane, nor 128 x 128 x 16 under a 128-register cap:
+ * both spill with two register stages. */
 static const char *const warptile_configs[] = {"b256x128-k8-w64x64-t8x4",  "b128x256-k8-w64x64-t8x4",
                                                "b128x128-k16-w64x32-t4x4", "b128x128-k16-w32x64-t8x4",
                                                "b128x128-k8-w64x32-t4x4-occ2", NULL};

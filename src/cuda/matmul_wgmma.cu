@@ -1,9 +1,8 @@
 /* matmul/tf32x3-wgmma and matmul/tf32-wgmma, ours: 3xTF32 (matmul_tensor.cu's split), and one
  * TF32 product, on Hopper's warpgroup MMA.
  *
- * Why a second kernel: mma.sync runs TF32 on the H100 at a fraction of the tensor cores' rate
- * (one TF32 product, 4096^3: 1.36 ms against cuBLAS's TF32 0.39 ms, which issues wgmma), and
- * tf32x3 needs three products. wgmma reads b from shared memory through a descriptor, K-major
+ * Why a second kernel: mma.sync runs TF32 on the H100 at about a third of the rate cuBLAS's TF32
+ * reaches with wgmma, and tf32x3 needs three products. wgmma reads b from shared memory through a descriptor, K-major
  * for TF32, so b's split cannot happen on the way into registers. a's could (wgmma takes a from
  * registers too), but splitting a in every block is ~8% slower at 4096^3 than splitting it once,
  * although a block then copies 15% fewer bytes a k-step (docs/matmul.md).
@@ -24,17 +23,18 @@
  *                             cp.async.wait and __syncthreads
  *     matmul_wgmma_ws_kernel  (warp specialized, configurations -ws) a third warpgroup copies
  *                             with the bulk copy engine onto full/empty mbarriers; no block-wide
- *                             barrier. ncu at 4096^3, n256: the plain kernel's warps spent 51% of
- *                             their stalls at the barrier; product 1.20 ms plain, 0.996 ms here.
+ *                             barrier: a multiplying warpgroup starts a k-step as soon as its
+ *                             bytes are in, where the plain kernel's warps spend half their
+ *                             stalls at the barrier (ncu at 4096^3; ~20% faster here).
  *                             -c2: in clusters of two blocks (rows of tiles mt, mt + 1) that
  *                             multicast half of each b tile each into both, so that b crosses
  *                             L2 once per pair (tf32-wgmma's auto at n256: 7% faster).
  * 128 x 256 blocks copy 25% fewer bytes per product than 128 x 128 (L2: 6.6 GB against 9.0 at
  * 4096^3). tf32-wgmma is the same product with big*big alone, accumulated on the tensor cores
  * directly (one m64n{BN}k8 per slice): the reduced-precision rung beside cuBLAS's TF32.
- * Splitting inside the product's loop instead (raw fp32 tiles split by every thread into
- * shared memory while the last k-step's wgmma ran) took 1.2 G warp instructions at 4096^3,
- * issue-bound at 3.03 ms; done once, the split is a pass over a and b.
+ * The split is a pass of its own, over a and b once: split inside the product's loop (every
+ * thread splitting raw tiles while the last k-step's wgmma run) the kernel is issue-bound at
+ * 4x the instructions.
  * Workspace: 2 (a + b) floats (tf32-wgmma: a + b), padded to whole tiles.
  *
  * Built for sm_90a only (wgmma, setmaxnreg): CMake compiles this file with -gencode
@@ -83,9 +83,8 @@ template <int BN, int KIND> struct wg_shape {
 
 /* Tile i of k-step kt at (i * kt_count + kt) * tile floats: a block of the product reads its
  * tiles in order, and the split pass's concurrent blocks (consecutive kt of one i: blockIdx.x
- * is kt) read whole rows of a and write consecutive tiles. With blockIdx.x the tile, they read
- * a 128-byte column strip of a from every row at once, a DRAM page opened per 128 bytes: the
- * pass took 0.83 ms at 4096^3 (0.71 with the tiles laid out k-step-major). */
+ * is kt) read whole rows of a and write consecutive tiles. With blockIdx.x the tile, they would
+ * read a 128-byte column strip of a from every row at once, a DRAM page opened per 128 bytes. */
 struct wg_tiles {
     float *a_big, *a_small, *b_big, *b_small; /* the small parts NULL for tf32-wgmma */
     size_t kt_count;
@@ -181,9 +180,9 @@ __device__ __forceinline__ void split_b_tile(const split_params &p, size_t i, si
 
 /* blockIdx.y: an a tile (i < mt_count) or a b tile (i - mt_count); blockIdx.x: kt, so that
  * concurrent blocks read neighbouring pieces of the same rows and write consecutive tiles.
- * Scalar loads of a and b, and b's transposed 16-byte stores scattered over 32 lines a warp,
- * kept the load/store queue full (lg_throttle 69% of stalls): 0.69 ms at 4096^3, 20% of
- * DRAM bandwidth. */
+ * Loads are 16 bytes a thread and every warp stores 512 contiguous bytes (b transposed through
+ * shared memory): scalar loads and b's transposed stores scattered over 32 lines a warp would
+ * keep the load/store queue full at a fifth of DRAM bandwidth. */
 template <int BN> __global__ void __launch_bounds__(THREADS) split_tiles_kernel(const split_params p)
 {
 #ifndef MH_WGMMA_ABSENT
