@@ -100,6 +100,9 @@ def cli_files():
         "bench_matmul": "bench matmul --rows 300 --k 200 --cols 100 --configs n64",
         "list": "list conv2d",
         "help": "run conv2d --help",
+        "explain_conv2d": "explain conv2d --rows 8192 --cols 8192 --krows 11 --kcols 11 --pad same",
+        "explain_conv1d": "explain conv1d --n 16777216 --k 2047 --batch 4 --device cpu",
+        "explain_histogram": "explain histogram --n 1000 --bins 256 --bytes",
     }
     for name, line in lines.items():
         yield name, "\n".join(line.split(" ")).encode()
