@@ -104,9 +104,10 @@ const char *mh_context_error(const mh_context *ctx);
 /* Why `auto` chose what the calling thread's last mh_*_select call on ctx returned: the device
  * and the rules it was measured with, the rule that ordered the candidates with this problem's
  * numbers, and each candidate's answer (the one auto runs, the others that would run it, those
- * that refuse and why), as lines of text. "" before the first select. Valid until the thread's
- * next select on ctx. `memhier explain` prints it. */
-const char *mh_context_explanation(const mh_context *ctx);
+ * that refuse and why), as lines of text. "" before the first select. Made when asked (asking
+ * every candidate may open the vendor libraries they need); valid until the thread's next select
+ * or explanation on ctx. `memhier explain` prints it. */
+const char *mh_context_explanation(mh_context *ctx);
 
 /* ---- memory of a context ------------------------------------------------------------
  * Buffers the context's variants take (device memory on a CUDA context, host memory on a

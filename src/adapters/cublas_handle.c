@@ -16,8 +16,6 @@ static mh_status blas_fail(mh_context *ctx, cublasStatus_t st, const char *what)
 
 mh_status mh_cublas_handle(mh_context *ctx, void **handle)
 {
-    mh_status s = mh_vendor_need(ctx, MH_LIB_CUBLAS);
-    if (s != MH_OK) return s;
     mh_slot *slot = mh_context_slot(ctx, MH_SLOT_CUBLAS);
     if (!slot) return MH_ERR_CUDA;
     if (!slot->data) {

@@ -141,13 +141,11 @@ int mh_cudnn_fits(size_t rows, size_t cols, size_t krows, size_t kcols, char *wh
 mh_status mh_cudnn_correlate(mh_context *ctx, const float *in, size_t rows, size_t cols, const float *filter,
                              int krows, int kcols, int lpr, int lpc, float *out, size_t out_rows, size_t out_cols)
 {
-    mh_status s = mh_vendor_need(ctx, MH_LIB_CUDNN);
-    if (s != MH_OK) return s;
     /* symmetric pads, the larger side; the lopsided case skips the first row/column */
     const int pad_h = krows - 1 - lpr > lpr ? krows - 1 - lpr : lpr, pad_w = kcols - 1 - lpc > lpc ? kcols - 1 - lpc : lpc;
     const int skip_r = pad_h - lpr, skip_c = pad_w - lpc;
     cudnn_state *st = NULL;
-    s = get_state(ctx, &st);
+    mh_status s = get_state(ctx, &st);
     if (s == MH_OK && !same_shape(st, rows, cols, krows, kcols, pad_h, pad_w))
         s = set_shape(ctx, st, rows, cols, krows, kcols, pad_h, pad_w);
     if (s != MH_OK) return s;

@@ -28,44 +28,27 @@ typedef const char *(*resolver)(void *handle);
 #define MH_VENDOR_RESOLVE(f)                                                                    \
     if (!(api->f = (__typeof__(api->f))dlsym(handle, #f))) return #f;
 
-mh_cublas_api mh_cublas;
-static const char *resolve_cublas(void *handle)
-{
-    mh_cublas_api *api = &mh_cublas;
-    MH_CUBLAS_FUNCTIONS(MH_VENDOR_RESOLVE)
-    return NULL;
-}
+/* A library's function table and the resolver that fills it from a handle. */
+#define MH_VENDOR_TABLE(type, table, FUNCTIONS)                                                 \
+    type table;                                                                                 \
+    static const char *resolve_##table(void *handle)                                           \
+    {                                                                                           \
+        type *api = &table;                                                                     \
+        FUNCTIONS(MH_VENDOR_RESOLVE)                                                            \
+        return NULL;                                                                            \
+    }
 
-mh_cufft_api mh_cufft;
-static const char *resolve_cufft(void *handle)
-{
-    mh_cufft_api *api = &mh_cufft;
-    MH_CUFFT_FUNCTIONS(MH_VENDOR_RESOLVE)
-    return NULL;
-}
-
+MH_VENDOR_TABLE(mh_cublas_api, mh_cublas, MH_CUBLAS_FUNCTIONS)
+MH_VENDOR_TABLE(mh_cufft_api, mh_cufft, MH_CUFFT_FUNCTIONS)
 #ifdef MH_VENDOR_CUDNN_API
-mh_cudnn_api mh_cudnn;
-static const char *resolve_cudnn(void *handle)
-{
-    mh_cudnn_api *api = &mh_cudnn;
-    MH_CUDNN_FUNCTIONS(MH_VENDOR_RESOLVE)
-    return NULL;
-}
+MH_VENDOR_TABLE(mh_cudnn_api, mh_cudnn, MH_CUDNN_FUNCTIONS)
 #else
-#define resolve_cudnn NULL
+#define resolve_mh_cudnn NULL
 #endif
-
 #ifdef MH_VENDOR_NPP_API
-mh_npp_api mh_npp;
-static const char *resolve_npp(void *handle)
-{
-    mh_npp_api *api = &mh_npp;
-    MH_NPP_FUNCTIONS(MH_VENDOR_RESOLVE)
-    return NULL;
-}
+MH_VENDOR_TABLE(mh_npp_api, mh_npp, MH_NPP_FUNCTIONS)
 #else
-#define resolve_npp NULL
+#define resolve_mh_npp NULL
 #endif
 
 /* One file of a library: the environment variable that overrides where it is, its soname and
@@ -85,13 +68,13 @@ typedef struct library {
 } library;
 
 static library libraries[MH_LIB_COUNT] = {
-    [MH_LIB_CUBLAS] = {"cuBLAS", {{"MEMHIER_CUBLAS_LIBRARY", MH_CUBLAS_SONAME, MH_CUBLAS_PATH}}, resolve_cublas},
-    [MH_LIB_CUFFT] = {"cuFFT", {{"MEMHIER_CUFFT_LIBRARY", MH_CUFFT_SONAME, MH_CUFFT_PATH}}, resolve_cufft},
-    [MH_LIB_CUDNN] = {"cuDNN", {{"MEMHIER_CUDNN_LIBRARY", MH_CUDNN_SONAME, MH_CUDNN_PATH}}, resolve_cudnn},
+    [MH_LIB_CUBLAS] = {"cuBLAS", {{"MEMHIER_CUBLAS_LIBRARY", MH_CUBLAS_SONAME, MH_CUBLAS_PATH}}, resolve_mh_cublas},
+    [MH_LIB_CUFFT] = {"cuFFT", {{"MEMHIER_CUFFT_LIBRARY", MH_CUFFT_SONAME, MH_CUFFT_PATH}}, resolve_mh_cufft},
+    [MH_LIB_CUDNN] = {"cuDNN", {{"MEMHIER_CUDNN_LIBRARY", MH_CUDNN_SONAME, MH_CUDNN_PATH}}, resolve_mh_cudnn},
     [MH_LIB_NPP] = {"NPP",
                     {{"MEMHIER_NPPC_LIBRARY", MH_NPPC_SONAME, MH_NPPC_PATH},
                      {"MEMHIER_NPPIF_LIBRARY", MH_NPPIF_SONAME, MH_NPPIF_PATH}},
-                    resolve_npp},
+                    resolve_mh_npp},
 };
 
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -100,38 +100,44 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
  *                               floor or the copy ceiling, where the FFT's fixed costs do not pay.
  * Each list goes on to the others: a row that refuses or runs out of memory passes the call
  * to the next. */
-static const char *const *auto_order(mh_context *ctx, const mh_args *args)
+/* The order on a CUDA device by the device's rules, and (why not NULL) the rule with this
+ * problem's numbers, for explain. */
+static const char *const *gpu_order(const mh_auto_rules *r, const mh_conv1d_args *a, char *why, size_t len)
 {
-    static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const direct[] = {"regtile", "fft-fused", "fft-os", "cufft", "naive", NULL};
     static const char *const fused[] = {"fft-fused", "fft-os", "regtile", "cufft", "naive", NULL};
     static const char *const os[] = {"fft-os", "fft-fused", "regtile", "cufft", "naive", NULL};
-    if (mh_is_cpu(ctx)) return cpu;
-    const mh_auto_rules *r = ctx->rules;
-    const mh_conv1d_args *a = &args->conv1d;
     const double samples = (double)a->batch * (double)a->n, k = (double)a->k;
-    if (k > r->conv1d_fft_os_above_k) return os;
-    if (k > r->conv1d_fused_above_k) return fused;
-    return k >= mh_auto_step(&r->conv1d_fused_from_k, samples) ? fused : direct;
+    if (k > r->conv1d_fft_os_above_k) {
+        if (why)
+            snprintf(why, len, "k = %zu > %.0f (conv1d_fft_os_above_k): fft-os first, fft-fused cannot hold the mask",
+                     a->k, r->conv1d_fft_os_above_k);
+        return os;
+    }
+    if (k > r->conv1d_fused_above_k) {
+        if (why)
+            snprintf(why, len, "k = %zu > %.0f (conv1d_fused_above_k): fft-fused first at every size", a->k,
+                     r->conv1d_fused_above_k);
+        return fused;
+    }
+    const double from = mh_auto_step(&r->conv1d_fused_from_k, samples);
+    if (why)
+        snprintf(why, len,
+                 "batch x n = %.0f samples: fft-fused from k >= %.0f there (conv1d_fused_from_k), regtile below; "
+                 "k = %zu: %s first",
+                 samples, from, a->k, k >= from ? "fft-fused" : "regtile");
+    return k >= from ? fused : direct;
+}
+
+static const char *const *auto_order(mh_context *ctx, const mh_args *args)
+{
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    return mh_is_cpu(ctx) ? cpu : gpu_order(ctx->rules, &args->conv1d, NULL, 0);
 }
 
 static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
 {
-    const mh_auto_rules *r = ctx->rules;
-    const mh_conv1d_args *a = &args->conv1d;
-    const double samples = (double)a->batch * (double)a->n, k = (double)a->k;
-    const double from = mh_auto_step(&r->conv1d_fused_from_k, samples);
-    if (k > r->conv1d_fft_os_above_k)
-        snprintf(buf, len, "k = %zu > %.0f (conv1d_fft_os_above_k): fft-os first, fft-fused cannot hold the mask", a->k,
-                 r->conv1d_fft_os_above_k);
-    else if (k > r->conv1d_fused_above_k)
-        snprintf(buf, len, "k = %zu > %.0f (conv1d_fused_above_k): fft-fused first at every size", a->k,
-                 r->conv1d_fused_above_k);
-    else
-        snprintf(buf, len,
-                 "batch x n = %.0f samples: fft-fused from k >= %.0f there (conv1d_fused_from_k), regtile below; "
-                 "k = %zu: %s first",
-                 samples, from, a->k, k >= from ? "fft-fused" : "regtile");
+    gpu_order(ctx->rules, &args->conv1d, buf, len);
 }
 
 static const mh_row_group groups[] = {

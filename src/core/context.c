@@ -33,22 +33,6 @@ void mh_clear_error(mh_context *ctx)
     if (ctx && last_error.ctx == ctx) last_error.text[0] = '\0';
 }
 
-/* The calling thread's last `select` explanation, per context as the error text is. */
-static _Thread_local struct {
-    const mh_context *ctx;
-    char text[8192];
-} last_explanation;
-
-void mh_set_explanation(mh_context *ctx, const char *text)
-{
-    snprintf(last_explanation.text, sizeof last_explanation.text, "%s", text);
-    last_explanation.ctx = ctx;
-}
-
-const char *mh_context_explanation(const mh_context *ctx)
-{
-    return ctx && last_explanation.ctx == ctx ? last_explanation.text : "";
-}
 
 int mh_is_cpu(const mh_context *ctx) { return ctx->device == MH_CPU; }
 
@@ -113,7 +97,7 @@ void mh_context_destroy(mh_context *ctx)
     if (ctx->fence) cudaEventDestroy((cudaEvent_t)ctx->fence);
     if (on_device) mh_device_leave(&guard);
     if (last_error.ctx == ctx) last_error.ctx = NULL; /* a later context may reuse the address */
-    if (last_explanation.ctx == ctx) last_explanation.ctx = NULL;
+    mh_forget_select(ctx);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

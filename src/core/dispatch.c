@@ -194,16 +194,38 @@ void mh_explain(mh_context *ctx, const mh_args *a, char *buf, size_t len)
     if (!chosen) append(buf, len, &used, "  no candidate takes this problem\n");
 }
 
+/* The calling thread's last select: on which context, for which problem (sizes only: select's
+ * args hold no buffers), and its explanation once asked for. The explanation is made on demand:
+ * it asks every candidate, which may open a vendor library that select itself never reaches. */
+static _Thread_local struct {
+    const mh_context *ctx;
+    mh_args args;
+    char text[8192];
+} last_select;
+
+void mh_forget_select(const mh_context *ctx)
+{
+    if (last_select.ctx == ctx) last_select.ctx = NULL;
+}
+
+const char *mh_context_explanation(mh_context *ctx)
+{
+    if (!ctx || last_select.ctx != ctx) return "";
+    mh_context_lock(ctx);
+    mh_explain(ctx, &last_select.args, last_select.text, sizeof last_select.text);
+    mh_context_unlock(ctx);
+    return last_select.text;
+}
+
 mh_status mh_select(mh_context *ctx, const mh_args *a, const mh_variant_info **chosen)
 {
     if (!chosen) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL");
     const mh_row *row = NULL;
-    char text[8192];
     mh_context_lock(ctx);
     const mh_status s = mh_resolve(ctx, NULL, a, &row);
-    mh_explain(ctx, a, text, sizeof text);
     mh_context_unlock(ctx);
-    mh_set_explanation(ctx, text);
+    last_select.ctx = ctx;
+    last_select.args = *a;
     if (s == MH_OK) *chosen = &row->info;
     return s;
 }

@@ -65,8 +65,9 @@ struct mh_context {
 /* Records the detail of a failure on ctx (if not NULL) for the calling thread and returns s. */
 mh_status mh_fail(mh_context *ctx, mh_status s, const char *fmt, ...) MH_PRINTF(3, 4);
 void mh_clear_error(mh_context *ctx);
-/* What mh_context_explanation returns to the calling thread for ctx until its next select. */
-void mh_set_explanation(mh_context *ctx, const char *text);
+/* Drops the calling thread's record of its last select on ctx (ctx is being destroyed, and a
+ * later context may reuse its address). */
+void mh_forget_select(const mh_context *ctx);
 
 int mh_is_cpu(const mh_context *ctx);
 

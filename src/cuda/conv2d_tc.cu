@@ -541,27 +541,27 @@ static double share_needed(const mh_auto_rules *r, int s, int q, int sl)
 
 MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_auto_rules *r, const mh_conv2d_args *a, char *why, size_t len)
 {
-    char ignored[8];
-    if (!why) why = ignored, len = sizeof ignored;
     const double outputs = (double)a->out_rows * (double)a->out_cols, taps = (double)(a->krows * a->kcols);
     if (parts_for(a) == 3) {
-        snprintf(why, len, "%.0f taps, under 121: tc would run six products a slice and loses by 2x to 4x", taps);
+        if (why) snprintf(why, len, "%.0f taps, under 121: tc would run six products a slice and loses by 2x to 4x", taps);
         return 0;
     }
     if (outputs < r->conv2d_tc_min_outputs) {
-        snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_min_outputs)", outputs, r->conv2d_tc_min_outputs);
+        if (why) snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_min_outputs)", outputs, r->conv2d_tc_min_outputs);
         return 0;
     }
     if (outputs < r->conv2d_tc_any_taps_outputs && taps < r->conv2d_tc_min_taps) {
-        snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_any_taps_outputs), and %.0f taps, under %.0f "
-                 "(conv2d_tc_min_taps)", outputs, r->conv2d_tc_any_taps_outputs, taps, r->conv2d_tc_min_taps);
+        if (why)
+            snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_any_taps_outputs), and %.0f taps, under %.0f "
+                     "(conv2d_tc_min_taps)", outputs, r->conv2d_tc_any_taps_outputs, taps, r->conv2d_tc_min_taps);
         return 0;
     }
     const tc_choice c = auto_choice(r, (int)a->krows, (int)a->kcols);
     const int sl = slices_for((int)a->kcols), s = outputs_per_row((int)a->kcols);
     const double share = taps / ((double)(a->krows + c.q - 1) * 8 * sl), needed = share_needed(r, s, c.q, sl);
-    snprintf(why, len, "tc's useful share of its tensor work at S = %d, Q = %d, %d slice%s: %.2f, %s the %.2f needed",
-             s, c.q, sl, sl == 1 ? "" : "s", share, share >= needed ? "at least" : "under", needed);
+    if (why)
+        snprintf(why, len, "tc's useful share of its tensor work at S = %d, Q = %d, %d slice%s: %.2f, %s the %.2f needed",
+                 s, c.q, sl, sl == 1 ? "" : "s", share, share >= needed ? "at least" : "under", needed);
     return share >= needed;
 }
 
