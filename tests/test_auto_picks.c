@@ -183,7 +183,7 @@ static void test_rules_text(void)
 {
     mh_args a;
     mh_conv1d_args_init(NULL, &a, NULL, (size_t)1 << 24, NULL, 2047, MH_PAD_VALID, NULL);
-    check_rule(&a, "fft-fused from k >= 46", "fft-fused first");
+    check_rule(&a, "fft-fused from k >= 48", "fft-fused first");
     mh_conv1d_args_init(NULL, &a, NULL, 4096, NULL, 31, MH_PAD_VALID, NULL);
     check_rule(&a, "fft-fused from k >= 384", "regtile first");
     mh_conv1d_args_init(NULL, &a, NULL, (size_t)1 << 24, NULL, 5000, MH_PAD_VALID, NULL);

@@ -8,12 +8,12 @@
 static const mh_auto_rules tables[] = {
     /* bench/results/NVIDIA_H100_80GB_HBM3.auto.json */
     {.device = "NVIDIA H100 80GB HBM3",
-     .source = "conv1d: bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json (memhier bench conv1d --grid) and fft-fused's configuration grid; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run",
+     .source = "conv1d: derived from bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json and .conv1d-fused-grid.json (scripts/tune.py --derive), the mask limits from the kernels; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run",
      .fallback = 1,
      .conv1d_fft_os_above_k = 4097.0,
      .conv1d_fused_above_k = 2049.0,
-     .conv1d_fused_from_k = {{524288.0, 2097152.0, 8388608.0, 0.0}, {384.0, 96.0, 48.0, 46.0}},
-     .conv1d_real8192_from_k = {{4194304.0, 16777216.0, 0.0, 0.0}, {HUGE_VAL, 1536.0, 768.0, 768.0}},
+     .conv1d_fused_from_k = {{524288.0, 2097152.0, 0.0, 0.0}, {384.0, 96.0, 48.0, 48.0}},
+     .conv1d_real8192_from_k = {{2097152.0, 33554432.0, 0.0, 0.0}, {HUGE_VAL, 1536.0, 384.0, 384.0}},
      .conv2d_tc_min_outputs = 262144.0,
      .conv2d_tc_min_taps = 225.0,
      .conv2d_tc_any_taps_outputs = 4194304.0,

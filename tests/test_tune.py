@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""scripts/tune.py: the derivation of auto's thresholds from a sweep, on grids whose answer is
+known, and --check's refusal of a derived number that its sweep does not give."""
+import importlib.util
+import json
+import math
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("tune", ROOT / "scripts/tune.py")
+tune = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tune)
+
+KS = [3, 15, 31, 63, 127, 255, 511]
+failures = []
+
+
+def expect(what, got, want):
+    if got != want:
+        failures.append(f"{what}: got {got!r}, want {want!r}")
+
+
+def cells(crossover_of_n, sizes=(4096, 65536, 1048576, 16777216), noise=None):
+    """regtile costs k, fft-fused a flat crossover(n): fused is faster from k > crossover(n)"""
+    out = {}
+    for n in sizes:
+        c = crossover_of_n(n)
+        out[n] = {k: (1.0 + k, 1.0 + c) for k in KS}
+    return out
+
+
+# One crossover for every size: one step, between the grid's k either side of it.
+steps, _ = tune.derive_steps(cells(lambda n: 100))
+expect("one crossover", steps, [[None, (63 + 127) // 2 + 1]])
+# A crossover that falls with the size: a step per size, bounds at the geometric means.
+steps, _ = tune.derive_steps(cells(lambda n: {4096: 400, 65536: 100, 1048576: 40, 16777216: 20}[n]))
+expect("falling crossover", steps,
+       [[round(math.sqrt(4096 * 65536)), 384], [round(math.sqrt(65536 * 1048576)), 96],
+        [round(math.sqrt(1048576 * 16777216)), 48], [None, 24]])
+# Never faster: never; always faster: from the smallest k of the grid.
+expect("never", tune.derive_steps(cells(lambda n: 10**6))[0], [[None, None]])
+expect("always", tune.derive_steps(cells(lambda n: 0))[0], [[None, 3]])
+# Sizes whose crossovers differ by less than the noise share one step.
+near = cells(lambda n: 100)
+near[65536][127] = (128.0, 128.0 * (1 + tune.NOISE / 2))  # fused a hair slower at k = 127 there
+expect("within the noise", len(tune.derive_steps(near)[0]), 1)
+# Regret of a rule: taking fused below its crossover costs the ratio.
+expect("regret", tune.regret({3: (1.0, 2.0), 511: (4.0, 2.0)}, 3)[0], 2.0)
+# More steps than the table holds is an error, never a silent truncation.
+try:
+    tune.derive_steps(cells(lambda n: {4096: 400, 65536: 100, 1048576: 40, 16777216: 20}[n],
+                            sizes=(4096, 65536, 1048576, 16777216)) | {
+        2**28: {k: (1.0 + k, 1.0 + 8) for k in KS}})
+    failures.append("five steps: no error")
+except ValueError:
+    pass
+
+# set_field replaces one key's list and keeps the rest of the file as written.
+text = '{\n "a": {\n  "x": [[1, 2], [null, 3]],\n  "y": 4e8\n }\n}\n'
+expect("set_field", tune.set_field(text, "x", [[None, 5]]), text.replace("[[1, 2], [null, 3]]", "[[null, 5]]"))
+
+# --check refuses a committed number that its sweep does not give: run the real files through
+# check_derived, then the same with one derived number changed.
+expect("committed files", tune.check_derived(), [])
+with tempfile.TemporaryDirectory() as tmp:
+    results = Path(tmp) / "bench/results"
+    results.mkdir(parents=True)
+    for f in (ROOT / "bench/results").glob("NVIDIA_H100_80GB_HBM3.*"):
+        (results / f.name).write_bytes(f.read_bytes())
+    auto = results / "NVIDIA_H100_80GB_HBM3.auto.json"
+    doc = json.loads(auto.read_text())
+    doc["conv1d"]["fused_from_k"][0][1] += 1
+    auto.write_text(json.dumps(doc))
+    tune.ROOT = Path(tmp)
+    bad = tune.check_derived()
+    expect("a moved threshold", len(bad) == 1 and "fused_from_k" in bad[0], True)
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("tune: derivation and check as expected")
