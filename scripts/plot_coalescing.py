@@ -43,7 +43,7 @@ def main(src, dst):
         axes[1].set_xscale("log", base=2)
     axes[0].set_title("offset_add: out[t + k] = in[t + k] + 100")
     axes[1].set_title("strided_add: out[t * s] = in[t * s] + 100")
-    fig.suptitle(f"{doc['device']}, commit {doc['commit']}")
+    fig.suptitle(f"{doc['device']}, run of {doc['date']}")
     fig.tight_layout()
     fig.savefig(dst)
     print(f"wrote {dst}")

@@ -82,7 +82,7 @@ def main():
     ax_win.legend(handles, [v.split("/")[1] for v in variants], loc="upper center", bbox_to_anchor=(0.5, -0.1),
                   ncol=len(variants), fontsize=9, frameon=False)
     fig.colorbar(im, ax=ax_reg, shrink=0.8, label="regret (1.00 = auto chose the fastest; 1.5 and over darkest)")
-    fig.suptitle(f"conv1d on {doc['device']}, commit {doc['commit']} ({doc['date']})")
+    fig.suptitle(f"conv1d on {doc['device']}, run of {doc['date']}")
     fig.savefig(sys.argv[2], dpi=110)
     print(f"wrote {sys.argv[2]}; max regret {worst:.3f} over {len(lines)} cells")
     if len(sys.argv) > 3:

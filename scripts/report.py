@@ -90,6 +90,11 @@ def ms_text(ms):
 
 # ---- tables ----------------------------------------------------------------------------------
 
+def run_date(doc, op):
+    """The date of the run op's rows come from (plots name the run by its date; the file names its commit)."""
+    return doc.get("date_by_op", {}).get(op, doc["date"])
+
+
 def run_of(doc, op):
     """The commit and ceilings of the run op's rows come from (a merged file keeps them per op)."""
     return doc.get("commit_by_op", {}).get(op, doc["commit"]), doc.get("ceilings_by_op", {}).get(op, doc["ceilings"])
@@ -97,8 +102,8 @@ def run_of(doc, op):
 
 def provenance(doc, op):
     """Which run a table comes from."""
-    commit, c = run_of(doc, op)
-    date = doc.get("date_by_op", {}).get(op, doc["date"])
+    c = run_of(doc, op)[1]
+    date = run_date(doc, op)
     return (f"_{doc['device']}, run of {date} (`bench/results/{DEFAULT_RESULTS.name}`, which names its "
             f"commit); ceilings measured in that run: copy "
             f"{c['copy_gbps']:.0f} GB/s, FP32 FMA {c['fma_gflops'] / 1000:.1f} TFLOP/s. ms, median._")
@@ -420,7 +425,7 @@ def roofline(plt, doc, op, rows, path):
     """Arithmetic intensity against achieved rate, every row a point (colour: variant, marker:
     workload), the ceilings of that run as lines."""
     import numpy as np
-    commit, c = run_of(doc, op)
+    c = run_of(doc, op)[1]
     copy, fma = c["copy_gbps"], c["fma_gflops"]
     mains = main_workloads(op, rows)
     pts = [r for r in rows if r.get("gflops") and r.get("gbps") and r["backend"] != "peer" and r["workload"] in mains]
@@ -444,7 +449,7 @@ def roofline(plt, doc, op, rows, path):
     ax.set_xlabel("arithmetic intensity (FLOP of the direct formula per byte of input and output)")
     ax.set_ylabel("GFLOP/s of the direct formula (FFT and 3xTF32 rows: effective)")
     log_axis(ax, "x"), log_axis(ax, "y")
-    ax.set_title(f"{op}: roofline ({doc['device']}, commit {commit})")
+    ax.set_title(f"{op}: roofline ({doc['device']}, run of {run_date(doc, op)})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     finish(plt, fig, path)
@@ -453,7 +458,7 @@ def roofline(plt, doc, op, rows, path):
 def bandwidth(plt, doc, op, rows, path):
     """Ops that stream (STREAMS): achieved GB/s per row and workload against the copy ceiling
     (a reduce or histogram only reads, so it can pass the ceiling, which counts a read and a write)."""
-    commit, c = run_of(doc, op)
+    c = run_of(doc, op)[1]
     copy = c["copy_gbps"]
     wls = main_workloads(op, rows)
     fig, axes = plt.subplots(1, len(wls), figsize=(max(3.6 * len(wls), 9), 5), squeeze=False)
@@ -468,14 +473,13 @@ def bandwidth(plt, doc, op, rows, path):
         ax.set_xlabel("GB/s (read + written)")
         ax.invert_yaxis()
         ax.tick_params(labelsize=7)
-    fig.suptitle(f"{op}: bandwidth ({doc['device']}, commit {commit})\nblack line: the copy ceiling, {copy:.0f} GB/s; "
+    fig.suptitle(f"{op}: bandwidth ({doc['device']}, run of {run_date(doc, op)})\nblack line: the copy ceiling, {copy:.0f} GB/s; "
                  "blue ours, orange vendor, green peers", fontsize=9)
     finish(plt, fig, path)
 
 
 def ladder(plt, doc, op, rows, path):
     """Time per rung, log scale, one panel per workload (at most four); vendor and peers marked."""
-    commit = run_of(doc, op)[0]
     wls = main_workloads(op, rows)
     fig, axes = plt.subplots(1, len(wls), figsize=(max(3.9 * len(wls), 9), 5.4), squeeze=False)
     for ax, w in zip(axes[0], wls):
@@ -491,7 +495,7 @@ def ladder(plt, doc, op, rows, path):
         ax.invert_yaxis()
         ax.tick_params(labelsize=7)
         ax.grid(True, axis="x", which="both", alpha=0.3)
-    fig.suptitle(f"{op}: the ladder ({doc['device']}, commit {commit})\nred: our fastest FP32-accurate, "
+    fig.suptitle(f"{op}: the ladder ({doc['device']}, run of {run_date(doc, op)})\nred: our fastest FP32-accurate, "
                  "blue the rest of ours, orange vendor, green peers, †: TF32", fontsize=9)
     finish(plt, fig, path)
 
