@@ -25,6 +25,6 @@ fi
 if grep -q '"backend": "cuda"' bench.json; then
   echo
   echo "peers on the same workloads:"
-  "$PY" scripts/peers.py bench.json || echo "the peers failed: the table has memhier's rows alone"
+  "$PY" scripts/peers.py --rows-only bench.json || echo "the peers failed: the table has memhier's rows alone"
 fi
 "$PY" scripts/summary.py bench.json

@@ -3,7 +3,9 @@
 the same GPU, in the same device call, and added to the bench's JSON as rows with
 "backend": "peer" and names like "cupy/oaconvolve".
 
-usage: peers.py BENCH_JSON [OUT_JSON]   (OUT_JSON defaults to BENCH_JSON: rows are added)
+usage: peers.py [--rows-only] BENCH_JSON [OUT_JSON]
+  OUT_JSON defaults to BENCH_JSON: rows are added. --rows-only: print the peers' rows but not the
+  closing comparison (the main job prints its own summary, scripts/summary.py).
 
 Each peer's output is checked against a float64 reference (CuPy in double precision on the
 GPU) before its time counts: rel_l2 <= 1e-5 (sums: the error over the sum of |x|; transposes
@@ -312,8 +314,13 @@ def compare(doc):
 
 
 def main():
-    src = sys.argv[1]
-    dst = sys.argv[2] if len(sys.argv) > 2 else src
+    args = sys.argv[1:]
+    rows_only = "--rows-only" in args
+    args = [a for a in args if a != "--rows-only"]
+    if not 1 <= len(args) <= 2:
+        sys.exit(__doc__)
+    src = args[0]
+    dst = args[1] if len(args) > 1 else src
     doc = json.load(open(src))
     if cp is None:
         json.dump(doc, open(dst, "w"), indent=1)
@@ -334,7 +341,8 @@ def main():
         if torch is not None:
             torch.cuda.empty_cache()
     doc["rows"] = rows + peer_rows
-    print("\n".join(compare(doc)))
+    if not rows_only:
+        print("\n".join(compare(doc)))
     json.dump(doc, open(dst, "w"), indent=1)
     return 0
 
