@@ -16,7 +16,7 @@ static mh_status cudnn_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"conv1d/cudnn", MH_OP_CONV1D, MH_BACKEND_VENDOR, 10, "vendor", "cuDNN",
-      "cudnnConvolutionForward, 1-row 2-D convolution, FP32 (TF32 off), fastest algorithm by cudnnFind"},
+      "cudnnConvolutionForward, 1-row 2-D convolution, FP32 (TF32 off), fastest non-Winograd algorithm by cudnnFind"},
      cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN},
 };
 

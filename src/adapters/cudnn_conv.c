@@ -1,6 +1,7 @@
 /* cuDNN's convolution as the vendor baseline: FP32 with TF32 off (CUDNN_FMA_MATH), and the
- * algorithm cuDNN's own measurement finds fastest for the shape (what PyTorch does with
- * torch.backends.cudnn.benchmark=True): the heuristics' first pick ran 7x slower than
+ * algorithm cuDNN's own measurement finds fastest for the shape, the Winograd ones aside
+ * (fp32_accurate below), as PyTorch does with torch.backends.cudnn.benchmark=True: the
+ * heuristics' first pick ran 7x slower than
  * PyTorch's anchor for a 1 x 16M image. Found once per shape, kept in the context.
  *
  * cuDNN pads symmetrically; where memhier's padding is lopsided ('same' with an even filter
@@ -88,7 +89,17 @@ static int same_shape(const cudnn_state *st, size_t rows, size_t cols, int kr, i
            st->pad_h == ph && st->pad_w == pw;
 }
 
-/* cuDNN's fastest FP32 (non tensor-core) algorithm for the descriptors' shape, measured once. */
+/* The Winograd algorithms run FMA math in FP32 but lose about three decimal digits: on a 5 x 5
+ * filter WINOGRAD_NONFUSED's rel_l2 against a double reference is 3.9e-4 where the GEMM and FFT
+ * algorithms give 1e-7 (cuDNN 9.14, lab/tools/cudnn_alignment.c), and cudnnFind ranks it first
+ * when it happens to time fastest. The vendor row is the FP32 baseline, so it never takes them. */
+static int fp32_accurate(cudnnConvolutionFwdAlgo_t a)
+{
+    return a != CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD && a != CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+
+/* cuDNN's fastest FP32-accurate (FMA, non-Winograd) algorithm for the descriptors' shape,
+ * measured once. */
 static mh_status find_algo(mh_context *ctx, cudnn_state *st)
 {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
@@ -97,13 +108,14 @@ static mh_status find_algo(mh_context *ctx, cudnn_state *st)
                                                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
               "cudnnFindConvolutionForwardAlgorithm");
     for (int i = 0; i < found; ++i) /* sorted fastest first */
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType != CUDNN_TENSOR_OP_MATH &&
+            fp32_accurate(perf[i].algo)) {
             st->algo = perf[i].algo;
             st->workspace = perf[i].memory;
             st->have_algo = 1;
             return MH_OK;
         }
-    return mh_fail(ctx, MH_ERR_UNSUPPORTED, "cuDNN offers no FP32 FMA algorithm for this shape");
+    return mh_fail(ctx, MH_ERR_UNSUPPORTED, "cuDNN offers no FP32-accurate algorithm for this shape");
 }
 
 /* Describes a 1-channel rows x cols image, a krows x kcols filter and symmetric pads to
