@@ -73,6 +73,21 @@ typedef enum mh_backend { MH_BACKEND_CPU = 0, MH_BACKEND_CUDA, MH_BACKEND_VENDOR
  * full:  every overlap (n + k - 1 outputs). Outside the input counts as zero. */
 typedef enum mh_pad { MH_PAD_VALID = 0, MH_PAD_SAME, MH_PAD_FULL } mh_pad;
 
+/* How a filter sees the image past its edges, as scipy.ndimage names the modes (image a b c d):
+ *   constant  k k k k | a b c d | k k k k   (k = cval)
+ *   reflect   d c b a | a b c d | d c b a   (OpenCV BORDER_REFLECT, numpy.pad 'symmetric')
+ *   mirror      d c b | a b c d | c b a     (OpenCV BORDER_REFLECT_101, PyTorch and numpy.pad 'reflect')
+ *   nearest   a a a a | a b c d | d d d d   (OpenCV BORDER_REPLICATE, numpy.pad 'edge')
+ *   wrap      a b c d | a b c d | a b c d   (OpenCV BORDER_WRAP, numpy.pad 'wrap')
+ * repeated as far as the filter reaches, so an image smaller than the filter is extended too. */
+typedef enum mh_mode { MH_MODE_CONSTANT = 0, MH_MODE_REFLECT, MH_MODE_MIRROR, MH_MODE_NEAREST, MH_MODE_WRAP } mh_mode;
+
+/* "constant", "reflect", ...; "unknown-mode" for a value outside the enum. */
+const char *mh_mode_name(mh_mode m);
+/* Parses a mode's name, or scipy's aliases "grid-constant", "grid-mirror" (reflect) and
+ * "grid-wrap" (wrap); MH_ERR_INVALID_ARGUMENT otherwise. */
+mh_status mh_mode_parse(const char *name, mh_mode *mode);
+
 #define MH_CPU (-1) /* device index of the CPU backend */
 
 typedef struct mh_context mh_context;
@@ -219,6 +234,21 @@ mh_status mh_conv2d_select(mh_context *ctx, size_t rows, size_t cols, size_t kro
                            const mh_variant_info **chosen);
 mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
                              size_t kcols, mh_pad pad);
+
+/* conv2d as scipy.ndimage.correlate: out has the image's size, and
+ *   out[r][c] = sum_{i,j} X[r + i - (krows / 2 + origin_r)][c + j - (kcols / 2 + origin_c)] * filter[i][j]
+ * where X is the image extended past its edges by `mode` (cval for MH_MODE_CONSTANT; every
+ * padded value is multiplied by its tap, so a NaN cval reaches every output it touches).
+ * origin_r in [-(krows / 2), (krows - 1) / 2], likewise origin_c. The rows whose tile loaders
+ * apply the modes (regtile, separable, basic, const and the CPU rows) take these calls; the others
+ * refuse them with the reason, and auto runs the first that accepts. */
+mh_status mh_conv2d_mode(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
+                         const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
+                         long long origin_r, long long origin_c, float *out);
+mh_status mh_conv2d_mode_select(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_mode mode,
+                                long long origin_r, long long origin_c, const mh_variant_info **chosen);
+mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
+                                  size_t kcols, mh_mode mode, long long origin_r, long long origin_c);
 
 /* ---- transpose: out[c][r] = in[r][c], row-major float32, any sizes -----------------------
  * in is rows x cols, out cols x rows; out of place (out must not overlap in); exact. */

@@ -17,7 +17,8 @@ line saying so, and the script still succeeds.
 Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
   conv1d     cupyx.scipy.signal oaconvolve, fftconvolve, correlate; torch conv1d (cuDNN)
   conv2d     cupyx.scipy.ndimage correlate (and correlate1d twice for the separable Gaussian);
-             torch conv2d (cuDNN)
+             torch conv2d (cuDNN); 'mode=' workloads: correlate with that mode, torch conv2d on
+             F.pad's reflect (scipy's mirror), replicate, circular or constant
   transpose  cupy ascontiguousarray(a.T); torch a.t().contiguous()
   matmul     cupy matmul, torch matmul (cuBLAS)
   reduce     cupy sum, torch sum
@@ -132,10 +133,31 @@ def kv(workload):
     return dict(re.findall(r"(\w+)=([\w.-]+)", workload))
 
 
+# a boundary mode as cupy.pad and torch's F.pad name it (torch has no 'reflect' in scipy's sense)
+CUPY_PAD = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap", "constant": "constant"}
+TORCH_PAD = {"mirror": "reflect", "nearest": "replicate", "wrap": "circular", "constant": "constant"}
+
+
+def conv2d_mode_peers(w, x, f):
+    """A 'mode=' workload (mh_conv2d_mode, origin 0, cval 0): cupyx.scipy.ndimage.correlate
+    with that mode; torch conv2d on an F.pad of the image where torch has the mode."""
+    import cupyx.scipy.ndimage as nd
+    mode, (rows, cols), (kr, kc) = w["mode"], x.shape, f.shape
+    widths = ((kr // 2, kr - 1 - kr // 2), (kc // 2, kc - 1 - kc // 2))
+    peers = [("cupy/ndimage.correlate", lambda: nd.correlate(x, f, mode=mode))]
+    if torch is not None and mode in TORCH_PAD:
+        tx, tf = torch.as_tensor(x, device="cuda")[None, None], torch.as_tensor(f, device="cuda")[None, None]
+        torch_pad = (widths[1][0], widths[1][1], widths[0][0], widths[0][1])
+        peers.append(("torch/conv2d", lambda: F.conv2d(F.pad(tx, torch_pad, mode=TORCH_PAD[mode]), tf)[0, 0]))
+    padded = cp.pad(x.astype(cp.float64), widths, mode=CUPY_PAD[mode])
+    ref = cps.fftconvolve(padded, f[::-1, ::-1].astype(cp.float64), mode="valid")
+    return peers, ref, 2.0 * rows * cols * kr * kc, rel_l2
+
+
 def conv2d_peers(wl):
     import cupyx.scipy.ndimage as nd
     w = kv(wl)
-    rows, cols, kr, kc, pad = int(w["rows"]), int(w["cols"]), int(w["krows"]), int(w["kcols"]), w["pad"]
+    rows, cols, kr, kc = int(w["rows"]), int(w["cols"]), int(w["krows"]), int(w["kcols"])
     rng = cp.random.default_rng(1)
     x = rng.uniform(-1, 1, (rows, cols), dtype=cp.float32)
     if w.get("filter") == "gaussian":
@@ -144,6 +166,9 @@ def conv2d_peers(wl):
         f = cp.outer(g1, g1)
     else:
         f = rng.uniform(-1, 1, (kr, kc), dtype=cp.float32)
+    if "mode" in w:
+        return conv2d_mode_peers(w, x, f)
+    pad = w["pad"]
     # our pads: valid, same (lead (k-1)//2), full; ndimage centres odd filters the same way
     lr, lc = {"valid": (0, 0), "same": ((kr - 1) // 2, (kc - 1) // 2), "full": (kr - 1, kc - 1)}[pad]
     out_r = {"valid": rows - kr + 1, "same": rows, "full": rows + kr - 1}[pad]

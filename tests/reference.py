@@ -57,6 +57,33 @@ def correlate2d(image, filt, pad):
     return full[rows, cols], mag[rows, cols]
 
 
+# scipy.ndimage's boundary modes as numpy.pad names them (numpy.pad extends repeatedly, as far
+# as the pad reaches, which is what an image smaller than its filter needs)
+NUMPY_PAD = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "reflect", "nearest": "edge",
+             "wrap": "wrap", "grid-wrap": "wrap", "constant": "constant", "grid-constant": "constant"}
+
+
+def correlate2d_mode(image, filt, mode, cval=0.0, origin=(0, 0)):
+    """scipy.ndimage.correlate's result, computed independently of scipy: the image padded by
+    numpy.pad in the mode's way, then every window summed in float64; and the sum of |terms|.
+    (scipy.ndimage.correlate itself reads uninitialised memory on some tiny images with extreme
+    origins: a 2 x 3 image, an 11 x 1 filter at origin 5, mode 'reflect', gives NaN in
+    scipy 1.17; its correlate1d agrees with this reference.)"""
+    im, f = np.asarray(image, np.float64), np.asarray(filt, np.float64)
+    kr, kc = f.shape
+    lr, lc = kr // 2 + origin[0], kc // 2 + origin[1]
+    widths = ((lr, kr - 1 - lr), (lc, kc - 1 - lc))
+    kw = {"constant_values": cval} if NUMPY_PAD[mode] == "constant" else {}
+    padded = np.pad(im, widths, mode=NUMPY_PAD[mode], **kw)
+    out, mag = np.zeros(im.shape), np.zeros(im.shape)
+    for i in range(kr):
+        for j in range(kc):
+            window = padded[i:i + im.shape[0], j:j + im.shape[1]]
+            out += window * f[i, j]
+            mag += np.abs(window * f[i, j])
+    return out, mag
+
+
 def matmul(a, b):
     """a @ b and the sum of |terms| per output."""
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)

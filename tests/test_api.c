@@ -3,6 +3,8 @@
  * value, with the caller's output left untouched. */
 #include "testing.h"
 
+#include <limits.h>
+
 #include <pthread.h>
 
 #include <stdint.h>
@@ -183,6 +185,53 @@ static void test_conv2d_bad_input(void)
     mh_context_destroy(ctx);
 }
 
+/* mh_conv2d_mode's refusals: mode, origins (at full width), sizes; nothing written. And a 1 x 1
+ * image under every mode: a 3 x 3 filter of ones reads the pixel nine times, constant reads
+ * cval eight times. */
+static void test_conv2d_mode_input(void)
+{
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, MH_CPU) == MH_OK, "CPU ctx");
+    float in[100], f[16], out[100];
+    for (int i = 0; i < 100; ++i) in[i] = (float)i;
+    for (int i = 0; i < 16; ++i) f[i] = 1.0f;
+    static const struct {
+        size_t kr, kc;
+        int mode;
+        long long orr, oc;
+        const char *phrase;
+    } bad[] = {{3, 3, 7, 0, 0, "mode = 7"},
+               {3, 3, MH_MODE_REFLECT, 2, 0, "origin_r = 2: a 3-tap side takes origins from -1 to 1"},
+               {4, 4, MH_MODE_REFLECT, 0, -3, "origin_c = -3: a 4-tap side takes origins from -2 to 1"},
+               {4, 4, MH_MODE_REFLECT, 0, 2, "origin_c = 2"},
+               {3, 3, MH_MODE_WRAP, (long long)1 << 40, 0, "origin_r = 1099511627776"},
+               {3, 3, MH_MODE_WRAP, 0, LLONG_MIN, "origin_c = -9223372036854775808"},
+               {32, 3, MH_MODE_NEAREST, 0, 0, "krows = 32"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        for (int j = 0; j < 100; ++j) out[j] = 4242.0f;
+        mh_status s = mh_conv2d_mode(ctx, NULL, in, 10, 10, f, bad[i].kr, bad[i].kc, (mh_mode)bad[i].mode, 0.0f,
+                                     bad[i].orr, bad[i].oc, out);
+        CHECK(s == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), bad[i].phrase),
+              "conv2d_mode case %zu: %s, \"%s\" lacks \"%s\"", i, mh_status_str(s), mh_context_error(ctx),
+              bad[i].phrase);
+        int written = 0;
+        for (int j = 0; j < 100; ++j) written |= out[j] != 4242.0f;
+        CHECK(!written, "a refused conv2d_mode (case %zu) wrote its output", i);
+    }
+    const float pixel = 3.0f;
+    for (int m = MH_MODE_CONSTANT; m <= MH_MODE_WRAP; ++m) {
+        float o = 0.0f;
+        CHECK(mh_conv2d_mode(ctx, NULL, &pixel, 1, 1, f, 3, 3, (mh_mode)m, 0.5f, 0, 0, &o) == MH_OK,
+              "1 x 1 %s: %s", mh_mode_name((mh_mode)m), mh_context_error(ctx));
+        const float want = m == MH_MODE_CONSTANT ? 3.0f + 8 * 0.5f : 27.0f;
+        CHECK(o == want, "1 x 1 image, mode %s: %g, want %g", mh_mode_name((mh_mode)m), o, want);
+    }
+    mh_mode parsed;
+    CHECK(mh_mode_parse("grid-mirror", &parsed) == MH_OK && parsed == MH_MODE_REFLECT, "grid-mirror is reflect");
+    CHECK(mh_mode_parse("symmetric", &parsed) == MH_ERR_INVALID_ARGUMENT, "symmetric is no mode name");
+    mh_context_destroy(ctx);
+}
+
 /* A Gaussian of sigma s made as scipy makes it (a float64 1-D kernel, the outer product cast
  * to float32) or directly in float32 (exp of the squared radius); tails underflow to
  * subnormals and zeros at small sigma. */
@@ -273,5 +322,6 @@ int main(void)
     test_registry();
     test_bad_input();
     test_conv2d_bad_input();
+    test_conv2d_mode_input();
     return test_finish("test_api");
 }

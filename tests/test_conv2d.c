@@ -4,7 +4,9 @@
  *                     when the machine has no CUDA device)
  * Images from 1 x 1 up, primes, sizes that are no multiple of any tile, filters from 1 x 1
  * to 31 x 31, square or not, odd or even, larger than the image (same, full), every padding,
- * misaligned pointers; each shape with a random (full-rank) filter and a rank-1 one.
+ * misaligned pointers; each shape with a random (full-rank) filter and a rank-1 one. Besides
+ * the zero paddings, mh_conv2d_mode's placements: every boundary mode, origins at their limits,
+ * a constant of 2.5 and of NaN (NaN wherever the window meets the border, exact elsewhere).
  * Outputs are poisoned with NaN and fenced by guard words. `separable` must compute rank-1
  * filters and refuse the others with MH_ERR_UNSUPPORTED and nothing written; `auto` must
  * take the separable path exactly for rank-1 filters. */
@@ -25,8 +27,45 @@ static const tcase cases[] = {
     {1, 1, 3, 3, 0},      {4, 2, 5, 5, 0},      {37, 517, 5, 5, 1},   {130, 1030, 3, 3, 0},  {67, 1028, 5, 5, 0},
 };
 
+/* A zero padding (mh_conv2d) or a boundary mode with its constant and origin (mh_conv2d_mode). */
+typedef struct placement {
+    int bordered;
+    mh_pad pad;
+    mh_mode mode;
+    float cval;
+    int origin; /* 0: centred; -1: rows at their lowest origin, columns at their highest; 1: the reverse */
+} placement;
+
+static const placement placements[] = {
+    {0, MH_PAD_VALID, 0, 0.0f, 0},         {0, MH_PAD_SAME, 0, 0.0f, 0},         {0, MH_PAD_FULL, 0, 0.0f, 0},
+    {1, 0, MH_MODE_CONSTANT, 2.5f, 0},     {1, 0, MH_MODE_REFLECT, 0.0f, 0},     {1, 0, MH_MODE_MIRROR, 0.0f, -1},
+    {1, 0, MH_MODE_NEAREST, 0.0f, 1},      {1, 0, MH_MODE_WRAP, 0.0f, 0},        {1, 0, MH_MODE_REFLECT, 0.0f, 1},
+    {1, 0, MH_MODE_CONSTANT, NAN, 0},
+};
+
+static long long origin_of(int side, int sign) { return sign < 0 ? -(side / 2) : sign > 0 ? (side - 1) / 2 : 0; }
+
+/* The problem's arguments: its sizes, the buffers given, and the placement. */
+static mh_status args_of(mh_context *ctx, mh_args *a, const tcase *c, const placement *pl, const float *in,
+                         const float *filter, float *out)
+{
+    if (!pl->bordered) return mh_conv2d_args_init(ctx, a, in, c->rows, c->cols, filter, c->kr, c->kc, pl->pad, out);
+    return mh_conv2d_mode_args_init(ctx, a, in, c->rows, c->cols, filter, c->kr, c->kc, pl->mode, pl->cval,
+                                    origin_of((int)c->kr, pl->origin), origin_of((int)c->kc, -pl->origin), out);
+}
+
+/* The public call for the placement. */
+static mh_status call(mh_context *ctx, const char *name, const tcase *c, const placement *pl, const float *in,
+                      const float *filter, float *out)
+{
+    if (!pl->bordered) return mh_conv2d(ctx, name, in, c->rows, c->cols, filter, c->kr, c->kc, pl->pad, out);
+    return mh_conv2d_mode(ctx, name, in, c->rows, c->cols, filter, c->kr, c->kc, pl->mode, pl->cval,
+                          origin_of((int)c->kr, pl->origin), origin_of((int)c->kc, -pl->origin), out);
+}
+
 typedef struct problem {
     const tcase *c;
+    const placement *pl;
     mh_args shape;
     int rank1;
     float *in, *filter;
@@ -34,10 +73,10 @@ typedef struct problem {
     unsigned long long seed;
 } problem;
 
-static void make_problem(problem *p, const tcase *c, mh_pad pad, int rank1, unsigned long long seed)
+static void make_problem(problem *p, const tcase *c, const placement *pl, int rank1, unsigned long long seed)
 {
-    p->c = c, p->rank1 = rank1, p->seed = seed;
-    mh_conv2d_args_init(NULL, &p->shape, NULL, c->rows, c->cols, NULL, c->kr, c->kc, pad, NULL);
+    p->c = c, p->pl = pl, p->rank1 = rank1, p->seed = seed;
+    args_of(NULL, &p->shape, c, pl, NULL, NULL, NULL);
     const mh_conv2d_args *s = &p->shape.conv2d;
     const size_t outs = s->out_rows * s->out_cols;
     p->in = malloc(c->rows * c->cols * sizeof(float));
@@ -64,9 +103,14 @@ static void free_problem(problem *p) { free(p->in), free(p->filter), free(p->ref
 
 static const char *describe(const problem *p, char *buf, size_t len)
 {
-    snprintf(buf, len, "%zux%zu image, %zux%zu %s filter, pad=%s, misaligned=%d, seed=%llu", p->c->rows, p->c->cols,
-             p->c->kr, p->c->kc, p->rank1 ? "rank-1" : "random", mh_pad_name(p->shape.conv2d.pad), p->c->misaligned,
-             p->seed);
+    char where[96];
+    if (p->pl->bordered)
+        snprintf(where, sizeof where, "mode=%s cval=%g origin=(%d, %d)", mh_mode_name(p->pl->mode), (double)p->pl->cval,
+                 p->shape.conv2d.lpr - p->shape.conv2d.krows / 2, p->shape.conv2d.lpc - p->shape.conv2d.kcols / 2);
+    else
+        snprintf(where, sizeof where, "pad=%s", mh_pad_name(p->pl->pad));
+    snprintf(buf, len, "%zux%zu image, %zux%zu %s filter, %s, misaligned=%d, seed=%llu", p->c->rows, p->c->cols,
+             p->c->kr, p->c->kc, p->rank1 ? "rank-1" : "random", where, p->c->misaligned, p->seed);
     return buf;
 }
 
@@ -79,19 +123,15 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     describe(p, what, sizeof what);
     test_out_poison(out);
     mh_args a;
-    mh_conv2d_args_init(ctx, &a, in, s->rows, s->cols, filter, (size_t)s->krows, (size_t)s->kcols, s->pad, out->data);
+    args_of(ctx, &a, p->c, p->pl, in, filter, out->data);
     a.config = config;
     char why[512] = "";
     if (row && !row->supports(ctx, &a, why, sizeof why)) {
         CHECK(why[0] != '\0', "%s refuses %s without a reason", name, what);
-        if (config == 0)
-            test_check_refusal(ctx, name, mh_conv2d(ctx, name, in, s->rows, s->cols, filter, (size_t)s->krows,
-                                               (size_t)s->kcols, s->pad, out->data),
-                          why, out, what);
+        if (config == 0) test_check_refusal(ctx, name, call(ctx, name, p->c, p->pl, in, filter, out->data), why, out, what);
         return;
     }
-    mh_status st = config == 0 ? mh_conv2d(ctx, row ? name : NULL, in, s->rows, s->cols, filter, (size_t)s->krows,
-                                           (size_t)s->kcols, s->pad, out->data)
+    mh_status st = config == 0 ? call(ctx, row ? name : NULL, p->c, p->pl, in, filter, out->data)
                                : mh_run_row(ctx, row, &a);
     const int rank1 = p->rank1 || s->krows == 1 || s->kcols == 1; /* one row or column: rank 1 anyway */
     if (row && !strcmp(name, "conv2d/separable") && !rank1) { /* must refuse a full-rank filter */
@@ -104,7 +144,24 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     size_t broken = test_out_fetch(out);
     mh_error_stats e;
     const size_t outs = s->out_rows * s->out_cols;
-    int ok = mh_compare(out->host + TEST_GUARD, p->ref, p->mag, outs, mh_sum_rtol((size_t)s->krows * s->kcols), &e);
+    const float *got = out->host + TEST_GUARD;
+    size_t nan_missed = 0; /* a NaN constant: NaN exactly where the reference is, compared elsewhere */
+    double *ref = p->ref, *mag = p->mag;
+    if (isnan(p->pl->cval)) {
+        ref = malloc(outs * sizeof(double)), mag = malloc(outs * sizeof(double));
+        float *finite_got = malloc(outs * sizeof(float));
+        for (size_t i = 0; i < outs; ++i) {
+            const int touched = isnan(p->ref[i]);
+            nan_missed += touched != (isnan(got[i]) != 0);
+            ref[i] = touched ? 0.0 : p->ref[i], mag[i] = touched ? 0.0 : p->mag[i];
+            finite_got[i] = touched ? 0.0f : got[i];
+        }
+        got = finite_got;
+    }
+    int ok = mh_compare(got, ref, mag, outs, mh_sum_rtol((size_t)s->krows * s->kcols), &e);
+    if (ref != p->ref) free(ref), free(mag), free((void *)got);
+    CHECK(nan_missed == 0, "%s %s on %s: %zu outputs NaN where the reference is not, or finite where it is NaN", name,
+          cfg, what, nan_missed);
     CHECK(broken == 0, "%s %s on %s wrote %zu guard words outside out", name, cfg, what, broken);
     CHECK(ok, "%s %s on %s: out[%zu][%zu]=%.8g ref %.8g; %zu bad, %zu NaN, rel_l2 %.3g", name, cfg, what,
           e.first_bad / s->out_cols, e.first_bad % s->out_cols, e.first_out, e.first_ref, e.bad, e.nonfinite, e.rel_l2);
@@ -120,11 +177,12 @@ int main(int argc, char **argv)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         const tcase *c = &cases[ci];
         if (c->rows * c->cols > max_n) continue;
-        for (int pad = MH_PAD_VALID; pad <= MH_PAD_FULL; ++pad)
+        for (size_t pi = 0; pi < sizeof placements / sizeof placements[0]; ++pi)
             for (int rank1 = 0; rank1 <= 1; ++rank1) {
-                if (pad == MH_PAD_VALID && (c->kr > c->rows || c->kc > c->cols)) continue;
+                const placement *pl = &placements[pi];
+                if (!pl->bordered && pl->pad == MH_PAD_VALID && (c->kr > c->rows || c->kc > c->cols)) continue;
                 problem p;
-                make_problem(&p, c, (mh_pad)pad, rank1, seed + 1000 * ci + 10 * (unsigned long long)pad + rank1);
+                make_problem(&p, c, pl, rank1, seed + 1000 * ci + 10 * (unsigned long long)pi + rank1);
                 const size_t outs = p.shape.conv2d.out_rows * p.shape.conv2d.out_cols;
                 test_in in = test_in_copy(gpu, p.in, c->rows * c->cols, c->misaligned ? 1 : 0);
                 test_in filter = test_in_copy(gpu, p.filter, c->kr * c->kc, c->misaligned ? 3 : 0);
@@ -134,8 +192,8 @@ int main(int argc, char **argv)
                     if (!test_row_fits(row, gpu)) continue;
                     for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg, ++runs) {
                         char what[128];
-                        snprintf(what, sizeof what, "%zux%zu %zux%zu pad %d rank1 %d", c->rows, c->cols, c->kr, c->kc,
-                                 pad, rank1);
+                        snprintf(what, sizeof what, "%zux%zu %zux%zu placement %zu rank1 %d", c->rows, c->cols, c->kr,
+                                 c->kc, pi, rank1);
                         test_trace(row->info.name, cfg, what);
                         check_variant(ctx, &p, in.data, filter.data, &out, row, cfg);
                     }

@@ -665,6 +665,7 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
             rc = cli_parse_count(a, v, &o->size[z]);
             o->have[z] = o->any_size = 1;
         } else if (!strcmp(a, "--pad")) rc = cli_parse_pad(v, &o->pad), o->have_pad = o->any_size = 1;
+        else if (!strcmp(a, "--mode")) rc = cli_parse_mode(v, &o->mode), o->have_mode = 1;
         else if (!strcmp(a, "--reps")) {
             size_t reps;
             rc = cli_parse_count(a, v, &reps);
@@ -692,6 +693,9 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
     if ((rc = parse_bench(argc, argv, o, ops, nops)) != CLI_OK) return rc;
     if (o->grid && (*nops != 1 || ops[0] != MH_OP_CONV1D || o->any_size))
         return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");
+    if (o->have_mode && (*nops != 1 || ops[0] != MH_OP_CONV2D || o->have_pad))
+        return cli_error(CLI_USAGE, "--mode: conv2d alone takes a boundary mode, in place of --pad "
+                                    "(memhier bench conv2d --mode reflect)");
     if (o->headline && (o->grid || o->tune || o->any_size || o->variants))
         return cli_error(CLI_USAGE, "--headline sets the workloads and the rows: it takes no sizes, --grid, --tune, "
                                     "--configs or --variants");

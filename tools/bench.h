@@ -22,6 +22,8 @@ typedef struct bench_opts {
     size_t size[BENCH_SIZES];
     int have[BENCH_SIZES], have_pad, any_size; /* any_size: one workload from the flags */
     mh_pad pad;
+    int have_mode; /* conv2d: the workloads as mh_conv2d_mode's, the image extended by `mode` */
+    mh_mode mode;
 } bench_opts;
 
 /* bench's command line (after "bench") into o and the ops to run (all when none is named),

@@ -29,21 +29,29 @@ static const struct {
                     {3072, 3072, 15, MH_PAD_VALID, 0}, {4096, 4096, 31, MH_PAD_SAME, 0}, {8192, 8192, 5, MH_PAD_SAME, 1}},
   cpu_defaults[] = {{1024, 1024, 3, MH_PAD_SAME, 0}, {1024, 1024, 11, MH_PAD_SAME, 0}, {1024, 1024, 5, MH_PAD_SAME, 1}};
 
-static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, size_t kc, mh_pad pad, int gaussian)
+/* A workload: zero padding `pad`, or (mode >= 0) mh_conv2d_mode's extension by that mode. */
+static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, size_t kc, mh_pad pad, int mode,
+                     int gaussian)
 {
     conv2d_case *c = calloc(1, sizeof *c);
     w->state = c;
     if (!c) return;
     mh_args a;
-    if (mh_conv2d_args_init(NULL, &a, NULL, rows, cols, NULL, kr, kc, pad, NULL) != MH_OK) {
-        snprintf(w->desc, sizeof w->desc, "rows=%zu cols=%zu krows=%zu kcols=%zu pad=%s (invalid)", rows, cols, kr, kc,
-                 mh_pad_name(pad));
+    char placement[32];
+    if (mode >= 0) snprintf(placement, sizeof placement, "mode=%s", mh_mode_name((mh_mode)mode));
+    else snprintf(placement, sizeof placement, "pad=%s", mh_pad_name(pad));
+    const mh_status s = mode >= 0 ? mh_conv2d_mode_args_init(NULL, &a, NULL, rows, cols, NULL, kr, kc, (mh_mode)mode,
+                                                             0.0f, 0, 0, NULL)
+                                  : mh_conv2d_args_init(NULL, &a, NULL, rows, cols, NULL, kr, kc, pad, NULL);
+    if (s != MH_OK) {
+        snprintf(w->desc, sizeof w->desc, "rows=%zu cols=%zu krows=%zu kcols=%zu %s (invalid)", rows, cols, kr, kc,
+                 placement);
         return;
     }
     c->shape = a.conv2d;
     c->gaussian = gaussian;
-    snprintf(w->desc, sizeof w->desc, "rows=%zu cols=%zu krows=%zu kcols=%zu pad=%s%s", rows, cols, kr, kc,
-             mh_pad_name(pad), gaussian ? " filter=gaussian" : "");
+    snprintf(w->desc, sizeof w->desc, "rows=%zu cols=%zu krows=%zu kcols=%zu %s%s", rows, cols, kr, kc, placement,
+             gaussian ? " filter=gaussian" : "");
     const double outs = (double)c->shape.out_rows * (double)c->shape.out_cols;
     w->flops = 2.0 * outs * (double)kr * (double)kc;
     w->bytes = 4.0 * ((double)rows * (double)cols + (double)(kr * kc) + outs);
@@ -51,20 +59,22 @@ static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, siz
 
 static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
 {
+    const int mode = o->have_mode ? (int)o->mode : -1;
     if (o->any_size) {
         const size_t k = bench_size_or(o, BENCH_K, 3);
         describe(&w[0], bench_size_or(o, BENCH_ROWS, 4096), bench_size_or(o, BENCH_COLS, 4096),
-                 bench_size_or(o, BENCH_KROWS, k), bench_size_or(o, BENCH_KCOLS, k), o->have_pad ? o->pad : MH_PAD_SAME, 0);
+                 bench_size_or(o, BENCH_KROWS, k), bench_size_or(o, BENCH_KCOLS, k), o->have_pad ? o->pad : MH_PAD_SAME,
+                 mode, 0);
         return 1;
     }
     size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
     for (size_t i = 0; i < count && i < max; ++i) {
         if (gpu)
             describe(&w[i], gpu_defaults[i].rows, gpu_defaults[i].cols, gpu_defaults[i].k, gpu_defaults[i].k,
-                     gpu_defaults[i].pad, gpu_defaults[i].gaussian);
+                     gpu_defaults[i].pad, mode, gpu_defaults[i].gaussian);
         else
             describe(&w[i], cpu_defaults[i].rows, cpu_defaults[i].cols, cpu_defaults[i].k, cpu_defaults[i].k,
-                     cpu_defaults[i].pad, cpu_defaults[i].gaussian);
+                     cpu_defaults[i].pad, mode, cpu_defaults[i].gaussian);
     }
     return count;
 }
@@ -111,8 +121,13 @@ static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
     const conv2d_case *c = w->state;
     const int cpu = mh_context_device(ctx) == MH_CPU;
     const mh_conv2d_args *s = &c->shape;
-    mh_conv2d_args_init(ctx, a, cpu ? c->h_in : c->d_in, s->rows, s->cols, cpu ? c->h_filter : c->d_filter,
-                        (size_t)s->krows, (size_t)s->kcols, s->pad, cpu ? c->h_out : c->d_out);
+    const float *in = cpu ? c->h_in : c->d_in, *filter = cpu ? c->h_filter : c->d_filter;
+    float *out = cpu ? c->h_out : c->d_out;
+    if (s->bordered)
+        mh_conv2d_mode_args_init(ctx, a, in, s->rows, s->cols, filter, (size_t)s->krows, (size_t)s->kcols, s->mode,
+                                 s->cval, s->lpr - s->krows / 2, s->lpc - s->kcols / 2, out);
+    else
+        mh_conv2d_args_init(ctx, a, in, s->rows, s->cols, filter, (size_t)s->krows, (size_t)s->kcols, s->pad, out);
 }
 
 static void poison(bench_workload *w, mh_context *ctx)

@@ -51,6 +51,12 @@ int cli_parse_pad(const char *s, mh_pad *pad)
     return cli_error(CLI_USAGE, "--pad '%s': expected valid, same or full", s);
 }
 
+int cli_parse_mode(const char *s, mh_mode *mode)
+{
+    if (mh_mode_parse(s, mode) == MH_OK) return CLI_OK;
+    return cli_error(CLI_USAGE, "--mode '%s': expected constant, reflect, mirror, nearest or wrap", s);
+}
+
 const char *cli_value(int argc, char **argv, int *i)
 {
     if (*i + 1 >= argc) {

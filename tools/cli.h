@@ -19,6 +19,8 @@ int cli_parse_device(const char *s, int *device);
 /* A positive decimal count; prints and returns CLI_USAGE on failure. */
 int cli_parse_count(const char *flag, const char *s, size_t *v);
 int cli_parse_pad(const char *s, mh_pad *pad);
+/* A boundary mode's name (mh_mode_parse's); CLI_USAGE with the choices otherwise. */
+int cli_parse_mode(const char *s, mh_mode *mode);
 /* Returns the value after argv[*i] (advancing *i), or NULL after printing an error. */
 const char *cli_value(int argc, char **argv, int *i);
 /* Parses an op name; prints and returns CLI_USAGE when unknown. */

@@ -52,6 +52,9 @@ static const struct command {
 
      "                               sizes up to 2^36 elements a buffer, --reps 20 to 100000;\n"
      "                               --json - writes the JSON to standard output\n"
+     "  bench conv2d --mode M [sizes] [--variants a,b] ...\n"
+     "                               the image extended by boundary mode M (constant, reflect,\n"
+     "                               mirror, nearest, wrap), the output as large as the image\n"
      "  bench [OP] --headline [--device cpu|N] [--json FILE]\n"
      "                               the main job's workloads, one or two per op: auto's pick\n"
      "                               and the vendor rows (the CPU reference without a GPU)\n",

@@ -23,10 +23,14 @@ _LAZY = {**{name: "._ops" for name in ("conv1d", "conv2d", "transpose", "matmul"
          **{name: "._registry" for name in ("Variant", "variants", "select", "info")}}
 
 __all__ = ["Error", "InvalidArgument", "Unsupported", "NoDevice", "OutOfMemory", "CudaError", "VendorError",
-           "InternalError", "Context", *_LAZY]
+           "InternalError", "Context", "ndimage", *_LAZY]
 
 
 def __getattr__(name):
+    if name == "ndimage":  # the submodule, also loaded on first use
+        value = importlib.import_module(".ndimage", __name__)
+        globals()[name] = value
+        return value
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'memhier' has no attribute {name!r}")
@@ -36,4 +40,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"ndimage"})

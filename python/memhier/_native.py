@@ -67,6 +67,9 @@ class Ceilings(ctypes.Structure):
 
 BACKENDS = ("cpu", "cuda", "vendor")
 PADS = {"valid": 0, "same": 1, "full": 2}
+# mh_mode, with scipy.ndimage's aliases
+MODES = {"constant": 0, "reflect": 1, "mirror": 2, "nearest": 3, "wrap": 4,
+         "grid-constant": 0, "grid-mirror": 1, "grid-wrap": 4}
 CPU = -1  # MH_CPU
 
 _I, _S, _P, _C = ctypes.c_int, c_size, ctypes.c_void_p, ctypes.c_char_p
@@ -101,6 +104,10 @@ _PROTOTYPES = {
     "mh_conv2d": (_I, [c_ctx, _C, _P, _S, _S, _P, _S, _S, _I, _P]),
     "mh_conv2d_select": (_I, [c_ctx, _S, _S, _S, _S, _I, _VI_PP]),
     "mh_conv2d_supports": (_I, [c_ctx, _C, _S, _S, _S, _S, _I]),
+    "mh_conv2d_mode": (_I, [c_ctx, _C, _P, _S, _S, _P, _S, _S, _I, ctypes.c_float, ctypes.c_longlong,
+                            ctypes.c_longlong, _P]),
+    "mh_conv2d_mode_select": (_I, [c_ctx, _S, _S, _S, _S, _I, ctypes.c_longlong, ctypes.c_longlong, _VI_PP]),
+    "mh_conv2d_mode_supports": (_I, [c_ctx, _C, _S, _S, _S, _S, _I, ctypes.c_longlong, ctypes.c_longlong]),
     "mh_transpose": (_I, [c_ctx, _C, _P, _S, _S, _P]),
     "mh_transpose_select": (_I, [c_ctx, _S, _S, _VI_PP]),
     "mh_matmul": (_I, [c_ctx, _C, _P, _P, _P, _S, _S, _S]),

@@ -5,6 +5,7 @@
 static int cudnn_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     (void)ctx;
+    if (!mh_conv2d_zero_pad_only(&x->conv2d, why, len)) return 0;
     return mh_cudnn_fits(x->conv2d.rows, x->conv2d.cols, x->conv2d.krows, x->conv2d.kcols, why, len);
 }
 

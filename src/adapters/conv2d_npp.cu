@@ -49,6 +49,7 @@ static mh_status stream_context(mh_context *ctx, NppStreamContext *sc)
 static int npp_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
+    if (!mh_conv2d_zero_pad_only(a, why, len)) return 0;
     /* NPP 13.0's own 3x3 and 5x5 kernels gave wrong edge columns in our tests, with the anchor
      * at the centre and at the corner alike (other sizes agree with the reference): refused
      * rather than timed wrong. docs/conv2d.md has the measurements. */

@@ -59,6 +59,41 @@ mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *args, const float *in, s
     return MH_OK;
 }
 
+mh_status mh_conv2d_mode_args_init(mh_context *ctx, mh_args *args, const float *in, size_t rows, size_t cols,
+                                   const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
+                                   long long origin_r, long long origin_c, float *out)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_CONV2D;
+    if ((unsigned)mode > MH_MODE_WRAP)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "mode = %d is not constant, reflect, mirror, nearest or wrap",
+                       (int)mode);
+    /* sizes first: a same-padded problem has the image's size and checks every bound */
+    mh_status s = mh_conv2d_args_init(ctx, args, in, rows, cols, filter, krows, kcols, MH_PAD_SAME, out);
+    if (s != MH_OK) return s;
+    const long long lo_r = -(long long)(krows / 2), hi_r = (long long)((krows - 1) / 2);
+    const long long lo_c = -(long long)(kcols / 2), hi_c = (long long)((kcols - 1) / 2);
+    if (origin_r < lo_r || origin_r > hi_r || origin_c < lo_c || origin_c > hi_c) {
+        const int rows_bad = origin_r < lo_r || origin_r > hi_r;
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %lld: a %zu-tap side takes origins from %lld to %lld",
+                       rows_bad ? "origin_r" : "origin_c", rows_bad ? origin_r : origin_c, rows_bad ? krows : kcols,
+                       rows_bad ? lo_r : lo_c, rows_bad ? hi_r : hi_c);
+    }
+    mh_conv2d_args *a = &args->conv2d;
+    a->lpr = (int)(krows / 2 + origin_r), a->lpc = (int)(kcols / 2 + origin_c);
+    a->out_rows = rows, a->out_cols = cols;
+    a->bordered = 1, a->mode = mode, a->cval = cval;
+    return MH_OK;
+}
+
+int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
+{
+    if (!a->bordered) return 1;
+    snprintf(why, len, "it pads with zeros only (valid, same, full); mode '%s' runs on regtile, separable, basic, "
+             "const and the CPU rows", mh_mode_name(a->mode));
+    return 0;
+}
+
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
@@ -144,8 +179,13 @@ static const mh_row_group groups[] = {
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->rows, a->cols, a->krows, a->kcols,
-             mh_pad_name(a->pad));
+    if (a->bordered)
+        snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)", a->rows,
+                 a->cols, a->krows, a->kcols, mh_mode_name(a->mode), (double)a->cval, a->lpr - a->krows / 2,
+                 a->lpc - a->kcols / 2);
+    else
+        snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->rows, a->cols, a->krows, a->kcols,
+                 mh_pad_name(a->pad));
 }
 
 const mh_op_table mh_conv2d_table = {
@@ -186,5 +226,39 @@ mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, 
     mh_clear_error(ctx);
     mh_args a;
     mh_status s = mh_conv2d_args_init(ctx, &a, NULL, rows, cols, NULL, krows, kcols, pad, NULL);
+    return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_mode(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
+                         const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
+                         long long origin_r, long long origin_c, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_mode_args_init(ctx, &a, in, rows, cols, filter, krows, kcols, mode, cval, origin_r,
+                                           origin_c, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_mode_select(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_mode mode,
+                                long long origin_r, long long origin_c, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_mode_args_init(ctx, &a, NULL, rows, cols, NULL, krows, kcols, mode, 0.0f, origin_r,
+                                           origin_c, NULL);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
+}
+
+mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
+                                  size_t kcols, mh_mode mode, long long origin_r, long long origin_c)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_mode_args_init(ctx, &a, NULL, rows, cols, NULL, krows, kcols, mode, 0.0f, origin_r,
+                                           origin_c, NULL);
     return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
 }

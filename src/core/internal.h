@@ -141,9 +141,15 @@ typedef struct mh_conv2d_args {
     const float *filter;
     int krows, kcols;
     mh_pad pad;
-    int lpr, lpc; /* zero rows above and columns left of in[0][0] */
+    int lpr, lpc; /* padded rows above and columns left of in[0][0] */
     size_t out_rows, out_cols;
     float *out;
+    /* mh_conv2d_mode's calls: the image extended by `mode` (cval for constant), out as large as
+     * in. Rows whose loaders do not apply modes refuse them (mh_conv2d_zero_pad_only). Calls
+     * through mh_conv2d have bordered 0: zeros outside, skipped by the CPU rows. */
+    int bordered;
+    mh_mode mode;
+    float cval;
 } mh_conv2d_args;
 
 typedef struct mh_transpose_args {
@@ -344,6 +350,12 @@ const mh_row *mh_conv2d_npp_rows(size_t *count);
 
 mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols,
                               const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out);
+/* mh_conv2d_mode's arguments: out as large as in, the filter's anchor at k / 2 + origin. */
+mh_status mh_conv2d_mode_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols,
+                                   const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
+                                   long long origin_r, long long origin_c, float *out);
+/* 1 for zero-padded calls; for a bordered one (mh_conv2d_mode) 0, with the reason in why. */
+int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len);
 
 /* Double-precision value of output (r, c) and the sum of |terms|. */
 void mh_conv2d_reference_at(const mh_conv2d_args *a, const float *in, const float *filter, size_t r, size_t c,

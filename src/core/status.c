@@ -50,3 +50,32 @@ mh_status mh_pad_parse(const char *name, mh_pad *pad)
         }
     return MH_ERR_INVALID_ARGUMENT;
 }
+
+const char *mh_mode_name(mh_mode m)
+{
+    switch (m) {
+    case MH_MODE_CONSTANT: return "constant";
+    case MH_MODE_REFLECT: return "reflect";
+    case MH_MODE_MIRROR: return "mirror";
+    case MH_MODE_NEAREST: return "nearest";
+    case MH_MODE_WRAP: return "wrap";
+    }
+    return "unknown-mode";
+}
+
+mh_status mh_mode_parse(const char *name, mh_mode *mode)
+{
+    static const struct {
+        const char *name;
+        mh_mode mode;
+    } all[] = {{"constant", MH_MODE_CONSTANT}, {"reflect", MH_MODE_REFLECT},       {"mirror", MH_MODE_MIRROR},
+               {"nearest", MH_MODE_NEAREST},   {"wrap", MH_MODE_WRAP},             {"grid-constant", MH_MODE_CONSTANT},
+               {"grid-mirror", MH_MODE_REFLECT}, {"grid-wrap", MH_MODE_WRAP}};
+    if (!name || !mode) return MH_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+        if (strcmp(name, all[i].name) == 0) {
+            *mode = all[i].mode;
+            return MH_OK;
+        }
+    return MH_ERR_INVALID_ARGUMENT;
+}

@@ -2,24 +2,35 @@
  *   cpu-reference  one output at a time, double accumulation: the oracle.
  *   cpu-omp        OpenMP over output rows; each filter tap adds a shifted input row to the
  *                  output row in one vectorised sweep (float accumulation). */
+#include "../core/border.h"
 #include "../core/internal.h"
 
 #include <math.h>
 #include <string.h>
 
-/* The taps j of filter row i that meet the input for output (r, c): rows and columns
- * outside the input are zero and skipped. */
+/* The value the image has at (y, x), inside or past its edges (bordered calls); NaN-safe:
+ * a constant outside is cval itself. */
+static double pixel_at(const mh_conv2d_args *a, const float *in, long long y, long long x)
+{
+    const long long my = mh_border_index(y, (long long)a->rows, a->mode);
+    const long long mx = mh_border_index(x, (long long)a->cols, a->mode);
+    return my < 0 || mx < 0 ? (double)a->cval : (double)in[(size_t)my * a->cols + (size_t)mx];
+}
+
+/* Every tap of a bordered call meets a value (scipy pads, then correlates); a zero-padded
+ * call skips the taps whose rows or columns fall outside the input. */
 void mh_conv2d_reference_at(const mh_conv2d_args *a, const float *in, const float *filter, size_t r, size_t c,
                             double *value, double *abs_sum)
 {
     double sum = 0.0, mag = 0.0;
     for (int i = 0; i < a->krows; ++i) {
         long long y = (long long)r + i - a->lpr;
-        if (y < 0 || y >= (long long)a->rows) continue;
+        if (!a->bordered && (y < 0 || y >= (long long)a->rows)) continue;
         for (int j = 0; j < a->kcols; ++j) {
             long long x = (long long)c + j - a->lpc;
-            if (x < 0 || x >= (long long)a->cols) continue;
-            double t = (double)in[(size_t)y * a->cols + (size_t)x] * filter[i * a->kcols + j];
+            if (!a->bordered && (x < 0 || x >= (long long)a->cols)) continue;
+            const double v = a->bordered ? pixel_at(a, in, y, x) : (double)in[(size_t)y * a->cols + (size_t)x];
+            double t = v * filter[i * a->kcols + j];
             sum += t;
             mag += fabs(t);
         }
@@ -42,10 +53,42 @@ static mh_status reference_run(mh_context *ctx, const mh_args *args)
     return MH_OK;
 }
 
+/* A bordered call: each tap adds its input row (the border's row where it falls outside) to the
+ * output row, the interior columns in one vectorised sweep and the edge columns through the
+ * mode; a constant row outside adds cval times the tap. */
+static void omp_bordered_row(const mh_conv2d_args *a, long long r, float *o)
+{
+    const long long lpc = a->lpc, cols = (long long)a->cols;
+    memset(o, 0, a->out_cols * sizeof(float));
+    for (int i = 0; i < a->krows; ++i) {
+        const long long y = mh_border_index(r + i - a->lpr, (long long)a->rows, a->mode);
+        const float *row = y < 0 ? NULL : a->in + (size_t)y * a->cols;
+        for (int j = 0; j < a->kcols; ++j) {
+            const float f = a->filter[i * a->kcols + j];
+            const long long lo = lpc - j > 0 ? lpc - j : 0, hi = cols + lpc - j < cols ? cols + lpc - j : cols;
+            for (long long c = 0; c < cols; ++c) {
+                if (row && c == lo && lo < hi) {
+#pragma omp simd
+                    for (long long cc = lo; cc < hi; ++cc) o[cc] += row[cc + j - lpc] * f;
+                    c = hi - 1;
+                    continue;
+                }
+                const long long x = mh_border_index(c + j - lpc, cols, a->mode);
+                o[c] += (row && x >= 0 ? row[x] : a->cval) * f;
+            }
+        }
+    }
+}
+
 static mh_status omp_run(mh_context *ctx, const mh_args *args)
 {
     (void)ctx;
     const mh_conv2d_args *a = &args->conv2d;
+    if (a->bordered) {
+#pragma omp parallel for schedule(static)
+        for (long long r = 0; r < (long long)a->out_rows; ++r) omp_bordered_row(a, r, a->out + (size_t)r * a->out_cols);
+        return MH_OK;
+    }
     const long long lpc = a->lpc, cols = (long long)a->cols, out_cols = (long long)a->out_cols;
 #pragma omp parallel for schedule(static)
     for (long long r = 0; r < (long long)a->out_rows; ++r) {

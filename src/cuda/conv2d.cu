@@ -18,6 +18,7 @@
 #include "common.cuh"
 #include "const_ring.h"
 #include "conv2d_seed_k.cuh"
+#include "../core/border.h"
 
 #include <stdio.h>
 
@@ -33,6 +34,8 @@ struct conv2d_params {
     float *out;
     size_t rows, cols, out_rows, out_cols;
     int krows, kcols, lpr, lpc, slot;
+    int mode; /* basic's bordered calls: mh_conv2d_mode's mode and cval (zeros otherwise) */
+    float cval;
 };
 
 template <bool CONST>
@@ -41,11 +44,13 @@ static __device__ __forceinline__ float tap(const conv2d_params &p, int idx)
     return CONST ? c_filter[p.slot][idx] : p.filter[idx];
 }
 
-/* X[y][x], zero outside the image. */
+/* X[y][x]: the image extended by the call's border (zeros for every rung but basic's
+ * bordered calls). */
 static __device__ __forceinline__ float pixel(const conv2d_params &p, long long y, long long x)
 {
-    return (y >= 0 && y < (long long)p.rows && x >= 0 && x < (long long)p.cols) ? p.in[(size_t)y * p.cols + (size_t)x]
-                                                                                : 0.0f;
+    if (y >= 0 && y < (long long)p.rows && x >= 0 && x < (long long)p.cols) return p.in[(size_t)y * p.cols + (size_t)x];
+    const long long my = mh_border_index(y, (long long)p.rows, p.mode), mx = mh_border_index(x, (long long)p.cols, p.mode);
+    return my < 0 || mx < 0 ? p.cval : p.in[(size_t)my * p.cols + (size_t)mx];
 }
 
 template <bool CONST, int K>
@@ -149,6 +154,7 @@ static conv2d_params params_of(const mh_conv2d_args *a, int slot)
     p.in = a->in, p.filter = a->filter, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.slot = slot;
+    p.mode = (int)a->mode, p.cval = a->cval;
     return p;
 }
 
@@ -222,6 +228,13 @@ static int grid_supports(const mh_context *, const mh_args *x, char *why, size_t
     return mh_grid_rows_fit(x->conv2d.out_rows, BLOCK, why, len);
 }
 
+/* basic and const read every pixel through the border; the tiled rungs keep the seeds' zero
+ * padding. */
+static int zero_pad_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    return mh_conv2d_zero_pad_only(&x->conv2d, why, len) && grid_supports(ctx, x, why, len);
+}
+
 static mh_status basic_run(mh_context *ctx, const mh_args *x) { return basic_launch<false>(ctx, x, 0); }
 static mh_status const_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, basic_launch<true>); }
 static mh_status shared_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, shared_launch); }
@@ -237,13 +250,13 @@ static const mh_row rows[] = {
      grid_supports, const_run, NULL},
     {{"conv2d/shared", MH_OP_CONV2D, MH_BACKEND_CUDA, 3, "global+shared+constant", "seed 004, 001",
       "input tile with halo in shared memory (conv2D_shared_mem; 001's block-strided load)"},
-     grid_supports, shared_run, shared_configs},
+     zero_pad_supports, shared_run, shared_configs},
     {{"conv2d/cache-halo", MH_OP_CONV2D, MH_BACKEND_CUDA, 4, "global+shared+constant+L1", "seed 004",
       "tile without halo in shared memory, halo read through the caches"},
-     grid_supports, cache_halo_run, NULL},
+     zero_pad_supports, cache_halo_run, NULL},
     {{"conv2d/shuffle", MH_OP_CONV2D, MH_BACKEND_CUDA, 5, "global+shared+constant+shuffle", "seed 001",
       "one shared load per lane and filter row, taps passed along the warp by shuffles"},
-     grid_supports, shuffle_run, NULL},
+     zero_pad_supports, shuffle_run, NULL},
 };
 
 MH_ROW_GROUP(mh_conv2d_cuda_rows, rows)

@@ -28,6 +28,7 @@ struct regtile2d_params {
     size_t rows, cols, out_rows, out_cols;
     int krows, kcols, lpr, lpc;
     int xshift; /* output columns the first block starts left of 0, to align its loads */
+    tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
 };
 
 /* Shared memory of one block, in floats. */
@@ -65,7 +66,7 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
         const int i = t / l.kc4, j = t - i * l.kc4;
         sf[t] = j < kc ? p.filter[i * kc + j] : 0.0f;
     }
-    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY);
+    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY, p.border);
     cp_async_wait_all();
     __syncthreads();
 
@@ -158,6 +159,7 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     p.in = a->in, p.filter = a->filter, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
+    p.border = {(int)a->mode, a->cval};
     const size_t bytes = (size_t)layout_for(bh, bw, a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, bw), (unsigned)mh_ceil_div(a->out_rows, bh));

@@ -25,6 +25,7 @@ struct separable_params {
     float *out;
     size_t rows, cols, out_rows, out_cols;
     int krows, kcols, lpr, lpc, xshift;
+    tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
     float u[MH_CONV2D_MAX_K + 1], v[MH_CONV2D_MAX_K + 1]; /* column and row factors */
 };
 
@@ -101,7 +102,7 @@ static __global__ void __launch_bounds__(THREADS) conv2d_separable_kernel(const 
     float *tile = smem, *mid = smem + l.th * l.sw;
     const int tid = threadIdx.x;
     const long long y0 = (long long)blockIdx.y * BH, x0 = (long long)blockIdx.x * BW - p.xshift;
-    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, THREADS);
+    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, THREADS, p.border);
     cp_async_wait_all();
     __syncthreads();
     horizontal<KMAX>(p, l, tile, mid, tid);
@@ -138,6 +139,7 @@ static mh_status separable_run(mh_context *ctx, const mh_args *x)
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc;
     p.xshift = conv2d_xshift(a);
+    p.border = {(int)a->mode, a->cval};
     const int kmax = a->krows > a->kcols ? a->krows : a->kcols;
     void (*kernel)(const separable_params) = kmax <= 8    ? conv2d_separable_kernel<8>
                                              : kmax <= 16 ? conv2d_separable_kernel<16>

@@ -149,6 +149,7 @@ static int shift_of(const mh_conv2d_args *a) { return (4 - a->lpc % 4) % 4; }
 static int stream_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
+    if (!mh_conv2d_zero_pad_only(a, why, len)) return 0;
     const size_t bytes = (size_t)layout_for(a->krows, a->kcols, shift_of(a)).floats * sizeof(float);
     return mh_tile_fits(bytes, a->out_rows, (size_t)strip_rows(x->config), why, len);
 }

@@ -509,6 +509,7 @@ template <typename F> auto with_instance(const mh_context *ctx, const mh_args *x
 int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
+    if (!mh_conv2d_zero_pad_only(a, why, len)) return 0;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
     const size_t smem = with_instance(ctx, x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S, i.PARTS>(a); });
     const int rows = with_instance(ctx, x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG, i.S>::ROWS; });

@@ -124,6 +124,7 @@ static mh_status texture_for(mh_context *ctx, const mh_conv2d_args *a, cudaTextu
 static int texture_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
+    if (!mh_conv2d_zero_pad_only(a, why, len)) return 0;
     const size_t max_w = (size_t)mh_device_attr(cudaDevAttrMaxTexture2DLinearWidth, 0);
     const size_t max_h = (size_t)mh_device_attr(cudaDevAttrMaxTexture2DLinearHeight, 0);
     if (a->cols > max_w || a->rows > max_h) {

@@ -132,6 +132,7 @@ static const kernel_fn kernels[2][4][3] = {
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
+    if (!mh_conv2d_zero_pad_only(a, why, len)) return 0;
     if (a->krows != a->kcols || (a->krows != 3 && a->krows != 5)) {
         snprintf(why, len, "walk is compiled for 3 x 3 and 5 x 5 filters, not %d x %d", a->krows, a->kcols);
         return 0;

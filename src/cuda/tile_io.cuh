@@ -3,7 +3,8 @@
  *
  * Loads go through cp.async (global -> shared without a register round trip): 16 bytes at
  * a time where source and destination are aligned and the group of four is inside the
- * array, element by element at the edges, and plain zero stores outside the array. No copy
+ * array, element by element at the edges, and outside the array the border's value (zeros, a
+ * boundary mode's source element, or its constant: tile_border). No copy
  * names a byte outside its array: compute-sanitizer counts a 16-byte cp.async with a shorter
  * source size as a 16-byte read. Stores leave as 16-byte writes aligned to global memory,
  * gathered from shared memory at whatever offset the tile has.
@@ -12,6 +13,8 @@
  * can share the work; callers wait with cp_async_wait_all() and a barrier. */
 #ifndef MH_TILE_IO_CUH
 #define MH_TILE_IO_CUH
+
+#include "../core/border.h"
 
 #include <stdint.h>
 
@@ -44,17 +47,27 @@ static __device__ __forceinline__ void cp_async_wait()
 
 static __device__ __forceinline__ bool aligned16(const float *p) { return mh_aligned16(p); }
 
-/* dst[0..4) = src[p..p+4) where 0 <= p+e < n, else 0; src + p 16-byte aligned when p % 4
- * matches (the caller's `aligned`). */
-static __device__ __forceinline__ void load_group(float *dst, const float *src, long long n, long long p, bool aligned)
+/* How a load extends the array past its edges: a boundary mode (src/core/border.h) and the
+ * constant of MH_MODE_CONSTANT. The default is zeros. */
+struct tile_border {
+    int mode;
+    float cval;
+};
+static constexpr tile_border zero_border = {MH_MODE_CONSTANT, 0.0f};
+
+/* dst[0..4) = src[p..p+4), positions outside [0, n) read where the border sends them (or its
+ * constant); src + p 16-byte aligned when p % 4 matches (the caller's `aligned`). */
+static __device__ __forceinline__ void load_group(float *dst, const float *src, long long n, long long p, bool aligned,
+                                                  tile_border b = zero_border)
 {
     if (aligned && p >= 0 && p + 4 <= n) {
         cp_async16(dst, src + p);
         return;
     }
     for (int e = 0; e < 4; ++e) {
-        if (p + e >= 0 && p + e < n) cp_async4(dst + e, src + p + e);
-        else dst[e] = 0.0f;
+        const long long q = mh_border_index(p + e, n, b.mode);
+        if (q >= 0) cp_async4(dst + e, src + q);
+        else dst[e] = b.cval;
     }
 }
 
@@ -75,22 +88,24 @@ static __device__ __forceinline__ void load_span(float *dst, const float *src, s
     for (int g = tid; 4 * g < len; g += nthreads) load_group(dst + 4 * g, src, nn, start + 4LL * g, true);
 }
 
-/* dst[rr * stride + t] = in[(y0 + rr) * cols + x0 + t], zero outside the rows x cols image,
- * for rr < nrows, t < ncols (ncols and stride multiples of 4, dst 16-byte aligned). */
+/* dst[rr * stride + t] = in[(y0 + rr) * cols + x0 + t] for rr < nrows, t < ncols (ncols and
+ * stride multiples of 4, dst 16-byte aligned), the rows x cols image extended by the border
+ * (zeros by default). */
 static __device__ __forceinline__ void load_rows(float *dst, int stride, const float *in, size_t rows, size_t cols,
-                                                 long long y0, long long x0, int nrows, int ncols, int tid, int nthreads)
+                                                 long long y0, long long x0, int nrows, int ncols, int tid, int nthreads,
+                                                 tile_border b = zero_border)
 {
     const int groups = ncols / 4;
     for (int item = tid; item < nrows * groups; item += nthreads) {
         const int rr = item / groups, g = item - rr * groups;
         float *d = dst + rr * stride + 4 * g;
-        const long long y = y0 + rr;
-        if (y < 0 || y >= (long long)rows) {
-            *reinterpret_cast<float4 *>(d) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        const long long y = mh_border_index(y0 + rr, (long long)rows, b.mode);
+        if (y < 0) {
+            *reinterpret_cast<float4 *>(d) = make_float4(b.cval, b.cval, b.cval, b.cval);
             continue;
         }
         const float *row = in + (size_t)y * cols;
-        load_group(d, row, (long long)cols, x0 + 4LL * g, aligned16(row + x0));
+        load_group(d, row, (long long)cols, x0 + 4LL * g, aligned16(row + x0), b);
     }
 }
 

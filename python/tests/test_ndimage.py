@@ -1,0 +1,149 @@
+"""memhier.ndimage against scipy.ndimage's definitions: every mode (and scipy's aliases), odd and
+even filter sides, origins at their limits, images smaller than the filter, a NaN cval,
+convolve's flipped weights and origins, and the refusals, each by name. The reference is the
+image padded by numpy.pad and summed in float64 (tests/reference.py); scipy.ndimage itself is
+called too on the ordinary cases, so that a difference in definitions shows as a failure."""
+import numpy as np
+import pytest
+import scipy.ndimage as nd
+
+import memhier
+from memhier import ndimage as mnd
+from conftest import assert_close, has_cuda_device, rtol  # noqa: F401
+import reference
+
+MODES = ["reflect", "mirror", "nearest", "wrap", "constant", "grid-mirror", "grid-wrap", "grid-constant"]
+SHAPES = [(1, 1), (2, 3), (5, 1), (1, 7), (17, 33), (64, 45)]
+FILTERS = [(1, 1), (3, 3), (4, 6), (7, 2), (1, 11), (11, 11)]
+
+
+def origins(k):
+    kr, kc = k
+    return [(0, 0), (-(kr // 2), (kc - 1) // 2), ((kr - 1) // 2, -(kc // 2))]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_correlate_modes(rng, mode, shape):
+    x = rng.standard_normal(shape).astype(np.float32)
+    for k in FILTERS:
+        w = rng.standard_normal(k).astype(np.float32)
+        for o in origins(k):
+            got = mnd.correlate(x, w, mode=mode, cval=1.5, origin=o)
+            ref, mag = reference.correlate2d_mode(x, w, mode, 1.5, o)
+            assert got.dtype == np.float32 and got.shape == x.shape
+            assert_close(got, ref, mag, w.size, f"correlate {shape} {k} {mode} origin {o}")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_convolve_flips_weights_and_origin(rng, mode):
+    x = rng.standard_normal((23, 19)).astype(np.float32)
+    for k in FILTERS:
+        w = rng.standard_normal(k).astype(np.float32)
+        for o in origins(k):
+            got = mnd.convolve(x, w, mode=mode, cval=-2.0, origin=o)
+            want = nd.convolve(x.astype(np.float64), w.astype(np.float64), mode=mode, cval=-2.0, origin=o)
+            ref, mag = reference.correlate2d_mode(x, w[::-1, ::-1], mode, -2.0,
+                                                  (-o[0] - (1 - k[0] % 2), -o[1] - (1 - k[1] % 2)))
+            np.testing.assert_allclose(ref, want, atol=1e-9, err_msg="the reference is not scipy's convolve")
+            assert_close(got, ref, mag, w.size, f"convolve {k} {mode} origin {o}")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_scipy_itself_on_ordinary_images(rng, mode):
+    """scipy.ndimage.correlate and convolve with their defaults on images larger than the filter."""
+    x = rng.standard_normal((40, 57)).astype(np.float32)
+    for k in [(3, 3), (5, 5), (2, 4), (9, 7)]:
+        w = rng.standard_normal(k).astype(np.float32)
+        for ours, theirs in ((mnd.correlate, nd.correlate), (mnd.convolve, nd.convolve)):
+            want = theirs(x.astype(np.float64), w.astype(np.float64), mode=mode)
+            _, mag = reference.correlate2d_mode(x, w, mode)
+            assert_close(ours(x, w, mode=mode), want, mag, w.size, f"{theirs.__name__} {k} {mode}")
+    assert_close(mnd.correlate(x, w), nd.correlate(x.astype(np.float64), w.astype(np.float64)),
+                 reference.correlate2d_mode(x, w, "reflect")[1], w.size, "default mode")
+
+
+def test_nan_cval_reaches_every_output_it_touches(rng):
+    x = rng.standard_normal((9, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 3)).astype(np.float32)
+    got = mnd.correlate(x, w, mode="constant", cval=np.nan)
+    want = nd.correlate(x.astype(np.float64), w.astype(np.float64), mode="constant", cval=np.nan)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    inner = ~np.isnan(want)
+    np.testing.assert_allclose(got[inner], want[inner], rtol=1e-5, atol=1e-5)
+
+
+def test_output_argument(rng):
+    x = rng.standard_normal((12, 10)).astype(np.float32)
+    w = np.ones((3, 3), np.float32) / 9
+    out = np.full_like(x, np.nan)
+    assert mnd.correlate(x, w, output=out) is out
+    assert np.all(np.isfinite(out))
+    assert mnd.correlate(x, w, output=np.float32).dtype == np.float32
+    with pytest.raises(memhier.Unsupported, match="output"):
+        mnd.correlate(x, w, output=np.float64)
+    with pytest.raises(ValueError, match="output"):
+        mnd.correlate(x, w, output=np.empty((12, 11), np.float32))
+
+
+def test_weights_as_lists_and_other_dtypes(rng):
+    x = rng.standard_normal((8, 9)).astype(np.float32)
+    want = nd.correlate(x.astype(np.float64), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_allclose(mnd.correlate(x, [[1, 2], [3, 4]]), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mnd.correlate(x, np.array([[1, 2], [3, 4]], np.int64)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_refusals_name_the_argument(rng):
+    x = rng.standard_normal((8, 9)).astype(np.float32)
+    w = np.ones((3, 3), np.float32)
+    with pytest.raises(ValueError, match="mode"):
+        mnd.correlate(x, w, mode="symmetric")
+    with pytest.raises(memhier.InvalidArgument, match="origin = 2 on axis 0"):
+        mnd.correlate(x, w, origin=(2, 0))
+    with pytest.raises(memhier.InvalidArgument, match="origin = -2 on axis 1"):
+        mnd.correlate(x, w, origin=(0, -2))
+    with pytest.raises(ValueError, match="origin"):
+        mnd.correlate(x, w, origin=(0, 0, 0))
+    with pytest.raises(TypeError, match="origin"):
+        mnd.correlate(x, w, origin=0.5)
+    with pytest.raises(ValueError, match="weights: 1-D"):
+        mnd.correlate(x, np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="no filter weights"):
+        mnd.correlate(x, np.ones((0, 3), np.float32))
+    with pytest.raises(memhier.InvalidArgument, match="krows = 32"):
+        mnd.correlate(x, np.ones((32, 3), np.float32))
+    with pytest.raises(memhier.Unsupported, match="astype"):
+        mnd.correlate(x.astype(np.float64), w)
+    with pytest.raises(memhier.Unsupported, match="2-D"):
+        mnd.correlate(np.ones((2, 3, 4), np.float32), np.ones((1, 1, 1), np.float32))
+    with pytest.raises(memhier.Unsupported, match="axes"):
+        mnd.correlate(x, w, axes=(1, 0))
+    with pytest.raises(TypeError, match="cval"):
+        mnd.correlate(x, w, cval="0")
+    assert mnd.correlate(np.ones((0, 5), np.float32), w).shape == (0, 5)  # empty in, empty out, as scipy
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+@pytest.mark.parametrize("variant", ["walk", "stream", "tc", "shared", "texture", "cudnn", "npp"])
+def test_rows_without_modes_refuse_them(variant):
+    """A row that pads with zeros only refuses a bordered call, saying so; auto runs another."""
+    x = np.ones((64, 64), np.float32)
+    w = np.ones((7, 7), np.float32)
+    with pytest.raises(memhier.Unsupported, match="pads with zeros only"):
+        mnd.correlate(x, w, variant=variant, device=0)
+    np.testing.assert_allclose(mnd.correlate(x, w, device=0), np.full_like(x, 49.0), rtol=1e-6)
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+@pytest.mark.parametrize("variant", ["auto", "conv2d/regtile", "conv2d/separable", "conv2d/basic", "conv2d/const"])
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_gpu_rows(rng, variant, mode):
+    for shape in [(1, 1), (3, 2), (37, 517), (300, 1001)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        for k in [(3, 3), (5, 5), (4, 6), (11, 11), (31, 31)]:
+            u, v = rng.standard_normal(k[0]), rng.standard_normal(k[1])
+            w = np.outer(u, v).astype(np.float32)  # rank 1, so that separable takes it too
+            for o in origins(k):
+                got = mnd.correlate(x, w, mode=mode, cval=0.75, origin=o, variant=variant, device=0)
+                ref, mag = reference.correlate2d_mode(x, w, mode, 0.75, o)
+                assert_close(got, ref, mag, w.size, f"{variant} {shape} {k} {mode} origin {o}")
