@@ -19,6 +19,10 @@ MH_BORDER_FN long long mh_border_index(long long i, long long n, int mode)
 {
     if (i >= 0 && i < n) return i;
     long long period, m;
+    /* one reflection covers every filter that is not wider than the image: no division */
+    if (mode == MH_MODE_REFLECT && i >= -n && i < 2 * n) return i < 0 ? -1 - i : 2 * n - 1 - i;
+    if (mode == MH_MODE_MIRROR && n > 1 && i > -n && i < 2 * n - 1) return i < 0 ? -i : 2 * n - 2 - i;
+    if (mode == MH_MODE_WRAP && i >= -n && i < 2 * n) return i < 0 ? i + n : i - n;
     switch (mode) {
     case MH_MODE_NEAREST: return i < 0 ? 0 : n - 1;
     case MH_MODE_WRAP: m = i % n; return m < 0 ? m + n : m;

@@ -44,16 +44,19 @@ static __device__ __forceinline__ float tap(const conv2d_params &p, int idx)
     return CONST ? c_filter[p.slot][idx] : p.filter[idx];
 }
 
-/* X[y][x]: the image extended by the call's border (zeros for every rung but basic's
- * bordered calls). */
+/* X[y][x]: zero outside the image, or (BORDERED: basic's and const's mh_conv2d_mode calls)
+ * the image extended by the call's mode. The zero-padded kernels keep the seeds' code. */
+template <bool BORDERED = false>
 static __device__ __forceinline__ float pixel(const conv2d_params &p, long long y, long long x)
 {
-    if (y >= 0 && y < (long long)p.rows && x >= 0 && x < (long long)p.cols) return p.in[(size_t)y * p.cols + (size_t)x];
+    const bool inside = y >= 0 && y < (long long)p.rows && x >= 0 && x < (long long)p.cols;
+    if (!BORDERED) return inside ? p.in[(size_t)y * p.cols + (size_t)x] : 0.0f;
+    if (inside) return p.in[(size_t)y * p.cols + (size_t)x];
     const long long my = mh_border_index(y, (long long)p.rows, p.mode), mx = mh_border_index(x, (long long)p.cols, p.mode);
     return my < 0 || mx < 0 ? p.cval : p.in[(size_t)my * p.cols + (size_t)mx];
 }
 
-template <bool CONST, int K>
+template <bool CONST, int K, bool BORDERED = false>
 static __global__ void conv2d_basic_kernel(const conv2d_params p)
 {
     const size_t row = (size_t)blockIdx.y * blockDim.y + threadIdx.y, col = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -62,7 +65,8 @@ static __global__ void conv2d_basic_kernel(const conv2d_params p)
     for (int i = 0; i < KR(K, p); ++i)
 #pragma unroll
         for (int j = 0; j < KC(K, p); ++j)
-            res += pixel(p, (long long)row - p.lpr + i, (long long)col - p.lpc + j) * tap<CONST>(p, i * KC(K, p) + j);
+            res += pixel<BORDERED>(p, (long long)row - p.lpr + i, (long long)col - p.lpc + j) *
+                   tap<CONST>(p, i * KC(K, p) + j);
     if (row < p.out_rows && col < p.out_cols) p.out[row * p.out_cols + col] = res;
 }
 
@@ -192,10 +196,16 @@ static mh_status launch(mh_context *ctx, const mh_args *x, int slot, kernel_fn k
     return mh_cuda_status(ctx, cudaGetLastError(), name);
 }
 
+/* mh_conv2d_mode's calls: the filter's size read at run time, every pixel through the border */
+static const kernel_fn bordered_basic_kernels[2] = {conv2d_basic_kernel<false, 0, true>,
+                                                    conv2d_basic_kernel<true, 0, true>};
+
 template <bool CONST>
 static mh_status basic_launch(mh_context *ctx, const mh_args *x, int slot)
 {
-    return launch(ctx, x, slot, basic_kernels[CONST][mh_seed_k_slot(&x->conv2d)], 0, "launching conv2d_basic_kernel");
+    const kernel_fn kernel =
+        x->conv2d.bordered ? bordered_basic_kernels[CONST] : basic_kernels[CONST][mh_seed_k_slot(&x->conv2d)];
+    return launch(ctx, x, slot, kernel, 0, "launching conv2d_basic_kernel");
 }
 
 /* Tuning configurations of `shared`: the seeds' two ways of loading the tile. [0] is the
