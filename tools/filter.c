@@ -1,6 +1,7 @@
-/* memhier filter IN OUT --filter SPEC [--variant V] [--device cpu|N] [--max-pixels P]
+/* memhier filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]
  * Filters an 8-bit grayscale or RGB image (PNG, PGM, PPM) with a 2-D filter, each channel
- * separately, zero padding at the borders, the same size out; results are rounded (half up)
+ * separately, the same size out; past the borders zeros, or with --mode the image extended as
+ * scipy.ndimage's mode M does (reflect, mirror, nearest, wrap, constant: mh_conv2d_mode); results are rounded (half up)
  * and clamped to 0..255. The output's format follows its name; OUT '-' writes the input's
  * format to standard output (the summary line then goes to standard error). Images of more
  * than --max-pixels pixels (default 2^26) are refused from their header. */
@@ -13,19 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { F_FILTER, F_VARIANT, F_DEVICE, F_MAX_PIXELS, F_COUNT };
+enum { F_FILTER, F_VARIANT, F_DEVICE, F_MAX_PIXELS, F_MODE, F_COUNT };
 
 /* Filters channel c of img into out (same layout) with the filter already in ctx memory. */
 static int filter_channel(mh_context *ctx, const char *variant, const mh_image *img, int c, const void *filter, int kr,
-                          int kc, cli_buffer *plane, cli_buffer *result, unsigned char *out)
+                          int kc, const mh_mode *mode, cli_buffer *plane, cli_buffer *result, unsigned char *out)
 {
     const size_t pixels = (size_t)img->width * img->height;
     float *p = plane->host;
     for (size_t i = 0; i < pixels; ++i) p[i] = img->data[i * img->channels + c];
     if (mh_context_device(ctx) != MH_CPU && mh_upload(ctx, plane->mem, plane->host, plane->bytes) != MH_OK)
         return cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
-    mh_status s = mh_conv2d(ctx, variant, plane->mem, (size_t)img->height, (size_t)img->width, filter, (size_t)kr,
-                            (size_t)kc, MH_PAD_SAME, result->mem);
+    const size_t rows = (size_t)img->height, cols = (size_t)img->width;
+    mh_status s = mode ? mh_conv2d_mode(ctx, variant, plane->mem, rows, cols, filter, (size_t)kr, (size_t)kc, *mode,
+                                        0.0f, 0, 0, result->mem)
+                       : mh_conv2d(ctx, variant, plane->mem, rows, cols, filter, (size_t)kr, (size_t)kc, MH_PAD_SAME,
+                                   result->mem);
     if (s == MH_OK) s = mh_context_synchronize(ctx);
     if (s != MH_OK) return cli_error(CLI_FAILED, "filtering: %s", mh_context_error(ctx));
     int rc = cli_fetch(ctx, result);
@@ -41,10 +45,11 @@ int cmd_filter(int argc, char **argv)
 {
     if (argc < 2 || argv[0][0] == '-' || (argv[1][0] == '-' && argv[1][1] != '\0'))
         return cli_error(CLI_USAGE,
-                         "usage: memhier filter IN OUT --filter SPEC [--variant V] [--device cpu|N] [--max-pixels P]");
+                         "usage: memhier filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] "
+                         "[--max-pixels P]");
     const char *in_path = argv[0], *out_path = argv[1];
     const int out_is_dash = strcmp(out_path, "-") == 0;
-    const char *const names[] = {"--filter", "--variant", "--device", "--max-pixels", NULL};
+    const char *const names[] = {"--filter", "--variant", "--device", "--max-pixels", "--mode", NULL};
     const char *v[F_COUNT];
     int rc = cli_flags(argc - 2, argv + 2, "filter", names, v), device = cli_default_device(), kr = 0, kc = 0;
     if (rc != CLI_OK) return rc;
@@ -52,6 +57,8 @@ int cmd_filter(int argc, char **argv)
     if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &device)) != CLI_OK) return rc;
     size_t max_pixels = MH_IMAGE_DEFAULT_MAX_PIXELS;
     if (v[F_MAX_PIXELS] && (rc = cli_parse_count("--max-pixels", v[F_MAX_PIXELS], &max_pixels)) != CLI_OK) return rc;
+    mh_mode mode;
+    if (v[F_MODE] && (rc = cli_parse_mode(v[F_MODE], &mode)) != CLI_OK) return rc;
     char err[512];
     float *taps = NULL;
     if (!filter_from_spec(v[F_FILTER], &taps, &kr, &kc, err, sizeof err)) return cli_error(CLI_USAGE, "%s", err);
@@ -73,7 +80,8 @@ int cmd_filter(int argc, char **argv)
     if (rc == CLI_OK) rc = cli_place(ctx, &plane, 0);
     if (rc == CLI_OK) rc = cli_place(ctx, &result, 0);
     for (int c = 0; rc == CLI_OK && c < img.channels; ++c)
-        rc = filter_channel(ctx, v[F_VARIANT], &img, c, bf.mem, kr, kc, &plane, &result, out.data);
+        rc = filter_channel(ctx, v[F_VARIANT], &img, c, bf.mem, kr, kc, v[F_MODE] ? &mode : NULL, &plane, &result,
+                            out.data);
     if (rc == CLI_OK && mh_image_write(out_path, &out, err, sizeof err) != MH_OK) rc = cli_error(CLI_FAILED, "%s", err);
     if (rc == CLI_OK)
         fprintf(out_is_dash ? stderr : stdout, "filtered %s (%d x %d, %s) with %s (%d x %d) -> %s\n", in_path, img.width, img.height,

@@ -24,9 +24,11 @@ static const struct command {
      "             [--bins B | --lo L --hi H --width W]\n",
      cmd_run},
     {"filter",
-     "  filter IN OUT --filter SPEC [--variant V] [--device cpu|N] [--max-pixels P]\n"
+     "  filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]\n"
      "                               filter a PNG/PGM/PPM image; SPEC is gaussian:SIGMA, box:K,\n"
      "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter;\n"
+     "                               zeros past the borders, or the image extended by mode M\n"
+     "                               (reflect, mirror, nearest, wrap, constant: scipy.ndimage's);\n"
      "                               OUT - is standard output; images over P pixels (default\n"
      "                               67108864, ~0.9 GB held) are refused from their header\n",
      cmd_filter},

@@ -1,7 +1,10 @@
 """memhier.ndimage: scipy.ndimage's correlation filters on memhier's conv2d kernels, with
-scipy's signatures, defaults and results: `correlate` and `convolve` of a 2-D float32 image
-with any 2-D weights of sides 1 to 31, every boundary mode (scipy's default 'reflect',
+scipy's signatures, defaults and results, for 2-D float32 images: correlate and convolve (any
+2-D weights of sides 1 to 31), correlate1d and convolve1d along either axis, and the filters
+scipy builds from them: gaussian_filter(1d) (orders 0 to 2), uniform_filter(1d), sobel,
+prewitt, laplace and gaussian_laplace. Every boundary mode (scipy's default 'reflect',
 'constant' with cval, 'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`.
+The separable filters run as scipy runs them, one 1-D pass per axis (each pass float32).
 
 The image may be a NumPy array (the CPU backend, or a GPU with device=N), a CuPy array or a
 PyTorch CUDA tensor (in place, on the caller's current stream); the result is the same kind of
@@ -11,7 +14,8 @@ the computation) and, for an image on a GPU, copied to its device by the image's
 What scipy.ndimage takes and this module does not yet (each refused with a message that says
 so, never computed differently): images other than 2-D float32 (float64 is refused rather than
 computed in float32: pass input.astype(numpy.float32)), `axes` other than both axes in order,
-and an `output` of another dtype.
+an `output` of another dtype, 1-D filters longer than 31 taps (a Gaussian of sigma above 3.6
+at the default truncate of 4), and Gaussian derivatives of order above 2.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
@@ -142,3 +146,183 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
     """scipy.ndimage.convolve: correlate with the weights reversed along each axis (and each
     origin mirrored, as scipy does)."""
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip=True)
+
+
+# ---- 1-D filters along an axis, and the filters scipy composes from them ----------------------
+
+def _axis_arg(axis):
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -2 <= int(axis) <= 1:
+        raise ValueError(f"axis: {axis!r}; a 2-D image has axes 0 and 1 (or -2 and -1)")
+    return int(axis) % 2
+
+
+def _weights1d(weights):
+    w = np.asarray(weights.get() if hasattr(weights, "get") and not isinstance(weights, np.ndarray) else
+                   (weights.detach().cpu().numpy() if hasattr(weights, "detach") else weights))
+    if w.ndim != 1:
+        raise ValueError(f"weights: {w.ndim}-D of shape {w.shape}; a 1-D filter takes 1-D weights")
+    if w.size == 0:
+        raise ValueError("weights: no filter weights given")
+    return w
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
+                device=None, context=None):
+    """scipy.ndimage.correlate1d: the 2-D correlation with the weights laid along `axis`."""
+    w, axis = _weights1d(weights), _axis_arg(axis)
+    w2 = w.reshape((-1, 1) if axis == 0 else (1, -1))
+    origins = (origin, 0) if axis == 0 else (0, origin)
+    return _correlate(input, w2, output, mode, cval, origins, None, variant, device, context, flip=False)
+
+
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
+               device=None, context=None):
+    """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and the origin mirrored)."""
+    w = _weights1d(weights)
+    if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
+        raise TypeError(f"origin: expected an int, got {origin!r}")
+    return correlate1d(input, w[::-1], axis, output, mode, cval, -int(origin) - (1 - w.size % 2), variant=variant,
+                       device=device, context=context)
+
+
+def _per_axis(value, name):
+    """scipy's per-axis arguments: one value for both axes, or a sequence of two."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        if len(value) != 2:
+            raise ValueError(f"{name}: {value!r}; a 2-D image takes one value or two")
+        return list(value)
+    return [value, value]
+
+
+def _gaussian_weights(sigma, order, radius):
+    """The sampled Gaussian of standard deviation sigma on -radius .. radius, normalised to sum 1,
+    or its exact derivative of order 1 or 2 (the normalised samples times the derivative of the
+    exponent's polynomial), as scipy's gaussian_filter1d defines it."""
+    x = np.arange(-radius, radius + 1, dtype=np.float64)
+    phi = np.exp(-0.5 * x * x / (sigma * sigma))
+    phi /= phi.sum()
+    if order == 0:
+        return phi
+    if order == 1:
+        return -x / (sigma * sigma) * phi
+    return (x * x / sigma ** 4 - 1.0 / (sigma * sigma)) * phi
+
+
+def _radius(sigma, truncate, radius):
+    if radius is not None:
+        if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
+            raise ValueError(f"radius: {radius!r}; expected a non-negative int")
+        return int(radius)
+    return int(float(truncate) * float(sigma) + 0.5)
+
+
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
+                      radius=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.gaussian_filter1d: orders 0 (smoothing) to 2, radius int(truncate * sigma + 0.5)
+    unless given; at most 31 taps (radius 15)."""
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= 2:
+        raise Unsupported("unsupported", f"order = {order!r}; memhier.ndimage takes Gaussian orders 0, 1 and 2")
+    if not float(sigma) > 0:
+        raise ValueError(f"sigma = {sigma!r}; expected a positive number")
+    r = _radius(sigma, truncate, radius)
+    if 2 * r + 1 > 31:
+        raise Unsupported("unsupported", f"sigma = {sigma}, truncate = {truncate}: a {2 * r + 1}-tap Gaussian; "
+                          "memhier's filters have at most 31 taps (radius 15)")
+    return correlate1d(input, _gaussian_weights(float(sigma), int(order), r)[::-1], axis, output, mode, cval, 0,
+                       variant=variant, device=device, context=context)
+
+
+def _separable(input, output, passes):
+    """Runs 1-D passes (each a function of (input, output)) one after another, the last into
+    `output`, as scipy's separable filters do."""
+    im = _image(input)
+    if len(passes) == 0:
+        out = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
+        out.obj[...] = input
+        return out.obj
+    current = input
+    for i, run in enumerate(passes):
+        current = run(current, output if i == len(passes) - 1 else None)
+    return current
+
+
+def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
+                    axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.gaussian_filter: one gaussian_filter1d per axis; sigma, order, mode, radius
+    per axis or one for both. An axis of sigma 0 is left as it is (as scipy does)."""
+    _axes_arg(axes)
+    sigmas, orders, modes = _per_axis(sigma, "sigma"), _per_axis(order, "order"), _per_axis(mode, "mode")
+    radii = _per_axis(radius, "radius")
+    passes = [(lambda x, out, a=a: gaussian_filter1d(x, sigmas[a], a, orders[a], out, modes[a], cval, truncate,
+                                                     radius=radii[a], variant=variant, device=device,
+                                                     context=context))
+              for a in range(2) if float(sigmas[a]) > 0]
+    return _separable(input, output, passes)
+
+
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
+                     device=None, context=None):
+    """scipy.ndimage.uniform_filter1d: the mean over `size` samples along `axis`."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size = {size!r}; expected a positive int")
+    return correlate1d(input, np.full(int(size), 1.0 / int(size)), axis, output, mode, cval, origin,
+                       variant=variant, device=device, context=context)
+
+
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
+                   device=None, context=None):
+    """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (an axis of size 1 is skipped)."""
+    _axes_arg(axes)
+    sizes, modes, origins = _per_axis(size, "size"), _per_axis(mode, "mode"), _per_axis(origin, "origin")
+    passes = [(lambda x, out, a=a: uniform_filter1d(x, sizes[a], a, out, modes[a], cval, origins[a],
+                                                    variant=variant, device=device, context=context))
+              for a in range(2) if sizes[a] != 1]
+    return _separable(input, output, passes)
+
+
+def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, device, context):
+    axis, modes = _axis_arg(axis), _per_axis(mode, "mode")
+    other = 1 - axis
+    return _separable(input, output, [
+        lambda x, out: correlate1d(x, [-1.0, 0.0, 1.0], axis, out, modes[axis], cval, variant=variant, device=device,
+                                   context=context),
+        lambda x, out: correlate1d(x, smooth, other, out, modes[other], cval, variant=variant, device=device,
+                                   context=context)])
+
+
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
+    """scipy.ndimage.sobel: the central difference along `axis`, smoothed by [1, 2, 1] across it."""
+    return _derivative_and_smooth(input, axis, output, mode, cval, [1.0, 2.0, 1.0], variant, device, context)
+
+
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
+    """scipy.ndimage.prewitt: the central difference along `axis`, smoothed by [1, 1, 1] across it."""
+    return _derivative_and_smooth(input, axis, output, mode, cval, [1.0, 1.0, 1.0], variant, device, context)
+
+
+def _sum_over_axes(input, output, per_axis):
+    """scipy's generic_laplace: the sum over both axes of a second derivative along that axis."""
+    im = _image(input)
+    out = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
+    per_axis(0, out.obj)
+    second = per_axis(1, None)
+    out.obj += second
+    return out.obj
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
+    """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis."""
+    modes = _per_axis(mode, "mode")
+    return _sum_over_axes(input, output, lambda a, out: correlate1d(input, [1.0, -2.0, 1.0], a, out, modes[a], cval,
+                                                                    variant=variant, device=device, context=context))
+
+
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None,
+                     context=None, **kwargs):
+    """scipy.ndimage.gaussian_laplace: the sum over axes of the Gaussian's second derivative along
+    each (smoothing along the other); truncate and radius pass on to gaussian_filter."""
+    def along(a, out):
+        orders = [2 if b == a else 0 for b in range(2)]
+        return gaussian_filter(input, sigma, orders, out, mode, cval, variant=variant, device=device,
+                               context=context, **kwargs)
+    return _sum_over_axes(input, output, along)

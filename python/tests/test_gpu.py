@@ -252,3 +252,23 @@ def test_histogram_arguments_past_a_c_int_on_gpu(kind):
         memhier.histogram_bytes(data, 0, 255, 2**32 + 1)
     with pytest.raises(memhier.InvalidArgument, match="bins = "):
         memhier.histogram(kind.put(np.arange(10, dtype=np.int32)), 2**32 + 5)
+
+
+def test_ndimage_on_device_arrays(kind, rng):
+    """memhier.ndimage on CuPy and PyTorch arrays: in place on the device, the same kind back,
+    host weights copied by the array's library; against scipy in float64."""
+    import scipy.ndimage as nd
+    from memhier import ndimage as mnd
+    x = f32(rng, 300, 517)
+    d = kind.put(x)
+    w = rng.standard_normal((7, 5)).astype(np.float32)
+    for mode in ("reflect", "mirror", "nearest", "wrap", "constant"):
+        got = mnd.correlate(d, w, mode=mode, cval=0.5)
+        assert kind.is_mine(got) and kind.device_of(got) == kind.device_of(d)
+        want = nd.correlate(x.astype(np.float64), w.astype(np.float64), mode=mode, cval=0.5)
+        np.testing.assert_allclose(kind.get(got), want, rtol=1e-5, atol=1e-5 * np.abs(w).sum())
+        got = mnd.gaussian_filter(d, (1.5, 2.5), mode=mode)
+        want = nd.gaussian_filter(x.astype(np.float64), (1.5, 2.5), mode=mode)
+        np.testing.assert_allclose(kind.get(got), want, rtol=1e-5, atol=1e-5)
+        got = mnd.sobel(d, 0, mode=mode)
+        np.testing.assert_allclose(kind.get(got), nd.sobel(x.astype(np.float64), 0, mode=mode), rtol=1e-5, atol=1e-4)

@@ -147,3 +147,78 @@ def test_gpu_rows(rng, variant, mode):
                 got = mnd.correlate(x, w, mode=mode, cval=0.75, origin=o, variant=variant, device=0)
                 ref, mag = reference.correlate2d_mode(x, w, mode, 0.75, o)
                 assert_close(got, ref, mag, w.size, f"{variant} {shape} {k} {mode} origin {o}")
+
+
+# ---- the 1-D filters and those scipy composes from them: against scipy.ndimage in float64 ----
+
+def close_to_scipy(got, want, scale, what):
+    """Within float32 rounding of each pass: 1e-5 of the sum of |terms| (scale bounds it)."""
+    got = np.asarray(got, np.float64)
+    assert got.shape == want.shape and np.all(np.isfinite(got)), what
+    err = np.max(np.abs(got - want)) if got.size else 0.0
+    assert err <= 1e-5 * scale, f"{what}: largest error {err:.3g}, bound {1e-5 * scale:.3g}"
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_correlate1d_convolve1d(rng, mode, axis):
+    x = rng.standard_normal((29, 41)).astype(np.float32)
+    for k in (1, 2, 5, 8, 31):
+        w = rng.standard_normal(k).astype(np.float32)
+        for origin in (-(k // 2), 0, (k - 1) // 2):
+            for ours, theirs in ((mnd.correlate1d, nd.correlate1d), (mnd.convolve1d, nd.convolve1d)):
+                want = theirs(x.astype(np.float64), w.astype(np.float64), axis, mode=mode, cval=0.5, origin=origin)
+                close_to_scipy(ours(x, w, axis, mode=mode, cval=0.5, origin=origin), want,
+                               np.abs(w).sum() * 4 * max(1.0, 0.5), f"{theirs.__name__} k={k} origin={origin}")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_gaussian_filters(rng, mode):
+    x = rng.standard_normal((40, 33)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    for sigma in (0.5, 1.0, 2.0, (1.5, 3.0), (0, 2.0)):
+        for order in (0, 1, 2, (0, 2), (1, 0)):
+            want = nd.gaussian_filter(x64, sigma, order, mode=mode, cval=0.25)
+            close_to_scipy(mnd.gaussian_filter(x, sigma, order, mode=mode, cval=0.25), want, 40.0,
+                           f"gaussian_filter sigma={sigma} order={order}")
+    for axis in (0, 1):
+        want = nd.gaussian_filter1d(x64, 1.7, axis, order=1, mode=mode, truncate=3.0)
+        close_to_scipy(mnd.gaussian_filter1d(x, 1.7, axis, order=1, mode=mode, truncate=3.0), want, 40.0,
+                       "gaussian_filter1d")
+    want = nd.gaussian_filter(x64, 2.0, mode=mode, radius=3)
+    close_to_scipy(mnd.gaussian_filter(x, 2.0, mode=mode, radius=3), want, 40.0, "radius")
+    want = nd.gaussian_laplace(x64, 1.3, mode=mode)
+    close_to_scipy(mnd.gaussian_laplace(x, 1.3, mode=mode), want, 80.0, "gaussian_laplace")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_uniform_and_edge_filters(rng, mode):
+    x = rng.standard_normal((31, 26)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    for size in (1, 2, 3, 4, (3, 5), (1, 6)):
+        close_to_scipy(mnd.uniform_filter(x, size, mode=mode), nd.uniform_filter(x64, size, mode=mode), 8.0,
+                       f"uniform_filter size={size}")
+    for size, origin in ((5, -2), (4, 1), (6, -3)):
+        close_to_scipy(mnd.uniform_filter1d(x, size, 0, mode=mode, origin=origin),
+                       nd.uniform_filter1d(x64, size, 0, mode=mode, origin=origin), 8.0, "uniform_filter1d")
+    for axis in (0, 1, -1):
+        close_to_scipy(mnd.sobel(x, axis, mode=mode), nd.sobel(x64, axis, mode=mode), 64.0, f"sobel {axis}")
+        close_to_scipy(mnd.prewitt(x, axis, mode=mode), nd.prewitt(x64, axis, mode=mode), 48.0, f"prewitt {axis}")
+    close_to_scipy(mnd.laplace(x, mode=mode), nd.laplace(x64, mode=mode), 64.0, "laplace")
+
+
+def test_filter_refusals(rng):
+    x = rng.standard_normal((8, 9)).astype(np.float32)
+    with pytest.raises(memhier.Unsupported, match="31 taps"):
+        mnd.gaussian_filter(x, 5.0)
+    with pytest.raises(memhier.Unsupported, match="order"):
+        mnd.gaussian_filter1d(x, 1.0, order=3)
+    with pytest.raises(ValueError, match="sigma"):
+        mnd.gaussian_filter(x, (1.0, 2.0, 3.0))
+    with pytest.raises(ValueError, match="axis"):
+        mnd.sobel(x, axis=2)
+    with pytest.raises(ValueError, match="size"):
+        mnd.uniform_filter1d(x, 0)
+    with pytest.raises(ValueError, match="1-D weights"):
+        mnd.correlate1d(x, np.ones((2, 2)))
+    np.testing.assert_array_equal(mnd.gaussian_filter(x, 0), x)  # sigma 0: the image as it is, a copy

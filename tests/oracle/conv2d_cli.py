@@ -177,27 +177,29 @@ def named_filter(spec):
             "laplacian": [[0, 1, 0], [1, -4, 1], [0, 1, 0]], "sharpen": [[0, -1, 0], [-1, 5, -1], [0, -1, 0]]}[spec]
 
 
-def expected_image(img, f):
+def expected_image(img, f, mode=None):
+    """Without a mode: zeros past the borders, anchored at (k-1)//2; with one, scipy's own call."""
     f32 = np.asarray(f, np.float32).astype(np.float64)  # memhier filters with float32 taps
-    origin = [-1 if n % 2 == 0 else 0 for n in f32.shape]
+    origin = [-1 if n % 2 == 0 else 0 for n in f32.shape] if mode is None else 0
     out = np.empty_like(img)
     for c in range(img.shape[2]):
-        v = ndimage.correlate(img[:, :, c].astype(np.float64), f32, mode="constant", cval=0.0, origin=origin)
+        v = ndimage.correlate(img[:, :, c].astype(np.float64), f32, mode=mode or "constant", cval=0.0, origin=origin)
         out[:, :, c] = np.clip(np.floor(v + 0.5), 0, 255)
     return out
 
 
-def check_filter(src, out_name, spec, f, variant=None):
+def check_filter(src, out_name, spec, f, variant=None, mode=None):
     out = path(out_name)
     if os.path.exists(out):
         os.remove(out)
-    args = ["filter", src, out, "--filter", spec] + (["--variant", variant] if variant else [])
+    args = ["filter", src, out, "--filter", spec] + (["--variant", variant] if variant else []) + \
+        (["--mode", mode] if mode else [])
     r = memhier(*args)
-    what = f"filter {os.path.basename(src)} --filter {os.path.basename(spec)} {variant or ''}"
+    what = f"filter {os.path.basename(src)} --filter {os.path.basename(spec)} {variant or ''} {mode or ''}"
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     got = image_read(out).astype(np.int32)
-    want = expected_image(image_read(src), f).astype(np.int32)
+    want = expected_image(image_read(src), f, mode).astype(np.int32)
     if got.shape != want.shape:
         return fail(f"{what}: shape {got.shape}, expected {want.shape}")
     diff = np.abs(got - want)
@@ -222,6 +224,13 @@ def check_filters(gpu):
     variants = ["regtile", "shared", "separable"] if gpu else ["cpu-reference"]
     for v in variants:
         check_filter(PHOTO, "out.ppm", "gaussian:2", named_filter("gaussian:2"), v)
+    # --mode: scipy.ndimage.correlate's placement and extension, even filters included
+    for mode in ("reflect", "mirror", "nearest", "wrap", "constant"):
+        for spec, f in (("sobel-x", None), ("box:4", None), (path("odd.npy"), odd)):
+            check_filter(PHOTO, "out.png", spec, named_filter(spec) if f is None else f, mode=mode)
+    r = memhier("filter", PHOTO, path("out.png"), "--filter", "box:3", "--mode", "symmetric")
+    if r.returncode != 2 or "--mode 'symmetric'" not in r.stderr:
+        fail(f"--mode symmetric: exit {r.returncode}, {r.stderr.strip()!r}: a usage error naming the mode expected")
 
 
 def png_write_palette_1bit(name, w, h):
