@@ -3,7 +3,7 @@ import ctypes
 from typing import NamedTuple
 
 from . import _native
-from ._call import pad_arg, size_arg
+from ._call import int_arg, pad_arg, size_arg
 from ._ops import histogram_bins
 from ._context import default_context
 from ._native import lib, check
@@ -49,7 +49,8 @@ def _selector(op, shape):
                             + (f"; missing {', '.join(missing)}" if missing else "")
                             + (f"; unknown {', '.join(extra)}" if extra else ""))
     pad = pad_arg(shape.get("pad", "valid"))
-    sizes = {name: size_arg(name, v) for name, v in shape.items() if name not in ("pad", "per_signal_masks", "bytes")}
+    sizes = {name: size_arg(name, v) for name, v in shape.items()
+             if name not in ("pad", "per_signal_masks", "bytes", "mode", "origin")}
     shape = {**shape, **sizes}
     if op == "conv1d":
         need("n", "k", optional=("pad", "batch", "per_signal_masks"))
@@ -58,7 +59,20 @@ def _selector(op, shape):
             return lib.mh_conv1d_batched_select, (shape["batch"], shape["n"], stride, shape["k"], pad)
         return lib.mh_conv1d_select, (shape["n"], shape["k"], pad)
     if op == "conv2d":
-        need("rows", "cols", "krows", "kcols", optional=("pad",))
+        need("rows", "cols", "krows", "kcols", optional=("pad", "mode", "origin"))
+        if "mode" in shape:  # memhier.ndimage's placement: the image extended by a boundary mode
+            if "pad" in shape:
+                raise ValueError("conv2d: give pad (zero padding) or mode (memhier.ndimage's), not both")
+            mode = shape["mode"]
+            if not isinstance(mode, str) or mode not in _native.MODES:
+                raise ValueError(f"mode: {mode!r} is not one of {', '.join(repr(m) for m in _native.MODES)}")
+            origin = shape.get("origin", 0)
+            origins = tuple(origin) if isinstance(origin, (list, tuple)) else (origin, origin)
+            if len(origins) != 2:
+                raise ValueError(f"origin: {origin!r}; a 2-D filter takes one origin or two")
+            return lib.mh_conv2d_mode_select, (shape["rows"], shape["cols"], shape["krows"], shape["kcols"],
+                                               _native.MODES[mode], int_arg("origin", origins[0], -2**63, 2**63 - 1),
+                                               int_arg("origin", origins[1], -2**63, 2**63 - 1))
         return lib.mh_conv2d_select, (shape["rows"], shape["cols"], shape["krows"], shape["kcols"], pad)
     if op == "transpose":
         need("rows", "cols")

@@ -6,6 +6,9 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   (zeros past the edges) convolved in 'valid' mode; the variant is the one `auto` picks for the whole
   problem, so every output is computed by the same kernel from the same inputs in the same order
   as in one call: bit for bit the same (docs/python.md, "Dask").
+- correlate, convolve, correlate1d, convolve1d, gaussian_filter, uniform_filter: memhier.ndimage's
+  (dask-image's ndfilters names), the part of each window past the array's edge extended by
+  the mode: equal to memhier.ndimage's call on the whole image, bit for bit.
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
 - histogram, histogram_bytes: per-chunk counts added as integers: exact.
 - reduce_sum: per-chunk float32 sums added in float64, then rounded to float32 once.
@@ -24,7 +27,8 @@ from . import _ops
 from ._native import PADS
 from ._registry import select
 
-__all__ = ["conv1d", "conv2d", "histogram", "histogram_bytes", "reduce_sum", "transpose"]
+__all__ = ["conv1d", "conv2d", "histogram", "histogram_bytes", "reduce_sum", "transpose", "correlate", "convolve",
+           "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter"]
 
 
 def _xp(block):
@@ -80,13 +84,21 @@ class _Slicer:
         return block[self.src].copy()
 
 
+# a boundary mode as numpy.pad (and cupy.pad) name it
+_NUMPY_PAD = {"constant": "constant", "reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap"}
+
+
 class _Window:
     """One chunk's task: its window (the chunk, the halo pieces from its neighbours, zeros where
     the window passes the array's edge) assembled in one copy, then convolved by run() in
-    'valid' mode, which gives exactly the chunk's outputs."""
+    'valid' mode, which gives exactly the chunk's outputs. With a border (mode, cval), the part
+    past the array's edge is the in-array part extended by numpy.pad in the mode's way: the edge
+    chunk holds every pixel a reflection reads (chunks of at least the filter's side), and a
+    wrapped axis is one chunk."""
 
-    def __init__(self, shape, own, pieces, zeros, run):
+    def __init__(self, shape, own, pieces, zeros, run, border=None, extents=None):
         self.shape, self.own, self.pieces, self.zeros, self.run = shape, own, pieces, zeros, run
+        self.border, self.extents = border, extents
 
     def __call__(self, block, halos):
         xp = _xp(block)
@@ -97,6 +109,11 @@ class _Window:
             window[dst] = piece
         for slab in self.zeros:
             window[slab] = 0
+        if self.border is not None and any(b or a for b, a in self.extents):
+            mode, cval = self.border
+            core = window[tuple(slice(b, n - a) for (b, a), n in zip(self.extents, self.shape))]
+            kw = {"constant_values": cval} if mode == "constant" else {}
+            window = xp.ascontiguousarray(xp.pad(core, self.extents, mode=_NUMPY_PAD[mode], **kw))
         return self.run(window)
 
 
@@ -121,7 +138,7 @@ def _axis_plan(starts, i, k, before, extra):
     return w1 - w0, reads, zeros
 
 
-def _windowed(darr, ks, pad, name, run):
+def _windowed(darr, ks, pad, name, run, border=None):
     """The convolution of darr (axes 0..len(ks)-1) by a filter of sides ks, as a graph of two
     levels: small tasks that copy the halo pieces (k - 1 along each axis cut into several
     chunks) out of the neighbours, then one task a chunk that assembles its window and
@@ -129,17 +146,24 @@ def _windowed(darr, ks, pad, name, run):
     or fewer ('valid') than it holds. (dask's map_overlap takes three levels and two copies of
     every chunk (concatenate, then pad), and its zero boundary made a 32768^2 image 13x slower on the H200s; each
     level costs a round trip through the scheduler.)"""
-    pads = [_pads(k, pad) for k in ks]
-    out_len = _out_shape(darr.shape, ks, pad, name)
+    if border is None:
+        pads = [_pads(k, pad) for k in ks]
+        out_len = _out_shape(darr.shape, ks, pad, name)
+    else:  # pad: the filter's leading pads (k // 2 + origin), the output as large as the array
+        pads = [(lead, k - 1 - lead) for lead, k in zip(pad, ks)]
+        out_len = list(darr.shape)
     extra = [o - n for o, n in zip(out_len, darr.shape)]
     for axis, k in enumerate(ks):
         if len(darr.chunks[axis]) > 1:
-            _check_halo(darr, axis, k - 1, name)
+            if border is not None and border[0] == "wrap" and k > 1:
+                raise ValueError(f"{name}: mode 'wrap' across {len(darr.chunks[axis])} chunks of axis {axis}; "
+                                 f"memhier.dask wraps an axis held in one chunk: {name}.rechunk({{{axis}: -1}})")
+            _check_halo(darr, axis, k - 1 if border is None else k, name)
         if darr.chunks[axis][-1] + extra[axis] < 1:
             raise ValueError(f"{name}: the last chunk along axis {axis} ({darr.chunks[axis][-1]}) holds no output of "
                              f"pad={pad!r} with a filter of {k}; rechunk so that it holds more than {k - 1}")
     starts = [np.concatenate(([0], np.cumsum(c))).tolist() for c in darr.chunks]
-    token = tokenize(darr, ks, pad, run)  # run's closure holds the filter and the variant
+    token = tokenize(darr, ks, pad, run, border)  # run's closure holds the filter and the variant
     out_name, halo_name = f"memhier-{name}-conv-{token}", f"memhier-{name}-halo-{token}"
     graph = {}
     for index in itertools.product(*(range(n) for n in darr.numblocks)):
@@ -160,7 +184,10 @@ def _windowed(darr, ks, pad, name, run):
             halo_keys.append(key)
         zeros = [tuple(slab if a == axis else slice(None) for a in range(len(ks)))
                  for axis, (_, _, slabs) in enumerate(plans) for slab in slabs]
-        graph[(out_name,) + index] = (_Window(shape, own, pieces, zeros, run), (darr.name,) + index, halo_keys)
+        extents = [tuple(next((sl.stop - sl.start for sl in slabs if (sl.start == 0) == first), 0)
+                         for first in (True, False)) for _, _, slabs in plans]
+        graph[(out_name,) + index] = (_Window(shape, own, pieces, zeros, run, border, extents), (darr.name,) + index,
+                                      halo_keys)
     chunks = tuple(c[:-1] + (c[-1] + e,) for c, e in zip(darr.chunks, extra))
     hlg = HighLevelGraph.from_collections(out_name, graph, dependencies=[darr])
     return da.Array(hlg, out_name, chunks, dtype=np.float32, meta=darr._meta)
@@ -247,3 +274,85 @@ def transpose(a, variant="auto"):
         raise ValueError(f"a: {a.ndim}-D, expected 2-D")
     return da.blockwise(lambda b: _ops.transpose(_contiguous(b), variant=variant), "ji", a, "ij",
                         dtype=np.float32, meta=a._meta)
+
+
+# ---- memhier.ndimage's filters (dask-image's ndfilters names) --------------------------------
+
+def _host_weights(weights):
+    return np.asarray(weights.get() if hasattr(weights, "get") and not isinstance(weights, np.ndarray) else weights)
+
+
+def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.correlate of a 2-D dask array of float32 (NumPy or CuPy chunks): halos
+    copied from the neighbours, the array's edges extended by the mode; chunks of at least the
+    filter's side (one chunk along a wrapped axis)."""
+    from . import ndimage
+    w = _host_weights(weights)
+    if image.ndim != 2 or w.ndim != 2:
+        raise ValueError(f"image, weights: {image.ndim}-D and {w.ndim}-D; memhier.dask filters 2-D images with "
+                         "2-D weights")
+    ndimage._mode_arg(mode)
+    mode = {"grid-constant": "constant", "grid-mirror": "reflect", "grid-wrap": "wrap"}.get(mode, mode)
+    cval = ndimage._cval_arg(cval)
+    ks = tuple(int(k) for k in w.shape)
+    origins = ndimage._origin_args(origin, ks)
+    if variant == "auto":
+        variant = select("conv2d", device=_device_of(image), rows=image.shape[0], cols=image.shape[1], krows=ks[0],
+                         kcols=ks[1], mode=mode, origin=tuple(origins))
+    leads = [k // 2 + o for k, o in zip(ks, origins)]
+    w32 = np.ascontiguousarray(w, dtype=np.float32)
+
+    def run(window):
+        xp = _xp(window)
+        return _ops.conv2d(window, xp.asarray(w32), pad="valid", variant=variant)
+    return _windowed(image, ks, leads, "image", run, border=(mode, cval))
+
+
+def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.convolve on a dask array: correlate with the weights reversed and each
+    origin mirrored, as scipy does."""
+    from . import ndimage
+    w = _host_weights(weights)
+    origins = ndimage._origin_args(origin, w.shape)
+    flipped = [-o - (1 - k % 2) for o, k in zip(origins, w.shape)]
+    return correlate(image, w[::-1, ::-1], mode, cval, flipped, variant)
+
+
+def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.correlate1d on a dask array."""
+    from . import ndimage
+    w, axis = ndimage._weights1d(_host_weights(weights)), ndimage._axis_arg(axis)
+    return correlate(image, w.reshape((-1, 1) if axis == 0 else (1, -1)), mode, cval,
+                     (origin, 0) if axis == 0 else (0, origin), variant)
+
+
+def convolve1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.convolve1d on a dask array."""
+    from . import ndimage
+    w = ndimage._weights1d(_host_weights(weights))
+    return correlate1d(image, w[::-1], axis, mode, cval, -int(origin) - (1 - w.size % 2), variant)
+
+
+def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.0, radius=None, variant="auto"):
+    """memhier.ndimage.gaussian_filter on a dask array: one correlate1d per axis, as the single call."""
+    from . import ndimage
+    sigmas, orders, modes = (ndimage._per_axis(v, n) for v, n in ((sigma, "sigma"), (order, "order"), (mode, "mode")))
+    radii = ndimage._per_axis(radius, "radius")
+    out = image
+    for a in range(2):
+        if float(sigmas[a]) > 0:
+            r = ndimage._radius(sigmas[a], truncate, radii[a])
+            out = correlate1d(out, ndimage._gaussian_weights(float(sigmas[a]), int(orders[a]), r)[::-1], a, modes[a],
+                              cval, 0, variant)
+    return out
+
+
+def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.uniform_filter on a dask array: one mean along each axis."""
+    from . import ndimage
+    sizes, modes, origins = (ndimage._per_axis(v, n) for v, n in ((size, "size"), (mode, "mode"), (origin, "origin")))
+    out = image
+    for a in range(2):
+        if sizes[a] != 1:
+            out = correlate1d(out, np.full(int(sizes[a]), 1.0 / int(sizes[a])), a, modes[a], cval, origins[a], variant)
+    return out
