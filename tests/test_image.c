@@ -3,6 +3,8 @@
 #include "io/image.h"
 #include "testing.h"
 
+#include <stdint.h>
+
 #ifdef MEMHIER_HAVE_PNG
 #include <png.h>
 #include <zlib.h>
@@ -36,30 +38,53 @@ static void expect_refused(const char *name, const char *phrase)
     CHECK(img.data == NULL, "%s: refused read left pixels behind", name);
 }
 
-static void round_trip(const char *name, int channels)
+/* Written and read back unchanged: every sample value of the depth appears (16-bit values
+ * spread over both bytes, so a byte-order slip shows). */
+static void round_trip(const char *name, int channels, int depth)
 {
-    mh_image img = {37, 23, channels, MH_IMAGE_PNM, malloc(37 * 23 * (size_t)channels)};
-    for (size_t i = 0; i < 37 * 23 * (size_t)channels; ++i) img.data[i] = (unsigned char)(i * 31 + 7);
+    const size_t samples = 37 * 23 * (size_t)channels, bytes = samples * (depth == 16 ? 2 : 1);
+    mh_image img = {37, 23, channels, MH_IMAGE_PNM, malloc(bytes), depth};
+    for (size_t i = 0; i < samples; ++i) {
+        if (depth == 16) ((uint16_t *)img.data)[i] = (uint16_t)(i * 2654435761u >> 7);
+        else img.data[i] = (unsigned char)(i * 31 + 7);
+    }
     char err[512];
     CHECK(mh_image_write(path_of(name), &img, err, sizeof err) == MH_OK, "write %s: %s", name, err);
     mh_image back;
     CHECK(mh_image_read(path_of(name), MH_IMAGE_DEFAULT_MAX_PIXELS, &back, err, sizeof err) == MH_OK, "read %s: %s", name, err);
-    CHECK(back.width == 37 && back.height == 23 && back.channels == channels, "%s: shape changed", name);
-    CHECK(back.data && memcmp(back.data, img.data, 37 * 23 * (size_t)channels) == 0, "%s: pixels changed", name);
+    CHECK(back.width == 37 && back.height == 23 && back.channels == channels && back.depth == depth,
+          "%s: shape changed (%d channels of %d bits)", name, back.channels, back.depth);
+    CHECK(back.data && memcmp(back.data, img.data, bytes) == 0, "%s: pixels changed", name);
     mh_image_free(&back);
     mh_image_free(&img);
 }
 
 static void test_pnm(void)
 {
-    round_trip("gray.pgm", 1);
-    round_trip("rgb.ppm", 3);
+    round_trip("gray.pgm", 1, 8);
+    round_trip("rgb.ppm", 3, 8);
+    round_trip("gray16.pgm", 1, 16);
+    round_trip("rgb16.ppm", 3, 16);
     write_bytes("ascii.pgm", "P2\n2 2\n255\n1 2 3 4\n", 19);
     expect_refused("ascii.pgm", "ASCII PNM");
     write_bytes("bits.pbm", "P4\n8 1\n\xff", 9);
     expect_refused("bits.pbm", "bitmaps");
-    write_bytes("deep.pgm", "P5\n2 2\n65535\n\0\1\0\2\0\3\0\4", 21);
-    expect_refused("deep.pgm", "16-bit");
+    /* 16-bit PNM: big-endian samples to host order; maxval 1000 scaled to 65535 */
+    write_bytes("deep.pgm", "P5\n2 2\n65535\n\0\1\1\2\xff\xff\0\4", 21);
+    mh_image deep;
+    char derr[512];
+    CHECK(mh_image_read(path_of("deep.pgm"), MH_IMAGE_DEFAULT_MAX_PIXELS, &deep, derr, sizeof derr) == MH_OK &&
+              deep.depth == 16 && ((uint16_t *)deep.data)[0] == 1 && ((uint16_t *)deep.data)[1] == 0x0102 &&
+              ((uint16_t *)deep.data)[2] == 65535,
+          "deep.pgm: %s", derr);
+    mh_image_free(&deep);
+    write_bytes("k.pgm", "P5\n1 1\n1000\n\x01\xf4", 14); /* 500 of 1000 */
+    CHECK(mh_image_read(path_of("k.pgm"), MH_IMAGE_DEFAULT_MAX_PIXELS, &deep, derr, sizeof derr) == MH_OK &&
+              ((uint16_t *)deep.data)[0] == 32768,
+          "k.pgm: %s (%u)", derr, deep.data ? ((uint16_t *)deep.data)[0] : 0);
+    mh_image_free(&deep);
+    write_bytes("huge_max.pgm", "P5\n1 1\n70000\n\0\0", 16);
+    expect_refused("huge_max.pgm", "at most 16 bits");
     write_bytes("short.pgm", "P5\n4 4\n255\n0123456789", 21);
     expect_refused("short.pgm", "claims 4 x 4 x 1 = 16 pixel bytes, the file holds 10");
     write_bytes("header.ppm", "P6\n4 x\n255\n", 11);
@@ -127,7 +152,12 @@ static void test_lying_header(void)
 static void test_write_refusals(void)
 {
     unsigned char px[3] = {1, 2, 3};
-    mh_image rgb = {1, 1, 3, MH_IMAGE_PNM, px}, gray = {1, 1, 1, MH_IMAGE_PNM, px};
+    mh_image rgb = {1, 1, 3, MH_IMAGE_PNM, px, 8}, gray = {1, 1, 1, MH_IMAGE_PNM, px, 8};
+    mh_image rgba = {1, 1, 4, MH_IMAGE_PNG, px, 8};
+    char e2[512];
+    CHECK(mh_image_write(path_of("out.ppm"), &rgba, e2, sizeof e2) == MH_ERR_IO && strstr(e2, "RGBA image") &&
+              strstr(e2, "use .png"),
+          "rgba ppm: %s", e2);
     char err[512];
     CHECK(mh_image_write(path_of("out.jpg"), &gray, err, sizeof err) == MH_ERR_IO && strstr(err, ".png, .pgm or .ppm"),
           "jpg: %s", err);
@@ -149,6 +179,8 @@ static void write_png_raw(const char *name, int color_type, int depth)
                  PNG_FILTER_TYPE_DEFAULT);
     png_color palette[4] = {{255, 0, 0}, {0, 255, 0}, {0, 0, 255}, {9, 8, 7}};
     if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_PLTE(png, info, palette, 4);
+    const png_byte alpha[4] = {255, 255, 255, 0};
+    if (strstr(name, "trns")) png_set_tRNS(png, info, alpha, 4, NULL);
     png_write_info(png, info);
     unsigned char row[64] = {0};
     for (int i = 0; i < 64; ++i) row[i] = (unsigned char)(i % 4);
@@ -184,18 +216,24 @@ static void test_png_lying_header(void)
 
 static void test_png(void)
 {
-    round_trip("gray.png", 1);
-    round_trip("rgb.png", 3);
-    write_png_raw("deep.png", PNG_COLOR_TYPE_RGB, 16);
-    expect_refused("deep.png", "16-bit PNG");
-    write_png_raw("alpha.png", PNG_COLOR_TYPE_RGB_ALPHA, 8);
-    expect_refused("alpha.png", "alpha channel");
-    write_png_raw("gray_alpha.png", PNG_COLOR_TYPE_GRAY_ALPHA, 8);
-    expect_refused("gray_alpha.png", "alpha channel");
-    /* palette: expanded to RGB; pixel values 0,1,2,3 pick the palette's entries */
-    write_png_raw("palette.png", PNG_COLOR_TYPE_PALETTE, 8);
+    for (int depth = 8; depth <= 16; depth += 8) {
+        char name[32];
+        static const char *const kinds[] = {"gray", "gray_alpha", "rgb", "rgba"};
+        for (int channels = 1; channels <= 4; ++channels) {
+            snprintf(name, sizeof name, "%s%d.png", kinds[channels - 1], depth);
+            round_trip(name, channels, depth);
+        }
+    }
+    /* tRNS (transparency by colour) becomes an alpha channel: the palette's entry 3 transparent */
+    write_png_raw("trns.png", PNG_COLOR_TYPE_PALETTE, 8);
     mh_image img;
     char err[512];
+    CHECK(mh_image_read(path_of("trns.png"), MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) == MH_OK &&
+              img.channels == 4 && img.data[3] == 255 && img.data[15] == 0 && img.data[12] == 9,
+          "trns.png: %s (%d channels)", err, img.channels);
+    mh_image_free(&img);
+    /* palette: expanded to RGB; pixel values 0,1,2,3 pick the palette's entries */
+    write_png_raw("palette.png", PNG_COLOR_TYPE_PALETTE, 8);
     CHECK(mh_image_read(path_of("palette.png"), MH_IMAGE_DEFAULT_MAX_PIXELS, &img, err, sizeof err) == MH_OK && img.channels == 3 &&
               img.data[0] == 255 && img.data[4] == 255 && img.data[9] == 9,
           "palette.png: %s", err);
@@ -207,7 +245,7 @@ static void test_png(void)
           "gray2.png: %s", err);
     mh_image_free(&img);
     /* truncated: the file cut in the middle of its data */
-    FILE *f = fopen(path_of("rgb.png"), "rb");
+    FILE *f = fopen(path_of("rgb8.png"), "rb");
     unsigned char buf[4096];
     size_t n = f ? fread(buf, 1, sizeof buf, f) : 0;
     if (f) fclose(f);

@@ -1,8 +1,9 @@
 /* memhier filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]
- * Filters an 8-bit grayscale or RGB image (PNG, PGM, PPM) with a 2-D filter, each channel
- * separately, the same size out; past the borders zeros, or with --mode the image extended as
+ * Filters a gray, gray + alpha, RGB or RGBA image of 8 or 16 bits a sample (PNG, PGM, PPM) with
+ * a 2-D filter, each colour channel separately (alpha is passed through as it is), the same
+ * size out; past the borders zeros, or with --mode the image extended as
  * scipy.ndimage's mode M does (reflect, mirror, nearest, wrap, constant: mh_conv2d_mode); results are rounded (half up)
- * and clamped to 0..255. The output's format follows its name; OUT '-' writes the input's
+ * and clamped to 0..255 (0..65535 for 16-bit samples). The output's format follows its name; OUT '-' writes the input's
  * format to standard output (the summary line then goes to standard error). Images of more
  * than --max-pixels pixels (default 2^26) are refused from their header. */
 #include "cli.h"
@@ -10,6 +11,7 @@
 #include "io/image.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +19,27 @@
 enum { F_FILTER, F_VARIANT, F_DEVICE, F_MAX_PIXELS, F_MODE, F_COUNT };
 
 /* Filters channel c of img into out (same layout) with the filter already in ctx memory. */
+static float sample_at(const mh_image *img, size_t i)
+{
+    return img->depth == 16 ? (float)((const uint16_t *)img->data)[i] : (float)img->data[i];
+}
+
+/* Rounds half up and clamps to the image's range. */
+static void set_sample(const mh_image *img, unsigned char *data, size_t i, float v)
+{
+    const float top = (float)mh_image_max_value(img);
+    v = floorf(v + 0.5f);
+    v = v < 0.0f ? 0.0f : v > top ? top : v;
+    if (img->depth == 16) ((uint16_t *)data)[i] = (uint16_t)v;
+    else data[i] = (unsigned char)v;
+}
+
 static int filter_channel(mh_context *ctx, const char *variant, const mh_image *img, int c, const void *filter, int kr,
                           int kc, const mh_mode *mode, cli_buffer *plane, cli_buffer *result, unsigned char *out)
 {
     const size_t pixels = (size_t)img->width * img->height;
     float *p = plane->host;
-    for (size_t i = 0; i < pixels; ++i) p[i] = img->data[i * img->channels + c];
+    for (size_t i = 0; i < pixels; ++i) p[i] = sample_at(img, i * img->channels + c);
     if (mh_context_device(ctx) != MH_CPU && mh_upload(ctx, plane->mem, plane->host, plane->bytes) != MH_OK)
         return cli_error(CLI_FAILED, "%s", mh_context_error(ctx));
     const size_t rows = (size_t)img->height, cols = (size_t)img->width;
@@ -34,10 +51,7 @@ static int filter_channel(mh_context *ctx, const char *variant, const mh_image *
     if (s != MH_OK) return cli_error(CLI_FAILED, "filtering: %s", mh_context_error(ctx));
     int rc = cli_fetch(ctx, result);
     const float *r = result->host;
-    for (size_t i = 0; rc == CLI_OK && i < pixels; ++i) {
-        float v = floorf(r[i] + 0.5f);
-        out[i * img->channels + c] = (unsigned char)(v < 0.0f ? 0.0f : v > 255.0f ? 255.0f : v);
-    }
+    for (size_t i = 0; rc == CLI_OK && i < pixels; ++i) set_sample(img, out, i * img->channels + c, r[i]);
     return rc;
 }
 
@@ -68,7 +82,11 @@ int cmd_filter(int argc, char **argv)
         return cli_error(CLI_FAILED, "%s", err);
     }
     out = img;
-    out.data = malloc((size_t)img.width * img.height * img.channels);
+    const size_t image_bytes = (size_t)img.width * img.height * img.channels * mh_image_sample_bytes(&img);
+    out.data = malloc(image_bytes);
+    const int colours = img.channels - mh_image_has_alpha(&img);
+    if (out.data && colours < img.channels) /* alpha as it is: the filtered channels overwrite the rest */
+        memcpy(out.data, img.data, image_bytes);
     const size_t plane_bytes = (size_t)img.width * img.height * sizeof(float);
     cli_buffer bf = {taps, NULL, (size_t)kr * kc * sizeof(float)};
     cli_buffer plane = {malloc(plane_bytes), NULL, plane_bytes}, result = {malloc(plane_bytes), NULL, plane_bytes};
@@ -79,13 +97,14 @@ int cmd_filter(int argc, char **argv)
     if (rc == CLI_OK) rc = cli_place(ctx, &bf, 1);
     if (rc == CLI_OK) rc = cli_place(ctx, &plane, 0);
     if (rc == CLI_OK) rc = cli_place(ctx, &result, 0);
-    for (int c = 0; rc == CLI_OK && c < img.channels; ++c)
+    for (int c = 0; rc == CLI_OK && c < colours; ++c)
         rc = filter_channel(ctx, v[F_VARIANT], &img, c, bf.mem, kr, kc, v[F_MODE] ? &mode : NULL, &plane, &result,
                             out.data);
     if (rc == CLI_OK && mh_image_write(out_path, &out, err, sizeof err) != MH_OK) rc = cli_error(CLI_FAILED, "%s", err);
+    static const char *const kinds[] = {"gray", "gray + alpha", "RGB", "RGBA"};
     if (rc == CLI_OK)
-        fprintf(out_is_dash ? stderr : stdout, "filtered %s (%d x %d, %s) with %s (%d x %d) -> %s\n", in_path, img.width, img.height,
-               img.channels == 1 ? "gray" : "RGB", v[F_FILTER], kr, kc, out_path);
+        fprintf(out_is_dash ? stderr : stdout, "filtered %s (%d x %d, %s, %d-bit) with %s (%d x %d) -> %s\n", in_path,
+                img.width, img.height, kinds[img.channels - 1], img.depth == 16 ? 16 : 8, v[F_FILTER], kr, kc, out_path);
     cli_release(ctx, &bf);
     cli_release(ctx, &plane);
     cli_release(ctx, &result);

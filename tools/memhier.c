@@ -25,7 +25,8 @@ static const struct command {
      cmd_run},
     {"filter",
      "  filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]\n"
-     "                               filter a PNG/PGM/PPM image; SPEC is gaussian:SIGMA, box:K,\n"
+     "                               filter a PNG/PGM/PPM image (gray or RGB, alpha passed\n"
+     "                               through, 8 or 16 bits); SPEC is gaussian:SIGMA, box:K,\n"
      "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter;\n"
      "                               zeros past the borders, or the image extended by mode M\n"
      "                               (reflect, mirror, nearest, wrap, constant: scipy.ndimage's);\n"

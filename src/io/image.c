@@ -1,10 +1,11 @@
-/* 8-bit images for `memhier filter`: PNG (libpng) and binary PGM/PPM (P5, P6).
+/* Images for `memhier filter`: PNG (libpng) and binary PGM/PPM (P5, P6).
  *
- * Accepted: grayscale and RGB, 8 bits per channel; palette PNGs and grayscale PNGs of 1, 2
- * or 4 bits are expanded losslessly to 8-bit RGB or gray. Refused with a message saying
- * what was found: 16-bit samples (PNG or PNM maxval > 255), alpha channels, ASCII PNMs
- * (P2, P3), bitmaps (P1, P4), truncated or malformed files. Writes go through a temporary
- * file renamed into place, so a failed write leaves no half-written image. */
+ * Accepted: gray, gray + alpha, RGB and RGBA, 8 or 16 bits a sample (PNM: maxval up to 65535,
+ * scaled to 255 or 65535); palette PNGs and grayscale PNGs of 1, 2 or 4 bits are expanded
+ * losslessly to 8-bit RGB or gray, and a tRNS chunk (transparency by colour) to an alpha
+ * channel. Refused with a message saying what was found: ASCII PNMs (P2, P3), bitmaps (P1,
+ * P4), truncated or malformed files. Writes go through a temporary file renamed into place, so
+ * a failed write leaves no half-written image; PGM/PPM hold no alpha (a .png is asked for). */
 #define _POSIX_C_SOURCE 200809L /* fmemopen, fseeko */
 #include "image.h"
 
@@ -12,6 +13,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,10 +42,16 @@ static int has_suffix(const char *path, const char *suffix)
     return n >= m && strcasecmp(path + n - m, suffix) == 0;
 }
 
+static size_t image_bytes(const mh_image *img)
+{
+    return (size_t)img->width * img->height * img->channels * mh_image_sample_bytes(img);
+}
+
 static mh_status alloc_pixels(mh_image *img, char *err, size_t errlen)
 {
-    size_t bytes = (size_t)img->width * img->height * img->channels;
-    if (img->width <= 0 || img->height <= 0 || bytes / img->channels / img->width != (size_t)img->height)
+    size_t bytes = image_bytes(img);
+    if (img->width <= 0 || img->height <= 0 || img->channels < 1 || img->channels > 4 ||
+        bytes / mh_image_sample_bytes(img) / img->channels / img->width != (size_t)img->height)
         FAIL("image size %d x %d is not valid", img->width, img->height);
     if (!(img->data = malloc(bytes))) FAIL("out of memory for a %d x %d image", img->width, img->height);
     return MH_OK;
@@ -87,7 +95,7 @@ static mh_status check_pixels(const char *path, unsigned long long w, unsigned l
                               char *err, size_t errlen)
 {
     if (w * h > max_pixels) /* w, h <= 10^8: no overflow */
-        FAIL("%s: %llu x %llu = %llu pixels, more than the %zu allowed (--max-pixels; memhier filter holds about 14 "
+        FAIL("%s: %llu x %llu = %llu pixels, more than the %zu allowed (--max-pixels; memhier filter holds 14 to 24 "
              "bytes a pixel)", path, w, h, w * h, max_pixels);
     return MH_OK;
 }
@@ -101,11 +109,12 @@ static mh_status read_pnm(FILE *f, const char *path, size_t max_pixels, mh_image
     if (magic[1] != '5' && magic[1] != '6') FAIL("%s: unknown PNM type P%c", path, magic[1]);
     long w = pnm_number(f), h = pnm_number(f), maxval = pnm_number(f);
     if (w <= 0 || h <= 0 || maxval <= 0) FAIL("%s: malformed P%c header", path, magic[1]);
-    if (maxval > 255) FAIL("%s: %ld-level (16-bit) samples are not supported; convert to 8 bits", path, maxval);
-    const int channels = magic[1] == '5' ? 1 : 3;
+    if (maxval > 65535) FAIL("%s: maxval %ld: PNM samples are at most 16 bits (65535)", path, maxval);
+    const int channels = magic[1] == '5' ? 1 : 3, depth = maxval > 255 ? 16 : 8;
     if (check_pixels(path, (unsigned long long)w, (unsigned long long)h, max_pixels, err, errlen) != MH_OK)
         return MH_ERR_IO;
-    const size_t bytes = (size_t)w * (size_t)h * (size_t)channels; /* w, h <= 10^8: no overflow */
+    /* w, h <= 10^8: no overflow */
+    const size_t samples = (size_t)w * (size_t)h * (size_t)channels, bytes = samples * (depth == 16 ? 2 : 1);
     /* The header's claim against what the file holds, before anything is allocated. */
     const long long left = bytes_left(f);
     if (left < 0) FAIL("%s: cannot tell the file's size (not a regular file?)", path);
@@ -113,6 +122,7 @@ static mh_status read_pnm(FILE *f, const char *path, size_t max_pixels, mh_image
         FAIL("%s: truncated: the P%c header claims %ld x %ld x %d = %zu pixel bytes, the file holds %lld", path,
              magic[1], w, h, channels, bytes, left);
     img->width = (int)w, img->height = (int)h, img->channels = channels, img->format = MH_IMAGE_PNM;
+    img->depth = depth;
     mh_status s = alloc_pixels(img, err, errlen);
     if (s != MH_OK) return s;
     const size_t got = fread(img->data, 1, bytes, f);
@@ -120,16 +130,31 @@ static mh_status read_pnm(FILE *f, const char *path, size_t max_pixels, mh_image
         mh_image_free(img);
         FAIL("%s: truncated: %zu of %zu pixel bytes", path, got, bytes);
     }
-    if (maxval != 255) /* scale to the full 8-bit range */
-        for (size_t i = 0; i < bytes; ++i) img->data[i] = (unsigned char)((img->data[i] * 255 + maxval / 2) / maxval);
+    if (depth == 8) {
+        if (maxval != 255) /* scale to the full 8-bit range */
+            for (size_t i = 0; i < samples; ++i) img->data[i] = (unsigned char)((img->data[i] * 255 + maxval / 2) / maxval);
+        return MH_OK;
+    }
+    /* 16-bit PNM samples are big-endian: to host order, scaled to the full 16-bit range */
+    uint16_t *px = (uint16_t *)img->data;
+    for (size_t i = 0; i < samples; ++i) {
+        const unsigned v = (unsigned)img->data[2 * i] << 8 | img->data[2 * i + 1];
+        px[i] = (uint16_t)(maxval == 65535 ? v : ((unsigned long)v * 65535 + (unsigned long)maxval / 2) / (unsigned long)maxval);
+    }
     return MH_OK;
 }
 
 static int write_pnm(FILE *f, const mh_image *img)
 {
-    size_t bytes = (size_t)img->width * img->height * img->channels;
-    return fprintf(f, "P%c\n%d %d\n255\n", img->channels == 1 ? '5' : '6', img->width, img->height) > 0 &&
-           fwrite(img->data, 1, bytes, f) == bytes;
+    const size_t samples = (size_t)img->width * img->height * img->channels;
+    if (fprintf(f, "P%c\n%d %d\n%u\n", img->channels == 1 ? '5' : '6', img->width, img->height,
+                mh_image_max_value(img)) <= 0)
+        return 0;
+    if (img->depth != 16) return fwrite(img->data, 1, samples, f) == samples;
+    const uint16_t *px = (const uint16_t *)img->data;
+    for (size_t i = 0; i < samples; ++i) /* big-endian */
+        if (fputc(px[i] >> 8, f) == EOF || fputc(px[i] & 0xff, f) == EOF) return 0;
+    return 1;
 }
 
 /* ---- PNG -------------------------------------------------------------------------------- */
@@ -169,7 +194,7 @@ static mh_status read_png(FILE *f, const char *path, size_t max_pixels, mh_image
     /* Ancillary chunks the filter never reads are skipped unread: libpng sizes some buffers from
      * a chunk's length before it can see the file is shorter (an sPLT chunk claiming 1.9 GB in
      * a 98-byte file), and the chunk malloc limit does not cover them all. tRNS is kept: it is
-     * how transparency is found and refused. */
+     * the transparency that becomes the alpha channel. */
     static const png_byte ignored[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0"
                                       "sCAL\0sPLT\0sRGB\0tEXt\0tIME\0zTXt";
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
@@ -193,21 +218,23 @@ static mh_status read_png(FILE *f, const char *path, size_t max_pixels, mh_image
         png_destroy_read_struct(&png, &info, NULL);
         return MH_ERR_IO;
     }
-    if (depth == 16) {
-        png_destroy_read_struct(&png, &info, NULL);
-        FAIL("%s: 16-bit PNG is not supported; convert to 8 bits per channel", path);
-    }
-    if (type & PNG_COLOR_MASK_ALPHA || png_get_valid(png, info, PNG_INFO_tRNS)) {
-        png_destroy_read_struct(&png, &info, NULL);
-        FAIL("%s: PNG with an alpha channel or transparency is not supported; flatten it first", path);
-    }
     if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);         /* lossless */
     if (type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png); /* transparency by colour */
+    if (depth == 16) {
+        const uint16_t probe = 1;
+        if (*(const unsigned char *)&probe) png_set_swap(png); /* PNG is big-endian; samples in host order */
+    }
     png_read_update_info(png, info);
     img->width = (int)png_get_image_width(png, info);
     img->height = (int)png_get_image_height(png, info);
     img->channels = png_get_channels(png, info);
+    img->depth = png_get_bit_depth(png, info) == 16 ? 16 : 8;
     img->format = MH_IMAGE_PNG;
+    if (png_get_rowbytes(png, info) != (size_t)img->width * img->channels * mh_image_sample_bytes(img)) {
+        png_destroy_read_struct(&png, &info, NULL);
+        FAIL("%s: unexpected PNG layout (%d channels of %d bits)", path, img->channels, img->depth);
+    }
     mh_status s = alloc_pixels(img, err, errlen);
     if (s == MH_OK && !(rows = malloc(sizeof *rows * (size_t)img->height))) s = MH_ERR_OUT_OF_MEMORY;
     if (s != MH_OK) {
@@ -215,7 +242,8 @@ static mh_status read_png(FILE *f, const char *path, size_t max_pixels, mh_image
         mh_image_free(img);
         FAIL("%s: out of memory", path);
     }
-    for (int y = 0; y < img->height; ++y) rows[y] = img->data + (size_t)y * img->width * img->channels;
+    for (int y = 0; y < img->height; ++y)
+        rows[y] = img->data + (size_t)y * img->width * img->channels * mh_image_sample_bytes(img);
     png_read_image(png, rows);
     png_read_end(png, NULL);
     png_destroy_read_struct(&png, &info, NULL);
@@ -236,12 +264,18 @@ static int write_png(FILE *f, const mh_image *img)
         png_destroy_write_struct(&png, &info);
         return 0;
     }
+    static const int types[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                PNG_COLOR_TYPE_RGB_ALPHA};
     png_init_io(png, f);
-    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, 8,
-                 img->channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, img->depth == 16 ? 16 : 8,
+                 types[img->channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
-    for (int y = 0; y < img->height; ++y) png_write_row(png, img->data + (size_t)y * img->width * img->channels);
+    if (img->depth == 16) {
+        const uint16_t probe = 1;
+        if (*(const unsigned char *)&probe) png_set_swap(png); /* host order to PNG's big-endian */
+    }
+    const size_t row_bytes = (size_t)img->width * img->channels * mh_image_sample_bytes(img);
+    for (int y = 0; y < img->height; ++y) png_write_row(png, img->data + (size_t)y * row_bytes);
     png_write_end(png, NULL);
     png_destroy_write_struct(&png, &info);
     return 1;
@@ -301,12 +335,16 @@ mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_
 {
     const int to_stdout = strcmp(path, "-") == 0; /* standard output: the format the image was read in */
     const int png = has_suffix(path, ".png") || (to_stdout && img->format == MH_IMAGE_PNG);
-    const int pgm = has_suffix(path, ".pgm") || (to_stdout && !png && img->channels == 1);
-    const int ppm = has_suffix(path, ".ppm") || (to_stdout && !png && img->channels == 3);
+    const int pgm = has_suffix(path, ".pgm") || (to_stdout && !png && img->channels <= 2);
+    const int ppm = has_suffix(path, ".ppm") || (to_stdout && !png && img->channels >= 3);
     if (!png && !pgm && !ppm)
         FAIL("%s: the output name must end in .png, .pgm or .ppm (or be - for standard output)", path);
+    static const char *const kinds[] = {"grayscale", "gray + alpha", "RGB", "RGBA"};
+    if (mh_image_has_alpha(img) && (pgm || ppm))
+        FAIL("%s: a %s image cannot be written as %s (no alpha channel there); use .png", path,
+             kinds[img->channels - 1], pgm ? "PGM" : "PPM");
     if ((pgm && img->channels != 1) || (ppm && img->channels != 3))
-        FAIL("%s: a %s image cannot be written as %s; use .%s or .png", path, img->channels == 1 ? "grayscale" : "RGB",
+        FAIL("%s: a %s image cannot be written as %s; use .%s or .png", path, kinds[img->channels - 1],
              pgm ? "PGM" : "PPM", img->channels == 1 ? "pgm" : "ppm");
 #ifndef MEMHIER_HAVE_PNG
     if (png) FAIL("%s: this build of memhier has no PNG support (libpng was not found)", path);

@@ -17,8 +17,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (img.data || !memchr(err, '\0', sizeof err) || err[0] == '\0') abort();
         return 0;
     }
-    if (img.width <= 0 || img.height <= 0 || (img.channels != 1 && img.channels != 3) || !img.data) abort();
-    const size_t bytes = (size_t)img.width * (size_t)img.height * (size_t)img.channels;
+    if (img.width <= 0 || img.height <= 0 || img.channels < 1 || img.channels > 4 || !img.data ||
+        (img.depth != 8 && img.depth != 16))
+        abort();
+    const size_t bytes = (size_t)img.width * (size_t)img.height * (size_t)img.channels * mh_image_sample_bytes(&img);
     volatile unsigned char sum = 0;
     for (size_t i = 0; i < bytes; ++i) sum ^= img.data[i];
     (void)sum;

@@ -9,7 +9,8 @@ usage: conv2d_cli.py MEMHIER_BINARY WORK_DIR
 - `memhier filter` on a real photograph (tests/data/hopper.png, RGB, and its gray version
   as PGM) with every named filter and a .npy one, against scipy.ndimage.correlate with zero
   borders, rounded half up and clamped to 0..255;
-- refusals: bad filter specs, unreadable, truncated, 16-bit and alpha images, wrong output
+- RGBA, gray + alpha (alpha passed through) and 16-bit PNG and PGM against scipy;
+- refusals: bad filter specs, unreadable, truncated images, alpha written as PPM, wrong output
   names: a non-zero exit, a message, and no output file.
 
 Even filter sides: memhier anchors at (k-1)//2 like PyTorch; scipy.signal's 'same' and
@@ -45,19 +46,20 @@ def png_read(p):
             idat += body
         pos += 12 + n
     w, h, depth, ctype, _, _, interlace = ihdr
-    assert depth == 8 and ctype in (0, 2) and interlace == 0, (depth, ctype, interlace)
-    ch = 1 if ctype == 0 else 3
+    assert depth in (8, 16) and ctype in (0, 2, 4, 6) and interlace == 0, (depth, ctype, interlace)
+    ch = {0: 1, 4: 2, 2: 3, 6: 4}[ctype]
     raw = zlib.decompress(idat)
-    stride = w * ch
+    bpp = ch * depth // 8  # the filters' byte distance to the pixel on the left
+    stride = w * bpp
     out = np.zeros((h, stride), np.uint8)
     prev = np.zeros(stride, np.int32)
     for y in range(h):
         f, line = raw[y * (stride + 1)], np.frombuffer(raw, np.uint8, stride, y * (stride + 1) + 1).astype(np.int32)
         cur = np.zeros(stride, np.int32)
         for x in range(stride):
-            a = cur[x - ch] if x >= ch else 0
+            a = cur[x - bpp] if x >= bpp else 0
             b = prev[x]
-            c = prev[x - ch] if x >= ch else 0
+            c = prev[x - bpp] if x >= bpp else 0
             if f == 0: pred = 0
             elif f == 1: pred = a
             elif f == 2: pred = b
@@ -69,6 +71,9 @@ def png_read(p):
             cur[x] = (line[x] + pred) & 255
         out[y] = cur
         prev = cur
+    if depth == 16:  # big-endian sample pairs
+        pairs = out.reshape(h, w * ch, 2).astype(np.int64)
+        return (pairs[:, :, 0] * 256 + pairs[:, :, 1]).reshape(h, w, ch)
     return out.reshape(h, w, ch)
 
 
@@ -254,6 +259,49 @@ def check_tiny_sigma():
         fail(f"filter to standard output: exit {r.returncode} {r.stderr}")
 
 
+def expected_deep(img, f, top):
+    """A 16-bit image (or any range) filtered with zeros past the borders, rounded and clamped."""
+    f32 = np.asarray(f, np.float32).astype(np.float64)
+    origin = [-1 if n % 2 == 0 else 0 for n in f32.shape]
+    return np.stack([np.clip(np.floor(ndimage.correlate(img[:, :, c].astype(np.float64), f32, mode="constant",
+                                                        origin=origin) + 0.5), 0, top)
+                     for c in range(img.shape[2])], axis=2)
+
+
+def check_alpha_and_deep(rng):
+    """RGBA and gray + alpha: the colours filtered, alpha as it was; 16-bit PNG and PGM: filtered
+    in their own range (0..65535), written back at 16 bits."""
+    for name, ch, depth in (("rgba.png", 4, 8), ("ga.png", 2, 8), ("deep.png", 3, 16), ("deep_rgba.png", 4, 16)):
+        top = 65535 if depth == 16 else 255
+        img = rng.integers(0, top + 1, (23, 31, ch))
+        src, out = path(name), path("out_" + name)
+        png_write(src, img, depth=depth)
+        r = memhier("filter", src, out, "--filter", "box:3")
+        if r.returncode != 0:
+            fail(f"filter {name}: exit {r.returncode}: {r.stderr.strip()}")
+            continue
+        got = png_read(out)
+        colours = ch - (ch in (2, 4))
+        want = expected_deep(img[:, :, :colours], np.full((3, 3), 1 / 9), top)
+        diff = np.abs(got[:, :, :colours].astype(np.int64) - want.astype(np.int64))
+        if got.shape != img.shape or diff.max() > 1 or (diff > 0).mean() > 1e-2:
+            fail(f"filter {name}: shape {got.shape}, colours differ from scipy by up to {diff.max()}")
+        if ch in (2, 4) and not np.array_equal(got[:, :, -1], img[:, :, -1]):
+            fail(f"filter {name}: the alpha channel changed")
+    gray16 = rng.integers(0, 65536, (17, 19, 1))
+    src = path("deep.pgm")
+    open(src, "wb").write(b"P5\n19 17\n65535\n" + gray16.astype(">u2").tobytes())
+    r = memhier("filter", src, path("out_deep.pgm"), "--filter", "box:3")
+    data = open(path("out_deep.pgm"), "rb").read() if r.returncode == 0 else b""
+    if r.returncode != 0 or not data.startswith(b"P5\n19 17\n65535\n"):
+        fail(f"filter deep.pgm: exit {r.returncode}: {r.stderr.strip()} {data[:20]!r}")
+    else:
+        got = np.frombuffer(data, ">u2", 17 * 19, len(b"P5\n19 17\n65535\n")).reshape(17, 19, 1)
+        want = expected_deep(gray16, np.full((3, 3), 1 / 9), 65535)
+        if np.abs(got.astype(np.int64) - want.astype(np.int64)).max() > 1:
+            fail("filter deep.pgm: differs from scipy by more than one level")
+
+
 def check_refusals(rng):
     out = path("refused.png")
     deep, alpha, cut = path("deep.png"), path("alpha.png"), path("cut.png")
@@ -277,8 +325,7 @@ def check_refusals(rng):
         (["filter", PHOTO, out, "--filter", path("cube.npy")], "2-D float32"),
         (["filter", path("missing.png"), out, "--filter", "box:3"], "No such file"),
         (["filter", cut, out, "--filter", "box:3"], "malformed or truncated PNG"),
-        (["filter", deep, out, "--filter", "box:3"], "16-bit PNG"),
-        (["filter", alpha, out, "--filter", "box:3"], "alpha channel"),
+        (["filter", alpha, path("refused.ppm"), "--filter", "box:3"], "RGBA image cannot be written as PPM"),
         (["filter", PHOTO, path("refused.pgm"), "--filter", "box:3"], "RGB image cannot be written as PGM"),
         (["filter", PHOTO, path("refused.jpg"), "--filter", "box:3"], ".png, .pgm or .ppm"),
         (["filter", PHOTO, path("no/dir/x.png"), "--filter", "box:3"], "cannot create"),
@@ -320,6 +367,7 @@ def main():
     check_filters(gpu)
     check_tiny_sigma()
     check_refusals(rng)
+    check_alpha_and_deep(rng)
     return finish()
 
 
