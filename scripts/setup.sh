@@ -19,11 +19,12 @@ command -v git >/dev/null || missing+=(git)
 if ((${#missing[@]})); then apt_install "${missing[@]}"; fi
 command -v nvcc >/dev/null || { echo "memhier needs the CUDA toolkit (nvcc) to build" >&2; exit 1; }
 
-# Optional: libpng (PNG images for `memhier filter`) and clang with libFuzzer's runtime (the
+# Optional: libpng and libjpeg(-turbo) (PNG and JPEG images for `memhier filter`) and clang with libFuzzer's runtime (the
 # parser fuzzers). Installed where missing; a machine without a package registry (the GPU
 # machine) builds without what it cannot get, and says so.
 optional=()
 [ -e /usr/include/png.h ] || optional+=(libpng-dev)
+[ -e /usr/include/jpeglib.h ] || optional+=(libjpeg-dev)
 has_libfuzzer() {
   command -v clang >/dev/null &&
     printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }\n' |

@@ -25,7 +25,7 @@ static const struct command {
      cmd_run},
     {"filter",
      "  filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]\n"
-     "                               filter a PNG/PGM/PPM image (gray or RGB, alpha passed\n"
+     "                               filter a PNG/JPEG/PGM/PPM image (gray or RGB, alpha passed\n"
      "                               through, 8 or 16 bits); SPEC is gaussian:SIGMA, box:K,\n"
      "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter;\n"
      "                               zeros past the borders, or the image extended by mode M\n"

@@ -1,11 +1,13 @@
-/* Images for `memhier filter`: PNG (libpng) and binary PGM/PPM (P5, P6).
+/* Images for `memhier filter`: PNG (libpng), JPEG (libjpeg-turbo) and binary PGM/PPM (P5, P6).
  *
  * Accepted: gray, gray + alpha, RGB and RGBA, 8 or 16 bits a sample (PNM: maxval up to 65535,
  * scaled to 255 or 65535); palette PNGs and grayscale PNGs of 1, 2 or 4 bits are expanded
  * losslessly to 8-bit RGB or gray, and a tRNS chunk (transparency by colour) to an alpha
  * channel. Refused with a message saying what was found: ASCII PNMs (P2, P3), bitmaps (P1,
  * P4), truncated or malformed files. Writes go through a temporary file renamed into place, so
- * a failed write leaves no half-written image; PGM/PPM hold no alpha (a .png is asked for). */
+ * a failed write leaves no half-written image; PGM/PPM hold no alpha (a .png is asked for).
+ * JPEG: 8-bit gray and colour (YCbCr, read as RGB; CMYK refused), written at quality 95;
+ * 16-bit and alpha images are not written as JPEG (which holds neither). */
 #define _POSIX_C_SOURCE 200809L /* fmemopen, fseeko */
 #include "image.h"
 
@@ -19,9 +21,15 @@
 #include <string.h>
 #include <strings.h>
 
+#if defined(MEMHIER_HAVE_PNG) || defined(MEMHIER_HAVE_JPEG)
+#include <setjmp.h>
+#endif
 #ifdef MEMHIER_HAVE_PNG
 #include <png.h>
-#include <setjmp.h>
+#endif
+#ifdef MEMHIER_HAVE_JPEG
+#include <jpeglib.h>
+#include <jerror.h>
 #endif
 
 #define FAIL(...)                                                                               \
@@ -282,6 +290,120 @@ static int write_png(FILE *f, const mh_image *img)
 }
 #endif
 
+/* ---- JPEG ------------------------------------------------------------------------------- */
+
+#ifdef MEMHIER_HAVE_JPEG
+/* libjpeg reports errors through a callback that must not return: it jumps back to the call. */
+typedef struct jpeg_failure {
+    struct jpeg_error_mgr mgr;
+    jmp_buf back;
+    char why[JMSG_LENGTH_MAX];
+    int truncated; /* libjpeg met the end of the data and went on with gray: a warning only */
+} jpeg_failure;
+
+static void jpeg_fail(j_common_ptr cinfo)
+{
+    jpeg_failure *f = (jpeg_failure *)cinfo->err;
+    f->mgr.format_message(cinfo, f->why);
+    longjmp(f->back, 1);
+}
+
+static void jpeg_quiet(j_common_ptr cinfo, int level)
+{
+    jpeg_failure *f = (jpeg_failure *)cinfo->err;
+    if (level < 0 && f->mgr.msg_code == JWRN_JPEG_EOF) f->truncated = 1;
+}
+
+static mh_status read_jpeg(FILE *f, const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen)
+{
+    struct jpeg_decompress_struct cinfo;
+    jpeg_failure fail;
+    cinfo.err = jpeg_std_error(&fail.mgr);
+    fail.mgr.error_exit = jpeg_fail, fail.mgr.emit_message = jpeg_quiet;
+    fail.why[0] = '\0', fail.truncated = 0;
+    unsigned char *volatile rows_done = NULL; /* the pixels, freed after a longjmp */
+    const long long file_bytes = bytes_left(f);
+    if (setjmp(fail.back)) {
+        jpeg_destroy_decompress(&cinfo);
+        free((void *)rows_done);
+        memset(img, 0, sizeof *img);
+        FAIL("%s: malformed or truncated JPEG: %s", path, fail.why);
+    }
+    jpeg_create_decompress(&cinfo);
+    /* a progressive file holds its coefficients for the whole image: bound libjpeg's memory */
+    cinfo.mem->max_memory_to_use = (long)1 << 30;
+    jpeg_stdio_src(&cinfo, f);
+    jpeg_read_header(&cinfo, TRUE);
+    const unsigned long long w = cinfo.image_width, h = cinfo.image_height;
+    /* an 8 x 8 block takes at least a few bits: a header claiming ~1000 pixels a byte of file or
+     * more is refused before anything is allocated for it */
+    if (file_bytes >= 0 && (double)w * (double)h > 1024.0 * (double)file_bytes) {
+        jpeg_destroy_decompress(&cinfo);
+        FAIL("%s: truncated: the JPEG header claims %llu x %llu pixels, more than its %lld bytes can hold", path, w, h,
+             file_bytes);
+    }
+    if (check_pixels(path, w, h, max_pixels, err, errlen) != MH_OK) {
+        jpeg_destroy_decompress(&cinfo);
+        return MH_ERR_IO;
+    }
+    if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
+        jpeg_destroy_decompress(&cinfo);
+        FAIL("%s: CMYK JPEG is not supported; convert it to RGB", path);
+    }
+    cinfo.out_color_space = cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_start_decompress(&cinfo);
+    img->width = (int)cinfo.output_width, img->height = (int)cinfo.output_height;
+    img->channels = cinfo.output_components, img->depth = 8, img->format = MH_IMAGE_JPEG;
+    mh_status s = alloc_pixels(img, err, errlen);
+    if (s != MH_OK) {
+        jpeg_destroy_decompress(&cinfo);
+        return s;
+    }
+    rows_done = img->data;
+    const size_t row_bytes = (size_t)img->width * img->channels;
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = img->data + (size_t)cinfo.output_scanline * row_bytes;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    if (fail.truncated) {
+        mh_image_free(img);
+        FAIL("%s: malformed or truncated JPEG: the data ends before the image does", path);
+    }
+    return MH_OK;
+}
+
+static int write_jpeg(FILE *f, const mh_image *img)
+{
+    struct jpeg_compress_struct cinfo;
+    jpeg_failure fail;
+    cinfo.err = jpeg_std_error(&fail.mgr);
+    fail.mgr.error_exit = jpeg_fail, fail.mgr.emit_message = jpeg_quiet;
+    fail.truncated = 0;
+    if (setjmp(fail.back)) {
+        jpeg_destroy_compress(&cinfo);
+        return 0;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_stdio_dest(&cinfo, f);
+    cinfo.image_width = (JDIMENSION)img->width, cinfo.image_height = (JDIMENSION)img->height;
+    cinfo.input_components = img->channels;
+    cinfo.in_color_space = img->channels == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, 95, TRUE);
+    jpeg_start_compress(&cinfo, TRUE);
+    const size_t row_bytes = (size_t)img->width * img->channels;
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = img->data + (size_t)cinfo.next_scanline * row_bytes;
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    return 1;
+}
+#endif
+
 /* ---- dispatch by content and by name ---------------------------------------------------- */
 
 /* Reads by content from a seekable stream at its start; name goes into the messages. */
@@ -295,6 +417,13 @@ static mh_status read_stream(FILE *f, const char *name, size_t max_pixels, mh_im
         return read_png(f, name, max_pixels, img, err, errlen);
 #else
         FAIL("%s: this build of memhier has no PNG support (libpng was not found)", name);
+#endif
+    }
+    if (got >= 3 && sig[0] == 0xff && sig[1] == 0xd8 && sig[2] == 0xff) {
+#ifdef MEMHIER_HAVE_JPEG
+        return read_jpeg(f, name, max_pixels, img, err, errlen);
+#else
+        FAIL("%s: this build of memhier has no JPEG support (libjpeg was not found)", name);
 #endif
     }
     return read_pnm(f, name, max_pixels, img, err, errlen);
@@ -328,6 +457,9 @@ static int write_image(FILE *f, const void *state)
 #ifdef MEMHIER_HAVE_PNG
     if (img->format == MH_IMAGE_PNG) return write_png(f, img);
 #endif
+#ifdef MEMHIER_HAVE_JPEG
+    if (img->format == MH_IMAGE_JPEG) return write_jpeg(f, img);
+#endif
     return write_pnm(f, img);
 }
 
@@ -335,10 +467,17 @@ mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_
 {
     const int to_stdout = strcmp(path, "-") == 0; /* standard output: the format the image was read in */
     const int png = has_suffix(path, ".png") || (to_stdout && img->format == MH_IMAGE_PNG);
-    const int pgm = has_suffix(path, ".pgm") || (to_stdout && !png && img->channels <= 2);
-    const int ppm = has_suffix(path, ".ppm") || (to_stdout && !png && img->channels >= 3);
-    if (!png && !pgm && !ppm)
-        FAIL("%s: the output name must end in .png, .pgm or .ppm (or be - for standard output)", path);
+    const int jpeg = has_suffix(path, ".jpg") || has_suffix(path, ".jpeg") || (to_stdout && img->format == MH_IMAGE_JPEG);
+    const int pgm = has_suffix(path, ".pgm") || (to_stdout && !png && !jpeg && img->channels <= 2);
+    const int ppm = has_suffix(path, ".ppm") || (to_stdout && !png && !jpeg && img->channels >= 3);
+    if (!png && !jpeg && !pgm && !ppm)
+        FAIL("%s: the output name must end in .png, .jpg, .jpeg, .pgm or .ppm (or be - for standard output)", path);
+    if (jpeg && (mh_image_has_alpha(img) || img->depth == 16))
+        FAIL("%s: JPEG holds 8-bit gray or colour, not %s; use .png", path,
+             mh_image_has_alpha(img) ? "an alpha channel" : "16-bit samples");
+#ifndef MEMHIER_HAVE_JPEG
+    if (jpeg) FAIL("%s: this build of memhier has no JPEG support (libjpeg was not found)", path);
+#endif
     static const char *const kinds[] = {"grayscale", "gray + alpha", "RGB", "RGBA"};
     if (mh_image_has_alpha(img) && (pgm || ppm))
         FAIL("%s: a %s image cannot be written as %s (no alpha channel there); use .png", path,
@@ -350,6 +489,6 @@ mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_
     if (png) FAIL("%s: this build of memhier has no PNG support (libpng was not found)", path);
 #endif
     mh_image out = *img;
-    out.format = png ? MH_IMAGE_PNG : MH_IMAGE_PNM;
+    out.format = png ? MH_IMAGE_PNG : jpeg ? MH_IMAGE_JPEG : MH_IMAGE_PNM;
     return mh_write_atomically(path, write_image, &out, err, errlen);
 }

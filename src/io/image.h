@@ -1,5 +1,5 @@
-/* Gray, gray + alpha, RGB and RGBA images of 8 or 16 bits a sample: PNG (with libpng), binary
- * PGM (P5) and PPM (P6). */
+/* Gray, gray + alpha, RGB and RGBA images of 8 or 16 bits a sample: PNG (with libpng), JPEG
+ * (with libjpeg, 8-bit gray and colour), binary PGM (P5) and PPM (P6). */
 #ifndef MH_IMAGE_H
 #define MH_IMAGE_H
 
@@ -19,7 +19,7 @@ enum { MH_IMAGE_MAX_SIDE = 1000000 };
  * before allocating. */
 #define MH_IMAGE_DEFAULT_MAX_PIXELS ((size_t)1 << 26)
 
-typedef enum mh_image_format { MH_IMAGE_PNM = 0, MH_IMAGE_PNG } mh_image_format;
+typedef enum mh_image_format { MH_IMAGE_PNM = 0, MH_IMAGE_PNG, MH_IMAGE_JPEG } mh_image_format;
 
 typedef struct mh_image {
     int width, height, channels; /* 1 gray, 2 gray + alpha, 3 RGB, 4 RGBA (alpha last) */
@@ -41,7 +41,7 @@ mh_status mh_image_read(const char *path, size_t max_pixels, mh_image *img, char
 /* The same from a whole file image in memory (the fuzzer's entry); name goes into messages. */
 mh_status mh_image_decode(const unsigned char *buf, size_t len, const char *name, size_t max_pixels, mh_image *img,
                           char *err, size_t errlen);
-/* Writes by the name's suffix (.png, .pgm, .ppm), whole or not at all. */
+/* Writes by the name's suffix (.png, .jpg or .jpeg, .pgm, .ppm), whole or not at all. */
 mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_t errlen);
 void mh_image_free(mh_image *img);
 

@@ -193,7 +193,8 @@ def expected_image(img, f, mode=None):
     return out
 
 
-def check_filter(src, out_name, spec, f, variant=None, mode=None):
+def check_filter(src, out_name, spec, f, variant=None, mode=None, decoded=None):
+    """decoded: the input's pixels as a PNG or PNM, for inputs Python cannot read (JPEG)."""
     out = path(out_name)
     if os.path.exists(out):
         os.remove(out)
@@ -204,7 +205,7 @@ def check_filter(src, out_name, spec, f, variant=None, mode=None):
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     got = image_read(out).astype(np.int32)
-    want = expected_image(image_read(src), f, mode).astype(np.int32)
+    want = expected_image(image_read(decoded or src), f, mode).astype(np.int32)
     if got.shape != want.shape:
         return fail(f"{what}: shape {got.shape}, expected {want.shape}")
     diff = np.abs(got - want)
@@ -233,6 +234,19 @@ def check_filters(gpu):
     for mode in ("reflect", "mirror", "nearest", "wrap", "constant"):
         for spec, f in (("sobel-x", None), ("box:4", None), (path("odd.npy"), odd)):
             check_filter(PHOTO, "out.png", spec, named_filter(spec) if f is None else f, mode=mode)
+    # JPEG (where this build reads it): memhier writes the photograph as JPEG and decodes it back
+    # to PNG with the identity filter, then filters the JPEG; scipy filters the decoded pixels
+    jpg, decoded = path("hopper.jpg"), path("hopper_decoded.png")
+    r = memhier("filter", PHOTO, jpg, "--filter", "box:1")
+    if r.returncode == 0:
+        r = memhier("filter", jpg, decoded, "--filter", "box:1")
+        if r.returncode != 0:
+            fail(f"decoding {jpg}: exit {r.returncode}: {r.stderr.strip()}")
+        else:
+            for spec in ("sobel-x", "gaussian:1.5"):
+                check_filter(jpg, "out.png", spec, named_filter(spec), decoded=decoded)
+    elif "no JPEG support" not in r.stderr:
+        fail(f"writing {jpg}: exit {r.returncode}: {r.stderr.strip()}")
     r = memhier("filter", PHOTO, path("out.png"), "--filter", "box:3", "--mode", "symmetric")
     if r.returncode != 2 or "--mode 'symmetric'" not in r.stderr:
         fail(f"--mode symmetric: exit {r.returncode}, {r.stderr.strip()!r}: a usage error naming the mode expected")
@@ -327,7 +341,7 @@ def check_refusals(rng):
         (["filter", cut, out, "--filter", "box:3"], "malformed or truncated PNG"),
         (["filter", alpha, path("refused.ppm"), "--filter", "box:3"], "RGBA image cannot be written as PPM"),
         (["filter", PHOTO, path("refused.pgm"), "--filter", "box:3"], "RGB image cannot be written as PGM"),
-        (["filter", PHOTO, path("refused.jpg"), "--filter", "box:3"], ".png, .pgm or .ppm"),
+        (["filter", PHOTO, path("refused.gif"), "--filter", "box:3"], ".png, .jpg, .jpeg, .pgm or .ppm"),
         (["filter", PHOTO, path("no/dir/x.png"), "--filter", "box:3"], "cannot create"),
         (["filter", PHOTO, out], "needs --filter"),
         (["filter", PHOTO, out, "--filter", "box:3", "--variant", "nope"], "variant = 'nope'"),
@@ -345,7 +359,7 @@ def check_refusals(rng):
         (["run", "conv2d", "--in", x, "--out", out], "needs --in, --filter and --out"),
     ]
     for args, phrase in cases:
-        for leftover in (out, path("refused.pgm"), path("refused.jpg")):
+        for leftover in (out, path("refused.pgm"), path("refused.gif")):
             if os.path.exists(leftover):
                 os.remove(leftover)
         r = memhier(*args)
@@ -354,7 +368,7 @@ def check_refusals(rng):
             fail(f"`memhier {what}` succeeded; it should refuse")
         elif phrase not in r.stderr:
             fail(f"`memhier {what}`: stderr {r.stderr.strip()!r} lacks {phrase!r}")
-        for leftover in (out, path("refused.pgm"), path("refused.jpg")):
+        for leftover in (out, path("refused.pgm"), path("refused.gif")):
             if os.path.exists(leftover):
                 fail(f"`memhier {what}` left {os.path.basename(leftover)} behind")
 
