@@ -245,6 +245,11 @@ mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, 
 mh_status mh_conv2d_mode(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
                          const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
                          long long origin_r, long long origin_c, float *out);
+/* A stack of `batch` images filtered alike: in[b * rows * cols + ...], out likewise. regtile
+ * filters the stack in one launch; the other rows that take modes, image by image. */
+mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
+                                 size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                                 float cval, long long origin_r, long long origin_c, float *out);
 mh_status mh_conv2d_mode_select(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_mode mode,
                                 long long origin_r, long long origin_c, const mh_variant_info **chosen);
 mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,

@@ -167,6 +167,66 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
           e.first_bad / s->out_cols, e.first_bad % s->out_cols, e.first_out, e.first_ref, e.bad, e.nonfinite, e.rel_l2);
 }
 
+/* Stacks (mh_conv2d_mode_batched): every row that takes modes filters each image of the stack
+ * as it filters that image alone (regtile in one launch, the others image by image); and a
+ * stack of 65537 one-pixel images, past one launch's 65535 in z. */
+static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    static const struct {
+        size_t batch, rows, cols, k;
+        mh_mode mode;
+    } stacks[] = {{3, 37, 51, 5, MH_MODE_REFLECT}, {5, 64, 64, 3, MH_MODE_WRAP}, {2, 129, 300, 11, MH_MODE_CONSTANT},
+                  {65537, 1, 1, 3, MH_MODE_MIRROR}};
+    for (size_t si = 0; si < sizeof stacks / sizeof stacks[0]; ++si) {
+        const size_t batch = stacks[si].batch, rows = stacks[si].rows, cols = stacks[si].cols, k = stacks[si].k;
+        const size_t image = rows * cols, total = batch * image;
+        float *in = malloc(total * sizeof(float)), filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+        double *ref = malloc(total * sizeof(double)), *mag = malloc(total * sizeof(double));
+        mh_fill_uniform(in, total, seed + 77 * si, 1.0f);
+        mh_fill_uniform(filter, k * k, seed + 77 * si + 1, 1.0f);
+        mh_args one;
+        mh_conv2d_mode_args_init(NULL, &one, NULL, rows, cols, NULL, k, k, stacks[si].mode, 0.25f, 0, 0, NULL);
+        for (size_t b = 0; b < batch; ++b)
+            for (size_t i = 0; i < image; ++i)
+                mh_conv2d_reference_at(&one.conv2d, in + b * image, filter, i / cols, i % cols, &ref[b * image + i],
+                                       &mag[b * image + i]);
+        test_in din = test_in_copy(gpu, in, total, 0), dfilter = test_in_copy(gpu, filter, k * k, 0);
+        test_out out = test_out_alloc(gpu, total, 0);
+        for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D); ++r) {
+            const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
+            if (!test_row_fits(row, gpu) || (batch > 100 && strcmp(row->info.name, "conv2d/regtile"))) continue;
+            mh_args a;
+            mh_conv2d_mode_batched_args_init(ctx, &a, din.data, batch, rows, cols, dfilter.data, k, k,
+                                             stacks[si].mode, 0.25f, 0, 0, out.data);
+            char why[512];
+            if (!row->supports(ctx, &a, why, sizeof why)) continue;
+            test_out_poison(&out);
+            mh_status st = mh_conv2d_mode_batched(ctx, row->info.name, din.data, batch, rows, cols, dfilter.data, k, k,
+                                                  stacks[si].mode, 0.25f, 0, 0, out.data);
+            if (st == MH_OK) st = mh_context_synchronize(ctx);
+            if (!strcmp(row->info.name, "conv2d/separable") && st == MH_ERR_UNSUPPORTED) continue; /* full rank */
+            CHECK(st == MH_OK, "%s on a stack of %zu %zux%zu: %s", row->info.name, batch, rows, cols,
+                  mh_context_error(ctx));
+            if (st != MH_OK) continue;
+            const size_t broken = test_out_fetch(&out);
+            mh_error_stats e;
+            const int ok = mh_compare(out.host + TEST_GUARD, ref, mag, total, mh_sum_rtol(k * k), &e);
+            CHECK(broken == 0 && ok, "%s on a stack of %zu %zux%zu %zux%zu: image %zu, out[%zu]=%.8g ref %.8g; %zu bad, "
+                  "%zu guard words", row->info.name, batch, rows, cols, k, k, e.first_bad / image, e.first_bad % image,
+                  e.first_out, e.first_ref, e.bad, broken);
+        }
+        test_out_free(&out);
+        test_release(gpu, din.base), test_release(gpu, dfilter.base);
+        free(in), free(ref), free(mag);
+    }
+    CHECK(mh_conv2d_mode_batched(ctx, NULL, NULL, 0, 4, 4, NULL, 3, 3, MH_MODE_REFLECT, 0.0f, 0, 0, NULL) ==
+                  MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), "batch = 0"),
+          "an empty stack: %s", mh_context_error(ctx));
+    CHECK(mh_conv2d_mode_batched(ctx, NULL, NULL, SIZE_MAX / 8, 4, 4, NULL, 3, 3, MH_MODE_REFLECT, 0.0f, 0, 0, NULL) ==
+                  MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), "overflows"),
+          "a stack past size_t: %s", mh_context_error(ctx));
+}
+
 int main(int argc, char **argv)
 {
     int gpu;
@@ -206,6 +266,7 @@ int main(int argc, char **argv)
         printf("%zux%zu with %zux%zu done (%zu runs so far)\n", c->rows, c->cols, c->kr, c->kc, runs);
         fflush(stdout);
     }
+    check_stacks(ctx, gpu, seed);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_conv2d gpu" : "test_conv2d cpu");
 }

@@ -57,16 +57,18 @@ def _cval_arg(cval):
     return float(cval)
 
 
-def _image(input):
+def _image(input, axes=None):
+    """The input checked: a float32 image, or a stack of them (N, H, W) filtered over axes (1, 2)."""
     im = _arrays.Operand(input, "input")
     if im.dtype != F32:
         hint = " (memhier does not compute it in float32 behind your back)" if im.dtype == np.float64 else ""
         raise Unsupported("unsupported", f"input: dtype {im.dtype}; memhier.ndimage takes float32 images for now"
                           f"{hint}: pass input.astype(numpy.float32)")
-    if len(im.shape) != 2:
+    if len(im.shape) not in (2, 3):
         raise Unsupported("unsupported", f"input: {len(im.shape)}-D array of shape {tuple(im.shape)}; "
-                          "memhier.ndimage filters 2-D images for now")
-    return _arrays.operand(im, "input", "float32", (2,))
+                          "memhier.ndimage filters 2-D images and stacks of them (N, H, W) for now")
+    _axes_arg(axes, len(im.shape))
+    return _arrays.operand(im, "input", "float32", (2, 3))
 
 
 def _weights(weights, im):
@@ -103,18 +105,19 @@ def _output(output, im):
     return output
 
 
-def _axes_arg(axes):
-    if axes is None:
-        return
-    ax = tuple(int(a) for a in axes) if isinstance(axes, (list, tuple)) else (axes,)
-    if tuple(a % 2 for a in ax) != (0, 1):
-        raise Unsupported("unsupported", f"axes: {axes!r}; memhier.ndimage filters both axes of a 2-D image, in "
-                          "order, for now (axes=None or (0, 1))")
+def _axes_arg(axes, ndim=2):
+    """The two axes filtered: the last two, in order; a stack (N, H, W) names them (axes=(1, 2))."""
+    if axes is None and ndim == 2:
+        return (0, 1)
+    ax = tuple(int(a) for a in axes) if isinstance(axes, (list, tuple)) else (None if axes is None else (axes,))
+    if ax is None or tuple(a % ndim for a in ax) != (ndim - 2, ndim - 1):
+        raise Unsupported("unsupported", f"axes: {axes!r} on a {ndim}-D input; memhier.ndimage filters the last two "
+                          "axes in order, for now: axes=None or (0, 1) for an image, axes=(1, 2) for a stack (N, H, W)")
+    return (ndim - 2, ndim - 1)
 
 
 def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip):
-    im = _image(input)
-    _axes_arg(axes)
+    im = _image(input, axes)
     mode_code, cval = _mode_arg(mode), _cval_arg(cval)
     fi = _weights(weights, im)
     krows, kcols = fi.shape
@@ -123,13 +126,18 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
         fi = _arrays.operand(fi.obj[::-1, ::-1].copy() if fi.kind != "torch" else fi.obj.flip((0, 1)).contiguous(),
                              "weights", "float32", (2,))
         origin_r, origin_c = -origin_r - (1 - krows % 2), -origin_c - (1 - kcols % 2)
-    rows, cols = im.shape
-    os_ = _arrays.output(_output(output, im), im, "output", (rows, cols), "float32")
-    if rows == 0 or cols == 0:
+    rows, cols = im.shape[-2:]
+    os_ = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
+    if im.size == 0:
         return os_.obj
     call = Call([im, fi], device, context)
-    call.run(lib.mh_conv2d_mode(call.ctx, variant_arg(variant), call.ptr(im), rows, cols, call.ptr(fi), krows, kcols,
-                                mode_code, cval, origin_r, origin_c, call.out_ptr(os_)))
+    if len(im.shape) == 3:  # a stack: one call (regtile filters it in one launch)
+        call.run(lib.mh_conv2d_mode_batched(call.ctx, variant_arg(variant), call.ptr(im), im.shape[0], rows, cols,
+                                            call.ptr(fi), krows, kcols, mode_code, cval, origin_r, origin_c,
+                                            call.out_ptr(os_)))
+    else:
+        call.run(lib.mh_conv2d_mode(call.ctx, variant_arg(variant), call.ptr(im), rows, cols, call.ptr(fi), krows,
+                                    kcols, mode_code, cval, origin_r, origin_c, call.out_ptr(os_)))
     return os_.obj
 
 
@@ -150,10 +158,15 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
 
 # ---- 1-D filters along an axis, and the filters scipy composes from them ----------------------
 
-def _axis_arg(axis):
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -2 <= int(axis) <= 1:
-        raise ValueError(f"axis: {axis!r}; a 2-D image has axes 0 and 1 (or -2 and -1)")
-    return int(axis) % 2
+def _axis_arg(axis, ndim=2):
+    """An image axis (0 or 1 of an image; 1 or 2 of a stack), as 0 (rows) or 1 (columns)."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -ndim <= int(axis) < ndim:
+        raise ValueError(f"axis: {axis!r}; a {ndim}-D input has axes 0 .. {ndim - 1}")
+    a = int(axis) % ndim
+    if a < ndim - 2:
+        raise Unsupported("unsupported", f"axis = {axis}: along a stack's own axis; memhier.ndimage filters "
+                          "within its images (axes 1 and 2)")
+    return a - (ndim - 2)
 
 
 def _weights1d(weights):
@@ -169,10 +182,12 @@ def _weights1d(weights):
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                 device=None, context=None):
     """scipy.ndimage.correlate1d: the 2-D correlation with the weights laid along `axis`."""
-    w, axis = _weights1d(weights), _axis_arg(axis)
+    ndim = len(getattr(input, "shape", ()))
+    w, axis = _weights1d(weights), _axis_arg(axis, 3 if ndim == 3 else 2)
     w2 = w.reshape((-1, 1) if axis == 0 else (1, -1))
     origins = (origin, 0) if axis == 0 else (0, origin)
-    return _correlate(input, w2, output, mode, cval, origins, None, variant, device, context, flip=False)
+    return _correlate(input, w2, output, mode, cval, origins, (1, 2) if ndim == 3 else None, variant, device,
+                      context, flip=False)
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -232,10 +247,10 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
                        variant=variant, device=device, context=context)
 
 
-def _separable(input, output, passes):
+def _separable(input, output, passes, axes=None):
     """Runs 1-D passes (each a function of (input, output)) one after another, the last into
     `output`, as scipy's separable filters do."""
-    im = _image(input)
+    im = _image(input, axes)
     if len(passes) == 0:
         out = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
         out.obj[...] = input
@@ -249,15 +264,16 @@ def _separable(input, output, passes):
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
                     axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter: one gaussian_filter1d per axis; sigma, order, mode, radius
-    per axis or one for both. An axis of sigma 0 is left as it is (as scipy does)."""
-    _axes_arg(axes)
+    per axis or one for both. An axis of sigma 0 is left as it is (as scipy does). A stack
+    (N, H, W) with axes=(1, 2): every image, in one call a pass."""
+    ax = _axes_arg(axes, len(_image(input, axes).shape))
     sigmas, orders, modes = _per_axis(sigma, "sigma"), _per_axis(order, "order"), _per_axis(mode, "mode")
     radii = _per_axis(radius, "radius")
-    passes = [(lambda x, out, a=a: gaussian_filter1d(x, sigmas[a], a, orders[a], out, modes[a], cval, truncate,
+    passes = [(lambda x, out, a=a: gaussian_filter1d(x, sigmas[a], ax[a], orders[a], out, modes[a], cval, truncate,
                                                      radius=radii[a], variant=variant, device=device,
                                                      context=context))
               for a in range(2) if float(sigmas[a]) > 0]
-    return _separable(input, output, passes)
+    return _separable(input, output, passes, axes)
 
 
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -271,13 +287,14 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
                    device=None, context=None):
-    """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (an axis of size 1 is skipped)."""
-    _axes_arg(axes)
+    """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (an axis of size 1 is skipped);
+    a stack (N, H, W) with axes=(1, 2) as gaussian_filter."""
+    ax = _axes_arg(axes, len(_image(input, axes).shape))
     sizes, modes, origins = _per_axis(size, "size"), _per_axis(mode, "mode"), _per_axis(origin, "origin")
-    passes = [(lambda x, out, a=a: uniform_filter1d(x, sizes[a], a, out, modes[a], cval, origins[a],
+    passes = [(lambda x, out, a=a: uniform_filter1d(x, sizes[a], ax[a], out, modes[a], cval, origins[a],
                                                     variant=variant, device=device, context=context))
               for a in range(2) if sizes[a] != 1]
-    return _separable(input, output, passes)
+    return _separable(input, output, passes, axes)
 
 
 def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, device, context):

@@ -114,8 +114,8 @@ def test_refusals_name_the_argument(rng):
         mnd.correlate(x, np.ones((32, 3), np.float32))
     with pytest.raises(memhier.Unsupported, match="astype"):
         mnd.correlate(x.astype(np.float64), w)
-    with pytest.raises(memhier.Unsupported, match="2-D"):
-        mnd.correlate(np.ones((2, 3, 4), np.float32), np.ones((1, 1, 1), np.float32))
+    with pytest.raises(memhier.Unsupported, match="2-D images and stacks"):
+        mnd.correlate(np.ones((2, 3, 4, 5), np.float32), np.ones((1, 1), np.float32))
     with pytest.raises(memhier.Unsupported, match="axes"):
         mnd.correlate(x, w, axes=(1, 0))
     with pytest.raises(TypeError, match="cval"):
@@ -222,3 +222,26 @@ def test_filter_refusals(rng):
     with pytest.raises(ValueError, match="1-D weights"):
         mnd.correlate1d(x, np.ones((2, 2)))
     np.testing.assert_array_equal(mnd.gaussian_filter(x, 0), x)  # sigma 0: the image as it is, a copy
+
+
+def test_stacks(rng):
+    """(N, H, W) with axes=(1, 2): each image as scipy filters it (scipy with axes, one call)."""
+    x = rng.standard_normal((4, 23, 31)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    for mode in ("reflect", "wrap", "constant"):
+        got = mnd.correlate(x, w, mode=mode, cval=0.5, axes=(1, 2))
+        want = nd.correlate(x64, w.astype(np.float64), mode=mode, cval=0.5, axes=(1, 2))
+        _, mag = reference.correlate2d_mode(x[0], w, mode, 0.5)
+        for b in range(4):
+            assert_close(got[b], want[b], reference.correlate2d_mode(x[b], w, mode, 0.5)[1], w.size, f"image {b}")
+        close_to_scipy(mnd.gaussian_filter(x, (1.0, 2.0), mode=mode, axes=(1, 2)),
+                       nd.gaussian_filter(x64, (1.0, 2.0), mode=mode, axes=(1, 2)), 40.0, "gaussian stack")
+        close_to_scipy(mnd.uniform_filter(x, 3, mode=mode, axes=(-2, -1)),
+                       nd.uniform_filter(x64, 3, mode=mode, axes=(-2, -1)), 8.0, "uniform stack")
+        close_to_scipy(mnd.correlate1d(x, [1.0, 2.0, -1.0], axis=1, mode=mode),
+                       nd.correlate1d(x64, [1.0, 2.0, -1.0], axis=1, mode=mode), 8.0, "correlate1d stack")
+    with pytest.raises(memhier.Unsupported, match="axes"):
+        mnd.correlate(x, w)  # a 3-D input needs axes naming its images' axes
+    with pytest.raises(memhier.Unsupported, match="stack's own axis"):
+        mnd.correlate1d(x, [1.0, 1.0], axis=0)

@@ -53,6 +53,7 @@ mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *args, const float *in, s
     a->in = in, a->rows = rows, a->cols = cols;
     a->filter = filter, a->krows = (int)krows, a->kcols = (int)kcols;
     a->pad = pad;
+    a->batch = 1;
     a->lpr = (int)mh_lead_pad(krows, pad), a->lpc = (int)mh_lead_pad(kcols, pad);
     a->out_rows = mh_conv1d_out_len(rows, krows, pad), a->out_cols = mh_conv1d_out_len(cols, kcols, pad);
     a->out = out;
@@ -86,6 +87,22 @@ mh_status mh_conv2d_mode_args_init(mh_context *ctx, mh_args *args, const float *
     return MH_OK;
 }
 
+mh_status mh_conv2d_mode_batched_args_init(mh_context *ctx, mh_args *args, const float *in, size_t batch, size_t rows,
+                                           size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                                           float cval, long long origin_r, long long origin_c, float *out)
+{
+    mh_status s = mh_conv2d_mode_args_init(ctx, args, in, rows, cols, filter, krows, kcols, mode, cval, origin_r,
+                                           origin_c, out);
+    if (s != MH_OK) return s;
+    size_t bytes;
+    if (batch == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "batch = 0: the stack is empty");
+    if (!mh_mul_ok(batch, rows * cols, &bytes) || !mh_mul_ok(bytes, sizeof(float), &bytes))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "batch = %zu of %zu x %zu images: the stack's size overflows size_t",
+                       batch, rows, cols);
+    args->conv2d.batch = batch;
+    return MH_OK;
+}
+
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 {
     if (!a->bordered) return 1;
@@ -97,9 +114,10 @@ int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    return mh_check_conv_buffers(ctx, a->in, a->rows * a->cols * sizeof(float), "filter", a->filter,
+    const size_t batch = a->batch ? a->batch : 1;
+    return mh_check_conv_buffers(ctx, a->in, batch * a->rows * a->cols * sizeof(float), "filter", a->filter,
                                  (size_t)a->krows * a->kcols * sizeof(float), a->out,
-                                 a->out_rows * a->out_cols * sizeof(float));
+                                 batch * a->out_rows * a->out_cols * sizeof(float));
 }
 
 /* The largest |f| and where it is; 0 when a tap is not finite (*p, *q name it). */
@@ -179,13 +197,29 @@ static const mh_row_group groups[] = {
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    if (a->bordered)
+    if (a->batch > 1)
+        snprintf(buf, len, "%zu images of %zu x %zu, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)",
+                 a->batch, a->rows, a->cols, a->krows, a->kcols, mh_mode_name(a->mode), (double)a->cval,
+                 a->lpr - a->krows / 2, a->lpc - a->kcols / 2);
+    else if (a->bordered)
         snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)", a->rows,
                  a->cols, a->krows, a->kcols, mh_mode_name(a->mode), (double)a->cval, a->lpr - a->krows / 2,
                  a->lpc - a->kcols / 2);
     else
         snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->rows, a->cols, a->krows, a->kcols,
                  mh_pad_name(a->pad));
+}
+
+/* A stack's images, for the rows that filter one image a call. */
+static size_t images(const mh_args *a) { return a->conv2d.batch ? a->conv2d.batch : 1; }
+
+static mh_args image(const mh_args *a, size_t b)
+{
+    mh_args one = *a;
+    one.conv2d.in += b * a->conv2d.rows * a->conv2d.cols;
+    one.conv2d.out += b * a->conv2d.out_rows * a->conv2d.out_cols;
+    one.conv2d.batch = 1;
+    return one;
 }
 
 const mh_op_table mh_conv2d_table = {
@@ -197,6 +231,8 @@ const mh_op_table mh_conv2d_table = {
     .check_buffers = check_buffers,
     .explain = explain,
     .describe = describe,
+    .parts = images,
+    .part = image,
 };
 
 mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
@@ -261,4 +297,16 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
     mh_status s = mh_conv2d_mode_args_init(ctx, &a, NULL, rows, cols, NULL, krows, kcols, mode, 0.0f, origin_r,
                                            origin_c, NULL);
     return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
+                                 size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                                 float cval, long long origin_r, long long origin_c, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, filter, krows, kcols, mode, cval,
+                                                   origin_r, origin_c, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
 }

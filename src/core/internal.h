@@ -150,6 +150,9 @@ typedef struct mh_conv2d_args {
     int bordered;
     mh_mode mode;
     float cval;
+    /* a stack of `batch` images (mh_conv2d_mode_batched): in[b * rows * cols], out[b * out_rows *
+     * out_cols]; regtile runs it in one launch, other rows image by image */
+    size_t batch;
 } mh_conv2d_args;
 
 typedef struct mh_transpose_args {
@@ -354,6 +357,10 @@ mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *a, const float *in, size
 mh_status mh_conv2d_mode_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols,
                                    const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
                                    long long origin_r, long long origin_c, float *out);
+/* mh_conv2d_mode_batched's: a stack of `batch` images. */
+mh_status mh_conv2d_mode_batched_args_init(mh_context *ctx, mh_args *a, const float *in, size_t batch, size_t rows,
+                                           size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                                           float cval, long long origin_r, long long origin_c, float *out);
 /* 1 for zero-padded calls; for a bordered one (mh_conv2d_mode) 0, with the reason in why. */
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len);
 

@@ -66,7 +66,10 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
         const int i = t / l.kc4, j = t - i * l.kc4;
         sf[t] = j < kc ? p.filter[i * kc + j] : 0.0f;
     }
-    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY, p.border);
+    /* a stack of images: blockIdx.z is the image */
+    const float *in = p.in + (size_t)blockIdx.z * p.rows * p.cols;
+    float *out = p.out + (size_t)blockIdx.z * p.out_rows * p.out_cols;
+    load_rows(tile, l.sw, in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY, p.border);
     cp_async_wait_all();
     __syncthreads();
 
@@ -97,7 +100,7 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
             *reinterpret_cast<float4 *>(tile + (threadIdx.y * RY + q) * BW + threadIdx.x * RX + r) =
                 make_float4(acc[q][r], acc[q][r + 1], acc[q][r + 2], acc[q][r + 3]);
     __syncthreads();
-    store_rows(p.out, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
+    store_rows(out, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
 }
 
 /* ---- configurations, launch, registry -------------------------------------------------- */
@@ -162,15 +165,26 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     p.border = {(int)a->mode, a->cval};
     const size_t bytes = (size_t)layout_for(bh, bw, a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
-    dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, bw), (unsigned)mh_ceil_div(a->out_rows, bh));
-    kernel<<<grid, dim3(in.tx, in.ty), bytes, mh_stream(ctx)>>>(p);
-    return MH_LAUNCH_CHECK(ctx, "conv2d_regtile_kernel");
+    /* a stack: one launch for up to 65535 images (gridDim.z), each image's blocks in z */
+    const size_t batch = a->batch ? a->batch : 1, in_image = a->rows * a->cols, out_image = a->out_rows * a->out_cols;
+    const float *first_in = p.in;
+    float *first_out = p.out;
+    for (size_t b = 0; b < batch; b += MH_MAX_GRID_YZ) {
+        const size_t images = batch - b < MH_MAX_GRID_YZ ? batch - b : MH_MAX_GRID_YZ;
+        p.in = first_in + b * in_image, p.out = first_out + b * out_image;
+        dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, bw), (unsigned)mh_ceil_div(a->out_rows, bh),
+                  (unsigned)images);
+        kernel<<<grid, dim3(in.tx, in.ty), bytes, mh_stream(ctx)>>>(p);
+        const mh_status s = MH_LAUNCH_CHECK(ctx, "conv2d_regtile_kernel");
+        if (s != MH_OK) return s;
+    }
+    return MH_OK;
 }
 
 static const mh_row rows[] = {
     {{"conv2d/regtile", MH_OP_CONV2D, MH_BACKEND_CUDA, 7, "global+shared+registers", "ours",
       "RY x RX outputs per thread from register windows, conflict-free 16-byte loads, cp.async tiles"},
-     regtile_supports, regtile_run, regtile_configs},
+     regtile_supports, regtile_run, regtile_configs, 1},
 };
 
 MH_ROW_GROUP(mh_conv2d_regtile_rows, rows)
