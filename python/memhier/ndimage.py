@@ -72,7 +72,16 @@ def _image(input, axes=None):
 
 
 def _weights(weights, im):
-    """The weights as a float32 array of the image's kind on its device, checked for rank and size."""
+    """The weights as a float32 array of the image's kind on its device, checked for rank and size.
+    Weights already there (float32, 2-D, contiguous, of the image's kind and device) are used as
+    they are: no copy, no wait for the stream; others go through the host."""
+    try:
+        given = _arrays.Operand(weights, "weights")
+    except TypeError:
+        given = None
+    if (given is not None and given.kind == im.kind and given.device == im.device and given.dtype == F32 and
+            len(given.shape) == 2 and given.contiguous and given.size):
+        return _arrays.operand(given, "weights", "float32", (2,))
     host = np.asarray(weights.get() if hasattr(weights, "get") and not isinstance(weights, np.ndarray) else
                       (weights.detach().cpu().numpy() if hasattr(weights, "detach") else weights))
     if host.ndim != 2:

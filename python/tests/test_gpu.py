@@ -272,3 +272,16 @@ def test_ndimage_on_device_arrays(kind, rng):
         np.testing.assert_allclose(kind.get(got), want, rtol=1e-5, atol=1e-5)
         got = mnd.sobel(d, 0, mode=mode)
         np.testing.assert_allclose(kind.get(got), nd.sobel(x.astype(np.float64), 0, mode=mode), rtol=1e-5, atol=1e-4)
+
+
+def test_ndimage_device_weights_and_stacks(kind, rng):
+    """Weights already on the image's device are used in place; a stack (N, H, W) filters every
+    image in one call, as each alone."""
+    from memhier import ndimage as mnd
+    x = f32(rng, 5, 64, 70)
+    w = rng.standard_normal((5, 5)).astype(np.float32)
+    d, dw = kind.put(x), kind.put(w)
+    stack = kind.get(mnd.correlate(d, dw, mode="reflect", axes=(1, 2)))
+    for b in range(5):
+        np.testing.assert_array_equal(stack[b], kind.get(mnd.correlate(kind.put(x[b]), w, mode="reflect")))
+    np.testing.assert_array_equal(kind.get(mnd.correlate(d, w, mode="reflect", axes=(1, 2))), stack)
