@@ -6,7 +6,8 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   (zeros past the edges) convolved in 'valid' mode; the variant is the one `auto` picks for the whole
   problem, so every output is computed by the same kernel from the same inputs in the same order
   as in one call: bit for bit the same (docs/python.md, "Dask").
-- correlate, convolve, correlate1d, convolve1d, gaussian_filter, uniform_filter: memhier.ndimage's
+- correlate, convolve, correlate1d, convolve1d, gaussian_filter, uniform_filter, sobel, prewitt,
+  laplace, gaussian_laplace: memhier.ndimage's
   (dask-image's ndfilters names), the part of each window past the array's edge extended by
   the mode: equal to memhier.ndimage's call on the whole image, bit for bit.
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
@@ -28,7 +29,8 @@ from ._native import PADS
 from ._registry import select
 
 __all__ = ["conv1d", "conv2d", "histogram", "histogram_bytes", "reduce_sum", "transpose", "correlate", "convolve",
-           "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter"]
+           "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter", "sobel", "prewitt", "laplace",
+           "gaussian_laplace"]
 
 
 def _xp(block):
@@ -356,3 +358,35 @@ def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="a
         if sizes[a] != 1:
             out = correlate1d(out, np.full(int(sizes[a]), 1.0 / int(sizes[a])), a, modes[a], cval, origins[a], variant)
     return out
+
+
+def _derivative_and_smooth(image, axis, mode, cval, smooth, variant):
+    from . import ndimage
+    axis, modes = ndimage._axis_arg(axis), ndimage._per_axis(mode, "mode")
+    first = correlate1d(image, [-1.0, 0.0, 1.0], axis, modes[axis], cval, 0, variant)
+    return correlate1d(first, smooth, 1 - axis, modes[1 - axis], cval, 0, variant)
+
+
+def sobel(image, axis=-1, mode="reflect", cval=0.0, variant="auto"):
+    """memhier.ndimage.sobel on a dask array: the difference along `axis`, [1, 2, 1] across it."""
+    return _derivative_and_smooth(image, axis, mode, cval, [1.0, 2.0, 1.0], variant)
+
+
+def prewitt(image, axis=-1, mode="reflect", cval=0.0, variant="auto"):
+    """memhier.ndimage.prewitt on a dask array: the difference along `axis`, [1, 1, 1] across it."""
+    return _derivative_and_smooth(image, axis, mode, cval, [1.0, 1.0, 1.0], variant)
+
+
+def laplace(image, mode="reflect", cval=0.0, variant="auto"):
+    """memhier.ndimage.laplace on a dask array: [1, -2, 1] along each axis, the two summed in float32."""
+    from . import ndimage
+    modes = ndimage._per_axis(mode, "mode")
+    return (correlate1d(image, [1.0, -2.0, 1.0], 0, modes[0], cval, 0, variant) +
+            correlate1d(image, [1.0, -2.0, 1.0], 1, modes[1], cval, 0, variant))
+
+
+def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, radius=None, variant="auto"):
+    """memhier.ndimage.gaussian_laplace on a dask array: the Gaussian's second derivative along
+    each axis (smoothing along the other), the two summed in float32."""
+    return (gaussian_filter(image, sigma, (2, 0), mode, cval, truncate, radius, variant) +
+            gaussian_filter(image, sigma, (0, 2), mode, cval, truncate, radius, variant))

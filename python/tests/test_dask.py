@@ -221,6 +221,12 @@ def test_ndimage_filters_equal_one_call(rng, mode):
                                       mnd.uniform_filter(x, (3, 4), mode=mode))
         np.testing.assert_array_equal(mdask.correlate1d(dx, [1.0, -2.0, 0.5], 0, mode=mode).compute(),
                                       mnd.correlate1d(x, [1.0, -2.0, 0.5], 0, mode=mode))
+        for axis in (0, 1):
+            np.testing.assert_array_equal(mdask.sobel(dx, axis, mode=mode).compute(), mnd.sobel(x, axis, mode=mode))
+            np.testing.assert_array_equal(mdask.prewitt(dx, axis, mode=mode).compute(), mnd.prewitt(x, axis, mode=mode))
+        np.testing.assert_array_equal(mdask.laplace(dx, mode=mode).compute(), mnd.laplace(x, mode=mode))
+        np.testing.assert_array_equal(mdask.gaussian_laplace(dx, 1.2, mode=mode).compute(),
+                                      mnd.gaussian_laplace(x, 1.2, mode=mode))
 
 
 def test_ndimage_dask_refusals(rng):
