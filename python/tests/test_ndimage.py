@@ -245,3 +245,42 @@ def test_stacks(rng):
         mnd.correlate(x, w)  # a 3-D input needs axes naming its images' axes
     with pytest.raises(memhier.Unsupported, match="stack's own axis"):
         mnd.correlate1d(x, [1.0, 1.0], axis=0)
+
+
+# ---- the cases of scipy.ndimage's own filter tests (its test_correlate* inputs), both libraries
+# called on each; the 1-D cases as 1 x n images (memhier.ndimage filters 2-D images)
+
+SCIPY_CASES_1D = [([1, 2], [2], 0), ([1, 2, 3], [1], 0), ([1], [1, 1], 0), ([1, 2], [1, 1], 0),
+                  ([1, 2, 3], [1, 1], 0), ([1, 2, 3], [1, 2, 3], 0), ([1, 2, 3], [1, 2, 1], 0),
+                  ([1, 2, 3], [1, 2, -1], 0), ([1, 2, 3], [1, 1], -1)]
+SCIPY_CASES_2D = [([[1, 2, 3], [4, 5, 6]], [[1, 1], [1, 1]], 0), ([[1, 2, 3], [4, 5, 6]], [[1, 0], [0, 1]], 0),
+                  ([[1, 2, 3], [4, 5, 6]], [[0.5, 0], [0, 0.5]], 0), ([[1, 2, 3], [4, 5, 6]], [[1, 0], [0, 1]], -1),
+                  ([[1, 2, 3], [4, 5, 6]], [[1, 0], [0, 1]], (-1, 0))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+@pytest.mark.parametrize("case", range(len(SCIPY_CASES_1D) + len(SCIPY_CASES_2D)))
+def test_scipy_filter_cases(case, mode):
+    if case < len(SCIPY_CASES_1D):
+        a, w, origin = SCIPY_CASES_1D[case]
+        a64, w64 = np.asarray(a, np.float64), np.asarray(w, np.float64)
+        for ours, theirs in ((mnd.correlate1d, nd.correlate1d), (mnd.convolve1d, nd.convolve1d)):
+            want = theirs(a64, w64, mode=mode, origin=origin)
+            got = ours(a64[None].astype(np.float32), w64, mode=mode, origin=origin)[0]
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=f"{theirs.__name__} {a} {w}")
+        for ours, theirs in ((mnd.correlate, nd.correlate), (mnd.convolve, nd.convolve)):
+            want = theirs(a64, w64, mode=mode, origin=origin)
+            got = ours(a64[None].astype(np.float32), w64[None], mode=mode, origin=(0, origin))[0]
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=f"{theirs.__name__} {a} {w}")
+    else:
+        a, w, origin = SCIPY_CASES_2D[case - len(SCIPY_CASES_1D)]
+        a64, w64 = np.asarray(a, np.float64), np.asarray(w, np.float64)
+        for ours, theirs in ((mnd.correlate, nd.correlate), (mnd.convolve, nd.convolve)):
+            want = theirs(a64, w64, mode=mode, origin=origin)
+            got = ours(a64.astype(np.float32), w64, mode=mode, origin=origin)
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=f"{theirs.__name__} {a} {w}")
+    for axis in (0, 1):  # scipy's correlate1d/convolve1d along axis 0 of a 2 x 3 image, every mode
+        img = np.asarray([[1, 2, 3], [2, 4, 6]], np.float64)
+        for ours, theirs in ((mnd.correlate1d, nd.correlate1d), (mnd.convolve1d, nd.convolve1d)):
+            np.testing.assert_allclose(ours(img.astype(np.float32), [1, 2, 1], axis, mode=mode),
+                                       theirs(img, [1.0, 2.0, 1.0], axis, mode=mode), rtol=1e-6, atol=1e-6)
