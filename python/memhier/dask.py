@@ -281,7 +281,8 @@ def transpose(a, variant="auto"):
 # ---- memhier.ndimage's filters (dask-image's ndfilters names) --------------------------------
 
 def _host_weights(weights):
-    return np.asarray(weights.get() if hasattr(weights, "get") and not isinstance(weights, np.ndarray) else weights)
+    from .ndimage import _to_host
+    return np.asarray(_to_host(weights))
 
 
 def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):

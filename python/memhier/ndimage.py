@@ -1,6 +1,6 @@
 """memhier.ndimage: scipy.ndimage's correlation filters on memhier's conv2d kernels, with
-scipy's signatures, defaults and results, for 2-D float32 images: correlate and convolve (any
-2-D weights of sides 1 to 31), correlate1d and convolve1d along either axis, and the filters
+scipy's signatures, defaults and results, for 2-D float32 images and stacks of them ((N, H, W)
+with axes=(1, 2), one call): correlate and convolve (any 2-D weights of sides 1 to 31), correlate1d and convolve1d along either axis, and the filters
 scipy builds from them: gaussian_filter(1d) (orders 0 to 2), uniform_filter(1d), sobel,
 prewitt, laplace and gaussian_laplace. Every boundary mode (scipy's default 'reflect',
 'constant' with cval, 'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`.
@@ -8,12 +8,14 @@ The separable filters run as scipy runs them, one 1-D pass per axis (each pass f
 
 The image may be a NumPy array (the CPU backend, or a GPU with device=N), a CuPy array or a
 PyTorch CUDA tensor (in place, on the caller's current stream); the result is the same kind of
-array. Weights may be given as any array-like: they are converted to float32 (the precision of
-the computation) and, for an image on a GPU, copied to its device by the image's own library.
+array. Weights already on the image's device as float32 are used in place; any other array-like
+is converted to float32 (the precision of the computation) and, for an image on a GPU, copied
+to its device by the image's own library.
 
 What scipy.ndimage takes and this module does not yet (each refused with a message that says
-so, never computed differently): images other than 2-D float32 (float64 is refused rather than
-computed in float32: pass input.astype(numpy.float32)), `axes` other than both axes in order,
+so, never computed differently): images other than float32 (float64 is refused rather than
+computed in float32: pass input.astype(numpy.float32)), `axes` other than an image's two or a
+stack's last two,
 an `output` of another dtype, 1-D filters longer than 31 taps (a Gaussian of sigma above 3.6
 at the default truncate of 4), and Gaussian derivatives of order above 2.
 
@@ -71,6 +73,17 @@ def _image(input, axes=None):
     return _arrays.operand(im, "input", "float32", (2, 3))
 
 
+def _to_host(weights):
+    """Any array-like of weights as a NumPy array (CuPy's .get(), PyTorch's .cpu())."""
+    if isinstance(weights, np.ndarray):
+        return weights
+    if hasattr(weights, "detach"):
+        return weights.detach().cpu().numpy()
+    if hasattr(weights, "get") and hasattr(weights, "shape"):
+        return weights.get()
+    return np.asarray(weights)
+
+
 def _weights(weights, im):
     """The weights as a float32 array of the image's kind on its device, checked for rank and size.
     Weights already there (float32, 2-D, contiguous, of the image's kind and device) are used as
@@ -82,8 +95,7 @@ def _weights(weights, im):
     if (given is not None and given.kind == im.kind and given.device == im.device and given.dtype == F32 and
             len(given.shape) == 2 and given.contiguous and given.size):
         return _arrays.operand(given, "weights", "float32", (2,))
-    host = np.asarray(weights.get() if hasattr(weights, "get") and not isinstance(weights, np.ndarray) else
-                      (weights.detach().cpu().numpy() if hasattr(weights, "detach") else weights))
+    host = _to_host(weights)
     if host.ndim != 2:
         raise ValueError(f"weights: {host.ndim}-D of shape {host.shape}; a 2-D input takes 2-D weights")
     if host.size == 0:
@@ -179,8 +191,7 @@ def _axis_arg(axis, ndim=2):
 
 
 def _weights1d(weights):
-    w = np.asarray(weights.get() if hasattr(weights, "get") and not isinstance(weights, np.ndarray) else
-                   (weights.detach().cpu().numpy() if hasattr(weights, "detach") else weights))
+    w = _to_host(weights)
     if w.ndim != 1:
         raise ValueError(f"weights: {w.ndim}-D of shape {w.shape}; a 1-D filter takes 1-D weights")
     if w.size == 0:
