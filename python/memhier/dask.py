@@ -324,7 +324,7 @@ def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto")
 def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.correlate1d on a dask array."""
     from . import ndimage
-    w, axis = ndimage._weights1d(_host_weights(weights)), ndimage._axis_arg(axis)
+    w, axis = ndimage._weights1d(_host_weights(weights)), ndimage._axis_arg(axis, 2)
     return correlate(image, w.reshape((-1, 1) if axis == 0 else (1, -1)), mode, cval,
                      (origin, 0) if axis == 0 else (0, origin), variant)
 
@@ -363,7 +363,7 @@ def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="a
 
 def _derivative_and_smooth(image, axis, mode, cval, smooth, variant):
     from . import ndimage
-    axis, modes = ndimage._axis_arg(axis), ndimage._per_axis(mode, "mode")
+    axis, modes = ndimage._axis_arg(axis, 2), ndimage._per_axis(mode, "mode")
     first = correlate1d(image, [-1.0, 0.0, 1.0], axis, modes[axis], cval, 0, variant)
     return correlate1d(first, smooth, 1 - axis, modes[1 - axis], cval, 0, variant)
 

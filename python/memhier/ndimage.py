@@ -1,7 +1,8 @@
 """memhier.ndimage: scipy.ndimage's correlation filters on memhier's conv2d kernels, with
-scipy's signatures, defaults and results, for 2-D float32 images and stacks of them ((N, H, W)
-with axes=(1, 2), one call): correlate and convolve (any 2-D weights of sides 1 to 31), correlate1d and convolve1d along either axis, and the filters
-scipy builds from them: gaussian_filter(1d) (orders 0 to 2), uniform_filter(1d), sobel,
+scipy's signatures, defaults and results, for float32 arrays: correlate and convolve of 2-D
+images and stacks of them ((N, H, W) with axes=(1, 2), one call; any 2-D weights of sides 1 to
+31), correlate1d and convolve1d along any axis of an array of any rank, and the filters scipy
+builds from them, any rank: gaussian_filter(1d) (orders 0 to 2), uniform_filter(1d), sobel,
 prewitt, laplace and gaussian_laplace. Every boundary mode (scipy's default 'reflect',
 'constant' with cval, 'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`.
 The separable filters run as scipy runs them, one 1-D pass per axis (each pass float32).
@@ -13,9 +14,9 @@ is converted to float32 (the precision of the computation) and, for an image on 
 to its device by the image's own library.
 
 What scipy.ndimage takes and this module does not yet (each refused with a message that says
-so, never computed differently): images other than float32 (float64 is refused rather than
-computed in float32: pass input.astype(numpy.float32)), `axes` other than an image's two or a
-stack's last two,
+so, never computed differently): arrays other than float32 (float64 is refused rather than
+computed in float32: pass input.astype(numpy.float32)), correlate's `axes` other than an
+image's two or a stack's last two,
 an `output` of another dtype, 1-D filters longer than 31 taps (a Gaussian of sigma above 3.6
 at the default truncate of 4), and Gaussian derivatives of order above 2.
 
@@ -179,15 +180,23 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
 
 # ---- 1-D filters along an axis, and the filters scipy composes from them ----------------------
 
-def _axis_arg(axis, ndim=2):
-    """An image axis (0 or 1 of an image; 1 or 2 of a stack), as 0 (rows) or 1 (columns)."""
+def _axis_arg(axis, ndim):
+    """An axis of an ndim-D array as a non-negative int."""
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -ndim <= int(axis) < ndim:
-        raise ValueError(f"axis: {axis!r}; a {ndim}-D input has axes 0 .. {ndim - 1}")
-    a = int(axis) % ndim
-    if a < ndim - 2:
-        raise Unsupported("unsupported", f"axis = {axis}: along a stack's own axis; memhier.ndimage filters "
-                          "within its images (axes 1 and 2)")
-    return a - (ndim - 2)
+        raise ValueError(f"axis: {axis!r}; a {ndim}-D input has axes 0 .. {ndim - 1} (or -{ndim} .. -1)")
+    return int(axis) % ndim
+
+
+def _array(input):
+    """A float32, C-contiguous array of any shape (the 1-D filters run along any axis of it)."""
+    op = _arrays.Operand(input, "input")
+    if op.dtype != F32:
+        hint = " (memhier does not compute it in float32 behind your back)" if op.dtype == np.float64 else ""
+        raise Unsupported("unsupported", f"input: dtype {op.dtype}; memhier.ndimage takes float32 arrays for now"
+                          f"{hint}: pass input.astype(numpy.float32)")
+    if len(op.shape) == 0:
+        raise ValueError("input: a 0-d array; filters need at least one axis")
+    return _arrays.operand(op, "input", "float32")
 
 
 def _weights1d(weights):
@@ -201,13 +210,25 @@ def _weights1d(weights):
 
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                 device=None, context=None):
-    """scipy.ndimage.correlate1d: the 2-D correlation with the weights laid along `axis`."""
-    ndim = len(getattr(input, "shape", ()))
-    w, axis = _weights1d(weights), _axis_arg(axis, 3 if ndim == 3 else 2)
-    w2 = w.reshape((-1, 1) if axis == 0 else (1, -1))
-    origins = (origin, 0) if axis == 0 else (0, origin)
-    return _correlate(input, w2, output, mode, cval, origins, (1, 2) if ndim == 3 else None, variant, device,
-                      context, flip=False)
+    """scipy.ndimage.correlate1d along any axis of a float32 array of any rank: every line along
+    `axis` filtered alone. The array is viewed without a copy as lines the conv2d kernels take:
+    (A, L) with the filter along its columns for the last axis, else a stack (A, L, B) with the
+    filter along its rows (L the axis's length, A and B the products of the axes before and after)."""
+    im = _array(input)
+    w, shape = _weights1d(weights), tuple(im.shape)
+    axis = _axis_arg(axis, len(shape))
+    out = _arrays.output(_output(output, im), im, "output", shape, "float32")
+    if im.size == 0:
+        return out.obj
+    before, length = int(np.prod(shape[:axis], dtype=np.int64)), shape[axis]
+    after = int(np.prod(shape[axis + 1:], dtype=np.int64))
+    if axis == len(shape) - 1:
+        lines, w2, origins, axes = (before, length), w.reshape(1, -1), (0, origin), None
+    else:
+        lines, w2, origins, axes = (before, length, after), w.reshape(-1, 1), (origin, 0), (1, 2)
+    _correlate(im.obj.reshape(lines), w2, out.obj.reshape(lines), mode, cval, origins, axes, variant, device, context,
+               flip=False)
+    return out.obj
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -220,13 +241,23 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
                        device=device, context=context)
 
 
-def _per_axis(value, name):
-    """scipy's per-axis arguments: one value for both axes, or a sequence of two."""
+def _per_axis(value, name, n=2):
+    """scipy's per-axis arguments: one value for every axis filtered, or a sequence of one each."""
     if isinstance(value, (list, tuple, np.ndarray)):
-        if len(value) != 2:
-            raise ValueError(f"{name}: {value!r}; a 2-D image takes one value or two")
+        if len(value) != n:
+            raise ValueError(f"{name}: {value!r}; {n} axes are filtered: one value or {n}")
         return list(value)
-    return [value, value]
+    return [value] * n
+
+
+def _filtered_axes(axes, ndim):
+    """scipy's `axes` of the separable filters: every axis when None, else distinct axes."""
+    if axes is None:
+        return list(range(ndim))
+    ax = [_axis_arg(a, ndim) for a in (axes if isinstance(axes, (list, tuple)) else (axes,))]
+    if len(set(ax)) != len(ax):
+        raise ValueError(f"axes: {axes!r} names an axis twice")
+    return ax
 
 
 def _gaussian_weights(sigma, order, radius):
@@ -267,10 +298,10 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
                        variant=variant, device=device, context=context)
 
 
-def _separable(input, output, passes, axes=None):
+def _separable(input, output, passes):
     """Runs 1-D passes (each a function of (input, output)) one after another, the last into
-    `output`, as scipy's separable filters do."""
-    im = _image(input, axes)
+    `output`, as scipy's separable filters do; no pass: a copy of the input."""
+    im = _array(input)
     if len(passes) == 0:
         out = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
         out.obj[...] = input
@@ -283,17 +314,17 @@ def _separable(input, output, passes, axes=None):
 
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
                     axes=None, variant="auto", device=None, context=None):
-    """scipy.ndimage.gaussian_filter: one gaussian_filter1d per axis; sigma, order, mode, radius
-    per axis or one for both. An axis of sigma 0 is left as it is (as scipy does). A stack
-    (N, H, W) with axes=(1, 2): every image, in one call a pass."""
-    ax = _axes_arg(axes, len(_image(input, axes).shape))
-    sigmas, orders, modes = _per_axis(sigma, "sigma"), _per_axis(order, "order"), _per_axis(mode, "mode")
-    radii = _per_axis(radius, "radius")
-    passes = [(lambda x, out, a=a: gaussian_filter1d(x, sigmas[a], ax[a], orders[a], out, modes[a], cval, truncate,
-                                                     radius=radii[a], variant=variant, device=device,
+    """scipy.ndimage.gaussian_filter: one gaussian_filter1d per axis (every axis, or `axes`); sigma,
+    order, mode and radius per axis or one for all. An axis of sigma 0 is left as it is (as
+    scipy does), so an RGB image (H, W, 3) takes sigma=(s, s, 0) or axes=(0, 1)."""
+    ax = _filtered_axes(axes, len(_array(input).shape))
+    sigmas, orders = _per_axis(sigma, "sigma", len(ax)), _per_axis(order, "order", len(ax))
+    modes, radii = _per_axis(mode, "mode", len(ax)), _per_axis(radius, "radius", len(ax))
+    passes = [(lambda x, out, i=i: gaussian_filter1d(x, sigmas[i], ax[i], orders[i], out, modes[i], cval, truncate,
+                                                     radius=radii[i], variant=variant, device=device,
                                                      context=context))
-              for a in range(2) if float(sigmas[a]) > 0]
-    return _separable(input, output, passes, axes)
+              for i in range(len(ax)) if float(sigmas[i]) > 0]
+    return _separable(input, output, passes)
 
 
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -307,24 +338,26 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
                    device=None, context=None):
-    """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (an axis of size 1 is skipped);
-    a stack (N, H, W) with axes=(1, 2) as gaussian_filter."""
-    ax = _axes_arg(axes, len(_image(input, axes).shape))
-    sizes, modes, origins = _per_axis(size, "size"), _per_axis(mode, "mode"), _per_axis(origin, "origin")
-    passes = [(lambda x, out, a=a: uniform_filter1d(x, sizes[a], ax[a], out, modes[a], cval, origins[a],
+    """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (every axis, or `axes`; an axis
+    of size 1 is skipped)."""
+    ax = _filtered_axes(axes, len(_array(input).shape))
+    sizes, modes = _per_axis(size, "size", len(ax)), _per_axis(mode, "mode", len(ax))
+    origins = _per_axis(origin, "origin", len(ax))
+    passes = [(lambda x, out, i=i: uniform_filter1d(x, sizes[i], ax[i], out, modes[i], cval, origins[i],
                                                     variant=variant, device=device, context=context))
-              for a in range(2) if sizes[a] != 1]
-    return _separable(input, output, passes, axes)
+              for i in range(len(ax)) if sizes[i] != 1]
+    return _separable(input, output, passes)
 
 
 def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, device, context):
-    axis, modes = _axis_arg(axis), _per_axis(mode, "mode")
-    other = 1 - axis
-    return _separable(input, output, [
-        lambda x, out: correlate1d(x, [-1.0, 0.0, 1.0], axis, out, modes[axis], cval, variant=variant, device=device,
-                                   context=context),
-        lambda x, out: correlate1d(x, smooth, other, out, modes[other], cval, variant=variant, device=device,
-                                   context=context)])
+    """The central difference along `axis`, then `smooth` along every other axis (scipy's sobel, prewitt)."""
+    ndim = len(_array(input).shape)
+    axis, modes = _axis_arg(axis, ndim), _per_axis(mode, "mode", ndim)
+    passes = [lambda x, out: correlate1d(x, [-1.0, 0.0, 1.0], axis, out, modes[axis], cval, variant=variant,
+                                         device=device, context=context)]
+    passes += [(lambda x, out, a=a: correlate1d(x, smooth, a, out, modes[a], cval, variant=variant, device=device,
+                                                context=context)) for a in range(ndim) if a != axis]
+    return _separable(input, output, passes)
 
 
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
@@ -338,18 +371,18 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="a
 
 
 def _sum_over_axes(input, output, per_axis):
-    """scipy's generic_laplace: the sum over both axes of a second derivative along that axis."""
-    im = _image(input)
+    """scipy's generic_laplace: the sum over every axis of a second derivative along that axis."""
+    im = _array(input)
     out = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
     per_axis(0, out.obj)
-    second = per_axis(1, None)
-    out.obj += second
+    for a in range(1, len(im.shape)):
+        out.obj += per_axis(a, None)
     return out.obj
 
 
 def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis."""
-    modes = _per_axis(mode, "mode")
+    modes = _per_axis(mode, "mode", len(_array(input).shape))
     return _sum_over_axes(input, output, lambda a, out: correlate1d(input, [1.0, -2.0, 1.0], a, out, modes[a], cval,
                                                                     variant=variant, device=device, context=context))
 
@@ -357,9 +390,11 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", dev
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None,
                      context=None, **kwargs):
     """scipy.ndimage.gaussian_laplace: the sum over axes of the Gaussian's second derivative along
-    each (smoothing along the other); truncate and radius pass on to gaussian_filter."""
+    each (smoothing along the others); truncate and radius pass on to gaussian_filter."""
+    ndim = len(_array(input).shape)
+
     def along(a, out):
-        orders = [2 if b == a else 0 for b in range(2)]
+        orders = [2 if b == a else 0 for b in range(ndim)]
         return gaussian_filter(input, sigma, orders, out, mode, cval, variant=variant, device=device,
                                context=context, **kwargs)
     return _sum_over_axes(input, output, along)

@@ -243,8 +243,32 @@ def test_stacks(rng):
                        nd.correlate1d(x64, [1.0, 2.0, -1.0], axis=1, mode=mode), 8.0, "correlate1d stack")
     with pytest.raises(memhier.Unsupported, match="axes"):
         mnd.correlate(x, w)  # a 3-D input needs axes naming its images' axes
-    with pytest.raises(memhier.Unsupported, match="stack's own axis"):
-        mnd.correlate1d(x, [1.0, 1.0], axis=0)
+    close_to_scipy(mnd.correlate1d(x, [1.0, 1.0], axis=0, mode="mirror"),
+                   nd.correlate1d(x64, [1.0, 1.0], axis=0, mode="mirror"), 8.0, "correlate1d along the stack")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_any_rank_separable_filters(rng, mode):
+    """The 1-D filters along every axis of 1-D, 3-D (an RGB image, a volume) and 4-D arrays, and the
+    separable filters over all axes or `axes`, as scipy."""
+    for shape in [(37,), (23, 31, 3), (9, 11, 13), (3, 4, 5, 6)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        x64 = x.astype(np.float64)
+        for axis in range(len(shape)):
+            close_to_scipy(mnd.correlate1d(x, [0.5, -1.0, 2.0, 0.25], axis, mode=mode, origin=-1),
+                           nd.correlate1d(x64, [0.5, -1.0, 2.0, 0.25], axis, mode=mode, origin=-1), 8.0,
+                           f"correlate1d {shape} axis {axis}")
+        sigma = [1.5] * len(shape)
+        close_to_scipy(mnd.gaussian_filter(x, sigma, mode=mode), nd.gaussian_filter(x64, sigma, mode=mode), 40.0,
+                       f"gaussian_filter {shape}")
+        close_to_scipy(mnd.uniform_filter(x, 3, mode=mode), nd.uniform_filter(x64, 3, mode=mode), 8.0,
+                       f"uniform_filter {shape}")
+        close_to_scipy(mnd.sobel(x, 0, mode=mode), nd.sobel(x64, 0, mode=mode), 64.0, f"sobel {shape}")
+        close_to_scipy(mnd.laplace(x, mode=mode), nd.laplace(x64, mode=mode), 64.0, f"laplace {shape}")
+    rgb = rng.standard_normal((20, 30, 3)).astype(np.float32)
+    want = nd.gaussian_filter(rgb.astype(np.float64), 2.0, mode=mode, axes=(0, 1))
+    close_to_scipy(mnd.gaussian_filter(rgb, 2.0, mode=mode, axes=(0, 1)), want, 40.0, "RGB, axes (0, 1)")
+    close_to_scipy(mnd.gaussian_filter(rgb, (2.0, 2.0, 0), mode=mode), want, 40.0, "RGB, sigma 0 on channels")
 
 
 # ---- the cases of scipy.ndimage's own filter tests (its test_correlate* inputs), both libraries
