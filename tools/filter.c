@@ -101,10 +101,9 @@ int cmd_filter(int argc, char **argv)
         rc = filter_channel(ctx, v[F_VARIANT], &img, c, bf.mem, kr, kc, v[F_MODE] ? &mode : NULL, &plane, &result,
                             out.data);
     if (rc == CLI_OK && mh_image_write(out_path, &out, err, sizeof err) != MH_OK) rc = cli_error(CLI_FAILED, "%s", err);
-    static const char *const kinds[] = {"gray", "gray + alpha", "RGB", "RGBA"};
     if (rc == CLI_OK)
         fprintf(out_is_dash ? stderr : stdout, "filtered %s (%d x %d, %s, %d-bit) with %s (%d x %d) -> %s\n", in_path,
-                img.width, img.height, kinds[img.channels - 1], img.depth == 16 ? 16 : 8, v[F_FILTER], kr, kc, out_path);
+                img.width, img.height, mh_image_kind(&img), img.depth == 16 ? 16 : 8, v[F_FILTER], kr, kc, out_path);
     cli_release(ctx, &bf);
     cli_release(ctx, &plane);
     cli_release(ctx, &result);

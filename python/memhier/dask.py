@@ -24,8 +24,8 @@ import dask.array as da
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from . import _ops
-from ._native import PADS
+from . import _ops, ndimage
+from ._native import MODES, PADS
 from ._registry import select
 
 __all__ = ["conv1d", "conv2d", "histogram", "histogram_bytes", "reduce_sum", "transpose", "correlate", "convolve",
@@ -86,8 +86,9 @@ class _Slicer:
         return block[self.src].copy()
 
 
-# a boundary mode as numpy.pad (and cupy.pad) name it
-_NUMPY_PAD = {"constant": "constant", "reflect": "symmetric", "mirror": "reflect", "nearest": "edge", "wrap": "wrap"}
+# a boundary mode (its mh_mode code) as numpy.pad (and cupy.pad) name it
+_NUMPY_PAD = {MODES["constant"]: "constant", MODES["reflect"]: "symmetric", MODES["mirror"]: "reflect",
+              MODES["nearest"]: "edge", MODES["wrap"]: "wrap"}
 
 
 class _Window:
@@ -114,7 +115,7 @@ class _Window:
         if self.border is not None and any(b or a for b, a in self.extents):
             mode, cval = self.border
             core = window[tuple(slice(b, n - a) for (b, a), n in zip(self.extents, self.shape))]
-            kw = {"constant_values": cval} if mode == "constant" else {}
+            kw = {"constant_values": cval} if mode == MODES["constant"] else {}
             window = xp.ascontiguousarray(xp.pad(core, self.extents, mode=_NUMPY_PAD[mode], **kw))
         return self.run(window)
 
@@ -157,7 +158,7 @@ def _windowed(darr, ks, pad, name, run, border=None):
     extra = [o - n for o, n in zip(out_len, darr.shape)]
     for axis, k in enumerate(ks):
         if len(darr.chunks[axis]) > 1:
-            if border is not None and border[0] == "wrap" and k > 1:
+            if border is not None and border[0] == MODES["wrap"] and k > 1:
                 raise ValueError(f"{name}: mode 'wrap' across {len(darr.chunks[axis])} chunks of axis {axis}; "
                                  f"memhier.dask wraps an axis held in one chunk: {name}.rechunk({{{axis}: -1}})")
             _check_halo(darr, axis, k - 1 if border is None else k, name)
@@ -289,14 +290,11 @@ def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"
     """memhier.ndimage.correlate of a 2-D dask array of float32 (NumPy or CuPy chunks): halos
     copied from the neighbours, the array's edges extended by the mode; chunks of at least the
     filter's side (one chunk along a wrapped axis)."""
-    from . import ndimage
     w = _host_weights(weights)
     if image.ndim != 2 or w.ndim != 2:
         raise ValueError(f"image, weights: {image.ndim}-D and {w.ndim}-D; memhier.dask filters 2-D images with "
                          "2-D weights")
-    ndimage._mode_arg(mode)
-    mode = {"grid-constant": "constant", "grid-mirror": "reflect", "grid-wrap": "wrap"}.get(mode, mode)
-    cval = ndimage._cval_arg(cval)
+    code, cval = ndimage._mode_arg(mode), ndimage._cval_arg(cval)
     ks = tuple(int(k) for k in w.shape)
     origins = ndimage._origin_args(origin, ks)
     if variant == "auto":
@@ -308,13 +306,12 @@ def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"
     def run(window):
         xp = _xp(window)
         return _ops.conv2d(window, xp.asarray(w32), pad="valid", variant=variant)
-    return _windowed(image, ks, leads, "image", run, border=(mode, cval))
+    return _windowed(image, ks, leads, "image", run, border=(code, cval))
 
 
 def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.convolve on a dask array: correlate with the weights reversed and each
     origin mirrored, as scipy does."""
-    from . import ndimage
     w = _host_weights(weights)
     origins = ndimage._origin_args(origin, w.shape)
     flipped = [-o - (1 - k % 2) for o, k in zip(origins, w.shape)]
@@ -323,7 +320,6 @@ def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto")
 
 def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.correlate1d on a dask array."""
-    from . import ndimage
     w, axis = ndimage._weights1d(_host_weights(weights)), ndimage._axis_arg(axis, 2)
     return correlate(image, w.reshape((-1, 1) if axis == 0 else (1, -1)), mode, cval,
                      (origin, 0) if axis == 0 else (0, origin), variant)
@@ -331,14 +327,12 @@ def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, var
 
 def convolve1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.convolve1d on a dask array."""
-    from . import ndimage
     w = ndimage._weights1d(_host_weights(weights))
     return correlate1d(image, w[::-1], axis, mode, cval, -int(origin) - (1 - w.size % 2), variant)
 
 
 def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.0, radius=None, variant="auto"):
     """memhier.ndimage.gaussian_filter on a dask array: one correlate1d per axis, as the single call."""
-    from . import ndimage
     sigmas, orders, modes = (ndimage._per_axis(v, n) for v, n in ((sigma, "sigma"), (order, "order"), (mode, "mode")))
     radii = ndimage._per_axis(radius, "radius")
     out = image
@@ -352,7 +346,6 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
 
 def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.uniform_filter on a dask array: one mean along each axis."""
-    from . import ndimage
     sizes, modes, origins = (ndimage._per_axis(v, n) for v, n in ((size, "size"), (mode, "mode"), (origin, "origin")))
     out = image
     for a in range(2):
@@ -362,7 +355,6 @@ def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="a
 
 
 def _derivative_and_smooth(image, axis, mode, cval, smooth, variant):
-    from . import ndimage
     axis, modes = ndimage._axis_arg(axis, 2), ndimage._per_axis(mode, "mode")
     first = correlate1d(image, [-1.0, 0.0, 1.0], axis, modes[axis], cval, 0, variant)
     return correlate1d(first, smooth, 1 - axis, modes[1 - axis], cval, 0, variant)
@@ -380,7 +372,6 @@ def prewitt(image, axis=-1, mode="reflect", cval=0.0, variant="auto"):
 
 def laplace(image, mode="reflect", cval=0.0, variant="auto"):
     """memhier.ndimage.laplace on a dask array: [1, -2, 1] along each axis, the two summed in float32."""
-    from . import ndimage
     modes = ndimage._per_axis(mode, "mode")
     return (correlate1d(image, [1.0, -2.0, 1.0], 0, modes[0], cval, 0, variant) +
             correlate1d(image, [1.0, -2.0, 1.0], 1, modes[1], cval, 0, variant))

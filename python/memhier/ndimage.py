@@ -62,16 +62,12 @@ def _cval_arg(cval):
 
 def _image(input, axes=None):
     """The input checked: a float32 image, or a stack of them (N, H, W) filtered over axes (1, 2)."""
-    im = _arrays.Operand(input, "input")
-    if im.dtype != F32:
-        hint = " (memhier does not compute it in float32 behind your back)" if im.dtype == np.float64 else ""
-        raise Unsupported("unsupported", f"input: dtype {im.dtype}; memhier.ndimage takes float32 images for now"
-                          f"{hint}: pass input.astype(numpy.float32)")
+    im = _array(input)
     if len(im.shape) not in (2, 3):
         raise Unsupported("unsupported", f"input: {len(im.shape)}-D array of shape {tuple(im.shape)}; "
                           "memhier.ndimage filters 2-D images and stacks of them (N, H, W) for now")
     _axes_arg(axes, len(im.shape))
-    return _arrays.operand(im, "input", "float32", (2, 3))
+    return im
 
 
 def _to_host(weights):

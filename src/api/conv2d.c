@@ -114,10 +114,9 @@ int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    const size_t batch = a->batch ? a->batch : 1;
-    return mh_check_conv_buffers(ctx, a->in, batch * a->rows * a->cols * sizeof(float), "filter", a->filter,
+    return mh_check_conv_buffers(ctx, a->in, a->batch * a->rows * a->cols * sizeof(float), "filter", a->filter,
                                  (size_t)a->krows * a->kcols * sizeof(float), a->out,
-                                 batch * a->out_rows * a->out_cols * sizeof(float));
+                                 a->batch * a->out_rows * a->out_cols * sizeof(float));
 }
 
 /* The largest |f| and where it is; 0 when a tap is not finite (*p, *q name it). */
@@ -197,21 +196,19 @@ static const mh_row_group groups[] = {
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    if (a->batch > 1)
-        snprintf(buf, len, "%zu images of %zu x %zu, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)",
-                 a->batch, a->rows, a->cols, a->krows, a->kcols, mh_mode_name(a->mode), (double)a->cval,
-                 a->lpr - a->krows / 2, a->lpc - a->kcols / 2);
-    else if (a->bordered)
-        snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)", a->rows,
-                 a->cols, a->krows, a->kcols, mh_mode_name(a->mode), (double)a->cval, a->lpr - a->krows / 2,
-                 a->lpc - a->kcols / 2);
+    char images[96];
+    if (a->batch > 1) snprintf(images, sizeof images, "%zu images of %zu x %zu", a->batch, a->rows, a->cols);
+    else snprintf(images, sizeof images, "a %zu x %zu image", a->rows, a->cols);
+    if (a->bordered)
+        snprintf(buf, len, "%s, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)", images, a->krows, a->kcols,
+                 mh_mode_name(a->mode), (double)a->cval, a->lpr - a->krows / 2, a->lpc - a->kcols / 2);
     else
         snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->rows, a->cols, a->krows, a->kcols,
                  mh_pad_name(a->pad));
 }
 
 /* A stack's images, for the rows that filter one image a call. */
-static size_t images(const mh_args *a) { return a->conv2d.batch ? a->conv2d.batch : 1; }
+static size_t images(const mh_args *a) { return a->conv2d.batch; }
 
 static mh_args image(const mh_args *a, size_t b)
 {

@@ -166,7 +166,7 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     const size_t bytes = (size_t)layout_for(bh, bw, a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     /* a stack: one launch for up to 65535 images (gridDim.z), each image's blocks in z */
-    const size_t batch = a->batch ? a->batch : 1, in_image = a->rows * a->cols, out_image = a->out_rows * a->out_cols;
+    const size_t batch = a->batch, in_image = a->rows * a->cols, out_image = a->out_rows * a->out_cols;
     const float *first_in = p.in;
     float *first_out = p.out;
     for (size_t b = 0; b < batch; b += MH_MAX_GRID_YZ) {

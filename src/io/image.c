@@ -177,6 +177,12 @@ static void png_error_fn(png_structp png, png_const_charp msg)
 
 static void png_warning_fn(png_structp png, png_const_charp msg) { (void)png, (void)msg; }
 
+static int host_little_endian(void)
+{
+    const uint16_t probe = 1;
+    return *(const unsigned char *)&probe;
+}
+
 static mh_status read_png(FILE *f, const char *path, size_t max_pixels, mh_image *img, char *err, size_t errlen)
 {
     char why[256] = "";
@@ -229,10 +235,7 @@ static mh_status read_png(FILE *f, const char *path, size_t max_pixels, mh_image
     if (type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);         /* lossless */
     if (type == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
     if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png); /* transparency by colour */
-    if (depth == 16) {
-        const uint16_t probe = 1;
-        if (*(const unsigned char *)&probe) png_set_swap(png); /* PNG is big-endian; samples in host order */
-    }
+    if (depth == 16 && host_little_endian()) png_set_swap(png); /* PNG is big-endian; samples in host order */
     png_read_update_info(png, info);
     img->width = (int)png_get_image_width(png, info);
     img->height = (int)png_get_image_height(png, info);
@@ -278,10 +281,7 @@ static int write_png(FILE *f, const mh_image *img)
     png_set_IHDR(png, info, (png_uint_32)img->width, (png_uint_32)img->height, img->depth == 16 ? 16 : 8,
                  types[img->channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
-    if (img->depth == 16) {
-        const uint16_t probe = 1;
-        if (*(const unsigned char *)&probe) png_set_swap(png); /* host order to PNG's big-endian */
-    }
+    if (img->depth == 16 && host_little_endian()) png_set_swap(png); /* host order to PNG's big-endian */
     const size_t row_bytes = (size_t)img->width * img->channels * mh_image_sample_bytes(img);
     for (int y = 0; y < img->height; ++y) png_write_row(png, img->data + (size_t)y * row_bytes);
     png_write_end(png, NULL);
@@ -478,12 +478,11 @@ mh_status mh_image_write(const char *path, const mh_image *img, char *err, size_
 #ifndef MEMHIER_HAVE_JPEG
     if (jpeg) FAIL("%s: this build of memhier has no JPEG support (libjpeg was not found)", path);
 #endif
-    static const char *const kinds[] = {"grayscale", "gray + alpha", "RGB", "RGBA"};
     if (mh_image_has_alpha(img) && (pgm || ppm))
-        FAIL("%s: a %s image cannot be written as %s (no alpha channel there); use .png", path,
-             kinds[img->channels - 1], pgm ? "PGM" : "PPM");
+        FAIL("%s: a %s image cannot be written as %s (no alpha channel there); use .png", path, mh_image_kind(img),
+             pgm ? "PGM" : "PPM");
     if ((pgm && img->channels != 1) || (ppm && img->channels != 3))
-        FAIL("%s: a %s image cannot be written as %s; use .%s or .png", path, kinds[img->channels - 1],
+        FAIL("%s: a %s image cannot be written as %s; use .%s or .png", path, mh_image_kind(img),
              pgm ? "PGM" : "PPM", img->channels == 1 ? "pgm" : "ppm");
 #ifndef MEMHIER_HAVE_PNG
     if (png) FAIL("%s: this build of memhier has no PNG support (libpng was not found)", path);

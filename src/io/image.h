@@ -32,6 +32,12 @@ typedef struct mh_image {
 static inline int mh_image_has_alpha(const mh_image *img) { return img->channels == 2 || img->channels == 4; }
 /* Bytes a sample: 1 or 2. */
 static inline size_t mh_image_sample_bytes(const mh_image *img) { return img->depth == 16 ? 2 : 1; }
+/* "gray", "gray + alpha", "RGB" or "RGBA". */
+static inline const char *mh_image_kind(const mh_image *img)
+{
+    static const char *const kinds[] = {"gray", "gray + alpha", "RGB", "RGBA"};
+    return img->channels >= 1 && img->channels <= 4 ? kinds[img->channels - 1] : "unknown";
+}
 /* The largest sample value: 255 or 65535. */
 static inline unsigned mh_image_max_value(const mh_image *img) { return img->depth == 16 ? 65535u : 255u; }
 
