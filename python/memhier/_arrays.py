@@ -85,7 +85,8 @@ def _torch_dtype(t):
         return t.dtype
 
 
-_DTYPES = {name: np.dtype(name) for name in ("float32", "int32", "uint8", "int64", "uint64")}
+_DTYPES = {name: np.dtype(name) for name in ("float32", "float16", "int32", "uint8", "int8", "uint16", "int16", "int64",
+                                            "uint64")}
 
 
 def operand(obj, name, dtype, ndims=None):

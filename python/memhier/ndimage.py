@@ -1,24 +1,33 @@
 """memhier.ndimage: scipy.ndimage's correlation filters on memhier's conv2d kernels, with
-scipy's signatures, defaults and results, for float32 arrays: correlate and convolve of 2-D
-images and stacks of them ((N, H, W) with axes=(1, 2), one call; any 2-D weights of sides 1 to
-31), correlate1d and convolve1d along any axis of an array of any rank, and the filters scipy
-builds from them, any rank: gaussian_filter(1d) (orders 0 to 2), uniform_filter(1d), sobel,
-prewitt, laplace and gaussian_laplace. Every boundary mode (scipy's default 'reflect',
-'constant' with cval, 'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`.
-The separable filters run as scipy runs them, one 1-D pass per axis (each pass float32).
+scipy's signatures, defaults and results: correlate and convolve with weights of any rank over
+any axes (over the last two axes one launch for the whole array: images, stacks (N, H, W), the
+lines of a volume), correlate1d and convolve1d along any axis, and the filters scipy builds from
+them: gaussian_filter(1d) (orders 0 to 2), uniform_filter(1d), sobel, prewitt, laplace and
+gaussian_laplace. Every boundary mode (scipy's default 'reflect', 'constant' with cval,
+'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`, matched to `axes` as scipy
+matches them.
 
-The image may be a NumPy array (the CPU backend, or a GPU with device=N), a CuPy array or a
-PyTorch CUDA tensor (in place, on the caller's current stream); the result is the same kind of
-array. Weights already on the image's device as float32 are used in place; any other array-like
-is converted to float32 (the precision of the computation) and, for an image on a GPU, copied
-to its device by the image's own library.
+dtypes: uint8, int8, uint16, int16, float16 and float32 in and out (the output is the input's
+dtype unless `output` says otherwise), computed in float32 and stored as scipy stores: into an
+integer output truncated toward zero and wrapped modulo 2^bits (scipy's C cast on x86-64; NaN
+and values past +-2^31 store as 0), so a 3x3 sum of uint8 pixels wraps as scipy's does. The
+separable filters store each pass in the output's dtype, as scipy does. An integer result
+equals scipy's unless the exact value lies within float32 rounding of a whole number (scipy
+truncates its float64 sum; the two sums may fall on either side). float64 (and int32 and wider)
+is refused rather than computed in float32: pass input.astype(numpy.float32).
 
-What scipy.ndimage takes and this module does not yet (each refused with a message that says
-so, never computed differently): arrays other than float32 (float64 is refused rather than
-computed in float32: pass input.astype(numpy.float32)), correlate's `axes` other than an
-image's two or a stack's last two,
-an `output` of another dtype, 1-D filters longer than 31 taps (a Gaussian of sigma above 3.6
-at the default truncate of 4), and Gaussian derivatives of order above 2.
+The input may be a NumPy array (the CPU backend, or a GPU with device=N), a CuPy array or a
+PyTorch CUDA tensor (on the caller's current stream); the result is the same kind of array.
+Strided inputs and outputs are taken (a contiguous float32 copy is made where needed), and an
+output that shares memory with the input is written through a temporary. Weights already on the
+image's device as float32 are used in place; any other array-like is converted to float32 (the
+precision of the computation) and, for an image on a GPU, copied to its device by the image's
+own library.
+
+What scipy.ndimage takes and this module does not (each refused with a message that says so,
+never computed differently): float64 and 32- and 64-bit integer arrays, weights with a side above
+31, 1-D filters longer than 31 taps (a Gaussian of sigma above 3.6 at the default truncate of
+4), Gaussian derivatives of order above 2, complex data.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
@@ -26,9 +35,12 @@ import numpy as np
 
 from . import _arrays
 from ._call import Call, variant_arg
-from ._native import lib, check, InvalidArgument, MODES, Unsupported
+from ._convert import F32, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, moveaxes_last, on_device, \
+    overlaps, store, take
+from ._native import lib, InvalidArgument, MODES, Unsupported
 
-F32 = np.dtype("float32")
+DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
+CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
 
 
 def _mode_arg(mode):
@@ -37,21 +49,30 @@ def _mode_arg(mode):
     return MODES[mode]
 
 
-def _origin_args(origin, weights_shape):
-    """(origin_r, origin_c) as ints, each within scipy's range for its side."""
-    origins = list(origin) if isinstance(origin, (list, tuple, np.ndarray)) else [origin, origin]
-    if len(origins) != 2:
-        raise ValueError(f"origin: {origin!r}; a 2-D filter takes one origin or two")
-    out = []
-    for axis, (o, side) in enumerate(zip(origins, weights_shape)):
+def _origin_list(origin, n):
+    """scipy's origin: one int for every filtered axis, or a sequence of n ints."""
+    origins = list(origin) if isinstance(origin, (list, tuple, np.ndarray)) else [origin] * n
+    if len(origins) != n:
+        raise ValueError(f"origin: {origin!r}; a {n}-D filter takes one origin or {n}")
+    for o in origins:
         if isinstance(o, bool) or not isinstance(o, (int, np.integer)):
             raise TypeError(f"origin: expected ints, got {o!r}")
-        o, lo, hi = int(o), -(side // 2), (side - 1) // 2
-        if not lo <= o <= hi:
-            raise InvalidArgument("invalid argument",
-                                  f"origin = {o} on axis {axis}: a {side}-tap side takes origins {lo} .. {hi}")
-        out.append(o)
-    return out
+    return [int(o) for o in origins]
+
+
+def _check_origin(o, side, axis):
+    lo, hi = -(side // 2), (side - 1) // 2
+    if not lo <= o <= hi:
+        raise InvalidArgument("invalid argument",
+                              f"origin = {o} on axis {axis}: a {side}-tap side takes origins {lo} .. {hi}")
+
+
+def _origin_args(origin, weights_shape):
+    """The origins of weights filtering every axis of an input of their rank, checked."""
+    origins = _origin_list(origin, len(weights_shape))
+    for axis, (o, side) in enumerate(zip(origins, weights_shape)):
+        _check_origin(o, int(side), axis)
+    return origins
 
 
 def _cval_arg(cval):
@@ -60,14 +81,66 @@ def _cval_arg(cval):
     return float(cval)
 
 
-def _image(input, axes=None):
-    """The input checked: a float32 image, or a stack of them (N, H, W) filtered over axes (1, 2)."""
-    im = _array(input)
-    if len(im.shape) not in (2, 3):
-        raise Unsupported("unsupported", f"input: {len(im.shape)}-D array of shape {tuple(im.shape)}; "
-                          "memhier.ndimage filters 2-D images and stacks of them (N, H, W) for now")
-    _axes_arg(axes, len(im.shape))
-    return im
+def _dtype_arg(dtype, name):
+    """A dtype memhier.ndimage reads and writes, or a refusal that names it and says what to do."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{name}: {dtype!r} is not a dtype") from None
+    if dt not in DTYPES:
+        hint = (" (memhier does not compute it in float32 behind your back): pass input.astype(numpy.float32)"
+                if dt == np.float64 else "")
+        raise Unsupported("unsupported", f"{name}: dtype {dt}; memhier.ndimage reads and writes "
+                          f"{', '.join(d.name for d in DTYPES)} (computing in float32){hint}")
+    return dt
+
+
+def _array(input):
+    """The input checked: an array of any rank and of a dtype in DTYPES, strided or not."""
+    op = _arrays.Operand(input, "input")
+    if not isinstance(op.dtype, np.dtype) or op.dtype not in DTYPES:
+        _dtype_arg(op.dtype if isinstance(op.dtype, np.dtype) else str(op.dtype).split(".")[-1], "input")
+    if len(op.shape) == 0:
+        raise ValueError("input: a 0-d array; filters need at least one axis")
+    return op
+
+
+def _result(output, src):
+    """scipy's `output`: None (the input's dtype), a dtype, or an array of the input's kind,
+    device and shape to write (strided or not)."""
+    shape = tuple(src.shape)
+    if output is None or isinstance(output, (type, np.dtype, str)):
+        dtype = src.dtype if output is None else _dtype_arg(output, "output")
+        return _arrays.Operand(empty_like_kind(src, shape, dtype), "output")
+    op = _arrays.Operand(output, "output")
+    _dtype_arg(op.dtype, "output")
+    if op.kind == "numpy" and not op.obj.flags.writeable:
+        raise ValueError("output: a read-only array (its flags.writeable is False); pass a writable one")
+    _arrays.same_place(src, op)
+    if tuple(op.shape) != shape:
+        raise ValueError(f"output: shape {tuple(op.shape)}, the call writes {shape}")
+    return op
+
+
+def _filtered(input, output, run, divisor=1):
+    """The frame of every filter: the input read as float32 (itself when it is float32 and
+    contiguous), run(x, y) computing into a float32 array y, y (divided by `divisor`, for an
+    integer output) stored into `output` with scipy's cast; y is the output itself when that is
+    float32, contiguous and apart from the input."""
+    src = _array(input)
+    out = _result(output, src)
+    if src.size == 0:
+        return out.obj
+    x = float32_contiguous(src)
+    direct = out.dtype == F32 and out.contiguous and not overlaps(out, src)
+    y = out.obj if direct else empty_like_kind(src, tuple(src.shape), F32)
+    run(x, y)
+    if not direct:
+        with on_device(src):
+            if divisor != 1:
+                y /= divisor
+            store(y, out.obj, src.kind)
+    return out.obj
 
 
 def _to_host(weights):
@@ -81,89 +154,181 @@ def _to_host(weights):
     return np.asarray(weights)
 
 
-def _weights(weights, im):
-    """The weights as a float32 array of the image's kind on its device, checked for rank and size.
-    Weights already there (float32, 2-D, contiguous, of the image's kind and device) are used as
-    they are: no copy, no wait for the stream; others go through the host."""
+def _weights(weights, src):
+    """The weights as a float32 C-contiguous array of the input's kind on its device. Weights
+    there already (float32, contiguous) are used as they are: no copy, no wait for the stream;
+    others go through the host."""
     try:
         given = _arrays.Operand(weights, "weights")
     except TypeError:
         given = None
-    if (given is not None and given.kind == im.kind and given.device == im.device and given.dtype == F32 and
-            len(given.shape) == 2 and given.contiguous and given.size):
-        return _arrays.operand(given, "weights", "float32", (2,))
-    host = _to_host(weights)
-    if host.ndim != 2:
-        raise ValueError(f"weights: {host.ndim}-D of shape {host.shape}; a 2-D input takes 2-D weights")
-    if host.size == 0:
-        raise ValueError(f"weights: shape {host.shape} holds no filter weights")
-    if not np.issubdtype(host.dtype, np.number) or np.issubdtype(host.dtype, np.complexfloating):
-        raise TypeError(f"weights: dtype {host.dtype}; expected real numbers")
-    host = np.ascontiguousarray(host, dtype=F32)
-    if im.kind == "numpy":
-        return _arrays.operand(host, "weights", "float32", (2,))
-    if im.kind == "cupy":
-        cupy = _arrays._cupy()
-        with cupy.cuda.Device(im.device):
-            dev = cupy.asarray(host)
+    if (given is not None and given.kind == src.kind and given.device == src.device and given.dtype == F32 and
+            given.contiguous):
+        w = given.obj
     else:
-        dev = _arrays._torch().as_tensor(host, device=im.obj.device)
-    return _arrays.operand(dev, "weights", "float32", (2,))
+        host = _to_host(weights)
+        if not np.issubdtype(host.dtype, np.number) or np.issubdtype(host.dtype, np.complexfloating):
+            raise TypeError(f"weights: dtype {host.dtype}; expected real numbers")
+        w = _on_kind(np.ascontiguousarray(host, dtype=F32), src)
+    if 0 in tuple(w.shape) or len(w.shape) == 0:
+        raise ValueError(f"weights: shape {tuple(w.shape)} holds no filter weights")
+    return w
 
 
-def _output(output, im):
-    """scipy's `output`: None, a dtype (float32 only, for now) or an array to write."""
-    if output is None:
-        return None
-    if isinstance(output, (type, np.dtype, str)):
-        if np.dtype(output) != F32:
-            raise Unsupported("unsupported", f"output: dtype {np.dtype(output)}; memhier.ndimage writes float32 "
-                              "for now")
-        return None
-    return output
+def _on_kind(host, src):
+    """A host array as an array of src's kind on its device (copied by the array's own library)."""
+    if src.kind == "numpy":
+        return host
+    if src.kind == "cupy":
+        with on_device(src):
+            return _arrays._cupy().asarray(host)
+    return _arrays._torch().as_tensor(host, device=src.obj.device)
 
 
-def _axes_arg(axes, ndim=2):
-    """The two axes filtered: the last two, in order; a stack (N, H, W) names them (axes=(1, 2))."""
-    if axes is None and ndim == 2:
-        return (0, 1)
-    ax = tuple(int(a) for a in axes) if isinstance(axes, (list, tuple)) else (None if axes is None else (axes,))
-    if ax is None or tuple(a % ndim for a in ax) != (ndim - 2, ndim - 1):
-        raise Unsupported("unsupported", f"axes: {axes!r} on a {ndim}-D input; memhier.ndimage filters the last two "
-                          "axes in order, for now: axes=None or (0, 1) for an image, axes=(1, 2) for a stack (N, H, W)")
-    return (ndim - 2, ndim - 1)
+def _flip(w, kind):
+    if kind == "torch":
+        return w.flip(tuple(range(w.dim()))).contiguous()
+    return contiguous(w[(slice(None, None, -1),) * w.ndim], kind)
 
 
-def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip):
-    im = _image(input, axes)
-    mode_code, cval = _mode_arg(mode), _cval_arg(cval)
-    fi = _weights(weights, im)
-    krows, kcols = fi.shape
-    origin_r, origin_c = _origin_args(origin, (krows, kcols))
-    if flip:  # scipy's convolve: the weights reversed, each origin mirrored (and moved by one on an even side)
-        fi = _arrays.operand(fi.obj[::-1, ::-1].copy() if fi.kind != "torch" else fi.obj.flip((0, 1)).contiguous(),
-                             "weights", "float32", (2,))
-        origin_r, origin_c = -origin_r - (1 - krows % 2), -origin_c - (1 - kcols % 2)
+def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context):
+    """The library's call on float32 contiguous arrays: x and y one image (H, W) or a stack
+    (N, H, W) of them, w the 2-D weights on x's device."""
+    im = _arrays.operand(x, "input", "float32", (2, 3))
+    fi = _arrays.operand(w, "weights", "float32", (2,))
+    os_ = _arrays.operand(y, "output", "float32", (2, 3))
     rows, cols = im.shape[-2:]
-    os_ = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
-    if im.size == 0:
-        return os_.obj
+    krows, kcols = fi.shape
     call = Call([im, fi], device, context)
     if len(im.shape) == 3:  # a stack: one call (regtile filters it in one launch)
         call.run(lib.mh_conv2d_mode_batched(call.ctx, variant_arg(variant), call.ptr(im), im.shape[0], rows, cols,
-                                            call.ptr(fi), krows, kcols, mode_code, cval, origin_r, origin_c,
+                                            call.ptr(fi), krows, kcols, mode_code, cval, origins[0], origins[1],
                                             call.out_ptr(os_)))
     else:
         call.run(lib.mh_conv2d_mode(call.ctx, variant_arg(variant), call.ptr(im), rows, cols, call.ptr(fi), krows,
-                                    kcols, mode_code, cval, origin_r, origin_c, call.out_ptr(os_)))
-    return os_.obj
+                                    kcols, mode_code, cval, origins[0], origins[1], call.out_ptr(os_)))
+
+
+class _Plan:
+    """One correlation of float32 arrays: the weights (squeezed of their sides of 1) along
+    `axes` of the input, with an origin each, in a mode; run(x, y) runs it on arrays of the
+    input's kind. Past two axes, the slow axes are a loop of 2-D correlations of gathered slices."""
+
+    def __init__(self, src, w, axes, origins, mode_code, cval, options):
+        self.kind, self.w, self.axes, self.origins = src.kind, w, list(axes), list(origins)
+        self.mode, self.cval, self.options = mode_code, cval, options
+
+    def run(self, x, y):
+        if len(self.axes) == 1:
+            self._along_one_axis(x, y)
+        elif len(self.axes) == 2:
+            self._over_two_axes(x, y, self.w, self.axes, self.origins)
+        else:
+            self._over_more_axes(x, y)
+
+    def _along_one_axis(self, x, y):
+        """Lines along the axis, viewed without a copy: (A, L) with the filter along the columns
+        for the last axis, else a stack (A, L, B) filtered along its rows."""
+        shape, axis = tuple(x.shape), self.axes[0]
+        before, length = int(np.prod(shape[:axis], dtype=np.int64)), shape[axis]
+        after = int(np.prod(shape[axis + 1:], dtype=np.int64))
+        k = int(self.w.shape[0])
+        if axis == len(shape) - 1:
+            lines, w2, origins = (before, length), self.w.reshape(1, k), (0, self.origins[0])
+        else:
+            lines, w2, origins = (before, length, after), self.w.reshape(k, 1), (self.origins[0], 0)
+        _conv2d(x.reshape(lines), w2, y.reshape(lines), self.mode, self.cval, origins, *self.options)
+
+    def _over_two_axes(self, x, y, w2, axes, origins):
+        """A stack (A, H, W) when the axes are the last two; else those axes moved last (a copy in
+        and a store out)."""
+        shape, (a, b) = tuple(x.shape), axes
+        if (a, b) == (len(shape) - 2, len(shape) - 1):
+            stack = (int(np.prod(shape[:a], dtype=np.int64)), shape[a], shape[b])
+            _conv2d(x.reshape(stack), w2, y.reshape(stack), self.mode, self.cval, origins, *self.options)
+            return
+        xm = contiguous(moveaxes_last(x, self.kind, (a, b)), self.kind)
+        ym = empty_like(xm, self.kind)
+        stack = (int(np.prod(xm.shape[:-2], dtype=np.int64)), shape[a], shape[b])
+        _conv2d(xm.reshape(stack), w2, ym.reshape(stack), self.mode, self.cval, origins, *self.options)
+        store(ym, moveaxes_last(y, self.kind, (a, b)), self.kind)
+
+    def _over_more_axes(self, x, y):
+        """The sum over the weights' slow indices of 2-D correlations over the last two filtered
+        axes of the input's slices gathered at those offsets (the mode applied to the indices)."""
+        slow, slow_origins = self.axes[:-2], self.origins[:-2]
+        sides = tuple(int(s) for s in self.w.shape[:-2])
+        y[...] = 0
+        part = empty_like(y, self.kind)
+        for offsets in np.ndindex(*sides):
+            xs = x
+            for axis, j, side, o in zip(slow, offsets, sides, slow_origins):
+                n = x.shape[axis]
+                index, outside = border_index(np.arange(n) + j - (side // 2 + o), n, self.mode)
+                xs = take(xs, self.kind, index, axis)
+                if self.mode == CONSTANT:
+                    fill_slices(xs, self.kind, outside, axis, self.cval)
+            self._over_two_axes(contiguous(xs, self.kind), part, contiguous(self.w[offsets], self.kind),
+                                self.axes[-2:], self.origins[-2:])
+            y += part
+
+
+def border_index(pos, n, mode_code):
+    """Where each position (a host int array, possibly outside 0 .. n-1) reads in the input, and
+    which positions lie outside it (their reads stand for cval in 'constant')."""
+    outside = (pos < 0) | (pos >= n)
+    if mode_code in (CONSTANT, NEAREST):
+        return np.clip(pos, 0, n - 1), outside
+    if mode_code == WRAP:
+        return pos % n, outside
+    if mode_code == MIRROR and n == 1:
+        return np.zeros_like(pos), outside
+    period = 2 * n if mode_code == REFLECT else 2 * n - 2
+    p = pos % period
+    return np.where(p < n, p, period - 1 - p if mode_code == REFLECT else period - p), outside
+
+
+def _plan(src, weights, axes, mode, cval, origin, flip, options):
+    """The weights brought to the input's device and matched to the filtered axes as scipy
+    matches them: the weights' axes to the filtered axes in increasing order, the origins to the
+    axes as `axes` lists them (when it names fewer axes than the input has; else to the axes in
+    order). For convolve the weights reversed and each origin mirrored (moved by one on an even
+    side). Sides of 1 are dropped: they only scale."""
+    ndim = len(src.shape)
+    ax = _filtered_axes(axes, ndim)
+    mode_code, cval = _mode_arg(mode), _cval_arg(cval)
+    w = _weights(weights, src)
+    wshape = tuple(int(s) for s in w.shape)
+    if len(wshape) != len(ax):
+        raise ValueError(f"weights: {len(wshape)}-D of shape {wshape}; the input's filtered axes {tuple(ax)} "
+                         f"take {len(ax)}-D weights")
+    given = _origin_list(origin, len(ax))
+    origin_of = dict(zip(ax, given)) if len(ax) < ndim else dict(enumerate(given))
+    ax = sorted(ax)
+    origins = [origin_of[a] for a in ax]
+    for o, side, a in zip(origins, wshape, ax):
+        _check_origin(o, side, a)
+    if flip:
+        w = _flip(w, src.kind)
+        origins = [-o - (1 - s % 2) for o, s in zip(origins, wshape)]
+    keep = [i for i, s in enumerate(wshape) if s > 1] or [len(wshape) - 1]
+    w = w.reshape(tuple(wshape[i] for i in keep))
+    return _Plan(src, w, [ax[i] for i in keep], [origins[i] for i in keep], mode_code, cval, options)
+
+
+def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip):
+    src = _array(input)
+    plan = _plan(src, weights, axes, mode, cval, origin, flip, (variant, device, context))
+    return _filtered(input, output, plan.run)
 
 
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
               device=None, context=None):
-    """scipy.ndimage.correlate: out[r, c] = sum_{i,j} X[r + i - (kr // 2 + origin_r), c + j - (kc // 2 +
-    origin_c)] * weights[i, j], X the input extended past its edges by `mode`. variant, device
-    and context as in memhier.conv2d."""
+    """scipy.ndimage.correlate: out[p] = sum_i X[p + i - (k // 2 + origin)] * weights[i] over the
+    filtered axes (every axis, or `axes`), X the input extended past its edges by `mode`.
+    Weights of any rank: over the last two axes one launch for the whole array; over two other
+    axes, those moved last first (a copy); over three or more, a 2-D correlation per weight
+    index of the slower axes. variant, device and context as in memhier.conv2d."""
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip=False)
 
 
@@ -183,18 +348,6 @@ def _axis_arg(axis, ndim):
     return int(axis) % ndim
 
 
-def _array(input):
-    """A float32, C-contiguous array of any shape (the 1-D filters run along any axis of it)."""
-    op = _arrays.Operand(input, "input")
-    if op.dtype != F32:
-        hint = " (memhier does not compute it in float32 behind your back)" if op.dtype == np.float64 else ""
-        raise Unsupported("unsupported", f"input: dtype {op.dtype}; memhier.ndimage takes float32 arrays for now"
-                          f"{hint}: pass input.astype(numpy.float32)")
-    if len(op.shape) == 0:
-        raise ValueError("input: a 0-d array; filters need at least one axis")
-    return _arrays.operand(op, "input", "float32")
-
-
 def _weights1d(weights):
     w = _to_host(weights)
     if w.ndim != 1:
@@ -206,25 +359,27 @@ def _weights1d(weights):
 
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                 device=None, context=None):
-    """scipy.ndimage.correlate1d along any axis of a float32 array of any rank: every line along
-    `axis` filtered alone. The array is viewed without a copy as lines the conv2d kernels take:
-    (A, L) with the filter along its columns for the last axis, else a stack (A, L, B) with the
-    filter along its rows (L the axis's length, A and B the products of the axes before and after)."""
-    im = _array(input)
-    w, shape = _weights1d(weights), tuple(im.shape)
-    axis = _axis_arg(axis, len(shape))
-    out = _arrays.output(_output(output, im), im, "output", shape, "float32")
-    if im.size == 0:
-        return out.obj
-    before, length = int(np.prod(shape[:axis], dtype=np.int64)), shape[axis]
-    after = int(np.prod(shape[axis + 1:], dtype=np.int64))
-    if axis == len(shape) - 1:
-        lines, w2, origins, axes = (before, length), w.reshape(1, -1), (0, origin), None
-    else:
-        lines, w2, origins, axes = (before, length, after), w.reshape(-1, 1), (origin, 0), (1, 2)
-    _correlate(im.obj.reshape(lines), w2, out.obj.reshape(lines), mode, cval, origins, axes, variant, device, context,
-               flip=False)
-    return out.obj
+    """scipy.ndimage.correlate1d along any axis of an array of any rank: every line along `axis`
+    filtered alone, in one launch (the lines viewed without a copy)."""
+    return _correlate1d(input, weights, axis, output, mode, cval, origin, (variant, device, context))
+
+
+def _correlate1d(input, weights, axis, output, mode, cval, origin, options, divisor=1):
+    src = _array(input)
+    w = _weights1d(weights)
+    axis = _axis_arg(axis, len(src.shape))
+    if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
+        raise TypeError(f"origin: expected an int, got {origin!r}")
+    plan = _plan(src, np.asarray(w), (axis,), mode, cval, origin, False, options)
+    return _filtered(input, output, plan.run, divisor)
+
+
+def _output_dtype(output, src):
+    if output is None:
+        return src.dtype
+    if isinstance(output, (type, np.dtype, str)):
+        return _dtype_arg(output, "output")
+    return _arrays.Operand(output, "output").dtype
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -295,16 +450,18 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
 
 
 def _separable(input, output, passes):
-    """Runs 1-D passes (each a function of (input, output)) one after another, the last into
-    `output`, as scipy's separable filters do; no pass: a copy of the input."""
-    im = _array(input)
+    """Runs 1-D passes (each a function of (input, output)) one after another, as scipy's
+    separable filters do: every pass stored in the output's dtype (so an integer output is
+    truncated after each pass, as scipy's is), the last into `output`; no pass: a copy."""
+    src = _array(input)
+    out = _result(output, src)
     if len(passes) == 0:
-        out = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
-        out.obj[...] = input
+        with on_device(src):
+            store(float32_contiguous(src), out.obj, src.kind)
         return out.obj
     current = input
     for i, run in enumerate(passes):
-        current = run(current, output if i == len(passes) - 1 else None)
+        current = run(current, out.obj if i == len(passes) - 1 else out.dtype)
     return current
 
 
@@ -328,8 +485,12 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     """scipy.ndimage.uniform_filter1d: the mean over `size` samples along `axis`."""
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise ValueError(f"size = {size!r}; expected a positive int")
-    return correlate1d(input, np.full(int(size), 1.0 / int(size)), axis, output, mode, cval, origin,
-                       variant=variant, device=device, context=context)
+    size, options = int(size), (variant, device, context)
+    if np.dtype(_output_dtype(output, _array(input))).kind in "iu":
+        # scipy divides an exact sum: the sum of ones (exact in float32), then one division,
+        # so that a mean that is a whole number truncates to itself
+        return _correlate1d(input, np.ones(size), axis, output, mode, cval, origin, options, divisor=size)
+    return _correlate1d(input, np.full(size, 1.0 / size), axis, output, mode, cval, origin, options)
 
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
@@ -367,12 +528,15 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="a
 
 
 def _sum_over_axes(input, output, per_axis):
-    """scipy's generic_laplace: the sum over every axis of a second derivative along that axis."""
-    im = _array(input)
-    out = _arrays.output(_output(output, im), im, "output", tuple(im.shape), "float32")
+    """scipy's generic_laplace: the sum over every axis of a second derivative along that axis,
+    each term in the output's dtype (integer sums wrap, as scipy's do)."""
+    src = _array(input)
+    out = _result(output, src)
     per_axis(0, out.obj)
-    for a in range(1, len(im.shape)):
-        out.obj += per_axis(a, None)
+    for a in range(1, len(src.shape)):
+        term = per_axis(a, out.dtype)
+        with on_device(src):
+            out.obj += term
     return out.obj
 
 

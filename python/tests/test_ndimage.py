@@ -82,6 +82,13 @@ def test_output_argument(rng):
     assert mnd.correlate(x, w, output=np.float32).dtype == np.float32
     with pytest.raises(memhier.Unsupported, match="output"):
         mnd.correlate(x, w, output=np.float64)
+    strided = np.full((12, 20), np.nan, np.float32)[:, ::2]
+    assert mnd.correlate(x, w, output=strided) is strided
+    np.testing.assert_array_equal(strided, mnd.correlate(x, w))
+    y = x.copy()
+    assert mnd.correlate(y, w, output=y) is y  # in place, as scipy allows: through a temporary
+    np.testing.assert_array_equal(y, mnd.correlate(x, w))
+    np.testing.assert_array_equal(mnd.correlate(x[:, ::-1], w), mnd.correlate(x[:, ::-1].copy(), w))
     with pytest.raises(ValueError, match="output"):
         mnd.correlate(x, w, output=np.empty((12, 11), np.float32))
 
@@ -114,10 +121,16 @@ def test_refusals_name_the_argument(rng):
         mnd.correlate(x, np.ones((32, 3), np.float32))
     with pytest.raises(memhier.Unsupported, match="astype"):
         mnd.correlate(x.astype(np.float64), w)
-    with pytest.raises(memhier.Unsupported, match="2-D images and stacks"):
+    with pytest.raises(memhier.Unsupported, match="int32"):
+        mnd.correlate(x.astype(np.int32), w)
+    with pytest.raises(memhier.Unsupported, match="output: dtype float64"):
+        mnd.correlate(x, w, output=np.float64)
+    with pytest.raises(ValueError, match="take 4-D weights"):
         mnd.correlate(np.ones((2, 3, 4, 5), np.float32), np.ones((1, 1), np.float32))
-    with pytest.raises(memhier.Unsupported, match="axes"):
-        mnd.correlate(x, w, axes=(1, 0))
+    with pytest.raises(ValueError, match="names an axis twice"):
+        mnd.correlate(x, w, axes=(1, 1))
+    with pytest.raises(ValueError, match="axis"):
+        mnd.correlate(x, w, axes=(0, 2))
     with pytest.raises(TypeError, match="cval"):
         mnd.correlate(x, w, cval="0")
     assert mnd.correlate(np.ones((0, 5), np.float32), w).shape == (0, 5)  # empty in, empty out, as scipy
@@ -241,8 +254,8 @@ def test_stacks(rng):
                        nd.uniform_filter(x64, 3, mode=mode, axes=(-2, -1)), 8.0, "uniform stack")
         close_to_scipy(mnd.correlate1d(x, [1.0, 2.0, -1.0], axis=1, mode=mode),
                        nd.correlate1d(x64, [1.0, 2.0, -1.0], axis=1, mode=mode), 8.0, "correlate1d stack")
-    with pytest.raises(memhier.Unsupported, match="axes"):
-        mnd.correlate(x, w)  # a 3-D input needs axes naming its images' axes
+    with pytest.raises(ValueError, match="3-D weights"):
+        mnd.correlate(x, w)  # a 3-D input filtered over every axis takes 3-D weights
     close_to_scipy(mnd.correlate1d(x, [1.0, 1.0], axis=0, mode="mirror"),
                    nd.correlate1d(x64, [1.0, 1.0], axis=0, mode="mirror"), 8.0, "correlate1d along the stack")
 
@@ -308,3 +321,155 @@ def test_scipy_filter_cases(case, mode):
         for ours, theirs in ((mnd.correlate1d, nd.correlate1d), (mnd.convolve1d, nd.convolve1d)):
             np.testing.assert_allclose(ours(img.astype(np.float32), [1, 2, 1], axis, mode=mode),
                                        theirs(img, [1.0, 2.0, 1.0], axis, mode=mode), rtol=1e-6, atol=1e-6)
+
+
+# ---- weights of any rank over any axes ----------------------------------------------------------
+
+ND_CASES = [  # (input shape, weights shape, axes)
+    ((37,), (5,), None),
+    ((23, 31, 3), (5, 3), (0, 1)),      # an RGB image: its two image axes moved last, filtered, moved back
+    ((23, 31, 3), (5, 3, 1), None),     # the same through a side of 1, as scipy users write it
+    ((23, 31, 3), (3, 4), (1, 0)),      # axes out of order: scipy takes the weights' axes in increasing order
+    ((23, 31), (3, 4), (1, 0)),
+    ((9, 11, 13), (3, 5, 4), None),     # a volume: a 2-D correlation per slice of the slow axis
+    ((3, 4, 5, 6), (2, 3, 1, 3), None),
+    ((6, 7, 8), (1, 1, 1), None),       # a single weight: a scaling
+]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+@pytest.mark.parametrize("case", ND_CASES, ids=[f"{s}-{w}-{a}" for s, w, a in ND_CASES])
+def test_weights_of_any_rank(rng, mode, case):
+    shape, wshape, axes = case
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(wshape).astype(np.float32)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    scale = float(np.abs(w64).sum()) * 5.0
+    lo = tuple(-(s // 2) for s in wshape)
+    hi = tuple((s - 1) // 2 for s in wshape)
+    for origin in (0, lo, hi):
+        for ours, theirs in ((mnd.correlate, nd.correlate), (mnd.convolve, nd.convolve)):
+            try:
+                want = theirs(x64, w64, mode=mode, cval=1.5, origin=origin, axes=axes)
+            except ValueError:  # scipy matches origins to `axes` in its order: out of range there
+                with pytest.raises(ValueError, match="origin"):
+                    ours(x, w, mode=mode, cval=1.5, origin=origin, axes=axes)
+                continue
+            got = ours(x, w, mode=mode, cval=1.5, origin=origin, axes=axes)
+            close_to_scipy(got, want, scale, f"{theirs.__name__} {shape} {wshape} axes {axes} origin {origin}")
+    nan = mnd.correlate(x, w, mode="constant", cval=np.nan, axes=axes)
+    want = nd.correlate(x64, w64, mode="constant", cval=np.nan, axes=axes)
+    assert np.array_equal(np.isnan(nan), np.isnan(want)), "a NaN cval reaches exactly the outputs it touches"
+
+
+# ---- dtypes: read, computed in float32, stored with scipy's cast ---------------------------------
+
+INT_DTYPES = [np.uint8, np.int8, np.uint16, np.int16]
+
+
+def integer_image(rng, shape, dtype):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
+
+
+def c_cast(t, dtype):
+    """scipy's store of a whole float64 into an integer dtype (x86-64): through a 32-bit integer."""
+    t = np.where(np.abs(t) < 2.0 ** 31, t, 0.0)
+    return t.astype(np.int64).astype(dtype)
+
+
+def stored_as_scipy(got, want, exact, mag, taps, what):
+    """got is scipy's cast of a value within float32 rounding of the exact one: exact +- taps *
+    2^-24 * the sum of |terms| (mag), truncated, wrapped. scipy's own result must be in that set
+    too (it rounds less), which checks the bound."""
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    bound = taps * 2.0 ** -24 * mag
+    lo, hi = np.trunc(exact - bound), np.trunc(exact + bound)
+    ok_got, ok_want = np.zeros(got.shape, bool), np.zeros(got.shape, bool)
+    for k in range(int((hi - lo).max()) + 1):
+        allowed = c_cast(np.minimum(lo + k, hi), got.dtype)
+        ok_got |= got == allowed
+        ok_want |= want == allowed
+    assert ok_want.all(), f"{what}: the test's bound excludes scipy's own result"
+    bad = ~ok_got
+    assert not bad.any(), f"{what}: {bad.sum()} outputs differ from scipy, e.g. {got[bad][:5]} for {want[bad][:5]}"
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("mode", ["reflect", "wrap", "constant"])
+def test_integer_images_one_pass(rng, dtype, mode):
+    """correlate, correlate1d and uniform_filter1d on integer images: scipy's dtype, its truncation
+    toward zero and its wrapping past the type's range, of a value within float32 rounding."""
+    x = integer_image(rng, (29, 41), dtype)
+    x64, a64 = x.astype(np.float64), np.abs(x.astype(np.float64))
+    w = rng.standard_normal((3, 5))
+    exact, mag = nd.correlate(x64, w, mode=mode, cval=3.0), nd.correlate(a64, np.abs(w), mode=mode, cval=3.0)
+    stored_as_scipy(mnd.correlate(x, w, mode=mode, cval=3.0), nd.correlate(x, w, mode=mode, cval=3.0), exact, mag,
+                    w.size, f"correlate {np.dtype(dtype)}")
+    for axis in (0, 1):
+        w1 = rng.standard_normal(4)
+        exact, mag = nd.correlate1d(x64, w1, axis, mode=mode), nd.correlate1d(a64, np.abs(w1), axis, mode=mode)
+        stored_as_scipy(mnd.correlate1d(x, w1, axis, mode=mode), nd.correlate1d(x, w1, axis, mode=mode), exact, mag,
+                        w1.size, f"correlate1d {np.dtype(dtype)} axis {axis}")
+        for size in (2, 3, 7):  # a mean: exact whole numbers stay whole, as scipy's running sum keeps them
+            np.testing.assert_array_equal(mnd.uniform_filter1d(x, size, axis, mode=mode),
+                                          nd.uniform_filter1d(x, size, axis, mode=mode))
+    flat = np.full((9, 10), 100, dtype)
+    np.testing.assert_array_equal(mnd.uniform_filter(flat, 5), flat)
+    np.testing.assert_array_equal(mnd.correlate(x, np.array([[-1.0, 0.0, 1.0]]), mode=mode),
+                                  nd.correlate(x, np.array([[-1.0, 0.0, 1.0]]), mode=mode))  # wraps as scipy's
+
+
+def test_wrapping_and_truncation_as_scipy(rng):
+    """The C cast scipy stores with: truncation toward zero, modulo 2^bits, NaN and values past
+    +-2^31 as 0; each shown on values chosen for it."""
+    u8 = np.array([[0, 100, 255, 255, 200]], np.uint8)
+    for w in ([[0.5, 0.5]], [[0.6, 0.6]], [[-1.0, 0.0, 1.0]], [[-1e10, 0.0, 0.0]], [[1e10, 0.0, 0.0]]):
+        np.testing.assert_array_equal(mnd.correlate(u8, np.array(w)), nd.correlate(u8, np.array(w)), err_msg=str(w))
+    i16 = np.array([[0, 1, 3, 0, 0, 30000, 30000, 0]], np.int16)
+    for w in ([[-0.5, 0.0, -0.5]], [[-0.7, 0.0, 0.0]], [[1.0, 1.0, 1.0]]):
+        np.testing.assert_array_equal(mnd.correlate(i16, np.array(w)), nd.correlate(i16, np.array(w)), err_msg=str(w))
+    got = mnd.correlate(np.ones((3, 3), np.uint8), np.ones((1, 1)), mode="constant", cval=np.nan)
+    assert got.dtype == np.uint8
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_integer_images_separable(rng, dtype):
+    """The separable filters store every pass in the output's dtype, as scipy does; their results
+    equal scipy's but for rare outputs next to a whole number in some pass (then off by a little)."""
+    x = integer_image(rng, (31, 27, 3), dtype)
+    cases = [
+        (lambda f, a: f.gaussian_filter(a, 1.5, axes=(0, 1)), 2),
+        (lambda f, a: f.gaussian_filter(a, (2.0, 1.0, 0.0)), 2),
+        (lambda f, a: f.uniform_filter(a, (3, 5, 1)), 0),
+        (lambda f, a: f.sobel(a, 0), 8),
+        (lambda f, a: f.prewitt(a, 1), 6),
+        (lambda f, a: f.laplace(a), 0),
+        (lambda f, a: f.gaussian_laplace(a, 1.0), 6),
+    ]
+    bits = 8 * np.dtype(dtype).itemsize
+    for i, (run, slack) in enumerate(cases):
+        got, want = run(mnd, x), run(nd, x)
+        assert got.dtype == want.dtype == np.dtype(dtype), f"case {i}"
+        d = np.abs(got.astype(np.int64) - want.astype(np.int64))
+        d = np.minimum(d, 2 ** bits - d)  # a flip at the type's edge wraps
+        assert d.max() <= slack, f"case {i}: off by {d.max()}"
+        assert np.mean(d != 0) <= 0.02, f"case {i}: {np.mean(d != 0):.3%} of outputs differ"
+
+
+def test_float16_and_mixed_outputs(rng):
+    """float16 (which scipy refuses) computed in float32 and rounded once; an integer input into a
+    float32 output, and float32 into integer outputs."""
+    x = rng.standard_normal((33, 47)).astype(np.float16)
+    w = rng.standard_normal((5, 3))
+    want = nd.correlate(x.astype(np.float64), w)
+    got = mnd.correlate(x, w)
+    assert got.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+    assert mnd.gaussian_filter(x, 1.0).dtype == np.float16
+    u8 = integer_image(rng, (20, 30), np.uint8)
+    got = mnd.gaussian_filter(u8, 2.0, output=np.float32)
+    close_to_scipy(got, nd.gaussian_filter(u8, 2.0, output=np.float64), 255 * 3.0, "uint8 into float32")
+    out = np.empty((20, 30), np.int16)
+    assert mnd.correlate(u8, -np.ones((3, 3)), output=out) is out
+    np.testing.assert_array_equal(out, nd.correlate(u8, -np.ones((3, 3)), output=np.int16))

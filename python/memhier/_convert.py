@@ -1,0 +1,117 @@
+"""Array operations memhier.ndimage needs on the caller's own library (NumPy, CuPy or PyTorch),
+so that a conversion runs where the array lives, on the caller's current stream: a float32
+contiguous copy, scipy's cast of float results into an output dtype, axis moves, index takes.
+
+scipy.ndimage computes in float64 and stores a result into an integer output with a C cast: the
+value truncated toward zero, then wrapped modulo 2^bits (on x86-64, through a 32-bit integer, so
+that NaN and values beyond +-2^31 store as 0). store() does exactly that from float32."""
+import contextlib
+
+import numpy as np
+
+from . import _arrays
+
+F32 = np.dtype("float32")
+INT_LIMIT = 2.0 ** 31
+
+
+def _module(op):
+    """numpy or cupy for op's kind; None for PyTorch (its calls differ)."""
+    return np if op.kind == "numpy" else (_arrays._cupy() if op.kind == "cupy" else None)
+
+
+def on_device(op):
+    """A context in which CuPy allocates and launches on op's device (nothing for the others)."""
+    if op.kind == "cupy":
+        return _arrays._cupy().cuda.Device(op.device)
+    return contextlib.nullcontext()
+
+
+def torch_dtype(dtype):
+    return getattr(_arrays._torch(), np.dtype(dtype).name)
+
+
+def float32_contiguous(op):
+    """op's array as a C-contiguous float32 array of its kind: itself when it is one already."""
+    if op.dtype == F32 and op.contiguous:
+        return op.obj
+    xp = _module(op)
+    with on_device(op):
+        if xp is None:
+            return op.obj.to(_arrays._torch().float32).contiguous()
+        return xp.ascontiguousarray(op.obj, dtype=F32)
+
+
+def empty_like_kind(op, shape, dtype):
+    with on_device(op):
+        return _arrays.empty(op, shape, np.dtype(dtype).name)
+
+
+def empty_like(obj, kind):
+    if kind == "torch":
+        return _arrays._torch().empty_like(obj)
+    return (np if kind == "numpy" else _arrays._cupy()).empty_like(obj)
+
+
+def store(src, dst, kind):
+    """dst[...] = src (float32, same shape or broadcastable) with scipy's cast into dst's dtype."""
+    torch = _arrays._torch() if kind == "torch" else None
+    dtype = np.dtype(str(dst.dtype).split(".")[-1])
+    if dtype.kind == "f":
+        if torch is not None:
+            dst.copy_(src)
+        else:
+            dst[...] = src
+        return
+    if torch is not None:
+        t = torch.trunc(src)
+        whole = torch.where(torch.abs(t) < INT_LIMIT, t, torch.zeros_like(t)).to(torch.int64)
+        dst.copy_(whole)  # int64 to a narrower integer: modulo 2^bits
+        return
+    xp = np if kind == "numpy" else _arrays._cupy()
+    t = xp.trunc(src)
+    whole = xp.where(xp.abs(t) < INT_LIMIT, t, 0).astype(np.int64)
+    dst[...] = whole.astype(dtype)  # modulo 2^bits, as a C cast of the 32-bit integer
+
+
+def moveaxes_last(obj, kind, axes):
+    """A view of obj with `axes` moved to the end, in their order."""
+    if kind == "torch":
+        return obj.movedim(tuple(axes), tuple(range(obj.dim() - len(axes), obj.dim())))
+    xp = np if kind == "numpy" else _arrays._cupy()
+    return xp.moveaxis(obj, tuple(axes), tuple(range(obj.ndim - len(axes), obj.ndim)))
+
+
+def contiguous(obj, kind):
+    if kind == "torch":
+        return obj.contiguous()
+    xp = np if kind == "numpy" else _arrays._cupy()
+    return xp.ascontiguousarray(obj)
+
+
+def take(obj, kind, index, axis):
+    """obj's slices `index` (a host int64 array) along `axis`, as a new array."""
+    if kind == "torch":
+        torch = _arrays._torch()
+        return torch.index_select(obj, axis, torch.as_tensor(index, device=obj.device))
+    xp = np if kind == "numpy" else _arrays._cupy()
+    return xp.take(obj, xp.asarray(index), axis=axis)
+
+
+def fill_slices(obj, kind, where, axis, value):
+    """Sets obj's slices along `axis` where the host bool array `where` is true to `value`."""
+    if not where.any():
+        return
+    index = [slice(None)] * len(obj.shape)
+    index[axis] = np.flatnonzero(where) if kind == "numpy" else list(np.flatnonzero(where))
+    obj[tuple(index)] = value
+
+
+def overlaps(a, b):
+    """Whether two operands may share memory (then a result goes through a temporary first)."""
+    if a.kind != b.kind or a.device != b.device:
+        return False
+    if a.kind == "torch":
+        return a.obj.untyped_storage().data_ptr() == b.obj.untyped_storage().data_ptr()
+    xp = np if a.kind == "numpy" else _arrays._cupy()
+    return bool(xp.may_share_memory(a.obj, b.obj))
