@@ -7,9 +7,10 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   problem, so every output is computed by the same kernel from the same inputs in the same order
   as in one call: bit for bit the same (docs/python.md, "Dask").
 - correlate, convolve, correlate1d, convolve1d, gaussian_filter, uniform_filter, sobel, prewitt,
-  laplace, gaussian_laplace: memhier.ndimage's
+  laplace, gaussian_laplace: memhier.ndimage's on 2-D arrays of its dtypes
   (dask-image's ndfilters names), the part of each window past the array's edge extended by
-  the mode: equal to memhier.ndimage's call on the whole image, bit for bit.
+  the mode, results cast into the image's dtype as scipy casts: equal to memhier.ndimage's call
+  on the whole image, bit for bit.
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
 - histogram, histogram_bytes: per-chunk counts added as integers: exact.
 - reduce_sum: per-chunk float32 sums added in float64, then rounded to float32 once.
@@ -25,6 +26,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from . import _ops, ndimage
+from ._convert import store
 from ._native import MODES, PADS
 from ._registry import select
 
@@ -286,10 +288,28 @@ def _host_weights(weights):
     return np.asarray(_to_host(weights))
 
 
-def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
-    """memhier.ndimage.correlate of a 2-D dask array of float32 (NumPy or CuPy chunks): halos
-    copied from the neighbours, the array's edges extended by the mode; chunks of at least the
-    filter's side (one chunk along a wrapped axis)."""
+def _stored_as(result, dtype):
+    """A float32 dask array stored into `dtype` chunk by chunk with scipy's cast (memhier.ndimage's)."""
+    if np.dtype(dtype) == np.float32:
+        return result
+
+    def cast(b):
+        xp = _xp(b)
+        out = xp.empty(b.shape, dtype)
+        store(b, out, "cupy" if xp is not np else "numpy")
+        return out
+    return result.map_blocks(cast, dtype=dtype, meta=result._meta.astype(dtype))
+
+
+def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto", _divisor=1):
+    """memhier.ndimage.correlate of a 2-D dask array (NumPy or CuPy chunks of memhier.ndimage's
+    dtypes; the result in the image's dtype, cast as scipy casts): halos copied from the
+    neighbours, the array's edges extended by the mode; chunks of at least the filter's side
+    (one chunk along a wrapped axis)."""
+    dtype = ndimage._dtype_arg(image.dtype, "image")
+    if dtype != np.float32:
+        result = correlate(image.astype(np.float32), weights, mode, cval, origin, variant)
+        return _stored_as(result / _divisor if _divisor != 1 else result, dtype)
     w = _host_weights(weights)
     if image.ndim != 2 or w.ndim != 2:
         raise ValueError(f"image, weights: {image.ndim}-D and {w.ndim}-D; memhier.dask filters 2-D images with "
@@ -344,13 +364,23 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
     return out
 
 
+def _uniform_filter1d(image, size, axis, mode, cval, origin, variant):
+    """A mean along an axis; into an integer dtype, an exact sum divided once (as memhier.ndimage)."""
+    axis = ndimage._axis_arg(axis, 2)
+    w = np.ones((size, 1) if axis == 0 else (1, size))
+    origins = (origin, 0) if axis == 0 else (0, origin)
+    if np.dtype(image.dtype).kind in "iu":
+        return correlate(image, w, mode, cval, origins, variant, _divisor=size)
+    return correlate(image, w / size, mode, cval, origins, variant)
+
+
 def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.uniform_filter on a dask array: one mean along each axis."""
     sizes, modes, origins = (ndimage._per_axis(v, n) for v, n in ((size, "size"), (mode, "mode"), (origin, "origin")))
     out = image
     for a in range(2):
         if sizes[a] != 1:
-            out = correlate1d(out, np.full(int(sizes[a]), 1.0 / int(sizes[a])), a, modes[a], cval, origins[a], variant)
+            out = _uniform_filter1d(out, int(sizes[a]), a, modes[a], cval, origins[a], variant)
     return out
 
 
