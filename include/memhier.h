@@ -62,6 +62,7 @@ typedef enum mh_op {
     MH_OP_MATMUL,
     MH_OP_REDUCE,
     MH_OP_HISTOGRAM,
+    MH_OP_SEPFILTER,
     MH_OP_COUNT
 } mh_op;
 
@@ -254,6 +255,51 @@ mh_status mh_conv2d_mode_select(mh_context *ctx, size_t rows, size_t cols, size_
                                 long long origin_r, long long origin_c, const mh_variant_info **chosen);
 mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
                                   size_t kcols, mh_mode mode, long long origin_r, long long origin_c);
+
+/* ---- sepfilter: scipy.ndimage's separable filters on typed images with channels ---------
+ * A stack of `batch` images of rows x cols pixels with `channels` interleaved values each
+ * (1 to MH_SEPFILTER_MAX_CHANNELS: gray, RGB, RGBA), in[((b * rows + r) * cols + c) * channels
+ * + ch] of in_type, filtered along the rows axis (vertical: down a column) and the columns axis
+ * (horizontal: along a row, each channel alone), one 1-D correlation after the other, exactly as
+ * scipy.ndimage runs gaussian_filter, uniform_filter, sobel and correlate1d over two axes:
+ *   mid = cast(correlate1d(in, first axis)),  out = cast(correlate1d(mid, second axis))
+ * each pass computed in float32 from its input extended past the edges by its axis's mode (cval
+ * for MH_MODE_CONSTANT, the same for both passes), its taps anchored at ntaps / 2 + origin, its
+ * sum divided by `divisor` where that is not 1 (scipy's uniform filter divides its exact sum),
+ * and `cast` is scipy's store into out_type: floats rounded to nearest (float16), integers
+ * truncated toward zero and wrapped modulo 2^bits, NaN and values past +-2^31 stored as 0. A
+ * one-pass filter gives the other axis the single tap 1. The taps are host memory, passed by
+ * value to the kernel: a call never waits for its stream. out has in's shape; it must not
+ * overlap in. */
+typedef enum mh_dtype { MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64 } mh_dtype;
+/* "float32", ..., "int64"; "unknown-dtype" otherwise. sepfilter reads and writes the first six
+ * (MH_I32 and MH_I64 are the .npy files' integer types). */
+const char *mh_dtype_name(mh_dtype t);
+/* Bytes of one element; 0 for a value outside the enum. */
+size_t mh_dtype_size(mh_dtype t);
+
+#define MH_SEPFILTER_MAX_TAPS 31
+#define MH_SEPFILTER_MAX_CHANNELS 4
+
+typedef struct mh_sepfilter_axis {
+    const float *taps;   /* host memory, 1 to MH_SEPFILTER_MAX_TAPS of them */
+    size_t ntaps;
+    long long origin;    /* in [-(ntaps / 2), (ntaps - 1) / 2] */
+    mh_mode mode;
+    unsigned divisor;    /* 1: none */
+} mh_sepfilter_axis;
+
+typedef struct mh_sepfilter_desc {
+    size_t batch, rows, cols, channels;
+    mh_dtype in_type, out_type;
+    mh_sepfilter_axis vertical, horizontal;
+    int horizontal_first; /* 0: the vertical pass first (scipy's order for axes (0, 1)) */
+    float cval;
+} mh_sepfilter_desc;
+
+mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc, const void *in, void *out);
+mh_status mh_sepfilter_select(mh_context *ctx, const mh_sepfilter_desc *desc, const mh_variant_info **chosen);
+mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc);
 
 /* ---- transpose: out[c][r] = in[r][c], row-major float32, any sizes -----------------------
  * in is rows x cols, out cols x rows; out of place (out must not overlap in); exact. */

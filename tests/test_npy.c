@@ -114,7 +114,7 @@ static void test_round_trip(const char *dir)
         CHECK(mh_npy_read(path, &a, err, sizeof err) == MH_OK, "read back: %s", err);
         CHECK(a.dtype == types[t] && a.ndim == ndims[t] && a.count == count, "round trip of %s changed the header",
               mh_dtype_descr(types[t]));
-        CHECK(a.data && memcmp(a.data, data, count * mh_dtype_size(types[t])) == 0, "round trip changed the data");
+        CHECK(a.data && memcmp(a.data, data, count * mh_npy_elem_size(types[t])) == 0, "round trip changed the data");
         mh_array_free(&a);
         FILE *f = fopen(path, "rb");
         unsigned char head[10];

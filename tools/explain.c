@@ -72,7 +72,9 @@ int cmd_explain(int argc, char **argv)
     const struct op_sizes *s = NULL;
     for (size_t i = 0; i < sizeof op_sizes / sizeof op_sizes[0]; ++i)
         if (op_sizes[i].op == op) s = &op_sizes[i];
-    if (!s) return cli_error(CLI_USAGE, "explain: %s has no auto (its pattern names the row)", argv[0]);
+    if (!s)
+        return cli_error(CLI_USAGE, "explain: %s has nothing to explain (coalescing: its pattern names the row; "
+                         "sepfilter: one row a backend)", argv[0]);
     /* --bytes (histogram) takes no value: take it out before the valued flags */
     int bytes = 0, n = 0;
     char *rest[64];

@@ -65,6 +65,19 @@ class Ceilings(ctypes.Structure):
     _fields_ = [("copy_gbps", ctypes.c_double), ("fma_gflops", ctypes.c_double)]
 
 
+class SepfilterAxis(ctypes.Structure):
+    _fields_ = [("taps", ctypes.POINTER(ctypes.c_float)), ("ntaps", c_size), ("origin", ctypes.c_longlong),
+                ("mode", ctypes.c_int), ("divisor", ctypes.c_uint)]
+
+
+class SepfilterDesc(ctypes.Structure):
+    _fields_ = [("batch", c_size), ("rows", c_size), ("cols", c_size), ("channels", c_size), ("in_type", ctypes.c_int),
+                ("out_type", ctypes.c_int), ("vertical", SepfilterAxis), ("horizontal", SepfilterAxis),
+                ("horizontal_first", ctypes.c_int), ("cval", ctypes.c_float)]
+
+
+# mh_dtype, by NumPy's names
+DTYPES = {"float32": 0, "float16": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7}
 BACKENDS = ("cpu", "cuda", "vendor")
 PADS = {"valid": 0, "same": 1, "full": 2}
 # mh_mode, with scipy.ndimage's aliases
@@ -119,6 +132,8 @@ _PROTOTYPES = {
     "mh_histogram": (_I, [c_ctx, _C, _P, _S, _I, _P, _P]),
     "mh_histogram_bytes": (_I, [c_ctx, _C, _P, _S, _I, _I, _I, _P, _P]),
     "mh_histogram_select": (_I, [c_ctx, _S, _I, _I, _VI_PP]),
+    "mh_sepfilter": (_I, [c_ctx, _C, ctypes.POINTER(SepfilterDesc), _P, _P]),
+    "mh_sepfilter_select": (_I, [c_ctx, ctypes.POINTER(SepfilterDesc), _VI_PP]),
 }
 
 

@@ -107,7 +107,7 @@ class _Window:
 
     def __call__(self, block, halos):
         xp = _xp(block)
-        window = xp.empty(self.shape, dtype=xp.float32)
+        window = xp.empty(self.shape, dtype=block.dtype)
         src, dst = self.own
         window[dst] = block[src]
         for dst, piece in zip(self.pieces, halos):
@@ -143,7 +143,7 @@ def _axis_plan(starts, i, k, before, extra):
     return w1 - w0, reads, zeros
 
 
-def _windowed(darr, ks, pad, name, run, border=None):
+def _windowed(darr, ks, pad, name, run, border=None, dtype=np.float32):
     """The convolution of darr (axes 0..len(ks)-1) by a filter of sides ks, as a graph of two
     levels: small tasks that copy the halo pieces (k - 1 along each axis cut into several
     chunks) out of the neighbours, then one task a chunk that assembles its window and
@@ -195,7 +195,7 @@ def _windowed(darr, ks, pad, name, run, border=None):
                                       halo_keys)
     chunks = tuple(c[:-1] + (c[-1] + e,) for c, e in zip(darr.chunks, extra))
     hlg = HighLevelGraph.from_collections(out_name, graph, dependencies=[darr])
-    return da.Array(hlg, out_name, chunks, dtype=np.float32, meta=darr._meta)
+    return da.Array(hlg, out_name, chunks, dtype=dtype, meta=darr._meta.astype(dtype))
 
 
 def conv2d(image, filter, pad="valid", variant="auto"):
@@ -301,15 +301,14 @@ def _stored_as(result, dtype):
     return result.map_blocks(cast, dtype=dtype, meta=result._meta.astype(dtype))
 
 
-def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto", _divisor=1):
+def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.correlate of a 2-D dask array (NumPy or CuPy chunks of memhier.ndimage's
     dtypes; the result in the image's dtype, cast as scipy casts): halos copied from the
     neighbours, the array's edges extended by the mode; chunks of at least the filter's side
     (one chunk along a wrapped axis)."""
     dtype = ndimage._dtype_arg(image.dtype, "image")
     if dtype != np.float32:
-        result = correlate(image.astype(np.float32), weights, mode, cval, origin, variant)
-        return _stored_as(result / _divisor if _divisor != 1 else result, dtype)
+        return _stored_as(correlate(image.astype(np.float32), weights, mode, cval, origin, variant), dtype)
     w = _host_weights(weights)
     if image.ndim != 2 or w.ndim != 2:
         raise ValueError(f"image, weights: {image.ndim}-D and {w.ndim}-D; memhier.dask filters 2-D images with "
@@ -339,10 +338,31 @@ def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto")
 
 
 def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
-    """memhier.ndimage.correlate1d on a dask array."""
+    """memhier.ndimage.correlate1d on a 2-D dask array of memhier.ndimage's dtypes: each chunk's
+    window (halos from the neighbours, the array's edges extended by the mode) filtered by the
+    single call's kernel, in the image's dtype."""
     w, axis = ndimage._weights1d(_host_weights(weights)), ndimage._axis_arg(axis, 2)
-    return correlate(image, w.reshape((-1, 1) if axis == 0 else (1, -1)), mode, cval,
-                     (origin, 0) if axis == 0 else (0, origin), variant)
+    return _pass_windows(image, ndimage._pass(w, axis, mode, origin), cval, variant)
+
+
+def _pass_windows(image, step, cval, variant):
+    """One 1-D pass (memhier.ndimage's) of a 2-D dask array, chunk by chunk: the window's valid
+    part, whose outputs read inside the window only, so the window's own border never shows."""
+    dtype = ndimage._dtype_arg(image.dtype, "image")
+    if image.ndim != 2:
+        raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
+    k = step.taps.size
+    ks = (k, 1) if step.axis == 0 else (1, k)
+    lead = k // 2 + step.origin
+    leads = (lead, 0) if step.axis == 0 else (0, lead)
+    inner = ndimage._Pass(step.taps, step.axis, step.origin, MODES["constant"], step.divisor)
+
+    def run(window):
+        full = ndimage._run_passes(window, None, [inner], 0.0, (variant, None, None))
+        keep = [slice(None), slice(None)]
+        keep[step.axis] = slice(lead, lead + window.shape[step.axis] - k + 1)
+        return full[tuple(keep)]
+    return _windowed(image, ks, leads, "image", run, border=(step.mode, ndimage._cval_arg(cval)), dtype=dtype)
 
 
 def convolve1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
@@ -358,20 +378,15 @@ def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.
     out = image
     for a in range(2):
         if float(sigmas[a]) > 0:
-            r = ndimage._radius(sigmas[a], truncate, radii[a])
-            out = correlate1d(out, ndimage._gaussian_weights(float(sigmas[a]), int(orders[a]), r)[::-1], a, modes[a],
-                              cval, 0, variant)
+            out = _pass_windows(out, ndimage._gaussian_pass(sigmas[a], a, orders[a], modes[a], truncate, radii[a]), cval,
+                                variant)
     return out
 
 
 def _uniform_filter1d(image, size, axis, mode, cval, origin, variant):
-    """A mean along an axis; into an integer dtype, an exact sum divided once (as memhier.ndimage)."""
-    axis = ndimage._axis_arg(axis, 2)
-    w = np.ones((size, 1) if axis == 0 else (1, size))
-    origins = (origin, 0) if axis == 0 else (0, origin)
-    if np.dtype(image.dtype).kind in "iu":
-        return correlate(image, w, mode, cval, origins, variant, _divisor=size)
-    return correlate(image, w / size, mode, cval, origins, variant)
+    """A mean along an axis, as memhier.ndimage computes it for the image's dtype."""
+    step = ndimage._uniform_pass(size, ndimage._axis_arg(axis, 2), mode, origin, np.dtype(image.dtype).kind in "iu")
+    return _pass_windows(image, step, cval, variant)
 
 
 def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="auto"):

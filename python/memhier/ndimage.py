@@ -31,13 +31,15 @@ never computed differently): float64 and 32- and 64-bit integer arrays, weights 
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
+import ctypes
+
 import numpy as np
 
 from . import _arrays
 from ._call import Call, variant_arg
 from ._convert import F32, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, moveaxes_last, on_device, \
     overlaps, store, take
-from ._native import lib, InvalidArgument, MODES, Unsupported
+from ._native import lib, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported
 
 DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
 CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
@@ -122,11 +124,10 @@ def _result(output, src):
     return op
 
 
-def _filtered(input, output, run, divisor=1):
-    """The frame of every filter: the input read as float32 (itself when it is float32 and
-    contiguous), run(x, y) computing into a float32 array y, y (divided by `divisor`, for an
-    integer output) stored into `output` with scipy's cast; y is the output itself when that is
-    float32, contiguous and apart from the input."""
+def _filtered(input, output, run):
+    """The frame of correlate: the input read as float32 (itself when it is float32 and
+    contiguous), run(x, y) computing into a float32 array y, y stored into `output` with scipy's
+    cast; y is the output itself when that is float32, contiguous and apart from the input."""
     src = _array(input)
     out = _result(output, src)
     if src.size == 0:
@@ -137,8 +138,6 @@ def _filtered(input, output, run, divisor=1):
     run(x, y)
     if not direct:
         with on_device(src):
-            if divisor != 1:
-                y /= divisor
             store(y, out.obj, src.kind)
     return out.obj
 
@@ -360,26 +359,10 @@ def _weights1d(weights):
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                 device=None, context=None):
     """scipy.ndimage.correlate1d along any axis of an array of any rank: every line along `axis`
-    filtered alone, in one launch (the lines viewed without a copy)."""
-    return _correlate1d(input, weights, axis, output, mode, cval, origin, (variant, device, context))
-
-
-def _correlate1d(input, weights, axis, output, mode, cval, origin, options, divisor=1):
+    filtered alone, in one launch (sepfilter, reading and writing the arrays' own dtypes)."""
     src = _array(input)
-    w = _weights1d(weights)
-    axis = _axis_arg(axis, len(src.shape))
-    if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
-        raise TypeError(f"origin: expected an int, got {origin!r}")
-    plan = _plan(src, np.asarray(w), (axis,), mode, cval, origin, False, options)
-    return _filtered(input, output, plan.run, divisor)
-
-
-def _output_dtype(output, src):
-    if output is None:
-        return src.dtype
-    if isinstance(output, (type, np.dtype, str)):
-        return _dtype_arg(output, "output")
-    return _arrays.Operand(output, "output").dtype
+    step = _pass(_weights1d(weights), _axis_arg(axis, len(src.shape)), mode, origin)
+    return _run_passes(input, output, [step], cval, (variant, device, context))
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -390,6 +373,115 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
         raise TypeError(f"origin: expected an int, got {origin!r}")
     return correlate1d(input, w[::-1], axis, output, mode, cval, -int(origin) - (1 - w.size % 2), variant=variant,
                        device=device, context=context)
+
+
+# ---- the 1-D passes of scipy's separable filters, on sepfilter ----------------------------------
+
+class _Pass:
+    """One 1-D correlation: float32 taps (host), the axis, origin, mode code and the divisor of
+    its sum (scipy's uniform filter divides an exact sum)."""
+    __slots__ = ("taps", "axis", "origin", "mode", "divisor")
+
+    def __init__(self, taps, axis, origin, mode, divisor):
+        self.taps, self.axis, self.origin, self.mode, self.divisor = taps, axis, origin, mode, divisor
+
+
+IDENTITY = _Pass(np.ones(1, np.float32), None, 0, MODES["reflect"], 1)
+MAX_TAPS = 31  # MH_SEPFILTER_MAX_TAPS and MH_CONV2D_MAX_K
+
+
+def _pass(weights, axis, mode, origin, divisor=1):
+    """A pass checked: 1 to 31 real weights, an int origin in scipy's range, a known mode."""
+    w = np.asarray(weights)
+    if not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
+        raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
+    if w.size > MAX_TAPS:
+        raise Unsupported("unsupported", f"weights: {w.size} taps; memhier's 1-D filters have at most {MAX_TAPS}")
+    if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
+        raise TypeError(f"origin: expected an int, got {origin!r}")
+    _check_origin(int(origin), w.size, axis)
+    return _Pass(np.ascontiguousarray(w, dtype=np.float32), axis, int(origin), _mode_arg(mode), int(divisor))
+
+
+def _groups(passes, shape):
+    """Consecutive passes over neighbouring axes, the later axis followed by at most 4 values
+    (an image's channels), run as one fused call; the others one call each."""
+    groups, i = [], 0
+    while i < len(passes):
+        if i + 1 < len(passes):
+            a, b = sorted((passes[i].axis, passes[i + 1].axis))
+            if b == a + 1 and int(np.prod(shape[b + 1:], dtype=np.int64)) <= 4:
+                groups.append(passes[i:i + 2])
+                i += 2
+                continue
+        groups.append(passes[i:i + 1])
+        i += 1
+    return groups
+
+
+def _axis_struct(step, keep):
+    keep.append(step.taps)
+    return SepfilterAxis(step.taps.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), step.taps.size, step.origin,
+                         step.mode, step.divisor)
+
+
+def _describe(group, shape, in_type, out_type, cval, keep):
+    """The mh_sepfilter_desc of a group: the array viewed as (batch, rows, cols, channels) with
+    the passes along rows (vertical) and cols (horizontal)."""
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    ndim = len(shape)
+    if len(group) == 2:
+        a = min(group[0].axis, group[1].axis)
+        view = (prod(shape[:a]), shape[a], shape[a + 1], prod(shape[a + 2:]))
+        vertical, horizontal = (group[0], group[1]) if group[0].axis == a else (group[1], group[0])
+        first_h = group[0].axis == a + 1
+    elif group[0].axis == ndim - 1:  # along the last axis: the lines are rows
+        view = (1, prod(shape[:-1]), shape[-1], 1)
+        vertical, horizontal, first_h = IDENTITY, group[0], True
+    else:  # along another: the lines are the columns of (before, axis, after)
+        a = group[0].axis
+        view = (prod(shape[:a]), shape[a], prod(shape[a + 1:]), 1)
+        vertical, horizontal, first_h = group[0], IDENTITY, False
+    return SepfilterDesc(*view, _NATIVE_DTYPES[in_type.name], _NATIVE_DTYPES[out_type.name],
+                         _axis_struct(vertical, keep), _axis_struct(horizontal, keep), int(first_h), cval)
+
+
+def _run_passes(input, output, passes, cval, options):
+    """scipy's separable filters: the passes one after another, each stored in the output's dtype
+    (so an integer output truncates after each, as scipy's does), the last into `output`; no
+    pass: a copy. Arrays are read and written in their own dtypes by sepfilter, two passes a
+    call where the axes allow."""
+    src = _array(input)
+    out = _result(output, src)
+    cval = _cval_arg(cval)
+    if src.size == 0:
+        return out.obj
+    if not passes:
+        with on_device(src):
+            store(float32_contiguous(src), out.obj, src.kind)
+        return out.obj
+    variant, device, context = options
+    shape = tuple(int(n) for n in src.shape)
+    x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
+    groups = _groups(passes, shape)
+    for i, group in enumerate(groups):
+        last = i == len(groups) - 1
+        if last and out.contiguous and not (x is src and overlaps(out, src)):
+            dst = out
+        else:
+            dst = _arrays.Operand(empty_like_kind(src, shape, out.dtype), "output")
+        keep = []
+        desc = _describe(group, shape, x.dtype, out.dtype, cval, keep)
+        call = Call([x], device, context)
+        call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(desc), call.ptr(x), call.out_ptr(dst)))
+        x = dst
+    if x is not out:
+        with on_device(src):
+            if src.kind == "torch":
+                out.obj.copy_(x.obj)
+            else:
+                out.obj[...] = x.obj
+    return out.obj
 
 
 def _per_axis(value, name, n=2):
@@ -433,88 +525,87 @@ def _radius(sigma, truncate, radius):
     return int(float(truncate) * float(sigma) + 0.5)
 
 
-def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
-                      radius=None, variant="auto", device=None, context=None):
-    """scipy.ndimage.gaussian_filter1d: orders 0 (smoothing) to 2, radius int(truncate * sigma + 0.5)
-    unless given; at most 31 taps (radius 15)."""
+def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= 2:
         raise Unsupported("unsupported", f"order = {order!r}; memhier.ndimage takes Gaussian orders 0, 1 and 2")
     if not float(sigma) > 0:
         raise ValueError(f"sigma = {sigma!r}; expected a positive number")
     r = _radius(sigma, truncate, radius)
-    if 2 * r + 1 > 31:
+    if 2 * r + 1 > MAX_TAPS:
         raise Unsupported("unsupported", f"sigma = {sigma}, truncate = {truncate}: a {2 * r + 1}-tap Gaussian; "
                           "memhier's filters have at most 31 taps (radius 15)")
-    return correlate1d(input, _gaussian_weights(float(sigma), int(order), r)[::-1], axis, output, mode, cval, 0,
-                       variant=variant, device=device, context=context)
+    return _pass(_gaussian_weights(float(sigma), int(order), r)[::-1], axis, mode, 0)
 
 
-def _separable(input, output, passes):
-    """Runs 1-D passes (each a function of (input, output)) one after another, as scipy's
-    separable filters do: every pass stored in the output's dtype (so an integer output is
-    truncated after each pass, as scipy's is), the last into `output`; no pass: a copy."""
-    src = _array(input)
-    out = _result(output, src)
-    if len(passes) == 0:
-        with on_device(src):
-            store(float32_contiguous(src), out.obj, src.kind)
-        return out.obj
-    current = input
-    for i, run in enumerate(passes):
-        current = run(current, out.obj if i == len(passes) - 1 else out.dtype)
-    return current
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
+                      radius=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.gaussian_filter1d: orders 0 (smoothing) to 2, radius int(truncate * sigma + 0.5)
+    unless given; at most 31 taps (radius 15)."""
+    axis = _axis_arg(axis, len(_array(input).shape))
+    return _run_passes(input, output, [_gaussian_pass(sigma, axis, order, mode, truncate, radius)], cval,
+                       (variant, device, context))
 
 
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
                     axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter: one gaussian_filter1d per axis (every axis, or `axes`); sigma,
     order, mode and radius per axis or one for all. An axis of sigma 0 is left as it is (as
-    scipy does), so an RGB image (H, W, 3) takes sigma=(s, s, 0) or axes=(0, 1)."""
+    scipy does), so an RGB image (H, W, 3) takes sigma=(s, s, 0) or axes=(0, 1): both axes in
+    one call that reads and writes the image once."""
     ax = _filtered_axes(axes, len(_array(input).shape))
     sigmas, orders = _per_axis(sigma, "sigma", len(ax)), _per_axis(order, "order", len(ax))
     modes, radii = _per_axis(mode, "mode", len(ax)), _per_axis(radius, "radius", len(ax))
-    passes = [(lambda x, out, i=i: gaussian_filter1d(x, sigmas[i], ax[i], orders[i], out, modes[i], cval, truncate,
-                                                     radius=radii[i], variant=variant, device=device,
-                                                     context=context))
+    passes = [_gaussian_pass(sigmas[i], ax[i], orders[i], modes[i], truncate, radii[i])
               for i in range(len(ax)) if float(sigmas[i]) > 0]
-    return _separable(input, output, passes)
+    return _run_passes(input, output, passes, cval, (variant, device, context))
+
+
+def _uniform_pass(size, axis, mode, origin, integer_output):
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        raise ValueError(f"size = {size!r}; expected a positive int")
+    size = int(size)
+    if integer_output:  # scipy divides an exact sum: ones (exact in float32), then one division
+        return _pass(np.ones(size), axis, mode, origin, divisor=size)
+    return _pass(np.full(size, 1.0 / size), axis, mode, origin)
+
+
+def _integer_output(output, src):
+    if output is None:
+        dtype = src.dtype
+    elif isinstance(output, (type, np.dtype, str)):
+        dtype = _dtype_arg(output, "output")
+    else:
+        dtype = _arrays.Operand(output, "output").dtype
+    return np.dtype(dtype).kind in "iu"
 
 
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.uniform_filter1d: the mean over `size` samples along `axis`."""
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size = {size!r}; expected a positive int")
-    size, options = int(size), (variant, device, context)
-    if np.dtype(_output_dtype(output, _array(input))).kind in "iu":
-        # scipy divides an exact sum: the sum of ones (exact in float32), then one division,
-        # so that a mean that is a whole number truncates to itself
-        return _correlate1d(input, np.ones(size), axis, output, mode, cval, origin, options, divisor=size)
-    return _correlate1d(input, np.full(size, 1.0 / size), axis, output, mode, cval, origin, options)
+    src = _array(input)
+    step = _uniform_pass(size, _axis_arg(axis, len(src.shape)), mode, origin, _integer_output(output, src))
+    return _run_passes(input, output, [step], cval, (variant, device, context))
 
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
                    device=None, context=None):
     """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (every axis, or `axes`; an axis
     of size 1 is skipped)."""
-    ax = _filtered_axes(axes, len(_array(input).shape))
+    src = _array(input)
+    ax = _filtered_axes(axes, len(src.shape))
     sizes, modes = _per_axis(size, "size", len(ax)), _per_axis(mode, "mode", len(ax))
-    origins = _per_axis(origin, "origin", len(ax))
-    passes = [(lambda x, out, i=i: uniform_filter1d(x, sizes[i], ax[i], out, modes[i], cval, origins[i],
-                                                    variant=variant, device=device, context=context))
-              for i in range(len(ax)) if sizes[i] != 1]
-    return _separable(input, output, passes)
+    origins, integer = _per_axis(origin, "origin", len(ax)), _integer_output(output, src)
+    passes = [_uniform_pass(sizes[i], ax[i], modes[i], origins[i], integer) for i in range(len(ax)) if sizes[i] != 1]
+    return _run_passes(input, output, passes, cval, (variant, device, context))
 
 
 def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, device, context):
     """The central difference along `axis`, then `smooth` along every other axis (scipy's sobel, prewitt)."""
     ndim = len(_array(input).shape)
     axis, modes = _axis_arg(axis, ndim), _per_axis(mode, "mode", ndim)
-    passes = [lambda x, out: correlate1d(x, [-1.0, 0.0, 1.0], axis, out, modes[axis], cval, variant=variant,
-                                         device=device, context=context)]
-    passes += [(lambda x, out, a=a: correlate1d(x, smooth, a, out, modes[a], cval, variant=variant, device=device,
-                                                context=context)) for a in range(ndim) if a != axis]
-    return _separable(input, output, passes)
+    passes = [_pass([-1.0, 0.0, 1.0], axis, modes[axis], 0)]
+    passes += [_pass(smooth, a, modes[a], 0) for a in range(ndim) if a != axis]
+    return _run_passes(input, output, passes, cval, (variant, device, context))
 
 
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):

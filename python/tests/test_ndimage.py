@@ -473,3 +473,40 @@ def test_float16_and_mixed_outputs(rng):
     out = np.empty((20, 30), np.int16)
     assert mnd.correlate(u8, -np.ones((3, 3)), output=out) is out
     np.testing.assert_array_equal(out, nd.correlate(u8, -np.ones((3, 3)), output=np.int16))
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int16", "float16", "float32"])
+def test_gpu_separable_filters_equal_the_cpu_bit_for_bit(rng, dtype):
+    """The separable filters on CuPy arrays and PyTorch tensors (sepfilter's fused row) store the
+    same bits as on NumPy arrays (its CPU row): both sum the taps in order with FMA and cast alike."""
+    cupy = pytest.importorskip("cupy")
+    dt = np.dtype(dtype)
+    for shape in [(37, 517), (64, 200, 3), (5, 33, 47), (300, 101, 4), (1, 1), (2049,)]:
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dt)
+        else:
+            x = (rng.standard_normal(shape) * 50).astype(dt)
+        xd = cupy.asarray(x)
+        image_axes = (0, 1) if len(shape) > 1 else (0,)
+        calls = [
+            lambda f, a: f.gaussian_filter(a, 2.0, axes=image_axes, mode="reflect"),
+            lambda f, a: f.gaussian_filter(a, 1.0, mode="constant", cval=np.nan),
+            lambda f, a: f.uniform_filter(a, 5, mode="nearest"),
+            lambda f, a: f.sobel(a, axis=0, mode="mirror"),
+            lambda f, a: f.prewitt(a, axis=-1, mode="wrap"),
+            lambda f, a: f.laplace(a),
+            lambda f, a: f.correlate1d(a, [0.25, -1.0, 2.0, 0.5], axis=0, origin=-2, mode="reflect"),
+            lambda f, a: f.gaussian_filter(a, 1.5, output=np.float32),
+        ]
+        for i, run in enumerate(calls):
+            want = run(mnd, x)
+            got = cupy.asnumpy(run(mnd, xd))
+            assert got.dtype == want.dtype, f"{shape} call {i}"
+            assert np.array_equal(got, want, equal_nan=want.dtype.kind == "f"), f"{dtype} {shape} call {i}"
+    torch = pytest.importorskip("torch")
+    x = rng.integers(0, 256, size=(40, 60, 3)).astype(np.uint8)
+    t = torch.as_tensor(x, device="cuda")
+    np.testing.assert_array_equal(mnd.gaussian_filter(t, 2.0, axes=(0, 1)).cpu().numpy(),
+                                  mnd.gaussian_filter(x, 2.0, axes=(0, 1)))

@@ -197,6 +197,15 @@ typedef struct mh_histogram_args {
     unsigned long long *bins, *outside;
 } mh_histogram_args;
 
+/* mh_sepfilter's call: the description (its taps copied, so the args own them) and buffers. */
+typedef struct mh_sepfilter_args {
+    mh_sepfilter_desc d;
+    float vtaps[MH_SEPFILTER_MAX_TAPS], htaps[MH_SEPFILTER_MAX_TAPS];
+    const void *in;
+    void *out;
+    size_t values; /* batch * rows * cols * channels */
+} mh_sepfilter_args;
+
 /* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
  * --tune), 0 being the measured default. */
 typedef struct mh_args {
@@ -210,6 +219,7 @@ typedef struct mh_args {
         mh_reduce_args reduce;
         mh_histogram_args histogram;
         mh_coalescing_args coalescing;
+        mh_sepfilter_args sepfilter;
     };
 } mh_args;
 
@@ -289,6 +299,7 @@ extern const mh_op_table mh_coalescing_table;
 extern const mh_op_table mh_matmul_table;
 extern const mh_op_table mh_reduce_table;
 extern const mh_op_table mh_histogram_table;
+extern const mh_op_table mh_sepfilter_table;
 const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
 
 size_t mh_row_count(mh_op op);
@@ -385,6 +396,12 @@ typedef struct mh_rank1_fit {
 /* Returns 1 and the factors when the filter is accepted as rank 1; else 0 and, in *fit, the
  * tap that fits worst (a non-finite filter: that tap, eps = INFINITY). */
 int mh_rank1_factor(const float *filter, int krows, int kcols, float *u, float *v, mh_rank1_fit *fit);
+
+/* ---- sepfilter ----------------------------------------------------------------------- */
+
+const mh_row *mh_sepfilter_cpu_rows(size_t *count);
+const mh_row *mh_sepfilter_cuda_rows(size_t *count);
+mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */
 

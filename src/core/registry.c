@@ -13,6 +13,7 @@ static const mh_op_table *const tables[MH_OP_COUNT] = {
     [MH_OP_MATMUL] = &mh_matmul_table,
     [MH_OP_REDUCE] = &mh_reduce_table,
     [MH_OP_HISTOGRAM] = &mh_histogram_table,
+    [MH_OP_SEPFILTER] = &mh_sepfilter_table,
 };
 
 static const mh_op_table *table_of(mh_op op)

@@ -63,6 +63,32 @@ const char *mh_mode_name(mh_mode m)
     return "unknown-mode";
 }
 
+const char *mh_dtype_name(mh_dtype t)
+{
+    switch (t) {
+    case MH_F32: return "float32";
+    case MH_F16: return "float16";
+    case MH_U8: return "uint8";
+    case MH_I8: return "int8";
+    case MH_U16: return "uint16";
+    case MH_I16: return "int16";
+    case MH_I32: return "int32";
+    case MH_I64: return "int64";
+    }
+    return "unknown-dtype";
+}
+
+size_t mh_dtype_size(mh_dtype t)
+{
+    switch (t) {
+    case MH_I64: return 8;
+    case MH_F32: case MH_I32: return 4;
+    case MH_F16: case MH_U16: case MH_I16: return 2;
+    case MH_U8: case MH_I8: return 1;
+    }
+    return 0;
+}
+
 mh_status mh_mode_parse(const char *name, mh_mode *mode)
 {
     static const struct {

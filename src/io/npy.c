@@ -25,8 +25,19 @@ static const struct {
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
-const char *mh_dtype_descr(mh_dtype t) { return dtypes[t].descr; }
-size_t mh_dtype_size(mh_dtype t) { return dtypes[t].size; }
+size_t mh_npy_elem_size(mh_dtype t)
+{
+    for (size_t i = 0; i < NDTYPES; ++i)
+        if (dtypes[i].t == t) return dtypes[i].size;
+    return 0;
+}
+
+const char *mh_dtype_descr(mh_dtype t)
+{
+    for (size_t i = 0; i < NDTYPES; ++i)
+        if (dtypes[i].t == t) return dtypes[i].descr;
+    return "?";
+}
 
 #define FAIL(...)                                                                               \
     do {                                                                                        \
@@ -182,8 +193,8 @@ mh_status mh_npy_parse(const unsigned char *buf, size_t len, mh_array *a, char *
     for (int d = 0; d < a->ndim; ++d)
         if (a->shape[d] && count > SIZE_MAX / a->shape[d]) FAIL("shape's element count overflows");
         else count *= a->shape[d];
-    if (count > SIZE_MAX / mh_dtype_size(a->dtype)) FAIL("shape's size in bytes overflows");
-    bytes = count * mh_dtype_size(a->dtype);
+    if (count > SIZE_MAX / mh_npy_elem_size(a->dtype)) FAIL("shape's size in bytes overflows");
+    bytes = count * mh_npy_elem_size(a->dtype);
     const size_t have = len - hstart - hlen;
     if (have < bytes) FAIL("truncated data: the shape needs %zu bytes, the file holds %zu", bytes, have);
     if (have > bytes) FAIL("shape does not match the file size: it needs %zu bytes of data, the file holds %zu", bytes, have);
@@ -268,7 +279,7 @@ static int write_npy(FILE *f, const void *state)
     size_t hlen = format_header(header, sizeof header, o->t, o->ndim, o->shape);
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
     return fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, hlen, f) == hlen &&
-           fwrite(o->data, mh_dtype_size(o->t), count, f) == count;
+           fwrite(o->data, mh_npy_elem_size(o->t), count, f) == count;
 }
 
 mh_status mh_npy_write(const char *path, mh_dtype t, int ndim, const size_t *shape, const void *data, char *err,

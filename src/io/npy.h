@@ -1,5 +1,5 @@
 /* .npy files: what the CLI reads and writes. Little-endian float32, int32, int64 and
- * uint8, C order; every other file is refused with a message that says what was found. */
+ * uint8 (mh_dtype), C order; every other file is refused with a message that says what was found. */
 #ifndef MH_NPY_H
 #define MH_NPY_H
 
@@ -11,8 +11,6 @@
 extern "C" {
 #endif
 
-typedef enum mh_dtype { MH_F32 = 0, MH_I32, MH_I64, MH_U8 } mh_dtype;
-
 enum { MH_NPY_MAX_DIMS = 8, MH_NPY_MAX_HEADER = 10000 /* numpy's own limit */ };
 
 typedef struct mh_array {
@@ -23,8 +21,10 @@ typedef struct mh_array {
     void *data;   /* malloc'd; mh_array_free releases it */
 } mh_array;
 
-const char *mh_dtype_descr(mh_dtype t); /* "<f4", ... */
-size_t mh_dtype_size(mh_dtype t);
+/* "<f4", "<i4", "<i8", "|u1": the types .npy files hold here (mh_dtype, include/memhier.h). */
+const char *mh_dtype_descr(mh_dtype t);
+/* Bytes of one element of those types (0 for the others). */
+size_t mh_npy_elem_size(mh_dtype t);
 
 /* Reads path into a; on failure a is empty and err says why (path included). */
 mh_status mh_npy_read(const char *path, mh_array *a, char *err, size_t errlen);

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t count = 1;
     for (int d = 0; d < a.ndim; ++d) count *= a.shape[d];
     if (count != a.count || !a.data) abort();
-    const size_t bytes = count * mh_dtype_size(a.dtype);
+    const size_t bytes = count * mh_npy_elem_size(a.dtype);
     volatile unsigned char sum = 0;
     for (size_t i = 0; i < bytes; ++i) sum ^= ((const unsigned char *)a.data)[i];
     (void)sum;

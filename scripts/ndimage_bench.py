@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""memhier.ndimage against what its users run instead, on the same GPU in one run:
+cupyx.scipy.ndimage on the GPU, scipy.ndimage and OpenCV (filter2D, GaussianBlur; all CPU
+cores) on the host, each on the same workload, with the copy floor of the GPU (reading the input
+and writing the output once at the copy ceiling memhier measures).
+
+usage: ndimage_bench.py [--quick] [OUT_JSON]
+  OUT_JSON defaults to ndimage.json. --quick: small sizes, one repetition (a smoke test).
+
+GPU calls: CUDA events around each call on CuPy's current stream, after two warm-ups, the
+median of 20. CPU calls: wall time, the median of 3 (one when a call takes over a second).
+Each peer's result is compared with memhier's: the largest difference (and for integer outputs
+the share of outputs that differ) goes in its row; OpenCV's GaussianBlur rounds in fixed point,
+so its uint8 results differ from scipy's truncation by design."""
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import memhier
+from memhier import ndimage as mnd
+
+try:
+    import cupy as cp
+    import cupyx.scipy.ndimage as cnd
+except Exception as e:  # noqa: BLE001 - no CuPy: nothing on the GPU to compare
+    sys.exit(f"ndimage_bench: CuPy unavailable ({e.__class__.__name__}); it times CuPy arrays on a GPU")
+import scipy.ndimage as snd
+try:
+    import cv2
+except Exception:  # noqa: BLE001
+    cv2 = None
+    print("ndimage_bench: OpenCV unavailable: its rows are skipped")
+
+CV_BORDER = {"reflect": "BORDER_REFLECT", "mirror": "BORDER_REFLECT_101", "nearest": "BORDER_REPLICATE",
+             "constant": "BORDER_CONSTANT"}
+
+
+def gpu_ms(fn, reps=20):
+    for _ in range(2):
+        fn()
+    start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
+    for _ in range(reps):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def cpu_ms(fn, reps=3):
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+        if times[-1] > 1000:
+            break
+    return statistics.median(times)
+
+
+def differences(got, ref):
+    got, ref = np.asarray(got), np.asarray(ref)
+    d = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    out = {"max_abs_diff": float(d.max())}
+    if np.dtype(ref.dtype).kind in "iu":
+        out["share_differing"] = float(np.mean(d != 0))
+    return out
+
+
+def workloads(quick):
+    big = 1024 if quick else 8192
+    rng = np.random.default_rng(1)
+    image = rng.uniform(-1, 1, (big, big)).astype(np.float32)
+    rgb = rng.integers(0, 256, (big, big, 3), dtype=np.uint8)
+    stack = rng.uniform(-1, 1, (16 if quick else 256, 512, 512)).astype(np.float32)
+    out = []
+    for k in (3, 7, 11):
+        w = rng.uniform(-1, 1, (k, k)).astype(np.float32)
+        out.append(dict(name=f"correlate float32 {big}x{big} {k}x{k} reflect", x=image, w=w, kind="correlate"))
+    out.append(dict(name=f"gaussian_filter uint8 {big}x{big}x3 sigma=2 axes=(0,1) reflect", x=rgb, sigma=2.0,
+                    kind="gaussian"))
+    w5 = rng.uniform(-1, 1, (5, 5)).astype(np.float32)
+    out.append(dict(name=f"correlate float32 stack {stack.shape[0]}x512x512 5x5 reflect axes=(1,2)", x=stack, w=w5,
+                    kind="stack"))
+    return out
+
+
+def calls(wl):
+    """(memhier, cupyx, scipy, opencv) callables of a workload: GPU ones on device arrays."""
+    x, kind = wl["x"], wl["kind"]
+    xd = cp.asarray(x)
+    if kind == "gaussian":
+        s = wl["sigma"]
+        ours = lambda: mnd.gaussian_filter(xd, s, axes=(0, 1))  # noqa: E731
+        theirs = lambda: cnd.gaussian_filter(xd, (s, s, 0))  # noqa: E731
+        host = lambda: snd.gaussian_filter(x, (s, s, 0))  # noqa: E731
+        r = int(4.0 * s + 0.5)
+        cv = (lambda: cv2.GaussianBlur(x, (2 * r + 1, 2 * r + 1), s, borderType=cv2.BORDER_REFLECT)) if cv2 else None
+        return ours, theirs, host, cv, xd
+    w, wd = wl["w"], cp.asarray(wl["w"])
+    if kind == "stack":
+        ours = lambda: mnd.correlate(xd, wd, axes=(1, 2))  # noqa: E731
+        theirs = lambda: cnd.correlate(xd, wd[None])  # noqa: E731
+        host = lambda: snd.correlate(x, w, axes=(1, 2))  # noqa: E731
+        cv = (lambda: [cv2.filter2D(im, -1, w, borderType=cv2.BORDER_REFLECT) for im in x]) if cv2 else None
+        return ours, theirs, host, cv, xd
+    ours = lambda: mnd.correlate(xd, wd)  # noqa: E731
+    theirs = lambda: cnd.correlate(xd, wd)  # noqa: E731
+    host = lambda: snd.correlate(x, w)  # noqa: E731
+    cv = (lambda: cv2.filter2D(x, -1, w, borderType=cv2.BORDER_REFLECT)) if cv2 else None
+    return ours, theirs, host, cv, xd
+
+
+def run(wl, copy_gbps, quick):
+    ours, theirs, host, cv, xd = calls(wl)
+    mine = cp.asnumpy(ours())
+    floor = 2 * xd.nbytes / (copy_gbps * 1e9) * 1e3
+    rows = [dict(workload=wl["name"], variant="memhier.ndimage", backend="ours", ms=gpu_ms(ours))]
+    rows[-1]["x_copy_floor"] = rows[-1]["ms"] / floor
+    rows.append(dict(workload=wl["name"], variant="cupyx.scipy.ndimage", backend="peer", ms=gpu_ms(theirs),
+                     **differences(cp.asnumpy(theirs()), mine)))
+    got = host()
+    rows.append(dict(workload=wl["name"], variant="scipy.ndimage (CPU)", backend="peer",
+                     ms=cpu_ms(host, 1 if quick else 3), **differences(mine, got)))
+    if cv is not None:
+        res = cv()
+        res = np.stack(res) if isinstance(res, list) else res
+        rows.append(dict(workload=wl["name"], variant=f"opencv.{'GaussianBlur' if wl['kind'] == 'gaussian' else 'filter2D'}"
+                         f" (CPU, {cv2.getNumThreads()} threads)", backend="peer", ms=cpu_ms(cv, 1 if quick else 3),
+                         **differences(res, got)))
+    for r in rows:
+        r["ms"] = round(r["ms"], 4)
+        r["vs_memhier"] = round(r["ms"] / rows[0]["ms"], 2)
+        print(f"  {r['workload']:62s} {r['variant']:36s} {r['ms']:10.4f} ms {r['vs_memhier']:8.2f}x"
+              + (f"  ({r['x_copy_floor']:.2f}x copy floor {floor:.4f} ms)" if "x_copy_floor" in r else
+                 f"  max diff {r.get('max_abs_diff', 0):.3g}" + (f", {r['share_differing']:.2%} differ"
+                                                                  if "share_differing" in r else "")), flush=True)
+    rows[0]["copy_floor_ms"] = round(floor, 4)
+    return rows
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--quick"]
+    quick = "--quick" in sys.argv[1:]
+    out = args[0] if args else "ndimage.json"
+    info = memhier.info(0, ceilings=True)
+    doc = {"device": info["name"], "date": time.strftime("%Y-%m-%d"), "copy_gbps": info["copy_gbps"],
+           "memhier": memhier.__version__, "cupy": cp.__version__, "scipy": __import__("scipy").__version__,
+           "opencv": cv2.__version__ if cv2 else None, "rows": []}
+    for wl in workloads(quick):
+        doc["rows"] += run(wl, info["copy_gbps"], quick)
+        cp.get_default_memory_pool().free_all_blocks()
+    json.dump(doc, open(out, "w"), indent=1)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

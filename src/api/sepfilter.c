@@ -1,0 +1,135 @@
+/* sepfilter front-end: the op's registry table, its argument checks and `auto`. */
+#include "../core/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static mh_status check_axis(mh_context *ctx, const char *name, const mh_sepfilter_axis *x)
+{
+    if (!x->taps) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.taps is NULL", name);
+    if (x->ntaps == 0 || x->ntaps > MH_SEPFILTER_MAX_TAPS)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.ntaps = %zu: a pass has 1 to %d taps", name, x->ntaps,
+                       MH_SEPFILTER_MAX_TAPS);
+    const long long lo = -(long long)(x->ntaps / 2), hi = (long long)((x->ntaps - 1) / 2);
+    if (x->origin < lo || x->origin > hi)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.origin = %lld: a %zu-tap pass takes origins from %lld to %lld",
+                       name, x->origin, x->ntaps, lo, hi);
+    if ((unsigned)x->mode > MH_MODE_WRAP)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.mode = %d is not constant, reflect, mirror, nearest or wrap",
+                       name, (int)x->mode);
+    if (x->divisor == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.divisor = 0: 1 divides by nothing", name);
+    return MH_OK;
+}
+
+static mh_status check_sizes(mh_context *ctx, const mh_sepfilter_desc *d, size_t *values)
+{
+    const size_t dims[4] = {d->batch, d->rows, d->cols, d->channels};
+    static const char *const names[4] = {"batch", "rows", "cols", "channels"};
+    for (int i = 0; i < 4; ++i)
+        if (dims[i] == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the images are empty", names[i]);
+    if (d->channels > MH_SEPFILTER_MAX_CHANNELS)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "channels = %zu: sepfilter takes 1 to %d interleaved channels",
+                       d->channels, MH_SEPFILTER_MAX_CHANNELS);
+    const int in_ok = (unsigned)d->in_type <= MH_I16, out_ok = (unsigned)d->out_type <= MH_I16;
+    if (!in_ok || !out_ok)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %d (%s): sepfilter reads and writes float32, float16, "
+                       "uint8, int8, uint16 and int16", in_ok ? "out_type" : "in_type",
+                       in_ok ? (int)d->out_type : (int)d->in_type, mh_dtype_name(in_ok ? d->out_type : d->in_type));
+    size_t n, bytes;
+    /* a 4-element group read past a row's end stays inside the index range too */
+    if (!mh_mul_ok(d->batch, d->rows, &n) || !mh_mul_ok(n, d->cols, &n) || !mh_mul_ok(n, d->channels, &n) ||
+        !mh_mul_ok(n, 4, &bytes) || n > (size_t)INT64_MAX / 8)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "batch = %zu, rows = %zu, cols = %zu, channels = %zu: the images' size overflows", d->batch,
+                       d->rows, d->cols, d->channels);
+    *values = n;
+    return MH_OK;
+}
+
+mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfilter_desc *d, const void *in, void *out)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_SEPFILTER;
+    if (!d) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "desc is NULL");
+    mh_sepfilter_args *a = &args->sepfilter;
+    mh_status s;
+    if ((s = check_sizes(ctx, d, &a->values)) != MH_OK) return s;
+    if ((s = check_axis(ctx, "vertical", &d->vertical)) != MH_OK) return s;
+    if ((s = check_axis(ctx, "horizontal", &d->horizontal)) != MH_OK) return s;
+    a->d = *d;
+    memcpy(a->vtaps, d->vertical.taps, d->vertical.ntaps * sizeof(float));
+    memcpy(a->htaps, d->horizontal.taps, d->horizontal.ntaps * sizeof(float));
+    a->d.vertical.taps = a->vtaps, a->d.horizontal.taps = a->htaps;
+    a->d.horizontal_first = d->horizontal_first != 0;
+    a->in = in, a->out = out;
+    return MH_OK;
+}
+
+static mh_status check_buffers(mh_context *ctx, const mh_args *args)
+{
+    const mh_sepfilter_args *a = &args->sepfilter;
+    const size_t in_bytes = a->values * mh_dtype_size(a->d.in_type);
+    const size_t out_bytes = a->values * mh_dtype_size(a->d.out_type);
+    mh_status s;
+    if ((s = mh_check_buffer(ctx, "in", a->in, in_bytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "out", a->out, out_bytes)) != MH_OK) return s;
+    return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
+}
+
+/* The fused kernel on a GPU (two-pass where its tile does not fit), the OpenMP loops on the CPU. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+{
+    (void)a;
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const gpu[] = {"fused", "two-pass", NULL};
+    return mh_is_cpu(ctx) ? cpu : gpu;
+}
+
+static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows};
+
+static void describe(const mh_args *args, char *buf, size_t len)
+{
+    const mh_sepfilter_desc *d = &args->sepfilter.d;
+    snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, %zu x %zu taps (%s, %s), %s first", d->batch, d->rows, d->cols,
+             d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->vertical.ntaps,
+             d->horizontal.ntaps, mh_mode_name(d->vertical.mode), mh_mode_name(d->horizontal.mode),
+             d->horizontal_first ? "horizontal" : "vertical");
+}
+
+const mh_op_table mh_sepfilter_table = {
+    .op = MH_OP_SEPFILTER,
+    .name = "sepfilter",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .describe = describe,
+};
+
+mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc, const void *in, void *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_sepfilter_args_init(ctx, &a, desc, in, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_sepfilter_select(mh_context *ctx, const mh_sepfilter_desc *desc, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_sepfilter_args_init(ctx, &a, desc, NULL, NULL);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
+}
+
+mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_sepfilter_args_init(ctx, &a, desc, NULL, NULL);
+    return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
+}

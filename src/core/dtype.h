@@ -1,0 +1,109 @@
+/* Element types (mh_dtype, include/memhier.h): reading a value as float32 and scipy.ndimage's
+ * store of a float result into a type, for the CPU rows and the CUDA kernels alike, so that
+ * every row stores the same bits.
+ *
+ * scipy computes in float64 and stores with a C cast, on x86-64 through a 32-bit integer:
+ * truncated toward zero, then wrapped modulo 2^bits; NaN and values past +-2^31 become the
+ * integer 0x80000000, whose low bits are 0. Floats round to nearest even. */
+#ifndef MH_DTYPE_H
+#define MH_DTYPE_H
+
+#include "memhier.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __CUDACC__
+#include <cuda_fp16.h>
+#define MH_DTYPE_FN __host__ __device__ __forceinline__
+#else
+#define MH_DTYPE_FN static inline
+#endif
+
+/* float16 bits to float32: exact. */
+MH_DTYPE_FN float mh_half_to_float(uint16_t h)
+{
+#ifdef __CUDA_ARCH__
+    return __half2float(__ushort_as_half(h));
+#else
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    uint32_t bits;
+    if (e == 0) { /* zero or subnormal: m * 2^-24, exact in float32 */
+        const float v = (float)m * 5.9604644775390625e-8f;
+        return sign ? -v : v;
+    }
+    bits = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112u) << 23) | (m << 13);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+#endif
+}
+
+/* float32 to float16 bits, rounded to nearest even (overflow to infinity, NaN kept NaN). */
+MH_DTYPE_FN uint16_t mh_float_to_half(float f)
+{
+#ifdef __CUDA_ARCH__
+    return __half_as_ushort(__float2half_rn(f));
+#else
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return (uint16_t)(sign | (ax > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* 65520 and up: past the largest, 65504 */
+    if (ax < 0x38800000u) { /* below 2^-14: a subnormal, |f| * 2^24 rounded (exact scaling) */
+        float a;
+        memcpy(&a, &ax, sizeof a);
+        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 16777216.0f));
+    }
+    const uint32_t mant = ax & 0x7fffffu, rest = mant & 0x1fffu;
+    uint32_t h = (((ax >> 23) - 112u) << 10) | (mant >> 13);
+    if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; /* a carry moves into the exponent */
+    return (uint16_t)(sign | h);
+#endif
+}
+
+/* The value a float result takes once stored into type t (as a float: every stored value of
+ * these types is exact in float32). */
+MH_DTYPE_FN float mh_cast_value(float v, mh_dtype t)
+{
+    if (t == MH_F32) return v;
+    if (t == MH_F16) return mh_half_to_float(mh_float_to_half(v));
+    const float whole = truncf(v);
+    const int32_t i = fabsf(whole) < 2147483648.0f ? (int32_t)whole : 0; /* NaN fails the test too */
+    switch (t) {
+    case MH_U8: return (float)(i & 0xff);
+    case MH_I8: return (float)(((i & 0xff) ^ 0x80) - 0x80);
+    case MH_U16: return (float)(i & 0xffff);
+    case MH_I16: return (float)(((i & 0xffff) ^ 0x8000) - 0x8000);
+    default: return v;
+    }
+}
+
+/* Element i of an array of type t, as float32 (exact for every type). */
+MH_DTYPE_FN float mh_load_value(const void *p, size_t i, mh_dtype t)
+{
+    switch (t) {
+    case MH_F16: return mh_half_to_float(((const uint16_t *)p)[i]);
+    case MH_U8: return (float)((const uint8_t *)p)[i];
+    case MH_I8: return (float)((const int8_t *)p)[i];
+    case MH_U16: return (float)((const uint16_t *)p)[i];
+    case MH_I16: return (float)((const int16_t *)p)[i];
+    default: return ((const float *)p)[i];
+    }
+}
+
+/* Stores v, a value of type t already (mh_cast_value's result), as element i. */
+MH_DTYPE_FN void mh_store_value(void *p, size_t i, mh_dtype t, float v)
+{
+    switch (t) {
+    case MH_F16: ((uint16_t *)p)[i] = mh_float_to_half(v); break;
+    case MH_U8: ((uint8_t *)p)[i] = (uint8_t)(int32_t)v; break;
+    case MH_I8: ((int8_t *)p)[i] = (int8_t)(int32_t)v; break;
+    case MH_U16: ((uint16_t *)p)[i] = (uint16_t)(int32_t)v; break;
+    case MH_I16: ((int16_t *)p)[i] = (int16_t)(int32_t)v; break;
+    default: ((float *)p)[i] = v; break;
+    }
+}
+
+#endif

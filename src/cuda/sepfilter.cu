@@ -1,0 +1,416 @@
+/* sepfilter/fused: ours. Both 1-D passes of a separable filter inside one block, the image
+ * crossing device memory once in its own type: a tile of BH rows x TILE interleaved values
+ * (TILE / channels pixels) and its halo is read and converted to float32 in shared memory
+ * (the border's mode applied there, per axis), the first pass runs over the whole tile height
+ * or width it needs, its results are cast to the output's type in shared memory (scipy stores
+ * its first pass in the output's dtype: a uint8 Gaussian truncates after each axis), the
+ * second pass runs, and the block stores its outputs converted to their type.
+ *
+ * Memory: for uint8 RGB the kernel reads and writes one byte a value, where a float32
+ * pipeline (convert, pass, cast, pass, cast) moves 4 to 8 bytes a value through several
+ * kernels. Work: ntaps_v + ntaps_h FMAs a value, register windows as in conv2d/separable.
+ *
+ * Channels are interleaved: the horizontal taps of a value are `channels` values apart, and a
+ * horizontal border maps the pixel, keeping the channel. The kernel is instantiated per channel
+ * count (1 to 4) and tap bucket (8, 16, 32); the types are read at run time (one uniform
+ * branch per group of four values). The taps travel by value as a kernel parameter: no
+ * constant memory, no wait for the stream. */
+#include "common.cuh"
+#include "../core/border.h"
+#include "../core/dtype.h"
+
+enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, RYV = 8 };
+
+struct sep_params {
+    const void *in;
+    void *out;
+    long long rows, cols; /* pixels */
+    long long image_values; /* rows * cols * channels */
+    long long col_tiles;
+    int in_type, out_type;
+    int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
+    int mode_v, mode_h;
+    float cval, div_v, div_h;
+    int hfirst;
+    float u[MH_SEPFILTER_MAX_TAPS + 1], v[MH_SEPFILTER_MAX_TAPS + 1]; /* vertical, horizontal taps */
+};
+
+/* Shared memory of a tile: the input (th rows, stride sw) and the first pass's result. */
+struct sep_layout {
+    int th, tw, sw; /* rows, interleaved values a row holds, row stride (floats) */
+    int mid_floats;
+    int floats;
+};
+
+static __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int hfirst)
+{
+    sep_layout l;
+    l.th = BH + kv - 1;
+    l.tw = TILE + C * (kh - 1);
+    l.sw = (l.tw + 3) & ~3;
+    l.mid_floats = hfirst ? l.th * TILE : BH * l.sw;
+    l.floats = l.th * l.sw + l.mid_floats;
+    return l;
+}
+
+/* Four consecutive values from aligned global memory, as floats. */
+static __device__ __forceinline__ void load4(const void *base, long long i, int type, float *o)
+{
+    switch (type) {
+    case MH_U8: {
+        const uchar4 q = *reinterpret_cast<const uchar4 *>((const uint8_t *)base + i);
+        o[0] = q.x, o[1] = q.y, o[2] = q.z, o[3] = q.w;
+        break;
+    }
+    case MH_I8: {
+        const char4 q = *reinterpret_cast<const char4 *>((const int8_t *)base + i);
+        o[0] = q.x, o[1] = q.y, o[2] = q.z, o[3] = q.w;
+        break;
+    }
+    case MH_F32: {
+        const float4 q = *reinterpret_cast<const float4 *>((const float *)base + i);
+        o[0] = q.x, o[1] = q.y, o[2] = q.z, o[3] = q.w;
+        break;
+    }
+    default: { /* the 16-bit types: one 8-byte load */
+        const uint2 q = *reinterpret_cast<const uint2 *>((const uint16_t *)base + i);
+        const uint16_t h[4] = {(uint16_t)(q.x & 0xffff), (uint16_t)(q.x >> 16), (uint16_t)(q.y & 0xffff),
+                               (uint16_t)(q.y >> 16)};
+        for (int e = 0; e < 4; ++e)
+            o[e] = type == MH_F16 ? mh_half_to_float(h[e]) : type == MH_U16 ? (float)h[e] : (float)(int16_t)h[e];
+    }
+    }
+}
+
+/* Stores four values (each already of the type) to aligned global memory. */
+static __device__ __forceinline__ void store4(void *base, long long i, int type, const float *v)
+{
+    switch (type) {
+    case MH_U8:
+        *reinterpret_cast<uchar4 *>((uint8_t *)base + i) =
+            make_uchar4((uint8_t)(int)v[0], (uint8_t)(int)v[1], (uint8_t)(int)v[2], (uint8_t)(int)v[3]);
+        break;
+    case MH_I8:
+        *reinterpret_cast<char4 *>((int8_t *)base + i) =
+            make_char4((signed char)(int)v[0], (signed char)(int)v[1], (signed char)(int)v[2], (signed char)(int)v[3]);
+        break;
+    case MH_F32: *reinterpret_cast<float4 *>((float *)base + i) = make_float4(v[0], v[1], v[2], v[3]); break;
+    default: {
+        uint16_t h[4];
+        for (int e = 0; e < 4; ++e)
+            h[e] = type == MH_F16 ? mh_float_to_half(v[e]) : (uint16_t)(int)v[e];
+        *reinterpret_cast<uint2 *>((uint16_t *)base + i) =
+            make_uint2((uint32_t)h[0] | (uint32_t)h[1] << 16, (uint32_t)h[2] | (uint32_t)h[3] << 16);
+    }
+    }
+}
+
+static __device__ __forceinline__ bool aligned_for(const void *base, long long i, int type)
+{
+    const int size = type == MH_F32 ? 4 : (type == MH_U8 || type == MH_I8) ? 1 : 2;
+    return (i & 3) == 0 && ((uintptr_t)base & (uintptr_t)(4 * size - 1)) == 0;
+}
+
+/* The tile and its halo, as float32: tile[rr][t] holds pixel x0 - ah + t / C, channel t % C, of
+ * row y0 - av + rr, each axis extended by its mode (cval where a constant mode reaches). Groups of
+ * four aligned in global memory move with one load where they lie inside the row. */
+template <int C>
+static __device__ void load_tile(const sep_params &p, const sep_layout &l, float *tile, const void *in, long long y0,
+                                 long long x0, int tid)
+{
+    const long long row_values = p.cols * C, t0 = (x0 - p.ah) * C; /* interleaved index of t = 0 */
+    const int groups = (l.tw + 3 + 3) / 4; /* per row, whatever its alignment shift (0 to 3) */
+    for (int item = tid; item < l.th * groups; item += THREADS) {
+        const int rr = item / groups, g = item - rr * groups;
+        const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
+        const long long base = y < 0 ? 0 : y * row_values;
+        const int shift = (int)(((t0 + base) % 4 + 4) % 4); /* t = -shift starts a group aligned in memory */
+        const int t = 4 * g - shift;
+        if (t >= l.tw) continue;
+        float *dst = tile + rr * l.sw;
+        const long long first = t0 + t;
+        if (y >= 0 && t >= 0 && t + 4 <= l.tw && first >= 0 && first + 4 <= row_values &&
+            aligned_for(in, base + first, p.in_type)) {
+            float o[4];
+            load4(in, base + first, p.in_type, o);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) dst[t + e] = o[e];
+            continue;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const int te = t + e;
+            if (te < 0 || te >= l.tw) continue;
+            const long long px = mh_border_index(x0 - p.ah + te / C, p.cols, p.mode_h);
+            dst[te] = (y < 0 || px < 0) ? p.cval
+                                        : mh_load_value(in, (size_t)(base + px * C + te % C), (mh_dtype)p.in_type);
+        }
+    }
+}
+
+static __device__ __forceinline__ float finish(float acc, float divisor, int type)
+{
+    return mh_cast_value(divisor != 1.0f ? acc / divisor : acc, (mh_dtype)type);
+}
+
+/* Vertical pass: dst[y][t] = cast(sum_i src[y + i][t] u[i]) for y < out_rows, t < width;
+ * RYV rows of one column a work item. */
+template <int KMAX>
+static __device__ void vertical(const sep_params &p, const float *src, int src_stride, float *dst, int dst_stride,
+                                int out_rows, int width, int tid)
+{
+    constexpr int W = RYV + KMAX - 1;
+    for (int item = tid; item < (out_rows / RYV) * width; item += THREADS) {
+        const int yb = item / width * RYV, t = item % width;
+        float w[W], o[RYV];
+#pragma unroll
+        for (int d = 0; d < W; ++d)
+            if (d < RYV + p.kv - 1) w[d] = src[(yb + d) * src_stride + t];
+#pragma unroll
+        for (int q = 0; q < RYV; ++q) o[q] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < KMAX; ++i) {
+            if (i >= p.kv) break;
+#pragma unroll
+            for (int q = 0; q < RYV; ++q) o[q] = fmaf(w[q + i], p.u[i], o[q]);
+        }
+#pragma unroll
+        for (int q = 0; q < RYV; ++q) dst[(yb + q) * dst_stride + t] = finish(o[q], p.div_v, p.out_type);
+    }
+}
+
+/* Horizontal pass over `nrows` rows: dst[y][(x + r) C + c] = cast(sum_j src[y][(x + r + j) C + c] v[j]),
+ * RX pixels of one channel a work item. */
+template <int C, int KMAX>
+static __device__ void horizontal(const sep_params &p, const float *src, int src_stride, float *dst, int dst_stride,
+                                  int nrows, int tid)
+{
+    constexpr int W = RX + KMAX - 1, STRIPS = TILE / C / RX;
+    for (int item = tid; item < nrows * STRIPS * C; item += THREADS) {
+        const int y = item / (STRIPS * C), rest = item - y * STRIPS * C, s = rest / C, c = rest - s * C;
+        const float *row = src + y * src_stride + s * RX * C + c;
+        float w[W], o[RX];
+#pragma unroll
+        for (int d = 0; d < W; ++d)
+            if (d < RX + p.kh - 1) w[d] = row[d * C];
+#pragma unroll
+        for (int r = 0; r < RX; ++r) o[r] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < KMAX; ++j) {
+            if (j >= p.kh) break;
+#pragma unroll
+            for (int r = 0; r < RX; ++r) o[r] = fmaf(w[r + j], p.v[j], o[r]);
+        }
+#pragma unroll
+        for (int r = 0; r < RX; ++r) dst[y * dst_stride + (s * RX + r) * C + c] = finish(o[r], p.div_h, p.out_type);
+    }
+}
+
+/* The block's outputs, stage[y][t] for BH rows and TILE values, into out (inside the image). */
+template <int C>
+static __device__ void store_tile(const sep_params &p, const float *stage, void *out, long long y0, long long x0, int tid)
+{
+    const long long row_values = p.cols * C, first = x0 * C; /* x0 * C = blockIdx * TILE: a multiple of 4 */
+    for (int item = tid; item < BH * (TILE / 4); item += THREADS) {
+        const int y = item / (TILE / 4), t = 4 * (item - y * (TILE / 4));
+        if (y0 + y >= p.rows || first + t >= row_values) continue;
+        const long long i = (y0 + y) * row_values + first + t;
+        const float *s = stage + y * TILE + t;
+        if (first + t + 4 <= row_values && aligned_for(out, i, p.out_type)) {
+            store4(out, i, p.out_type, s);
+            continue;
+        }
+        for (int e = 0; e < 4 && first + t + e < row_values; ++e) mh_store_value(out, (size_t)(i + e), (mh_dtype)p.out_type, s[e]);
+    }
+}
+
+template <int C, int KMAX>
+static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_constant__ sep_params p)
+{
+    extern __shared__ __align__(16) float smem[];
+    const sep_layout l = layout_for(C, p.kv, p.kh, p.hfirst);
+    float *tile = smem, *mid = smem + l.th * l.sw;
+    const int tid = threadIdx.x;
+    const long long row_tile = (long long)blockIdx.x / p.col_tiles, col_tile = (long long)blockIdx.x % p.col_tiles;
+    const long long y0 = row_tile * BH, x0 = col_tile * (TILE / C);
+    const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
+    const int in_size = p.in_type == MH_F32 ? 4 : (p.in_type == MH_U8 || p.in_type == MH_I8) ? 1 : 2;
+    const int out_size = p.out_type == MH_F32 ? 4 : (p.out_type == MH_U8 || p.out_type == MH_I8) ? 1 : 2;
+    const void *in = (const char *)p.in + image * in_size;
+    void *out = (char *)p.out + image * out_size;
+
+    load_tile<C>(p, l, tile, in, y0, x0, tid);
+    __syncthreads();
+    if (!p.hfirst) {
+        vertical<KMAX>(p, tile, l.sw, mid, l.sw, BH, l.tw, tid);
+        __syncthreads();
+        if (p.mode_h == MH_MODE_CONSTANT) /* the second pass reads cval past the edges, not a filtered cval */
+            for (int item = tid; item < BH * l.tw; item += THREADS) {
+                const int y = item / l.tw, t = item - y * l.tw;
+                const long long px = x0 - p.ah + t / C;
+                if (px < 0 || px >= p.cols) mid[y * l.sw + t] = p.cval;
+            }
+        __syncthreads();
+        horizontal<C, KMAX>(p, mid, l.sw, tile, TILE, BH, tid); /* the input tile becomes the stage */
+    } else {
+        horizontal<C, KMAX>(p, tile, l.sw, mid, TILE, l.th, tid);
+        __syncthreads();
+        if (p.mode_v == MH_MODE_CONSTANT)
+            for (int item = tid; item < l.th * TILE; item += THREADS) {
+                const int rr = item / TILE;
+                const long long y = y0 - p.av + rr;
+                if (y < 0 || y >= p.rows) mid[item] = p.cval;
+            }
+        __syncthreads();
+        vertical<KMAX>(p, mid, TILE, tile, TILE, BH, TILE, tid);
+    }
+    __syncthreads();
+    store_tile<C>(p, tile, out, y0, x0, tid);
+}
+
+/* ---- two-pass: the baseline ----------------------------------------------------------------
+ * One thread a value, one launch a pass, the first pass's cast values in float32 device scratch
+ * between them: what a float32 pipeline of 1-D filters (scipy's structure) costs on a GPU. */
+
+struct pass_params {
+    const void *src;
+    int src_type, dst_type, cast_type; /* cast_type: the type whose values the pass stores */
+    void *dst;
+    long long values, n, step, period; /* line length n, values step apart; a line every period * n */
+    int ntaps, anchor, mode;
+    float cval, divisor;
+    float taps[MH_SEPFILTER_MAX_TAPS + 1];
+};
+
+static __global__ void pass_kernel(const __grid_constant__ pass_params p)
+{
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < p.values; v += (long long)gridDim.x * blockDim.x) {
+        const long long i = v / p.step % p.n; /* position along the line */
+        const long long base = v - i * p.step;
+        float acc = 0.0f;
+        for (int j = 0; j < p.ntaps; ++j) {
+            const long long q = mh_border_index(i + j - p.anchor, p.n, p.mode);
+            const float x = q < 0 ? p.cval : mh_load_value(p.src, (size_t)(base + q * p.step), (mh_dtype)p.src_type);
+            acc = fmaf(x, p.taps[j], acc);
+        }
+        mh_store_value(p.dst, (size_t)v, (mh_dtype)p.dst_type, finish(acc, p.divisor, p.cast_type));
+    }
+}
+
+static mh_status run_pass(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_axis *x, int vertical,
+                          const void *src, int src_type, void *dst, int dst_type, int cast_type)
+{
+    const mh_sepfilter_desc *d = &a->d;
+    pass_params p = {};
+    p.src = src, p.src_type = src_type, p.dst = dst, p.dst_type = dst_type, p.cast_type = cast_type;
+    p.values = (long long)a->values;
+    p.n = (long long)(vertical ? d->rows : d->cols);
+    p.step = (long long)(vertical ? d->cols * d->channels : d->channels);
+    p.ntaps = (int)x->ntaps, p.anchor = (int)(x->ntaps / 2 + x->origin), p.mode = (int)x->mode;
+    p.cval = d->cval, p.divisor = (float)x->divisor;
+    for (size_t j = 0; j < x->ntaps; ++j) p.taps[j] = x->taps[j];
+    pass_kernel<<<(unsigned)mh_resident_blocks(ctx, a->values, 256), 256, 0, mh_stream(ctx)>>>(p);
+    return MH_LAUNCH_CHECK(ctx, "pass_kernel");
+}
+
+static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    float *mid;
+    MH_TRY(mh_workspace(ctx, a->values * sizeof(float), (void **)&mid));
+    const int vfirst = !d->horizontal_first;
+    /* the first pass stores values of the output's type, held as float32 */
+    MH_TRY(run_pass(ctx, a, vfirst ? &d->vertical : &d->horizontal, vfirst, a->in, (int)d->in_type, mid, MH_F32,
+                    (int)d->out_type));
+    return run_pass(ctx, a, vfirst ? &d->horizontal : &d->vertical, !vfirst, mid, MH_F32, a->out, (int)d->out_type,
+                    (int)d->out_type);
+}
+
+/* ---- launch, registry -------------------------------------------------------------------- */
+
+typedef void (*sep_kernel)(const sep_params);
+
+template <int C>
+static sep_kernel kernel_for(int kmax)
+{
+    return kmax <= 8 ? sepfilter_kernel<C, 8> : kmax <= 16 ? sepfilter_kernel<C, 16> : sepfilter_kernel<C, 32>;
+}
+
+static sep_kernel pick(int C, int kmax)
+{
+    switch (C) {
+    case 1: return kernel_for<1>(kmax);
+    case 2: return kernel_for<2>(kmax);
+    case 3: return kernel_for<3>(kmax);
+    default: return kernel_for<4>(kmax);
+    }
+}
+
+static size_t smem_bytes(const mh_sepfilter_desc *d)
+{
+    return (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, d->horizontal_first)
+               .floats * sizeof(float);
+}
+
+static size_t tiles(const mh_sepfilter_desc *d)
+{
+    return mh_ceil_div(d->rows, BH) * mh_ceil_div(d->cols, TILE / d->channels);
+}
+
+static int fused_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    const mh_sepfilter_desc *d = &x->sepfilter.d;
+    if (smem_bytes(d) > mh_smem_optin()) {
+        snprintf(why, len, "its tile needs %zu bytes of shared memory; this GPU gives a block %zu", smem_bytes(d),
+                 mh_smem_optin());
+        return 0;
+    }
+    if (tiles(d) > 0x7fffffff) {
+        snprintf(why, len, "%zu tiles an image: more than a grid's 2^31 - 1 blocks", tiles(d));
+        return 0;
+    }
+    return 1;
+}
+
+static mh_status fused_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    sep_params p = {};
+    p.rows = (long long)d->rows, p.cols = (long long)d->cols;
+    p.image_values = (long long)(d->rows * d->cols * d->channels);
+    p.col_tiles = (long long)mh_ceil_div(d->cols, TILE / d->channels);
+    p.in_type = (int)d->in_type, p.out_type = (int)d->out_type;
+    p.kv = (int)d->vertical.ntaps, p.kh = (int)d->horizontal.ntaps;
+    p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
+    p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
+    p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
+    p.hfirst = d->horizontal_first;
+    for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
+    for (int j = 0; j < p.kh; ++j) p.v[j] = d->horizontal.taps[j];
+    const int kmax = p.kv > p.kh ? p.kv : p.kh;
+    sep_kernel kernel = pick((int)d->channels, kmax);
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
+    const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
+    for (size_t b0 = 0; b0 < d->batch; b0 += 65535) { /* gridDim.z holds 65535 images a launch */
+        const size_t nb = d->batch - b0 < 65535 ? d->batch - b0 : 65535;
+        p.in = (const char *)a->in + b0 * (size_t)p.image_values * in_size;
+        p.out = (char *)a->out + b0 * (size_t)p.image_values * out_size;
+        dim3 grid((unsigned)tiles(d), 1, (unsigned)nb);
+        kernel<<<grid, THREADS, smem_bytes(d), mh_stream(ctx)>>>(p);
+        MH_TRY(MH_LAUNCH_CHECK(ctx, "sepfilter_kernel"));
+    }
+    return MH_OK;
+}
+
+static const mh_row rows[] = {
+    {{"sepfilter/two-pass", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 1, "global", "ours",
+      "a thread a value, a launch a pass, the first pass in float32 scratch"},
+     mh_supports_any, two_pass_run, NULL, 0},
+    {{"sepfilter/fused", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 10, "global+shared+registers", "ours",
+      "both passes in one block through shared memory, read and written in the images' own types"},
+     fused_supports, fused_run, NULL, 0},
+};
+
+MH_ROW_GROUP(mh_sepfilter_cuda_rows, rows)

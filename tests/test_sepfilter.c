@@ -1,0 +1,277 @@
+/* sepfilter: the CPU row against a float64 reference written here from scipy.ndimage's
+ * definitions (each pass's border per axis, its cast into the output's type, the pass order),
+ * then the CUDA row against the CPU row bit for bit on every shape, type, mode, order, origin,
+ * channel count and batch below; and the refusals, each by name.
+ *   test_sepfilter cpu | gpu */
+#include "testing.h"
+#include "core/border.h"
+#include "core/dtype.h"
+
+/* scipy's cast of a float64 result, as x86-64 stores it: through a 32-bit integer. */
+static double c_cast(double v, mh_dtype t)
+{
+    if (t == MH_F32) return (float)v;
+    if (t == MH_F16) return mh_half_to_float(mh_float_to_half((float)v));
+    const double w = trunc(v);
+    const long long i = fabs(w) < 2147483648.0 ? (long long)w : 0;
+    switch (t) {
+    case MH_U8: return (double)(i & 0xff);
+    case MH_I8: return (double)(signed char)(i & 0xff);
+    case MH_U16: return (double)(i & 0xffff);
+    default: return (double)(short)(i & 0xffff);
+    }
+}
+
+typedef struct problem {
+    mh_sepfilter_desc d;
+    float vt[MH_SEPFILTER_MAX_TAPS], ht[MH_SEPFILTER_MAX_TAPS];
+} problem;
+
+/* One pass of the reference along an axis: dst (doubles) from src (doubles) in every line. */
+static void ref_pass(const mh_sepfilter_desc *d, const double *src, double *dst, int vertical, int magnitude)
+{
+    const mh_sepfilter_axis *x = vertical ? &d->vertical : &d->horizontal;
+    const size_t C = d->channels, R = d->rows, W = d->cols;
+    const long long anchor = (long long)(x->ntaps / 2) + x->origin;
+    for (size_t b = 0; b < d->batch; ++b)
+        for (size_t r = 0; r < R; ++r)
+            for (size_t c = 0; c < W; ++c)
+                for (size_t ch = 0; ch < C; ++ch) {
+                    double s = 0.0;
+                    for (size_t j = 0; j < x->ntaps; ++j) {
+                        const long long pos = (long long)(vertical ? r : c) + (long long)j - anchor;
+                        const long long q = mh_border_index(pos, (long long)(vertical ? R : W), (int)x->mode);
+                        const size_t rr = vertical ? (size_t)q : r, cc = vertical ? c : (size_t)q;
+                        const double v = q < 0 ? (double)d->cval : src[((b * R + rr) * W + cc) * C + ch];
+                        s += magnitude ? fabs(v) * fabs((double)x->taps[j]) : v * (double)x->taps[j];
+                    }
+                    dst[((b * R + r) * W + c) * C + ch] = magnitude ? s : c_cast(s / x->divisor, d->out_type);
+                }
+}
+
+static double largest(const double *v, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        if (isfinite(v[i])) m = fmax(m, fabs(v[i]));
+    return m;
+}
+
+/* The CPU row against the reference: equal where every sum of both passes is exact in float32
+ * (integer taps and data, sums of |terms| under 2^24: the borders and casts are all that can
+ * differ); float32 outputs within float32 rounding of the sums of |terms| elsewhere. Returns 0
+ * for a problem neither applies to (an integer output of inexact sums may truncate either way). */
+static int check_cpu(mh_context *cpu, const problem *p, const void *in, const char *what)
+{
+    const mh_sepfilter_desc *d = &p->d;
+    const size_t n = d->batch * d->rows * d->cols * d->channels;
+    double *x = malloc(n * sizeof(double)), *mid = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
+    double *mag = malloc(n * sizeof(double));
+    void *out = malloc(n * 4);
+    for (size_t i = 0; i < n; ++i) x[i] = mh_load_value(in, i, d->in_type);
+    ref_pass(d, x, mag, !d->horizontal_first, 1);
+    const double mag1 = largest(mag, n);
+    ref_pass(d, x, mid, !d->horizontal_first, 0);
+    ref_pass(d, mid, mag, d->horizontal_first, 1);
+    const double mag2 = largest(mag, n);
+    ref_pass(d, mid, ref, d->horizontal_first, 0);
+    const int integer_taps = p->vt[0] == roundf(p->vt[0]) && p->ht[0] == roundf(p->ht[0]);
+    const mh_sepfilter_axis *first = d->horizontal_first ? &d->horizontal : &d->vertical;
+    const mh_sepfilter_axis *second = d->horizontal_first ? &d->vertical : &d->horizontal;
+    const int integer_out = d->out_type != MH_F32 && d->out_type != MH_F16;
+    const int exact = integer_taps && d->in_type != MH_F32 && d->in_type != MH_F16 && mag1 < 0x1p24 && mag2 < 0x1p24 &&
+                      (first->divisor == 1 || integer_out) && (d->out_type != MH_F16 || mag1 <= 2048.0);
+    if (!exact && d->out_type != MH_F32) {
+        free(x), free(mid), free(ref), free(mag), free(out);
+        return 0;
+    }
+    const mh_status s = mh_sepfilter(cpu, "sepfilter/cpu-omp", d, in, out);
+    CHECK(s == MH_OK, "%s: %s", what, mh_context_error(cpu));
+    size_t bad = 0;
+    /* each pass's float32 sum within (taps) 2^-24 of its sum of |terms|, the first's carried by the second */
+    double gain = 0.0; /* how much the second pass can grow the first's error */
+    for (size_t j = 0; j < second->ntaps; ++j) gain += fabs((double)second->taps[j]);
+    const double tol = exact ? 0.0
+                             : 0x1p-24 * ((double)first->ntaps * mag1 * gain / second->divisor +
+                                          (double)second->ntaps * mag2 / second->divisor);
+    for (size_t i = 0; s == MH_OK && i < n; ++i) {
+        const double got = mh_load_value(out, i, d->out_type);
+        if (!(got == ref[i]) && !(fabs(got - ref[i]) <= tol) && !(isnan(got) && isnan(ref[i])) && !bad++)
+            fprintf(stderr, "%s: value %zu is %.9g, the reference %.9g (tolerance %g, %s -> %s)\n", what, i, got, ref[i],
+                    tol, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type));
+    }
+    CHECK(bad == 0, "%s: %zu of %zu values differ from the reference", what, bad, n);
+    free(x), free(mid), free(ref), free(mag), free(out);
+    return 1;
+}
+
+static void fill(void *in, size_t n, mh_dtype t, unsigned seed, float scale)
+{
+    float *u = malloc(n * sizeof(float));
+    mh_fill_uniform(u, n, seed, 1.0f);
+    for (size_t i = 0; i < n; ++i) {
+        float v = u[i] * scale;
+        if (t != MH_F32 && t != MH_F16) v = roundf(v);
+        mh_store_value(in, i, t, mh_cast_value(v, t));
+    }
+    free(u);
+}
+
+/* The description's taps point into the problem: set again after every copy. */
+static void bind(problem *p) { p->d.vertical.taps = p->vt, p->d.horizontal.taps = p->ht; }
+
+static problem make(size_t batch, size_t rows, size_t cols, size_t C, mh_dtype in, mh_dtype out, size_t kv, size_t kh,
+                    int integer_taps, unsigned seed)
+{
+    problem p;
+    memset(&p, 0, sizeof p);
+    p.d.batch = batch, p.d.rows = rows, p.d.cols = cols, p.d.channels = C, p.d.in_type = in, p.d.out_type = out;
+    p.d.vertical = (mh_sepfilter_axis){p.vt, kv, 0, MH_MODE_REFLECT, 1};
+    p.d.horizontal = (mh_sepfilter_axis){p.ht, kh, 0, MH_MODE_REFLECT, 1};
+    mh_fill_uniform(p.vt, kv, seed, 1.0f), mh_fill_uniform(p.ht, kh, seed + 1, 1.0f);
+    if (integer_taps)
+        for (size_t i = 0; i < MH_SEPFILTER_MAX_TAPS; ++i) p.vt[i] = roundf(p.vt[i] * 3.0f), p.ht[i] = roundf(p.ht[i] * 3.0f);
+    return p;
+}
+
+static const mh_dtype types[] = {MH_F32, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16};
+static const mh_mode modes[] = {MH_MODE_CONSTANT, MH_MODE_REFLECT, MH_MODE_MIRROR, MH_MODE_NEAREST, MH_MODE_WRAP};
+
+/* The cases both backends run: shapes off every tile edge, 1 x 1 to 300 x 1001, channels 1
+ * to 4, taps 1 to 31 (even ones), origins at both limits, modes per axis, both orders. */
+static size_t cases(problem *out, size_t max)
+{
+    static const size_t shapes[][4] = {{1, 1, 1, 1},  {1, 1, 7, 3},   {1, 9, 1, 1},   {2, 5, 3, 2},
+                                       {1, 37, 517, 1}, {3, 33, 200, 3}, {1, 300, 101, 4}, {1, 64, 192, 1}};
+    static const size_t taps[][2] = {{1, 1}, {3, 3}, {4, 6}, {17, 17}, {31, 2}, {1, 31}};
+    size_t n = 0;
+    unsigned seed = 1;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+        for (size_t k = 0; k < sizeof taps / sizeof taps[0]; ++k, ++seed) {
+            const mh_dtype in = types[seed % 6], outt = types[(seed / 6 + seed) % 6];
+            problem p = make(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], in, outt, taps[k][0], taps[k][1],
+                             seed % 4 != 3, seed);
+            p.d.vertical.mode = modes[seed % 5], p.d.horizontal.mode = modes[(seed + 2) % 5];
+            p.d.vertical.origin = seed % 2 ? -(long long)(taps[k][0] / 2) : (long long)((taps[k][0] - 1) / 2);
+            p.d.horizontal.origin = seed % 4 < 2 ? 0 : (long long)((taps[k][1] - 1) / 2);
+            p.d.horizontal_first = seed % 2;
+            p.d.cval = seed % 7 == 0 ? NAN : 2.5f;
+            if (seed % 5 == 1) p.d.vertical.divisor = 3;
+            if (n < max) out[n] = p, bind(&out[n]), ++n;
+        }
+    return n;
+}
+
+static void *input_for(const problem *p, unsigned seed)
+{
+    const size_t n = p->d.batch * p->d.rows * p->d.cols * p->d.channels;
+    void *in = malloc(n * 4);
+    const mh_dtype t = p->d.in_type;
+    fill(in, n, t, seed, t == MH_U8 ? 255.0f : t == MH_I8 ? 127.0f : t == MH_U16 || t == MH_I16 ? 30000.0f : 50.0f);
+    return in;
+}
+
+static void run_cpu(void)
+{
+    mh_context *cpu;
+    CHECK(mh_context_create(&cpu, MH_CPU) == MH_OK, "CPU context");
+    problem ps[64];
+    const size_t n = cases(ps, 64);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; ++i) {
+        void *in = input_for(&ps[i], (unsigned)i + 100);
+        char what[256];
+        const mh_variant_info *v;
+        mh_sepfilter_select(cpu, &ps[i].d, &v);
+        snprintf(what, sizeof what, "case %zu (%s)", i, v ? v->name : "?");
+        checked += (size_t)check_cpu(cpu, &ps[i], in, what);
+        free(in);
+    }
+    CHECK(checked >= 24, "only %zu of %zu cases had a reference to compare with", checked, n);
+    /* refusals, each naming its argument */
+    problem p = make(1, 8, 8, 3, MH_U8, MH_U8, 3, 3, 0, 7);
+    bind(&p);
+    unsigned char img[8 * 8 * 3] = {0}, res[8 * 8 * 3];
+    mh_sepfilter_desc d = p.d;
+    d.channels = 5; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "channels = 5");
+    d = p.d, d.channels = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "channels = 0");
+    d = p.d, d.vertical.ntaps = 32; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "vertical.ntaps = 32");
+    d = p.d, d.horizontal.ntaps = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "horizontal.ntaps = 0");
+    d = p.d, d.vertical.origin = 2; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "vertical.origin = 2");
+    d = p.d, d.horizontal.origin = -2; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "horizontal.origin = -2");
+    d = p.d, d.vertical.mode = (mh_mode)9; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "vertical.mode = 9");
+    d = p.d, d.horizontal.divisor = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "divisor = 0");
+    d = p.d, d.in_type = MH_I32; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "in_type = 6 (int32)");
+    d = p.d, d.out_type = (mh_dtype)40; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "out_type = 40");
+    d = p.d, d.vertical.taps = NULL; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "vertical.taps is NULL");
+    d = p.d, d.batch = SIZE_MAX / 2; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "overflows");
+    CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, NULL, img, res), "desc is NULL");
+    CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &p.d, img, img + 3), "overlap");
+    memset(res, 0x5a, sizeof res);
+    d = p.d, d.rows = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "rows = 0");
+    CHECK(res[0] == 0x5a && res[191] == 0x5a, "a refused call wrote its output");
+    mh_context_destroy(cpu);
+}
+
+static void run_gpu(void)
+{
+    test_require_gpu();
+    mh_context *cpu, *gpu;
+    CHECK(mh_context_create(&cpu, MH_CPU) == MH_OK && mh_context_create(&gpu, 0) == MH_OK, "contexts");
+    problem ps[64];
+    const size_t n = cases(ps, 64);
+    for (size_t i = 0; i < n; ++i) {
+        const mh_sepfilter_desc *d = &ps[i].d;
+        const size_t values = d->batch * d->rows * d->cols * d->channels;
+        const size_t in_bytes = values * mh_dtype_size(d->in_type), out_bytes = values * mh_dtype_size(d->out_type);
+        void *in = input_for(&ps[i], (unsigned)i + 100), *want = malloc(out_bytes), *got = malloc(out_bytes);
+        void *d_in, *d_out;
+        CHECK_CUDA(cudaMalloc(&d_in, in_bytes + 1)); CHECK_CUDA(cudaMalloc(&d_out, out_bytes + 64));
+        CHECK_CUDA(cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
+        CHECK(mh_sepfilter(cpu, "cpu-omp", d, in, want) == MH_OK, "case %zu on the CPU: %s", i, mh_context_error(cpu));
+        for (int row = 0; row < 2; ++row) {
+            const char *variant = row ? "two-pass" : "fused";
+            CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
+            const mh_status s = mh_sepfilter(gpu, variant, d, d_in, d_out);
+            CHECK(s == MH_OK, "case %zu %s: %s", i, variant, mh_context_error(gpu));
+            unsigned char tail[64];
+            CHECK_CUDA(cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost));
+            CHECK_CUDA(cudaMemcpy(tail, (char *)d_out + out_bytes, 64, cudaMemcpyDeviceToHost));
+            size_t bad = 0, first = 0;
+            for (size_t v = 0; v < values; ++v) {
+                const float a = mh_load_value(got, v, d->out_type), b = mh_load_value(want, v, d->out_type);
+                if (!(a == b || (isnan(a) && isnan(b))) && !bad++) first = v;
+            }
+            CHECK(bad == 0, "case %zu %s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values differ from the "
+                  "CPU row's, first at %zu: %g, expected %g", i, variant, d->batch, d->rows, d->cols, d->channels,
+                  mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->vertical.ntaps, d->horizontal.ntaps, bad,
+                  values, first, (double)mh_load_value(got, first, d->out_type), (double)mh_load_value(want, first, d->out_type));
+            size_t written = 0;
+            for (int t = 0; t < 64; ++t) written += tail[t] != 0xa5;
+            CHECK(written == 0, "case %zu %s: %zu bytes written past the output", i, variant, written);
+        }
+        cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
+    }
+    /* a stack of 65537 one-pixel images: two launches (gridDim.z holds 65535) */
+    problem p = make(65537, 1, 1, 3, MH_U8, MH_F32, 3, 3, 0, 5);
+    bind(&p);
+    const size_t values = 65537 * 3;
+    void *in = input_for(&p, 9), *want = malloc(values * 4), *got = malloc(values * 4), *d_in, *d_out;
+    CHECK_CUDA(cudaMalloc(&d_in, values)); CHECK_CUDA(cudaMalloc(&d_out, values * 4));
+    CHECK_CUDA(cudaMemcpy(d_in, in, values, cudaMemcpyHostToDevice));
+    CHECK(mh_sepfilter(cpu, NULL, &p.d, in, want) == MH_OK && mh_sepfilter(gpu, NULL, &p.d, d_in, d_out) == MH_OK,
+          "the stack of 65537: %s", mh_context_error(gpu));
+    CHECK_CUDA(cudaMemcpy(got, d_out, values * 4, cudaMemcpyDeviceToHost));
+    CHECK(memcmp(got, want, values * 4) == 0, "the stack of 65537 differs from the CPU row's");
+    cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
+    mh_context_destroy(cpu), mh_context_destroy(gpu);
+}
+
+int main(int argc, char **argv)
+{
+    const int gpu = argc > 1 && !strcmp(argv[1], "gpu");
+    if (gpu) run_gpu();
+    else run_cpu();
+    return test_finish(gpu ? "test_sepfilter gpu" : "test_sepfilter cpu");
+}
