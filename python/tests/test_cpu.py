@@ -108,7 +108,7 @@ def test_registry_and_select():
     assert {v.name for v in memhier.variants("matmul") if v.reduced_precision} >= {"matmul/tf32"}
     assert len(memhier.variants()) == sum(len(memhier.variants(op)) for op in
                                           ("conv1d", "conv2d", "transpose", "coalescing", "matmul", "reduce",
-                                           "histogram"))
+                                           "histogram", "sepfilter"))
     assert memhier.select("conv1d", n=1000, k=7, device="cpu").startswith("conv1d/cpu")
     assert memhier.select("matmul", m=64, k=64, n=64, device="cpu").startswith("matmul/cpu")
     assert memhier.select("histogram", n=100, bins=256, bytes=True, device="cpu").startswith("histogram/")
