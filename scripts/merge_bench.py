@@ -4,12 +4,32 @@ added) into one results file: rows and auto choices concatenated, the first file
 commit and date, and each op's ceilings (measured by its own bench invocation) under
 "ceilings_by_op"; "ceilings" is the first file's.
 
-usage: merge_bench.py OUT_JSON IN_JSON...   (exit 1 when the inputs disagree on commit or device)"""
+usage: merge_bench.py OUT_JSON IN_JSON...   (exit 1 when the inputs disagree on commit or device)
+       merge_bench.py --replace RESULTS_JSON IN_JSON
+           the ops IN_JSON holds replace their rows and auto choices in RESULTS_JSON (the same
+           device), each op's commit, date and ceilings recorded under *_by_op"""
 import json
 import sys
 
 
+def replace(results_path, new_path):
+    doc, new = json.load(open(results_path)), json.load(open(new_path))
+    if doc["device"] != new["device"]:
+        sys.exit(f"{new_path}: measured on {new['device']}, {results_path} on {doc['device']}")
+    ops = {r["op"] for r in new["rows"]}
+    doc["rows"] = [r for r in doc["rows"] if r["op"] not in ops] + new["rows"]
+    doc["auto"] = [a for a in doc.get("auto", []) if a.get("op") not in ops] + new.get("auto", [])
+    for op in ops:
+        for key, value in (("commit_by_op", new["commit"]), ("date_by_op", new["date"]),
+                           ("ceilings_by_op", new["ceilings"])):
+            doc.setdefault(key, {})[op] = value
+    json.dump(doc, open(results_path, "w"), indent=1)
+    print(f"{results_path}: {', '.join(sorted(ops))} replaced ({len(new['rows'])} rows)")
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--replace":
+        return replace(sys.argv[2], sys.argv[3])
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     docs = [json.load(open(p)) for p in sys.argv[2:]]

@@ -150,7 +150,8 @@ def main():
     info = memhier.info(0, ceilings=True)
     doc = {"device": info["name"], "date": time.strftime("%Y-%m-%d"), "copy_gbps": info["copy_gbps"],
            "memhier": memhier.__version__, "cupy": cp.__version__, "scipy": __import__("scipy").__version__,
-           "opencv": cv2.__version__ if cv2 else None, "rows": []}
+           "opencv": cv2.__version__ if cv2 else None, "cpu_threads": cv2.getNumThreads() if cv2 else None,
+           "rows": []}
     for wl in workloads(quick):
         doc["rows"] += run(wl, info["copy_gbps"], quick)
         cp.get_default_memory_pool().free_all_blocks()

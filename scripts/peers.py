@@ -23,6 +23,8 @@ Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
   matmul     cupy matmul, torch matmul (cuBLAS)
   reduce     cupy sum, torch sum
   histogram  cupy bincount and histogram, torch bincount (a-z in buckets of 4: (x - 97) // 4 first)
+  sepfilter  cupyx.scipy.ndimage gaussian_filter, uniform_filter, sobel's two passes, on the same
+             typed stack
 The workloads are parsed from the bench rows' names. After the rows it prints, per workload,
 our fastest row against the vendor baseline and the fastest peer."""
 import json
@@ -259,6 +261,37 @@ def histogram_peers(wl):
     return peers, ref, 0.0, exact
 
 
+def sepfilter_peers(wl):
+    """cupyx.scipy.ndimage's gaussian_filter (sigma 2), uniform_filter (5) and sobel (axis 0) on
+    the same typed stack (batch, rows, cols, channels), over the image axes. The reference is the
+    same filter in float64 (no cast between the passes): float32 results within 1e-5 (rel_l2),
+    float16 within 1e-3, integer ones within 2 (each pass truncates, as scipy's do)."""
+    import cupyx.scipy.ndimage as nd
+    w = kv(wl)
+    filt, dtype, mode = w["filter"], cp.dtype(w["dtype"]), w["mode"]
+    batch, rows, cols, chans = (int(v) for v in w["shape"].split("x"))
+    rng = cp.random.default_rng(1)
+    if dtype.kind in "iu":
+        info = cp.iinfo(dtype)
+        x = rng.integers(info.min, int(info.max) + 1, (batch, rows, cols, chans), dtype=cp.int64).astype(dtype)
+    else:
+        x = rng.uniform(-100, 100, (batch, rows, cols, chans), dtype=cp.float32).astype(dtype)
+    calls = {"gaussian": lambda a, out=None: nd.gaussian_filter(a, (0, 2.0, 2.0, 0), mode=mode, output=out),
+             "uniform": lambda a, out=None: nd.uniform_filter(a, (1, 5, 5, 1), mode=mode, output=out),
+             "sobel": lambda a, out=None: nd.sobel(a, axis=1, mode=mode, output=out)}
+    if filt == "sobel":  # sobel smooths every other axis: only the image's two
+        calls["sobel"] = lambda a, out=None: nd.correlate1d(nd.correlate1d(a, [-1.0, 0.0, 1.0], 1, out, mode=mode),
+                                                            [1.0, 2.0, 1.0], 2, out, mode=mode)
+    run = calls[filt]
+    peers = [(f"cupy/ndimage.{'correlate1d-x2' if filt == 'sobel' else filt + '_filter'}", lambda: run(x))]
+    ref = run(x.astype(cp.float64), cp.float64)
+    if dtype.kind in "iu":
+        return peers, ref, 0.0, lambda out, ref: 0.0 if float(cp.abs(out.astype(cp.float64) - ref).max()) <= 2 else 1.0
+    if dtype == cp.float16:
+        return peers, ref, 0.0, lambda out, ref: max(0.0, rel_l2(out, ref) - 1e-3)
+    return peers, ref, 0.0, rel_l2
+
+
 def conv1d_peers_of(wl):
     w = parse_conv1d(wl)
     peers, ref = conv1d_peers(w)
@@ -277,7 +310,7 @@ def exact(out, ref):
 
 
 PEERS = {"conv1d": conv1d_peers_of, "conv2d": conv2d_peers, "transpose": transpose_peers,
-         "matmul": matmul_peers, "reduce": reduce_peers, "histogram": histogram_peers}
+         "matmul": matmul_peers, "reduce": reduce_peers, "histogram": histogram_peers, "sepfilter": sepfilter_peers}
 
 
 def time_peer(name, fn, flops):

@@ -61,6 +61,10 @@ def label(op, workload):
         return f"n={count(f['n'])}"
     if op == "histogram":
         return f"{f['form']} {count(f['n'])}, {f['bins']} bins, {f['data']}"
+    if op == "sepfilter":
+        b, r, c, ch = f["shape"].split("x")
+        image = (f"{b} × " if b != "1" else "") + (f"{r}²" if r == c else f"{r}×{c}") + (f"×{ch}" if ch != "1" else "")
+        return f"{f['filter']} {f['dtype']} {image} {f['mode']}"
     return workload
 
 
@@ -299,7 +303,34 @@ def transpose_ncu_table():
     return "\n".join(lines)
 
 
-SIDE_TABLES = {"python-overhead": python_overhead_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
+NDIMAGE_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.ndimage.json"
+
+
+def ndimage_table():
+    """memhier.ndimage against cupyx.scipy.ndimage, scipy.ndimage and OpenCV in one run
+    (scripts/ndimage_bench.py): ms a call, each peer's time over memhier's."""
+    d = load(NDIMAGE_RESULTS)
+    by = {}
+    for r in d["rows"]:
+        by.setdefault(r["workload"], {})[r["variant"].split(" (")[0]] = r
+    lines = [f"_{d['device']}, run of {d['date']} (`bench/results/{NDIMAGE_RESULTS.name}`); CuPy {d['cupy']}, scipy "
+             f"{d['scipy']}, OpenCV {d['opencv']} on the host's {d.get('cpu_threads', 16)} cores; ms a call (the "
+             f"host's work included), ratio: the peer's time over memhier's; copy floor: reading and writing the "
+             f"array once at {d['copy_gbps']:.0f} GB/s._", "",
+             "| workload | memhier.ndimage | × copy floor | cupyx.scipy.ndimage | scipy.ndimage (CPU) | OpenCV (CPU) |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for wl, rows in by.items():
+        ours = rows["memhier.ndimage"]
+
+        def peer(prefix):
+            r = next((v for k, v in rows.items() if k.startswith(prefix)), None)
+            return f"{r['ms']:.4g} ({r['ms'] / ours['ms']:.1f}x)" if r else "–"
+        lines.append(f"| {wl} | {ours['ms']:.4g} | {ours['x_copy_floor']:.2f} | {peer('cupyx')} | {peer('scipy')} | "
+                     f"{peer('opencv')} |")
+    return "\n".join(lines)
+
+
+SIDE_TABLES = {"python-overhead": python_overhead_table, "ndimage": ndimage_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
                "dask-one-gpu": lambda: dask_table(DASK_ONE_GPU_RESULTS),
                "matmul-wgmma-sizes": wgmma_sizes_table, "conv2d-tc-sweep": tc_sweep_table,
                "transpose-ncu": transpose_ncu_table}

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* scipy.ndimage's calls: gaussian_filter(x, 2) over the image axes (17 taps), uniform_filter(x, 5),
+ * sobel(x, axis=0) (the difference down the columns, [1 2 1] along the rows). */
 enum { GAUSSIAN, UNIFORM, SOBEL };
 
 typedef struct sep_workload {
@@ -75,8 +77,8 @@ static void describe(bench_workload *bw, const sep_workload *w)
     }
     c->values = w->batch * w->rows * w->cols * w->channels;
     c->in_bytes = c->values * mh_dtype_size(w->in_type), c->out_bytes = c->values * mh_dtype_size(w->out_type);
-    snprintf(bw->desc, sizeof bw->desc, "batch=%zu rows=%zu cols=%zu channels=%zu dtype=%s filter=%s mode=%s", w->batch,
-             w->rows, w->cols, w->channels, mh_dtype_name(w->in_type), filter_names[w->filter], mh_mode_name(w->mode));
+    snprintf(bw->desc, sizeof bw->desc, "filter=%s dtype=%s shape=%zux%zux%zux%zu mode=%s", filter_names[w->filter],
+             mh_dtype_name(w->in_type), w->batch, w->rows, w->cols, w->channels, mh_mode_name(w->mode));
     bw->flops = 2.0 * (double)c->values * (double)(d->vertical.ntaps + d->horizontal.ntaps);
     bw->bytes = (double)(c->in_bytes + c->out_bytes);
 }

@@ -21,10 +21,16 @@ def _module(op):
 
 
 def on_device(op):
-    """A context in which CuPy allocates and launches on op's device (nothing for the others)."""
+    """A context in which CuPy allocates and launches on op's device (nothing for the others, or
+    when that device is current already: entering a cupy.cuda.Device costs microseconds)."""
     if op.kind == "cupy":
-        return _arrays._cupy().cuda.Device(op.device)
-    return contextlib.nullcontext()
+        cupy = _arrays._cupy()
+        if cupy.cuda.runtime.getDevice() != op.device:
+            return cupy.cuda.Device(op.device)
+    return _NOTHING
+
+
+_NOTHING = contextlib.nullcontext()
 
 
 def torch_dtype(dtype):

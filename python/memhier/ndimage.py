@@ -32,6 +32,7 @@ never computed differently): float64 and 32- and 64-bit integer arrays, weights 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
 import ctypes
+import math
 
 import numpy as np
 
@@ -229,8 +230,8 @@ class _Plan:
         """Lines along the axis, viewed without a copy: (A, L) with the filter along the columns
         for the last axis, else a stack (A, L, B) filtered along its rows."""
         shape, axis = tuple(x.shape), self.axes[0]
-        before, length = int(np.prod(shape[:axis], dtype=np.int64)), shape[axis]
-        after = int(np.prod(shape[axis + 1:], dtype=np.int64))
+        before, length = math.prod(shape[:axis]), shape[axis]
+        after = math.prod(shape[axis + 1:])
         k = int(self.w.shape[0])
         if axis == len(shape) - 1:
             lines, w2, origins = (before, length), self.w.reshape(1, k), (0, self.origins[0])
@@ -243,12 +244,12 @@ class _Plan:
         and a store out)."""
         shape, (a, b) = tuple(x.shape), axes
         if (a, b) == (len(shape) - 2, len(shape) - 1):
-            stack = (int(np.prod(shape[:a], dtype=np.int64)), shape[a], shape[b])
+            stack = (math.prod(shape[:a]), shape[a], shape[b])
             _conv2d(x.reshape(stack), w2, y.reshape(stack), self.mode, self.cval, origins, *self.options)
             return
         xm = contiguous(moveaxes_last(x, self.kind, (a, b)), self.kind)
         ym = empty_like(xm, self.kind)
-        stack = (int(np.prod(xm.shape[:-2], dtype=np.int64)), shape[a], shape[b])
+        stack = (math.prod(xm.shape[:-2]), shape[a], shape[b])
         _conv2d(xm.reshape(stack), w2, ym.reshape(stack), self.mode, self.cval, origins, *self.options)
         store(ym, moveaxes_last(y, self.kind, (a, b)), self.kind)
 
@@ -410,7 +411,7 @@ def _groups(passes, shape):
     while i < len(passes):
         if i + 1 < len(passes):
             a, b = sorted((passes[i].axis, passes[i + 1].axis))
-            if b == a + 1 and int(np.prod(shape[b + 1:], dtype=np.int64)) <= 4:
+            if b == a + 1 and math.prod(shape[b + 1:]) <= 4:
                 groups.append(passes[i:i + 2])
                 i += 2
                 continue
@@ -428,7 +429,7 @@ def _axis_struct(step, keep):
 def _describe(group, shape, in_type, out_type, cval, keep):
     """The mh_sepfilter_desc of a group: the array viewed as (batch, rows, cols, channels) with
     the passes along rows (vertical) and cols (horizontal)."""
-    prod = lambda dims: int(np.prod(dims, dtype=np.int64))  # noqa: E731
+    prod = math.prod
     ndim = len(shape)
     if len(group) == 2:
         a = min(group[0].axis, group[1].axis)

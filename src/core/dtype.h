@@ -69,8 +69,12 @@ MH_DTYPE_FN float mh_cast_value(float v, mh_dtype t)
 {
     if (t == MH_F32) return v;
     if (t == MH_F16) return mh_half_to_float(mh_float_to_half(v));
-    const float whole = truncf(v);
-    const int32_t i = fabsf(whole) < 2147483648.0f ? (int32_t)whole : 0; /* NaN fails the test too */
+    /* truncated toward zero where it fits 32 bits; NaN fails the test too */
+#ifdef __CUDA_ARCH__
+    const int32_t i = fabsf(v) < 2147483648.0f ? __float2int_rz(v) : 0;
+#else
+    const int32_t i = fabsf(v) < 2147483648.0f ? (int32_t)v : 0;
+#endif
     switch (t) {
     case MH_U8: return (float)(i & 0xff);
     case MH_I8: return (float)(((i & 0xff) ^ 0x80) - 0x80);

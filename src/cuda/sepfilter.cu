@@ -12,7 +12,7 @@
  *
  * Channels are interleaved: the horizontal taps of a value are `channels` values apart, and a
  * horizontal border maps the pixel, keeping the channel. The kernel is instantiated per channel
- * count (1 to 4) and tap bucket (8, 16, 32); the types are read at run time (one uniform
+ * count (1 to 4) and tap bucket (8, 16, 24, 32); the types are read at run time (one uniform
  * branch per group of four values). The taps travel by value as a kernel parameter: no
  * constant memory, no wait for the stream. */
 #include "common.cuh"
@@ -53,27 +53,31 @@ static __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int hfir
     return l;
 }
 
-/* Four consecutive values from aligned global memory, as floats. */
-static __device__ __forceinline__ void load4(const void *base, long long i, int type, float *o)
+/* Four consecutive values from aligned global memory, their bits as loaded (4, 8 or 16 bytes):
+ * the load is issued here and waited for only where unpack4 reads it. */
+static __device__ __forceinline__ uint4 load4_raw(const void *base, long long i, int type)
+{
+    uint4 q = make_uint4(0, 0, 0, 0);
+    if (type == MH_F32) q = *reinterpret_cast<const uint4 *>((const float *)base + i);
+    else if (type == MH_U8 || type == MH_I8) q.x = *reinterpret_cast<const uint32_t *>((const uint8_t *)base + i);
+    else {
+        const uint2 h = *reinterpret_cast<const uint2 *>((const uint16_t *)base + i);
+        q.x = h.x, q.y = h.y;
+    }
+    return q;
+}
+
+static __device__ __forceinline__ void unpack4(uint4 q, int type, float *o)
 {
     switch (type) {
-    case MH_U8: {
-        const uchar4 q = *reinterpret_cast<const uchar4 *>((const uint8_t *)base + i);
-        o[0] = q.x, o[1] = q.y, o[2] = q.z, o[3] = q.w;
+    case MH_F32: o[0] = __uint_as_float(q.x), o[1] = __uint_as_float(q.y), o[2] = __uint_as_float(q.z), o[3] = __uint_as_float(q.w); break;
+    case MH_U8:
+        for (int e = 0; e < 4; ++e) o[e] = (float)((q.x >> (8 * e)) & 0xffu);
         break;
-    }
-    case MH_I8: {
-        const char4 q = *reinterpret_cast<const char4 *>((const int8_t *)base + i);
-        o[0] = q.x, o[1] = q.y, o[2] = q.z, o[3] = q.w;
+    case MH_I8:
+        for (int e = 0; e < 4; ++e) o[e] = (float)(int8_t)((q.x >> (8 * e)) & 0xffu);
         break;
-    }
-    case MH_F32: {
-        const float4 q = *reinterpret_cast<const float4 *>((const float *)base + i);
-        o[0] = q.x, o[1] = q.y, o[2] = q.z, o[3] = q.w;
-        break;
-    }
-    default: { /* the 16-bit types: one 8-byte load */
-        const uint2 q = *reinterpret_cast<const uint2 *>((const uint16_t *)base + i);
+    default: {
         const uint16_t h[4] = {(uint16_t)(q.x & 0xffff), (uint16_t)(q.x >> 16), (uint16_t)(q.y & 0xffff),
                                (uint16_t)(q.y >> 16)};
         for (int e = 0; e < 4; ++e)
@@ -114,36 +118,55 @@ static __device__ __forceinline__ bool aligned_for(const void *base, long long i
 /* The tile and its halo, as float32: tile[rr][t] holds pixel x0 - ah + t / C, channel t % C, of
  * row y0 - av + rr, each axis extended by its mode (cval where a constant mode reaches). Groups of
  * four aligned in global memory move with one load where they lie inside the row. */
+/* The tile and its halo, as float32: tile[rr][t] holds pixel x0 - ah + t / C, channel t % C, of
+ * row y0 - av + rr, each axis extended by its mode (cval where a constant mode reaches). Groups of
+ * four aligned in global memory move with one load where they lie inside the row; each thread
+ * issues BATCH such loads before it converts any, so their latencies overlap. */
 template <int C>
 static __device__ void load_tile(const sep_params &p, const sep_layout &l, float *tile, const void *in, long long y0,
                                  long long x0, int tid)
 {
+    constexpr int BATCH = 4;
     const long long row_values = p.cols * C, t0 = (x0 - p.ah) * C; /* interleaved index of t = 0 */
     const int groups = (l.tw + 3 + 3) / 4; /* per row, whatever its alignment shift (0 to 3) */
-    for (int item = tid; item < l.th * groups; item += THREADS) {
-        const int rr = item / groups, g = item - rr * groups;
-        const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
-        const long long base = y < 0 ? 0 : y * row_values;
-        const int shift = (int)(((t0 + base) % 4 + 4) % 4); /* t = -shift starts a group aligned in memory */
-        const int t = 4 * g - shift;
-        if (t >= l.tw) continue;
-        float *dst = tile + rr * l.sw;
-        const long long first = t0 + t;
-        if (y >= 0 && t >= 0 && t + 4 <= l.tw && first >= 0 && first + 4 <= row_values &&
-            aligned_for(in, base + first, p.in_type)) {
-            float o[4];
-            load4(in, base + first, p.in_type, o);
+    const int total = l.th * groups;
+    for (int first_item = tid; first_item < total; first_item += BATCH * THREADS) {
+        uint4 raw[BATCH];
+        int at[BATCH]; /* where the group goes in the tile; -1: none, or done element by element */
 #pragma unroll
-            for (int e = 0; e < 4; ++e) dst[t + e] = o[e];
-            continue;
+        for (int u = 0; u < BATCH; ++u) {
+            const int item = first_item + u * THREADS;
+            at[u] = -1;
+            if (item >= total) continue;
+            const int rr = item / groups, g = item - rr * groups;
+            const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
+            const long long base = y < 0 ? 0 : y * row_values;
+            const int t = 4 * g - (int)((t0 + base) & 3); /* t = -shift starts a group aligned in memory */
+            if (t >= l.tw) continue;
+            const long long first = t0 + t;
+            if (y >= 0 && t >= 0 && t + 4 <= l.tw && first >= 0 && first + 4 <= row_values &&
+                aligned_for(in, base + first, p.in_type)) {
+                raw[u] = load4_raw(in, base + first, p.in_type);
+                at[u] = rr * l.sw + t;
+                continue;
+            }
+            float *dst = tile + rr * l.sw;
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const int te = t + e;
+                if (te < 0 || te >= l.tw) continue;
+                const long long px = mh_border_index(x0 - p.ah + te / C, p.cols, p.mode_h);
+                dst[te] = (y < 0 || px < 0) ? p.cval
+                                            : mh_load_value(in, (size_t)(base + px * C + te % C), (mh_dtype)p.in_type);
+            }
         }
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            const int te = t + e;
-            if (te < 0 || te >= l.tw) continue;
-            const long long px = mh_border_index(x0 - p.ah + te / C, p.cols, p.mode_h);
-            dst[te] = (y < 0 || px < 0) ? p.cval
-                                        : mh_load_value(in, (size_t)(base + px * C + te % C), (mh_dtype)p.in_type);
+        for (int u = 0; u < BATCH; ++u) {
+            if (at[u] < 0) continue;
+            float o[4];
+            unpack4(raw[u], p.in_type, o);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) tile[at[u] + e] = o[e];
         }
     }
 }
@@ -151,6 +174,16 @@ static __device__ void load_tile(const sep_params &p, const sep_layout &l, float
 static __device__ __forceinline__ float finish(float acc, float divisor, int type)
 {
     return mh_cast_value(divisor != 1.0f ? acc / divisor : acc, (mh_dtype)type);
+}
+
+/* finish() over n sums in place: nothing to do for float32 without a divisor (the common case,
+ * tested once for the whole strip rather than per value). */
+template <int N>
+static __device__ __forceinline__ void finish_all(float *o, float divisor, int type)
+{
+    if (type == MH_F32 && divisor == 1.0f) return;
+#pragma unroll
+    for (int q = 0; q < N; ++q) o[q] = finish(o[q], divisor, type);
 }
 
 /* Vertical pass: dst[y][t] = cast(sum_i src[y + i][t] u[i]) for y < out_rows, t < width;
@@ -174,8 +207,9 @@ static __device__ void vertical(const sep_params &p, const float *src, int src_s
 #pragma unroll
             for (int q = 0; q < RYV; ++q) o[q] = fmaf(w[q + i], p.u[i], o[q]);
         }
+        finish_all<RYV>(o, p.div_v, p.out_type);
 #pragma unroll
-        for (int q = 0; q < RYV; ++q) dst[(yb + q) * dst_stride + t] = finish(o[q], p.div_v, p.out_type);
+        for (int q = 0; q < RYV; ++q) dst[(yb + q) * dst_stride + t] = o[q];
     }
 }
 
@@ -201,8 +235,9 @@ static __device__ void horizontal(const sep_params &p, const float *src, int src
 #pragma unroll
             for (int r = 0; r < RX; ++r) o[r] = fmaf(w[r + j], p.v[j], o[r]);
         }
+        finish_all<RX>(o, p.div_h, p.out_type);
 #pragma unroll
-        for (int r = 0; r < RX; ++r) dst[y * dst_stride + (s * RX + r) * C + c] = finish(o[r], p.div_h, p.out_type);
+        for (int r = 0; r < RX; ++r) dst[y * dst_stride + (s * RX + r) * C + c] = o[r];
     }
 }
 
@@ -334,7 +369,8 @@ typedef void (*sep_kernel)(const sep_params);
 template <int C>
 static sep_kernel kernel_for(int kmax)
 {
-    return kmax <= 8 ? sepfilter_kernel<C, 8> : kmax <= 16 ? sepfilter_kernel<C, 16> : sepfilter_kernel<C, 32>;
+    return kmax <= 8 ? sepfilter_kernel<C, 8> : kmax <= 16 ? sepfilter_kernel<C, 16>
+                      : kmax <= 24 ? sepfilter_kernel<C, 24> : sepfilter_kernel<C, 32>;
 }
 
 static sep_kernel pick(int C, int kmax)
