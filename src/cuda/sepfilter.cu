@@ -115,9 +115,21 @@ static __device__ __forceinline__ bool aligned_for(const void *base, long long i
     return (i & 3) == 0 && ((uintptr_t)base & (uintptr_t)(4 * size - 1)) == 0;
 }
 
-/* The tile and its halo, as float32: tile[rr][t] holds pixel x0 - ah + t / C, channel t % C, of
- * row y0 - av + rr, each axis extended by its mode (cval where a constant mode reaches). Groups of
- * four aligned in global memory move with one load where they lie inside the row. */
+/* A group of four tile values at the image's edges or misaligned, element by element, each axis
+ * extended by its mode: kept out of line, so that the hot loops stay small in the instruction
+ * cache. */
+template <int C>
+static __device__ __noinline__ void load_edge_group(const sep_params &p, const sep_layout &l, float *dst,
+                                                    const void *in, long long y, long long base, long long x0, int t)
+{
+    for (int e = 0; e < 4; ++e) {
+        const int te = t + e;
+        if (te < 0 || te >= l.tw) continue;
+        const long long px = mh_border_index(x0 - p.ah + te / C, p.cols, p.mode_h);
+        dst[te] = (y < 0 || px < 0) ? p.cval : mh_load_value(in, (size_t)(base + px * C + te % C), (mh_dtype)p.in_type);
+    }
+}
+
 /* The tile and its halo, as float32: tile[rr][t] holds pixel x0 - ah + t / C, channel t % C, of
  * row y0 - av + rr, each axis extended by its mode (cval where a constant mode reaches). Groups of
  * four aligned in global memory move with one load where they lie inside the row; each thread
@@ -150,15 +162,7 @@ static __device__ void load_tile(const sep_params &p, const sep_layout &l, float
                 at[u] = rr * l.sw + t;
                 continue;
             }
-            float *dst = tile + rr * l.sw;
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int te = t + e;
-                if (te < 0 || te >= l.tw) continue;
-                const long long px = mh_border_index(x0 - p.ah + te / C, p.cols, p.mode_h);
-                dst[te] = (y < 0 || px < 0) ? p.cval
-                                            : mh_load_value(in, (size_t)(base + px * C + te % C), (mh_dtype)p.in_type);
-            }
+            load_edge_group<C>(p, l, tile + rr * l.sw, in, y, base, x0, t);
         }
 #pragma unroll
         for (int u = 0; u < BATCH; ++u) {
@@ -178,12 +182,27 @@ static __device__ __forceinline__ float finish(float acc, float divisor, int typ
 
 /* finish() over n sums in place: nothing to do for float32 without a divisor (the common case,
  * tested once for the whole strip rather than per value). */
+template <int N, int TYPE>
+static __device__ __forceinline__ void cast_all(float *o)
+{
+#pragma unroll
+    for (int q = 0; q < N; ++q) o[q] = mh_cast_value(o[q], (mh_dtype)TYPE);
+}
+
 template <int N>
 static __device__ __forceinline__ void finish_all(float *o, float divisor, int type)
 {
-    if (type == MH_F32 && divisor == 1.0f) return;
+    if (divisor != 1.0f)
 #pragma unroll
-    for (int q = 0; q < N; ++q) o[q] = finish(o[q], divisor, type);
+        for (int q = 0; q < N; ++q) o[q] = o[q] / divisor;
+    switch (type) { /* one uniform branch a strip, each case a short unrolled loop */
+    case MH_F16: cast_all<N, MH_F16>(o); break;
+    case MH_U8: cast_all<N, MH_U8>(o); break;
+    case MH_I8: cast_all<N, MH_I8>(o); break;
+    case MH_U16: cast_all<N, MH_U16>(o); break;
+    case MH_I16: cast_all<N, MH_I16>(o); break;
+    default: break;
+    }
 }
 
 /* Vertical pass: dst[y][t] = cast(sum_i src[y + i][t] u[i]) for y < out_rows, t < width;
@@ -241,6 +260,12 @@ static __device__ void horizontal(const sep_params &p, const float *src, int src
     }
 }
 
+/* Up to four values at a row's end, or misaligned, one by one (out of line, as load_edge_group). */
+static __device__ __noinline__ void store_edge(void *out, long long i, int n, int type, const float *s)
+{
+    for (int e = 0; e < n; ++e) mh_store_value(out, (size_t)(i + e), (mh_dtype)type, s[e]);
+}
+
 /* The block's outputs, stage[y][t] for BH rows and TILE values, into out (inside the image). */
 template <int C>
 static __device__ void store_tile(const sep_params &p, const float *stage, void *out, long long y0, long long x0, int tid)
@@ -255,7 +280,7 @@ static __device__ void store_tile(const sep_params &p, const float *stage, void 
             store4(out, i, p.out_type, s);
             continue;
         }
-        for (int e = 0; e < 4 && first + t + e < row_values; ++e) mh_store_value(out, (size_t)(i + e), (mh_dtype)p.out_type, s[e]);
+        store_edge(out, i, (int)(row_values - first - t < 4 ? row_values - first - t : 4), p.out_type, s);
     }
 }
 
