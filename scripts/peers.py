@@ -280,8 +280,9 @@ def sepfilter_peers(wl):
              "uniform": lambda a, out=None: nd.uniform_filter(a, (1, 5, 5, 1), mode=mode, output=out),
              "sobel": lambda a, out=None: nd.sobel(a, axis=1, mode=mode, output=out)}
     if filt == "sobel":  # sobel smooths every other axis: only the image's two
-        calls["sobel"] = lambda a, out=None: nd.correlate1d(nd.correlate1d(a, [-1.0, 0.0, 1.0], 1, out, mode=mode),
-                                                            [1.0, 2.0, 1.0], 2, out, mode=mode)
+        diff, smooth = cp.asarray([-1.0, 0.0, 1.0]), cp.asarray([1.0, 2.0, 1.0])
+        calls["sobel"] = lambda a, out=None: nd.correlate1d(nd.correlate1d(a, diff, 1, out, mode=mode), smooth, 2, out,
+                                                            mode=mode)
     run = calls[filt]
     peers = [(f"cupy/ndimage.{'correlate1d-x2' if filt == 'sobel' else filt + '_filter'}", lambda: run(x))]
     ref = run(x.astype(cp.float64), cp.float64)

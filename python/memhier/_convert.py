@@ -49,8 +49,12 @@ def float32_contiguous(op):
 
 
 def empty_like_kind(op, shape, dtype):
-    with on_device(op):
-        return _arrays.empty(op, shape, np.dtype(dtype).name)
+    """A new C-contiguous array of op's kind on its device (_arrays.empty checks the device)."""
+    name = _NAMES.get(dtype) or _NAMES.setdefault(dtype, np.dtype(dtype).name)
+    return _arrays.empty(op, shape, name)
+
+
+_NAMES = {}  # dtype -> its name: numpy's dtype.name is a slow property
 
 
 def empty_like(obj, kind):

@@ -125,16 +125,16 @@ def _result(output, src):
     return op
 
 
-def _filtered(input, output, run):
-    """The frame of correlate: the input read as float32 (itself when it is float32 and
-    contiguous), run(x, y) computing into a float32 array y, y stored into `output` with scipy's
-    cast; y is the output itself when that is float32, contiguous and apart from the input."""
-    src = _array(input)
+def _filtered(src, output, run):
+    """The frame of correlate: the input (src, checked by _array) read as float32 (itself when it
+    is float32 and contiguous), run(x, y) computing into a float32 array y, y stored into
+    `output` with scipy's cast; y is the output itself when that is float32, contiguous and apart
+    from the input."""
     out = _result(output, src)
     if src.size == 0:
         return out.obj
     x = float32_contiguous(src)
-    direct = out.dtype == F32 and out.contiguous and not overlaps(out, src)
+    direct = out.dtype == F32 and out.contiguous and (output is None or not overlaps(out, src))
     y = out.obj if direct else empty_like_kind(src, tuple(src.shape), F32)
     run(x, y)
     if not direct:
@@ -319,7 +319,7 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
 def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip):
     src = _array(input)
     plan = _plan(src, weights, axes, mode, cval, origin, flip, (variant, device, context))
-    return _filtered(input, output, plan.run)
+    return _filtered(src, output, plan.run)
 
 
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
