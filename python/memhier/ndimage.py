@@ -7,6 +7,10 @@ gaussian_laplace. Every boundary mode (scipy's default 'reflect', 'constant' wit
 'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`, matched to `axes` as scipy
 matches them.
 
+correlate1d, convolve1d and the separable filters run on memhier's sepfilter op, which reads
+and writes the arrays in their own dtypes and runs two passes over neighbouring axes in one
+launch; correlate and convolve run on the conv2d rows in float32.
+
 dtypes: uint8, int8, uint16, int16, float16 and float32 in and out (the output is the input's
 dtype unless `output` says otherwise), computed in float32 and stored as scipy stores: into an
 integer output truncated toward zero and wrapped modulo 2^bits (scipy's C cast on x86-64; NaN
