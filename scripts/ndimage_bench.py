@@ -94,8 +94,9 @@ def workloads(quick):
     for k in (3, 7, 11):
         w = rng.uniform(-1, 1, (k, k)).astype(np.float32)
         out.append(dict(name=f"correlate float32 {big}x{big} {k}x{k} reflect", x=image, w=w, kind="correlate"))
-    out.append(dict(name=f"gaussian_filter uint8 {big}x{big}x3 sigma=2 axes=(0,1) reflect", x=rgb, sigma=2.0,
-                    kind="gaussian"))
+    for sigma in (2.0, 5.0):
+        out.append(dict(name=f"gaussian_filter uint8 {big}x{big}x3 sigma={sigma:g} axes=(0,1) reflect", x=rgb,
+                        sigma=sigma, kind="gaussian"))
     w5 = rng.uniform(-1, 1, (5, 5)).astype(np.float32)
     out.append(dict(name=f"correlate float32 stack {stack.shape[0]}x512x512 5x5 reflect axes=(1,2)", x=stack, w=w5,
                     kind="stack"))

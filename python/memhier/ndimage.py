@@ -30,8 +30,8 @@ own library.
 
 What scipy.ndimage takes and this module does not (each refused with a message that says so,
 never computed differently): float64 and 32- and 64-bit integer arrays, weights with a side above
-31, 1-D filters longer than 31 taps (a Gaussian of sigma above 3.6 at the default truncate of
-4), Gaussian derivatives of order above 2, complex data.
+31 for correlate and convolve, 1-D filters longer than 127 taps (a Gaussian of sigma above 15.7
+at the default truncate of 4), Gaussian derivatives of order above 2, complex data.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
@@ -392,11 +392,11 @@ class _Pass:
 
 
 IDENTITY = _Pass(np.ones(1, np.float32), None, 0, MODES["reflect"], 1)
-MAX_TAPS = 31  # MH_SEPFILTER_MAX_TAPS and MH_CONV2D_MAX_K
+MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS: the 1-D filters' (correlate's are MH_CONV2D_MAX_K, 31)
 
 
 def _pass(weights, axis, mode, origin, divisor=1):
-    """A pass checked: 1 to 31 real weights, an int origin in scipy's range, a known mode."""
+    """A pass checked: 1 to MAX_TAPS real weights, an int origin in scipy's range, a known mode."""
     w = np.asarray(weights)
     if not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
         raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
@@ -538,14 +538,14 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     r = _radius(sigma, truncate, radius)
     if 2 * r + 1 > MAX_TAPS:
         raise Unsupported("unsupported", f"sigma = {sigma}, truncate = {truncate}: a {2 * r + 1}-tap Gaussian; "
-                          "memhier's filters have at most 31 taps (radius 15)")
+                          f"memhier's 1-D filters have at most {MAX_TAPS} taps (radius {MAX_TAPS // 2})")
     return _pass(_gaussian_weights(float(sigma), int(order), r)[::-1], axis, mode, 0)
 
 
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
                       radius=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter1d: orders 0 (smoothing) to 2, radius int(truncate * sigma + 0.5)
-    unless given; at most 31 taps (radius 15)."""
+    unless given; at most 127 taps (radius 63: sigma 15.7 at the default truncate)."""
     axis = _axis_arg(axis, len(_array(input).shape))
     return _run_passes(input, output, [_gaussian_pass(sigma, axis, order, mode, truncate, radius)], cval,
                        (variant, device, context))

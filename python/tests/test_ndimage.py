@@ -222,8 +222,10 @@ def test_uniform_and_edge_filters(rng, mode):
 
 def test_filter_refusals(rng):
     x = rng.standard_normal((8, 9)).astype(np.float32)
-    with pytest.raises(memhier.Unsupported, match="31 taps"):
-        mnd.gaussian_filter(x, 5.0)
+    with pytest.raises(memhier.Unsupported, match="127 taps"):
+        mnd.gaussian_filter(x, 16.0)
+    with pytest.raises(memhier.Unsupported, match="127"):
+        mnd.correlate1d(x, np.ones(128))
     with pytest.raises(memhier.Unsupported, match="order"):
         mnd.gaussian_filter1d(x, 1.0, order=3)
     with pytest.raises(ValueError, match="sigma"):
@@ -235,6 +237,25 @@ def test_filter_refusals(rng):
     with pytest.raises(ValueError, match="1-D weights"):
         mnd.correlate1d(x, np.ones((2, 2)))
     np.testing.assert_array_equal(mnd.gaussian_filter(x, 0), x)  # sigma 0: the image as it is, a copy
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_long_one_dimensional_filters(rng, mode):
+    """Gaussians of sigma 5 (41 taps: fused's 64-tap windows) and 15 (121 taps: past them, two-pass
+    on a GPU), and 127 weights, against scipy, on images smaller and larger than the filter."""
+    for shape in [(9, 300), (130, 70, 3)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        x64 = x.astype(np.float64)
+        for sigma in (5.0, 15.0):
+            close_to_scipy(mnd.gaussian_filter(x, sigma, mode=mode, axes=(0, 1)),
+                           nd.gaussian_filter(x64, sigma, mode=mode, axes=(0, 1)), 40.0, f"sigma {sigma} {shape}")
+        w = rng.standard_normal(127)
+        close_to_scipy(mnd.correlate1d(x, w, axis=1, mode=mode, origin=-63),
+                       nd.correlate1d(x64, w, axis=1, mode=mode, origin=-63), 8.0 * float(np.abs(w).sum()),
+                       f"127 taps {shape}")
+    u8 = rng.integers(0, 256, size=(70, 90, 3)).astype(np.uint8)
+    got, want = mnd.uniform_filter(u8, (61, 61, 1)), nd.uniform_filter(u8, (61, 61, 1))
+    np.testing.assert_array_equal(got, want)  # exact sums of 61 bytes, one division: equal
 
 
 def test_stacks(rng):
@@ -499,6 +520,8 @@ def test_gpu_separable_filters_equal_the_cpu_bit_for_bit(rng, dtype):
             lambda f, a: f.laplace(a),
             lambda f, a: f.correlate1d(a, [0.25, -1.0, 2.0, 0.5], axis=0, origin=-2, mode="reflect"),
             lambda f, a: f.gaussian_filter(a, 1.5, output=np.float32),
+            lambda f, a: f.gaussian_filter(a, 5.0, axes=image_axes),  # 41 taps: fused's 64-tap bucket
+            lambda f, a: f.gaussian_filter1d(a, 15.0, axis=0, mode="mirror"),  # 121 taps: two-pass
         ]
         for i, run in enumerate(calls):
             want = run(mnd, x)

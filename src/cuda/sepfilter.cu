@@ -12,14 +12,14 @@
  *
  * Channels are interleaved: the horizontal taps of a value are `channels` values apart, and a
  * horizontal border maps the pixel, keeping the channel. The kernel is instantiated per channel
- * count (1 to 4) and tap bucket (8, 16, 24, 32); the types are read at run time (one uniform
+ * count (1 to 4) and tap bucket (8, 16, 24, 32, 64); the types are read at run time (one uniform
  * branch per group of four values). The taps travel by value as a kernel parameter: no
  * constant memory, no wait for the stream. */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
 
-enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, RYV = 8 };
+enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, RYV = 8, FUSED_MAX_TAPS = 64 };
 
 struct sep_params {
     const void *in;
@@ -394,8 +394,11 @@ typedef void (*sep_kernel)(const sep_params);
 template <int C>
 static sep_kernel kernel_for(int kmax)
 {
-    return kmax <= 8 ? sepfilter_kernel<C, 8> : kmax <= 16 ? sepfilter_kernel<C, 16>
-                      : kmax <= 24 ? sepfilter_kernel<C, 24> : sepfilter_kernel<C, 32>;
+    return kmax <= 8    ? sepfilter_kernel<C, 8>
+           : kmax <= 16 ? sepfilter_kernel<C, 16>
+           : kmax <= 24 ? sepfilter_kernel<C, 24>
+           : kmax <= 32 ? sepfilter_kernel<C, 32>
+                        : sepfilter_kernel<C, FUSED_MAX_TAPS>;
 }
 
 static sep_kernel pick(int C, int kmax)
@@ -422,6 +425,11 @@ static size_t tiles(const mh_sepfilter_desc *d)
 static int fused_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_sepfilter_desc *d = &x->sepfilter.d;
+    if (d->vertical.ntaps > FUSED_MAX_TAPS || d->horizontal.ntaps > FUSED_MAX_TAPS) {
+        snprintf(why, len, "its register windows hold at most %d taps a pass (this call has %zu and %zu)",
+                 FUSED_MAX_TAPS, d->vertical.ntaps, d->horizontal.ntaps);
+        return 0;
+    }
     if (smem_bytes(d) > mh_smem_optin()) {
         snprintf(why, len, "its tile needs %zu bytes of shared memory; this GPU gives a block %zu", smem_bytes(d),
                  mh_smem_optin());
