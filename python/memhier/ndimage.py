@@ -35,6 +35,7 @@ at the default truncate of 4), Gaussian derivatives of order above 2, complex da
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
+import collections
 import ctypes
 import math
 
@@ -180,13 +181,58 @@ def _weights(weights, src):
 
 
 def _on_kind(host, src):
-    """A host array as an array of src's kind on its device (copied by the array's own library)."""
+    """A host array as an array of src's kind on its device, without making the host wait: the
+    copy goes from pinned memory on the caller's current stream, and the device copy is kept,
+    by content, for the next call with the same weights (a stream that did not make it waits for
+    the copy on the GPU, not on the host)."""
     if src.kind == "numpy":
         return host
+    key = (src.kind, src.device, host.shape, host.tobytes())
+    entry = _UPLOADED.pop(key, None)
+    if entry is None:
+        entry = _upload(host, src)
+    _UPLOADED[key] = entry
+    while len(_UPLOADED) > _UPLOADS_KEPT:
+        _UPLOADED.popitem(last=False)
+    device_array, done, stream, _ = entry
+    current = _arrays.current_stream(src)
+    if current != stream:
+        _wait(src, done)
+    return device_array
+
+
+_UPLOADED = collections.OrderedDict()  # (kind, device, shape, bytes) -> (array, event, stream, pinned)
+_UPLOADS_KEPT = 64
+
+
+def _upload(host, src):
+    """(device array, an event after the copy, the stream it ran on, the pinned source kept alive)."""
+    stream = _arrays.current_stream(src)
     if src.kind == "cupy":
+        cupy = _arrays._cupy()
+        import cupyx
         with on_device(src):
-            return _arrays._cupy().asarray(host)
-    return _arrays._torch().as_tensor(host, device=src.obj.device)
+            pinned = cupyx.empty_pinned(host.shape, host.dtype)
+            pinned[...] = host
+            dev = cupy.empty(host.shape, host.dtype)
+            dev.set(pinned)
+            done = cupy.cuda.Event(block=False, disable_timing=True)
+            done.record()
+        return dev, done, stream, pinned
+    torch = _arrays._torch()
+    pinned = torch.tensor(host).pin_memory()
+    dev = pinned.to(src.obj.device, non_blocking=True)
+    done = torch.cuda.Event()
+    done.record(torch.cuda.current_stream(src.obj.device))
+    return dev, done, stream, pinned
+
+
+def _wait(src, event):
+    """The caller's current stream waits (on the GPU) for an event."""
+    if src.kind == "cupy":
+        _arrays._cupy().cuda.get_current_stream(src.device).wait_event(event)
+    else:
+        _arrays._torch().cuda.current_stream(src.obj.device).wait_event(event)
 
 
 def _flip(w, kind):

@@ -533,3 +533,32 @@ def test_gpu_separable_filters_equal_the_cpu_bit_for_bit(rng, dtype):
     t = torch.as_tensor(x, device="cuda")
     np.testing.assert_array_equal(mnd.gaussian_filter(t, 2.0, axes=(0, 1)).cpu().numpy(),
                                   mnd.gaussian_filter(x, 2.0, axes=(0, 1)))
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_host_weights_do_not_wait_for_the_stream(rng):
+    """With a CuPy image on a busy stream, host (NumPy) weights, new or seen before, and the
+    separable filters' taps reach the GPU without the call waiting for the stream; the results
+    are right once the stream catches up, also on a second stream."""
+    cupy = pytest.importorskip("cupy")
+    x = cupy.asarray(rng.standard_normal((64, 80)).astype(np.float32))
+    busy = cupy.ones((8192, 8192), cupy.float32)
+    stream = cupy.cuda.get_current_stream()
+    first, second = (rng.standard_normal((5, 3)).astype(np.float32) for _ in range(2))
+    for call, w in enumerate([first, second, second]):  # new weights twice, then ones already on the GPU
+        stream.synchronize()
+        for _ in range(8):  # tens of ms of queued work
+            busy = busy @ busy * 1e-4
+        got = mnd.correlate(x, w, mode="nearest")
+        gauss = mnd.gaussian_filter(x, 2.0)
+        assert not stream.done, f"call {call}: the call waited for the stream"
+        stream.synchronize()
+        np.testing.assert_allclose(cupy.asnumpy(got), nd.correlate(cupy.asnumpy(x).astype(np.float64), w.astype(np.float64),
+                                                                    mode="nearest"), rtol=1e-5, atol=1e-5)
+        close_to_scipy(cupy.asnumpy(gauss), nd.gaussian_filter(cupy.asnumpy(x).astype(np.float64), 2.0), 40.0, "gauss")
+    other = cupy.cuda.Stream(non_blocking=True)
+    with other:
+        got = mnd.correlate(x, w, mode="nearest")  # the cached upload, from another stream
+        other.synchronize()
+    np.testing.assert_allclose(cupy.asnumpy(got), nd.correlate(cupy.asnumpy(x).astype(np.float64), w.astype(np.float64),
+                                                                mode="nearest"), rtol=1e-5, atol=1e-5)
