@@ -2,7 +2,7 @@
 scipy's signatures, defaults and results: correlate and convolve with weights of any rank over
 any axes (over the last two axes one launch for the whole array: images, stacks (N, H, W), the
 lines of a volume), correlate1d and convolve1d along any axis, and the filters scipy builds from
-them: gaussian_filter(1d) (orders 0 to 2), uniform_filter(1d), sobel, prewitt, laplace and
+them: gaussian_filter(1d) (derivatives of any order), uniform_filter(1d), sobel, prewitt, laplace and
 gaussian_laplace. Every boundary mode (scipy's default 'reflect', 'constant' with cval,
 'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`, matched to `axes` as scipy
 matches them.
@@ -31,7 +31,7 @@ own library.
 What scipy.ndimage takes and this module does not (each refused with a message that says so,
 never computed differently): float64 and 32- and 64-bit integer arrays, weights with a side above
 31 for correlate and convolve, 1-D filters longer than 127 taps (a Gaussian of sigma above 15.7
-at the default truncate of 4), Gaussian derivatives of order above 2, complex data.
+at the default truncate of 4), complex data.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
@@ -556,16 +556,16 @@ def _filtered_axes(axes, ndim):
 
 def _gaussian_weights(sigma, order, radius):
     """The sampled Gaussian of standard deviation sigma on -radius .. radius, normalised to sum 1,
-    or its exact derivative of order 1 or 2 (the normalised samples times the derivative of the
-    exponent's polynomial), as scipy's gaussian_filter1d defines it."""
+    or its exact derivative of any order, as scipy's gaussian_filter1d defines it: the normalised
+    samples times q(x), where q_0 = 1 and q_{n+1} = q_n' - x q_n / sigma^2 (the derivative of
+    q_n(x) exp(-x^2 / 2 sigma^2) over the exponential)."""
     x = np.arange(-radius, radius + 1, dtype=np.float64)
     phi = np.exp(-0.5 * x * x / (sigma * sigma))
     phi /= phi.sum()
-    if order == 0:
-        return phi
-    if order == 1:
-        return -x / (sigma * sigma) * phi
-    return (x * x / sigma ** 4 - 1.0 / (sigma * sigma)) * phi
+    q = np.polynomial.Polynomial([1.0])
+    for _ in range(order):
+        q = q.deriv() + q * np.polynomial.Polynomial([0.0, -1.0 / (sigma * sigma)])
+    return q(x) * phi
 
 
 def _radius(sigma, truncate, radius):
@@ -577,8 +577,8 @@ def _radius(sigma, truncate, radius):
 
 
 def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= 2:
-        raise Unsupported("unsupported", f"order = {order!r}; memhier.ndimage takes Gaussian orders 0, 1 and 2")
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
+        raise ValueError(f"order = {order!r}: a Gaussian's derivative order is an int from 0")
     if not float(sigma) > 0:
         raise ValueError(f"sigma = {sigma!r}; expected a positive number")
     r = _radius(sigma, truncate, radius)
@@ -590,8 +590,9 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
 
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
                       radius=None, variant="auto", device=None, context=None):
-    """scipy.ndimage.gaussian_filter1d: orders 0 (smoothing) to 2, radius int(truncate * sigma + 0.5)
-    unless given; at most 127 taps (radius 63: sigma 15.7 at the default truncate)."""
+    """scipy.ndimage.gaussian_filter1d: order 0 (smoothing) or a derivative of any order, radius
+    int(truncate * sigma + 0.5) unless given; at most 127 taps (radius 63: sigma 15.7 at the
+    default truncate)."""
     axis = _axis_arg(axis, len(_array(input).shape))
     return _run_passes(input, output, [_gaussian_pass(sigma, axis, order, mode, truncate, radius)], cval,
                        (variant, device, context))
@@ -611,10 +612,16 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     return _run_passes(input, output, passes, cval, (variant, device, context))
 
 
+def _size_arg(size):
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise ValueError(f"size = {size!r}; expected a non-negative int")
+    return int(size)
+
+
 def _uniform_pass(size, axis, mode, origin, integer_output):
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"size = {size!r}; expected a positive int")
-    size = int(size)
+    size = _size_arg(size)
+    if size < 1:
+        raise ValueError(f"size = {size}: a mean over no samples")
     if integer_output:  # scipy divides an exact sum: ones (exact in float32), then one division
         return _pass(np.ones(size), axis, mode, origin, divisor=size)
     return _pass(np.full(size, 1.0 / size), axis, mode, origin)
@@ -646,7 +653,8 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     ax = _filtered_axes(axes, len(src.shape))
     sizes, modes = _per_axis(size, "size", len(ax)), _per_axis(mode, "mode", len(ax))
     origins, integer = _per_axis(origin, "origin", len(ax)), _integer_output(output, src)
-    passes = [_uniform_pass(sizes[i], ax[i], modes[i], origins[i], integer) for i in range(len(ax)) if sizes[i] != 1]
+    passes = [_uniform_pass(sizes[i], ax[i], modes[i], origins[i], integer) for i in range(len(ax))
+              if _size_arg(sizes[i]) > 1]  # scipy skips sizes of 0 and 1
     return _run_passes(input, output, passes, cval, (variant, device, context))
 
 

@@ -229,8 +229,8 @@ def test_filter_refusals(rng):
         mnd.gaussian_filter(x, 16.0)
     with pytest.raises(memhier.Unsupported, match="127"):
         mnd.correlate1d(x, np.ones(128))
-    with pytest.raises(memhier.Unsupported, match="order"):
-        mnd.gaussian_filter1d(x, 1.0, order=3)
+    with pytest.raises(ValueError, match="order"):
+        mnd.gaussian_filter1d(x, 1.0, order=-1)
     with pytest.raises(ValueError, match="sigma"):
         mnd.gaussian_filter(x, (1.0, 2.0, 3.0))
     with pytest.raises(ValueError, match="axis"):
@@ -565,3 +565,103 @@ def test_host_weights_do_not_wait_for_the_stream(rng):
         other.synchronize()
     np.testing.assert_allclose(cupy.asnumpy(got), nd.correlate(cupy.asnumpy(x).astype(np.float64), w.astype(np.float64),
                                                                 mode="nearest"), rtol=1e-5, atol=1e-5)
+
+
+# ---- the cases of scipy's own filter tests (test_filters.py), both libraries called on each ----
+
+SCIPY_DTYPES = ["int8", "uint8", "int16", "uint16", "float32"]
+
+
+def test_scipy_gaussian_cases(rng):
+    small = np.asarray([[1, 2, 3], [2, 4, 6]], np.float32)
+    np.testing.assert_array_equal(mnd.gaussian_filter(small, 0), small)  # gauss01
+    assert mnd.gaussian_filter(small, 1.0).dtype == np.float32  # gauss02
+    ramp = np.arange(100 * 100, dtype=np.float32).reshape(100, 100)
+    out = mnd.gaussian_filter(ramp, [1.0, 1.0])  # gauss03: reflect keeps the sum
+    assert abs(float(out.sum(dtype=np.float64)) - float(ramp.sum(dtype=np.float64))) < 0.5 * 1e-6 * ramp.size * 1e4
+    close_to_scipy(out, nd.gaussian_filter(ramp.astype(np.float64), [1.0, 1.0]), 1e4 * 8, "gauss03")
+    close_to_scipy(mnd.gaussian_filter(ramp, [1.0, 1.0], order=1, output=np.float32),  # gauss05, float32 out
+                   nd.gaussian_filter(ramp.astype(np.float64), [1.0, 1.0], order=1), 1e4 * 8, "gauss05")
+    np.testing.assert_array_equal(mnd.gaussian_filter(ramp, [1.0, 1.0]), mnd.gaussian_filter(ramp, 1.0))  # gauss06
+    overlap = ramp.copy()
+    mnd.gaussian_filter(overlap, 1.0, output=overlap)  # gauss_memory_overlap
+    np.testing.assert_array_equal(overlap, out)
+    zero = np.zeros((1,), np.float32)  # test_orders_gauss: order 3 runs, a negative order is refused
+    np.testing.assert_array_equal(mnd.gaussian_filter(zero, 1, order=3), zero)
+    np.testing.assert_array_equal(mnd.gaussian_filter1d(zero, 1, axis=-1, order=3), zero)
+    with pytest.raises(ValueError):
+        mnd.gaussian_filter(zero, 1, -1)
+    x = rng.standard_normal((31, 40)).astype(np.float32)
+    for order in (3, 4, (5, 1)):
+        close_to_scipy(mnd.gaussian_filter(x, 2.0, order), nd.gaussian_filter(x.astype(np.float64), 2.0, order),
+                       400.0, f"order {order}")
+
+
+@pytest.mark.parametrize("dtype", SCIPY_DTYPES)
+def test_scipy_edge_filter_cases(dtype):
+    """prewitt01-04, sobel01-04, laplace01-02, gaussian_laplace01-02: the filter against its own
+    composition of 1-D passes, and both against scipy, in each dtype scipy's tests use that memhier takes."""
+    a = np.asarray([[3, 2, 5, 1, 4], [5, 8, 3, 7, 1], [5, 6, 9, 3, 5]], dtype=dtype)
+    for f, smooth in (("prewitt", [1.0, 1.0, 1.0]), ("sobel", [1.0, 2.0, 1.0])):
+        for axis in (0, 1, -1):
+            t = mnd.correlate1d(a, [-1.0, 0.0, 1.0], axis)
+            t = mnd.correlate1d(t, smooth, 1 - axis % 2)
+            got = getattr(mnd, f)(a, axis)
+            np.testing.assert_array_equal(got, t, err_msg=f"{f} axis {axis}")
+            np.testing.assert_array_equal(got, getattr(nd, f)(a, axis), err_msg=f"{f} axis {axis} against scipy")
+        out = np.zeros(a.shape, dtype)
+        getattr(mnd, f)(a, 0, out)  # the output argument
+        np.testing.assert_array_equal(out, getattr(nd, f)(a, 0))
+    np.testing.assert_array_equal(mnd.laplace(a), nd.laplace(a))
+    tmp = mnd.correlate1d(a, [1.0, -2.0, 1.0], 0) + mnd.correlate1d(a, [1.0, -2.0, 1.0], 1)
+    np.testing.assert_array_equal(mnd.laplace(a), tmp.astype(dtype))
+    if dtype == "float32":
+        close_to_scipy(mnd.gaussian_laplace(a, 1.0), nd.gaussian_laplace(a.astype(np.float64), 1.0), 100.0, "LoG")
+        close_to_scipy(mnd.gaussian_laplace(a, [1.0, 2.0]), nd.gaussian_laplace(a.astype(np.float64), [1.0, 2.0]),
+                       100.0, "LoG per axis")
+
+
+@pytest.mark.parametrize("dtype_in", SCIPY_DTYPES)
+@pytest.mark.parametrize("dtype_out", SCIPY_DTYPES)
+def test_scipy_uniform_cases(dtype_in, dtype_out):
+    """uniform01-06: origins, sizes 0 and 1 (the input itself), an empty array, and every dtype
+    into every other."""
+    np.testing.assert_array_equal(mnd.uniform_filter1d(np.asarray([2, 4, 6], np.int16), 2, origin=-1), [3, 5, 6])
+    one = np.asarray([1, 2, 3], np.int16)
+    np.testing.assert_array_equal(mnd.uniform_filter(one, [0]), one)
+    np.testing.assert_array_equal(mnd.uniform_filter(one, [1]), one)
+    np.testing.assert_array_equal(mnd.uniform_filter(np.asarray([2, 4, 6], np.int16), [2]), [2, 3, 5])
+    assert mnd.uniform_filter(np.asarray([], np.float32), [1]).shape == (0,)
+    a = np.asarray([[4, 8, 12], [16, 20, 24]], dtype=dtype_in)
+    out = mnd.uniform_filter(a, [2, 2], output=dtype_out)
+    assert out.dtype == np.dtype(dtype_out)
+    np.testing.assert_array_equal(out, nd.uniform_filter(a, [2, 2], output=dtype_out))
+    np.testing.assert_array_equal(out, np.asarray([[4, 6, 10], [10, 12, 16]], dtype=dtype_out))
+
+
+def test_scipy_mode_and_origin_cases():
+    """multiple_modes, multiple_modes_sequentially, bad_convolve_and_correlate_origins."""
+    arr = np.asarray([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]], np.float32)
+    for f, args, kwargs in ((mnd.gaussian_filter, [1], {}), (mnd.prewitt, [], {}), (mnd.sobel, [], {}),
+                            (mnd.laplace, [], {}), (mnd.gaussian_laplace, [1], {}), (mnd.uniform_filter, [5], {})):
+        np.testing.assert_array_equal(f(arr, *args, mode="reflect", **kwargs),
+                                      f(arr, *args, mode=["reflect", "reflect"], **kwargs), err_msg=f.__name__)
+    modes = ["reflect", "wrap"]
+    expected = mnd.gaussian_filter1d(mnd.gaussian_filter1d(arr, 1, axis=0, mode=modes[0]), 1, axis=1, mode=modes[1])
+    np.testing.assert_array_equal(expected, mnd.gaussian_filter(arr, 1, mode=modes))
+    expected = mnd.uniform_filter1d(mnd.uniform_filter1d(arr, 5, axis=0, mode=modes[0]), 5, axis=1, mode=modes[1])
+    np.testing.assert_array_equal(expected, mnd.uniform_filter(arr, 5, mode=modes))
+    close_to_scipy(mnd.gaussian_filter(arr, 1, mode=modes), nd.gaussian_filter(arr.astype(np.float64), 1, mode=modes),
+                   8.0, "modes per axis")
+    with pytest.raises(ValueError):
+        mnd.correlate1d(np.arange(6, dtype=np.float32), [1, 1, 2, 0], origin=2)
+    with pytest.raises(ValueError):
+        mnd.correlate(np.arange(6, dtype=np.float32), [0, 1, 2], origin=[2])
+    with pytest.raises(ValueError):
+        mnd.correlate(np.ones((3, 5), np.float32), np.ones((2, 2)), origin=[0, 1])
+    with pytest.raises(ValueError):
+        mnd.convolve1d(np.arange(10, dtype=np.float32), np.ones(3), origin=-2)
+    with pytest.raises(ValueError):
+        mnd.convolve(np.arange(10, dtype=np.float32), np.ones(3), origin=[-2])
+    with pytest.raises(ValueError):
+        mnd.convolve(np.ones((3, 5), np.float32), np.ones((2, 2)), origin=[0, -2])
