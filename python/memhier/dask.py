@@ -98,8 +98,8 @@ class _Window:
     the window passes the array's edge) assembled in one copy, then convolved by run() in
     'valid' mode, which gives exactly the chunk's outputs. With a border (mode, cval), the part
     past the array's edge is the in-array part extended by numpy.pad in the mode's way: the edge
-    chunk holds every pixel a reflection reads (chunks of at least the filter's side), and a
-    wrapped axis is one chunk."""
+    chunk holds every pixel a reflection reads (chunks of at least the filter's side); along an
+    axis of several chunks, wrap's part is read from the chunks at the far end instead."""
 
     def __init__(self, shape, own, pieces, zeros, run, border=None, extents=None):
         self.shape, self.own, self.pieces, self.zeros, self.run = shape, own, pieces, zeros, run
@@ -122,13 +122,16 @@ class _Window:
         return self.run(window)
 
 
-def _axis_plan(starts, i, k, before, extra):
+def _axis_plan(starts, i, k, before, extra, wrap=False):
     """Along one axis, for chunk i (starts: the chunk boundaries): the window's length, the
     (neighbour offset, source slice, destination slice) of each chunk it reads, and the
-    destination slices that lie past the array's edge (zeros)."""
+    destination slices that lie past the array's edge (zeros). With wrap, the window's part past
+    an edge reads the chunks at the other end instead (no zeros)."""
     last = i == len(starts) - 2
     w0 = starts[i] - before  # the window's first input, in the array's coordinates
     w1 = starts[i + 1] + (extra if last else 0) - before + k - 1
+    if wrap:
+        return w1 - w0, _wrapped_reads(starts, i, w0, w1), []
     reads = []
     for offset in (-1, 0, 1):
         j = i + offset
@@ -141,6 +144,19 @@ def _axis_plan(starts, i, k, before, extra):
     if w1 > n:
         zeros.append(slice(max(n - w0, 0), w1 - w0))
     return w1 - w0, reads, zeros
+
+
+def _wrapped_reads(starts, i, w0, w1):
+    """The reads of a window [w0, w1) of an axis whose positions wrap modulo its length: each
+    piece from the chunk that holds it, as an offset from chunk i."""
+    n, reads, p = starts[-1], [], w0
+    while p < w1:
+        q = p % n
+        j = int(np.searchsorted(starts, q, side="right")) - 1
+        length = min(w1 - p, starts[j + 1] - q)
+        reads.append((j - i, slice(q - starts[j], q - starts[j] + length), slice(p - w0, p - w0 + length)))
+        p += length
+    return reads
 
 
 def _windowed(darr, ks, pad, name, run, border=None, dtype=np.float32):
@@ -160,19 +176,18 @@ def _windowed(darr, ks, pad, name, run, border=None, dtype=np.float32):
     extra = [o - n for o, n in zip(out_len, darr.shape)]
     for axis, k in enumerate(ks):
         if len(darr.chunks[axis]) > 1:
-            if border is not None and border[0] == MODES["wrap"] and k > 1:
-                raise ValueError(f"{name}: mode 'wrap' across {len(darr.chunks[axis])} chunks of axis {axis}; "
-                                 f"memhier.dask wraps an axis held in one chunk: {name}.rechunk({{{axis}: -1}})")
             _check_halo(darr, axis, k - 1 if border is None else k, name)
         if darr.chunks[axis][-1] + extra[axis] < 1:
             raise ValueError(f"{name}: the last chunk along axis {axis} ({darr.chunks[axis][-1]}) holds no output of "
                              f"pad={pad!r} with a filter of {k}; rechunk so that it holds more than {k - 1}")
     starts = [np.concatenate(([0], np.cumsum(c))).tolist() for c in darr.chunks]
+    # wrap across chunks: the window's part past an edge is read from the other end's chunks
+    wrap = border is not None and border[0] == MODES["wrap"]
     token = tokenize(darr, ks, pad, run, border)  # run's closure holds the filter and the variant
     out_name, halo_name = f"memhier-{name}-conv-{token}", f"memhier-{name}-halo-{token}"
     graph = {}
     for index in itertools.product(*(range(n) for n in darr.numblocks)):
-        plans = [_axis_plan(starts[axis], i, k, before, extra[axis])
+        plans = [_axis_plan(starts[axis], i, k, before, extra[axis], wrap and len(darr.chunks[axis]) > 1)
                  for axis, (i, k, (before, _)) in enumerate(zip(index, ks, pads))]
         shape = tuple(length for length, _, _ in plans)
         own, pieces, halo_keys = None, [], []
@@ -304,8 +319,8 @@ def _stored_as(result, dtype):
 def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.correlate of a 2-D dask array (NumPy or CuPy chunks of memhier.ndimage's
     dtypes; the result in the image's dtype, cast as scipy casts): halos copied from the
-    neighbours, the array's edges extended by the mode; chunks of at least the filter's side
-    (one chunk along a wrapped axis)."""
+    neighbours, the array's edges extended by the mode (wrap: read from the far end's chunks);
+    chunks of at least the filter's side."""
     dtype = ndimage._dtype_arg(image.dtype, "image")
     if dtype != np.float32:
         return _stored_as(correlate(image.astype(np.float32), weights, mode, cval, origin, variant), dtype)
