@@ -76,6 +76,7 @@ class SepfilterDesc(ctypes.Structure):
                 ("horizontal_first", ctypes.c_int), ("cval", ctypes.c_float)]
 
 
+SEPFILTER_MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS
 # mh_dtype, by NumPy's names
 DTYPES = {"float32": 0, "float16": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7}
 BACKENDS = ("cpu", "cuda", "vendor")

@@ -2,6 +2,8 @@
 import ctypes
 from typing import NamedTuple
 
+import numpy as np
+
 from . import _native
 from ._call import int_arg, pad_arg, size_arg
 from ._ops import histogram_bins
@@ -50,7 +52,8 @@ def _selector(op, shape):
                             + (f"; unknown {', '.join(extra)}" if extra else ""))
     pad = pad_arg(shape.get("pad", "valid"))
     sizes = {name: size_arg(name, v) for name, v in shape.items()
-             if name not in ("pad", "per_signal_masks", "bytes", "mode", "origin")}
+             if name not in ("pad", "per_signal_masks", "bytes", "mode", "origin", "taps", "dtype", "out_dtype",
+                             "horizontal_first")}
     shape = {**shape, **sizes}
     if op == "conv1d":
         need("n", "k", optional=("pad", "batch", "per_signal_masks"))
@@ -87,7 +90,32 @@ def _selector(op, shape):
         need("n", "bins", optional=("bytes",))
         bytes_ = int(bool(shape.get("bytes", False)))
         return lib.mh_histogram_select, (shape["n"], histogram_bins(shape["bins"]), bytes_)
-    raise ValueError(f"op: expected conv1d, conv2d, transpose, matmul, reduce or histogram, got {op!r}")
+    if op == "sepfilter":
+        need("rows", "cols", "taps", optional=("batch", "channels", "dtype", "out_dtype", "horizontal_first"))
+        return lib.mh_sepfilter_select, (ctypes.byref(_sepfilter_desc(shape)),)
+    raise ValueError(f"op: expected conv1d, conv2d, transpose, matmul, reduce, histogram or sepfilter, got {op!r}")
+
+
+def _sepfilter_desc(shape):
+    """select('sepfilter', ...)'s problem: taps=(vertical, horizontal) counts (ones stand in for
+    the taps, which the choice does not read), dtypes by NumPy's names."""
+    taps = shape["taps"]
+    counts = tuple(taps) if isinstance(taps, (list, tuple)) else (taps, taps)
+    if len(counts) != 2:
+        raise ValueError(f"taps: {taps!r}; give the vertical and horizontal pass's counts, or one for both")
+    counts = [int_arg("taps", t, 1, _native.SEPFILTER_MAX_TAPS) for t in counts]
+    dtypes = []
+    for name in ("dtype", "out_dtype"):
+        dt = str(np.dtype(shape.get(name, shape.get("dtype", "float32"))))
+        if dt not in _native.DTYPES:
+            raise ValueError(f"{name}: {dt} is not one of {', '.join(_native.DTYPES)}")
+        dtypes.append(_native.DTYPES[dt])
+    ones = (ctypes.c_float * _native.SEPFILTER_MAX_TAPS)(*([1.0] * _native.SEPFILTER_MAX_TAPS))
+    axes = [_native.SepfilterAxis(ones, n, 0, 1, 1) for n in counts]
+    desc = _native.SepfilterDesc(shape.get("batch", 1), shape["rows"], shape["cols"], shape.get("channels", 1),
+                                 dtypes[0], dtypes[1], axes[0], axes[1], int(bool(shape.get("horizontal_first"))), 0.0)
+    desc._keep = ones
+    return desc
 
 
 def select(op, device=0, context=None, explain=False, **shape):

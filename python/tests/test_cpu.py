@@ -274,3 +274,17 @@ def test_select_explain():
     assert name == memhier.select("conv2d", device="cpu", rows=512, cols=512, krows=7, kcols=7, pad="same")
     assert "conv2d a 512 x 512 image, a 7 x 7 filter, pad = same" in why
     assert f"{name} " in why and "RUNS IT" in why
+
+
+def test_select_sepfilter():
+    assert memhier.select("sepfilter", rows=100, cols=80, taps=17, channels=3, dtype="uint8", device="cpu") == \
+        "sepfilter/cpu-omp"
+    name, why = memhier.select("sepfilter", rows=10, cols=10, taps=(3, 5), out_dtype="float32", device="cpu",
+                               explain=True)
+    assert name == "sepfilter/cpu-omp" and "3 x 5 taps" in why
+    with pytest.raises(memhier.InvalidArgument, match="taps = 200"):
+        memhier.select("sepfilter", rows=10, cols=10, taps=200, device="cpu")
+    with pytest.raises(memhier.InvalidArgument, match="channels = 5"):
+        memhier.select("sepfilter", rows=10, cols=10, taps=3, channels=5, device="cpu")
+    with pytest.raises(ValueError, match="dtype: float64"):
+        memhier.select("sepfilter", rows=10, cols=10, taps=3, dtype="float64", device="cpu")
