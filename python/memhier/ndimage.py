@@ -21,7 +21,9 @@ truncates its float64 sum; the two sums may fall on either side). float64 (and i
 is refused rather than computed in float32: pass input.astype(numpy.float32).
 
 The input may be a NumPy array (the CPU backend, or a GPU with device=N), a CuPy array or a
-PyTorch CUDA tensor (on the caller's current stream); the result is the same kind of array.
+PyTorch CUDA tensor (on the caller's current stream), or any array with __cuda_array_interface__
+or DLPack (JAX, Numba, PyTorch CPU tensors), viewed without a copy; the result is the same kind
+of array.
 Strided inputs and outputs are taken (a contiguous float32 copy is made where needed), and an
 output that shares memory with the input is written through a temporary. Weights already on the
 image's device as float32 are used in place; any other array-like is converted to float32 (the
@@ -42,6 +44,7 @@ import math
 import numpy as np
 
 from . import _arrays
+from ._interop import accepts_foreign_arrays
 from ._call import Call, variant_arg
 from ._convert import F32, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, moveaxes_last, on_device, \
     overlaps, store, take
@@ -372,6 +375,7 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     return _filtered(src, output, plan.run)
 
 
+@accepts_foreign_arrays
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
               device=None, context=None):
     """scipy.ndimage.correlate: out[p] = sum_i X[p + i - (k // 2 + origin)] * weights[i] over the
@@ -382,6 +386,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip=False)
 
 
+@accepts_foreign_arrays
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
              device=None, context=None):
     """scipy.ndimage.convolve: correlate with the weights reversed along each axis (and each
@@ -407,6 +412,7 @@ def _weights1d(weights):
     return w
 
 
+@accepts_foreign_arrays
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                 device=None, context=None):
     """scipy.ndimage.correlate1d along any axis of an array of any rank: every line along `axis`
@@ -416,6 +422,7 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
     return _run_passes(input, output, [step], cval, (variant, device, context))
 
 
+@accepts_foreign_arrays
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                device=None, context=None):
     """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and the origin mirrored)."""
@@ -588,6 +595,7 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     return _pass(_gaussian_weights(float(sigma), int(order), r)[::-1], axis, mode, 0)
 
 
+@accepts_foreign_arrays
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
                       radius=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter1d: order 0 (smoothing) or a derivative of any order, radius
@@ -598,6 +606,7 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
                        (variant, device, context))
 
 
+@accepts_foreign_arrays
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
                     axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter: one gaussian_filter1d per axis (every axis, or `axes`); sigma,
@@ -637,6 +646,7 @@ def _integer_output(output, src):
     return np.dtype(dtype).kind in "iu"
 
 
+@accepts_foreign_arrays
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.uniform_filter1d: the mean over `size` samples along `axis`."""
@@ -645,6 +655,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     return _run_passes(input, output, [step], cval, (variant, device, context))
 
 
+@accepts_foreign_arrays
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
                    device=None, context=None):
     """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (every axis, or `axes`; an axis
@@ -667,11 +678,13 @@ def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, dev
     return _run_passes(input, output, passes, cval, (variant, device, context))
 
 
+@accepts_foreign_arrays
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.sobel: the central difference along `axis`, smoothed by [1, 2, 1] across it."""
     return _derivative_and_smooth(input, axis, output, mode, cval, [1.0, 2.0, 1.0], variant, device, context)
 
 
+@accepts_foreign_arrays
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.prewitt: the central difference along `axis`, smoothed by [1, 1, 1] across it."""
     return _derivative_and_smooth(input, axis, output, mode, cval, [1.0, 1.0, 1.0], variant, device, context)
@@ -690,6 +703,7 @@ def _sum_over_axes(input, output, per_axis):
     return out.obj
 
 
+@accepts_foreign_arrays
 def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis."""
     modes = _per_axis(mode, "mode", len(_array(input).shape))
@@ -697,6 +711,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", dev
                                                                     variant=variant, device=device, context=context))
 
 
+@accepts_foreign_arrays
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None,
                      context=None, **kwargs):
     """scipy.ndimage.gaussian_laplace: the sum over axes of the Gaussian's second derivative along

@@ -665,3 +665,50 @@ def test_scipy_mode_and_origin_cases():
         mnd.convolve(np.arange(10, dtype=np.float32), np.ones(3), origin=[-2])
     with pytest.raises(ValueError):
         mnd.convolve(np.ones((3, 5), np.float32), np.ones((2, 2)), origin=[0, -2])
+
+
+# ---- arrays of other libraries: DLPack and __cuda_array_interface__ producers --------------------
+
+class DLPackOnly:
+    """An array known only through DLPack, as JAX's or a PyTorch CPU tensor are."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+class CudaArrayInterfaceOnly:
+    """A device array known only through __cuda_array_interface__, as Numba's are."""
+
+    def __init__(self, a):
+        self._a = a
+        self.__cuda_array_interface__ = a.__cuda_array_interface__
+
+
+def test_dlpack_host_arrays(rng):
+    x = rng.standard_normal((23, 31)).astype(np.float32)
+    w = rng.standard_normal((3, 5)).astype(np.float32)
+    got = mnd.correlate(DLPackOnly(x), w, mode="wrap")
+    np.testing.assert_array_equal(got, mnd.correlate(x, w, mode="wrap"))
+    np.testing.assert_array_equal(mnd.gaussian_filter(DLPackOnly(x), 1.5), mnd.gaussian_filter(x, 1.5))
+    out = np.zeros_like(x)
+    assert mnd.sobel(DLPackOnly(x), 0, DLPackOnly(out)) is not None
+    np.testing.assert_array_equal(out, mnd.sobel(x, 0))  # written in place through the view
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_cuda_array_interface_and_dlpack_device_arrays(rng):
+    cupy = pytest.importorskip("cupy")
+    x = cupy.asarray(rng.standard_normal((40, 50, 3)).astype(np.float32))
+    want = cupy.asnumpy(mnd.gaussian_filter(x, 2.0, axes=(0, 1)))
+    for wrapped in (CudaArrayInterfaceOnly(x), DLPackOnly(x)):
+        got = mnd.gaussian_filter(wrapped, 2.0, axes=(0, 1))
+        np.testing.assert_array_equal(cupy.asnumpy(got), want)
+    out = cupy.zeros_like(x)
+    mnd.uniform_filter(CudaArrayInterfaceOnly(x), 3, CudaArrayInterfaceOnly(out))
+    np.testing.assert_array_equal(cupy.asnumpy(out), cupy.asnumpy(mnd.uniform_filter(x, 3)))
