@@ -15,9 +15,9 @@ F32 = np.dtype("float32")
 INT_LIMIT = 2.0 ** 31
 
 
-def _module(op):
-    """numpy or cupy for op's kind; None for PyTorch (its calls differ)."""
-    return np if op.kind == "numpy" else (_arrays._cupy() if op.kind == "cupy" else None)
+def _xp(kind):
+    """numpy or cupy for an array kind other than PyTorch's (whose calls differ)."""
+    return np if kind == "numpy" else _arrays._cupy()
 
 
 def on_device(op):
@@ -33,19 +33,14 @@ def on_device(op):
 _NOTHING = contextlib.nullcontext()
 
 
-def torch_dtype(dtype):
-    return getattr(_arrays._torch(), np.dtype(dtype).name)
-
-
 def float32_contiguous(op):
     """op's array as a C-contiguous float32 array of its kind: itself when it is one already."""
     if op.dtype == F32 and op.contiguous:
         return op.obj
-    xp = _module(op)
     with on_device(op):
-        if xp is None:
+        if op.kind == "torch":
             return op.obj.to(_arrays._torch().float32).contiguous()
-        return xp.ascontiguousarray(op.obj, dtype=F32)
+        return _xp(op.kind).ascontiguousarray(op.obj, dtype=F32)
 
 
 def empty_like_kind(op, shape, dtype):
@@ -60,7 +55,15 @@ _NAMES = {}  # dtype -> its name: numpy's dtype.name is a slow property
 def empty_like(obj, kind):
     if kind == "torch":
         return _arrays._torch().empty_like(obj)
-    return (np if kind == "numpy" else _arrays._cupy()).empty_like(obj)
+    return _xp(kind).empty_like(obj)
+
+
+def assign(dst, src, kind):
+    """dst[...] = src, with the library's own conversion (dst may be strided)."""
+    if kind == "torch":
+        dst.copy_(src)
+    else:
+        dst[...] = src
 
 
 def store(src, dst, kind):
@@ -68,17 +71,14 @@ def store(src, dst, kind):
     torch = _arrays._torch() if kind == "torch" else None
     dtype = np.dtype(str(dst.dtype).split(".")[-1])
     if dtype.kind == "f":
-        if torch is not None:
-            dst.copy_(src)
-        else:
-            dst[...] = src
+        assign(dst, src, kind)
         return
     if torch is not None:
         t = torch.trunc(src)
         whole = torch.where(torch.abs(t) < INT_LIMIT, t, torch.zeros_like(t)).to(torch.int64)
         dst.copy_(whole)  # int64 to a narrower integer: modulo 2^bits
         return
-    xp = np if kind == "numpy" else _arrays._cupy()
+    xp = _xp(kind)
     t = xp.trunc(src)
     whole = xp.where(xp.abs(t) < INT_LIMIT, t, 0).astype(np.int64)
     dst[...] = whole.astype(dtype)  # modulo 2^bits, as a C cast of the 32-bit integer
@@ -88,15 +88,14 @@ def moveaxes_last(obj, kind, axes):
     """A view of obj with `axes` moved to the end, in their order."""
     if kind == "torch":
         return obj.movedim(tuple(axes), tuple(range(obj.dim() - len(axes), obj.dim())))
-    xp = np if kind == "numpy" else _arrays._cupy()
+    xp = _xp(kind)
     return xp.moveaxis(obj, tuple(axes), tuple(range(obj.ndim - len(axes), obj.ndim)))
 
 
 def contiguous(obj, kind):
     if kind == "torch":
         return obj.contiguous()
-    xp = np if kind == "numpy" else _arrays._cupy()
-    return xp.ascontiguousarray(obj)
+    return _xp(kind).ascontiguousarray(obj)
 
 
 def take(obj, kind, index, axis):
@@ -104,7 +103,7 @@ def take(obj, kind, index, axis):
     if kind == "torch":
         torch = _arrays._torch()
         return torch.index_select(obj, axis, torch.as_tensor(index, device=obj.device))
-    xp = np if kind == "numpy" else _arrays._cupy()
+    xp = _xp(kind)
     return xp.take(obj, xp.asarray(index), axis=axis)
 
 
@@ -123,5 +122,4 @@ def overlaps(a, b):
         return False
     if a.kind == "torch":
         return a.obj.untyped_storage().data_ptr() == b.obj.untyped_storage().data_ptr()
-    xp = np if a.kind == "numpy" else _arrays._cupy()
-    return bool(xp.may_share_memory(a.obj, b.obj))
+    return bool(_xp(a.kind).may_share_memory(a.obj, b.obj))

@@ -46,8 +46,8 @@ import numpy as np
 from . import _arrays
 from ._interop import accepts_foreign_arrays
 from ._call import Call, variant_arg
-from ._convert import F32, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, moveaxes_last, on_device, \
-    overlaps, store, take
+from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
+    moveaxes_last, on_device, overlaps, store, take
 from ._native import lib, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported
 
 DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
@@ -116,13 +116,21 @@ def _array(input):
     return op
 
 
+def _output_dtype(output, src):
+    """The dtype scipy's `output` names: the input's for None, else the dtype or the array's."""
+    if output is None:
+        return src.dtype
+    if isinstance(output, (type, np.dtype, str)):
+        return _dtype_arg(output, "output")
+    return _arrays.Operand(output, "output").dtype
+
+
 def _result(output, src):
     """scipy's `output`: None (the input's dtype), a dtype, or an array of the input's kind,
     device and shape to write (strided or not)."""
     shape = tuple(src.shape)
     if output is None or isinstance(output, (type, np.dtype, str)):
-        dtype = src.dtype if output is None else _dtype_arg(output, "output")
-        return _arrays.Operand(empty_like_kind(src, shape, dtype), "output")
+        return _arrays.Operand(empty_like_kind(src, shape, _output_dtype(output, src)), "output")
     op = _arrays.Operand(output, "output")
     _dtype_arg(op.dtype, "output")
     if op.kind == "numpy" and not op.obj.flags.writeable:
@@ -535,10 +543,7 @@ def _run_passes(input, output, passes, cval, options):
         x = dst
     if x is not out:
         with on_device(src):
-            if src.kind == "torch":
-                out.obj.copy_(x.obj)
-            else:
-                out.obj[...] = x.obj
+            assign(out.obj, x.obj, src.kind)
     return out.obj
 
 
@@ -637,13 +642,7 @@ def _uniform_pass(size, axis, mode, origin, integer_output):
 
 
 def _integer_output(output, src):
-    if output is None:
-        dtype = src.dtype
-    elif isinstance(output, (type, np.dtype, str)):
-        dtype = _dtype_arg(output, "output")
-    else:
-        dtype = _arrays.Operand(output, "output").dtype
-    return np.dtype(dtype).kind in "iu"
+    return np.dtype(_output_dtype(output, src)).kind in "iu"
 
 
 @accepts_foreign_arrays

@@ -21,6 +21,18 @@
 #define MH_DTYPE_FN static inline
 #endif
 
+/* Bytes of one element of type t; 0 for a value outside the enum (mh_dtype_size's answer). */
+MH_DTYPE_FN size_t mh_dtype_bytes(mh_dtype t)
+{
+    switch (t) {
+    case MH_I64: return 8;
+    case MH_F32: case MH_I32: return 4;
+    case MH_F16: case MH_U16: case MH_I16: return 2;
+    case MH_U8: case MH_I8: return 1;
+    }
+    return 0;
+}
+
 /* float16 bits to float32: exact. */
 MH_DTYPE_FN float mh_half_to_float(uint16_t h)
 {

@@ -1,5 +1,6 @@
 /* Names of statuses, ops, backends and paddings. */
 #include "internal.h"
+#include "dtype.h"
 
 #include <string.h>
 
@@ -78,16 +79,7 @@ const char *mh_dtype_name(mh_dtype t)
     return "unknown-dtype";
 }
 
-size_t mh_dtype_size(mh_dtype t)
-{
-    switch (t) {
-    case MH_I64: return 8;
-    case MH_F32: case MH_I32: return 4;
-    case MH_F16: case MH_U16: case MH_I16: return 2;
-    case MH_U8: case MH_I8: return 1;
-    }
-    return 0;
-}
+size_t mh_dtype_size(mh_dtype t) { return mh_dtype_bytes(t); }
 
 mh_status mh_mode_parse(const char *name, mh_mode *mode)
 {

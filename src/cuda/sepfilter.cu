@@ -111,8 +111,7 @@ static __device__ __forceinline__ void store4(void *base, long long i, int type,
 
 static __device__ __forceinline__ bool aligned_for(const void *base, long long i, int type)
 {
-    const int size = type == MH_F32 ? 4 : (type == MH_U8 || type == MH_I8) ? 1 : 2;
-    return (i & 3) == 0 && ((uintptr_t)base & (uintptr_t)(4 * size - 1)) == 0;
+    return (i & 3) == 0 && ((uintptr_t)base & (uintptr_t)(4 * mh_dtype_bytes((mh_dtype)type) - 1)) == 0;
 }
 
 /* A group of four tile values at the image's edges or misaligned, element by element, each axis
@@ -294,10 +293,8 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
     const long long row_tile = (long long)blockIdx.x / p.col_tiles, col_tile = (long long)blockIdx.x % p.col_tiles;
     const long long y0 = row_tile * BH, x0 = col_tile * (TILE / C);
     const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
-    const int in_size = p.in_type == MH_F32 ? 4 : (p.in_type == MH_U8 || p.in_type == MH_I8) ? 1 : 2;
-    const int out_size = p.out_type == MH_F32 ? 4 : (p.out_type == MH_U8 || p.out_type == MH_I8) ? 1 : 2;
-    const void *in = (const char *)p.in + image * in_size;
-    void *out = (char *)p.out + image * out_size;
+    const void *in = (const char *)p.in + image * mh_dtype_bytes((mh_dtype)p.in_type);
+    void *out = (char *)p.out + image * mh_dtype_bytes((mh_dtype)p.out_type);
 
     load_tile<C>(p, l, tile, in, y0, x0, tid);
     __syncthreads();
