@@ -28,6 +28,7 @@ struct sep_params {
     long long image_values; /* rows * cols * channels */
     long long col_tiles;
     int in_type, out_type;
+    int in_bytes, out_bytes; /* their element sizes, found once on the host */
     int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
     int mode_v, mode_h;
     float cval, div_v, div_h;
@@ -109,9 +110,10 @@ static __device__ __forceinline__ void store4(void *base, long long i, int type,
     }
 }
 
-static __device__ __forceinline__ bool aligned_for(const void *base, long long i, int type)
+/* Element i of an array of `bytes`-wide elements at base starts a group of four on its own width. */
+static __device__ __forceinline__ bool aligned_for(const void *base, long long i, int bytes)
 {
-    return (i & 3) == 0 && ((uintptr_t)base & (uintptr_t)(4 * mh_dtype_bytes((mh_dtype)type) - 1)) == 0;
+    return (i & 3) == 0 && ((uintptr_t)base & (uintptr_t)(4 * bytes - 1)) == 0;
 }
 
 /* A group of four tile values at the image's edges or misaligned, element by element, each axis
@@ -156,7 +158,7 @@ static __device__ void load_tile(const sep_params &p, const sep_layout &l, float
             if (t >= l.tw) continue;
             const long long first = t0 + t;
             if (y >= 0 && t >= 0 && t + 4 <= l.tw && first >= 0 && first + 4 <= row_values &&
-                aligned_for(in, base + first, p.in_type)) {
+                aligned_for(in, base + first, p.in_bytes)) {
                 raw[u] = load4_raw(in, base + first, p.in_type);
                 at[u] = rr * l.sw + t;
                 continue;
@@ -275,7 +277,7 @@ static __device__ void store_tile(const sep_params &p, const float *stage, void 
         if (y0 + y >= p.rows || first + t >= row_values) continue;
         const long long i = (y0 + y) * row_values + first + t;
         const float *s = stage + y * TILE + t;
-        if (first + t + 4 <= row_values && aligned_for(out, i, p.out_type)) {
+        if (first + t + 4 <= row_values && aligned_for(out, i, p.out_bytes)) {
             store4(out, i, p.out_type, s);
             continue;
         }
@@ -293,8 +295,8 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
     const long long row_tile = (long long)blockIdx.x / p.col_tiles, col_tile = (long long)blockIdx.x % p.col_tiles;
     const long long y0 = row_tile * BH, x0 = col_tile * (TILE / C);
     const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
-    const void *in = (const char *)p.in + image * mh_dtype_bytes((mh_dtype)p.in_type);
-    void *out = (char *)p.out + image * mh_dtype_bytes((mh_dtype)p.out_type);
+    const void *in = (const char *)p.in + image * (size_t)p.in_bytes;
+    void *out = (char *)p.out + image * (size_t)p.out_bytes;
 
     load_tile<C>(p, l, tile, in, y0, x0, tid);
     __syncthreads();
@@ -448,6 +450,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.image_values = (long long)(d->rows * d->cols * d->channels);
     p.col_tiles = (long long)mh_ceil_div(d->cols, TILE / d->channels);
     p.in_type = (int)d->in_type, p.out_type = (int)d->out_type;
+    p.in_bytes = (int)mh_dtype_size(d->in_type), p.out_bytes = (int)mh_dtype_size(d->out_type);
     p.kv = (int)d->vertical.ntaps, p.kh = (int)d->horizontal.ntaps;
     p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
