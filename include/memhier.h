@@ -213,6 +213,23 @@ mh_status mh_conv1d_batched(mh_context *ctx, const char *variant, const float *i
 mh_status mh_conv1d_batched_select(mh_context *ctx, size_t batch, size_t n, size_t mask_stride, size_t k,
                                    mh_pad pad, const mh_variant_info **chosen);
 
+/* conv1d as scipy.ndimage.correlate1d: each of `batch` signals (batched as above, mask_stride 0
+ * or k) gives n outputs,
+ *   out[i] = sum_j X[i + j - (k / 2 + origin)] * mask[j]
+ * where X is the signal extended past its ends by `mode` (cval for MH_MODE_CONSTANT; every
+ * padded value meets its tap, so a NaN cval reaches every output whose window leaves the
+ * signal). origin in [-(k / 2), (k - 1) / 2]; any k, longer than the signal too (the extension
+ * repeats). The rows whose loaders apply the modes take these calls: the CPU rows, regtile,
+ * fft-fused and fft-os; the others refuse them with the reason, and auto runs the first of its
+ * order that accepts. */
+mh_status mh_conv1d_mode(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t n,
+                         const float *mask, size_t mask_stride, size_t k, mh_mode mode, float cval, long long origin,
+                         float *out);
+mh_status mh_conv1d_mode_select(mh_context *ctx, size_t batch, size_t n, size_t mask_stride, size_t k, mh_mode mode,
+                                long long origin, const mh_variant_info **chosen);
+mh_status mh_conv1d_mode_supports(mh_context *ctx, const char *variant, size_t batch, size_t n, size_t k,
+                                  mh_mode mode, long long origin);
+
 /* ---- conv2d: out[r][c] = sum_{i,j} in[r + i - lpr][c + j - lpc] * filter[i][j] -----------
  * Row-major float32 images; filters krows x kcols, each from 1 to MH_CONV2D_MAX_K, any
  * shape (not necessarily square or odd). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or

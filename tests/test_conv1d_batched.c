@@ -1,10 +1,11 @@
 /* Batched conv1d (mh_conv1d_batched): every row of one backend, native batch or run once
  * per signal, against the double reference of each signal:
  *   test_conv1d_batched cpu | gpu
- * One mask for all signals and one mask per signal; batch 1 and many; every padding; n not a
+ * One mask for all signals and one mask per signal; batch 1 and many; every padding and one
+ * boundary mode a case (mh_conv1d_mode: each mode across the cases); n not a
  * multiple of any segment or tile; outputs poisoned with NaN and fenced by guard words. Then
  * the refusals (batch = 0, a mask_stride other than 0 or k, sizes that overflow: an error
- * naming the argument, nothing written) and NaN propagation (every output whose window holds
+ * naming the argument, nothing written; a mode or origin out of range) and NaN propagation (every output whose window holds
  * a NaN input is NaN, for every row). */
 #include "testing.h"
 
@@ -21,15 +22,47 @@ static const bcase cases[] = {
 typedef struct bproblem {
     const bcase *c;
     mh_pad pad;
-    size_t out_n, masks;
+    int bordered; /* mh_conv1d_mode: the case's mode, cval 0.5, an origin at a limit or centred */
+    mh_mode mode;
+    long long origin;
+    char where[80];
+    size_t out_n, lpad, masks;
     float *in, *mask;
     double *ref, *mag;
 } bproblem;
 
-static void make(bproblem *p, const bcase *c, mh_pad pad, unsigned long long seed)
+static mh_status args_of(mh_context *ctx, mh_args *a, const bproblem *p, const float *in, const float *mask, float *out)
 {
-    p->c = c, p->pad = pad;
-    p->out_n = mh_conv1d_out_len(c->n, c->k, pad);
+    const bcase *c = p->c;
+    const size_t stride = c->per_signal ? c->k : 0;
+    if (p->bordered)
+        return mh_conv1d_mode_args_init(ctx, a, in, c->batch, c->n, mask, stride, c->k, p->mode, 0.5f, p->origin, out);
+    return mh_conv1d_batched_args_init(ctx, a, in, c->batch, c->n, mask, stride, c->k, p->pad, out);
+}
+
+static mh_status call(mh_context *ctx, const char *name, const bproblem *p, const float *in, const float *mask,
+                      float *out)
+{
+    const bcase *c = p->c;
+    const size_t stride = c->per_signal ? c->k : 0;
+    if (p->bordered)
+        return mh_conv1d_mode(ctx, name, in, c->batch, c->n, mask, stride, c->k, p->mode, 0.5f, p->origin, out);
+    return mh_conv1d_batched(ctx, name, in, c->batch, c->n, mask, stride, c->k, p->pad, out);
+}
+
+/* placement 0..2: the zero paddings; 3: case ci's boundary mode. */
+static void make(bproblem *p, const bcase *c, size_t ci, int placement, unsigned long long seed)
+{
+    p->c = c, p->pad = placement < 3 ? (mh_pad)placement : MH_PAD_SAME;
+    p->bordered = placement == 3, p->mode = (mh_mode)(ci % 5);
+    p->origin = ci % 3 == 0 ? 0 : ci % 3 == 1 ? -(long long)(c->k / 2) : (long long)((c->k - 1) / 2);
+    if (p->bordered)
+        snprintf(p->where, sizeof p->where, "mode=%s origin=%lld", mh_mode_name(p->mode), p->origin);
+    else
+        snprintf(p->where, sizeof p->where, "pad=%s", mh_pad_name(p->pad));
+    mh_args shape;
+    args_of(NULL, &shape, p, NULL, NULL, NULL);
+    p->out_n = shape.conv1d.out_n, p->lpad = shape.conv1d.lpad;
     p->masks = c->per_signal ? c->batch : 1;
     p->in = malloc(c->batch * c->n * sizeof(float));
     p->mask = malloc(p->masks * c->k * sizeof(float));
@@ -37,13 +70,14 @@ static void make(bproblem *p, const bcase *c, mh_pad pad, unsigned long long see
     p->mag = malloc(c->batch * p->out_n * sizeof(double));
     mh_fill_uniform(p->in, c->batch * c->n, seed, 1.0f);
     mh_fill_uniform(p->mask, p->masks * c->k, seed + 1, 1.0f);
-    const size_t lpad = mh_lead_pad(c->k, pad);
 #pragma omp parallel for schedule(dynamic, 1)
     for (long long b = 0; b < (long long)c->batch; ++b) {
-        const float *m = p->mask + (c->per_signal ? (size_t)b * c->k : 0);
-        for (size_t i = 0; i < p->out_n; ++i)
-            mh_conv1d_reference_at(p->in + (size_t)b * c->n, c->n, m, c->k, lpad, i, &p->ref[(size_t)b * p->out_n + i],
-                                   &p->mag[(size_t)b * p->out_n + i]);
+        const float *m = p->mask + (c->per_signal ? (size_t)b * c->k : 0), *x = p->in + (size_t)b * c->n;
+        double *ref = p->ref + (size_t)b * p->out_n, *mag = p->mag + (size_t)b * p->out_n;
+        for (size_t i = 0; i < p->out_n; ++i) {
+            if (p->bordered) mh_conv1d_reference_mode_at(x, c->n, m, c->k, p->lpad, p->mode, 0.5f, i, &ref[i], &mag[i]);
+            else mh_conv1d_reference_at(x, c->n, m, c->k, p->lpad, i, &ref[i], &mag[i]);
+        }
     }
 }
 
@@ -55,7 +89,7 @@ static void check_row(mh_context *ctx, const bproblem *p, const float *in, const
     const bcase *c = p->c;
     const char *name = row->info.name, *cfg = row->configs ? row->configs[config] : "";
     mh_args a;
-    mh_conv1d_batched_args_init(ctx, &a, in, c->batch, c->n, mask, c->per_signal ? c->k : 0, c->k, p->pad, out->data);
+    args_of(ctx, &a, p, in, mask, out->data);
     a.config = config;
     char why[512] = "";
     if (!row->supports(ctx, &a, why, sizeof why)) {
@@ -63,9 +97,7 @@ static void check_row(mh_context *ctx, const bproblem *p, const float *in, const
         return;
     }
     test_out_poison(out);
-    mh_status s = config == 0 ? mh_conv1d_batched(ctx, name, in, c->batch, c->n, mask, c->per_signal ? c->k : 0, c->k,
-                                                  p->pad, out->data)
-                              : mh_run_row(ctx, row, &a);
+    mh_status s = config == 0 ? call(ctx, name, p, in, mask, out->data) : mh_run_row(ctx, row, &a);
     if (s == MH_OK) s = mh_context_synchronize(ctx);
     CHECK(s == MH_OK, "%s %s batch=%zu n=%zu k=%zu: %s: %s", name, cfg, c->batch, c->n, c->k, mh_status_str(s),
           mh_context_error(ctx));
@@ -76,8 +108,8 @@ static void check_row(mh_context *ctx, const bproblem *p, const float *in, const
         mh_error_stats st;
         const size_t at = b * p->out_n;
         int ok = mh_compare(out->host + TEST_GUARD + at, p->ref + at, p->mag + at, p->out_n, mh_sum_rtol(c->k), &st);
-        CHECK(ok, "%s %s batch=%zu n=%zu k=%zu pad=%s %s masks: signal %zu out[%zu]=%.8g ref %.8g (%zu bad, rel_l2 %.3g)",
-              name, cfg, c->batch, c->n, c->k, mh_pad_name(p->pad), c->per_signal ? "per-signal" : "shared", b,
+        CHECK(ok, "%s %s batch=%zu n=%zu k=%zu %s %s masks: signal %zu out[%zu]=%.8g ref %.8g (%zu bad, rel_l2 %.3g)",
+              name, cfg, c->batch, c->n, c->k, p->where, c->per_signal ? "per-signal" : "shared", b,
               st.first_bad, st.first_out, st.first_ref, st.bad, st.rel_l2);
         if (!ok) break;
     }
@@ -88,9 +120,9 @@ static void test_ladder(mh_context *ctx, int gpu, unsigned long long seed)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         const bcase *c = &cases[ci];
         if (c->batch * c->n > test_max_n()) continue;
-        for (int pad = MH_PAD_VALID; pad <= MH_PAD_FULL; ++pad) {
+        for (int placement = 0; placement <= 3; ++placement) {
             bproblem p;
-            make(&p, c, (mh_pad)pad, seed + 100 * ci + (unsigned long long)pad);
+            make(&p, c, ci, placement, seed + 100 * ci + (unsigned long long)placement);
             test_in in = test_in_copy(gpu, p.in, c->batch * c->n, 0);
             test_in mask = test_in_copy(gpu, p.mask, p.masks * c->k, 0);
             test_out out = test_out_alloc(gpu, c->batch * p.out_n, 0);
@@ -136,6 +168,20 @@ static void test_refusals(mh_context *ctx, int gpu)
               "refusal %zu: %s: '%s' lacks '%s'", i, mh_status_str(s), mh_context_error(ctx), bad[i].says);
         mh_context_synchronize(ctx);
         CHECK(test_out_fetch(&out) == 0 && test_out_written(&out) == 0, "refusal %zu wrote into out", i);
+    }
+    const struct {
+        int mode;
+        long long origin;
+        const char *says;
+    } bad_modes[] = {{7, 0, "mode = 7"}, {MH_MODE_REFLECT, 2, "origin = 2"}, {MH_MODE_WRAP, -2, "origin = -2"}};
+    for (size_t i = 0; i < sizeof bad_modes / sizeof bad_modes[0]; ++i) {
+        test_out_poison(&out);
+        mh_status s = mh_conv1d_mode(ctx, NULL, in.data, 2, 8, mask.data, 0, 3, (mh_mode)bad_modes[i].mode, 0.0f,
+                                     bad_modes[i].origin, out.data);
+        CHECK(s == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), bad_modes[i].says),
+              "mode refusal %zu: %s: '%s' lacks '%s'", i, mh_status_str(s), mh_context_error(ctx), bad_modes[i].says);
+        mh_context_synchronize(ctx);
+        CHECK(test_out_fetch(&out) == 0 && test_out_written(&out) == 0, "mode refusal %zu wrote into out", i);
     }
     test_out_free(&out);
     test_release(gpu, in.base), test_release(gpu, mask.base);

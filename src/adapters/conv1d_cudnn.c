@@ -5,7 +5,7 @@
 static int cudnn_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     (void)ctx;
-    return mh_cudnn_fits(1, x->conv1d.n, 1, x->conv1d.k, why, len);
+    return mh_conv1d_zero_pad_only(&x->conv1d, why, len) && mh_cudnn_fits(1, x->conv1d.n, 1, x->conv1d.k, why, len);
 }
 
 static mh_status cudnn_run(mh_context *ctx, const mh_args *x)

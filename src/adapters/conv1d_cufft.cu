@@ -104,6 +104,7 @@ static unsigned grid_for(size_t work) { return (unsigned)(work / 256 + 1 < 8192 
 static int cufft_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
     const mh_conv1d_args *a = &args->conv1d;
+    if (!mh_conv1d_zero_pad_only(a, why, len)) return 0;
     if (a->n + a->k < (1ULL << 40)) return 1;
     snprintf(why, len, "n + k = %zu is past what one cuFFT plan takes here", a->n + a->k);
     return 0;

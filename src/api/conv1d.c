@@ -71,6 +71,40 @@ mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *args, const float *in, s
     return mh_conv1d_batched_args_init(ctx, args, in, 1, n, mask, 0, k, pad, out);
 }
 
+mh_status mh_conv1d_mode_args_init(mh_context *ctx, mh_args *args, const float *in, size_t batch, size_t n,
+                                   const float *mask, size_t mask_stride, size_t k, mh_mode mode, float cval,
+                                   long long origin, float *out)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_CONV1D;
+    mh_status s = mh_check_mode(ctx, "mode", mode);
+    /* sizes first: a same-padded problem has the signal's length and checks every bound */
+    if (s == MH_OK) s = mh_conv1d_batched_args_init(ctx, args, in, batch, n, mask, mask_stride, k, MH_PAD_SAME, out);
+    if (s == MH_OK) s = mh_check_origin(ctx, "origin", origin, k, "mask");
+    if (s != MH_OK) return s;
+    mh_conv1d_args *a = &args->conv1d;
+    a->lpad = (size_t)((long long)(k / 2) + origin);
+    a->out_n = n;
+    a->bordered = 1, a->mode = mode, a->cval = cval;
+    return MH_OK;
+}
+
+int mh_conv1d_zero_pad_only(const mh_conv1d_args *a, char *why, size_t len)
+{
+    if (!a->bordered) return 1;
+    snprintf(why, len, "it pads with zeros only (valid, same, full); mode '%s' runs on regtile, fft-fused, fft-os "
+             "and the CPU rows", mh_mode_name(a->mode));
+    return 0;
+}
+
+int mh_conv1d_finite_border(const mh_conv1d_args *a, char *why, size_t len)
+{
+    if (!a->bordered || a->mode != MH_MODE_CONSTANT || isfinite(a->cval)) return 1;
+    snprintf(why, len, "cval = %g: an FFT spreads a non-finite constant over whole segments, not only the windows "
+             "that meet the border (regtile and the CPU rows take it)", (double)a->cval);
+    return 0;
+}
+
 mh_conv1d_args mh_conv1d_signal(const mh_conv1d_args *a, size_t b)
 {
     mh_conv1d_args one = *a;
@@ -148,11 +182,17 @@ static const mh_row_group groups[] = {
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_conv1d_args *a = &args->conv1d;
-    if (a->batch > 1)
-        snprintf(buf, len, "batch = %zu, n = %zu, k = %zu (%s), pad = %s", a->batch, a->n, a->k,
-                 a->mask_stride ? "a mask per signal" : "one mask", mh_pad_name(a->pad));
+    char where[96];
+    if (a->bordered)
+        snprintf(where, sizeof where, "mode = %s, cval = %g, origin = %lld", mh_mode_name(a->mode), (double)a->cval,
+                 (long long)a->lpad - (long long)(a->k / 2));
     else
-        snprintf(buf, len, "n = %zu, k = %zu, pad = %s", a->n, a->k, mh_pad_name(a->pad));
+        snprintf(where, sizeof where, "pad = %s", mh_pad_name(a->pad));
+    if (a->batch > 1)
+        snprintf(buf, len, "batch = %zu, n = %zu, k = %zu (%s), %s", a->batch, a->n, a->k,
+                 a->mask_stride ? "a mask per signal" : "one mask", where);
+    else
+        snprintf(buf, len, "n = %zu, k = %zu, %s", a->n, a->k, where);
 }
 
 /* A batch's signals, for the rows that run one signal a call. */
@@ -223,5 +263,36 @@ mh_status mh_conv1d_supports(mh_context *ctx, const char *variant, size_t n, siz
     mh_clear_error(ctx);
     mh_args a;
     mh_status s = mh_conv1d_args_init(ctx, &a, NULL, n, NULL, k, pad, NULL);
+    return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv1d_mode(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t n,
+                         const float *mask, size_t mask_stride, size_t k, mh_mode mode, float cval, long long origin,
+                         float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv1d_mode_args_init(ctx, &a, in, batch, n, mask, mask_stride, k, mode, cval, origin, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv1d_mode_select(mh_context *ctx, size_t batch, size_t n, size_t mask_stride, size_t k, mh_mode mode,
+                                long long origin, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv1d_mode_args_init(ctx, &a, NULL, batch, n, NULL, mask_stride, k, mode, 0.0f, origin, NULL);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
+}
+
+mh_status mh_conv1d_mode_supports(mh_context *ctx, const char *variant, size_t batch, size_t n, size_t k,
+                                  mh_mode mode, long long origin)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv1d_mode_args_init(ctx, &a, NULL, batch, n, NULL, 0, k, mode, 0.0f, origin, NULL);
     return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
 }

@@ -66,20 +66,12 @@ mh_status mh_conv2d_mode_args_init(mh_context *ctx, mh_args *args, const float *
 {
     memset(args, 0, sizeof *args);
     args->op = MH_OP_CONV2D;
-    if ((unsigned)mode > MH_MODE_WRAP)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "mode = %d is not constant, reflect, mirror, nearest or wrap",
-                       (int)mode);
+    mh_status s = mh_check_mode(ctx, "mode", mode);
     /* sizes first: a same-padded problem has the image's size and checks every bound */
-    mh_status s = mh_conv2d_args_init(ctx, args, in, rows, cols, filter, krows, kcols, MH_PAD_SAME, out);
+    if (s == MH_OK) s = mh_conv2d_args_init(ctx, args, in, rows, cols, filter, krows, kcols, MH_PAD_SAME, out);
+    if (s == MH_OK) s = mh_check_origin(ctx, "origin_r", origin_r, krows, "side");
+    if (s == MH_OK) s = mh_check_origin(ctx, "origin_c", origin_c, kcols, "side");
     if (s != MH_OK) return s;
-    const long long lo_r = -(long long)(krows / 2), hi_r = (long long)((krows - 1) / 2);
-    const long long lo_c = -(long long)(kcols / 2), hi_c = (long long)((kcols - 1) / 2);
-    if (origin_r < lo_r || origin_r > hi_r || origin_c < lo_c || origin_c > hi_c) {
-        const int rows_bad = origin_r < lo_r || origin_r > hi_r;
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %lld: a %zu-tap side takes origins from %lld to %lld",
-                       rows_bad ? "origin_r" : "origin_c", rows_bad ? origin_r : origin_c, rows_bad ? krows : kcols,
-                       rows_bad ? lo_r : lo_c, rows_bad ? hi_r : hi_c);
-    }
     mh_conv2d_args *a = &args->conv2d;
     a->lpr = (int)(krows / 2 + origin_r), a->lpc = (int)(kcols / 2 + origin_c);
     a->out_rows = rows, a->out_cols = cols;

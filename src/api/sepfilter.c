@@ -11,13 +11,12 @@ static mh_status check_axis(mh_context *ctx, const char *name, const mh_sepfilte
     if (x->ntaps == 0 || x->ntaps > MH_SEPFILTER_MAX_TAPS)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.ntaps = %zu: a pass has 1 to %d taps", name, x->ntaps,
                        MH_SEPFILTER_MAX_TAPS);
-    const long long lo = -(long long)(x->ntaps / 2), hi = (long long)((x->ntaps - 1) / 2);
-    if (x->origin < lo || x->origin > hi)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.origin = %lld: a %zu-tap pass takes origins from %lld to %lld",
-                       name, x->origin, x->ntaps, lo, hi);
-    if ((unsigned)x->mode > MH_MODE_WRAP)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.mode = %d is not constant, reflect, mirror, nearest or wrap",
-                       name, (int)x->mode);
+    char field[32];
+    snprintf(field, sizeof field, "%s.origin", name);
+    mh_status s = mh_check_origin(ctx, field, x->origin, x->ntaps, "pass");
+    snprintf(field, sizeof field, "%s.mode", name);
+    if (s == MH_OK) s = mh_check_mode(ctx, field, x->mode);
+    if (s != MH_OK) return s;
     if (x->divisor == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.divisor = 0: 1 divides by nothing", name);
     return MH_OK;
 }

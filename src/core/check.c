@@ -110,6 +110,21 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
     return MH_OK;
 }
 
+mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode)
+{
+    if ((unsigned)mode <= MH_MODE_WRAP) return MH_OK;
+    return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %d is not constant, reflect, mirror, nearest or wrap", name,
+                   (int)mode);
+}
+
+mh_status mh_check_origin(mh_context *ctx, const char *name, long long origin, size_t taps, const char *side)
+{
+    const long long lo = -(long long)(taps / 2), hi = (long long)((taps - 1) / 2);
+    if (origin >= lo && origin <= hi) return MH_OK;
+    return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %lld: a %zu-tap %s takes origins from %lld to %lld", name, origin,
+                   taps, side, lo, hi);
+}
+
 mh_status mh_check_conv_buffers(mh_context *ctx, const float *in, size_t in_bytes, const char *taps_name,
                                 const float *taps, size_t taps_bytes, const float *out, size_t out_bytes)
 {

@@ -105,6 +105,10 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
                             const char *bname, const void *b, size_t bbytes);
 /* A convolution's buffers: in, the taps (named taps_name: "mask", "filter") and out each
  * usable by ctx (mh_check_buffer), out overlapping neither input. */
+/* MH_OK for a boundary mode of the enum, else the error naming the argument `name` and its value. */
+mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode);
+/* MH_OK when origin is in [-(taps / 2), (taps - 1) / 2], else the error naming `name` and the range. */
+mh_status mh_check_origin(mh_context *ctx, const char *name, long long origin, size_t taps, const char *side);
 mh_status mh_check_conv_buffers(mh_context *ctx, const float *in, size_t in_bytes, const char *taps_name,
                                 const float *taps, size_t taps_bytes, const float *out, size_t out_bytes);
 /* a * b into *r; 0 on overflow. */
@@ -133,6 +137,12 @@ typedef struct mh_conv1d_args {
     float *out;
     size_t batch;       /* signals: in + b * n, out + b * out_n (1 for mh_conv1d) */
     size_t mask_stride; /* 0: one mask; k: mask + b * k for signal b */
+    /* mh_conv1d_mode's calls: each signal extended by `mode` (cval for constant), out_n = n,
+     * lpad = k / 2 + origin. Rows whose loaders do not apply modes refuse them
+     * (mh_conv1d_zero_pad_only). Calls through mh_conv1d have bordered 0: zeros outside. */
+    int bordered;
+    mh_mode mode;
+    float cval;
 } mh_conv1d_args;
 
 typedef struct mh_conv2d_args {
@@ -339,12 +349,24 @@ mh_status mh_conv1d_args_init(mh_context *ctx, mh_args *a, const float *in, size
                               size_t k, mh_pad pad, float *out);
 mh_status mh_conv1d_batched_args_init(mh_context *ctx, mh_args *a, const float *in, size_t batch, size_t n,
                                       const float *mask, size_t mask_stride, size_t k, mh_pad pad, float *out);
+/* mh_conv1d_mode's arguments: n outputs a signal, the mask's anchor at k / 2 + origin. */
+mh_status mh_conv1d_mode_args_init(mh_context *ctx, mh_args *a, const float *in, size_t batch, size_t n,
+                                   const float *mask, size_t mask_stride, size_t k, mh_mode mode, float cval,
+                                   long long origin, float *out);
+/* 1 for zero-padded calls; for a bordered one (mh_conv1d_mode) 0, with the reason in why. */
+int mh_conv1d_zero_pad_only(const mh_conv1d_args *a, char *why, size_t len);
+/* 0 (the reason in why) for a constant border of NaN or Inf, which an FFT row would spread over
+ * whole segments instead of the windows that meet it. */
+int mh_conv1d_finite_border(const mh_conv1d_args *a, char *why, size_t len);
 /* Signal b of a batch as a one-signal problem (the per-signal loop of unbatched rows). */
 mh_conv1d_args mh_conv1d_signal(const mh_conv1d_args *a, size_t b);
 
 /* Double-precision value of output i and the sum of |terms| (for error bounds). */
 void mh_conv1d_reference_at(const float *in, size_t n, const float *mask, size_t k,
                             size_t lpad, size_t i, double *value, double *abs_sum);
+/* The same for a bordered call: every tap meets a value, past the ends the mode's (or cval). */
+void mh_conv1d_reference_mode_at(const float *in, size_t n, const float *mask, size_t k, size_t lpad, mh_mode mode,
+                                 float cval, size_t i, double *value, double *abs_sum);
 
 /* ---- conv2d --------------------------------------------------------------------------- */
 

@@ -3,8 +3,9 @@
  *                  variant is checked against.
  *   cpu-omp        OpenMP threads over blocks of 64 outputs; each block's accumulators stay
  *                  in vector registers while the mask streams past (float accumulation, as
- *                  the GPU variants do). Blocks that touch the zero padding take the
- *                  bounds-checked path. */
+ *                  the GPU variants do). Blocks that touch the zero padding (or a
+ *                  bordered call's extension) take the bounds-checked path. */
+#include "../core/border.h"
 #include "../core/internal.h"
 
 #include <math.h>
@@ -27,13 +28,28 @@ void mh_conv1d_reference_at(const float *in, size_t n, const float *mask, size_t
     if (abs_sum) *abs_sum = mag;
 }
 
+void mh_conv1d_reference_mode_at(const float *in, size_t n, const float *mask, size_t k, size_t lpad, mh_mode mode,
+                                 float cval, size_t i, double *value, double *abs_sum)
+{
+    double sum = 0.0, mag = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+        const long long q = mh_border_index((long long)i + (long long)j - (long long)lpad, (long long)n, mode);
+        const double term = (q < 0 ? (double)cval : (double)in[q]) * (double)mask[j];
+        sum += term;
+        mag += fabs(term);
+    }
+    *value = sum;
+    if (abs_sum) *abs_sum = mag;
+}
+
 static mh_status reference_run(mh_context *ctx, const mh_args *args)
 {
     (void)ctx;
     const mh_conv1d_args *a = &args->conv1d;
     for (size_t i = 0; i < a->out_n; ++i) {
         double v;
-        mh_conv1d_reference_at(a->in, a->n, a->mask, a->k, a->lpad, i, &v, NULL);
+        if (a->bordered) mh_conv1d_reference_mode_at(a->in, a->n, a->mask, a->k, a->lpad, a->mode, a->cval, i, &v, NULL);
+        else mh_conv1d_reference_at(a->in, a->n, a->mask, a->k, a->lpad, i, &v, NULL);
         a->out[i] = (float)v;
     }
     return MH_OK;
@@ -55,8 +71,25 @@ static void omp_block_interior(const mh_conv1d_args *a, size_t i0, size_t len)
     memcpy(a->out + i0, acc, len * sizeof(float));
 }
 
+/* Outputs of a bordered call whose window leaves the signal: each tap meets the mode's value. */
+static void omp_block_bordered(const mh_conv1d_args *a, size_t i0, size_t len)
+{
+    for (size_t i = i0; i < i0 + len; ++i) {
+        float acc = 0.0f;
+        for (size_t j = 0; j < a->k; ++j) {
+            const long long q = mh_border_index((long long)i + (long long)j - (long long)a->lpad, (long long)a->n, a->mode);
+            acc += (q < 0 ? a->cval : a->in[q]) * a->mask[j];
+        }
+        a->out[i] = acc;
+    }
+}
+
 static void omp_block_edge(const mh_conv1d_args *a, size_t i0, size_t len)
 {
+    if (a->bordered) {
+        omp_block_bordered(a, i0, len);
+        return;
+    }
     for (size_t i = i0; i < i0 + len; ++i) {
         size_t j0 = a->lpad > i ? a->lpad - i : 0;
         size_t j1 = i + a->k > a->n + a->lpad ? a->n + a->lpad - i : a->k;

@@ -255,7 +255,7 @@ static mh_status regblock_launch(mh_context *ctx, const mh_args *x, int slot)
 static int naive_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv1d_args *a = &x->conv1d;
-    return k_fits_int(a, why, len) && grid_fits(a, naive_shape, why, len);
+    return mh_conv1d_zero_pad_only(a, why, len) && k_fits_int(a, why, len) && grid_fits(a, naive_shape, why, len);
 }
 
 static int const_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
@@ -266,7 +266,7 @@ static int const_supports(const mh_context *ctx, const mh_args *x, char *why, si
 static int smem_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv1d_args *a = &x->conv1d;
-    return k_fits_int(a, why, len) && grid_fits(a, smem_shape, why, len) &&
+    return mh_conv1d_zero_pad_only(a, why, len) && k_fits_int(a, why, len) && grid_fits(a, smem_shape, why, len) &&
            smem_fits(smem_shape.threads + a->k - 1, why, len);
 }
 
@@ -279,7 +279,7 @@ static int regblock_supports(const mh_context *, const mh_args *x, char *why, si
 {
     const mh_conv1d_args *a = &x->conv1d;
     launch_shape s = regblock_shape(x->config);
-    return k_fits_const(a, why, len) && grid_fits(a, s, why, len) &&
+    return mh_conv1d_zero_pad_only(a, why, len) && k_fits_const(a, why, len) && grid_fits(a, s, why, len) &&
            smem_fits((size_t)regblock_tile_len(s.threads, s.per_thread, (int)a->k), why, len);
 }
 

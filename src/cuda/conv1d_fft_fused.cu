@@ -28,6 +28,10 @@
  * frequencies f and -f in one more exchange (fft_real8192.cuh): 1.5x reg4096's outputs per
  * transform at k = 2047. "auto" chooses among them by k and size (resolved()).
  *
+ * Every loader reads past the signal's ends through border_ldg (tile_io.cuh): zeros for
+ * mh_conv1d, the boundary mode's values for mh_conv1d_mode; blocks away from the ends take
+ * the unguarded loads either way.
+ *
  * The register kernels start while their spectrum kernel runs (programmatic dependent
  * launch, below). As with any FFT method a NaN or Inf input spreads over the segments of its
  * block, never into another signal. */
@@ -35,6 +39,7 @@
 #include "fft4096.cuh"
 #include "fft8192.cuh"
 #include "fft_real8192.cuh"
+#include "tile_io.cuh"
 
 #include <stdio.h>
 #include <string.h>
@@ -126,6 +131,7 @@ static __global__ void __launch_bounds__(T) spectrum_kernel(float2 *h, const flo
 typedef struct fused_geometry {
     size_t n, out_n, lpad, mask_step; /* mask_step: L for one spectrum per signal, 0 for one in all */
     long long hop, segs;
+    tile_border border; /* what the loads read past the signal's ends: zeros or a boundary mode */
 } fused_geometry;
 
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y (of this launch). */
@@ -142,8 +148,8 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
     const bool has_b = s0 + 1 < g.segs;
     for (int t = threadIdx.x; t < L; t += T) {
         const long long pa = start_a + t, pb = start_b + t;
-        const float a = pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f;
-        const float b = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
+        const float a = border_ldg(x, (long long)g.n, pa, g.border);
+        const float b = has_b ? border_ldg(x, (long long)g.n, pb, g.border) : 0.0f;
         z[t] = make_float2(a, b);
     }
     __syncthreads();
@@ -250,8 +256,8 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             const long long pa = start_a + j * 256 + t, pb = start_b + j * 256 + t;
-            v[j].x = pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f;
-            v[j].y = has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f;
+            v[j].x = border_ldg(x, (long long)g.n, pa, g.border);
+            v[j].y = has_b ? border_ldg(x, (long long)g.n, pb, g.border) : 0.0f;
         }
     }
     fft4096_forward(v, s, tw, t);
@@ -339,8 +345,8 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
     } else { /* through shared memory: guarding 64 loads in registers spilled */
         for (int t = threadIdx.x; t < 8192; t += FFT8192_THREADS) {
             const long long pa = start_a + t, pb = start_b + t;
-            s[t] = make_float2(pa >= 0 && pa < (long long)g.n ? __ldg(x + pa) : 0.0f,
-                               has_b && pb >= 0 && pb < (long long)g.n ? __ldg(x + pb) : 0.0f);
+            s[t] = make_float2(border_ldg(x, (long long)g.n, pa, g.border),
+                               has_b ? border_ldg(x, (long long)g.n, pb, g.border) : 0.0f);
         }
         __syncthreads();
 #pragma unroll
@@ -426,8 +432,8 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, 4) real8192_kernel(con
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             const int q = 2 * (j * 256 + t);
-            v[j].x = q >= lo && q < hi ? __ldg(xs + q) : 0.0f;
-            v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1) : 0.0f;
+            v[j].x = q >= lo && q < hi ? __ldg(xs + q) : border_ldg(x, (long long)g.n, first + q, g.border);
+            v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1) : border_ldg(x, (long long)g.n, first + q + 1, g.border);
         }
     }
     fft4096_forward(v, s, tw, t);
@@ -588,6 +594,7 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     }
     fused_geometry g;
     g.n = a->n, g.out_n = a->out_n, g.lpad = a->lpad, g.mask_step = a->mask_stride ? (size_t)L : 0;
+    g.border = a->bordered ? tile_border{(int)a->mode, a->cval} : zero_border;
     g.hop = segment_hop(FFT, LOG2L, a->k);
     g.segs = ((long long)a->out_n + g.hop - 1) / g.hop;
     const unsigned blocks_x = (unsigned)((g.segs + segments_per_block(FFT) - 1) / segments_per_block(FFT));
@@ -627,6 +634,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *args)
 static int fused_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
     const mh_conv1d_args *a = &args->conv1d;
+    if (!mh_conv1d_finite_border(a, why, len)) return 0;
     const int l = log2_len(ctx->rules, a, args->config);
     if (!fits(a, l)) {
         snprintf(why, len, "k = %zu is longer than %d + 1, half the %d-sample segment that fits on chip (fft-os takes it)",

@@ -1,6 +1,7 @@
 /* conv1d/fft-os: ours, overlap-save on cuFFT.
  *
- * Output i of a signal is sum_j x[i + j] m[j] with x the signal after lpad zeros. Cut the
+ * Output i of a signal is sum_j x[i + j] m[j] with x the signal after lpad zeros (for
+ * mh_conv1d_mode, the signal extended at both ends by its boundary mode). Cut the
  * outputs into segments of hop = L - k + 1; segment s needs x[s hop .. s hop + L - 1]. The
  * circular correlation of those L inputs with the mask (zero-padded to L),
  * IFFT(FFT(x_s) . conj(FFT(m))), equals the true outputs at its first hop positions: for
@@ -9,7 +10,7 @@
  * segment are the outputs. O(log L) work per output instead of O(k).
  *
  * Passes (each a kernel or a cuFFT call on the context's stream):
- *   gather    segments (with the padding's zeros) into a real buffer, L floats apiece;
+ *   gather    segments (with the padding's zeros or the mode's values) into a real buffer, L floats apiece;
  *             where a chunk lies in one signal, the segments wholly inside it are not
  *             gathered: an R2C plan with idist = hop reads them in place
  *   R2C       batched, out of place into the spectrum buffer
@@ -34,6 +35,7 @@
  * over every output of a segment (docs/conv1d.md). A NaN or Inf input spreads to every
  * output of the segments that read it, not only to the outputs whose window holds it. */
 #include "common.cuh"
+#include "tile_io.cuh"
 #define MH_VENDOR_CUFFT_API
 #include "../adapters/vendor_lib.h"
 
@@ -151,9 +153,10 @@ typedef struct os_geometry {
     long long segs;        /* segments per signal */
     size_t n, out_n, lpad; /* the signal's */
     size_t bins;           /* len / 2 + 1 */
+    tile_border border;    /* what the gathers read past the signal's ends: zeros or a boundary mode */
 } os_geometry;
 
-/* seg[c][t] = x[s hop + t - lpad] of signal b, with zeros outside [0, n). */
+/* seg[c][t] = x[s hop + t - lpad] of signal b; outside [0, n) the border's value. */
 static __global__ void gather_kernel(float *seg, const float *in, os_geometry g, long long first)
 {
     const long long gs = first + blockIdx.y, b = gs / g.segs, s = gs % g.segs;
@@ -162,7 +165,7 @@ static __global__ void gather_kernel(float *seg, const float *in, os_geometry g,
     const long long start = s * g.hop - (long long)g.lpad;
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < g.len; t += (long long)gridDim.x * blockDim.x) {
         const long long p = start + t;
-        dst[t] = p >= 0 && p < (long long)g.n ? __ldg(x + p) : 0.0f;
+        dst[t] = border_ldg(x, (long long)g.n, p, g.border);
     }
 }
 
@@ -198,7 +201,7 @@ static __global__ void gather_pairs_kernel(float2 *z, const float *in, os_geomet
         float v[2];
         for (int q = 0; q < 2; ++q) {
             const long long i = start[q] + t;
-            v[q] = x[q] && i >= 0 && i < (long long)g.n ? __ldg(x[q] + i) : 0.0f;
+            v[q] = x[q] ? border_ldg(x[q], (long long)g.n, i, g.border) : 0.0f;
         }
         dst[t] = make_float2(v[0], v[1]);
     }
@@ -305,6 +308,7 @@ static os_geometry geometry_of(const mh_conv1d_args *a, int config)
     g.segs = ((long long)a->out_n + g.hop - 1) / g.hop;
     g.n = a->n, g.out_n = a->out_n, g.lpad = a->lpad;
     g.bins = (size_t)g.len / 2 + 1;
+    g.border = a->bordered ? tile_border{(int)a->mode, a->cval} : zero_border;
     return g;
 }
 
@@ -422,7 +426,7 @@ static void inner_segments(const os_call *c, long long first, long long count, l
 
 /* R2C of the chunk's segments into c->spec: inner segments straight from the input (an R2C
  * whose inputs start hop apart: no gather pass, ~2 L bytes per segment less traffic), edge
- * segments gathered with their zeros. Falls back to gathering all where a plan's work area
+ * segments gathered with their zeros (or the mode's values). Falls back to gathering all where a plan's work area
  * would not fit the one sized for the call. */
 static mh_status forward_segments(os_call *c, long long first, long long count)
 {
@@ -580,6 +584,7 @@ static mh_status os_run(mh_context *ctx, const mh_args *args)
 static int os_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
     const mh_conv1d_args *a = &args->conv1d;
+    if (!mh_conv1d_finite_border(a, why, len)) return 0;
     if ((long long)a->k > MAX_LEN / 4) {
         snprintf(why, len, "k = %zu needs segments past 2^28 samples", a->k);
         return 0;

@@ -12,7 +12,8 @@
  *    all R outputs. Constant memory serialises poorly once the mask outgrows the constant
  *    cache (8 KB at k = 2047 was 7x slower than plain shared memory on the H100).
  *  - cp.async copies the tile global->shared without a register round trip, 16 bytes at a
- *    time where the addresses allow, zero-filling outside [0, n) (tile_io.cuh).
+ *    time where the addresses allow, filling outside [0, n) with zeros or, for
+ *    mh_conv1d_mode, the boundary mode's values (tile_io.cuh).
  *  - Outputs are staged in shared memory and written back as coalesced 16-byte stores.
  *  - Any k: taps are processed in segments of about 2048 that fit shared memory, so no
  *    mask is too long and nothing is refused.
@@ -107,7 +108,8 @@ static __host__ __device__ regtile_layout regtile_layout_for(int r, int threads,
 template <int R, int T>
 static __global__ void __launch_bounds__(T) conv1d_regtile_kernel(const float *in, const float *mask,
                                                                   float *out, size_t n, int k,
-                                                                  size_t lpad, size_t out_n, size_t mask_stride)
+                                                                  size_t lpad, size_t out_n, size_t mask_stride,
+                                                                  tile_border border)
 {
     /* signal blockIdx.y of a batch: its input, mask and output */
     in += blockIdx.y * n, mask += blockIdx.y * mask_stride, out += blockIdx.y * out_n;
@@ -124,7 +126,7 @@ static __global__ void __launch_bounds__(T) conv1d_regtile_kernel(const float *i
         const int taps = min(l.mask_len, k - seg);
         if (seg) __syncthreads(); /* the previous segment is fully read */
         const int need = T * R + (taps + R - 1) / R * R + R;
-        load_span(span, in, n, (long long)block_first + seg - (long long)lpad, need, threadIdx.x, T);
+        load_span(span, in, n, (long long)block_first + seg - (long long)lpad, need, threadIdx.x, T, border);
         load_span(smask, mask, (size_t)k, seg, l.mask_len, threadIdx.x, T);
         cp_async_wait_all();
         __syncthreads();
@@ -156,11 +158,12 @@ static mh_status regtile_launch(mh_context *ctx, const mh_conv1d_args *a)
     const size_t bytes = (size_t)(l.mask_len + l.span_len) * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)conv1d_regtile_kernel<R, T>));
     const size_t blocks = mh_ceil_div(a->out_n, (size_t)T * R);
+    const tile_border border = a->bordered ? tile_border{(int)a->mode, a->cval} : zero_border;
     for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) { /* grid.y: signals of the batch */
         const unsigned signals = (unsigned)(a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ);
         conv1d_regtile_kernel<R, T><<<dim3((unsigned)blocks, signals), T, bytes, mh_stream(ctx)>>>(
             a->in + b * a->n, a->mask + b * a->mask_stride, a->out + b * a->out_n, a->n, (int)a->k, a->lpad,
-            a->out_n, a->mask_stride);
+            a->out_n, a->mask_stride, border);
         const mh_status s = MH_LAUNCH_CHECK(ctx, "conv1d_regtile_kernel");
         if (s != MH_OK) return s;
     }

@@ -346,7 +346,7 @@ template <int NW, int WG> mh_status run_shape(mh_context *ctx, const mh_conv1d_a
 int tc1_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_conv1d_args *a = &x->conv1d;
-    if (!mh_wgmma_device(ctx, why, len)) return 0;
+    if (!mh_conv1d_zero_pad_only(a, why, len) || !mh_wgmma_device(ctx, why, len)) return 0;
     if (a->k > MAX_K) {
         snprintf(why, len, "k = %zu: the mask's units and the signal tiles live in shared memory, which holds k <= 2777 (n64)", a->k);
         return 0;

@@ -71,21 +71,29 @@ static __device__ __forceinline__ void load_group(float *dst, const float *src, 
     }
 }
 
-/* dst[t] = src[start + t] where 0 <= start + t < n, else 0, for t < len (len % 4 == 0,
- * dst 16-byte aligned). */
+/* x[p] for p in [0, n); past the ends the element the border sends p to, or its constant
+ * (a plain load: the FFT rows' register and segment loaders). */
+static __device__ __forceinline__ float border_ldg(const float *x, long long n, long long p, tile_border b)
+{
+    const long long q = mh_border_index(p, n, b.mode);
+    return q >= 0 ? __ldg(x + q) : b.cval;
+}
+
+/* dst[t] = src[start + t] where 0 <= start + t < n, else the border's value (zeros by
+ * default), for t < len (len % 4 == 0, dst 16-byte aligned). */
 static __device__ __forceinline__ void load_span(float *dst, const float *src, size_t n, long long start, int len,
-                                                 int tid, int nthreads)
+                                                 int tid, int nthreads, tile_border b = zero_border)
 {
     const long long nn = (long long)n;
     if (!aligned16(src + start)) { /* a misaligned start (same/full paddings): 4-byte copies, coalesced */
         for (int t = tid; t < len; t += nthreads) {
-            const long long p = start + t;
-            if (p >= 0 && p < nn) cp_async4(dst + t, src + p);
-            else dst[t] = 0.0f;
+            const long long q = mh_border_index(start + t, nn, b.mode);
+            if (q >= 0) cp_async4(dst + t, src + q);
+            else dst[t] = b.cval;
         }
         return;
     }
-    for (int g = tid; 4 * g < len; g += nthreads) load_group(dst + 4 * g, src, nn, start + 4LL * g, true);
+    for (int g = tid; 4 * g < len; g += nthreads) load_group(dst + 4 * g, src, nn, start + 4LL * g, true, b);
 }
 
 /* dst[rr * stride + t] = in[(y0 + rr) * cols + x0 + t] for rr < nrows, t < ncols (ncols and
