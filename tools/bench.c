@@ -694,9 +694,10 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
     if ((rc = parse_bench(argc, argv, o, ops, nops)) != CLI_OK) return rc;
     if (o->grid && (*nops != 1 || ops[0] != MH_OP_CONV1D || o->any_size))
         return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");
-    if (o->have_mode && (*nops != 1 || ops[0] != MH_OP_CONV2D || o->have_pad))
-        return cli_error(CLI_USAGE, "--mode: conv2d alone takes a boundary mode, in place of --pad "
-                                    "(memhier bench conv2d --mode reflect)");
+    if (o->have_mode && (*nops != 1 || (ops[0] != MH_OP_CONV1D && ops[0] != MH_OP_CONV2D && ops[0] != MH_OP_SEPFILTER) ||
+                         o->have_pad))
+        return cli_error(CLI_USAGE, "--mode: conv1d, conv2d and sepfilter take a boundary mode, one op at a time and "
+                                    "in place of --pad (memhier bench conv2d --mode reflect)");
     if (o->headline && (o->grid || o->tune || o->any_size || o->variants))
         return cli_error(CLI_USAGE, "--headline sets the workloads and the rows: it takes no sizes, --grid, --tune, "
                                     "--configs or --variants");

@@ -22,7 +22,7 @@ typedef struct bench_opts {
     size_t size[BENCH_SIZES];
     int have[BENCH_SIZES], have_pad, any_size; /* any_size: one workload from the flags */
     mh_pad pad;
-    int have_mode; /* conv2d: the workloads as mh_conv2d_mode's, the image extended by `mode` */
+    int have_mode; /* conv1d, conv2d, sepfilter: the workloads extended by `mode` (in place of --pad) */
     mh_mode mode;
 } bench_opts;
 

@@ -14,9 +14,11 @@ static const struct command {
     {"list", "  list [OP]                    the variant registry: name, backend, rung, memory, source\n", cmd_list},
     {"run",
      "  run conv1d [--variant V] [--device cpu|N] --in x.npy --mask w.npy\n"
-     "             [--pad valid|same|full] --out y.npy\n"
+     "             [--pad valid|same|full | --mode M [--cval C] [--origin O]] --out y.npy\n"
      "  run conv2d [--variant V] [--device cpu|N] --in x.npy --filter f.npy\n"
-     "             [--pad valid|same|full] --out y.npy\n"
+     "             [--pad valid|same|full | --mode M [--cval C] [--origin O|R,C]] --out y.npy\n"
+     "             (--mode: reflect, mirror, nearest, wrap or constant, as scipy.ndimage;\n"
+     "             the output has the input's size)\n"
      "  run transpose [--variant V] [--device cpu|N] --in x.npy --out y.npy\n"
      "  run matmul [--variant V] [--device cpu|N] --a a.npy --b b.npy --out c.npy\n"
      "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"

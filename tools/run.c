@@ -3,6 +3,8 @@
 #include "io/npy.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +27,16 @@ static int read_float_array(const char *op, const char *flag, const char *path, 
     return CLI_OK;
 }
 
-/* What every `run` shares: the device, the padding, one or two input arrays and one output. */
+/* What every `run` shares: the device, the padding or boundary mode, one or two input arrays
+ * and one output. */
 typedef struct run_job {
     const char *op, *variant, *out_path;
     int device;
     mh_pad pad;
+    int bordered; /* --mode given: scipy.ndimage's placement, out as large as in */
+    mh_mode mode;
+    float cval;
+    long long origin[2]; /* conv1d: [0]; conv2d: rows, columns */
     mh_array in, second; /* the input (or a), and the mask, filter or b (none for transpose) */
     cli_buffer bin, bsecond, bout;
     int out_ndim;
@@ -38,14 +45,64 @@ typedef struct run_job {
     mh_context *ctx;
 } run_job;
 
-enum { F_VARIANT, F_DEVICE, F_IN, F_OUT, F_PAD, F_SECOND, F_COUNT };
+enum { F_VARIANT, F_DEVICE, F_IN, F_OUT, F_PAD, F_MODE, F_CVAL, F_ORIGIN, F_SECOND, F_COUNT };
+
+/* --cval: a float (nan and inf too, as scipy takes them). */
+static int parse_cval(const char *s, float *cval)
+{
+    char *end;
+    errno = 0;
+    const double v = strtod(s, &end);
+    if (end == s || *end || (errno == ERANGE && v != 0.0) || (isfinite(v) && fabs(v) > FLT_MAX))
+        return cli_error(CLI_USAGE, "--cval '%s': expected a float32 number (nan and inf allowed)", s);
+    *cval = (float)v;
+    return CLI_OK;
+}
+
+/* --origin: one integer for every axis, or "R,C" for conv2d's rows and columns. */
+static int parse_origin(const char *s, int axes, long long origin[2])
+{
+    char *end;
+    errno = 0;
+    origin[0] = origin[1] = strtoll(s, &end, 10);
+    if (end != s && *end == ',' && axes == 2) {
+        const char *second = end + 1;
+        origin[1] = strtoll(second, &end, 10);
+        if (end == second) end = (char *)s; /* nothing after the comma */
+    }
+    if (end == s || *end || errno == ERANGE)
+        return cli_error(CLI_USAGE, "--origin '%s': expected an integer%s", s, axes == 2 ? " or ROWS,COLS" : "");
+    return CLI_OK;
+}
+
+/* --pad, or --mode with its --cval and --origin (ops with_pad only). */
+static int parse_placement(run_job *j, const char *const *v, int with_pad)
+{
+    int rc;
+    if ((v[F_PAD] || v[F_MODE] || v[F_CVAL] || v[F_ORIGIN]) && !with_pad)
+        return cli_error(CLI_USAGE, "run %s takes no --pad, --mode, --cval or --origin", j->op);
+    if (v[F_PAD] && v[F_MODE])
+        return cli_error(CLI_USAGE, "run %s: --pad %s and --mode %s both place the filter; give one", j->op, v[F_PAD],
+                         v[F_MODE]);
+    if ((v[F_CVAL] || v[F_ORIGIN]) && !v[F_MODE])
+        return cli_error(CLI_USAGE, "run %s: %s needs --mode", j->op, v[F_CVAL] ? "--cval" : "--origin");
+    if (v[F_PAD] && (rc = cli_parse_pad(v[F_PAD], &j->pad)) != CLI_OK) return rc;
+    if (!v[F_MODE]) return CLI_OK;
+    j->bordered = 1;
+    if ((rc = cli_parse_mode(v[F_MODE], &j->mode)) != CLI_OK) return rc;
+    if (v[F_CVAL] && (rc = parse_cval(v[F_CVAL], &j->cval)) != CLI_OK) return rc;
+    if (v[F_ORIGIN] && (rc = parse_origin(v[F_ORIGIN], strcmp(j->op, "conv2d") ? 1 : 2, j->origin)) != CLI_OK)
+        return rc;
+    return CLI_OK;
+}
 
 /* first_flag: "--in" (or "--a"); second_flag: "--mask", "--filter", "--b", or NULL for an op
- * of one input; with_pad: the op takes --pad. */
+ * of one input; with_pad: the op takes --pad (and --mode). */
 static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, const char *second_flag, int with_pad,
                      int ndim)
 {
-    const char *const names[] = {"--variant", "--device", first_flag, "--out", "--pad", second_flag, NULL};
+    const char *const names[] = {"--variant", "--device", first_flag, "--out",   "--pad",
+                                 "--mode",    "--cval",   "--origin", second_flag, NULL};
     const char *v[F_COUNT] = {NULL};
     char cmd[32];
     snprintf(cmd, sizeof cmd, "run %s", j->op);
@@ -54,8 +111,7 @@ static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, 
     j->variant = v[F_VARIANT], j->out_path = v[F_OUT];
     j->device = cli_default_device(), j->pad = MH_PAD_VALID;
     if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
-    if (v[F_PAD] && !with_pad) return cli_error(CLI_USAGE, "run %s takes no --pad", j->op);
-    if (v[F_PAD] && (rc = cli_parse_pad(v[F_PAD], &j->pad)) != CLI_OK) return rc;
+    if ((rc = parse_placement(j, v, with_pad)) != CLI_OK) return rc;
     if (!second_flag && (!v[F_IN] || !v[F_OUT]))
         return cli_error(CLI_USAGE, "run %s needs %s and --out", j->op, first_flag);
     if (second_flag && (!v[F_IN] || !v[F_SECOND] || !v[F_OUT]))
@@ -128,26 +184,35 @@ static int run_conv1d(int argc, char **argv)
     if (rc == CLI_OK && per_signal && (!batched || j.second.shape[0] != batch))
         rc = cli_error(CLI_USAGE, "--mask of shape (%zu, %zu): one mask per signal needs a 2-D --in of %zu signals%s",
                        j.second.shape[0], k, j.second.shape[0], batched ? "" : " (--in is 1-D)");
+    const size_t stride = per_signal ? k : 0;
     /* sizes are checked here; a named variant's refusal comes from the call itself */
     if (rc == CLI_OK &&
-        mh_conv1d_batched_select(j.ctx, batch, n, per_signal ? k : 0, k, j.pad, &picked) == MH_ERR_INVALID_ARGUMENT)
+        (j.bordered ? mh_conv1d_mode_select(j.ctx, batch, n, stride, k, j.mode, j.origin[0], &picked)
+                    : mh_conv1d_batched_select(j.ctx, batch, n, stride, k, j.pad, &picked)) == MH_ERR_INVALID_ARGUMENT)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+    const size_t out_n = j.bordered ? n : mh_conv1d_out_len(n, k, j.pad);
     if (rc == CLI_OK) {
         j.out_ndim = batched ? 2 : 1;
-        j.out_shape[0] = batched ? batch : mh_conv1d_out_len(n, k, j.pad);
-        j.out_shape[1] = mh_conv1d_out_len(n, k, j.pad);
-        rc = run_place(&j, batch * mh_conv1d_out_len(n, k, j.pad));
+        j.out_shape[0] = batched ? batch : out_n;
+        j.out_shape[1] = out_n;
+        rc = run_place(&j, batch * out_n);
     }
     if (rc == CLI_OK)
-        rc = run_finish(&j, mh_conv1d_batched(j.ctx, j.variant, j.bin.mem, batch, n, j.bsecond.mem, per_signal ? k : 0,
-                                              k, j.pad, j.bout.mem));
+        rc = run_finish(&j, j.bordered ? mh_conv1d_mode(j.ctx, j.variant, j.bin.mem, batch, n, j.bsecond.mem, stride, k,
+                                                        j.mode, j.cval, j.origin[0], j.bout.mem)
+                                       : mh_conv1d_batched(j.ctx, j.variant, j.bin.mem, batch, n, j.bsecond.mem, stride,
+                                                           k, j.pad, j.bout.mem));
+    char where[96];
+    if (j.bordered)
+        snprintf(where, sizeof where, "mode=%s cval=%g origin=%lld", mh_mode_name(j.mode), (double)j.cval, j.origin[0]);
+    else
+        snprintf(where, sizeof where, "pad=%s", mh_pad_name(j.pad));
     if (rc == CLI_OK && batched)
-        printf("%s: batch=%zu n=%zu k=%zu (%s) pad=%s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked),
-               batch, n, k, per_signal ? "a mask per signal" : "one mask", mh_pad_name(j.pad), batch, j.out_shape[1],
-               j.out_path);
+        printf("%s: batch=%zu n=%zu k=%zu (%s) %s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked), batch, n, k,
+               per_signal ? "a mask per signal" : "one mask", where, batch, j.out_shape[1], j.out_path);
     else if (rc == CLI_OK)
-        printf("%s: n=%zu k=%zu pad=%s -> %zu outputs in %s\n", chosen_name(&j, picked), n, k,
-               mh_pad_name(j.pad), j.out_shape[0], j.out_path);
+        printf("%s: n=%zu k=%zu %s -> %zu outputs in %s\n", chosen_name(&j, picked), n, k, where, j.out_shape[0],
+               j.out_path);
     run_cleanup(&j);
     return rc;
 }
@@ -158,20 +223,33 @@ static int run_conv2d(int argc, char **argv)
     int rc = run_setup(&j, argc, argv, "--in", "--filter", 1, 2);
     const size_t rows = j.in.shape[0], cols = j.in.shape[1], kr = j.second.shape[0], kc = j.second.shape[1];
     const mh_variant_info *picked = NULL;
-    if (rc == CLI_OK && mh_conv2d_supports(j.ctx, j.variant, rows, cols, kr, kc, j.pad) != MH_OK)
+    const long long or_ = j.origin[0], oc = j.origin[1];
+    if (rc == CLI_OK &&
+        (j.bordered ? mh_conv2d_mode_supports(j.ctx, j.variant, rows, cols, kr, kc, j.mode, or_, oc)
+                    : mh_conv2d_supports(j.ctx, j.variant, rows, cols, kr, kc, j.pad)) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
-    if (rc == CLI_OK) mh_conv2d_select(j.ctx, rows, cols, kr, kc, j.pad, &picked);
+    if (rc == CLI_OK && j.bordered) mh_conv2d_mode_select(j.ctx, rows, cols, kr, kc, j.mode, or_, oc, &picked);
+    else if (rc == CLI_OK) mh_conv2d_select(j.ctx, rows, cols, kr, kc, j.pad, &picked);
     if (rc == CLI_OK) {
         j.out_ndim = 2;
-        mh_conv2d_out_dims(rows, cols, kr, kc, j.pad, &j.out_shape[0], &j.out_shape[1]);
+        if (j.bordered) j.out_shape[0] = rows, j.out_shape[1] = cols;
+        else mh_conv2d_out_dims(rows, cols, kr, kc, j.pad, &j.out_shape[0], &j.out_shape[1]);
         rc = run_place(&j, j.out_shape[0] * j.out_shape[1]);
     }
     if (rc == CLI_OK)
-        rc = run_finish(&j, mh_conv2d(j.ctx, j.variant, j.bin.mem, rows, cols, j.bsecond.mem, kr, kc, j.pad, j.bout.mem));
+        rc = run_finish(&j, j.bordered ? mh_conv2d_mode(j.ctx, j.variant, j.bin.mem, rows, cols, j.bsecond.mem, kr, kc,
+                                                        j.mode, j.cval, or_, oc, j.bout.mem)
+                                       : mh_conv2d(j.ctx, j.variant, j.bin.mem, rows, cols, j.bsecond.mem, kr, kc, j.pad,
+                                                   j.bout.mem));
+    char where[96];
+    if (j.bordered)
+        snprintf(where, sizeof where, "mode=%s cval=%g origin=(%lld, %lld)", mh_mode_name(j.mode), (double)j.cval, or_,
+                 oc);
+    else
+        snprintf(where, sizeof where, "pad=%s", mh_pad_name(j.pad));
     if (rc == CLI_OK)
-        printf("%s: %zu x %zu image, %zu x %zu filter, pad=%s -> %zu x %zu outputs in %s\n",
-               chosen_name(&j, picked), rows, cols, kr, kc, mh_pad_name(j.pad), j.out_shape[0], j.out_shape[1],
-               j.out_path);
+        printf("%s: %zu x %zu image, %zu x %zu filter, %s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked), rows,
+               cols, kr, kc, where, j.out_shape[0], j.out_shape[1], j.out_path);
     run_cleanup(&j);
     return rc;
 }

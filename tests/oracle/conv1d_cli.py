@@ -5,6 +5,9 @@ usage: conv1d_cli.py MEMHIER_BINARY WORK_DIR
 
 - `memhier run conv1d` in every padding, with `auto` on every case and with each variant of
   the registry that this machine can run, compared with scipy in float64;
+- `--mode` (scipy.ndimage.correlate1d's boundary modes, cval, origin): every mode on short and
+  long masks, masks longer than the signal, batches; the rows that take modes against scipy,
+  the others refusing with the reason;
 - refusals: malformed files, wrong dtypes and shapes, bad sizes and names each give a
   non-zero exit, a message naming what is wrong, and no output file;
 - `memhier bench` on a small workload writes the JSON DESIGN.md describes.
@@ -59,6 +62,7 @@ def main():
             check_run(x, rng.uniform(-1, 1, k).astype(np.float32), pad, name, device)
 
     check_batched(rng, gpu)
+    check_modes(rng, gpu)
     check_refusals(rng)
     check_bench()
     check_results_file_kept()
@@ -83,6 +87,54 @@ def check_batched(rng, gpu):
                         continue
                     refs = [expected(x[b], m[b] if per_signal else m, pad) for b in range(batch)]
                     check_close(what, np.load(out), np.stack([e[0] for e in refs]), np.stack([e[1] for e in refs]), k)
+
+
+def check_modes(rng, gpu):
+    """--mode M [--cval C] [--origin O]: scipy.ndimage.correlate1d along the last axis."""
+    devices = ("cpu", "0") if gpu else ("cpu",)
+    cases = [(1000, 31, "reflect", 0.0, 0), (1000, 300, "mirror", 0.0, -150), (777, 4, "nearest", 0.0, 1),
+             (4099, 2047, "wrap", 0.0, 0), (20011, 5001, "constant", -2.5, 2), (5, 12, "reflect", 0.0, 0),
+             (3, 8, "mirror", 0.0, 3), (1, 9, "wrap", 0.0, -4), ((3, 2000), 129, "reflect", 0.0, 5)]
+    for shape, k, mode, cval, origin in cases:
+        x = rng.uniform(-1, 1, shape).astype(np.float32)
+        m = rng.uniform(-1, 1, k).astype(np.float32)
+        ref, mag = reference.correlate1d_mode(x, m, mode, cval, origin)
+        options = ["--mode", mode, "--cval", repr(cval), "--origin", str(origin)]
+        for device in devices:
+            r, out = run_op("conv1d", [("--in", "x.npy", x), ("--mask", "m.npy", m)], options, None, device)
+            what = f"shape={shape} k={k} mode={mode} cval={cval} origin={origin} device={device}"
+            if r.returncode != 0:
+                fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+                continue
+            check_close(what, np.load(out), ref, mag, k)
+    # each variant: the ones whose loaders apply modes compute, the others refuse with the reason
+    x = rng.uniform(-1, 1, 3001).astype(np.float32)
+    m = rng.uniform(-1, 1, 301).astype(np.float32)
+    ref, mag = reference.correlate1d_mode(x, m, "reflect")
+    takes = {"conv1d/cpu-reference", "conv1d/cpu-omp", "conv1d/regtile", "conv1d/fft-fused", "conv1d/fft-os"}
+    for name, backend in registry("conv1d"):
+        if backend != "cpu" and not gpu:
+            continue
+        r, out = run_op("conv1d", [("--in", "x.npy", x), ("--mask", "m.npy", m)], ["--mode", "reflect"], name,
+                        "cpu" if backend == "cpu" else "0")
+        if name in takes and r.returncode != 0:
+            fail(f"{name} --mode reflect: exit {r.returncode}: {r.stderr.strip()}")
+        elif name in takes:
+            check_close(f"{name} --mode reflect", np.load(out), ref, mag, m.size)
+        elif r.returncode != 1 or "pads with zeros only" not in r.stderr:
+            fail(f"{name} --mode reflect: exit {r.returncode}, {r.stderr.strip()!r}: a refusal with the reason expected")
+    # a NaN constant: NaN exactly where the window meets the border (the FFT rows refuse it)
+    x = rng.uniform(-1, 1, 20000).astype(np.float32)
+    m = rng.uniform(-1, 1, 3000).astype(np.float32)
+    for device in devices:
+        r, out = run_op("conv1d", [("--in", "x.npy", x), ("--mask", "m.npy", m)], ["--mode", "constant", "--cval",
+                                                                                   "nan"], None, device)
+        y = np.load(out) if r.returncode == 0 else None
+        want = np.zeros(x.size, bool)
+        want[:1500], want[x.size - 1499:] = True, True
+        if y is None or not np.array_equal(np.isnan(y), want):
+            fail(f"--cval nan on {device}: exit {r.returncode} {r.stderr.strip()}; NaN where the window meets the "
+                 "border expected, finite elsewhere")
 
 
 def write_raw(name, data):
@@ -130,6 +182,11 @@ def check_refusals(rng):
         run(["--in", good, "--mask", long_mask], "k = 200 is longer than n = 100"),
         run(["--in", good, "--mask", mask, "--variant", "nope"], "variant = 'nope'"),
         run(["--in", good, "--mask", mask, "--pad", "diagonal"], "--pad 'diagonal'"),
+        run(["--in", good, "--mask", mask, "--mode", "symmetric"], "--mode 'symmetric'"),
+        run(["--in", good, "--mask", mask, "--mode", "reflect", "--pad", "same"], "give one"),
+        run(["--in", good, "--mask", mask, "--origin", "1"], "--origin needs --mode"),
+        run(["--in", good, "--mask", mask, "--mode", "wrap", "--origin", "3"], "origin = 3: a 5-tap mask takes"),
+        run(["--in", good, "--mask", mask, "--mode", "constant", "--cval", "x"], "--cval 'x'"),
         run(["--in", good, "--mask", mask, "--device", "77"], "device 77"),
         run(["--in", good, "--mask", mask, "--device", "gpu"], "--device 'gpu'"),
         (["run", "conv1d", "--in", good, "--mask", mask], "needs --in, --mask and --out"),

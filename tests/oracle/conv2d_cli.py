@@ -164,6 +164,33 @@ def check_runs(rng, gpu):
             continue
         for f, pad in ((full_rank, "valid"), (rank1, "same"), (full_rank, "full")):
             check_run(x, f, pad, name, device)
+    check_run_modes(rng, gpu, x, full_rank)
+
+
+def check_run_modes(rng, gpu, x, f):
+    """run conv2d --mode M [--cval C] [--origin R,C]: scipy.ndimage.correlate's placement, every
+    mode on auto, and 'reflect' on each row (the rows whose loaders apply modes compute; the
+    others refuse)."""
+    cases = [("reflect", 0.0, "0"), ("mirror", 0.0, "-2,3"), ("nearest", 0.0, "1"), ("wrap", 0.0, "2,-3"),
+             ("constant", 1.25, "0,0")]
+    rows = registry("conv2d")
+    for mode, cval, origin in cases:
+        o = [int(v) for v in origin.split(",")] * (2 if "," not in origin else 1)
+        ref, mag = reference.correlate2d_mode(x, f, mode, cval, tuple(o))
+        for name, backend in [(None, "cpu"), (None, "gpu")] + (rows if mode == "reflect" else []):
+            if backend != "cpu" and not gpu:
+                continue
+            r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)],
+                            ["--mode", mode, "--cval", repr(cval), "--origin", origin], name,
+                            "cpu" if backend == "cpu" else "0")
+            what = f"{name or 'auto'} on {backend} --mode {mode} --cval {cval} --origin {origin}"
+            if r.returncode == 1 and name and ("with zeros only" in r.stderr or "not rank 1" in r.stderr
+                                               or "3 x 3 and 5 x 5" in r.stderr):
+                continue
+            if r.returncode != 0:
+                fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+                continue
+            check_close(what, np.load(out), ref, mag, f.size)
 
 
 # ---- memhier filter on a photograph --------------------------------------------------------
