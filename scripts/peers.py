@@ -15,7 +15,8 @@ median of at least 20 runs or ~0.3 s. CuPy or PyTorch missing: their peers are s
 line saying so, and the script still succeeds.
 
 Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
-  conv1d     cupyx.scipy.signal oaconvolve, fftconvolve, correlate; torch conv1d (cuDNN)
+  conv1d     cupyx.scipy.signal oaconvolve, fftconvolve, correlate; torch conv1d (cuDNN); with a
+             boundary mode: cupyx.scipy.ndimage.correlate1d, cupy.pad + oaconvolve, torch F.pad + conv1d
   conv2d     cupyx.scipy.ndimage correlate (and correlate1d twice for the separable Gaussian);
              torch conv2d (cuDNN); 'mode=' workloads: correlate with that mode, torch conv2d on
              F.pad's reflect (scipy's mirror), replicate, circular or constant
@@ -87,7 +88,7 @@ def parse_conv1d(workload):
     """'batch=1024 n=16384 k=2047 masks=per-signal pad=same' -> dict."""
     kv = dict(re.findall(r"(\w+)=([\w-]+)", workload))
     return {"batch": int(kv.get("batch", 1)), "n": int(kv["n"]), "k": int(kv["k"]),
-            "per_signal": kv.get("masks") == "per-signal", "pad": kv.get("pad", "valid")}
+            "per_signal": kv.get("masks") == "per-signal", "pad": kv.get("pad", "valid"), "mode": kv.get("mode")}
 
 
 def conv1d_inputs(w):
@@ -293,9 +294,29 @@ def sepfilter_peers(wl):
     return peers, ref, 0.0, rel_l2
 
 
+def conv1d_mode_peers(w):
+    """A 'mode=' workload (mh_conv1d_mode, one mask, origin 0, cval 0): cupyx.scipy.ndimage's
+    correlate1d with that mode; cupy.pad then oaconvolve (the FFT way); torch's F.pad then conv1d
+    where torch has the mode."""
+    import cupyx.scipy.ndimage as nd
+    x, m = conv1d_inputs(w)
+    k, mode, mask = w["k"], w["mode"], m[0]
+    widths = ((0, 0), (k // 2, k - 1 - k // 2))
+    flipped = mask[::-1].copy()[None]
+    peers = [("cupy/ndimage.correlate1d", lambda: nd.correlate1d(x, mask, axis=-1, mode=mode)),
+             ("cupy/pad+oaconvolve", lambda: cps.oaconvolve(cp.pad(x, widths, mode=CUPY_PAD[mode]), flipped,
+                                                             mode="valid", axes=-1))]
+    if torch is not None and mode in TORCH_PAD:
+        tx, tm = torch.as_tensor(x, device="cuda")[:, None, :], torch.as_tensor(mask, device="cuda")[None, None]
+        peers.append(("torch/conv1d", lambda: F.conv1d(F.pad(tx, widths[1], mode=TORCH_PAD[mode]), tm)[:, 0]))
+    ref = cps.oaconvolve(cp.pad(x.astype(cp.float64), widths, mode=CUPY_PAD[mode]), flipped.astype(cp.float64),
+                         mode="valid", axes=-1)
+    return peers, ref
+
+
 def conv1d_peers_of(wl):
     w = parse_conv1d(wl)
-    peers, ref = conv1d_peers(w)
+    peers, ref = conv1d_mode_peers(w) if w["mode"] else conv1d_peers(w)
     return peers, ref, 2.0 * w["batch"] * ref.shape[-1] * w["k"], rel_l2
 
 

@@ -63,6 +63,19 @@ NUMPY_PAD = {"reflect": "symmetric", "grid-mirror": "symmetric", "mirror": "refl
              "wrap": "wrap", "grid-wrap": "wrap", "constant": "constant", "grid-constant": "constant"}
 
 
+def correlate1d_mode(x, mask, mode, cval=0.0, origin=0):
+    """scipy.ndimage.correlate1d's result along the last axis, computed as correlate2d_mode is
+    (numpy.pad in the mode's way, then a valid correlation in float64), and the sum of |terms|."""
+    x, m = np.asarray(x, np.float64), np.asarray(mask, np.float64)
+    k = m.size
+    lead = k // 2 + origin
+    widths = [(0, 0)] * (x.ndim - 1) + [(lead, k - 1 - lead)]
+    kw = {"constant_values": cval} if NUMPY_PAD[mode] == "constant" else {}
+    padded = np.pad(x, widths, mode=NUMPY_PAD[mode], **kw)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, k, axis=-1)
+    return windows @ m, np.abs(windows) @ np.abs(m)
+
+
 def correlate2d_mode(image, filt, mode, cval=0.0, origin=(0, 0)):
     """scipy.ndimage.correlate's result, computed independently of scipy: the image padded by
     numpy.pad in the mode's way, then every window summed in float64; and the sum of |terms|.

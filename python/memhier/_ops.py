@@ -8,20 +8,43 @@ import numpy as np
 
 from . import _arrays
 from ._call import Call, int_arg, pad_arg, variant_arg
-from ._native import lib, check, InvalidArgument
+from ._native import lib, check, InvalidArgument, MODES
 
 F32 = "float32"
 
 
-def conv1d(x, mask, pad="valid", variant="auto", out=None, device=None, context=None):
+def _placement(pad, mode, cval, origin, axes):
+    """(pad code, mode code or None, cval, origins): zeros by `pad`, or scipy.ndimage's `mode`
+    with its cval and origin (one int for every axis, or one per axis)."""
+    if mode is None:
+        if cval != 0.0 or origin != 0:
+            raise ValueError(f"{'cval' if cval != 0.0 else 'origin'} is given without a mode: zero padding "
+                             "(pad=) has neither")
+        return pad_arg("valid" if pad is None else pad), None, 0.0, (0,) * axes
+    if pad is not None:
+        raise ValueError(f"pad = {pad!r} and mode = {mode!r} both place the filter; give one")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"mode: {mode!r} is not one of {', '.join(repr(m) for m in MODES)}")
+    if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
+        raise TypeError(f"cval: expected a number, got {cval!r}")
+    origins = tuple(origin) if isinstance(origin, (tuple, list)) else (origin,) * axes
+    if len(origins) != axes:
+        raise ValueError(f"origin: {origin!r}; expected one int or {axes}")
+    return None, MODES[mode], float(cval), tuple(int_arg("origin", o, -2**63, 2**63 - 1) for o in origins)
+
+
+def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0, origin=0):
     """out[..., i] = sum_j x[..., i + j - lpad] * mask[..., j] (cross-correlation, as
     scipy.signal.correlate). x: 1-D (n,) or 2-D (batch, n); mask: 1-D (k,), one mask for every
-    signal, or 2-D (batch, k), one per signal. pad: 'valid' (n - k + 1 outputs), 'same' (n,
-    the mask's anchor at (k - 1) // 2) or 'full' (n + k - 1)."""
+    signal, or 2-D (batch, k), one per signal. pad: 'valid' (the default: n - k + 1 outputs),
+    'same' (n, the mask's anchor at (k - 1) // 2) or 'full' (n + k - 1), zeros past the ends.
+    mode (instead of pad): scipy.ndimage.correlate1d's 'reflect', 'mirror', 'nearest', 'wrap' or
+    'constant' (with cval), n outputs, the anchor at k // 2 + origin; any k."""
     xs = _arrays.operand(x, "x", F32, (1, 2))
     ms = _arrays.operand(mask, "mask", F32, (1, 2))
     _arrays.same_place(xs, ms)
-    pad_code, name = pad_arg(pad), variant_arg(variant)
+    pad_code, mode_code, cval, (origin,) = _placement(pad, mode, cval, origin, 1)
+    name = variant_arg(variant)
     batched = len(xs.shape) == 2
     batch, n = (xs.shape if batched else (1, xs.shape[0]))
     k = ms.shape[-1]
@@ -29,13 +52,18 @@ def conv1d(x, mask, pad="valid", variant="auto", out=None, device=None, context=
         raise ValueError(f"mask: shape {ms.shape}; a 2-D mask holds one mask per signal of a 2-D x "
                          f"(x has shape {xs.shape})")
     call = Call([xs, ms], device, context)
+    stride = k if len(ms.shape) == 2 else 0
+    if mode_code is not None:
+        os_ = _arrays.output(out, xs, "out", tuple(xs.shape), F32)
+        call.run(lib.mh_conv1d_mode(call.ctx, name, call.ptr(xs), batch, n, call.ptr(ms), stride, k, mode_code, cval,
+                                    origin, call.out_ptr(os_)))
+        return os_.obj
     out_len = lib.mh_conv1d_out_len(n, k, pad_code)
     if out_len == 0:  # the library's own detail names the size it refuses
         check(lib.mh_conv1d_supports(call.ctx, name, n, k, pad_code), call.ctx)
     shape = (batch, out_len) if batched else (out_len,)
     os_ = _arrays.output(out, xs, "out", shape, F32)
     if batched:
-        stride = k if len(ms.shape) == 2 else 0
         status = lib.mh_conv1d_batched(call.ctx, name, call.ptr(xs), batch, n, call.ptr(ms), stride, k, pad_code,
                                        call.out_ptr(os_))
     else:
@@ -44,16 +72,25 @@ def conv1d(x, mask, pad="valid", variant="auto", out=None, device=None, context=
     return os_.obj
 
 
-def conv2d(image, filter, pad="valid", variant="auto", out=None, device=None, context=None):
+def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0,
+           origin=0):
     """out[r, c] = sum_{i,j} image[r + i - lpr, c + j - lpc] * filter[i, j], filter sides 1 to 31,
-    any shape; pad per dimension as in conv1d."""
+    any shape; pad per dimension as in conv1d (default 'valid'). mode (instead of pad):
+    scipy.ndimage.correlate's boundary modes, cval and origin (one int or (rows, cols)), the
+    image's size out; memhier.ndimage.correlate is the full scipy signature."""
     im = _arrays.operand(image, "image", F32, (2,))
     fi = _arrays.operand(filter, "filter", F32, (2,))
     _arrays.same_place(im, fi)
-    pad_code, name = pad_arg(pad), variant_arg(variant)
+    pad_code, mode_code, cval, origins = _placement(pad, mode, cval, origin, 2)
+    name = variant_arg(variant)
     (rows, cols), (krows, kcols) = im.shape, fi.shape
     out_rows, out_cols = ctypes.c_size_t(), ctypes.c_size_t()
     call = Call([im, fi], device, context)
+    if mode_code is not None:
+        os_ = _arrays.output(out, im, "out", (rows, cols), F32)
+        call.run(lib.mh_conv2d_mode(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, mode_code,
+                                    cval, origins[0], origins[1], call.out_ptr(os_)))
+        return os_.obj
     status = lib.mh_conv2d_out_dims(rows, cols, krows, kcols, pad_code, ctypes.byref(out_rows), ctypes.byref(out_cols))
     if status != 0:  # the library's own detail names the size it refuses
         check(lib.mh_conv2d_supports(call.ctx, name, rows, cols, krows, kcols, pad_code), call.ctx)

@@ -9,7 +9,9 @@ matches them.
 
 correlate1d, convolve1d and the separable filters run on memhier's sepfilter op, which reads
 and writes the arrays in their own dtypes and runs two passes over neighbouring axes in one
-launch; correlate and convolve run on the conv2d rows in float32.
+launch; a pass of more than 127 taps runs alone on conv1d's direct rows (regtile, cpu-omp) in
+float32, with the mode applied in their loaders; correlate and convolve run on the conv2d rows
+in float32.
 
 dtypes: uint8, int8, uint16, int16, float16 and float32 in and out (the output is the input's
 dtype unless `output` says otherwise), computed in float32 and stored as scipy stores: into an
@@ -32,8 +34,7 @@ own library.
 
 What scipy.ndimage takes and this module does not (each refused with a message that says so,
 never computed differently): float64 and 32- and 64-bit integer arrays, weights with a side above
-31 for correlate and convolve, 1-D filters longer than 127 taps (a Gaussian of sigma above 15.7
-at the default truncate of 4), complex data.
+31 for correlate and convolve, complex data.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
@@ -453,16 +454,14 @@ class _Pass:
 
 
 IDENTITY = _Pass(np.ones(1, np.float32), None, 0, MODES["reflect"], 1)
-MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS: the 1-D filters' (correlate's are MH_CONV2D_MAX_K, 31)
+MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS: longer passes run on conv1d (_long_pass)
 
 
 def _pass(weights, axis, mode, origin, divisor=1):
-    """A pass checked: 1 to MAX_TAPS real weights, an int origin in scipy's range, a known mode."""
+    """A pass checked: real weights, an int origin in scipy's range, a known mode."""
     w = np.asarray(weights)
     if not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
         raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
-    if w.size > MAX_TAPS:
-        raise Unsupported("unsupported", f"weights: {w.size} taps; memhier's 1-D filters have at most {MAX_TAPS}")
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
         raise TypeError(f"origin: expected an int, got {origin!r}")
     _check_origin(int(origin), w.size, axis)
@@ -471,10 +470,11 @@ def _pass(weights, axis, mode, origin, divisor=1):
 
 def _groups(passes, shape):
     """Consecutive passes over neighbouring axes, the later axis followed by at most 4 values
-    (an image's channels), run as one fused call; the others one call each."""
+    (an image's channels), run as one fused call; the others (and passes of more than MAX_TAPS
+    taps) one call each."""
     groups, i = [], 0
     while i < len(passes):
-        if i + 1 < len(passes):
+        if i + 1 < len(passes) and max(passes[i].taps.size, passes[i + 1].taps.size) <= MAX_TAPS:
             a, b = sorted((passes[i].axis, passes[i + 1].axis))
             if b == a + 1 and math.prod(shape[b + 1:]) <= 4:
                 groups.append(passes[i:i + 2])
@@ -536,15 +536,46 @@ def _run_passes(input, output, passes, cval, options):
             dst = out
         else:
             dst = _arrays.Operand(empty_like_kind(src, shape, out.dtype), "output")
-        keep = []
-        desc = _describe(group, shape, x.dtype, out.dtype, cval, keep)
-        call = Call([x], device, context)
-        call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(desc), call.ptr(x), call.out_ptr(dst)))
+        if group[0].taps.size > MAX_TAPS:
+            _long_pass(x, dst, group[0], cval, src, device, context)
+        else:
+            keep = []
+            desc = _describe(group, shape, x.dtype, out.dtype, cval, keep)
+            call = Call([x], device, context)
+            call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(desc), call.ptr(x),
+                                      call.out_ptr(dst)))
         x = dst
     if x is not out:
         with on_device(src):
             assign(out.obj, x.obj, src.kind)
     return out.obj
+
+
+def _long_pass(x, dst, step, cval, src, device, context):
+    """A pass of more than MAX_TAPS taps: conv1d with the boundary mode on float32 lines (the
+    axis moved last where it is not: a copy each way), its direct rows (regtile, cpu-omp), whose
+    error is bounded per output as sepfilter's is (the FFT rows' is bounded over the signal
+    only); then stored in dst's dtype with scipy's cast, the divisor applied."""
+    kind, shape, axis = src.kind, tuple(int(n) for n in x.shape), step.axis
+    last = axis == len(shape) - 1
+    xf = float32_contiguous(x)
+    with on_device(src):
+        xm = xf if last else contiguous(moveaxes_last(xf, kind, (axis,)), kind)
+        direct = last and dst.dtype == F32 and step.divisor == 1
+        ym = dst.obj if direct else empty_like(xm, kind)
+    xs, ys = _arrays.Operand(xm, "input"), _arrays.Operand(ym, "output")
+    mask = _arrays.Operand(_on_kind(step.taps, src), "weights")
+    call = Call([xs, mask], device, context)
+    row = b"conv1d/cpu-omp" if call.context.is_cpu else b"conv1d/regtile"
+    n = shape[axis]
+    call.run(lib.mh_conv1d_mode(call.ctx, row, call.ptr(xs), xs.size // n, n, call.ptr(mask), 0, step.taps.size,
+                                step.mode, cval, step.origin, call.out_ptr(ys)))
+    if direct:
+        return
+    with on_device(src):
+        if step.divisor != 1:
+            ym /= step.divisor
+        store(ym, dst.obj if last else moveaxes_last(dst.obj, kind, (axis,)), kind)
 
 
 def _per_axis(value, name, n=2):
@@ -594,9 +625,6 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     if not float(sigma) > 0:
         raise ValueError(f"sigma = {sigma!r}; expected a positive number")
     r = _radius(sigma, truncate, radius)
-    if 2 * r + 1 > MAX_TAPS:
-        raise Unsupported("unsupported", f"sigma = {sigma}, truncate = {truncate}: a {2 * r + 1}-tap Gaussian; "
-                          f"memhier's 1-D filters have at most {MAX_TAPS} taps (radius {MAX_TAPS // 2})")
     return _pass(_gaussian_weights(float(sigma), int(order), r)[::-1], axis, mode, 0)
 
 
@@ -604,8 +632,8 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
                       radius=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter1d: order 0 (smoothing) or a derivative of any order, radius
-    int(truncate * sigma + 0.5) unless given; at most 127 taps (radius 63: sigma 15.7 at the
-    default truncate)."""
+    int(truncate * sigma + 0.5) unless given. Up to 127 taps (radius 63: sigma 15.7 at the default
+    truncate) on sepfilter, longer on conv1d's direct rows."""
     axis = _axis_arg(axis, len(_array(input).shape))
     return _run_passes(input, output, [_gaussian_pass(sigma, axis, order, mode, truncate, radius)], cval,
                        (variant, device, context))

@@ -3,8 +3,10 @@ select, info, and the errors. Runs everywhere (CI has no GPU)."""
 import numpy as np
 import pytest
 
+import scipy.ndimage as nd
+
 import memhier
-from conftest import assert_close, correlate1d, correlate2d
+from conftest import assert_close, correlate1d, correlate2d, reference
 
 PADS = ("valid", "same", "full")
 
@@ -37,6 +39,48 @@ def test_conv1d_batched(rng, per_signal, pad):
     for b in range(batch):
         ref, mag = correlate1d(x[b], m[b] if per_signal else m, pad)
         assert_close(y[b], ref, mag, k, f"signal {b}")
+
+
+BORDER_MODES = ("reflect", "mirror", "nearest", "wrap", "constant")
+
+
+@pytest.mark.parametrize("variant", cpu_variants("conv1d"))
+@pytest.mark.parametrize("mode", BORDER_MODES)
+def test_conv1d_modes(rng, variant, mode):
+    """mode= is scipy.ndimage.correlate1d's placement: batches, masks longer than the signal,
+    origins at their limits; the reference agrees with scipy itself."""
+    for (batch, n), k, origin in (((3, 1000), 31, 0), ((2, 50), 300, -150), ((1, 1), 4, 1), ((4, 777), 8, 3)):
+        x, m = f32(rng, batch, n), f32(rng, k)
+        ref, mag = reference.correlate1d_mode(x, m, mode, -1.5, origin)
+        want = nd.correlate1d(x.astype(np.float64), m.astype(np.float64), mode=mode, cval=-1.5, origin=origin)
+        np.testing.assert_allclose(ref, want, atol=1e-9, err_msg="the reference is not scipy's correlate1d")
+        got = memhier.conv1d(x, m, mode=mode, cval=-1.5, origin=origin, variant=variant)
+        assert_close(got, ref, mag, k, f"{variant} {mode} {x.shape} k={k} origin={origin}")
+
+
+@pytest.mark.parametrize("mode", BORDER_MODES)
+def test_conv2d_modes(rng, mode):
+    im, f = f32(rng, 37, 53), f32(rng, 5, 4)
+    for origin in (0, (-2, 1), (2, -2)):
+        o = origin if isinstance(origin, tuple) else (origin, origin)
+        ref, mag = reference.correlate2d_mode(im, f, mode, 0.75, o)
+        assert_close(memhier.conv2d(im, f, mode=mode, cval=0.75, origin=origin), ref, mag, f.size, f"{mode} {o}")
+
+
+def test_placement_refusals():
+    x, m = np.ones(9, np.float32), np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="both place the filter"):
+        memhier.conv1d(x, m, pad="same", mode="reflect")
+    with pytest.raises(ValueError, match="cval is given without a mode"):
+        memhier.conv1d(x, m, cval=2.0)
+    with pytest.raises(ValueError, match="mode: 'symmetric'"):
+        memhier.conv1d(x, m, mode="symmetric")
+    with pytest.raises(memhier.InvalidArgument, match="origin = 2: a 3-tap mask takes origins from -1 to 1"):
+        memhier.conv1d(x, m, mode="wrap", origin=2)
+    with pytest.raises(memhier.InvalidArgument, match="origin"):
+        memhier.conv1d(x, m, mode="wrap", origin=2**70)
+    with pytest.raises(ValueError, match="origin"):
+        memhier.conv2d(np.ones((4, 4), np.float32), np.ones((3, 3), np.float32), mode="wrap", origin=(1, 0, 0))
 
 
 @pytest.mark.parametrize("variant", cpu_variants("conv2d"))

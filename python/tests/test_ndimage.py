@@ -225,10 +225,6 @@ def test_uniform_and_edge_filters(rng, mode):
 
 def test_filter_refusals(rng):
     x = rng.standard_normal((8, 9)).astype(np.float32)
-    with pytest.raises(memhier.Unsupported, match="127 taps"):
-        mnd.gaussian_filter(x, 16.0)
-    with pytest.raises(memhier.Unsupported, match="127"):
-        mnd.correlate1d(x, np.ones(128))
     with pytest.raises(ValueError, match="order"):
         mnd.gaussian_filter1d(x, 1.0, order=-1)
     with pytest.raises(ValueError, match="sigma"):
@@ -259,6 +255,43 @@ def test_long_one_dimensional_filters(rng, mode):
     u8 = rng.integers(0, 256, size=(70, 90, 3)).astype(np.uint8)
     got, want = mnd.uniform_filter(u8, (61, 61, 1)), nd.uniform_filter(u8, (61, 61, 1))
     np.testing.assert_array_equal(got, want)  # exact sums of 61 bytes, one division: equal
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
+def test_filters_past_127_taps(rng, mode):
+    """Passes longer than sepfilter's 127 taps run on conv1d's direct rows: Gaussians of sigma 20
+    and 40 (161 and 321 taps) along every axis, on images smaller and larger than the filter,
+    float32 and uint8 (each pass stored as a byte, as scipy stores it), 300 weights along each
+    axis, and a 201-wide uniform filter of bytes (exact sums: equal to scipy)."""
+    for shape in [(9, 300), (400, 70, 3)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        x64 = x.astype(np.float64)
+        for sigma in (20.0, 40.0):
+            close_to_scipy(mnd.gaussian_filter(x, sigma, mode=mode, axes=(0, 1)),
+                           nd.gaussian_filter(x64, sigma, mode=mode, axes=(0, 1)), 40.0, f"sigma {sigma} {shape}")
+        w = rng.standard_normal(300)
+        for axis in range(len(shape)):
+            close_to_scipy(mnd.correlate1d(x, w, axis=axis, mode=mode, cval=0.5, origin=-150),
+                           nd.correlate1d(x64, w, axis=axis, mode=mode, cval=0.5, origin=-150),
+                           8.0 * float(np.abs(w).sum()), f"300 taps axis {axis} {shape}")
+    u8 = rng.integers(0, 256, size=(90, 500)).astype(np.uint8)
+    np.testing.assert_array_equal(mnd.uniform_filter(u8, (1, 201), mode=mode),
+                                  nd.uniform_filter(u8, (1, 201), mode=mode))
+    got, want = mnd.gaussian_filter(u8, 25.0, mode=mode), nd.gaussian_filter(u8, 25.0, mode=mode)
+    assert np.max(np.abs(got.astype(int) - want.astype(int))) <= 1, f"uint8 sigma 25 {mode}"
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_filters_past_127_taps_on_a_gpu(rng):
+    """The same long passes on a GPU (regtile) against scipy, from NumPy arrays with device=0."""
+    x = rng.standard_normal((300, 257)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    for mode in ("reflect", "wrap", "constant"):
+        close_to_scipy(mnd.gaussian_filter(x, 30.0, mode=mode, device=0), nd.gaussian_filter(x64, 30.0, mode=mode),
+                       40.0, f"sigma 30 {mode}")
+        w = rng.standard_normal(1000)
+        close_to_scipy(mnd.correlate1d(x, w, axis=0, mode=mode, device=0), nd.correlate1d(x64, w, axis=0, mode=mode),
+                       8.0 * float(np.abs(w).sum()), f"1000 taps {mode}")
 
 
 def test_stacks(rng):
