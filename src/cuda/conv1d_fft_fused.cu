@@ -405,8 +405,11 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum_real8192_kern
 /* Segment blockIdx.x of signal blockIdx.y: input from out0 - lpad, outputs out0 .. out0 + hop
  * (hop even, so every block of a signal sees the same alignment). The segment starts `shift`
  * (0 or 1) samples early so that x[2m], x[2m + 1] is one 8-byte load; circular position p
- * then holds output out0 + p - shift, hence hop <= 8192 - k. */
-static __global__ void __launch_bounds__(FFT4096_THREADS, 4) real8192_kernel(const float *in, float *out,
+ * then holds output out0 + p - shift, hence hop <= 8192 - k. BORDERED: past the signal's ends
+ * the boundary mode's values (mh_conv1d_mode), else zeros; apart, because the mode's mapping in
+ * the edge loads cost the zero-padded kernel a register spill and ~20% of its time. */
+template <bool BORDERED>
+static __global__ void __launch_bounds__(FFT4096_THREADS, BORDERED ? 3 : 4) real8192_kernel(const float *in, float *out,
                                                                              const float2 *h,
                                                                              fused_geometry g)
 {
@@ -432,8 +435,14 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, 4) real8192_kernel(con
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             const int q = 2 * (j * 256 + t);
-            v[j].x = q >= lo && q < hi ? __ldg(xs + q) : border_ldg(x, (long long)g.n, first + q, g.border);
-            v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1) : border_ldg(x, (long long)g.n, first + q + 1, g.border);
+            if (BORDERED) {
+                v[j].x = q >= lo && q < hi ? __ldg(xs + q) : border_ldg(x, (long long)g.n, first + q, g.border);
+                v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1)
+                                                   : border_ldg(x, (long long)g.n, first + q + 1, g.border);
+            } else {
+                v[j].x = q >= lo && q < hi ? __ldg(xs + q) : 0.0f;
+                v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1) : 0.0f;
+            }
         }
     }
     fft4096_forward(v, s, tw, t);
@@ -537,12 +546,13 @@ static int segments_per_block(fused_fft fft) { return fft == REAL8192 ? 1 : 2; }
 
 /* The kernels of one configuration: FFT kind, LOG2L, T threads, MINB blocks per SM. */
 template <fused_fft FFT, int LOG2L, int T, int MINB>
-static void fused_kernels(const void **spectrum, const void **convolve, size_t *smem)
+static void fused_kernels(bool bordered, const void **spectrum, const void **convolve, size_t *smem)
 {
     if constexpr (FFT == REG4096) {
         *spectrum = (const void *)spectrum4096_kernel, *convolve = (const void *)fused4096_kernel<MINB>, *smem = 0;
     } else if constexpr (FFT == REAL8192) {
-        *spectrum = (const void *)spectrum_real8192_kernel, *convolve = (const void *)real8192_kernel, *smem = 0;
+        *spectrum = (const void *)spectrum_real8192_kernel, *smem = 0;
+        *convolve = bordered ? (const void *)real8192_kernel<true> : (const void *)real8192_kernel<false>;
     } else if constexpr (FFT == REG8192) {
         *spectrum = (const void *)spectrum8192_kernel, *convolve = (const void *)fused8192_kernel<MINB>;
         *smem = FUSED8192_SMEM_BYTES;
@@ -573,7 +583,7 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
     constexpr int L = 1 << LOG2L;
     const void *spectrum, *convolve;
     size_t smem;
-    fused_kernels<FFT, LOG2L, T, MINB>(&spectrum, &convolve, &smem);
+    fused_kernels<FFT, LOG2L, T, MINB>(a->bordered, &spectrum, &convolve, &smem);
     const size_t spectrum_bytes = (size_t)L * sizeof(float2);
     const size_t masks = a->mask_stride ? a->batch : 1;
     size_t per_launch = MAX_SPECTRA_BYTES / spectrum_bytes; /* signals (and spectra) per launch */
