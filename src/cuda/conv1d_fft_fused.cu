@@ -28,9 +28,9 @@
  * frequencies f and -f in one more exchange (fft_real8192.cuh): 1.5x reg4096's outputs per
  * transform at k = 2047. "auto" chooses among them by k and size (resolved()).
  *
- * Every loader reads past the signal's ends through border_ldg (tile_io.cuh): zeros for
- * mh_conv1d, the boundary mode's values for mh_conv1d_mode; blocks away from the ends take
- * the unguarded loads either way.
+ * Edge blocks read past the signal's ends through edge_load: zeros for mh_conv1d, the
+ * boundary mode's values (border_ldg, tile_io.cuh) for mh_conv1d_mode, each convolve kernel
+ * instantiated both ways; blocks away from the ends take the unguarded loads either way.
  *
  * The register kernels start while their spectrum kernel runs (programmatic dependent
  * launch, below). As with any FFT method a NaN or Inf input spreads over the segments of its
@@ -134,8 +134,18 @@ typedef struct fused_geometry {
     tile_border border; /* what the loads read past the signal's ends: zeros or a boundary mode */
 } fused_geometry;
 
+/* x[p] in an edge block: past the signal's ends zero, or (BORDERED, mh_conv1d_mode) the boundary
+ * mode's value. Every convolve kernel is instantiated both ways, so that the mode's mapping adds
+ * no code to the zero-padded kernels (in real8192 it cost a spill and ~20% of the time). */
+template <bool BORDERED>
+static __device__ __forceinline__ float edge_load(const float *x, const fused_geometry &g, long long p)
+{
+    if (BORDERED) return border_ldg(x, (long long)g.n, p, g.border);
+    return p >= 0 && p < (long long)g.n ? __ldg(x + p) : 0.0f;
+}
+
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y (of this launch). */
-template <int LOG2L, int T>
+template <int LOG2L, int T, bool BORDERED>
 static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float *out, const float2 *h,
                                                          const float2 *__restrict__ tw, fused_geometry g)
 {
@@ -148,8 +158,8 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
     const bool has_b = s0 + 1 < g.segs;
     for (int t = threadIdx.x; t < L; t += T) {
         const long long pa = start_a + t, pb = start_b + t;
-        const float a = border_ldg(x, (long long)g.n, pa, g.border);
-        const float b = has_b ? border_ldg(x, (long long)g.n, pb, g.border) : 0.0f;
+        const float a = edge_load<BORDERED>(x, g, pa);
+        const float b = has_b ? edge_load<BORDERED>(x, g, pb) : 0.0f;
         z[t] = make_float2(a, b);
     }
     __syncthreads();
@@ -235,7 +245,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum4096_kernel(fl
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused_kernel. MINB
  * blocks per SM: 4 (64 registers, no spills) is about 3.5% faster than 3 (79 registers) at
  * n = 16M, k = 2047 on the H100: the extra block hides more of the shared-memory latency. */
-template <int MINB>
+template <int MINB, bool BORDERED>
 static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel(const float *in, float *out,
                                                                                  const float2 *h,
                                                                                  fused_geometry g)
@@ -256,8 +266,8 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
 #pragma unroll
         for (int j = 0; j < 16; ++j) {
             const long long pa = start_a + j * 256 + t, pb = start_b + j * 256 + t;
-            v[j].x = border_ldg(x, (long long)g.n, pa, g.border);
-            v[j].y = has_b ? border_ldg(x, (long long)g.n, pb, g.border) : 0.0f;
+            v[j].x = edge_load<BORDERED>(x, g, pa);
+            v[j].y = has_b ? edge_load<BORDERED>(x, g, pb) : 0.0f;
         }
     }
     fft4096_forward(v, s, tw, t);
@@ -315,7 +325,7 @@ static __global__ void __launch_bounds__(FFT8192_THREADS) spectrum8192_kernel(fl
 
 /* Segments 2 blockIdx.x and 2 blockIdx.x + 1 of signal blockIdx.y, as fused4096_kernel;
  * MINB blocks per SM. */
-template <int MINB>
+template <int MINB, bool BORDERED>
 static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel(const float *in, float *out,
                                                                                  const float2 *h,
                                                                                  fused_geometry g)
@@ -345,8 +355,7 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
     } else { /* through shared memory: guarding 64 loads in registers spilled */
         for (int t = threadIdx.x; t < 8192; t += FFT8192_THREADS) {
             const long long pa = start_a + t, pb = start_b + t;
-            s[t] = make_float2(border_ldg(x, (long long)g.n, pa, g.border),
-                               has_b ? border_ldg(x, (long long)g.n, pb, g.border) : 0.0f);
+            s[t] = make_float2(edge_load<BORDERED>(x, g, pa), has_b ? edge_load<BORDERED>(x, g, pb) : 0.0f);
         }
         __syncthreads();
 #pragma unroll
@@ -405,9 +414,8 @@ static __global__ void __launch_bounds__(FFT4096_THREADS) spectrum_real8192_kern
 /* Segment blockIdx.x of signal blockIdx.y: input from out0 - lpad, outputs out0 .. out0 + hop
  * (hop even, so every block of a signal sees the same alignment). The segment starts `shift`
  * (0 or 1) samples early so that x[2m], x[2m + 1] is one 8-byte load; circular position p
- * then holds output out0 + p - shift, hence hop <= 8192 - k. BORDERED: past the signal's ends
- * the boundary mode's values (mh_conv1d_mode), else zeros; apart, because the mode's mapping in
- * the edge loads cost the zero-padded kernel a register spill and ~20% of its time. */
+ * then holds output out0 + p - shift, hence hop <= 8192 - k. BORDERED: as edge_load; with it
+ * the kernel runs 3 blocks an SM (80 registers), where 4 spilled. */
 template <bool BORDERED>
 static __global__ void __launch_bounds__(FFT4096_THREADS, BORDERED ? 3 : 4) real8192_kernel(const float *in, float *out,
                                                                              const float2 *h,
@@ -436,9 +444,8 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, BORDERED ? 3 : 4) real
         for (int j = 0; j < 16; ++j) {
             const int q = 2 * (j * 256 + t);
             if (BORDERED) {
-                v[j].x = q >= lo && q < hi ? __ldg(xs + q) : border_ldg(x, (long long)g.n, first + q, g.border);
-                v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1)
-                                                   : border_ldg(x, (long long)g.n, first + q + 1, g.border);
+                v[j].x = q >= lo && q < hi ? __ldg(xs + q) : edge_load<true>(x, g, first + q);
+                v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1) : edge_load<true>(x, g, first + q + 1);
             } else {
                 v[j].x = q >= lo && q < hi ? __ldg(xs + q) : 0.0f;
                 v[j].y = q + 1 >= lo && q + 1 < hi ? __ldg(xs + q + 1) : 0.0f;
@@ -549,16 +556,17 @@ template <fused_fft FFT, int LOG2L, int T, int MINB>
 static void fused_kernels(bool bordered, const void **spectrum, const void **convolve, size_t *smem)
 {
     if constexpr (FFT == REG4096) {
-        *spectrum = (const void *)spectrum4096_kernel, *convolve = (const void *)fused4096_kernel<MINB>, *smem = 0;
+        *spectrum = (const void *)spectrum4096_kernel, *smem = 0;
+        *convolve = bordered ? (const void *)fused4096_kernel<MINB, true> : (const void *)fused4096_kernel<MINB, false>;
     } else if constexpr (FFT == REAL8192) {
         *spectrum = (const void *)spectrum_real8192_kernel, *smem = 0;
         *convolve = bordered ? (const void *)real8192_kernel<true> : (const void *)real8192_kernel<false>;
     } else if constexpr (FFT == REG8192) {
-        *spectrum = (const void *)spectrum8192_kernel, *convolve = (const void *)fused8192_kernel<MINB>;
-        *smem = FUSED8192_SMEM_BYTES;
+        *spectrum = (const void *)spectrum8192_kernel, *smem = FUSED8192_SMEM_BYTES;
+        *convolve = bordered ? (const void *)fused8192_kernel<MINB, true> : (const void *)fused8192_kernel<MINB, false>;
     } else {
-        *spectrum = (const void *)spectrum_kernel<LOG2L, T>, *convolve = (const void *)fused_kernel<LOG2L, T>;
-        *smem = ((size_t)1 << LOG2L) * sizeof(float2);
+        *spectrum = (const void *)spectrum_kernel<LOG2L, T>, *smem = ((size_t)1 << LOG2L) * sizeof(float2);
+        *convolve = bordered ? (const void *)fused_kernel<LOG2L, T, true> : (const void *)fused_kernel<LOG2L, T, false>;
     }
 }
 
