@@ -49,6 +49,8 @@ def label(op, workload):
     f = workload_fields(workload)
     if op == "conv1d":
         head = f"{f['batch']} × {count(f['n'])}" if "batch" in f else f"n={count(f['n'])}"
+        if "mode" in f:
+            return f"{head} k={f['k']} {f['mode']}"
         return f"{head} k={f['k']}" + ("" if f.get("pad", "valid") == "valid" else f" {f['pad']}")
     if op == "conv2d":
         side = f"{f['rows']}²" if f["rows"] == f["cols"] else f"{f['rows']}×{f['cols']}"
