@@ -137,7 +137,7 @@ def test_refusals_name_the_argument(rng):
 
 
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
-@pytest.mark.parametrize("variant", ["walk", "stream", "tc", "shared", "texture", "cudnn", "npp"])
+@pytest.mark.parametrize("variant", ["stream", "tc", "shared", "texture", "cudnn", "npp"])
 def test_rows_without_modes_refuse_them(variant):
     """A row that pads with zeros only refuses a bordered call, saying so; auto runs another."""
     x = np.ones((64, 64), np.float32)
@@ -148,19 +148,33 @@ def test_rows_without_modes_refuse_them(variant):
 
 
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_walk_refuses_what_it_does_not_compile():
+    """walk takes modes at 3 x 3 and 5 x 5 on images of 5 x 5 and up, column origins at the centre
+    and the limits; the rest it refuses by name, and auto runs regtile."""
+    x = np.ones((64, 64), np.float32)
+    w = np.ones((5, 5), np.float32)
+    with pytest.raises(memhier.Unsupported, match="column origins -2, 0 and 2"):
+        mnd.correlate(x, w, origin=(0, 1), variant="walk", device=0)
+    with pytest.raises(memhier.Unsupported, match="images of 5 x 5 and more"):
+        mnd.correlate(np.ones((4, 64), np.float32), w, variant="walk", device=0)
+    np.testing.assert_allclose(mnd.correlate(x, w, origin=(0, 1), device=0), np.full_like(x, 25.0), rtol=1e-6)
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_gpu_rows(rng, mode):
     """Every row that takes modes, on each problem against one float64 reference (computed once a
     problem: it is the test's slow part)."""
     variants = ["auto", "conv2d/regtile", "conv2d/separable", "conv2d/basic", "conv2d/const"]
-    for shape in [(1, 1), (3, 2), (37, 517), (300, 1001)]:
+    for shape in [(1, 1), (3, 2), (5, 5), (37, 517), (300, 1001)]:
         x = rng.standard_normal(shape).astype(np.float32)
         for k in [(3, 3), (5, 5), (4, 6), (11, 11), (31, 31)]:
             u, v = rng.standard_normal(k[0]), rng.standard_normal(k[1])
             w = np.outer(u, v).astype(np.float32)  # rank 1, so that separable takes it too
+            walk = ["conv2d/walk"] if k in ((3, 3), (5, 5)) and min(shape) >= 5 else []  # 3x3, 5x5 on 5x5 and up
             for o in origins(k):
                 ref, mag = reference.correlate2d_mode(x, w, mode, 0.75, o)
-                for variant in variants:
+                for variant in variants + walk:
                     got = mnd.correlate(x, w, mode=mode, cval=0.75, origin=o, variant=variant, device=0)
                     assert_close(got, ref, mag, w.size, f"{variant} {shape} {k} {mode} origin {o}")
 
