@@ -258,7 +258,7 @@ mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, 
  * where X is the image extended past its edges by `mode` (cval for MH_MODE_CONSTANT; every
  * padded value is multiplied by its tap, so a NaN cval reaches every output it touches).
  * origin_r in [-(krows / 2), (krows - 1) / 2], likewise origin_c. The rows whose tile loaders
- * apply the modes (regtile, separable, basic, const and the CPU rows) take these calls; the others
+ * apply the modes (regtile, walk at 3 x 3, separable, basic, const and the CPU rows) take these calls; the others
  * refuse them with the reason, and auto runs the first that accepts. */
 mh_status mh_conv2d_mode(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
                          const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
