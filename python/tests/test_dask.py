@@ -229,6 +229,22 @@ def test_ndimage_filters_equal_one_call(rng, mode):
                                   mnd.gaussian_laplace(x, 1.2, mode=mode))
 
 
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "constant", "wrap"])
+def test_ndimage_passes_past_127_taps_equal_one_call(rng, mode):
+    """1-D passes longer than sepfilter's 127 taps (conv1d's direct rows): a Gaussian of sigma 40
+    (321 taps) and 300 weights, chunked, bit for bit equal to one call: every output is computed
+    the same way whichever block of the CPU row it falls in."""
+    from memhier import ndimage as mnd
+    x = rng.standard_normal((700, 650)).astype(np.float32)
+    dx = da.from_array(x, chunks=(350, 325))
+    np.testing.assert_array_equal(mdask.gaussian_filter(dx, 40.0, mode=mode).compute(),
+                                  mnd.gaussian_filter(x, 40.0, mode=mode))
+    w = rng.standard_normal(300)
+    for axis in (0, 1):
+        np.testing.assert_array_equal(mdask.correlate1d(dx, w, axis, mode=mode, cval=0.5).compute(),
+                                      mnd.correlate1d(x, w, axis, mode=mode, cval=0.5), err_msg=f"axis {axis}")
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.float16])
 def test_ndimage_filters_of_image_dtypes(rng, dtype):
     """Integer and float16 images: the result in the image's dtype, cast as memhier.ndimage (and

@@ -9,6 +9,7 @@
 #include "../core/internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void mh_conv1d_reference_at(const float *in, size_t n, const float *mask, size_t k,
@@ -57,11 +58,13 @@ static mh_status reference_run(mh_context *ctx, const mh_args *args)
 
 enum { OMP_BLOCK = 64 };
 
-/* Outputs [i0, i0 + len) whose whole window lies inside the input. */
-static void omp_block_interior(const mh_conv1d_args *a, size_t i0, size_t len)
+/* Outputs [i0, i0 + len) from x, the OMP_BLOCK + k - 1 samples their windows read (the input
+ * itself, or a bordered block's gathered window). Out of line, so that every block runs the
+ * same machine code and an output's value does not depend on which path fed it (memhier.dask
+ * cuts an array into chunks and must get the single call's bits). */
+static __attribute__((noinline)) void omp_block_from(const mh_conv1d_args *a, const float *x, size_t i0, size_t len)
 {
     float acc[OMP_BLOCK] = {0};
-    const float *x = a->in + i0 - a->lpad;
     for (size_t j = 0; j < a->k; ++j) {
         const float m = a->mask[j];
         const float *xj = x + j;
@@ -71,17 +74,35 @@ static void omp_block_interior(const mh_conv1d_args *a, size_t i0, size_t len)
     memcpy(a->out + i0, acc, len * sizeof(float));
 }
 
-/* Outputs of a bordered call whose window leaves the signal: each tap meets the mode's value. */
+/* Outputs [i0, i0 + len) whose whole window lies inside the input. */
+static void omp_block_interior(const mh_conv1d_args *a, size_t i0, size_t len)
+{
+    omp_block_from(a, a->in + i0 - a->lpad, i0, len);
+}
+
+/* Outputs of a bordered call whose window leaves the signal: the block's window gathered with
+ * the mode's values, then the interior's arithmetic (every tap meets a value, as in scipy). */
 static void omp_block_bordered(const mh_conv1d_args *a, size_t i0, size_t len)
 {
-    for (size_t i = i0; i < i0 + len; ++i) {
-        float acc = 0.0f;
-        for (size_t j = 0; j < a->k; ++j) {
-            const long long q = mh_border_index((long long)i + (long long)j - (long long)a->lpad, (long long)a->n, a->mode);
-            acc += (q < 0 ? a->cval : a->in[q]) * a->mask[j];
+    const size_t span = OMP_BLOCK + a->k - 1;
+    float *x = malloc(span * sizeof(float));
+    if (!x) { /* no memory for the window: tap by tap (the same sums, possibly other roundings) */
+        for (size_t i = i0; i < i0 + len; ++i) {
+            float acc = 0.0f;
+            for (size_t j = 0; j < a->k; ++j) {
+                const long long q = mh_border_index((long long)(i + j) - (long long)a->lpad, (long long)a->n, a->mode);
+                acc += (q < 0 ? a->cval : a->in[q]) * a->mask[j];
+            }
+            a->out[i] = acc;
         }
-        a->out[i] = acc;
+        return;
     }
+    for (size_t t = 0; t < span; ++t) {
+        const long long q = mh_border_index((long long)(i0 + t) - (long long)a->lpad, (long long)a->n, a->mode);
+        x[t] = q < 0 ? a->cval : a->in[q];
+    }
+    omp_block_from(a, x, i0, len);
+    free(x);
 }
 
 static void omp_block_edge(const mh_conv1d_args *a, size_t i0, size_t len)
