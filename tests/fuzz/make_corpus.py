@@ -88,6 +88,8 @@ def cli_files():
     lines = {
         "run_conv1d": "run conv1d --in x.npy --mask m.npy --pad same --out y.npy",
         "run_conv2d": "run conv2d --in img.npy --filter f.npy --pad full --out o.npy --device cpu",
+        "run_conv1d_mode": "run conv1d --in x.npy --mask m.npy --mode wrap --origin -1 --out y.npy",
+        "run_conv2d_mode": "run conv2d --in img.npy --filter f.npy --mode constant --cval nan --origin 1,-1 --out o.npy",
         "run_transpose": "run transpose --in img.npy --out t.npy",
         "run_matmul": "run matmul --a a.npy --b b.npy --out c.npy --variant cpu-omp",
         "run_reduce": "run reduce --in x.npy --out s.npy",
