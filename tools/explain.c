@@ -6,17 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { E_DEVICE, E_N, E_K, E_BATCH, E_ROWS, E_COLS, E_KROWS, E_KCOLS, E_M, E_BINS, E_PAD, E_COUNT };
-static const char *const flags[] = {"--device", "--n", "--k", "--batch", "--rows", "--cols", "--krows",
-                                    "--kcols",  "--m", "--bins", "--pad", NULL};
+enum { E_DEVICE, E_N, E_K, E_BATCH, E_ROWS, E_COLS, E_KROWS, E_KCOLS, E_M, E_BINS, E_PAD, E_MODE, E_COUNT };
+static const char *const flags[] = {"--device", "--n", "--k",    "--batch", "--rows", "--cols", "--krows",
+                                    "--kcols",  "--m", "--bins", "--pad",   "--mode", NULL};
 
 /* The sizes each op takes: required, then optional (the others are refused by name). */
 static const struct op_sizes {
     mh_op op;
-    int required[5], optional[3];
+    int required[5], optional[4];
 } op_sizes[] = {
-    {MH_OP_CONV1D, {E_N, E_K, -1}, {E_BATCH, E_PAD, -1}},
-    {MH_OP_CONV2D, {E_ROWS, E_COLS, E_KROWS, E_KCOLS, -1}, {E_PAD, -1}},
+    {MH_OP_CONV1D, {E_N, E_K, -1}, {E_BATCH, E_PAD, E_MODE, -1}},
+    {MH_OP_CONV2D, {E_ROWS, E_COLS, E_KROWS, E_KCOLS, -1}, {E_PAD, E_MODE, -1}},
     {MH_OP_TRANSPOSE, {E_ROWS, E_COLS, -1}, {-1}},
     {MH_OP_MATMUL, {E_M, E_K, E_N, -1}, {-1}},
     {MH_OP_REDUCE, {E_N, -1}, {-1}},
@@ -34,26 +34,35 @@ static int listed(const int *list, int flag)
 static int check_flags(const struct op_sizes *s, const char **v, size_t *size)
 {
     for (int f = E_N; f < E_COUNT; ++f) {
-        if (f == E_PAD) continue;
+        if (f == E_PAD || f == E_MODE) continue;
         const int req = listed(s->required, f), opt = listed(s->optional, f);
         if (v[f] && !req && !opt)
             return cli_error(CLI_USAGE, "explain %s: %s is not one of its sizes", mh_op_name(s->op), flags[f]);
         if (!v[f] && req) return cli_error(CLI_USAGE, "explain %s: %s is needed", mh_op_name(s->op), flags[f]);
         if (v[f] && cli_parse_count(flags[f], v[f], &size[f]) != CLI_OK) return CLI_USAGE;
     }
-    if (v[E_PAD] && !listed(s->optional, E_PAD))
-        return cli_error(CLI_USAGE, "explain %s: --pad is not one of its sizes", mh_op_name(s->op));
+    for (int f = E_PAD; f <= E_MODE; ++f)
+        if (v[f] && !listed(s->optional, f))
+            return cli_error(CLI_USAGE, "explain %s: %s is not one of its sizes", mh_op_name(s->op), flags[f]);
+    if (v[E_PAD] && v[E_MODE])
+        return cli_error(CLI_USAGE, "explain %s: --pad and --mode both place the filter; give one", mh_op_name(s->op));
     return CLI_OK;
 }
 
-static mh_status select_for(mh_context *ctx, mh_op op, const size_t *z, mh_pad pad, int bytes,
+/* mode: -1 for zeros by `pad`, else a boundary mode (origin 0). */
+static mh_status select_for(mh_context *ctx, mh_op op, const size_t *z, mh_pad pad, int mode, int bytes,
                             const mh_variant_info **chosen)
 {
+    const size_t batch = z[E_BATCH] ? z[E_BATCH] : 1;
     switch (op) {
     case MH_OP_CONV1D:
+        if (mode >= 0) return mh_conv1d_mode_select(ctx, batch, z[E_N], 0, z[E_K], (mh_mode)mode, 0, chosen);
         return z[E_BATCH] > 1 ? mh_conv1d_batched_select(ctx, z[E_BATCH], z[E_N], 0, z[E_K], pad, chosen)
                               : mh_conv1d_select(ctx, z[E_N], z[E_K], pad, chosen);
-    case MH_OP_CONV2D: return mh_conv2d_select(ctx, z[E_ROWS], z[E_COLS], z[E_KROWS], z[E_KCOLS], pad, chosen);
+    case MH_OP_CONV2D:
+        if (mode >= 0)
+            return mh_conv2d_mode_select(ctx, z[E_ROWS], z[E_COLS], z[E_KROWS], z[E_KCOLS], (mh_mode)mode, 0, 0, chosen);
+        return mh_conv2d_select(ctx, z[E_ROWS], z[E_COLS], z[E_KROWS], z[E_KCOLS], pad, chosen);
     case MH_OP_TRANSPOSE: return mh_transpose_select(ctx, z[E_ROWS], z[E_COLS], chosen);
     case MH_OP_MATMUL: return mh_matmul_select(ctx, z[E_M], z[E_K], z[E_N], chosen);
     case MH_OP_REDUCE: return mh_reduce_sum_select(ctx, z[E_N], chosen);
@@ -89,13 +98,17 @@ int cmd_explain(int argc, char **argv)
     if ((rc = check_flags(s, v, size)) != CLI_OK) return rc;
     mh_pad pad = MH_PAD_VALID;
     if (v[E_PAD] && (rc = cli_parse_pad(v[E_PAD], &pad)) != CLI_OK) return rc;
+    mh_mode parsed;
+    int mode = -1;
+    if (v[E_MODE] && (rc = cli_parse_mode(v[E_MODE], &parsed)) != CLI_OK) return rc;
+    if (v[E_MODE]) mode = (int)parsed;
     int device = cli_default_device();
     if (v[E_DEVICE] && (rc = cli_parse_device(v[E_DEVICE], &device)) != CLI_OK) return rc;
     mh_context *ctx;
     mh_status st = mh_context_create(&ctx, device);
     if (st != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(st));
     const mh_variant_info *chosen = NULL;
-    st = select_for(ctx, op, size, pad, bytes, &chosen);
+    st = select_for(ctx, op, size, pad, mode, bytes, &chosen);
     fputs(mh_context_explanation(ctx), stdout);
     if (st == MH_OK) printf("auto runs %s\n", chosen->name);
     else rc = cli_error(st == MH_ERR_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED, "%s", mh_context_error(ctx));

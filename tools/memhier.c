@@ -36,8 +36,8 @@ static const struct command {
      "                               67108864, ~0.9 GB held) are refused from their header\n",
      cmd_filter},
     {"explain",
-     "  explain conv1d --n N --k K [--batch B] [--pad P]\n"
-     "  explain conv2d --rows R --cols C --krows KR --kcols KC [--pad P]\n"
+     "  explain conv1d --n N --k K [--batch B] [--pad P | --mode M]\n"
+     "  explain conv2d --rows R --cols C --krows KR --kcols KC [--pad P | --mode M]\n"
      "  explain transpose --rows R --cols C\n"
      "  explain matmul --m M --k K --n N\n"
      "  explain reduce --n N\n"

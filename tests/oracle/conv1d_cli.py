@@ -135,6 +135,12 @@ def check_modes(rng, gpu):
         if y is None or not np.array_equal(np.isnan(y), want):
             fail(f"--cval nan on {device}: exit {r.returncode} {r.stderr.strip()}; NaN where the window meets the "
                  "border expected, finite elsewhere")
+    # explain: the bordered call's candidates (a GPU's order skips the rows that pad with zeros only)
+    for device in devices:
+        r = memhier("explain", "conv1d", "--n", "100000", "--k", "31", "--mode", "reflect", "--device", device)
+        ran = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+        if r.returncode != 0 or "mode = reflect" not in r.stdout or ran.split()[-1:] == ["conv1d/naive"]:
+            fail(f"explain conv1d --mode reflect on {device}: exit {r.returncode}, {r.stdout!r} {r.stderr!r}")
 
 
 def write_raw(name, data):
@@ -187,6 +193,7 @@ def check_refusals(rng):
         run(["--in", good, "--mask", mask, "--origin", "1"], "--origin needs --mode"),
         run(["--in", good, "--mask", mask, "--mode", "wrap", "--origin", "3"], "origin = 3: a 5-tap mask takes"),
         run(["--in", good, "--mask", mask, "--mode", "constant", "--cval", "x"], "--cval 'x'"),
+        (["explain", "conv1d", "--n", "100", "--k", "5", "--pad", "same", "--mode", "wrap"], "give one"),
         run(["--in", good, "--mask", mask, "--device", "77"], "device 77"),
         run(["--in", good, "--mask", mask, "--device", "gpu"], "--device 'gpu'"),
         (["run", "conv1d", "--in", good, "--mask", mask], "needs --in, --mask and --out"),
