@@ -56,6 +56,11 @@ def test_conv1d_modes(rng, variant, mode):
         np.testing.assert_allclose(ref, want, atol=1e-9, err_msg="the reference is not scipy's correlate1d")
         got = memhier.conv1d(x, m, mode=mode, cval=-1.5, origin=origin, variant=variant)
         assert_close(got, ref, mag, k, f"{variant} {mode} {x.shape} k={k} origin={origin}")
+    x, masks = f32(rng, 3, 500), f32(rng, 3, 41)  # one mask per signal
+    got = memhier.conv1d(x, masks, mode=mode, origin=5, variant=variant)
+    for b in range(3):
+        ref, mag = reference.correlate1d_mode(x[b], masks[b], mode, 0.0, 5)
+        assert_close(got[b], ref, mag, 41, f"{variant} {mode} per-signal mask {b}")
 
 
 @pytest.mark.parametrize("mode", BORDER_MODES)
