@@ -9,6 +9,7 @@
 #include "../core/internal.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,35 +83,19 @@ static void omp_block_interior(const mh_conv1d_args *a, size_t i0, size_t len)
 
 /* Outputs of a bordered call whose window leaves the signal: the block's window gathered with
  * the mode's values, then the interior's arithmetic (every tap meets a value, as in scipy). */
-static void omp_block_bordered(const mh_conv1d_args *a, size_t i0, size_t len)
+static void omp_block_bordered(const mh_conv1d_args *a, float *window, size_t i0, size_t len)
 {
-    const size_t span = OMP_BLOCK + a->k - 1;
-    float *x = malloc(span * sizeof(float));
-    if (!x) { /* no memory for the window: tap by tap (the same sums, possibly other roundings) */
-        for (size_t i = i0; i < i0 + len; ++i) {
-            float acc = 0.0f;
-            for (size_t j = 0; j < a->k; ++j) {
-                const long long q = mh_border_index((long long)(i + j) - (long long)a->lpad, (long long)a->n, a->mode);
-                acc += (q < 0 ? a->cval : a->in[q]) * a->mask[j];
-            }
-            a->out[i] = acc;
-        }
-        return;
-    }
-    for (size_t t = 0; t < span; ++t) {
+    for (size_t t = 0; t < OMP_BLOCK + a->k - 1; ++t) {
         const long long q = mh_border_index((long long)(i0 + t) - (long long)a->lpad, (long long)a->n, a->mode);
-        x[t] = q < 0 ? a->cval : a->in[q];
+        window[t] = q < 0 ? a->cval : a->in[q];
     }
-    omp_block_from(a, x, i0, len);
-    free(x);
+    omp_block_from(a, window, i0, len);
 }
 
+/* Outputs whose window leaves the signal, for a zero-padded call: the taps past the ends are
+ * skipped (a padded zero never meets an Inf tap). */
 static void omp_block_edge(const mh_conv1d_args *a, size_t i0, size_t len)
 {
-    if (a->bordered) {
-        omp_block_bordered(a, i0, len);
-        return;
-    }
     for (size_t i = i0; i < i0 + len; ++i) {
         size_t j0 = a->lpad > i ? a->lpad - i : 0;
         size_t j1 = i + a->k > a->n + a->lpad ? a->n + a->lpad - i : a->k;
@@ -122,9 +107,20 @@ static void omp_block_edge(const mh_conv1d_args *a, size_t i0, size_t len)
 
 static mh_status omp_run(mh_context *ctx, const mh_args *args)
 {
-    (void)ctx;
     const mh_conv1d_args *a = &args->conv1d;
     const long long blocks = (long long)((a->out_n + OMP_BLOCK - 1) / OMP_BLOCK);
+    /* a bordered call's edge blocks: one gathered window a thread, allocated before anything is
+     * written */
+    const size_t span = OMP_BLOCK + a->k - 1;
+    size_t bytes = 0;
+    float *windows = NULL;
+    if (a->bordered) {
+        if (mh_mul_ok((size_t)omp_get_max_threads(), span, &bytes) && mh_mul_ok(bytes, sizeof(float), &bytes))
+            windows = malloc(bytes);
+        if (!windows)
+            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "conv1d/cpu-omp: %zu bytes for the edge blocks' windows (k = %zu)",
+                           bytes, a->k);
+    }
 #pragma omp parallel for schedule(static)
     for (long long b = 0; b < blocks; ++b) {
         size_t i0 = (size_t)b * OMP_BLOCK;
@@ -133,9 +129,12 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
         int interior = i0 >= a->lpad && i0 - a->lpad + OMP_BLOCK + a->k - 1 <= a->n;
         if (interior)
             omp_block_interior(a, i0, len);
+        else if (a->bordered)
+            omp_block_bordered(a, windows + (size_t)omp_get_thread_num() * span, i0, len);
         else
             omp_block_edge(a, i0, len);
     }
+    free(windows);
     return MH_OK;
 }
 
