@@ -108,6 +108,30 @@ def variant_arg(variant):
     return variant.encode()
 
 
+def mode_arg(mode):
+    """scipy.ndimage's boundary mode (or one of its aliases) as the library's code."""
+    if not isinstance(mode, str) or mode not in _native.MODES:
+        raise ValueError(f"mode: {mode!r} is not one of {', '.join(repr(m) for m in _native.MODES)}")
+    return _native.MODES[mode]
+
+
+def cval_arg(cval):
+    if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
+        raise TypeError(f"cval: expected a number, got {cval!r}")
+    return float(cval)
+
+
+def origin_list(origin, n):
+    """scipy's origin: one int for every filtered axis, or a sequence of n ints."""
+    origins = list(origin) if isinstance(origin, (list, tuple, np.ndarray)) else [origin] * n
+    if len(origins) != n:
+        raise ValueError(f"origin: {origin!r}; a {n}-D filter takes one origin or {n}")
+    for o in origins:
+        if isinstance(o, bool) or not isinstance(o, (int, np.integer)):
+            raise TypeError(f"origin: expected ints, got {o!r}")
+    return [int(o) for o in origins]
+
+
 def pad_arg(pad):
     if not isinstance(pad, str) or pad not in _native.PADS:
         raise ValueError(f"pad: expected 'valid', 'same' or 'full', got {pad!r}")

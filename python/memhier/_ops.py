@@ -7,8 +7,8 @@ import ctypes
 import numpy as np
 
 from . import _arrays
-from ._call import Call, int_arg, pad_arg, variant_arg
-from ._native import lib, check, InvalidArgument, MODES
+from ._call import Call, cval_arg, int_arg, mode_arg, origin_list, pad_arg, variant_arg
+from ._native import lib, check, InvalidArgument
 
 F32 = "float32"
 
@@ -23,14 +23,8 @@ def _placement(pad, mode, cval, origin, axes):
         return pad_arg("valid" if pad is None else pad), None, 0.0, (0,) * axes
     if pad is not None:
         raise ValueError(f"pad = {pad!r} and mode = {mode!r} both place the filter; give one")
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"mode: {mode!r} is not one of {', '.join(repr(m) for m in MODES)}")
-    if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
-        raise TypeError(f"cval: expected a number, got {cval!r}")
-    origins = tuple(origin) if isinstance(origin, (tuple, list)) else (origin,) * axes
-    if len(origins) != axes:
-        raise ValueError(f"origin: {origin!r}; expected one int or {axes}")
-    return None, MODES[mode], float(cval), tuple(int_arg("origin", o, -2**63, 2**63 - 1) for o in origins)
+    origins = tuple(int_arg("origin", o, -2**63, 2**63 - 1) for o in origin_list(origin, axes))
+    return None, mode_arg(mode), cval_arg(cval), origins
 
 
 def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0, origin=0):

@@ -46,30 +46,13 @@ import numpy as np
 
 from . import _arrays
 from ._interop import accepts_foreign_arrays
-from ._call import Call, variant_arg
+from ._call import Call, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, origin_list as _origin_list
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
 from ._native import lib, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported
 
 DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
 CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
-
-
-def _mode_arg(mode):
-    if not isinstance(mode, str) or mode not in MODES:
-        raise ValueError(f"mode: {mode!r} is not one of {', '.join(repr(m) for m in MODES)}")
-    return MODES[mode]
-
-
-def _origin_list(origin, n):
-    """scipy's origin: one int for every filtered axis, or a sequence of n ints."""
-    origins = list(origin) if isinstance(origin, (list, tuple, np.ndarray)) else [origin] * n
-    if len(origins) != n:
-        raise ValueError(f"origin: {origin!r}; a {n}-D filter takes one origin or {n}")
-    for o in origins:
-        if isinstance(o, bool) or not isinstance(o, (int, np.integer)):
-            raise TypeError(f"origin: expected ints, got {o!r}")
-    return [int(o) for o in origins]
 
 
 def _check_origin(o, side, axis):
@@ -85,12 +68,6 @@ def _origin_args(origin, weights_shape):
     for axis, (o, side) in enumerate(zip(origins, weights_shape)):
         _check_origin(o, int(side), axis)
     return origins
-
-
-def _cval_arg(cval):
-    if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
-        raise TypeError(f"cval: expected a number, got {cval!r}")
-    return float(cval)
 
 
 def _dtype_arg(dtype, name):

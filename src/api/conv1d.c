@@ -91,10 +91,7 @@ mh_status mh_conv1d_mode_args_init(mh_context *ctx, mh_args *args, const float *
 
 int mh_conv1d_zero_pad_only(const mh_conv1d_args *a, char *why, size_t len)
 {
-    if (!a->bordered) return 1;
-    snprintf(why, len, "it pads with zeros only (valid, same, full); mode '%s' runs on regtile, fft-fused, fft-os "
-             "and the CPU rows", mh_mode_name(a->mode));
-    return 0;
+    return mh_zero_pad_only(a->bordered, a->mode, "regtile, fft-fused, fft-os and the CPU rows", why, len);
 }
 
 int mh_conv1d_finite_border(const mh_conv1d_args *a, char *why, size_t len)

@@ -97,10 +97,8 @@ mh_status mh_conv2d_mode_batched_args_init(mh_context *ctx, mh_args *args, const
 
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 {
-    if (!a->bordered) return 1;
-    snprintf(why, len, "it pads with zeros only (valid, same, full); mode '%s' runs on regtile, walk (3 x 3), "
-             "separable, basic, const and the CPU rows", mh_mode_name(a->mode));
-    return 0;
+    return mh_zero_pad_only(a->bordered, a->mode, "regtile, walk (3 x 3), separable, basic, const and the CPU rows",
+                            why, len);
 }
 
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 
 int mh_mul_ok(size_t a, size_t b, size_t *r)
 {
@@ -115,6 +116,13 @@ mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode)
     if ((unsigned)mode <= MH_MODE_WRAP) return MH_OK;
     return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %d is not constant, reflect, mirror, nearest or wrap", name,
                    (int)mode);
+}
+
+int mh_zero_pad_only(int bordered, mh_mode mode, const char *takers, char *why, size_t len)
+{
+    if (!bordered) return 1;
+    snprintf(why, len, "it pads with zeros only (valid, same, full); mode '%s' runs on %s", mh_mode_name(mode), takers);
+    return 0;
 }
 
 mh_status mh_check_origin(mh_context *ctx, const char *name, long long origin, size_t taps, const char *side)

@@ -107,6 +107,9 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
  * usable by ctx (mh_check_buffer), out overlapping neither input. */
 /* MH_OK for a boundary mode of the enum, else the error naming the argument `name` and its value. */
 mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode);
+/* 1 for a zero-padded call; for a bordered one 0, with the reason in why naming the rows that
+ * take modes (`takers`). */
+int mh_zero_pad_only(int bordered, mh_mode mode, const char *takers, char *why, size_t len);
 /* MH_OK when origin is in [-(taps / 2), (taps - 1) / 2], else the error naming `name` and the range. */
 mh_status mh_check_origin(mh_context *ctx, const char *name, long long origin, size_t taps, const char *side);
 mh_status mh_check_conv_buffers(mh_context *ctx, const float *in, size_t in_bytes, const char *taps_name,

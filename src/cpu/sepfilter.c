@@ -52,6 +52,9 @@ static void sum_taps(const float *ext, const float *taps, size_t k, size_t n, fl
 /* Along the rows axis (vertical: lines are columns, step cols * channels) or the columns axis
  * (horizontal: step channels). Each line is read once into a float buffer extended past its
  * ends by the mode (cval for constant), then every output sums its taps from there. */
+/* The floats of a thread's buffer: a line with its extension, and its sums. */
+static size_t line_floats(const mh_sepfilter_desc *d) { return 2 * (d->rows + d->cols + MH_SEPFILTER_MAX_TAPS); }
+
 static void run_pass(const pass *p, const mh_sepfilter_desc *d, int vertical, float *buffers)
 {
     const mh_sepfilter_axis *x = p->axis;
@@ -61,7 +64,7 @@ static void run_pass(const pass *p, const mh_sepfilter_desc *d, int vertical, fl
     const long long anchor = (long long)(k / 2) + x->origin;
 #pragma omp parallel
     {
-        float *ext = buffers + (size_t)omp_get_thread_num() * 2 * (d->rows + d->cols + MH_SEPFILTER_MAX_TAPS);
+        float *ext = buffers + (size_t)omp_get_thread_num() * line_floats(d);
 #pragma omp for schedule(static)
         for (long long l = 0; l < lines; ++l) {
             size_t base;
@@ -92,13 +95,16 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 {
     const mh_sepfilter_args *a = &args->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
-    /* a line with its extension, and its sums */
-    const size_t line_floats = 2 * (d->rows + d->cols + MH_SEPFILTER_MAX_TAPS);
-    float *mid = malloc(a->values * sizeof(float));
-    float *buffers = malloc((size_t)omp_get_max_threads() * line_floats * sizeof(float));
+    size_t mid_bytes = 0, buffer_bytes = 0;
+    float *mid = NULL, *buffers = NULL;
+    if (mh_mul_ok(a->values, sizeof(float), &mid_bytes)) mid = malloc(mid_bytes);
+    if (mh_mul_ok((size_t)omp_get_max_threads(), line_floats(d), &buffer_bytes) &&
+        mh_mul_ok(buffer_bytes, sizeof(float), &buffer_bytes))
+        buffers = malloc(buffer_bytes);
     if (!mid || !buffers) {
         free(mid), free(buffers);
-        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "sepfilter/cpu-omp: %zu bytes for the first pass", a->values * sizeof(float));
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "sepfilter/cpu-omp: %zu bytes for the first pass and %zu for the "
+                       "threads' lines", mid_bytes, buffer_bytes);
     }
     const int first_vertical = !d->horizontal_first;
     const pass first = {a->in, d->in_type, mid, NULL, d->out_type, first_vertical ? &d->vertical : &d->horizontal,
