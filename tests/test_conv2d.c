@@ -33,17 +33,23 @@ typedef struct placement {
     mh_pad pad;
     mh_mode mode;
     float cval;
-    int origin; /* 0: centred; -1: rows at their lowest origin, columns at their highest; 1: the reverse */
+    int origin; /* 0: centred; -1: rows at their lowest origin, columns at their highest; 1: the reverse;
+                 * 2: rows one step up, columns one step down (where the side allows) */
 } placement;
 
 static const placement placements[] = {
     {0, MH_PAD_VALID, 0, 0.0f, 0},         {0, MH_PAD_SAME, 0, 0.0f, 0},         {0, MH_PAD_FULL, 0, 0.0f, 0},
     {1, 0, MH_MODE_CONSTANT, 2.5f, 0},     {1, 0, MH_MODE_REFLECT, 0.0f, 0},     {1, 0, MH_MODE_MIRROR, 0.0f, -1},
     {1, 0, MH_MODE_NEAREST, 0.0f, 1},      {1, 0, MH_MODE_WRAP, 0.0f, 0},        {1, 0, MH_MODE_REFLECT, 0.0f, 1},
-    {1, 0, MH_MODE_CONSTANT, NAN, 0},
+    {1, 0, MH_MODE_CONSTANT, NAN, 0},      {1, 0, MH_MODE_WRAP, 0.0f, 2},
 };
 
-static long long origin_of(int side, int sign) { return sign < 0 ? -(side / 2) : sign > 0 ? (side - 1) / 2 : 0; }
+static long long origin_of(int side, int sign)
+{
+    if (sign == 2) return (side - 1) / 2 < 1 ? (side - 1) / 2 : 1;
+    if (sign == -2) return side / 2 < 1 ? -(side / 2) : -1;
+    return sign < 0 ? -(side / 2) : sign > 0 ? (side - 1) / 2 : 0;
+}
 
 /* The problem's arguments: its sizes, the buffers given, and the placement. */
 static mh_status args_of(mh_context *ctx, mh_args *a, const tcase *c, const placement *pl, const float *in,
@@ -168,15 +174,15 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
 }
 
 /* Stacks (mh_conv2d_mode_batched): every row that takes modes filters each image of the stack
- * as it filters that image alone (regtile in one launch, the others image by image); and a
- * stack of 65537 one-pixel images, past one launch's 65535 in z. */
+ * as it filters that image alone (regtile and walk in one launch, the others image by image);
+ * and a stack of 65537 one-pixel images, past one launch's 65535 images. */
 static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
 {
     static const struct {
         size_t batch, rows, cols, k;
         mh_mode mode;
     } stacks[] = {{3, 37, 51, 5, MH_MODE_REFLECT}, {5, 64, 64, 3, MH_MODE_WRAP}, {2, 129, 300, 11, MH_MODE_CONSTANT},
-                  {65537, 1, 1, 3, MH_MODE_MIRROR}};
+                  {7, 4, 9, 5, MH_MODE_NEAREST}, {65537, 1, 1, 3, MH_MODE_MIRROR}, {65537, 2, 3, 5, MH_MODE_REFLECT}};
     for (size_t si = 0; si < sizeof stacks / sizeof stacks[0]; ++si) {
         const size_t batch = stacks[si].batch, rows = stacks[si].rows, cols = stacks[si].cols, k = stacks[si].k;
         const size_t image = rows * cols, total = batch * image;
@@ -194,7 +200,9 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
         test_out out = test_out_alloc(gpu, total, 0);
         for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D); ++r) {
             const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
-            if (!test_row_fits(row, gpu) || (batch > 100 && strcmp(row->info.name, "conv2d/regtile"))) continue;
+            if (!test_row_fits(row, gpu) || (batch > 100 && strcmp(row->info.name, "conv2d/regtile") &&
+                                                strcmp(row->info.name, "conv2d/walk")))
+                continue;
             mh_args a;
             mh_conv2d_mode_batched_args_init(ctx, &a, din.data, batch, rows, cols, dfilter.data, k, k,
                                              stacks[si].mode, 0.25f, 0, 0, out.data);

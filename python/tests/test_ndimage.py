@@ -148,16 +148,21 @@ def test_rows_without_modes_refuse_them(variant):
 
 
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
-def test_walk_refuses_what_it_does_not_compile():
-    """walk takes modes at 3 x 3 (every origin) on images of 5 x 5 and up; a bordered 5 x 5 and
-    smaller images it refuses by name, and auto runs regtile."""
-    x = np.ones((64, 64), np.float32)
-    w5, w3 = np.ones((5, 5), np.float32), np.ones((3, 3), np.float32)
-    with pytest.raises(memhier.Unsupported, match="3 x 3 only"):
-        mnd.correlate(x, w5, origin=(0, 1), variant="walk", device=0)
-    with pytest.raises(memhier.Unsupported, match="images of 5 x 5 and more"):
-        mnd.correlate(np.ones((4, 64), np.float32), w3, variant="walk", device=0)
-    np.testing.assert_allclose(mnd.correlate(x, w5, origin=(0, 1), device=0), np.full_like(x, 25.0), rtol=1e-6)
+def test_walk_stacks_every_origin(rng):
+    """walk filters a stack in one call, 3 x 3 and 5 x 5 at every origin, in every mode, images
+    smaller than the filter too; what it refuses (other sizes) it names."""
+    for shape in [(3, 1, 1), (4, 2, 3), (5, 7, 130)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        for k in (3, 5):
+            w = rng.standard_normal((k, k)).astype(np.float32)
+            for o in [(a, b) for a in range(-(k // 2), (k - 1) // 2 + 1) for b in (-(k // 2), 0, (k - 1) // 2)]:
+                for mode in ["reflect", "mirror", "nearest", "wrap", "constant"]:
+                    got = mnd.correlate(x, w, mode=mode, cval=0.5, origin=o, axes=(1, 2), variant="walk", device=0)
+                    for i in range(shape[0]):
+                        ref, mag = reference.correlate2d_mode(x[i], w, mode, 0.5, o)
+                        assert_close(got[i], ref, mag, w.size, f"walk {shape} {k}x{k} {mode} origin {o} image {i}")
+    with pytest.raises(memhier.Unsupported, match="3 x 3 and 5 x 5"):
+        mnd.correlate(np.ones((8, 8), np.float32), np.ones((7, 7), np.float32), variant="walk", device=0)
 
 
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
@@ -171,7 +176,7 @@ def test_gpu_rows(rng, mode):
         for k in [(3, 3), (5, 5), (4, 6), (11, 11), (31, 31)]:
             u, v = rng.standard_normal(k[0]), rng.standard_normal(k[1])
             w = np.outer(u, v).astype(np.float32)  # rank 1, so that separable takes it too
-            walk = ["conv2d/walk"] if k == (3, 3) and min(shape) >= 5 else []  # bordered walk: 3x3, 5x5 images up
+            walk = ["conv2d/walk"] if k in ((3, 3), (5, 5)) else []
             for o in origins(k):
                 ref, mag = reference.correlate2d_mode(x, w, mode, 0.75, o)
                 for variant in variants + walk:

@@ -14,14 +14,16 @@
  * K and the column anchor LPC are compile-time, so every window index folds into a
  * register; the row anchor stays a run-time offset.
  *
- * Boundary modes (mh_conv2d_mode) run in a second instance of each kernel (BORDERED), so that
- * the zero-padded one keeps its code: one kernel checking a flag slowed zero-padded 3 x 3 from
- * 0.185 to 0.244 ms on the H100, and mapping with the general border function (a division
- * past one reflection) took the bordered one to 0.34. A window reaches at most 4 pixels past
- * an edge, so on images of at least 5 x 5 one reflection or period is all the mapping there is
- * (walk_border); smaller images go to regtile. Bordered instances exist for 3 x 3 (every
- * origin); a bordered 5 x 5 goes to regtile. */
+ * A stack of images runs in one launch (blockIdx.z is the image).
+ *
+ * Boundary modes (mh_conv2d_mode): the kernel pads with zeros, which is right for every output
+ * whose window lies inside the image; a second kernel then recomputes the ring of outputs whose
+ * window meets the border (K - 1 rows and columns an image at most), mapping each index by the
+ * mode, in the same order of operations. The walking kernel keeps its registers: a mapping in
+ * its loads slowed zero-padded 3 x 3 from 0.185 to 0.244 ms on the H100, and a second bordered
+ * instance of it ran 5 x 5 at 0.36-0.38 ms (its 120 registers and the mapping's). */
 #include "common.cuh"
+#include "../core/border.h"
 
 #include <stdio.h>
 
@@ -33,48 +35,11 @@ struct walk_params {
     size_t rows, cols, out_rows, out_cols;
     int lpr;
     int vec_in, vec_out; /* rows of in / out start 16-byte aligned: float4 accesses allowed */
-    int mode;            /* BORDERED instances: the boundary mode and its constant */
-    float cval;
 };
 
-/* The index position i of an axis of n >= 5 reads under a boundary mode, for i within 4 of the
- * axis (one reflection or period); -1 for the constant, and for positions farther out (loads
- * for outputs past the image's last column or row, which are never stored). */
-static __device__ __forceinline__ long long walk_border(long long i, long long n, int mode)
-{
-    if (i >= 0 && i < n) return i;
-    if (i < -4 || i >= n + 4) return -1;
-    switch (mode) {
-    case MH_MODE_REFLECT: return i < 0 ? -1 - i : 2 * n - 1 - i;
-    case MH_MODE_MIRROR: return i < 0 ? -i : 2 * n - 2 - i;
-    case MH_MODE_NEAREST: return i < 0 ? 0 : n - 1;
-    case MH_MODE_WRAP: return i < 0 ? i + n : i - n;
-    default: return -1;
-    }
-}
-
-/* in[y][x .. x + 3] with the image extended by the mode; x is a multiple of 4. */
-static __device__ __forceinline__ float4 load4_bordered(const walk_params &p, long long y, long long x)
-{
-    const long long yy = walk_border(y, (long long)p.rows, p.mode);
-    if (yy < 0) return make_float4(p.cval, p.cval, p.cval, p.cval);
-    const float *row = p.in + (size_t)yy * p.cols;
-    if (p.vec_in && x >= 0 && x + 4 <= (long long)p.cols) return __ldg(reinterpret_cast<const float4 *>(row + x));
-    float v[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-        const long long xx = walk_border(x + e, (long long)p.cols, p.mode);
-        v[e] = xx >= 0 ? __ldg(row + xx) : p.cval;
-    }
-    return make_float4(v[0], v[1], v[2], v[3]);
-}
-
-/* in[y][x .. x + 3], zero outside the image (BORDERED: extended by the mode); x is a multiple
- * of 4. */
-template <bool BORDERED>
+/* in[y][x .. x + 3], zero outside the image; x is a multiple of 4. */
 static __device__ __forceinline__ float4 load4(const walk_params &p, long long y, long long x)
 {
-    if (BORDERED) return load4_bordered(p, y, x);
     if (y < 0 || y >= (long long)p.rows || x + 4 <= 0 || x >= (long long)p.cols) return make_float4(0.f, 0.f, 0.f, 0.f);
     const float *src = p.in + (size_t)y * p.cols + x;
     if (p.vec_in && x >= 0 && x + 4 <= (long long)p.cols) return __ldg(reinterpret_cast<const float4 *>(src));
@@ -110,19 +75,18 @@ struct window12 {
     float v[12];
 };
 
-template <bool BORDERED>
 static __device__ __forceinline__ window12 widen(const walk_params &p, float4 mine, long long y, long long x0, int lane,
                                                  bool need_left, bool need_right)
 {
     float4 left = shfl4(mine, (lane + LANES - 1) % LANES), right = shfl4(mine, (lane + 1) % LANES);
-    if (need_left && lane == 0) left = load4<BORDERED>(p, y, x0 - 4);
-    if (need_right && lane == LANES - 1) right = load4<BORDERED>(p, y, x0 + 4);
+    if (need_left && lane == 0) left = load4(p, y, x0 - 4);
+    if (need_right && lane == LANES - 1) right = load4(p, y, x0 + 4);
     window12 w = {{left.x, left.y, left.z, left.w, mine.x, mine.y, mine.z, mine.w, right.x, right.y, right.z, right.w}};
     return w;
 }
 
-template <int K, int LPC, int R, bool BORDERED>
-static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(const walk_params p)
+template <int K, int LPC, int R>
+static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_params p)
 {
     static_assert(LPC <= 4 && K - 1 - LPC <= 4, "the window reaches one float4 to each side");
     constexpr int NR = R + K - 1;
@@ -131,10 +95,12 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(const 
     const size_t oy0 = (size_t)blockIdx.y * R;
     const long long y0 = (long long)oy0 - p.lpr; /* the first input row */
     const long long x0 = (long long)ox;          /* input column of window index 4 (LPC folded below) */
+    p.in += (size_t)blockIdx.z * p.rows * p.cols; /* a stack: blockIdx.z is the image */
+    p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
 
     float4 raw[NR];
 #pragma unroll
-    for (int t = 0; t < NR; ++t) raw[t] = load4<BORDERED>(p, y0 + t, x0);
+    for (int t = 0; t < NR; ++t) raw[t] = load4(p, y0 + t, x0);
 
     float f[K * K];
 #pragma unroll
@@ -142,7 +108,7 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(const 
 
     window12 w[NR];
 #pragma unroll
-    for (int t = 0; t < NR; ++t) w[t] = widen<BORDERED>(p, raw[t], y0 + t, x0, lane, LPC > 0, K - 1 - LPC > 0);
+    for (int t = 0; t < NR; ++t) w[t] = widen(p, raw[t], y0 + t, x0, lane, LPC > 0, K - 1 - LPC > 0);
 
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -158,40 +124,87 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(const 
     }
 }
 
+/* The outputs of an image whose window meets its border (mh_conv2d_mode: the output is the
+ * image's size): `top` rows above and `bottom` below, and between them `left` and `right`
+ * columns; per_image of them in all. */
+struct walk_ring {
+    long long top, bottom, left, right, per_image;
+    int lpc, mode;
+    float cval;
+};
+
+static walk_ring ring_of(const mh_conv2d_args *a)
+{
+    walk_ring g;
+    const long long rows = (long long)a->rows, cols = (long long)a->cols, k = a->krows;
+    g.top = a->lpr < rows ? a->lpr : rows;
+    g.bottom = k - 1 - a->lpr < rows - g.top ? k - 1 - a->lpr : rows - g.top;
+    g.left = a->lpc < cols ? a->lpc : cols;
+    g.right = k - 1 - a->lpc < cols - g.left ? k - 1 - a->lpc : cols - g.left;
+    g.per_image = (g.top + g.bottom) * cols + (rows - g.top - g.bottom) * (g.left + g.right);
+    g.lpc = a->lpc, g.mode = (int)a->mode, g.cval = a->cval;
+    return g;
+}
+
+/* One ring output a thread, the window's indices mapped by the mode (mh_border_index), summed in
+ * the walking kernel's order (filter rows, then columns, from 0), so that a ring output equals
+ * what that kernel computes for an image padded by the mode. blockIdx.y is the image. */
+template <int K>
+static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk_params p, const walk_ring g)
+{
+    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= g.per_image) return;
+    const long long rows = (long long)p.rows, cols = (long long)p.cols, bands = (g.top + g.bottom) * cols;
+    long long y, x;
+    if (t < bands) {
+        y = t / cols, x = t - y * cols;
+        if (y >= g.top) y += rows - g.top - g.bottom; /* the bottom band */
+    } else {
+        const long long u = t - bands, side = g.left + g.right, c = u % side;
+        y = g.top + u / side;
+        x = c < g.left ? c : cols - g.right + (c - g.left);
+    }
+    const float *in = p.in + (size_t)blockIdx.y * p.rows * p.cols;
+    float acc = 0.0f;
+#pragma unroll 1
+    for (int i = 0; i < K; ++i) {
+        const long long yy = mh_border_index(y + i - p.lpr, rows, g.mode);
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const long long xx = mh_border_index(x + j - g.lpc, cols, g.mode);
+            const float v = yy >= 0 && xx >= 0 ? __ldg(in + yy * cols + xx) : g.cval;
+            acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
+        }
+    }
+    p.out[(size_t)blockIdx.y * p.out_rows * p.out_cols + (size_t)y * p.out_cols + (size_t)x] = acc;
+}
+
 /* ---- instances, launch, registry ----------------------------------------------------------- */
 
-typedef void (*kernel_fn)(const walk_params);
+typedef void (*kernel_fn)(walk_params);
+typedef void (*ring_fn)(const walk_params, const walk_ring);
 
 /* "r<output rows per thread>"; [0] is the default, the fastest on the H100 at 3 x 3 and
  * 5 x 5 (docs/conv2d.md): fewer rows hold fewer registers and leave room for more warps. */
 static const char *const walk_configs[] = {"r8", "r4", "r16", "r32", NULL};
 static const int rows_per_thread[] = {8, 4, 16, 32};
 
-#define MH_WALK_PADS(K, R, B)                                                                             \
-    {conv2d_walk_kernel<K, 0, R, B>, conv2d_walk_kernel<K, (K - 1) / 2, R, B>, conv2d_walk_kernel<K, K - 1, R, B>}
-#define MH_WALK_3X3(B) {MH_WALK_PADS(3, 8, B), MH_WALK_PADS(3, 4, B), MH_WALK_PADS(3, 16, B), MH_WALK_PADS(3, 32, B)}
+/* one instance a column anchor LPC = 0 .. K - 1 (valid, same and full, and every origin) */
+#define MH_WALK_3(R) {conv2d_walk_kernel<3, 0, R>, conv2d_walk_kernel<3, 1, R>, conv2d_walk_kernel<3, 2, R>}
+#define MH_WALK_5(R)                                                                                          \
+    {conv2d_walk_kernel<5, 0, R>, conv2d_walk_kernel<5, 1, R>, conv2d_walk_kernel<5, 2, R>,                   \
+     conv2d_walk_kernel<5, 3, R>, conv2d_walk_kernel<5, 4, R>}
 
-/* [bordered][K 3 / 5][config][column anchor 0, (K - 1) / 2, K - 1]; 5 x 5 at 32 rows spills
- * registers and is not built; nor is a bordered 5 x 5, which ran slower than regtile (the
- * mapping's registers on top of 5 x 5's 120: 8192^2 reflect 0.36-0.38 ms against 0.24). */
-static const kernel_fn kernels[2][2][4][3] = {
-    {MH_WALK_3X3(false), {MH_WALK_PADS(5, 8, false), MH_WALK_PADS(5, 4, false), MH_WALK_PADS(5, 16, false)}},
-    {MH_WALK_3X3(true), {}}};
+/* [K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built. */
+static const kernel_fn kernels[2][4][5] = {{MH_WALK_3(8), MH_WALK_3(4), MH_WALK_3(16), MH_WALK_3(32)},
+                                          {MH_WALK_5(8), MH_WALK_5(4), MH_WALK_5(16)}};
+static const ring_fn ring_kernels[2] = {conv2d_walk_ring_kernel<3>, conv2d_walk_ring_kernel<5>};
 
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     if (a->krows != a->kcols || (a->krows != 3 && a->krows != 5)) {
         snprintf(why, len, "walk is compiled for 3 x 3 and 5 x 5 filters, not %d x %d", a->krows, a->kcols);
-        return 0;
-    }
-    if (a->bordered && a->krows != 3) {
-        snprintf(why, len, "walk takes boundary modes at 3 x 3 only (a bordered 5 x 5 runs faster on regtile)");
-        return 0;
-    }
-    if (a->bordered && (a->rows < 5 || a->cols < 5)) {
-        snprintf(why, len, "walk maps a boundary mode by one reflection: images of 5 x 5 and more, not %zu x %zu "
-                 "(regtile takes them)", a->rows, a->cols);
         return 0;
     }
     if (a->krows == 5 && rows_per_thread[x->config] > 16) {
@@ -202,34 +215,50 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
         snprintf(why, len, "%zu output columns need more than 2^31-1 blocks", a->out_cols);
         return 0;
     }
+    if (a->bordered && mh_ceil_div((size_t)ring_of(a).per_image, 256) > MH_MAX_GRID_X) {
+        snprintf(why, len, "the border of a %zu x %zu image needs more than 2^31-1 blocks", a->rows, a->cols);
+        return 0;
+    }
     return mh_grid_rows_fit(a->out_rows, (size_t)rows_per_thread[x->config], why, len);
 }
 
-static int pad_slot(const mh_conv2d_args *a)
-{
-    return a->lpc == 0 ? 0 : a->lpc == (a->kcols - 1) / 2 ? 1 : 2; /* valid, same, full */
-}
-
+/* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
+ * kernel after the walk's on the same stream. */
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
 {
     const mh_conv2d_args *a = &x->conv2d;
     walk_params p;
-    p.in = a->in, p.filter = a->filter, p.out = a->out;
+    p.filter = a->filter;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.lpr = a->lpr;
     p.vec_in = a->cols % 4 == 0 && mh_aligned16(a->in);
     p.vec_out = a->out_cols % 4 == 0 && mh_aligned16(a->out);
-    p.mode = a->mode, p.cval = a->cval;
     const int r = rows_per_thread[x->config];
-    dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, (size_t)r));
-    kernels[a->bordered][a->krows == 5][x->config][pad_slot(a)]<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);
-    return MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel");
+    const kernel_fn kernel = kernels[a->krows == 5][x->config][a->lpc];
+    const walk_ring ring = ring_of(a);
+    const size_t in_image = a->rows * a->cols, out_image = a->out_rows * a->out_cols;
+    for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) {
+        const size_t images = a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ;
+        p.in = a->in + b * in_image, p.out = a->out + b * out_image;
+        dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, (size_t)r),
+                  (unsigned)images);
+        kernel<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);
+        mh_status s = MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel");
+        if (s != MH_OK) return s;
+        if (!a->bordered || ring.per_image == 0) continue;
+        dim3 ring_grid((unsigned)mh_ceil_div((size_t)ring.per_image, 256), (unsigned)images);
+        ring_kernels[a->krows == 5]<<<ring_grid, 256, 0, mh_stream(ctx)>>>(p, ring);
+        s = MH_LAUNCH_CHECK(ctx, "conv2d_walk_ring_kernel");
+        if (s != MH_OK) return s;
+    }
+    return MH_OK;
 }
 
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
-      "3x3 and 5x5: threads walk down 4 columns, rows in registers, no shared memory or barrier; any mode"},
-     walk_supports, walk_run, walk_configs},
+      "3x3 and 5x5: threads walk down 4 columns, rows in registers, no shared memory or barrier; any mode (the "
+      "border's outputs in a second kernel)"},
+     walk_supports, walk_run, walk_configs, 1},
 };
 
 MH_ROW_GROUP(mh_conv2d_walk_rows, rows)
