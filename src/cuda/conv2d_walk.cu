@@ -165,14 +165,17 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
         x = c < g.left ? c : cols - g.right + (c - g.left);
     }
     const float *in = p.in + (size_t)blockIdx.y * p.rows * p.cols;
+    long long xs[K]; /* the window's columns, mapped once */
+#pragma unroll
+    for (int j = 0; j < K; ++j) xs[j] = mh_border_index(x + j - g.lpc, cols, g.mode);
     float acc = 0.0f;
-#pragma unroll 1
+#pragma unroll
     for (int i = 0; i < K; ++i) {
         const long long yy = mh_border_index(y + i - p.lpr, rows, g.mode);
+        const float *row = in + (yy < 0 ? 0 : yy) * cols;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
-            const long long xx = mh_border_index(x + j - g.lpc, cols, g.mode);
-            const float v = yy >= 0 && xx >= 0 ? __ldg(in + yy * cols + xx) : g.cval;
+            const float v = yy >= 0 && xs[j] >= 0 ? __ldg(row + xs[j]) : g.cval;
             acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
         }
     }
