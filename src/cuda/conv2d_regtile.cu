@@ -49,8 +49,11 @@ static __host__ __device__ regtile2d_layout layout_for(int bh, int bw, int krows
 }
 
 /* KC > 0: the filter width is that compile-time constant (its guards fold away, the window
- * is exactly as wide as needed); KC = 0: the width is p.kcols, at most KMAX. */
-template <int RX, int RY, int TX, int TY, int KMAX, int KC>
+ * is exactly as wide as needed); KC = 0: the width is p.kcols, at most KMAX. BORDERED: the
+ * tile loader extends the image by mh_conv2d_mode's mode; the zero-padded instances keep a
+ * loader without the mapping (inlined, it doubled the kernel's code and slowed zero-padded
+ * calls 4-11% on the H100). */
+template <int RX, int RY, int TX, int TY, int KMAX, int KC, bool BORDERED>
 static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const regtile2d_params p)
 {
     constexpr int BH = TY * RY, BW = TX * RX;
@@ -69,7 +72,8 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
     /* a stack of images: blockIdx.z is the image */
     const float *in = p.in + (size_t)blockIdx.z * p.rows * p.cols;
     float *out = p.out + (size_t)blockIdx.z * p.out_rows * p.out_cols;
-    load_rows(tile, l.sw, in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY, p.border);
+    load_rows(tile, l.sw, in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
+              BORDERED ? p.border : zero_border);
     cp_async_wait_all();
     __syncthreads();
 
@@ -116,32 +120,34 @@ typedef void (*kernel_fn)(const regtile2d_params);
 
 struct regtile2d_instance {
     int rx, ry, tx, ty;
-    kernel_fn generic[3]; /* KMAX = 8, 16, 32 */
-    kernel_fn exact[8];   /* filter widths 1, 3, ..., 15 (odd), or NULL where the generic one is used */
+    kernel_fn generic[2][3]; /* [bordered][KMAX = 8, 16, 32] */
+    kernel_fn exact[2][8];   /* [bordered][filter widths 1, 3, ..., 15 (odd)], NULL where the generic one is used */
 };
 
-#define MH_GENERIC(RX, RY, TX, TY)                                                                          \
-    {conv2d_regtile_kernel<RX, RY, TX, TY, 8, 0>, conv2d_regtile_kernel<RX, RY, TX, TY, 16, 0>,             \
-     conv2d_regtile_kernel<RX, RY, TX, TY, 32, 0>}
-#define MH_EXACT(RX, RY, TX, TY, K) conv2d_regtile_kernel<RX, RY, TX, TY, ((K) + 3) & ~3, K>
+#define MH_GENERIC_B(RX, RY, TX, TY, B)                                                                     \
+    {conv2d_regtile_kernel<RX, RY, TX, TY, 8, 0, B>, conv2d_regtile_kernel<RX, RY, TX, TY, 16, 0, B>,       \
+     conv2d_regtile_kernel<RX, RY, TX, TY, 32, 0, B>}
+#define MH_GENERIC(RX, RY, TX, TY) {MH_GENERIC_B(RX, RY, TX, TY, false), MH_GENERIC_B(RX, RY, TX, TY, true)}
+#define MH_EXACT(RX, RY, TX, TY, K, B) conv2d_regtile_kernel<RX, RY, TX, TY, ((K) + 3) & ~3, K, B>
+#define MH_EXACT_5_15(RX, RY, TX, TY, B)                                                                    \
+    {NULL, NULL, MH_EXACT(RX, RY, TX, TY, 5, B), MH_EXACT(RX, RY, TX, TY, 7, B), MH_EXACT(RX, RY, TX, TY, 9, B), \
+     MH_EXACT(RX, RY, TX, TY, 11, B), MH_EXACT(RX, RY, TX, TY, 13, B), MH_EXACT(RX, RY, TX, TY, 15, B)}
 
 static const regtile2d_instance instances[] = {
-    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8),
-     {NULL, NULL, MH_EXACT(20, 2, 16, 8, 5), MH_EXACT(20, 2, 16, 8, 7), MH_EXACT(20, 2, 16, 8, 9),
-      MH_EXACT(20, 2, 16, 8, 11), MH_EXACT(20, 2, 16, 8, 13), MH_EXACT(20, 2, 16, 8, 15)}},
-    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8), {NULL}},
-    {12, 2, 16, 8, MH_GENERIC(12, 2, 16, 8), {NULL}},
-    {12, 4, 16, 8, MH_GENERIC(12, 4, 16, 8), {NULL}},
-    {4, 8, 32, 4, MH_GENERIC(4, 8, 32, 4), {NULL}},
+    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8), {MH_EXACT_5_15(20, 2, 16, 8, false), MH_EXACT_5_15(20, 2, 16, 8, true)}},
+    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8), {{NULL}, {NULL}}},
+    {12, 2, 16, 8, MH_GENERIC(12, 2, 16, 8), {{NULL}, {NULL}}},
+    {12, 4, 16, 8, MH_GENERIC(12, 4, 16, 8), {{NULL}, {NULL}}},
+    {4, 8, 32, 4, MH_GENERIC(4, 8, 32, 4), {{NULL}, {NULL}}},
 };
 
 /* Configuration i is instance i (same order as regtile_configs). */
 static const regtile2d_instance &instance_of(int config) { return instances[config]; }
 
-static kernel_fn kernel_for(const regtile2d_instance &in, int kcols)
+static kernel_fn kernel_for(const regtile2d_instance &in, int kcols, int bordered)
 {
-    if (kcols % 2 && kcols <= 15 && in.exact[kcols / 2]) return in.exact[kcols / 2];
-    return in.generic[kcols <= 8 ? 0 : kcols <= 16 ? 1 : 2];
+    if (kcols % 2 && kcols <= 15 && in.exact[bordered][kcols / 2]) return in.exact[bordered][kcols / 2];
+    return in.generic[bordered][kcols <= 8 ? 0 : kcols <= 16 ? 1 : 2];
 }
 
 static int regtile_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -157,7 +163,7 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     const mh_conv2d_args *a = &x->conv2d;
     const regtile2d_instance &in = instance_of(x->config);
     const int bh = in.ty * in.ry, bw = in.tx * in.rx;
-    const kernel_fn kernel = kernel_for(in, a->kcols);
+    const kernel_fn kernel = kernel_for(in, a->kcols, a->bordered);
     regtile2d_params p;
     p.in = a->in, p.filter = a->filter, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;

@@ -94,7 +94,9 @@ static __device__ __forceinline__ void vertical(const separable_params &p, const
     }
 }
 
-template <int KMAX>
+/* BORDERED: the loader extends the image by mh_conv2d_mode's mode (an instance of its own, so
+ * that the zero-padded one keeps a loader without the mapping, as regtile's). */
+template <int KMAX, bool BORDERED>
 static __global__ void __launch_bounds__(THREADS) conv2d_separable_kernel(const __grid_constant__ separable_params p)
 {
     extern __shared__ __align__(16) float smem[];
@@ -102,7 +104,8 @@ static __global__ void __launch_bounds__(THREADS) conv2d_separable_kernel(const 
     float *tile = smem, *mid = smem + l.th * l.sw;
     const int tid = threadIdx.x;
     const long long y0 = (long long)blockIdx.y * BH, x0 = (long long)blockIdx.x * BW - p.xshift;
-    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, THREADS, p.border);
+    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, THREADS,
+              BORDERED ? p.border : zero_border);
     cp_async_wait_all();
     __syncthreads();
     horizontal<KMAX>(p, l, tile, mid, tid);
@@ -141,9 +144,11 @@ static mh_status separable_run(mh_context *ctx, const mh_args *x)
     p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
     const int kmax = a->krows > a->kcols ? a->krows : a->kcols;
-    void (*kernel)(const separable_params) = kmax <= 8    ? conv2d_separable_kernel<8>
-                                             : kmax <= 16 ? conv2d_separable_kernel<16>
-                                                          : conv2d_separable_kernel<32>;
+    typedef void (*kernel_fn)(const separable_params);
+    static const kernel_fn kernels[2][3] = {
+        {conv2d_separable_kernel<8, false>, conv2d_separable_kernel<16, false>, conv2d_separable_kernel<32, false>},
+        {conv2d_separable_kernel<8, true>, conv2d_separable_kernel<16, true>, conv2d_separable_kernel<32, true>}};
+    const kernel_fn kernel = kernels[a->bordered][kmax <= 8 ? 0 : kmax <= 16 ? 1 : 2];
     const size_t bytes = (size_t)layout_for(a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, BW), (unsigned)mh_ceil_div(a->out_rows, BH));
