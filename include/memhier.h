@@ -258,13 +258,13 @@ mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, 
  * where X is the image extended past its edges by `mode` (cval for MH_MODE_CONSTANT; every
  * padded value is multiplied by its tap, so a NaN cval reaches every output it touches).
  * origin_r in [-(krows / 2), (krows - 1) / 2], likewise origin_c. The rows whose tile loaders
- * apply the modes (regtile, walk at 3 x 3, separable, basic, const and the CPU rows) take these calls; the others
+ * apply the modes (regtile, walk, separable, basic, const and the CPU rows) take these calls; the others
  * refuse them with the reason, and auto runs the first that accepts. */
 mh_status mh_conv2d_mode(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
                          const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
                          long long origin_r, long long origin_c, float *out);
 /* A stack of `batch` images filtered alike: in[b * rows * cols + ...], out likewise. regtile
- * filters the stack in one launch; the other rows that take modes, image by image. */
+ * and walk filter the stack in one launch; the other rows that take modes, image by image. */
 mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
                                  size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
                                  float cval, long long origin_r, long long origin_c, float *out);
@@ -317,6 +317,16 @@ typedef struct mh_sepfilter_desc {
 mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc, const void *in, void *out);
 mh_status mh_sepfilter_select(mh_context *ctx, const mh_sepfilter_desc *desc, const mh_variant_info **chosen);
 mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc);
+
+/* mh_conv2d_mode_batched on typed images: in holds in_type elements, out out_type ones (the
+ * first six of mh_dtype), converted to float32 as the kernel loads them and computed in float32,
+ * each output then stored with sepfilter's cast (scipy's store into out_type). The filter is
+ * float32. The rows that convert in their loaders (walk at 3 x 3 and 5 x 5, cpu-omp) take the
+ * call; the others refuse it ("reads and writes float32 only"), so auto refuses the sizes walk
+ * does not take on a CUDA device. out must not overlap in. */
+mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, mh_dtype in_type, size_t batch,
+                          size_t rows, size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                          float cval, long long origin_r, long long origin_c, void *out, mh_dtype out_type);
 
 /* ---- transpose: out[c][r] = in[r][c], row-major float32, any sizes -----------------------
  * in is rows x cols, out cols x rows; out of place (out must not overlap in); exact. */

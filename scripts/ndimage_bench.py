@@ -12,8 +12,8 @@ it: the host's work before the launch counts; the median of 20, after two warm-u
 pipelined (20 calls back to back between two events, the best of 3: the host's work hides
 behind the GPU's). CPU calls: wall time, the median of 3 (one when a call takes over a second).
 Each peer's result is compared with memhier's: the largest difference (and for integer outputs
-the share of outputs that differ) goes in its row; OpenCV's GaussianBlur rounds in fixed point,
-so its uint8 results differ from scipy's truncation by design."""
+the share of outputs that differ) goes in its row; OpenCV rounds (GaussianBlur in fixed point,
+filter2D to nearest), so its uint8 results differ from scipy's truncation by design."""
 import json
 import statistics
 import sys
@@ -94,6 +94,10 @@ def workloads(quick):
     for k in (3, 7, 11):
         w = rng.uniform(-1, 1, (k, k)).astype(np.float32)
         out.append(dict(name=f"correlate float32 {big}x{big} {k}x{k} reflect", x=image, w=w, kind="correlate"))
+    gray = rng.integers(0, 256, (big, big), dtype=np.uint8)
+    w3 = rng.uniform(0, 1, (3, 3))
+    w3 = (w3 / w3.sum()).astype(np.float32)  # a blur: uint8 results in range
+    out.append(dict(name=f"correlate uint8 {big}x{big} 3x3 reflect", x=gray, w=w3, kind="correlate"))
     for sigma in (2.0, 5.0):
         out.append(dict(name=f"gaussian_filter uint8 {big}x{big}x3 sigma={sigma:g} axes=(0,1) reflect", x=rgb,
                         sigma=sigma, kind="gaussian"))

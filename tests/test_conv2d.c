@@ -11,6 +11,7 @@
  * filters and refuse the others with MH_ERR_UNSUPPORTED and nothing written; `auto` must
  * take the separable path exactly for rank-1 filters. */
 #include "testing.h"
+#include "core/dtype.h"
 
 typedef struct tcase {
     size_t rows, cols, kr, kc;
@@ -235,6 +236,107 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
           "a stack past size_t: %s", mh_context_error(ctx));
 }
 
+/* Typed images (mh_conv2d_typed): every row that converts in its loaders computes what it
+ * computes on the float32 copy of the image, each output cast into out_type, bit for bit; the
+ * other rows refuse with the reason and write nothing; bad types are refused by name. Images
+ * of random values over each input type's range, stacks, rows of a width that is no multiple of
+ * 4 (element-wise edges), misaligned pointers. */
+static void check_typed(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    static const struct {
+        mh_dtype in, out;
+    } types[] = {{MH_U8, MH_U8}, {MH_U16, MH_U16}, {MH_I16, MH_I16}, {MH_F16, MH_F16},
+                 {MH_I8, MH_F32}, {MH_F32, MH_U8}, {MH_U8, MH_I16}};
+    static const struct {
+        size_t batch, rows, cols, k;
+        mh_mode mode;
+        float cval;
+        size_t offset; /* elements past an aligned address */
+    } shapes[] = {{3, 37, 64, 3, MH_MODE_REFLECT, 0.0f, 0}, {2, 20, 45, 5, MH_MODE_CONSTANT, 300.5f, 0},
+                  {1, 3, 2, 5, MH_MODE_MIRROR, 0.0f, 1},     {2, 33, 40, 5, MH_MODE_WRAP, 0.0f, 3},
+                  {1, 16, 19, 7, MH_MODE_NEAREST, 0.0f, 0}};
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+            const mh_dtype tin = types[ti].in, tout = types[ti].out;
+            const size_t k = shapes[si].k, n = shapes[si].batch * shapes[si].rows * shapes[si].cols;
+            const size_t ib = mh_dtype_size(tin), ob = mh_dtype_size(tout), off = shapes[si].offset;
+            float *x = malloc(n * sizeof(float)), filter[49], *want = malloc(n * sizeof(float));
+            unsigned char *in = malloc(n * ib), *got = malloc(n * ob + 64);
+            mh_fill_uniform(x, n, seed + 31 * ti + si, 1.0f);
+            mh_fill_uniform(filter, k * k, seed + 7 * si + 1, 1.0f);
+            for (size_t i = 0; i < n; ++i) { /* a value of the type, spread over its range */
+                const float span = tin == MH_U8 ? 255.0f : tin == MH_I8 ? 127.0f : tin == MH_U16 ? 65535.0f
+                                   : tin == MH_I16 ? 32767.0f : 100.0f;
+                mh_store_value(in, i, tin, mh_cast_value(tin == MH_U8 || tin == MH_U16 ? (x[i] + 1.0f) / 2 * span
+                                                                                        : x[i] * span, tin));
+                x[i] = mh_load_value(in, i, tin);
+            }
+            void *din = test_alloc(gpu, (n + 4) * ib), *dout = test_alloc(gpu, (n + 4) * ob + 64);
+            float *dx = test_alloc(gpu, n * sizeof(float)), *dy = test_alloc(gpu, n * sizeof(float));
+            float *dfilter = test_alloc(gpu, k * k * sizeof(float));
+            unsigned char *din_at = (unsigned char *)din + off * ib, *dout_at = (unsigned char *)dout + off * ob;
+            test_put(gpu, din_at, in, n * ib);
+            test_put(gpu, dx, x, n * sizeof(float));
+            test_put(gpu, dfilter, filter, k * k * sizeof(float));
+            for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D); ++r) {
+                const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
+                if (!test_row_fits(row, gpu)) continue;
+                memset(got, 0xab, n * ob + 64);
+                test_put(gpu, dout, got, n * ob + 64);
+                mh_status st = mh_conv2d_typed(ctx, row->info.name, din_at, tin, shapes[si].batch, shapes[si].rows,
+                                               shapes[si].cols, dfilter, k, k, shapes[si].mode, shapes[si].cval, 0, 0,
+                                               dout_at, tout);
+                if (st == MH_OK) st = mh_context_synchronize(ctx);
+                char what[160];
+                snprintf(what, sizeof what, "%s on %zu x %zu x %zu %s into %s, %zu x %zu, %s", row->info.name,
+                         shapes[si].batch, shapes[si].rows, shapes[si].cols, mh_dtype_name(tin), mh_dtype_name(tout),
+                         k, k, mh_mode_name(shapes[si].mode));
+                test_get(gpu, got, dout, n * ob + 64);
+                size_t outside = 0;
+                for (size_t i = 0; i < off * ob; ++i) outside += got[i] != 0xab;
+                for (size_t i = (off + n) * ob; i < n * ob + 64; ++i) outside += got[i] != 0xab;
+                CHECK(outside == 0, "%s: %zu bytes written outside out", what, outside);
+                if (!(row->flags & MH_ROW_IMAGE_DTYPES)) {
+                    CHECK(st == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "float32 only"), "%s: %s", what,
+                          mh_context_error(ctx));
+                    size_t written = 0;
+                    for (size_t i = 0; i < n * ob; ++i) written += got[off * ob + i] != 0xab;
+                    CHECK(written == 0, "%s refused but wrote %zu bytes", what, written);
+                    continue;
+                }
+                if (st == MH_ERR_UNSUPPORTED) continue; /* a size the row does not take (walk: 7 x 7) */
+                CHECK(st == MH_OK, "%s: %s", what, mh_context_error(ctx));
+                /* the same row on the float32 copy, each output cast */
+                st = mh_conv2d_mode_batched(ctx, row->info.name, dx, shapes[si].batch, shapes[si].rows,
+                                            shapes[si].cols, dfilter, k, k, shapes[si].mode, shapes[si].cval, 0, 0, dy);
+                if (st == MH_OK) st = mh_context_synchronize(ctx);
+                CHECK(st == MH_OK, "%s in float32: %s", what, mh_context_error(ctx));
+                test_get(gpu, want, dy, n * sizeof(float));
+                size_t bad = 0, first = 0;
+                for (size_t i = 0; i < n; ++i) {
+                    const float g = mh_load_value(got + off * ob, i, tout), w = mh_cast_value(want[i], tout);
+                    if (memcmp(&g, &w, sizeof g) && !(isnan(g) && isnan(w)) && !bad++) first = i;
+                }
+                CHECK(bad == 0, "%s: %zu outputs differ from the float32 run cast, the first [%zu] %.9g against %.9g",
+                      what, bad, first, bad ? mh_load_value(got + off * ob, first, tout) : 0.0,
+                      bad ? mh_cast_value(want[first], tout) : 0.0);
+            }
+            test_release(gpu, din), test_release(gpu, dout), test_release(gpu, dx), test_release(gpu, dy);
+            test_release(gpu, dfilter);
+            free(x), free(want), free(in), free(got);
+        }
+    float one = 1.0f, o = 0.0f;
+    CHECK_REFUSED(ctx, mh_conv2d_typed(ctx, NULL, &one, MH_I32, 1, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0f, 0, 0, &o,
+                                       MH_F32),
+                  "in_type = 6 (int32)");
+    CHECK_REFUSED(ctx, mh_conv2d_typed(ctx, NULL, &one, MH_F32, 1, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0f, 0, 0, &o,
+                                       (mh_dtype)99),
+                  "out_type = 99");
+    CHECK_REFUSED(ctx, mh_conv2d_typed(ctx, NULL, &one, MH_U8, 0, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0f, 0, 0, &o,
+                                       MH_U8),
+                  "batch = 0");
+}
+
 int main(int argc, char **argv)
 {
     int gpu;
@@ -275,6 +377,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     check_stacks(ctx, gpu, seed);
+    check_typed(ctx, gpu, seed);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_conv2d gpu" : "test_conv2d cpu");
 }

@@ -125,6 +125,8 @@ _PROTOTYPES = {
                             ctypes.c_longlong, _P]),
     "mh_conv2d_mode_batched": (_I, [c_ctx, _C, _P, _S, _S, _S, _P, _S, _S, _I, ctypes.c_float, ctypes.c_longlong,
                                     ctypes.c_longlong, _P]),
+    "mh_conv2d_typed": (_I, [c_ctx, _C, _P, _I, _S, _S, _S, _P, _S, _S, _I, ctypes.c_float, ctypes.c_longlong,
+                             ctypes.c_longlong, _P, _I]),
     "mh_conv2d_mode_select": (_I, [c_ctx, _S, _S, _S, _S, _I, ctypes.c_longlong, ctypes.c_longlong, _VI_PP]),
     "mh_conv2d_mode_supports": (_I, [c_ctx, _C, _S, _S, _S, _S, _I, ctypes.c_longlong, ctypes.c_longlong]),
     "mh_transpose": (_I, [c_ctx, _C, _P, _S, _S, _P]),

@@ -496,6 +496,34 @@ def test_integer_images_one_pass(rng, dtype, mode):
                                   nd.correlate(x, np.array([[-1.0, 0.0, 1.0]]), mode=mode))  # wraps as scipy's
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16", "int16", "float16"])
+def test_typed_correlate_equals_the_float32_path_cast(rng, dtype):
+    """correlate over the last two axes of an image dtype reads and writes the arrays' own dtype
+    in the loaders (mh_conv2d_typed: cpu-omp; walk at 3 x 3 and 5 x 5 on CuPy arrays, 7 x 7 there
+    through float32) and stores what the float32 path computes, cast as scipy casts, bit for bit."""
+    dt = np.dtype(dtype)
+    kinds = [("numpy", np.asarray, np.asarray)]
+    if has_cuda_device():
+        cupy = pytest.importorskip("cupy")
+        kinds.append(("cupy", cupy.asarray, cupy.asnumpy))
+    for kind, to, back in kinds:
+        for shape in [(37, 517), (3, 64, 203), (1, 2)]:
+            x = integer_image(rng, shape, dt) if dt.kind in "iu" else (rng.standard_normal(shape) * 50).astype(dt)
+            xk = to(x)
+            for k in (3, 5, 7):
+                w = rng.standard_normal((k, k)).astype(np.float32)
+                for mode, origin in (("reflect", 0), ("constant", (k // 2, -(k // 2)))):
+                    got = back(mnd.correlate(xk, w, mode=mode, cval=2.5, origin=origin, axes=(-2, -1)))
+                    y = back(mnd.correlate(to(x.astype(np.float32)), w, mode=mode, cval=2.5, origin=origin,
+                                           axes=(-2, -1))).astype(np.float64)
+                    want = c_cast(np.trunc(y), dt) if dt.kind in "iu" else y.astype(dt)
+                    assert got.dtype == dt and np.array_equal(got, want), f"{kind} {dtype} {shape} {k}x{k} {mode}"
+            out = to(np.empty(shape, np.float32))  # an image dtype into a float32 output
+            mnd.correlate(xk, np.ones((3, 3), np.float32), output=out, axes=(-2, -1))
+            np.testing.assert_array_equal(back(out), back(mnd.correlate(to(x.astype(np.float32)),
+                                                                        np.ones((3, 3), np.float32), axes=(-2, -1))))
+
+
 def test_wrapping_and_truncation_as_scipy(rng):
     """The C cast scipy stores with: truncation toward zero, modulo 2^bits, NaN and values past
     +-2^31 as 0; each shown on values chosen for it."""

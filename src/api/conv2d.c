@@ -95,18 +95,44 @@ mh_status mh_conv2d_mode_batched_args_init(mh_context *ctx, mh_args *args, const
     return MH_OK;
 }
 
+/* mh_conv2d_typed's arguments: a bordered stack, in and out of the given types (their bytes
+ * checked against size_t as float32's were: the types are at most 4 bytes). */
+static mh_status typed_args_init(mh_context *ctx, mh_args *args, const void *in, mh_dtype in_type, size_t batch,
+                                 size_t rows, size_t cols, const float *filter, size_t krows, size_t kcols,
+                                 mh_mode mode, float cval, long long origin_r, long long origin_c, void *out,
+                                 mh_dtype out_type)
+{
+    mh_status s = mh_conv2d_mode_batched_args_init(ctx, args, (const float *)in, batch, rows, cols, filter, krows,
+                                                   kcols, mode, cval, origin_r, origin_c, (float *)out);
+    if (s == MH_OK) s = mh_check_image_dtype(ctx, "in_type", in_type, "conv2d");
+    if (s == MH_OK) s = mh_check_image_dtype(ctx, "out_type", out_type, "conv2d");
+    if (s != MH_OK) return s;
+    args->conv2d.in_type = in_type, args->conv2d.out_type = out_type;
+    return MH_OK;
+}
+
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 {
-    return mh_zero_pad_only(a->bordered, a->mode, "regtile, walk (3 x 3), separable, basic, const and the CPU rows",
-                            why, len);
+    return mh_zero_pad_only(a->bordered, a->mode, "regtile, walk, separable, basic, const and the CPU rows", why,
+                            len);
+}
+
+/* Every row reads float32; a typed call needs one that converts in its loader. */
+static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
+{
+    const mh_conv2d_args *a = &args->conv2d;
+    if ((a->in_type == MH_F32 && a->out_type == MH_F32) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
+    snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on walk at 3 x 3 and 5 x 5 "
+             "and cpu-omp)", mh_dtype_name(a->in_type), mh_dtype_name(a->out_type));
+    return 0;
 }
 
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    return mh_check_conv_buffers(ctx, a->in, a->batch * a->rows * a->cols * sizeof(float), "filter", a->filter,
-                                 (size_t)a->krows * a->kcols * sizeof(float), a->out,
-                                 a->batch * a->out_rows * a->out_cols * sizeof(float));
+    return mh_check_conv_buffers(ctx, a->in, a->batch * a->rows * a->cols * mh_dtype_size(a->in_type), "filter",
+                                 a->filter, (size_t)a->krows * a->kcols * sizeof(float), a->out,
+                                 a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type));
 }
 
 /* The largest |f| and where it is; 0 when a tap is not finite (*p, *q name it). */
@@ -186,9 +212,12 @@ static const mh_row_group groups[] = {
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    char images[96];
+    char images[128];
     if (a->batch > 1) snprintf(images, sizeof images, "%zu images of %zu x %zu", a->batch, a->rows, a->cols);
     else snprintf(images, sizeof images, "a %zu x %zu image", a->rows, a->cols);
+    if (a->in_type != MH_F32 || a->out_type != MH_F32)
+        snprintf(images + strlen(images), sizeof images - strlen(images), " of %s into %s", mh_dtype_name(a->in_type),
+                 mh_dtype_name(a->out_type));
     if (a->bordered)
         snprintf(buf, len, "%s, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)", images, a->krows, a->kcols,
                  mh_mode_name(a->mode), (double)a->cval, a->lpr - a->krows / 2, a->lpc - a->kcols / 2);
@@ -202,9 +231,10 @@ static size_t images(const mh_args *a) { return a->conv2d.batch; }
 
 static mh_args image(const mh_args *a, size_t b)
 {
+    const mh_conv2d_args *c = &a->conv2d;
     mh_args one = *a;
-    one.conv2d.in += b * a->conv2d.rows * a->conv2d.cols;
-    one.conv2d.out += b * a->conv2d.out_rows * a->conv2d.out_cols;
+    one.conv2d.in = (const float *)((const char *)c->in + b * c->rows * c->cols * mh_dtype_size(c->in_type));
+    one.conv2d.out = (float *)((char *)c->out + b * c->out_rows * c->out_cols * mh_dtype_size(c->out_type));
     one.conv2d.batch = 1;
     return one;
 }
@@ -220,6 +250,7 @@ const mh_op_table mh_conv2d_table = {
     .describe = describe,
     .parts = images,
     .part = image,
+    .row_accepts = row_accepts,
 };
 
 mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
@@ -295,5 +326,17 @@ mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const flo
     mh_args a;
     mh_status s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, filter, krows, kcols, mode, cval,
                                                    origin_r, origin_c, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, mh_dtype in_type, size_t batch,
+                          size_t rows, size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                          float cval, long long origin_r, long long origin_c, void *out, mh_dtype out_type)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = typed_args_init(ctx, &a, in, in_type, batch, rows, cols, filter, krows, kcols, mode, cval, origin_r,
+                                  origin_c, out, out_type);
     return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
 }

@@ -30,11 +30,9 @@ static mh_status check_sizes(mh_context *ctx, const mh_sepfilter_desc *d, size_t
     if (d->channels > MH_SEPFILTER_MAX_CHANNELS)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "channels = %zu: sepfilter takes 1 to %d interleaved channels",
                        d->channels, MH_SEPFILTER_MAX_CHANNELS);
-    const int in_ok = (unsigned)d->in_type <= MH_I16, out_ok = (unsigned)d->out_type <= MH_I16;
-    if (!in_ok || !out_ok)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %d (%s): sepfilter reads and writes float32, float16, "
-                       "uint8, int8, uint16 and int16", in_ok ? "out_type" : "in_type",
-                       in_ok ? (int)d->out_type : (int)d->in_type, mh_dtype_name(in_ok ? d->out_type : d->in_type));
+    mh_status s = mh_check_image_dtype(ctx, "in_type", d->in_type, "sepfilter");
+    if (s == MH_OK) s = mh_check_image_dtype(ctx, "out_type", d->out_type, "sepfilter");
+    if (s != MH_OK) return s;
     size_t n, bytes;
     /* a 4-element group read past a row's end stays inside the index range too */
     if (!mh_mul_ok(d->batch, d->rows, &n) || !mh_mul_ok(n, d->cols, &n) || !mh_mul_ok(n, d->channels, &n) ||

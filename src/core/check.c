@@ -111,6 +111,14 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
     return MH_OK;
 }
 
+mh_status mh_check_image_dtype(mh_context *ctx, const char *name, mh_dtype t, const char *op)
+{
+    if ((unsigned)t <= MH_I16) return MH_OK;
+    return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                   "%s = %d (%s): %s reads and writes float32, float16, uint8, int8, uint16 and int16", name, (int)t,
+                   mh_dtype_name(t), op);
+}
+
 mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode)
 {
     if ((unsigned)mode <= MH_MODE_WRAP) return MH_OK;

@@ -25,6 +25,8 @@ static int row_supports(const mh_context *ctx, const mh_row *row, const mh_args 
                  mh_is_cpu(ctx) ? "the CPU" : "a CUDA device");
         return 0;
     }
+    const mh_op_table *t = mh_op_table_of(a->op);
+    if (t->row_accepts && !t->row_accepts(row, a, why, len)) return 0;
     if (row->needs != MH_LIB_NONE && !mh_vendor_open(row->needs, why, len)) return 0;
     return row->supports(ctx, a, why, len);
 }

@@ -106,6 +106,9 @@ mh_status mh_check_disjoint(mh_context *ctx, const char *aname, const void *a, s
 /* A convolution's buffers: in, the taps (named taps_name: "mask", "filter") and out each
  * usable by ctx (mh_check_buffer), out overlapping neither input. */
 /* MH_OK for a boundary mode of the enum, else the error naming the argument `name` and its value. */
+/* MH_OK where t is one of the image types sepfilter and conv2d's typed rows read and write
+ * (float32, float16, uint8, int8, uint16, int16); else the error names `name` and the value. */
+mh_status mh_check_image_dtype(mh_context *ctx, const char *name, mh_dtype t, const char *op);
 mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode);
 /* 1 for a zero-padded call; for a bordered one 0, with the reason in why naming the rows that
  * take modes (`takers`). */
@@ -164,8 +167,11 @@ typedef struct mh_conv2d_args {
     mh_mode mode;
     float cval;
     /* a stack of `batch` images (mh_conv2d_mode_batched): in[b * rows * cols], out[b * out_rows *
-     * out_cols]; regtile runs it in one launch, other rows image by image */
+     * out_cols]; regtile and walk run it in one launch, other rows image by image */
     size_t batch;
+    /* mh_conv2d_typed: in and out hold elements of these types (then `in` and `out` are not
+     * float arrays but the caller's bytes; only rows flagged MH_ROW_IMAGE_DTYPES read them) */
+    mh_dtype in_type, out_type;
 } mh_conv2d_args;
 
 typedef struct mh_transpose_args {
@@ -265,6 +271,8 @@ enum {
     /* computes in reduced precision on purpose (TF32 products): never auto's; judged against the
      * TF32 bound */
     MH_ROW_REDUCED_PRECISION = 1u << 1,
+    /* reads and writes conv2d's typed images (mh_conv2d_typed): other rows refuse such calls */
+    MH_ROW_IMAGE_DTYPES = 1u << 2,
 };
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
@@ -303,6 +311,9 @@ typedef struct mh_op_table {
      * problem of its own, for the rows without a batched kernel (mh_row.batched). NULL: one. */
     size_t (*parts)(const mh_args *a);
     mh_args (*part)(const mh_args *a, size_t i);
+    /* What the op asks of every row before the row's own supports() (conv2d: a typed call
+     * needs a row that converts); NULL: nothing. */
+    int (*row_accepts)(const mh_row *row, const mh_args *a, char *why, size_t len);
 } mh_op_table;
 
 extern const mh_op_table mh_conv1d_table;

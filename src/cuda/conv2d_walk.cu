@@ -23,6 +23,7 @@
  * its loads slowed zero-padded 3 x 3 from 0.185 to 0.244 ms on the H100, and a second bordered
  * instance of it ran 5 x 5 at 0.36-0.38 ms (its 120 registers and the mapping's). */
 #include "common.cuh"
+#include "typed4.cuh"
 #include "../core/border.h"
 
 #include <stdio.h>
@@ -30,11 +31,12 @@
 enum { WARPS = 4, LANES = 32, BLOCK_COLS = WARPS * LANES * 4 };
 
 struct walk_params {
-    const float *in, *filter;
+    const float *in, *filter; /* TYPED instances: in holds in_type elements, out out_type ones */
     float *out;
     size_t rows, cols, out_rows, out_cols;
     int lpr;
-    int vec_in, vec_out; /* rows of in / out start 16-byte aligned: float4 accesses allowed */
+    int vec_in, vec_out; /* rows of in / out start aligned to 4 elements: groups of 4 move as one access */
+    int in_type, out_type, in_bytes, out_bytes;
 };
 
 /* in[y][x .. x + 3], zero outside the image; x is a multiple of 4. */
@@ -63,6 +65,60 @@ static __device__ __forceinline__ void store4(const walk_params &p, size_t y, si
         if (x + e < p.out_cols) dst[e] = v[e];
 }
 
+/* ---- typed images (mh_conv2d_typed): the TYPED instances' loads and stores ---- */
+
+/* in[y][x .. x + 3] is one aligned group inside the image: one load of 4, 8 or 16 bytes. */
+static __device__ __forceinline__ bool whole_group(const walk_params &p, long long y, long long x)
+{
+    return p.vec_in && y >= 0 && y < (long long)p.rows && x >= 0 && x + 4 <= (long long)p.cols;
+}
+
+static __device__ __forceinline__ float4 unpacked(uint4 bits, int type)
+{
+    float v[4];
+    unpack4(bits, type, v);
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+/* in[y][x .. x + 3] of a typed image as float32, zero outside, element by element (the groups
+ * at the edges, or rows that are not aligned). */
+static __device__ __noinline__ float4 load4_typed_edge(const walk_params &p, long long y, long long x)
+{
+    float v[4] = {0.f, 0.f, 0.f, 0.f};
+    if (y >= 0 && y < (long long)p.rows)
+        for (int e = 0; e < 4; ++e)
+            if (x + e >= 0 && x + e < (long long)p.cols)
+                v[e] = mh_load_value(p.in, (size_t)y * p.cols + (size_t)(x + e), (mh_dtype)p.in_type);
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+static __device__ __forceinline__ float4 load4_typed(const walk_params &p, long long y, long long x)
+{
+    if (!whole_group(p, y, x)) return load4_typed_edge(p, y, x);
+    return unpacked(load4_raw(p.in, y * (long long)p.cols + x, p.in_type), p.in_type);
+}
+
+/* out[y][x .. x + 3] = v cast into out_type (scipy's store), inside the output. */
+static __device__ __forceinline__ void store4_cast(const walk_params &p, size_t y, size_t x, const float *v)
+{
+    float c[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) c[e] = mh_cast_value(v[e], (mh_dtype)p.out_type);
+    const size_t i = y * p.out_cols + x;
+    if (p.vec_out && x + 4 <= p.out_cols) {
+        store4_typed(p.out, (long long)i, p.out_type, c);
+        return;
+    }
+    for (int e = 0; e < 4; ++e)
+        if (x + e < p.out_cols) mh_store_value(p.out, i + e, (mh_dtype)p.out_type, c[e]);
+}
+
+template <bool TYPED>
+static __device__ __forceinline__ float4 load4_any(const walk_params &p, long long y, long long x)
+{
+    return TYPED ? load4_typed(p, y, x) : load4(p, y, x);
+}
+
 static __device__ __forceinline__ float4 shfl4(float4 v, int src_lane)
 {
     v.x = __shfl_sync(0xffffffffu, v.x, src_lane), v.y = __shfl_sync(0xffffffffu, v.y, src_lane);
@@ -75,17 +131,20 @@ struct window12 {
     float v[12];
 };
 
+template <bool TYPED>
 static __device__ __forceinline__ window12 widen(const walk_params &p, float4 mine, long long y, long long x0, int lane,
                                                  bool need_left, bool need_right)
 {
     float4 left = shfl4(mine, (lane + LANES - 1) % LANES), right = shfl4(mine, (lane + 1) % LANES);
-    if (need_left && lane == 0) left = load4(p, y, x0 - 4);
-    if (need_right && lane == LANES - 1) right = load4(p, y, x0 + 4);
+    if (need_left && lane == 0) left = load4_any<TYPED>(p, y, x0 - 4);
+    if (need_right && lane == LANES - 1) right = load4_any<TYPED>(p, y, x0 + 4);
     window12 w = {{left.x, left.y, left.z, left.w, mine.x, mine.y, mine.z, mine.w, right.x, right.y, right.z, right.w}};
     return w;
 }
 
-template <int K, int LPC, int R>
+/* TYPED: in and out are typed images (mh_conv2d_typed), converted as they are loaded and
+ * stored; the float32 instances keep their code. */
+template <int K, int LPC, int R, bool TYPED>
 static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_params p)
 {
     static_assert(LPC <= 4 && K - 1 - LPC <= 4, "the window reaches one float4 to each side");
@@ -95,12 +154,23 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
     const size_t oy0 = (size_t)blockIdx.y * R;
     const long long y0 = (long long)oy0 - p.lpr; /* the first input row */
     const long long x0 = (long long)ox;          /* input column of window index 4 (LPC folded below) */
-    p.in += (size_t)blockIdx.z * p.rows * p.cols; /* a stack: blockIdx.z is the image */
-    p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
+    /* a stack: blockIdx.z is the image */
+    p.in = (const float *)((const char *)p.in + (size_t)blockIdx.z * p.rows * p.cols * (TYPED ? p.in_bytes : 4));
+    p.out = (float *)((char *)p.out + (size_t)blockIdx.z * p.out_rows * p.out_cols * (TYPED ? p.out_bytes : 4));
 
     float4 raw[NR];
+    if (TYPED) { /* every load issued before the first is unpacked */
+        uint4 bits[NR];
 #pragma unroll
-    for (int t = 0; t < NR; ++t) raw[t] = load4(p, y0 + t, x0);
+        for (int t = 0; t < NR; ++t)
+            if (whole_group(p, y0 + t, x0)) bits[t] = load4_raw(p.in, (y0 + t) * (long long)p.cols + x0, p.in_type);
+#pragma unroll
+        for (int t = 0; t < NR; ++t)
+            raw[t] = whole_group(p, y0 + t, x0) ? unpacked(bits[t], p.in_type) : load4_typed_edge(p, y0 + t, x0);
+    } else {
+#pragma unroll
+        for (int t = 0; t < NR; ++t) raw[t] = load4(p, y0 + t, x0);
+    }
 
     float f[K * K];
 #pragma unroll
@@ -108,7 +178,7 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
 
     window12 w[NR];
 #pragma unroll
-    for (int t = 0; t < NR; ++t) w[t] = widen(p, raw[t], y0 + t, x0, lane, LPC > 0, K - 1 - LPC > 0);
+    for (int t = 0; t < NR; ++t) w[t] = widen<TYPED>(p, raw[t], y0 + t, x0, lane, LPC > 0, K - 1 - LPC > 0);
 
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -120,7 +190,8 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
             for (int j = 0; j < K; ++j)
 #pragma unroll
                 for (int q = 0; q < 4; ++q) acc[q] = fmaf(w[r + i].v[4 + q - LPC + j], f[i * K + j], acc[q]);
-        store4(p, oy0 + r, ox, acc);
+        if (TYPED) store4_cast(p, oy0 + r, ox, acc);
+        else store4(p, oy0 + r, ox, acc);
     }
 }
 
@@ -164,7 +235,8 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
         y = g.top + u / side;
         x = c < g.left ? c : cols - g.right + (c - g.left);
     }
-    const float *in = p.in + (size_t)blockIdx.y * p.rows * p.cols;
+    /* any type (float32 included): the ring is small, one load a tap */
+    const void *in = (const char *)p.in + (size_t)blockIdx.y * p.rows * p.cols * p.in_bytes;
     long long xs[K]; /* the window's columns, mapped once */
 #pragma unroll
     for (int j = 0; j < K; ++j) xs[j] = mh_border_index(x + j - g.lpc, cols, g.mode);
@@ -172,14 +244,16 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
 #pragma unroll
     for (int i = 0; i < K; ++i) {
         const long long yy = mh_border_index(y + i - p.lpr, rows, g.mode);
-        const float *row = in + (yy < 0 ? 0 : yy) * cols;
+        const size_t row = (size_t)(yy < 0 ? 0 : yy) * p.cols;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
-            const float v = yy >= 0 && xs[j] >= 0 ? __ldg(row + xs[j]) : g.cval;
+            const float v = yy >= 0 && xs[j] >= 0 ? mh_load_value(in, row + xs[j], (mh_dtype)p.in_type) : g.cval;
             acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
         }
     }
-    p.out[(size_t)blockIdx.y * p.out_rows * p.out_cols + (size_t)y * p.out_cols + (size_t)x] = acc;
+    void *out = (char *)p.out + (size_t)blockIdx.y * p.out_rows * p.out_cols * p.out_bytes;
+    mh_store_value(out, (size_t)y * p.out_cols + (size_t)x, (mh_dtype)p.out_type,
+                   mh_cast_value(acc, (mh_dtype)p.out_type));
 }
 
 /* ---- instances, launch, registry ----------------------------------------------------------- */
@@ -193,14 +267,16 @@ static const char *const walk_configs[] = {"r8", "r4", "r16", "r32", NULL};
 static const int rows_per_thread[] = {8, 4, 16, 32};
 
 /* one instance a column anchor LPC = 0 .. K - 1 (valid, same and full, and every origin) */
-#define MH_WALK_3(R) {conv2d_walk_kernel<3, 0, R>, conv2d_walk_kernel<3, 1, R>, conv2d_walk_kernel<3, 2, R>}
-#define MH_WALK_5(R)                                                                                          \
-    {conv2d_walk_kernel<5, 0, R>, conv2d_walk_kernel<5, 1, R>, conv2d_walk_kernel<5, 2, R>,                   \
-     conv2d_walk_kernel<5, 3, R>, conv2d_walk_kernel<5, 4, R>}
+#define MH_WALK_3(R, T) {conv2d_walk_kernel<3, 0, R, T>, conv2d_walk_kernel<3, 1, R, T>, conv2d_walk_kernel<3, 2, R, T>}
+#define MH_WALK_5(R, T)                                                                                       \
+    {conv2d_walk_kernel<5, 0, R, T>, conv2d_walk_kernel<5, 1, R, T>, conv2d_walk_kernel<5, 2, R, T>,          \
+     conv2d_walk_kernel<5, 3, R, T>, conv2d_walk_kernel<5, 4, R, T>}
+#define MH_WALK_ALL(T)                                                                                        \
+    {{MH_WALK_3(8, T), MH_WALK_3(4, T), MH_WALK_3(16, T), MH_WALK_3(32, T)},                                  \
+     {MH_WALK_5(8, T), MH_WALK_5(4, T), MH_WALK_5(16, T)}}
 
-/* [K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built. */
-static const kernel_fn kernels[2][4][5] = {{MH_WALK_3(8), MH_WALK_3(4), MH_WALK_3(16), MH_WALK_3(32)},
-                                          {MH_WALK_5(8), MH_WALK_5(4), MH_WALK_5(16)}};
+/* [typed][K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built. */
+static const kernel_fn kernels[2][2][4][5] = {MH_WALK_ALL(false), MH_WALK_ALL(true)};
 static const ring_fn ring_kernels[2] = {conv2d_walk_ring_kernel<3>, conv2d_walk_ring_kernel<5>};
 
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -234,15 +310,19 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.filter = a->filter;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.lpr = a->lpr;
-    p.vec_in = a->cols % 4 == 0 && mh_aligned16(a->in);
-    p.vec_out = a->out_cols % 4 == 0 && mh_aligned16(a->out);
+    p.in_type = (int)a->in_type, p.out_type = (int)a->out_type;
+    p.in_bytes = (int)mh_dtype_size(a->in_type), p.out_bytes = (int)mh_dtype_size(a->out_type);
+    /* a group of 4 elements moves as one access where every row starts aligned to one */
+    p.vec_in = a->cols % 4 == 0 && (uintptr_t)a->in % (4 * (uintptr_t)p.in_bytes) == 0;
+    p.vec_out = a->out_cols % 4 == 0 && (uintptr_t)a->out % (4 * (uintptr_t)p.out_bytes) == 0;
+    const int typed = a->in_type != MH_F32 || a->out_type != MH_F32;
     const int r = rows_per_thread[x->config];
-    const kernel_fn kernel = kernels[a->krows == 5][x->config][a->lpc];
+    const kernel_fn kernel = kernels[typed][a->krows == 5][x->config][a->lpc];
     const walk_ring ring = ring_of(a);
-    const size_t in_image = a->rows * a->cols, out_image = a->out_rows * a->out_cols;
+    const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
     for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) {
         const size_t images = a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ;
-        p.in = a->in + b * in_image, p.out = a->out + b * out_image;
+        p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
         dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, (size_t)r),
                   (unsigned)images);
         kernel<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);
@@ -260,8 +340,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
       "3x3 and 5x5: threads walk down 4 columns, rows in registers, no shared memory or barrier; any mode (the "
-      "border's outputs in a second kernel)"},
-     walk_supports, walk_run, walk_configs, 1},
+      "border's outputs in a second kernel); typed images converted as they are loaded and stored"},
+     walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
 
 MH_ROW_GROUP(mh_conv2d_walk_rows, rows)
