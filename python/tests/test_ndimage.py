@@ -257,6 +257,14 @@ def test_filter_refusals(rng):
     np.testing.assert_array_equal(mnd.gaussian_filter(x, 0), x)  # sigma 0: the image as it is, a copy
 
 
+def gaussians_close_to_scipy(x, sigmas, mode):
+    """gaussian_filter over axes (0, 1) of x at each sigma, against scipy's in float64."""
+    for sigma in sigmas:
+        close_to_scipy(mnd.gaussian_filter(x, sigma, mode=mode, axes=(0, 1)),
+                       nd.gaussian_filter(x.astype(np.float64), sigma, mode=mode, axes=(0, 1)), 40.0,
+                       f"sigma {sigma} {x.shape}")
+
+
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_long_one_dimensional_filters(rng, mode):
     """Gaussians of sigma 5 (41 taps: fused's 64-tap windows) and 15 (121 taps: past them, two-pass
@@ -264,9 +272,7 @@ def test_long_one_dimensional_filters(rng, mode):
     for shape in [(9, 300), (130, 70, 3)]:
         x = rng.standard_normal(shape).astype(np.float32)
         x64 = x.astype(np.float64)
-        for sigma in (5.0, 15.0):
-            close_to_scipy(mnd.gaussian_filter(x, sigma, mode=mode, axes=(0, 1)),
-                           nd.gaussian_filter(x64, sigma, mode=mode, axes=(0, 1)), 40.0, f"sigma {sigma} {shape}")
+        gaussians_close_to_scipy(x, (5.0, 15.0), mode)
         w = rng.standard_normal(127)
         close_to_scipy(mnd.correlate1d(x, w, axis=1, mode=mode, origin=-63),
                        nd.correlate1d(x64, w, axis=1, mode=mode, origin=-63), 8.0 * float(np.abs(w).sum()),
@@ -285,9 +291,7 @@ def test_filters_past_127_taps(rng, mode):
     for shape in [(9, 300), (400, 70, 3)]:
         x = rng.standard_normal(shape).astype(np.float32)
         x64 = x.astype(np.float64)
-        for sigma in (20.0, 40.0):
-            close_to_scipy(mnd.gaussian_filter(x, sigma, mode=mode, axes=(0, 1)),
-                           nd.gaussian_filter(x64, sigma, mode=mode, axes=(0, 1)), 40.0, f"sigma {sigma} {shape}")
+        gaussians_close_to_scipy(x, (20.0, 40.0), mode)
         w = rng.standard_normal(300)
         for axis in range(len(shape)):
             close_to_scipy(mnd.correlate1d(x, w, axis=axis, mode=mode, cval=0.5, origin=-150),

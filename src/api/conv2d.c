@@ -121,7 +121,7 @@ int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    if ((a->in_type == MH_F32 && a->out_type == MH_F32) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
+    if (!mh_conv2d_is_typed(a) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
     snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on walk at 3 x 3 and 5 x 5 "
              "and cpu-omp)", mh_dtype_name(a->in_type), mh_dtype_name(a->out_type));
     return 0;
@@ -215,7 +215,7 @@ static void describe(const mh_args *args, char *buf, size_t len)
     char images[128];
     if (a->batch > 1) snprintf(images, sizeof images, "%zu images of %zu x %zu", a->batch, a->rows, a->cols);
     else snprintf(images, sizeof images, "a %zu x %zu image", a->rows, a->cols);
-    if (a->in_type != MH_F32 || a->out_type != MH_F32)
+    if (mh_conv2d_is_typed(a))
         snprintf(images + strlen(images), sizeof images - strlen(images), " of %s into %s", mh_dtype_name(a->in_type),
                  mh_dtype_name(a->out_type));
     if (a->bordered)

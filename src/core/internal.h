@@ -174,6 +174,9 @@ typedef struct mh_conv2d_args {
     mh_dtype in_type, out_type;
 } mh_conv2d_args;
 
+/* A call on typed images (mh_conv2d_typed with another type than float32 in or out). */
+static inline int mh_conv2d_is_typed(const mh_conv2d_args *a) { return a->in_type != MH_F32 || a->out_type != MH_F32; }
+
 typedef struct mh_transpose_args {
     const float *in;
     size_t rows, cols;

@@ -100,7 +100,7 @@ static void omp_bordered_row(const mh_conv2d_args *a, long long r, float *o, flo
  * written, and stores it with scipy's cast. */
 static mh_status omp_bordered(mh_context *ctx, const mh_conv2d_args *a)
 {
-    const int typed = a->in_type != MH_F32 || a->out_type != MH_F32;
+    const int typed = mh_conv2d_is_typed(a);
     const size_t per_thread = a->cols + a->out_cols;
     size_t bytes = 0;
     float *scratch = NULL;

@@ -316,7 +316,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     /* a group of 4 elements moves as one access where every row starts aligned to one */
     p.vec_in = a->cols % 4 == 0 && (uintptr_t)a->in % (4 * (uintptr_t)p.in_bytes) == 0;
     p.vec_out = a->out_cols % 4 == 0 && (uintptr_t)a->out % (4 * (uintptr_t)p.out_bytes) == 0;
-    const int typed = a->in_type != MH_F32 || a->out_type != MH_F32;
+    const int typed = mh_conv2d_is_typed(a);
     const int r = rows_per_thread[x->config];
     const kernel_fn kernel = kernels[typed][a->krows == 5][x->config][a->lpc];
     const walk_ring ring = ring_of(a);
