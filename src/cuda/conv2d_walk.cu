@@ -220,8 +220,9 @@ static walk_ring ring_of(const mh_conv2d_args *a)
 
 /* One ring output a thread, the window's indices mapped by the mode (mh_border_index), summed in
  * the walking kernel's order (filter rows, then columns, from 0), so that a ring output equals
- * what that kernel computes for an image padded by the mode. blockIdx.y is the image. */
-template <int K>
+ * what that kernel computes for an image padded by the mode. blockIdx.y is the image. TYPED:
+ * typed images, each load converted and the sum cast as it is stored. */
+template <int K, bool TYPED>
 static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk_params p, const walk_ring g)
 {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -236,8 +237,7 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
         y = g.top + u / side;
         x = c < g.left ? c : cols - g.right + (c - g.left);
     }
-    /* any type (float32 included): the ring is small, one load a tap */
-    const void *in = (const char *)p.in + (size_t)blockIdx.y * p.rows * p.cols * p.in_bytes;
+    const void *in = (const char *)p.in + (size_t)blockIdx.y * p.rows * p.cols * (TYPED ? p.in_bytes : 4);
     long long xs[K]; /* the window's columns, mapped once */
 #pragma unroll
     for (int j = 0; j < K; ++j) xs[j] = mh_border_index(x + j - g.lpc, cols, g.mode);
@@ -248,13 +248,17 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
         const size_t row = (size_t)(yy < 0 ? 0 : yy) * p.cols;
 #pragma unroll
         for (int j = 0; j < K; ++j) {
-            const float v = yy >= 0 && xs[j] >= 0 ? mh_load_value(in, row + xs[j], (mh_dtype)p.in_type) : g.cval;
+            const size_t at = row + (size_t)xs[j];
+            const float v = yy < 0 || xs[j] < 0 ? g.cval
+                            : TYPED         ? mh_load_value(in, at, (mh_dtype)p.in_type)
+                                            : __ldg((const float *)in + at);
             acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
         }
     }
-    void *out = (char *)p.out + (size_t)blockIdx.y * p.out_rows * p.out_cols * p.out_bytes;
-    mh_store_value(out, (size_t)y * p.out_cols + (size_t)x, (mh_dtype)p.out_type,
-                   mh_cast_value(acc, (mh_dtype)p.out_type));
+    const size_t at = (size_t)y * p.out_cols + (size_t)x;
+    void *out = (char *)p.out + (size_t)blockIdx.y * p.out_rows * p.out_cols * (TYPED ? p.out_bytes : 4);
+    if (TYPED) mh_store_value(out, at, (mh_dtype)p.out_type, mh_cast_value(acc, (mh_dtype)p.out_type));
+    else ((float *)out)[at] = acc;
 }
 
 /* ---- instances, launch, registry ----------------------------------------------------------- */
@@ -278,7 +282,8 @@ static const int rows_per_thread[] = {8, 4, 16, 32};
 
 /* [typed][K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built. */
 static const kernel_fn kernels[2][2][4][5] = {MH_WALK_ALL(false), MH_WALK_ALL(true)};
-static const ring_fn ring_kernels[2] = {conv2d_walk_ring_kernel<3>, conv2d_walk_ring_kernel<5>};
+static const ring_fn ring_kernels[2][2] = {{conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>},
+                                           {conv2d_walk_ring_kernel<3, true>, conv2d_walk_ring_kernel<5, true>}};
 
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
@@ -331,7 +336,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
         if (s != MH_OK) return s;
         if (!a->bordered || ring.per_image == 0) continue;
         dim3 ring_grid((unsigned)mh_ceil_div((size_t)ring.per_image, 256), (unsigned)images);
-        ring_kernels[a->krows == 5]<<<ring_grid, 256, 0, mh_stream(ctx)>>>(p, ring);
+        ring_kernels[typed][a->krows == 5]<<<ring_grid, 256, 0, mh_stream(ctx)>>>(p, ring);
         s = MH_LAUNCH_CHECK(ctx, "conv2d_walk_ring_kernel");
         if (s != MH_OK) return s;
     }
