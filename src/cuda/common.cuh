@@ -110,6 +110,38 @@ static inline int mh_wgmma_device(const mh_context *ctx, char *why, size_t len)
     return 0;
 }
 
+/* Programmatic dependent launch (sm_90; no-ops below): a kernel launched with
+ * cudaLaunchAttributeProgrammaticStreamSerialization after this one may start once every block
+ * of this one has called mh_let_next_grid_start (or exited); it calls mh_wait_for_previous_grid
+ * before it touches what this one writes (the grid complete, its writes visible). */
+static __device__ __forceinline__ void mh_let_next_grid_start()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void mh_wait_for_previous_grid()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/* One kernel on the context's stream; with `overlapped`, where the GPU has it (sm_90), as a
+ * programmatic dependent launch: the kernel may start while the one before it in the stream
+ * runs, and waits for it (mh_wait_for_previous_grid) before it touches what that one writes. */
+static inline mh_status mh_launch(mh_context *ctx, const void *kernel, unsigned gx, unsigned gy, int threads,
+                                  size_t smem, void **params, const char *what, bool overlapped = false)
+{
+    cudaLaunchConfig_t c = {};
+    cudaLaunchAttribute overlap[1];
+    overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap[0].val.programmaticStreamSerializationAllowed = 1;
+    c.gridDim = dim3(gx, gy), c.blockDim = dim3(threads), c.dynamicSmemBytes = smem, c.stream = mh_stream(ctx);
+    c.attrs = overlap, c.numAttrs = overlapped && ctx->cc >= 90 ? 1 : 0;
+    return mh_cuda_status(ctx, cudaLaunchKernelExC(&c, kernel, params), what);
+}
+
 #define MH_MAX_GRID_X 2147483647ULL
 #define MH_MAX_GRID_YZ 65535ULL
 

@@ -183,29 +183,16 @@ static __global__ void __launch_bounds__(T) fused_kernel(const float *in, float 
  * out in each kernel: as a shared function it moved fused8192_kernel from 86 to 89 registers,
  * and its spills, in a kernel tuned on the H100 that could not be re-measured.) ---------------- */
 
-/* Programmatic dependent launch (sm_90): a spectrum kernel lets the convolution kernel after
- * it start at once, whose blocks load their input and run the forward transform before they
- * wait (griddepcontrol.wait: the spectrum grid complete, its writes visible) and read the
- * spectra. Why: one mask's spectrum is one block on one SM, and every call used to wait for
- * it (~4-8 us on the H100 against a 75-90 us convolution at n = 16M). Nothing the
- * convolution kernel reads before the wait is written by the spectrum kernel: the twiddle
+/* Programmatic dependent launch (common.cuh: mh_let_next_grid_start, mh_wait_for_previous_grid):
+ * a spectrum kernel lets the convolution kernel after it start at once, whose blocks load their
+ * input and run the forward transform before they wait (the spectrum grid complete, its writes
+ * visible) and read the spectra. Why: one mask's spectrum is one block on one SM, and every call
+ * used to wait for it (~4-8 us on the H100 against a 75-90 us convolution at n = 16M). Nothing
+ * the convolution kernel reads before the wait is written by the spectrum kernel: the twiddle
  * tables are compile-time constants (fft4096_twiddles, fft8192_twiddles). The spectra are read
  * after the wait with ld.global.cg (__ldcg), not __ldg: a non-coherent load promises data
  * that no one writes while the kernel runs, which is not so here, and with __ldg the H100
- * returned stale spectra at n >= 16M (wrong outputs in the bench, mid-signal too).
- * No-ops below sm_90. */
-static __device__ __forceinline__ void let_next_grid_start()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-static __device__ __forceinline__ void wait_for_previous_grid()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+ * returned stale spectra at n >= 16M (wrong outputs in the bench, mid-signal too). */
 
 /* A mask's spectrum as the convolution kernels read it: conj(v) / L. */
 static __device__ __forceinline__ void store_mask_spectrum(float2 *out, const float2 (&v)[16], int lane, float L)
@@ -219,7 +206,7 @@ static __device__ __forceinline__ void store_mask_spectrum(float2 *out, const fl
  * and return this block's mask. */
 static __device__ __forceinline__ const float *start_spectrum(float2 *table, const float *mask, size_t mask_stride)
 {
-    let_next_grid_start();
+    mh_let_next_grid_start();
     fft_load_table(table, fft4096_twiddles.w, FFT4096_TWIDDLE_FLOATS2);
     return mask + (size_t)blockIdx.x * mask_stride;
 }
@@ -271,7 +258,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, MINB) fused4096_kernel
         }
     }
     fft4096_forward(v, s, tw, t);
-    wait_for_previous_grid(); /* the spectra */
+    mh_wait_for_previous_grid(); /* the spectra */
 #pragma unroll
     for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
         const float2 p = fft_cmul(v[j], __ldcg(hb + j * 256 + t));
@@ -305,7 +292,7 @@ static __global__ void __launch_bounds__(FFT8192_THREADS) spectrum8192_kernel(fl
 {
     extern __shared__ __align__(16) float2 s[];
     float2 *table = s + FFT8192_SMEM_FLOATS2;
-    let_next_grid_start();
+    mh_let_next_grid_start();
     fft_load_table(table, fft8192_twiddles.w, FFT8192_TWIDDLE_FLOATS2);
     __syncthreads();
     const fft4096_table_twiddles tw = {table};
@@ -363,7 +350,7 @@ static __global__ void __launch_bounds__(FFT8192_THREADS, MINB) fused8192_kernel
         __syncthreads(); /* fft8192_forward writes s first */
     }
     fft8192_forward(v, s, tw, table);
-    wait_for_previous_grid(); /* the spectra */
+    mh_wait_for_previous_grid(); /* the spectra */
 #pragma unroll
     for (int j = 0; j < 16; ++j) { /* conj(Z H): the inverse through a forward FFT */
         const float2 p = fft_cmul(v[j], __ldcg(hb + j * 256 + u));
@@ -456,7 +443,7 @@ static __global__ void __launch_bounds__(FFT4096_THREADS, BORDERED ? 3 : 4) real
     fft4096_publish(v, s, t);
     __syncthreads();
     const int base = fft4096_partner_base(t);
-    wait_for_previous_grid(); /* the filter */
+    mh_wait_for_previous_grid(); /* the filter */
 #pragma unroll
     for (int j = 0; j < 16; ++j) v[j] = real8192_apply(v[j], fft4096_partner(s, base, j), __ldcg(hb + j * 256 + t));
     __syncthreads(); /* every partner read is done before the inverse writes s */
@@ -570,21 +557,6 @@ static void fused_kernels(bool bordered, const void **spectrum, const void **con
     }
 }
 
-/* One kernel on the context's stream; with `overlapped`, where the GPU has it (sm_90), as a
- * programmatic dependent launch: the kernel may start while the one before it in the stream
- * runs, and waits for it (wait_for_previous_grid) before it reads what that one writes. */
-static mh_status launch(mh_context *ctx, const void *kernel, unsigned gx, unsigned gy, int threads, size_t smem,
-                        void **params, const char *what, bool overlapped = false)
-{
-    cudaLaunchConfig_t c = {};
-    cudaLaunchAttribute overlap[1];
-    overlap[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap[0].val.programmaticStreamSerializationAllowed = 1;
-    c.gridDim = dim3(gx, gy), c.blockDim = dim3(threads), c.dynamicSmemBytes = smem, c.stream = mh_stream(ctx);
-    c.attrs = overlap, c.numAttrs = overlapped && ctx->cc >= 90 ? 1 : 0;
-    return mh_cuda_status(ctx, cudaLaunchKernelExC(&c, kernel, params), what);
-}
-
 template <fused_fft FFT, int LOG2L, int T, int MINB = 1>
 static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
 {
@@ -624,11 +596,11 @@ static mh_status fused_launch(mh_context *ctx, const mh_conv1d_args *a)
         if (a->mask_stride || b0 == 0) { /* one mask: its spectrum once */
             const unsigned blocks = (unsigned)(a->mask_stride ? count : 1);
             void *reg_args[] = {&h, &mask, &k, &mask_stride}, *stockham_args[] = {&h, &mask, &k, &mask_stride, &tw};
-            MH_TRY(launch(ctx, spectrum, blocks, 1, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
+            MH_TRY(mh_launch(ctx, spectrum, blocks, 1, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
                           "fft-fused spectrum kernel"));
         }
         void *reg_args[] = {&in, &out, &h, &g}, *stockham_args[] = {&in, &out, &h, &tw, &g};
-        MH_TRY(launch(ctx, convolve, blocks_x, (unsigned)count, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
+        MH_TRY(mh_launch(ctx, convolve, blocks_x, (unsigned)count, T, smem, FFT == STOCKHAM ? stockham_args : reg_args,
                       "fft-fused kernel", FFT != STOCKHAM));
     }
     return MH_OK;

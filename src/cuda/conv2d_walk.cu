@@ -150,6 +150,7 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
 {
     static_assert(LPC <= 4 && K - 1 - LPC <= 4, "the window reaches one float4 to each side");
     constexpr int NR = R + K - 1;
+    mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
     const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
     const size_t ox = ((size_t)blockIdx.x * WARPS + warp) * (LANES * 4) + 4 * lane; /* first output column */
     const size_t oy0 = (size_t)blockIdx.y * R;
@@ -255,6 +256,7 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
             acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
         }
     }
+    mh_wait_for_previous_grid(); /* the walking kernel's store of this output comes first */
     const size_t at = (size_t)y * p.out_cols + (size_t)x;
     void *out = (char *)p.out + (size_t)blockIdx.y * p.out_rows * p.out_cols * (TYPED ? p.out_bytes : 4);
     if (TYPED) mh_store_value(out, at, (mh_dtype)p.out_type, mh_cast_value(acc, (mh_dtype)p.out_type));
@@ -308,7 +310,9 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
 }
 
 /* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
- * kernel after the walk's on the same stream. */
+ * kernel after the walk's on the same stream, as a programmatic dependent launch: its blocks
+ * start as the walk's last ones run, read their windows, and wait for the walk's grid before they
+ * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100). */
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
 {
     const mh_conv2d_args *a = &x->conv2d;
@@ -335,9 +339,10 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
         mh_status s = MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel");
         if (s != MH_OK) return s;
         if (!a->bordered || ring.per_image == 0) continue;
-        dim3 ring_grid((unsigned)mh_ceil_div((size_t)ring.per_image, 256), (unsigned)images);
-        ring_kernels[typed][a->krows == 5]<<<ring_grid, 256, 0, mh_stream(ctx)>>>(p, ring);
-        s = MH_LAUNCH_CHECK(ctx, "conv2d_walk_ring_kernel");
+        void *args[] = {&p, (void *)&ring};
+        s = mh_launch(ctx, (const void *)ring_kernels[typed][a->krows == 5],
+                      (unsigned)mh_ceil_div((size_t)ring.per_image, 256), (unsigned)images, 256, 0, args,
+                      "conv2d_walk_ring_kernel", true);
         if (s != MH_OK) return s;
     }
     return MH_OK;
