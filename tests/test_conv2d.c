@@ -254,13 +254,15 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed)
         size_t offset; /* elements past an aligned address */
     } shapes[] = {{3, 37, 64, 3, MH_MODE_REFLECT, 0.0f, 0}, {2, 20, 45, 5, MH_MODE_CONSTANT, 300.5f, 0},
                   {1, 3, 2, 5, MH_MODE_MIRROR, 0.0f, 1},     {2, 33, 40, 5, MH_MODE_WRAP, 0.0f, 3},
-                  {1, 16, 19, 7, MH_MODE_NEAREST, 0.0f, 0}};
+                  {1, 16, 19, 7, MH_MODE_NEAREST, 0.0f, 0},  {2, 41, 333, 11, MH_MODE_REFLECT, 0.0f, 1},
+                  {1, 19, 700, 15, MH_MODE_WRAP, 0.0f, 0},   {1, 9, 36, 21, MH_MODE_CONSTANT, -7.0f, 2}};
+    size_t ran[64] = {0}; /* typed calls each row took */
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
             const mh_dtype tin = types[ti].in, tout = types[ti].out;
             const size_t k = shapes[si].k, n = shapes[si].batch * shapes[si].rows * shapes[si].cols;
             const size_t ib = mh_dtype_size(tin), ob = mh_dtype_size(tout), off = shapes[si].offset;
-            float *x = malloc(n * sizeof(float)), filter[49], *want = malloc(n * sizeof(float));
+            float *x = malloc(n * sizeof(float)), filter[21 * 21], *want = malloc(n * sizeof(float));
             unsigned char *in = malloc(n * ib), *got = malloc(n * ob + 64);
             mh_fill_uniform(x, n, seed + 31 * ti + si, 1.0f);
             mh_fill_uniform(filter, k * k, seed + 7 * si + 1, 1.0f);
@@ -306,6 +308,7 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed)
                 }
                 if (st == MH_ERR_UNSUPPORTED) continue; /* a size the row does not take (walk: 7 x 7) */
                 CHECK(st == MH_OK, "%s: %s", what, mh_context_error(ctx));
+                ran[r < 64 ? r : 63]++;
                 /* the same row on the float32 copy, each output cast */
                 st = mh_conv2d_mode_batched(ctx, row->info.name, dx, shapes[si].batch, shapes[si].rows,
                                             shapes[si].cols, dfilter, k, k, shapes[si].mode, shapes[si].cval, 0, 0, dy);
@@ -325,6 +328,11 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed)
             test_release(gpu, dfilter);
             free(x), free(want), free(in), free(got);
         }
+    for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D) && r < 64; ++r) {
+        const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
+        if (test_row_fits(row, gpu) && (row->flags & MH_ROW_IMAGE_DTYPES))
+            CHECK(ran[r] > 0, "%s takes typed images but ran none of the typed cases", row->info.name);
+    }
     float one = 1.0f, o = 0.0f;
     CHECK_REFUSED(ctx, mh_conv2d_typed(ctx, NULL, &one, MH_I32, 1, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0f, 0, 0, &o,
                                        MH_F32),

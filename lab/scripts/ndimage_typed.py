@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One-off probe: correlate on uint8 (and uint16) CuPy images through memhier.ndimage, typed
-(mh_conv2d_typed: walk converts in its loaders) against the same call on float32 with the casts
+(mh_conv2d_typed: walk and regtile convert in their loaders) against the same call on float32 with the casts
 on CuPy (the path before typed rows existed) and cupyx.scipy.ndimage.correlate; timed as
 scripts/ndimage_bench.py times (a call alone, and pipelined); ms and the ratio to the copy
 floor of the typed arrays.
@@ -35,7 +35,7 @@ def main():
     for dtype in (np.uint8, np.uint16):
         x = cp.asarray(rng.integers(0, np.iinfo(dtype).max, (n, n), endpoint=True).astype(dtype))
         floor = 2 * x.nbytes / (copy * 1e9) * 1e3
-        for k in (3, 5, 7):
+        for k in (3, 5, 7, 11):
             w = rng.uniform(0, 1, (k, k))
             w = cp.asarray((w / w.sum()).astype(np.float32))
             same = bool((mnd.correlate(x, w) == float_path(x, w)).all())

@@ -358,8 +358,8 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
 def _typed(src, out, output, plan):
     """Whether the library filtered src into out in their own dtypes (mh_conv2d_typed: the
     loaders convert, no float32 copies): for other dtypes than float32 over the last two axes
-    of contiguous arrays apart from each other, where a row takes them (walk at 3 x 3 and 5 x 5 on
-    a GPU, cpu-omp); otherwise False and nothing written."""
+    of contiguous arrays apart from each other, where a row takes them (walk and regtile on a
+    GPU, cpu-omp); otherwise False and nothing written."""
     ndim = len(src.shape)
     if (src.dtype == F32 and out.dtype == F32) or plan.axes != [ndim - 2, ndim - 1] or src.size == 0:
         return False

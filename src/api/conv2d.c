@@ -122,8 +122,8 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 {
     const mh_conv2d_args *a = &args->conv2d;
     if (!mh_conv2d_is_typed(a) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
-    snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on walk at 3 x 3 and 5 x 5 "
-             "and cpu-omp)", mh_dtype_name(a->in_type), mh_dtype_name(a->out_type));
+    snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on walk, regtile and "
+             "cpu-omp)", mh_dtype_name(a->in_type), mh_dtype_name(a->out_type));
     return 0;
 }
 

@@ -15,7 +15,9 @@
  *  - The tile arrives by cp.async (tile_io.cuh), 16 bytes at a time: the block's origin
  *    is shifted by up to 3 columns so that the input tile starts on a 16-byte boundary
  *    whatever the padding; outputs are staged in shared memory and leave as aligned
- *    16-byte stores. */
+ *    16-byte stores.
+ * Typed images (mh_conv2d_typed) are converted as the tile is loaded and cast as it is stored:
+ * the arithmetic is the float32 kernel's, so a typed result is the float32 result cast. */
 #include "common.cuh"
 #include "tile_io.cuh"
 #include "conv2d_window.cuh"
@@ -29,7 +31,12 @@ struct regtile2d_params {
     int krows, kcols, lpr, lpc;
     int xshift; /* output columns the first block starts left of 0, to align its loads */
     tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
+    int in_type, out_type; /* TYPED_MODE: in and out hold elements of these types (mh_conv2d_typed) */
 };
+
+/* How the tile loader extends the image and what it reads: zeros (the paddings), a boundary mode
+ * (mh_conv2d_mode), or a mode on typed images converted as they are loaded and stored. */
+enum regtile_loader { ZEROS, MODE, TYPED_MODE };
 
 /* Shared memory of one block, in floats. */
 struct regtile2d_layout {
@@ -49,11 +56,11 @@ static __host__ __device__ regtile2d_layout layout_for(int bh, int bw, int krows
 }
 
 /* KC > 0: the filter width is that compile-time constant (its guards fold away, the window
- * is exactly as wide as needed); KC = 0: the width is p.kcols, at most KMAX. BORDERED: the
- * tile loader extends the image by mh_conv2d_mode's mode; the zero-padded instances keep a
- * loader without the mapping (inlined, it doubled the kernel's code and slowed zero-padded
- * calls 4-11% on the H100). */
-template <int RX, int RY, int TX, int TY, int KMAX, int KC, bool BORDERED>
+ * is exactly as wide as needed); KC = 0: the width is p.kcols, at most KMAX. LOADER: MODE's tile
+ * loader extends the image by mh_conv2d_mode's mode; the zero-padded instances keep a loader
+ * without the mapping (inlined, it doubled the kernel's code and slowed zero-padded calls 4-11%
+ * on the H100); TYPED_MODE's converts through registers (load_rows_typed) and casts its stores. */
+template <int RX, int RY, int TX, int TY, int KMAX, int KC, int LOADER>
 static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const regtile2d_params p)
 {
     constexpr int BH = TY * RY, BW = TX * RX;
@@ -70,11 +77,18 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
         sf[t] = j < kc ? p.filter[i * kc + j] : 0.0f;
     }
     /* a stack of images: blockIdx.z is the image */
-    const float *in = p.in + (size_t)blockIdx.z * p.rows * p.cols;
-    float *out = p.out + (size_t)blockIdx.z * p.out_rows * p.out_cols;
-    load_rows(tile, l.sw, in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
-              BORDERED ? p.border : zero_border);
-    cp_async_wait_all();
+    const size_t in_bytes = LOADER == TYPED_MODE ? mh_dtype_bytes((mh_dtype)p.in_type) : sizeof(float);
+    const size_t out_bytes = LOADER == TYPED_MODE ? mh_dtype_bytes((mh_dtype)p.out_type) : sizeof(float);
+    const void *in = (const char *)p.in + (size_t)blockIdx.z * p.rows * p.cols * in_bytes;
+    void *out = (char *)p.out + (size_t)blockIdx.z * p.out_rows * p.out_cols * out_bytes;
+    if (LOADER == TYPED_MODE) {
+        load_rows_typed(tile, l.sw, in, p.in_type, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
+                        p.border);
+    } else {
+        load_rows(tile, l.sw, (const float *)in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
+                  LOADER == MODE ? p.border : zero_border);
+        cp_async_wait_all();
+    }
     __syncthreads();
 
     float acc[RY][RX];
@@ -104,7 +118,8 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
             *reinterpret_cast<float4 *>(tile + (threadIdx.y * RY + q) * BW + threadIdx.x * RX + r) =
                 make_float4(acc[q][r], acc[q][r + 1], acc[q][r + 2], acc[q][r + 3]);
     __syncthreads();
-    store_rows(out, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
+    if (LOADER == TYPED_MODE) store_rows_typed(out, p.out_type, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
+    else store_rows((float *)out, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
 }
 
 /* ---- configurations, launch, registry -------------------------------------------------- */
@@ -120,40 +135,52 @@ typedef void (*kernel_fn)(const regtile2d_params);
 
 struct regtile2d_instance {
     int rx, ry, tx, ty;
-    kernel_fn generic[2][3]; /* [bordered][KMAX = 8, 16, 32] */
-    kernel_fn exact[2][8];   /* [bordered][filter widths 1, 3, ..., 15 (odd)], NULL where the generic one is used */
+    kernel_fn generic[3][3]; /* [regtile_loader][KMAX = 8, 16, 32], NULL where not built */
+    kernel_fn exact[3][8];   /* [regtile_loader][filter widths 1, 3, ..., 15 (odd)], NULL where the generic one is used */
 };
 
-#define MH_GENERIC_B(RX, RY, TX, TY, B)                                                                     \
-    {conv2d_regtile_kernel<RX, RY, TX, TY, 8, 0, B>, conv2d_regtile_kernel<RX, RY, TX, TY, 16, 0, B>,       \
-     conv2d_regtile_kernel<RX, RY, TX, TY, 32, 0, B>}
-#define MH_GENERIC(RX, RY, TX, TY) {MH_GENERIC_B(RX, RY, TX, TY, false), MH_GENERIC_B(RX, RY, TX, TY, true)}
-#define MH_EXACT(RX, RY, TX, TY, K, B) conv2d_regtile_kernel<RX, RY, TX, TY, ((K) + 3) & ~3, K, B>
-#define MH_EXACT_5_15(RX, RY, TX, TY, B)                                                                    \
-    {NULL, NULL, MH_EXACT(RX, RY, TX, TY, 5, B), MH_EXACT(RX, RY, TX, TY, 7, B), MH_EXACT(RX, RY, TX, TY, 9, B), \
-     MH_EXACT(RX, RY, TX, TY, 11, B), MH_EXACT(RX, RY, TX, TY, 13, B), MH_EXACT(RX, RY, TX, TY, 15, B)}
+#define MH_GENERIC_L(RX, RY, TX, TY, L)                                                                     \
+    {conv2d_regtile_kernel<RX, RY, TX, TY, 8, 0, L>, conv2d_regtile_kernel<RX, RY, TX, TY, 16, 0, L>,       \
+     conv2d_regtile_kernel<RX, RY, TX, TY, 32, 0, L>}
+#define MH_GENERIC(RX, RY, TX, TY) {MH_GENERIC_L(RX, RY, TX, TY, ZEROS), MH_GENERIC_L(RX, RY, TX, TY, MODE), {NULL}}
+#define MH_EXACT(RX, RY, TX, TY, K, L) conv2d_regtile_kernel<RX, RY, TX, TY, ((K) + 3) & ~3, K, L>
+#define MH_EXACT_5_15(RX, RY, TX, TY, L)                                                                    \
+    {NULL, NULL, MH_EXACT(RX, RY, TX, TY, 5, L), MH_EXACT(RX, RY, TX, TY, 7, L), MH_EXACT(RX, RY, TX, TY, 9, L), \
+     MH_EXACT(RX, RY, TX, TY, 11, L), MH_EXACT(RX, RY, TX, TY, 13, L), MH_EXACT(RX, RY, TX, TY, 15, L)}
 
+/* Typed images are compiled for the default configuration only. */
 static const regtile2d_instance instances[] = {
-    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8), {MH_EXACT_5_15(20, 2, 16, 8, false), MH_EXACT_5_15(20, 2, 16, 8, true)}},
-    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8), {{NULL}, {NULL}}},
-    {12, 2, 16, 8, MH_GENERIC(12, 2, 16, 8), {{NULL}, {NULL}}},
-    {12, 4, 16, 8, MH_GENERIC(12, 4, 16, 8), {{NULL}, {NULL}}},
-    {4, 8, 32, 4, MH_GENERIC(4, 8, 32, 4), {{NULL}, {NULL}}},
+    {20, 2, 16, 8,
+     {MH_GENERIC_L(20, 2, 16, 8, ZEROS), MH_GENERIC_L(20, 2, 16, 8, MODE), MH_GENERIC_L(20, 2, 16, 8, TYPED_MODE)},
+     {MH_EXACT_5_15(20, 2, 16, 8, ZEROS), MH_EXACT_5_15(20, 2, 16, 8, MODE), MH_EXACT_5_15(20, 2, 16, 8, TYPED_MODE)}},
+    {20, 2, 16, 8, MH_GENERIC(20, 2, 16, 8), {{NULL}}},
+    {12, 2, 16, 8, MH_GENERIC(12, 2, 16, 8), {{NULL}}},
+    {12, 4, 16, 8, MH_GENERIC(12, 4, 16, 8), {{NULL}}},
+    {4, 8, 32, 4, MH_GENERIC(4, 8, 32, 4), {{NULL}}},
 };
 
 /* Configuration i is instance i (same order as regtile_configs). */
 static const regtile2d_instance &instance_of(int config) { return instances[config]; }
 
-static kernel_fn kernel_for(const regtile2d_instance &in, int kcols, int bordered)
+static int loader_of(const mh_conv2d_args *a)
 {
-    if (kcols % 2 && kcols <= 15 && in.exact[bordered][kcols / 2]) return in.exact[bordered][kcols / 2];
-    return in.generic[bordered][kcols <= 8 ? 0 : kcols <= 16 ? 1 : 2];
+    return mh_conv2d_is_typed(a) ? TYPED_MODE : a->bordered ? MODE : ZEROS;
+}
+
+static kernel_fn kernel_for(const regtile2d_instance &in, int kcols, int loader)
+{
+    if (kcols % 2 && kcols <= 15 && in.exact[loader][kcols / 2]) return in.exact[loader][kcols / 2];
+    return in.generic[loader][kcols <= 8 ? 0 : kcols <= 16 ? 1 : 2];
 }
 
 static int regtile_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     const regtile2d_instance &in = instance_of(x->config);
+    if (!kernel_for(in, a->kcols, loader_of(a))) {
+        snprintf(why, len, "regtile converts typed images in its default configuration (%s) only", regtile_configs[0]);
+        return 0;
+    }
     const size_t bytes = (size_t)layout_for(in.ty * in.ry, in.tx * in.rx, a->krows, a->kcols).floats * sizeof(float);
     return mh_tile_fits(bytes, a->out_rows, (size_t)in.ty * in.ry, why, len);
 }
@@ -163,21 +190,21 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     const mh_conv2d_args *a = &x->conv2d;
     const regtile2d_instance &in = instance_of(x->config);
     const int bh = in.ty * in.ry, bw = in.tx * in.rx;
-    const kernel_fn kernel = kernel_for(in, a->kcols, a->bordered);
+    const kernel_fn kernel = kernel_for(in, a->kcols, loader_of(a));
     regtile2d_params p;
     p.in = a->in, p.filter = a->filter, p.out = a->out;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
+    p.in_type = (int)a->in_type, p.out_type = (int)a->out_type;
     const size_t bytes = (size_t)layout_for(bh, bw, a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     /* a stack: one launch for up to 65535 images (gridDim.z), each image's blocks in z */
-    const size_t batch = a->batch, in_image = a->rows * a->cols, out_image = a->out_rows * a->out_cols;
-    const float *first_in = p.in;
-    float *first_out = p.out;
+    const size_t batch = a->batch, in_image = a->rows * a->cols * mh_dtype_size(a->in_type);
+    const size_t out_image = a->out_rows * a->out_cols * mh_dtype_size(a->out_type);
     for (size_t b = 0; b < batch; b += MH_MAX_GRID_YZ) {
         const size_t images = batch - b < MH_MAX_GRID_YZ ? batch - b : MH_MAX_GRID_YZ;
-        p.in = first_in + b * in_image, p.out = first_out + b * out_image;
+        p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
         dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, bw), (unsigned)mh_ceil_div(a->out_rows, bh),
                   (unsigned)images);
         kernel<<<grid, dim3(in.tx, in.ty), bytes, mh_stream(ctx)>>>(p);
@@ -189,8 +216,9 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"conv2d/regtile", MH_OP_CONV2D, MH_BACKEND_CUDA, 7, "global+shared+registers", "ours",
-      "RY x RX outputs per thread from register windows, conflict-free 16-byte loads, cp.async tiles"},
-     regtile_supports, regtile_run, regtile_configs, 1},
+      "RY x RX outputs per thread from register windows, conflict-free 16-byte loads, cp.async tiles; typed "
+      "images converted as the tile is loaded and stored"},
+     regtile_supports, regtile_run, regtile_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
 
 MH_ROW_GROUP(mh_conv2d_regtile_rows, rows)

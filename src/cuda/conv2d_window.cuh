@@ -10,11 +10,11 @@
 
 /* Window loads are 16 bytes, so a block's input tile must start on a 16-byte boundary: the
  * first block starts xshift outputs early so that (block origin - lpc) is a multiple of 4.
- * Rows that are not a multiple of 4 floats (or a misaligned image) cannot all be aligned:
- * no shift, and the tile loads fall back to 4-byte copies. */
+ * Rows that are not a multiple of 4 elements (or an image not aligned to a group of 4) cannot
+ * all be aligned: no shift, and the tile loads fall back to one element at a time. */
 static inline int conv2d_xshift(const mh_conv2d_args *a)
 {
-    if (a->cols % 4 || !mh_aligned16(a->in)) return 0;
+    if (a->cols % 4 || (uintptr_t)a->in % (4 * mh_dtype_size(a->in_type))) return 0;
     return (4 - a->lpc % 4) % 4;
 }
 
