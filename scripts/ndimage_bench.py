@@ -95,9 +95,10 @@ def workloads(quick):
         w = rng.uniform(-1, 1, (k, k)).astype(np.float32)
         out.append(dict(name=f"correlate float32 {big}x{big} {k}x{k} reflect", x=image, w=w, kind="correlate"))
     gray = rng.integers(0, 256, (big, big), dtype=np.uint8)
-    w3 = rng.uniform(0, 1, (3, 3))
-    w3 = (w3 / w3.sum()).astype(np.float32)  # a blur: uint8 results in range
-    out.append(dict(name=f"correlate uint8 {big}x{big} 3x3 reflect", x=gray, w=w3, kind="correlate"))
+    for k in (3, 7):
+        wk = rng.uniform(0, 1, (k, k))
+        wk = (wk / wk.sum()).astype(np.float32)  # a blur: uint8 results in range
+        out.append(dict(name=f"correlate uint8 {big}x{big} {k}x{k} reflect", x=gray, w=wk, kind="correlate"))
     for sigma in (2.0, 5.0):
         out.append(dict(name=f"gaussian_filter uint8 {big}x{big}x3 sigma={sigma:g} axes=(0,1) reflect", x=rgb,
                         sigma=sigma, kind="gaussian"))

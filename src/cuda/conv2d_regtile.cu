@@ -32,6 +32,7 @@ struct regtile2d_params {
     int xshift; /* output columns the first block starts left of 0, to align its loads */
     tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
     int in_type, out_type; /* TYPED_MODE: in and out hold elements of these types (mh_conv2d_typed) */
+    int vec_in, vec_out;   /* TYPED_MODE: rows of in / out start on a group of 4 elements */
 };
 
 /* How the tile loader extends the image and what it reads: zeros (the paddings), a boundary mode
@@ -82,7 +83,7 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
     const void *in = (const char *)p.in + (size_t)blockIdx.z * p.rows * p.cols * in_bytes;
     void *out = (char *)p.out + (size_t)blockIdx.z * p.out_rows * p.out_cols * out_bytes;
     if (LOADER == TYPED_MODE) {
-        load_rows_typed(tile, l.sw, in, p.in_type, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
+        load_rows_typed(tile, l.sw, in, p.in_type, p.vec_in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
                         p.border);
     } else {
         load_rows(tile, l.sw, (const float *)in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
@@ -118,7 +119,8 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
             *reinterpret_cast<float4 *>(tile + (threadIdx.y * RY + q) * BW + threadIdx.x * RX + r) =
                 make_float4(acc[q][r], acc[q][r + 1], acc[q][r + 2], acc[q][r + 3]);
     __syncthreads();
-    if (LOADER == TYPED_MODE) store_rows_typed(out, p.out_type, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
+    if (LOADER == TYPED_MODE)
+        store_rows_typed(out, p.out_type, p.vec_out, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
     else store_rows((float *)out, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, TX * TY);
 }
 
@@ -197,6 +199,8 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
     p.in_type = (int)a->in_type, p.out_type = (int)a->out_type;
+    p.vec_in = a->cols % 4 == 0 && (uintptr_t)a->in % (4 * mh_dtype_size(a->in_type)) == 0;
+    p.vec_out = a->out_cols % 4 == 0 && (uintptr_t)a->out % (4 * mh_dtype_size(a->out_type)) == 0;
     const size_t bytes = (size_t)layout_for(bh, bw, a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     /* a stack: one launch for up to 65535 images (gridDim.z), each image's blocks in z */

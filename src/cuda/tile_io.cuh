@@ -118,45 +118,44 @@ static __device__ __forceinline__ void load_rows(float *dst, int stride, const f
     }
 }
 
-/* load_rows for a typed image (mh_dtype `type`, `bytes` an element; zeros or a mode past the
- * edges): cp.async cannot convert, so each group of four goes through registers, one 4-, 8- or
- * 16-byte load where it lies whole and aligned inside the image, element by element elsewhere.
- * A thread issues the loads of up to 4 groups before it unpacks the first. */
-static __device__ __forceinline__ void load_rows_typed(float *dst, int stride, const void *in, int type, size_t rows,
-                                                       size_t cols, long long y0, long long x0, int nrows, int ncols,
-                                                       int tid, int nthreads, tile_border b)
+/* load_rows for a typed image (mh_dtype `type`; zeros or a mode past the edges): cp.async cannot
+ * convert, so each group of four goes through registers, one 4-, 8- or 16-byte load where it lies
+ * whole inside the image and on a group boundary (`vec`: the rows start on one, cols % 4 == 0),
+ * element by element elsewhere. A thread issues the loads of up to 4 groups before it unpacks
+ * the first. */
+static __device__ __forceinline__ void load_rows_typed(float *dst, int stride, const void *in, int type, bool vec,
+                                                       size_t rows, size_t cols, long long y0, long long x0,
+                                                       int nrows, int ncols, int tid, int nthreads, tile_border b)
 {
     constexpr int U = 4;
     const int groups = ncols / 4, total = nrows * groups;
-    const uintptr_t group_bytes = 4 * (uintptr_t)mh_dtype_bytes((mh_dtype)type);
     const long long nr = (long long)rows, nc = (long long)cols;
     for (int first = tid; first < total; first += U * nthreads) {
         uint4 bits[U];
         bool whole[U];
+        int rr[U], gg[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-            const int item = first + u * nthreads, rr = item / groups;
-            const long long y = mh_border_index(y0 + rr, nr, b.mode), x = x0 + 4LL * (item - rr * groups);
-            const long long at = y * nc + x;
-            whole[u] = item < total && y >= 0 && x >= 0 && x + 4 <= nc &&
-                       ((uintptr_t)in + (uintptr_t)at * (group_bytes / 4)) % group_bytes == 0;
-            if (whole[u]) bits[u] = load4_raw(in, at, type);
+            const int item = first + u * nthreads;
+            rr[u] = item / groups, gg[u] = item - rr[u] * groups;
+            const long long y = mh_border_index(y0 + rr[u], nr, b.mode), x = x0 + 4LL * gg[u];
+            whole[u] = vec && item < total && y >= 0 && x >= 0 && x + 4 <= nc && (x & 3) == 0;
+            if (whole[u]) bits[u] = load4_raw(in, y * nc + x, type);
         }
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-            const int item = first + u * nthreads, rr = item / groups;
-            if (item >= total) break;
-            const long long y = mh_border_index(y0 + rr, nr, b.mode), x = x0 + 4LL * (item - rr * groups);
+            if (first + u * nthreads >= total) break;
             float v[4];
             if (whole[u]) {
                 unpack4(bits[u], type, v);
             } else {
+                const long long y = mh_border_index(y0 + rr[u], nr, b.mode), x = x0 + 4LL * gg[u];
                 for (int e = 0; e < 4; ++e) {
                     const long long q = mh_border_index(x + e, nc, b.mode);
                     v[e] = y < 0 || q < 0 ? b.cval : mh_load_value(in, (size_t)(y * nc + q), (mh_dtype)type);
                 }
             }
-            *reinterpret_cast<float4 *>(dst + rr * stride + (x - x0)) = make_float4(v[0], v[1], v[2], v[3]);
+            *reinterpret_cast<float4 *>(dst + rr[u] * stride + 4 * gg[u]) = make_float4(v[0], v[1], v[2], v[3]);
         }
     }
 }
@@ -207,15 +206,15 @@ static __device__ __forceinline__ void store_rows(float *out, size_t out_rows, s
 }
 
 /* store_rows into a typed output: each value cast into `type` as scipy stores it (mh_cast_value),
- * four at a time with one 4-, 8- or 16-byte store where the group is whole and aligned. */
-static __device__ __forceinline__ void store_rows_typed(void *out, int type, size_t out_rows, size_t out_cols,
-                                                        long long y0, long long x0, const float *src, int stride,
-                                                        int nrows, int ncols, int tid, int nthreads)
+ * four at a time with one 4-, 8- or 16-byte store where the group is whole and `vec` (the rows
+ * start on a group boundary: out_cols % 4 == 0 and out aligned to a group). */
+static __device__ __forceinline__ void store_rows_typed(void *out, int type, bool vec, size_t out_rows,
+                                                        size_t out_cols, long long y0, long long x0, const float *src,
+                                                        int stride, int nrows, int ncols, int tid, int nthreads)
 {
     const long long lo = x0 > 0 ? x0 : 0;
     const long long hi = x0 + ncols < (long long)out_cols ? x0 + ncols : (long long)out_cols;
     if (lo >= hi) return;
-    const uintptr_t group_bytes = 4 * (uintptr_t)mh_dtype_bytes((mh_dtype)type);
     const long long g0 = lo / 4, groups = (hi + 3) / 4 - g0;
     for (long long item = tid; item < (long long)nrows * groups; item += nthreads) {
         const int rr = (int)(item / groups);
@@ -225,7 +224,7 @@ static __device__ __forceinline__ void store_rows_typed(void *out, int type, siz
         const float *s = src + rr * stride - x0;
         float v[4];
         for (int e = 0; e < 4; ++e) v[e] = c + e >= lo && c + e < hi ? mh_cast_value(s[c + e], (mh_dtype)type) : 0.0f;
-        if (c >= lo && c + 4 <= hi && ((uintptr_t)out + at * (group_bytes / 4)) % group_bytes == 0) {
+        if (vec && c >= lo && c + 4 <= hi) {
             store4_typed(out, (long long)at, type, v);
         } else {
             for (int e = 0; e < 4; ++e)
