@@ -234,9 +234,11 @@ mh_status mh_conv1d_mode_supports(mh_context *ctx, const char *variant, size_t b
  * Row-major float32 images; filters krows x kcols, each from 1 to MH_CONV2D_MAX_K, any
  * shape (not necessarily square or odd). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or
  * k - 1 (full), per dimension; outside the input counts as zero. `auto` decides from the
- * shapes alone and never reads the filter. "separable" takes a filter of rank 1 (each tap
- * reproduced by its factors within 64 float32 epsilons of itself; it refuses others with the
- * tap that misses): it reads the filter back, so it waits for the context's stream. */
+ * shapes alone and never reads the filter. "separable" (rank 1) and "lowrank" (up to 4 terms)
+ * take a filter that is a sum of that many outer products: its SVD in double finds the fewest
+ * terms whose float32 factors keep every output within the per-element bound, whatever the
+ * image (others are refused with the tap that misses). Called plainly they read the filter back,
+ * so they wait for the context's stream; with a plan (mh_conv2d_plan_create) they do not. */
 #define MH_CONV2D_MAX_K 31
 
 /* MH_OK and the output's dimensions, or MH_ERR_INVALID_ARGUMENT (zero sizes, filter larger
@@ -252,6 +254,24 @@ mh_status mh_conv2d_select(mh_context *ctx, size_t rows, size_t cols, size_t kro
                            const mh_variant_info **chosen);
 mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,
                              size_t kcols, mh_pad pad);
+
+/* A filter analysed once for many calls: a copy of it where ctx computes, its rank and its
+ * factors (the SVD in double on the host). `filter` may be host memory or ctx's device memory;
+ * a device filter is read back, and the copy is made, before this returns (it waits for ctx's
+ * stream). A plan belongs to ctx's device and may serve any context on that device; it is the
+ * caller's to destroy. */
+typedef struct mh_conv2d_plan mh_conv2d_plan;
+mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t krows, size_t kcols,
+                                mh_conv2d_plan **plan);
+void mh_conv2d_plan_destroy(mh_conv2d_plan *plan);
+/* The terms conv2d/lowrank runs for the plan's filter (1 for rank 1), or -1 where it needs more
+ * than 4 (then lowrank refuses it). */
+int mh_conv2d_plan_rank(const mh_conv2d_plan *plan);
+/* mh_conv2d with the plan's filter: no row reads the filter back, so no call waits for the
+ * stream. auto takes lowrank first where the plan's terms cost at most half the direct taps
+ * (rank x (krows + kcols) <= krows x kcols / 2, beyond 5 x 5), else decides as mh_conv2d does. */
+mh_status mh_conv2d_planned(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
+                            size_t rows, size_t cols, mh_pad pad, float *out);
 
 /* conv2d as scipy.ndimage.correlate: out has the image's size, and
  *   out[r][c] = sum_{i,j} X[r + i - (krows / 2 + origin_r)][c + j - (kcols / 2 + origin_c)] * filter[i][j]

@@ -246,13 +246,15 @@ static void gaussian(float *f, int k, double s, int direct)
         }
 }
 
-/* Separable's acceptance: exact rank-1 filters made in float pass, with subnormal and zero
- * tails; nearly rank-1 ones (the dropped part would move outputs past the FP32 bound) and
- * non-finite ones are refused, naming the tap. */
-static void test_rank1(void)
+/* The low-rank factorisation (separable at rank 1, lowrank up to 4): exact rank-1 filters made
+ * in float pass at rank 1, with subnormal and zero tails; a difference of Gaussians takes two
+ * terms; filters whose factored error would move an output past the FP32 bound (nearly rank 1,
+ * one huge tap, full rank) and non-finite ones are refused, naming the tap. */
+static void test_lowrank(void)
 {
-    float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], u[MH_CONV2D_MAX_K], v[MH_CONV2D_MAX_K];
-    mh_rank1_fit fit;
+    float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], g[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+    float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K];
+    mh_lowrank_fit fit;
     const struct {
         int k;
         double sigma;
@@ -260,24 +262,48 @@ static void test_rank1(void)
     for (size_t i = 0; i < sizeof gs / sizeof gs[0]; ++i)
         for (int direct = 0; direct <= 1; ++direct) {
             gaussian(f, gs[i].k, gs[i].sigma, direct);
-            CHECK(mh_rank1_factor(f, gs[i].k, gs[i].k, u, v, &fit), "%dx%d Gaussian sigma %g (%s) refused: tap [%d][%d] off by %g eps",
-                  gs[i].k, gs[i].k, gs[i].sigma, direct ? "direct" : "outer", fit.row, fit.col, fit.eps);
+            const int r = mh_lowrank_factor(f, gs[i].k, gs[i].k, 1, u, v, &fit);
+            CHECK(r == 1, "%dx%d Gaussian sigma %g (%s) refused: tap [%d][%d] %g as %g, %g of its share", gs[i].k,
+                  gs[i].k, gs[i].sigma, direct ? "direct" : "outer", fit.row, fit.col, fit.tap, fit.fitted, fit.ratio);
         }
     const float sobel[9] = {1, 0, -1, 2, 0, -2, 1, 0, -1};
-    CHECK(mh_rank1_factor(sobel, 3, 3, u, v, &fit) && fit.eps == 0.0, "Sobel: %g eps", fit.eps);
+    CHECK(mh_lowrank_factor(sobel, 3, 3, 1, u, v, &fit) == 1 && v[1] == 0.0f, "Sobel: rank %d, v[1] = %g", fit.rank,
+          v[1]);
     for (int i = 0; i < 225; ++i) f[i] = 1.0f / 225.0f;
-    CHECK(mh_rank1_factor(f, 15, 15, u, v, &fit), "box 15x15 refused");
+    CHECK(mh_lowrank_factor(f, 15, 15, 4, u, v, &fit) == 1, "box 15x15: rank %d", fit.rank);
+    for (int i = 0; i < 5 * 31; ++i) f[i] = (float)((i * 13) % 7) - 3.0f;
+    CHECK(mh_lowrank_factor(f, 1, 31, 1, u, v, &fit) == 1 && mh_lowrank_factor(f, 31, 1, 1, u, v, &fit) == 1,
+          "a row or a column: rank %d", fit.rank);
     for (int i = 0; i < 961; ++i) f[i] = 0.0f;
-    CHECK(mh_rank1_factor(f, 31, 31, u, v, &fit), "zero filter refused");
+    CHECK(mh_lowrank_factor(f, 31, 31, 4, u, v, &fit) == 1 && u[0] == 0.0f && v[0] == 0.0f,
+          "zero filter: rank %d", fit.rank);
 
-    /* rank 1 plus 1e-5 noise on a peaked filter; one tap of 1e4 among 1e-4s */
+    /* a difference of Gaussians (sigma 2 and 3.2, 21 x 21): two terms, not one */
+    gaussian(f, 21, 2.0, 0), gaussian(g, 21, 3.2, 0);
+    for (int i = 0; i < 441; ++i) f[i] -= g[i];
+    CHECK(mh_lowrank_factor(f, 21, 21, 1, u, v, &fit) == -1 && fit.ratio > 1, "DoG 21x21 taken at rank 1");
+    CHECK(mh_lowrank_factor(f, 21, 21, 4, u, v, &fit) == 2, "DoG 21x21: rank %d, tap [%d][%d] %g as %g (%g)",
+          fit.rank, fit.row, fit.col, fit.tap, fit.fitted, fit.ratio);
+    /* a 5 x 9 filter of rank 3 made of small integers (exact in float): three terms */
+    for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 9; ++j)
+            f[i * 9 + j] = (float)((i + 1) * (j + 1) + 20 + (i % 2) * (j % 3));
+    const int r3 = mh_lowrank_factor(f, 5, 9, 4, u, v, &fit);
+    CHECK(r3 == 3, "5x9 integer filter of rank 3: rank %d (tap [%d][%d] %g as %g, %g)", r3, fit.row, fit.col, fit.tap,
+          fit.fitted, fit.ratio);
+
+    /* rank 1 plus 1e-5 noise on a peaked filter; one tap of 1e4 among 1e-4s; a full-rank one */
     gaussian(f, 21, 2.0, 0);
     for (int i = 0; i < 441; ++i) f[i] += 1e-5f * (float)((i * 7 % 11) - 5) / 5.0f;
-    CHECK(!mh_rank1_factor(f, 21, 21, u, v, &fit) && fit.eps > MH_RANK1_TAP_EPS, "nearly rank-1 21x21 accepted");
+    CHECK(mh_lowrank_factor(f, 21, 21, 4, u, v, &fit) == -1 && fit.ratio > 1, "nearly rank-1 21x21 accepted");
     for (int i = 0; i < 225; ++i) f[i] = i == 112 ? 1e4f : 1e-4f;
-    CHECK(!mh_rank1_factor(f, 15, 15, u, v, &fit) && fit.tap == 1e-4f, "one huge tap accepted (tap %g)", fit.tap);
+    CHECK(mh_lowrank_factor(f, 15, 15, 1, u, v, &fit) == -1 && fit.tap == 1e-4f, "one huge tap accepted (tap %g)",
+          fit.tap);
+    for (int i = 0; i < 49; ++i) g[i] = (float)((i * 37 + 11) % 23) / 23.0f - 0.5f;
+    CHECK(mh_lowrank_factor(g, 7, 7, 4, u, v, &fit) == -1, "a full-rank 7x7 taken at rank %d", fit.rank);
     f[3] = NAN;
-    CHECK(!mh_rank1_factor(f, 15, 15, u, v, &fit) && fit.row == 0 && fit.col == 3 && isinf(fit.eps), "NaN tap accepted");
+    CHECK(mh_lowrank_factor(f, 15, 15, 4, u, v, &fit) == -1 && fit.row == 0 && fit.col == 3 && isinf(fit.ratio),
+          "NaN tap accepted");
 }
 
 /* Two threads failing on one context each read their own detail, never an empty one. */
@@ -315,7 +341,7 @@ static void test_error_threads(void)
 
 int main(void)
 {
-    test_rank1();
+    test_lowrank();
     test_error_threads();
     test_names();
     test_contexts();

@@ -142,7 +142,12 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
                                : mh_run_row(ctx, row, &a);
     const int rank1 = p->rank1 || s->krows == 1 || s->kcols == 1; /* one row or column: rank 1 anyway */
     if (row && !strcmp(name, "conv2d/separable") && !rank1) { /* must refuse a full-rank filter */
-        test_check_refusal(ctx, name, st, "not rank 1", out, what);
+        test_check_refusal(ctx, name, st, "not a sum of 1 outer products", out, what);
+        return;
+    }
+    if (row && !strcmp(name, "conv2d/lowrank") && st == MH_ERR_UNSUPPORTED) { /* a random filter past 4 terms */
+        CHECK(!rank1, "lowrank refused a rank-1 filter on %s: %s", what, mh_context_error(ctx));
+        test_check_refusal(ctx, name, st, "not a sum of 4 outer products", out, what);
         return;
     }
     if (st == MH_OK) st = mh_context_synchronize(ctx);
@@ -213,7 +218,9 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
             mh_status st = mh_conv2d_mode_batched(ctx, row->info.name, din.data, batch, rows, cols, dfilter.data, k, k,
                                                   stacks[si].mode, 0.25f, 0, 0, out.data);
             if (st == MH_OK) st = mh_context_synchronize(ctx);
-            if (!strcmp(row->info.name, "conv2d/separable") && st == MH_ERR_UNSUPPORTED) continue; /* full rank */
+            if ((!strcmp(row->info.name, "conv2d/separable") || !strcmp(row->info.name, "conv2d/lowrank")) &&
+                st == MH_ERR_UNSUPPORTED)
+                continue; /* full rank */
             CHECK(st == MH_OK, "%s on a stack of %zu %zux%zu: %s", row->info.name, batch, rows, cols,
                   mh_context_error(ctx));
             if (st != MH_OK) continue;
@@ -234,6 +241,155 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
     CHECK(mh_conv2d_mode_batched(ctx, NULL, NULL, SIZE_MAX / 8, 4, 4, NULL, 3, 3, MH_MODE_REFLECT, 0.0f, 0, 0, NULL) ==
                   MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), "overflows"),
           "a stack past size_t: %s", mh_context_error(ctx));
+}
+
+/* ---- filters of low rank: conv2d/lowrank and plans ---------------------------------------- */
+
+/* A Gaussian's 1-D taps (sum 1), in double. */
+static void gauss1d(double *g, int k, double sigma)
+{
+    double sum = 0.0;
+    for (int i = 0; i < k; ++i) sum += g[i] = exp(-(i - (k - 1) / 2.0) * (i - (k - 1) / 2.0) / (2 * sigma * sigma));
+    for (int i = 0; i < k; ++i) g[i] /= sum;
+}
+
+/* Filters of rank 1, 2 and 3: a Gaussian 31 x 31 (sigma 5), a difference of Gaussians 21 x 21
+ * (sigma 2 and 3.2), and a 5 x 9 sum of three outer products of small integers. */
+static int low_rank_filter(int which, float *f, int *kr, int *kc)
+{
+    double a[MH_CONV2D_MAX_K], b[MH_CONV2D_MAX_K];
+    if (which == 0) {
+        *kr = *kc = 31, gauss1d(a, 31, 5.0);
+        for (int i = 0; i < 961; ++i) f[i] = (float)(a[i / 31] * a[i % 31]);
+        return 1;
+    }
+    if (which == 1) {
+        *kr = *kc = 21, gauss1d(a, 21, 2.0), gauss1d(b, 21, 3.2);
+        for (int i = 0; i < 441; ++i) f[i] = (float)(a[i / 21] * a[i % 21] - b[i / 21] * b[i % 21]);
+        return 2;
+    }
+    *kr = 5, *kc = 9;
+    for (int i = 0; i < 5; ++i)
+        for (int j = 0; j < 9; ++j) f[i * 9 + j] = (float)((i + 1) * (j + 1) + 20 + (i % 2) * (j % 3));
+    return 3;
+}
+
+/* conv2d/lowrank, plainly and through a plan, on filters of rank 1 to 3: every padding and
+ * modes, sizes off the tile, against the float64 reference within the per-element bound; an
+ * image with an Inf and a NaN is non-finite exactly where the reference is (an Inf may come out
+ * as NaN past one term: the terms' infinities meet); planned calls by auto too; a plan of the
+ * wrong device or NULL is refused. */
+static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    static const struct {
+        size_t rows, cols;
+        int pad; /* an mh_pad, or -1: mode reflect with origin (1, -1) */
+    } shapes[] = {{67, 1028, MH_PAD_SAME}, {40, 45, MH_PAD_VALID}, {33, 200, MH_PAD_FULL}, {70, 300, -1}, {3, 4, -1}};
+    for (int which = 0; which < 3; ++which) {
+        float filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+        int kr, kc;
+        const int rank = low_rank_filter(which, filter, &kr, &kc);
+        test_in dfilter = test_in_copy(gpu, filter, (size_t)kr * kc, 0);
+        mh_conv2d_plan *plan = NULL;
+        CHECK(mh_conv2d_plan_create(ctx, filter, kr, kc, &plan) == MH_OK && mh_conv2d_plan_rank(plan) == rank,
+              "plan of the %dx%d filter of rank %d: rank %d, %s", kr, kc, rank, mh_conv2d_plan_rank(plan),
+              mh_context_error(ctx));
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+            mh_args a;
+            const int bordered = shapes[si].pad < 0;
+            const size_t rows = shapes[si].rows, cols = shapes[si].cols;
+            if (bordered) {
+                if (mh_conv2d_mode_args_init(ctx, &a, NULL, rows, cols, NULL, kr, kc, MH_MODE_REFLECT, 0.0f,
+                                             kr > 1, -(kc > 1), NULL) != MH_OK)
+                    continue;
+            } else if (mh_conv2d_args_init(ctx, &a, NULL, rows, cols, NULL, kr, kc, (mh_pad)shapes[si].pad, NULL) !=
+                       MH_OK) {
+                continue; /* valid with a filter larger than the image */
+            }
+            const size_t n = rows * cols, outs = a.conv2d.out_rows * a.conv2d.out_cols;
+            float *in = malloc(n * sizeof(float));
+            double *ref = malloc(outs * sizeof(double)), *mag = malloc(outs * sizeof(double));
+            mh_fill_uniform(in, n, seed + 100 * which + si, 1.0f);
+            for (int poisoned = 0; poisoned <= 1; ++poisoned) {
+                if (poisoned) in[n / 2] = INFINITY, in[n / 3] = NAN;
+                for (size_t i = 0; i < outs; ++i)
+                    mh_conv2d_reference_at(&a.conv2d, in, filter, i / a.conv2d.out_cols, i % a.conv2d.out_cols, &ref[i],
+                                           &mag[i]);
+                test_in din = test_in_copy(gpu, in, n, 0);
+                test_out out = test_out_alloc(gpu, outs, 0);
+                for (int planned = 0; planned <= !bordered; ++planned) {
+                    for (int named = 0; named <= planned; ++named) { /* planned: by name and by auto */
+                        const char *variant = named || !planned ? "lowrank" : NULL;
+                        char what[200];
+                        snprintf(what, sizeof what, "%s%s on %zux%zu %s, %dx%d filter of rank %d%s",
+                                 variant ? "lowrank" : "auto", planned ? " planned" : "", rows, cols,
+                                 bordered ? "reflect" : mh_pad_name((mh_pad)shapes[si].pad), kr, kc, rank,
+                                 poisoned ? ", an Inf and a NaN" : "");
+                        test_out_poison(&out);
+                        mh_status st;
+                        if (planned)
+                            st = mh_conv2d_planned(ctx, variant, plan, din.data, rows, cols, (mh_pad)shapes[si].pad,
+                                                   out.data);
+                        else if (bordered)
+                            st = mh_conv2d_mode(ctx, variant, din.data, rows, cols, dfilter.data, kr, kc,
+                                                MH_MODE_REFLECT, 0.0f, kr > 1, -(kc > 1), out.data);
+                        else
+                            st = mh_conv2d(ctx, variant, din.data, rows, cols, dfilter.data, kr, kc,
+                                           (mh_pad)shapes[si].pad, out.data);
+                        if (st == MH_OK) st = mh_context_synchronize(ctx);
+                        if (!gpu && variant) { /* no lowrank row on the CPU */
+                            CHECK(st == MH_ERR_UNSUPPORTED, "%s: %s", what, mh_status_str(st));
+                            continue;
+                        }
+                        CHECK(st == MH_OK, "%s: %s", what, mh_context_error(ctx));
+                        if (st != MH_OK) continue;
+                        const size_t broken = test_out_fetch(&out);
+                        const float *got = out.host + TEST_GUARD;
+                        size_t finiteness = 0;
+                        double *r2 = malloc(outs * sizeof(double)), *m2 = malloc(outs * sizeof(double));
+                        float *g2 = malloc(outs * sizeof(float));
+                        for (size_t i = 0; i < outs; ++i) {
+                            const int fin = isfinite(ref[i]);
+                            finiteness += fin != (isfinite(got[i]) != 0);
+                            r2[i] = fin ? ref[i] : 0.0, m2[i] = fin ? mag[i] : 0.0, g2[i] = fin ? got[i] : 0.0f;
+                        }
+                        mh_error_stats e;
+                        const int ok = mh_compare(g2, r2, m2, outs, mh_sum_rtol((size_t)kr * kc), &e);
+                        CHECK(broken == 0 && finiteness == 0 && ok,
+                              "%s: %zu guard words, %zu outputs finite where the reference is not or the reverse; "
+                              "out[%zu]=%.8g ref %.8g, %zu bad", what, broken, finiteness, e.first_bad, e.first_out,
+                              e.first_ref, e.bad);
+                        free(r2), free(m2), free(g2);
+                    }
+                }
+                test_out_free(&out);
+                test_release(gpu, din.base);
+            }
+            free(in), free(ref), free(mag);
+        }
+        mh_conv2d_plan_destroy(plan);
+        test_release(gpu, dfilter.base);
+    }
+    /* bad plans */
+    float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+    int kr, kc;
+    low_rank_filter(1, f, &kr, &kc);
+    mh_conv2d_plan *plan = NULL;
+    CHECK(mh_conv2d_plan_create(ctx, f, kr, kc, NULL) == MH_ERR_INVALID_ARGUMENT, "a NULL plan pointer taken");
+    CHECK(mh_conv2d_plan_create(ctx, f, 32, 3, &plan) == MH_ERR_INVALID_ARGUMENT && !plan &&
+              strstr(mh_context_error(ctx), "krows = 32"), "a 32-row filter planned: %s", mh_context_error(ctx));
+    CHECK(mh_conv2d_planned(ctx, NULL, NULL, f, 4, 4, MH_PAD_SAME, f) == MH_ERR_INVALID_ARGUMENT &&
+              strstr(mh_context_error(ctx), "plan is NULL"), "a NULL plan run: %s", mh_context_error(ctx));
+    mh_context *other = NULL;
+    if (gpu && mh_context_create(&other, MH_CPU) == MH_OK &&
+        mh_conv2d_plan_create(ctx, f, kr, kc, &plan) == MH_OK) {
+        float x[16] = {0}, y[16];
+        CHECK(mh_conv2d_planned(other, NULL, plan, x, 4, 4, MH_PAD_SAME, y) == MH_ERR_INVALID_ARGUMENT &&
+                  strstr(mh_context_error(other), "plan was made for device"),
+              "a device plan run on the CPU: %s", mh_context_error(other));
+    }
+    mh_conv2d_plan_destroy(plan);
+    mh_context_destroy(other);
 }
 
 /* Typed images (mh_conv2d_typed): every row that converts in its loaders computes what it
@@ -386,6 +542,7 @@ int main(int argc, char **argv)
     }
     check_stacks(ctx, gpu, seed);
     check_typed(ctx, gpu, seed);
+    check_lowrank(ctx, gpu, seed);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_conv2d gpu" : "test_conv2d cpu");
 }

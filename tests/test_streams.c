@@ -197,7 +197,8 @@ static double now_s(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* conv2d auto on shapes where it once read the filter back, and every other op's auto. */
+/* conv2d auto on shapes where it once read the filter back, planned conv2d calls (lowrank by
+ * name too), and every other op's auto. */
 static void check_auto_never_waits(mh_context *ctx, job *jobs, size_t njobs, cudaStream_t stream)
 {
     float *img, *f, *o;
@@ -207,6 +208,13 @@ static void check_auto_never_waits(mh_context *ctx, job *jobs, size_t njobs, cud
     CHECK_CUDA(cudaMemset(img, 0, 1999 * 3001 * sizeof(float)));
     CHECK_CUDA(cudaMemset(f, 0, 961 * sizeof(float))); /* all zeros: rank 1 */
     const size_t shapes[][4] = {{700, 700, 9, 9}, {1999, 3001, 5, 29}, {1999, 3001, 29, 5}, {2048, 2048, 31, 31}};
+    /* plans: the zero filter (rank 1, on the device) and a 21 x 21 rank-2 filter from the host */
+    float host[441];
+    for (int i = 0; i < 441; ++i) host[i] = (float)((i / 21 + 1) * (i % 21 + 1) + 7);
+    mh_conv2d_plan *plans[2] = {NULL, NULL};
+    CHECK(mh_conv2d_plan_create(ctx, f, 31, 31, &plans[0]) == MH_OK &&
+              mh_conv2d_plan_create(ctx, host, 21, 21, &plans[1]) == MH_OK && mh_conv2d_plan_rank(plans[1]) == 2,
+          "plans: %s", mh_context_error(ctx));
     CHECK(mh_context_set_stream(ctx, stream) == MH_OK, "set_stream");
     for (int pass = 0; pass < 2; ++pass) { /* the first warms plans and workspaces */
         if (pass) {
@@ -222,6 +230,16 @@ static void check_auto_never_waits(mh_context *ctx, job *jobs, size_t njobs, cud
             CHECK(!pass || dt < 1.0, "conv2d auto on %zux%zu with %zux%zu waited for the stream (%.2f s)", shapes[i][0],
                   shapes[i][1], shapes[i][2], shapes[i][3], dt);
         }
+        for (int p = 0; p < 2; ++p) /* planned calls, by auto and by name */
+            for (int named = 0; named <= 1; ++named) {
+                const double t0 = now_s();
+                mh_status st =
+                    mh_conv2d_planned(ctx, named ? "lowrank" : NULL, plans[p], img, 1999, 3001, MH_PAD_SAME, o);
+                const double dt = now_s() - t0;
+                CHECK(st == MH_OK, "conv2d planned (%s): %s", named ? "lowrank" : "auto", mh_context_error(ctx));
+                CHECK(!pass || dt < 1.0, "conv2d planned (%s) waited for the stream (%.2f s)",
+                      named ? "lowrank" : "auto", dt);
+            }
         for (size_t i = 0; i < njobs; ++i) {
             const double t0 = now_s();
             mh_status st = call(ctx, NULL, &jobs[i], 0);
@@ -233,6 +251,7 @@ static void check_auto_never_waits(mh_context *ctx, job *jobs, size_t njobs, cud
         CHECK(mh_context_synchronize(ctx) == MH_OK, "sync: %s", mh_context_error(ctx));
     }
     mh_context_set_stream(ctx, NULL);
+    mh_conv2d_plan_destroy(plans[0]), mh_conv2d_plan_destroy(plans[1]);
     cudaFree(img), cudaFree(o), cudaFree(f);
 }
 

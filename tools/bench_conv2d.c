@@ -1,8 +1,10 @@
 /* The conv2d driver of memhier bench: its workloads, inputs, reference and checks.
- * Images and random filters are uniform in [-1, 1); the Gaussian workload uses a 5 x 5
- * Gaussian (sigma 1, rank 1) to compare the separable path with the direct ones. The
- * reference is computed in double at sampled outputs (bench_samples), every output is
- * checked for NaN. */
+ * Images and random filters are uniform in [-1, 1); the low-rank workloads use Gaussians (5 x 5
+ * sigma 1 and 31 x 31 sigma 5: rank 1) and a difference of Gaussians (21 x 21, sigma 2 and
+ * 3.2: rank 2) to compare separable and lowrank with the direct rows; their filters are planned
+ * (mh_conv2d_plan_create) once, so no row reads them back in the timed calls and auto may take
+ * lowrank. The reference is computed in double at sampled outputs (bench_samples), every
+ * output is checked for NaN. */
 #include "bench.h"
 #include "filter_spec.h"
 #include "core/random.h"
@@ -13,9 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { RANDOM, GAUSSIAN, DOG }; /* filters: uniform, a Gaussian of sigma, sigma minus sigma2 */
+
 typedef struct conv2d_case {
     mh_conv2d_args shape; /* sizes and paddings (pointers unused) */
-    int gaussian;
+    int filter;
+    double sigma, sigma2;
+    mh_conv2d_plan *plan; /* the low-rank filters' plan on the GPU context */
     float *h_in, *h_filter, *h_out;
     float *d_in, *d_filter, *d_out;
     bench_sampled check;
@@ -24,14 +30,18 @@ typedef struct conv2d_case {
 static const struct {
     size_t rows, cols, k;
     mh_pad pad;
-    int gaussian;
-} gpu_defaults[] = {{8192, 8192, 3, MH_PAD_SAME, 0},  {8192, 8192, 7, MH_PAD_SAME, 0},   {8192, 8192, 11, MH_PAD_SAME, 0},
-                    {3072, 3072, 15, MH_PAD_VALID, 0}, {4096, 4096, 31, MH_PAD_SAME, 0}, {8192, 8192, 5, MH_PAD_SAME, 1}},
-  cpu_defaults[] = {{1024, 1024, 3, MH_PAD_SAME, 0}, {1024, 1024, 11, MH_PAD_SAME, 0}, {1024, 1024, 5, MH_PAD_SAME, 1}};
+    int filter;
+    double sigma, sigma2;
+} gpu_defaults[] = {{8192, 8192, 3, MH_PAD_SAME, RANDOM, 0, 0},    {8192, 8192, 7, MH_PAD_SAME, RANDOM, 0, 0},
+                    {8192, 8192, 11, MH_PAD_SAME, RANDOM, 0, 0},   {3072, 3072, 15, MH_PAD_VALID, RANDOM, 0, 0},
+                    {4096, 4096, 31, MH_PAD_SAME, RANDOM, 0, 0},   {8192, 8192, 5, MH_PAD_SAME, GAUSSIAN, 1, 0},
+                    {8192, 8192, 31, MH_PAD_SAME, GAUSSIAN, 5, 0}, {8192, 8192, 21, MH_PAD_SAME, DOG, 2, 3.2}},
+  cpu_defaults[] = {{1024, 1024, 3, MH_PAD_SAME, RANDOM, 0, 0}, {1024, 1024, 11, MH_PAD_SAME, RANDOM, 0, 0},
+                    {1024, 1024, 5, MH_PAD_SAME, GAUSSIAN, 1, 0}};
 
 /* A workload: zero padding `pad`, or (mode >= 0) mh_conv2d_mode's extension by that mode. */
 static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, size_t kc, mh_pad pad, int mode,
-                     int gaussian)
+                     int filter, double sigma, double sigma2)
 {
     conv2d_case *c = calloc(1, sizeof *c);
     w->state = c;
@@ -49,9 +59,13 @@ static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, siz
         return;
     }
     c->shape = a.conv2d;
-    c->gaussian = gaussian;
+    c->filter = filter, c->sigma = sigma, c->sigma2 = sigma2;
+    char what[64] = ""; /* the Gaussian of sigma 1 keeps its name of before the others */
+    if (filter == GAUSSIAN && sigma == 1.0) snprintf(what, sizeof what, " filter=gaussian");
+    else if (filter == GAUSSIAN) snprintf(what, sizeof what, " filter=gaussian:%g", sigma);
+    if (filter == DOG) snprintf(what, sizeof what, " filter=dog:%g:%g", sigma, sigma2);
     snprintf(w->desc, sizeof w->desc, "rows=%zu cols=%zu krows=%zu kcols=%zu %s%s", rows, cols, kr, kc, placement,
-             gaussian ? " filter=gaussian" : "");
+             what);
     const double outs = (double)c->shape.out_rows * (double)c->shape.out_cols;
     w->flops = 2.0 * outs * (double)kr * (double)kc;
     w->bytes = 4.0 * ((double)rows * (double)cols + (double)(kr * kc) + outs);
@@ -64,17 +78,17 @@ static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
         const size_t k = bench_size_or(o, BENCH_K, 3);
         describe(&w[0], bench_size_or(o, BENCH_ROWS, 4096), bench_size_or(o, BENCH_COLS, 4096),
                  bench_size_or(o, BENCH_KROWS, k), bench_size_or(o, BENCH_KCOLS, k), o->have_pad ? o->pad : MH_PAD_SAME,
-                 mode, 0);
+                 mode, RANDOM, 0, 0);
         return 1;
     }
     size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
     for (size_t i = 0; i < count && i < max; ++i) {
         if (gpu)
             describe(&w[i], gpu_defaults[i].rows, gpu_defaults[i].cols, gpu_defaults[i].k, gpu_defaults[i].k,
-                     gpu_defaults[i].pad, mode, gpu_defaults[i].gaussian);
+                     gpu_defaults[i].pad, mode, gpu_defaults[i].filter, gpu_defaults[i].sigma, gpu_defaults[i].sigma2);
         else
             describe(&w[i], cpu_defaults[i].rows, cpu_defaults[i].cols, cpu_defaults[i].k, cpu_defaults[i].k,
-                     cpu_defaults[i].pad, mode, cpu_defaults[i].gaussian);
+                     cpu_defaults[i].pad, mode, cpu_defaults[i].filter, cpu_defaults[i].sigma, cpu_defaults[i].sigma2);
     }
     return count;
 }
@@ -91,8 +105,13 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
     if (!c->h_in || !c->h_filter || !c->h_out || !bench_sampled_alloc(&c->check, outs))
         return snprintf(err, len, "out of host memory"), 0;
     mh_fill_uniform(c->h_in, pixels, 3, 1.0f);
-    if (c->gaussian) filter_gaussian(c->h_filter, s->krows, s->kcols, 1.0);
-    else mh_fill_uniform(c->h_filter, taps, 4, 1.0f);
+    if (c->filter == RANDOM) mh_fill_uniform(c->h_filter, taps, 4, 1.0f);
+    else filter_gaussian(c->h_filter, s->krows, s->kcols, c->sigma);
+    if (c->filter == DOG) {
+        float wide[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+        filter_gaussian(wide, s->krows, s->kcols, c->sigma2);
+        for (size_t i = 0; i < taps; ++i) c->h_filter[i] -= wide[i];
+    }
     bench_sampled *sm = &c->check;
 #pragma omp parallel for schedule(dynamic, 64)
     for (long long i = 0; i < (long long)sm->count; ++i)
@@ -102,6 +121,8 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
                 !bench_device_copy(&c->d_filter, c->h_filter, taps, err, len) ||
                 !bench_device_copy(&c->d_out, NULL, outs, err, len)))
         return 0;
+    if (gpu && c->filter != RANDOM && mh_conv2d_plan_create(gpu, c->h_filter, s->krows, s->kcols, &c->plan) != MH_OK)
+        return snprintf(err, len, "plan: %s", mh_context_error(gpu)), 0;
     return 1;
 }
 
@@ -110,6 +131,7 @@ static void teardown(bench_workload *w)
     conv2d_case *c = w->state;
     if (!c) return;
     cudaFree(c->d_in), cudaFree(c->d_filter), cudaFree(c->d_out);
+    mh_conv2d_plan_destroy(c->plan);
     free(c->h_in), free(c->h_filter), free(c->h_out);
     bench_sampled_free(&c->check);
     free(c);
@@ -128,6 +150,7 @@ static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
                                  s->cval, s->lpr - s->krows / 2, s->lpc - s->kcols / 2, out);
     else
         mh_conv2d_args_init(ctx, a, in, s->rows, s->cols, filter, (size_t)s->krows, (size_t)s->kcols, s->pad, out);
+    if (!cpu) a->conv2d.plan = c->plan; /* the same filter's analysis: no row reads it back */
 }
 
 static void poison(bench_workload *w, mh_context *ctx)

@@ -1,10 +1,10 @@
-/* conv2d front-end: the op's registry table, its argument checks, `auto`, and the rank-1
- * test of the separable path. */
+/* conv2d front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Along each axis the output is as long as conv1d's (check_sizes has refused empty and
@@ -135,51 +135,6 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type));
 }
 
-/* The largest |f| and where it is; 0 when a tap is not finite (*p, *q name it). */
-static int find_pivot(const float *f, int krows, int kcols, int *p, int *q, double *peak)
-{
-    *p = *q = 0, *peak = 0.0;
-    for (int i = 0; i < krows; ++i)
-        for (int j = 0; j < kcols; ++j) {
-            const double x = fabs((double)f[i * kcols + j]);
-            if (!isfinite(x)) {
-                *p = i, *q = j;
-                return 0;
-            }
-            if (x > *peak) *peak = x, *p = i, *q = j;
-        }
-    return 1;
-}
-
-int mh_rank1_factor(const float *f, int krows, int kcols, float *u, float *v, mh_rank1_fit *fit)
-{
-    int p, q;
-    double peak;
-    memset(fit, 0, sizeof *fit);
-    for (int i = 0; i < krows; ++i) u[i] = 0.0f;
-    for (int j = 0; j < kcols; ++j) v[j] = 0.0f;
-    if (!find_pivot(f, krows, kcols, &p, &q, &peak)) {
-        fit->row = p, fit->col = q, fit->tap = f[p * kcols + q], fit->fitted = NAN, fit->eps = INFINITY;
-        return 0;
-    }
-    if (peak == 0.0) return 1; /* all zeros: u = v = 0 */
-    /* the pivot's column and row: f = u v^T with v[q] = 1 */
-    for (int i = 0; i < krows; ++i) u[i] = f[i * kcols + q];
-    for (int j = 0; j < kcols; ++j) v[j] = (float)((double)f[p * kcols + j] / f[p * kcols + q]);
-    int ok = 1;
-    for (int i = 0; i < krows; ++i)
-        for (int j = 0; j < kcols; ++j) {
-            const double tap = f[i * kcols + j], fitted = (double)u[i] * v[j], err = fabs(fitted - tap);
-            const double eps = tap != 0.0 ? err / (fabs(tap) * FLT_EPSILON) : err == 0.0 ? 0.0 : INFINITY;
-            const int fits = err <= MH_RANK1_TAP_EPS * FLT_EPSILON * fabs(tap) || err <= FLT_MIN;
-            /* report the worst tap that does not fit, or the worst tap of all when all fit */
-            if ((ok && !fits) || (ok == fits && eps > fit->eps))
-                fit->row = i, fit->col = j, fit->tap = tap, fit->fitted = fitted, fit->eps = eps;
-            ok = ok && fits;
-        }
-    return ok;
-}
-
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
  * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
@@ -187,19 +142,39 @@ int mh_rank1_factor(const float *f, int krows, int kcols, float *u, float *v, mh
  * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
  * regtile otherwise (docs/conv2d.md, "How auto chooses"). The separable path is taken by name
  * for a filter known to be rank 1. */
+/* A planned filter whose terms cost at most half the direct taps, beyond 5 x 5 (walk's sizes,
+ * memory-bound). */
+static int lowrank_favoured(const mh_conv2d_args *a)
+{
+    const mh_conv2d_plan *p = a->plan;
+    const int taps = a->krows * a->kcols;
+    return p && p->rank >= 1 && taps > 25 && 2 * p->rank * (a->krows + a->kcols) <= taps;
+}
+
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const direct[] = {"walk", "regtile", "stream", "shared", "basic", NULL};
     static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const lowrank_direct[] = {"lowrank", "walk", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const lowrank_tensor[] = {"lowrank", "tc", "regtile", "stream", "shared", "basic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    return mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, NULL, 0) ? tensor : direct;
+    const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, NULL, 0);
+    if (lowrank_favoured(&a->conv2d)) return tc ? lowrank_tensor : lowrank_direct;
+    return tc ? tensor : direct;
 }
 
 static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t len)
 {
     char why[512];
     const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, why, sizeof why);
+    if (lowrank_favoured(&a->conv2d)) {
+        const mh_conv2d_args *c = &a->conv2d;
+        snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output against %d direct, lowrank first; "
+                 "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", c->plan->rank * (c->krows + c->kcols),
+                 c->krows * c->kcols, tc ? "tc (tensor cores)" : "the direct rows");
+        return;
+    }
     snprintf(buf, len, "%s: %s; walk takes 3 x 3 and 5 x 5 filters, regtile the rest", why,
              tc ? "tc (tensor cores) first" : "the direct rows");
 }
@@ -339,4 +314,61 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
     mh_status s = typed_args_init(ctx, &a, in, in_type, batch, rows, cols, filter, krows, kcols, mode, cval, origin_r,
                                   origin_c, out, out_type);
     return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+/* ---- plans ---------------------------------------------------------------------------- */
+
+mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t krows, size_t kcols,
+                                mh_conv2d_plan **plan)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if (!plan) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "plan is NULL");
+    *plan = NULL;
+    if (!filter) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "filter is NULL");
+    if (krows < 1 || krows > MH_CONV2D_MAX_K || kcols < 1 || kcols > MH_CONV2D_MAX_K)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "krows = %zu, kcols = %zu: filters are 1 to %d a side", krows,
+                       kcols, MH_CONV2D_MAX_K);
+    mh_conv2d_plan *p = calloc(1, sizeof *p);
+    if (!p) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "a conv2d plan: out of host memory");
+    p->device = ctx->device, p->krows = (int)krows, p->kcols = (int)kcols;
+    const size_t bytes = krows * kcols * sizeof(float);
+    float host[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+    mh_status s = mh_is_device_memory(ctx, filter) ? mh_download(ctx, host, filter, bytes) : MH_OK;
+    if (s == MH_OK && !mh_is_device_memory(ctx, filter)) memcpy(host, filter, bytes);
+    if (s == MH_OK) s = mh_alloc(ctx, bytes, (void **)&p->filter);
+    if (s == MH_OK) s = mh_upload(ctx, p->filter, host, bytes);
+    if (s != MH_OK) {
+        mh_conv2d_plan_destroy(p);
+        return s;
+    }
+    p->rank = mh_lowrank_factor(host, p->krows, p->kcols, MH_LOWRANK_MAX_RANK, p->u, p->v, &p->fit);
+    *plan = p;
+    return MH_OK;
+}
+
+void mh_conv2d_plan_destroy(mh_conv2d_plan *plan)
+{
+    if (!plan) return;
+    if (plan->filter) mh_free_on(plan->device, plan->filter);
+    free(plan);
+}
+
+int mh_conv2d_plan_rank(const mh_conv2d_plan *plan) { return plan ? plan->rank : -1; }
+
+mh_status mh_conv2d_planned(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
+                            size_t rows, size_t cols, mh_pad pad, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if (!plan) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "plan is NULL");
+    if (plan->device != ctx->device)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "the plan was made for device %d; the context is on device %d",
+                       plan->device, ctx->device);
+    mh_args a;
+    mh_status s = mh_conv2d_args_init(ctx, &a, in, rows, cols, plan->filter, (size_t)plan->krows,
+                                      (size_t)plan->kcols, pad, out);
+    if (s != MH_OK) return s;
+    a.conv2d.plan = plan;
+    return mh_dispatch(ctx, variant, &a);
 }

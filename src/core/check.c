@@ -93,6 +93,15 @@ static mh_status check_host_buffer(mh_context *ctx, const char *what, const void
     return MH_OK;
 }
 
+int mh_is_device_memory(const mh_context *ctx, const void *p)
+{
+    if (mh_is_cpu(ctx) || !p) return 0;
+    struct cudaPointerAttributes attr;
+    const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+    cudaGetLastError();
+    return e == cudaSuccess && (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged);
+}
+
 mh_status mh_check_buffer(mh_context *ctx, const char *what, const void *p, size_t bytes)
 {
     if (!p) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s is NULL", what);

@@ -96,6 +96,10 @@ void mh_device_leave(const mh_device_guard *guard);
 /* Number of CUDA devices (0 when the runtime has none or no driver); cached. */
 int mh_cuda_device_count(void);
 
+/* 1 where p is device (or managed) memory and ctx is a CUDA context. */
+int mh_is_device_memory(const mh_context *ctx, const void *p);
+/* mh_free for memory of `device` (MH_CPU: host) without a context: a plan's copy. */
+void mh_free_on(int device, void *ptr);
 /* Checks that p is usable as `bytes` bytes by ctx: host memory for a CPU context, memory
  * of ctx's device for a CUDA context, and (where the driver can tell) that the allocation
  * holds `bytes` from p onwards. The error names `what`. */
@@ -172,6 +176,8 @@ typedef struct mh_conv2d_args {
     /* mh_conv2d_typed: in and out hold elements of these types (then `in` and `out` are not
      * float arrays but the caller's bytes; only rows flagged MH_ROW_IMAGE_DTYPES read them) */
     mh_dtype in_type, out_type;
+    /* mh_conv2d_planned: the filter's analysis (filter is then the plan's copy), else NULL */
+    const struct mh_conv2d_plan *plan;
 } mh_conv2d_args;
 
 /* A call on typed images (mh_conv2d_typed with another type than float32 in or out). */
@@ -418,23 +424,34 @@ int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len);
 void mh_conv2d_reference_at(const mh_conv2d_args *a, const float *in, const float *filter, size_t r, size_t c,
                             double *value, double *abs_sum);
 
-/* A rank-1 factorisation filter ~ u v^T (u: krows, v: kcols) is accepted only where it
- * reproduces every tap within MH_RANK1_TAP_EPS float32 epsilons of that tap's own magnitude
- * (or within FLT_MIN, where a tap underflows): the dropped part then moves no output by more
- * than MH_RANK1_TAP_EPS eps32 sum|terms|, whatever the image, which is under the per-element
- * bound every conv2d row holds (1e-5 (1 + log2 taps) sum|terms|, 84 epsilons at one tap) with
- * room for the passes' own rounding. Outer products made in float, box and Sobel filters fit
- * within 2 epsilons; Gaussians computed in float32 as exp(-r^2 / 2 s^2) miss by up to
- * |r^2 / 2 s^2| epsilons (the exponent's rounding), so their far tails may be refused. */
-#define MH_RANK1_TAP_EPS 64.0
-typedef struct mh_rank1_fit {
-    int row, col;        /* the tap that fits worst */
-    double tap, fitted;  /* its value and u[row] v[col] */
-    double eps;          /* its error in float32 epsilons of |tap| (INFINITY for a zero tap) */
-} mh_rank1_fit;
-/* Returns 1 and the factors when the filter is accepted as rank 1; else 0 and, in *fit, the
- * tap that fits worst (a non-finite filter: that tap, eps = INFINITY). */
-int mh_rank1_factor(const float *filter, int krows, int kcols, float *u, float *v, mh_rank1_fit *fit);
+/* A filter as r terms, f ~ sum_t u_t v_t^T (u_t: krows, v_t: kcols), found by its SVD in double
+ * (src/core/lowrank.c): the smallest r whose float32 factors keep every tap's error, the
+ * passes' rounding included, within its share of the per-element bound (mh_sum_rtol), so that
+ * no output of any image moves past that bound. conv2d/separable takes r = 1, conv2d/lowrank
+ * up to MH_LOWRANK_MAX_RANK. */
+#define MH_LOWRANK_MAX_RANK 4
+typedef struct mh_lowrank_fit {
+    int rank;              /* the rank found, or -1 */
+    int row, col;          /* the tap that fits worst (at the largest rank tried, where none fits) */
+    double tap, fitted;    /* its value and what the factors give */
+    double ratio;          /* its error over its share of the bound (> 1: misses; INFINITY: a zero or non-finite tap) */
+    double sigma1, dropped; /* the largest singular value and the first one left out */
+} mh_lowrank_fit;
+/* Returns r and writes u[t * krows + i], v[t * kcols + j] for t < r (r <= max_rank); -1 where
+ * no rank up to max_rank fits (or a tap is not finite), with the worst tap in *fit. */
+int mh_lowrank_factor(const float *filter, int krows, int kcols, int max_rank, float *u, float *v,
+                      mh_lowrank_fit *fit);
+
+/* mh_conv2d_plan_create's analysis of a filter: its copy where the context computes, and its
+ * rank and factors (mh_lowrank_factor up to MH_LOWRANK_MAX_RANK; rank -1 where it needs more). */
+struct mh_conv2d_plan {
+    int device; /* the context's device, or MH_CPU */
+    int krows, kcols;
+    float *filter; /* mh_alloc'd on that device */
+    int rank;
+    float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K];
+    mh_lowrank_fit fit;
+};
 
 /* ---- sepfilter ----------------------------------------------------------------------- */
 

@@ -72,6 +72,21 @@ static mh_status copy(mh_context *ctx, void *dst, const void *src, size_t bytes,
     return MH_OK;
 }
 
+void mh_free_on(int device, void *ptr)
+{
+    if (!ptr) return;
+    if (device == MH_CPU) {
+        free(ptr);
+        return;
+    }
+    int current = -1;
+    const int switched =
+        cudaGetDevice(&current) == cudaSuccess && current != device && cudaSetDevice(device) == cudaSuccess;
+    cudaFree(ptr);
+    if (switched) cudaSetDevice(current);
+    cudaGetLastError();
+}
+
 mh_status mh_upload(mh_context *ctx, void *dst, const void *host_src, size_t bytes)
 {
     return copy(ctx, dst, host_src, bytes, 1);

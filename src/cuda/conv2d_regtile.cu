@@ -83,8 +83,8 @@ static __global__ void __launch_bounds__(TX *TY) conv2d_regtile_kernel(const reg
     const void *in = (const char *)p.in + (size_t)blockIdx.z * p.rows * p.cols * in_bytes;
     void *out = (char *)p.out + (size_t)blockIdx.z * p.out_rows * p.out_cols * out_bytes;
     if (LOADER == TYPED_MODE) {
-        load_rows_typed(tile, l.sw, in, p.in_type, p.vec_in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
-                        p.border);
+        load_rows_typed(tile, l.sw, in, p.in_type, p.vec_in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid,
+                        TX * TY, p.border);
     } else {
         load_rows(tile, l.sw, (const float *)in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, TX * TY,
                   LOADER == MODE ? p.border : zero_border);

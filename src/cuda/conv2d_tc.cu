@@ -577,7 +577,7 @@ const char *tc_config_for(const mh_context *ctx, const mh_args *x)
 }
 
 const mh_row rows[] = {
-    {{"conv2d/tc", MH_OP_CONV2D, MH_BACKEND_CUDA, 11, "global+shared+registers+tensor", "ours",
+    {{"conv2d/tc", MH_OP_CONV2D, MH_BACKEND_CUDA, 12, "global+shared+registers+tensor", "ours",
       "3xTF32 wgmma: 64 input-row windows times a Toeplitz matrix of Q filter rows, summed over input rows"},
      tc_supports, tc_run, tc_configs, 0, MH_LIB_NONE, tc_config_for},
 };
