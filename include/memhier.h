@@ -272,6 +272,10 @@ int mh_conv2d_plan_rank(const mh_conv2d_plan *plan);
  * (rank x (krows + kcols) <= krows x kcols / 2, beyond 5 x 5), else decides as mh_conv2d does. */
 mh_status mh_conv2d_planned(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
                             size_t rows, size_t cols, mh_pad pad, float *out);
+/* mh_conv2d_mode_batched with the plan's filter, likewise without a read-back. */
+mh_status mh_conv2d_planned_mode(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
+                                 size_t batch, size_t rows, size_t cols, mh_mode mode, float cval, long long origin_r,
+                                 long long origin_c, float *out);
 
 /* conv2d as scipy.ndimage.correlate: out has the image's size, and
  *   out[r][c] = sum_{i,j} X[r + i - (krows / 2 + origin_r)][c + j - (kcols / 2 + origin_c)] * filter[i][j]

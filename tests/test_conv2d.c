@@ -317,7 +317,7 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
                                            &mag[i]);
                 test_in din = test_in_copy(gpu, in, n, 0);
                 test_out out = test_out_alloc(gpu, outs, 0);
-                for (int planned = 0; planned <= !bordered; ++planned) {
+                for (int planned = 0; planned <= 1; ++planned) {
                     for (int named = 0; named <= planned; ++named) { /* planned: by name and by auto */
                         const char *variant = named || !planned ? "lowrank" : NULL;
                         char what[200];
@@ -327,7 +327,10 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
                                  poisoned ? ", an Inf and a NaN" : "");
                         test_out_poison(&out);
                         mh_status st;
-                        if (planned)
+                        if (planned && bordered)
+                            st = mh_conv2d_planned_mode(ctx, variant, plan, din.data, 1, rows, cols, MH_MODE_REFLECT,
+                                                        0.0f, kr > 1, -(kc > 1), out.data);
+                        else if (planned)
                             st = mh_conv2d_planned(ctx, variant, plan, din.data, rows, cols, (mh_pad)shapes[si].pad,
                                                    out.data);
                         else if (bordered)
@@ -380,6 +383,9 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
               strstr(mh_context_error(ctx), "krows = 32"), "a 32-row filter planned: %s", mh_context_error(ctx));
     CHECK(mh_conv2d_planned(ctx, NULL, NULL, f, 4, 4, MH_PAD_SAME, f) == MH_ERR_INVALID_ARGUMENT &&
               strstr(mh_context_error(ctx), "plan is NULL"), "a NULL plan run: %s", mh_context_error(ctx));
+    CHECK(mh_conv2d_planned_mode(ctx, NULL, NULL, f, 1, 4, 4, MH_MODE_REFLECT, 0.0f, 0, 0, f) ==
+                  MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), "plan is NULL"),
+          "a NULL plan run with a mode: %s", mh_context_error(ctx));
     mh_context *other = NULL;
     if (gpu && mh_context_create(&other, MH_CPU) == MH_OK &&
         mh_conv2d_plan_create(ctx, f, kr, kc, &plan) == MH_OK) {

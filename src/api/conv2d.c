@@ -356,18 +356,42 @@ void mh_conv2d_plan_destroy(mh_conv2d_plan *plan)
 
 int mh_conv2d_plan_rank(const mh_conv2d_plan *plan) { return plan ? plan->rank : -1; }
 
+/* A plan that ctx may run. */
+static mh_status check_plan(mh_context *ctx, const mh_conv2d_plan *plan)
+{
+    if (!plan) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "plan is NULL");
+    if (plan->device != ctx->device)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "the plan was made for device %d; the context is on device %d",
+                       plan->device, ctx->device);
+    return MH_OK;
+}
+
 mh_status mh_conv2d_planned(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
                             size_t rows, size_t cols, mh_pad pad, float *out)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
-    if (!plan) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "plan is NULL");
-    if (plan->device != ctx->device)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "the plan was made for device %d; the context is on device %d",
-                       plan->device, ctx->device);
     mh_args a;
-    mh_status s = mh_conv2d_args_init(ctx, &a, in, rows, cols, plan->filter, (size_t)plan->krows,
-                                      (size_t)plan->kcols, pad, out);
+    mh_status s = check_plan(ctx, plan);
+    if (s == MH_OK)
+        s = mh_conv2d_args_init(ctx, &a, in, rows, cols, plan->filter, (size_t)plan->krows, (size_t)plan->kcols, pad,
+                                out);
+    if (s != MH_OK) return s;
+    a.conv2d.plan = plan;
+    return mh_dispatch(ctx, variant, &a);
+}
+
+mh_status mh_conv2d_planned_mode(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
+                                 size_t batch, size_t rows, size_t cols, mh_mode mode, float cval, long long origin_r,
+                                 long long origin_c, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = check_plan(ctx, plan);
+    if (s == MH_OK)
+        s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, plan->filter, (size_t)plan->krows,
+                                             (size_t)plan->kcols, mode, cval, origin_r, origin_c, out);
     if (s != MH_OK) return s;
     a.conv2d.plan = plan;
     return mh_dispatch(ctx, variant, &a);
