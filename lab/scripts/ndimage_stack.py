@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """One-off probe: a stack of float32 images filtered in one call, memhier.ndimage against
-cupyx.scipy.ndimage, CUDA events: per call (median of 50 after 3 warm-ups, the stream
-synchronized after each) and pipelined (20 calls back to back between two events, best of 3);
-prints ms and the ratio to the copy floor (reading and writing the stack once at the copy ceiling memhier measures).
+cupyx.scipy.ndimage, timed as scripts/ndimage_bench.py times (per call: the median of 20, the
+stream synchronized after each; pipelined: 20 calls back to back, the best of 3); prints ms and
+the ratio to the copy floor (reading and writing the stack once at the copy ceiling memhier measures).
 
 usage: ndimage_stack.py [N H W K MODE]   (default 256 512 512 5 reflect)"""
+import os
 import sys
 
 import cupy as cp
@@ -14,33 +15,8 @@ import numpy as np
 import memhier
 from memhier import ndimage as mnd
 
-
-def time_ms(fn, reps=50):
-    for _ in range(3):
-        fn()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(reps):
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return float(np.median(times))
-
-
-def pipelined_ms(fn, calls=20):
-    fn()
-    best = float("inf")
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    for _ in range(3):
-        start.record()
-        for _ in range(calls):
-            fn()
-        stop.record()
-        stop.synchronize()
-        best = min(best, cp.cuda.get_elapsed_time(start, stop) / calls)
-    return best
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from ndimage_bench import gpu_ms as ms  # noqa: E402
 
 
 def main():
@@ -49,10 +25,8 @@ def main():
     x = cp.random.default_rng(1).uniform(-1, 1, (n, h, w), dtype=cp.float32)
     f = np.random.default_rng(2).uniform(-1, 1, (k, k)).astype(np.float32)
     fd = cp.asarray(f)
-    ours = time_ms(lambda: mnd.correlate(x, fd, mode=mode, axes=(1, 2)))
-    theirs = time_ms(lambda: cnd.correlate(x, fd[None], mode=mode))
-    ours_p = pipelined_ms(lambda: mnd.correlate(x, fd, mode=mode, axes=(1, 2)))
-    theirs_p = pipelined_ms(lambda: cnd.correlate(x, fd[None], mode=mode))
+    ours, ours_p = ms(lambda: mnd.correlate(x, fd, mode=mode, axes=(1, 2)))
+    theirs, theirs_p = ms(lambda: cnd.correlate(x, fd[None], mode=mode))
     err = float(cp.abs(mnd.correlate(x, fd, mode=mode, axes=(1, 2)) - cnd.correlate(x, fd[None], mode=mode)).max())
     copy = memhier.info(0, ceilings=True)["copy_gbps"]
     floor = 2 * x.nbytes / (copy * 1e9) * 1e3
