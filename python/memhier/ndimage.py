@@ -49,7 +49,7 @@ from ._interop import accepts_foreign_arrays
 from ._call import Call, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, origin_list as _origin_list
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
-from ._native import lib, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported
+from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported
 
 DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
 CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
@@ -149,13 +149,15 @@ def _to_host(weights):
 
 
 def _weights(weights, src):
-    """The weights as a float32 C-contiguous array of the input's kind on its device. Weights
-    there already (float32, contiguous) are used as they are: no copy, no wait for the stream;
-    others go through the host."""
+    """(w, host): the weights as a float32 C-contiguous array of the input's kind on its device,
+    and the float32 host array they came from (None for weights used in place). Weights there
+    already (float32, contiguous) are used as they are: no copy, no wait for the stream; others
+    go through the host."""
     try:
         given = _arrays.Operand(weights, "weights")
     except TypeError:
         given = None
+    host = None
     if (given is not None and given.kind == src.kind and given.device == src.device and given.dtype == F32 and
             given.contiguous):
         w = given.obj
@@ -163,10 +165,11 @@ def _weights(weights, src):
         host = _to_host(weights)
         if not np.issubdtype(host.dtype, np.number) or np.issubdtype(host.dtype, np.complexfloating):
             raise TypeError(f"weights: dtype {host.dtype}; expected real numbers")
-        w = _on_kind(np.ascontiguousarray(host, dtype=F32), src)
+        host = np.ascontiguousarray(host, dtype=F32)
+        w = _on_kind(host, src)
     if 0 in tuple(w.shape) or len(w.shape) == 0:
         raise ValueError(f"weights: shape {tuple(w.shape)} holds no filter weights")
-    return w
+    return w, host
 
 
 def _on_kind(host, src):
@@ -230,15 +233,53 @@ def _flip(w, kind):
     return contiguous(w[(slice(None, None, -1),) * w.ndim], kind)
 
 
-def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context):
+class _LibraryPlan:
+    """An mh_conv2d_plan of host weights (mh_conv2d_plan_create: its rank and factors found once,
+    the device copy queued on the caller's stream without waiting), destroyed with the object."""
+
+    def __init__(self, call, host):
+        self.handle = ctypes.c_void_p()
+        check(lib.mh_conv2d_plan_create(call.ctx, host.ctypes.data, host.shape[0], host.shape[1],
+                                        ctypes.byref(self.handle)), call.ctx)
+        self._destroy = lib.mh_conv2d_plan_destroy
+
+    def __del__(self):
+        if self.handle:
+            self._destroy(self.handle)
+
+
+_PLANS = collections.OrderedDict()  # (context device, shape, bytes) -> _LibraryPlan
+_PLANS_KEPT = 64
+
+
+def _library_plan(call, host):
+    """The plan of these host weights on the call's device, kept by content (64 of them)."""
+    key = (call.context.device, host.shape, host.tobytes())
+    plan = _PLANS.pop(key, None)
+    if plan is None:
+        plan = _LibraryPlan(call, host)
+    _PLANS[key] = plan
+    while len(_PLANS) > _PLANS_KEPT:
+        _PLANS.popitem(last=False)
+    return plan
+
+
+def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context, host_w=None):
     """The library's call on float32 contiguous arrays: x and y one image (H, W) or a stack
-    (N, H, W) of them, w the 2-D weights on x's device."""
+    (N, H, W) of them, w the 2-D weights on x's device. Weights that came from the host (host_w)
+    run through their plan: no row reads them back, and auto may take lowrank."""
     im = _arrays.operand(x, "input", "float32", (2, 3))
     fi = _arrays.operand(w, "weights", "float32", (2,))
     os_ = _arrays.operand(y, "output", "float32", (2, 3))
     rows, cols = im.shape[-2:]
     krows, kcols = fi.shape
     call = Call([im, fi], device, context)
+    if host_w is not None and tuple(host_w.shape) == (krows, kcols):
+        plan = _library_plan(call, host_w)
+        call.run(lib.mh_conv2d_planned_mode(call.ctx, variant_arg(variant), plan.handle, call.ptr(im),
+                                            im.shape[0] if len(im.shape) == 3 else 1, rows, cols, mode_code, cval,
+                                            origins[0], origins[1], call.out_ptr(os_)))
+        return
     if len(im.shape) == 3:  # a stack: one call (regtile filters it in one launch)
         call.run(lib.mh_conv2d_mode_batched(call.ctx, variant_arg(variant), call.ptr(im), im.shape[0], rows, cols,
                                             call.ptr(fi), krows, kcols, mode_code, cval, origins[0], origins[1],
@@ -253,15 +294,15 @@ class _Plan:
     `axes` of the input, with an origin each, in a mode; run(x, y) runs it on arrays of the
     input's kind. Past two axes, the slow axes are a loop of 2-D correlations of gathered slices."""
 
-    def __init__(self, src, w, axes, origins, mode_code, cval, options):
+    def __init__(self, src, w, axes, origins, mode_code, cval, options, host_w=None):
         self.kind, self.w, self.axes, self.origins = src.kind, w, list(axes), list(origins)
-        self.mode, self.cval, self.options = mode_code, cval, options
+        self.mode, self.cval, self.options, self.host_w = mode_code, cval, options, host_w
 
     def run(self, x, y):
         if len(self.axes) == 1:
             self._along_one_axis(x, y)
         elif len(self.axes) == 2:
-            self._over_two_axes(x, y, self.w, self.axes, self.origins)
+            self._over_two_axes(x, y, self.w, self.axes, self.origins, self.host_w)
         else:
             self._over_more_axes(x, y)
 
@@ -278,18 +319,18 @@ class _Plan:
             lines, w2, origins = (before, length, after), self.w.reshape(k, 1), (self.origins[0], 0)
         _conv2d(x.reshape(lines), w2, y.reshape(lines), self.mode, self.cval, origins, *self.options)
 
-    def _over_two_axes(self, x, y, w2, axes, origins):
+    def _over_two_axes(self, x, y, w2, axes, origins, host_w=None):
         """A stack (A, H, W) when the axes are the last two; else those axes moved last (a copy in
-        and a store out)."""
+        and a store out). host_w: w2 as the host array it came from, where it did."""
         shape, (a, b) = tuple(x.shape), axes
         if (a, b) == (len(shape) - 2, len(shape) - 1):
             stack = (math.prod(shape[:a]), shape[a], shape[b])
-            _conv2d(x.reshape(stack), w2, y.reshape(stack), self.mode, self.cval, origins, *self.options)
+            _conv2d(x.reshape(stack), w2, y.reshape(stack), self.mode, self.cval, origins, *self.options, host_w)
             return
         xm = contiguous(moveaxes_last(x, self.kind, (a, b)), self.kind)
         ym = empty_like(xm, self.kind)
         stack = (math.prod(xm.shape[:-2]), shape[a], shape[b])
-        _conv2d(xm.reshape(stack), w2, ym.reshape(stack), self.mode, self.cval, origins, *self.options)
+        _conv2d(xm.reshape(stack), w2, ym.reshape(stack), self.mode, self.cval, origins, *self.options, host_w)
         store(ym, moveaxes_last(y, self.kind, (a, b)), self.kind)
 
     def _over_more_axes(self, x, y):
@@ -336,7 +377,7 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
     ndim = len(src.shape)
     ax = _filtered_axes(axes, ndim)
     mode_code, cval = _mode_arg(mode), _cval_arg(cval)
-    w = _weights(weights, src)
+    w, host = _weights(weights, src)
     wshape = tuple(int(s) for s in w.shape)
     if len(wshape) != len(ax):
         raise ValueError(f"weights: {len(wshape)}-D of shape {wshape}; the input's filtered axes {tuple(ax)} "
@@ -349,10 +390,12 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
         _check_origin(o, side, a)
     if flip:
         w = _flip(w, src.kind)
+        host = None if host is None else np.ascontiguousarray(host[(slice(None, None, -1),) * host.ndim])
         origins = [-o - (1 - s % 2) for o, s in zip(origins, wshape)]
     keep = [i for i, s in enumerate(wshape) if s > 1] or [len(wshape) - 1]
     w = w.reshape(tuple(wshape[i] for i in keep))
-    return _Plan(src, w, [ax[i] for i in keep], [origins[i] for i in keep], mode_code, cval, options)
+    host = host.reshape(tuple(wshape[i] for i in keep)) if host is not None and len(keep) == 2 else None
+    return _Plan(src, w, [ax[i] for i in keep], [origins[i] for i in keep], mode_code, cval, options, host)
 
 
 def _typed(src, out, output, plan):

@@ -651,6 +651,51 @@ def test_host_weights_do_not_wait_for_the_stream(rng):
                                                                 mode="nearest"), rtol=1e-5, atol=1e-5)
 
 
+def low_rank_weights():
+    """A difference of Gaussians, 21 x 21 (sigma 2 and 3.2): two terms for lowrank; float64."""
+    r = np.arange(21) - 10.0
+    a, b = np.exp(-r ** 2 / 8.0), np.exp(-r ** 2 / (2 * 3.2 ** 2))
+    a, b = a / a.sum(), b / b.sum()
+    return np.outer(a, a) - np.outer(b, b)
+
+
+@pytest.mark.parametrize("where", ["numpy", "device 0", "cupy"])
+def test_host_weights_run_through_plans(rng, where):
+    """Weights converted on the host (float64 here, or NumPy weights for a GPU image) run through
+    a library plan (mh_conv2d_planned_mode), kept by content: a difference of Gaussians (on a GPU
+    auto takes lowrank for it) and a random filter, convolve's flipped weights a plan of their own;
+    every mode, origins, a stack, against the float64 reference; lowrank by name on a GPU too."""
+    if where != "numpy" and not has_cuda_device():
+        pytest.skip("no CUDA device")
+    to, back, kw = (lambda a: a), (lambda a: a), ({"device": 0} if where == "device 0" else {})
+    if where == "cupy":
+        cupy = pytest.importorskip("cupy")
+        to, back = cupy.asarray, cupy.asnumpy
+    x = rng.standard_normal((2, 40, 57)).astype(np.float32)
+    mnd._PLANS.clear()
+    dog, rand = low_rank_weights(), rng.standard_normal((7, 9))
+    variants = ["auto"] + (["lowrank"] if where != "numpy" else [])
+    for w in (dog, rand):
+        w32 = w.astype(np.float32)
+        for mode in ["reflect", "mirror", "nearest", "wrap", "constant"]:
+            for variant in variants:
+                if variant == "lowrank" and w is rand:
+                    with pytest.raises(memhier.Unsupported, match="not a sum of 4 outer products"):
+                        mnd.correlate(to(x), w, mode=mode, axes=(1, 2), variant=variant, **kw)
+                    continue
+                got = back(mnd.correlate(to(x), w, mode=mode, cval=0.5, origin=(1, -1), axes=(1, 2), variant=variant,
+                                         **kw))
+                for i in range(x.shape[0]):
+                    ref, mag = reference.correlate2d_mode(x[i], w32, mode, 0.5, (1, -1))
+                    assert_close(got[i], ref, mag, w.size, f"{where} {variant} {w.shape} {mode} image {i}")
+        got = back(mnd.convolve(to(x[0]), w, mode="reflect", **kw))
+        want = nd.convolve(x[0].astype(np.float64), w32.astype(np.float64), mode="reflect")
+        _, mag = reference.correlate2d_mode(x[0], w32[::-1, ::-1], "reflect", 0.0, (-(1 - w.shape[0] % 2),
+                                                                                    -(1 - w.shape[1] % 2)))
+        assert_close(got, want, mag, w.size, f"{where} convolve {w.shape}")
+    assert len(mnd._PLANS) == 3, "one plan a content: the DoG (symmetric: its flip is itself), rand, rand flipped"
+
+
 # ---- the cases of scipy's own filter tests (test_filters.py), both libraries called on each ----
 
 SCIPY_DTYPES = ["int8", "uint8", "int16", "uint16", "float32"]

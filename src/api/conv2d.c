@@ -1,6 +1,8 @@
 /* conv2d front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
 
+#include <cuda_runtime_api.h>
+
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -318,6 +320,31 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
 
 /* ---- plans ---------------------------------------------------------------------------- */
 
+/* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, device memory
+ * filled on ctx's stream from a pinned copy of host_filter, and an event after it: no wait for
+ * the stream (from pageable memory the driver may first wait for it). */
+static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
+{
+    mh_status s = mh_alloc(ctx, bytes, (void **)&p->filter);
+    if (s != MH_OK || mh_is_cpu(ctx)) {
+        if (s == MH_OK) memcpy(p->filter, p->host_filter, bytes);
+        return s;
+    }
+    mh_device_guard g;
+    if ((s = mh_device_enter(ctx, &g)) != MH_OK) return s;
+    cudaStream_t stream = (cudaStream_t)ctx->stream;
+    cudaEvent_t ready = NULL;
+    cudaError_t e = cudaHostAlloc((void **)&p->staging, bytes, cudaHostAllocDefault);
+    if (e == cudaSuccess) memcpy(p->staging, p->host_filter, bytes);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(p->filter, p->staging, bytes, cudaMemcpyHostToDevice, stream);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+    if (e == cudaSuccess) p->ready = ready, e = cudaEventRecord(ready, stream);
+    mh_device_leave(&g);
+    if (e != cudaSuccess)
+        return mh_fail(ctx, MH_ERR_CUDA, "a conv2d plan's copy of the filter: %s", cudaGetErrorString(e));
+    return MH_OK;
+}
+
 mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t krows, size_t kcols,
                                 mh_conv2d_plan **plan)
 {
@@ -333,16 +360,15 @@ mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t kro
     if (!p) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "a conv2d plan: out of host memory");
     p->device = ctx->device, p->krows = (int)krows, p->kcols = (int)kcols;
     const size_t bytes = krows * kcols * sizeof(float);
-    float host[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
-    mh_status s = mh_is_device_memory(ctx, filter) ? mh_download(ctx, host, filter, bytes) : MH_OK;
-    if (s == MH_OK && !mh_is_device_memory(ctx, filter)) memcpy(host, filter, bytes);
-    if (s == MH_OK) s = mh_alloc(ctx, bytes, (void **)&p->filter);
-    if (s == MH_OK) s = mh_upload(ctx, p->filter, host, bytes);
+    mh_status s = MH_OK;
+    if (mh_is_device_memory(ctx, filter)) s = mh_download(ctx, p->host_filter, filter, bytes);
+    else memcpy(p->host_filter, filter, bytes);
+    if (s == MH_OK) s = place_filter(ctx, p, bytes);
     if (s != MH_OK) {
         mh_conv2d_plan_destroy(p);
         return s;
     }
-    p->rank = mh_lowrank_factor(host, p->krows, p->kcols, MH_LOWRANK_MAX_RANK, p->u, p->v, &p->fit);
+    p->rank = mh_lowrank_factor(p->host_filter, p->krows, p->kcols, MH_LOWRANK_MAX_RANK, p->u, p->v, &p->fit);
     *plan = p;
     return MH_OK;
 }
@@ -350,19 +376,26 @@ mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t kro
 void mh_conv2d_plan_destroy(mh_conv2d_plan *plan)
 {
     if (!plan) return;
+    /* cudaFree first: it waits for the device, the copy from staging included */
     if (plan->filter) mh_free_on(plan->device, plan->filter);
+    if (plan->staging) cudaFreeHost(plan->staging);
+    if (plan->ready) cudaEventDestroy((cudaEvent_t)plan->ready);
     free(plan);
 }
 
 int mh_conv2d_plan_rank(const mh_conv2d_plan *plan) { return plan ? plan->rank : -1; }
 
-/* A plan that ctx may run. */
+/* A plan that ctx may run; ctx's stream then waits (on the GPU) for the plan's filter copy. */
 static mh_status check_plan(mh_context *ctx, const mh_conv2d_plan *plan)
 {
     if (!plan) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "plan is NULL");
     if (plan->device != ctx->device)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "the plan was made for device %d; the context is on device %d",
                        plan->device, ctx->device);
+    if (!plan->ready) return MH_OK;
+    const cudaError_t e = cudaStreamWaitEvent((cudaStream_t)ctx->stream, (cudaEvent_t)plan->ready, 0);
+    if (e != cudaSuccess)
+        return mh_fail(ctx, MH_ERR_CUDA, "waiting for the plan's filter copy: %s", cudaGetErrorString(e));
     return MH_OK;
 }
 

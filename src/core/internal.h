@@ -447,7 +447,10 @@ int mh_lowrank_factor(const float *filter, int krows, int kcols, int max_rank, f
 struct mh_conv2d_plan {
     int device; /* the context's device, or MH_CPU */
     int krows, kcols;
-    float *filter; /* mh_alloc'd on that device */
+    float host_filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+    float *staging; /* pinned: the device copy's source (a copy from pageable memory may wait for the stream) */
+    float *filter;  /* mh_alloc'd on that device */
+    void *ready;    /* cudaEvent_t recorded after the device copy; planned calls' streams wait for it */
     int rank;
     float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K];
     mh_lowrank_fit fit;
