@@ -393,6 +393,12 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
         CHECK(mh_conv2d_planned(other, NULL, plan, x, 4, 4, MH_PAD_SAME, y) == MH_ERR_INVALID_ARGUMENT &&
                   strstr(mh_context_error(other), "plan was made for device"),
               "a device plan run on the CPU: %s", mh_context_error(other));
+        float *dev = test_alloc(gpu, 9 * sizeof(float));
+        mh_conv2d_plan *bad = NULL;
+        CHECK(mh_conv2d_plan_create(other, dev, 3, 3, &bad) == MH_ERR_INVALID_ARGUMENT && !bad &&
+                  strstr(mh_context_error(other), "host pointers"),
+              "a CPU plan of device memory: %s", mh_context_error(other));
+        test_release(gpu, dev);
     }
     mh_conv2d_plan_destroy(plan);
     mh_context_destroy(other);

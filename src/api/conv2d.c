@@ -332,7 +332,9 @@ static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
     }
     mh_device_guard g;
     if ((s = mh_device_enter(ctx, &g)) != MH_OK) return s;
+    mh_context_lock(ctx);
     cudaStream_t stream = (cudaStream_t)ctx->stream;
+    mh_context_unlock(ctx);
     cudaEvent_t ready = NULL;
     cudaError_t e = cudaHostAlloc((void **)&p->staging, bytes, cudaHostAllocDefault);
     if (e == cudaSuccess) memcpy(p->staging, p->host_filter, bytes);
@@ -360,9 +362,10 @@ mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t kro
     if (!p) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "a conv2d plan: out of host memory");
     p->device = ctx->device, p->krows = (int)krows, p->kcols = (int)kcols;
     const size_t bytes = krows * kcols * sizeof(float);
-    mh_status s = MH_OK;
-    if (mh_is_device_memory(ctx, filter)) s = mh_download(ctx, p->host_filter, filter, bytes);
-    else memcpy(p->host_filter, filter, bytes);
+    /* a CPU context refuses device memory; a CUDA one reads it back or copies host memory */
+    mh_status s = mh_is_cpu(ctx) ? mh_check_buffer(ctx, "filter", filter, bytes) : MH_OK;
+    if (s == MH_OK && mh_is_device_memory(ctx, filter)) s = mh_download(ctx, p->host_filter, filter, bytes);
+    else if (s == MH_OK) memcpy(p->host_filter, filter, bytes);
     if (s == MH_OK) s = place_filter(ctx, p, bytes);
     if (s != MH_OK) {
         mh_conv2d_plan_destroy(p);
@@ -393,7 +396,10 @@ static mh_status check_plan(mh_context *ctx, const mh_conv2d_plan *plan)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "the plan was made for device %d; the context is on device %d",
                        plan->device, ctx->device);
     if (!plan->ready) return MH_OK;
-    const cudaError_t e = cudaStreamWaitEvent((cudaStream_t)ctx->stream, (cudaEvent_t)plan->ready, 0);
+    mh_context_lock(ctx);
+    cudaStream_t stream = (cudaStream_t)ctx->stream;
+    mh_context_unlock(ctx);
+    const cudaError_t e = cudaStreamWaitEvent(stream, (cudaEvent_t)plan->ready, 0);
     if (e != cudaSuccess)
         return mh_fail(ctx, MH_ERR_CUDA, "waiting for the plan's filter copy: %s", cudaGetErrorString(e));
     return MH_OK;
