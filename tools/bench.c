@@ -667,6 +667,7 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
             o->have[z] = o->any_size = 1;
         } else if (!strcmp(a, "--pad")) rc = cli_parse_pad(v, &o->pad), o->have_pad = o->any_size = 1;
         else if (!strcmp(a, "--mode")) rc = cli_parse_mode(v, &o->mode), o->have_mode = 1;
+        else if (!strcmp(a, "--filter")) o->filter = v, rc = CLI_OK;
         else if (!strcmp(a, "--reps")) {
             size_t reps;
             rc = cli_parse_count(a, v, &reps);
@@ -698,6 +699,13 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
                          o->have_pad))
         return cli_error(CLI_USAGE, "--mode: conv1d, conv2d and sepfilter take a boundary mode, one op at a time and "
                                     "in place of --pad (memhier bench conv2d --mode reflect)");
+    int kind;
+    double s1, s2;
+    if (o->filter && (*nops != 1 || ops[0] != MH_OP_CONV2D || !o->any_size ||
+                      !bench_conv2d_filter(o->filter, &kind, &s1, &s2)))
+        return cli_error(CLI_USAGE, "--filter '%s': conv2d with sizes takes random, gaussian:SIGMA or "
+                                    "dog:SIGMA1:SIGMA2 (0 < sigma <= 1000; memhier bench conv2d --rows 8192 --cols 8192 "
+                                    "--krows 31 --kcols 31 --filter gaussian:5)", o->filter);
     if (o->headline && (o->grid || o->tune || o->any_size || o->variants))
         return cli_error(CLI_USAGE, "--headline sets the workloads and the rows: it takes no sizes, --grid, --tune, "
                                     "--configs or --variants");

@@ -24,7 +24,12 @@ typedef struct bench_opts {
     mh_pad pad;
     int have_mode; /* conv1d, conv2d, sepfilter: the workloads extended by `mode` (in place of --pad) */
     mh_mode mode;
+    const char *filter; /* conv2d with sizes: "random", "gaussian:SIGMA" or "dog:SIGMA1:SIGMA2" (checked) */
 } bench_opts;
+
+/* conv2d's --filter: 1 and the kind (0 random, 1 Gaussian, 2 difference of Gaussians) and sigmas
+ * (0 < sigma <= 1000) of a valid spec, else 0. */
+int bench_conv2d_filter(const char *spec, int *kind, double *sigma, double *sigma2);
 
 /* bench's command line (after "bench") into o and the ops to run (all when none is named),
  * every size and name checked; prints and returns CLI_USAGE when it is wrong. */

@@ -71,14 +71,29 @@ static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, siz
     w->bytes = 4.0 * ((double)rows * (double)cols + (double)(kr * kc) + outs);
 }
 
+int bench_conv2d_filter(const char *spec, int *kind, double *sigma, double *sigma2)
+{
+    char tail;
+    *kind = RANDOM, *sigma = *sigma2 = 0.0;
+    if (!strcmp(spec, "random")) return 1;
+    if (sscanf(spec, "gaussian:%lf%c", sigma, &tail) == 1) *kind = GAUSSIAN;
+    else if (sscanf(spec, "dog:%lf:%lf%c", sigma, sigma2, &tail) == 2) *kind = DOG;
+    else return 0;
+    const int ok1 = *sigma > 0.0 && *sigma <= 1000.0, ok2 = *kind != DOG || (*sigma2 > 0.0 && *sigma2 <= 1000.0);
+    return ok1 && ok2;
+}
+
 static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
 {
     const int mode = o->have_mode ? (int)o->mode : -1;
     if (o->any_size) {
         const size_t k = bench_size_or(o, BENCH_K, 3);
+        int kind = RANDOM;
+        double s1 = 0.0, s2 = 0.0;
+        if (o->filter) bench_conv2d_filter(o->filter, &kind, &s1, &s2);
         describe(&w[0], bench_size_or(o, BENCH_ROWS, 4096), bench_size_or(o, BENCH_COLS, 4096),
                  bench_size_or(o, BENCH_KROWS, k), bench_size_or(o, BENCH_KCOLS, k), o->have_pad ? o->pad : MH_PAD_SAME,
-                 mode, RANDOM, 0, 0);
+                 mode, kind, s1, s2);
         return 1;
     }
     size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];

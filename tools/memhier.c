@@ -60,6 +60,9 @@ static const struct command {
      "  bench conv2d --mode M [sizes] [--variants a,b] ...\n"
      "                               the image extended by boundary mode M (constant, reflect,\n"
      "                               mirror, nearest, wrap), the output as large as the image\n"
+     "  bench conv2d [sizes] --filter random|gaussian:SIGMA|dog:SIGMA1:SIGMA2 ...\n"
+     "                               the filter of the workload (Gaussians and their differences\n"
+     "                               are planned: separable and lowrank take them)\n"
      "  bench [OP] --headline [--device cpu|N] [--json FILE]\n"
      "                               the main job's workloads, one or two per op: auto's pick\n"
      "                               and the vendor rows (the CPU reference without a GPU)\n",
