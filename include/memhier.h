@@ -269,8 +269,9 @@ void mh_conv2d_plan_destroy(mh_conv2d_plan *plan);
  * than 4 (then lowrank refuses it). */
 int mh_conv2d_plan_rank(const mh_conv2d_plan *plan);
 /* mh_conv2d with the plan's filter: no row reads the filter back, so no call waits for the
- * stream. auto takes lowrank first where the plan's terms cost at most half the direct taps
- * (rank x (krows + kcols) <= krows x kcols / 2, beyond 5 x 5), else decides as mh_conv2d does. */
+ * stream. auto takes lowrank first where the plan's terms cost at most a share of the direct taps
+ * (the device's rules; the H100's: rank x (krows + kcols) <= krows x kcols / 2, beyond 5 x 5),
+ * else decides as mh_conv2d does. */
 mh_status mh_conv2d_planned(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
                             size_t rows, size_t cols, mh_pad pad, float *out);
 /* mh_conv2d_mode_batched with the plan's filter, likewise without a read-back. */

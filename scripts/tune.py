@@ -50,6 +50,8 @@ FIELDS = [
     ("conv2d", "tc_share_s2_q16_one_slice", "conv2d_tc_share_s2_q16_one_slice", "n"),
     ("conv2d", "tc_q16_from_slices", "conv2d_tc_q16_from_slices", "i"),
     ("conv2d", "tc_q16_s2_from_rows", "conv2d_tc_q16_s2_from_rows", "i"),
+    ("conv2d", "lowrank_above_taps", "conv2d_lowrank_above_taps", "n"),
+    ("conv2d", "lowrank_max_cost_share", "conv2d_lowrank_max_cost_share", "n"),
     ("matmul", "tc_min_k", "matmul_tc_min_k", "n"),
     ("matmul", "tc_max_k", "matmul_tc_max_k", "n"),
     ("matmul", "tc_min_work", "matmul_tc_min_work", "n"),

@@ -144,13 +144,14 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
  * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
  * regtile otherwise (docs/conv2d.md, "How auto chooses"). The separable path is taken by name
  * for a filter known to be rank 1. */
-/* A planned filter whose terms cost at most half the direct taps, beyond 5 x 5 (walk's sizes,
- * memory-bound). */
-static int lowrank_favoured(const mh_conv2d_args *a)
+/* A planned filter whose terms cost at most the rules' share of the direct FMAs, past the
+ * rules' taps (walk's 3 x 3 and 5 x 5 are memory-bound: nothing to save). */
+static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
     const mh_conv2d_plan *p = a->plan;
-    const int taps = a->krows * a->kcols;
-    return p && p->rank >= 1 && taps > 25 && 2 * p->rank * (a->krows + a->kcols) <= taps;
+    const double taps = (double)a->krows * a->kcols;
+    return p && p->rank >= 1 && taps > rules->conv2d_lowrank_above_taps &&
+           p->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_max_cost_share * taps;
 }
 
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
@@ -162,7 +163,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const lowrank_tensor[] = {"lowrank", "tc", "regtile", "stream", "shared", "basic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, NULL, 0);
-    if (lowrank_favoured(&a->conv2d)) return tc ? lowrank_tensor : lowrank_direct;
+    if (lowrank_favoured(ctx->rules, &a->conv2d)) return tc ? lowrank_tensor : lowrank_direct;
     return tc ? tensor : direct;
 }
 
@@ -170,7 +171,7 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
 {
     char why[512];
     const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, why, sizeof why);
-    if (lowrank_favoured(&a->conv2d)) {
+    if (lowrank_favoured(ctx->rules, &a->conv2d)) {
         const mh_conv2d_args *c = &a->conv2d;
         snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output against %d direct, lowrank first; "
                  "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", c->plan->rank * (c->krows + c->kcols),

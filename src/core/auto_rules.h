@@ -46,6 +46,9 @@ typedef struct mh_auto_rules {
     /* tc's own configuration: Q = 16 from this many slices, and at one or three slices of S = 2
      * from this many filter rows */
     int conv2d_tc_q16_from_slices, conv2d_tc_q16_s2_from_rows;
+    /* conv2d/lowrank first for a planned filter of more than this many taps whose terms cost at
+     * most this share of the direct FMAs: rank (krows + kcols) <= share krows kcols */
+    double conv2d_lowrank_above_taps, conv2d_lowrank_max_cost_share;
 
     /* matmul: tf32x3-wgmma where all four hold */
     double matmul_tc_min_k, matmul_tc_max_k, matmul_tc_min_work, matmul_tc_min_outputs;
