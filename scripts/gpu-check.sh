@@ -23,7 +23,10 @@
 # auto (matmul-sizes.txt); phase ncu-wgmma: ncu of the wgmma kernels at 4096^3 (L2 bytes, stalls);
 # phase ncu-transpose: the transpose rungs' counters at 8192^2 (transpose-ncu.txt, docs/transpose.md);
 # phase tc-sweep: conv2d/tc against regtile and walk, K x K filters 3..31 at 512^2 to 8192^2
-# (conv2d-tc-sweep.json, scripts/conv2d_tc_sweep.sh: the rule behind conv2d's auto).
+# (conv2d-tc-sweep.json, scripts/conv2d_tc_sweep.sh: the rule behind conv2d's auto);
+# phase lowrank-sweep: conv2d/lowrank against tc, regtile and walk on planned Gaussians and
+# differences of Gaussians, K = 5..31 at 512^2 to 8192^2 (conv2d-lowrank-sweep.json,
+# scripts/conv2d_lowrank_sweep.sh: the rule behind planned auto's conv2d_lowrank_*).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -130,6 +133,13 @@ if want tc-sweep; then
   timeout 560 bash scripts/conv2d_tc_sweep.sh "$CLI" "$OUT/conv2d-tc-sweep.json" >"$LOGS/tc-sweep.log" 2>&1
   say "tc-sweep exit $?"
   tee -a "$SUMMARY" <"$LOGS/tc-sweep.log"
+fi
+
+if want lowrank-sweep; then
+  stamp "conv2d/lowrank against the direct rows, planned low-rank filters (scripts/conv2d_lowrank_sweep.sh)"
+  timeout 560 bash scripts/conv2d_lowrank_sweep.sh "$CLI" "$OUT/conv2d-lowrank-sweep.json" >"$LOGS/lowrank-sweep.log" 2>&1
+  say "lowrank-sweep exit $?"
+  tee -a "$SUMMARY" <"$LOGS/lowrank-sweep.log"
 fi
 
 if want calibrate; then
