@@ -180,13 +180,7 @@ def _on_kind(host, src):
     if src.kind == "numpy":
         return host
     key = (src.kind, src.device, host.shape, host.tobytes())
-    entry = _UPLOADED.pop(key, None)
-    if entry is None:
-        entry = _upload(host, src)
-    _UPLOADED[key] = entry
-    while len(_UPLOADED) > _UPLOADS_KEPT:
-        _UPLOADED.popitem(last=False)
-    device_array, done, stream, _ = entry
+    device_array, done, stream, _ = _kept(_UPLOADED, key, lambda: _upload(host, src))
     current = _arrays.current_stream(src)
     if current != stream:
         _wait(src, done)
@@ -194,7 +188,18 @@ def _on_kind(host, src):
 
 
 _UPLOADED = collections.OrderedDict()  # (kind, device, shape, bytes) -> (array, event, stream, pinned)
-_UPLOADS_KEPT = 64
+_KEPT = 64  # weight arrays kept by content, uploads and plans each
+
+
+def _kept(cache, key, make):
+    """cache[key], made by make() when absent; the _KEPT most recently used stay."""
+    entry = cache.pop(key, None)
+    if entry is None:
+        entry = make()
+    cache[key] = entry
+    while len(cache) > _KEPT:
+        cache.popitem(last=False)
+    return entry
 
 
 def _upload(host, src):
@@ -249,19 +254,11 @@ class _LibraryPlan:
 
 
 _PLANS = collections.OrderedDict()  # (context device, shape, bytes) -> _LibraryPlan
-_PLANS_KEPT = 64
 
 
 def _library_plan(call, host):
-    """The plan of these host weights on the call's device, kept by content (64 of them)."""
-    key = (call.context.device, host.shape, host.tobytes())
-    plan = _PLANS.pop(key, None)
-    if plan is None:
-        plan = _LibraryPlan(call, host)
-    _PLANS[key] = plan
-    while len(_PLANS) > _PLANS_KEPT:
-        _PLANS.popitem(last=False)
-    return plan
+    """The plan of these host weights on the call's device, kept by content (_KEPT of them)."""
+    return _kept(_PLANS, (call.context.device, host.shape, host.tobytes()), lambda: _LibraryPlan(call, host))
 
 
 def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context, host_w=None):
