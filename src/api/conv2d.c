@@ -397,10 +397,14 @@ static mh_status check_plan(mh_context *ctx, const mh_conv2d_plan *plan)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "the plan was made for device %d; the context is on device %d",
                        plan->device, ctx->device);
     if (!plan->ready) return MH_OK;
+    mh_device_guard g; /* the legacy default stream (NULL) is the current device's */
+    mh_status s = mh_device_enter(ctx, &g);
+    if (s != MH_OK) return s;
     mh_context_lock(ctx);
     cudaStream_t stream = (cudaStream_t)ctx->stream;
     mh_context_unlock(ctx);
     const cudaError_t e = cudaStreamWaitEvent(stream, (cudaEvent_t)plan->ready, 0);
+    mh_device_leave(&g);
     if (e != cudaSuccess)
         return mh_fail(ctx, MH_ERR_CUDA, "waiting for the plan's filter copy: %s", cudaGetErrorString(e));
     return MH_OK;
