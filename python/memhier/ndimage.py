@@ -149,10 +149,9 @@ def _to_host(weights):
 
 
 def _weights(weights, src):
-    """(w, host): the weights as a float32 C-contiguous array of the input's kind on its device,
-    and the float32 host array they came from (None for weights used in place). Weights there
-    already (float32, contiguous) are used as they are: no copy, no wait for the stream; others
-    go through the host."""
+    """(w, None) for weights already on the input's device as float32 and contiguous, used as
+    they are (no copy, no wait for the stream); (None, host) for others: a float32 C-contiguous
+    NumPy array, for _plan to shape and then bring to the device (_on_kind)."""
     try:
         given = _arrays.Operand(weights, "weights")
     except TypeError:
@@ -166,9 +165,10 @@ def _weights(weights, src):
         if not np.issubdtype(host.dtype, np.number) or np.issubdtype(host.dtype, np.complexfloating):
             raise TypeError(f"weights: dtype {host.dtype}; expected real numbers")
         host = np.ascontiguousarray(host, dtype=F32)
-        w = _on_kind(host, src)
-    if 0 in tuple(w.shape) or len(w.shape) == 0:
-        raise ValueError(f"weights: shape {tuple(w.shape)} holds no filter weights")
+        w = None
+    shape = tuple((w if host is None else host).shape)
+    if 0 in shape or len(shape) == 0:
+        raise ValueError(f"weights: shape {shape} holds no filter weights")
     return w, host
 
 
@@ -375,7 +375,7 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
     ax = _filtered_axes(axes, ndim)
     mode_code, cval = _mode_arg(mode), _cval_arg(cval)
     w, host = _weights(weights, src)
-    wshape = tuple(int(s) for s in w.shape)
+    wshape = tuple(int(s) for s in (w if host is None else host).shape)
     if len(wshape) != len(ax):
         raise ValueError(f"weights: {len(wshape)}-D of shape {wshape}; the input's filtered axes {tuple(ax)} "
                          f"take {len(ax)}-D weights")
@@ -385,14 +385,21 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
     origins = [origin_of[a] for a in ax]
     for o, side, a in zip(origins, wshape, ax):
         _check_origin(o, side, a)
-    if flip:
-        w = _flip(w, src.kind)
-        host = None if host is None else np.ascontiguousarray(host[(slice(None, None, -1),) * host.ndim])
+    if flip:  # host weights flipped on the host, before their one copy to the device
+        if host is None:
+            w = _flip(w, src.kind)
+        else:
+            host = np.ascontiguousarray(host[(slice(None, None, -1),) * host.ndim])
         origins = [-o - (1 - s % 2) for o, s in zip(origins, wshape)]
     keep = [i for i, s in enumerate(wshape) if s > 1] or [len(wshape) - 1]
-    w = w.reshape(tuple(wshape[i] for i in keep))
-    host = host.reshape(tuple(wshape[i] for i in keep)) if host is not None and len(keep) == 2 else None
-    return _Plan(src, w, [ax[i] for i in keep], [origins[i] for i in keep], mode_code, cval, options, host)
+    kept = tuple(wshape[i] for i in keep)
+    if host is None:
+        w = w.reshape(kept)
+    else:
+        host = host.reshape(kept)
+        w = _on_kind(host, src)
+    return _Plan(src, w, [ax[i] for i in keep], [origins[i] for i in keep], mode_code, cval, options,
+                 host if len(keep) == 2 else None)
 
 
 def _typed(src, out, output, plan):

@@ -137,13 +137,6 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type));
 }
 
-/* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
- * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
- * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
- * useful share of the tensor work pays (K x K at 13 and from 19 at 2048^2 and beyond, from 19
- * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
- * regtile otherwise (docs/conv2d.md, "How auto chooses"). The separable path is taken by name
- * for a filter known to be rank 1. */
 /* A planned filter whose terms cost at most the rules' share of the direct FMAs, past the
  * rules' taps (walk's 3 x 3 and 5 x 5 are memory-bound: nothing to save). */
 static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
@@ -154,6 +147,13 @@ static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
            p->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_max_cost_share * taps;
 }
 
+/* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
+ * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
+ * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
+ * useful share of the tensor work pays (K x K at 13 and from 19 at 2048^2 and beyond, from 19
+ * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
+ * regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
+ * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
@@ -333,9 +333,7 @@ static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
     }
     mh_device_guard g;
     if ((s = mh_device_enter(ctx, &g)) != MH_OK) return s;
-    mh_context_lock(ctx);
-    cudaStream_t stream = (cudaStream_t)ctx->stream;
-    mh_context_unlock(ctx);
+    cudaStream_t stream = (cudaStream_t)mh_context_stream(ctx);
     cudaEvent_t ready = NULL;
     cudaError_t e = cudaHostAlloc((void **)&p->staging, bytes, cudaHostAllocDefault);
     if (e == cudaSuccess) memcpy(p->staging, p->host_filter, bytes);
@@ -400,14 +398,20 @@ static mh_status check_plan(mh_context *ctx, const mh_conv2d_plan *plan)
     mh_device_guard g; /* the legacy default stream (NULL) is the current device's */
     mh_status s = mh_device_enter(ctx, &g);
     if (s != MH_OK) return s;
-    mh_context_lock(ctx);
-    cudaStream_t stream = (cudaStream_t)ctx->stream;
-    mh_context_unlock(ctx);
-    const cudaError_t e = cudaStreamWaitEvent(stream, (cudaEvent_t)plan->ready, 0);
+    const cudaError_t e = cudaStreamWaitEvent((cudaStream_t)mh_context_stream(ctx), (cudaEvent_t)plan->ready, 0);
     mh_device_leave(&g);
     if (e != cudaSuccess)
         return mh_fail(ctx, MH_ERR_CUDA, "waiting for the plan's filter copy: %s", cudaGetErrorString(e));
     return MH_OK;
+}
+
+/* A planned call's arguments made (s: their status) into a dispatch with the plan attached. */
+static mh_status dispatch_planned(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, mh_args *a,
+                                  mh_status s)
+{
+    if (s != MH_OK) return s;
+    a->conv2d.plan = plan;
+    return mh_dispatch(ctx, variant, a);
 }
 
 mh_status mh_conv2d_planned(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
@@ -420,9 +424,7 @@ mh_status mh_conv2d_planned(mh_context *ctx, const char *variant, const mh_conv2
     if (s == MH_OK)
         s = mh_conv2d_args_init(ctx, &a, in, rows, cols, plan->filter, (size_t)plan->krows, (size_t)plan->kcols, pad,
                                 out);
-    if (s != MH_OK) return s;
-    a.conv2d.plan = plan;
-    return mh_dispatch(ctx, variant, &a);
+    return dispatch_planned(ctx, variant, plan, &a, s);
 }
 
 mh_status mh_conv2d_planned_mode(mh_context *ctx, const char *variant, const mh_conv2d_plan *plan, const float *in,
@@ -436,7 +438,5 @@ mh_status mh_conv2d_planned_mode(mh_context *ctx, const char *variant, const mh_
     if (s == MH_OK)
         s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, plan->filter, (size_t)plan->krows,
                                              (size_t)plan->kcols, mode, cval, origin_r, origin_c, out);
-    if (s != MH_OK) return s;
-    a.conv2d.plan = plan;
-    return mh_dispatch(ctx, variant, &a);
+    return dispatch_planned(ctx, variant, plan, &a, s);
 }

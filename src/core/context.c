@@ -127,6 +127,14 @@ mh_status mh_context_set_stream(mh_context *ctx, void *cuda_stream)
     return MH_OK;
 }
 
+void *mh_context_stream(mh_context *ctx)
+{
+    mh_context_lock(ctx);
+    void *stream = ctx->stream;
+    mh_context_unlock(ctx);
+    return stream;
+}
+
 mh_status mh_context_synchronize(mh_context *ctx)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
@@ -135,10 +143,8 @@ mh_status mh_context_synchronize(mh_context *ctx)
     mh_device_guard guard;
     mh_status s = mh_device_enter(ctx, &guard);
     if (s != MH_OK) return s;
-    mh_context_lock(ctx);
-    cudaStream_t stream = (cudaStream_t)ctx->stream;
-    mh_context_unlock(ctx); /* other threads may queue work while this one waits */
-    cudaError_t e = cudaStreamSynchronize(stream);
+    /* the lock is not held while this thread waits: others may queue work */
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)mh_context_stream(ctx));
     mh_device_leave(&guard);
     if (e != cudaSuccess)
         return mh_fail(ctx, MH_ERR_CUDA, "cudaStreamSynchronize: %s (%s)", cudaGetErrorString(e),

@@ -74,6 +74,8 @@ int mh_is_cpu(const mh_context *ctx);
 /* The context's lock, around every public call that reads or changes its state. */
 void mh_context_lock(mh_context *ctx);
 void mh_context_unlock(mh_context *ctx);
+/* The context's stream (a cudaStream_t), read under its lock. */
+void *mh_context_stream(mh_context *ctx);
 
 /* Device scratch of at least `bytes`, valid for the call in progress; ordered after every
  * earlier call's use on another stream. */

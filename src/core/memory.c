@@ -60,9 +60,7 @@ static mh_status copy(mh_context *ctx, void *dst, const void *src, size_t bytes,
         mh_device_leave(&g);
         return s;
     }
-    mh_context_lock(ctx);
-    cudaStream_t st = (cudaStream_t)ctx->stream;
-    mh_context_unlock(ctx);
+    cudaStream_t st = (cudaStream_t)mh_context_stream(ctx);
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st);
     if (e == cudaSuccess) e = cudaStreamSynchronize(st);
     mh_device_leave(&g);

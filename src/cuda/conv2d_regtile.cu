@@ -199,8 +199,8 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
     p.in_type = (int)a->in_type, p.out_type = (int)a->out_type;
-    p.vec_in = a->cols % 4 == 0 && (uintptr_t)a->in % (4 * mh_dtype_size(a->in_type)) == 0;
-    p.vec_out = a->out_cols % 4 == 0 && (uintptr_t)a->out % (4 * mh_dtype_size(a->out_type)) == 0;
+    p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
+    p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
     const size_t bytes = (size_t)layout_for(bh, bw, a->krows, a->kcols).floats * sizeof(float);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     /* a stack: one launch for up to 65535 images (gridDim.z), each image's blocks in z */

@@ -145,18 +145,18 @@ static __global__ void __launch_bounds__(THREADS) conv2d_separable_kernel(const 
 static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char *name, int max_rank,
                             separable_params *p, int *rank)
 {
-    float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K];
+    float own_u[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K], own_v[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K];
+    const float *u = own_u, *v = own_v;
     mh_lowrank_fit fit;
     int r;
     if (a->plan) {
-        r = a->plan->rank, fit = a->plan->fit;
-        memcpy(u, a->plan->u, sizeof u), memcpy(v, a->plan->v, sizeof v);
+        r = a->plan->rank, fit = a->plan->fit, u = a->plan->u, v = a->plan->v;
     } else {
         float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
         const size_t fbytes = (size_t)a->krows * a->kcols * sizeof(float);
         MH_CUDA_TRY(ctx, cudaMemcpyAsync(f, a->filter, fbytes, cudaMemcpyDeviceToHost, mh_stream(ctx)));
         MH_CUDA_TRY(ctx, cudaStreamSynchronize(mh_stream(ctx)));
-        r = mh_lowrank_factor(f, a->krows, a->kcols, max_rank, u, v, &fit);
+        r = mh_lowrank_factor(f, a->krows, a->kcols, max_rank, own_u, own_v, &fit);
     }
     if (r < 1 || r > max_rank) {
         if (r > max_rank)

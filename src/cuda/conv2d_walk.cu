@@ -23,6 +23,7 @@
  * its loads slowed zero-padded 3 x 3 from 0.185 to 0.244 ms on the H100, and a second bordered
  * instance of it ran 5 x 5 at 0.36-0.38 ms (its 120 registers and the mapping's). */
 #include "common.cuh"
+#include "conv2d_window.cuh"
 #include "typed4.cuh"
 #include "../core/border.h"
 
@@ -323,8 +324,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.in_type = (int)a->in_type, p.out_type = (int)a->out_type;
     p.in_bytes = (int)mh_dtype_size(a->in_type), p.out_bytes = (int)mh_dtype_size(a->out_type);
     /* a group of 4 elements moves as one access where every row starts aligned to one */
-    p.vec_in = a->cols % 4 == 0 && (uintptr_t)a->in % (4 * (uintptr_t)p.in_bytes) == 0;
-    p.vec_out = a->out_cols % 4 == 0 && (uintptr_t)a->out % (4 * (uintptr_t)p.out_bytes) == 0;
+    p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
+    p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
     const int typed = mh_conv2d_is_typed(a);
     const int r = rows_per_thread[x->config];
     const kernel_fn kernel = kernels[typed][a->krows == 5][x->config][a->lpc];

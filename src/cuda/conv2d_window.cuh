@@ -8,13 +8,20 @@
 
 #include <stdint.h>
 
+/* Every row of an image of `cols` elements of type t at p starts on a group of 4 elements:
+ * where one 4-, 8- or 16-byte access may move each group. */
+static inline int conv2d_rows_on_groups(const void *p, size_t cols, mh_dtype t)
+{
+    return cols % 4 == 0 && (uintptr_t)p % (4 * mh_dtype_size(t)) == 0;
+}
+
 /* Window loads are 16 bytes, so a block's input tile must start on a 16-byte boundary: the
  * first block starts xshift outputs early so that (block origin - lpc) is a multiple of 4.
  * Rows that are not a multiple of 4 elements (or an image not aligned to a group of 4) cannot
  * all be aligned: no shift, and the tile loads fall back to one element at a time. */
 static inline int conv2d_xshift(const mh_conv2d_args *a)
 {
-    if (a->cols % 4 || (uintptr_t)a->in % (4 * mh_dtype_size(a->in_type))) return 0;
+    if (!conv2d_rows_on_groups(a->in, a->cols, a->in_type)) return 0;
     return (4 - a->lpc % 4) % 4;
 }
 
