@@ -142,12 +142,12 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
                                : mh_run_row(ctx, row, &a);
     const int rank1 = p->rank1 || s->krows == 1 || s->kcols == 1; /* one row or column: rank 1 anyway */
     if (row && !strcmp(name, "conv2d/separable") && !rank1) { /* must refuse a full-rank filter */
-        test_check_refusal(ctx, name, st, "not a sum of 1 outer products", out, what);
+        test_check_refusal(ctx, name, st, "not rank 1 within FP32 accuracy", out, what);
         return;
     }
     if (row && !strcmp(name, "conv2d/lowrank") && st == MH_ERR_UNSUPPORTED) { /* a random filter past 4 terms */
         CHECK(!rank1, "lowrank refused a rank-1 filter on %s: %s", what, mh_context_error(ctx));
-        test_check_refusal(ctx, name, st, "not a sum of 4 outer products", out, what);
+        test_check_refusal(ctx, name, st, "not of rank at most 4 within FP32 accuracy", out, what);
         return;
     }
     if (st == MH_OK) st = mh_context_synchronize(ctx);

@@ -163,10 +163,11 @@ static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char
             return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: the %d x %d filter needs %d terms (its plan's rank); %s takes "
                            "at most %d", name, a->krows, a->kcols, r, name, max_rank);
         return mh_fail(ctx, MH_ERR_UNSUPPORTED,
-                       "%s: the %d x %d filter is not a sum of %d outer products within the per-element bound: "
+                       "%s: the %d x %d filter is not %s%d within FP32 accuracy (the per-element bound): "
                        "filter[%d][%d] = %.9g comes out as %.9g, %.3g times its share of the bound (singular values "
                        "%.3g, the first left out %.3g); use a direct variant",
-                       name, a->krows, a->kcols, max_rank, fit.row, fit.col, fit.tap, fit.fitted, fit.ratio,
+                       name, a->krows, a->kcols, max_rank == 1 ? "rank " : "of rank at most ", max_rank, fit.row,
+                       fit.col, fit.tap, fit.fitted, fit.ratio,
                        fit.sigma1, fit.dropped);
     }
     for (int t = 0; t < r; ++t) {
