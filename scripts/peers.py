@@ -18,7 +18,7 @@ Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
   conv1d     cupyx.scipy.signal oaconvolve, fftconvolve, correlate; torch conv1d (cuDNN); with a
              boundary mode: cupyx.scipy.ndimage.correlate1d, cupy.pad + oaconvolve, torch F.pad + conv1d
   conv2d     cupyx.scipy.ndimage correlate (and correlate1d twice for the separable Gaussian);
-             torch conv2d (cuDNN); 'mode=' workloads: correlate with that mode, torch conv2d on
+             filters past 31 a side also cupyx.scipy.signal oaconvolve; torch conv2d (cuDNN); 'mode=' workloads: correlate with that mode, torch conv2d on
              F.pad's reflect (scipy's mirror), replicate, circular or constant
   transpose  cupy ascontiguousarray(a.T); torch a.t().contiguous()
   matmul     cupy matmul, torch matmul (cuBLAS)
@@ -187,6 +187,9 @@ def conv2d_peers(wl):
         if w.get("filter") == "gaussian":
             peers.append(("cupy/ndimage.correlate1d-x2", lambda: crop_same(
                 nd.correlate1d(nd.correlate1d(x, g1, axis=0, mode="constant"), g1, axis=1, mode="constant"))))
+    if kr > 31 or kc > 31:  # past the direct kernels: the FFT peer (overlap-add), full output cut to ours
+        peers.append(("cupy/signal.oaconvolve", lambda: cps.oaconvolve(x, f[::-1, ::-1], mode="full")[
+            kr - 1 - lr:kr - 1 - lr + out_r, kc - 1 - lc:kc - 1 - lc + out_c]))
     if torch is not None:
         tx, tf = torch.as_tensor(x, device="cuda")[None, None], torch.as_tensor(f, device="cuda")[None, None]
         rr, rc = {"valid": (0, 0), "same": (kr - 1 - lr, kc - 1 - lc), "full": (kr - 1, kc - 1)}[pad]

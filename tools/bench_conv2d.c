@@ -35,7 +35,8 @@ static const struct {
 } gpu_defaults[] = {{8192, 8192, 3, MH_PAD_SAME, RANDOM, 0, 0},    {8192, 8192, 7, MH_PAD_SAME, RANDOM, 0, 0},
                     {8192, 8192, 11, MH_PAD_SAME, RANDOM, 0, 0},   {3072, 3072, 15, MH_PAD_VALID, RANDOM, 0, 0},
                     {4096, 4096, 31, MH_PAD_SAME, RANDOM, 0, 0},   {8192, 8192, 5, MH_PAD_SAME, GAUSSIAN, 1, 0},
-                    {8192, 8192, 31, MH_PAD_SAME, GAUSSIAN, 5, 0}, {8192, 8192, 21, MH_PAD_SAME, DOG, 2, 3.2}},
+                    {8192, 8192, 31, MH_PAD_SAME, GAUSSIAN, 5, 0}, {8192, 8192, 21, MH_PAD_SAME, DOG, 2, 3.2},
+                    {4096, 4096, 63, MH_PAD_SAME, RANDOM, 0, 0},   {4096, 4096, 127, MH_PAD_SAME, RANDOM, 0, 0}},
   cpu_defaults[] = {{1024, 1024, 3, MH_PAD_SAME, RANDOM, 0, 0}, {1024, 1024, 11, MH_PAD_SAME, RANDOM, 0, 0},
                     {1024, 1024, 5, MH_PAD_SAME, GAUSSIAN, 1, 0}};
 
