@@ -25,8 +25,12 @@
  *
  * Waiting: no call waits for the context's stream (or the device) except
  * mh_context_synchronize, mh_upload and mh_download (which copy synchronously), conv2d's
- * separable variant (it reads the filter back to factor it) and conv2d's texture variant when
- * its image changes (the old texture object may still be read). `auto` never waits.
+ * separable and lowrank variants called without a plan (they read the filter back to factor
+ * it), a plan made of device memory, and conv2d's texture variant when its image changes (the
+ * old texture object may still be read). `auto` never waits. One exception is CUDA's: the first
+ * launch of a kernel in a process may wait for the device while CUDA loads its module (lazy
+ * loading, the default since CUDA 12.2); CUDA_MODULE_LOADING=EAGER in the environment loads
+ * every kernel when the process first uses the device instead.
  */
 #ifndef MEMHIER_H
 #define MEMHIER_H
@@ -232,14 +236,17 @@ mh_status mh_conv1d_mode_supports(mh_context *ctx, const char *variant, size_t b
 
 /* ---- conv2d: out[r][c] = sum_{i,j} in[r + i - lpr][c + j - lpc] * filter[i][j] -----------
  * Row-major float32 images; filters krows x kcols, each from 1 to MH_CONV2D_MAX_K, any
- * shape (not necessarily square or odd). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or
+ * shape (not necessarily square or odd). The direct, tensor-core and low-rank rows take sides
+ * up to MH_CONV2D_DIRECT_MAX_K; fft-os (overlap-save on cuFFT), cudnn and the CPU rows take
+ * every size, and auto runs fft-os past the direct rows' limit. lpr, lpc are 0 (valid), (k - 1) / 2 (same) or
  * k - 1 (full), per dimension; outside the input counts as zero. `auto` decides from the
  * shapes alone and never reads the filter. "separable" (rank 1) and "lowrank" (up to 4 terms)
  * take a filter that is a sum of that many outer products: its SVD in double finds the fewest
  * terms whose float32 factors keep every output within the per-element bound, whatever the
  * image (others are refused with the tap that misses). Called plainly they read the filter back,
  * so they wait for the context's stream; with a plan (mh_conv2d_plan_create) they do not. */
-#define MH_CONV2D_MAX_K 31
+#define MH_CONV2D_MAX_K 255
+#define MH_CONV2D_DIRECT_MAX_K 31
 
 /* MH_OK and the output's dimensions, or MH_ERR_INVALID_ARGUMENT (zero sizes, filter larger
  * than the input in valid mode, overflow). */
@@ -266,7 +273,7 @@ mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t kro
                                 mh_conv2d_plan **plan);
 void mh_conv2d_plan_destroy(mh_conv2d_plan *plan);
 /* The terms conv2d/lowrank runs for the plan's filter (1 for rank 1), or -1 where it needs more
- * than 4 (then lowrank refuses it). */
+ * than 4 or is past MH_CONV2D_DIRECT_MAX_K a side (then lowrank refuses it). */
 int mh_conv2d_plan_rank(const mh_conv2d_plan *plan);
 /* mh_conv2d with the plan's filter: no row reads the filter back, so no call waits for the
  * stream. auto takes lowrank first where the plan's terms cost at most a share of the direct taps

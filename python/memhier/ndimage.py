@@ -34,7 +34,7 @@ own library.
 
 What scipy.ndimage takes and this module does not (each refused with a message that says so,
 never computed differently): float64 and 32- and 64-bit integer arrays, weights with a side above
-31 for correlate and convolve, complex data.
+255 for correlate and convolve, complex data.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""

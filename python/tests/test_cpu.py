@@ -274,8 +274,8 @@ def test_arguments_of_the_wrong_type_are_named():
 
 
 def test_library_detail_for_sizes_it_refuses():
-    with pytest.raises(memhier.InvalidArgument, match="krows = 32: filters are at most 31 x 31"):
-        memhier.conv2d(np.ones((64, 64), np.float32), np.ones((32, 3), np.float32), pad="same")
+    with pytest.raises(memhier.InvalidArgument, match="krows = 256: filters are at most 255 x 255"):
+        memhier.conv2d(np.ones((64, 64), np.float32), np.ones((256, 3), np.float32), pad="same")
     with pytest.raises(memhier.InvalidArgument, match="larger than the 2 x 10 image"):
         memhier.conv2d(np.ones((2, 10), np.float32), np.ones((3, 3), np.float32))
     with pytest.raises(memhier.InvalidArgument, match="k = 10 is longer than n = 9"):

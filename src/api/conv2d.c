@@ -119,10 +119,19 @@ int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
                             len);
 }
 
-/* Every row reads float32; a typed call needs one that converts in its loader. */
+/* Every row reads float32; a typed call needs one that converts in its loader. Filters past
+ * MH_CONV2D_DIRECT_MAX_K a side need a row flagged for them. */
 static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
 {
     const mh_conv2d_args *a = &args->conv2d;
+    if ((a->krows > MH_CONV2D_DIRECT_MAX_K || a->kcols > MH_CONV2D_DIRECT_MAX_K) &&
+        !(row->flags & MH_ROW_LARGE_FILTERS)) {
+        snprintf(why, len, "%s = %d: it takes filters up to %d x %d (fft-os, cudnn and the CPU rows take them up to "
+                 "%d x %d)", a->krows > MH_CONV2D_DIRECT_MAX_K ? "krows" : "kcols",
+                 a->krows > MH_CONV2D_DIRECT_MAX_K ? a->krows : a->kcols, MH_CONV2D_DIRECT_MAX_K,
+                 MH_CONV2D_DIRECT_MAX_K, MH_CONV2D_MAX_K, MH_CONV2D_MAX_K);
+        return 0;
+    }
     if (!mh_conv2d_is_typed(a) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
     snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on walk, regtile and "
              "cpu-omp)", mh_dtype_name(a->in_type), mh_dtype_name(a->out_type));
@@ -153,7 +162,9 @@ static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
  * useful share of the tensor work pays (K x K at 13 and from 19 at 2048^2 and beyond, from 19
  * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
  * regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
- * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds. */
+ * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds.
+ * Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-os (overlap-save on cuFFT), the one row
+ * of ours that takes them. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
@@ -161,7 +172,9 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_direct[] = {"lowrank", "walk", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_tensor[] = {"lowrank", "tc", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const large[] = {"fft-os", NULL};
     if (mh_is_cpu(ctx)) return cpu;
+    if (a->conv2d.krows > MH_CONV2D_DIRECT_MAX_K || a->conv2d.kcols > MH_CONV2D_DIRECT_MAX_K) return large;
     const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, NULL, 0);
     if (lowrank_favoured(ctx->rules, &a->conv2d)) return tc ? lowrank_tensor : lowrank_direct;
     return tc ? tensor : direct;
@@ -170,6 +183,11 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t len)
 {
     char why[512];
+    if (a->conv2d.krows > MH_CONV2D_DIRECT_MAX_K || a->conv2d.kcols > MH_CONV2D_DIRECT_MAX_K) {
+        snprintf(buf, len, "a %d x %d filter is past the direct rows' %d a side: fft-os (overlap-save on cuFFT)",
+                 a->conv2d.krows, a->conv2d.kcols, MH_CONV2D_DIRECT_MAX_K);
+        return;
+    }
     const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, why, sizeof why);
     if (lowrank_favoured(ctx->rules, &a->conv2d)) {
         const mh_conv2d_args *c = &a->conv2d;
@@ -184,7 +202,7 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
 static const mh_row_group groups[] = {
     mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
     mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_tc_rows,
-    mh_conv2d_cudnn_rows,     mh_conv2d_npp_rows,
+    mh_conv2d_fft_os_rows,    mh_conv2d_cudnn_rows,      mh_conv2d_npp_rows,
 };
 
 static void describe(const mh_args *args, char *buf, size_t len)
@@ -321,23 +339,24 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
 
 /* ---- plans ---------------------------------------------------------------------------- */
 
-/* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, device memory
- * filled on ctx's stream from a pinned copy of host_filter, and an event after it: no wait for
- * the stream (from pageable memory the driver may first wait for it). */
+/* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, memory allocated
+ * and filled on ctx's stream (stream-ordered, the values in kernel parameters), and an event
+ * after it: no wait for the stream (cudaMalloc, pinned staging and copies from pageable memory
+ * may each make the host wait for the device). */
 static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
 {
-    mh_status s = mh_alloc(ctx, bytes, (void **)&p->filter);
-    if (s != MH_OK || mh_is_cpu(ctx)) {
-        if (s == MH_OK) memcpy(p->filter, p->host_filter, bytes);
+    mh_status s;
+    if (mh_is_cpu(ctx)) {
+        if ((s = mh_alloc(ctx, bytes, (void **)&p->filter)) == MH_OK) memcpy(p->filter, p->host_filter, bytes);
         return s;
     }
     mh_device_guard g;
     if ((s = mh_device_enter(ctx, &g)) != MH_OK) return s;
     cudaStream_t stream = (cudaStream_t)mh_context_stream(ctx);
     cudaEvent_t ready = NULL;
-    cudaError_t e = cudaHostAlloc((void **)&p->staging, bytes, cudaHostAllocDefault);
-    if (e == cudaSuccess) memcpy(p->staging, p->host_filter, bytes);
-    if (e == cudaSuccess) e = cudaMemcpyAsync(p->filter, p->staging, bytes, cudaMemcpyHostToDevice, stream);
+    cudaError_t e = cudaMallocAsync((void **)&p->filter, bytes, stream);
+    if (e == cudaSuccess)
+        e = (cudaError_t)mh_cuda_upload_by_params(p->filter, p->host_filter, bytes / sizeof(float), stream);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
     if (e == cudaSuccess) p->ready = ready, e = cudaEventRecord(ready, stream);
     mh_device_leave(&g);
@@ -361,6 +380,10 @@ mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t kro
     if (!p) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "a conv2d plan: out of host memory");
     p->device = ctx->device, p->krows = (int)krows, p->kcols = (int)kcols;
     const size_t bytes = krows * kcols * sizeof(float);
+    if (!(p->host_filter = malloc(bytes))) {
+        free(p);
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "a conv2d plan's %zu x %zu filter: out of host memory", krows, kcols);
+    }
     /* a CPU context refuses device memory; a CUDA one reads it back or copies host memory */
     mh_status s = mh_is_cpu(ctx) ? mh_check_buffer(ctx, "filter", filter, bytes) : MH_OK;
     if (s == MH_OK && mh_is_device_memory(ctx, filter)) s = mh_download(ctx, p->host_filter, filter, bytes);
@@ -378,10 +401,10 @@ mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t kro
 void mh_conv2d_plan_destroy(mh_conv2d_plan *plan)
 {
     if (!plan) return;
-    /* cudaFree first: it waits for the device, the copy from staging included */
+    /* cudaFree waits for the device, the filter's copy included */
     if (plan->filter) mh_free_on(plan->device, plan->filter);
-    if (plan->staging) cudaFreeHost(plan->staging);
     if (plan->ready) cudaEventDestroy((cudaEvent_t)plan->ready);
+    free(plan->host_filter);
     free(plan);
 }
 

@@ -284,6 +284,8 @@ enum {
     MH_ROW_REDUCED_PRECISION = 1u << 1,
     /* reads and writes conv2d's typed images (mh_conv2d_typed): other rows refuse such calls */
     MH_ROW_IMAGE_DTYPES = 1u << 2,
+    /* takes conv2d filters past MH_CONV2D_DIRECT_MAX_K a side: other rows refuse them */
+    MH_ROW_LARGE_FILTERS = 1u << 3,
 };
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
@@ -408,6 +410,7 @@ const mh_row *mh_conv2d_walk_rows(size_t *count);
 const mh_row *mh_conv2d_separable_rows(size_t *count);
 const mh_row *mh_conv2d_cudnn_rows(size_t *count);
 const mh_row *mh_conv2d_npp_rows(size_t *count);
+const mh_row *mh_conv2d_fft_os_rows(size_t *count);
 
 mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols,
                               const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out);
@@ -444,17 +447,21 @@ typedef struct mh_lowrank_fit {
 int mh_lowrank_factor(const float *filter, int krows, int kcols, int max_rank, float *u, float *v,
                       mh_lowrank_fit *fit);
 
+/* dst[0 .. n) = the host values src[0 .. n), queued on `stream` in kernel parameters (no pinned
+ * staging, no wait for the stream); a cudaError_t as int (src/cuda/fill.cu). */
+int mh_cuda_upload_by_params(float *dst, const float *src, size_t n, void *stream);
+
 /* mh_conv2d_plan_create's analysis of a filter: its copy where the context computes, and its
- * rank and factors (mh_lowrank_factor up to MH_LOWRANK_MAX_RANK; rank -1 where it needs more). */
+ * rank and factors (mh_lowrank_factor up to MH_LOWRANK_MAX_RANK; rank -1 where it needs more or
+ * is larger than MH_CONV2D_DIRECT_MAX_K a side). */
 struct mh_conv2d_plan {
     int device; /* the context's device, or MH_CPU */
     int krows, kcols;
-    float host_filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
-    float *staging; /* pinned: the device copy's source (a copy from pageable memory may wait for the stream) */
-    float *filter;  /* mh_alloc'd on that device */
+    float *host_filter; /* krows x kcols, malloc'd */
+    float *filter;  /* on that device: stream-ordered (cudaMallocAsync), filled by mh_cuda_upload_by_params */
     void *ready;    /* cudaEvent_t recorded after the device copy; planned calls' streams wait for it */
     int rank;
-    float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K];
+    float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K];
     mh_lowrank_fit fit;
 };
 

@@ -57,7 +57,7 @@ static void jacobi_svd(const double *a, int m, int n, double *w, double *z, doub
             }
         if (!rotated) break;
     }
-    int order[MH_CONV2D_MAX_K];
+    int order[MH_CONV2D_DIRECT_MAX_K];
     for (int k = 0; k < n; ++k) {
         double s = 0;
         for (int i = 0; i < m; ++i) s += w[i * n + k] * w[i * n + k];
@@ -68,7 +68,7 @@ static void jacobi_svd(const double *a, int m, int n, double *w, double *z, doub
             const int o = order[j];
             order[j] = order[j - 1], order[j - 1] = o;
         }
-    double tw[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], tz[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], ts[MH_CONV2D_MAX_K];
+    double tw[MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K], tz[MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K], ts[MH_CONV2D_DIRECT_MAX_K];
     for (int k = 0; k < n; ++k) {
         ts[k] = sigma[order[k]];
         for (int i = 0; i < m; ++i) tw[i * n + k] = w[i * n + order[k]];
@@ -116,7 +116,7 @@ int mh_lowrank_factor(const float *f, int krows, int kcols, int max_rank, float 
 {
     memset(fit, 0, sizeof *fit);
     fit->rank = -1;
-    if (krows < 1 || kcols < 1 || krows > MH_CONV2D_MAX_K || kcols > MH_CONV2D_MAX_K) return -1;
+    if (krows < 1 || kcols < 1 || krows > MH_CONV2D_DIRECT_MAX_K || kcols > MH_CONV2D_DIRECT_MAX_K) return -1;
     for (int i = 0; i < krows * kcols; ++i)
         if (!isfinite(f[i])) {
             fit->row = i / kcols, fit->col = i % kcols, fit->tap = f[i], fit->fitted = NAN, fit->ratio = INFINITY;
@@ -124,8 +124,8 @@ int mh_lowrank_factor(const float *f, int krows, int kcols, int max_rank, float 
         }
     /* the decomposition of the filter or of its transpose, whichever has fewer columns */
     const int tall = krows >= kcols, m = tall ? krows : kcols, n = tall ? kcols : krows;
-    double a[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], w[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
-    double z[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K], sigma[MH_CONV2D_MAX_K];
+    double a[MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K], w[MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K];
+    double z[MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K], sigma[MH_CONV2D_DIRECT_MAX_K];
     for (int i = 0; i < krows; ++i)
         for (int j = 0; j < kcols; ++j) a[tall ? i * kcols + j : j * krows + i] = f[i * kcols + j];
     jacobi_svd(a, m, n, w, z, sigma);

@@ -28,23 +28,19 @@
  * too (auto-allocation off), so the call's device memory is that one buffer:
  * about min(total, MAX_CHUNK_BYTES) + ~12 L bytes, whatever n and batch.
  *
- * Plans live in the context, keyed by (L, batch count, direction), least recently used
- * evicted past PLAN_CACHE, all freed at mh_context_destroy.
+ * Plans live in the context (fft_plans.h), keyed by (L, batch count, direction).
  *
  * Accuracy: FFT rounding, ~eps log2(L) times the norms of the segment and the mask, spread
  * over every output of a segment (docs/conv1d.md). A NaN or Inf input spreads to every
  * output of the segments that read it, not only to the outputs whose window holds it. */
-#include "common.cuh"
+#include "fft_plans.h"
 #include "tile_io.cuh"
-#define MH_VENDOR_CUFFT_API
-#include "../adapters/vendor_lib.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { PLAN_CACHE = 16 };
 /* Reading segments in place pays at small L only: on the H100 it is ~20% faster than a
  * gathered copy at L = 1024 (n = 64M, k = 31), and ~7% slower from L = 16384 up, where cuFFT's
  * kernels for a strided input are slower than those for its default layout. */
@@ -63,87 +59,12 @@ static const long long MIN_LEN = 1024, MAX_LEN = 1LL << 28;
 
 /* ---- plans ----------------------------------------------------------------------------- */
 
-typedef struct os_plan {
-    long long len;
-    long long count; /* transforms per call; 0: empty entry */
-    long long idist; /* R2C reading segments in place, hop apart; 0: the default layout */
-    cufftType type;
-    cufftHandle handle;
-    size_t work_bytes;
-    unsigned long long used;
-} os_plan;
-
-typedef struct os_cache {
-    os_plan plans[PLAN_CACHE];
-    unsigned long long clock;
-} os_cache;
-
-static void destroy_cache(void *p)
-{
-    os_cache *c = (os_cache *)p;
-    for (int i = 0; i < PLAN_CACHE; ++i)
-        if (c->plans[i].count) mh_cufft.cufftDestroy(c->plans[i].handle);
-    free(c);
-}
-
-static mh_status fft_fail(mh_context *ctx, cufftResult r, const char *what)
-{
-    return mh_fail(ctx, r == CUFFT_ALLOC_FAILED ? MH_ERR_OUT_OF_MEMORY : MH_ERR_VENDOR,
-                   "fft-os: cuFFT %s failed (cufftResult %d)", what, (int)r);
-}
-
-static mh_status plan_cache(mh_context *ctx, os_cache **out)
-{
-    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_FFT_OS);
-    if (!slot) return MH_ERR_CUDA;
-    if (!slot->data) {
-        if (!(slot->data = calloc(1, sizeof(os_cache)))) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "fft-os plan cache");
-        slot->destroy = destroy_cache;
-    }
-    *out = (os_cache *)slot->data;
-    return MH_OK;
-}
-
-/* A batched R2C or C2R plan of `count` transforms of length len in the default layout
- * (real rows of len, complex rows of len / 2 + 1), or with idist > 0 an R2C whose inputs
- * start idist apart (overlapping: the segments read in place), its work area left to the
- * caller. */
+/* A batched rank-1 plan (fft_plans.h): `count` transforms of length len in the default layout,
+ * or with idist > 0 an R2C whose inputs start idist apart (the segments read in place). */
 static mh_status get_plan(mh_context *ctx, long long len, long long count, cufftType type, long long idist,
-                          os_plan **out)
+                          mh_fft_plan **out)
 {
-    os_cache *c = NULL;
-    mh_status s = plan_cache(ctx, &c);
-    if (s != MH_OK) return s;
-    os_plan *victim = &c->plans[0];
-    for (int i = 0; i < PLAN_CACHE; ++i) {
-        os_plan *p = &c->plans[i];
-        if (p->count == count && p->len == len && p->type == type && p->idist == idist) {
-            p->used = ++c->clock;
-            *out = p;
-            return MH_OK;
-        }
-        if (p->used < victim->used) victim = p;
-    }
-    if (victim->count) mh_cufft.cufftDestroy(victim->handle);
-    victim->count = 0;
-    cufftHandle h;
-    size_t work = 0;
-    cufftResult r = mh_cufft.cufftCreate(&h);
-    if (r != CUFFT_SUCCESS) return fft_fail(ctx, r, "create");
-    r = mh_cufft.cufftSetAutoAllocation(h, 0);
-    long long inembed = len, onembed = len / 2 + 1;
-    if (r == CUFFT_SUCCESS && idist)
-        r = mh_cufft.cufftMakePlanMany64(h, 1, &len, &inembed, 1, idist, &onembed, 1, onembed, type, count, &work);
-    else if (r == CUFFT_SUCCESS)
-        r = mh_cufft.cufftMakePlanMany64(h, 1, &len, NULL, 1, 0, NULL, 1, 0, type, count, &work);
-    if (r != CUFFT_SUCCESS) {
-        mh_cufft.cufftDestroy(h);
-        return fft_fail(ctx, r, "plan");
-    }
-    victim->len = len, victim->count = count, victim->type = type, victim->idist = idist, victim->handle = h;
-    victim->work_bytes = work, victim->used = ++c->clock;
-    *out = victim;
-    return MH_OK;
+    return mh_fft_plan_get(ctx, "fft-os", 1, &len, count, type, idist, out);
 }
 
 /* ---- kernels: blockIdx.y is the segment (or mask) within the chunk -------------------- */
@@ -152,11 +73,14 @@ typedef struct os_geometry {
     long long len, hop;    /* segment length L and outputs per segment */
     long long segs;        /* segments per signal */
     size_t n, out_n, lpad; /* the signal's */
+    long long extent;      /* samples the windows read, from -lpad: out_n + k - 1 (zeros past them) */
     size_t bins;           /* len / 2 + 1 */
     tile_border border;    /* what the gathers read past the signal's ends: zeros or a boundary mode */
 } os_geometry;
 
-/* seg[c][t] = x[s hop + t - lpad] of signal b; outside [0, n) the border's value. */
+/* seg[c][t] = x[s hop + t - lpad] of signal b; outside [0, n) the border's value, and zero past
+ * the samples the windows read (a last segment's tail: the FFT's error grows with the norm of
+ * what it transforms). */
 static __global__ void gather_kernel(float *seg, const float *in, os_geometry g, long long first)
 {
     const long long gs = first + blockIdx.y, b = gs / g.segs, s = gs % g.segs;
@@ -165,7 +89,7 @@ static __global__ void gather_kernel(float *seg, const float *in, os_geometry g,
     const long long start = s * g.hop - (long long)g.lpad;
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < g.len; t += (long long)gridDim.x * blockDim.x) {
         const long long p = start + t;
-        dst[t] = border_ldg(x, (long long)g.n, p, g.border);
+        dst[t] = p + (long long)g.lpad < g.extent ? border_ldg(x, (long long)g.n, p, g.border) : 0.0f;
     }
 }
 
@@ -184,7 +108,7 @@ static __global__ void mask_gather_kernel(T *seg, const float *mask, size_t k, s
 }
 
 /* Pairs: z[p][t] = seg a [t] + i seg b [t] for segments a = first + 2 p, b = a + 1 (zero
- * when b is past the chunk's count), as gather_kernel reads them. */
+ * when b is past the chunk's count), as gather_kernel reads them (zeros past the windows). */
 static __global__ void gather_pairs_kernel(float2 *z, const float *in, os_geometry g, long long first,
                                            long long count)
 {
@@ -201,7 +125,7 @@ static __global__ void gather_pairs_kernel(float2 *z, const float *in, os_geomet
         float v[2];
         for (int q = 0; q < 2; ++q) {
             const long long i = start[q] + t;
-            v[q] = x[q] ? border_ldg(x[q], (long long)g.n, i, g.border) : 0.0f;
+            v[q] = x[q] && i + (long long)g.lpad < g.extent ? border_ldg(x[q], (long long)g.n, i, g.border) : 0.0f;
         }
         dst[t] = make_float2(v[0], v[1]);
     }
@@ -307,6 +231,7 @@ static os_geometry geometry_of(const mh_conv1d_args *a, int config)
     g.hop = g.len - (long long)a->k + 1;
     g.segs = ((long long)a->out_n + g.hop - 1) / g.hop;
     g.n = a->n, g.out_n = a->out_n, g.lpad = a->lpad;
+    g.extent = (long long)(a->out_n + a->k - 1);
     g.bins = (size_t)g.len / 2 + 1;
     g.border = a->bordered ? tile_border{(int)a->mode, a->cval} : zero_border;
     return g;
@@ -368,23 +293,16 @@ typedef struct os_call {
 } os_call;
 
 /* dir: CUFFT_FORWARD or CUFFT_INVERSE, for C2C plans */
-static mh_status exec(os_call *c, os_plan *p, void *in, void *out, int dir = CUFFT_FORWARD)
+static mh_status exec(os_call *c, mh_fft_plan *p, void *in, void *out, int dir = CUFFT_FORWARD)
 {
-    cufftResult r = mh_cufft.cufftSetStream(p->handle, mh_stream(c->ctx));
-    if (r == CUFFT_SUCCESS) r = mh_cufft.cufftSetWorkArea(p->handle, c->work);
-    if (r == CUFFT_SUCCESS) {
-        if (p->type == CUFFT_R2C) r = mh_cufft.cufftExecR2C(p->handle, (cufftReal *)in, (cufftComplex *)out);
-        else if (p->type == CUFFT_C2R) r = mh_cufft.cufftExecC2R(p->handle, (cufftComplex *)in, (cufftReal *)out);
-        else r = mh_cufft.cufftExecC2C(p->handle, (cufftComplex *)in, (cufftComplex *)out, dir);
-    }
-    return r == CUFFT_SUCCESS ? MH_OK : fft_fail(c->ctx, r, p->type == CUFFT_R2C ? "R2C" : p->type == CUFFT_C2R ? "C2R" : "C2C");
+    return mh_fft_exec(c->ctx, "fft-os", p, c->work, in, out, dir);
 }
 
 /* Spectra of masks first_mask .. first_mask + count - 1 into mspec[0 .. count - 1]. */
 static mh_status mask_spectra(os_call *c, long long first_mask, long long count)
 {
     const mh_conv1d_args *a = c->a;
-    os_plan *p = NULL;
+    mh_fft_plan *p = NULL;
     mh_status s = get_plan(c->ctx, c->g.len, count, c->pairs ? CUFFT_C2C : CUFFT_R2C, 0, &p);
     if (s != MH_OK) return s;
     const dim3 grid(blocks_for(c->g.len), (unsigned)count);
@@ -433,7 +351,7 @@ static mh_status forward_segments(os_call *c, long long first, long long count)
     const os_geometry *g = &c->g;
     long long lo, hi;
     inner_segments(c, first, count, &lo, &hi);
-    os_plan *head = NULL, *inner = NULL, *tail = NULL, *all = NULL;
+    mh_fft_plan *head = NULL, *inner = NULL, *tail = NULL, *all = NULL;
     mh_status s = MH_OK;
     if (hi > lo) {
         s = get_plan(c->ctx, g->len, hi - lo, CUFFT_R2C, g->hop, &inner);
@@ -467,7 +385,7 @@ static mh_status run_chunk_pairs(os_call *c, long long first, long long count)
     const cudaStream_t st = mh_stream(c->ctx);
     const long long pairs = (count + 1) / 2;
     float2 *z = (float2 *)c->seg;
-    os_plan *p = NULL;
+    mh_fft_plan *p = NULL;
     mh_status s = get_plan(c->ctx, c->g.len, pairs, CUFFT_C2C, 0, &p);
     if (s != MH_OK) return s;
     gather_pairs_kernel<<<dim3(blocks_for(c->g.len), (unsigned)pairs), 256, 0, st>>>(z, c->a->in, c->g, first, count);
@@ -488,7 +406,7 @@ static mh_status run_chunk(os_call *c, long long first, long long count, long lo
 {
     if (c->pairs) return run_chunk_pairs(c, first, count);
     const cudaStream_t st = mh_stream(c->ctx);
-    os_plan *inv = NULL;
+    mh_fft_plan *inv = NULL;
     mh_status s = get_plan(c->ctx, c->g.len, count, CUFFT_C2R, 0, &inv);
     if (s != MH_OK || (s = forward_segments(c, first, count)) != MH_OK) return s;
     multiply_kernel<<<dim3(blocks_for((long long)c->g.bins), (unsigned)count), 256, 0, st>>>(
@@ -514,14 +432,14 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
     *work_bytes = 0;
     for (int i = 0; i < 2; ++i)
         for (int d = 0; d < 2 && counts[i]; ++d) {
-            os_plan *p = NULL;
+            mh_fft_plan *p = NULL;
             mh_status s = c->pairs ? get_plan(c->ctx, c->g.len, (counts[i] + 1) / 2, CUFFT_C2C, 0, &p)
                                    : get_plan(c->ctx, c->g.len, counts[i], d ? CUFFT_C2R : CUFFT_R2C, 0, &p);
             if (s != MH_OK) return s;
             if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
         }
     for (int i = 0; i < 2 && masks[i]; ++i) {
-        os_plan *p = NULL;
+        mh_fft_plan *p = NULL;
         mh_status s = get_plan(c->ctx, c->g.len, masks[i], c->pairs ? CUFFT_C2C : CUFFT_R2C, 0, &p);
         if (s != MH_OK) return s;
         if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;
@@ -529,7 +447,7 @@ static mh_status plan_all(os_call *c, const os_chunks *ch, size_t *work_bytes)
     long long lo, hi; /* the first chunk's in-place plan: the others reuse its size or fall back */
     inner_segments(c, 0, ch->segs < c->g.segs ? ch->segs : c->g.segs, &lo, &hi);
     if (hi > lo) {
-        os_plan *p = NULL;
+        mh_fft_plan *p = NULL;
         mh_status s = get_plan(c->ctx, c->g.len, hi - lo, CUFFT_R2C, c->g.hop, &p);
         if (s != MH_OK) return s;
         if (p->work_bytes > *work_bytes) *work_bytes = p->work_bytes;

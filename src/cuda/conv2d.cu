@@ -22,7 +22,7 @@
 
 #include <stdio.h>
 
-enum { MAX_TAPS = MH_CONV2D_MAX_K * MH_CONV2D_MAX_K, BLOCK = 32 };
+enum { MAX_TAPS = MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K, BLOCK = 32 };
 
 static __constant__ float c_filter[MH_CONST_RING_SLOTS][MAX_TAPS];
 

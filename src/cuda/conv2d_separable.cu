@@ -34,7 +34,7 @@ struct separable_params {
     int krows, kcols, lpr, lpc, xshift;
     tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
     /* term t's column factor u[t] (krows) and row factor v[t] (kcols) */
-    float u[MH_LOWRANK_MAX_RANK][MH_CONV2D_MAX_K + 1], v[MH_LOWRANK_MAX_RANK][MH_CONV2D_MAX_K + 1];
+    float u[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1], v[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1];
 };
 
 struct separable_layout {
@@ -145,14 +145,14 @@ static __global__ void __launch_bounds__(THREADS) conv2d_separable_kernel(const 
 static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char *name, int max_rank,
                             separable_params *p, int *rank)
 {
-    float own_u[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K], own_v[MH_LOWRANK_MAX_RANK * MH_CONV2D_MAX_K];
+    float own_u[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K], own_v[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K];
     const float *u = own_u, *v = own_v;
     mh_lowrank_fit fit;
     int r;
     if (a->plan) {
         r = a->plan->rank, fit = a->plan->fit, u = a->plan->u, v = a->plan->v;
     } else {
-        float f[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
+        float f[MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K];
         const size_t fbytes = (size_t)a->krows * a->kcols * sizeof(float);
         MH_CUDA_TRY(ctx, cudaMemcpyAsync(f, a->filter, fbytes, cudaMemcpyDeviceToHost, mh_stream(ctx)));
         MH_CUDA_TRY(ctx, cudaStreamSynchronize(mh_stream(ctx)));

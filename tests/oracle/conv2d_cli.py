@@ -359,9 +359,9 @@ def check_refusals(rng):
         (["filter", PHOTO, out, "--filter", "box:3", "--max-pixels", "1000"], "more than the 1000 allowed"),
         (["filter", PHOTO, out, "--filter", "blur"], "is not a filter"),
         (["filter", PHOTO, out, "--filter", "gaussian:0"], "SIGMA must be"),
-        (["filter", PHOTO, out, "--filter", "gaussian:9"], "SIGMA must be"),
+        (["filter", PHOTO, out, "--filter", "gaussian:43"], "SIGMA must be"),
         (["filter", PHOTO, out, "--filter", "box:0"], "K must be"),
-        (["filter", PHOTO, out, "--filter", "box:40"], "K must be"),
+        (["filter", PHOTO, out, "--filter", "box:256"], "K must be"),
         (["filter", PHOTO, out, "--filter", path("none.npy")], "No such file"),
         (["filter", PHOTO, out, "--filter", path("cube.npy")], "2-D float32"),
         (["filter", path("missing.png"), out, "--filter", "box:3"], "No such file"),
@@ -378,10 +378,10 @@ def check_refusals(rng):
     big = path("big_f.npy")
     np.save(big, np.ones((12, 12), np.float32))
     huge = path("huge_f.npy")
-    np.save(huge, np.ones((32, 3), np.float32))
+    np.save(huge, np.ones((256, 3), np.float32))
     cases += [
         (["run", "conv2d", "--in", x, "--filter", big, "--out", out], "larger than the 10 x 10 image"),
-        (["run", "conv2d", "--in", x, "--filter", huge, "--pad", "same", "--out", out], "at most 31 x 31"),
+        (["run", "conv2d", "--in", x, "--filter", huge, "--pad", "same", "--out", out], "at most 255 x 255"),
         (["run", "conv2d", "--in", path("cube.npy"), "--filter", big, "--out", out], "2-D float32"),
         (["run", "conv2d", "--in", x, "--out", out], "needs --in, --filter and --out"),
     ]
