@@ -79,8 +79,9 @@ static int from_spec(const char *spec, float **filter, int *krows, int *kcols, c
     char *end;
     if (strncmp(spec, "gaussian:", 9) == 0) {
         double sigma = strtod(spec + 9, &end);
-        if (end == spec + 9 || *end || !(sigma > 0.0) || sigma > 5.0) {
-            snprintf(err, errlen, "--filter '%s': SIGMA must be a number in (0, 5] (the filter is at most 31 x 31)", spec);
+        if (end == spec + 9 || *end || !(sigma > 0.0) || sigma > 42.0) {
+            snprintf(err, errlen, "--filter '%s': SIGMA must be a number in (0, 42] (the filter is at most 255 x 255)",
+                     spec);
             return 0;
         }
         return gaussian(sigma, filter, krows, kcols) || (snprintf(err, errlen, "out of memory"), 0);
