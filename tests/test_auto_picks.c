@@ -87,6 +87,17 @@ static void conv2d_grid(void)
                     snprintf(shape, sizeof shape, "%zu^2 %dx%d %s", sides[s], ks[i], ks[j], p ? "valid" : "same");
                     line(&a, shape, cfg);
                 }
+    /* past the direct rows' 31 a side: fft-os alone */
+    static const int large[][2] = {{32, 32}, {63, 63}, {127, 127}, {255, 3}, {1, 255}};
+    static const char *const no_cfg[] = {NULL};
+    for (size_t i = 0; i < sizeof large / sizeof large[0]; ++i) {
+        mh_args a;
+        mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, (size_t)large[i][0], (size_t)large[i][1], MH_PAD_SAME,
+                            NULL);
+        char shape[96];
+        snprintf(shape, sizeof shape, "4096^2 %dx%d same", large[i][0], large[i][1]);
+        line(&a, shape, no_cfg);
+    }
 }
 
 static void matmul_grid(void)
