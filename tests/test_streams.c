@@ -197,17 +197,19 @@ static double now_s(void)
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
 
-/* conv2d auto on shapes where it once read the filter back, planned conv2d calls (lowrank by
- * name too), and every other op's auto. */
+/* conv2d auto on shapes where it once read the filter back and on a filter past 31 a side
+ * (fft-os: its cuFFT plans warmed by the first pass), planned conv2d calls (lowrank by name too),
+ * a plan made from host memory while the stream is held, and every other op's auto. */
 static void check_auto_never_waits(mh_context *ctx, job *jobs, size_t njobs, cudaStream_t stream)
 {
     float *img, *f, *o;
     CHECK_CUDA(cudaMalloc((void **)&img, 1999 * 3001 * sizeof(float)));
     CHECK_CUDA(cudaMalloc((void **)&o, 1999 * 3001 * sizeof(float)));
-    CHECK_CUDA(cudaMalloc((void **)&f, 961 * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&f, 63 * 40 * sizeof(float)));
     CHECK_CUDA(cudaMemset(img, 0, 1999 * 3001 * sizeof(float)));
-    CHECK_CUDA(cudaMemset(f, 0, 961 * sizeof(float))); /* all zeros: rank 1 */
-    const size_t shapes[][4] = {{700, 700, 9, 9}, {1999, 3001, 5, 29}, {1999, 3001, 29, 5}, {2048, 2048, 31, 31}};
+    CHECK_CUDA(cudaMemset(f, 0, 63 * 40 * sizeof(float))); /* all zeros: rank 1 */
+    const size_t shapes[][4] = {{700, 700, 9, 9},     {1999, 3001, 5, 29}, {1999, 3001, 29, 5},
+                                {2048, 2048, 31, 31}, {1999, 3001, 63, 40}};
     /* plans: the zero filter (rank 1, on the device) and a 21 x 21 rank-2 filter from the host */
     float host[441];
     for (int i = 0; i < 441; ++i) host[i] = (float)((i / 21 + 1) * (i % 21 + 1) + 7);
@@ -240,6 +242,23 @@ static void check_auto_never_waits(mh_context *ctx, job *jobs, size_t njobs, cud
                 CHECK(!pass || dt < 1.0, "conv2d planned (%s) waited for the stream (%.2f s)",
                       named ? "lowrank" : "auto", dt);
             }
+        if (pass) { /* a new plan of host weights: its copy is queued, not waited for */
+            host[0] += 1.0f;
+            mh_conv2d_plan *fresh = NULL;
+            const double t0 = now_s();
+            mh_status st = mh_conv2d_plan_create(ctx, host, 21, 21, &fresh);
+            const double dt = now_s() - t0;
+            CHECK(st == MH_OK && dt < 1.0, "a plan of host weights on a held stream: %s, %.2f s",
+                  mh_context_error(ctx), dt);
+            if (st == MH_OK)
+                CHECK(mh_conv2d_planned(ctx, NULL, fresh, img, 1999, 3001, MH_PAD_SAME, o) == MH_OK,
+                      "the fresh plan: %s", mh_context_error(ctx));
+            atomic_store(&released, 1);
+            CHECK(mh_context_synchronize(ctx) == MH_OK, "sync: %s", mh_context_error(ctx));
+            mh_conv2d_plan_destroy(fresh);
+            atomic_store(&released, 0);
+            CHECK_CUDA(cudaLaunchHostFunc(stream, hold_stream, NULL));
+        }
         for (size_t i = 0; i < njobs; ++i) {
             const double t0 = now_s();
             mh_status st = call(ctx, NULL, &jobs[i], 0);
