@@ -119,13 +119,18 @@ int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
                             len);
 }
 
+/* A filter past MH_CONV2D_DIRECT_MAX_K a side: only rows flagged MH_ROW_LARGE_FILTERS take it. */
+static int past_direct(const mh_conv2d_args *a)
+{
+    return a->krows > MH_CONV2D_DIRECT_MAX_K || a->kcols > MH_CONV2D_DIRECT_MAX_K;
+}
+
 /* Every row reads float32; a typed call needs one that converts in its loader. Filters past
  * MH_CONV2D_DIRECT_MAX_K a side need a row flagged for them. */
 static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
 {
     const mh_conv2d_args *a = &args->conv2d;
-    if ((a->krows > MH_CONV2D_DIRECT_MAX_K || a->kcols > MH_CONV2D_DIRECT_MAX_K) &&
-        !(row->flags & MH_ROW_LARGE_FILTERS)) {
+    if (past_direct(a) && !(row->flags & MH_ROW_LARGE_FILTERS)) {
         snprintf(why, len, "%s = %d: it takes filters up to %d x %d (fft-os, cudnn and the CPU rows take them up to "
                  "%d x %d)", a->krows > MH_CONV2D_DIRECT_MAX_K ? "krows" : "kcols",
                  a->krows > MH_CONV2D_DIRECT_MAX_K ? a->krows : a->kcols, MH_CONV2D_DIRECT_MAX_K,
@@ -174,7 +179,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const lowrank_tensor[] = {"lowrank", "tc", "regtile", "stream", "shared", "basic", NULL};
     static const char *const large[] = {"fft-os", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    if (a->conv2d.krows > MH_CONV2D_DIRECT_MAX_K || a->conv2d.kcols > MH_CONV2D_DIRECT_MAX_K) return large;
+    if (past_direct(&a->conv2d)) return large;
     const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, NULL, 0);
     if (lowrank_favoured(ctx->rules, &a->conv2d)) return tc ? lowrank_tensor : lowrank_direct;
     return tc ? tensor : direct;
@@ -183,7 +188,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t len)
 {
     char why[512];
-    if (a->conv2d.krows > MH_CONV2D_DIRECT_MAX_K || a->conv2d.kcols > MH_CONV2D_DIRECT_MAX_K) {
+    if (past_direct(&a->conv2d)) {
         snprintf(buf, len, "a %d x %d filter is past the direct rows' %d a side: fft-os (overlap-save on cuFFT)",
                  a->conv2d.krows, a->conv2d.kcols, MH_CONV2D_DIRECT_MAX_K);
         return;

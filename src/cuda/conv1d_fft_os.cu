@@ -155,8 +155,7 @@ static __global__ void multiply_kernel(float2 *spec, const float2 *mspec, os_geo
     float2 *x = spec + (size_t)blockIdx.y * g.bins;
     const float2 *m = mspec + (size_t)mi * g.bins;
     for (size_t f = (size_t)blockIdx.x * blockDim.x + threadIdx.x; f < g.bins; f += (size_t)gridDim.x * blockDim.x) {
-        const float2 a = x[f], w = __ldg(m + f);
-        x[f] = make_float2((a.x * w.x + a.y * w.y) * scale, (a.y * w.x - a.x * w.y) * scale);
+        x[f] = mh_times_conj(x[f], __ldg(m + f), scale);
     }
 }
 
@@ -265,8 +264,6 @@ static os_chunks chunks_of(const os_geometry *g, size_t batch, int config)
 }
 
 static unsigned blocks_for(long long items) { return (unsigned)((items + 255) / 256 < 64 ? (items + 255) / 256 : 64); }
-
-static size_t up256(size_t b) { return (b + 255) / 256 * 256; }
 
 static int use_pairs(const mh_conv1d_args *a, const os_geometry *g, int config)
 {
@@ -469,9 +466,11 @@ static mh_status os_run(mh_context *ctx, const mh_args *args)
     const long long seg_cap = ch.segs;
     const long long mask_cap = a->mask_stride ? ch.signals : 1;
     /* pairs: (seg_cap + 1) / 2 complex rows of L, transformed in place; the mask's L bins */
-    const size_t seg_bytes = up256((size_t)(c.pairs ? seg_cap + 1 : seg_cap) * (size_t)c.g.len * sizeof(float));
-    const size_t spec_bytes = c.pairs ? 0 : up256((size_t)seg_cap * c.g.bins * sizeof(float2));
-    const size_t mspec_bytes = up256((size_t)mask_cap * (c.pairs ? (size_t)c.g.len : c.g.bins) * sizeof(float2));
+    const size_t seg_floats = (size_t)(c.pairs ? seg_cap + 1 : seg_cap) * (size_t)c.g.len;
+    const size_t mspec_bins = (size_t)mask_cap * (c.pairs ? (size_t)c.g.len : c.g.bins);
+    const size_t seg_bytes = mh_align_up(seg_floats * sizeof(float), 256);
+    const size_t spec_bytes = c.pairs ? 0 : mh_align_up((size_t)seg_cap * c.g.bins * sizeof(float2), 256);
+    const size_t mspec_bytes = mh_align_up(mspec_bins * sizeof(float2), 256);
     void *ws;
     if ((s = mh_workspace(ctx, seg_bytes + spec_bytes + mspec_bytes + work_bytes, &ws)) != MH_OK) return s;
     c.seg = (float *)ws;

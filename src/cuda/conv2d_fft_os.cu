@@ -34,7 +34,6 @@
 #include "tile_io.cuh"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 static const size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
@@ -164,8 +163,7 @@ static __global__ void multiply_kernel(float2 *spec, const float2 *fspec, long l
 {
     float2 *x = spec + (size_t)blockIdx.y * (size_t)bins;
     for (long long f = (long long)blockIdx.x * blockDim.x + threadIdx.x; f < bins; f += (long long)gridDim.x * blockDim.x) {
-        const float2 a = x[f], w = __ldg(fspec + f);
-        x[f] = make_float2((a.x * w.x + a.y * w.y) * scale, (a.y * w.x - a.x * w.y) * scale);
+        x[f] = mh_times_conj(x[f], __ldg(fspec + f), scale);
     }
 }
 
@@ -194,8 +192,6 @@ typedef struct fos_call {
 } fos_call;
 
 static unsigned row_blocks(long long rows) { return (unsigned)(rows < 1024 ? rows : 1024); }
-
-static size_t up256(size_t b) { return (b + 255) / 256 * 256; }
 
 static long long chunk_tiles(const fos_geometry *g, long long total, int config)
 {
@@ -270,9 +266,9 @@ static mh_status fos_run(mh_context *ctx, const mh_args *args)
     size_t work_bytes;
     mh_status s = plan_all(&c, total, &work_bytes);
     if (s != MH_OK) return s;
-    const size_t seg_bytes = up256((size_t)c.chunk * (size_t)(c.g.nr * c.g.nc) * sizeof(float));
-    const size_t spec_bytes = up256((size_t)c.chunk * (size_t)c.g.bins * sizeof(float2));
-    const size_t fspec_bytes = up256((size_t)c.g.bins * sizeof(float2));
+    const size_t seg_bytes = mh_align_up((size_t)c.chunk * (size_t)(c.g.nr * c.g.nc) * sizeof(float), 256);
+    const size_t spec_bytes = mh_align_up((size_t)c.chunk * (size_t)c.g.bins * sizeof(float2), 256);
+    const size_t fspec_bytes = mh_align_up((size_t)c.g.bins * sizeof(float2), 256);
     void *ws;
     if ((s = mh_workspace(ctx, seg_bytes + spec_bytes + fspec_bytes + work_bytes, &ws)) != MH_OK) return s;
     c.seg = (float *)ws;

@@ -11,6 +11,12 @@
 
 enum { MH_FFT_PLAN_CACHE = 16 };
 
+/* a conj(w) scale: the overlap-save rows' pointwise product (correlation, not convolution) */
+static __device__ __forceinline__ float2 mh_times_conj(float2 a, float2 w, float scale)
+{
+    return make_float2((a.x * w.x + a.y * w.y) * scale, (a.y * w.x - a.x * w.y) * scale);
+}
+
 typedef struct mh_fft_plan {
     int rank;              /* 1 or 2 */
     long long dims[2];     /* the transform's sizes (dims[0] alone for rank 1) */
