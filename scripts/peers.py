@@ -17,9 +17,11 @@ line saying so, and the script still succeeds.
 Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
   conv1d     cupyx.scipy.signal oaconvolve, fftconvolve, correlate; torch conv1d (cuDNN); with a
              boundary mode: cupyx.scipy.ndimage.correlate1d, cupy.pad + oaconvolve, torch F.pad + conv1d
-  conv2d     cupyx.scipy.ndimage correlate (and correlate1d twice for the separable Gaussian);
-             filters past 31 a side also cupyx.scipy.signal oaconvolve; torch conv2d (cuDNN); 'mode=' workloads: correlate with that mode, torch conv2d on
-             F.pad's reflect (scipy's mirror), replicate, circular or constant
+  conv2d     cupyx.scipy.ndimage correlate (and correlate1d row and column passes for a Gaussian,
+             four and a difference for a difference of Gaussians); filters past 31 a side also
+             cupyx.scipy.signal oaconvolve; torch conv2d (cuDNN); 'mode=' workloads: correlate with
+             that mode, torch conv2d on F.pad's reflect (scipy's mirror), replicate, circular or
+             constant
   transpose  cupy ascontiguousarray(a.T); torch a.t().contiguous()
   matmul     cupy matmul, torch matmul (cuBLAS)
   reduce     cupy sum, torch sum
@@ -157,16 +159,30 @@ def conv2d_mode_peers(w, x, f):
     return peers, ref, 2.0 * rows * cols * kr * kc, rel_l2
 
 
+def gaussian_taps(k, sigma):
+    """The bench's sampled Gaussian of k taps, normalized to sum 1 (float32)."""
+    g = cp.exp(-0.5 * ((cp.arange(k, dtype=cp.float64) - (k - 1) / 2) / sigma) ** 2)
+    return (g / g.sum()).astype(cp.float32)
+
+
 def conv2d_peers(wl):
     import cupyx.scipy.ndimage as nd
     w = kv(wl)
     rows, cols, kr, kc = int(w["rows"]), int(w["cols"]), int(w["krows"]), int(w["kcols"])
     rng = cp.random.default_rng(1)
     x = rng.uniform(-1, 1, (rows, cols), dtype=cp.float32)
-    if w.get("filter") == "gaussian":
-        g = cp.exp(-0.5 * (cp.arange(kr, dtype=cp.float64) - (kr - 1) / 2) ** 2)
-        g1 = (g / g.sum()).astype(cp.float32)
-        f = cp.outer(g1, g1)
+    # the filter as the bench names it: gaussian (sigma 1), gaussian:SIGMA, dog:SIGMA1:SIGMA2
+    spec = re.search(r"filter=(\S+)", wl)
+    kind, *sigmas = (spec.group(1).split(":") if spec else ["random"])
+    sigmas = [float(v) for v in sigmas] or [1.0]
+    passes = []  # the separable form: (sign, row taps, column taps)
+    if kind == "gaussian":
+        passes = [(1, gaussian_taps(kr, sigmas[0]), gaussian_taps(kc, sigmas[0]))]
+    elif kind == "dog":
+        passes = [(1, gaussian_taps(kr, sigmas[0]), gaussian_taps(kc, sigmas[0])),
+                  (-1, gaussian_taps(kr, sigmas[1]), gaussian_taps(kc, sigmas[1]))]
+    if passes:
+        f = sum(sign * cp.outer(gr, gc) for sign, gr, gc in passes).astype(cp.float32)
     else:
         f = rng.uniform(-1, 1, (kr, kc), dtype=cp.float32)
     if "mode" in w:
@@ -184,9 +200,15 @@ def conv2d_peers(wl):
     peers = []
     if pad != "full" and kr % 2 and kc % 2:
         peers.append(("cupy/ndimage.correlate", lambda: crop_same(nd.correlate(x, f, mode="constant"))))
-        if w.get("filter") == "gaussian":
-            peers.append(("cupy/ndimage.correlate1d-x2", lambda: crop_same(
-                nd.correlate1d(nd.correlate1d(x, g1, axis=0, mode="constant"), g1, axis=1, mode="constant"))))
+        if passes:  # a row and a column pass per Gaussian, as a ndimage user writes a (difference of) Gaussian
+
+            def separable():
+                y = None
+                for sign, gr, gc in passes:
+                    t = nd.correlate1d(nd.correlate1d(x, gr, axis=0, mode="constant"), gc, axis=1, mode="constant")
+                    y = t if y is None else (y + t if sign > 0 else y - t)
+                return crop_same(y)
+            peers.append((f"cupy/ndimage.correlate1d-x{2 * len(passes)}", separable))
     if kr > 31 or kc > 31:  # past the direct kernels: the FFT peer (overlap-add), full output cut to ours
         peers.append(("cupy/signal.oaconvolve", lambda: cps.oaconvolve(x, f[::-1, ::-1], mode="full")[
             kr - 1 - lr:kr - 1 - lr + out_r, kc - 1 - lc:kc - 1 - lc + out_c]))

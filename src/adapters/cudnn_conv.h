@@ -13,7 +13,8 @@ int mh_cudnn_fits(size_t rows, size_t cols, size_t krows, size_t kcols, char *wh
 
 /* out (out_rows x out_cols) = in (rows x cols) correlated with filter (krows x kcols), with
  * lpr rows and lpc columns of zeros before the image, through cuDNN's fastest FP32 FMA
- * algorithm for the shape (cudnnFind, once per shape, kept in the context). */
+ * algorithm for the shape (timed once per shape, kept in the context; the search waits for
+ * the stream). */
 mh_status mh_cudnn_correlate(mh_context *ctx, const float *in, size_t rows, size_t cols, const float *filter,
                              int krows, int kcols, int lpr, int lpc, float *out, size_t out_rows, size_t out_cols);
 

@@ -55,8 +55,8 @@ extern mh_cufft_api mh_cufft;
     X(cudnnCreateFilterDescriptor) X(cudnnDestroyFilterDescriptor) X(cudnnSetFilter4dDescriptor) \
     X(cudnnCreateConvolutionDescriptor) X(cudnnDestroyConvolutionDescriptor)                    \
     X(cudnnSetConvolution2dDescriptor) X(cudnnSetConvolutionMathType)                           \
-    X(cudnnGetConvolution2dForwardOutputDim) X(cudnnFindConvolutionForwardAlgorithm)            \
-    X(cudnnConvolutionForward)
+    X(cudnnGetConvolution2dForwardOutputDim) X(cudnnGetConvolutionForwardAlgorithm_v7)         \
+    X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward)
 typedef struct mh_cudnn_api { MH_CUDNN_FUNCTIONS(MH_VENDOR_FN) } mh_cudnn_api;
 extern mh_cudnn_api mh_cudnn;
 #endif
