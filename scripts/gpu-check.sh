@@ -26,7 +26,9 @@
 # (conv2d-tc-sweep.json, scripts/conv2d_tc_sweep.sh: the rule behind conv2d's auto);
 # phase lowrank-sweep: conv2d/lowrank against tc, regtile and walk on planned Gaussians and
 # differences of Gaussians, K = 5..31 at 512^2 to 8192^2 (conv2d-lowrank-sweep.json,
-# scripts/conv2d_lowrank_sweep.sh: the rule behind planned auto's conv2d_lowrank_*).
+# scripts/conv2d_lowrank_sweep.sh: the rule behind planned auto's conv2d_lowrank_*);
+# phase fft-tile-grid: conv2d/fft-tile against tc and regtile around auto's 169-tap rule, at
+# 2048^2 and 8192^2 (conv2d-fft-tile-grid.json, scripts/conv2d_fft_tile_grid.sh).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -140,6 +142,13 @@ if want lowrank-sweep; then
   timeout 560 bash scripts/conv2d_lowrank_sweep.sh "$CLI" "$OUT/conv2d-lowrank-sweep.json" >"$LOGS/lowrank-sweep.log" 2>&1
   say "lowrank-sweep exit $?"
   tee -a "$SUMMARY" <"$LOGS/lowrank-sweep.log"
+fi
+
+if want fft-tile-grid; then
+  stamp "conv2d/fft-tile against tc and regtile around the 169-tap rule (scripts/conv2d_fft_tile_grid.sh)"
+  timeout 560 bash scripts/conv2d_fft_tile_grid.sh "$CLI" "$OUT/conv2d-fft-tile-grid.json" >"$LOGS/fft-tile-grid.log" 2>&1
+  say "fft-tile-grid exit $?"
+  tee -a "$SUMMARY" <"$LOGS/fft-tile-grid.log"
 fi
 
 if want calibrate; then

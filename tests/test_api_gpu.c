@@ -165,23 +165,23 @@ int main(void)
     mh_device_info dev;
     CHECK(mh_device_info_get(ctx, &dev) == MH_OK, "device info");
     const char *tensor = dev.cc_major == 9 && dev.cc_minor == 0 ? "conv2d/tc" : "conv2d/regtile";
-    /* and filters 23 and 31 wide with fewer rows (two outputs an A row): tc from 13 rows, where
-     * it runs 16-row groups; 11 rows tie and stay on regtile. Filters 6 and 7 wide (one slice):
-     * tc from a share of 0.50 (21 x 7), never below 121 taps (six products: 17 x 7) */
+    /* from 169 taps fft-tile (2-D FFT tiles in shared memory), whatever the shape; below, tc where
+     * its share of the tensor work pays: filters 6 and 7 wide (one slice) from a share of 0.50
+     * (21 x 7), never below 121 taps (six products: 17 x 7) */
     const struct {
         size_t n, krows, kcols;
         const char *pick;
-    } rule_k[] = {{8192, 3, 3, "conv2d/walk"},      {8192, 5, 5, "conv2d/walk"},      {8192, 7, 7, "conv2d/regtile"},
-                  {8192, 11, 11, "conv2d/regtile"}, {8192, 13, 13, tensor},           {8192, 15, 15, "conv2d/regtile"},
-                  {8192, 17, 17, "conv2d/regtile"}, {8192, 19, 19, tensor},           {4096, 21, 21, tensor},
-                  {2048, 23, 23, tensor},           {2048, 25, 25, tensor},           {4096, 27, 27, tensor},
-                  {4096, 29, 29, tensor},           {8192, 31, 31, tensor},           {2047, 31, 31, tensor},
-                  {1024, 25, 25, tensor},           {512, 19, 19, tensor},            {768, 31, 31, tensor},
-                  {512, 17, 17, "conv2d/regtile"},  {1536, 15, 15, "conv2d/regtile"}, {2047, 13, 13, "conv2d/regtile"},
-                  {511, 31, 31, "conv2d/regtile"},  {8192, 13, 31, tensor},           {2048, 13, 23, tensor},
-                  {8192, 19, 23, tensor},           {8192, 11, 31, "conv2d/regtile"}, {2048, 11, 23, "conv2d/regtile"},
-                  {8192, 9, 31, "conv2d/regtile"},  {8192, 31, 7, tensor},            {8192, 21, 7, tensor},
-                  {2048, 31, 6, tensor},            {8192, 19, 7, "conv2d/regtile"},  {2048, 17, 7, "conv2d/regtile"}};
+    } rule_k[] = {{8192, 3, 3, "conv2d/walk"}, {8192, 5, 5, "conv2d/walk"}, {8192, 7, 7, "conv2d/regtile"},
+                  {8192, 11, 11, "conv2d/regtile"}, {8192, 13, 13, "conv2d/fft-tile"}, {8192, 15, 15, "conv2d/fft-tile"},
+                  {8192, 17, 17, "conv2d/fft-tile"}, {8192, 19, 19, "conv2d/fft-tile"}, {4096, 21, 21, "conv2d/fft-tile"},
+                  {2048, 23, 23, "conv2d/fft-tile"}, {2048, 25, 25, "conv2d/fft-tile"}, {4096, 27, 27, "conv2d/fft-tile"},
+                  {4096, 29, 29, "conv2d/fft-tile"}, {8192, 31, 31, "conv2d/fft-tile"}, {2047, 31, 31, "conv2d/fft-tile"},
+                  {1024, 25, 25, "conv2d/fft-tile"}, {512, 19, 19, "conv2d/fft-tile"}, {768, 31, 31, "conv2d/fft-tile"},
+                  {512, 17, 17, "conv2d/fft-tile"}, {1536, 15, 15, "conv2d/fft-tile"}, {2047, 13, 13, "conv2d/fft-tile"},
+                  {511, 31, 31, "conv2d/fft-tile"}, {8192, 13, 31, "conv2d/fft-tile"}, {2048, 13, 23, "conv2d/fft-tile"},
+                  {8192, 19, 23, "conv2d/fft-tile"}, {8192, 11, 31, "conv2d/fft-tile"}, {2048, 11, 23, "conv2d/fft-tile"},
+                  {8192, 9, 31, "conv2d/fft-tile"}, {8192, 31, 7, "conv2d/fft-tile"}, {8192, 21, 7, tensor},
+                  {2048, 31, 6, "conv2d/fft-tile"}, {8192, 19, 7, "conv2d/regtile"}, {2048, 17, 7, "conv2d/regtile"}};
     for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
         const mh_variant_info *pick = NULL;
         const size_t n = rule_k[r].n, kr = rule_k[r].krows, kc = rule_k[r].kcols;

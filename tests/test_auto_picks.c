@@ -202,7 +202,9 @@ static void test_rules_text(void)
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 11, 11, MH_PAD_SAME, NULL);
     check_rule(&a, "under the 0.52 needed", "the direct rows");
     mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 31, 31, MH_PAD_SAME, NULL);
-    check_rule(&a, "at least the 0.44 needed", "tc (tensor cores) first");
+    check_rule(&a, "961 taps, at least 169", "fft-tile (2-D FFT tiles in shared memory) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 23, 7, MH_PAD_SAME, NULL);
+    check_rule(&a, "needed", "tc (tensor cores) first");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "49 taps, under 121", NULL);
     mh_matmul_args_init(NULL, &a, NULL, NULL, NULL, 4096, 4096, 4096);

@@ -115,8 +115,8 @@ static mh_status typed_args_init(mh_context *ctx, mh_args *args, const void *in,
 
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 {
-    return mh_zero_pad_only(a->bordered, a->mode, "regtile, walk, separable, basic, const and the CPU rows", why,
-                            len);
+    return mh_zero_pad_only(a->bordered, a->mode,
+                            "regtile, walk, separable, lowrank, fft-tile, fft-os, basic, const and the CPU rows", why, len);
 }
 
 /* A filter past MH_CONV2D_DIRECT_MAX_K a side: only rows flagged MH_ROW_LARGE_FILTERS take it. */
@@ -161,6 +161,19 @@ static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
            p->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_max_cost_share * taps;
 }
 
+/* A full-rank filter of at least the rules' taps: conv2d/fft-tile's transforms cost less than the
+ * direct rows' FMAs (and tc's tensor work) from there. */
+static int fft_tile_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return (double)a->krows * a->kcols >= rules->conv2d_fft_tile_min_taps;
+}
+
+/* lowrank ahead of fft-tile: its terms cost at most the rules' FMAs an output. */
+static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return a->plan->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_before_fft_tile_fmas;
+}
+
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
  * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
@@ -168,8 +181,10 @@ static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
  * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
  * regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
  * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds.
- * Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-os (overlap-save on cuFFT), the one row
- * of ours that takes them. */
+ * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
+ * a planned low-rank one there only where lowrank's terms cost more than the rules allow
+ * (lowrank_before_fft_tile). Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-os
+ * (overlap-save on cuFFT), the one row of ours that takes them. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
@@ -177,11 +192,18 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_direct[] = {"lowrank", "walk", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_tensor[] = {"lowrank", "tc", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const fft_tile[] = {"fft-tile", "tc", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const lowrank_fft_tile[] = {"lowrank", "fft-tile", "tc", "regtile", "stream", "shared", "basic",
+                                                   NULL};
     static const char *const large[] = {"fft-os", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    if (past_direct(&a->conv2d)) return large;
-    const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, NULL, 0);
-    if (lowrank_favoured(ctx->rules, &a->conv2d)) return tc ? lowrank_tensor : lowrank_direct;
+    const mh_conv2d_args *c = &a->conv2d;
+    if (past_direct(c)) return large;
+    const int lowrank = lowrank_favoured(ctx->rules, c);
+    if (fft_tile_favoured(ctx->rules, c)) return lowrank && lowrank_before_fft_tile(ctx->rules, c) ? lowrank_fft_tile
+                                                                                                   : fft_tile;
+    const int tc = mh_conv2d_tc_favoured(ctx->rules, c, NULL, 0);
+    if (lowrank) return tc ? lowrank_tensor : lowrank_direct;
     return tc ? tensor : direct;
 }
 
@@ -193,9 +215,21 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
                  a->conv2d.krows, a->conv2d.kcols, MH_CONV2D_DIRECT_MAX_K);
         return;
     }
-    const int tc = mh_conv2d_tc_favoured(ctx->rules, &a->conv2d, why, sizeof why);
-    if (lowrank_favoured(ctx->rules, &a->conv2d)) {
-        const mh_conv2d_args *c = &a->conv2d;
+    const mh_conv2d_args *c = &a->conv2d;
+    const int lowrank = lowrank_favoured(ctx->rules, c);
+    if (fft_tile_favoured(ctx->rules, c)) {
+        if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
+            snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output, at most %g: lowrank first; then "
+                     "fft-tile (2-D FFT tiles in shared memory)", c->plan->rank, c->plan->rank > 1 ? "s" : "",
+                     c->plan->rank * (c->krows + c->kcols), ctx->rules->conv2d_lowrank_before_fft_tile_fmas);
+        else
+            snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
+                     c->krows * c->kcols, ctx->rules->conv2d_fft_tile_min_taps,
+                     lowrank ? "; the plan's terms cost more FMAs an output than the rules give lowrank before it" : "");
+        return;
+    }
+    const int tc = mh_conv2d_tc_favoured(ctx->rules, c, why, sizeof why);
+    if (lowrank) {
         snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output against %d direct, lowrank first; "
                  "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", c->plan->rank * (c->krows + c->kcols),
                  c->krows * c->kcols, tc ? "tc (tensor cores)" : "the direct rows");
@@ -207,7 +241,7 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
 static const mh_row_group groups[] = {
     mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
     mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_tc_rows,
-    mh_conv2d_fft_os_rows,    mh_conv2d_cudnn_rows,      mh_conv2d_npp_rows,
+    mh_conv2d_fft_os_rows,    mh_conv2d_fft_tile_rows,   mh_conv2d_cudnn_rows,   mh_conv2d_npp_rows,
 };
 
 static void describe(const mh_args *args, char *buf, size_t len)

@@ -28,8 +28,9 @@
  * the per-element bound of the direct rows; a dark pixel beside bright ones carries an error of
  * the bright ones' size. A NaN or Inf input spreads to every output of the tiles that read it.
  * A non-finite cval (MH_MODE_CONSTANT) would do the same from the border: the tiles take 0 for it
- * and border_kernel then computes directly the outputs whose window meets the border (NaN or
- * Inf there as the direct rows give them, exact elsewhere). */
+ * and conv2d_border_direct.cuh then computes directly the outputs whose window meets the border
+ * (NaN or Inf there as the direct rows give them, exact elsewhere). */
+#include "conv2d_border_direct.cuh"
 #include "fft_plans.h"
 #include "tile_io.cuh"
 
@@ -117,35 +118,6 @@ static __global__ void gather_kernel(float *seg, const float *in, fos_geometry g
             const long long q = r < 0 ? -1 : mh_border_index(c0 + c, g.cols, g.border.mode);
             const float v = q >= 0 ? __ldg(x + r * g.cols + q) : g.border.cval;
             d[c] = row_read && e_c + c < g.ec ? v : 0.0f;
-        }
-    }
-}
-
-/* A non-finite cval: out[b][r][c] computed directly where the window meets the border (every
- * padded value times its tap, in float as the direct rows sum), for the images from blockIdx.y. */
-static __global__ void border_kernel(float *out, const float *in, const float *f, fos_geometry g, long long batch,
-                                     float cval)
-{
-    const long long c_lo = min(g.out_cols, (long long)g.lpc), c_hi = max(c_lo, g.cols - g.kcols + 1 + g.lpc);
-    for (long long b = blockIdx.y; b < batch; b += gridDim.y) {
-        const float *x = in + (size_t)b * (size_t)(g.rows * g.cols);
-        float *o = out + (size_t)b * (size_t)(g.out_rows * g.out_cols);
-        for (long long r = blockIdx.x; r < g.out_rows; r += gridDim.x) {
-            const bool whole_row = r - g.lpr < 0 || r - g.lpr + g.krows > g.rows;
-            const long long edge = whole_row ? g.out_cols : c_lo + (g.out_cols - min(c_hi, g.out_cols));
-            for (long long i = threadIdx.x; i < edge; i += blockDim.x) {
-                const long long c = whole_row || i < c_lo ? i : min(c_hi, g.out_cols) + (i - c_lo);
-                float sum = 0.0f;
-                for (int u = 0; u < g.krows; ++u) {
-                    const long long y = r - g.lpr + u;
-                    for (int v = 0; v < g.kcols; ++v) {
-                        const long long xx = c - g.lpc + v;
-                        const float p = y >= 0 && y < g.rows && xx >= 0 && xx < g.cols ? __ldg(x + y * g.cols + xx) : cval;
-                        sum = fmaf(p, __ldg(f + u * g.kcols + v), sum);
-                    }
-                }
-                o[r * g.out_cols + c] = sum;
-            }
         }
     }
 }
@@ -278,11 +250,7 @@ static mh_status fos_run(mh_context *ctx, const mh_args *args)
     if ((s = filter_spectrum(&c)) != MH_OK) return s;
     for (long long first = 0; first < total; first += c.chunk)
         if ((s = run_chunk(&c, first, total - first < c.chunk ? total - first : c.chunk)) != MH_OK) return s;
-    if (!nonfinite_cval(a)) return MH_OK;
-    const unsigned images = (unsigned)(a->batch < 65535 ? a->batch : 65535);
-    border_kernel<<<dim3(row_blocks(c.g.out_rows), images), 256, 0, mh_stream(ctx)>>>(
-        a->out, a->in, a->filter, c.g, (long long)a->batch, a->cval);
-    return MH_LAUNCH_CHECK(ctx, "conv2d/fft-os border_kernel");
+    return mh_conv2d_fix_nonfinite_border(ctx, a, "launching conv2d/fft-os direct_border_kernel");
 }
 
 static const mh_row rows[] = {
