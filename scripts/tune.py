@@ -52,7 +52,7 @@ FIELDS = [
     ("conv2d", "tc_q16_s2_from_rows", "conv2d_tc_q16_s2_from_rows", "i"),
     ("conv2d", "lowrank_above_taps", "conv2d_lowrank_above_taps", "n"),
     ("conv2d", "lowrank_max_cost_share", "conv2d_lowrank_max_cost_share", "n"),
-    ("conv2d", "fft_tile_min_taps", "conv2d_fft_tile_min_taps", "n"),
+    ("conv2d", "fft_tile_min_taps", "conv2d_fft_tile_min_taps", "steps"),
     ("conv2d", "lowrank_before_fft_tile_fmas", "conv2d_lowrank_before_fft_tile_fmas", "n"),
     ("matmul", "tc_min_k", "matmul_tc_min_k", "n"),
     ("matmul", "tc_max_k", "matmul_tc_max_k", "n"),

@@ -161,11 +161,16 @@ static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
            p->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_max_cost_share * taps;
 }
 
-/* A full-rank filter of at least the rules' taps: conv2d/fft-tile's transforms cost less than the
- * direct rows' FMAs (and tc's tensor work) from there. */
+/* A filter of at least the rules' taps for the outputs: conv2d/fft-tile's transforms cost less
+ * than the direct rows' FMAs (and tc's tensor work) from there. */
+static double fft_tile_min_taps(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return mh_auto_step(&rules->conv2d_fft_tile_min_taps, (double)a->batch * a->out_rows * a->out_cols);
+}
+
 static int fft_tile_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return (double)a->krows * a->kcols >= rules->conv2d_fft_tile_min_taps;
+    return (double)a->krows * a->kcols >= fft_tile_min_taps(rules, a);
 }
 
 /* lowrank ahead of fft-tile: its terms cost at most the rules' FMAs an output. */
@@ -224,7 +229,7 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
                      c->plan->rank * (c->krows + c->kcols), ctx->rules->conv2d_lowrank_before_fft_tile_fmas);
         else
             snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
-                     c->krows * c->kcols, ctx->rules->conv2d_fft_tile_min_taps,
+                     c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),
                      lowrank ? "; the plan's terms cost more FMAs an output than the rules give lowrank before it" : "");
         return;
     }

@@ -49,9 +49,11 @@ typedef struct mh_auto_rules {
     /* conv2d/lowrank first for a planned filter of more than this many taps whose terms cost at
      * most this share of the direct FMAs: rank (krows + kcols) <= share krows kcols */
     double conv2d_lowrank_above_taps, conv2d_lowrank_max_cost_share;
-    /* conv2d/fft-tile first for filters of at least this many taps; a planned filter lowrank
-     * takes stays on lowrank ahead of it while rank (krows + kcols) is at most the second */
-    double conv2d_fft_tile_min_taps, conv2d_lowrank_before_fft_tile_fmas;
+    /* conv2d/fft-tile first for filters of at least this many taps (by outputs: fewer tiles fill
+     * the GPU less well); a planned filter lowrank takes stays on lowrank ahead of it while
+     * rank (krows + kcols) is at most conv2d_lowrank_before_fft_tile_fmas */
+    mh_auto_steps conv2d_fft_tile_min_taps;
+    double conv2d_lowrank_before_fft_tile_fmas;
 
     /* matmul: tf32x3-wgmma where all four hold */
     double matmul_tc_min_k, matmul_tc_max_k, matmul_tc_min_work, matmul_tc_min_outputs;

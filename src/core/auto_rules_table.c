@@ -8,7 +8,7 @@
 static const mh_auto_rules tables[] = {
     /* bench/results/NVIDIA_H100_80GB_HBM3.auto.json */
     {.device = "NVIDIA H100 80GB HBM3",
-     .source = "conv1d: derived from bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json and .conv1d-fused-grid.json (scripts/tune.py --derive), the mask limits from the kernels; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run; conv2d lowrank: a first rule from bench conv2d's three planned Gaussian and DoG workloads (lab conv2d-lowrank.txt), not a grid; conv2d fft-tile: a first rule from bench conv2d's workloads (lab conv2d-fft-tile.txt), not a grid",
+     .source = "conv1d: derived from bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json and .conv1d-fused-grid.json (scripts/tune.py --derive), the mask limits from the kernels; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run; conv2d lowrank: a first rule from bench conv2d's three planned Gaussian and DoG workloads (lab conv2d-lowrank.txt), not a grid; conv2d fft-tile: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-fft-tile-grid.json (scripts/conv2d_fft_tile_grid.sh) and bench conv2d's workloads",
      .fallback = 1,
      .conv1d_fft_os_above_k = 4097.0,
      .conv1d_fused_above_k = 2049.0,
@@ -26,7 +26,7 @@ static const mh_auto_rules tables[] = {
      .conv2d_tc_q16_s2_from_rows = 13,
      .conv2d_lowrank_above_taps = 25.0,
      .conv2d_lowrank_max_cost_share = 0.5,
-     .conv2d_fft_tile_min_taps = 169.0,
+     .conv2d_fft_tile_min_taps = {{16777216.0, 0.0, 0.0, 0.0}, {225.0, 169.0, 169.0, 169.0}},
      .conv2d_lowrank_before_fft_tile_fmas = 72.0,
      .matmul_tc_min_k = 512.0,
      .matmul_tc_max_k = 262144.0,

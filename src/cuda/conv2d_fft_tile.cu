@@ -24,8 +24,10 @@
  * float2) spreads them over the banks, along columns they are consecutive.
  *
  * Accuracy: as fft-os (a normwise bound over the tile, log2(64^2) = 12 in place of fft-os's
- * longer transforms). A non-finite cval: the tiles take 0 and conv2d_border_direct.cuh computes
- * the outputs that read the border. */
+ * longer transforms). NaN and Inf as the direct rows give them: a block whose inputs hold one
+ * sums its two tiles' outputs directly (direct_tile) instead of transforming them. A non-finite
+ * cval: the tiles take 0 and conv2d_border_direct.cuh computes the outputs that read the
+ * border. */
 #include "conv2d_border_direct.cuh"
 #include "fft4096.cuh"
 #include "tile_io.cuh"
@@ -110,7 +112,7 @@ __device__ __forceinline__ void dft2(float2 *s)
 struct geometry {
     long long rows, cols, out_rows, out_cols; /* an image */
     long long image, out_image;               /* rows cols, out_rows out_cols */
-    int lpr, lpc;
+    int lpr, lpc, krows, kcols;
     int vr, vc;                 /* outputs a tile along each axis: 65 - krows, 65 - kcols */
     long long tc, tiles;        /* tiles along a row of tiles; tiles an image */
     long long total;            /* tiles in the stack */
@@ -197,22 +199,46 @@ __global__ void __launch_bounds__(THREADS) spectrum_kernel(float2 *fspec, const 
     }
 }
 
+/* A tile's outputs summed directly, tap by tap in float as the direct rows sum: for tiles whose
+ * inputs hold a NaN or an Inf, which a transform would spread over every output of the tile
+ * (and turn every Inf into NaN). Outputs stride over the block's threads. */
+__device__ void direct_tile(const float *in, const float *f, const geometry &g, const tile_place &p)
+{
+    for (int o = threadIdx.x; o < p.out_r * g.vc; o += THREADS) {
+        const int y = o / g.vc, x = o % g.vc;
+        if (x >= p.out_c) continue;
+        float sum = 0.0f;
+        for (int i = 0; i < g.krows; ++i)
+            for (int j = 0; j < g.kcols; ++j) sum = fmaf(tile_input(in, g, p, y + i, x + j), __ldg(f + i * g.kcols + j), sum);
+        p.first[(long long)y * g.out_cols + x] = sum;
+    }
+}
+
 /* Tiles 2 blockIdx.x (real parts) and 2 blockIdx.x + 1 (imaginary parts). MIN_BLOCKS: blocks an
  * SM must hold at once, the registers capped to fit: 4 (64 registers, ~100 bytes spilled) ran
- * 5-15% faster on the H100 than 3 (80 registers, no spill): the kernel waits on its barriers and
- * shared memory, and more blocks hide that. */
+ * 5-15% faster on the H100 than 3 (80 registers, no spill): the kernel is latency-bound (no unit
+ * near its peak), and more resident blocks hide more than the spill costs. */
 template <int MIN_BLOCKS>
-__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tile_kernel(float *out, const float *in, const float2 *fspec, geometry g)
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tile_kernel(float *out, const float *in, const float *f, const float2 *fspec,
+                                                                   geometry g)
 {
     __shared__ float2 s[N * LD];
     __shared__ tile_place place[2]; /* in shared memory, not in every thread's registers */
     if (threadIdx.x < 2) place[threadIdx.x] = place_of(g, in, out, 2 * (long long)blockIdx.x + threadIdx.x);
     __syncthreads();
     const int x = threadIdx.x % N, y0 = threadIdx.x / N; /* this thread's column; rows y0 + 4 j */
+    bool finite = true;
 #pragma unroll 1
-    for (int y = y0; y < N; y += THREADS / N)
-        s[y * LD + x] = make_float2(tile_input(in, g, place[0], y, x), tile_input(in, g, place[1], y, x));
-    __syncthreads();
+    for (int y = y0; y < N; y += THREADS / N) {
+        const float2 v = make_float2(tile_input(in, g, place[0], y, x), tile_input(in, g, place[1], y, x));
+        finite = finite && isfinite(v.x) && isfinite(v.y);
+        s[y * LD + x] = v;
+    }
+    if (__syncthreads_or(!finite)) { /* the whole block: both tiles summed directly */
+        if (place[0].present) direct_tile(in, f, g, place[0]);
+        if (place[1].present) direct_tile(in, f, g, place[1]);
+        return;
+    }
     dft64_lines<true>(s);
     dft64_lines<false>(s, times_spectrum{fspec});
     dft64_lines<true>(s);
@@ -225,7 +251,7 @@ geometry geometry_of(const mh_conv2d_args *a)
     g.rows = (long long)a->rows, g.cols = (long long)a->cols;
     g.out_rows = (long long)a->out_rows, g.out_cols = (long long)a->out_cols;
     g.image = g.rows * g.cols, g.out_image = g.out_rows * g.out_cols;
-    g.lpr = a->lpr, g.lpc = a->lpc;
+    g.lpr = a->lpr, g.lpc = a->lpc, g.krows = a->krows, g.kcols = a->kcols;
     g.vr = N + 1 - a->krows, g.vc = N + 1 - a->kcols;
     g.tc = (g.out_cols + g.vc - 1) / g.vc;
     g.tiles = (g.out_rows + g.vr - 1) / g.vr * g.tc;
@@ -258,8 +284,8 @@ mh_status ft_run(mh_context *ctx, const mh_args *args)
     MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-tile spectrum_kernel"));
     if (g.total) {
         const unsigned blocks = (unsigned)((g.total + 1) / 2);
-        if (args->config == 1) tile_kernel<3><<<blocks, THREADS, 0, st>>>(a->out, a->in, fspec, g);
-        else tile_kernel<4><<<blocks, THREADS, 0, st>>>(a->out, a->in, fspec, g);
+        if (args->config == 1) tile_kernel<3><<<blocks, THREADS, 0, st>>>(a->out, a->in, a->filter, fspec, g);
+        else tile_kernel<4><<<blocks, THREADS, 0, st>>>(a->out, a->in, a->filter, fspec, g);
         MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-tile tile_kernel"));
     }
     return mh_conv2d_fix_nonfinite_border(ctx, a, "launching conv2d/fft-tile direct_border_kernel");
