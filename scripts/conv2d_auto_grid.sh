@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# conv2d's auto grid (issue 38): every row auto may pick, on square images, same padding, filters
+# 3 to 127 a side (square, and 3 x 31, 31 x 3, 7 x 21, 15 x 63) of three kinds: random (full
+# rank), a Gaussian (sigma max(K) / 6: rank 1) and a difference of Gaussians (sigma max(K) / 10
+# and max(K) / 6: rank 2), the last two planned as the bench plans them. One JSON of every row
+# and of auto's picks (merge_bench.py); scripts/plot_conv2d_grid.py draws it and prints the
+# regret. The sides default to 256 1024 4096 16384; name fewer to run the grid in parts.
+# usage: scripts/conv2d_auto_grid.sh CLI OUT.json [SIDE ...]
+set -uo pipefail
+CLI=${1:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
+OUTJSON=${2:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
+shift 2
+SIDES=${*:-256 1024 4096 16384}
+VARIANTS=${MEMHIER_SWEEP_VARIANTS:-walk,regtile,stream,tc,separable,lowrank,fft-tile,fft-os}
+parts=$(mktemp -d)
+for n in $SIDES; do
+  for shape in 3x3 5x5 7x7 11x11 15x15 21x21 31x31 63x63 127x127 3x31 31x3 7x21 15x63; do
+    kr=${shape%x*} kc=${shape#*x}
+    k=$((kr > kc ? kr : kc))
+    wide=$(python3 -c "print($k / 6)")
+    narrow=$(python3 -c "print($k / 10)")
+    for filter in random "gaussian:$wide" "dog:$narrow:$wide"; do
+      timeout 120 "$CLI" bench conv2d --rows "$n" --cols "$n" --krows "$kr" --kcols "$kc" --pad same \
+        --filter "$filter" --variants "$VARIANTS" --json "$parts/$n-$shape-${filter%%:*}.json" 2>&1 |
+        grep -E "^\[|auto chooses|conv2d/" | grep -v skipped
+    done
+  done
+done
+python3 "$(dirname "$0")/merge_bench.py" "$OUTJSON" "$parts"/*.json
+rm -rf "$parts"
