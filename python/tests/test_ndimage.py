@@ -699,7 +699,7 @@ def low_rank_weights():
 def test_host_weights_run_through_plans(rng, where):
     """Weights converted on the host (float64 here, or NumPy weights for a GPU image) run through
     a library plan (mh_conv2d_planned_mode), kept by content: a difference of Gaussians (on a GPU
-    auto takes lowrank for it) and a random filter, convolve's flipped weights a plan of their own;
+    auto takes fft-tile for it at 21 x 21, lowrank by name below) and a random filter, convolve's flipped weights a plan of their own;
     every mode, origins, a stack, against the float64 reference; lowrank by name on a GPU too."""
     if where != "numpy" and not has_cuda_device():
         pytest.skip("no CUDA device")
