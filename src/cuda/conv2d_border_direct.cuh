@@ -7,6 +7,7 @@
 #define MH_CONV2D_BORDER_DIRECT_CUH
 
 #include "common.cuh"
+#include "tile_io.cuh"
 
 #include <math.h>
 
@@ -45,10 +46,24 @@ static __global__ void direct_border_kernel(float *out, const float *in, const f
     }
 }
 
+/* A constant border whose value is NaN or Inf: the FFT rows' tiles take 0 for it, and
+ * mh_conv2d_fix_nonfinite_border then rewrites the outputs that read it. */
+static inline int mh_conv2d_nonfinite_cval(const mh_conv2d_args *a)
+{
+    return a->bordered && a->mode == MH_MODE_CONSTANT && !isfinite(a->cval);
+}
+
+/* What the FFT rows' tiles read past the image: zeros, or a's boundary mode with its cval (0
+ * for a non-finite one). */
+static inline tile_border mh_conv2d_fft_border(const mh_conv2d_args *a)
+{
+    return a->bordered ? tile_border{(int)a->mode, mh_conv2d_nonfinite_cval(a) ? 0.0f : a->cval} : zero_border;
+}
+
 /* Launches direct_border_kernel over a's stack when a's cval is not finite; else nothing. */
 static inline mh_status mh_conv2d_fix_nonfinite_border(mh_context *ctx, const mh_conv2d_args *a, const char *who)
 {
-    if (!(a->bordered && a->mode == MH_MODE_CONSTANT && !isfinite(a->cval))) return MH_OK;
+    if (!mh_conv2d_nonfinite_cval(a)) return MH_OK;
     const direct_window g = {(long long)a->rows, (long long)a->cols, (long long)a->out_rows, (long long)a->out_cols,
                              a->lpr, a->lpc, a->krows, a->kcols};
     const unsigned row_blocks = (unsigned)(a->out_rows < 1024 ? a->out_rows : 1024);

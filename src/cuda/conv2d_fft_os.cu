@@ -76,11 +76,6 @@ typedef struct fos_geometry {
     tile_border border;     /* what the tiles read past the image (a non-finite cval: 0) */
 } fos_geometry;
 
-static int nonfinite_cval(const mh_conv2d_args *a)
-{
-    return a->bordered && a->mode == MH_MODE_CONSTANT && !isfinite(a->cval);
-}
-
 static fos_geometry geometry_of(const mh_conv2d_args *a)
 {
     fos_geometry g;
@@ -94,7 +89,7 @@ static fos_geometry geometry_of(const mh_conv2d_args *a)
     g.lpr = a->lpr, g.lpc = a->lpc, g.krows = a->krows, g.kcols = a->kcols;
     g.bins = g.nr * (g.nc / 2 + 1);
     g.er = g.out_rows + a->krows - 1, g.ec = g.out_cols + a->kcols - 1;
-    g.border = a->bordered ? tile_border{(int)a->mode, nonfinite_cval(a) ? 0.0f : a->cval} : zero_border;
+    g.border = mh_conv2d_fft_border(a);
     return g;
 }
 

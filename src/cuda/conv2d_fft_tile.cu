@@ -257,8 +257,7 @@ geometry geometry_of(const mh_conv2d_args *a)
     g.tiles = (g.out_rows + g.vr - 1) / g.vr * g.tc;
     g.total = g.tiles * (long long)a->batch;
     g.er = g.out_rows + a->krows - 1, g.ec = g.out_cols + a->kcols - 1;
-    const bool nonfinite = a->bordered && a->mode == MH_MODE_CONSTANT && !isfinite(a->cval);
-    g.border = a->bordered ? tile_border{(int)a->mode, nonfinite ? 0.0f : a->cval} : zero_border;
+    g.border = mh_conv2d_fft_border(a);
     return g;
 }
 
