@@ -3,11 +3,16 @@
 regret (the time of the row auto chose over the fastest row's), one panel pair per filter kind
 (random, Gaussian, difference of Gaussians), as one PNG and a Markdown table.
 
-usage: plot_conv2d_grid.py GRID_JSON OUT_PNG [OUT_MD]
+usage: plot_conv2d_grid.py GRID_JSON OUT_PNG [OUT_MD] [--picks AUTO_PICKS]
 
 Only memhier's rows that passed validation count (no peers, no reduced-precision rows): auto
 chooses among them. Prints the largest regret and every cell above 1.10. Exit status 1 when a
-cell has no choice recorded or its chosen row has no time."""
+cell has no choice recorded or its chosen row has no time.
+
+--picks tests/data/auto_picks.txt replays the rules as they are now on the grid's times: each
+cell's pick is the first row of auto's list there (test_auto_picks writes the lists of the
+grid's cells, "grid KIND SIDE^2 RxC") that has a time in the cell (a row with none refused the
+shape), in place of the pick the run recorded."""
 import json
 import math
 import re
@@ -44,16 +49,39 @@ def cells(doc):
     return out
 
 
+def replay(grid, path):
+    """Each cell's pick under the lists in an auto_picks file (see the usage)."""
+    lists, picks = {}, {}
+    for text in open(path):
+        head, _, rest = text.partition(" = ")
+        if head.startswith("conv2d L") and rest:
+            lists[head.split()[1]] = rest.split()
+        m = re.match(r"grid (\w+) (\d+)\^2 (\d+x\d+): (L\d+)", text)
+        if m:
+            picks[(m[1], int(m[2]), m[3])] = lists[m[4]]
+    for k, c in grid.items():
+        order = picks.get(k, [])
+        c["chose"] = next((row for row in order if row in c["times"]), None)
+
+
 def shape_order(shape):
     kr, kc = map(int, shape.split("x"))
     return (kr != kc, max(kr, kc), kr)
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    picks = None
+    if "--picks" in args:
+        at = args.index("--picks")
+        picks = args[at + 1] if at + 1 < len(args) else sys.exit(__doc__)
+        del args[at:at + 2]
+    if len(args) < 2:
         sys.exit(__doc__)
-    doc = json.load(open(sys.argv[1]))
+    doc = json.load(open(args[0]))
     grid = cells(doc)
+    if picks:
+        replay(grid, picks)
     kinds = [k for k in KINDS if any(c[0] == k for c in grid)]
     sides = sorted({c[1] for c in grid})
     shapes = sorted({c[2] for c in grid}, key=shape_order)
@@ -91,14 +119,15 @@ def main():
         ax_reg.set_title(f"{kind}: auto's regret, chosen / fastest")
     handles = [plt.Rectangle((0, 0), 1, 1, color=COLOURS.get(v, "#cccccc")) for v in rows]
     fig.legend(handles, rows, loc="lower center", ncol=len(rows), fontsize=9, frameon=False, bbox_to_anchor=(0.5, -0.02))
-    fig.suptitle(f"conv2d on {doc['device']}, run of {doc['date']}: max regret {worst:.2f}")
-    fig.savefig(sys.argv[2], dpi=100, bbox_inches="tight")
+    rules = "the rules of " + picks if picks else "auto's picks as run"
+    fig.suptitle(f"conv2d on {doc['device']}, run of {doc['date']} ({rules}): max regret {worst:.2f}")
+    fig.savefig(args[1], dpi=100, bbox_inches="tight")
     over = [x for x in lines if x[6] > 1.10]
-    print(f"wrote {sys.argv[2]}; max regret {worst:.3f} over {len(lines)} cells, {len(over)} above 1.10")
+    print(f"wrote {args[1]}; max regret {worst:.3f} over {len(lines)} cells, {len(over)} above 1.10")
     for kind, n, shape, best, ms, chose, r in over:
         print(f"  {kind} {n}^2 {shape}: auto {chose} {r:.2f}x the fastest ({best}, {ms:.4f} ms)")
-    if len(sys.argv) > 3:
-        with open(sys.argv[3], "w") as f:
+    if len(args) > 2:
+        with open(args[2], "w") as f:
             f.write("| filter | image | shape | fastest | ms | auto chose | regret |\n|---|---|---|---|---|---|---|\n")
             for kind, n, shape, best, ms, chose, r in lines:
                 f.write(f"| {kind} | {n}² | {shape} | {best} | {ms:.4f} | {chose} | {r:.2f} |\n")

@@ -166,7 +166,7 @@ int main(void)
     CHECK(mh_device_info_get(ctx, &dev) == MH_OK, "device info");
     const char *tensor = dev.cc_major == 9 && dev.cc_minor == 0 ? "conv2d/tc" : "conv2d/regtile";
     /* fft-tile (2-D FFT tiles in shared memory) from 169 taps at 4096^2 outputs and beyond, from 225
-     * below, whatever the shape; under those, tc where
+     * at 2048^2, from 625 below, whatever the shape; under those, tc where
      * its share of the tensor work pays: filters 6 and 7 wide (one slice) from a share of 0.50
      * (21 x 7), never below 121 taps (six products: 17 x 7) */
     const struct {
@@ -177,8 +177,8 @@ int main(void)
                   {8192, 17, 17, "conv2d/fft-tile"}, {8192, 19, 19, "conv2d/fft-tile"}, {4096, 21, 21, "conv2d/fft-tile"},
                   {2048, 23, 23, "conv2d/fft-tile"}, {2048, 25, 25, "conv2d/fft-tile"}, {4096, 27, 27, "conv2d/fft-tile"},
                   {4096, 29, 29, "conv2d/fft-tile"}, {8192, 31, 31, "conv2d/fft-tile"}, {2047, 31, 31, "conv2d/fft-tile"},
-                  {1024, 25, 25, "conv2d/fft-tile"}, {512, 19, 19, "conv2d/fft-tile"}, {768, 31, 31, "conv2d/fft-tile"},
-                  {512, 17, 17, "conv2d/fft-tile"}, {1536, 15, 15, "conv2d/fft-tile"}, {2047, 13, 13, "conv2d/regtile"},
+                  {1024, 25, 25, "conv2d/fft-tile"}, {512, 19, 19, tensor}, {768, 31, 31, "conv2d/fft-tile"},
+                  {512, 17, 17, "conv2d/regtile"}, {1536, 15, 15, tensor}, {256, 21, 21, tensor}, {255, 21, 21, "conv2d/regtile"}, {2047, 13, 13, "conv2d/regtile"},
                   {511, 31, 31, "conv2d/fft-tile"}, {8192, 13, 31, "conv2d/fft-tile"}, {2048, 13, 23, "conv2d/fft-tile"},
                   {8192, 19, 23, "conv2d/fft-tile"}, {8192, 11, 31, "conv2d/fft-tile"}, {2048, 11, 23, "conv2d/fft-tile"},
                   {8192, 9, 31, "conv2d/fft-tile"}, {8192, 31, 7, "conv2d/fft-tile"}, {8192, 21, 7, tensor},

@@ -151,13 +151,15 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type));
 }
 
-/* A planned filter whose terms cost at most the rules' share of the direct FMAs, past the
- * rules' taps (walk's 3 x 3 and 5 x 5 are memory-bound: nothing to save). */
+/* A planned filter whose terms cost at most the rules' share of the direct FMAs, each term
+ * standing in for more than the rules' taps: a row-and-column pass pair writes and reads an
+ * intermediate image, which small filters' direct rows never pay (a rank-1 7 x 7 Gaussian and a
+ * rank-2 11 x 11 DoG run faster on regtile). */
 static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
     const mh_conv2d_plan *p = a->plan;
     const double taps = (double)a->krows * a->kcols;
-    return p && p->rank >= 1 && taps > rules->conv2d_lowrank_above_taps &&
+    return p && p->rank >= 1 && taps > rules->conv2d_lowrank_min_taps_per_term * p->rank &&
            p->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_max_cost_share * taps;
 }
 
@@ -182,8 +184,8 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
  * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
- * useful share of the tensor work pays (K x K at 13 and from 19 at 2048^2 and beyond, from 19
- * at 512^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
+ * useful share of the tensor work pays (K x K at 13, 15 and from 19 at 2048^2 and beyond, 15
+ * and from 19 at 256^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
  * regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
  * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds.
  * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
