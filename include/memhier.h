@@ -405,9 +405,33 @@ mh_status mh_histogram(mh_context *ctx, const char *variant, const int32_t *in, 
                        uint64_t *outside);
 mh_status mh_histogram_bytes(mh_context *ctx, const char *variant, const uint8_t *in, size_t n, int lo, int hi, int width,
                              uint64_t *bins, uint64_t *outside);
-/* for the int32 form (bytes = 0, bins as given) or the byte form (bytes = 1, num_bins bins) */
-mh_status mh_histogram_select(mh_context *ctx, size_t n, int num_bins, int bytes, const mh_variant_info **chosen);
-mh_status mh_histogram_supports(mh_context *ctx, const char *variant, size_t n, int num_bins, int bytes);
+
+/* Float32 data, counted as numpy.histogram counts it. num_bins bins (1 .. MH_HISTOGRAM_MAX_BINS)
+ * with edges e[0 .. num_bins]:
+ * - mh_histogram_float: uniform over [lo, hi] (finite, lo <= hi; lo == hi widens to
+ *   (lo - 0.5, hi + 0.5)), the edges numpy.linspace(lo, hi, num_bins + 1) computed in double
+ *   arithmetic, then rounded to float32, as numpy.histogram(x, num_bins, range=(lo, hi)) makes
+ *   them;
+ * - mh_histogram_edges: the num_bins + 1 float32 edges given, non-decreasing, in the context's
+ *   memory. The call does not read them on the host: unsorted or NaN edges give counts that
+ *   mean nothing, never a write outside bins.
+ * x counts where e[0] <= x <= e[num_bins], in the last bin i with e[i] <= x (the last bin
+ * closed); NaN and the values outside are counted into *outside. Exact 64-bit counts. */
+mh_status mh_histogram_float(mh_context *ctx, const char *variant, const float *in, size_t n, int num_bins, double lo,
+                             double hi, uint64_t *bins, uint64_t *outside);
+mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *in, size_t n, const float *edges,
+                             int num_bins, uint64_t *bins, uint64_t *outside);
+
+/* What select and supports ask about: the int32 form (0, bins as given), the byte form (1,
+ * num_bins bins), float32 data in uniform bins (2) or between explicit edges (3). */
+typedef enum {
+    MH_HISTOGRAM_INT32 = 0,
+    MH_HISTOGRAM_BYTES = 1,
+    MH_HISTOGRAM_FLOAT_UNIFORM = 2,
+    MH_HISTOGRAM_FLOAT_EDGES = 3
+} mh_histogram_kind;
+mh_status mh_histogram_select(mh_context *ctx, size_t n, int num_bins, int kind, const mh_variant_info **chosen);
+mh_status mh_histogram_supports(mh_context *ctx, const char *variant, size_t n, int num_bins, int kind);
 
 #ifdef __cplusplus
 }

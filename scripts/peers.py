@@ -25,7 +25,8 @@ Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
   transpose  cupy ascontiguousarray(a.T); torch a.t().contiguous()
   matmul     cupy matmul, torch matmul (cuBLAS)
   reduce     cupy sum, torch sum
-  histogram  cupy bincount and histogram, torch bincount (a-z in buckets of 4: (x - 97) // 4 first)
+  histogram  cupy bincount and histogram, torch bincount (a-z in buckets of 4: (x - 97) // 4 first);
+             float32: cupy histogram (uniform bins and edges), torch histc (uniform bins)
   sepfilter  cupyx.scipy.ndimage gaussian_filter, uniform_filter, sobel's two passes, on the same
              typed stack
 The workloads are parsed from the bench rows' names. After the rows it prints, per workload,
@@ -259,9 +260,32 @@ def reduce_peers(wl):
     return peers, ref, float(x.size), lambda out, ref: abs(float(cp.asarray(out)) - float(ref)) / mag
 
 
+def float_histogram_peers(n, bins, form):
+    """float32 over [-1.1, 1.1] into bins over [-1, 1] (uniform, or sorted edges there): numpy's
+    counts exactly (cupy.histogram; torch.histc on the uniform bins, whose own rule may move a
+    value on an edge: held within 1e-5 of the counts, rel_l2)."""
+    rng = cp.random.default_rng(1)
+    x = rng.uniform(-1.1, 1.1, n, dtype=cp.float32)
+    if form == "float32-edges":
+        e = cp.sort(rng.uniform(-1, 1, bins + 1, dtype=cp.float32))
+        e[0], e[-1] = -1.0, 1.0
+        peers = [("cupy/histogram", lambda: cp.histogram(x, bins=e)[0])]
+        ref = cp.histogram(x, bins=e)[0].astype(cp.float64)
+        return peers, ref, 0.0, exact
+    peers = [("cupy/histogram", lambda: cp.histogram(x, bins=bins, range=(-1.0, 1.0))[0])]
+    if torch is not None:
+        tx = torch.as_tensor(x, device="cuda")
+        peers.append(("torch/histc", lambda: torch.histc(tx, bins=bins, min=-1.0, max=1.0)))
+    ref = cp.histogram(x, bins=bins, range=(-1.0, 1.0))[0].astype(cp.float64)
+    return peers, ref, 0.0, lambda out, ref: float(cp.linalg.norm(cp.asarray(out, dtype=cp.float64) - ref) /
+                                                   cp.linalg.norm(ref))
+
+
 def histogram_peers(wl):
     w = kv(wl)
     n, bins, data, form = int(w["n"]), int(w["bins"]), w["data"], w["form"]
+    if form.startswith("float32"):
+        return float_histogram_peers(n, bins, form)
     rng = cp.random.default_rng(1)
     dtype = cp.uint8 if form == "bytes" else cp.int32
     if data == "one-bin":

@@ -157,6 +157,17 @@ static void histogram_grid(void)
             snprintf(shape, sizeof shape, "%s bins=%d", bytes ? "bytes" : "int32", bins[i]);
             line(&a, shape, NULL);
         }
+    static const float edges[1]; /* stands for explicit edges: never read */
+    for (size_t i = 0; i < sizeof bins / sizeof bins[0]; ++i)
+        for (int explicit_edges = 0; explicit_edges < 2; ++explicit_edges) {
+            mh_args a;
+            if (mh_histogram_float_args_init(NULL, &a, NULL, 1 << 20, bins[i], -1.0, 1.0, explicit_edges ? edges : NULL,
+                                             NULL, NULL) != MH_OK)
+                continue;
+            char shape[64];
+            snprintf(shape, sizeof shape, "float32 %s bins=%d", explicit_edges ? "edges" : "uniform", bins[i]);
+            line(&a, shape, NULL);
+        }
 }
 
 static void other_ops(void)

@@ -3,7 +3,11 @@
  * int32 values (1 to 100,000 bins, values below 0 and past the last bin) and bytes (256 bins,
  * one bin, seed 004's a-z buckets of 4, a single-value range), n from 0 to 64 Mi + 3, every input
  * alignment, uniform and one-bin data, outside counted or not asked for (NULL); the counts are
- * poisoned with all-ones and fenced by guard words. histogram/racy must be flagged as a
+ * poisoned with all-ones and fenced by guard words. Float32 values (numpy.histogram's rule,
+ * core/histogram_rule.h: python/tests/test_histogram_float.py holds it to numpy itself): uniform
+ * bins (values past both ends, NaN, values on and beside every edge, an empty range widened,
+ * 65,536 bins, a range whose width overflows) and explicit edges (sorted, with repeats), against
+ * the host rule and against counts worked out by hand. histogram/racy must be flagged as a
  * demonstration and never picked by auto; it runs (within bounds) but its counts are not
  * checked. Refusals write nothing. */
 #include "testing.h"
@@ -17,23 +21,85 @@ typedef struct hcase {
     int bytes, lo, hi, width; /* int32: lo = 0, width = 1, hi = bins - 1 */
     size_t n;
     int one_bin, with_outside;
+    /* float32 values (floats = 1): hi + 1 bins, uniform over [flo, fhi] or between edges
+     * (explicit); data: 0 spread past both ends with NaN, 1 on and beside every edge */
+    int floats, explicit_edges, data;
+    double flo, fhi;
 } hcase;
 
+#define INTS(bytes, lo, hi, width, n, one_bin, outside) {bytes, lo, hi, width, n, one_bin, outside, 0, 0, 0, 0.0, 0.0}
+#define FLOATS(bins, n, lo, hi, edges, data) {0, 0, (bins) - 1, 1, n, 0, 1, 1, edges, data, lo, hi}
+
 static const hcase cases[] = {
-    {0, 0, 0, 1, 1000, 0, 1},        {0, 0, 6, 1, 0, 0, 1},        {0, 0, 255, 1, 65537, 0, 1},
-    {0, 0, 255, 1, 65537, 1, 0},     {0, 0, 1023, 1, 1048579, 0, 1}, {0, 0, 4999, 1, 100003, 0, 1},
-    {0, 0, 99999, 1, 200001, 0, 1},  {1, 0, 255, 1, 1, 0, 1},      {1, 0, 255, 1, 1048579, 0, 1},
-    {1, 0, 255, 1, 1048579, 1, 1},   {1, 97, 122, 4, 300007, 0, 1}, {1, 97, 122, 1, 4099, 0, 0},
-    {1, 200, 200, 1, 70001, 0, 1},
+    INTS(0, 0, 0, 1, 1000, 0, 1),        INTS(0, 0, 6, 1, 0, 0, 1),        INTS(0, 0, 255, 1, 65537, 0, 1),
+    INTS(0, 0, 255, 1, 65537, 1, 0),     INTS(0, 0, 1023, 1, 1048579, 0, 1), INTS(0, 0, 4999, 1, 100003, 0, 1),
+    INTS(0, 0, 99999, 1, 200001, 0, 1),  INTS(1, 0, 255, 1, 1, 0, 1),      INTS(1, 0, 255, 1, 1048579, 0, 1),
+    INTS(1, 0, 255, 1, 1048579, 1, 1),   INTS(1, 97, 122, 4, 300007, 0, 1), INTS(1, 97, 122, 1, 4099, 0, 0),
+    INTS(1, 200, 200, 1, 70001, 0, 1),
     /* one-bin at 64 Mi bytes and 32 Mi int32: every private counter of every block takes
      * hundreds of counts per thread (a narrower counter or a lost carry shows here) */
-    {1, 0, 255, 1, 67108867, 1, 1},  {1, 97, 122, 4, 67108867, 1, 0}, {0, 0, 255, 1, 33554433, 1, 1},
+    INTS(1, 0, 255, 1, 67108867, 1, 1),  INTS(1, 97, 122, 4, 67108867, 1, 0), INTS(0, 0, 255, 1, 33554433, 1, 1),
+    FLOATS(10, 100003, -1.0, 1.0, 0, 0),          FLOATS(256, 1048579, 0.1, 0.7, 0, 0),
+    FLOATS(1000, 3003, 0.1, 0.7, 0, 1),           FLOATS(65536, 196611, -3.3, 7.1, 0, 1),
+    FLOATS(7, 1000, 3.25, 3.25, 0, 0),            FLOATS(4096, 100003, -1e20, 1e25, 0, 0),
+    FLOATS(16, 50001, -3e38, 3e38, 0, 0),         FLOATS(1, 4099, 0.0, 1.0, 0, 1),
+    FLOATS(1024, 1048579, -1.0, 1.0, 1, 0),       FLOATS(5, 70001, -1.0, 1.0, 1, 1),
+    FLOATS(100000, 200001, -2.0, 2.0, 1, 0),      FLOATS(256, 33554435, -1.0, 1.0, 0, 0),
 };
+
+static int cmp_float(const void *a, const void *b)
+{
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The edges of a float case: uniform ones by the host rule, or sorted values over [flo, fhi]
+ * with every eighth repeated (empty bins). num_bins + 1 floats. */
+static float *make_edges(const hcase *c, const mh_hist_float *f, unsigned long long seed)
+{
+    const int nb = c->hi + 1;
+    float *e = malloc(((size_t)nb + 1) * sizeof *e);
+    if (!e) exit(1);
+    if (!c->explicit_edges) {
+        for (int i = 0; i <= nb; ++i) e[i] = mh_hist_edge(f, nb, i);
+        return e;
+    }
+    mh_fill_uniform(e, (size_t)nb + 1, seed ^ 0xed9e5ULL, 1.0f);
+    for (int i = 0; i <= nb; ++i) e[i] = (float)(c->flo + (e[i] + 1.0) * 0.5 * (c->fhi - c->flo));
+    qsort(e, (size_t)nb + 1, sizeof *e, cmp_float);
+    for (int i = 8; i <= nb; i += 8) e[i] = e[i - 1];
+    return e;
+}
+
+/* Float data: spread 10% past both ends of [lo, hi] with a NaN every 97th (data 0), or each
+ * edge and its float neighbours either side (data 1). */
+static void fill_floats(const hcase *c, const float *edges, float *x, unsigned long long seed)
+{
+    const int nb = c->hi + 1;
+    const double lo = edges[0], hi = edges[nb], pad = (hi - lo) * 0.1;
+    mh_fill_uniform(x, c->n, seed, 1.0f);
+    for (size_t i = 0; i < c->n; ++i) {
+        if (c->data == 1) {
+            const float e = edges[(i / 3) % ((size_t)nb + 1)];
+            x[i] = i % 3 == 0 ? e : nextafterf(e, i % 3 == 1 ? -INFINITY : INFINITY);
+        } else if (i % 97 == 5) {
+            x[i] = NAN;
+        } else {
+            x[i] = (float)(lo - pad + (x[i] + 1.0) * 0.5 * (hi - lo + 2 * pad));
+        }
+    }
+}
+
 
 /* Values over a range wider than the bins, so that some fall outside on both sides. */
 static void *make_input(const hcase *c, unsigned long long seed)
 {
     const size_t n = c->n ? c->n : 1;
+    if (c->floats) {
+        float *x = malloc(n * sizeof *x);
+        if (!x) exit(1);
+        return x; /* filled by fill_floats once the edges are known */
+    }
     float *u = malloc(n * sizeof(float));
     void *in = malloc(n * (c->bytes ? 1 : 4));
     if (!u || !in) exit(1);
@@ -80,29 +146,45 @@ static size_t counts_fetch(const counts *k)
     return broken;
 }
 
-static mh_status call(mh_context *ctx, const char *variant, const hcase *c, const void *in, const counts *k)
+/* The case's arguments (edges: the explicit ones in the context's memory, or NULL). */
+static void args_of(mh_context *ctx, const hcase *c, const void *in, const float *edges, unsigned long long *bins,
+                    unsigned long long *outside, mh_args *x)
+{
+    if (c->floats) mh_histogram_float_args_init(ctx, x, in, c->n, c->hi + 1, c->flo, c->fhi, edges, bins, outside);
+    else mh_histogram_args_init(ctx, x, in, c->bytes, c->n, c->lo, c->hi, c->width, bins, outside);
+}
+
+static mh_status call(mh_context *ctx, const char *variant, const hcase *c, const void *in, const float *edges,
+                      const counts *k)
 {
     uint64_t *bins = (uint64_t *)(k->base + GUARD), *outside = c->with_outside ? bins + (k->slots - 1) : NULL;
+    if (c->floats)
+        return edges ? mh_histogram_edges(ctx, variant, in, c->n, edges, c->hi + 1, bins, outside)
+                     : mh_histogram_float(ctx, variant, in, c->n, c->hi + 1, c->flo, c->fhi, bins, outside);
     return c->bytes ? mh_histogram_bytes(ctx, variant, in, c->n, c->lo, c->hi, c->width, bins, outside)
                     : mh_histogram(ctx, variant, in, c->n, c->hi + 1, bins, outside);
 }
 
-static void check_variant(mh_context *ctx, const hcase *c, const void *in, const unsigned long long *ref,
-                          const counts *k, const mh_row *row, int config)
+static const char *kind_name(const hcase *c)
+{
+    return c->floats ? (c->explicit_edges ? "float32 edges" : "float32 uniform") : c->bytes ? "bytes" : "int32";
+}
+
+static void check_variant(mh_context *ctx, const hcase *c, const void *in, const float *edges,
+                          const unsigned long long *ref, const counts *k, const mh_row *row, int config)
 {
     const char *name = row ? row->info.name : "auto";
     const int nb = (c->hi - c->lo) / c->width + 1;
     counts_poison(k);
     mh_args x;
-    mh_histogram_args_init(ctx, &x, in, c->bytes, c->n, c->lo, c->hi, c->width, k->base + GUARD,
-                           c->with_outside ? k->base + GUARD + nb : NULL);
+    args_of(ctx, c, in, edges, k->base + GUARD, c->with_outside ? k->base + GUARD + nb : NULL, &x);
     x.config = config;
     char why[512] = "";
     if (row && !row->supports(ctx, &x, why, sizeof why)) {
         CHECK(why[0], "%s refuses %d bins without a reason", name, nb);
         return;
     }
-    mh_status s = config == 0 ? call(ctx, row ? name : NULL, c, in, k) : mh_run_row(ctx, row, &x);
+    mh_status s = config == 0 ? call(ctx, row ? name : NULL, c, in, edges, k) : mh_run_row(ctx, row, &x);
     if (s == MH_OK) s = mh_context_synchronize(ctx);
     CHECK(s == MH_OK, "%s config %d n=%zu bins=%d: %s: %s", name, config, c->n, nb, mh_status_str(s), mh_context_error(ctx));
     if (s != MH_OK) return;
@@ -113,7 +195,7 @@ static void check_variant(mh_context *ctx, const hcase *c, const void *in, const
     for (int b = 0; b < nb; ++b)
         if (k->host[GUARD + b] != ref[b] && !wrong++) first = (size_t)b;
     CHECK(wrong == 0, "%s config %d %s n=%zu bins=%d one_bin=%d: %zu bins wrong, bin %zu = %llu, exact %llu", name, config,
-          c->bytes ? "bytes" : "int32", c->n, nb, c->one_bin, wrong, first, k->host[GUARD + first], ref[first]);
+          kind_name(c), c->n, nb, c->one_bin, wrong, first, k->host[GUARD + first], ref[first]);
     if (c->with_outside)
         CHECK(k->host[GUARD + nb] == ref[nb], "%s n=%zu bins=%d: outside %llu, exact %llu", name, c->n, nb,
               k->host[GUARD + nb], ref[nb]);
@@ -148,7 +230,48 @@ static void check_refusals(mh_context *ctx, int gpu)
     int all_zero = 1;
     for (int i = 0; i < 9; ++i) all_zero &= zero[i] == 0;
     CHECK(s == MH_OK && all_zero, "n = 0: %s, counts not all zero", mh_context_error(ctx));
+    /* float32: the range finite and in order, edges given */
+    const float *fin = (const float *)in;
+    REFUSED(mh_histogram_float(ctx, NULL, fin, 16, 8, 1.0, 0.0, buf, NULL), "lo must be at most hi");
+    REFUSED(mh_histogram_float(ctx, NULL, fin, 16, 8, 0.0, INFINITY, buf, NULL), "finite");
+    REFUSED(mh_histogram_float(ctx, NULL, fin, 16, 8, NAN, 1.0, buf, NULL), "finite");
+    REFUSED(mh_histogram_float(ctx, NULL, fin, 16, 0, 0.0, 1.0, buf, NULL), "num_bins = 0");
+    REFUSED(mh_histogram_edges(ctx, NULL, fin, 16, NULL, 8, buf, NULL), "edges is NULL");
+    REFUSED(mh_histogram_edges(ctx, NULL, fin, 16, (const float *)buf, 8, buf + 2, NULL), "overlaps");
     test_release(gpu, buf);
+}
+
+/* Counts worked out by hand, on every row: numpy.histogram(x, 4, range=(0, 1)) has edges 0,
+ * 0.25, 0.5, 0.75, 1; x on each edge goes to the bin the edge opens, 1 to the last (closed)
+ * bin, -0 to the first; NaN, -1e-30 and 1.0000001 are outside. The edges 0, 1, 1, 2 (an empty
+ * middle bin): 1 goes to the last bin of those that open at 1 (bin 2), 2 to bin 2 (closed). */
+static void check_known(mh_context *ctx, int gpu)
+{
+    static const float x[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, -0.0f, 0.3f, NAN, -1e-30f, 1.0000001f, 0.7499999f};
+    static const unsigned long long want[] = {2, 2, 2, 2, 3}; /* bins 0..3, then outside */
+    static const float e[] = {0.0f, 1.0f, 1.0f, 2.0f};
+    static const float y[] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f, -INFINITY};
+    static const unsigned long long want_e[] = {2, 0, 3, 2};
+    const size_t nx = sizeof x / sizeof x[0], ny = sizeof y / sizeof y[0];
+    float *dx = test_alloc(gpu, sizeof x), *dy = test_alloc(gpu, sizeof y), *de = test_alloc(gpu, sizeof e);
+    uint64_t *counts = test_alloc(gpu, 5 * sizeof *counts);
+    test_put(gpu, dx, x, sizeof x), test_put(gpu, dy, y, sizeof y), test_put(gpu, de, e, sizeof e);
+    for (size_t r = 0; r < mh_row_count(MH_OP_HISTOGRAM); ++r) {
+        const mh_row *row = mh_row_at(MH_OP_HISTOGRAM, r);
+        if (!test_row_fits(row, gpu) || mh_variant_is_demonstration(&row->info)) continue;
+        unsigned long long got[5];
+        mh_status s = mh_histogram_float(ctx, row->info.name, dx, nx, 4, 0.0, 1.0, counts, counts + 4);
+        if (s == MH_OK) s = mh_context_synchronize(ctx);
+        test_get(gpu, got, counts, sizeof got);
+        CHECK(s == MH_OK && !memcmp(got, want, sizeof want), "%s: uniform known answer %llu %llu %llu %llu / %llu: %s",
+              row->info.name, got[0], got[1], got[2], got[3], got[4], mh_context_error(ctx));
+        s = mh_histogram_edges(ctx, row->info.name, dy, ny, de, 3, counts, counts + 3);
+        if (s == MH_OK) s = mh_context_synchronize(ctx);
+        test_get(gpu, got, counts, 4 * sizeof *got);
+        CHECK(s == MH_OK && !memcmp(got, want_e, sizeof want_e), "%s: edges known answer %llu %llu %llu / %llu: %s",
+              row->info.name, got[0], got[1], got[2], got[3], mh_context_error(ctx));
+    }
+    test_release(gpu, dx), test_release(gpu, dy), test_release(gpu, de), test_release(gpu, counts);
 }
 
 int main(int argc, char **argv)
@@ -170,7 +293,17 @@ int main(int argc, char **argv)
         void *h = make_input(c, seed + ci);
         mh_args ra;
         unsigned long long *ref = malloc(((size_t)nb + 1) * 8);
-        mh_histogram_args_init(NULL, &ra, h, c->bytes, c->n, c->lo, c->hi, c->width, ref, ref + nb);
+        float *host_edges = NULL, *edges = NULL;
+        if (c->floats) {
+            args_of(NULL, c, h, NULL, ref, ref + nb, &ra);
+            host_edges = make_edges(c, &ra.histogram.f, seed + ci);
+            fill_floats(c, host_edges, h, seed + ci);
+            if (c->explicit_edges) {
+                edges = test_alloc(gpu, ((size_t)nb + 1) * sizeof *edges);
+                test_put(gpu, edges, host_edges, ((size_t)nb + 1) * sizeof *edges);
+            }
+        }
+        args_of(NULL, c, h, edges ? host_edges : NULL, ref, ref + nb, &ra);
         mh_histogram_reference(&ra.histogram, ref, ref + nb);
         const size_t elem = c->bytes ? 1 : 4, offset = ci % 4; /* every alignment of the 16-byte paths */
         char *in_base = test_alloc(gpu, (c->n + 4) * elem + 16);
@@ -182,20 +315,22 @@ int main(int argc, char **argv)
             if (!test_row_fits(row, gpu)) continue;
             for (int cfg = 0; cfg < test_configs(row, gpu); ++cfg) {
                 char what[96];
-                snprintf(what, sizeof what, "%s n=%zu bins=%d", c->bytes ? "bytes" : "int32", c->n, nb);
+                snprintf(what, sizeof what, "%s n=%zu bins=%d", kind_name(c), c->n, nb);
                 test_trace(row->info.name, cfg, what);
-                check_variant(ctx, c, in, ref, &k, row, cfg);
+                check_variant(ctx, c, in, edges, ref, &k, row, cfg);
             }
         }
-        check_variant(ctx, c, in, ref, &k, NULL, 0); /* auto */
+        check_variant(ctx, c, in, edges, ref, &k, NULL, 0); /* auto */
         test_release(gpu, k.base);
         free(k.host);
         test_release(gpu, in_base);
-        free(ref), free(h);
-        printf("%s n=%zu bins=%d done\n", c->bytes ? "bytes" : "int32", c->n, nb);
+        if (edges) test_release(gpu, edges);
+        free(ref), free(h), free(host_edges);
+        printf("%s n=%zu bins=%d done\n", kind_name(c), c->n, nb);
         fflush(stdout);
     }
     check_refusals(ctx, gpu);
+    check_known(ctx, gpu);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_histogram gpu" : "test_histogram cpu");
 }

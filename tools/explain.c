@@ -84,11 +84,14 @@ int cmd_explain(int argc, char **argv)
     if (!s)
         return cli_error(CLI_USAGE, "explain: %s has nothing to explain (coalescing: its pattern names the row; "
                          "sepfilter: one row a backend)", argv[0]);
-    /* --bytes (histogram) takes no value: take it out before the valued flags */
-    int bytes = 0, n = 0;
+    /* --bytes, --floats, --edges (histogram: the kind of values) take no value: take them out
+     * before the valued flags */
+    int bytes = MH_HISTOGRAM_INT32, n = 0;
     char *rest[64];
     for (int i = 1; i < argc && n < 64; ++i) {
-        if (op == MH_OP_HISTOGRAM && !strcmp(argv[i], "--bytes")) bytes = 1;
+        if (op == MH_OP_HISTOGRAM && !strcmp(argv[i], "--bytes")) bytes = MH_HISTOGRAM_BYTES;
+        else if (op == MH_OP_HISTOGRAM && !strcmp(argv[i], "--floats")) bytes = MH_HISTOGRAM_FLOAT_UNIFORM;
+        else if (op == MH_OP_HISTOGRAM && !strcmp(argv[i], "--edges")) bytes = MH_HISTOGRAM_FLOAT_EDGES;
         else rest[n++] = argv[i];
     }
     if (n == 64) return cli_error(CLI_USAGE, "explain: too many arguments");

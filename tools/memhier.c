@@ -23,7 +23,12 @@ static const struct command {
      "  run matmul [--variant V] [--device cpu|N] --a a.npy --b b.npy --out c.npy\n"
      "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
      "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32 or uint8) --out h.npy\n"
-     "             [--bins B | --lo L --hi H --width W]\n",
+     "             [--bins B | --lo L --hi H --width W]\n"
+     "  run histogram ... --in x.npy (float32, any shape) --out h.npy\n"
+     "             --bins B [--range LO,HI] | --edges e.npy (float32)\n"
+     "             numpy.histogram's counts: uniform bins over the range (the data's min and\n"
+     "             max without one), or between increasing edges; NaN and values outside are\n"
+     "             counted apart\n",
      cmd_run},
     {"filter",
      "  filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]\n"
@@ -41,7 +46,7 @@ static const struct command {
      "  explain transpose --rows R --cols C\n"
      "  explain matmul --m M --k K --n N\n"
      "  explain reduce --n N\n"
-     "  explain histogram --n N --bins B [--bytes]\n"
+     "  explain histogram --n N --bins B [--bytes | --floats | --edges]\n"
      "                               which variant auto runs for the problem on this device, and\n"
      "                               why: the device's rules, the rule with this problem's numbers,\n"
      "                               each candidate's answer; [--device cpu|N] with any of them\n",

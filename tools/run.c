@@ -347,14 +347,135 @@ static int parse_int(const char *flag, const char *s, long lo, long hi, int *v)
     return CLI_OK;
 }
 
+enum { H_V, H_DEV, H_IN, H_OUT, H_BINS, H_LO, H_HI, H_WIDTH, H_RANGE, H_EDGES, H_NFLAGS };
+
+/* --range LO,HI: two finite numbers, LO <= HI (numpy.histogram's range). */
+static int parse_range(const char *s, double *lo, double *hi)
+{
+    char *end;
+    errno = 0;
+    *lo = strtod(s, &end);
+    if (end != s && *end == ',') {
+        const char *second = end + 1;
+        *hi = strtod(second, &end);
+        if (end != second && !*end && !errno && isfinite(*lo) && isfinite(*hi) && *lo <= *hi) return CLI_OK;
+    }
+    return cli_error(CLI_USAGE, "--range '%s': expected LO,HI, two finite numbers with LO <= HI", s);
+}
+
+/* numpy.histogram's edges over the data's own min and max: numpy.linspace in float32 arithmetic
+ * (the data's float32 min and max are its start and stop), as numpy computes it. 1 on NaN. */
+static int edges_from_data(const float *x, size_t n, int bins, float *e)
+{
+    float first = 0.0f, last = 1.0f; /* numpy's range for no data */
+    for (size_t i = 0; i < n; ++i) {
+        if (isnan(x[i])) return 1;
+        if (i == 0 || x[i] < first) first = x[i];
+        if (i == 0 || x[i] > last) last = x[i];
+    }
+    if (first == last) first -= 0.5f, last += 0.5f;
+    const float delta = last - first, step = delta / (float)bins;
+    for (int i = 0; i < bins; ++i) {
+        const float y = step == 0.0f ? (float)i / (float)bins * delta : (float)i * step;
+        e[i] = y + first;
+    }
+    e[bins] = last;
+    return 0;
+}
+
+/* --edges E.npy: 1-D float32, at least two, increasing (repeats allowed), no NaN. (Edges in
+ * float64 go through memhier.histogram in Python, which rounds them as numpy compares them.) */
+static int read_edges(const char *path, float **edges, int *bins)
+{
+    mh_array a = {0};
+    char err[512];
+    if (mh_npy_read(path, &a, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--edges %s", err);
+    int rc = CLI_OK;
+    const float *e = a.data;
+    if (a.dtype != MH_F32 || a.ndim != 1 || a.count < 2 || a.count - 1 > MH_HISTOGRAM_MAX_BINS)
+        rc = cli_error(CLI_FAILED, "--edges %s: expected a 1-D float32 (<f4) array of 2 to %d edges", path,
+                       MH_HISTOGRAM_MAX_BINS + 1);
+    for (size_t i = 0; rc == CLI_OK && i < a.count; ++i)
+        if (isnan(e[i]) || (i && e[i] < e[i - 1]))
+            rc = cli_error(CLI_FAILED, "--edges %s: edge %zu is %g: the edges must increase (no NaN)", path, i,
+                           (double)e[i]);
+    if (rc == CLI_OK) {
+        *edges = malloc(a.count * sizeof **edges);
+        if (!*edges) rc = cli_error(CLI_FAILED, "out of host memory for %zu edges", a.count);
+        else memcpy(*edges, e, a.count * sizeof **edges), *bins = (int)(a.count - 1);
+    }
+    mh_array_free(&a);
+    return rc;
+}
+
+/* The float32 form: --bins B [--range LO,HI] (without a range, the data's min and max) or
+ * --edges E.npy; numpy.histogram's counts (include/memhier.h). */
+static int run_histogram_float(run_job *j, const char *const *v)
+{
+    int rc = CLI_OK, bins = 0;
+    double lo = 0.0, hi = 0.0;
+    float *edges = NULL;
+    if (v[H_LO] || v[H_HI] || v[H_WIDTH]) rc = cli_error(CLI_USAGE, "--lo, --hi and --width are for uint8 input");
+    else if (!!v[H_BINS] == !!v[H_EDGES]) rc = cli_error(CLI_USAGE, "float32 values take --bins (and --range) or --edges");
+    else if (v[H_EDGES] && v[H_RANGE]) rc = cli_error(CLI_USAGE, "--range goes with --bins, not with --edges");
+    if (rc == CLI_OK && v[H_BINS]) rc = parse_int("--bins", v[H_BINS], 1, MH_HISTOGRAM_MAX_BINS, &bins);
+    if (rc == CLI_OK && v[H_RANGE]) rc = parse_range(v[H_RANGE], &lo, &hi);
+    if (rc == CLI_OK && v[H_EDGES]) rc = read_edges(v[H_EDGES], &edges, &bins);
+    if (rc == CLI_OK && v[H_BINS] && !v[H_RANGE]) {
+        edges = malloc(((size_t)bins + 1) * sizeof *edges);
+        if (!edges) rc = cli_error(CLI_FAILED, "out of host memory for %d edges", bins);
+        else if (edges_from_data(j->in.data, j->in.count, bins, edges))
+            rc = cli_error(CLI_FAILED, "--in: the data hold NaN, so their range is not finite; give --range");
+    }
+    mh_status s = MH_OK;
+    if (rc == CLI_OK && (s = mh_context_create(&j->ctx, j->device)) != MH_OK)
+        rc = cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
+    const int kind = edges ? MH_HISTOGRAM_FLOAT_EDGES : MH_HISTOGRAM_FLOAT_UNIFORM;
+    if (rc == CLI_OK && mh_histogram_supports(j->ctx, j->variant, j->in.count, bins, kind) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j->ctx));
+    cli_buffer bin = {j->in.data, NULL, j->in.count * 4}, bedges = {edges, NULL, ((size_t)bins + 1) * 4};
+    cli_buffer bout = {rc == CLI_OK ? calloc((size_t)bins + 1, 8) : NULL, NULL, ((size_t)bins + 1) * 8};
+    if (rc == CLI_OK && !bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %d bins", bins);
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK) mh_histogram_select(j->ctx, j->in.count, bins, kind, &picked);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &bin, 1);
+    if (rc == CLI_OK && edges) rc = cli_place(j->ctx, &bedges, 1);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &bout, 0);
+    if (rc == CLI_OK) {
+        uint64_t *counts = bout.mem;
+        s = edges ? mh_histogram_edges(j->ctx, j->variant, bin.mem, j->in.count, bedges.mem, bins, counts, counts + bins)
+                  : mh_histogram_float(j->ctx, j->variant, bin.mem, j->in.count, bins, lo, hi, counts, counts + bins);
+        if (s == MH_OK) s = mh_context_synchronize(j->ctx);
+        if (s != MH_OK) rc = cli_error(CLI_FAILED, "histogram: %s", mh_context_error(j->ctx));
+    }
+    if (rc == CLI_OK) rc = cli_fetch(j->ctx, &bout);
+    char err[512];
+    const size_t shape[1] = {(size_t)bins};
+    if (rc == CLI_OK && mh_npy_write(j->out_path, MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
+        rc = cli_error(CLI_FAILED, "--out %s", err);
+    if (rc == CLI_OK)
+        printf("%s: %zu float32 values -> %d bins in %s; %llu outside or NaN\n", chosen_name(j, picked), j->in.count, bins,
+               j->out_path, ((unsigned long long *)bout.host)[bins]);
+    cli_release(j->ctx, &bin);
+    if (edges) cli_release(j->ctx, &bedges);
+    cli_release(j->ctx, &bout);
+    free(bout.host), free(edges);
+    mh_array_free(&j->in);
+    mh_context_destroy(j->ctx);
+    return rc;
+}
+
 /* run histogram --in x.npy --out h.npy: int32 values need --bins B (values 0..B-1 counted);
  * bytes (uint8) take --bins B, or --lo/--hi/--width (default 0, 255, 1: the 256-bin byte
- * histogram; 97, 122, 4: seed 004's a-z buckets). Writes int64 counts, prints the outside ones. */
+ * histogram; 97, 122, 4: seed 004's a-z buckets); float32 values (any shape) --bins B with
+ * --range LO,HI or without (the data's range), or --edges E.npy, counted as numpy.histogram
+ * counts them. Writes int64 counts, prints the outside ones. */
 static int run_histogram(int argc, char **argv)
 {
-    enum { V, DEV, IN, OUT, BINS, LO, HI, WIDTH, NFLAGS };
-    const char *const names[] = {"--variant", "--device", "--in", "--out", "--bins", "--lo", "--hi", "--width", NULL};
-    const char *v[NFLAGS] = {NULL};
+    const char *const names[] = {"--variant", "--device", "--in", "--out", "--bins", "--lo",
+                                 "--hi", "--width", "--range", "--edges", NULL};
+    const char *v[H_NFLAGS] = {NULL};
+    enum { V = H_V, DEV = H_DEV, IN = H_IN, OUT = H_OUT, BINS = H_BINS, LO = H_LO, HI = H_HI, WIDTH = H_WIDTH };
     int rc = cli_flags(argc, argv, "run histogram", names, v);
     if (rc != CLI_OK) return rc;
     if (!v[IN] || !v[OUT]) return cli_error(CLI_USAGE, "run histogram needs --in and --out");
@@ -362,11 +483,15 @@ static int run_histogram(int argc, char **argv)
     if (v[DEV] && (rc = cli_parse_device(v[DEV], &j.device)) != CLI_OK) return rc;
     char err[512];
     if (mh_npy_read(v[IN], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
+    if (j.in.dtype == MH_F32) return run_histogram_float(&j, v);
     const int bytes = j.in.dtype == MH_U8;
     int lo = 0, hi = 255, width = 1, bins = 0;
     if ((j.in.dtype != MH_U8 && j.in.dtype != MH_I32) || j.in.ndim != 1)
-        rc = cli_error(CLI_FAILED, "--in %s: histogram needs a 1-D int32 (<i4) or uint8 (|u1) array; found %s with %d dimension%s",
-                       v[IN], mh_dtype_descr(j.in.dtype), j.in.ndim, j.in.ndim == 1 ? "" : "s");
+        rc = cli_error(CLI_FAILED, "--in %s: histogram needs a 1-D int32 (<i4) or uint8 (|u1) array or float32 (<f4) "
+                       "values; found %s with %d dimension%s", v[IN], mh_dtype_descr(j.in.dtype), j.in.ndim,
+                       j.in.ndim == 1 ? "" : "s");
+    else if (v[H_RANGE] || v[H_EDGES])
+        rc = cli_error(CLI_USAGE, "--range and --edges are for float32 values");
     else if (!bytes && (v[LO] || v[HI] || v[WIDTH]))
         rc = cli_error(CLI_USAGE, "--lo, --hi and --width are for uint8 input; int32 values take --bins");
     else if (!bytes && !v[BINS])

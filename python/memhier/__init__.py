@@ -18,8 +18,9 @@ from ._context import Context
 __version__ = "0.1.0"
 
 # name -> the module that defines it, imported on first use (PEP 562)
-_LAZY = {**{name: "._ops" for name in ("conv1d", "conv2d", "transpose", "matmul", "reduce_sum", "histogram",
+_LAZY = {**{name: "._ops" for name in ("conv1d", "conv2d", "transpose", "matmul", "reduce_sum", "bincount",
                                        "histogram_bytes")},
+         "histogram": "._histogram",
          **{name: "._registry" for name in ("Variant", "variants", "select", "info")}}
 
 __all__ = ["Error", "InvalidArgument", "Unsupported", "NoDevice", "OutOfMemory", "CudaError", "VendorError",

@@ -159,9 +159,12 @@ def _histogram_result(os_, outside, return_outside):
     return os_.obj, (value[()] if outside.kind == "numpy" else value)
 
 
-def histogram(values, bins, variant="auto", out=None, return_outside=False, device=None, context=None):
+def bincount(values, bins, variant="auto", out=None, return_outside=False, device=None, context=None):
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
-    for PyTorch). return_outside=True also returns how many values fell outside."""
+    for PyTorch): numpy.bincount(values, minlength=bins) where every value is below bins; values
+    outside [0, bins) are not counted (numpy raises for negative ones and grows the result for
+    large ones). return_outside=True also returns how many values fell outside. Float data:
+    memhier.histogram."""
     vi = _arrays.operand(values, "values", "int32")
     bins = histogram_bins(bins)
     n = vi.size

@@ -87,9 +87,10 @@ def _selector(op, shape):
         need("n")
         return lib.mh_reduce_sum_select, (shape["n"],)
     if op == "histogram":
-        need("n", "bins", optional=("bytes",))
-        bytes_ = int(bool(shape.get("bytes", False)))
-        return lib.mh_histogram_select, (shape["n"], histogram_bins(shape["bins"]), bytes_)
+        need("n", "bins", optional=("bytes", "floats", "edges"))
+        # the kind of values (mh_histogram_kind): int32, bytes, float32 in uniform bins or between edges
+        kind = 3 if shape.get("edges") else 2 if shape.get("floats") else int(bool(shape.get("bytes", False)))
+        return lib.mh_histogram_select, (shape["n"], histogram_bins(shape["bins"]), kind)
     if op == "sepfilter":
         need("rows", "cols", "taps", optional=("batch", "channels", "dtype", "out_dtype", "horizontal_first"))
         return lib.mh_sepfilter_select, (ctypes.byref(_sepfilter_desc(shape)),)

@@ -12,7 +12,9 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   the mode, results cast into the image's dtype as scipy casts: equal to memhier.ndimage's call
   on the whole image, bit for bit.
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
-- histogram, histogram_bytes: per-chunk counts added as integers: exact.
+- histogram (float32, numpy.histogram's counts: a range or explicit edges, as
+  dask.array.histogram needs), bincount, histogram_bytes: per-chunk counts added as integers:
+  exact.
 - reduce_sum: per-chunk float32 sums added in float64, then rounded to float32 once.
 - transpose: each chunk transposed, the chunk grid transposed with it.
 
@@ -25,12 +27,12 @@ import dask.array as da
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from . import _ops, ndimage
+from . import _histogram, _ops, ndimage
 from ._convert import store
 from ._native import MODES, PADS
 from ._registry import select
 
-__all__ = ["conv1d", "conv2d", "histogram", "histogram_bytes", "reduce_sum", "transpose", "correlate", "convolve",
+__all__ = ["conv1d", "conv2d", "histogram", "bincount", "histogram_bytes", "reduce_sum", "transpose", "correlate", "convolve",
            "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter", "sobel", "prewitt", "laplace",
            "gaussian_laplace"]
 
@@ -265,10 +267,26 @@ def _counts(darr, count_chunk, bins, dtype):
     return per_chunk.sum(axis=0, dtype=dtype)
 
 
-def histogram(values, bins, variant="auto"):
-    """memhier.histogram of an int32 dask array: exact counts (uint64; int64 for PyTorch)."""
+def histogram(a, bins, range=None, variant="auto"):
+    """memhier.histogram of a float32 dask array: (hist, bin_edges) as dask.array.histogram
+    returns them, hist a lazy int64 array of numpy.histogram's counts exactly, bin_edges a NumPy
+    array. bins: a count with a range, or explicit edges (the edges must not depend on the data,
+    so a count needs the range)."""
+    if isinstance(bins, (int, np.integer)) and range is None:
+        raise ValueError("range: needed with a bin count (the edges must not depend on the data); "
+                         "give range=(lo, hi) or explicit edges")
+    edges = _histogram.histogram(np.empty(0, np.float32), bins, range)[1]
+
+    def chunk_counts(b):
+        counts = _histogram.histogram(b, bins, range, variant=variant)[0]
+        return counts if type(counts).__module__.startswith("cupy") else np.asarray(counts)
+    return _counts(a, chunk_counts, edges.size - 1, np.int64), edges
+
+
+def bincount(values, bins, variant="auto"):
+    """memhier.bincount of an int32 dask array: exact counts (uint64; int64 for PyTorch)."""
     bins = _ops.histogram_bins(bins)
-    return _counts(values, lambda b: _ops.histogram(b, bins, variant=variant), bins, np.uint64)
+    return _counts(values, lambda b: _ops.bincount(b, bins, variant=variant), bins, np.uint64)
 
 
 def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto"):

@@ -125,7 +125,7 @@ def test_reduce_sum(rng, variant, shape):
 @pytest.mark.parametrize("variant", cpu_variants("histogram"))
 def test_histogram_exact(rng, variant):
     values = rng.integers(-5, 40, 10_001).astype(np.int32)
-    counts, outside = memhier.histogram(values, 32, variant=variant, return_outside=True)
+    counts, outside = memhier.bincount(values, 32, variant=variant, return_outside=True)
     ref = np.bincount(values[(values >= 0) & (values < 32)], minlength=32)
     assert counts.dtype == np.uint64
     np.testing.assert_array_equal(counts, ref)
@@ -186,7 +186,7 @@ def test_wrong_dtype_names_argument():
     with pytest.raises(TypeError, match="mask: dtype float64"):
         memhier.conv1d(np.ones(10, np.float32), np.ones(3))
     with pytest.raises(TypeError, match="values: dtype float32"):
-        memhier.histogram(np.ones(10, np.float32), 4)
+        memhier.bincount(np.ones(10, np.float32), 4)
 
 
 def test_not_an_array():
@@ -217,7 +217,7 @@ def test_library_detail_reaches_the_exception():
     with pytest.raises(memhier.InvalidArgument, match="variant = 'nope'"):
         memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), variant="nope")
     with pytest.raises(memhier.InvalidArgument, match="num_bins|bins"):
-        memhier.histogram(np.ones(9, np.int32), 0)
+        memhier.bincount(np.ones(9, np.int32), 0)
     with pytest.raises(memhier.Unsupported):  # a CUDA row on a CPU context
         memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), variant="conv1d/regtile")
 
@@ -245,8 +245,8 @@ def test_missing_device():
 
 @pytest.mark.parametrize("call,says", [
     (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255, 2**32 + 1), "width = 4294967297"),
-    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), -2**32 + 4096), "bins = -4294963200"),
-    (lambda: memhier.histogram(np.arange(10, dtype=np.int32), 2**32 + 5), "bins = 4294967301"),
+    (lambda: memhier.bincount(np.arange(10, dtype=np.int32), -2**32 + 4096), "bins = -4294963200"),
+    (lambda: memhier.bincount(np.arange(10, dtype=np.int32), 2**32 + 5), "bins = 4294967301"),
     (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 0, 255 - 2**32), "hi = -4294967041"),
     (lambda: memhier.histogram_bytes(np.arange(256, dtype=np.uint8), 2**32, 2**32 + 255), "lo = 4294967296"),
     (lambda: memhier.select("histogram", n=10, bins=2**32 + 1, device="cpu"), "bins = 4294967297"),

@@ -90,8 +90,8 @@ def test_conv1d_batched(rng, per_signal):
 
 def test_histograms_exact(rng):
     values = rng.integers(-5, 300, (401, 77)).astype(np.int32)
-    got = mdask.histogram(da.from_array(values, chunks=(50, 30)), 256).compute(scheduler="sync")
-    np.testing.assert_array_equal(got, memhier.histogram(np.ascontiguousarray(values.ravel()), 256))
+    got = mdask.bincount(da.from_array(values, chunks=(50, 30)), 256).compute(scheduler="sync")
+    np.testing.assert_array_equal(got, memhier.bincount(np.ascontiguousarray(values.ravel()), 256))
     data = rng.integers(0, 256, 100_003).astype(np.uint8)
     got = mdask.histogram_bytes(da.from_array(data, chunks=7000), ord("a"), ord("z"), 4).compute(scheduler="sync")
     np.testing.assert_array_equal(got, memhier.histogram_bytes(data, ord("a"), ord("z"), 4))
@@ -135,8 +135,8 @@ def test_cupy_chunks_on_gpu(rng):
         assert isinstance(got, cp.ndarray)
         assert bool(cp.array_equal(got, memhier.conv2d(image, filt, pad=pad))), pad
     values = cp.asarray(rng.integers(-3, 300, 100_003).astype(np.int32))
-    counts = mdask.histogram(da.from_array(values, chunks=9000, asarray=False), 256).compute(scheduler="threads")
-    assert bool(cp.array_equal(counts, memhier.histogram(values, 256)))
+    counts = mdask.bincount(da.from_array(values, chunks=9000, asarray=False), 256).compute(scheduler="threads")
+    assert bool(cp.array_equal(counts, memhier.bincount(values, 256)))
     total = mdask.reduce_sum(da.from_array(image, chunks=(300, 400), asarray=False)).compute(scheduler="threads")
     assert abs(float(total) - float(image.astype(cp.float64).sum())) <= 1e-6 * float(cp.abs(image).sum())
 
@@ -186,8 +186,8 @@ def test_cupy_chunks_on_cuda_cluster(rng):
         ref, mag = correlate1d(x, m, "full")
         assert_close(cp.asnumpy(got), ref, mag, 255, "conv1d full k=255")
         values = cp.asarray(rng.integers(-3, 300, (400, 251)).astype(np.int32))
-        same(client.compute(mdask.histogram(placed(values, (60, 100)), 256)).result(),
-             memhier.histogram(values.ravel(), 256), "histogram")
+        same(client.compute(mdask.bincount(placed(values, (60, 100)), 256)).result(),
+             memhier.bincount(values.ravel(), 256), "histogram")
         data = cp.asarray(rng.integers(0, 256, 100_003).astype(np.uint8))
         same(client.compute(mdask.histogram_bytes(placed(data, 9000), ord("a"), ord("z"), 4)).result(),
              memhier.histogram_bytes(data, ord("a"), ord("z"), 4), "histogram_bytes")

@@ -101,7 +101,7 @@ def test_reduce_stays_on_device(kind, rng):
 
 def test_histograms(kind, rng):
     values = rng.integers(-3, 300, 200_001).astype(np.int32)
-    counts, outside = memhier.histogram(kind.put(values), 256, return_outside=True)
+    counts, outside = memhier.bincount(kind.put(values), 256, return_outside=True)
     inside = values[(values >= 0) & (values < 256)]
     np.testing.assert_array_equal(kind.get(counts), np.bincount(inside, minlength=256))
     assert int(kind.get(outside)) == values.size - inside.size
@@ -251,7 +251,7 @@ def test_histogram_arguments_past_a_c_int_on_gpu(kind):
     with pytest.raises(memhier.InvalidArgument, match="width = 4294967297"):
         memhier.histogram_bytes(data, 0, 255, 2**32 + 1)
     with pytest.raises(memhier.InvalidArgument, match="bins = "):
-        memhier.histogram(kind.put(np.arange(10, dtype=np.int32)), 2**32 + 5)
+        memhier.bincount(kind.put(np.arange(10, dtype=np.int32)), 2**32 + 5)
 
 
 def test_ndimage_on_device_arrays(kind, rng):

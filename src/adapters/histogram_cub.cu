@@ -1,16 +1,29 @@
 /* histogram/cub: the vendor baseline, cub::DeviceHistogram::HistogramRange with levels
  * lo, lo + width, ..., and hi + 1 (the last bucket may be narrower, as 'y'..'z' is for width
- * 4). CUB counts in int: those counts go to the workspace and are widened into bins; the
- * values outside are n minus their sum. */
+ * 4). Float32 values: the levels are numpy.histogram's float32 edges (core/histogram_rule.h),
+ * the last one moved up to the next float so that CUB's half-open last bin holds e[num_bins]
+ * as numpy's closed one does (an infinite last edge stays infinite: a value of +Inf is then
+ * left out where numpy counts it). CUB counts in int: those counts go to the workspace and are
+ * widened into bins; the values outside are n minus their sum. */
 #include "../cuda/common.cuh"
 
 #include <climits>
+#include <type_traits>
 #include <cub/device/device_histogram.cuh>
 #include <stdio.h>
 
 static __global__ void fill_levels(int *levels, int lo, int hi, int width, int num_bins)
 {
     for (int i = threadIdx.x; i <= num_bins; i += blockDim.x) levels[i] = i < num_bins ? lo + i * width : hi + 1;
+}
+
+/* The float32 edges as CUB's levels, the last one closed (above). One block. */
+static __global__ void float_levels(float *levels, mh_hist_float f, int num_bins)
+{
+    for (int i = threadIdx.x; i <= num_bins; i += blockDim.x) {
+        const float e = mh_hist_edge(&f, num_bins, i);
+        levels[i] = i < num_bins ? e : nextafterf(e, INFINITY);
+    }
 }
 
 /* bins[b] = counts[b]; *outside = n - sum (one block). */
@@ -39,21 +52,29 @@ static int cub_supports(const mh_context *, const mh_args *x, char *why, size_t 
     return 0;
 }
 
+/* Levels: int for integer samples, float for float32 ones. */
+template <typename SampleT> using level_t = typename std::conditional<std::is_same<SampleT, float>::value, float, int>::type;
+
 template <typename SampleT>
 static mh_status cub_histogram(mh_context *ctx, const mh_histogram_args *a)
 {
+    using LevelT = level_t<SampleT>;
     const int nb = a->num_bins, n = (int)a->n;
-    const size_t head = mh_align_up(((size_t)nb + 1) * sizeof(int), 256) + mh_align_up((size_t)nb * sizeof(int), 256);
+    const size_t levels_bytes = mh_align_up(((size_t)nb + 1) * sizeof(LevelT), 256);
+    const size_t head = levels_bytes + mh_align_up((size_t)nb * sizeof(int), 256);
     size_t bytes = 0;
     const SampleT *in = static_cast<const SampleT *>(a->in);
-    MH_CUDA_TRY(ctx, cub::DeviceHistogram::HistogramRange(nullptr, bytes, in, (int *)nullptr, nb + 1, (const int *)nullptr,
-                                                          n, mh_stream(ctx)));
+    MH_CUDA_TRY(ctx, cub::DeviceHistogram::HistogramRange(nullptr, bytes, in, (int *)nullptr, nb + 1,
+                                                          (const LevelT *)nullptr, n, mh_stream(ctx)));
     void *ws = NULL;
     MH_TRY(mh_workspace(ctx, head + bytes, &ws));
-    int *levels = static_cast<int *>(ws);
-    int *counts = reinterpret_cast<int *>(static_cast<char *>(ws) + mh_align_up(((size_t)nb + 1) * sizeof(int), 256));
-    fill_levels<<<1, 256, 0, mh_stream(ctx)>>>(levels, a->lo, a->hi, a->width, nb);
-    MH_TRY(MH_LAUNCH_CHECK(ctx, "fill_levels"));
+    LevelT *levels = static_cast<LevelT *>(ws);
+    int *counts = reinterpret_cast<int *>(static_cast<char *>(ws) + levels_bytes);
+    if constexpr (std::is_same<SampleT, float>::value)
+        float_levels<<<1, 256, 0, mh_stream(ctx)>>>(levels, a->f, nb);
+    else
+        fill_levels<<<1, 256, 0, mh_stream(ctx)>>>(levels, a->lo, a->hi, a->width, nb);
+    MH_TRY(MH_LAUNCH_CHECK(ctx, "filling CUB's levels"));
     MH_CUDA_TRY(ctx, cub::DeviceHistogram::HistogramRange(static_cast<char *>(ws) + head, bytes, in, counts, nb + 1, levels,
                                                           n, mh_stream(ctx)));
     widen_counts<<<1, 256, 0, mh_stream(ctx)>>>(counts, nb, a->n, a->bins, a->outside);
@@ -68,6 +89,7 @@ static mh_status cub_run(mh_context *ctx, const mh_args *x)
         if (a->outside) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside, 0, 8, mh_stream(ctx)));
         return MH_OK;
     }
+    if (a->floats) return cub_histogram<float>(ctx, a);
     return a->bytes ? cub_histogram<unsigned char>(ctx, a) : cub_histogram<int>(ctx, a);
 }
 

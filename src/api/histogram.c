@@ -1,8 +1,8 @@
 /* histogram front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
 
+#include <math.h>
 #include <stdio.h>
-
 #include <string.h>
 
 mh_status mh_histogram_args_init(mh_context *ctx, mh_args *args, const void *in, int bytes, size_t n, int lo, int hi,
@@ -20,7 +20,49 @@ mh_status mh_histogram_args_init(mh_context *ctx, mh_args *args, const void *in,
     if (hi < lo || bins_wanted < 1 || bins_wanted > MH_HISTOGRAM_MAX_BINS)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %lld: it must be 1 .. %d", hi < lo ? 0 : bins_wanted,
                        MH_HISTOGRAM_MAX_BINS);
-    args->histogram = (mh_histogram_args){in, bytes, n, lo, hi, width, (int)bins_wanted, bins, outside};
+    args->histogram = (mh_histogram_args){
+        .in = in, .bytes = bytes, .n = n, .lo = lo, .hi = hi, .width = width, .num_bins = (int)bins_wanted,
+        .bins = bins, .outside = outside};
+    return MH_OK;
+}
+
+/* Uniform bins over [lo, hi] as numpy.linspace makes them (core/histogram_rule.h). */
+static mh_hist_float uniform_bins(double lo, double hi, int num_bins)
+{
+    mh_hist_float f = {0};
+    if (lo == hi) lo -= 0.5, hi += 0.5; /* numpy's widening of an empty range */
+    f.first = lo, f.last = hi;
+    f.delta = hi - lo;
+    f.step = f.delta / num_bins;
+    f.step_zero = f.step == 0.0;
+    f.guess = num_bins / f.delta;
+    if (!isfinite(f.guess)) f.guess = 0.0; /* every guess 0: the kernels search */
+    f.lo = (float)lo, f.hi = (float)hi;
+    f.gscale = isfinite((float)f.guess) ? (float)f.guess : 0.0f;
+    f.margin = f.gscale > 0.0f ? mh_hist_uniform_margin(lo, hi, num_bins) : 1.0f;
+    return f;
+}
+
+mh_status mh_histogram_float_args_init(mh_context *ctx, mh_args *args, const float *in, size_t n, int num_bins, double lo,
+                                       double hi, const float *edges, unsigned long long *bins,
+                                       unsigned long long *outside)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_HISTOGRAM;
+    size_t total;
+    if (!mh_mul_ok(n, sizeof(float), &total))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "n = %zu: the input's size in bytes overflows size_t", n);
+    if (num_bins < 1 || num_bins > MH_HISTOGRAM_MAX_BINS)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
+    mh_hist_float f = {0};
+    if (edges) f.edges = edges;
+    else if (!isfinite(lo) || !isfinite(hi))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "range [%g, %g]: it must be finite", lo, hi);
+    else if (lo > hi)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "range [%g, %g]: lo must be at most hi", lo, hi);
+    else f = uniform_bins(lo, hi, num_bins);
+    args->histogram = (mh_histogram_args){
+        .in = in, .floats = 1, .n = n, .width = 1, .num_bins = num_bins, .f = f, .bins = bins, .outside = outside};
     return MH_OK;
 }
 
@@ -29,8 +71,7 @@ void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins
     memset(bins, 0, (size_t)a->num_bins * sizeof *bins);
     unsigned long long out = 0;
     for (size_t i = 0; i < a->n; ++i) {
-        const long long v = a->bytes ? ((const uint8_t *)a->in)[i] : ((const int32_t *)a->in)[i];
-        const int b = mh_histogram_bin(v, a->lo, a->hi, a->width);
+        const int b = mh_histogram_bin_at(a, i);
         if (b < 0) ++out;
         else ++bins[b];
     }
@@ -40,11 +81,18 @@ void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_histogram_args *a = &args->histogram;
-    const size_t in_bytes = a->n * (a->bytes ? 1 : sizeof(int32_t)), bin_bytes = (size_t)a->num_bins * 8;
+    const size_t in_bytes = a->n * (a->bytes ? 1 : 4), bin_bytes = (size_t)a->num_bins * 8;
+    const size_t edge_bytes = ((size_t)a->num_bins + 1) * sizeof(float);
     mh_status s;
     if (a->n && (s = mh_check_buffer(ctx, "in", a->in, in_bytes)) != MH_OK) return s;
     if ((s = mh_check_buffer(ctx, "bins", a->bins, bin_bytes)) != MH_OK) return s;
     if (a->n && (s = mh_check_disjoint(ctx, "bins", a->bins, bin_bytes, "in", a->in, in_bytes)) != MH_OK) return s;
+    if (a->f.edges && ((s = mh_check_buffer(ctx, "edges", a->f.edges, edge_bytes)) != MH_OK ||
+                       (s = mh_check_disjoint(ctx, "bins", a->bins, bin_bytes, "edges", a->f.edges, edge_bytes)) != MH_OK))
+        return s;
+    if (a->f.edges && a->outside &&
+        (s = mh_check_disjoint(ctx, "outside", a->outside, 8, "edges", a->f.edges, edge_bytes)) != MH_OK)
+        return s;
     if (!a->outside) return MH_OK;
     if ((s = mh_check_buffer(ctx, "outside", a->outside, 8)) != MH_OK) return s;
     if ((s = mh_check_disjoint(ctx, "outside", a->outside, 8, "bins", a->bins, bin_bytes)) != MH_OK) return s;
@@ -67,13 +115,19 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
                                                                                                     : cuda;
 }
 
+static const char *values_of(const mh_histogram_args *a)
+{
+    return a->floats ? (a->f.edges ? "float32 values between edges" : "float32 values in uniform bins")
+                     : a->bytes ? "bytes" : "int32 values";
+}
+
 static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
 {
     const mh_histogram_args *a = &args->histogram;
     const int above = ctx->rules->histogram_lane_private_above_bins;
     snprintf(buf, len, "%s, %d bins: %s first (bytes over more than %d bins, histogram_lane_private_above_bins, take "
-             "lane-private)", a->bytes ? "bytes" : "int32 values", a->num_bins,
-             a->bytes && a->num_bins > above ? "lane-private" : "vector", above);
+             "lane-private)", values_of(a), a->num_bins, a->bytes && a->num_bins > above ? "lane-private" : "vector",
+             above);
 }
 
 static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_rows, mh_histogram_cub_rows};
@@ -81,7 +135,7 @@ static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_r
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_histogram_args *a = &args->histogram;
-    snprintf(buf, len, "n = %zu %s, %d bins", a->n, a->bytes ? "bytes" : "int32 values", a->num_bins);
+    snprintf(buf, len, "n = %zu %s, %d bins", a->n, values_of(a), a->num_bins);
 }
 
 const mh_op_table mh_histogram_table = {
@@ -122,26 +176,63 @@ mh_status mh_histogram_bytes(mh_context *ctx, const char *variant, const uint8_t
     return run(ctx, variant, in, 1, n, lo, hi, width, bins, outside);
 }
 
-static mh_status resolve(mh_context *ctx, const char *variant, size_t n, int num_bins, int bytes,
+/* The float32 forms: uniform bins over [lo, hi] (edges NULL) or between the edges given. */
+static mh_status run_floats(mh_context *ctx, const char *variant, const float *in, size_t n, int num_bins, double lo,
+                            double hi, const float *edges, uint64_t *bins, uint64_t *outside)
+{
+    mh_args x;
+    mh_status s = mh_histogram_float_args_init(ctx, &x, in, n, num_bins, lo, hi, edges, (unsigned long long *)bins,
+                                               (unsigned long long *)outside);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
+}
+
+mh_status mh_histogram_float(mh_context *ctx, const char *variant, const float *in, size_t n, int num_bins, double lo,
+                             double hi, uint64_t *bins, uint64_t *outside)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    return run_floats(ctx, variant, in, n, num_bins, lo, hi, NULL, bins, outside);
+}
+
+mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *in, size_t n, const float *edges,
+                             int num_bins, uint64_t *bins, uint64_t *outside)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if (!edges) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "edges is NULL");
+    return run_floats(ctx, variant, in, n, num_bins, 0.0, 0.0, edges, bins, outside);
+}
+
+/* The edges a selection stands for: never read (selection reads no data), only not NULL. */
+static const float no_edges[1];
+
+static mh_status resolve(mh_context *ctx, const char *variant, size_t n, int num_bins, int kind,
                          const mh_variant_info **chosen)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     if (num_bins <= 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
-    if (bytes && num_bins > 256) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: bytes have 256 values", num_bins);
+    if (kind < MH_HISTOGRAM_INT32 || kind > MH_HISTOGRAM_FLOAT_EDGES)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "kind = %d: it must be 0 (int32), 1 (bytes), 2 (float32, uniform "
+                       "bins) or 3 (float32, edges)", kind);
+    if (kind == MH_HISTOGRAM_BYTES && num_bins > 256)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: bytes have 256 values", num_bins);
     mh_args x;
-    mh_status s = mh_histogram_args_init(ctx, &x, NULL, bytes, n, 0, num_bins - 1, 1, NULL, NULL);
+    mh_status s = kind >= MH_HISTOGRAM_FLOAT_UNIFORM
+                      ? mh_histogram_float_args_init(ctx, &x, NULL, n, num_bins, 0.0, 1.0,
+                                                     kind == MH_HISTOGRAM_FLOAT_EDGES ? no_edges : NULL, NULL, NULL)
+                      : mh_histogram_args_init(ctx, &x, NULL, kind, n, 0, num_bins - 1, 1, NULL, NULL);
     if (s != MH_OK) return s;
     return chosen ? mh_select(ctx, &x, chosen) : mh_supports(ctx, variant, &x);
 }
 
-mh_status mh_histogram_select(mh_context *ctx, size_t n, int num_bins, int bytes, const mh_variant_info **chosen)
+mh_status mh_histogram_select(mh_context *ctx, size_t n, int num_bins, int kind, const mh_variant_info **chosen)
 {
     if (!chosen) return ctx ? mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "chosen is NULL") : MH_ERR_INVALID_ARGUMENT;
-    return resolve(ctx, NULL, n, num_bins, bytes, chosen);
+    return resolve(ctx, NULL, n, num_bins, kind, chosen);
 }
 
-mh_status mh_histogram_supports(mh_context *ctx, const char *variant, size_t n, int num_bins, int bytes)
+mh_status mh_histogram_supports(mh_context *ctx, const char *variant, size_t n, int num_bins, int kind)
 {
-    return resolve(ctx, variant, n, num_bins, bytes, NULL);
+    return resolve(ctx, variant, n, num_bins, kind, NULL);
 }

@@ -5,6 +5,7 @@
 
 #include "memhier.h"
 #include "auto_rules.h"
+#include "histogram_rule.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -218,12 +219,14 @@ typedef struct mh_reduce_args {
 } mh_reduce_args;
 
 /* Counts of in's values (int32, or bytes when bytes = 1): value v in [lo, hi] goes to bin
- * (v - lo) / width; the others are counted into *outside when it is not NULL. */
+ * (v - lo) / width; the others are counted into *outside when it is not NULL. Float32 values
+ * (floats = 1) go to num_bins bins by f, numpy.histogram's rule (core/histogram_rule.h). */
 typedef struct mh_histogram_args {
     const void *in;
-    int bytes;
+    int bytes, floats;
     size_t n;
     int lo, hi, width, num_bins;
+    mh_hist_float f;
     unsigned long long *bins, *outside;
 } mh_histogram_args;
 
@@ -516,10 +519,25 @@ const mh_row *mh_histogram_cub_rows(size_t *count);
 
 mh_status mh_histogram_args_init(mh_context *ctx, mh_args *a, const void *in, int bytes, size_t n, int lo, int hi,
                                  int width, unsigned long long *bins, unsigned long long *outside);
+/* Float32 values into num_bins bins: uniform over [lo, hi] (edges NULL) or the num_bins + 1
+ * edges given (in the context's memory). */
+mh_status mh_histogram_float_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, int num_bins, double lo,
+                                       double hi, const float *edges, unsigned long long *bins,
+                                       unsigned long long *outside);
 /* The bin of value v, or -1 outside [lo, hi]. */
 static inline int mh_histogram_bin(long long v, int lo, int hi, int width)
 {
     return v < lo || v > hi ? -1 : (int)((v - lo) / width);
+}
+/* The bin of in[i] on the host, or -1 where it is not counted. */
+static inline int mh_histogram_bin_at(const mh_histogram_args *a, size_t i)
+{
+    if (a->floats) {
+        const int b = mh_hist_float_bin(&a->f, a->num_bins, ((const float *)a->in)[i]);
+        return b < a->num_bins ? b : -1;
+    }
+    const long long v = a->bytes ? ((const uint8_t *)a->in)[i] : ((const int32_t *)a->in)[i];
+    return mh_histogram_bin(v, a->lo, a->hi, a->width);
 }
 /* Exact counts on the host: bins[0 .. num_bins) and *outside. */
 void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins, unsigned long long *outside);

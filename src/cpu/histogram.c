@@ -30,8 +30,7 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
         unsigned long long *mine = priv + (size_t)omp_get_thread_num() * (size_t)(nb + 1);
 #pragma omp for schedule(static)
         for (long long i = 0; i < (long long)a->n; ++i) {
-            const long long v = a->bytes ? ((const uint8_t *)a->in)[i] : ((const int32_t *)a->in)[i];
-            const int b = mh_histogram_bin(v, a->lo, a->hi, a->width);
+            const int b = mh_histogram_bin_at(a, (size_t)i);
             ++mine[b < 0 ? nb : b];
         }
     }

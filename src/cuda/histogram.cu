@@ -18,10 +18,16 @@
  *   lane-private        ours: vector with 32 copies of the bins, one per lane index, interleaved
  *                       so that a warp's shared atomics never meet in a bank
  * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
- * bins and outside are zeroed first on the context's stream. */
+ * bins and outside are zeroed first on the context's stream. Each kernel is compiled for three
+ * kinds of values: int32, bytes, and float32 binned by numpy.histogram's rule
+ * (core/histogram_rule.h: uniform edges computed where they are needed, or explicit edges
+ * searched in global memory, through L1). vector and lane-private stage float32 bins in shared
+ * memory first (float_table): the double arithmetic of the edges and its conversions (16 an SM
+ * a clock on the H100) would otherwise bound them, not the loads. */
 #include "common.cuh"
 
 #include <stdio.h>
+#include <type_traits>
 
 enum { THREADS = 256, SEED_THREADS = 1024, CONTIG = 16 };
 
@@ -34,22 +40,47 @@ struct hist_params {
     unsigned long long *bins, *outside;
 };
 
-template <bool BYTES>
-static __device__ __forceinline__ int value_at(const hist_params &p, size_t i)
-{
-    return BYTES ? (int)static_cast<const unsigned char *>(p.in)[i] : static_cast<const int *>(p.in)[i];
-}
+/* The float32 kernels' parameters: the bins' rule besides. A struct of its own, so that the
+ * integer kernels keep their 56-byte parameters: nvcc reads a kernel's parameters from a
+ * pointer into parameter space once the struct grows past ~128 bytes, which cost the byte
+ * histograms 15-25% on the H100. */
+struct float_params : hist_params {
+    mh_hist_float f;
+    int table; /* vector and lane-private: the edges staged in shared memory (float_table) */
+    int cells; /* ... and for explicit edges, a cell table of this many cells */
+};
 
-/* bin of v, num_bins for the values outside [lo, hi]. 32-bit arithmetic throughout: v - lo as
- * unsigned wraps values under lo past span, so one compare tests both ends; no 64-bit division
- * (~20 instructions per element, which would make it the bytes' bottleneck). */
-template <bool BYTES>
-static __device__ __forceinline__ int slot_of(const hist_params &p, int v)
+/* The kinds of values a kernel is compiled for (the template argument KIND), and their
+ * parameters. */
+enum { INT32 = 0, BYTES = 1, FLOAT32 = 2 };
+template <int KIND> using params_t = typename std::conditional<KIND == FLOAT32, float_params, hist_params>::type;
+
+/* bin of an integer v, num_bins for the values outside [lo, hi]. 32-bit arithmetic throughout:
+ * v - lo as unsigned wraps values under lo past span, so one compare tests both ends; no 64-bit
+ * division (~20 instructions per element, which would make it the bytes' bottleneck). */
+template <int KIND>
+static __device__ __forceinline__ int int_slot(const hist_params &p, int v)
 {
     const unsigned d = (unsigned)v - (unsigned)p.lo;
     if (d > p.span) return p.num_bins;
     if (p.width == 1) return (int)d;
-    return (int)(BYTES ? __umulhi(d, p.magic) : d / (unsigned)p.width);
+    return (int)(KIND == BYTES ? __umulhi(d, p.magic) : d / (unsigned)p.width);
+}
+
+/* The slot of a 32-bit word (an int32 or a float32's bits). */
+template <int KIND>
+static __device__ __forceinline__ int slot_of(const params_t<KIND> &p, unsigned word)
+{
+    if constexpr (KIND == FLOAT32) return mh_hist_float_bin(&p.f, p.num_bins, __uint_as_float(word));
+    else return int_slot<KIND>(p, (int)word);
+}
+
+/* The slot of element i. */
+template <int KIND>
+static __device__ __forceinline__ int slot_at(const params_t<KIND> &p, size_t i)
+{
+    if constexpr (KIND == BYTES) return int_slot<KIND>(p, (int)static_cast<const unsigned char *>(p.in)[i]);
+    else return slot_of<KIND>(p, static_cast<const unsigned *>(p.in)[i]);
 }
 
 static __device__ __forceinline__ unsigned long long *global_slot(const hist_params &p, int s)
@@ -57,21 +88,21 @@ static __device__ __forceinline__ unsigned long long *global_slot(const hist_par
     return s < p.num_bins ? p.bins + s : p.outside;
 }
 
-template <bool BYTES>
-static __global__ void hist_racy_kernel(const hist_params p)
+template <int KIND>
+static __global__ void hist_racy_kernel(const params_t<KIND> p)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
-    unsigned long long *g = global_slot(p, slot_of<BYTES>(p, value_at<BYTES>(p, i)));
+    unsigned long long *g = global_slot(p, slot_at<KIND>(p, i));
     if (g) *g += 1; /* the seed's race, on purpose */
 }
 
-template <bool BYTES>
-static __global__ void hist_global_atomic_kernel(const hist_params p)
+template <int KIND>
+static __global__ void hist_global_atomic_kernel(const params_t<KIND> p)
 {
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= p.n) return;
-    unsigned long long *g = global_slot(p, slot_of<BYTES>(p, value_at<BYTES>(p, i)));
+    unsigned long long *g = global_slot(p, slot_at<KIND>(p, i));
     if (g) atomicAdd(g, 1ULL);
 }
 
@@ -91,47 +122,132 @@ static __device__ __forceinline__ void private_flush(const hist_params &p, const
     }
 }
 
-template <bool BYTES>
-static __global__ void hist_shared_private_kernel(const hist_params p)
+template <int KIND>
+static __global__ void hist_shared_private_kernel(const params_t<KIND> p)
 {
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
     const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < p.n) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
+    if (i < p.n) atomicAdd(&priv[slot_at<KIND>(p, i)], 1u);
     private_flush(p, priv, p.num_bins + 1);
 }
 
-template <bool BYTES>
-static __global__ void hist_contiguous_kernel(const hist_params p)
+template <int KIND>
+static __global__ void hist_contiguous_kernel(const params_t<KIND> p)
 {
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
     const size_t first = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * CONTIG;
-    for (size_t i = first; i < first + CONTIG && i < p.n; ++i) atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
+    for (size_t i = first; i < first + CONTIG && i < p.n; ++i) atomicAdd(&priv[slot_at<KIND>(p, i)], 1u);
     private_flush(p, priv, p.num_bins + 1);
 }
 
-template <bool BYTES>
-static __global__ void hist_interleaved_kernel(const hist_params p)
+template <int KIND>
+static __global__ void hist_interleaved_kernel(const params_t<KIND> p)
 {
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride)
-        atomicAdd(&priv[slot_of<BYTES>(p, value_at<BYTES>(p, i))], 1u);
+        atomicAdd(&priv[slot_at<KIND>(p, i)], 1u);
     private_flush(p, priv, p.num_bins + 1);
 }
 
-/* Calls f(value) for every value this thread owns in a grid-stride pass with 16-byte loads (16
+/* Float32 bins staged in a block's shared memory: the edges e[0 .. num_bins] (from the rule or
+ * copied), and for explicit edges `first`: for each of p.cells equal cells over [e[0],
+ * e[num_bins]] the bin of its lower end, so that a value's bin is searched among the few bins
+ * its cell spans. */
+struct float_table {
+    const float *e;
+    const int *first; /* p.cells + 1 */
+    float cscale;     /* p.cells / (e[num_bins] - e[0]) */
+};
+
+/* The last bin i in [a, b] with e[i] <= x. */
+static __device__ __forceinline__ int table_search(const float *e, float x, int a, int b)
+{
+    while (a < b) {
+        const int mid = a + (b - a + 1) / 2;
+        if (e[mid] <= x) a = mid;
+        else b = mid - 1;
+    }
+    return a;
+}
+
+/* floor(g), 0 <= g < 2^22, without a conversion instruction (16 an SM a clock on the H100). */
+static __device__ __forceinline__ int floor_int(float g) { return __float_as_int(__fadd_rz(g, 8388608.0f)) - 0x4B000000; }
+
+/* Fills the table in smem (all threads; ends with a barrier). */
+static __device__ float_table stage_float_table(const float_params &p, void *smem)
+{
+    const int nb = p.num_bins;
+    float *e = static_cast<float *>(smem);
+    int *first = reinterpret_cast<int *>(e + nb + 1);
+    for (int i = threadIdx.x; i <= nb; i += blockDim.x) e[i] = mh_hist_edge(&p.f, nb, i);
+    __syncthreads();
+    const float width = e[nb] - e[0];
+    if (p.f.edges) {
+        for (int c = threadIdx.x; c <= p.cells; c += blockDim.x) {
+            const float v = e[0] + width * ((float)c / (float)p.cells);
+            first[c] = c == p.cells ? nb - 1 : v >= e[0] ? table_search(e, v, 0, nb - 1) : 0;
+        }
+        __syncthreads();
+    }
+    return {e, first, (float)p.cells / width};
+}
+
+/* A float32 value's slot by the staged table: the same bin as mh_hist_float_bin. Uniform bins:
+ * the float32 guess (mh_hist_uniform_fast) decides most values with no edge read. Otherwise a
+ * guess gives a range of bins (uniform: the guessed bin and one either side; explicit: the bins
+ * its cell spans); where the range does not hold x (a cell rounded to its neighbour, a range that
+ * overflows, NaN in the guess) the search covers every bin. */
+static __device__ __forceinline__ int table_slot(const float_params &p, const float_table &t, float x)
+{
+    const int nb = p.num_bins;
+    if (!(x >= t.e[0] && x <= t.e[nb])) return nb;
+    int a, b;
+    if (!p.f.edges) {
+        const int fast = mh_hist_uniform_fast(&p.f, nb, x);
+        if (fast >= 0) return fast;
+        const int i = floor_int(fminf(fmaxf((x - t.e[0]) * p.f.gscale, 0.0f), (float)(nb - 1)));
+        a = max(i - 1, 0), b = min(i + 1, nb - 1);
+    } else {
+        const int c = floor_int(fminf(fmaxf((x - t.e[0]) * t.cscale, 0.0f), (float)(p.cells - 1)));
+        a = t.first[c], b = t.first[c + 1];
+    }
+    if (!(t.e[a] <= x) || (b < nb - 1 && !(x < t.e[b + 1]))) a = 0, b = nb - 1;
+    return table_search(t.e, x, a, b);
+}
+
+/* A word's slot, and element k's: float32 through the staged table where there is one (the
+ * int kinds compile none of it). */
+template <int KIND>
+static __device__ __forceinline__ int word_slot(const params_t<KIND> &p, const float_table *t, unsigned w)
+{
+    if constexpr (KIND == FLOAT32)
+        if (t) return table_slot(p, *t, __uint_as_float(w));
+    return slot_of<KIND>(p, w);
+}
+
+template <int KIND>
+static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, const float_table *t, size_t k)
+{
+    if constexpr (KIND == FLOAT32)
+        if (t) return table_slot(p, *t, static_cast<const float *>(p.in)[k]);
+    return slot_at<KIND>(p, k);
+}
+
+/* Calls f(slot) for every value this thread owns in a grid-stride pass with 16-byte loads (16
  * bytes or 4 int32 per load); head: elements before the first 16-byte boundary, visited
  * element-wise with the tail. The next 16 bytes are loaded before the current ones are counted,
  * so that their DRAM latency hides behind the counting instead of following it. */
-template <bool BYTES, class F>
-static __device__ __forceinline__ void for_each_value(const hist_params &p, size_t head, size_t nv, F f)
+template <int KIND, class F>
+static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, size_t head, size_t nv, const float_table *t,
+                                                     F f)
 {
-    constexpr int PER = BYTES ? 16 : 4;
+    constexpr int PER = KIND == BYTES ? 16 : 4;
     const size_t stride = (size_t)gridDim.x * blockDim.x, gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const uint4 *body = reinterpret_cast<const uint4 *>(static_cast<const char *>(p.in) + head * (BYTES ? 1 : 4));
+    const uint4 *body = reinterpret_cast<const uint4 *>(static_cast<const char *>(p.in) + head * (KIND == BYTES ? 1 : 4));
     size_t i = gid;
     uint4 w = i < nv ? __ldg(body + i) : make_uint4(0u, 0u, 0u, 0u);
     while (i < nv) {
@@ -139,27 +255,31 @@ static __device__ __forceinline__ void for_each_value(const hist_params &p, size
         const uint4 next = j < nv ? __ldg(body + j) : w;
         const unsigned words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
-        for (int q = 0; q < PER; ++q) f(BYTES ? (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu) : (int)words[q]);
+        for (int q = 0; q < PER; ++q)
+            f(KIND == BYTES ? int_slot<KIND>(p, (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu)) : word_slot<KIND>(p, t, words[q]));
         w = next, i = j;
     }
-    if (gid < head) f(value_at<BYTES>(p, gid));
-    for (size_t k = head + nv * PER + gid; k < p.n; k += stride) f(value_at<BYTES>(p, k));
+    if (gid < head) f(element_slot<KIND>(p, t, gid));
+    for (size_t k = head + nv * PER + gid; k < p.n; k += stride) f(element_slot<KIND>(p, t, k));
 }
 
 /* coarse-interleaved with 16-byte loads, one shared atomic per value. */
-template <bool BYTES>
-static __global__ void hist_vector_kernel(const hist_params p, size_t head, size_t nv)
+template <int KIND>
+static __global__ void hist_vector_kernel(const params_t<KIND> p, size_t head, size_t nv)
 {
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
-    for_each_value<BYTES>(p, head, nv, [&](int v) { atomicAdd(&priv[slot_of<BYTES>(p, v)], 1u); });
+    float_table t, *staged = nullptr;
+    if constexpr (KIND == FLOAT32)
+        if (p.table) t = stage_float_table(p, priv + p.num_bins + 1), staged = &t;
+    for_each_slot<KIND>(p, head, nv, staged, [&](int s) { atomicAdd(&priv[s], 1u); });
     private_flush(p, priv, p.num_bins + 1);
 }
 
 /* One sub-histogram per warp. MATCH: in each step the lanes holding the same slot add once
  * (__match_any_sync); otherwise every lane adds 1 to its warp's copy. */
-template <bool BYTES, bool MATCH>
-static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const hist_params p)
+template <int KIND, bool MATCH>
+static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const params_t<KIND> p)
 {
     extern __shared__ unsigned priv[];
     const int slots = p.num_bins + 1, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -170,7 +290,7 @@ static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const
     const size_t warp_first = ((size_t)blockIdx.x * THREADS) + (size_t)warp * 32;
     for (size_t base = warp_first; base < p.n; base += stride) {
         const size_t i = base + lane;
-        const int s = i < p.n ? slot_of<BYTES>(p, value_at<BYTES>(p, i)) : -1;
+        const int s = i < p.n ? slot_at<KIND>(p, i) : -1;
         if (!MATCH) {
             if (s >= 0) atomicAdd(&mine[s], 1u);
             continue;
@@ -195,14 +315,17 @@ static __global__ void __launch_bounds__(THREADS) hist_warp_private_kernel(const
  * starting at copy t % 32 so that a warp's reads stay in distinct banks too. */
 enum { LANES = 32 };
 
-template <bool BYTES>
-static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const hist_params p, size_t head, size_t nv)
+template <int KIND>
+static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const params_t<KIND> p, size_t head, size_t nv)
 {
     extern __shared__ unsigned copies[];
     const int slots = p.num_bins + 1;
     private_zero(copies, slots * LANES);
     unsigned *mine = copies + threadIdx.x % LANES;
-    for_each_value<BYTES>(p, head, nv, [&](int v) { atomicAdd(&mine[slot_of<BYTES>(p, v) * LANES], 1u); });
+    float_table t, *staged = nullptr;
+    if constexpr (KIND == FLOAT32)
+        if (p.table) t = stage_float_table(p, copies + (size_t)slots * LANES), staged = &t;
+    for_each_slot<KIND>(p, head, nv, staged, [&](int s) { atomicAdd(&mine[s * LANES], 1u); });
     __syncthreads();
     for (int s = threadIdx.x; s < slots; s += THREADS) {
         unsigned long long total = 0;
@@ -214,14 +337,23 @@ static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const
 
 /* ---- launch, registry ------------------------------------------------------------------- */
 
-static hist_params params_of(const mh_histogram_args *a)
+/* A launch's parameters: hist_params for the integer kinds, float_params for float32 (the
+ * kernel gets the one its kind takes, args[0]). */
+struct launch_params {
+    float_params p;
+    void *args[3];
+};
+
+static void params_of(const mh_histogram_args *a, launch_params *l)
 {
-    hist_params p;
+    hist_params &p = l->p;
     p.in = a->in, p.n = a->n, p.lo = a->lo, p.hi = a->hi, p.width = a->width, p.num_bins = a->num_bins;
     p.span = (unsigned)((long long)a->hi - a->lo);
     p.magic = a->width > 1 ? (unsigned)((((unsigned long long)1 << 32) + (unsigned)a->width - 1) / (unsigned)a->width) : 0u;
     p.bins = a->bins, p.outside = a->outside;
-    return p;
+    l->p.f = a->f;
+    l->p.table = 0, l->p.cells = 0;
+    l->args[0] = a->floats ? (void *)&l->p : (void *)&p;
 }
 
 static mh_status zero_outputs(mh_context *ctx, const mh_histogram_args *a)
@@ -271,76 +403,108 @@ static int warp_supports(const mh_context *, const mh_args *x, char *why, size_t
     return smem_fits(x, THREADS / 32, "warp-private", why, len);
 }
 
-typedef void (*kernel_fn)(const hist_params);
+/* The kind of the call's values: the index of its kernel instance. */
+static int kind_of(const mh_histogram_args *a) { return a->floats ? FLOAT32 : a->bytes ? BYTES : INT32; }
 
-/* Zeroes the outputs, then (when there is input) launches kernel<BYTES>. */
-static mh_status launch(mh_context *ctx, const mh_args *x, kernel_fn k8, kernel_fn k32, size_t blocks, int threads,
-                        size_t smem, const char *name)
+/* A kernel's instances for each kind, indexed by kind_of (their parameters differ: params_t). */
+#define INSTANCES(kernel, ...)                                                                                      \
+    {(const void *)kernel<INT32 __VA_ARGS__>, (const void *)kernel<BYTES __VA_ARGS__>,                              \
+     (const void *)kernel<FLOAT32 __VA_ARGS__>}
+
+typedef const void *kernel_set[3];
+
+/* Launches k over `blocks` blocks with the call's parameters (args[0]) and l->args[1..]. */
+static mh_status launch_with(mh_context *ctx, const void *k, size_t blocks, int threads, size_t smem, launch_params *l,
+                             const char *name)
+{
+    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem(k));
+    const cudaError_t e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3((unsigned)threads), l->args, smem, mh_stream(ctx));
+    return mh_cuda_status(ctx, e != cudaSuccess ? e : cudaGetLastError(), name);
+}
+
+/* Zeroes the outputs, then (when there is input) launches the instance for the call's values. */
+static mh_status launch(mh_context *ctx, const mh_args *x, const kernel_set ks, size_t blocks, int threads, size_t smem,
+                        const char *name)
 {
     const mh_histogram_args *a = &x->histogram;
     MH_TRY(zero_outputs(ctx, a));
     if (a->n == 0) return MH_OK;
-    const kernel_fn k = a->bytes ? k8 : k32;
-    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
-    k<<<(unsigned)blocks, threads, smem, mh_stream(ctx)>>>(params_of(a));
-    return mh_cuda_status(ctx, cudaGetLastError(), name);
+    launch_params l;
+    params_of(a, &l);
+    return launch_with(ctx, ks[kind_of(a)], blocks, threads, smem, &l, name);
 }
 
 static mh_status racy_run(mh_context *ctx, const mh_args *x)
 {
-    return launch(ctx, x, hist_racy_kernel<true>, hist_racy_kernel<false>, mh_ceil_div(x->histogram.n, SEED_THREADS),
-                  SEED_THREADS, 0, "launching hist_racy_kernel");
+    static const kernel_set ks = INSTANCES(hist_racy_kernel);
+    return launch(ctx, x, ks, mh_ceil_div(x->histogram.n, SEED_THREADS), SEED_THREADS, 0, "launching hist_racy_kernel");
 }
 
 static mh_status global_run(mh_context *ctx, const mh_args *x)
 {
-    return launch(ctx, x, hist_global_atomic_kernel<true>, hist_global_atomic_kernel<false>,
-                  mh_ceil_div(x->histogram.n, SEED_THREADS), SEED_THREADS, 0, "launching hist_global_atomic_kernel");
+    static const kernel_set ks = INSTANCES(hist_global_atomic_kernel);
+    return launch(ctx, x, ks, mh_ceil_div(x->histogram.n, SEED_THREADS), SEED_THREADS, 0,
+                  "launching hist_global_atomic_kernel");
 }
 
 static mh_status shared_run(mh_context *ctx, const mh_args *x)
 {
-    return launch(ctx, x, hist_shared_private_kernel<true>, hist_shared_private_kernel<false>,
-                  mh_ceil_div(x->histogram.n, SEED_THREADS), SEED_THREADS, slots_bytes(x, 1),
+    static const kernel_set ks = INSTANCES(hist_shared_private_kernel);
+    return launch(ctx, x, ks, mh_ceil_div(x->histogram.n, SEED_THREADS), SEED_THREADS, slots_bytes(x, 1),
                   "launching hist_shared_private_kernel");
 }
 
 static mh_status contiguous_run(mh_context *ctx, const mh_args *x)
 {
-    return launch(ctx, x, hist_contiguous_kernel<true>, hist_contiguous_kernel<false>,
-                  mh_ceil_div(x->histogram.n, (size_t)THREADS * CONTIG), THREADS, slots_bytes(x, 1),
+    static const kernel_set ks = INSTANCES(hist_contiguous_kernel);
+    return launch(ctx, x, ks, mh_ceil_div(x->histogram.n, (size_t)THREADS * CONTIG), THREADS, slots_bytes(x, 1),
                   "launching hist_contiguous_kernel");
 }
 
 static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
 {
-    return launch(ctx, x, hist_interleaved_kernel<true>, hist_interleaved_kernel<false>,
-                  mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS, slots_bytes(x, 1), "launching hist_interleaved_kernel");
+    static const kernel_set ks = INSTANCES(hist_interleaved_kernel);
+    return launch(ctx, x, ks, mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS, slots_bytes(x, 1),
+                  "launching hist_interleaved_kernel");
 }
 
-typedef void (*wide_kernel)(const hist_params, size_t, size_t);
+/* Cells of the staged table for explicit edges: four a bin, at most 16384 (64 KB). */
+static int cells_for(const mh_histogram_args *a)
+{
+    return a->f.edges ? (a->num_bins < 4096 ? 4 * a->num_bins : 16384) : 0;
+}
+
+/* Shared bytes of the staged float32 table (float_table): the edges, the cells. */
+static size_t table_bytes(const mh_histogram_args *a)
+{
+    return ((size_t)a->num_bins + 1) * sizeof(float) + (a->f.edges ? ((size_t)cells_for(a) + 1) * sizeof(int) : 0);
+}
 
 /* The 16-byte-load kernels (vector, lane-private): zero the outputs, then one resident grid
- * over the body after the unaligned head; `copies` private copies of the bins per block. */
-static mh_status launch_wide(mh_context *ctx, const mh_args *x, wide_kernel k8, wide_kernel k32, size_t copies,
-                             const char *name)
+ * over the body after the unaligned head; `copies` private copies of the bins per block, and
+ * float32 bins staged after them where they fit. */
+static mh_status launch_wide(mh_context *ctx, const mh_args *x, const kernel_set ks, size_t copies, const char *name)
 {
     const mh_histogram_args *a = &x->histogram;
     MH_TRY(zero_outputs(ctx, a));
     if (a->n == 0) return MH_OK;
-    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem, smem = slots_bytes(x, copies);
+    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem;
+    launch_params l;
+    params_of(a, &l);
+    size_t smem = slots_bytes(x, copies);
+    const size_t table = table_bytes(a);
+    if (a->floats && smem + table <= mh_smem_optin()) l.p.table = 1, l.p.cells = cells_for(a), smem += table;
     size_t head = mh_head_to_16(a->in, elem);
     if (head > a->n) head = a->n;
-    const size_t nv = (a->n - head) / per;
-    const wide_kernel k = a->bytes ? k8 : k32;
-    if (smem > 48 * 1024) MH_CUDA_TRY(ctx, mh_allow_smem((const void *)k));
-    k<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * per), THREADS, smem, mh_stream(ctx)>>>(params_of(a), head, nv);
-    return mh_cuda_status(ctx, cudaGetLastError(), name);
+    size_t nv = (a->n - head) / per;
+    l.args[1] = &head, l.args[2] = &nv;
+    return launch_with(ctx, ks[kind_of(a)], mh_resident_blocks(ctx, a->n, THREADS * per), THREADS, smem, &l, name);
 }
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
 {
-    return launch_wide(ctx, x, hist_vector_kernel<true>, hist_vector_kernel<false>, 1, "launching hist_vector_kernel");
+    static const kernel_set ks = INSTANCES(hist_vector_kernel);
+    return launch_wide(ctx, x, ks, 1, "launching hist_vector_kernel");
 }
 
 /* "atomic": every lane adds to its warp's copy; "match": equal lanes aggregated first. */
@@ -348,11 +512,10 @@ static const char *const warp_configs[] = {"atomic", "match", NULL};
 
 static mh_status warp_run(mh_context *ctx, const mh_args *x)
 {
-    const int match = x->config == 1;
-    return launch(ctx, x, match ? hist_warp_private_kernel<true, true> : hist_warp_private_kernel<true, false>,
-                  match ? hist_warp_private_kernel<false, true> : hist_warp_private_kernel<false, false>,
-                  mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS, slots_bytes(x, THREADS / 32),
-                  "launching hist_warp_private_kernel");
+    static const kernel_set atomic = INSTANCES(hist_warp_private_kernel, , false);
+    static const kernel_set match = INSTANCES(hist_warp_private_kernel, , true);
+    return launch(ctx, x, x->config == 1 ? match : atomic, mh_resident_blocks(ctx, x->histogram.n, THREADS), THREADS,
+                  slots_bytes(x, THREADS / 32), "launching hist_warp_private_kernel");
 }
 
 static int lane_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -362,8 +525,8 @@ static int lane_supports(const mh_context *, const mh_args *x, char *why, size_t
 
 static mh_status lane_run(mh_context *ctx, const mh_args *x)
 {
-    return launch_wide(ctx, x, hist_lane_private_kernel<true>, hist_lane_private_kernel<false>, LANES,
-                       "launching hist_lane_private_kernel");
+    static const kernel_set ks = INSTANCES(hist_lane_private_kernel);
+    return launch_wide(ctx, x, ks, LANES, "launching hist_lane_private_kernel");
 }
 
 #define HIST_ROW(name, rung, memory, source, summary, sup, run)                                                         \

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The oracle for histogram: `memhier run histogram` against numpy (bincount, exact), int32 and
-uint8 input, seed 004's a-z buckets, with auto and every variant this machine can run (racy
-only runs: its counts are wrong by design); refusals; a small CPU bench's JSON.
+uint8 input, seed 004's a-z buckets, float32 values against numpy.histogram itself (--bins with
+--range and without, --edges), with auto and every variant this machine can run (racy only
+runs: its counts are wrong by design); refusals; a small CPU bench's JSON.
 
 usage: histogram_cli.py MEMHIER_BINARY WORK_DIR
 """
@@ -17,7 +18,7 @@ def expected(x, lo, hi, width):
     return reference.histogram(x, lo, hi, width)
 
 
-def check_run(x, flags, lo, hi, width, variant=None, device=None):
+def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
     np.save(path("x.npy"), x)
     out = path("h.npy")
     if os.path.exists(out):
@@ -31,7 +32,14 @@ def check_run(x, flags, lo, hi, width, variant=None, device=None):
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     if variant and variant.endswith("racy"):
         return
-    bins, outside = expected(x, lo, hi, width)
+    if x.dtype == np.float32:  # flags hold --bins and --range, or edges --edges
+        rng_ = tuple(float(v) for v in flags[3].split(",")) if "--range" in flags else None
+        bins_arg = edges if edges is not None else int(flags[1])
+        bins, _ = np.histogram(x, bins_arg, rng_)
+        kept = np.histogram_bin_edges(x[~np.isnan(x)], bins_arg, rng_)
+        outside = int(np.count_nonzero(~((x >= kept[0]) & (x <= kept[-1]))))
+    else:
+        bins, outside = expected(x, lo, hi, width)
     h = np.load(out)
     m = re.search(r"(\d+) outside", r.stdout)
     if h.dtype != np.int64 or not np.array_equal(h, bins):
@@ -46,7 +54,11 @@ def check_refusals():
     np.save(f32, np.zeros(4, np.float32))
     np.save(i32, np.zeros(4, np.int32))
     cases = [
-        (["run", "histogram", "--in", f32, "--bins", "4", "--out", out], "int32 (<i4) or uint8"),
+        (["run", "histogram", "--in", f32, "--out", out], "--bins (and --range) or --edges"),
+        (["run", "histogram", "--in", f32, "--bins", "4", "--range", "1,0", "--out", out], "LO <= HI"),
+        (["run", "histogram", "--in", f32, "--bins", "4", "--range", "0,inf", "--out", out], "two finite"),
+        (["run", "histogram", "--in", f32, "--edges", i32, "--out", out], "1-D float32"),
+        (["run", "histogram", "--in", i32, "--bins", "4", "--range", "0,1", "--out", out], "for float32 values"),
         (["run", "histogram", "--in", i32, "--out", out], "needs --bins"),
         (["run", "histogram", "--in", i32, "--bins", "0", "--out", out], "--bins '0'"),
         (["run", "histogram", "--in", i32, "--lo", "3", "--bins", "4", "--out", out], "uint8"),
@@ -78,15 +90,23 @@ def main():
     ints = rng.integers(-20, 300, 100003).astype(np.int32)
     data = rng.integers(0, 256, 70001).astype(np.uint8)
     text = np.frombuffer(("".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz {|"), 50000))).encode(), np.uint8)
-    runs = [(ints, ["--bins", "256"], 0, 255, 1), (data, [], 0, 255, 1), (data, ["--bins", "100"], 0, 99, 1),
-            (text, ["--lo", "97", "--hi", "122", "--width", "4"], 97, 122, 4)]
-    for x, flags, lo, hi, width in runs:
-        check_run(x, flags, lo, hi, width)
-        check_run(x, flags, lo, hi, width, device="cpu")
+    floats = rng.uniform(-1.3, 1.3, (301, 337)).astype(np.float32)
+    floats.ravel()[::11] = np.nan
+    dense = np.nan_to_num(floats, nan=0.25)
+    edges = np.sort(rng.uniform(-1, 1, 41)).astype(np.float32)
+    edges[7] = edges[6]
+    np.save(path("edges.npy"), edges)
+    runs = [(ints, ["--bins", "256"], 0, 255, 1, None), (data, [], 0, 255, 1, None),
+            (data, ["--bins", "100"], 0, 99, 1, None), (text, ["--lo", "97", "--hi", "122", "--width", "4"], 97, 122, 4, None),
+            (floats, ["--bins", "64", "--range", "-1,1.0001"], 0, 0, 1, None), (dense, ["--bins", "97"], 0, 0, 1, None),
+            (floats, ["--edges", path("edges.npy")], 0, 0, 1, edges)]
+    for x, flags, lo, hi, width, e in runs:
+        check_run(x, flags, lo, hi, width, edges=e)
+        check_run(x, flags, lo, hi, width, device="cpu", edges=e)
     for name, backend in registry("histogram"):
         if backend == "cpu" or gpu:
-            for x, flags, lo, hi, width in runs:
-                check_run(x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0")
+            for x, flags, lo, hi, width, e in runs:
+                check_run(x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0", edges=e)
     check_refusals()
     check_bench()
     return finish()

@@ -1,0 +1,135 @@
+"""memhier.histogram: numpy.histogram for float32 data, its counts exactly (mh_histogram_float
+and mh_histogram_edges, include/memhier.h).
+
+How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as numpy counts it"):
+- an int with a range: uniform bins, the library computing numpy's float32 edges itself;
+- an int without a range: numpy's edges over the data's min and max (float32 arithmetic, made
+  here by numpy.histogram_bin_edges from the two values), then searched as explicit edges;
+- a string ('auto', 'fd', ...): numpy.histogram_bin_edges on the data, on the host;
+- an array of edges: numpy compares float32 data with them in their own dtype (float64 for a
+  list). For float32 x, x >= e holds exactly when x >= e rounded up to float32, and x <= e when
+  x <= e rounded down: the library gets the lower edges rounded up and the last one rounded
+  down, and the counts are numpy's."""
+import numbers
+
+import numpy as np
+
+from . import _arrays
+from ._call import Call, int_arg, variant_arg
+from ._native import lib, Unsupported
+
+MAX_BINS = 1 << 20  # MH_HISTOGRAM_MAX_BINS
+
+
+def _to_host(op):
+    """A host NumPy copy of an operand's array."""
+    if op.kind == "numpy":
+        return op.obj
+    if op.kind == "cupy":
+        return op.obj.get()
+    return op.obj.detach().cpu().numpy()
+
+
+def _like(op, host):
+    """A host NumPy array as op's kind, on its device."""
+    if op.kind == "numpy":
+        return host
+    if op.kind == "cupy":
+        cupy = _arrays._cupy()
+        with cupy.cuda.Device(op.device):
+            return cupy.asarray(host)
+    torch = _arrays._torch()
+    return torch.as_tensor(host, device=op.obj.device)
+
+
+def _data_min_max(op):
+    """The data's min and max as float32 (NaN where it holds one), read on the device."""
+    if op.kind == "numpy":
+        return op.obj.min(), op.obj.max()
+    if op.kind == "cupy":
+        return np.float32(op.obj.min().get()), np.float32(op.obj.max().get())
+    lo, hi = _arrays._torch().aminmax(op.obj)
+    return np.float32(lo.item()), np.float32(hi.item())
+
+
+def _rounded(edges):
+    """float32 edges that give float32 data the comparisons numpy makes with `edges`: the lower
+    edges rounded up, the last rounded down."""
+    e = np.asarray(edges, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        f = e.astype(np.float32)
+    low = f.astype(np.float64) < e
+    f[low] = np.nextafter(f[low], np.float32(np.inf))
+    if f[-1].astype(np.float64) > e[-1]:
+        f[-1] = np.nextafter(f[-1], np.float32(-np.inf))
+    return f
+
+
+def _explicit(bins):
+    """An array of edges checked as numpy checks it (1-D, increasing), NaN refused."""
+    e = np.asarray(bins)
+    if e.ndim != 1:
+        raise ValueError("`bins` must be 1d, when an array")
+    if e.dtype.kind not in "fiub":
+        raise TypeError(f"bins: dtype {e.dtype}, expected numbers")
+    if e.dtype.kind == "f" and np.isnan(e).any():
+        raise ValueError("bins: the edges hold NaN")
+    if np.any(e[:-1] > e[1:]):
+        raise ValueError("`bins` must increase monotonically, when an array")
+    if e.size - 1 > MAX_BINS:
+        raise ValueError(f"bins: {e.size} edges, memhier takes at most {MAX_BINS + 1}")
+    return e
+
+
+def _edges(op, bins, range_):
+    """(edges numpy returns, float32 edges for the library or None for uniform bins, lo, hi)."""
+    if isinstance(bins, str):
+        e = np.histogram_bin_edges(_to_host(op).ravel(), bins, range_)
+        return e, _rounded(e), 0.0, 0.0
+    if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
+        n = int_arg("bins", bins, 1, MAX_BINS)
+        if range_ is not None:
+            lo, hi = (float(v) for v in range_)
+            # numpy's own edges for the range (its messages for a bad range, too)
+            return np.histogram_bin_edges(np.empty(0, np.float32), n, (lo, hi)), None, lo, hi
+        if op.size == 0:
+            e = np.histogram_bin_edges(np.empty(0, np.float32), n)
+        else:
+            e = np.histogram_bin_edges(np.array(_data_min_max(op), np.float32), n)
+        return e, e.astype(np.float32), 0.0, 0.0
+    e = _explicit(bins)  # numpy ignores a range given with edges
+    return e, _rounded(e) if e.size else None, 0.0, 0.0
+
+
+def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto", device=None, context=None):
+    """numpy.histogram(a, bins, range, density=density) for float32 data, any shape (flattened),
+    NumPy, CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
+    with density=True), both as a's kind on its device. bins: a count (1 .. 2^20), a string
+    numpy.histogram_bin_edges knows (computed from the data on the host), or increasing edges.
+    Values outside the edges and NaN are not counted, as numpy leaves them out. weights: not
+    taken (memhier.Unsupported)."""
+    if weights is not None:
+        raise Unsupported("unsupported", "histogram: weights are not taken; memhier counts unweighted float32 data")
+    ai = _arrays.operand(a, "a", "float32")
+    bin_edges, edges32, lo, hi = _edges(ai, bins, range)
+    num_bins = bin_edges.size - 1
+    counts_dtype = "int64" if ai.kind == "torch" else "uint64"
+    if num_bins < 1:  # one edge: no bins
+        counts = _like(ai, np.zeros(0, np.int64))
+    else:
+        call = Call([ai], device, context)
+        os_ = _arrays.output(None, ai, "hist", (num_bins,), counts_dtype)
+        name, data = variant_arg(variant), call.ptr(ai) if ai.size else None
+        if edges32 is None:
+            status = lib.mh_histogram_float(call.ctx, name, data, ai.size, num_bins, lo, hi, call.out_ptr(os_), None)
+        else:
+            eo = _arrays.operand(np.ascontiguousarray(edges32), "bins", "float32")
+            status = lib.mh_histogram_edges(call.ctx, name, data, ai.size, call.ptr(eo), num_bins, call.out_ptr(os_),
+                                            None)
+        call.run(status)
+        counts = os_.obj if ai.kind == "torch" else os_.obj.view(np.int64 if ai.kind == "numpy" else "int64")
+    edges_out = _like(ai, bin_edges)
+    if not density:
+        return counts, edges_out
+    widths = _like(ai, np.diff(bin_edges).astype(float))
+    return counts / widths / counts.sum(), edges_out

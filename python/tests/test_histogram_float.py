@@ -1,0 +1,143 @@
+"""memhier.histogram against numpy.histogram itself: counts equal, edges equal, on the CPU
+backend and (where a CUDA device exists) on NumPy data run on GPU 0, CuPy arrays and PyTorch
+tensors, every row that takes float32 data. The cases are the ones numpy's rule is delicate on:
+values on and beside every edge, NaN, empty and huge ranges, data whose own min and max make the
+edges (float32 arithmetic), explicit float64 edges that float32 cannot hold, repeated edges,
+string bins, density."""
+import numpy as np
+import pytest
+
+import memhier
+
+from conftest import has_cuda_device
+
+
+def uniform_edges(lo, hi, n):
+    return np.histogram_bin_edges(np.empty(0, np.float32), n, (lo, hi))
+
+
+def beside(edges):
+    """Every edge as float32 and its neighbours either side."""
+    e = np.asarray(edges, np.float32)
+    return np.concatenate([e, np.nextafter(e, np.float32(-np.inf)), np.nextafter(e, np.float32(np.inf))])
+
+
+def cases(rng):
+    u = rng.uniform(-1.2, 1.2, 100_003).astype(np.float32)
+    yield "uniform, 10 bins, data range", u, 10, None
+    yield "uniform, 256 bins, (-1, 1)", u, 256, (-1.0, 1.0)
+    yield "1000 bins, (0.1, 0.7)", u, 1000, (0.1, 0.7)
+    yield "on and beside every edge, 1000 bins", beside(uniform_edges(0.1, 0.7, 1000)), 1000, (0.1, 0.7)
+    yield "on and beside every edge, 65536 bins", beside(uniform_edges(-3.3, 7.1, 65536)), 65536, (-3.3, 7.1)
+    w = (rng.standard_normal(50_000) * 10.0 ** rng.uniform(-30, 30, 50_000)).astype(np.float32)
+    yield "wide range, (-1e20, 1e25)", w, 4096, (-1e20, 1e25)
+    yield "a range whose width overflows float32", w, 16, (-3e38, 3e38)
+    yield "constant data, its range widened", np.full(1000, 3.25, np.float32), 7, None
+    yield "empty range given, widened", u, 5, (0.5, 0.5)
+    nan = u.copy()
+    nan[::7] = np.nan
+    yield "NaN every 7th, (-1, 1)", nan, 100, (-1.0, 1.0)
+    yield "near 1e6 (float32 spacing 0.0625), data range", rng.uniform(1e6, 1e6 + 1, 10_000).astype(np.float32), 10, None
+    yield "data range, on and beside its edges", beside(np.histogram_bin_edges(u, 64)), 64, None
+    odd = [-1.0, -0.1, 0.1, 0.3, 1 / 3, 1.0 + 1e-9]
+    yield "explicit float64 edges float32 cannot hold", np.concatenate([u, beside(odd)]), odd, None
+    yield "explicit edges on the data", beside([0.0, 0.1, 0.2, 0.7]), np.array([0.0, 0.1, 0.2, 0.7]), None
+    yield "explicit float32 edges with repeats", u, np.array([-1, -0.5, -0.5, 0, 0.25, 0.25, 1], np.float32), None
+    yield "explicit int edges", np.float32(3.0) * u, [-3, -1, 0, 2, 3], None
+    yield "explicit infinite edges", np.concatenate([u, [np.inf, -np.inf]]).astype(np.float32), [-np.inf, 0, np.inf], None
+    yield "string bins 'auto'", u, "auto", None
+    yield "string bins 'fd' with a range", u, "fd", (-0.5, 0.5)
+    yield "empty data", np.empty(0, np.float32), 4, None
+    yield "2-D data, flattened", u[:100_000].reshape(250, 400), 33, (-1.0, 1.0)
+
+
+def compare(got, want, what):
+    (h, e), (wh, we) = got, want
+    assert h.dtype == np.int64, f"{what}: counts {h.dtype}"
+    np.testing.assert_array_equal(h, wh, err_msg=f"{what}: counts")
+    assert e.dtype == we.dtype, f"{what}: edges {e.dtype}, numpy {we.dtype}"
+    np.testing.assert_array_equal(e, we, err_msg=f"{what}: edges")
+
+
+def float_variants(device):
+    names = [v.name for v in memhier.variants("histogram") if v.backend == ("cpu" if device == "cpu" else "cuda")
+             and not v.demonstration]
+    return ["auto"] + names + (["histogram/cub"] if device != "cpu" else [])
+
+
+@pytest.mark.parametrize("variant", float_variants("cpu"))
+def test_counts_and_edges_are_numpys_cpu(rng, variant):
+    for what, x, bins, range_ in cases(rng):
+        compare(memhier.histogram(x, bins, range_, variant=variant), np.histogram(x, bins, range_),
+                f"{variant}: {what}")
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+@pytest.mark.parametrize("kind", ["numpy on device 0", "cupy", "torch"])
+def test_counts_and_edges_are_numpys_gpu(rng, kind):
+    put, get, kw = (lambda a: a), (lambda a: np.asarray(a)), {}
+    if kind == "cupy":
+        cp = pytest.importorskip("cupy")
+        put, get = cp.asarray, cp.asnumpy
+    elif kind == "torch":
+        torch = pytest.importorskip("torch")
+        put, get = (lambda a: torch.as_tensor(a, device="cuda")), (lambda t: t.cpu().numpy())
+    else:
+        kw = {"device": 0}
+    for variant in float_variants("gpu"):
+        for what, x, bins, range_ in cases(rng):
+            if variant == "histogram/cub" and (np.isinf(x).any() or x.size > 2**31 - 1):
+                continue  # CUB's last level at +Inf stays open (docs/histogram.md)
+            try:
+                h, e = memhier.histogram(put(x), bins, range_, variant=variant, **kw)
+            except memhier.Unsupported as refusal:  # a row by name may refuse many bins; auto never does
+                assert variant != "auto" and "shared memory" in str(refusal), f"{variant}: {what}: {refusal}"
+                continue
+            compare((get(h), get(e)), np.histogram(x, bins, range_), f"{kind} {variant}: {what}")
+
+
+def test_density_is_numpys(rng):
+    x = rng.standard_normal(10_000).astype(np.float32)
+    for bins, range_ in [(20, None), (7, (-1.0, 2.0)), ([-3, -1, 0, 0.5, 3], None)]:
+        got, edges = memhier.histogram(x, bins, range_, density=True)
+        want, want_edges = np.histogram(x, bins, range_, density=True)
+        np.testing.assert_allclose(got, want, rtol=1e-15)
+        np.testing.assert_array_equal(edges, want_edges)
+
+
+def test_bad_arguments_as_numpy_refuses_them():
+    x = np.ones(10, np.float32)
+    with pytest.raises(ValueError, match="max must be larger than min"):
+        memhier.histogram(x, 4, (1.0, 0.0))
+    with pytest.raises(ValueError, match="not finite"):
+        memhier.histogram(x, 4, (0.0, np.inf))
+    with pytest.raises(ValueError, match="not finite"):
+        memhier.histogram(np.array([1, np.nan], np.float32), 4)
+    with pytest.raises(ValueError, match="increase monotonically"):
+        memhier.histogram(x, [0, 2, 1])
+    with pytest.raises(ValueError, match="NaN"):
+        memhier.histogram(x, [0, np.nan, 1])
+    with pytest.raises(ValueError, match="bins = 0"):
+        memhier.histogram(x, 0)
+    with pytest.raises(ValueError, match="bins = 1048577"):
+        memhier.histogram(x, 2**20 + 1)
+    with pytest.raises(ValueError, match="bins = 18446744073709551617"):
+        memhier.histogram(x, 2**64 + 1)
+    with pytest.raises(TypeError, match="a: dtype float64"):
+        memhier.histogram(np.ones(10), 4)
+    with pytest.raises(memhier.Unsupported, match="weights"):
+        memhier.histogram(x, 4, weights=x)
+
+
+def test_dask_histogram_is_numpys(rng):
+    da = pytest.importorskip("dask.array")
+    from memhier import dask as mdask
+    x = rng.uniform(-1.2, 1.2, (300, 170)).astype(np.float32)
+    x[::9, ::5] = np.nan
+    for bins, range_ in [(64, (-1.0, 1.0)), ([-1.0, -0.2, 0.1, 1 / 3, 1.0], None)]:
+        h, e = mdask.histogram(da.from_array(x, chunks=(70, 50)), bins, range_)
+        want, want_edges = np.histogram(x, bins, range_)
+        np.testing.assert_array_equal(h.compute(scheduler="sync"), want)
+        np.testing.assert_array_equal(e, want_edges)
+    with pytest.raises(ValueError, match="range: needed"):
+        mdask.histogram(da.from_array(x, chunks=(70, 50)), 10)
