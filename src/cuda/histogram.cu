@@ -222,18 +222,18 @@ static __device__ __forceinline__ int table_slot(const float_params &p, const fl
 /* A word's slot, and element k's: float32 through the staged table where there is one (the
  * int kinds compile none of it). */
 template <int KIND>
-static __device__ __forceinline__ int word_slot(const params_t<KIND> &p, const float_table *t, unsigned w)
+static __device__ __forceinline__ int word_slot(const params_t<KIND> &p, const float_table &t, bool staged, unsigned w)
 {
     if constexpr (KIND == FLOAT32)
-        if (t) return table_slot(p, *t, __uint_as_float(w));
+        if (staged) return table_slot(p, t, __uint_as_float(w));
     return slot_of<KIND>(p, w);
 }
 
 template <int KIND>
-static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, const float_table *t, size_t k)
+static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, const float_table &t, bool staged, size_t k)
 {
     if constexpr (KIND == FLOAT32)
-        if (t) return table_slot(p, *t, static_cast<const float *>(p.in)[k]);
+        if (staged) return table_slot(p, t, static_cast<const float *>(p.in)[k]);
     return slot_at<KIND>(p, k);
 }
 
@@ -242,7 +242,8 @@ static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, cons
  * element-wise with the tail. The next 16 bytes are loaded before the current ones are counted,
  * so that their DRAM latency hides behind the counting instead of following it. */
 template <int KIND, class F>
-static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, size_t head, size_t nv, const float_table *t,
+static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, size_t head, size_t nv, const float_table &t,
+                                                     bool staged,
                                                      F f)
 {
     constexpr int PER = KIND == BYTES ? 16 : 4;
@@ -256,11 +257,11 @@ static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, si
         const unsigned words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
         for (int q = 0; q < PER; ++q)
-            f(KIND == BYTES ? int_slot<KIND>(p, (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu)) : word_slot<KIND>(p, t, words[q]));
+            f(KIND == BYTES ? int_slot<KIND>(p, (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu)) : word_slot<KIND>(p, t, staged, words[q]));
         w = next, i = j;
     }
-    if (gid < head) f(element_slot<KIND>(p, t, gid));
-    for (size_t k = head + nv * PER + gid; k < p.n; k += stride) f(element_slot<KIND>(p, t, k));
+    if (gid < head) f(element_slot<KIND>(p, t, staged, gid));
+    for (size_t k = head + nv * PER + gid; k < p.n; k += stride) f(element_slot<KIND>(p, t, staged, k));
 }
 
 /* coarse-interleaved with 16-byte loads, one shared atomic per value. */
@@ -269,10 +270,11 @@ static __global__ void hist_vector_kernel(const params_t<KIND> p, size_t head, s
 {
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
-    float_table t, *staged = nullptr;
+    float_table t = {};
+    bool staged = false;
     if constexpr (KIND == FLOAT32)
-        if (p.table) t = stage_float_table(p, priv + p.num_bins + 1), staged = &t;
-    for_each_slot<KIND>(p, head, nv, staged, [&](int s) { atomicAdd(&priv[s], 1u); });
+        if (p.table) t = stage_float_table(p, priv + p.num_bins + 1), staged = true;
+    for_each_slot<KIND>(p, head, nv, t, staged, [&](int s) { atomicAdd(&priv[s], 1u); });
     private_flush(p, priv, p.num_bins + 1);
 }
 
@@ -322,10 +324,11 @@ static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const
     const int slots = p.num_bins + 1;
     private_zero(copies, slots * LANES);
     unsigned *mine = copies + threadIdx.x % LANES;
-    float_table t, *staged = nullptr;
+    float_table t = {};
+    bool staged = false;
     if constexpr (KIND == FLOAT32)
-        if (p.table) t = stage_float_table(p, copies + (size_t)slots * LANES), staged = &t;
-    for_each_slot<KIND>(p, head, nv, staged, [&](int s) { atomicAdd(&mine[s * LANES], 1u); });
+        if (p.table) t = stage_float_table(p, copies + (size_t)slots * LANES), staged = true;
+    for_each_slot<KIND>(p, head, nv, t, staged, [&](int s) { atomicAdd(&mine[s * LANES], 1u); });
     __syncthreads();
     for (int s = threadIdx.x; s < slots; s += THREADS) {
         unsigned long long total = 0;
