@@ -394,6 +394,31 @@ mh_status mh_reduce_sum(mh_context *ctx, const char *variant, const float *in, s
 mh_status mh_reduce_sum_select(mh_context *ctx, size_t n, const mh_variant_info **chosen);
 mh_status mh_reduce_sum_supports(mh_context *ctx, const char *variant, size_t n);
 
+/* ---- reduce along an axis, as numpy's sum, mean, min, max, argmin and argmax ----------------
+ * in: a C-contiguous array of dtype MH_F32 or MH_I32 seen as outer x len x inner and reduced
+ * over len (numpy's axis k of shape s: outer = s[0] ... s[k-1], len = s[k], inner = s[k+1] ...;
+ * the whole array: 1 x n x 1). out: outer x inner results in the context's memory, C order:
+ *   MH_REDUCE_SUM     float32 -> float32 (summed in double, rounded once); int32 -> int64, exact
+ *   MH_REDUCE_MEAN    float32 -> float32 (the double sum over len); int32 -> float64
+ *   MH_REDUCE_MIN/MAX the dtype; NaN where the lane holds one
+ *   MH_REDUCE_ARGMIN/ARGMAX int64: the index of the lane's first NaN, else of its first extreme
+ * len = 0: sums give 0 and means NaN; the others refuse (numpy raises). Which rows take which
+ * reductions: docs/reduce.md. */
+typedef enum {
+    MH_REDUCE_SUM = 0,
+    MH_REDUCE_MEAN = 1,
+    MH_REDUCE_MIN = 2,
+    MH_REDUCE_MAX = 3,
+    MH_REDUCE_ARGMIN = 4,
+    MH_REDUCE_ARGMAX = 5
+} mh_reduce_kind;
+mh_status mh_reduce(mh_context *ctx, const char *variant, const void *in, mh_dtype dtype, size_t outer, size_t len,
+                    size_t inner, mh_reduce_kind kind, void *out);
+mh_status mh_reduce_select(mh_context *ctx, mh_dtype dtype, size_t outer, size_t len, size_t inner, mh_reduce_kind kind,
+                           const mh_variant_info **chosen);
+mh_status mh_reduce_supports(mh_context *ctx, const char *variant, mh_dtype dtype, size_t outer, size_t len,
+                             size_t inner, mh_reduce_kind kind);
+
 /* ---- histogram: exact 64-bit counts ------------------------------------------------------
  * int32 values: bins[v] += 1 for 0 <= v < num_bins (1 .. MH_HISTOGRAM_MAX_BINS). Bytes: a
  * value c with lo <= c <= hi goes to bin (c - lo) / width, num_bins = (hi - lo) / width + 1:

@@ -4,7 +4,9 @@
  * tolerance) and whole-number ones (exact: a dropped or doubled element fails), misaligned inputs (the 16-byte path's
  * head), every tuning configuration; the sum poisoned with NaN and fenced by guard words. NaN
  * and Inf propagate; the deterministic variant gives the same bits on every run and in every
- * configuration. Refusals write nothing. */
+ * configuration. Refusals write nothing. Reductions along an axis (mh_reduce: sum, mean, min,
+ * max, argmin, argmax of float32 and int32 over the middle of outer x len x inner, with NaN, ties
+ * and signed zeros) against lanes worked out in the test; on a GPU, their refusal. */
 #include "testing.h"
 
 static const size_t sizes[] = {0,     1,     2,     3,      5,      1023,   1024,   2047,    2048,
@@ -130,6 +132,119 @@ static void check_refusals(mh_context *ctx, int gpu)
     test_release(gpu, buf);
 }
 
+/* ---- reductions along an axis (mh_reduce) ---------------------------------------------- */
+
+/* The expected lane (o, i), written independently of mh_reduce_lane: the lane copied out first,
+ * then each kind by its own loop. */
+static void expected_lane(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i, mh_reduce_kind k,
+                          double *value, long long *index)
+{
+    double *v = malloc((len ? len : 1) * sizeof *v);
+    for (size_t l = 0; l < len; ++l) {
+        const size_t at = (o * len + l) * inner + i;
+        v[l] = dt == MH_F32 ? (double)((const float *)in)[at] : (double)((const int32_t *)in)[at];
+    }
+    size_t first_nan = len;
+    for (size_t l = len; l-- > 0;)
+        if (isnan(v[l])) first_nan = l;
+    double acc = 0.0;
+    for (size_t l = 0; l < len; ++l) acc += v[l];
+    *index = -1;
+    if (k == MH_REDUCE_SUM) *value = acc;
+    else if (k == MH_REDUCE_MEAN) *value = len ? acc / (double)len : NAN;
+    else {
+        size_t best = 0;
+        for (size_t l = 1; l < len; ++l)
+            if ((k == MH_REDUCE_MAX || k == MH_REDUCE_ARGMAX) ? v[l] > v[best] : v[l] < v[best]) best = l;
+        if (first_nan < len) best = first_nan;
+        *value = v[best], *index = (long long)best;
+    }
+    free(v);
+}
+
+/* Lane values: a wide spread, ties (every ninth value repeats the lane's first), signed zeros,
+ * and in float32 lanes a NaN in every seventh lane. */
+static void fill_lanes(void *in, mh_dtype dt, size_t outer, size_t len, size_t inner, unsigned long long seed)
+{
+    const size_t n = outer * len * inner;
+    float *u = malloc((n ? n : 1) * sizeof *u);
+    mh_fill_uniform(u, n, seed, 1.0f);
+    for (size_t k = 0; k < n; ++k) {
+        const size_t l = k / inner % len;
+        float x = u[k] * 1000.0f;
+        if (l % 9 == 8) x = u[k - l * inner] * 1000.0f;
+        if (l % 13 == 5) x = (k & 1) ? -0.0f : 0.0f;
+        if (dt == MH_F32) ((float *)in)[k] = (k / inner / len * inner + k % inner) % 7 == 3 && l == len / 2 ? NAN : x;
+        else ((int32_t *)in)[k] = (int32_t)(x * 1e6f);
+    }
+    free(u);
+}
+
+static void check_axis_case(mh_context *ctx, int gpu, mh_dtype dt, size_t outer, size_t len, size_t inner,
+                            unsigned long long seed)
+{
+    const size_t n = outer * len * inner, lanes = outer * inner;
+    void *h = malloc((n ? n : 1) * 4);
+    fill_lanes(h, dt, outer, len, inner, seed);
+    char *in = test_alloc(gpu, (n ? n : 1) * 4), *out = test_alloc(gpu, lanes * 8 + 8);
+    char *got = malloc(lanes * 8 + 8);
+    test_put(gpu, in, h, n * 4);
+    for (int k = MH_REDUCE_SUM; k <= MH_REDUCE_ARGMAX; ++k) {
+        if (len == 0 && k > MH_REDUCE_MEAN) continue;
+        const size_t size = mh_reduce_out_size(dt, (mh_reduce_kind)k);
+        memset(got, 0x7f, lanes * 8 + 8);
+        test_put(gpu, out, got, lanes * 8 + 8); /* poisoned, the byte past the results a guard */
+        mh_status s = mh_reduce(ctx, NULL, n ? in : NULL, dt, outer, len, inner, (mh_reduce_kind)k, out);
+        if (gpu) { /* the CUDA rows sum whole float32 arrays only: the call refuses with the rows that do */
+            CHECK(s == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "cpu-reference and cpu-omp"),
+                  "kind %d on the GPU: %s", k, mh_context_error(ctx));
+            continue;
+        }
+        CHECK(s == MH_OK, "kind %d dtype %d %zu x %zu x %zu: %s", k, (int)dt, outer, len, inner, mh_context_error(ctx));
+        test_get(gpu, got, out, lanes * 8 + 8);
+        CHECK((unsigned char)got[lanes * size] == 0x7f, "kind %d wrote past its %zu results", k, lanes);
+        size_t wrong = 0;
+        for (size_t lane = 0; lane < lanes; ++lane) {
+            double want;
+            long long idx;
+            expected_lane(h, dt, len, inner, lane / inner, lane % inner, (mh_reduce_kind)k, &want, &idx);
+            const char *r = got + lane * size;
+            int ok;
+            if (k >= MH_REDUCE_ARGMIN) ok = *(const long long *)r == idx;
+            else if (k == MH_REDUCE_SUM && dt == MH_I32) ok = (double)*(const long long *)r == want;
+            else if (k == MH_REDUCE_MEAN && dt == MH_I32) ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r));
+            else if (dt == MH_I32) ok = (double)*(const int32_t *)r == want;
+            else {
+                const float f = *(const float *)r;
+                ok = isnan(want) ? isnan(f) : f == (float)want || (k <= MH_REDUCE_MEAN && fabs(f - want) <= 1e-6 * fabs(want));
+            }
+            wrong += !ok;
+        }
+        CHECK(wrong == 0, "kind %d dtype %d %zu x %zu x %zu: %zu of %zu lanes wrong", k, (int)dt, outer, len, inner, wrong,
+              lanes);
+    }
+    free(h), free(got);
+    test_release(gpu, in), test_release(gpu, out);
+}
+
+/* Every kind and dtype over the middle axis of several shapes (a long row, many short ones,
+ * columns, one element, an empty axis), and the arguments refused. */
+static void check_axes(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    static const size_t shapes[][3] = {{1, 1000, 1}, {7, 33, 5}, {1, 17, 1000}, {300, 4, 1}, {3, 1, 7}, {2, 0, 3}, {1, 65537, 2}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+        for (int dt = 0; dt < 2; ++dt)
+            check_axis_case(ctx, gpu, dt ? MH_I32 : MH_F32, shapes[i][0], shapes[i][1], shapes[i][2], seed + 7 * i + dt);
+    char *buf = test_alloc(gpu, 64 * 8);
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 0, 3, MH_REDUCE_ARGMAX, buf + 256), "len = 0");
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_U8, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 2");
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, (mh_reduce_kind)9, buf + 256), "kind = 9");
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, SIZE_MAX / 4, 4, 3, MH_REDUCE_SUM, buf + 256), "overflows");
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, MH_REDUCE_SUM, buf + 8), "overlaps");
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, MH_REDUCE_MAX, NULL), "out is NULL");
+    test_release(gpu, buf);
+}
+
 int main(int argc, char **argv)
 {
     int gpu;
@@ -166,6 +281,7 @@ int main(int argc, char **argv)
         if (test_row_fits(row, gpu)) check_specials(ctx, gpu, row);
     }
     check_refusals(ctx, gpu);
+    check_axes(ctx, gpu, seed);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_reduce gpu" : "test_reduce cpu");
 }

@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 _LAZY = {**{name: "._ops" for name in ("conv1d", "conv2d", "transpose", "matmul", "reduce_sum", "bincount",
                                        "histogram_bytes")},
          "histogram": "._histogram",
+         **{name: "._reduce" for name in ("sum", "mean", "min", "max", "argmin", "argmax")},
          **{name: "._registry" for name in ("Variant", "variants", "select", "info")}}
 
 __all__ = ["Error", "InvalidArgument", "Unsupported", "NoDevice", "OutOfMemory", "CudaError", "VendorError",

@@ -86,7 +86,7 @@ def _torch_dtype(t):
 
 
 _DTYPES = {name: np.dtype(name) for name in ("float32", "float16", "int32", "uint8", "int8", "uint16", "int16", "int64",
-                                            "uint64")}
+                                            "uint64", "float64")}
 
 
 def operand(obj, name, dtype, ndims=None):

@@ -140,6 +140,7 @@ _PROTOTYPES = {
     "mh_matmul_select": (_I, [c_ctx, _S, _S, _S, _VI_PP]),
     "mh_reduce_sum": (_I, [c_ctx, _C, _P, _S, _P]),
     "mh_reduce_sum_select": (_I, [c_ctx, _S, _VI_PP]),
+    "mh_reduce": (_I, [c_ctx, _C, _P, _I, _S, _S, _S, _I, _P]),
     "mh_histogram": (_I, [c_ctx, _C, _P, _S, _I, _P, _P]),
     "mh_histogram_bytes": (_I, [c_ctx, _C, _P, _S, _I, _I, _I, _P, _P]),
     "mh_histogram_float": (_I, [c_ctx, _C, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P]),

@@ -8,13 +8,81 @@
 
 mh_status mh_reduce_args_init(mh_context *ctx, mh_args *args, const float *in, size_t n, float *sum)
 {
+    return mh_reduce_axis_args_init(ctx, args, in, MH_F32, 1, n, 1, MH_REDUCE_SUM, sum);
+}
+
+static const char *kind_name(mh_reduce_kind k)
+{
+    static const char *const names[] = {"sum", "mean", "min", "max", "argmin", "argmax"};
+    return names[k];
+}
+
+size_t mh_reduce_out_size(mh_dtype dtype, mh_reduce_kind kind)
+{
+    if (kind == MH_REDUCE_ARGMIN || kind == MH_REDUCE_ARGMAX) return 8;
+    if (dtype == MH_I32) return kind == MH_REDUCE_MIN || kind == MH_REDUCE_MAX ? 4 : 8; /* int64 sums, double means */
+    return 4;
+}
+
+mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *args, const void *in, mh_dtype dtype, size_t outer, size_t len,
+                                   size_t inner, mh_reduce_kind kind, void *out)
+{
     memset(args, 0, sizeof *args);
     args->op = MH_OP_REDUCE;
-    size_t bytes;
-    if (!mh_mul_ok(n, sizeof(float), &bytes))
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "n = %zu: the input's size in bytes overflows size_t", n);
-    args->reduce = (mh_reduce_args){in, n, sum};
+    size_t lanes, count, bytes;
+    if (dtype != MH_F32 && dtype != MH_I32)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "dtype = %d: reductions take float32 (MH_F32) or int32 (MH_I32)",
+                       (int)dtype);
+    if ((int)kind < MH_REDUCE_SUM || (int)kind > MH_REDUCE_ARGMAX)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "kind = %d: it must be MH_REDUCE_SUM .. MH_REDUCE_ARGMAX", (int)kind);
+    if (!mh_mul_ok(outer, inner, &lanes) || !mh_mul_ok(lanes, len, &count) || !mh_mul_ok(count, 4, &bytes) ||
+        !mh_mul_ok(lanes, 8, &bytes))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "outer = %zu, len = %zu, inner = %zu: the input's size in bytes overflows size_t",
+                       outer, len, inner);
+    if (len == 0 && kind != MH_REDUCE_SUM && kind != MH_REDUCE_MEAN)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "len = 0: %s of an empty axis has no value (numpy raises)",
+                       kind_name(kind));
+    const int whole_sum = dtype == MH_F32 && kind == MH_REDUCE_SUM && outer == 1 && inner == 1;
+    args->reduce = (mh_reduce_args){.in = in, .n = len, .sum = out, .whole_sum = whole_sum, .dtype = dtype,
+                                    .kind = kind, .outer = outer, .len = len, .inner = inner, .out = out};
     return MH_OK;
+}
+
+/* Lane (o, i) on the host: numpy's rules (NaN wins min and max; the arg forms take the first NaN,
+ * else the first extreme), sums in double or int64. */
+void mh_reduce_lane(const mh_reduce_args *a, size_t o, size_t i, void *out)
+{
+    const size_t first = o * a->len * a->inner + i;
+    const int f32 = a->dtype == MH_F32, want_max = a->kind == MH_REDUCE_MAX || a->kind == MH_REDUCE_ARGMAX;
+    double sum = 0.0, best = 0.0;
+    long long isum = 0;
+    size_t at = 0;
+    int nan = 0;
+    for (size_t l = 0; l < a->len; ++l) {
+        const size_t k = first + l * a->inner;
+        const double v = f32 ? (double)((const float *)a->in)[k] : (double)((const int32_t *)a->in)[k];
+        if (!f32) isum += ((const int32_t *)a->in)[k];
+        sum += v;
+        if (nan) continue;
+        if (v != v) nan = 1, at = l, best = v;
+        else if (l == 0 || (want_max ? v > best : v < best)) best = v, at = l;
+    }
+    switch (a->kind) {
+    case MH_REDUCE_SUM:
+        if (f32) *(float *)out = (float)sum;
+        else *(long long *)out = isum;
+        break;
+    case MH_REDUCE_MEAN:
+        if (f32) *(float *)out = (float)(a->len ? sum / (double)a->len : NAN);
+        else *(double *)out = a->len ? (double)isum / (double)a->len : NAN;
+        break;
+    case MH_REDUCE_MIN:
+    case MH_REDUCE_MAX:
+        if (f32) *(float *)out = (float)best;
+        else *(int32_t *)out = (int32_t)best;
+        break;
+    default: *(long long *)out = (long long)at;
+    }
 }
 
 void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag)
@@ -24,15 +92,29 @@ void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag)
     *sum = s, *mag = g;
 }
 
-/* in is checked only when there is something to read: n = 0 takes a NULL input. */
+/* in is checked only when there is something to read: len = 0 takes a NULL input. The whole
+ * sum's output is named `sum`, as mh_reduce_sum names it. */
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_reduce_args *a = &args->reduce;
-    const size_t bytes = a->n * sizeof(float);
+    const size_t bytes = a->outer * a->len * a->inner * 4, lanes = a->outer * a->inner;
+    const size_t out_bytes = lanes * mh_reduce_out_size(a->dtype, a->kind);
+    const char *name = a->whole_sum ? "sum" : "out";
     mh_status s;
-    if (a->n && (s = mh_check_buffer(ctx, "in", a->in, bytes)) != MH_OK) return s;
-    if ((s = mh_check_buffer(ctx, "sum", a->sum, sizeof(float))) != MH_OK) return s;
-    return a->n ? mh_check_disjoint(ctx, "sum", a->sum, sizeof(float), "in", a->in, bytes) : MH_OK;
+    if (bytes && (s = mh_check_buffer(ctx, "in", a->in, bytes)) != MH_OK) return s;
+    if (!lanes) return MH_OK;
+    if ((s = mh_check_buffer(ctx, name, a->out, out_bytes)) != MH_OK) return s;
+    return bytes ? mh_check_disjoint(ctx, name, a->out, out_bytes, "in", a->in, bytes) : MH_OK;
+}
+
+/* Rows not flagged MH_ROW_ANY_REDUCTION sum a whole float32 array and nothing else. */
+static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
+{
+    const mh_reduce_args *a = &args->reduce;
+    if (a->whole_sum || (row->flags & MH_ROW_ANY_REDUCTION)) return 1;
+    snprintf(why, len, "it sums a whole float32 array; a %s of %s over %zu x %zu x %zu runs on cpu-reference and "
+             "cpu-omp", kind_name(a->kind), a->dtype == MH_F32 ? "float32" : "int32", a->outer, a->len, a->inner);
+    return 0;
 }
 
 /* `auto`, from the H100 (docs/reduce.md): vector is level with CUB at 2^28 (both ~3.07 TB/s)
@@ -47,7 +129,14 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 
 static const mh_row_group groups[] = {mh_reduce_cpu_rows, mh_reduce_cuda_rows, mh_reduce_cub_rows};
 
-static void describe(const mh_args *a, char *buf, size_t len) { snprintf(buf, len, "n = %zu", a->reduce.n); }
+static void describe(const mh_args *args, char *buf, size_t len)
+{
+    const mh_reduce_args *a = &args->reduce;
+    if (a->whole_sum) snprintf(buf, len, "n = %zu", a->n);
+    else
+        snprintf(buf, len, "%s of %s, %zu x %zu x %zu over the middle axis", kind_name(a->kind),
+                 a->dtype == MH_F32 ? "float32" : "int32", a->outer, a->len, a->inner);
+}
 
 const mh_op_table mh_reduce_table = {
     .op = MH_OP_REDUCE,
@@ -57,31 +146,50 @@ const mh_op_table mh_reduce_table = {
     .auto_order = auto_order,
     .check_buffers = check_buffers,
     .describe = describe,
+    .row_accepts = row_accepts,
 };
 
 mh_status mh_reduce_sum(mh_context *ctx, const char *variant, const float *in, size_t n, float *sum)
 {
-    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
-    mh_clear_error(ctx);
-    mh_args x;
-    mh_status s = mh_reduce_args_init(ctx, &x, in, n, sum);
-    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
+    return mh_reduce(ctx, variant, in, MH_F32, 1, n, 1, MH_REDUCE_SUM, sum);
 }
 
 mh_status mh_reduce_sum_select(mh_context *ctx, size_t n, const mh_variant_info **chosen)
 {
-    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
-    mh_clear_error(ctx);
-    mh_args x;
-    mh_status s = mh_reduce_args_init(ctx, &x, NULL, n, NULL);
-    return s == MH_OK ? mh_select(ctx, &x, chosen) : s;
+    return mh_reduce_select(ctx, MH_F32, 1, n, 1, MH_REDUCE_SUM, chosen);
 }
 
 mh_status mh_reduce_sum_supports(mh_context *ctx, const char *variant, size_t n)
 {
+    return mh_reduce_supports(ctx, variant, MH_F32, 1, n, 1, MH_REDUCE_SUM);
+}
+
+mh_status mh_reduce(mh_context *ctx, const char *variant, const void *in, mh_dtype dtype, size_t outer, size_t len,
+                    size_t inner, mh_reduce_kind kind, void *out)
+{
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_args x;
-    mh_status s = mh_reduce_args_init(ctx, &x, NULL, n, NULL);
+    mh_status s = mh_reduce_axis_args_init(ctx, &x, in, dtype, outer, len, inner, kind, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
+}
+
+mh_status mh_reduce_select(mh_context *ctx, mh_dtype dtype, size_t outer, size_t len, size_t inner, mh_reduce_kind kind,
+                           const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_reduce_axis_args_init(ctx, &x, NULL, dtype, outer, len, inner, kind, NULL);
+    return s == MH_OK ? mh_select(ctx, &x, chosen) : s;
+}
+
+mh_status mh_reduce_supports(mh_context *ctx, const char *variant, mh_dtype dtype, size_t outer, size_t len,
+                             size_t inner, mh_reduce_kind kind)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_reduce_axis_args_init(ctx, &x, NULL, dtype, outer, len, inner, kind, NULL);
     return s == MH_OK ? mh_supports(ctx, variant, &x) : s;
 }

@@ -211,11 +211,18 @@ typedef struct mh_matmul_args {
     size_t m, k, n;
 } mh_matmul_args;
 
-/* *sum = in[0] + ... + in[n - 1]. */
+/* A reduction of in (dtype, seen as outer x len x inner) over len into out (outer x inner), by
+ * kind (include/memhier.h). The whole-array float32 sum, *sum = in[0] + ... + in[n - 1], is the
+ * case every row takes: n = len, sum = out (whole_sum set). */
 typedef struct mh_reduce_args {
     const float *in;
     size_t n;
     float *sum;
+    int whole_sum; /* float32, sum, outer = inner = 1 */
+    mh_dtype dtype;
+    mh_reduce_kind kind;
+    size_t outer, len, inner;
+    void *out;
 } mh_reduce_args;
 
 /* Counts of in's values (int32, or bytes when bytes = 1): value v in [lo, hi] goes to bin
@@ -289,6 +296,8 @@ enum {
     MH_ROW_IMAGE_DTYPES = 1u << 2,
     /* takes conv2d filters past MH_CONV2D_DIRECT_MAX_K a side: other rows refuse them */
     MH_ROW_LARGE_FILTERS = 1u << 3,
+    /* takes every reduction (kinds, dtypes, axes), not only the whole-array float32 sum */
+    MH_ROW_ANY_REDUCTION = 1u << 4,
 };
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
@@ -508,6 +517,12 @@ const mh_row *mh_reduce_cuda_rows(size_t *count);
 const mh_row *mh_reduce_cub_rows(size_t *count);
 
 mh_status mh_reduce_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, float *sum);
+mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *a, const void *in, mh_dtype dtype, size_t outer, size_t len,
+                                   size_t inner, mh_reduce_kind kind, void *out);
+/* Bytes of one result of a reduction (its dtype by kind: include/memhier.h). */
+size_t mh_reduce_out_size(mh_dtype dtype, mh_reduce_kind kind);
+/* One lane's result on the host (lane o, i of a), written to out as its dtype. */
+void mh_reduce_lane(const mh_reduce_args *a, size_t o, size_t i, void *out);
 /* The sum in double and the sum of |in| (the reference and its condition). */
 void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag);
 

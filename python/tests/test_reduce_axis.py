@@ -1,0 +1,84 @@
+"""memhier.sum, mean, min, max, argmin and argmax against numpy itself, over every axis and the
+whole array, float32 and int32, with NaN, ties and signed zeros; on the CPU rows, and on a GPU
+the whole float32 sum (the ladder) and the refusal of the rest."""
+import numpy as np
+import pytest
+
+import memhier
+
+from conftest import has_cuda_device
+
+NAMES = ["sum", "mean", "min", "max", "argmin", "argmax"]
+
+
+def data(rng, shape, dtype):
+    x = rng.uniform(-1000, 1000, shape)
+    flat = x.reshape(-1)
+    flat[::9] = flat[0]  # ties with the first value
+    flat[5::13] = 0.0
+    if dtype == np.int32:
+        return (x * 1e5).astype(np.int32)
+    x = x.astype(np.float32)
+    flat = x.reshape(-1)
+    flat[6::13] = -0.0
+    flat[3::101] = np.nan
+    return x
+
+
+def check(name, got, want, what):
+    want = np.asarray(want)
+    got = np.asarray(got)
+    assert got.dtype == want.dtype or (name == "mean" and want.dtype == np.float32 and got.dtype == np.float32), \
+        f"{what}: dtype {got.dtype}, numpy {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, numpy {want.shape}"
+    if name in ("sum", "mean") and got.dtype.kind == "f":
+        # memhier sums in double and rounds once; numpy sums float32 pairwise in float32
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-3, equal_nan=True, err_msg=what)
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("shape", [(1000,), (7, 33), (3, 17, 40), (300, 4), (1, 1), (2, 65537)])
+def test_reductions_are_numpys(rng, dtype, shape):
+    x = data(rng, shape, dtype)
+    for name in NAMES:
+        for axis in [None, *range(-len(shape), len(shape))]:
+            want = getattr(np, name)(x, axis=axis)
+            if name == "mean" and dtype == np.float32:  # numpy's float32 mean, against float64's
+                want = np.mean(x.astype(np.float64), axis=axis).astype(np.float32)
+            check(name, getattr(memhier, name)(x, axis=axis), want, f"{name} {np.dtype(dtype)} {shape} axis={axis}")
+
+
+def test_empty_axes():
+    x = np.zeros((3, 0, 4), np.float32)
+    np.testing.assert_array_equal(memhier.sum(x, axis=1), np.zeros((3, 4), np.float32))
+    assert np.isnan(memhier.mean(x, axis=1)).all()
+    with pytest.raises(ValueError, match="zero-size array"):
+        memhier.argmax(x, axis=1)
+    assert memhier.sum(np.zeros((4, 0), np.float32), axis=0).shape == (0,)
+
+
+def test_bad_arguments():
+    x = np.ones((4, 5), np.float32)
+    with pytest.raises(TypeError, match="float32 or int32"):
+        memhier.sum(np.ones(4))
+    with pytest.raises(ValueError, match="axis = 2"):
+        memhier.max(x, axis=2)
+    with pytest.raises(ValueError, match="axis = -3"):
+        memhier.max(x, axis=-3)
+    with pytest.raises(TypeError, match="one axis"):
+        memhier.sum(x, axis=(0, 1))
+    with pytest.raises(ValueError, match="shape"):
+        memhier.sum(x, axis=0, out=np.empty(4, np.float32))
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_gpu_whole_sum_runs_and_the_rest_refuses(rng):
+    cp = pytest.importorskip("cupy")
+    x = data(rng, (300, 40), np.float32)
+    x[np.isnan(x)] = 1.0
+    got = memhier.sum(cp.asarray(x))
+    np.testing.assert_allclose(float(got), float(np.sum(x.astype(np.float64))), rtol=1e-6)
+    with pytest.raises(memhier.Unsupported, match="cpu-reference and cpu-omp"):
+        memhier.argmax(cp.asarray(x), axis=0)
