@@ -112,7 +112,7 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 {
     const mh_reduce_args *a = &args->reduce;
     if (a->whole_sum || (row->flags & MH_ROW_ANY_REDUCTION)) return 1;
-    snprintf(why, len, "it sums a whole float32 array; a %s of %s over %zu x %zu x %zu runs on cpu-reference and "
+    snprintf(why, len, "it sums a whole float32 array; the %s of %s over %zu x %zu x %zu runs on cpu-reference and "
              "cpu-omp", kind_name(a->kind), a->dtype == MH_F32 ? "float32" : "int32", a->outer, a->len, a->inner);
     return 0;
 }

@@ -31,12 +31,13 @@ static int row_supports(const mh_context *ctx, const mh_row *row, const mh_args 
     return row->supports(ctx, a, why, len);
 }
 
-/* auto's first candidate after `after` (NULL: from the start) that supports the problem. */
-static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *after)
+/* auto's first candidate after `after` (NULL: from the start) that supports the problem; where
+ * none does, first_why (when not NULL) gets the first candidate's reason. */
+static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *after, char *first_why, size_t len)
 {
     const mh_op_table *t = mh_op_table_of(a->op);
     char why[256];
-    int skipping = after != NULL;
+    int skipping = after != NULL, first = 1;
     for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
         const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
         /* a race shown on purpose, or a reduced-precision row, is never auto's */
@@ -46,6 +47,8 @@ static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *a
             continue;
         }
         if (row_supports(ctx, row, a, why, sizeof why)) return row;
+        if (first && first_why) snprintf(first_why, len, "%s: %s", row->info.name, why);
+        first = 0;
     }
     return NULL;
 }
@@ -57,8 +60,10 @@ mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, con
     describe(a, problem, sizeof problem);
     const mh_row *row;
     if (is_auto(variant)) {
-        if (!(row = auto_row(ctx, a, NULL)))
-            return mh_fail(ctx, MH_ERR_UNSUPPORTED, "auto: no %s variant supports %s here", t->name, problem);
+        char first_why[320] = "";
+        if (!(row = auto_row(ctx, a, NULL, first_why, sizeof first_why)))
+            return mh_fail(ctx, MH_ERR_UNSUPPORTED, "auto: no %s variant supports %s here (%s)", t->name, problem,
+                           first_why[0] ? first_why : "no candidate on this backend");
     } else {
         const mh_variant_info *info = mh_variant_lookup(a->op, variant);
         if (!info)
@@ -125,7 +130,7 @@ static mh_status dispatch_locked(mh_context *ctx, const char *variant, const mh_
     if (s == MH_OK) s = mh_resolve(ctx, variant, a, &row);
     if (s == MH_OK) s = run_locked(ctx, row, a);
     /* auto's first choice may need workspace the device lacks: take the next candidate */
-    while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = auto_row(ctx, a, row)) != NULL) {
+    while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = auto_row(ctx, a, row, NULL, 0)) != NULL) {
         mh_clear_error(ctx);
         s = run_locked(ctx, row, a);
     }
