@@ -22,6 +22,8 @@ static const struct command {
      "  run transpose [--variant V] [--device cpu|N] --in x.npy --out y.npy\n"
      "  run matmul [--variant V] [--device cpu|N] --a a.npy --b b.npy --out c.npy\n"
      "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
+     "             [--op sum|mean|min|max|argmin|argmax] [--axis K]: numpy's reduction of a\n"
+     "             float32 or int32 array over axis K (the whole array without one)\n"
      "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32 or uint8) --out h.npy\n"
      "             [--bins B | --lo L --hi H --width W]\n"
      "  run histogram ... --in x.npy (float32, any shape) --out h.npy\n"

@@ -299,16 +299,97 @@ static int run_matmul(int argc, char **argv)
 
 /* run reduce --in x.npy [--out s.npy]: prints the sum (9 significant digits: the float's
  * exact value), and writes it as a 1-element float32 array when --out is given. */
+static int parse_int(const char *flag, const char *s, long lo, long hi, int *v);
+
+/* --op NAME: numpy's reduction, as mh_reduce_kind. */
+static int parse_reduce_op(const char *s, mh_reduce_kind *kind)
+{
+    static const char *const names[] = {"sum", "mean", "min", "max", "argmin", "argmax"};
+    for (int k = 0; k < 6; ++k)
+        if (!strcmp(s, names[k])) return *kind = (mh_reduce_kind)k, CLI_OK;
+    return cli_error(CLI_USAGE, "--op '%s': expected sum, mean, min, max, argmin or argmax", s);
+}
+
+/* run reduce with --op or --axis, or on int32 or N-D input: numpy's reduction over one axis (or
+ * the whole array), written as numpy types it; int32 means (float64) are left to Python. */
+static int run_reduce_axis(run_job *j, const char *op, const char *axis_arg, const char *in_path)
+{
+    mh_reduce_kind kind = MH_REDUCE_SUM;
+    int rc = op ? parse_reduce_op(op, &kind) : CLI_OK, axis = -1;
+    const mh_array *in = &j->in;
+    if (rc == CLI_OK && in->dtype != MH_F32 && in->dtype != MH_I32)
+        rc = cli_error(CLI_FAILED, "--in %s: reduce takes float32 (<f4) or int32 (<i4); found %s", in_path,
+                       mh_dtype_descr(in->dtype));
+    if (rc == CLI_OK && axis_arg) rc = parse_int("--axis", axis_arg, -in->ndim, in->ndim - 1, &axis);
+    if (rc == CLI_OK && in->dtype == MH_I32 && kind == MH_REDUCE_MEAN)
+        rc = cli_error(CLI_USAGE, "--op mean of int32 gives float64, which run does not write; use memhier.mean in "
+                       "Python or a float32 input");
+    if (rc != CLI_OK) return rc;
+    if (axis < 0 && axis_arg) axis += in->ndim;
+    size_t outer = 1, len = in->count, inner = 1;
+    j->out_ndim = 1, j->out_shape[0] = 1;
+    size_t shape[MH_NPY_MAX_DIMS] = {1};
+    int ndim = 1;
+    if (axis_arg) {
+        ndim = 0, len = in->shape[axis];
+        for (int d = 0; d < in->ndim; ++d) {
+            if (d < axis) outer *= in->shape[d];
+            if (d > axis) inner *= in->shape[d];
+            if (d != axis) shape[ndim++] = in->shape[d];
+        }
+        if (!ndim) ndim = 1, shape[0] = 1;
+    }
+    const mh_dtype out_type = kind >= MH_REDUCE_ARGMIN || (in->dtype == MH_I32 && kind == MH_REDUCE_SUM) ? MH_I64
+                              : in->dtype;
+    mh_status s = mh_context_create(&j->ctx, j->device);
+    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
+    const size_t lanes = outer * inner, size = mh_dtype_size(out_type);
+    j->bin = (cli_buffer){in->data, NULL, in->count * 4};
+    j->bout = (cli_buffer){calloc(lanes ? lanes : 1, size), NULL, lanes * size};
+    if (!j->bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %zu results", lanes);
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK && mh_reduce_supports(j->ctx, j->variant, in->dtype, outer, len, inner, kind) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j->ctx));
+    if (rc == CLI_OK) mh_reduce_select(j->ctx, in->dtype, outer, len, inner, kind, &picked);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &j->bin, 1);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &j->bout, 0);
+    if (rc == CLI_OK) {
+        s = mh_reduce(j->ctx, j->variant, in->count ? j->bin.mem : NULL, in->dtype, outer, len, inner, kind, j->bout.mem);
+        if (s == MH_OK) s = mh_context_synchronize(j->ctx);
+        if (s != MH_OK) rc = cli_error(CLI_FAILED, "reduce: %s", mh_context_error(j->ctx));
+    }
+    if (rc == CLI_OK) rc = cli_fetch(j->ctx, &j->bout);
+    char err[512];
+    if (rc == CLI_OK && j->out_path && mh_npy_write(j->out_path, out_type, ndim, shape, j->bout.host, err, sizeof err) != MH_OK)
+        rc = cli_error(CLI_FAILED, "--out %s", err);
+    if (rc == CLI_OK) {
+        printf("%s: %s over %s of %zu values -> %zu result%s", chosen_name(j, picked), op ? op : "sum",
+               axis_arg ? "an axis" : "the whole array", in->count, lanes, lanes == 1 ? "" : "s");
+        if (lanes == 1 && out_type == MH_F32) printf(" = %.9g", (double)*(float *)j->bout.host);
+        else if (lanes == 1 && out_type == MH_I32) printf(" = %d", *(int32_t *)j->bout.host);
+        else if (lanes == 1) printf(" = %lld", *(long long *)j->bout.host);
+        printf("%s%s\n", j->out_path ? " in " : "", j->out_path ? j->out_path : "");
+    }
+    cli_release(j->ctx, &j->bin);
+    cli_release(j->ctx, &j->bout);
+    free(j->bout.host);
+    mh_array_free(&j->in);
+    mh_context_destroy(j->ctx);
+    return rc;
+}
+
 static int run_reduce(int argc, char **argv)
 {
-    const char *const names[] = {"--variant", "--device", "--in", "--out", NULL};
-    const char *v[4] = {NULL};
+    const char *const names[] = {"--variant", "--device", "--in", "--out", "--op", "--axis", NULL};
+    const char *v[6] = {NULL};
     int rc = cli_flags(argc, argv, "run reduce", names, v);
     if (rc != CLI_OK) return rc;
     if (!v[2]) return cli_error(CLI_USAGE, "run reduce needs --in");
     run_job j = {.op = "reduce", .variant = v[0], .out_path = v[3], .device = cli_default_device()};
     if (v[1] && (rc = cli_parse_device(v[1], &j.device)) != CLI_OK) return rc;
-    if ((rc = read_float_array("reduce", "--in", v[2], 1, &j.in)) != CLI_OK) return rc;
+    char err[512];
+    if (mh_npy_read(v[2], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
+    if (v[4] || v[5] || j.in.dtype != MH_F32 || j.in.ndim != 1) return run_reduce_axis(&j, v[4], v[5], v[2]);
     mh_status s = mh_context_create(&j.ctx, j.device);
     if (s != MH_OK) rc = cli_error(CLI_FAILED, "device %d: %s", j.device, mh_status_str(s));
     const size_t n = j.in.count;
@@ -326,7 +407,6 @@ static int run_reduce(int argc, char **argv)
         if (s != MH_OK) rc = cli_error(CLI_FAILED, "reduce: %s", mh_context_error(j.ctx));
     }
     if (rc == CLI_OK) rc = cli_fetch(j.ctx, &j.bout);
-    char err[512];
     if (rc == CLI_OK && j.out_path &&
         mh_npy_write(j.out_path, MH_F32, 1, j.out_shape, j.bout.host, err, sizeof err) != MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);

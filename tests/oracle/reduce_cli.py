@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The oracle for reduce: `memhier run reduce` against numpy's float64 sum, with auto and every
-variant this machine can run; the printed sum and the --out file agree; refusals; a small CPU
-bench's JSON.
+variant this machine can run; the printed sum and the --out file agree; --op and --axis against
+numpy's sum, mean, min, max, argmin and argmax of float32 and int32 arrays (on the CPU backend:
+the CUDA rows sum whole float32 arrays only); refusals; a small CPU bench's JSON.
 
 usage: reduce_cli.py MEMHIER_BINARY WORK_DIR
 """
@@ -34,13 +35,43 @@ def check_run(x, variant=None, device=None):
         fail(f"{what}: printed {printed!r}, wrote {float(s[0])!r}")
 
 
+def check_axes(rng):
+    x = rng.uniform(-9, 9, (30, 41, 5)).astype(np.float32)
+    x[3, 4, 1] = np.nan
+    xi = rng.integers(-1000, 1000, (17, 9)).astype(np.int32)
+    for a, ops in ((x, ["sum", "mean", "min", "max", "argmin", "argmax"]), (xi, ["sum", "min", "max", "argmax"])):
+        np.save(path("a.npy"), a)
+        for op in ops:
+            for axis in [None, *range(-a.ndim, a.ndim)]:
+                out = path("r.npy")
+                if os.path.exists(out):
+                    os.remove(out)
+                args = ["run", "reduce", "--device", "cpu", "--in", path("a.npy"), "--out", out, "--op", op]
+                args += ["--axis", str(axis)] if axis is not None else []
+                r = memhier(*args)
+                what = f"{op} {a.dtype} {a.shape} axis={axis}"
+                if r.returncode != 0:
+                    fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+                    continue
+                got, want = np.load(out), np.asarray(getattr(np, op)(a, axis=axis))
+                want = want.reshape(want.shape or (1,))
+                close = (np.allclose(got, want, rtol=2e-6, atol=1e-3, equal_nan=True) if op in ("sum", "mean")
+                         and a.dtype == np.float32 else np.array_equal(got, want, equal_nan=a.dtype == np.float32))
+                if got.dtype != want.dtype or got.shape != want.shape or not close:
+                    fail(f"{what}: {got.dtype} {got.shape} differs from numpy's {want.dtype} {want.shape}")
+
+
 def check_refusals():
-    two_d, f64 = path("two_d.npy"), path("f64.npy")
-    np.save(two_d, np.zeros((3, 3), np.float32))
+    f64, i32 = path("f64.npy"), path("i32.npy")
     np.save(f64, np.zeros(4))
+    np.save(i32, np.zeros((3, 3), np.int32))
+    np.save(path("i64.npy"), np.zeros(4, np.int64))
     cases = [
-        (["run", "reduce", "--in", two_d], "1-D float32"),
+        (["run", "reduce", "--in", path("i64.npy")], "float32 (<f4) or int32"),
         (["run", "reduce", "--in", f64], "dtype '<f8'"),
+        (["run", "reduce", "--in", i32, "--op", "median"], "--op 'median'"),
+        (["run", "reduce", "--in", i32, "--axis", "2"], "--axis '2'"),
+        (["run", "reduce", "--in", i32, "--op", "mean"], "float64"),
         (["run", "reduce"], "needs --in"),
         (["run", "reduce", "--in", path("missing.npy")], "No such file"),
         (["run", "reduce", "--in", f64, "--pad", "same"], "--pad"),
@@ -72,6 +103,7 @@ def main():
     for name, backend in registry("reduce"):
         if backend == "cpu" or gpu:
             check_run(x, name, "cpu" if backend == "cpu" else "0")
+    check_axes(rng)
     check_refusals()
     check_bench()
     return finish()
