@@ -311,8 +311,9 @@ static int parse_reduce_op(const char *s, mh_reduce_kind *kind)
 }
 
 /* run reduce with --op or --axis, or on int32 or N-D input: numpy's reduction over one axis (or
- * the whole array), written as numpy types it; int32 means (float64) are left to Python. */
-static int run_reduce_axis(run_job *j, const char *op, const char *axis_arg, const char *in_path)
+ * the whole array), written as numpy types it; int32 means (float64) are left to Python. The
+ * caller frees j->in. */
+static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, const char *in_path)
 {
     mh_reduce_kind kind = MH_REDUCE_SUM;
     int rc = op ? parse_reduce_op(op, &kind) : CLI_OK, axis = -1;
@@ -373,8 +374,14 @@ static int run_reduce_axis(run_job *j, const char *op, const char *axis_arg, con
     cli_release(j->ctx, &j->bin);
     cli_release(j->ctx, &j->bout);
     free(j->bout.host);
-    mh_array_free(&j->in);
     mh_context_destroy(j->ctx);
+    return rc;
+}
+
+static int run_reduce_axis(run_job *j, const char *op, const char *axis_arg, const char *in_path)
+{
+    const int rc = reduce_axis_job(j, op, axis_arg, in_path);
+    mh_array_free(&j->in);
     return rc;
 }
 
