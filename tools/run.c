@@ -495,18 +495,85 @@ static int read_edges(const char *path, float **edges, int *bins)
     return rc;
 }
 
+/* One histogram the CLI runs: the kind of values (mh_histogram_kind) and its bins. */
+typedef struct hist_call {
+    int kind, num_bins;
+    int lo, hi, width; /* int32 and bytes */
+    double flo, fhi;   /* float32, uniform bins */
+    const float *edges; /* float32, explicit edges: num_bins + 1 on the host */
+} hist_call;
+
+static mh_status call_histogram(run_job *j, const hist_call *c, const void *in, const float *edges, uint64_t *counts)
+{
+    const size_t n = j->in.count;
+    uint64_t *outside = counts + c->num_bins;
+    switch (c->kind) {
+    case MH_HISTOGRAM_BYTES: return mh_histogram_bytes(j->ctx, j->variant, in, n, c->lo, c->hi, c->width, counts, outside);
+    case MH_HISTOGRAM_FLOAT_UNIFORM:
+        return mh_histogram_float(j->ctx, j->variant, in, n, c->num_bins, c->flo, c->fhi, counts, outside);
+    case MH_HISTOGRAM_FLOAT_EDGES: return mh_histogram_edges(j->ctx, j->variant, in, n, edges, c->num_bins, counts, outside);
+    default: return mh_histogram(j->ctx, j->variant, in, n, c->num_bins, counts, outside);
+    }
+}
+
+/* Counts j->in as c says into int64 counts written to j->out_path and prints the values left
+ * out; rc: a refusal already made (CLI_OK to run). Frees j->in. */
+static int write_histogram(run_job *j, const hist_call *c, int rc)
+{
+    static const char *const values[] = {"int32", "uint8", "float32", "float32"};
+    mh_status s = MH_OK;
+    if (rc == CLI_OK && (s = mh_context_create(&j->ctx, j->device)) != MH_OK)
+        rc = cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
+    if (rc == CLI_OK && mh_histogram_supports(j->ctx, j->variant, j->in.count, c->num_bins, c->kind) != MH_OK)
+        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j->ctx));
+    if (rc == CLI_OK && j->variant && strcmp(j->variant, "auto") &&
+        mh_variant_is_demonstration(mh_variant_lookup(MH_OP_HISTOGRAM, j->variant)))
+        fprintf(stderr, "memhier: warning: %s is a demonstration of a race; its counts are wrong by design\n", j->variant);
+    const size_t slots = (size_t)c->num_bins + 1;
+    cli_buffer bin = {j->in.data, NULL, j->in.count * (c->kind == MH_HISTOGRAM_BYTES ? 1 : 4)};
+    cli_buffer bedges = {(void *)c->edges, NULL, slots * sizeof(float)};
+    cli_buffer bout = {rc == CLI_OK ? calloc(slots, 8) : NULL, NULL, slots * 8};
+    if (rc == CLI_OK && !bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %d bins", c->num_bins);
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK) mh_histogram_select(j->ctx, j->in.count, c->num_bins, c->kind, &picked);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &bin, 1);
+    if (rc == CLI_OK && c->edges) rc = cli_place(j->ctx, &bedges, 1);
+    if (rc == CLI_OK) rc = cli_place(j->ctx, &bout, 0);
+    if (rc == CLI_OK) {
+        s = call_histogram(j, c, bin.mem, bedges.mem, bout.mem);
+        if (s == MH_OK) s = mh_context_synchronize(j->ctx);
+        if (s != MH_OK) rc = cli_error(CLI_FAILED, "histogram: %s", mh_context_error(j->ctx));
+    }
+    if (rc == CLI_OK) rc = cli_fetch(j->ctx, &bout);
+    char err[512];
+    const size_t shape[1] = {(size_t)c->num_bins};
+    if (rc == CLI_OK && mh_npy_write(j->out_path, MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
+        rc = cli_error(CLI_FAILED, "--out %s", err);
+    if (rc == CLI_OK)
+        printf("%s: %zu %s values -> %d bins in %s; %llu outside%s\n", chosen_name(j, picked), j->in.count,
+               values[c->kind], c->num_bins, j->out_path, ((unsigned long long *)bout.host)[c->num_bins],
+               c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
+    cli_release(j->ctx, &bin);
+    if (c->edges) cli_release(j->ctx, &bedges);
+    cli_release(j->ctx, &bout);
+    free(bout.host);
+    mh_array_free(&j->in);
+    mh_context_destroy(j->ctx);
+    return rc;
+}
+
 /* The float32 form: --bins B [--range LO,HI] (without a range, the data's min and max) or
  * --edges E.npy; numpy.histogram's counts (include/memhier.h). */
 static int run_histogram_float(run_job *j, const char *const *v)
 {
     int rc = CLI_OK, bins = 0;
-    double lo = 0.0, hi = 0.0;
+    hist_call c = {.kind = MH_HISTOGRAM_FLOAT_UNIFORM};
     float *edges = NULL;
     if (v[H_LO] || v[H_HI] || v[H_WIDTH]) rc = cli_error(CLI_USAGE, "--lo, --hi and --width are for uint8 input");
     else if (!!v[H_BINS] == !!v[H_EDGES]) rc = cli_error(CLI_USAGE, "float32 values take --bins (and --range) or --edges");
     else if (v[H_EDGES] && v[H_RANGE]) rc = cli_error(CLI_USAGE, "--range goes with --bins, not with --edges");
     if (rc == CLI_OK && v[H_BINS]) rc = parse_int("--bins", v[H_BINS], 1, MH_HISTOGRAM_MAX_BINS, &bins);
-    if (rc == CLI_OK && v[H_RANGE]) rc = parse_range(v[H_RANGE], &lo, &hi);
+    if (rc == CLI_OK && v[H_RANGE]) rc = parse_range(v[H_RANGE], &c.flo, &c.fhi);
     if (rc == CLI_OK && v[H_EDGES]) rc = read_edges(v[H_EDGES], &edges, &bins);
     if (rc == CLI_OK && v[H_BINS] && !v[H_RANGE]) {
         edges = malloc(((size_t)bins + 1) * sizeof *edges);
@@ -514,41 +581,10 @@ static int run_histogram_float(run_job *j, const char *const *v)
         else if (edges_from_data(j->in.data, j->in.count, bins, edges))
             rc = cli_error(CLI_FAILED, "--in: the data hold NaN, so their range is not finite; give --range");
     }
-    mh_status s = MH_OK;
-    if (rc == CLI_OK && (s = mh_context_create(&j->ctx, j->device)) != MH_OK)
-        rc = cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
-    const int kind = edges ? MH_HISTOGRAM_FLOAT_EDGES : MH_HISTOGRAM_FLOAT_UNIFORM;
-    if (rc == CLI_OK && mh_histogram_supports(j->ctx, j->variant, j->in.count, bins, kind) != MH_OK)
-        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j->ctx));
-    cli_buffer bin = {j->in.data, NULL, j->in.count * 4}, bedges = {edges, NULL, ((size_t)bins + 1) * 4};
-    cli_buffer bout = {rc == CLI_OK ? calloc((size_t)bins + 1, 8) : NULL, NULL, ((size_t)bins + 1) * 8};
-    if (rc == CLI_OK && !bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %d bins", bins);
-    const mh_variant_info *picked = NULL;
-    if (rc == CLI_OK) mh_histogram_select(j->ctx, j->in.count, bins, kind, &picked);
-    if (rc == CLI_OK) rc = cli_place(j->ctx, &bin, 1);
-    if (rc == CLI_OK && edges) rc = cli_place(j->ctx, &bedges, 1);
-    if (rc == CLI_OK) rc = cli_place(j->ctx, &bout, 0);
-    if (rc == CLI_OK) {
-        uint64_t *counts = bout.mem;
-        s = edges ? mh_histogram_edges(j->ctx, j->variant, bin.mem, j->in.count, bedges.mem, bins, counts, counts + bins)
-                  : mh_histogram_float(j->ctx, j->variant, bin.mem, j->in.count, bins, lo, hi, counts, counts + bins);
-        if (s == MH_OK) s = mh_context_synchronize(j->ctx);
-        if (s != MH_OK) rc = cli_error(CLI_FAILED, "histogram: %s", mh_context_error(j->ctx));
-    }
-    if (rc == CLI_OK) rc = cli_fetch(j->ctx, &bout);
-    char err[512];
-    const size_t shape[1] = {(size_t)bins};
-    if (rc == CLI_OK && mh_npy_write(j->out_path, MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
-        rc = cli_error(CLI_FAILED, "--out %s", err);
-    if (rc == CLI_OK)
-        printf("%s: %zu float32 values -> %d bins in %s; %llu outside or NaN\n", chosen_name(j, picked), j->in.count, bins,
-               j->out_path, ((unsigned long long *)bout.host)[bins]);
-    cli_release(j->ctx, &bin);
-    if (edges) cli_release(j->ctx, &bedges);
-    cli_release(j->ctx, &bout);
-    free(bout.host), free(edges);
-    mh_array_free(&j->in);
-    mh_context_destroy(j->ctx);
+    c.num_bins = bins, c.edges = edges;
+    if (edges) c.kind = MH_HISTOGRAM_FLOAT_EDGES;
+    rc = write_histogram(j, &c, rc);
+    free(edges);
     return rc;
 }
 
@@ -591,42 +627,9 @@ static int run_histogram(int argc, char **argv)
     if (rc == CLI_OK && v[WIDTH]) rc = parse_int("--width", v[WIDTH], 1, 256, &width);
     if (rc == CLI_OK && bins) hi = lo + bins - 1;
     if (rc == CLI_OK && hi < lo) rc = cli_error(CLI_USAGE, "--lo %d is above --hi %d", lo, hi);
-    const int num_bins = rc == CLI_OK ? (hi - lo) / width + 1 : 0;
-    mh_status s = MH_OK;
-    if (rc == CLI_OK && (s = mh_context_create(&j.ctx, j.device)) != MH_OK)
-        rc = cli_error(CLI_FAILED, "device %d: %s", j.device, mh_status_str(s));
-    const mh_variant_info *picked = NULL;
-    if (rc == CLI_OK && mh_histogram_supports(j.ctx, j.variant, j.in.count, num_bins, bytes) != MH_OK)
-        rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
-    if (rc == CLI_OK && j.variant && strcmp(j.variant, "auto") &&
-        mh_variant_is_demonstration(mh_variant_lookup(MH_OP_HISTOGRAM, j.variant)))
-        fprintf(stderr, "memhier: warning: %s is a demonstration of a race; its counts are wrong by design\n", j.variant);
-    cli_buffer bin = {j.in.data, NULL, j.in.count * (bytes ? 1 : 4)};
-    cli_buffer bout = {rc == CLI_OK ? calloc((size_t)num_bins + 1, 8) : NULL, NULL, ((size_t)num_bins + 1) * 8};
-    if (rc == CLI_OK && !bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %d bins", num_bins);
-    if (rc == CLI_OK) mh_histogram_select(j.ctx, j.in.count, num_bins, bytes, &picked);
-    if (rc == CLI_OK) rc = cli_place(j.ctx, &bin, 1);
-    if (rc == CLI_OK) rc = cli_place(j.ctx, &bout, 0);
-    if (rc == CLI_OK) {
-        uint64_t *counts = bout.mem;
-        s = bytes ? mh_histogram_bytes(j.ctx, j.variant, bin.mem, j.in.count, lo, hi, width, counts, counts + num_bins)
-                  : mh_histogram(j.ctx, j.variant, bin.mem, j.in.count, num_bins, counts, counts + num_bins);
-        if (s == MH_OK) s = mh_context_synchronize(j.ctx);
-        if (s != MH_OK) rc = cli_error(CLI_FAILED, "histogram: %s", mh_context_error(j.ctx));
-    }
-    if (rc == CLI_OK) rc = cli_fetch(j.ctx, &bout);
-    const size_t shape[1] = {(size_t)num_bins};
-    if (rc == CLI_OK && mh_npy_write(j.out_path, MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
-        rc = cli_error(CLI_FAILED, "--out %s", err);
-    if (rc == CLI_OK)
-        printf("%s: %zu %s values -> %d bins in %s; %llu outside\n", chosen_name(&j, picked), j.in.count,
-               bytes ? "uint8" : "int32", num_bins, j.out_path, ((unsigned long long *)bout.host)[num_bins]);
-    cli_release(j.ctx, &bin);
-    cli_release(j.ctx, &bout);
-    free(bout.host);
-    mh_array_free(&j.in);
-    mh_context_destroy(j.ctx);
-    return rc;
+    const hist_call c = {.kind = bytes, .num_bins = rc == CLI_OK ? (hi - lo) / width + 1 : 0, .lo = lo, .hi = hi,
+                         .width = width};
+    return write_histogram(&j, &c, rc);
 }
 
 int cmd_run(int argc, char **argv)

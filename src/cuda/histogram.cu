@@ -219,6 +219,16 @@ static __device__ __forceinline__ int table_slot(const float_params &p, const fl
     return table_search(t.e, x, a, b);
 }
 
+/* Stages the float32 table after `bins_end` (the block's private bins) where the launch says it
+ * fits; false for the integer kinds and where it does not: those compute the rule per value. */
+template <int KIND>
+static __device__ __forceinline__ bool stage_if_float(const params_t<KIND> &p, unsigned *bins_end, float_table &t)
+{
+    if constexpr (KIND == FLOAT32)
+        if (p.table) return t = stage_float_table(p, bins_end), true;
+    return false;
+}
+
 /* A word's slot, and element k's: float32 through the staged table where there is one (the
  * int kinds compile none of it). */
 template <int KIND>
@@ -271,9 +281,7 @@ static __global__ void hist_vector_kernel(const params_t<KIND> p, size_t head, s
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
     float_table t = {};
-    bool staged = false;
-    if constexpr (KIND == FLOAT32)
-        if (p.table) t = stage_float_table(p, priv + p.num_bins + 1), staged = true;
+    const bool staged = stage_if_float<KIND>(p, priv + p.num_bins + 1, t);
     for_each_slot<KIND>(p, head, nv, t, staged, [&](int s) { atomicAdd(&priv[s], 1u); });
     private_flush(p, priv, p.num_bins + 1);
 }
@@ -325,9 +333,7 @@ static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const
     private_zero(copies, slots * LANES);
     unsigned *mine = copies + threadIdx.x % LANES;
     float_table t = {};
-    bool staged = false;
-    if constexpr (KIND == FLOAT32)
-        if (p.table) t = stage_float_table(p, copies + (size_t)slots * LANES), staged = true;
+    const bool staged = stage_if_float<KIND>(p, copies + (size_t)slots * LANES, t);
     for_each_slot<KIND>(p, head, nv, t, staged, [&](int s) { atomicAdd(&mine[s * LANES], 1u); });
     __syncthreads();
     for (int s = threadIdx.x; s < slots; s += THREADS) {
@@ -340,8 +346,8 @@ static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const
 
 /* ---- launch, registry ------------------------------------------------------------------- */
 
-/* A launch's parameters: hist_params for the integer kinds, float_params for float32 (the
- * kernel gets the one its kind takes, args[0]). */
+/* A launch's parameters: float_params, whose first part (its hist_params base) is all the
+ * integer kernels read; args[0] points at it for every kind. */
 struct launch_params {
     float_params p;
     void *args[3];
@@ -349,14 +355,14 @@ struct launch_params {
 
 static void params_of(const mh_histogram_args *a, launch_params *l)
 {
-    hist_params &p = l->p;
+    float_params &p = l->p;
     p.in = a->in, p.n = a->n, p.lo = a->lo, p.hi = a->hi, p.width = a->width, p.num_bins = a->num_bins;
     p.span = (unsigned)((long long)a->hi - a->lo);
     p.magic = a->width > 1 ? (unsigned)((((unsigned long long)1 << 32) + (unsigned)a->width - 1) / (unsigned)a->width) : 0u;
     p.bins = a->bins, p.outside = a->outside;
-    l->p.f = a->f;
-    l->p.table = 0, l->p.cells = 0;
-    l->args[0] = a->floats ? (void *)&l->p : (void *)&p;
+    p.f = a->f;
+    p.table = 0, p.cells = 0;
+    l->args[0] = &p;
 }
 
 static mh_status zero_outputs(mh_context *ctx, const mh_histogram_args *a)
