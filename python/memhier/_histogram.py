@@ -107,7 +107,9 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     with density=True), both as a's kind on its device. bins: a count (1 .. 2^20), a string
     numpy.histogram_bin_edges knows (computed from the data on the host), or increasing edges.
     Values outside the edges and NaN are not counted, as numpy leaves them out. weights: not
-    taken (memhier.Unsupported)."""
+    taken (memhier.Unsupported). On CuPy or PyTorch data, a count without a range and a string
+    need the data's min and max (or the data) on the host to make numpy's edges: those calls wait
+    for the caller's stream; a count with a range and explicit edges do not."""
     if weights is not None:
         raise Unsupported("unsupported", "histogram: weights are not taken; memhier counts unweighted float32 data")
     ai = _arrays.operand(a, "a", "float32")
