@@ -6,7 +6,8 @@
  * and Inf propagate; the deterministic variant gives the same bits on every run and in every
  * configuration. Refusals write nothing. Reductions along an axis (mh_reduce: sum, mean, min,
  * max, argmin, argmax of float32 and int32 over the middle of outer x len x inner, with NaN, ties
- * and signed zeros) against lanes worked out in the test; on a GPU, their refusal. */
+ * and signed zeros) on every row that takes them and auto, against lanes worked out in the test;
+ * the rows that sum whole arrays alone refuse them. */
 #include "testing.h"
 
 static const size_t sizes[] = {0,     1,     2,     3,      5,      1023,   1024,   2047,    2048,
@@ -180,61 +181,104 @@ static void fill_lanes(void *in, mh_dtype dt, size_t outer, size_t len, size_t i
     free(u);
 }
 
+/* Each lane of got (one row's results) against the lanes worked out here; the count wrong. */
+static size_t wrong_lanes(const void *h, mh_dtype dt, size_t len, size_t inner, size_t lanes, mh_reduce_kind k,
+                          const char *got)
+{
+    const size_t size = mh_reduce_out_size(dt, k);
+    size_t wrong = 0;
+    for (size_t lane = 0; lane < lanes; ++lane) {
+        double want;
+        long long idx;
+        expected_lane(h, dt, len, inner, lane / inner, lane % inner, k, &want, &idx);
+        const char *r = got + lane * size;
+        int ok;
+        if (k >= MH_REDUCE_ARGMIN) ok = *(const long long *)r == idx;
+        else if (k == MH_REDUCE_SUM && dt == MH_I32) ok = (double)*(const long long *)r == want;
+        else if (k == MH_REDUCE_MEAN && dt == MH_I32) ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r));
+        else if (dt == MH_I32) ok = (double)*(const int32_t *)r == want;
+        else {
+            const float f = *(const float *)r;
+            ok = isnan(want) ? isnan(f) : f == (float)want || (k <= MH_REDUCE_MEAN && fabs(f - want) <= 1e-6 * fabs(want));
+        }
+        wrong += !ok;
+    }
+    return wrong;
+}
+
+/* One row (NULL: auto) on one kind: poisoned output with a guard byte past it; NULL when the
+ * row refuses (with a reason) or fails (a CHECK), else the results fetched into got. */
+static const char *run_axis(mh_context *ctx, int gpu, const mh_row *row, const char *in, mh_dtype dt, size_t outer,
+                            size_t len, size_t inner, mh_reduce_kind k, char *out, char *got)
+{
+    const size_t lanes = outer * inner, size = mh_reduce_out_size(dt, k);
+    const char *name = row ? row->info.name : "auto";
+    mh_args x;
+    mh_reduce_axis_args_init(ctx, &x, in, dt, outer, len, inner, k, out);
+    char why[512] = "";
+    if (row && !row->supports(ctx, &x, why, sizeof why)) {
+        CHECK(why[0], "%s refuses %zu x %zu x %zu without a reason", name, outer, len, inner);
+        return NULL;
+    }
+    memset(got, 0x7f, lanes * 8 + 8);
+    test_put(gpu, out, got, lanes * 8 + 8);
+    mh_status s = mh_reduce(ctx, row ? name : NULL, outer * len * inner != 0 ? in : NULL, dt, outer, len, inner, k, out);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    CHECK(s == MH_OK, "%s kind %d dtype %d %zu x %zu x %zu: %s", name, (int)k, (int)dt, outer, len, inner,
+          mh_context_error(ctx));
+    if (s != MH_OK) return NULL;
+    test_get(gpu, got, out, lanes * 8 + 8);
+    CHECK((unsigned char)got[lanes * size] == 0x7f, "%s kind %d wrote past its %zu results", name, (int)k, lanes);
+    return got;
+}
+
+/* Every row that takes any reduction, and auto, on every kind of one shape; the input starts
+ * `offset` values past a 16-byte boundary. The sums of axis twice: the same bits. */
 static void check_axis_case(mh_context *ctx, int gpu, mh_dtype dt, size_t outer, size_t len, size_t inner,
-                            unsigned long long seed)
+                            size_t offset, unsigned long long seed)
 {
     const size_t n = outer * len * inner, lanes = outer * inner;
     void *h = malloc((n ? n : 1) * 4);
     fill_lanes(h, dt, outer, len, inner, seed);
-    char *in = test_alloc(gpu, (n ? n : 1) * 4), *out = test_alloc(gpu, lanes * 8 + 8);
-    char *got = malloc(lanes * 8 + 8);
+    char *base = test_alloc(gpu, (n + offset + 1) * 4), *out = test_alloc(gpu, lanes * 8 + 8), *in = base + 4 * offset;
+    char *got = malloc(lanes * 8 + 8), *again = malloc(lanes * 8 + 8);
     test_put(gpu, in, h, n * 4);
-    for (int k = MH_REDUCE_SUM; k <= MH_REDUCE_ARGMAX; ++k) {
-        if (len == 0 && k > MH_REDUCE_MEAN) continue;
-        const size_t size = mh_reduce_out_size(dt, (mh_reduce_kind)k);
-        memset(got, 0x7f, lanes * 8 + 8);
-        test_put(gpu, out, got, lanes * 8 + 8); /* poisoned, the byte past the results a guard */
-        mh_status s = mh_reduce(ctx, NULL, n ? in : NULL, dt, outer, len, inner, (mh_reduce_kind)k, out);
-        if (gpu) { /* the CUDA rows sum whole float32 arrays only: the call refuses with the rows that do */
-            CHECK(s == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "cpu-reference and cpu-omp"),
-                  "kind %d on the GPU: %s", k, mh_context_error(ctx));
-            continue;
+    for (size_t r = 0; r <= mh_row_count(MH_OP_REDUCE); ++r) {
+        const mh_row *row = r < mh_row_count(MH_OP_REDUCE) ? mh_row_at(MH_OP_REDUCE, r) : NULL;
+        if (row && (!(row->flags & MH_ROW_ANY_REDUCTION) || !test_row_fits(row, gpu))) continue;
+        for (int k = MH_REDUCE_SUM; k <= MH_REDUCE_ARGMAX; ++k) {
+            if (len == 0 && k > MH_REDUCE_MEAN) continue;
+            test_trace(row ? row->info.name : "auto", k, "axis");
+            if (!run_axis(ctx, gpu, row, in, dt, outer, len, inner, (mh_reduce_kind)k, out, got)) continue;
+            const size_t wrong = wrong_lanes(h, dt, len, inner, lanes, (mh_reduce_kind)k, got);
+            CHECK(wrong == 0, "%s kind %d dtype %d %zu x %zu x %zu (offset %zu): %zu of %zu lanes wrong",
+                  row ? row->info.name : "auto", k, (int)dt, outer, len, inner, offset, wrong, lanes);
+            if (row && k == MH_REDUCE_SUM && !strcmp(row->info.name, "reduce/axis") &&
+                run_axis(ctx, gpu, row, in, dt, outer, len, inner, (mh_reduce_kind)k, out, again))
+                CHECK(!memcmp(got, again, lanes * mh_reduce_out_size(dt, (mh_reduce_kind)k)),
+                      "reduce/axis: two sums of %zu x %zu x %zu differ", outer, len, inner);
         }
-        CHECK(s == MH_OK, "kind %d dtype %d %zu x %zu x %zu: %s", k, (int)dt, outer, len, inner, mh_context_error(ctx));
-        test_get(gpu, got, out, lanes * 8 + 8);
-        CHECK((unsigned char)got[lanes * size] == 0x7f, "kind %d wrote past its %zu results", k, lanes);
-        size_t wrong = 0;
-        for (size_t lane = 0; lane < lanes; ++lane) {
-            double want;
-            long long idx;
-            expected_lane(h, dt, len, inner, lane / inner, lane % inner, (mh_reduce_kind)k, &want, &idx);
-            const char *r = got + lane * size;
-            int ok;
-            if (k >= MH_REDUCE_ARGMIN) ok = *(const long long *)r == idx;
-            else if (k == MH_REDUCE_SUM && dt == MH_I32) ok = (double)*(const long long *)r == want;
-            else if (k == MH_REDUCE_MEAN && dt == MH_I32) ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r));
-            else if (dt == MH_I32) ok = (double)*(const int32_t *)r == want;
-            else {
-                const float f = *(const float *)r;
-                ok = isnan(want) ? isnan(f) : f == (float)want || (k <= MH_REDUCE_MEAN && fabs(f - want) <= 1e-6 * fabs(want));
-            }
-            wrong += !ok;
-        }
-        CHECK(wrong == 0, "kind %d dtype %d %zu x %zu x %zu: %zu of %zu lanes wrong", k, (int)dt, outer, len, inner, wrong,
-              lanes);
     }
-    free(h), free(got);
-    test_release(gpu, in), test_release(gpu, out);
+    free(h), free(got), free(again);
+    test_release(gpu, base), test_release(gpu, out);
 }
 
-/* Every kind and dtype over the middle axis of several shapes (a long row, many short ones,
- * columns, one element, an empty axis), and the arguments refused. */
+/* Every kind and dtype over the middle axis of shapes that reach every path of the GPU rows
+ * (rows a thread, 8 or 32 threads or blocks each, cut into chunks or not; columns one or four a
+ * thread, the axis cut or not; inputs off the 16-byte boundary; one element; an empty axis),
+ * and the arguments refused. */
 static void check_axes(mh_context *ctx, int gpu, unsigned long long seed)
 {
-    static const size_t shapes[][3] = {{1, 1000, 1}, {7, 33, 5}, {1, 17, 1000}, {300, 4, 1}, {3, 1, 7}, {2, 0, 3}, {1, 65537, 2}};
+    static const size_t shapes[][4] = {
+        {1, 1000, 1, 0},  {7, 33, 5, 0},    {1, 17, 1000, 0}, {300, 4, 1, 0},   {3, 1, 7, 0},
+        {2, 0, 3, 0},     {1, 65537, 2, 0}, {2, 200, 1, 1},   {64, 3000, 1, 0}, {5, 100003, 1, 0},
+        {1, 300000, 1, 2}, {3, 5000, 8, 0}, {2, 9000, 4, 0},  {1, 17, 1000, 1}, {4, 70000, 1, 1},
+        {3000, 3, 1, 3},  {2, 3, 4000, 0},  {4, 1, 1, 0},
+    };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
         for (int dt = 0; dt < 2; ++dt)
-            check_axis_case(ctx, gpu, dt ? MH_I32 : MH_F32, shapes[i][0], shapes[i][1], shapes[i][2], seed + 7 * i + dt);
+            check_axis_case(ctx, gpu, dt ? MH_I32 : MH_F32, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
+                            seed + 7 * i + dt);
     char *buf = test_alloc(gpu, 64 * 8);
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 0, 3, MH_REDUCE_ARGMAX, buf + 256), "len = 0");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_U8, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 2");
@@ -242,6 +286,11 @@ static void check_axes(mh_context *ctx, int gpu, unsigned long long seed)
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, SIZE_MAX / 4, 4, 3, MH_REDUCE_SUM, buf + 256), "overflows");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, MH_REDUCE_SUM, buf + 8), "overlaps");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, MH_REDUCE_MAX, NULL), "out is NULL");
+    if (gpu) { /* a row that sums whole float32 arrays alone names the rows that take the rest */
+        const mh_status s = mh_reduce(ctx, "vector", buf, MH_F32, 2, 4, 3, MH_REDUCE_MAX, buf + 256);
+        CHECK(s == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "runs on axis"), "vector on a max: %s",
+              mh_context_error(ctx));
+    }
     test_release(gpu, buf);
 }
 

@@ -1,14 +1,20 @@
-/* reduce/cub: the vendor baseline, cub::DeviceReduce::Sum, its temporary storage in the
- * context's workspace. */
-#include "../cuda/common.cuh"
+/* reduce/cub: the vendor baseline. The whole float32 sum is cub::DeviceReduce::Sum; every other
+ * reduction is cub::DeviceSegmentedReduce::Reduce, a segment a lane, over an iterator that
+ * reads lane (o, i)'s l-th value at in[(o * len + l) * inner + i] and lifts it to the operator's
+ * accumulator (reduce_ops.cuh: double sums, NaN-aware extremes, (value, index) pairs), then
+ * mh_reduce_finish writes the results in mh_reduce's types. Temporary storage and the lanes'
+ * accumulators share the context's workspace. */
+#include "../cuda/reduce_ops.cuh"
 
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 static int cub_supports(const mh_context *, const mh_args *, char *, size_t) { return 1; }
 
-static mh_status cub_run(mh_context *ctx, const mh_args *x)
+static mh_status whole_sum(mh_context *ctx, const mh_reduce_args *a)
 {
-    const mh_reduce_args *a = &x->reduce;
     if (a->n == 0) return mh_cuda_status(ctx, cudaMemsetAsync(a->sum, 0, sizeof(float), mh_stream(ctx)), "zeroing the sum");
     size_t bytes = 0;
     MH_CUDA_TRY(ctx, cub::DeviceReduce::Sum(nullptr, bytes, a->in, a->sum, a->n, mh_stream(ctx)));
@@ -18,9 +24,63 @@ static mh_status cub_run(mh_context *ctx, const mh_args *x)
     return MH_OK;
 }
 
+/* Position k of the segmented sequence (lane k / len, its value k % len) as an accumulator. */
+template <typename Op> struct lane_value {
+    const typename Op::value *in;
+    long long len, inner;
+    __device__ typename Op::acc operator()(long long k) const
+    {
+        const long long lane = k / len, l = k % len;
+        const long long at = inner == 1 ? k : ((lane / inner) * len + l) * inner + lane % inner;
+        return Op::lift(in[at], l);
+    }
+};
+
+struct segment_start {
+    long long len;
+    __device__ long long operator()(long long s) const { return s * len; }
+};
+
+template <typename Op> struct combine_fn {
+    __device__ typename Op::acc operator()(const typename Op::acc &a, const typename Op::acc &b) const
+    {
+        return Op::combine(a, b);
+    }
+};
+
+template <typename Op> static mh_status segmented(mh_context *ctx, const mh_reduce_args *a)
+{
+    typedef typename Op::acc A;
+    const long long lanes = (long long)(a->outer * a->inner);
+    const auto values = thrust::make_transform_iterator(
+        thrust::counting_iterator<long long>(0),
+        lane_value<Op>{(const typename Op::value *)a->in, (long long)a->len, (long long)a->inner});
+    const auto starts = thrust::make_transform_iterator(thrust::counting_iterator<long long>(0), segment_start{(long long)a->len});
+    size_t bytes = 0;
+    MH_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce(nullptr, bytes, values, (A *)nullptr, lanes, starts, starts + 1,
+                                                        combine_fn<Op>{}, Op::identity(), mh_stream(ctx)));
+    const size_t acc_bytes = (size_t)lanes * sizeof(A), at = mh_ceil_div(acc_bytes, 256) * 256;
+    void *ws = NULL;
+    MH_TRY(mh_workspace(ctx, at + (bytes ? bytes : 1), &ws));
+    A *acc = (A *)ws;
+    MH_CUDA_TRY(ctx, cub::DeviceSegmentedReduce::Reduce((char *)ws + at, bytes, values, acc, lanes, starts, starts + 1,
+                                                        combine_fn<Op>{}, Op::identity(), mh_stream(ctx)));
+    return mh_reduce_finish(ctx, a, acc, 1);
+}
+
+static mh_status cub_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_reduce_args *a = &x->reduce;
+    if (a->whole_sum) return whole_sum(ctx, a);
+    if (a->outer * a->inner == 0) return MH_OK;
+    if (a->len == 0) return mh_reduce_finish(ctx, a, NULL, 0);
+    return with_reduce_op(a->dtype, a->kind, [&](auto op) { return segmented<decltype(op)>(ctx, a); });
+}
+
 static const mh_row rows[] = {
-    {{"reduce/cub", MH_OP_REDUCE, MH_BACKEND_VENDOR, 20, "vendor", "CUB", "cub::DeviceReduce::Sum"},
-     cub_supports, cub_run, NULL},
+    {{"reduce/cub", MH_OP_REDUCE, MH_BACKEND_VENDOR, 20, "vendor", "CUB",
+      "cub::DeviceReduce::Sum; along an axis cub::DeviceSegmentedReduce::Reduce"},
+     cub_supports, cub_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_ANY_REDUCTION},
 };
 
 MH_ROW_GROUP(mh_reduce_cub_rows, rows)

@@ -112,22 +112,24 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 {
     const mh_reduce_args *a = &args->reduce;
     if (a->whole_sum || (row->flags & MH_ROW_ANY_REDUCTION)) return 1;
-    snprintf(why, len, "it sums a whole float32 array; the %s of %s over %zu x %zu x %zu runs on cpu-reference and "
-             "cpu-omp", kind_name(a->kind), a->dtype == MH_F32 ? "float32" : "int32", a->outer, a->len, a->inner);
+    snprintf(why, len, "it sums a whole float32 array; the %s of %s over %zu x %zu x %zu runs on axis, axis-naive, cub "
+             "and the CPU rows", kind_name(a->kind), a->dtype == MH_F32 ? "float32" : "int32", a->outer, a->len, a->inner);
     return 0;
 }
 
-/* `auto`, from the H100 (docs/reduce.md): vector is level with CUB at 2^28 (both ~3.07 TB/s)
- * and 1.7x faster at LeetGPU's 4M (one launch and a memset against CUB's two kernels). */
+/* `auto`, from the H100 (docs/reduce.md): for the whole float32 sum vector is level with CUB at
+ * 2^28 (both ~3.07 TB/s) and 1.7x faster at LeetGPU's 4M (one launch and a memset against CUB's
+ * two kernels); every other reduction goes to axis. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const cuda[] = {"vector", "shuffle", "cub", "consecutive", NULL};
-    (void)a;
-    return mh_is_cpu(ctx) ? cpu : cuda;
+    static const char *const whole_sum[] = {"vector", "shuffle", "cub", "consecutive", NULL};
+    static const char *const any[] = {"axis", "cub", "axis-naive", NULL};
+    if (mh_is_cpu(ctx)) return cpu;
+    return a->reduce.whole_sum ? whole_sum : any;
 }
 
-static const mh_row_group groups[] = {mh_reduce_cpu_rows, mh_reduce_cuda_rows, mh_reduce_cub_rows};
+static const mh_row_group groups[] = {mh_reduce_cpu_rows, mh_reduce_cuda_rows, mh_reduce_axis_rows, mh_reduce_cub_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {

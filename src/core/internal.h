@@ -514,6 +514,7 @@ void mh_matmul_reference_at(const float *a, const float *b, size_t k, size_t n, 
 
 const mh_row *mh_reduce_cpu_rows(size_t *count);
 const mh_row *mh_reduce_cuda_rows(size_t *count);
+const mh_row *mh_reduce_axis_rows(size_t *count);
 const mh_row *mh_reduce_cub_rows(size_t *count);
 
 mh_status mh_reduce_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, float *sum);
