@@ -24,7 +24,7 @@ Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
              constant
   transpose  cupy ascontiguousarray(a.T); torch a.t().contiguous()
   matmul     cupy matmul, torch matmul (cuBLAS)
-  reduce     cupy sum, torch sum
+  reduce     cupy sum, torch sum; along an axis cupy sum/amax/argmax, torch sum/amax/argmax (dim=)
   histogram  cupy bincount and histogram, torch bincount (a-z in buckets of 4: (x - 97) // 4 first);
              float32: cupy histogram (uniform bins and edges), torch histc (uniform bins)
   sepfilter  cupyx.scipy.ndimage gaussian_filter, uniform_filter, sobel's two passes, on the same
@@ -247,8 +247,27 @@ def matmul_peers(wl):
     return peers, ref, 2.0 * a.shape[0] * a.shape[1] * b.shape[1], rel_l2
 
 
+def axis_reduce_peers(w):
+    """kind=sum|max|argmax shape=RxC axis=0|1 (or shape=N axis=none): cupy and torch along the
+    same axis; sums against float64 (rel_l2), max and argmax exactly."""
+    kind, shape = w["kind"], tuple(int(s) for s in w["shape"].split("x"))
+    axis = None if w["axis"] == "none" else int(w["axis"])
+    x = cp.random.default_rng(1).uniform(-1, 1, shape, dtype=cp.float32)
+    fn = {"sum": cp.sum, "max": cp.amax, "argmax": cp.argmax}[kind]
+    peers = [(f"cupy/{kind}", lambda: fn(x, axis=axis))]
+    if torch is not None:
+        tx = torch.as_tensor(x, device="cuda")
+        tfn = {"sum": torch.sum, "max": torch.amax, "argmax": torch.argmax}[kind]
+        peers.append((f"torch/{kind}", (lambda: tfn(tx)) if axis is None else (lambda: tfn(tx, dim=axis))))
+    if kind == "sum":
+        return peers, cp.sum(x.astype(cp.float64), axis=axis), float(x.size), rel_l2
+    return peers, fn(x, axis=axis).astype(cp.float64), float(x.size), exact
+
+
 def reduce_peers(wl):
     w = kv(wl)
+    if "kind" in w:
+        return axis_reduce_peers(w)
     r = float(w["range"])
     x = cp.random.default_rng(1).uniform(-r, r, int(w["n"]), dtype=cp.float32)
     peers = [("cupy/sum", lambda: cp.sum(x))]

@@ -15,6 +15,8 @@ Markers, each closed by <!-- /report -->:
                             floor (the copy or FP32 FMA ceiling, whichever binds)
   <!-- report:OP:peers -->  per workload: our fastest FP32-accurate row, the vendor, the best peer
   <!-- report:OP:floors --> per workload: work, bytes and the roofline floor
+  <!-- report:reduce:axis -->  reduce's ladder over its reductions along an axis (report:reduce:
+                            the whole-array sums)
   <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, dask-one-gpu,
                             matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
@@ -29,7 +31,11 @@ from results import bench_log, is_ours, load, ncu_sections, reduced, reduced_var
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
 OPS = ("conv1d", "conv2d", "transpose", "matmul", "reduce", "histogram")
-MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors)? -->\n.*?<!-- /report -->", re.S)
+MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors|:axis)? -->\n.*?<!-- /report -->", re.S)
+
+# Ladder tables cut in two: reduce's whole-array sums (report:reduce) apart from its reductions
+# along an axis (report:reduce:axis), which other rows run.
+LADDER_PARTS = {("reduce", ""): lambda w: not w.startswith("kind="), ("reduce", ":axis"): lambda w: w.startswith("kind=")}
 
 
 # ---- names -----------------------------------------------------------------------------------
@@ -60,6 +66,9 @@ def label(op, workload):
     if op == "matmul":
         return f"{f['m']}³" if f["m"] == f["k"] == f["n"] else f"{f['m']}×{f['k']}×{f['n']}"
     if op == "reduce":
+        if "kind" in f:
+            shape = "×".join(count(int(s)) for s in f["shape"].split("x"))
+            return f"{f['kind']} {shape}" + ("" if f["axis"] == "none" else f" axis {f['axis']}")
         return f"n={count(f['n'])}"
     if op == "histogram":
         return f"{f['form']} {count(f['n'])}, {f['bins']} bins, {f['data']}"
@@ -134,8 +143,9 @@ def fastest(rows, pick):
     return min(chosen, key=lambda r: r["ms"]) if chosen else None
 
 
-def ladder_table(doc, op):
-    rows = [r for r in doc["rows"] if r["op"] == op]
+def ladder_table(doc, op, kind=""):
+    part = LADDER_PARTS.get((op, kind), lambda w: True)
+    rows = [r for r in doc["rows"] if r["op"] == op and part(r["workload"])]
     wls = workloads(rows, op)
     at = {(r["variant"], r["workload"]): r for r in rows}
     variants = sorted(dict.fromkeys(r["variant"] for r in rows),
@@ -371,7 +381,7 @@ def table(doc, op, kind):
         return SIDE_TABLES[op]()
     if kind == ":floors":
         return floors_table(doc, op)
-    return peers_table(doc, op) if kind == ":peers" else ladder_table(doc, op)
+    return peers_table(doc, op) if kind == ":peers" else ladder_table(doc, op, kind)
 
 
 def render(text, doc):
