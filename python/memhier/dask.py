@@ -16,9 +16,14 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   dask.array.histogram needs), bincount, histogram_bytes: per-chunk counts added as integers:
   exact.
 - reduce_sum: per-chunk float32 sums added in float64, then rounded to float32 once.
+- sum, mean, min, max, argmin, argmax (float32 or int32, one axis or the whole array): each
+  chunk reduced by memhier, the chunk results combined along the axis: sums as reduce_sum's
+  (int32 in int64, exact), min and max exact, the arg forms numpy's index exactly.
 - transpose: each chunk transposed, the chunk grid transposed with it.
 
-Every function returns a lazy dask array; .compute() or .persist() runs it."""
+Every function returns a lazy dask array; .compute() or .persist() runs it. This module's sum,
+min and max are the reductions: Python's own are builtins.*."""
+import builtins
 import itertools
 
 import numpy as np
@@ -27,12 +32,13 @@ import dask.array as da
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from . import _histogram, _ops, ndimage
+from . import _histogram, _ops, _reduce, ndimage
 from ._convert import store
 from ._native import MODES, PADS
 from ._registry import select
 
-__all__ = ["conv1d", "conv2d", "histogram", "bincount", "histogram_bytes", "reduce_sum", "transpose", "correlate", "convolve",
+__all__ = ["conv1d", "conv2d", "histogram", "bincount", "histogram_bytes", "reduce_sum", "sum", "mean", "min", "max",
+           "argmin", "argmax", "transpose", "correlate", "convolve",
            "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter", "sobel", "prewitt", "laplace",
            "gaussian_laplace"]
 
@@ -65,10 +71,10 @@ def _pads(k, pad):
 
 
 def _check_halo(darr, axis, halo, name):
-    small = min(darr.chunks[axis])
+    small = builtins.min(darr.chunks[axis])
     if halo > 0 and small < halo:
         raise ValueError(f"{name}: chunks of {small} along axis {axis} are smaller than the filter's halo ({halo}); "
-                         f"rechunk to at least {halo} (e.g. {name}.rechunk({{{axis}: {max(halo, 1024)}}}))")
+                         f"rechunk to at least {halo} (e.g. {name}.rechunk({{{axis}: {builtins.max(halo, 1024)}}}))")
 
 
 def _out_shape(shape, ks, pad, name):
@@ -138,13 +144,13 @@ def _axis_plan(starts, i, k, before, extra, wrap=False):
     for offset in (-1, 0, 1):
         j = i + offset
         if 0 <= j < len(starts) - 1:
-            lo, hi = max(w0, starts[j]), min(w1, starts[j + 1])
+            lo, hi = builtins.max(w0, starts[j]), builtins.min(w1, starts[j + 1])
             if lo < hi:
                 reads.append((offset, slice(lo - starts[j], hi - starts[j]), slice(lo - w0, hi - w0)))
     n = starts[-1]
-    zeros = [slice(0, min(-w0, w1 - w0))] if w0 < 0 else []
+    zeros = [slice(0, builtins.min(-w0, w1 - w0))] if w0 < 0 else []
     if w1 > n:
-        zeros.append(slice(max(n - w0, 0), w1 - w0))
+        zeros.append(slice(builtins.max(n - w0, 0), w1 - w0))
     return w1 - w0, reads, zeros
 
 
@@ -155,7 +161,7 @@ def _wrapped_reads(starts, i, w0, w1):
     while p < w1:
         q = p % n
         j = int(np.searchsorted(starts, q, side="right")) - 1
-        length = min(w1 - p, starts[j + 1] - q)
+        length = builtins.min(w1 - p, starts[j + 1] - q)
         reads.append((j - i, slice(q - starts[j], q - starts[j] + length), slice(p - w0, p - w0 + length)))
         p += length
     return reads
@@ -304,6 +310,117 @@ def reduce_sum(x, variant="auto"):
         return xp.asarray(s, dtype=xp.float64).reshape((1,) * b.ndim)
     parts = x.map_blocks(chunk_sum, chunks=tuple((1,) * n for n in x.numblocks), dtype=np.float64, meta=x._meta)
     return parts.sum(dtype=np.float64).astype(np.float32)
+
+
+def _one_axis(x, axis):
+    """axis as an int in [0, ndim), or None for the whole array."""
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        raise TypeError(f"axis = {axis}: one axis or None (memhier reduces one axis a call)")
+    ndim = x.ndim
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis = {axis}: out of range for a {ndim}-d array")
+    return int(axis) % ndim
+
+
+def _chunk_reduction(x, name, axis, keep_dtype, variant):
+    """Each chunk reduced by memhier along axis (or whole), one value a chunk where the axis
+    was, as a lazy array of the chunk results' dtype."""
+    fn = getattr(_reduce, name)
+    axes = tuple(range(x.ndim)) if axis is None else (axis,)
+
+    def chunk(b):
+        r = fn(_contiguous(b), axis=axis, variant=variant)
+        return _xp(b).asarray(r, dtype=keep_dtype).reshape(tuple(1 if k in axes else n for k, n in enumerate(b.shape)))
+    chunks = tuple((1,) * len(c) if k in axes else c for k, c in enumerate(x.chunks))
+    return x.map_blocks(chunk, chunks=chunks, dtype=keep_dtype, meta=x._meta), axes
+
+
+def _sums(x, axis, variant):
+    """Per-chunk sums (float32 chunks summed in double and rounded to float32; int32 in int64,
+    exact) added in float64 or int64."""
+    wide = np.float64 if x.dtype == np.float32 else np.int64
+    parts, axes = _chunk_reduction(x, "sum", axis, wide, variant)
+    return parts.sum(axis=axes, dtype=wide)
+
+
+def sum(x, axis=None, variant="auto"):  # noqa: A001 - numpy's name
+    """memhier.sum of a float32 or int32 dask array along one axis or whole: float32 sums each
+    chunk's in double, rounded to float32, the chunks' added in float64 and rounded once; int32
+    sums in int64, exact."""
+    axis = _one_axis(x, axis)
+    total = _sums(x, axis, variant)
+    return total.astype(np.float32) if x.dtype == np.float32 else total
+
+
+def mean(x, axis=None, variant="auto"):
+    """memhier.mean of a dask array: the sum as in sum(), over the count; float32 for float32,
+    float64 for int32."""
+    axis = _one_axis(x, axis)
+    count = x.size if axis is None else x.shape[axis]
+    m = _sums(x, axis, variant).astype(np.float64) / count if count else _sums(x, axis, variant) * np.nan
+    return m.astype(np.float32 if x.dtype == np.float32 else np.float64)
+
+
+def _extreme(x, name, axis, variant):
+    axis = _one_axis(x, axis)
+    parts, axes = _chunk_reduction(x, name, axis, x.dtype, variant)
+    return getattr(da, name)(parts, axis=axes)  # NaN in any chunk's result wins, as in one call
+
+
+def min(x, axis=None, variant="auto"):  # noqa: A001
+    """memhier.min of a dask array: exact (NaN where the reduced values hold one)."""
+    return _extreme(x, "min", axis, variant)
+
+
+def max(x, axis=None, variant="auto"):  # noqa: A001
+    """memhier.max of a dask array: exact (NaN where the reduced values hold one)."""
+    return _extreme(x, "max", axis, variant)
+
+
+def _arg(x, name, axis, variant):
+    """Each chunk's extreme (memhier.min or max: NaN if the chunk holds one) and the global index
+    of its first NaN or first extreme (memhier.argmin or argmax plus the chunk's offset, or for
+    axis=None the flat index in the whole array); then along the chunks numpy's own arg
+    reduction over the chunk extremes (the first NaN, else the first extreme: chunks in order,
+    so the lowest index) picks whose index to take."""
+    axis = _one_axis(x, axis)
+    if x.size == 0 or (axis is not None and x.shape[axis] == 0):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    extreme = name[3:]
+    flat = x.ravel() if axis is None else x
+    k = 0 if axis is None else axis
+    starts = np.cumsum((0,) + flat.chunks[k][:-1])
+
+    def chunk(b, block_info=None):
+        xp = _xp(b)
+        b = _contiguous(b)
+        at = block_info[0]["chunk-location"][k]
+        v = xp.expand_dims(xp.asarray(getattr(_reduce, extreme)(b, axis=k, variant=variant)), k)
+        i = xp.expand_dims(xp.asarray(getattr(_reduce, name)(b, axis=k, variant=variant)), k) + int(starts[at])
+        return xp.stack([v.astype(xp.float64), i.astype(xp.float64)])
+
+    chunks = ((2,),) + tuple((1,) * len(c) if d == k else c for d, c in enumerate(flat.chunks))
+    pairs = flat.map_blocks(chunk, chunks=chunks, new_axis=0, dtype=np.float64, meta=flat._meta)
+    pairs = pairs.rechunk({0: 2, k + 1: -1})
+
+    def pick(p):
+        xp = _xp(p)
+        which = xp.expand_dims(getattr(xp, name)(p[0], axis=k), k)
+        return xp.take_along_axis(p[1], which, axis=k).squeeze(k).astype(xp.int64)
+    return pairs.map_blocks(pick, drop_axis=[0, k + 1], dtype=np.int64, meta=flat._meta.astype(np.int64))
+
+
+def argmin(x, axis=None, variant="auto"):
+    """memhier.argmin of a dask array, int64: numpy's index (the first NaN, else the first minimum;
+    the flat index for axis=None)."""
+    return _arg(x, "argmin", axis, variant)
+
+
+def argmax(x, axis=None, variant="auto"):
+    """memhier.argmax of a dask array, int64: numpy's index (the first NaN, else the first maximum)."""
+    return _arg(x, "argmax", axis, variant)
 
 
 def transpose(a, variant="auto"):

@@ -268,3 +268,27 @@ def test_ndimage_dask_refusals(rng):
         mdask.correlate(da.from_array(np.ones((50, 60), np.float32), chunks=(4, 30)), np.ones((5, 5), np.float32))
     with pytest.raises(ValueError, match="mode"):
         mdask.correlate(x, np.ones((3, 3), np.float32), mode="symmetric")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_reductions_are_numpys(rng, dtype):
+    """sum, mean, min, max, argmin, argmax over every axis and the whole array, chunks of uneven
+    sizes, NaN and ties; exact but for float sums and means (per-chunk float32 rounding)."""
+    x = rng.uniform(-1000, 1000, (203, 57, 6))
+    x.reshape(-1)[::11] = x.reshape(-1)[0]
+    x = (x * 1e5).astype(np.int32) if dtype == np.int32 else x.astype(np.float32)
+    if dtype == np.float32:
+        x[50, 3, 2] = x[170, 40, 1] = np.nan
+    d = da.from_array(x, chunks=(64, 20, 4))
+    for name in ("sum", "mean", "min", "max", "argmin", "argmax"):
+        for axis in (None, 0, 1, 2, -1):
+            got = getattr(mdask, name)(d, axis=axis).compute(scheduler="sync")
+            want = getattr(np, name)(x, axis=axis)
+            if name == "mean" and dtype == np.float32:
+                want = np.mean(x.astype(np.float64), axis=axis).astype(np.float32)
+            what = f"{name} {np.dtype(dtype)} axis={axis}"
+            assert np.asarray(got).dtype == np.asarray(want).dtype, what
+            if name in ("sum", "mean") and dtype == np.float32:
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-2, equal_nan=True, err_msg=what)
+            else:
+                np.testing.assert_array_equal(got, want, err_msg=what)
