@@ -2,8 +2,8 @@
 axis of a C-contiguous float32 or int32 array (mh_reduce, include/memhier.h). Results as numpy
 gives them: sums of int32 in int64, means of int32 in float64, the arg forms int64; NaN wins min
 and max, and the arg forms take the first NaN, else the first extreme. The float32 sum of a
-whole array runs on every row (the GPU ladder); the other reductions run on the CPU rows
-(docs/reduce.md)."""
+whole array runs on every row (the GPU ladder); the other reductions on axis, axis-naive and cub
+on a GPU (auto: axis) and on the CPU rows (docs/reduce.md)."""
 import builtins
 
 import numpy as np
