@@ -447,6 +447,20 @@ mh_status mh_histogram_float(mh_context *ctx, const char *variant, const float *
 mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *in, size_t n, const float *edges,
                              int num_bins, uint64_t *bins, uint64_t *outside);
 
+/* Weighted histograms, numpy.histogram(x, ..., weights=w) and numpy.bincount(x, weights=w): each
+ * value counted adds its float32 weight w[i] to its bin instead of 1. kind picks the values and
+ * bins: MH_HISTOGRAM_INT32 (int32 values 0 .. num_bins - 1, lo, hi and edges unused),
+ * MH_HISTOGRAM_FLOAT_UNIFORM (float32 values, uniform bins over [lo, hi] as mh_histogram_float)
+ * or MH_HISTOGRAM_FLOAT_EDGES (float32 values between edges, as mh_histogram_edges). sums
+ * (num_bins doubles) and *outside (NULL: not wanted; the weights of the values not counted) are
+ * in the context's memory and overwritten. Sums in double; the rows differ in order: `weighted`
+ * adds in an order fixed by n and gives the same bits on every run (the deterministic option,
+ * up to 2048 bins); weighted-shared (auto's, up to 2048 bins) and weighted-atomic add in the
+ * order their atomics land (docs/histogram.md). */
+mh_status mh_histogram_weighted(mh_context *ctx, const char *variant, int kind, const void *in, const float *weights,
+                                size_t n, int num_bins, double lo, double hi, const float *edges, double *sums,
+                                double *outside);
+
 /* What select and supports ask about: the int32 form (0, bins as given), the byte form (1,
  * num_bins bins), float32 data in uniform bins (2) or between explicit edges (3). */
 typedef enum {

@@ -203,6 +203,88 @@ static void check_variant(mh_context *ctx, const hcase *c, const void *in, const
         CHECK(k->host[GUARD + nb] == ~0ULL, "%s wrote outside although it was not asked for", name);
 }
 
+/* ---- weighted (mh_histogram_weighted) ---------------------------------------------------- */
+
+/* One row (NULL: auto) on weights w: the sums (guarded, poisoned with all-ones) against the
+ * host's; exact when every weight is a multiple of 1/2 (every partial sum exact in any order),
+ * else within 1e-12 of the bin's sum of |w|. Returns the sums fetched (NULL: refused or failed). */
+static double *run_weighted(mh_context *ctx, int gpu, const hcase *c, const void *in, const float *w, const float *edges,
+                            const double *ref, const double *mag, int exact, const mh_row *row, double *dev, double *host)
+{
+    const char *name = row ? row->info.name : "auto";
+    const int nb = c->hi + 1, kind = c->floats ? (edges ? MH_HISTOGRAM_FLOAT_EDGES : MH_HISTOGRAM_FLOAT_UNIFORM)
+                                                : MH_HISTOGRAM_INT32;
+    const size_t slots = (size_t)nb + 1 + 2 * GUARD;
+    double *sums = dev + GUARD, *outside = c->with_outside ? dev + GUARD + nb : NULL;
+    mh_args x;
+    mh_histogram_weighted_args_init(ctx, &x, kind, in, w, c->n, nb, c->flo, c->fhi, edges, sums, outside);
+    char why[512] = "";
+    if (row && !row->supports(ctx, &x, why, sizeof why)) {
+        CHECK(why[0], "%s refuses weighted %d bins without a reason", name, nb);
+        return NULL;
+    }
+    memset(host, 0xff, slots * sizeof *host);
+    test_put(gpu, dev, host, slots * sizeof *host);
+    mh_status s = mh_histogram_weighted(ctx, row ? name : NULL, kind, in, w, c->n, nb, c->flo, c->fhi, edges, sums, outside);
+    if (s == MH_OK) s = mh_context_synchronize(ctx);
+    CHECK(s == MH_OK, "%s weighted %s n=%zu bins=%d: %s", name, kind_name(c), c->n, nb, mh_context_error(ctx));
+    if (s != MH_OK) return NULL;
+    test_get(gpu, host, dev, slots * sizeof *host);
+    size_t broken = 0, wrong = 0, first = 0;
+    for (size_t g = 0; g < GUARD; ++g) broken += !isnan(host[g]) + !isnan(host[slots - 1 - g]);
+    for (int b = 0; b <= nb; ++b) {
+        if (b == nb && !c->with_outside) {
+            broken += !isnan(host[GUARD + nb]);
+            break;
+        }
+        const double got = host[GUARD + b], err = fabs(got - ref[b]);
+        if (!(exact ? got == ref[b] : err <= 1e-12 * mag[b]) && !wrong++) first = (size_t)b;
+    }
+    CHECK(broken == 0, "%s weighted n=%zu bins=%d wrote %zu guard or unasked slots", name, c->n, nb, broken);
+    CHECK(wrong == 0, "%s weighted %s n=%zu bins=%d%s: %zu sums wrong, slot %zu = %.17g, host %.17g", name,
+          kind_name(c), c->n, nb, exact ? " (exact)" : "", wrong, first, host[GUARD + first], ref[first]);
+    return host;
+}
+
+/* Every row that takes weights, and auto, on the int32 and float32 cases: weights in halves
+ * (exact) and uniform in [-1, 1) (within the bound; weighted twice, for the same bits). */
+static void check_weighted(mh_context *ctx, int gpu, const hcase *c, const void *h, const void *in, const float *host_edges,
+                           const float *edges, size_t ci, unsigned long long seed)
+{
+    const int nb = c->hi + 1;
+    float *wh = malloc((c->n + 1) * sizeof *wh);
+    double *ref = malloc(((size_t)nb + 1) * sizeof *ref), *mag = malloc(((size_t)nb + 1) * sizeof *mag);
+    const size_t slots = (size_t)nb + 1 + 2 * GUARD, w_offset = (ci + 1) % 4;
+    double *dev = test_alloc(gpu, slots * sizeof(double)), *host = malloc(slots * sizeof(double));
+    double *first = malloc(slots * sizeof(double));
+    float *w_base = test_alloc(gpu, (c->n + 4) * sizeof(float)), *w = w_base + w_offset;
+    for (int exact = 1; exact >= 0; --exact) {
+        mh_fill_uniform(wh, c->n, seed + 77 + (unsigned)exact, 1.0f);
+        if (exact)
+            for (size_t i = 0; i < c->n; ++i) wh[i] = roundf(wh[i] * 4.0f) * 0.5f;
+        test_put(gpu, w, wh, c->n * sizeof *wh);
+        mh_args ra;
+        mh_histogram_weighted_args_init(NULL, &ra, c->floats ? (edges ? 3 : 2) : 0, h, wh, c->n, nb, c->flo, c->fhi,
+                                        edges ? host_edges : NULL, ref, ref + nb);
+        mh_histogram_weighted_reference(&ra.histogram, ref, ref + nb);
+        for (float *v = wh; v < wh + c->n; ++v) *v = fabsf(*v);
+        mh_histogram_weighted_reference(&ra.histogram, mag, mag + nb);
+        for (size_t r = 0; r <= mh_row_count(MH_OP_HISTOGRAM); ++r) {
+            const mh_row *row = r < mh_row_count(MH_OP_HISTOGRAM) ? mh_row_at(MH_OP_HISTOGRAM, r) : NULL;
+            if (row && (!(row->flags & MH_ROW_WEIGHTS) || !test_row_fits(row, gpu))) continue;
+            test_trace(row ? row->info.name : "auto", exact, "weighted");
+            const double *got = run_weighted(ctx, gpu, c, in, w, edges, ref, mag, exact, row, dev, host);
+            if (!got || !row || strcmp(row->info.name, "histogram/weighted")) continue;
+            memcpy(first, got, slots * sizeof(double));
+            if (run_weighted(ctx, gpu, c, in, w, edges, ref, mag, exact, row, dev, host))
+                CHECK(!memcmp(first, host, slots * sizeof(double)), "histogram/weighted: two runs differ (n=%zu bins=%d)",
+                      c->n, nb);
+        }
+    }
+    test_release(gpu, w_base), test_release(gpu, dev);
+    free(wh), free(ref), free(mag), free(host), free(first);
+}
+
 #define REFUSED(call, says) CHECK_REFUSED(ctx, (call), says)
 
 static void check_refusals(mh_context *ctx, int gpu)
@@ -258,7 +340,8 @@ static void check_known(mh_context *ctx, int gpu)
     test_put(gpu, dx, x, sizeof x), test_put(gpu, dy, y, sizeof y), test_put(gpu, de, e, sizeof e);
     for (size_t r = 0; r < mh_row_count(MH_OP_HISTOGRAM); ++r) {
         const mh_row *row = mh_row_at(MH_OP_HISTOGRAM, r);
-        if (!test_row_fits(row, gpu) || mh_variant_is_demonstration(&row->info)) continue;
+        if (!test_row_fits(row, gpu) || mh_variant_is_demonstration(&row->info) || (row->flags & MH_ROW_WEIGHTED_ONLY))
+            continue;
         unsigned long long got[5];
         mh_status s = mh_histogram_float(ctx, row->info.name, dx, nx, 4, 0.0, 1.0, counts, counts + 4);
         if (s == MH_OK) s = mh_context_synchronize(ctx);
@@ -321,6 +404,7 @@ int main(int argc, char **argv)
             }
         }
         check_variant(ctx, c, in, edges, ref, &k, NULL, 0); /* auto */
+        if (!c->bytes && c->n <= 4200000) check_weighted(ctx, gpu, c, h, in, host_edges, edges, ci, seed + ci);
         test_release(gpu, k.base);
         free(k.host);
         test_release(gpu, in_base);

@@ -78,9 +78,70 @@ void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins
     *outside = out;
 }
 
+mh_status mh_histogram_weighted_args_init(mh_context *ctx, mh_args *args, int kind, const void *in, const float *weights,
+                                          size_t n, int num_bins, double lo, double hi, const float *edges, double *sums,
+                                          double *outside)
+{
+    mh_status s;
+    if (kind == MH_HISTOGRAM_INT32) {
+        if (num_bins < 1 || num_bins > MH_HISTOGRAM_MAX_BINS)
+            return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
+        s = mh_histogram_args_init(ctx, args, in, 0, n, 0, num_bins - 1, 1, NULL, NULL);
+    } else if (kind == MH_HISTOGRAM_FLOAT_UNIFORM || kind == MH_HISTOGRAM_FLOAT_EDGES) {
+        if (kind == MH_HISTOGRAM_FLOAT_EDGES && !edges) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "edges is NULL");
+        s = mh_histogram_float_args_init(ctx, args, in, n, num_bins, lo, hi, kind == MH_HISTOGRAM_FLOAT_EDGES ? edges : NULL,
+                                         NULL, NULL);
+    } else {
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "kind = %d: weighted histograms take int32 values (0) or float32 "
+                       "values in uniform bins (2) or between edges (3)", kind);
+    }
+    if (s != MH_OK) return s;
+    args->histogram.weighted = 1, args->histogram.weights = weights, args->histogram.sums = sums, args->histogram.outside_sum = outside;
+    return MH_OK;
+}
+
+void mh_histogram_weighted_reference(const mh_histogram_args *a, double *sums, double *outside)
+{
+    memset(sums, 0, (size_t)a->num_bins * sizeof *sums);
+    double out = 0.0;
+    for (size_t i = 0; i < a->n; ++i) {
+        const int b = mh_histogram_bin_at(a, i);
+        if (b < 0) out += a->weights[i];
+        else sums[b] += a->weights[i];
+    }
+    *outside = out;
+}
+
+/* The weighted form's buffers: in, weights, edges read; sums and outside written, apart from
+ * every other. */
+static mh_status check_weighted_buffers(mh_context *ctx, const mh_histogram_args *a)
+{
+    const size_t in_bytes = a->n * 4, sum_bytes = (size_t)a->num_bins * 8, edge_bytes = ((size_t)a->num_bins + 1) * 4;
+    const struct {
+        const char *name;
+        const void *p;
+        size_t bytes;
+    } read[] = {{"in", a->in, a->n ? in_bytes : 0}, {"weights", a->weights, a->n ? in_bytes : 0},
+                {"edges", a->f.edges, a->f.edges ? edge_bytes : 0}},
+      written[] = {{"sums", a->sums, sum_bytes}, {"outside", a->outside_sum, a->outside_sum ? 8 : 0}};
+    mh_status s;
+    for (int r = 0; r < 3; ++r)
+        if (read[r].bytes && (s = mh_check_buffer(ctx, read[r].name, read[r].p, read[r].bytes)) != MH_OK) return s;
+    for (int w = 0; w < 2; ++w) {
+        if (!written[w].bytes) continue;
+        if ((s = mh_check_buffer(ctx, written[w].name, written[w].p, written[w].bytes)) != MH_OK) return s;
+        for (int r = 0; r < 3; ++r)
+            if (read[r].bytes && (s = mh_check_disjoint(ctx, written[w].name, written[w].p, written[w].bytes, read[r].name,
+                                                        read[r].p, read[r].bytes)) != MH_OK)
+                return s;
+    }
+    return written[1].bytes ? mh_check_disjoint(ctx, "outside", a->outside_sum, 8, "sums", a->sums, sum_bytes) : MH_OK;
+}
+
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_histogram_args *a = &args->histogram;
+    if (a->weighted) return check_weighted_buffers(ctx, a);
     const size_t in_bytes = a->n * (a->bytes ? 1 : 4), bin_bytes = (size_t)a->num_bins * 8;
     const size_t edge_bytes = ((size_t)a->num_bins + 1) * sizeof(float);
     mh_status s;
@@ -108,6 +169,8 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const weighted[] = {"weighted-shared", "weighted", "weighted-atomic", NULL};
+    if (a->histogram.weighted && !mh_is_cpu(ctx)) return weighted;
     static const char *const many_byte_bins[] = {"lane-private", "vector", "coarse-interleaved", "global-atomic", NULL};
     static const char *const cuda[] = {"vector", "lane-private", "coarse-interleaved", "global-atomic", NULL};
     if (mh_is_cpu(ctx)) return cpu;
@@ -117,6 +180,9 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 
 static const char *values_of(const mh_histogram_args *a)
 {
+    if (a->weighted)
+        return a->floats ? (a->f.edges ? "weighted float32 values between edges" : "weighted float32 values in uniform bins")
+                         : "weighted int32 values";
     return a->floats ? (a->f.edges ? "float32 values between edges" : "float32 values in uniform bins")
                      : a->bytes ? "bytes" : "int32 values";
 }
@@ -125,12 +191,34 @@ static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_
 {
     const mh_histogram_args *a = &args->histogram;
     const int above = ctx->rules->histogram_lane_private_above_bins;
+    if (a->weighted) {
+        snprintf(buf, len, "%s, %d bins: weighted-shared first (up to 2048 bins), else weighted-atomic",
+                 values_of(a), a->num_bins);
+        return;
+    }
     snprintf(buf, len, "%s, %d bins: %s first (bytes over more than %d bins, histogram_lane_private_above_bins, take "
              "lane-private)", values_of(a), a->num_bins, a->bytes && a->num_bins > above ? "lane-private" : "vector",
              above);
 }
 
-static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_rows, mh_histogram_cub_rows};
+static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_rows, mh_histogram_weighted_rows,
+                                      mh_histogram_cub_rows};
+
+/* Weighted calls go to the rows flagged MH_ROW_WEIGHTS; rows flagged MH_ROW_WEIGHTED_ONLY take
+ * nothing else. */
+static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
+{
+    const int weighted = args->histogram.weighted;
+    if (weighted && !(row->flags & MH_ROW_WEIGHTS)) {
+        snprintf(why, len, "it counts; weighted histograms run on the weighted rows and the CPU rows");
+        return 0;
+    }
+    if (!weighted && (row->flags & MH_ROW_WEIGHTED_ONLY)) {
+        snprintf(why, len, "it sums weights: weighted histograms only (mh_histogram_weighted)");
+        return 0;
+    }
+    return 1;
+}
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {
@@ -147,6 +235,7 @@ const mh_op_table mh_histogram_table = {
     .check_buffers = check_buffers,
     .explain = explain,
     .describe = describe,
+    .row_accepts = row_accepts,
 };
 
 static mh_status run(mh_context *ctx, const char *variant, const void *in, int bytes, size_t n, int lo, int hi,
@@ -201,6 +290,18 @@ mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *
     mh_clear_error(ctx);
     if (!edges) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "edges is NULL");
     return run_floats(ctx, variant, in, n, num_bins, 0.0, 0.0, edges, bins, outside);
+}
+
+mh_status mh_histogram_weighted(mh_context *ctx, const char *variant, int kind, const void *in, const float *weights,
+                                size_t n, int num_bins, double lo, double hi, const float *edges, double *sums,
+                                double *outside)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if (n && !weights) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "weights is NULL");
+    mh_args x;
+    mh_status s = mh_histogram_weighted_args_init(ctx, &x, kind, in, weights, n, num_bins, lo, hi, edges, sums, outside);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
 }
 
 /* The edges a selection stands for: never read (selection reads no data), only not NULL. */

@@ -235,6 +235,11 @@ typedef struct mh_histogram_args {
     int lo, hi, width, num_bins;
     mh_hist_float f;
     unsigned long long *bins, *outside;
+    /* weighted (mh_histogram_weighted): weights[i] summed in double into sums (num_bins) and
+     * *outside_sum in place of the counts (bins and outside then NULL) */
+    int weighted;
+    const float *weights;
+    double *sums, *outside_sum;
 } mh_histogram_args;
 
 /* mh_sepfilter's call: the description (its taps copied, so the args own them) and buffers. */
@@ -298,6 +303,9 @@ enum {
     MH_ROW_LARGE_FILTERS = 1u << 3,
     /* takes every reduction (kinds, dtypes, axes), not only the whole-array float32 sum */
     MH_ROW_ANY_REDUCTION = 1u << 4,
+    /* takes weighted histograms (mh_histogram_weighted); WEIGHTED_ONLY: and nothing else */
+    MH_ROW_WEIGHTS = 1u << 5,
+    MH_ROW_WEIGHTED_ONLY = 1u << 6,
 };
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
@@ -531,6 +539,7 @@ void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag);
 
 const mh_row *mh_histogram_cpu_rows(size_t *count);
 const mh_row *mh_histogram_cuda_rows(size_t *count);
+const mh_row *mh_histogram_weighted_rows(size_t *count);
 const mh_row *mh_histogram_cub_rows(size_t *count);
 
 mh_status mh_histogram_args_init(mh_context *ctx, mh_args *a, const void *in, int bytes, size_t n, int lo, int hi,
@@ -557,6 +566,12 @@ static inline int mh_histogram_bin_at(const mh_histogram_args *a, size_t i)
 }
 /* Exact counts on the host: bins[0 .. num_bins) and *outside. */
 void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins, unsigned long long *outside);
+/* Weighted sums on the host, in index order, in double: sums[0 .. num_bins) and *outside. */
+void mh_histogram_weighted_reference(const mh_histogram_args *a, double *sums, double *outside);
+/* a made weighted: the args of mh_histogram_weighted (kind as there). */
+mh_status mh_histogram_weighted_args_init(mh_context *ctx, mh_args *args, int kind, const void *in, const float *weights,
+                                          size_t n, int num_bins, double lo, double hi, const float *edges, double *sums,
+                                          double *outside);
 
 /* The context's cuBLAS handle (created on first use, on the context's stream, FP32 math:
  * no TF32), as a cublasHandle_t. src/adapters/cublas_handle.c */

@@ -104,6 +104,8 @@ def main():
         check_run(x, flags, lo, hi, width, edges=e)
         check_run(x, flags, lo, hi, width, device="cpu", edges=e)
     for name, backend in registry("histogram"):
+        if name.startswith("histogram/weighted"):  # weights only: Python and the C API take them
+            continue
         if backend == "cpu" or gpu:
             for x, flags, lo, hi, width, e in runs:
                 check_run(x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0", edges=e)

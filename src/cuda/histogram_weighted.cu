@@ -1,0 +1,234 @@
+/* Weighted histograms on CUDA (mh_histogram_weighted): each counted value adds its float32
+ * weight to its bin, in double; int32 values 0 .. num_bins - 1, or float32 values in numpy's
+ * bins (core/histogram_rule.h).
+ *
+ *   weighted-atomic  one global double atomicAdd per value (the seed's global-atomic histogram
+ *                    with weights): the order of additions, hence the last bits, varies
+ *   weighted-shared  ours: as weighted below, but each value added to its warp's copy by a
+ *                    shared-memory double atomicAdd (the order within a warp's step varies),
+ *                    and one resident grid of blocks, its chunks as large as that needs
+ *   weighted         ours, deterministic: the input cut into chunks whose size depends on n
+ *                    alone, a block a chunk; each warp keeps its own copy of the bins in
+ *                    shared memory (num_bins + 1 doubles, the last for the values not
+ *                    counted), so no two warps touch one copy. In each step a warp's lanes
+ *                    that share a bin find each other (__match_any_sync), the lowest of them
+ *                    adds their weights in lane order and writes the sum: no atomics. The
+ *                    warps' copies are added in warp order into the chunk's partial sums,
+ *                    and a finishing pass adds the chunks' in chunk order: the same bits on
+ *                    every run, whatever the device. Up to 2048 bins (8 copies of 2049 doubles:
+ *                    131 KB of shared memory). */
+#include "common.cuh"
+
+#include <stdio.h>
+
+enum { WBLOCK = 256, WARPS = WBLOCK / 32, WEIGHTED_MAX_BINS = 2048 };
+
+/* Value i's bin, or nb where it is not counted. */
+template <bool FLOATS>
+static __device__ __forceinline__ int bin_of(const void *in, size_t i, int nb, const mh_hist_float &f)
+{
+    if (FLOATS) return mh_hist_float_bin(&f, nb, __ldg((const float *)in + i));
+    const int v = __ldg((const int *)in + i);
+    return v >= 0 && v < nb ? v : nb;
+}
+
+template <bool FLOATS>
+static __global__ void weighted_atomic_kernel(const void *in, const float *w, size_t n, int nb, mh_hist_float f,
+                                              double *sums, double *outside)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const int b = bin_of<FLOATS>(in, i, nb, f);
+        double *slot = b < nb ? sums + b : outside;
+        if (slot) atomicAdd(slot, (double)__ldg(w + i));
+    }
+}
+
+/* Adds lane's weight (when it has one) to bin b of the warp's copy: the lanes sharing b add
+ * their weights in lane order, the lowest of them writes. Every lane runs the same rounds (the
+ * largest group's size), fetching its group's k-th weight in round k: the warp stays converged
+ * (a loop per group would run the groups one after another). */
+static __device__ __forceinline__ void add_in_lane_order(double *copy, bool have, int b, float wt, unsigned lane)
+{
+    const int key = have ? b : -1;
+    const unsigned group = __match_any_sync(0xffffffffu, key);
+    const unsigned rounds = __reduce_max_sync(0xffffffffu, (unsigned)__popc(group));
+    double s = 0.0;
+    unsigned rest = group;
+    for (unsigned k = 0; k < rounds; ++k) {
+        const float v = __shfl_sync(0xffffffffu, wt, rest ? __ffs(rest) - 1 : (int)lane);
+        if (rest) s += (double)v;
+        rest &= rest - 1;
+    }
+    if (have && lane == (unsigned)(__ffs(group) - 1)) copy[b] += s;
+    __syncwarp();
+}
+
+/* Block b sums chunk b (values [b * chunk, (b + 1) * chunk) of n) into partials[b * (nb + 1) ..]:
+ * 4 values a thread a step (16-byte loads where both arrays allow). IN_ORDER: each step's values
+ * added in the order value 4t + j, j = 0 .. 3, then the lanes (add_in_lane_order); else by
+ * shared double atomics, in whatever order they land. */
+template <bool FLOATS, bool IN_ORDER>
+static __global__ void __launch_bounds__(WBLOCK)
+    weighted_chunks_kernel(const void *in, const float *w, size_t n, size_t chunk, int nb, mh_hist_float f, bool vec,
+                           double *partials)
+{
+    extern __shared__ double copies[];
+    const int slots = nb + 1;
+    for (int k = threadIdx.x; k < WARPS * slots; k += WBLOCK) copies[k] = 0.0;
+    __syncthreads();
+    double *copy = copies + (threadIdx.x / 32) * slots;
+    const unsigned lane = threadIdx.x % 32;
+    const size_t first = (size_t)blockIdx.x * chunk, end = n - first < chunk ? n : first + chunk;
+    for (size_t base = first; base < end; base += 4 * WBLOCK) {
+        const size_t i = base + 4 * threadIdx.x;
+        int b[4];
+        float wt[4];
+        if (vec && base + 4 * WBLOCK <= end) {
+            const float4 w4 = __ldg(reinterpret_cast<const float4 *>(w + i));
+            wt[0] = w4.x, wt[1] = w4.y, wt[2] = w4.z, wt[3] = w4.w;
+            if (FLOATS) {
+                const float4 x = __ldg(reinterpret_cast<const float4 *>((const float *)in + i));
+                b[0] = mh_hist_float_bin(&f, nb, x.x), b[1] = mh_hist_float_bin(&f, nb, x.y);
+                b[2] = mh_hist_float_bin(&f, nb, x.z), b[3] = mh_hist_float_bin(&f, nb, x.w);
+            } else {
+                const int4 x = __ldg(reinterpret_cast<const int4 *>((const int *)in + i));
+                b[0] = x.x >= 0 && x.x < nb ? x.x : nb, b[1] = x.y >= 0 && x.y < nb ? x.y : nb;
+                b[2] = x.z >= 0 && x.z < nb ? x.z : nb, b[3] = x.w >= 0 && x.w < nb ? x.w : nb;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const bool have = i + j < end;
+                b[j] = have ? bin_of<FLOATS>(in, i + j, nb, f) : -1;
+                wt[j] = have ? __ldg(w + i + j) : 0.0f;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            if (IN_ORDER) add_in_lane_order(copy, b[j] >= 0, b[j], wt[j], lane);
+            else if (b[j] >= 0) atomicAdd(copy + b[j], (double)wt[j]);
+        }
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < slots; k += WBLOCK) {
+        double s = 0.0;
+        for (int c = 0; c < WARPS; ++c) s += copies[c * slots + k];
+        partials[(size_t)blockIdx.x * slots + k] = s;
+    }
+}
+
+/* A warp a slot: lane l adds chunks l, l + 32, ... in order, then a fixed shuffle tree. */
+static __global__ void weighted_finish_kernel(const double *partials, size_t chunks, int nb, double *sums, double *outside)
+{
+    const size_t slot = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const unsigned lane = threadIdx.x % 32;
+    if (slot > (size_t)nb) return; /* whole warps: nb + 1 slots */
+    double s = 0.0;
+    for (size_t c = lane; c < chunks; c += 32) s += partials[c * (nb + 1) + slot];
+    for (int d = 16; d > 0; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+    if (lane != 0) return;
+    if (slot < (size_t)nb) sums[slot] = s;
+    else if (outside) *outside = s;
+}
+
+/* ---- launch, registry ------------------------------------------------------------------- */
+
+static int weighted_only(const mh_args *x, char *why, size_t len)
+{
+    if (x->histogram.weighted) return 1;
+    snprintf(why, len, "it sums weights: weighted histograms only (mh_histogram_weighted)");
+    return 0;
+}
+
+static int atomic_supports(const mh_context *, const mh_args *x, char *why, size_t len) { return weighted_only(x, why, len); }
+
+static mh_status atomic_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_histogram_args *a = &x->histogram;
+    const cudaStream_t st = mh_stream(ctx);
+    MH_CUDA_TRY(ctx, cudaMemsetAsync(a->sums, 0, (size_t)a->num_bins * sizeof(double), st));
+    if (a->outside_sum) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside_sum, 0, sizeof(double), st));
+    if (a->n == 0) return MH_OK;
+    const unsigned blocks = (unsigned)mh_resident_blocks(ctx, a->n, WBLOCK);
+    if (a->floats) weighted_atomic_kernel<true><<<blocks, WBLOCK, 0, st>>>(a->in, a->weights, a->n, a->num_bins, a->f, a->sums, a->outside_sum);
+    else weighted_atomic_kernel<false><<<blocks, WBLOCK, 0, st>>>(a->in, a->weights, a->n, a->num_bins, a->f, a->sums, a->outside_sum);
+    return MH_LAUNCH_CHECK(ctx, "weighted_atomic_kernel");
+}
+
+/* The chunk of a block, from n alone (the order of additions must not depend on the device):
+ * about 2048 chunks, each a power of two from 4096 to 2^20 values. */
+static size_t chunk_of(size_t n)
+{
+    size_t c = 4096;
+    while (c < ((size_t)1 << 20) && c * 2048 < n) c *= 2;
+    return c;
+}
+
+static int weighted_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    if (!weighted_only(x, why, len)) return 0;
+    if (x->histogram.num_bins <= WEIGHTED_MAX_BINS) return 1;
+    snprintf(why, len, "num_bins = %d: a warp's copy of the bins in shared memory holds at most %d (weighted-atomic "
+             "takes more)", x->histogram.num_bins, WEIGHTED_MAX_BINS);
+    return 0;
+}
+
+/* weighted-shared's chunks: as many blocks as the SMs hold of this kernel at once (no second,
+ * partial wave), each chunk a multiple of 1024 values. */
+static mh_status resident_chunk_of(mh_context *ctx, const void *kernel, size_t smem, size_t n, size_t *chunk)
+{
+    int per_sm = 0;
+    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, WBLOCK, smem));
+    const size_t blocks = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    *chunk = mh_ceil_div(mh_ceil_div(n, blocks), 4 * WBLOCK) * 4 * WBLOCK;
+    return MH_OK;
+}
+
+template <bool IN_ORDER> static mh_status chunks_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_histogram_args *a = &x->histogram;
+    const cudaStream_t st = mh_stream(ctx);
+    if (a->n == 0) {
+        MH_CUDA_TRY(ctx, cudaMemsetAsync(a->sums, 0, (size_t)a->num_bins * sizeof(double), st));
+        if (a->outside_sum) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside_sum, 0, sizeof(double), st));
+        return MH_OK;
+    }
+    const size_t slots = (size_t)a->num_bins + 1, smem = WARPS * slots * sizeof(double);
+    const void *kernel = a->floats ? (const void *)weighted_chunks_kernel<true, IN_ORDER>
+                                   : (const void *)weighted_chunks_kernel<false, IN_ORDER>;
+    MH_CUDA_TRY(ctx, mh_allow_smem(kernel));
+    size_t chunk = chunk_of(a->n);
+    if (!IN_ORDER) MH_TRY(resident_chunk_of(ctx, kernel, smem, a->n, &chunk));
+    const size_t chunks = mh_ceil_div(a->n, chunk);
+    void *ws = NULL;
+    MH_TRY(mh_workspace(ctx, chunks * slots * sizeof(double), &ws));
+    double *partials = (double *)ws;
+    const bool vec = mh_aligned16(a->in) && mh_aligned16(a->weights);
+    if (a->floats)
+        weighted_chunks_kernel<true, IN_ORDER><<<(unsigned)chunks, WBLOCK, smem, st>>>(a->in, a->weights, a->n, chunk,
+                                                                                        a->num_bins, a->f, vec, partials);
+    else
+        weighted_chunks_kernel<false, IN_ORDER><<<(unsigned)chunks, WBLOCK, smem, st>>>(a->in, a->weights, a->n, chunk,
+                                                                                         a->num_bins, a->f, vec, partials);
+    MH_TRY(MH_LAUNCH_CHECK(ctx, "weighted_chunks_kernel"));
+    weighted_finish_kernel<<<(unsigned)mh_ceil_div(slots * 32, WBLOCK), WBLOCK, 0, st>>>(partials, chunks, a->num_bins,
+                                                                                          a->sums, a->outside_sum);
+    return MH_LAUNCH_CHECK(ctx, "weighted_finish_kernel");
+}
+
+static mh_status shared_run(mh_context *ctx, const mh_args *x) { return chunks_run<false>(ctx, x); }
+static mh_status deterministic_run(mh_context *ctx, const mh_args *x) { return chunks_run<true>(ctx, x); }
+
+static const mh_row rows[] = {
+    {{"histogram/weighted-atomic", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 8, "global", "seed 004",
+      "weighted: one global double atomicAdd per value"},
+     atomic_supports, atomic_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
+    {{"histogram/weighted-shared", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 9, "global+shared", "ours",
+      "weighted: a copy of the bins per warp in shared memory, double atomics"},
+     weighted_supports, shared_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
+    {{"histogram/weighted", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 10, "global+shared+shuffle", "ours",
+      "weighted: a copy of the bins per warp, lanes sharing a bin added in lane order; deterministic"},
+     weighted_supports, deterministic_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
+};
+
+MH_ROW_GROUP(mh_histogram_weighted_rows, rows)
