@@ -26,7 +26,8 @@ Peers per op (TF32 off in PyTorch and CuPy: these are FP32 workloads):
   matmul     cupy matmul, torch matmul (cuBLAS)
   reduce     cupy sum, torch sum; along an axis cupy sum/amax/argmax, torch sum/amax/argmax (dim=)
   histogram  cupy bincount and histogram, torch bincount (a-z in buckets of 4: (x - 97) // 4 first);
-             float32: cupy histogram (uniform bins and edges), torch histc (uniform bins)
+             float32: cupy histogram (uniform bins and edges), torch histc (uniform bins);
+             weighted: cupy and torch bincount(weights=), cupy histogram(weights=)
   sepfilter  cupyx.scipy.ndimage gaussian_filter, uniform_filter, sobel's two passes, on the same
              typed stack
 The workloads are parsed from the bench rows' names. After the rows it prints, per workload,
@@ -300,9 +301,30 @@ def float_histogram_peers(n, bins, form):
                                                    cp.linalg.norm(ref))
 
 
+def weighted_histogram_peers(n, bins, form):
+    """Weights uniform in [-1, 1): int32 values in 0..bins-1 by cupy.bincount and
+    torch.bincount(weights=), float32 over [-1.1, 1.1] by cupy.histogram(weights=) (torch.histc
+    takes no weights), against float64 sums (rel_l2)."""
+    rng = cp.random.default_rng(1)
+    wt = rng.uniform(-1, 1, n, dtype=cp.float32)
+    rel = lambda out, ref: float(cp.linalg.norm(cp.asarray(out, dtype=cp.float64) - ref) / cp.linalg.norm(ref))  # noqa: E731
+    if form == "float32":
+        x = rng.uniform(-1.1, 1.1, n, dtype=cp.float32)
+        peers = [("cupy/histogram", lambda: cp.histogram(x, bins=bins, range=(-1.0, 1.0), weights=wt)[0])]
+        return peers, cp.histogram(x, bins=bins, range=(-1.0, 1.0), weights=wt.astype(cp.float64))[0], 0.0, rel
+    x = rng.integers(0, bins, n, dtype=cp.int32)
+    peers = [("cupy/bincount", lambda: cp.bincount(x, weights=wt, minlength=bins))]
+    if torch is not None:
+        tx, tw = torch.as_tensor(x, device="cuda"), torch.as_tensor(wt, device="cuda")
+        peers.append(("torch/bincount", lambda: torch.bincount(tx, weights=tw, minlength=bins)))
+    return peers, cp.bincount(x, weights=wt.astype(cp.float64), minlength=bins), 0.0, rel
+
+
 def histogram_peers(wl):
     w = kv(wl)
     n, bins, data, form = int(w["n"]), int(w["bins"]), w["data"], w["form"]
+    if "weights" in w:
+        return weighted_histogram_peers(n, bins, form)
     if form.startswith("float32"):
         return float_histogram_peers(n, bins, form)
     rng = cp.random.default_rng(1)

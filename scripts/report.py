@@ -71,7 +71,7 @@ def label(op, workload):
             return f"{f['kind']} {shape}" + ("" if f["axis"] == "none" else f" axis {f['axis']}")
         return f"n={count(f['n'])}"
     if op == "histogram":
-        return f"{f['form']} {count(f['n'])}, {f['bins']} bins, {f['data']}"
+        return f"{f['form']} {count(f['n'])}, {f['bins']} bins, {f['data']}" + (", weighted" if "weights" in f else "")
     if op == "sepfilter":
         b, r, c, ch = f["shape"].split("x")
         image = (f"{b} × " if b != "1" else "") + (f"{r}²" if r == c else f"{r}×{c}") + (f"×{ch}" if ch != "1" else "")

@@ -1,7 +1,8 @@
 /* The histogram driver of memhier bench: int32 values, bytes or float32 values (uniform bins
  * over [-1, 1] or sorted explicit edges there, the data spread 10% past both ends), exact counts
  * checked bin by bin against the host's, after a poison of all-ones (a bin never written
- * fails). */
+ * fails). Weighted workloads (mh_histogram_weighted: weights uniform in [-1, 1)) check each
+ * double sum, the outside one included, within 1e-12 of its sum of |w| against the host's. */
 #include "bench.h"
 #include "core/random.h"
 
@@ -17,6 +18,9 @@ typedef enum { FORM_INT32, FORM_BYTES, FORM_FLOAT32, FORM_FLOAT32_EDGES } form_k
 
 typedef struct hist_case {
     size_t n;
+    int weighted;
+    float *h_w, *d_w;  /* weighted: n weights */
+    double *mag;       /* weighted: each slot's sum of |w| */
     form_kind form;
     int lo, hi, width, num_bins;
     data_kind data;
@@ -30,22 +34,26 @@ typedef struct hist_default {
     form_kind form;
     int lo, hi, width; /* floats: hi + 1 bins over [-1, 1] */
     data_kind data;
+    int weighted;
 } hist_default;
 
 static const hist_default gpu_defaults[] = {
-    {(size_t)1 << 28, FORM_BYTES, 0, 255, 1, DATA_UNIFORM}, /* the 256-bin byte histogram, uniform bytes */
-    {(size_t)1 << 28, FORM_BYTES, 0, 255, 1, DATA_ONE_BIN}, /* every byte the same */
-    {50000000, FORM_INT32, 0, 255, 1, DATA_UNIFORM},        /* LeetGPU: 50,000,000 int32 in 256 bins */
-    {(size_t)1 << 28, FORM_BYTES, 'a', 'z', 4, DATA_AZ},    /* seed 004: a-z in buckets of 4 */
-    {(size_t)1 << 28, FORM_FLOAT32, 0, 255, 1, DATA_UNIFORM},        /* numpy.histogram(x, 256, (-1, 1)) */
-    {(size_t)1 << 28, FORM_FLOAT32_EDGES, 0, 1023, 1, DATA_UNIFORM}, /* ... and 1024 bins between edges */
+    {(size_t)1 << 28, FORM_BYTES, 0, 255, 1, DATA_UNIFORM, 0}, /* the 256-bin byte histogram, uniform bytes */
+    {(size_t)1 << 28, FORM_BYTES, 0, 255, 1, DATA_ONE_BIN, 0}, /* every byte the same */
+    {50000000, FORM_INT32, 0, 255, 1, DATA_UNIFORM, 0},        /* LeetGPU: 50,000,000 int32 in 256 bins */
+    {(size_t)1 << 28, FORM_BYTES, 'a', 'z', 4, DATA_AZ, 0},    /* seed 004: a-z in buckets of 4 */
+    {(size_t)1 << 28, FORM_FLOAT32, 0, 255, 1, DATA_UNIFORM, 0},        /* numpy.histogram(x, 256, (-1, 1)) */
+    {(size_t)1 << 28, FORM_FLOAT32_EDGES, 0, 1023, 1, DATA_UNIFORM, 0}, /* ... and 1024 bins between edges */
+    {50000000, FORM_INT32, 0, 255, 1, DATA_UNIFORM, 1},              /* numpy.bincount(x, weights=w), 256 bins */
+    {(size_t)1 << 26, FORM_FLOAT32, 0, 255, 1, DATA_UNIFORM, 1},     /* numpy.histogram(x, 256, (-1, 1), weights=w) */
 };
 static const hist_default cpu_defaults[] = {
-    {(size_t)1 << 24, FORM_BYTES, 0, 255, 1, DATA_UNIFORM},
-    {4000000, FORM_INT32, 0, 255, 1, DATA_UNIFORM},
-    {(size_t)1 << 24, FORM_BYTES, 'a', 'z', 4, DATA_AZ},
-    {(size_t)1 << 24, FORM_FLOAT32, 0, 255, 1, DATA_UNIFORM},
-    {(size_t)1 << 24, FORM_FLOAT32_EDGES, 0, 1023, 1, DATA_UNIFORM},
+    {(size_t)1 << 24, FORM_BYTES, 0, 255, 1, DATA_UNIFORM, 0},
+    {4000000, FORM_INT32, 0, 255, 1, DATA_UNIFORM, 0},
+    {(size_t)1 << 24, FORM_BYTES, 'a', 'z', 4, DATA_AZ, 0},
+    {(size_t)1 << 24, FORM_FLOAT32, 0, 255, 1, DATA_UNIFORM, 0},
+    {(size_t)1 << 24, FORM_FLOAT32_EDGES, 0, 1023, 1, DATA_UNIFORM, 0},
+    {4000000, FORM_INT32, 0, 255, 1, DATA_UNIFORM, 1},
 };
 
 static const char *data_name(data_kind d) { return d == DATA_ONE_BIN ? "one-bin" : d == DATA_AZ ? "a-z" : "uniform"; }
@@ -56,30 +64,30 @@ static const char *form_name(form_kind f)
 }
 static int is_float(const hist_case *c) { return c->form >= FORM_FLOAT32; }
 
-static void describe(bench_workload *w, size_t n, form_kind form, int lo, int hi, int width, data_kind data)
+static void describe(bench_workload *w, size_t n, form_kind form, int lo, int hi, int width, data_kind data, int weighted)
 {
     hist_case *c = calloc(1, sizeof *c);
     w->state = c;
     if (!c) return;
-    c->n = n, c->form = form, c->lo = lo, c->hi = hi, c->width = width, c->data = data;
+    c->n = n, c->form = form, c->lo = lo, c->hi = hi, c->width = width, c->data = data, c->weighted = weighted;
     c->num_bins = (hi - lo) / width + 1;
-    snprintf(w->desc, sizeof w->desc, "form=%s n=%zu bins=%d data=%s", form_name(form), n, c->num_bins,
-             data_name(data));
+    snprintf(w->desc, sizeof w->desc, "form=%s n=%zu bins=%d data=%s%s", form_name(form), n, c->num_bins,
+             data_name(data), weighted ? " weights=uniform" : "");
     w->flops = 0.0;
-    w->bytes = (double)n * (form == FORM_BYTES ? 1 : 4) + 8.0 * (c->num_bins + 1);
+    w->bytes = (double)n * (form == FORM_BYTES ? 1 : 4) * (weighted ? 2 : 1) + 8.0 * (c->num_bins + 1);
 }
 
 static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
 {
     if (o->any_size) { /* --n N [--k BINS]: int32 values uniform over BINS bins */
         const int bins = (int)bench_size_or(o, BENCH_K, 256);
-        describe(&w[0], bench_size_or(o, BENCH_N, 50000000), FORM_INT32, 0, bins - 1, 1, DATA_UNIFORM);
+        describe(&w[0], bench_size_or(o, BENCH_N, 50000000), FORM_INT32, 0, bins - 1, 1, DATA_UNIFORM, 0);
         return 1;
     }
     const size_t count = gpu ? sizeof gpu_defaults / sizeof gpu_defaults[0] : sizeof cpu_defaults / sizeof cpu_defaults[0];
     for (size_t i = 0; i < count && i < max; ++i) {
         const hist_default *d = gpu ? &gpu_defaults[i] : &cpu_defaults[i];
-        describe(&w[i], d->n, d->form, d->lo, d->hi, d->width, d->data);
+        describe(&w[i], d->n, d->form, d->lo, d->hi, d->width, d->data, d->weighted);
     }
     return count;
 }
@@ -122,12 +130,35 @@ static void fill(hist_case *c)
 }
 
 static void args_of(const hist_case *c, mh_context *ctx, mh_args *a, const void *in, const float *edges,
-                    unsigned long long *bins)
+                    unsigned long long *bins, const float *weights)
 {
+    if (c->weighted) {
+        const int kind = is_float(c) ? (c->form == FORM_FLOAT32_EDGES ? MH_HISTOGRAM_FLOAT_EDGES : MH_HISTOGRAM_FLOAT_UNIFORM)
+                                     : MH_HISTOGRAM_INT32;
+        mh_histogram_weighted_args_init(ctx, a, kind, in, weights, c->n, c->num_bins, -1.0, 1.0, edges, (double *)bins,
+                                        (double *)bins + c->num_bins);
+        return;
+    }
     if (is_float(c))
         mh_histogram_float_args_init(ctx, a, in, c->n, c->num_bins, -1.0, 1.0, c->form == FORM_FLOAT32_EDGES ? edges : NULL,
                                      bins, bins + c->num_bins);
     else mh_histogram_args_init(ctx, a, in, c->form == FORM_BYTES, c->n, c->lo, c->hi, c->width, bins, bins + c->num_bins);
+}
+
+/* Weights uniform in [-1, 1) and each slot's sum of |w| (the check's bound). */
+static int weights_setup(hist_case *c)
+{
+    c->h_w = malloc(c->n * sizeof *c->h_w);
+    c->mag = malloc(((size_t)c->num_bins + 1) * sizeof *c->mag);
+    float *abs_w = malloc(c->n * sizeof *abs_w);
+    if (!c->h_w || !c->mag || !abs_w) return free(abs_w), 0;
+    mh_fill_uniform(c->h_w, c->n, 43, 1.0f);
+    for (size_t i = 0; i < c->n; ++i) abs_w[i] = fabsf(c->h_w[i]);
+    mh_args a;
+    args_of(c, NULL, &a, c->h_in, c->h_edges, NULL, abs_w);
+    mh_histogram_weighted_reference(&a.histogram, c->mag, c->mag + c->num_bins);
+    free(abs_w);
+    return 1;
 }
 
 static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
@@ -142,10 +173,13 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
     c->h_edges = malloc(edge_bytes);
     if (!c->h_in || !c->h_bins || !c->ref || !c->h_edges) return snprintf(err, len, "out of host memory"), 0;
     fill(c);
+    if (c->weighted && !weights_setup(c)) return snprintf(err, len, "out of host memory"), 0;
     mh_args a;
-    args_of(c, NULL, &a, c->h_in, c->h_edges, c->ref);
-    mh_histogram_reference(&a.histogram, c->ref, &c->ref[c->num_bins]);
+    args_of(c, NULL, &a, c->h_in, c->h_edges, c->ref, c->h_w);
+    if (c->weighted) mh_histogram_weighted_reference(&a.histogram, (double *)c->ref, (double *)c->ref + c->num_bins);
+    else mh_histogram_reference(&a.histogram, c->ref, &c->ref[c->num_bins]);
     if (!gpu) return 1;
+    if (c->weighted && !bench_device_copy(&c->d_w, c->h_w, c->n, err, len)) return 0;
     if (cudaMalloc(&c->d_in, in_bytes ? in_bytes : 1) != cudaSuccess ||
         cudaMemcpy(c->d_in, c->h_in, in_bytes, cudaMemcpyHostToDevice) != cudaSuccess ||
         cudaMalloc((void **)&c->d_edges, edge_bytes) != cudaSuccess ||
@@ -161,8 +195,8 @@ static void teardown(bench_workload *w)
 {
     hist_case *c = w->state;
     if (!c) return;
-    cudaFree(c->d_in), cudaFree(c->d_bins), cudaFree(c->d_edges);
-    free(c->h_in), free(c->h_bins), free(c->ref), free(c->h_edges), free(c);
+    cudaFree(c->d_in), cudaFree(c->d_bins), cudaFree(c->d_edges), cudaFree(c->d_w);
+    free(c->h_in), free(c->h_bins), free(c->ref), free(c->h_edges), free(c->h_w), free(c->mag), free(c);
     w->state = NULL;
 }
 
@@ -170,7 +204,8 @@ static void make_args(bench_workload *w, mh_context *ctx, mh_args *a)
 {
     hist_case *c = w->state;
     const int cpu = mh_context_device(ctx) == MH_CPU;
-    args_of(c, ctx, a, cpu ? c->h_in : c->d_in, cpu ? c->h_edges : c->d_edges, cpu ? c->h_bins : c->d_bins);
+    args_of(c, ctx, a, cpu ? c->h_in : c->d_in, cpu ? c->h_edges : c->d_edges, cpu ? c->h_bins : c->d_bins,
+            cpu ? c->h_w : c->d_w);
 }
 
 static void poison(bench_workload *w, mh_context *ctx)
@@ -179,6 +214,27 @@ static void poison(bench_workload *w, mh_context *ctx)
     const size_t bin_bytes = ((size_t)c->num_bins + 1) * 8;
     if (mh_context_device(ctx) == MH_CPU) memset(c->h_bins, 0xff, bin_bytes);
     else cudaMemsetAsync(c->d_bins, 0xff, bin_bytes, (cudaStream_t)ctx->stream);
+}
+
+/* Weighted: every double sum within 1e-12 of its sum of |w| (NaN: never written). */
+static int check_sums(const hist_case *c, mh_error_stats *st, char *why, size_t len)
+{
+    const double *got = (const double *)c->h_bins, *ref = (const double *)c->ref;
+    const size_t slots = (size_t)c->num_bins + 1;
+    size_t wrong = 0, first = 0;
+    double diff2 = 0.0, ref2 = 0.0;
+    for (size_t s = 0; s < slots; ++s) {
+        const double d = got[s] - ref[s];
+        diff2 += d * d, ref2 += ref[s] * ref[s];
+        if (!(fabs(d) <= 1e-12 * c->mag[s]) && !wrong++) first = s;
+        st->max_abs = fabs(d) > st->max_abs ? fabs(d) : st->max_abs;
+    }
+    st->rel_l2 = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
+    if (!wrong) return 1;
+    st->bad = wrong;
+    snprintf(why, len, "%zu of %zu sums wrong; %s %zu: %.17g, host %.17g", wrong, slots,
+             first == (size_t)c->num_bins ? "outside" : "bin", first, got[first], ref[first]);
+    return 0;
 }
 
 static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *why, size_t len)
@@ -191,6 +247,7 @@ static int check(bench_workload *w, mh_context *ctx, mh_error_stats *st, char *w
         cudaGetLastError();
         return snprintf(why, len, "copying the bins back failed"), 0;
     }
+    if (c->weighted) return check_sums(c, st, why, len);
     size_t wrong = 0, first = 0;
     double diff2 = 0.0, ref2 = 0.0;
     for (size_t s = 0; s < slots; ++s) {

@@ -14,9 +14,9 @@ import numbers
 
 import numpy as np
 
-from . import _arrays
+from . import _arrays, _ops
 from ._call import Call, int_arg, variant_arg
-from ._native import lib, Unsupported
+from ._native import lib
 
 MAX_BINS = 1 << 20  # MH_HISTOGRAM_MAX_BINS
 
@@ -101,23 +101,52 @@ def _edges(op, bins, range_):
     return e, _rounded(e) if e.size else None, 0.0, 0.0
 
 
+def _weighted(ai, wi, num_bins, edges32, lo, hi, variant, device, context):
+    """The weighted sums, float64 as the library adds them."""
+    call = Call([ai, wi], device, context)
+    os_ = _arrays.output(None, ai, "hist", (num_bins,), "float64")
+    eo = None if edges32 is None else _arrays.operand(np.ascontiguousarray(edges32), "bins", "float32")
+    kind = 2 if eo is None else 3  # MH_HISTOGRAM_FLOAT_UNIFORM, MH_HISTOGRAM_FLOAT_EDGES
+    data = (call.ptr(ai), call.ptr(wi)) if ai.size else (None, None)
+    call.run(lib.mh_histogram_weighted(call.ctx, variant_arg(variant), kind, data[0], data[1], ai.size, num_bins, lo, hi,
+                                       None if eo is None else call.ptr(eo), call.out_ptr(os_), None))
+    return os_.obj
+
+
+def _float32(ai, sums):
+    """float64 sums as float32 (numpy's dtype for float32 weights), as ai's kind."""
+    return sums.to(_arrays._torch().float32) if ai.kind == "torch" else sums.astype("float32")
+
+
+def weighted_sums(a, weights, bins, range=None, variant="auto"):
+    """(float64 sums, numpy's edges) of memhier.histogram(a, bins, range, weights): memhier.dask's
+    chunks, whose sums are added before the one rounding to float32."""
+    ai = _arrays.operand(a, "a", "float32")
+    wi = _ops._weights_of(weights, ai)
+    bin_edges, edges32, lo, hi = _edges(ai, bins, range)
+    return _weighted(ai, wi, bin_edges.size - 1, edges32, lo, hi, variant, None, None), bin_edges
+
+
 def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto", device=None, context=None):
     """numpy.histogram(a, bins, range, density=density) for float32 data, any shape (flattened),
     NumPy, CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
     with density=True), both as a's kind on its device. bins: a count (1 .. 2^20), a string
     numpy.histogram_bin_edges knows (computed from the data on the host), or increasing edges.
-    Values outside the edges and NaN are not counted, as numpy leaves them out. weights: not
-    taken (memhier.Unsupported). On CuPy or PyTorch data, a count without a range and a string
+    Values outside the edges and NaN are not counted, as numpy leaves them out. weights (float32,
+    a's shape, on its device): each value adds its weight instead of 1, summed in double
+    (mh_histogram_weighted) and returned as float32, numpy's dtype for float32 weights; with
+    density=True, float64. On CuPy or PyTorch data, a count without a range and a string
     need the data's min and max (or the data) on the host to make numpy's edges: those calls wait
     for the caller's stream; a count with a range and explicit edges do not."""
-    if weights is not None:
-        raise Unsupported("unsupported", "histogram: weights are not taken; memhier counts unweighted float32 data")
     ai = _arrays.operand(a, "a", "float32")
+    wi = None if weights is None else _ops._weights_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)
     num_bins = bin_edges.size - 1
     counts_dtype = "int64" if ai.kind == "torch" else "uint64"
     if num_bins < 1:  # one edge: no bins
-        counts = _like(ai, np.zeros(0, np.int64))
+        counts = _like(ai, np.zeros(0, np.int64 if wi is None else np.float32))
+    elif wi is not None:
+        counts = _float32(ai, _weighted(ai, wi, num_bins, edges32, lo, hi, variant, device, context))
     else:
         call = Call([ai], device, context)
         os_ = _arrays.output(None, ai, "hist", (num_bins,), counts_dtype)

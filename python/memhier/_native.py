@@ -145,6 +145,7 @@ _PROTOTYPES = {
     "mh_histogram_bytes": (_I, [c_ctx, _C, _P, _S, _I, _I, _I, _P, _P]),
     "mh_histogram_float": (_I, [c_ctx, _C, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P]),
     "mh_histogram_edges": (_I, [c_ctx, _C, _P, _S, _P, _I, _P, _P]),
+    "mh_histogram_weighted": (_I, [c_ctx, _C, _I, _P, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P, _P]),
     "mh_histogram_select": (_I, [c_ctx, _S, _I, _I, _VI_PP]),
     "mh_sepfilter": (_I, [c_ctx, _C, ctypes.POINTER(SepfilterDesc), _P, _P]),
     "mh_sepfilter_select": (_I, [c_ctx, ctypes.POINTER(SepfilterDesc), _VI_PP]),

@@ -159,21 +159,37 @@ def _histogram_result(os_, outside, return_outside):
     return os_.obj, (value[()] if outside.kind == "numpy" else value)
 
 
-def bincount(values, bins, variant="auto", out=None, return_outside=False, device=None, context=None):
+def _weights_of(weights, like, name="weights"):
+    """float32 weights of like's shape, on its device."""
+    wi = _arrays.operand(weights, name, "float32")
+    if tuple(wi.shape) != tuple(like.shape):
+        raise ValueError(f"{name}: shape {tuple(wi.shape)}, it must be the values' shape {tuple(like.shape)}")
+    return wi
+
+
+def bincount(values, bins, weights=None, variant="auto", out=None, return_outside=False, device=None, context=None):
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
     for PyTorch): numpy.bincount(values, minlength=bins) where every value is below bins; values
     outside [0, bins) are not counted (numpy raises for negative ones and grows the result for
-    large ones). return_outside=True also returns how many values fell outside. Float data:
-    memhier.histogram."""
+    large ones). weights (float32, the values' shape): numpy.bincount(values, weights,
+    minlength=bins), the weights summed in double into float64 (mh_histogram_weighted; the
+    `weighted` row adds in a fixed order: the same bits every run). return_outside=True also
+    returns how many values (or how much weight) fell outside. Float data: memhier.histogram."""
     vi = _arrays.operand(values, "values", "int32")
     bins = histogram_bins(bins)
     n = vi.size
-    call = Call([vi], device, context)
-    dt = _counts_dtype(vi)
+    wi = None if weights is None else _weights_of(weights, vi)
+    call = Call([vi] + ([wi] if wi is not None else []), device, context)
+    dt = _counts_dtype(vi) if wi is None else "float64"
     os_ = _arrays.output(out, vi, "out", (bins,), dt)
     outside = _arrays.output(None, vi, "outside", (), dt)
-    call.run(lib.mh_histogram(call.ctx, variant_arg(variant), call.ptr(vi) if n else None, n, bins,
-                              call.out_ptr(os_), call.out_ptr(outside)))
+    data = call.ptr(vi) if n else None
+    if wi is None:
+        status = lib.mh_histogram(call.ctx, variant_arg(variant), data, n, bins, call.out_ptr(os_), call.out_ptr(outside))
+    else:
+        status = lib.mh_histogram_weighted(call.ctx, variant_arg(variant), 0, data, call.ptr(wi) if n else None, n, bins,
+                                           0.0, 0.0, None, call.out_ptr(os_), call.out_ptr(outside))
+    call.run(status)
     return _histogram_result(os_, outside, return_outside)
 
 

@@ -14,7 +14,7 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
 - histogram (float32, numpy.histogram's counts: a range or explicit edges, as
   dask.array.histogram needs), bincount, histogram_bytes: per-chunk counts added as integers:
-  exact.
+  exact; with weights, per-chunk float64 sums added in float64.
 - reduce_sum: per-chunk float32 sums added in float64, then rounded to float32 once.
 - sum, mean, min, max, argmin, argmax (float32 or int32, one axis or the whole array): each
   chunk reduced by memhier, the chunk results combined along the axis: sums as reduce_sum's
@@ -265,33 +265,53 @@ def conv1d(x, mask, pad="valid", variant="auto"):
                         chunks=chunks, dtype=np.float32, meta=x._meta)
 
 
-def _counts(darr, count_chunk, bins, dtype):
-    """Per-chunk counts, one row each, added as integers."""
+def _counts(darr, count_chunk, bins, dtype, weights=None):
+    """Per-chunk counts (or weighted sums: count_chunk(values, weights)), one row each, added as
+    integers (or in float64)."""
     flat = darr.ravel() if darr.ndim != 1 else darr
-    per_chunk = flat.map_blocks(lambda b: count_chunk(_contiguous(b))[None, :], new_axis=1,
-                                chunks=((1,) * flat.numblocks[0], (bins,)), dtype=dtype, meta=darr._meta)
+    chunks = ((1,) * flat.numblocks[0], (bins,))
+    if weights is None:
+        per_chunk = flat.map_blocks(lambda b: count_chunk(_contiguous(b))[None, :], new_axis=1, chunks=chunks, dtype=dtype,
+                                    meta=darr._meta)
+    else:
+        if tuple(weights.shape) != tuple(darr.shape):
+            raise ValueError(f"weights: shape {tuple(weights.shape)}, it must be the values' shape {tuple(darr.shape)}")
+        wflat = (weights.ravel() if weights.ndim != 1 else weights).rechunk(flat.chunks)
+        per_chunk = da.map_blocks(lambda b, w: count_chunk(_contiguous(b), _contiguous(w))[None, :], flat, wflat,
+                                  new_axis=1, chunks=chunks, dtype=dtype, meta=darr._meta)
     return per_chunk.sum(axis=0, dtype=dtype)
 
 
-def histogram(a, bins, range=None, variant="auto"):
+def histogram(a, bins, range=None, weights=None, variant="auto"):
     """memhier.histogram of a float32 dask array: (hist, bin_edges) as dask.array.histogram
     returns them, hist a lazy int64 array of numpy.histogram's counts exactly, bin_edges a NumPy
     array. bins: a count with a range, or explicit edges (the edges must not depend on the data,
-    so a count needs the range)."""
+    so a count needs the range). weights (a float32 dask array of a's shape): each chunk's
+    float64 sums added in float64, rounded to float32 once (numpy's dtype)."""
     if isinstance(bins, (int, np.integer)) and range is None:
         raise ValueError("range: needed with a bin count (the edges must not depend on the data); "
                          "give range=(lo, hi) or explicit edges")
     edges = _histogram.histogram(np.empty(0, np.float32), bins, range)[1]
 
+    def host(x):
+        return x if type(x).__module__.startswith("cupy") else np.asarray(x)
+
+    if weights is not None:
+        def chunk_sums(b, w):
+            return host(_histogram.weighted_sums(b, w, bins, range, variant=variant)[0])
+        return _counts(a, chunk_sums, edges.size - 1, np.float64, weights).astype(np.float32), edges
+
     def chunk_counts(b):
-        counts = _histogram.histogram(b, bins, range, variant=variant)[0]
-        return counts if type(counts).__module__.startswith("cupy") else np.asarray(counts)
+        return host(_histogram.histogram(b, bins, range, variant=variant)[0])
     return _counts(a, chunk_counts, edges.size - 1, np.int64), edges
 
 
-def bincount(values, bins, variant="auto"):
-    """memhier.bincount of an int32 dask array: exact counts (uint64; int64 for PyTorch)."""
+def bincount(values, bins, weights=None, variant="auto"):
+    """memhier.bincount of an int32 dask array: exact counts (uint64; int64 for PyTorch), or with
+    weights (a float32 dask array of the values' shape) their sums in float64."""
     bins = _ops.histogram_bins(bins)
+    if weights is not None:
+        return _counts(values, lambda b, w: _ops.bincount(b, bins, weights=w, variant=variant), bins, np.float64, weights)
     return _counts(values, lambda b: _ops.bincount(b, bins, variant=variant), bins, np.uint64)
 
 

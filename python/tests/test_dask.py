@@ -292,3 +292,21 @@ def test_reductions_are_numpys(rng, dtype):
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-2, equal_nan=True, err_msg=what)
             else:
                 np.testing.assert_array_equal(got, want, err_msg=what)
+
+
+def test_weighted_histograms_within_bound(rng):
+    x = rng.uniform(-1.2, 1.2, (300, 170)).astype(np.float32)
+    w = rng.uniform(-1, 1, x.shape).astype(np.float32)
+    dx, dw = da.from_array(x, chunks=(64, 50)), da.from_array(w, chunks=(100, 170))
+    got, edges = mdask.histogram(dx, 64, (-1.0, 1.0), weights=dw)
+    want, want_edges = np.histogram(x, 64, (-1.0, 1.0), weights=w.astype(np.float64))
+    np.testing.assert_array_equal(edges, want_edges)
+    got = got.compute(scheduler="sync")
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=1e-6, atol=1e-6)
+    v = rng.integers(-2, 260, 100_003).astype(np.int32)
+    wv = rng.uniform(-1, 1, v.size).astype(np.float32)
+    inside = (v >= 0) & (v < 256)
+    got = mdask.bincount(da.from_array(v, chunks=7000), 256, weights=da.from_array(wv, chunks=9000))
+    np.testing.assert_allclose(got.compute(scheduler="sync"),
+                               np.bincount(v[inside], wv[inside].astype(np.float64), minlength=256), rtol=1e-12, atol=1e-12)

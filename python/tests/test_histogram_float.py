@@ -61,7 +61,7 @@ def compare(got, want, what):
 
 def float_variants(device):
     names = [v.name for v in memhier.variants("histogram") if v.backend == ("cpu" if device == "cpu" else "cuda")
-             and not v.demonstration]
+             and not v.demonstration and not v.name.startswith("histogram/weighted")]  # those: weights only
     return ["auto"] + names + (["histogram/cub"] if device != "cpu" else [])
 
 
@@ -125,8 +125,69 @@ def test_bad_arguments_as_numpy_refuses_them():
         memhier.histogram(x, 2**64 + 1)
     with pytest.raises(TypeError, match="a: dtype float64"):
         memhier.histogram(np.ones(10), 4)
-    with pytest.raises(memhier.Unsupported, match="weights"):
-        memhier.histogram(x, 4, weights=x)
+    with pytest.raises(ValueError, match="weights: shape"):
+        memhier.histogram(x, 4, weights=x[:5])
+    with pytest.raises(TypeError, match="weights: dtype float64"):
+        memhier.histogram(x, 4, weights=np.ones(10))
+
+
+def weighted_data(rng, n):
+    x = rng.uniform(-1.2, 1.2, n).astype(np.float32)
+    x[::97] = np.nan
+    w = rng.uniform(-1, 1, n).astype(np.float32)
+    return x, w
+
+
+def check_weighted(x, w, got, edges, bins, range_, density):
+    """Against numpy's float64 sums of the same float32 weights, rounded to float32."""
+    want, want_edges = np.histogram(x, bins, range_, weights=w.astype(np.float64), density=density)
+    np.testing.assert_array_equal(edges, want_edges)
+    if not density:
+        assert got.dtype == np.float32 and np.histogram(x, bins, range_, weights=w)[0].dtype == np.float32
+        want = want.astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("variant", ["auto", "cpu-reference", "cpu-omp"])
+def test_weighted_histogram_is_numpys_cpu(rng, variant):
+    x, w = weighted_data(rng, 100_003)
+    for bins, range_ in [(256, (-1.0, 1.0)), (np.sort(rng.uniform(-1, 1, 65)), None), (30, None)]:
+        for density in (False, True):
+            got, edges = memhier.histogram(x[np.isfinite(x)] if range_ is None and np.ndim(bins) == 0 else x, bins, range_,
+                                           weights=w[np.isfinite(x)] if range_ is None and np.ndim(bins) == 0 else w,
+                                           density=density, variant=variant)
+            xs, ws = (x[np.isfinite(x)], w[np.isfinite(x)]) if range_ is None and np.ndim(bins) == 0 else (x, w)
+            check_weighted(xs, ws, got, edges, bins, range_, density)
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+@pytest.mark.parametrize("variant", ["auto", "weighted", "weighted-shared", "weighted-atomic"])
+def test_weighted_histogram_is_numpys_gpu(rng, variant):
+    cp = pytest.importorskip("cupy")
+    x, w = weighted_data(rng, 1_000_003)
+    for bins, range_ in [(256, (-1.0, 1.0)), (np.sort(rng.uniform(-1, 1, 1025)), None), (3000, (-1.0, 1.0))]:
+        try:
+            got, edges = memhier.histogram(cp.asarray(x), bins, range_, weights=cp.asarray(w), variant=variant)
+        except memhier.Unsupported as e:
+            assert variant in ("weighted", "weighted-shared") and "2048" in str(e)
+            continue
+        check_weighted(x, w, cp.asnumpy(got), cp.asnumpy(edges), bins, range_, False)
+
+
+def test_weighted_bincount_is_numpys(rng):
+    v = rng.integers(-3, 300, 200_001).astype(np.int32)
+    w = rng.uniform(-1, 1, v.size).astype(np.float32)
+    inside = (v >= 0) & (v < 256)
+    want = np.bincount(v[inside], w[inside].astype(np.float64), minlength=256)
+    got, outside = memhier.bincount(v, 256, weights=w, return_outside=True)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(outside, w[~inside].astype(np.float64).sum(), rtol=1e-12)
+    if has_cuda_device():
+        cp = pytest.importorskip("cupy")
+        for variant in ("auto", "weighted", "weighted-shared", "weighted-atomic"):
+            g = memhier.bincount(cp.asarray(v), 256, weights=cp.asarray(w), variant=variant)
+            np.testing.assert_allclose(cp.asnumpy(g), want, rtol=1e-12, atol=1e-12)
 
 
 def test_dask_histogram_is_numpys(rng):
