@@ -17,6 +17,8 @@ Markers, each closed by <!-- /report -->:
   <!-- report:OP:floors --> per workload: work, bytes and the roofline floor
   <!-- report:reduce:axis -->  reduce's ladder over its reductions along an axis (report:reduce:
                             the whole-array sums)
+  <!-- report:histogram:weighted -->  histogram's ladder over its weighted workloads
+                            (report:histogram: the counts)
   <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, dask-one-gpu,
                             matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
@@ -31,11 +33,13 @@ from results import bench_log, is_ours, load, ncu_sections, reduced, reduced_var
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
 OPS = ("conv1d", "conv2d", "transpose", "matmul", "reduce", "histogram")
-MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors|:axis)? -->\n.*?<!-- /report -->", re.S)
+MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors|:axis|:weighted)? -->\n.*?<!-- /report -->", re.S)
 
-# Ladder tables cut in two: reduce's whole-array sums (report:reduce) apart from its reductions
-# along an axis (report:reduce:axis), which other rows run.
-LADDER_PARTS = {("reduce", ""): lambda w: not w.startswith("kind="), ("reduce", ":axis"): lambda w: w.startswith("kind=")}
+# Ladder tables cut in two where other rows run the other part: reduce's whole-array sums
+# (report:reduce) apart from its reductions along an axis (report:reduce:axis); histogram's
+# counts (report:histogram) apart from its weighted sums (report:histogram:weighted).
+LADDER_PARTS = {("reduce", ""): lambda w: not w.startswith("kind="), ("reduce", ":axis"): lambda w: w.startswith("kind="),
+                ("histogram", ""): lambda w: "weights=" not in w, ("histogram", ":weighted"): lambda w: "weights=" in w}
 
 
 # ---- names -----------------------------------------------------------------------------------
