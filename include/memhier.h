@@ -324,9 +324,9 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
  * one-pass filter gives the other axis the single tap 1. The taps are host memory, passed by
  * value to the kernel: a call never waits for its stream. out has in's shape; it must not
  * overlap in. */
-typedef enum mh_dtype { MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64 } mh_dtype;
-/* "float32", ..., "int64"; "unknown-dtype" otherwise. sepfilter reads and writes the first six
- * (MH_I32 and MH_I64 are the .npy files' integer types). */
+typedef enum mh_dtype { MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64, MH_F64 } mh_dtype;
+/* "float32", ..., "float64"; "unknown-dtype" otherwise. sepfilter reads and writes the first six
+ * (MH_I32 and MH_I64 are the .npy files' integer types; MH_F64 the CLI's float64 results). */
 const char *mh_dtype_name(mh_dtype t);
 /* Bytes of one element; 0 for a value outside the enum. */
 size_t mh_dtype_size(mh_dtype t);

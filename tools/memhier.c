@@ -30,7 +30,9 @@ static const struct command {
      "             --bins B [--range LO,HI] | --edges e.npy (float32)\n"
      "             numpy.histogram's counts: uniform bins over the range (the data's min and\n"
      "             max without one), or between increasing edges; NaN and values outside are\n"
-     "             counted apart\n",
+     "             counted apart\n"
+     "  run histogram ... [--weights w.npy]: int32 or float32 values, one float32 weight\n"
+     "             each: float64 sums of the weights (numpy's bincount or histogram weights=)\n",
      cmd_run},
     {"filter",
      "  filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]\n"

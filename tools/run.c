@@ -311,8 +311,8 @@ static int parse_reduce_op(const char *s, mh_reduce_kind *kind)
 }
 
 /* run reduce with --op or --axis, or on int32 or N-D input: numpy's reduction over one axis (or
- * the whole array), written as numpy types it; int32 means (float64) are left to Python. The
- * caller frees j->in. */
+ * the whole array), written as numpy types it (int32 sums int64, int32 means float64, the arg
+ * forms int64). The caller frees j->in. */
 static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, const char *in_path)
 {
     mh_reduce_kind kind = MH_REDUCE_SUM;
@@ -322,9 +322,6 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
         rc = cli_error(CLI_FAILED, "--in %s: reduce takes float32 (<f4) or int32 (<i4); found %s", in_path,
                        mh_dtype_descr(in->dtype));
     if (rc == CLI_OK && axis_arg) rc = parse_int("--axis", axis_arg, -in->ndim, in->ndim - 1, &axis);
-    if (rc == CLI_OK && in->dtype == MH_I32 && kind == MH_REDUCE_MEAN)
-        rc = cli_error(CLI_USAGE, "--op mean of int32 gives float64, which run does not write; use memhier.mean in "
-                       "Python or a float32 input");
     if (rc != CLI_OK) return rc;
     if (axis < 0 && axis_arg) axis += in->ndim;
     size_t outer = 1, len = in->count, inner = 1;
@@ -340,8 +337,9 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
         }
         if (!ndim) ndim = 1, shape[0] = 1;
     }
+    const int int_mean = in->dtype == MH_I32 && kind == MH_REDUCE_MEAN;
     const mh_dtype out_type = kind >= MH_REDUCE_ARGMIN || (in->dtype == MH_I32 && kind == MH_REDUCE_SUM) ? MH_I64
-                              : in->dtype;
+                              : int_mean ? MH_F64 : in->dtype;
     mh_status s = mh_context_create(&j->ctx, j->device);
     if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
     const size_t lanes = outer * inner, size = mh_dtype_size(out_type);
@@ -368,6 +366,7 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
                axis_arg ? "an axis" : "the whole array", in->count, lanes, lanes == 1 ? "" : "s");
         if (lanes == 1 && out_type == MH_F32) printf(" = %.9g", (double)*(float *)j->bout.host);
         else if (lanes == 1 && out_type == MH_I32) printf(" = %d", *(int32_t *)j->bout.host);
+        else if (lanes == 1 && out_type == MH_F64) printf(" = %.17g", *(double *)j->bout.host);
         else if (lanes == 1) printf(" = %lld", *(long long *)j->bout.host);
         printf("%s%s\n", j->out_path ? " in " : "", j->out_path ? j->out_path : "");
     }
@@ -434,7 +433,7 @@ static int parse_int(const char *flag, const char *s, long lo, long hi, int *v)
     return CLI_OK;
 }
 
-enum { H_V, H_DEV, H_IN, H_OUT, H_BINS, H_LO, H_HI, H_WIDTH, H_RANGE, H_EDGES, H_NFLAGS };
+enum { H_V, H_DEV, H_IN, H_OUT, H_BINS, H_LO, H_HI, H_WIDTH, H_RANGE, H_EDGES, H_WEIGHTS, H_NFLAGS };
 
 /* --range LO,HI: two finite numbers, LO <= HI (numpy.histogram's range). */
 static int parse_range(const char *s, double *lo, double *hi)
@@ -501,12 +500,17 @@ typedef struct hist_call {
     int lo, hi, width; /* int32 and bytes */
     double flo, fhi;   /* float32, uniform bins */
     const float *edges; /* float32, explicit edges: num_bins + 1 on the host */
+    const float *weights; /* --weights: one a value on the host (int32 and float32 values) */
 } hist_call;
 
-static mh_status call_histogram(run_job *j, const hist_call *c, const void *in, const float *edges, uint64_t *counts)
+static mh_status call_histogram(run_job *j, const hist_call *c, const void *in, const float *edges, const float *weights,
+                                uint64_t *counts)
 {
     const size_t n = j->in.count;
     uint64_t *outside = counts + c->num_bins;
+    if (c->weights)
+        return mh_histogram_weighted(j->ctx, j->variant, c->kind, in, weights, n, c->num_bins, c->flo, c->fhi, edges,
+                                     (double *)counts, (double *)outside);
     switch (c->kind) {
     case MH_HISTOGRAM_BYTES: return mh_histogram_bytes(j->ctx, j->variant, in, n, c->lo, c->hi, c->width, counts, outside);
     case MH_HISTOGRAM_FLOAT_UNIFORM:
@@ -516,15 +520,16 @@ static mh_status call_histogram(run_job *j, const hist_call *c, const void *in, 
     }
 }
 
-/* Counts j->in as c says into int64 counts written to j->out_path and prints the values left
- * out; rc: a refusal already made (CLI_OK to run). Frees j->in. */
+/* Counts j->in as c says into int64 counts (with weights: float64 sums) written to j->out_path
+ * and prints the values (the weight) left out; rc: a refusal already made (CLI_OK to run). Frees
+ * j->in. */
 static int write_histogram(run_job *j, const hist_call *c, int rc)
 {
     static const char *const values[] = {"int32", "uint8", "float32", "float32"};
     mh_status s = MH_OK;
     if (rc == CLI_OK && (s = mh_context_create(&j->ctx, j->device)) != MH_OK)
         rc = cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
-    if (rc == CLI_OK && mh_histogram_supports(j->ctx, j->variant, j->in.count, c->num_bins, c->kind) != MH_OK)
+    if (rc == CLI_OK && !c->weights && mh_histogram_supports(j->ctx, j->variant, j->in.count, c->num_bins, c->kind) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j->ctx));
     if (rc == CLI_OK && j->variant && strcmp(j->variant, "auto") &&
         mh_variant_is_demonstration(mh_variant_lookup(MH_OP_HISTOGRAM, j->variant)))
@@ -532,34 +537,52 @@ static int write_histogram(run_job *j, const hist_call *c, int rc)
     const size_t slots = (size_t)c->num_bins + 1;
     cli_buffer bin = {j->in.data, NULL, j->in.count * (c->kind == MH_HISTOGRAM_BYTES ? 1 : 4)};
     cli_buffer bedges = {(void *)c->edges, NULL, slots * sizeof(float)};
+    cli_buffer bweights = {(void *)c->weights, NULL, j->in.count * sizeof(float)};
     cli_buffer bout = {rc == CLI_OK ? calloc(slots, 8) : NULL, NULL, slots * 8};
     if (rc == CLI_OK && !bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %d bins", c->num_bins);
     const mh_variant_info *picked = NULL;
-    if (rc == CLI_OK) mh_histogram_select(j->ctx, j->in.count, c->num_bins, c->kind, &picked);
+    if (rc == CLI_OK && !c->weights) mh_histogram_select(j->ctx, j->in.count, c->num_bins, c->kind, &picked);
     if (rc == CLI_OK) rc = cli_place(j->ctx, &bin, 1);
     if (rc == CLI_OK && c->edges) rc = cli_place(j->ctx, &bedges, 1);
+    if (rc == CLI_OK && c->weights) rc = cli_place(j->ctx, &bweights, 1);
     if (rc == CLI_OK) rc = cli_place(j->ctx, &bout, 0);
     if (rc == CLI_OK) {
-        s = call_histogram(j, c, bin.mem, bedges.mem, bout.mem);
+        s = call_histogram(j, c, bin.mem, bedges.mem, bweights.mem, bout.mem);
         if (s == MH_OK) s = mh_context_synchronize(j->ctx);
         if (s != MH_OK) rc = cli_error(CLI_FAILED, "histogram: %s", mh_context_error(j->ctx));
     }
     if (rc == CLI_OK) rc = cli_fetch(j->ctx, &bout);
     char err[512];
     const size_t shape[1] = {(size_t)c->num_bins};
-    if (rc == CLI_OK && mh_npy_write(j->out_path, MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
+    if (rc == CLI_OK && mh_npy_write(j->out_path, c->weights ? MH_F64 : MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);
-    if (rc == CLI_OK)
+    if (rc == CLI_OK && c->weights)
+        printf("%s: %zu weighted %s values -> %d sums in %s; weight %.17g outside%s\n", chosen_name(j, picked),
+               j->in.count, values[c->kind], c->num_bins, j->out_path, ((double *)bout.host)[c->num_bins],
+               c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
+    else if (rc == CLI_OK)
         printf("%s: %zu %s values -> %d bins in %s; %llu outside%s\n", chosen_name(j, picked), j->in.count,
                values[c->kind], c->num_bins, j->out_path, ((unsigned long long *)bout.host)[c->num_bins],
                c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
     cli_release(j->ctx, &bin);
     if (c->edges) cli_release(j->ctx, &bedges);
+    if (c->weights) cli_release(j->ctx, &bweights);
     cli_release(j->ctx, &bout);
     free(bout.host);
     mh_array_free(&j->in);
     mh_context_destroy(j->ctx);
     return rc;
+}
+
+/* --weights W.npy: float32, as many as the values (any shape), into w (freed by the caller). */
+static int read_weights(const char *path, size_t count, mh_array *w)
+{
+    char err[512];
+    if (mh_npy_read(path, w, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--weights %s", err);
+    if (w->dtype != MH_F32 || w->count != count)
+        return cli_error(CLI_FAILED, "--weights %s: expected %zu float32 (<f4) weights, one a value; found %zu %s", path,
+                         count, w->count, mh_dtype_descr(w->dtype));
+    return CLI_OK;
 }
 
 /* The float32 form: --bins B [--range LO,HI] (without a range, the data's min and max) or
@@ -581,10 +604,13 @@ static int run_histogram_float(run_job *j, const char *const *v)
         else if (edges_from_data(j->in.data, j->in.count, bins, edges))
             rc = cli_error(CLI_FAILED, "--in: the data hold NaN, so their range is not finite; give --range");
     }
+    mh_array w = {0};
+    if (rc == CLI_OK && v[H_WEIGHTS] && (rc = read_weights(v[H_WEIGHTS], j->in.count, &w)) == CLI_OK) c.weights = w.data;
     c.num_bins = bins, c.edges = edges;
     if (edges) c.kind = MH_HISTOGRAM_FLOAT_EDGES;
     rc = write_histogram(j, &c, rc);
     free(edges);
+    mh_array_free(&w);
     return rc;
 }
 
@@ -592,11 +618,12 @@ static int run_histogram_float(run_job *j, const char *const *v)
  * bytes (uint8) take --bins B, or --lo/--hi/--width (default 0, 255, 1: the 256-bin byte
  * histogram; 97, 122, 4: seed 004's a-z buckets); float32 values (any shape) --bins B with
  * --range LO,HI or without (the data's range), or --edges E.npy, counted as numpy.histogram
- * counts them. Writes int64 counts, prints the outside ones. */
+ * counts them. Writes int64 counts, prints the outside ones; with --weights W.npy (int32 and
+ * float32 values) float64 sums of the weights and the weight outside. */
 static int run_histogram(int argc, char **argv)
 {
     const char *const names[] = {"--variant", "--device", "--in", "--out", "--bins", "--lo",
-                                 "--hi", "--width", "--range", "--edges", NULL};
+                                 "--hi", "--width", "--range", "--edges", "--weights", NULL};
     const char *v[H_NFLAGS] = {NULL};
     enum { V = H_V, DEV = H_DEV, IN = H_IN, OUT = H_OUT, BINS = H_BINS, LO = H_LO, HI = H_HI, WIDTH = H_WIDTH };
     int rc = cli_flags(argc, argv, "run histogram", names, v);
@@ -619,6 +646,8 @@ static int run_histogram(int argc, char **argv)
         rc = cli_error(CLI_USAGE, "--lo, --hi and --width are for uint8 input; int32 values take --bins");
     else if (!bytes && !v[BINS])
         rc = cli_error(CLI_USAGE, "run histogram on int32 values needs --bins");
+    else if (bytes && v[H_WEIGHTS])
+        rc = cli_error(CLI_USAGE, "--weights go with int32 or float32 values, not uint8");
     else if (v[BINS] && (v[LO] || v[HI] || v[WIDTH]))
         rc = cli_error(CLI_USAGE, "give --bins, or --lo/--hi/--width, not both");
     if (rc == CLI_OK && v[BINS]) rc = parse_int("--bins", v[BINS], 1, bytes ? 256 : MH_HISTOGRAM_MAX_BINS, &bins);
@@ -627,9 +656,13 @@ static int run_histogram(int argc, char **argv)
     if (rc == CLI_OK && v[WIDTH]) rc = parse_int("--width", v[WIDTH], 1, 256, &width);
     if (rc == CLI_OK && bins) hi = lo + bins - 1;
     if (rc == CLI_OK && hi < lo) rc = cli_error(CLI_USAGE, "--lo %d is above --hi %d", lo, hi);
+    mh_array w = {0};
+    if (rc == CLI_OK && v[H_WEIGHTS]) rc = read_weights(v[H_WEIGHTS], j.in.count, &w);
     const hist_call c = {.kind = bytes, .num_bins = rc == CLI_OK ? (hi - lo) / width + 1 : 0, .lo = lo, .hi = hi,
-                         .width = width};
-    return write_histogram(&j, &c, rc);
+                         .width = width, .weights = w.data};
+    rc = write_histogram(&j, &c, rc);
+    mh_array_free(&w);
+    return rc;
 }
 
 int cmd_run(int argc, char **argv)

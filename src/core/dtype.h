@@ -25,7 +25,7 @@
 MH_DTYPE_FN size_t mh_dtype_bytes(mh_dtype t)
 {
     switch (t) {
-    case MH_I64: return 8;
+    case MH_I64: case MH_F64: return 8;
     case MH_F32: case MH_I32: return 4;
     case MH_F16: case MH_U16: case MH_I16: return 2;
     case MH_U8: case MH_I8: return 1;

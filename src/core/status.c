@@ -75,6 +75,7 @@ const char *mh_dtype_name(mh_dtype t)
     case MH_I16: return "int16";
     case MH_I32: return "int32";
     case MH_I64: return "int64";
+    case MH_F64: return "float64";
     }
     return "unknown-dtype";
 }

@@ -2,7 +2,8 @@
 """The oracle for histogram: `memhier run histogram` against numpy (bincount, exact), int32 and
 uint8 input, seed 004's a-z buckets, float32 values against numpy.histogram itself (--bins with
 --range and without, --edges), with auto and every variant this machine can run (racy only
-runs: its counts are wrong by design); refusals; a small CPU bench's JSON.
+runs: its counts are wrong by design); --weights against numpy's float64 sums with every row
+that takes them; refusals; a small CPU bench's JSON.
 
 usage: histogram_cli.py MEMHIER_BINARY WORK_DIR
 """
@@ -48,11 +49,43 @@ def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
         fail(f"{what}: printed {r.stdout.strip()!r}, numpy counts {outside} outside")
 
 
+def check_weighted(x, w, flags, variant=None, device=None, edges=None):
+    """--weights: float64 sums against numpy's (bincount for int32 values, histogram for float32)."""
+    np.save(path("x.npy"), x)
+    np.save(path("w.npy"), w)
+    out = path("h.npy")
+    if os.path.exists(out):
+        os.remove(out)
+    args = ["run", "histogram", "--in", path("x.npy"), "--weights", path("w.npy"), "--out", out, *flags]
+    args += ["--variant", variant] if variant else []
+    args += ["--device", device] if device else []
+    r = memhier(*args)
+    what = f"weighted {variant or 'auto'} {x.dtype} {' '.join(flags)} on {device or 'default'}"
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    w64 = w.astype(np.float64)
+    if x.dtype == np.float32:
+        rng_ = tuple(float(v) for v in flags[3].split(",")) if "--range" in flags else None
+        want, e = np.histogram(x, edges if edges is not None else int(flags[1]), rng_, weights=w64)
+        outside = w64[~((x >= e[0]) & (x <= e[-1]))].sum()
+    else:
+        bins = int(flags[1])
+        inside = (x >= 0) & (x < bins)
+        want, outside = np.bincount(x[inside], w64[inside], minlength=bins), w64[~inside].sum()
+    h = np.load(out)
+    m = re.search(r"weight (\S+) outside", r.stdout)
+    if h.dtype != np.float64 or not np.allclose(h, want, rtol=1e-12, atol=1e-9):
+        fail(f"{what}: sums differ from numpy's")
+    if not m or not np.isclose(float(m.group(1)), outside, rtol=1e-12, atol=1e-9):
+        fail(f"{what}: printed {r.stdout.strip()!r}, numpy's weight outside {outside!r}")
+
+
 def check_refusals():
     out = path("refused.npy")
     f32, i32 = path("f32.npy"), path("i32.npy")
     np.save(f32, np.zeros(4, np.float32))
     np.save(i32, np.zeros(4, np.int32))
+    np.save(path("u8.npy"), np.zeros(4, np.uint8))
     cases = [
         (["run", "histogram", "--in", f32, "--out", out], "--bins (and --range) or --edges"),
         (["run", "histogram", "--in", f32, "--bins", "4", "--range", "1,0", "--out", out], "LO <= HI"),
@@ -63,6 +96,8 @@ def check_refusals():
         (["run", "histogram", "--in", i32, "--bins", "0", "--out", out], "--bins '0'"),
         (["run", "histogram", "--in", i32, "--lo", "3", "--bins", "4", "--out", out], "uint8"),
         (["run", "histogram", "--in", i32, "--bins", "4"], "needs --in and --out"),
+        (["run", "histogram", "--in", i32, "--bins", "4", "--weights", i32, "--out", out], "float32 (<f4) weights"),
+        (["run", "histogram", "--in", path("u8.npy"), "--weights", f32, "--out", out], "not uint8"),
     ]
     for args, phrase in cases:
         if os.path.exists(out):
@@ -103,12 +138,23 @@ def main():
     for x, flags, lo, hi, width, e in runs:
         check_run(x, flags, lo, hi, width, edges=e)
         check_run(x, flags, lo, hi, width, device="cpu", edges=e)
+    weights = rng.uniform(-1, 1, floats.shape).astype(np.float32)
+    weighted_runs = [(ints, rng.uniform(-1, 1, ints.size).astype(np.float32), ["--bins", "256"], None),
+                     (floats, weights, ["--bins", "64", "--range", "-1,1.0001"], None),
+                     (floats, weights, ["--edges", path("edges.npy")], edges)]
     for name, backend in registry("histogram"):
-        if name.startswith("histogram/weighted"):  # weights only: Python and the C API take them
+        if name.startswith("histogram/weighted"):  # weights only
+            if gpu:
+                for x, w, flags, e in weighted_runs:
+                    check_weighted(x, w, flags, name, "0", edges=e)
             continue
         if backend == "cpu" or gpu:
             for x, flags, lo, hi, width, e in runs:
                 check_run(x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0", edges=e)
+    for x, w, flags, e in weighted_runs:
+        check_weighted(x, w, flags, edges=e)
+        check_weighted(x, w, flags, "cpu-reference", "cpu", edges=e)
+        check_weighted(x, w, flags, "cpu-omp", "cpu", edges=e)
     check_refusals()
     check_bench()
     return finish()

@@ -39,7 +39,7 @@ def check_axes(rng, device):
     x = rng.uniform(-9, 9, (30, 41, 5)).astype(np.float32)
     x[3, 4, 1] = np.nan
     xi = rng.integers(-1000, 1000, (17, 9)).astype(np.int32)
-    for a, ops in ((x, ["sum", "mean", "min", "max", "argmin", "argmax"]), (xi, ["sum", "min", "max", "argmax"])):
+    for a, ops in ((x, ["sum", "mean", "min", "max", "argmin", "argmax"]), (xi, ["sum", "mean", "min", "max", "argmax"])):
         np.save(path("a.npy"), a)
         for op in ops:
             for axis in [None, *range(-a.ndim, a.ndim)]:
@@ -55,8 +55,10 @@ def check_axes(rng, device):
                     continue
                 got, want = np.load(out), np.asarray(getattr(np, op)(a, axis=axis))
                 want = want.reshape(want.shape or (1,))
+                # int32 means: the exact int64 sum over the count, numpy's a float64 pairwise sum
                 close = (np.allclose(got, want, rtol=2e-6, atol=1e-3, equal_nan=True) if op in ("sum", "mean")
-                         and a.dtype == np.float32 else np.array_equal(got, want, equal_nan=a.dtype == np.float32))
+                         and (a.dtype == np.float32 or op == "mean")
+                         else np.array_equal(got, want, equal_nan=a.dtype == np.float32))
                 if got.dtype != want.dtype or got.shape != want.shape or not close:
                     fail(f"{what}: {got.dtype} {got.shape} differs from numpy's {want.dtype} {want.shape}")
 
@@ -71,7 +73,6 @@ def check_refusals():
         (["run", "reduce", "--in", f64], "dtype '<f8'"),
         (["run", "reduce", "--in", i32, "--op", "median"], "--op 'median'"),
         (["run", "reduce", "--in", i32, "--axis", "2"], "--axis '2'"),
-        (["run", "reduce", "--in", i32, "--op", "mean"], "float64"),
         (["run", "reduce"], "needs --in"),
         (["run", "reduce", "--in", path("missing.npy")], "No such file"),
         (["run", "reduce", "--in", f64, "--pad", "same"], "--pad"),
