@@ -135,9 +135,10 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     Values outside the edges and NaN are not counted, as numpy leaves them out. weights (float32,
     a's shape, on its device): each value adds its weight instead of 1, summed in double
     (mh_histogram_weighted) and returned as float32, numpy's dtype for float32 weights; with
-    density=True, float64. On CuPy or PyTorch data, a count without a range and a string
-    need the data's min and max (or the data) on the host to make numpy's edges: those calls wait
-    for the caller's stream; a count with a range and explicit edges do not."""
+    density=True, float64, normalized by the float64 total. On CuPy or PyTorch data, a count
+    without a range and a string need the data's min and max (or the data) on the host to make
+    numpy's edges: those calls wait for the caller's stream; a count with a range and explicit
+    edges do not."""
     ai = _arrays.operand(a, "a", "float32")
     wi = None if weights is None else _ops._weights_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)
@@ -146,7 +147,9 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     if num_bins < 1:  # one edge: no bins
         counts = _like(ai, np.zeros(0, np.int64 if wi is None else np.float32))
     elif wi is not None:
-        counts = _float32(ai, _weighted(ai, wi, num_bins, edges32, lo, hi, variant, device, context))
+        sums = _weighted(ai, wi, num_bins, edges32, lo, hi, variant, device, context)
+        # density from the float64 sums: a float32 total of weights of both signs loses digits
+        counts = sums if density else _float32(ai, sums)
     else:
         call = Call([ai], device, context)
         os_ = _arrays.output(None, ai, "hist", (num_bins,), counts_dtype)
