@@ -134,13 +134,17 @@ template <typename T, int V> struct column_values {
     T v[V];
 };
 
-/* V neighbouring values from p: one 16-byte load (V = 4, p on a 16-byte boundary) or one value. */
+/* V neighbouring values from p: one 16-byte load (V = 4, p on a 16-byte boundary), one 8-byte
+ * load (V = 2, an 8-byte boundary) or one value. */
 template <typename T, int V> static __device__ __forceinline__ column_values<T, V> load_columns(const T *p)
 {
     column_values<T, V> x;
     if constexpr (V == 4) {
         const typename vec4<T>::type q = __ldg(reinterpret_cast<const typename vec4<T>::type *>(p));
         x.v[0] = q.x, x.v[1] = q.y, x.v[2] = q.z, x.v[3] = q.w;
+    } else if constexpr (V == 2) {
+        const typename vec2<T>::type q = __ldg(reinterpret_cast<const typename vec2<T>::type *>(p));
+        x.v[0] = q.x, x.v[1] = q.y;
     } else {
         x.v[0] = __ldg(p);
     }
@@ -279,7 +283,10 @@ static axis_plan plan_of(const mh_context *ctx, const mh_reduce_args *a)
         return p;
     }
     p.kind = PLAN_COLUMNS;
-    p.v = a->inner % 4 == 0 && mh_aligned16(a->in) ? 4 : 1;
+    /* the arg forms keep a (value, index) pair a column: two columns a thread, not four, hold
+     * their registers where four cost occupancy */
+    const int arg = a->kind == MH_REDUCE_ARGMIN || a->kind == MH_REDUCE_ARGMAX;
+    p.v = !arg && a->inner % 4 == 0 && mh_aligned16(a->in) ? 4 : a->inner % 2 == 0 && ((uintptr_t)a->in & 7) == 0 ? 2 : 1;
     const size_t groups = mh_ceil_div(a->inner, (size_t)p.v);
     p.cb = groups < 64 ? (unsigned)groups : 64;
     p.rb = BLOCK / p.cb;
@@ -338,6 +345,9 @@ template <typename Op> static mh_status launch_axis(mh_context *ctx, const mh_re
     default:
         if (p.v == 4)
             axis_columns_kernel<Op, 4><<<grid, BLOCK, 0, st>>>(in, a->len, a->inner, p.cb, p.rb, p.tiles, p.splits,
+                                                              a->out, partials, lanes, is_mean(a));
+        else if (p.v == 2)
+            axis_columns_kernel<Op, 2><<<grid, BLOCK, 0, st>>>(in, a->len, a->inner, p.cb, p.rb, p.tiles, p.splits,
                                                               a->out, partials, lanes, is_mean(a));
         else
             axis_columns_kernel<Op, 1><<<grid, BLOCK, 0, st>>>(in, a->len, a->inner, p.cb, p.rb, p.tiles, p.splits,

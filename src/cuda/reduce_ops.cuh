@@ -24,6 +24,9 @@ template <> struct sum_type<int> { typedef long long type; };
 template <typename T> struct vec4;
 template <> struct vec4<float> { typedef float4 type; };
 template <> struct vec4<int> { typedef int4 type; };
+template <typename T> struct vec2;
+template <> struct vec2<float> { typedef float2 type; };
+template <> struct vec2<int> { typedef int2 type; };
 
 static __device__ __forceinline__ bool is_nan(float v) { return v != v; }
 static __device__ __forceinline__ bool is_nan(int) { return false; }
