@@ -11,7 +11,8 @@
  *                 to groups of 1, 8 or 32 threads (short rows: a thread each, its 16-byte loads
  *                 next to its neighbours'); longer rows to whole blocks, in 16 KB tiles
  *               columns (inner > 1): a block holds a tile of rb rows x cb columns, each thread
- *                 one column (or four, by 16-byte loads when inner is a multiple of 4), and
+ *                 one column (or four, by 16-byte loads when inner is a multiple of 4; two, by
+ *                 8-byte loads, for argmin and argmax), and
  *                 walks down the axis rb rows at a time, so a warp reads whole row segments
  *               Where the lanes are too few to fill the GPU, the tiles along each axis are
  *               dealt to several blocks in turn. A block's partial results meet in a fixed
@@ -152,7 +153,7 @@ template <typename T, int V> static __device__ __forceinline__ column_values<T, 
 }
 
 /* Columns (inner > 1), V = 4 (inner a multiple of 4, in on a 16-byte boundary: 16-byte loads of
- * four columns) or 1. Block b: column tile b % tiles (cb column groups of V), outer index
+ * four columns), 2 (8-byte loads of two) or 1. Block b: column tile b % tiles (cb column groups of V), outer index
  * b / (tiles * splits), and of the axis the row tiles (UNROLL x rb rows) dealt to it in turn,
  * (b / tiles) % splits, + splits, ... Thread t walks rows t / cb, + rb, ... in column group
  * t % cb, UNROLL rows in flight; the rb partial results of a column meet in a fixed pairwise
