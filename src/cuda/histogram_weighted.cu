@@ -220,13 +220,13 @@ static mh_status shared_run(mh_context *ctx, const mh_args *x) { return chunks_r
 static mh_status deterministic_run(mh_context *ctx, const mh_args *x) { return chunks_run<true>(ctx, x); }
 
 static const mh_row rows[] = {
-    {{"histogram/weighted-atomic", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 8, "global", "seed 004",
+    {{"histogram/weighted-atomic", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 9, "global", "seed 004",
       "weighted: one global double atomicAdd per value"},
      atomic_supports, atomic_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
-    {{"histogram/weighted-shared", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 9, "global+shared", "ours",
+    {{"histogram/weighted-shared", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 10, "global+shared", "ours",
       "weighted: a copy of the bins per warp in shared memory, double atomics"},
      weighted_supports, shared_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
-    {{"histogram/weighted", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 10, "global+shared+shuffle", "ours",
+    {{"histogram/weighted", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 11, "global+shared+shuffle", "ours",
       "weighted: a copy of the bins per warp, lanes sharing a bin added in lane order; deterministic"},
      weighted_supports, deterministic_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
 };
