@@ -48,43 +48,6 @@ mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *args, const void *i
     return MH_OK;
 }
 
-/* Lane (o, i) on the host: numpy's rules (NaN wins min and max; the arg forms take the first NaN,
- * else the first extreme), sums in double or int64. */
-void mh_reduce_lane(const mh_reduce_args *a, size_t o, size_t i, void *out)
-{
-    const size_t first = o * a->len * a->inner + i;
-    const int f32 = a->dtype == MH_F32, want_max = a->kind == MH_REDUCE_MAX || a->kind == MH_REDUCE_ARGMAX;
-    double sum = 0.0, best = 0.0;
-    long long isum = 0;
-    size_t at = 0;
-    int nan = 0;
-    for (size_t l = 0; l < a->len; ++l) {
-        const size_t k = first + l * a->inner;
-        const double v = f32 ? (double)((const float *)a->in)[k] : (double)((const int32_t *)a->in)[k];
-        if (!f32) isum += ((const int32_t *)a->in)[k];
-        sum += v;
-        if (nan) continue;
-        if (v != v) nan = 1, at = l, best = v;
-        else if (l == 0 || (want_max ? v > best : v < best)) best = v, at = l;
-    }
-    switch (a->kind) {
-    case MH_REDUCE_SUM:
-        if (f32) *(float *)out = (float)sum;
-        else *(long long *)out = isum;
-        break;
-    case MH_REDUCE_MEAN:
-        if (f32) *(float *)out = (float)(a->len ? sum / (double)a->len : NAN);
-        else *(double *)out = a->len ? (double)isum / (double)a->len : NAN;
-        break;
-    case MH_REDUCE_MIN:
-    case MH_REDUCE_MAX:
-        if (f32) *(float *)out = (float)best;
-        else *(int32_t *)out = (int32_t)best;
-        break;
-    default: *(long long *)out = (long long)at;
-    }
-}
-
 void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag)
 {
     double s = 0.0, g = 0.0;

@@ -530,8 +530,6 @@ mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *a, const void *in, 
                                    size_t inner, mh_reduce_kind kind, void *out);
 /* Bytes of one result of a reduction (its dtype by kind: include/memhier.h). */
 size_t mh_reduce_out_size(mh_dtype dtype, mh_reduce_kind kind);
-/* One lane's result on the host (lane o, i of a), written to out as its dtype. */
-void mh_reduce_lane(const mh_reduce_args *a, size_t o, size_t i, void *out);
 /* The sum in double and the sum of |in| (the reference and its condition). */
 void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag);
 

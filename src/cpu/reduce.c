@@ -2,20 +2,91 @@
  *   cpu-reference  one pass in double, rounded once to float: the oracle
  *   cpu-omp        OpenMP threads each sum a contiguous slice in double; the slices' sums are
  *                  added in thread order (the same bits for the same thread count)
- * Both take every reduction along an axis (mh_reduce): each lane in one pass by
- * mh_reduce_lane, cpu-omp's threads taking lanes. */
+ * Both take every reduction along an axis (mh_reduce) by numpy's rules (NaN wins min and max;
+ * the arg forms take the first NaN, else the first extreme; sums in double or int64), each
+ * lane's values added in index order: rows (inner = 1) a lane at a time, columns (inner > 1) a
+ * block of lanes at a time down the axis, reading whole row segments in memory order;
+ * cpu-omp's threads take lanes or blocks of them. */
 #include "../core/internal.h"
 
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Every lane of an axis reduction, in order (threads: lanes spread over OpenMP threads). */
+/* One lane's reduction so far. */
+typedef struct lane_acc {
+    double sum, best;
+    long long isum;
+    size_t at;
+    int nan;
+} lane_acc;
+
+/* Element k of the input, the lane's l-th value, added. */
+static inline __attribute__((always_inline)) void lane_add(lane_acc *s, const mh_reduce_args *a, size_t k, size_t l,
+                                                       int want_max)
+{
+    const int f32 = a->dtype == MH_F32;
+    const double v = f32 ? (double)((const float *)a->in)[k] : (double)((const int32_t *)a->in)[k];
+    if (!f32) s->isum += ((const int32_t *)a->in)[k];
+    s->sum += v;
+    if (s->nan) return;
+    if (v != v) s->nan = 1, s->at = l, s->best = v;
+    else if (l == 0 || (want_max ? v > s->best : v < s->best)) s->best = v, s->at = l;
+}
+
+static void lane_store(const lane_acc *s, const mh_reduce_args *a, void *out)
+{
+    const int f32 = a->dtype == MH_F32;
+    switch (a->kind) {
+    case MH_REDUCE_SUM:
+        if (f32) *(float *)out = (float)s->sum;
+        else *(long long *)out = s->isum;
+        break;
+    case MH_REDUCE_MEAN:
+        if (f32) *(float *)out = (float)(a->len ? s->sum / (double)a->len : NAN);
+        else *(double *)out = a->len ? (double)s->isum / (double)a->len : NAN;
+        break;
+    case MH_REDUCE_MIN:
+    case MH_REDUCE_MAX:
+        if (f32) *(float *)out = (float)s->best;
+        else *(int32_t *)out = (int32_t)s->best;
+        break;
+    default: *(long long *)out = (long long)s->at;
+    }
+}
+
+enum { COLUMN_BLOCK = 256 };
+
+/* Task t: a row (inner = 1), or a block of COLUMN_BLOCK lanes of one outer index walked down
+ * the axis together. */
+static void reduce_task(const mh_reduce_args *a, size_t t, size_t blocks_per_outer)
+{
+    const size_t size = mh_reduce_out_size(a->dtype, a->kind);
+    const int want_max = a->kind == MH_REDUCE_MAX || a->kind == MH_REDUCE_ARGMAX;
+    if (a->inner == 1) { /* a row: its state a local, kept in registers */
+        lane_acc row = {0};
+        for (size_t l = 0; l < a->len; ++l) lane_add(&row, a, t * a->len + l, l, want_max);
+        lane_store(&row, a, (char *)a->out + t * size);
+        return;
+    }
+    lane_acc acc[COLUMN_BLOCK];
+    const size_t o = t / blocks_per_outer, i0 = t % blocks_per_outer * COLUMN_BLOCK;
+    const size_t i1 = a->inner - i0 < COLUMN_BLOCK ? a->inner : i0 + COLUMN_BLOCK;
+    memset(acc, 0, (i1 - i0) * sizeof *acc);
+    for (size_t l = 0; l < a->len; ++l) {
+        const size_t row = (o * a->len + l) * a->inner;
+        for (size_t i = i0; i < i1; ++i) lane_add(&acc[i - i0], a, row + i, l, want_max);
+    }
+    for (size_t i = i0; i < i1; ++i) lane_store(&acc[i - i0], a, (char *)a->out + (o * a->inner + i) * size);
+}
+
+/* Every lane of an axis reduction (threads: tasks spread over OpenMP threads). */
 static void reduce_lanes(const mh_reduce_args *a, int threads)
 {
-    const size_t lanes = a->outer * a->inner, size = mh_reduce_out_size(a->dtype, a->kind);
+    const size_t blocks_per_outer = (a->inner + COLUMN_BLOCK - 1) / COLUMN_BLOCK, tasks = a->outer * blocks_per_outer;
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (long long k = 0; k < (long long)lanes; ++k)
-        mh_reduce_lane(a, (size_t)k / a->inner, (size_t)k % a->inner, (char *)a->out + (size_t)k * size);
+    for (long long t = 0; t < (long long)tasks; ++t) reduce_task(a, (size_t)t, blocks_per_outer);
 }
 
 static mh_status reference_run(mh_context *ctx, const mh_args *args)
