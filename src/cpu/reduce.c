@@ -35,24 +35,25 @@ static inline __attribute__((always_inline)) void lane_add(lane_acc *s, const mh
     else if (l == 0 || (want_max ? v > s->best : v < s->best)) s->best = v, s->at = l;
 }
 
-static void lane_store(const lane_acc *s, const mh_reduce_args *a, void *out)
+/* s by value: a row's state, whose address never escapes, stays in registers */
+static void lane_store(lane_acc s, const mh_reduce_args *a, void *out)
 {
     const int f32 = a->dtype == MH_F32;
     switch (a->kind) {
     case MH_REDUCE_SUM:
-        if (f32) *(float *)out = (float)s->sum;
-        else *(long long *)out = s->isum;
+        if (f32) *(float *)out = (float)s.sum;
+        else *(long long *)out = s.isum;
         break;
     case MH_REDUCE_MEAN:
-        if (f32) *(float *)out = (float)(a->len ? s->sum / (double)a->len : NAN);
-        else *(double *)out = a->len ? (double)s->isum / (double)a->len : NAN;
+        if (f32) *(float *)out = (float)(a->len ? s.sum / (double)a->len : NAN);
+        else *(double *)out = a->len ? (double)s.isum / (double)a->len : NAN;
         break;
     case MH_REDUCE_MIN:
     case MH_REDUCE_MAX:
-        if (f32) *(float *)out = (float)s->best;
-        else *(int32_t *)out = (int32_t)s->best;
+        if (f32) *(float *)out = (float)s.best;
+        else *(int32_t *)out = (int32_t)s.best;
         break;
-    default: *(long long *)out = (long long)s->at;
+    default: *(long long *)out = (long long)s.at;
     }
 }
 
@@ -67,7 +68,7 @@ static void reduce_task(const mh_reduce_args *a, size_t t, size_t blocks_per_out
     if (a->inner == 1) { /* a row: its state a local, kept in registers */
         lane_acc row = {0};
         for (size_t l = 0; l < a->len; ++l) lane_add(&row, a, t * a->len + l, l, want_max);
-        lane_store(&row, a, (char *)a->out + t * size);
+        lane_store(row, a, (char *)a->out + t * size);
         return;
     }
     lane_acc acc[COLUMN_BLOCK];
@@ -78,7 +79,7 @@ static void reduce_task(const mh_reduce_args *a, size_t t, size_t blocks_per_out
         const size_t row = (o * a->len + l) * a->inner;
         for (size_t i = i0; i < i1; ++i) lane_add(&acc[i - i0], a, row + i, l, want_max);
     }
-    for (size_t i = i0; i < i1; ++i) lane_store(&acc[i - i0], a, (char *)a->out + (o * a->inner + i) * size);
+    for (size_t i = i0; i < i1; ++i) lane_store(acc[i - i0], a, (char *)a->out + (o * a->inner + i) * size);
 }
 
 /* Every lane of an axis reduction (threads: tasks spread over OpenMP threads). */
