@@ -400,15 +400,14 @@ def max(x, axis=None, variant="auto"):  # noqa: A001
 
 
 def _arg(x, name, axis, variant):
-    """Each chunk's extreme (memhier.min or max: NaN if the chunk holds one) and the global index
-    of its first NaN or first extreme (memhier.argmin or argmax plus the chunk's offset, or for
-    axis=None the flat index in the whole array); then along the chunks numpy's own arg
-    reduction over the chunk extremes (the first NaN, else the first extreme: chunks in order,
-    so the lowest index) picks whose index to take."""
+    """Each chunk's index of its first NaN or first extreme (memhier.argmin or argmax) and the
+    value there (NaN where the chunk holds one, else its extreme), the index made global (the
+    chunk's offset added; for axis=None the flat index in the whole array); then along the
+    chunks numpy's own arg reduction over those values (the first NaN, else the first extreme:
+    chunks in order, so the lowest index) picks whose index to take."""
     axis = _one_axis(x, axis)
     if x.size == 0 or (axis is not None and x.shape[axis] == 0):
         raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-    extreme = name[3:]
     flat = x.ravel() if axis is None else x
     k = 0 if axis is None else axis
     starts = np.cumsum((0,) + flat.chunks[k][:-1])
@@ -417,9 +416,9 @@ def _arg(x, name, axis, variant):
         xp = _xp(b)
         b = _contiguous(b)
         at = block_info[0]["chunk-location"][k]
-        v = xp.expand_dims(xp.asarray(getattr(_reduce, extreme)(b, axis=k, variant=variant)), k)
-        i = xp.expand_dims(xp.asarray(getattr(_reduce, name)(b, axis=k, variant=variant)), k) + int(starts[at])
-        return xp.stack([v.astype(xp.float64), i.astype(xp.float64)])
+        i = xp.expand_dims(xp.asarray(getattr(_reduce, name)(b, axis=k, variant=variant)), k)
+        v = xp.take_along_axis(b, i, axis=k)
+        return xp.stack([v.astype(xp.float64), (i + int(starts[at])).astype(xp.float64)])
 
     chunks = ((2,),) + tuple((1,) * len(c) if d == k else c for d, c in enumerate(flat.chunks))
     pairs = flat.map_blocks(chunk, chunks=chunks, new_axis=0, dtype=np.float64, meta=flat._meta)

@@ -142,16 +142,28 @@ static int weighted_only(const mh_args *x, char *why, size_t len)
 
 static int atomic_supports(const mh_context *, const mh_args *x, char *why, size_t len) { return weighted_only(x, why, len); }
 
-static mh_status atomic_run(mh_context *ctx, const mh_args *x)
+/* Every sum (and the outside one, when asked for) set to 0 on the context's stream. */
+static mh_status zero_sums(mh_context *ctx, const mh_histogram_args *a)
 {
-    const mh_histogram_args *a = &x->histogram;
     const cudaStream_t st = mh_stream(ctx);
     MH_CUDA_TRY(ctx, cudaMemsetAsync(a->sums, 0, (size_t)a->num_bins * sizeof(double), st));
     if (a->outside_sum) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside_sum, 0, sizeof(double), st));
+    return MH_OK;
+}
+
+static mh_status atomic_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_histogram_args *a = &x->histogram;
+    MH_TRY(zero_sums(ctx, a));
     if (a->n == 0) return MH_OK;
+    const cudaStream_t st = mh_stream(ctx);
     const unsigned blocks = (unsigned)mh_resident_blocks(ctx, a->n, WBLOCK);
-    if (a->floats) weighted_atomic_kernel<true><<<blocks, WBLOCK, 0, st>>>(a->in, a->weights, a->n, a->num_bins, a->f, a->sums, a->outside_sum);
-    else weighted_atomic_kernel<false><<<blocks, WBLOCK, 0, st>>>(a->in, a->weights, a->n, a->num_bins, a->f, a->sums, a->outside_sum);
+    if (a->floats)
+        weighted_atomic_kernel<true><<<blocks, WBLOCK, 0, st>>>(a->in, a->weights, a->n, a->num_bins, a->f, a->sums,
+                                                                a->outside_sum);
+    else
+        weighted_atomic_kernel<false><<<blocks, WBLOCK, 0, st>>>(a->in, a->weights, a->n, a->num_bins, a->f, a->sums,
+                                                                 a->outside_sum);
     return MH_LAUNCH_CHECK(ctx, "weighted_atomic_kernel");
 }
 
@@ -188,11 +200,7 @@ template <bool IN_ORDER> static mh_status chunks_run(mh_context *ctx, const mh_a
 {
     const mh_histogram_args *a = &x->histogram;
     const cudaStream_t st = mh_stream(ctx);
-    if (a->n == 0) {
-        MH_CUDA_TRY(ctx, cudaMemsetAsync(a->sums, 0, (size_t)a->num_bins * sizeof(double), st));
-        if (a->outside_sum) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside_sum, 0, sizeof(double), st));
-        return MH_OK;
-    }
+    if (a->n == 0) return zero_sums(ctx, a);
     const size_t slots = (size_t)a->num_bins + 1, smem = WARPS * slots * sizeof(double);
     const void *kernel = a->floats ? (const void *)weighted_chunks_kernel<true, IN_ORDER>
                                    : (const void *)weighted_chunks_kernel<false, IN_ORDER>;

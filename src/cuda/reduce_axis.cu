@@ -12,8 +12,8 @@
  *                 next to its neighbours'); longer rows to whole blocks, in 16 KB tiles
  *               columns (inner > 1): a block holds a tile of rb rows x cb columns, each thread
  *                 one column (or four, by 16-byte loads when inner is a multiple of 4; two, by
- *                 8-byte loads, for argmin and argmax), and
- *                 walks down the axis rb rows at a time, so a warp reads whole row segments
+ *                 8-byte loads, for argmin and argmax), and walks down the axis rb rows at a
+ *                 time, so a warp reads whole row segments
  *               Where the lanes are too few to fill the GPU, the tiles along each axis are
  *               dealt to several blocks in turn. A block's partial results meet in a fixed
  *               pairwise tree; the blocks' partials go to the context's workspace and a
@@ -41,11 +41,8 @@ static __global__ void __launch_bounds__(BLOCK)
     }
 }
 
-template <typename Op> static __device__ __forceinline__ void add4(typename Op::acc &a, float4 v, long long i)
-{
-    Op::add(a, v.x, i), Op::add(a, v.y, i + 1), Op::add(a, v.z, i + 2), Op::add(a, v.w, i + 3);
-}
-template <typename Op> static __device__ __forceinline__ void add4(typename Op::acc &a, int4 v, long long i)
+/* A float4 or int4's values, indices i .. i + 3. */
+template <typename Op, typename V> static __device__ __forceinline__ void add4(typename Op::acc &a, V v, long long i)
 {
     Op::add(a, v.x, i), Op::add(a, v.y, i + 1), Op::add(a, v.z, i + 2), Op::add(a, v.w, i + 3);
 }
@@ -153,8 +150,9 @@ template <typename T, int V> static __device__ __forceinline__ column_values<T, 
 }
 
 /* Columns (inner > 1), V = 4 (inner a multiple of 4, in on a 16-byte boundary: 16-byte loads of
- * four columns), 2 (8-byte loads of two) or 1. Block b: column tile b % tiles (cb column groups of V), outer index
- * b / (tiles * splits), and of the axis the row tiles (UNROLL x rb rows) dealt to it in turn,
+ * four columns), 2 (8-byte loads of two) or 1. Block b: column tile b % tiles (cb column groups
+ * of V), outer index b / (tiles * splits), and of the axis the row tiles (UNROLL x rb rows)
+ * dealt to it in turn,
  * (b / tiles) % splits, + splits, ... Thread t walks rows t / cb, + rb, ... in column group
  * t % cb, UNROLL rows in flight; the rb partial results of a column meet in a fixed pairwise
  * tree in shared memory. */
@@ -247,7 +245,7 @@ typedef enum { PLAN_ROW_GROUPS, PLAN_ROW_TILES, PLAN_COLUMNS } plan_kind;
 typedef struct axis_plan {
     plan_kind kind;
     int group;        /* PLAN_ROW_GROUPS: threads a row */
-    int v;            /* PLAN_COLUMNS: columns a thread (4 or 1) */
+    int v;            /* PLAN_COLUMNS: columns a thread (4, 2 or 1) */
     unsigned cb, rb;  /* PLAN_COLUMNS: column groups and rows of a block's tile */
     size_t tiles;     /* PLAN_COLUMNS: column tiles of one outer index */
     size_t splits;    /* blocks sharing one lane's (or one column tile's) axis */

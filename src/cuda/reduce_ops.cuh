@@ -129,13 +129,6 @@ template <typename Fn> static mh_status with_reduce_op(mh_dtype dtype, mh_reduce
     return dtype == MH_F32 ? with_reduce_op_of<float>(kind, fn) : with_reduce_op_of<int>(kind, fn);
 }
 
-/* Bytes of the accumulator of (dtype, kind): the partial results a split reduction keeps. */
-static inline size_t reduce_acc_bytes(mh_dtype dtype, mh_reduce_kind kind)
-{
-    (void)dtype;
-    return kind == MH_REDUCE_ARGMIN || kind == MH_REDUCE_ARGMAX ? 16 : 8;
-}
-
 /* out[lane] from partials[s * lanes + lane], s = 0 .. splits - 1 combined in order (defined in
  * reduce_axis.cu): the last step of every split reduction and of CUB's. */
 mh_status mh_reduce_finish(mh_context *ctx, const mh_reduce_args *a, const void *partials, size_t splits);

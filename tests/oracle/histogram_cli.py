@@ -19,7 +19,8 @@ def expected(x, lo, hi, width):
     return reference.histogram(x, lo, hi, width)
 
 
-def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
+def run_histogram(x, flags, variant, device):
+    """`memhier run histogram` on x with flags; (the process, the output's path)."""
     np.save(path("x.npy"), x)
     out = path("h.npy")
     if os.path.exists(out):
@@ -27,7 +28,11 @@ def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
     args = ["run", "histogram", "--in", path("x.npy"), "--out", out, *flags]
     args += ["--variant", variant] if variant else []
     args += ["--device", device] if device else []
-    r = memhier(*args)
+    return memhier(*args), out
+
+
+def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
+    r, out = run_histogram(x, flags, variant, device)
     what = f"{variant or 'auto'} {x.dtype} n={x.size} {' '.join(flags)} on {device or 'default'}"
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
@@ -51,15 +56,8 @@ def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
 
 def check_weighted(x, w, flags, variant=None, device=None, edges=None):
     """--weights: float64 sums against numpy's (bincount for int32 values, histogram for float32)."""
-    np.save(path("x.npy"), x)
     np.save(path("w.npy"), w)
-    out = path("h.npy")
-    if os.path.exists(out):
-        os.remove(out)
-    args = ["run", "histogram", "--in", path("x.npy"), "--weights", path("w.npy"), "--out", out, *flags]
-    args += ["--variant", variant] if variant else []
-    args += ["--device", device] if device else []
-    r = memhier(*args)
+    r, out = run_histogram(x, ["--weights", path("w.npy"), *flags], variant, device)
     what = f"weighted {variant or 'auto'} {x.dtype} {' '.join(flags)} on {device or 'default'}"
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
