@@ -45,6 +45,10 @@ static const hcase cases[] = {
     FLOATS(16, 50001, -3e38, 3e38, 0, 0),         FLOATS(1, 4099, 0.0, 1.0, 0, 1),
     FLOATS(1024, 1048579, -1.0, 1.0, 1, 0),       FLOATS(5, 70001, -1.0, 1.0, 1, 1),
     FLOATS(100000, 200001, -2.0, 2.0, 1, 0),      FLOATS(256, 33554435, -1.0, 1.0, 0, 0),
+    /* edges crowded near the middle, the outer bins wide: a bin spans thousands of cells of
+     * the staged table and a cell up to hundreds of bins */
+    FLOATS(300, 100003, -1.0, 1.0, 2, 0),         FLOATS(300, 3003, -1.0, 1.0, 2, 1),
+    FLOATS(3, 10007, -5.0, 5.0, 2, 1),
 };
 
 static int cmp_float(const void *a, const void *b)
@@ -54,7 +58,8 @@ static int cmp_float(const void *a, const void *b)
 }
 
 /* The edges of a float case: uniform ones by the host rule, or sorted values over [flo, fhi]
- * with every eighth repeated (empty bins). num_bins + 1 floats. */
+ * with every eighth repeated (empty bins); explicit_edges = 2: their distance from the middle
+ * raised to the 7th power (crowded near the middle). num_bins + 1 floats. */
 static float *make_edges(const hcase *c, const mh_hist_float *f, unsigned long long seed)
 {
     const int nb = c->hi + 1;
@@ -65,7 +70,11 @@ static float *make_edges(const hcase *c, const mh_hist_float *f, unsigned long l
         return e;
     }
     mh_fill_uniform(e, (size_t)nb + 1, seed ^ 0xed9e5ULL, 1.0f);
-    for (int i = 0; i <= nb; ++i) e[i] = (float)(c->flo + (e[i] + 1.0) * 0.5 * (c->fhi - c->flo));
+    for (int i = 0; i <= nb; ++i) {
+        const double u = c->explicit_edges == 2 ? pow(e[i], 7) : e[i];
+        e[i] = (float)(c->flo + (u + 1.0) * 0.5 * (c->fhi - c->flo));
+    }
+    e[0] = (float)c->flo, e[nb] = (float)c->fhi;
     qsort(e, (size_t)nb + 1, sizeof *e, cmp_float);
     for (int i = 8; i <= nb; i += 8) e[i] = e[i - 1];
     return e;

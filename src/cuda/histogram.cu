@@ -22,9 +22,11 @@
  * kinds of values: int32, bytes, and float32 binned by numpy.histogram's rule
  * (core/histogram_rule.h: uniform edges computed where they are needed, or explicit edges
  * searched in global memory, through L1). vector and lane-private stage float32 bins in shared
- * memory first (float_table): the double arithmetic of the edges and its conversions (16 an SM
+ * memory first (histogram_table.cuh: the edges and a cell table that gives most values their
+ * bin with one shared load): the double arithmetic of the edges and its conversions (16 an SM
  * a clock on the H100) would otherwise bound them, not the loads. */
 #include "common.cuh"
+#include "histogram_table.cuh"
 
 #include <stdio.h>
 #include <type_traits>
@@ -46,8 +48,8 @@ struct hist_params {
  * histograms 15-25% on the H100. */
 struct float_params : hist_params {
     mh_hist_float f;
-    int table; /* vector and lane-private: the edges staged in shared memory (float_table) */
-    int cells; /* ... and for explicit edges, a cell table of this many cells */
+    int cells; /* vector and lane-private: the bins staged in shared memory with this many cells
+                  (histogram_table.cuh); 0: the rule per value */
 };
 
 /* The kinds of values a kernel is compiled for (the template argument KIND), and their
@@ -153,108 +155,39 @@ static __global__ void hist_interleaved_kernel(const params_t<KIND> p)
     private_flush(p, priv, p.num_bins + 1);
 }
 
-/* Float32 bins staged in a block's shared memory: the edges e[0 .. num_bins] (from the rule or
- * copied), and for explicit edges `first`: for each of p.cells equal cells over [e[0],
- * e[num_bins]] the bin of its lower end, so that a value's bin is searched among the few bins
- * its cell spans. */
-struct float_table {
-    const float *e;
-    const int *first; /* p.cells + 1 */
-    float cscale;     /* p.cells / (e[num_bins] - e[0]) */
-};
-
-/* The last bin i in [a, b] with e[i] <= x. */
-static __device__ __forceinline__ int table_search(const float *e, float x, int a, int b)
-{
-    while (a < b) {
-        const int mid = a + (b - a + 1) / 2;
-        if (e[mid] <= x) a = mid;
-        else b = mid - 1;
-    }
-    return a;
-}
-
-/* floor(g), 0 <= g < 2^22, without a conversion instruction (16 an SM a clock on the H100). */
-static __device__ __forceinline__ int floor_int(float g) { return __float_as_int(__fadd_rz(g, 8388608.0f)) - 0x4B000000; }
-
-/* Fills the table in smem (all threads; ends with a barrier). */
-static __device__ float_table stage_float_table(const float_params &p, void *smem)
-{
-    const int nb = p.num_bins;
-    float *e = static_cast<float *>(smem);
-    int *first = reinterpret_cast<int *>(e + nb + 1);
-    for (int i = threadIdx.x; i <= nb; i += blockDim.x) e[i] = mh_hist_edge(&p.f, nb, i);
-    __syncthreads();
-    const float width = e[nb] - e[0];
-    if (p.f.edges) {
-        for (int c = threadIdx.x; c <= p.cells; c += blockDim.x) {
-            const float v = e[0] + width * ((float)c / (float)p.cells);
-            first[c] = c == p.cells ? nb - 1 : v >= e[0] ? table_search(e, v, 0, nb - 1) : 0;
-        }
-        __syncthreads();
-    }
-    return {e, first, (float)p.cells / width};
-}
-
-/* A float32 value's slot by the staged table: the same bin as mh_hist_float_bin. Uniform bins:
- * the float32 guess (mh_hist_uniform_fast) decides most values with no edge read. Otherwise a
- * guess gives a range of bins (uniform: the guessed bin and one either side; explicit: the bins
- * its cell spans); where the range does not hold x (a cell rounded to its neighbour, a range that
- * overflows, NaN in the guess) the search covers every bin. */
-static __device__ __forceinline__ int table_slot(const float_params &p, const float_table &t, float x)
-{
-    const int nb = p.num_bins;
-    if (!(x >= t.e[0] && x <= t.e[nb])) return nb;
-    int a, b;
-    if (!p.f.edges) {
-        const int fast = mh_hist_uniform_fast(&p.f, nb, x);
-        if (fast >= 0) return fast;
-        const int i = floor_int(fminf(fmaxf((x - t.e[0]) * p.f.gscale, 0.0f), (float)(nb - 1)));
-        a = max(i - 1, 0), b = min(i + 1, nb - 1);
-    } else {
-        const int c = floor_int(fminf(fmaxf((x - t.e[0]) * t.cscale, 0.0f), (float)(p.cells - 1)));
-        a = t.first[c], b = t.first[c + 1];
-    }
-    if (!(t.e[a] <= x) || (b < nb - 1 && !(x < t.e[b + 1]))) a = 0, b = nb - 1;
-    return table_search(t.e, x, a, b);
-}
-
 /* Stages the float32 table after `bins_end` (the block's private bins) where the launch says it
  * fits; false for the integer kinds and where it does not: those compute the rule per value. */
 template <int KIND>
-static __device__ __forceinline__ bool stage_if_float(const params_t<KIND> &p, unsigned *bins_end, float_table &t)
+static __device__ __forceinline__ bool stage_if_float(const params_t<KIND> &p, unsigned *bins_end, mh_hist_table &t)
 {
     if constexpr (KIND == FLOAT32)
-        if (p.table) return t = stage_float_table(p, bins_end), true;
+        if (p.cells) return t = mh_hist_stage_table(p.f, p.num_bins, p.cells, bins_end), true;
     return false;
 }
 
-/* A word's slot, and element k's: float32 through the staged table where there is one (the
- * int kinds compile none of it). */
-template <int KIND>
-static __device__ __forceinline__ int word_slot(const params_t<KIND> &p, const float_table &t, bool staged, unsigned w)
+/* A word's slot, and element k's: float32 through the staged table where there is one (STAGED;
+ * the int kinds compile none of it). */
+template <int KIND, bool STAGED>
+static __device__ __forceinline__ int word_slot(const params_t<KIND> &p, const mh_hist_table &t, unsigned w)
 {
-    if constexpr (KIND == FLOAT32)
-        if (staged) return table_slot(p, t, __uint_as_float(w));
-    return slot_of<KIND>(p, w);
+    if constexpr (KIND == FLOAT32 && STAGED) return mh_hist_table_bin(t, __uint_as_float(w));
+    else return slot_of<KIND>(p, w);
 }
 
-template <int KIND>
-static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, const float_table &t, bool staged, size_t k)
+template <int KIND, bool STAGED>
+static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, const mh_hist_table &t, size_t k)
 {
-    if constexpr (KIND == FLOAT32)
-        if (staged) return table_slot(p, t, static_cast<const float *>(p.in)[k]);
-    return slot_at<KIND>(p, k);
+    if constexpr (KIND == FLOAT32 && STAGED) return mh_hist_table_bin(t, static_cast<const float *>(p.in)[k]);
+    else return slot_at<KIND>(p, k);
 }
 
 /* Calls f(slot) for every value this thread owns in a grid-stride pass with 16-byte loads (16
  * bytes or 4 int32 per load); head: elements before the first 16-byte boundary, visited
  * element-wise with the tail. The next 16 bytes are loaded before the current ones are counted,
  * so that their DRAM latency hides behind the counting instead of following it. */
-template <int KIND, class F>
-static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, size_t head, size_t nv, const float_table &t,
-                                                     bool staged,
-                                                     F f)
+template <int KIND, bool STAGED, class F>
+static __device__ __forceinline__ void for_each_slot_in(const params_t<KIND> &p, size_t head, size_t nv,
+                                                        const mh_hist_table &t, F f)
 {
     constexpr int PER = KIND == BYTES ? 16 : 4;
     const size_t stride = (size_t)gridDim.x * blockDim.x, gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -267,11 +200,21 @@ static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, si
         const unsigned words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
         for (int q = 0; q < PER; ++q)
-            f(KIND == BYTES ? int_slot<KIND>(p, (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu)) : word_slot<KIND>(p, t, staged, words[q]));
+            f(KIND == BYTES ? int_slot<KIND>(p, (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu))
+                            : word_slot<KIND, STAGED>(p, t, words[q]));
         w = next, i = j;
     }
-    if (gid < head) f(element_slot<KIND>(p, t, staged, gid));
-    for (size_t k = head + nv * PER + gid; k < p.n; k += stride) f(element_slot<KIND>(p, t, staged, k));
+    if (gid < head) f(element_slot<KIND, STAGED>(p, t, gid));
+    for (size_t k = head + nv * PER + gid; k < p.n; k += stride) f(element_slot<KIND, STAGED>(p, t, k));
+}
+
+/* for_each_slot_in, float32 through the staged table where the block staged one. */
+template <int KIND, class F>
+static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, size_t head, size_t nv,
+                                                     const mh_hist_table &t, bool staged, F f)
+{
+    if (KIND == FLOAT32 && staged) for_each_slot_in<KIND, true>(p, head, nv, t, f);
+    else for_each_slot_in<KIND, false>(p, head, nv, t, f);
 }
 
 /* coarse-interleaved with 16-byte loads, one shared atomic per value. */
@@ -280,7 +223,7 @@ static __global__ void hist_vector_kernel(const params_t<KIND> p, size_t head, s
 {
     extern __shared__ unsigned priv[];
     private_zero(priv, p.num_bins + 1);
-    float_table t = {};
+    mh_hist_table t = {};
     const bool staged = stage_if_float<KIND>(p, priv + p.num_bins + 1, t);
     for_each_slot<KIND>(p, head, nv, t, staged, [&](int s) { atomicAdd(&priv[s], 1u); });
     private_flush(p, priv, p.num_bins + 1);
@@ -332,7 +275,7 @@ static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const
     const int slots = p.num_bins + 1;
     private_zero(copies, slots * LANES);
     unsigned *mine = copies + threadIdx.x % LANES;
-    float_table t = {};
+    mh_hist_table t = {};
     const bool staged = stage_if_float<KIND>(p, copies + (size_t)slots * LANES, t);
     for_each_slot<KIND>(p, head, nv, t, staged, [&](int s) { atomicAdd(&mine[s * LANES], 1u); });
     __syncthreads();
@@ -361,7 +304,7 @@ static void params_of(const mh_histogram_args *a, launch_params *l)
     p.magic = a->width > 1 ? (unsigned)((((unsigned long long)1 << 32) + (unsigned)a->width - 1) / (unsigned)a->width) : 0u;
     p.bins = a->bins, p.outside = a->outside;
     p.f = a->f;
-    p.table = 0, p.cells = 0;
+    p.cells = 0;
     l->args[0] = &p;
 }
 
@@ -477,18 +420,6 @@ static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
                   "launching hist_interleaved_kernel");
 }
 
-/* Cells of the staged table for explicit edges: four a bin, at most 16384 (64 KB). */
-static int cells_for(const mh_histogram_args *a)
-{
-    return a->f.edges ? (a->num_bins < 4096 ? 4 * a->num_bins : 16384) : 0;
-}
-
-/* Shared bytes of the staged float32 table (float_table): the edges, the cells. */
-static size_t table_bytes(const mh_histogram_args *a)
-{
-    return ((size_t)a->num_bins + 1) * sizeof(float) + (a->f.edges ? ((size_t)cells_for(a) + 1) * sizeof(int) : 0);
-}
-
 /* The 16-byte-load kernels (vector, lane-private): zero the outputs, then one resident grid
  * over the body after the unaligned head; `copies` private copies of the bins per block, and
  * float32 bins staged after them where they fit. */
@@ -501,8 +432,8 @@ static mh_status launch_wide(mh_context *ctx, const mh_args *x, const kernel_set
     launch_params l;
     params_of(a, &l);
     size_t smem = slots_bytes(x, copies);
-    const size_t table = table_bytes(a);
-    if (a->floats && smem + table <= mh_smem_optin()) l.p.table = 1, l.p.cells = cells_for(a), smem += table;
+    l.p.cells = mh_hist_table_cells(a, smem);
+    if (l.p.cells) smem += mh_hist_table_bytes(a->num_bins, l.p.cells);
     size_t head = mh_head_to_16(a->in, elem);
     if (head > a->n) head = a->n;
     size_t nv = (a->n - head) / per;
