@@ -139,7 +139,10 @@ def test_refusals_name_the_argument(rng):
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 @pytest.mark.parametrize("variant", ["stream", "tc", "shared", "texture", "cudnn", "npp"])
 def test_rows_without_modes_refuse_them(variant):
-    """A row that pads with zeros only refuses a bordered call, saying so; auto runs another."""
+    """A row that pads with zeros only refuses a bordered call, saying so; auto runs another.
+    A vendor row this build left out (NPP where the CUDA install has none) is not there to ask."""
+    if f"conv2d/{variant}" not in {v.name for v in memhier.variants("conv2d")}:
+        pytest.skip(f"this build has no conv2d/{variant}")
     x = np.ones((64, 64), np.float32)
     w = np.ones((7, 7), np.float32)
     with pytest.raises(memhier.Unsupported, match="pads with zeros only"):
