@@ -11,6 +11,7 @@
  * demonstration and never picked by auto; it runs (within bounds) but its counts are not
  * checked. Refusals write nothing. */
 #include "testing.h"
+#include "core/histogram_table.h"
 
 #include <stdint.h>
 
@@ -296,6 +297,70 @@ static void check_weighted(mh_context *ctx, int gpu, const hcase *c, const void 
 
 #define REFUSED(call, says) CHECK_REFUSED(ctx, (call), says)
 
+/* The cell table of core/histogram_table.h (the one the vector, lane-private and weighted rows
+ * stage on the GPU), built here for edges e[0 .. nb] with `cells` cells: x's bin from it must be
+ * the rule's (mh_hist_float_bin over the same edges) for every value, on every machine CI runs. */
+static void check_cell_table(const float *e, int nb, int cells, const float *x, size_t n, const char *what)
+{
+    unsigned short *halves = malloc((size_t)cells * 2 * sizeof *halves);
+    unsigned *cell = malloc((size_t)cells * sizeof *cell);
+    if (!halves || !cell) exit(1);
+    for (int c = 0; c < cells; ++c) halves[2 * c] = 0, halves[2 * c + 1] = (unsigned short)(nb - 1);
+    const mh_hist_table t0 = mh_hist_table_of(e, cell, nb, cells);
+    for (int i = 0; i < nb; ++i) mh_hist_table_fill_bin(&t0, halves, i, cells);
+    for (int c = 0; c < cells; ++c) {
+        cell[c] = halves[2 * c] | (unsigned)halves[2 * c + 1] << 16;
+        CHECK(halves[2 * c] < nb && halves[2 * c + 1] < nb, "%s: cell %d of %d holds bins %u..%u of %d", what, c, cells,
+              halves[2 * c], halves[2 * c + 1], nb);
+    }
+    const mh_hist_float f = {.edges = e};
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const int want = mh_hist_float_bin(&f, nb, x[i]), got = mh_hist_table_bin(&t0, x[i]);
+        if (got != want && bad++ < 3)
+            CHECK(0, "%s: %d cells: x = %.9g in bin %d by the table, %d by the rule", what, cells, (double)x[i], got, want);
+    }
+    CHECK(!bad, "%s: %d cells: %zu of %zu values in the wrong bin", what, cells, bad, n);
+    free(halves), free(cell);
+}
+
+/* The table for a case's edges and values, and for edge sets the cases do not hold: infinite
+ * and near-overflow ends, denormal edges, bins narrower than their values' spacing, repeats. */
+static void check_cell_tables(const float *e, int nb, const float *x, size_t n, const char *what)
+{
+    const int sizes[] = {1, 7, nb > 2048 ? 16384 : 8 * nb};
+    if (nb <= MH_HIST_TABLE_MAX_BINS)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
+            check_cell_table(e, nb, sizes[s], x, n < 2000000 ? n : 2000000, what);
+}
+
+static void check_cell_table_edges(void)
+{
+    static const float inf_ends[] = {-INFINITY, -1.0f, 0.0f, 1.0f, INFINITY};
+    static const float wide[] = {-3e38f, -1e30f, 0.0f, 1e-30f, 3e38f};
+    static const float denormal[] = {0.0f, 1e-45f, 3e-45f, 1e-40f, 1e-38f, 1.0f};
+    static const float repeats[] = {1.0f, 1.0f, 1.0f, 2.0f, 2.0f, 3.0f, 3.0f};
+    float narrow[101];
+    for (int i = 0; i <= 100; ++i) narrow[i] = 1.0f + (float)i * 2e-8f; /* ~6 bins a float step: repeats */
+    const struct { const float *e; int nb; const char *name; } sets[] = {
+        {inf_ends, 4, "infinite ends"}, {wide, 4, "ends near overflow"}, {denormal, 5, "denormal edges"},
+        {repeats, 6, "repeated edges"}, {narrow, 100, "bins narrower than the float spacing"}};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; ++k) {
+        const float *e = sets[k].e;
+        const int nb = sets[k].nb;
+        size_t n = 0;
+        float *x = malloc(((size_t)nb + 1) * 5 * sizeof *x + 64 * sizeof *x);
+        if (!x) exit(1);
+        for (int i = 0; i <= nb; ++i) {
+            x[n++] = e[i], x[n++] = nextafterf(e[i], -INFINITY), x[n++] = nextafterf(e[i], INFINITY);
+            if (i < nb) x[n++] = e[i] / 2 + e[i + 1] / 2;
+        }
+        x[n++] = NAN, x[n++] = -0.0f, x[n++] = 0.0f;
+        check_cell_tables(e, nb, x, n, sets[k].name);
+        free(x);
+    }
+}
+
 static void check_refusals(mh_context *ctx, int gpu)
 {
     uint64_t *buf = test_alloc(gpu, 64 * 8);
@@ -390,6 +455,7 @@ int main(int argc, char **argv)
             args_of(NULL, c, h, NULL, ref, ref + nb, &ra);
             host_edges = make_edges(c, &ra.histogram.f, seed + ci);
             fill_floats(c, host_edges, h, seed + ci);
+            check_cell_tables(host_edges, nb, h, c->n, kind_name(c));
             if (c->explicit_edges) {
                 edges = test_alloc(gpu, ((size_t)nb + 1) * sizeof *edges);
                 test_put(gpu, edges, host_edges, ((size_t)nb + 1) * sizeof *edges);
@@ -424,6 +490,7 @@ int main(int argc, char **argv)
     }
     check_refusals(ctx, gpu);
     check_known(ctx, gpu);
+    check_cell_table_edges();
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_histogram gpu" : "test_histogram cpu");
 }

@@ -170,14 +170,14 @@ static __device__ __forceinline__ bool stage_if_float(const params_t<KIND> &p, u
 template <int KIND, bool STAGED>
 static __device__ __forceinline__ int word_slot(const params_t<KIND> &p, const mh_hist_table &t, unsigned w)
 {
-    if constexpr (KIND == FLOAT32 && STAGED) return mh_hist_table_bin(t, __uint_as_float(w));
+    if constexpr (KIND == FLOAT32 && STAGED) return mh_hist_table_bin(&t, __uint_as_float(w));
     else return slot_of<KIND>(p, w);
 }
 
 template <int KIND, bool STAGED>
 static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, const mh_hist_table &t, size_t k)
 {
-    if constexpr (KIND == FLOAT32 && STAGED) return mh_hist_table_bin(t, static_cast<const float *>(p.in)[k]);
+    if constexpr (KIND == FLOAT32 && STAGED) return mh_hist_table_bin(&t, static_cast<const float *>(p.in)[k]);
     else return slot_at<KIND>(p, k);
 }
 

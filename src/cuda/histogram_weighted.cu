@@ -99,8 +99,8 @@ static __global__ void __launch_bounds__(WBLOCK)
             wt[0] = w4.x, wt[1] = w4.y, wt[2] = w4.z, wt[3] = w4.w;
             if (VALUES == TABLE) {
                 const float4 x = __ldg(reinterpret_cast<const float4 *>((const float *)in + i));
-                b[0] = mh_hist_table_bin(t, x.x), b[1] = mh_hist_table_bin(t, x.y);
-                b[2] = mh_hist_table_bin(t, x.z), b[3] = mh_hist_table_bin(t, x.w);
+                b[0] = mh_hist_table_bin(&t, x.x), b[1] = mh_hist_table_bin(&t, x.y);
+                b[2] = mh_hist_table_bin(&t, x.z), b[3] = mh_hist_table_bin(&t, x.w);
             } else if (VALUES == RULE) {
                 const float4 x = __ldg(reinterpret_cast<const float4 *>((const float *)in + i));
                 b[0] = mh_hist_float_bin(&f, nb, x.x), b[1] = mh_hist_float_bin(&f, nb, x.y);
@@ -114,7 +114,7 @@ static __global__ void __launch_bounds__(WBLOCK)
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const bool have = i + j < end;
-                if (VALUES == TABLE) b[j] = have ? mh_hist_table_bin(t, __ldg((const float *)in + i + j)) : -1;
+                if (VALUES == TABLE) b[j] = have ? mh_hist_table_bin(&t, __ldg((const float *)in + i + j)) : -1;
                 else b[j] = have ? bin_of<VALUES == RULE>(in, i + j, nb, f) : -1;
                 wt[j] = have ? __ldg(w + i + j) : 0.0f;
             }
