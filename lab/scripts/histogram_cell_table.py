@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Emulates src/cuda/histogram_table.cuh's cell table with numpy float32 arithmetic and checks,
+"""Emulates src/core/histogram_table.h's cell table with numpy float32 arithmetic and checks,
 for many edge sets and cell counts, that every value's bin (an upper-bound search over the
 edges) lies between its cell's first and last bins. Prints "ok"; an assertion names the
 values that escape. Run: python3 lab/scripts/histogram_cell_table.py"""
