@@ -305,7 +305,8 @@ static void check_cell_table(const float *e, int nb, int cells, const float *x, 
     unsigned short *halves = malloc((size_t)cells * 2 * sizeof *halves);
     unsigned *cell = malloc((size_t)cells * sizeof *cell);
     if (!halves || !cell) exit(1);
-    for (int c = 0; c < cells; ++c) halves[2 * c] = 0, halves[2 * c + 1] = (unsigned short)(nb - 1);
+    const unsigned full = mh_hist_table_full(nb);
+    for (int c = 0; c < cells; ++c) halves[2 * c] = (unsigned short)(full & 0xFFFFu), halves[2 * c + 1] = (unsigned short)(full >> 16);
     const mh_hist_table t0 = mh_hist_table_of(e, cell, nb, cells);
     for (int i = 0; i < nb; ++i) mh_hist_table_fill_bin(&t0, halves, i, cells);
     for (int c = 0; c < cells; ++c) {

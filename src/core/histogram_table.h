@@ -35,36 +35,20 @@ typedef struct mh_hist_table {
     int nb;
 } mh_hist_table;
 
-/* The float32 steps of the cell, each rounded on its own (no contraction into a fused
- * multiply-add, on either side). */
-MH_HD float mh_hist_fsub(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fsub_rn(a, b);
-#else
-    return a - b;
-#endif
-}
-MH_HD float mh_hist_fmul(float a, float b)
-{
-#ifdef __CUDA_ARCH__
-    return __fmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-
-/* The cell of x, for x >= lo. floor(g) where g < 2^23; larger g and NaN (from an overflowing or
- * empty width) go past every cell, hence to the last: still non-decreasing in x. */
+/* The cell of x, for x >= lo: g = (x - lo) * cscale, each step rounded on its own (no fused
+ * multiply-add on either side; the host files build with -ffp-contract=off), then floor(g) where
+ * g < 2^23; larger g and NaN (from an overflowing or empty width) go past every cell, hence to the
+ * last: still non-decreasing in x. */
 MH_HD unsigned mh_hist_cell(const mh_hist_table *t, float x)
 {
-    const float g = mh_hist_fmul(mh_hist_fsub(x, t->lo), t->cscale);
 #ifdef __CUDA_ARCH__
+    const float g = __fmul_rn(__fsub_rn(x, t->lo), t->cscale);
     /* 2^23 added toward zero leaves floor(g) in the low bits, with no conversion instruction;
      * from 2^23 up, and for NaN, the bits are past any cell as on the host */
     const unsigned whole = (unsigned)__float_as_int(__fadd_rz(g, 8388608.0f)) - 0x4B000000u;
     return min(whole, t->last_cell);
 #else
+    const float g = (x - t->lo) * t->cscale;
     const unsigned whole = g < 8388608.0f ? (unsigned)floorf(g) : 0xFFFFFFFFu;
     return whole < t->last_cell ? whole : t->last_cell;
 #endif
