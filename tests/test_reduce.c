@@ -265,7 +265,8 @@ static void check_axis_case(mh_context *ctx, int gpu, mh_dtype dt, size_t outer,
 
 /* Every kind and dtype over the middle axis of shapes that reach every path of the GPU rows
  * (rows a thread, 8 or 32 threads or blocks each, cut into chunks or not; columns one or four a
- * thread, the axis cut or not; inputs off the 16-byte boundary; one element; an empty axis),
+ * thread, the axis cut or not, its partials finished a block a lane or a thread a lane in
+ * batches, the last batch short; inputs off the 16-byte boundary; one element; an empty axis),
  * and the arguments refused. */
 static void check_axes(mh_context *ctx, int gpu, unsigned long long seed)
 {
@@ -273,7 +274,7 @@ static void check_axes(mh_context *ctx, int gpu, unsigned long long seed)
         {1, 1000, 1, 0},  {7, 33, 5, 0},    {1, 17, 1000, 0}, {300, 4, 1, 0},   {3, 1, 7, 0},
         {2, 0, 3, 0},     {1, 65537, 2, 0}, {2, 200, 1, 1},   {64, 3000, 1, 0}, {5, 100003, 1, 0},
         {1, 300000, 1, 2}, {3, 5000, 8, 0}, {2, 9000, 4, 0},  {1, 17, 1000, 1}, {4, 70000, 1, 1},
-        {3000, 3, 1, 3},  {2, 3, 4000, 0},  {4, 1, 1, 0},
+        {3000, 3, 1, 3},  {2, 3, 4000, 0},  {4, 1, 1, 0},   {1, 2000, 600, 0},
     };
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
         for (int dt = 0; dt < 2; ++dt)

@@ -226,14 +226,26 @@ static __global__ void __launch_bounds__(BLOCK)
     if (threadIdx.x == 0) Op::store(out, lane, a, len, mean);
 }
 
-/* splits = 0 (an empty axis): the identity's result, 0 for sums and NaN for means. */
+/* A thread a lane, its partials combined in split order. The loads go out FINISH_BATCH at a
+ * time before any is combined: the extremes' combine branches on NaN, and loads issued one per
+ * branch would each wait out the memory's latency (a 16384-column max has 33 splits).
+ * splits = 0 (an empty axis): the identity's result, 0 for sums and NaN for means. */
+enum { FINISH_BATCH = 8 };
 template <typename Op>
 static __global__ void __launch_bounds__(BLOCK)
     reduce_finish_kernel(const typename Op::acc *partials, size_t splits, size_t lanes, size_t len, void *out, bool mean)
 {
+    typedef typename Op::acc A;
     for (size_t lane = (size_t)blockIdx.x * BLOCK + threadIdx.x; lane < lanes; lane += (size_t)gridDim.x * BLOCK) {
-        typename Op::acc a = splits ? partials[lane] : Op::identity();
-        for (size_t s = 1; s < splits; ++s) a = Op::combine(a, partials[s * lanes + lane]);
+        A a = splits ? partials[lane] : Op::identity();
+        for (size_t s = 1; s < splits; s += FINISH_BATCH) {
+            A x[FINISH_BATCH];
+#pragma unroll
+            for (int u = 0; u < FINISH_BATCH; ++u) x[u] = s + u < splits ? partials[(s + u) * lanes + lane] : a;
+#pragma unroll
+            for (int u = 0; u < FINISH_BATCH; ++u)
+                if (s + u < splits) a = Op::combine(a, x[u]);
+        }
         Op::store(out, lane, a, len, mean);
     }
 }
