@@ -4,10 +4,15 @@
  * with v_t then a vertical one with u_t: r (krows + kcols) FMAs per output instead of
  * krows * kcols. separable takes r = 1, lowrank up to MH_LOWRANK_MAX_RANK.
  *
- * All passes run inside one block through shared memory (input tile -> horizontal ->
- * vertical, accumulated in registers over the terms -> output), so the image crosses device
- * memory once, as in a direct kernel: separate passes would write and reread a full
- * intermediate image, which costs more than the FMAs saved whenever the filter is small.
+ * Each block owns a strip of BW output columns and walks down a segment of its rows, RYV
+ * input rows (a band) at a time: the band arrives by cp.async while the one before it is
+ * filtered, its horizontal passes (one a term) go into rings of rows in shared memory, and
+ * once krows - 1 rows are ahead of it, each band's step takes RYV output rows from the rings by
+ * the vertical passes and stores them. The image crosses device memory once, as in a direct
+ * kernel (separate passes would write and reread a full intermediate image, which costs more
+ * than the FMAs saved whenever the filter is small), and every horizontal row is computed once
+ * a segment: r (krows + kcols) FMAs an output, plus the krows - 1 rows a segment reads ahead.
+ * The segments are cut so that the blocks fill one resident grid: one wave.
  *
  * The rank and the factors come from the filter's SVD in double on the host
  * (mh_lowrank_factor: the smallest r that keeps every output within the per-element bound):
@@ -22,119 +27,219 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { RX = 12, TX = 16, TY = 8, THREADS = TX * TY, BH = 32, BW = TX * RX, RYV = 8 };
-/* vertical work items (RYV rows of one column) a thread: its outputs' accumulators */
-enum { ITEMS = BH / RYV * BW / THREADS };
-static_assert(BH / RYV * BW % THREADS == 0, "every thread has ITEMS vertical items");
+/* A block: THREADS threads, BW output columns (a thread each in the vertical pass), bands of RYV
+ * rows; in the horizontal pass a thread takes RX outputs of one band row. */
+enum { RX = 8, RYV = 8, THREADS = 128, BW = THREADS, STRIPS = BW / RX, RING_LD = BW + 4 };
+/* input bands in shared memory: the one being filtered and BANDS - 1 on their way */
+enum { BANDS = 2 };
+static_assert(RYV * STRIPS == THREADS, "one horizontal item a thread a band");
 
 struct separable_params {
     const float *in;
     float *out;
     size_t rows, cols, out_rows, out_cols;
     int krows, kcols, lpr, lpc, xshift;
+    long long segment; /* output rows a block walks, a multiple of RYV */
     tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
     /* term t's column factor u[t] (krows) and row factor v[t] (kcols) */
     float u[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1], v[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1];
 };
 
+/* Shared memory: BANDS input bands of RYV rows (ncols loaded, sw apart) and a ring of horizontal
+ * results a term (RING_LD apart). Strides are 4 floats past a multiple of 32, so that the 8
+ * threads of a 16-byte access phase (8 band rows at one column) hit distinct banks. The ring
+ * repeats at `ring` rows: its first krows - 1 rows are written twice, at row s and s + ring,
+ * so that a vertical step reads RYV + krows - 1 consecutive rows from its slot (a multiple of
+ * RYV below ring) at offsets known at compile time: no wrap in the addresses. */
 struct separable_layout {
-    int th, sw; /* input tile rows and stride; the horizontal result is th x BW */
+    int ncols, sw;
+    int ahead; /* bands computed before the first vertical step: ceil((krows - 1) / RYV) */
+    int ring;  /* RYV (ahead + 1) rows: every row one vertical step reads, and the band after */
+    int rows;  /* a term's ring in shared memory: a step's slot is at most ring - RYV */
     int floats;
 };
 
-static __host__ __device__ separable_layout layout_for(int krows, int kcols)
+/* The kernel instance's bound on the filter's sides (its unrolled loops). */
+static __host__ __device__ int kmax_of(int krows, int kcols)
+{
+    const int k = krows > kcols ? krows : kcols;
+    return k <= 8 ? 8 : k <= 16 ? 16 : 32;
+}
+
+static __host__ __device__ int window_loads(int kcols) { return (RX + kcols - 1 + 3) / 4; }
+
+static __host__ __device__ separable_layout layout_for(int krows, int kcols, int terms)
 {
     separable_layout l;
-    l.th = BH + krows - 1;
-    l.sw = BW + ((kcols + 2 + 3) & ~3);
-    l.floats = l.th * l.sw + l.th * BW;
+    l.ncols = BW - RX + 4 * window_loads(kcols);
+    l.sw = l.ncols + (36 - l.ncols % 32) % 32;
+    l.ahead = (krows - 1 + RYV - 1) / RYV;
+    l.ring = RYV * (l.ahead + 1);
+    l.rows = l.ring + krows - 1;
+    l.floats = BANDS * RYV * l.sw + (terms * l.rows + kmax_of(krows, kcols) - krows) * RING_LD;
     return l;
 }
 
-/* Horizontal pass: mid[y][x] = sum_j tile[y][x + j] v[j] for the tile's rows, RX outputs per
- * work item from one register window (compile-time indices, real taps only). */
-template <int KMAX>
-static __device__ __forceinline__ void horizontal(const separable_params &p, const float *v, const separable_layout &l,
-                                                  const float *tile, float *mid, int tid)
+/* Horizontal passes of one band: thread (band row y, strip x) loads its window once and writes
+ * ring_t[slot + y][x .. x + RX) = sum_j band[y][x + r + j] v_t[j] for every term t (and the
+ * same at slot + y + ring, where that row is one of the repeated ones). */
+template <int KMAX, int R>
+static __device__ __forceinline__ void horizontal(const separable_params &p, const separable_layout &l,
+                                                  const float *band, float *ring, int slot, int tid)
 {
-    constexpr int STRIPS = BW / RX, W = RX + KMAX;
-    const int nload = (RX + p.kcols - 1 + 3) / 4;
-    for (int item = tid; item < l.th * STRIPS; item += THREADS) {
-        const int y = item / STRIPS, x = (item - y * STRIPS) * RX;
-        const float *src = tile + y * l.sw + x;
-        float w[W], o[RX];
-        load_window(w, src, nload);
+    constexpr int W = (RX + KMAX - 1 + 3) / 4 * 4;
+    const int y = tid % RYV, x = tid / RYV * RX;
+    float w[W], o[R][RX];
+    load_window(w, band + y * l.sw + x, window_loads(p.kcols));
 #pragma unroll
-        for (int r = 0; r < RX; ++r) o[r] = 0.0f;
+    for (int t = 0; t < R; ++t)
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) {
-            if (j >= p.kcols) break;
+        for (int r = 0; r < RX; ++r) o[t][r] = 0.0f;
 #pragma unroll
-            for (int r = 0; r < RX; ++r) o[r] = fmaf(w[r + j], v[j], o[r]);
+    for (int j = 0; j < KMAX; ++j) {
+        if (j >= p.kcols) break;
+#pragma unroll
+        for (int t = 0; t < R; ++t)
+#pragma unroll
+            for (int r = 0; r < RX; ++r) o[t][r] = fmaf(w[r + j], p.v[t][j], o[t][r]);
+    }
+#pragma unroll
+    for (int t = 0; t < R; ++t) {
+        float *dst = ring + (t * l.rows + slot + y) * RING_LD + x;
+        const bool twice = slot + y < p.krows - 1;
+#pragma unroll
+        for (int r = 0; r < RX; r += 4) {
+            const float4 q = make_float4(o[t][r], o[t][r + 1], o[t][r + 2], o[t][r + 3]);
+            *reinterpret_cast<float4 *>(dst + r) = q;
+            if (twice) *reinterpret_cast<float4 *>(dst + l.ring * RING_LD + r) = q;
         }
-#pragma unroll
-        for (int r = 0; r < RX; r += 4)
-            *reinterpret_cast<float4 *>(mid + y * BW + x + r) = make_float4(o[r], o[r + 1], o[r + 2], o[r + 3]);
     }
 }
 
-/* Vertical pass: acc[it][q] += sum_i mid[yb + q + i][x] u[i] for the thread's items it (RYV
- * rows yb.. of column x each). */
+/* Vertical pass of one term: acc[q] += sum_i col[(q + i) RING_LD] u[i], col the thread's column
+ * in the ring's row `slot`. The window loads RYV + KMAX - 1 rows, those past RYV + krows - 1
+ * unused (from the next term's ring, or the rows left after the last). */
 template <int KMAX>
-static __device__ __forceinline__ void vertical(const separable_params &p, const float *u, const float *mid,
-                                                float (&acc)[ITEMS][RYV], int tid)
+static __device__ __forceinline__ void vertical(const separable_params &p, const float *u, const float *col,
+                                                float (&acc)[RYV])
 {
     constexpr int W = RYV + KMAX - 1;
+    float w[W];
 #pragma unroll
-    for (int it = 0; it < ITEMS; ++it) {
-        const int item = tid + it * THREADS, yb = item / BW * RYV, x = item % BW;
-        float w[W];
+    for (int d = 0; d < W; ++d) w[d] = col[d * RING_LD];
 #pragma unroll
-        for (int d = 0; d < W; ++d)
-            if (d < RYV + p.krows - 1) w[d] = mid[(yb + d) * BW + x];
+    for (int i = 0; i < KMAX; ++i) {
+        if (i >= p.krows) break;
 #pragma unroll
-        for (int i = 0; i < KMAX; ++i) {
-            if (i >= p.krows) break;
+        for (int q = 0; q < RYV; ++q) acc[q] = fmaf(w[q + i], u[i], acc[q]);
+    }
+}
+
+/* A thread's part of every band: the same groups of 4 columns each band (at most BAND_GROUPS),
+ * placed once; a band moves only the rows. A group inside the image's columns, on a 16-byte
+ * boundary, of a row inside the image is one 16-byte copy; the rest goes through load_group and
+ * the border. */
+enum { BAND_GROUPS = 3 };
+static_assert(RYV * (BW - RX + 4 * ((RX + 31 + 3) / 4)) <= 4 * BAND_GROUPS * THREADS, "a band's groups fit");
+
+struct band_part {
+    long long x0;            /* the band's first column in the image */
+    int n;                   /* groups this thread moves */
+    int at[BAND_GROUPS];     /* group u: 4 g (its first column past x0) | band row << 16 */
+    unsigned whole;          /* bit u: group u inside the columns, on a 16-byte boundary */
+};
+
+static __device__ __forceinline__ band_part band_part_of(const separable_params &p, const separable_layout &l,
+                                                         long long x0, int tid)
+{
+    band_part b;
+    const int groups = l.ncols / 4;
+    const bool vec = aligned16(p.in) && p.cols % 4 == 0 && (x0 & 3) == 0;
+    b.x0 = x0, b.n = 0, b.whole = 0;
 #pragma unroll
-            for (int q = 0; q < RYV; ++q) acc[it][q] = fmaf(w[q + i], u[i], acc[it][q]);
+    for (int u = 0; u < BAND_GROUPS; ++u) {
+        const int item = tid + u * THREADS, r = item / groups, c = 4 * (item - r * groups);
+        b.at[u] = c | r << 16;
+        if (vec && x0 + c >= 0 && x0 + c + 4 <= (long long)p.cols) b.whole |= 1u << u;
+        if (item < RYV * groups) b.n = u + 1;
+    }
+    return b;
+}
+
+/* Band rows y .. y + RYV (image rows, the border's past its ends) into dst (sw floats a row). */
+static __device__ __forceinline__ void send_rows(const separable_params &p, const band_part &part, float *dst, int sw,
+                                                 long long y, tile_border border)
+{
+#pragma unroll
+    for (int u = 0; u < BAND_GROUPS; ++u) {
+        if (u >= part.n) break;
+        const int c = part.at[u] & 0xffff, row = part.at[u] >> 16;
+        const long long r = y + row, x = part.x0 + c;
+        const bool whole = part.whole >> u & 1;
+        float *d = dst + row * sw + c;
+        if (whole && r >= 0 && r < (long long)p.rows) {
+            cp_async16(d, p.in + (size_t)r * p.cols + (size_t)x);
+            continue;
         }
+        const long long q = mh_border_index(r, (long long)p.rows, border.mode);
+        if (q < 0) *reinterpret_cast<float4 *>(d) = make_float4(border.cval, border.cval, border.cval, border.cval);
+        else load_group(d, p.in + (size_t)q * p.cols, (long long)p.cols, x, whole, border);
     }
 }
 
 /* BORDERED: the loader extends the image by mh_conv2d_mode's mode (an instance of its own, so
- * that the zero-padded one keeps a loader without the mapping, as regtile's). R: the terms. */
+ * that the zero-padded one keeps a loader without the mapping, as regtile's). R: the terms.
+ * Step b: band b's rows arrive (and band b + 1's are sent for), its horizontal passes fill the
+ * rings, and from b = ahead on, output rows RYV (b - ahead) .. + RYV of the segment. Two
+ * barriers a step: the band and the rings written before they are read, the rings read before
+ * the next step overwrites the oldest band.
+ * Blocks an SM the registers must allow: up to 16 a side the rings leave room for six (80
+ * registers, no spills); at 32 shared memory holds four, and left alone ptxas takes more than
+ * four's 128 registers. */
 template <int KMAX, bool BORDERED, int R>
-static __global__ void __launch_bounds__(THREADS) conv2d_separable_kernel(const __grid_constant__ separable_params p)
+static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
+    conv2d_separable_kernel(const __grid_constant__ separable_params p)
 {
     extern __shared__ __align__(16) float smem[];
-    const separable_layout l = layout_for(p.krows, p.kcols);
-    float *tile = smem, *mid = smem + l.th * l.sw;
+    const separable_layout l = layout_for(p.krows, p.kcols, R);
+    float *ring = smem + BANDS * RYV * l.sw;
     const int tid = threadIdx.x;
-    const long long y0 = (long long)blockIdx.y * BH, x0 = (long long)blockIdx.x * BW - p.xshift;
-    load_rows(tile, l.sw, p.in, p.rows, p.cols, y0 - p.lpr, x0 - p.lpc, l.th, l.sw, tid, THREADS,
-              BORDERED ? p.border : zero_border);
-    cp_async_wait_all();
-    float acc[ITEMS][RYV];
+    const long long y0 = (long long)blockIdx.y * p.segment, x0 = (long long)blockIdx.x * BW - p.xshift;
+    const long long left = (long long)p.out_rows - y0;
+    const long long steps = ((left < p.segment ? left : p.segment) + RYV - 1) / RYV + l.ahead;
+    const long long x = x0 + tid;
+    const bool column = x >= 0 && x < (long long)p.out_cols;
+    const band_part part = band_part_of(p, l, x0 - p.lpc, tid);
+    /* band b goes to buffer b mod BANDS; a group of copies a band, empty past the last */
+    auto send_band = [&](long long b) {
+        if (b < steps)
+            send_rows(p, part, smem + b % BANDS * RYV * l.sw, l.sw, y0 - p.lpr + (long long)RYV * b,
+                      BORDERED ? p.border : zero_border);
+        cp_async_commit();
+    };
+    for (int b = 0; b < BANDS - 1; ++b) send_band(b);
+    /* band b's ring slot, RYV b mod ring; the oldest row a vertical step reads follows it */
+    for (long long b = 0, slot = 0; b < steps; ++b, slot = slot + RYV < l.ring ? slot + RYV : 0) {
+        cp_async_wait<BANDS - 2>();
+        __syncthreads(); /* band b is in; step b - 1 has read its band's buffer and the rings */
+        send_band(b + BANDS - 1);
+        horizontal<KMAX, R>(p, l, smem + b % BANDS * RYV * l.sw, ring, (int)slot, tid);
+        if (b < l.ahead) continue;
+        __syncthreads(); /* the rings hold the rows of this step's outputs */
+        const long long g = b - l.ahead;
+        const int oldest = slot + RYV < l.ring ? (int)slot + RYV : 0;
+        float acc[RYV];
 #pragma unroll
-    for (int it = 0; it < ITEMS; ++it)
+        for (int q = 0; q < RYV; ++q) acc[q] = 0.0f;
 #pragma unroll
-        for (int q = 0; q < RYV; ++q) acc[it][q] = 0.0f;
+        for (int t = 0; t < R; ++t) vertical<KMAX>(p, p.u[t], ring + (t * l.rows + oldest) * RING_LD + tid, acc);
+        if (!column) continue;
 #pragma unroll
-    for (int t = 0; t < R; ++t) {
-        __syncthreads(); /* the tile has arrived; or the last term's vertical pass has read mid */
-        horizontal<KMAX>(p, p.v[t], l, tile, mid, tid);
-        __syncthreads();
-        vertical<KMAX>(p, p.u[t], mid, acc, tid);
+        for (int q = 0; q < RYV; ++q) {
+            const long long y = y0 + (long long)RYV * g + q;
+            if (y < (long long)p.out_rows) p.out[(size_t)y * p.out_cols + (size_t)x] = acc[q];
+        }
     }
-    __syncthreads(); /* the input tile is free: it becomes the output stage */
-#pragma unroll
-    for (int it = 0; it < ITEMS; ++it) {
-        const int item = tid + it * THREADS, yb = item / BW * RYV, x = item % BW;
-#pragma unroll
-        for (int q = 0; q < RYV; ++q) tile[(yb + q) * BW + x] = acc[it][q];
-    }
-    __syncthreads();
-    store_rows(p.out, p.out_rows, p.out_cols, y0, x0, tile, BW, BH, BW, tid, THREADS);
 }
 
 /* ---- factors, launch, registry ---------------------------------------------------------- */
@@ -178,10 +283,24 @@ static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char
     return MH_OK;
 }
 
-static int separable_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+/* The shared memory of `terms` rings fits a block (lowrank is checked for its most terms). */
+static int fits_terms(const mh_args *x, int terms, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    return mh_tile_fits((size_t)layout_for(a->krows, a->kcols).floats * sizeof(float), a->out_rows, BH, why, len);
+    const size_t bytes = (size_t)layout_for(a->krows, a->kcols, terms).floats * sizeof(float);
+    if (bytes <= mh_smem_optin()) return 1;
+    snprintf(why, len, "its bands and rings need %zu bytes of shared memory, more than a block may use", bytes);
+    return 0;
+}
+
+static int separable_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return fits_terms(x, 1, why, len);
+}
+
+static int lowrank_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    return fits_terms(x, MH_LOWRANK_MAX_RANK, why, len);
 }
 
 typedef void (*kernel_fn)(const separable_params);
@@ -191,6 +310,21 @@ typedef void (*kernel_fn)(const separable_params);
 /* [bordered][terms - 1][KMAX = 8, 16, 32] */
 static const kernel_fn kernels[2][MH_LOWRANK_MAX_RANK][3] = {MH_SEPARABLE_B(false), MH_SEPARABLE_B(true)};
 static_assert(MH_LOWRANK_MAX_RANK == 4, "one instance a number of terms");
+
+/* Output rows a block walks: as many blocks as one resident grid holds cover the image (no
+ * second, partial wave), and no more than gridDim.y allows; a multiple of RYV. With one wave the
+ * call takes as long as its longest walk, so short segments win on small images though each
+ * repeats the krows - 1 rows it reads ahead. */
+static long long segment_rows(const mh_context *ctx, const void *kernel, size_t bytes, size_t strips, size_t out_rows)
+{
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, bytes) != cudaSuccess || per_sm < 1)
+        per_sm = 1;
+    const size_t slots = (size_t)per_sm * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    size_t rows = mh_ceil_div(out_rows, slots > strips ? slots / strips : 1);
+    if (rows < mh_ceil_div(out_rows, 65535)) rows = mh_ceil_div(out_rows, 65535);
+    return (long long)(mh_ceil_div(rows, RYV) * RYV);
+}
 
 static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, int max_rank)
 {
@@ -203,11 +337,14 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc;
     p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
-    const int kmax = a->krows > a->kcols ? a->krows : a->kcols;
-    const kernel_fn kernel = kernels[a->bordered][rank - 1][kmax <= 8 ? 0 : kmax <= 16 ? 1 : 2];
-    const size_t bytes = (size_t)layout_for(a->krows, a->kcols).floats * sizeof(float);
+    const int kmax = kmax_of(a->krows, a->kcols);
+    const kernel_fn kernel = kernels[a->bordered][rank - 1][kmax == 8 ? 0 : kmax == 16 ? 1 : 2];
+    const separable_layout l = layout_for(a->krows, a->kcols, rank);
+    const size_t bytes = (size_t)l.floats * sizeof(float), strips = mh_ceil_div(a->out_cols + p.xshift, BW);
+    if (a->out_rows == 0 || strips == 0) return MH_OK;
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
-    dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, BW), (unsigned)mh_ceil_div(a->out_rows, BH));
+    p.segment = segment_rows(ctx, (const void *)kernel, bytes, strips, a->out_rows);
+    dim3 grid((unsigned)strips, (unsigned)mh_ceil_div(a->out_rows, (size_t)p.segment));
     kernel<<<grid, THREADS, bytes, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_separable_kernel");
 }
@@ -221,12 +358,13 @@ static mh_status lowrank_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"conv2d/separable", MH_OP_CONV2D, MH_BACKEND_CUDA, 10, "global+shared+registers", "ours",
-      "rank-1 filters: horizontal then vertical 1-D pass fused in one block (refuses other filters)"},
+      "rank-1 filters: blocks walk down column strips, each row's horizontal pass into a ring in shared memory, "
+      "the vertical pass from it (refuses other filters)"},
      separable_supports, separable_run, NULL},
     {{"conv2d/lowrank", MH_OP_CONV2D, MH_BACKEND_CUDA, 11, "global+shared+registers", "ours",
-      "filters of rank up to 4 (SVD in double on the host): a horizontal and a vertical pass a term, fused in one "
-      "block, the terms summed in registers (refuses filters that need more)"},
-     separable_supports, lowrank_run, NULL},
+      "filters of rank up to 4 (SVD in double on the host): separable's walk, a ring and a pass pair a term, the "
+      "terms summed in registers (refuses filters that need more)"},
+     lowrank_supports, lowrank_run, NULL},
 };
 
 MH_ROW_GROUP(mh_conv2d_separable_rows, rows)
