@@ -5,6 +5,8 @@
 # and max(K) / 6: rank 2), the last two planned as the bench plans them. One JSON of every row
 # and of auto's picks (merge_bench.py); scripts/plot_conv2d_grid.py draws it and prints the
 # regret. The sides default to 256 1024 4096 16384; name fewer to run the grid in parts.
+# MEMHIER_SWEEP_VARIANTS and MEMHIER_GRID_FILTERS (random gaussian dog) narrow it to some rows and
+# filter kinds, to measure again the rows a change touches.
 # usage: scripts/conv2d_auto_grid.sh CLI OUT.json [SIDE ...]
 set -uo pipefail
 CLI=${1:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
@@ -12,6 +14,7 @@ OUTJSON=${2:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
 shift 2
 SIDES=${*:-256 1024 4096 16384}
 VARIANTS=${MEMHIER_SWEEP_VARIANTS:-walk,regtile,stream,tc,separable,lowrank,fft-tile,fft-os}
+FILTERS=${MEMHIER_GRID_FILTERS:-random gaussian dog}
 parts=$(mktemp -d)
 for n in $SIDES; do
   for shape in 3x3 5x5 7x7 11x11 15x15 21x21 31x31 63x63 127x127 3x31 31x3 7x21 15x63; do
@@ -19,7 +22,12 @@ for n in $SIDES; do
     k=$((kr > kc ? kr : kc))
     wide=$(python3 -c "print($k / 6)")
     narrow=$(python3 -c "print($k / 10)")
-    for filter in random "gaussian:$wide" "dog:$narrow:$wide"; do
+    for kind in $FILTERS; do
+      case $kind in
+      gaussian) filter="gaussian:$wide" ;;
+      dog) filter="dog:$narrow:$wide" ;;
+      *) filter=random ;;
+      esac
       timeout 120 "$CLI" bench conv2d --rows "$n" --cols "$n" --krows "$kr" --kcols "$kc" --pad same \
         --filter "$filter" --variants "$VARIANTS" --json "$parts/$n-$shape-${filter%%:*}.json" 2>&1 |
         grep -E "^\[|auto chooses|conv2d/" | grep -v skipped

@@ -50,7 +50,7 @@ FIELDS = [
     ("conv2d", "tc_share_s2_q16_one_slice", "conv2d_tc_share_s2_q16_one_slice", "n"),
     ("conv2d", "tc_q16_from_slices", "conv2d_tc_q16_from_slices", "i"),
     ("conv2d", "tc_q16_s2_from_rows", "conv2d_tc_q16_s2_from_rows", "i"),
-    ("conv2d", "lowrank_min_taps_per_term", "conv2d_lowrank_min_taps_per_term", "n"),
+    ("conv2d", "lowrank_min_taps", "conv2d_lowrank_min_taps", "n"),
     ("conv2d", "lowrank_max_cost_share", "conv2d_lowrank_max_cost_share", "n"),
     ("conv2d", "fft_tile_min_taps", "conv2d_fft_tile_min_taps", "steps"),
     ("conv2d", "lowrank_before_fft_tile_fmas", "conv2d_lowrank_before_fft_tile_fmas", "n"),

@@ -151,15 +151,14 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type));
 }
 
-/* A planned filter whose terms cost at most the rules' share of the direct FMAs, each term
- * standing in for more than the rules' taps: a row-and-column pass pair writes and reads an
- * intermediate image, which small filters' direct rows never pay (a rank-1 7 x 7 Gaussian and a
- * rank-2 11 x 11 DoG run faster on regtile). */
+/* A planned filter of more than the rules' taps whose terms cost at most the rules' share of the
+ * direct FMAs: 3 x 3 and 5 x 5 filters are memory-bound, and walk, with no shared memory,
+ * copies faster than lowrank's passes through it. */
 static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
     const mh_conv2d_plan *p = a->plan;
     const double taps = (double)a->krows * a->kcols;
-    return p && p->rank >= 1 && taps > rules->conv2d_lowrank_min_taps_per_term * p->rank &&
+    return p && p->rank >= 1 && taps > rules->conv2d_lowrank_min_taps &&
            p->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_max_cost_share * taps;
 }
 

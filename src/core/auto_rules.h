@@ -46,11 +46,10 @@ typedef struct mh_auto_rules {
     /* tc's own configuration: Q = 16 from this many slices, and at one or three slices of S = 2
      * from this many filter rows */
     int conv2d_tc_q16_from_slices, conv2d_tc_q16_s2_from_rows;
-    /* conv2d/lowrank first for a planned filter of more than this many taps a term (krows kcols >
-     * taps_per_term rank: each row-and-column pass pair stands in for that many direct taps)
-     * whose terms cost at most this share of the direct FMAs: rank (krows + kcols) <= share
-     * krows kcols */
-    double conv2d_lowrank_min_taps_per_term, conv2d_lowrank_max_cost_share;
+    /* conv2d/lowrank first for a planned filter of more than this many taps (krows kcols: smaller
+     * ones are a copy with a little arithmetic, walk's) whose terms cost at most this share of the
+     * direct FMAs: rank (krows + kcols) <= share krows kcols */
+    double conv2d_lowrank_min_taps, conv2d_lowrank_max_cost_share;
     /* conv2d/fft-tile first for filters of at least this many taps (by outputs: fewer tiles fill
      * the GPU less well); a planned filter lowrank takes stays on lowrank ahead of it while
      * rank (krows + kcols) is at most conv2d_lowrank_before_fft_tile_fmas */
