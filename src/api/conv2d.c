@@ -385,9 +385,10 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
 /* ---- plans ---------------------------------------------------------------------------- */
 
 /* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, memory allocated
- * and filled on ctx's stream (stream-ordered, the values in kernel parameters), and an event
- * after it: no wait for the stream (cudaMalloc, pinned staging and copies from pageable memory
- * may each make the host wait for the device). */
+ * and filled on ctx's stream (stream-ordered, the values in kernel parameters), fft-tile's
+ * spectrum of it where fft-tile takes the filter (a planned fft-tile call then launches its
+ * tiles alone), and an event after them: no wait for the stream (cudaMalloc, pinned staging and
+ * copies from pageable memory may each make the host wait for the device). */
 static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
 {
     mh_status s;
@@ -402,11 +403,17 @@ static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
     cudaError_t e = cudaMallocAsync((void **)&p->filter, bytes, stream);
     if (e == cudaSuccess)
         e = (cudaError_t)mh_cuda_upload_by_params(p->filter, p->host_filter, bytes / sizeof(float), stream);
+    if (e == cudaSuccess && p->krows <= MH_CONV2D_DIRECT_MAX_K && p->kcols <= MH_CONV2D_DIRECT_MAX_K) {
+        e = cudaMallocAsync(&p->spectrum, mh_conv2d_fft_tile_spectrum_bytes(), stream);
+        if (e == cudaSuccess)
+            e = (cudaError_t)mh_conv2d_fft_tile_spectrum(p->spectrum, p->filter, p->krows, p->kcols, stream);
+    }
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
     if (e == cudaSuccess) p->ready = ready, e = cudaEventRecord(ready, stream);
     mh_device_leave(&g);
     if (e != cudaSuccess)
-        return mh_fail(ctx, MH_ERR_CUDA, "a conv2d plan's copy of the filter: %s", cudaGetErrorString(e));
+        return mh_fail(ctx, MH_ERR_CUDA, "a conv2d plan's copy of the filter and its spectrum: %s",
+                       cudaGetErrorString(e));
     return MH_OK;
 }
 
@@ -448,6 +455,7 @@ void mh_conv2d_plan_destroy(mh_conv2d_plan *plan)
     if (!plan) return;
     /* cudaFree waits for the device, the filter's copy included */
     if (plan->filter) mh_free_on(plan->device, plan->filter);
+    if (plan->spectrum) mh_free_on(plan->device, plan->spectrum);
     if (plan->ready) cudaEventDestroy((cudaEvent_t)plan->ready);
     free(plan->host_filter);
     free(plan);

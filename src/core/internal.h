@@ -472,6 +472,12 @@ int mh_lowrank_factor(const float *filter, int krows, int kcols, int max_rank, f
  * staging, no wait for the stream); a cudaError_t as int (src/cuda/fill.cu). */
 int mh_cuda_upload_by_params(float *dst, const float *src, size_t n, void *stream);
 
+/* conv2d/fft-tile's spectrum of a krows x kcols filter on the device (1 to
+ * MH_CONV2D_DIRECT_MAX_K a side) into `spectrum` (mh_conv2d_fft_tile_spectrum_bytes), queued on
+ * `stream`; a cudaError_t as int (src/cuda/conv2d_fft_tile.cu). */
+size_t mh_conv2d_fft_tile_spectrum_bytes(void);
+int mh_conv2d_fft_tile_spectrum(void *spectrum, const float *filter, int krows, int kcols, void *stream);
+
 /* mh_conv2d_plan_create's analysis of a filter: its copy where the context computes, and its
  * rank and factors (mh_lowrank_factor up to MH_LOWRANK_MAX_RANK; rank -1 where it needs more or
  * is larger than MH_CONV2D_DIRECT_MAX_K a side). */
@@ -480,6 +486,7 @@ struct mh_conv2d_plan {
     int krows, kcols;
     float *host_filter; /* krows x kcols, malloc'd */
     float *filter;  /* on that device: stream-ordered (cudaMallocAsync), filled by mh_cuda_upload_by_params */
+    void *spectrum; /* on a GPU, filters fft-tile takes: its spectrum, made after the copy */
     void *ready;    /* cudaEvent_t recorded after the device copy; planned calls' streams wait for it */
     int rank;
     float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K];

@@ -12,8 +12,8 @@
  * through DRAM between the transforms, which is what bounds fft-os.
  *
  * Only forward transforms: y = IDFT2(Z . conj(F)) = conj(DFT2(conj(Z) . F)) / 64^2, F the
- * spectrum of the filter zero-padded to 64 x 64 (made once per call by spectrum_kernel, 1 / 64^2
- * folded in). So A's outputs are the real parts of DFT2(conj(Z) . F), B's minus its imaginary
+ * spectrum of the filter zero-padded to 64 x 64 (made by spectrum_kernel, 1 / 64^2 folded in:
+ * once per call, or once per plan, which keeps it). So A's outputs are the real parts of DFT2(conj(Z) . F), B's minus its imaginary
  * parts.
  *
  * The 2-D DFT is 64-point DFTs along the rows, then along the columns (dft64_lines). A 64-point
@@ -275,12 +275,15 @@ mh_status ft_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
     const geometry g = geometry_of(a);
-    void *ws = NULL;
-    MH_TRY(mh_workspace(ctx, POINTS * sizeof(float2), &ws));
-    float2 *fspec = (float2 *)ws;
     const cudaStream_t st = mh_stream(ctx);
-    spectrum_kernel<<<1, THREADS, 0, st>>>(fspec, a->filter, a->krows, a->kcols);
-    MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-tile spectrum_kernel"));
+    const float2 *fspec = a->plan ? (const float2 *)a->plan->spectrum : NULL; /* a plan's: made, ready */
+    if (!fspec) {
+        void *ws = NULL;
+        MH_TRY(mh_workspace(ctx, POINTS * sizeof(float2), &ws));
+        spectrum_kernel<<<1, THREADS, 0, st>>>((float2 *)ws, a->filter, a->krows, a->kcols);
+        MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-tile spectrum_kernel"));
+        fspec = (const float2 *)ws;
+    }
     if (g.total) {
         const unsigned blocks = (unsigned)((g.total + 1) / 2);
         if (args->config == 1) tile_kernel<3><<<blocks, THREADS, 0, st>>>(a->out, a->in, a->filter, fspec, g);
@@ -301,5 +304,13 @@ const mh_row rows[] = {
 };
 
 } // namespace
+
+size_t mh_conv2d_fft_tile_spectrum_bytes(void) { return POINTS * sizeof(float2); }
+
+int mh_conv2d_fft_tile_spectrum(void *spectrum, const float *filter, int krows, int kcols, void *stream)
+{
+    spectrum_kernel<<<1, THREADS, 0, (cudaStream_t)stream>>>((float2 *)spectrum, filter, krows, kcols);
+    return (int)cudaGetLastError();
+}
 
 MH_ROW_GROUP(mh_conv2d_fft_tile_rows, rows)
