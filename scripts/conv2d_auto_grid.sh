@@ -6,7 +6,8 @@
 # and of auto's picks (merge_bench.py); scripts/plot_conv2d_grid.py draws it and prints the
 # regret. The sides default to 256 1024 4096 16384; name fewer to run the grid in parts.
 # MEMHIER_SWEEP_VARIANTS and MEMHIER_GRID_FILTERS (random gaussian dog) narrow it to some rows and
-# filter kinds, to measure again the rows a change touches.
+# filter kinds, to measure again the rows a change touches; terms3 and terms4 (sums of 3 and 4
+# positive outer products, planned) measure lowrank at ranks the grid's filters do not have.
 # usage: scripts/conv2d_auto_grid.sh CLI OUT.json [SIDE ...]
 set -uo pipefail
 CLI=${1:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
@@ -26,10 +27,11 @@ for n in $SIDES; do
       case $kind in
       gaussian) filter="gaussian:$wide" ;;
       dog) filter="dog:$narrow:$wide" ;;
+      terms3 | terms4) filter="terms:${kind#terms}" ;;
       *) filter=random ;;
       esac
       timeout 120 "$CLI" bench conv2d --rows "$n" --cols "$n" --krows "$kr" --kcols "$kc" --pad same \
-        --filter "$filter" --variants "$VARIANTS" --json "$parts/$n-$shape-${filter%%:*}.json" 2>&1 |
+        --filter "$filter" --variants "$VARIANTS" --json "$parts/$n-$shape-$kind.json" 2>&1 |
         grep -E "^\[|auto chooses|conv2d/" | grep -v skipped
     done
   done

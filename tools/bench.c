@@ -703,9 +703,10 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
     double s1, s2;
     if (o->filter && (*nops != 1 || ops[0] != MH_OP_CONV2D || !o->any_size ||
                       !bench_conv2d_filter(o->filter, &kind, &s1, &s2)))
-        return cli_error(CLI_USAGE, "--filter '%s': conv2d with sizes takes random, gaussian:SIGMA or "
-                                    "dog:SIGMA1:SIGMA2 (0 < sigma <= 1000; memhier bench conv2d --rows 8192 --cols 8192 "
-                                    "--krows 31 --kcols 31 --filter gaussian:5)", o->filter);
+        return cli_error(CLI_USAGE, "--filter '%s': conv2d with sizes takes random, gaussian:SIGMA, "
+                                    "dog:SIGMA1:SIGMA2 (0 < sigma <= 1000) or terms:R (1 to %d; memhier bench conv2d "
+                                    "--rows 8192 --cols 8192 --krows 31 --kcols 31 --filter gaussian:5)", o->filter,
+                         MH_LOWRANK_MAX_RANK);
     if (o->headline && (o->grid || o->tune || o->any_size || o->variants))
         return cli_error(CLI_USAGE, "--headline sets the workloads and the rows: it takes no sizes, --grid, --tune, "
                                     "--configs or --variants");

@@ -1,7 +1,9 @@
 /* The conv2d driver of memhier bench: its workloads, inputs, reference and checks.
  * Images and random filters are uniform in [-1, 1); the low-rank workloads use Gaussians (5 x 5
  * sigma 1 and 31 x 31 sigma 5: rank 1) and a difference of Gaussians (21 x 21, sigma 2 and
- * 3.2: rank 2) to compare separable and lowrank with the direct rows; their filters are planned
+ * 3.2: rank 2) to compare separable and lowrank with the direct rows, and --filter terms:R a sum
+ * of R outer products of vectors uniform in [0.5, 1) (rank R: every tap positive, so the factors
+ * hold each tap's bound and lowrank takes R terms); these filters are planned
  * (mh_conv2d_plan_create) once, so no row reads them back in the timed calls and auto may take
  * lowrank. The reference is computed in double at sampled outputs (bench_samples), every
  * output is checked for NaN. */
@@ -15,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { RANDOM, GAUSSIAN, DOG }; /* filters: uniform, a Gaussian of sigma, sigma minus sigma2 */
+/* filters: uniform, a Gaussian of sigma, sigma minus sigma2, a sum of `terms` outer products */
+enum { RANDOM, GAUSSIAN, DOG, TERMS };
 
 typedef struct conv2d_case {
     mh_conv2d_args shape; /* sizes and paddings (pointers unused) */
@@ -65,6 +68,7 @@ static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, siz
     if (filter == GAUSSIAN && sigma == 1.0) snprintf(what, sizeof what, " filter=gaussian");
     else if (filter == GAUSSIAN) snprintf(what, sizeof what, " filter=gaussian:%g", sigma);
     if (filter == DOG) snprintf(what, sizeof what, " filter=dog:%g:%g", sigma, sigma2);
+    if (filter == TERMS) snprintf(what, sizeof what, " filter=terms:%g", sigma);
     snprintf(w->desc, sizeof w->desc, "rows=%zu cols=%zu krows=%zu kcols=%zu %s%s", rows, cols, kr, kc, placement,
              what);
     const double outs = (double)c->shape.out_rows * (double)c->shape.out_cols;
@@ -79,6 +83,8 @@ int bench_conv2d_filter(const char *spec, int *kind, double *sigma, double *sigm
     if (!strcmp(spec, "random")) return 1;
     if (sscanf(spec, "gaussian:%lf%c", sigma, &tail) == 1) *kind = GAUSSIAN;
     else if (sscanf(spec, "dog:%lf:%lf%c", sigma, sigma2, &tail) == 2) *kind = DOG;
+    else if (sscanf(spec, "terms:%lf%c", sigma, &tail) == 1) /* sigma holds the terms */
+        return *kind = TERMS, *sigma >= 1.0 && *sigma <= MH_LOWRANK_MAX_RANK && *sigma == floor(*sigma);
     else return 0;
     const int ok1 = *sigma > 0.0 && *sigma <= 1000.0, ok2 = *kind != DOG || (*sigma2 > 0.0 && *sigma2 <= 1000.0);
     return ok1 && ok2;
@@ -109,6 +115,20 @@ static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
     return count;
 }
 
+/* f = sum over t < terms of a_t b_t^T, a_t and b_t uniform in [0.5, 1). */
+static void filter_terms(float *f, int krows, int kcols, int terms)
+{
+    float a[MH_CONV2D_MAX_K], b[MH_CONV2D_MAX_K];
+    double sum[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K] = {0};
+    for (int t = 0; t < terms; ++t) {
+        mh_fill_uniform(a, (size_t)krows, 40 + 2 * (unsigned long long)t, 0.25f);
+        mh_fill_uniform(b, (size_t)kcols, 41 + 2 * (unsigned long long)t, 0.25f);
+        for (int i = 0; i < krows; ++i)
+            for (int j = 0; j < kcols; ++j) sum[i * kcols + j] += (0.75 + a[i]) * (0.75 + b[j]);
+    }
+    for (int i = 0; i < krows * kcols; ++i) f[i] = (float)sum[i];
+}
+
 static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
 {
     conv2d_case *c = w->state;
@@ -122,6 +142,7 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
         return snprintf(err, len, "out of host memory"), 0;
     mh_fill_uniform(c->h_in, pixels, 3, 1.0f);
     if (c->filter == RANDOM) mh_fill_uniform(c->h_filter, taps, 4, 1.0f);
+    else if (c->filter == TERMS) filter_terms(c->h_filter, s->krows, s->kcols, (int)c->sigma);
     else filter_gaussian(c->h_filter, s->krows, s->kcols, c->sigma);
     if (c->filter == DOG) {
         float wide[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];

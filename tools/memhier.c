@@ -69,9 +69,10 @@ static const struct command {
      "  bench conv2d --mode M [sizes] [--variants a,b] ...\n"
      "                               the image extended by boundary mode M (constant, reflect,\n"
      "                               mirror, nearest, wrap), the output as large as the image\n"
-     "  bench conv2d [sizes] --filter random|gaussian:SIGMA|dog:SIGMA1:SIGMA2 ...\n"
-     "                               the filter of the workload (Gaussians and their differences\n"
-     "                               are planned: separable and lowrank take them)\n"
+     "  bench conv2d [sizes] --filter random|gaussian:SIGMA|dog:SIGMA1:SIGMA2|terms:R ...\n"
+     "                               the filter of the workload (Gaussians, their differences and\n"
+     "                               sums of R positive outer products are planned: separable and\n"
+     "                               lowrank take them)\n"
      "  bench [OP] --headline [--device cpu|N] [--json FILE]\n"
      "                               the main job's workloads, one or two per op: auto's pick\n"
      "                               and the vendor rows (the CPU reference without a GPU)\n",
