@@ -102,27 +102,30 @@ static void conv2d_grid(void)
 
 /* scripts/conv2d_auto_grid.sh's cells: its sides and filter shapes, unplanned (its random
  * filters) and planned at rank 1 and 2 (its Gaussians and differences of Gaussians): the picks
- * scripts/plot_conv2d_grid.py --picks replays on the grid's times. */
+ * scripts/plot_conv2d_grid.py --picks replays on the grid's times; and its terms3 and terms4
+ * kinds (rank 3 and 4, or the filter's smaller side). */
 static void conv2d_auto_grid(void)
 {
     static const int shapes[][2] = {{3, 3},   {5, 5},   {7, 7},     {11, 11}, {15, 15}, {21, 21}, {31, 31},
                                     {63, 63}, {127, 127}, {3, 31}, {31, 3},   {7, 21},  {15, 63}};
     static const size_t sides[] = {256, 1024, 4096, 16384};
-    static const char *const kinds[] = {"random", "gaussian", "dog"};
+    static const char *const kinds[] = {"random", "gaussian", "dog", "terms3", "terms4"};
     static const char *const cfg[] = {"tc", NULL};
-    static mh_conv2d_plan plans[3];
+    static mh_conv2d_plan plans[5];
     for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
-            for (int rank = 0; rank < 3; ++rank) {
+            for (int kind = 0; kind < 5; ++kind) {
+                const int side = shapes[i][0] < shapes[i][1] ? shapes[i][0] : shapes[i][1];
+                const int rank = kind < 3 || kind < side ? kind : side;
                 mh_args a;
                 if (mh_conv2d_args_init(NULL, &a, NULL, sides[s], sides[s], NULL, (size_t)shapes[i][0],
                                         (size_t)shapes[i][1], MH_PAD_SAME, NULL) != MH_OK)
                     continue;
-                plans[rank].rank = rank;
-                plans[rank].krows = shapes[i][0], plans[rank].kcols = shapes[i][1];
-                a.conv2d.plan = rank ? &plans[rank] : NULL;
+                plans[kind].rank = rank;
+                plans[kind].krows = shapes[i][0], plans[kind].kcols = shapes[i][1];
+                a.conv2d.plan = kind ? &plans[kind] : NULL;
                 char shape[96];
-                snprintf(shape, sizeof shape, "grid %s %zu^2 %dx%d", kinds[rank], sides[s], shapes[i][0], shapes[i][1]);
+                snprintf(shape, sizeof shape, "grid %s %zu^2 %dx%d", kinds[kind], sides[s], shapes[i][0], shapes[i][1]);
                 line(&a, shape, cfg);
             }
 }

@@ -151,22 +151,29 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                                  a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type));
 }
 
-/* A planned filter of more than the rules' taps whose terms cost at most the rules' share of the
- * direct FMAs: 3 x 3 and 5 x 5 filters are memory-bound, and walk, with no shared memory,
- * copies faster than lowrank's passes through it. */
+static double conv2d_outputs(const mh_conv2d_args *a) { return (double)a->batch * a->out_rows * a->out_cols; }
+
+/* A planned filter of more than the rules' taps (3 x 3 and 5 x 5 filters are memory-bound, and
+ * walk, with no shared memory, copies faster than lowrank's passes through it): on a small image
+ * whatever its terms; else where its terms cost at most the rules' share of the direct FMAs and,
+ * past two terms, are at most the rules' terms and FMAs an output. */
 static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
     const mh_conv2d_plan *p = a->plan;
     const double taps = (double)a->krows * a->kcols;
-    return p && p->rank >= 1 && taps > rules->conv2d_lowrank_min_taps &&
-           p->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_max_cost_share * taps;
+    if (!p || p->rank < 1 || taps <= rules->conv2d_lowrank_min_taps) return 0;
+    const double fmas = (double)p->rank * (a->krows + a->kcols);
+    if (conv2d_outputs(a) < rules->conv2d_lowrank_any_below_outputs) return 1;
+    return fmas <= rules->conv2d_lowrank_max_cost_share * taps &&
+           (p->rank <= 2 ||
+            (p->rank <= rules->conv2d_lowrank_max_terms && fmas <= rules->conv2d_lowrank_more_terms_fmas));
 }
 
 /* A filter of at least the rules' taps for the outputs: conv2d/fft-tile's transforms cost less
  * than the direct rows' FMAs (and tc's tensor work) from there. */
 static double fft_tile_min_taps(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return mh_auto_step(&rules->conv2d_fft_tile_min_taps, (double)a->batch * a->out_rows * a->out_cols);
+    return mh_auto_step(&rules->conv2d_fft_tile_min_taps, conv2d_outputs(a));
 }
 
 static int fft_tile_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
@@ -174,10 +181,12 @@ static int fft_tile_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a
     return (double)a->krows * a->kcols >= fft_tile_min_taps(rules, a);
 }
 
-/* lowrank ahead of fft-tile: its terms cost at most the rules' FMAs an output. */
+/* lowrank ahead of fft-tile: its terms cost at most the rules' FMAs an output, or the image is
+ * small. */
 static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return a->plan->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_before_fft_tile_fmas;
+    return a->plan->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_before_fft_tile_fmas ||
+           conv2d_outputs(a) < rules->conv2d_lowrank_any_below_outputs;
 }
 
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
@@ -225,9 +234,10 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     const int lowrank = lowrank_favoured(ctx->rules, c);
     if (fft_tile_favoured(ctx->rules, c)) {
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
-            snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output, at most %g: lowrank first; then "
-                     "fft-tile (2-D FFT tiles in shared memory)", c->plan->rank, c->plan->rank > 1 ? "s" : "",
-                     c->plan->rank * (c->krows + c->kcols), ctx->rules->conv2d_lowrank_before_fft_tile_fmas);
+            snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output, at most %g (or fewer than %g "
+                     "outputs): lowrank first; then fft-tile (2-D FFT tiles in shared memory)", c->plan->rank,
+                     c->plan->rank > 1 ? "s" : "", c->plan->rank * (c->krows + c->kcols),
+                     ctx->rules->conv2d_lowrank_before_fft_tile_fmas, ctx->rules->conv2d_lowrank_any_below_outputs);
         else
             snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
                      c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),

@@ -50,6 +50,14 @@ typedef struct mh_auto_rules {
      * ones are a copy with a little arithmetic, walk's) whose terms cost at most this share of the
      * direct FMAs: rank (krows + kcols) <= share krows kcols */
     double conv2d_lowrank_min_taps, conv2d_lowrank_max_cost_share;
+    /* ... and, of more than two terms, at most conv2d_lowrank_max_terms terms and this many FMAs
+     * an output (their rings take the shared memory that holds blocks on the SMs) */
+    double conv2d_lowrank_more_terms_fmas;
+    int conv2d_lowrank_max_terms;
+    /* below this many outputs a planned filter of more than conv2d_lowrank_min_taps goes to
+     * lowrank first whatever its terms cost, ahead of fft-tile too (one walk a column strip
+     * fills the GPU where the other rows' tiles are few) */
+    double conv2d_lowrank_any_below_outputs;
     /* conv2d/fft-tile first for filters of at least this many taps (by outputs: fewer tiles fill
      * the GPU less well); a planned filter lowrank takes stays on lowrank ahead of it while
      * rank (krows + kcols) is at most conv2d_lowrank_before_fft_tile_fmas */
