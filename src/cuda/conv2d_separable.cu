@@ -68,7 +68,8 @@ static __host__ __device__ int kmax_of(int krows, int kcols)
 
 static __host__ __device__ int window_loads(int kcols) { return (RX + kcols - 1 + 3) / 4; }
 
-static __host__ __device__ separable_layout layout_for(int krows, int kcols, int terms)
+/* kmax: the kernel instance's bound on krows, which its vertical windows read up to. */
+static __host__ __device__ separable_layout layout_for(int krows, int kcols, int terms, int kmax)
 {
     separable_layout l;
     l.ncols = BW - RX + 4 * window_loads(kcols);
@@ -76,28 +77,28 @@ static __host__ __device__ separable_layout layout_for(int krows, int kcols, int
     l.ahead = (krows - 1 + RYV - 1) / RYV;
     l.ring = RYV * (l.ahead + 1);
     l.rows = l.ring + krows - 1;
-    l.floats = BANDS * RYV * l.sw + (terms * l.rows + kmax_of(krows, kcols) - krows) * RING_LD;
+    l.floats = BANDS * RYV * l.sw + (terms * l.rows + kmax - krows) * RING_LD;
     return l;
 }
 
 /* Horizontal passes of one band: thread (band row y, strip x) loads its window once and writes
  * ring_t[slot + y][x .. x + RX) = sum_j band[y][x + r + j] v_t[j] for every term t (and the
  * same at slot + y + ring, where that row is one of the repeated ones). */
-template <int KMAX, int R>
+template <int KMAX, bool EXACT, int R>
 static __device__ __forceinline__ void horizontal(const separable_params &p, const separable_layout &l,
                                                   const float *band, float *ring, int slot, int tid)
 {
     constexpr int W = (RX + KMAX - 1 + 3) / 4 * 4;
-    const int y = tid % RYV, x = tid / RYV * RX;
+    const int y = tid % RYV, x = tid / RYV * RX, kcols = EXACT ? KMAX : p.kcols;
     float w[W], o[R][RX];
-    load_window(w, band + y * l.sw + x, window_loads(p.kcols));
+    load_window(w, band + y * l.sw + x, window_loads(kcols));
 #pragma unroll
     for (int t = 0; t < R; ++t)
 #pragma unroll
         for (int r = 0; r < RX; ++r) o[t][r] = 0.0f;
 #pragma unroll
     for (int j = 0; j < KMAX; ++j) {
-        if (j >= p.kcols) break;
+        if (j >= kcols) break;
 #pragma unroll
         for (int t = 0; t < R; ++t)
 #pragma unroll
@@ -119,17 +120,18 @@ static __device__ __forceinline__ void horizontal(const separable_params &p, con
 /* Vertical pass of one term: acc[q] += sum_i col[(q + i) RING_LD] u[i], col the thread's column
  * in the ring's row `slot`. The window loads RYV + KMAX - 1 rows, those past RYV + krows - 1
  * unused (from the next term's ring, or the rows left after the last). */
-template <int KMAX>
+template <int KMAX, bool EXACT>
 static __device__ __forceinline__ void vertical(const separable_params &p, const float *u, const float *col,
                                                 float (&acc)[RYV])
 {
     constexpr int W = RYV + KMAX - 1;
+    const int krows = EXACT ? KMAX : p.krows;
     float w[W];
 #pragma unroll
     for (int d = 0; d < W; ++d) w[d] = col[d * RING_LD];
 #pragma unroll
     for (int i = 0; i < KMAX; ++i) {
-        if (i >= p.krows) break;
+        if (i >= krows) break;
 #pragma unroll
         for (int q = 0; q < RYV; ++q) acc[q] = fmaf(w[q + i], u[i], acc[q]);
     }
@@ -196,12 +198,12 @@ static __device__ __forceinline__ void send_rows(const separable_params &p, cons
  * Blocks an SM the registers must allow: up to 16 a side the rings leave room for six (80
  * registers, no spills); at 32 shared memory holds four, and left alone ptxas takes more than
  * four's 128 registers. */
-template <int KMAX, bool BORDERED, int R>
+template <int KMAX, bool EXACT, bool BORDERED, int R>
 static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
     conv2d_separable_kernel(const __grid_constant__ separable_params p)
 {
     extern __shared__ __align__(16) float smem[];
-    const separable_layout l = layout_for(p.krows, p.kcols, R);
+    const separable_layout l = layout_for(p.krows, p.kcols, R, KMAX);
     float *ring = smem + BANDS * RYV * l.sw;
     const int tid = threadIdx.x;
     const long long y0 = (long long)blockIdx.y * p.segment, x0 = (long long)blockIdx.x * BW - p.xshift;
@@ -223,7 +225,7 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
         cp_async_wait<BANDS - 2>();
         __syncthreads(); /* band b is in; step b - 1 has read its band's buffer and the rings */
         send_band(b + BANDS - 1);
-        horizontal<KMAX, R>(p, l, smem + b % BANDS * RYV * l.sw, ring, (int)slot, tid);
+        horizontal<KMAX, EXACT, R>(p, l, smem + b % BANDS * RYV * l.sw, ring, (int)slot, tid);
         if (b < l.ahead) continue;
         __syncthreads(); /* the rings hold the rows of this step's outputs */
         const long long g = b - l.ahead;
@@ -232,7 +234,7 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
 #pragma unroll
         for (int q = 0; q < RYV; ++q) acc[q] = 0.0f;
 #pragma unroll
-        for (int t = 0; t < R; ++t) vertical<KMAX>(p, p.u[t], ring + (t * l.rows + oldest) * RING_LD + tid, acc);
+        for (int t = 0; t < R; ++t) vertical<KMAX, EXACT>(p, p.u[t], ring + (t * l.rows + oldest) * RING_LD + tid, acc);
         if (!column) continue;
 #pragma unroll
         for (int q = 0; q < RYV; ++q) {
@@ -287,7 +289,8 @@ static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char
 static int fits_terms(const mh_args *x, int terms, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    const size_t bytes = (size_t)layout_for(a->krows, a->kcols, terms).floats * sizeof(float);
+    const int kmax = kmax_of(a->krows, a->kcols); /* the bucket's: an exact instance needs no more */
+    const size_t bytes = (size_t)layout_for(a->krows, a->kcols, terms, kmax).floats * sizeof(float);
     if (bytes <= mh_smem_optin()) return 1;
     snprintf(why, len, "its bands and rings need %zu bytes of shared memory, more than a block may use", bytes);
     return 0;
@@ -304,12 +307,37 @@ static int lowrank_supports(const mh_context *, const mh_args *x, char *why, siz
 }
 
 typedef void (*kernel_fn)(const separable_params);
-#define MH_SEPARABLE_R(B, R) {conv2d_separable_kernel<8, B, R>, conv2d_separable_kernel<16, B, R>, \
-                              conv2d_separable_kernel<32, B, R>}
+#define MH_SEPARABLE_R(B, R) {conv2d_separable_kernel<8, false, B, R>, conv2d_separable_kernel<16, false, B, R>, \
+                              conv2d_separable_kernel<32, false, B, R>}
 #define MH_SEPARABLE_B(B) {MH_SEPARABLE_R(B, 1), MH_SEPARABLE_R(B, 2), MH_SEPARABLE_R(B, 3), MH_SEPARABLE_R(B, 4)}
-/* [bordered][terms - 1][KMAX = 8, 16, 32] */
+/* [bordered][terms - 1][KMAX = 8, 16, 32]: any filter, the taps bounded at run time */
 static const kernel_fn kernels[2][MH_LOWRANK_MAX_RANK][3] = {MH_SEPARABLE_B(false), MH_SEPARABLE_B(true)};
 static_assert(MH_LOWRANK_MAX_RANK == 4, "one instance a number of terms");
+
+/* Square odd filters from 17 to 31 of one or two terms (auto's planned Gaussians and their
+ * differences) have instances of their own size: a bound known at compile time drops each tap's
+ * check from the loops unrolled to 32 (a seventh of the instructions at 31 x 31: 18% of the time
+ * on the H100 at 31 x 31 and 21 x 21; at 15 and below, where the loops unroll to 8 or 16, no
+ * gain was measured). */
+#define MH_EXACT(K, B, R) conv2d_separable_kernel<K, true, B, R>
+#define MH_EXACT_R(B, R) {MH_EXACT(17, B, R), MH_EXACT(19, B, R), MH_EXACT(21, B, R), MH_EXACT(23, B, R), \
+                          MH_EXACT(25, B, R), MH_EXACT(27, B, R), MH_EXACT(29, B, R), MH_EXACT(31, B, R)}
+enum { EXACT_FIRST = 17, EXACT_TERMS = 2, EXACT_SIZES = 8 };
+/* [bordered][terms - 1][(K - EXACT_FIRST) / 2] */
+static const kernel_fn exact_kernels[2][EXACT_TERMS][EXACT_SIZES] = {{MH_EXACT_R(false, 1), MH_EXACT_R(false, 2)},
+                                                                     {MH_EXACT_R(true, 1), MH_EXACT_R(true, 2)}};
+
+/* The call's instance and its bound on krows (what its vertical windows read up to). */
+static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int *kmax)
+{
+    const int k = a->krows;
+    if (k == a->kcols && k % 2 == 1 && k >= EXACT_FIRST && k < EXACT_FIRST + 2 * EXACT_SIZES && rank <= EXACT_TERMS) {
+        *kmax = k;
+        return exact_kernels[a->bordered][rank - 1][(k - EXACT_FIRST) / 2];
+    }
+    *kmax = kmax_of(a->krows, a->kcols);
+    return kernels[a->bordered][rank - 1][*kmax == 8 ? 0 : *kmax == 16 ? 1 : 2];
+}
 
 /* Output rows a block walks: as many blocks as one resident grid holds cover the image (no
  * second, partial wave), and no more than gridDim.y allows; a multiple of RYV. With one wave the
@@ -337,9 +365,9 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc;
     p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
-    const int kmax = kmax_of(a->krows, a->kcols);
-    const kernel_fn kernel = kernels[a->bordered][rank - 1][kmax == 8 ? 0 : kmax == 16 ? 1 : 2];
-    const separable_layout l = layout_for(a->krows, a->kcols, rank);
+    int kmax = 0;
+    const kernel_fn kernel = kernel_for(a, rank, &kmax);
+    const separable_layout l = layout_for(a->krows, a->kcols, rank, kmax);
     const size_t bytes = (size_t)l.floats * sizeof(float), strips = mh_ceil_div(a->out_cols + p.xshift, BW);
     if (a->out_rows == 0 || strips == 0) return MH_OK;
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
