@@ -115,18 +115,20 @@ static size_t plan(const bench_opts *o, int gpu, bench_workload *w, size_t max)
     return count;
 }
 
-/* f = sum over t < terms of a_t b_t^T, a_t and b_t uniform in [0.5, 1). */
+/* f = sum over t < terms of a_t b_t^T, a_t and b_t uniform in [0.5, 1), summed in double. */
 static void filter_terms(float *f, int krows, int kcols, int terms)
 {
-    float a[MH_CONV2D_MAX_K], b[MH_CONV2D_MAX_K];
-    double sum[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K] = {0};
+    float a[MH_LOWRANK_MAX_RANK][MH_CONV2D_MAX_K], b[MH_LOWRANK_MAX_RANK][MH_CONV2D_MAX_K];
     for (int t = 0; t < terms; ++t) {
-        mh_fill_uniform(a, (size_t)krows, 40 + 2 * (unsigned long long)t, 0.25f);
-        mh_fill_uniform(b, (size_t)kcols, 41 + 2 * (unsigned long long)t, 0.25f);
-        for (int i = 0; i < krows; ++i)
-            for (int j = 0; j < kcols; ++j) sum[i * kcols + j] += (0.75 + a[i]) * (0.75 + b[j]);
+        mh_fill_uniform(a[t], (size_t)krows, 40 + 2 * (unsigned long long)t, 0.25f);
+        mh_fill_uniform(b[t], (size_t)kcols, 41 + 2 * (unsigned long long)t, 0.25f);
     }
-    for (int i = 0; i < krows * kcols; ++i) f[i] = (float)sum[i];
+    for (int i = 0; i < krows; ++i)
+        for (int j = 0; j < kcols; ++j) {
+            double sum = 0.0;
+            for (int t = 0; t < terms; ++t) sum += (0.75 + a[t][i]) * (0.75 + b[t][j]);
+            f[i * kcols + j] = (float)sum;
+        }
 }
 
 static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)

@@ -153,6 +153,15 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 
 static double conv2d_outputs(const mh_conv2d_args *a) { return (double)a->batch * a->out_rows * a->out_cols; }
 
+/* A planned filter's FMAs an output on lowrank: a row and a column pass a term. */
+static int lowrank_fmas(const mh_conv2d_args *a) { return a->plan->rank * (a->krows + a->kcols); }
+
+/* An image below the rules' outputs: lowrank first for any planned filter it takes. */
+static int lowrank_small_image(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return conv2d_outputs(a) < rules->conv2d_lowrank_any_below_outputs;
+}
+
 /* A planned filter of more than the rules' taps (3 x 3 and 5 x 5 filters are memory-bound, and
  * walk, with no shared memory, copies faster than lowrank's passes through it): on a small image
  * whatever its terms; else where its terms cost at most the rules' share of the direct FMAs and,
@@ -162,8 +171,8 @@ static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
     const mh_conv2d_plan *p = a->plan;
     const double taps = (double)a->krows * a->kcols;
     if (!p || p->rank < 1 || taps <= rules->conv2d_lowrank_min_taps) return 0;
-    const double fmas = (double)p->rank * (a->krows + a->kcols);
-    if (conv2d_outputs(a) < rules->conv2d_lowrank_any_below_outputs) return 1;
+    if (lowrank_small_image(rules, a)) return 1;
+    const double fmas = lowrank_fmas(a);
     return fmas <= rules->conv2d_lowrank_max_cost_share * taps &&
            (p->rank <= 2 ||
             (p->rank <= rules->conv2d_lowrank_max_terms && fmas <= rules->conv2d_lowrank_more_terms_fmas));
@@ -185,8 +194,7 @@ static int fft_tile_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a
  * small. */
 static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return a->plan->rank * (a->krows + a->kcols) <= rules->conv2d_lowrank_before_fft_tile_fmas ||
-           conv2d_outputs(a) < rules->conv2d_lowrank_any_below_outputs;
+    return lowrank_fmas(a) <= rules->conv2d_lowrank_before_fft_tile_fmas || lowrank_small_image(rules, a);
 }
 
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
@@ -236,8 +244,8 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
             snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output, at most %g (or fewer than %g "
                      "outputs): lowrank first; then fft-tile (2-D FFT tiles in shared memory)", c->plan->rank,
-                     c->plan->rank > 1 ? "s" : "", c->plan->rank * (c->krows + c->kcols),
-                     ctx->rules->conv2d_lowrank_before_fft_tile_fmas, ctx->rules->conv2d_lowrank_any_below_outputs);
+                     c->plan->rank > 1 ? "s" : "", lowrank_fmas(c), ctx->rules->conv2d_lowrank_before_fft_tile_fmas,
+                     ctx->rules->conv2d_lowrank_any_below_outputs);
         else
             snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
                      c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),
@@ -247,7 +255,7 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     const int tc = mh_conv2d_tc_favoured(ctx->rules, c, why, sizeof why);
     if (lowrank) {
         snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output against %d direct, lowrank first; "
-                 "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", c->plan->rank * (c->krows + c->kcols),
+                 "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", lowrank_fmas(c),
                  c->krows * c->kcols, tc ? "tc (tensor cores)" : "the direct rows");
         return;
     }

@@ -13,8 +13,8 @@
  *
  * Only forward transforms: y = IDFT2(Z . conj(F)) = conj(DFT2(conj(Z) . F)) / 64^2, F the
  * spectrum of the filter zero-padded to 64 x 64 (made by spectrum_kernel, 1 / 64^2 folded in:
- * once per call, or once per plan, which keeps it). So A's outputs are the real parts of DFT2(conj(Z) . F), B's minus its imaginary
- * parts.
+ * once per call, or once per plan, which keeps it). So A's outputs are the real parts of
+ * DFT2(conj(Z) . F), B's minus its imaginary parts.
  *
  * The 2-D DFT is 64-point DFTs along the rows, then along the columns (dft64_lines). A 64-point
  * DFT splits n = 4 n2 + n1, k = k1 + 16 k2: for each n1 a 16-point DFT over n2 (one thread's
@@ -279,9 +279,9 @@ mh_status ft_run(mh_context *ctx, const mh_args *args)
     const float2 *fspec = a->plan ? (const float2 *)a->plan->spectrum : NULL; /* a plan's: made, ready */
     if (!fspec) {
         void *ws = NULL;
-        MH_TRY(mh_workspace(ctx, POINTS * sizeof(float2), &ws));
-        spectrum_kernel<<<1, THREADS, 0, st>>>((float2 *)ws, a->filter, a->krows, a->kcols);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-tile spectrum_kernel"));
+        MH_TRY(mh_workspace(ctx, mh_conv2d_fft_tile_spectrum_bytes(), &ws));
+        MH_TRY(mh_cuda_status(ctx, (cudaError_t)mh_conv2d_fft_tile_spectrum(ws, a->filter, a->krows, a->kcols, st),
+                              "launching conv2d/fft-tile spectrum_kernel"));
         fspec = (const float2 *)ws;
     }
     if (g.total) {

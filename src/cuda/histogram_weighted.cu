@@ -31,13 +31,22 @@ enum { WBLOCK = 256, WARPS = WBLOCK / 32, WEIGHTED_MAX_BINS = 2048 };
 /* The values of a chunks kernel: int32, float32 binned by the rule, float32 through the table. */
 enum { INTS = 0, RULE = 1, TABLE = 2 };
 
+/* The bin of an int32 value, or nb where it is not counted. */
+static __device__ __forceinline__ int int_bin(int v, int nb) { return v >= 0 && v < nb ? v : nb; }
+
 /* Value i's bin, or nb where it is not counted. */
 template <bool FLOATS>
 static __device__ __forceinline__ int bin_of(const void *in, size_t i, int nb, const mh_hist_float &f)
 {
     if (FLOATS) return mh_hist_float_bin(&f, nb, __ldg((const float *)in + i));
-    const int v = __ldg((const int *)in + i);
-    return v >= 0 && v < nb ? v : nb;
+    return int_bin(__ldg((const int *)in + i), nb);
+}
+
+/* A float32 value's bin in a chunks kernel: through the staged table, or by the rule. */
+template <int VALUES>
+static __device__ __forceinline__ int float_bin(const mh_hist_table &t, const mh_hist_float &f, int nb, float x)
+{
+    return VALUES == TABLE ? mh_hist_table_bin(&t, x) : mh_hist_float_bin(&f, nb, x);
 }
 
 template <bool FLOATS>
@@ -97,25 +106,20 @@ static __global__ void __launch_bounds__(WBLOCK)
         if (vec && base + 4 * WBLOCK <= end) {
             const float4 w4 = __ldg(reinterpret_cast<const float4 *>(w + i));
             wt[0] = w4.x, wt[1] = w4.y, wt[2] = w4.z, wt[3] = w4.w;
-            if (VALUES == TABLE) {
-                const float4 x = __ldg(reinterpret_cast<const float4 *>((const float *)in + i));
-                b[0] = mh_hist_table_bin(&t, x.x), b[1] = mh_hist_table_bin(&t, x.y);
-                b[2] = mh_hist_table_bin(&t, x.z), b[3] = mh_hist_table_bin(&t, x.w);
-            } else if (VALUES == RULE) {
-                const float4 x = __ldg(reinterpret_cast<const float4 *>((const float *)in + i));
-                b[0] = mh_hist_float_bin(&f, nb, x.x), b[1] = mh_hist_float_bin(&f, nb, x.y);
-                b[2] = mh_hist_float_bin(&f, nb, x.z), b[3] = mh_hist_float_bin(&f, nb, x.w);
-            } else {
+            if (VALUES == INTS) {
                 const int4 x = __ldg(reinterpret_cast<const int4 *>((const int *)in + i));
-                b[0] = x.x >= 0 && x.x < nb ? x.x : nb, b[1] = x.y >= 0 && x.y < nb ? x.y : nb;
-                b[2] = x.z >= 0 && x.z < nb ? x.z : nb, b[3] = x.w >= 0 && x.w < nb ? x.w : nb;
+                b[0] = int_bin(x.x, nb), b[1] = int_bin(x.y, nb), b[2] = int_bin(x.z, nb), b[3] = int_bin(x.w, nb);
+            } else {
+                const float4 x = __ldg(reinterpret_cast<const float4 *>((const float *)in + i));
+                b[0] = float_bin<VALUES>(t, f, nb, x.x), b[1] = float_bin<VALUES>(t, f, nb, x.y);
+                b[2] = float_bin<VALUES>(t, f, nb, x.z), b[3] = float_bin<VALUES>(t, f, nb, x.w);
             }
         } else {
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const bool have = i + j < end;
-                if (VALUES == TABLE) b[j] = have ? mh_hist_table_bin(&t, __ldg((const float *)in + i + j)) : -1;
-                else b[j] = have ? bin_of<VALUES == RULE>(in, i + j, nb, f) : -1;
+                if (VALUES == INTS) b[j] = have ? int_bin(__ldg((const int *)in + i + j), nb) : -1;
+                else b[j] = have ? float_bin<VALUES>(t, f, nb, __ldg((const float *)in + i + j)) : -1;
                 wt[j] = have ? __ldg(w + i + j) : 0.0f;
             }
         }
