@@ -13,6 +13,7 @@
 #include "testing.h"
 #include "core/histogram_table.h"
 
+#include <float.h>
 #include <stdint.h>
 
 enum { GUARD = 8 };
@@ -34,7 +35,7 @@ typedef struct hcase {
 static const hcase cases[] = {
     INTS(0, 0, 0, 1, 1000, 0, 1),        INTS(0, 0, 6, 1, 0, 0, 1),        INTS(0, 0, 255, 1, 65537, 0, 1),
     INTS(0, 0, 255, 1, 65537, 1, 0),     INTS(0, 0, 1023, 1, 1048579, 0, 1), INTS(0, 0, 4999, 1, 100003, 0, 1),
-    INTS(0, 0, 99999, 1, 200001, 0, 1),  INTS(1, 0, 255, 1, 1, 0, 1),      INTS(1, 0, 255, 1, 1048579, 0, 1),
+    INTS(0, 0, 99999, 1, 200001, 0, 1),  INTS(0, 0, 1999, 1, 100003, 0, 1),  INTS(1, 0, 255, 1, 1, 0, 1),      INTS(1, 0, 255, 1, 1048579, 0, 1),
     INTS(1, 0, 255, 1, 1048579, 1, 1),   INTS(1, 97, 122, 4, 300007, 0, 1), INTS(1, 97, 122, 1, 4099, 0, 0),
     INTS(1, 200, 200, 1, 70001, 0, 1),
     /* one-bin at 64 Mi bytes and 32 Mi int32: every private counter of every block takes
@@ -256,8 +257,20 @@ static double *run_weighted(mh_context *ctx, int gpu, const hcase *c, const void
     return host;
 }
 
+/* Weights of the "spread" kind, from u uniform in [-1, 1): +-k * 2^-20 with k from 1 to 2^24
+ * spread evenly over its binades, the largest growing along each window of 4096 values. They
+ * span 24 binades, more than the GPU rows' integer grid holds, and raise its top as a warp goes;
+ * every partial sum is a multiple of 2^-20 below 2^47 of them, so exact in any order. */
+static float spread_weight(float u, size_t i)
+{
+    const double binades = 24.0 * fabs(u) * (double)(i % 4096 + 1) / 4096.0;
+    const double k = floor(exp2(binades));
+    return (float)ldexp(u < 0 ? -k : k, -20);
+}
+
 /* Every row that takes weights, and auto, on the int32 and float32 cases: weights in halves
- * (exact) and uniform in [-1, 1) (within the bound; weighted twice, for the same bits). */
+ * and spread (exact), and uniform in [-1, 1) (within the bound; weighted twice, for the same
+ * bits). */
 static void check_weighted(mh_context *ctx, int gpu, const hcase *c, const void *h, const void *in, const float *host_edges,
                            const float *edges, size_t ci, unsigned long long seed)
 {
@@ -268,10 +281,12 @@ static void check_weighted(mh_context *ctx, int gpu, const hcase *c, const void 
     double *dev = test_alloc(gpu, slots * sizeof(double)), *host = malloc(slots * sizeof(double));
     double *first = malloc(slots * sizeof(double));
     float *w_base = test_alloc(gpu, (c->n + 4) * sizeof(float)), *w = w_base + w_offset;
-    for (int exact = 1; exact >= 0; --exact) {
-        mh_fill_uniform(wh, c->n, seed + 77 + (unsigned)exact, 1.0f);
-        if (exact)
-            for (size_t i = 0; i < c->n; ++i) wh[i] = roundf(wh[i] * 4.0f) * 0.5f;
+    enum { UNIFORM, HALVES, SPREAD };
+    for (int weights = UNIFORM; weights <= SPREAD; ++weights) {
+        const int exact = weights != UNIFORM;
+        mh_fill_uniform(wh, c->n, seed + 77 + (unsigned)weights, 1.0f);
+        for (size_t i = 0; i < c->n; ++i)
+            wh[i] = weights == HALVES ? roundf(wh[i] * 4.0f) * 0.5f : weights == SPREAD ? spread_weight(wh[i], i) : wh[i];
         test_put(gpu, w, wh, c->n * sizeof *wh);
         mh_args ra;
         mh_histogram_weighted_args_init(NULL, &ra, c->floats ? (edges ? 3 : 2) : 0, h, wh, c->n, nb, c->flo, c->fhi,
@@ -282,7 +297,7 @@ static void check_weighted(mh_context *ctx, int gpu, const hcase *c, const void 
         for (size_t r = 0; r <= mh_row_count(MH_OP_HISTOGRAM); ++r) {
             const mh_row *row = r < mh_row_count(MH_OP_HISTOGRAM) ? mh_row_at(MH_OP_HISTOGRAM, r) : NULL;
             if (row && (!(row->flags & MH_ROW_WEIGHTS) || !test_row_fits(row, gpu))) continue;
-            test_trace(row ? row->info.name : "auto", exact, "weighted");
+            test_trace(row ? row->info.name : "auto", weights, "weighted");
             const double *got = run_weighted(ctx, gpu, c, in, w, edges, ref, mag, exact, row, dev, host);
             if (!got || !row || strcmp(row->info.name, "histogram/weighted")) continue;
             memcpy(first, got, slots * sizeof(double));
@@ -432,6 +447,52 @@ static void check_known(mh_context *ctx, int gpu)
     test_release(gpu, dx), test_release(gpu, dy), test_release(gpu, de), test_release(gpu, counts);
 }
 
+/* Weights worked out by hand, on every weighted row and auto: 4099 int32 values in bins 0..3
+ * and outside (-1), the sums exact in any order. Bin 0: ones, 2^-18 and 2^-19 (the bottom of
+ * the GPU rows' integer grid and just below it) and one +Inf; bin 1: ones and one NaN; bin 2:
+ * 100 of the smallest subnormal 2^-149 beside the ones of other bins; bin 3: ten FLT_MAX and
+ * three -FLT_MAX (the grid's top at the largest exponent); outside: 3 a value; -0 and 0 here
+ * and there. */
+static void check_weighted_known(mh_context *ctx, int gpu)
+{
+    enum { N = 4099, NB = 4 };
+    int *v = malloc(N * sizeof *v);
+    float *w = malloc(N * sizeof *w);
+    double want[NB + 1] = {0};
+    for (size_t i = 0; i < N; ++i) {
+        v[i] = (int)(i % 5) - 1;
+        w[i] = v[i] < 0 ? 3.0f : v[i] < 2 ? 1.0f : 0.0f;
+        if (i % 7 == 3) w[i] = i % 2 ? -0.0f : 0.0f;
+    }
+    for (size_t i = 1; i < 200; i += 5) w[i] = i % 2 ? ldexpf(1.0f, -18) : ldexpf(1.0f, -19); /* bin 0 */
+    for (size_t i = 3; i < 500; i += 5) w[i] = ldexpf(1.0f, -149);                          /* bin 2 */
+    for (size_t i = 4; i < 65; i += 5) w[i] = i < 50 ? FLT_MAX : -FLT_MAX;                    /* bin 3 */
+    w[2001] = INFINITY, w[3002] = NAN; /* bins 0 and 1 */
+    for (size_t i = 0; i < N; ++i) want[v[i] < 0 ? NB : v[i]] += (double)w[i];
+    CHECK(isinf(want[0]) && isnan(want[1]) && want[2] == 100.0 * ldexp(1.0, -149) && want[3] == 7.0 * FLT_MAX,
+          "the weighted known answer is not what its comment says");
+    int *dv = test_alloc(gpu, N * sizeof *dv);
+    float *dw = test_alloc(gpu, N * sizeof *dw);
+    double *sums = test_alloc(gpu, (NB + 1) * sizeof *sums);
+    test_put(gpu, dv, v, N * sizeof *v), test_put(gpu, dw, w, N * sizeof *w);
+    for (size_t r = 0; r <= mh_row_count(MH_OP_HISTOGRAM); ++r) {
+        const mh_row *row = r < mh_row_count(MH_OP_HISTOGRAM) ? mh_row_at(MH_OP_HISTOGRAM, r) : NULL;
+        if (row && (!(row->flags & MH_ROW_WEIGHTS) || !test_row_fits(row, gpu))) continue;
+        const char *name = row ? row->info.name : "auto";
+        double got[NB + 1];
+        mh_status s = mh_histogram_weighted(ctx, row ? name : NULL, MH_HISTOGRAM_INT32, dv, dw, N, NB, 0.0, 0.0, NULL,
+                                            sums, sums + NB);
+        if (s == MH_OK) s = mh_context_synchronize(ctx);
+        test_get(gpu, got, sums, sizeof got);
+        int right = s == MH_OK;
+        for (int b = 0; b <= NB; ++b) right &= got[b] == want[b] || (isnan(got[b]) && isnan(want[b]));
+        CHECK(right, "%s: weighted known answer %.17g %.17g %.17g %.17g / %.17g: %s", name, got[0], got[1], got[2],
+              got[3], got[4], mh_context_error(ctx));
+    }
+    test_release(gpu, dv), test_release(gpu, dw), test_release(gpu, sums);
+    free(v), free(w);
+}
+
 int main(int argc, char **argv)
 {
     int gpu;
@@ -491,6 +552,7 @@ int main(int argc, char **argv)
     }
     check_refusals(ctx, gpu);
     check_known(ctx, gpu);
+    check_weighted_known(ctx, gpu);
     check_cell_table_edges();
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_histogram gpu" : "test_histogram cpu");

@@ -4,23 +4,26 @@
  *
  *   weighted-atomic  one global double atomicAdd per value (the seed's global-atomic histogram
  *                    with weights): the order of additions, hence the last bits, varies
- *   weighted-shared  ours: as weighted below, but each value added to its warp's copy by a
- *                    shared-memory double atomicAdd (the order within a warp's step varies),
- *                    and one resident grid of blocks, its chunks as large as that needs
+ *   weighted-shared  ours: as weighted below, but the weights off the warp's integer grid
+ *                    (see "limbs") added to its copy by a shared-memory double atomicAdd (the
+ *                    order within a warp's step varies), and one resident grid of blocks, its
+ *                    chunks as large as that needs
  *   weighted         ours, deterministic: the input cut into chunks whose size depends on n
  *                    alone, a block a chunk; each warp keeps its own copy of the bins in
  *                    shared memory (num_bins + 1 doubles, the last for the values not
- *                    counted), so no two warps touch one copy. In each step a warp's lanes
- *                    that share a bin find each other (__match_any_sync), the lowest of them
- *                    adds their weights in lane order and writes the sum: no atomics. The
- *                    warps' copies are added in warp order into the chunk's partial sums,
- *                    and a finishing pass adds the chunks' in a fixed order: the same bits on
- *                    every run, whatever the device. Up to 2048 bins (8 copies of 2049 doubles:
- *                    131 KB of shared memory).
+ *                    counted), so no two warps touch one copy. Up to 1024 bins each weight
+ *                    goes to the warp's integer words where it can (exact, in any order);
+ *                    the rest, and every weight past 1024 bins, go in lane order: in each
+ *                    step a warp's lanes that share a bin find each other (__match_any_sync),
+ *                    the lowest of them adds their weights in lane order and writes the sum,
+ *                    no atomics. The warps' copies are added in warp order into the chunk's
+ *                    partial sums, and a finishing pass adds the chunks' in a fixed order: the
+ *                    same bits on every run, whatever the device. Up to 2048 bins (8 copies of
+ *                    2049 doubles: 131 KB of shared memory; to 1024 bins the words double it).
  * Between explicit edges the chunk rows stage the bins in shared memory after the copies
  * (histogram_table.cuh), as the counting rows do; uniform bins take the rule's float32 guess,
- * which reads no memory: here the shared pipe is already busy with the double atomicAdd's
- * compare-and-swap loop, and a table load a value costs more than the guess's arithmetic. */
+ * which reads no memory: a table load a value costs more in the shared pipe than the guess's
+ * arithmetic. */
 #include "common.cuh"
 #include "histogram_table.cuh"
 
@@ -80,24 +83,116 @@ static __device__ __forceinline__ void add_in_lane_order(double *copy, bool have
     __syncwarp();
 }
 
+/* ---- exact integer sums ("limbs") -------------------------------------------------------
+ * Shared memory has native 32-bit integer atomics but no double add (that is a compare-and-
+ * swap loop, whose retries on random bins fill the shared pipe). So each warp places its
+ * weights on a grid of 2^(top - 150 - RANGE), top the largest float32 exponent field the warp
+ * has seen: a weight within RANGE binades of it is an integer q below 2^(24 + RANGE) on that
+ * grid, added as hi = q >> LO_BITS and lo = q mod 2^LO_BITS (the weight's sign on both) to its
+ * bin's two int32 words. Every PERIOD_STEPS steps, and before top rises, the warp moves its
+ * words into its double copy: hi * 2^LO_BITS + lo is below 2^53, so each period's sum is exact
+ * and rounds once. Integer sums do not depend on order, so the deterministic row keeps its
+ * bits. Weights further below top, subnormal, Inf or NaN are added in double as before. */
+enum { LO_BITS = 21, RANGE = 18, PERIOD_STEPS = 8, LIMB_MAX_BINS = 1024 };
+
+/* The most one warp adds to one bin's word in a period: 4 values a lane a step. */
+static_assert((((1LL << (24 + RANGE - LO_BITS)) - 1) * 128 * PERIOD_STEPS) < (1LL << 31), "hi word overflows");
+static_assert((((1LL << LO_BITS) - 1) * 128 * PERIOD_STEPS) < (1LL << 31), "lo word overflows");
+static_assert((1LL << (24 + RANGE)) * 128 * PERIOD_STEPS <= (1LL << 53), "a period's sum is not exact in double");
+
+/* One warp's words (hi[slots], then lo[slots]), its grid's top (0: none yet) and the steps of
+ * the period so far. */
+struct warp_limbs {
+    int *hi, *lo;
+    unsigned top;
+    int steps;
+};
+
+/* The warp moves every nonzero pair of words into its double copy and zeroes them. */
+static __device__ void limbs_flush(warp_limbs &L, double *copy, int slots, unsigned lane)
+{
+    __syncwarp();
+    if (L.top) {
+        const double unit = __longlong_as_double((long long)((int)L.top - 150 - RANGE + 1023) << 52);
+        for (int k = (int)lane; k < slots; k += 32) {
+            const int hi = L.hi[k], lo = L.lo[k];
+            if (!(hi | lo)) continue;
+            copy[k] += (double)((long long)hi * (1LL << LO_BITS) + lo) * unit;
+            L.hi[k] = 0, L.lo[k] = 0;
+        }
+    }
+    L.steps = 0;
+    __syncwarp();
+}
+
+/* Adds weight w (its bits) to bin b's words when it lies on the grid; returns whether it did. */
+static __device__ __forceinline__ bool limbs_add(const warp_limbs &L, int b, unsigned bits)
+{
+    const unsigned field = (bits >> 23) & 0xffu;
+    const int s = (int)field - ((int)L.top - RANGE);
+    if (field == 0 || field == 0xffu || s < 0) return false;
+    const unsigned m = (bits & 0x7fffffu) | 0x800000u;
+    int lo = (int)((m << s) & ((1u << LO_BITS) - 1)), hi = (int)(m >> (LO_BITS - s));
+    if (bits >> 31) lo = -lo, hi = -hi;
+    atomicAdd(L.hi + b, hi);
+    atomicAdd(L.lo + b, lo);
+    return true;
+}
+
+/* One step's four values a lane (b < 0: none) through the warp's words; the rest in double:
+ * IN_ORDER in lane order, else by the shared double atomic. */
+template <bool IN_ORDER>
+static __device__ __forceinline__ void limbs_step(warp_limbs &L, double *copy, int slots, const int b[4],
+                                                  const float wt[4], unsigned lane)
+{
+    unsigned bits[4], most = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        bits[j] = __float_as_uint(wt[j]);
+        const unsigned field = (bits[j] >> 23) & 0xffu;
+        if (b[j] >= 0 && field != 0xffu) most = max(most, field);
+    }
+    most = __reduce_max_sync(0xffffffffu, most);
+    if (most > L.top) {
+        limbs_flush(L, copy, slots, lane);
+        L.top = most;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const bool counted = b[j] >= 0;
+        const bool rest = counted && !limbs_add(L, b[j], bits[j]) && (bits[j] << 1) != 0;
+        if (IN_ORDER) {
+            if (__any_sync(0xffffffffu, rest)) add_in_lane_order(copy, rest, b[j], wt[j], lane);
+        } else if (rest) {
+            atomicAdd(copy + b[j], (double)wt[j]);
+        }
+    }
+    if (++L.steps == PERIOD_STEPS) limbs_flush(L, copy, slots, lane);
+}
+
 /* Block b sums chunk b (values [b * chunk, (b + 1) * chunk) of n) into partials[b * (nb + 1) ..]:
  * 4 values a thread a step (16-byte loads where both arrays allow). IN_ORDER: each step's values
  * added in the order value 4t + j, j = 0 .. 3, then the lanes (add_in_lane_order); else by
- * shared double atomics, in whatever order they land. VALUES: int32, float32 by the rule, or
- * float32 through the table staged after the copies (cells cells). */
-template <int VALUES, bool IN_ORDER>
+ * shared double atomics, in whatever order they land. LIMBS: the weights on the warp's grid
+ * go to its integer words first (up to LIMB_MAX_BINS bins). VALUES: int32, float32 by the rule,
+ * or float32 through the table staged after the copies and words (cells cells). */
+template <int VALUES, bool IN_ORDER, bool LIMBS>
 static __global__ void __launch_bounds__(WBLOCK)
     weighted_chunks_kernel(const void *in, const float *w, size_t n, size_t chunk, int nb, mh_hist_float f, bool vec,
                            double *partials, int cells)
 {
     extern __shared__ double copies[];
     const int slots = nb + 1;
-    for (int k = threadIdx.x; k < WARPS * slots; k += WBLOCK) copies[k] = 0.0;
+    /* each warp's two words a slot take the room of one double a slot */
+    for (int k = threadIdx.x; k < (LIMBS ? 2 : 1) * WARPS * slots; k += WBLOCK) copies[k] = 0.0;
     mh_hist_table t = {};
-    if (VALUES == TABLE) t = mh_hist_stage_table(f, nb, cells, copies + WARPS * slots); /* ends with a barrier */
+    if (VALUES == TABLE) /* ends with a barrier */
+        t = mh_hist_stage_table(f, nb, cells, copies + (LIMBS ? 2 : 1) * WARPS * slots);
     else __syncthreads();
-    double *copy = copies + (threadIdx.x / 32) * slots;
-    const unsigned lane = threadIdx.x % 32;
+    const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    double *copy = copies + warp * slots;
+    warp_limbs L = {};
+    if (LIMBS) L.hi = reinterpret_cast<int *>(copies + WARPS * slots) + 2 * warp * slots, L.lo = L.hi + slots;
     const size_t first = (size_t)blockIdx.x * chunk, end = n - first < chunk ? n : first + chunk;
     for (size_t base = first; base < end; base += 4 * WBLOCK) {
         const size_t i = base + 4 * threadIdx.x;
@@ -123,12 +218,17 @@ static __global__ void __launch_bounds__(WBLOCK)
                 wt[j] = have ? __ldg(w + i + j) : 0.0f;
             }
         }
+        if (LIMBS) {
+            limbs_step<IN_ORDER>(L, copy, slots, b, wt, lane);
+            continue;
+        }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             if (IN_ORDER) add_in_lane_order(copy, b[j] >= 0, b[j], wt[j], lane);
             else if (b[j] >= 0) atomicAdd(copy + b[j], (double)wt[j]);
         }
     }
+    if (LIMBS) limbs_flush(L, copy, slots, lane);
     __syncthreads();
     for (int k = threadIdx.x; k < slots; k += WBLOCK) {
         double s = 0.0;
@@ -227,17 +327,22 @@ static mh_status resident_chunk_of(mh_context *ctx, const void *kernel, size_t s
 
 template <bool IN_ORDER> static mh_status chunks_run(mh_context *ctx, const mh_args *x)
 {
-    static const void *const kernels[3] = {(const void *)weighted_chunks_kernel<INTS, IN_ORDER>,
-                                           (const void *)weighted_chunks_kernel<RULE, IN_ORDER>,
-                                           (const void *)weighted_chunks_kernel<TABLE, IN_ORDER>};
+    static const void *const kernels[2][3] = {
+        {(const void *)weighted_chunks_kernel<INTS, IN_ORDER, false>,
+         (const void *)weighted_chunks_kernel<RULE, IN_ORDER, false>,
+         (const void *)weighted_chunks_kernel<TABLE, IN_ORDER, false>},
+        {(const void *)weighted_chunks_kernel<INTS, IN_ORDER, true>,
+         (const void *)weighted_chunks_kernel<RULE, IN_ORDER, true>,
+         (const void *)weighted_chunks_kernel<TABLE, IN_ORDER, true>}};
     const mh_histogram_args *a = &x->histogram;
     const cudaStream_t st = mh_stream(ctx);
     if (a->n == 0) return zero_sums(ctx, a);
-    size_t slots = (size_t)a->num_bins + 1, smem = WARPS * slots * sizeof(double);
+    const bool limbs = a->num_bins <= LIMB_MAX_BINS;
+    size_t slots = (size_t)a->num_bins + 1, smem = (limbs ? 2 : 1) * WARPS * slots * sizeof(double);
     /* explicit edges staged: beside at most WEIGHTED_MAX_BINS bins' copies they always fit */
     int cells = a->floats && a->f.edges ? mh_hist_table_cells(a, smem) : 0;
     smem += cells ? mh_hist_table_bytes(a->num_bins, cells) : 0;
-    const void *kernel = kernels[cells ? TABLE : a->floats ? RULE : INTS];
+    const void *kernel = kernels[limbs][cells ? TABLE : a->floats ? RULE : INTS];
     MH_CUDA_TRY(ctx, mh_allow_smem(kernel));
     size_t chunk = chunk_of(a->n);
     if (!IN_ORDER) MH_TRY(resident_chunk_of(ctx, kernel, smem, a->n, &chunk));
