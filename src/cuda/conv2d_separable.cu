@@ -236,11 +236,14 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
 #pragma unroll
         for (int t = 0; t < R; ++t) vertical<KMAX, EXACT>(p, p.u[t], ring + (t * l.rows + oldest) * RING_LD + tid, acc);
         if (!column) continue;
+        /* one 64-bit product a step, then a row apart: the store's address is not worked out
+         * again for every output */
+        const long long y = y0 + (long long)RYV * g, left = (long long)p.out_rows - y;
+        const int rows_here = left < RYV ? (int)left : RYV;
+        float *dst = p.out + (size_t)y * p.out_cols + (size_t)x;
 #pragma unroll
-        for (int q = 0; q < RYV; ++q) {
-            const long long y = y0 + (long long)RYV * g + q;
-            if (y < (long long)p.out_rows) p.out[(size_t)y * p.out_cols + (size_t)x] = acc[q];
-        }
+        for (int q = 0; q < RYV; ++q, dst += p.out_cols)
+            if (q < rows_here) *dst = acc[q];
     }
 }
 
