@@ -367,10 +367,10 @@ static const mh_row rows[] = {
       "weighted: one global double atomicAdd per value"},
      atomic_supports, atomic_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
     {{"histogram/weighted-shared", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 10, "global+shared", "ours",
-      "weighted: a copy of the bins per warp in shared memory, double atomics"},
+      "weighted: a copy of the bins per warp in shared memory, exact int32 words, double atomics off the grid"},
      weighted_supports, shared_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
     {{"histogram/weighted", MH_OP_HISTOGRAM, MH_BACKEND_CUDA, 11, "global+shared+shuffle", "ours",
-      "weighted: a copy of the bins per warp, lanes sharing a bin added in lane order; deterministic"},
+      "weighted: a copy of the bins per warp, exact int32 words, off-grid weights in lane order; deterministic"},
      weighted_supports, deterministic_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_WEIGHTS | MH_ROW_WEIGHTED_ONLY},
 };
 
