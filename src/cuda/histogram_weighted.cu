@@ -170,6 +170,18 @@ static __device__ __forceinline__ void limbs_step(warp_limbs &L, double *copy, i
     if (++L.steps == PERIOD_STEPS) limbs_flush(L, copy, slots, lane);
 }
 
+/* One step's four values a lane (b < 0: none) straight into the warp's double copy: IN_ORDER in
+ * lane order, else by the shared double atomic. */
+template <bool IN_ORDER>
+static __device__ __forceinline__ void double_step(double *copy, const int b[4], const float wt[4], unsigned lane)
+{
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        if (IN_ORDER) add_in_lane_order(copy, b[j] >= 0, b[j], wt[j], lane);
+        else if (b[j] >= 0) atomicAdd(copy + b[j], (double)wt[j]);
+    }
+}
+
 /* Block b sums chunk b (values [b * chunk, (b + 1) * chunk) of n) into partials[b * (nb + 1) ..]:
  * 4 values a thread a step (16-byte loads where both arrays allow). IN_ORDER: each step's values
  * added in the order value 4t + j, j = 0 .. 3, then the lanes (add_in_lane_order); else by
@@ -218,15 +230,8 @@ static __global__ void __launch_bounds__(WBLOCK)
                 wt[j] = have ? __ldg(w + i + j) : 0.0f;
             }
         }
-        if (LIMBS) {
-            limbs_step<IN_ORDER>(L, copy, slots, b, wt, lane);
-            continue;
-        }
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            if (IN_ORDER) add_in_lane_order(copy, b[j] >= 0, b[j], wt[j], lane);
-            else if (b[j] >= 0) atomicAdd(copy + b[j], (double)wt[j]);
-        }
+        if (LIMBS) limbs_step<IN_ORDER>(L, copy, slots, b, wt, lane);
+        else double_step<IN_ORDER>(copy, b, wt, lane);
     }
     if (LIMBS) limbs_flush(L, copy, slots, lane);
     __syncthreads();
