@@ -51,6 +51,8 @@ static const hcase cases[] = {
      * the staged table and a cell up to hundreds of bins */
     FLOATS(300, 100003, -1.0, 1.0, 2, 0),         FLOATS(300, 3003, -1.0, 1.0, 2, 1),
     FLOATS(3, 10007, -5.0, 5.0, 2, 1),
+    /* past 1024 bins the weighted rows keep their double copies alone (the rule and the table) */
+    FLOATS(1500, 100003, -1.0, 1.0, 0, 0),        FLOATS(2048, 70001, -1.0, 1.0, 1, 1),
 };
 
 static int cmp_float(const void *a, const void *b)
