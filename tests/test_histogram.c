@@ -218,6 +218,14 @@ static void check_variant(mh_context *ctx, const hcase *c, const void *in, const
 
 /* ---- weighted (mh_histogram_weighted) ---------------------------------------------------- */
 
+/* Histogram row r, or NULL for auto one past the last: 0 where it does not take weights or does
+ * not run here. */
+static int weighted_row_at(size_t r, int gpu, const mh_row **row)
+{
+    *row = r < mh_row_count(MH_OP_HISTOGRAM) ? mh_row_at(MH_OP_HISTOGRAM, r) : NULL;
+    return !*row || (((*row)->flags & MH_ROW_WEIGHTS) && test_row_fits(*row, gpu));
+}
+
 /* One row (NULL: auto) on weights w: the sums (guarded, poisoned with all-ones) against the
  * host's; exact when every weight is a multiple of 1/2 (every partial sum exact in any order),
  * else within 1e-12 of the bin's sum of |w|. Returns the sums fetched (NULL: refused or failed). */
@@ -297,8 +305,8 @@ static void check_weighted(mh_context *ctx, int gpu, const hcase *c, const void 
         for (float *v = wh; v < wh + c->n; ++v) *v = fabsf(*v);
         mh_histogram_weighted_reference(&ra.histogram, mag, mag + nb);
         for (size_t r = 0; r <= mh_row_count(MH_OP_HISTOGRAM); ++r) {
-            const mh_row *row = r < mh_row_count(MH_OP_HISTOGRAM) ? mh_row_at(MH_OP_HISTOGRAM, r) : NULL;
-            if (row && (!(row->flags & MH_ROW_WEIGHTS) || !test_row_fits(row, gpu))) continue;
+            const mh_row *row;
+            if (!weighted_row_at(r, gpu, &row)) continue;
             test_trace(row ? row->info.name : "auto", weights, "weighted");
             const double *got = run_weighted(ctx, gpu, c, in, w, edges, ref, mag, exact, row, dev, host);
             if (!got || !row || strcmp(row->info.name, "histogram/weighted")) continue;
@@ -478,8 +486,8 @@ static void check_weighted_known(mh_context *ctx, int gpu)
     double *sums = test_alloc(gpu, (NB + 1) * sizeof *sums);
     test_put(gpu, dv, v, N * sizeof *v), test_put(gpu, dw, w, N * sizeof *w);
     for (size_t r = 0; r <= mh_row_count(MH_OP_HISTOGRAM); ++r) {
-        const mh_row *row = r < mh_row_count(MH_OP_HISTOGRAM) ? mh_row_at(MH_OP_HISTOGRAM, r) : NULL;
-        if (row && (!(row->flags & MH_ROW_WEIGHTS) || !test_row_fits(row, gpu))) continue;
+        const mh_row *row;
+        if (!weighted_row_at(r, gpu, &row)) continue;
         const char *name = row ? row->info.name : "auto";
         double got[NB + 1];
         mh_status s = mh_histogram_weighted(ctx, row ? name : NULL, MH_HISTOGRAM_INT32, dv, dw, N, NB, 0.0, 0.0, NULL,

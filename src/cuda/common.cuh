@@ -66,6 +66,16 @@ static __host__ __device__ __forceinline__ bool mh_aligned16(const void *p) { re
 /* Elements of `elem` bytes before p's first 16-byte boundary (p is elem-aligned). */
 static inline size_t mh_head_to_16(const void *p, size_t elem) { return (16 - ((uintptr_t)p & 15)) % 16 / elem; }
 
+/* The blocks of `kernel` (threads a block, smem bytes of dynamic shared memory) that all the SMs
+ * hold at once: one resident grid, at least one a SM. */
+static inline mh_status mh_resident_grid(mh_context *ctx, const void *kernel, int threads, size_t smem, size_t *blocks)
+{
+    int per_sm = 0;
+    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    *blocks = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    return MH_OK;
+}
+
 /* Blocks for a grid-stride kernel: enough for per_block elements each, at most 8 per SM (the
  * rest of the input is strided over), at least 1. The SM count comes from the context. */
 static inline size_t mh_resident_blocks(const mh_context *ctx, size_t n, size_t per_block)

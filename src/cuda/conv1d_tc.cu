@@ -292,9 +292,8 @@ template <typename F> auto with_instance(const mh_args *x, F f)
 /* Blocks a signal: enough to fill the GPU once (blocks walk the rest), at most one a tile. */
 template <int NW, int WG, int C> mh_status grid_width(mh_context *ctx, const tc1_layout &l, size_t tiles, size_t signals, unsigned *width)
 {
-    int per_sm = 0;
-    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, conv1d_tc_kernel<NW, WG, C>, 128 * WG, l.bytes()));
-    const size_t resident = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    size_t resident = 0;
+    MH_TRY(mh_resident_grid(ctx, (const void *)conv1d_tc_kernel<NW, WG, C>, 128 * WG, l.bytes(), &resident));
     const size_t want = mh_ceil_div(resident, signals);
     *width = (unsigned)(want < tiles ? want : tiles);
     return MH_OK;

@@ -238,8 +238,8 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
         if (!column) continue;
         /* one 64-bit product a step, then a row apart: the store's address is not worked out
          * again for every output */
-        const long long y = y0 + (long long)RYV * g, left = (long long)p.out_rows - y;
-        const int rows_here = left < RYV ? (int)left : RYV;
+        const long long y = y0 + (long long)RYV * g, below = (long long)p.out_rows - y;
+        const int rows_here = below < RYV ? (int)below : RYV;
         float *dst = p.out + (size_t)y * p.out_cols + (size_t)x;
 #pragma unroll
         for (int q = 0; q < RYV; ++q, dst += p.out_cols)
@@ -346,15 +346,15 @@ static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int *kmax)
  * second, partial wave), and no more than gridDim.y allows; a multiple of RYV. With one wave the
  * call takes as long as its longest walk, so short segments win on small images though each
  * repeats the krows - 1 rows it reads ahead. */
-static long long segment_rows(const mh_context *ctx, const void *kernel, size_t bytes, size_t strips, size_t out_rows)
+static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes, size_t strips, size_t out_rows,
+                              long long *segment)
 {
-    int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, bytes) != cudaSuccess || per_sm < 1)
-        per_sm = 1;
-    const size_t slots = (size_t)per_sm * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    size_t slots = 0;
+    MH_TRY(mh_resident_grid(ctx, kernel, THREADS, bytes, &slots));
     size_t rows = mh_ceil_div(out_rows, slots > strips ? slots / strips : 1);
     if (rows < mh_ceil_div(out_rows, 65535)) rows = mh_ceil_div(out_rows, 65535);
-    return (long long)(mh_ceil_div(rows, RYV) * RYV);
+    *segment = (long long)(mh_ceil_div(rows, RYV) * RYV);
+    return MH_OK;
 }
 
 static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, int max_rank)
@@ -374,7 +374,7 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     const size_t bytes = (size_t)l.floats * sizeof(float), strips = mh_ceil_div(a->out_cols + p.xshift, BW);
     if (a->out_rows == 0 || strips == 0) return MH_OK;
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
-    p.segment = segment_rows(ctx, (const void *)kernel, bytes, strips, a->out_rows);
+    MH_TRY(segment_rows(ctx, (const void *)kernel, bytes, strips, a->out_rows, &p.segment));
     dim3 grid((unsigned)strips, (unsigned)mh_ceil_div(a->out_rows, (size_t)p.segment));
     kernel<<<grid, THREADS, bytes, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_separable_kernel");

@@ -323,9 +323,8 @@ static int weighted_supports(const mh_context *, const mh_args *x, char *why, si
  * partial wave), each chunk a multiple of 1024 values. */
 static mh_status resident_chunk_of(mh_context *ctx, const void *kernel, size_t smem, size_t n, size_t *chunk)
 {
-    int per_sm = 0;
-    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, WBLOCK, smem));
-    const size_t blocks = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    size_t blocks = 0;
+    MH_TRY(mh_resident_grid(ctx, kernel, WBLOCK, smem, &blocks));
     *chunk = mh_ceil_div(mh_ceil_div(n, blocks), 4 * WBLOCK) * 4 * WBLOCK;
     return MH_OK;
 }
