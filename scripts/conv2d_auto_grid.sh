@@ -8,6 +8,7 @@
 # MEMHIER_SWEEP_VARIANTS and MEMHIER_GRID_FILTERS (random gaussian dog) narrow it to some rows and
 # filter kinds, to measure again the rows a change touches; terms3 and terms4 (sums of 3 and 4
 # positive outer products, planned) measure lowrank at ranks the grid's filters do not have.
+# MEMHIER_GRID_SHAPES (krows x kcols, space-separated) narrows the filter shapes likewise.
 # usage: scripts/conv2d_auto_grid.sh CLI OUT.json [SIDE ...]
 set -uo pipefail
 CLI=${1:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
@@ -18,7 +19,7 @@ VARIANTS=${MEMHIER_SWEEP_VARIANTS:-walk,regtile,stream,tc,separable,lowrank,fft-
 FILTERS=${MEMHIER_GRID_FILTERS:-random gaussian dog}
 parts=$(mktemp -d)
 for n in $SIDES; do
-  for shape in 3x3 5x5 7x7 11x11 15x15 21x21 31x31 63x63 127x127 3x31 31x3 7x21 15x63; do
+  for shape in ${MEMHIER_GRID_SHAPES:-3x3 5x5 7x7 11x11 15x15 21x21 31x31 63x63 127x127 3x31 31x3 7x21 15x63}; do
     kr=${shape%x*} kc=${shape#*x}
     k=$((kr > kc ? kr : kc))
     wide=$(python3 -c "print($k / 6)")

@@ -2,8 +2,8 @@
  * MH_CONV2D_DIRECT_MAX_K a side.
  *
  * As conv2d/fft-os (its header explains the overlap-save), with 64 x 64 tiles whose transforms
- * never leave shared memory: a block loads two tiles of inputs, A into the real parts and B into
- * the imaginary parts of one complex 64 x 64 tile z = a + i b (the filter is real, so the
+ * never leave the block: a block loads two tiles of inputs, A into the real parts and B into the
+ * imaginary parts of one complex 64 x 64 tile z = a + i b (the filter is real, so the
  * correlation of z is that of a plus i times that of b: two real tiles for one complex
  * transform), transforms it, multiplies by the filter's spectrum, transforms back and stores the
  * real parts as A's outputs and the imaginary parts as B's. A tile gives (65 - krows) x
@@ -12,16 +12,19 @@
  * through DRAM between the transforms, which is what bounds fft-os.
  *
  * Only forward transforms: y = IDFT2(Z . conj(F)) = conj(DFT2(conj(Z) . F)) / 64^2, F the
- * spectrum of the filter zero-padded to 64 x 64 (made by spectrum_kernel, 1 / 64^2 folded in:
- * once per call, or once per plan, which keeps it). So A's outputs are the real parts of
- * DFT2(conj(Z) . F), B's minus its imaginary parts.
+ * spectrum of the filter zero-padded to 64 x 64 (made by spectrum_kernel with the same
+ * transform, 1 / 64^2 folded in: once per call, or once per plan, which keeps it). So A's
+ * outputs are the real parts of DFT2(conj(Z) . F), B's minus its imaginary parts.
  *
- * The 2-D DFT is 64-point DFTs along the rows, then along the columns (dft64_lines). A 64-point
- * DFT splits n = 4 n2 + n1, k = k1 + 16 k2: for each n1 a 16-point DFT over n2 (one thread's
- * registers, fft_dft16), twiddles w64^(n1 k1), then for each k1 a 4-point DFT over n1. 256
- * threads: thread t takes line t % 64 and part t / 64 (n1 in the first step, four k1 in the
- * second), so a warp reads 32 lines at one position: along rows the padded row stride (65
- * float2) spreads them over the banks, along columns they are consecutive.
+ * The 2-D DFT (dft2_64) keeps the tile in registers, 16 points a thread, and crosses shared
+ * memory twice: the 4096 points split into three 16-point stages, a 16-point DFT along rows, a
+ * 4 x 4 DFT (4 points along rows by 4 along columns) and a 16-point DFT along columns (see
+ * dft2_64 for the indices). A transform along rows then along columns, each split 16 x 4 with
+ * its own exchange, crosses shared memory four times; shared-memory bandwidth is what the
+ * transforms spend most, so the tile's round trips through it set the kernel's speed. Inputs
+ * load straight into the registers and outputs store from them; the output comes back with
+ * the axes exchanged in the registers, which the second transform, applied to it as it lies,
+ * exchanges back (the DFT of a transposed tile is the transposed DFT).
  *
  * Accuracy: as fft-os (a normwise bound over the tile, log2(64^2) = 12 in place of fft-os's
  * longer transforms). NaN and Inf as the direct rows give them: a block whose inputs hold one
@@ -37,12 +40,13 @@
 namespace {
 
 constexpr int N = 64;       /* the tile's side */
-constexpr int LD = N + 1;   /* shared-memory row stride, float2 */
 constexpr int THREADS = 256;
 constexpr int POINTS = N * N;
+constexpr int VALUES = POINTS / THREADS; /* a thread's points: 16 */
+constexpr int LINE = 17;                 /* the second exchange's padded line of 16, float2 */
+constexpr int SMEM_FLOAT2 = 4 * N * LINE; /* the second exchange's 4 x 64 lines; the first uses 4096 */
 
-/* w64^m = exp(-2 pi i m / 64), m < 64, rounded from double at compile time. The index n1 k1 is
- * the same across a warp (n1 = t / 64): constant memory broadcasts it. */
+/* w64^m = exp(-2 pi i m / 64), m < 64, rounded from double at compile time. */
 struct twiddles64 {
     float2 w[N];
 };
@@ -52,61 +56,68 @@ constexpr twiddles64 make_twiddles64()
     for (int m = 0; m < N; ++m) t.w[m] = fft_root(m, N);
     return t;
 }
-__constant__ twiddles64 w64 = make_twiddles64();
+__device__ const twiddles64 w64 = make_twiddles64();
 
-/* Element `pos` of line `line`: along rows, s[line][pos]; along columns, s[pos][line]. */
-template <bool ALONG_ROWS>
-__device__ __forceinline__ int at(int line, int pos)
+/* v[4 a + b] *= w64^(m a) (ROWS) or w64^(m b), a, b < 4: the twiddles between a 16-point and a
+ * 4-point stage, three values a thread, loaded where they are used. The index looks unknown to
+ * the compiler (zero from asm): a kernel's two transforms read the same twiddles, which it would
+ * otherwise keep in registers from the first to the second, past the 64 registers that four
+ * blocks an SM allow. */
+template <bool ROWS>
+__device__ __forceinline__ void twiddle_4x4(float2 (&v)[VALUES], int m)
 {
-    return ALONG_ROWS ? line * LD + pos : pos * LD + line;
-}
-
-/* Stage B's default: results go back to s unchanged. */
-struct keep_result {
-    __device__ __forceinline__ void operator()(int, int, float2 &) const {}
-};
-
-/* 64-point DFTs of every row (ALONG_ROWS) or column of the tile s, in place, natural order in
- * and out; all 256 threads. Each result passes through finish(line, pos, v) first, which may
- * change it (the product with the filter's spectrum) or store it elsewhere (the outputs); with
- * KEEP false it does not return to s and the pass ends without a barrier. Callers sync before it
- * (its first reads); with KEEP it ends with a sync. */
-template <bool ALONG_ROWS, bool KEEP = true, class Finish = keep_result>
-__device__ __forceinline__ void dft64_lines(float2 *s, const Finish &finish = Finish())
-{
-    const int line = threadIdx.x & (N - 1), part = threadIdx.x / N;
-    float2 v[16];
+    int zero;
+    asm volatile("mov.u32 %0, 0;" : "=r"(zero));
+    const float2 *w = w64.w + zero;
+    const float2 w1 = __ldg(w + m), w2 = __ldg(w + 2 * m), w3 = __ldg(w + 3 * m);
 #pragma unroll
-    for (int n2 = 0; n2 < 16; ++n2) v[n2] = s[at<ALONG_ROWS>(line, 4 * n2 + part)];
-    fft_dft16(v); /* v[k1] = sum over n2 of x[4 n2 + n1] w16^(n2 k1), n1 = part */
-#pragma unroll
-    for (int k1 = 1; k1 < 16; ++k1) v[k1] = fft_cmul(v[k1], w64.w[part * k1]);
-    __syncthreads(); /* every x read before Y overwrites it */
-#pragma unroll
-    for (int k1 = 0; k1 < 16; ++k1) s[at<ALONG_ROWS>(line, 16 * part + k1)] = v[k1];
-    __syncthreads();
-    /* X[k1 + 16 k2] = sum over n1 of Y[n1][k1] w4^(n1 k2), for k1 = 4 part + q: this thread reads
-     * and writes the same 16 positions, so no barrier between. */
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const int k1 = 4 * part + q;
-        float2 x[4];
-#pragma unroll
-        for (int k2 = 0; k2 < 4; ++k2) x[k2] = s[at<ALONG_ROWS>(line, 16 * k2 + k1)];
-        fft_dft4(x[0], x[1], x[2], x[3]);
-#pragma unroll
-        for (int k2 = 0; k2 < 4; ++k2) {
-            finish(line, 16 * k2 + k1, x[k2]);
-            if (KEEP) s[at<ALONG_ROWS>(line, 16 * k2 + k1)] = x[k2];
-        }
+    for (int a = 0; a < 4; ++a) {
+        float2 &x1 = ROWS ? v[4 + a] : v[4 * a + 1], &x2 = ROWS ? v[8 + a] : v[4 * a + 2],
+               &x3 = ROWS ? v[12 + a] : v[4 * a + 3];
+        x1 = fft_cmul(x1, w1), x2 = fft_cmul(x2, w2), x3 = fft_cmul(x3, w3);
     }
-    if (KEEP) __syncthreads();
 }
 
-__device__ __forceinline__ void dft2(float2 *s)
+/* The 2-D DFT of a 64 x 64 tile in the block's registers, all 256 threads. On entry thread t's
+ * v[j] holds point (4 j + hi, lo), hi = t / 64, lo = t % 64 (a warp holds 32 consecutive points
+ * of a row: coalesced loads); on return frequency (lo, 4 j + hi): the same layout, axes
+ * exchanged. The caller may use s before and after: it syncs first, and s is last read before
+ * the final 16-point stage.
+ *
+ * Indices: row y = 4 ya + yb, frequency ky = yc + 16 yd (a 16-point DFT over ya, twiddles
+ * w64^(yb yc), a 4-point DFT over yb); column x = 16 xb + xa, kx = 4 xc + xd (a 4-point DFT
+ * over xb, twiddles w64^(xa xd), a 16-point DFT over xa). The stages: (1) thread (yb, x) = (hi,
+ * lo), a 16-point DFT over ya = j; (2) thread (yc, xa) = (t / 16, t % 16), 16 points: the row
+ * twiddles, the 4-point DFTs over yb and xb, the column twiddles; (3) thread (ky, xd) = (lo, hi),
+ * a 16-point DFT over xa, leaving xc = j. Both exchanges read and write 16 consecutive float2
+ * a half-warp, or a stride of 17: no bank conflicts. */
+__device__ __forceinline__ void dft2_64(float2 (&v)[VALUES], float2 *s)
 {
-    dft64_lines<true>(s);
-    dft64_lines<false>(s);
+    const int t = threadIdx.x, hi = t / N, lo = t % N, p = t / 16, q = t % 16;
+    fft_dft16(v);
+    __syncthreads(); /* the caller's last reads of s */
+#pragma unroll
+    for (int c = 0; c < 16; ++c) s[c * THREADS + t] = v[c]; /* (yc, yb, x) */
+    __syncthreads();
+#pragma unroll
+    for (int h = 0; h < 4; ++h)
+#pragma unroll
+        for (int g = 0; g < 4; ++g) v[4 * h + g] = s[p * THREADS + h * N + g * 16 + q]; /* yb = h, xb = g */
+    twiddle_4x4<true>(v, p); /* w64^(yb yc) */
+#pragma unroll
+    for (int g = 0; g < 4; ++g) fft_dft4(v[g], v[4 + g], v[8 + g], v[12 + g]); /* now yd = h */
+#pragma unroll
+    for (int d = 0; d < 4; ++d) fft_dft4(v[4 * d], v[4 * d + 1], v[4 * d + 2], v[4 * d + 3]); /* now xd = g */
+    twiddle_4x4<false>(v, q); /* w64^(xa xd) */
+    __syncthreads(); /* every read of the first exchange */
+#pragma unroll
+    for (int d = 0; d < 4; ++d)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[(e * N + p + 16 * d) * LINE + q] = v[4 * d + e]; /* (xd, ky, xa) */
+    __syncthreads();
+#pragma unroll
+    for (int a = 0; a < 16; ++a) v[a] = s[(hi * N + lo) * LINE + a];
+    fft_dft16(v);
 }
 
 struct geometry {
@@ -160,43 +171,22 @@ __device__ __forceinline__ float tile_input(const float *in, const geometry &g, 
     return c < 0 ? g.border.cval : __ldg(in + p.in_off + r * g.cols + c);
 }
 
-/* The column pass of the first transform ends with the product: conj(Z) F at (pos, line). */
-struct times_spectrum {
-    const float2 *fspec;
-    __device__ __forceinline__ void operator()(int line, int pos, float2 &z) const
-    {
-        const float2 f = __ldg(fspec + pos * N + line);
-        z = make_float2(z.x * f.x + z.y * f.y, z.x * f.y - z.y * f.x);
-    }
-};
-
-/* The column pass of the second ends with the outputs: A's the real parts, B's minus the
- * imaginary parts, at (pos, line) of each tile where it has an output. */
-struct store_outputs {
-    const tile_place *ab; /* shared memory */
-    long long out_cols;
-    __device__ __forceinline__ void operator()(int line, int pos, float2 &v) const
-    {
-        if (pos < ab[0].out_r && line < ab[0].out_c) ab[0].first[pos * out_cols + line] = v.x;
-        if (pos < ab[1].out_r && line < ab[1].out_c) ab[1].first[pos * out_cols + line] = -v.y;
-    }
-};
-
-/* fspec = DFT2(filter zero-padded to 64 x 64) / 64^2, natural order: one block. */
+/* fspec = DFT2(filter zero-padded to 64 x 64) / 64^2 in dft2_64's output layout (thread t's
+ * register j at fspec[j * 256 + t]), which the tiles' spectra have too: one block. */
 __global__ void __launch_bounds__(THREADS) spectrum_kernel(float2 *fspec, const float *f, int krows, int kcols)
 {
-    __shared__ float2 s[N * LD];
-    for (int p = threadIdx.x; p < POINTS; p += THREADS) {
-        const int y = p / N, x = p % N;
-        s[y * LD + x] = make_float2(y < krows && x < kcols ? __ldg(f + y * kcols + x) : 0.0f, 0.0f);
+    __shared__ float2 s[SMEM_FLOAT2];
+    const int hi = threadIdx.x / N, lo = threadIdx.x % N;
+    float2 v[VALUES];
+#pragma unroll
+    for (int j = 0; j < VALUES; ++j) {
+        const int y = 4 * j + hi;
+        v[j] = make_float2(y < krows && lo < kcols ? __ldg(f + y * kcols + lo) : 0.0f, 0.0f);
     }
-    __syncthreads();
-    dft2(s);
+    dft2_64(v, s);
     const float scale = 1.0f / (float)POINTS;
-    for (int p = threadIdx.x; p < POINTS; p += THREADS) {
-        const float2 v = s[(p / N) * LD + p % N];
-        fspec[p] = make_float2(v.x * scale, v.y * scale);
-    }
+#pragma unroll
+    for (int j = 0; j < VALUES; ++j) fspec[j * THREADS + threadIdx.x] = make_float2(v[j].x * scale, v[j].y * scale);
 }
 
 /* A tile's outputs summed directly, tap by tap in float as the direct rows sum: for tiles whose
@@ -214,35 +204,70 @@ __device__ void direct_tile(const float *in, const float *f, const geometry &g, 
     }
 }
 
+/* Tiles A and B where either reaches past its image: tile_input's border cases, point (4 j + hi,
+ * lo) into the thread's own slot j of s, one point a step (not unrolled 16 times). */
+__device__ __forceinline__ void load_bordered(float2 *s, const float *in, const geometry &g, const tile_place *place)
+{
+    const int hi = threadIdx.x / N, lo = threadIdx.x % N;
+#pragma unroll 1
+    for (int j = 0; j < VALUES; ++j)
+        s[j * THREADS + threadIdx.x] =
+            make_float2(tile_input(in, g, place[0], 4 * j + hi, lo), tile_input(in, g, place[1], 4 * j + hi, lo));
+}
+
+/* The block's two tiles into dft2_64's layout: point (4 j + hi, lo) of tile A in v[j].x, of B in
+ * v[j].y, straight from global memory where both are inside their images. False where a point is
+ * NaN or Inf. */
+__device__ __forceinline__ bool load_tiles(float2 (&v)[VALUES], float2 *s, const float *in, const geometry &g,
+                                           const tile_place *place)
+{
+    const int hi = threadIdx.x / N, lo = threadIdx.x % N;
+    if (place[0].inside && place[1].inside) {
+        const float *a = place[0].corner + hi * g.cols + lo, *b = place[1].corner + hi * g.cols + lo;
+#pragma unroll
+        for (int j = 0; j < VALUES; ++j) v[j] = make_float2(__ldg(a + 4 * j * g.cols), __ldg(b + 4 * j * g.cols));
+    } else {
+        load_bordered(s, in, g, place);
+#pragma unroll
+        for (int j = 0; j < VALUES; ++j) v[j] = s[j * THREADS + threadIdx.x];
+    }
+    bool finite = true;
+#pragma unroll
+    for (int j = 0; j < VALUES; ++j) finite = finite && isfinite(v[j].x) && isfinite(v[j].y);
+    return finite;
+}
+
 /* Tiles 2 blockIdx.x (real parts) and 2 blockIdx.x + 1 (imaginary parts). MIN_BLOCKS: blocks an
- * SM must hold at once, the registers capped to fit: 4 (64 registers, ~100 bytes spilled) ran
- * 5-15% faster on the H100 than 3 (80 registers, no spill): the kernel is latency-bound (no unit
- * near its peak), and more resident blocks hide more than the spill costs. */
+ * SM must hold at once, the registers capped to fit (4: 64 registers; 3: 80). */
 template <int MIN_BLOCKS>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tile_kernel(float *out, const float *in, const float *f, const float2 *fspec,
                                                                    geometry g)
 {
-    __shared__ float2 s[N * LD];
+    __shared__ float2 s[SMEM_FLOAT2];
     __shared__ tile_place place[2]; /* in shared memory, not in every thread's registers */
     if (threadIdx.x < 2) place[threadIdx.x] = place_of(g, in, out, 2 * (long long)blockIdx.x + threadIdx.x);
     __syncthreads();
-    const int x = threadIdx.x % N, y0 = threadIdx.x / N; /* this thread's column; rows y0 + 4 j */
-    bool finite = true;
-#pragma unroll 1
-    for (int y = y0; y < N; y += THREADS / N) {
-        const float2 v = make_float2(tile_input(in, g, place[0], y, x), tile_input(in, g, place[1], y, x));
-        finite = finite && isfinite(v.x) && isfinite(v.y);
-        s[y * LD + x] = v;
-    }
-    if (__syncthreads_or(!finite)) { /* the whole block: both tiles summed directly */
+    float2 v[VALUES];
+    if (__syncthreads_or(!load_tiles(v, s, in, g, place))) { /* the whole block: both tiles summed directly */
         if (place[0].present) direct_tile(in, f, g, place[0]);
         if (place[1].present) direct_tile(in, f, g, place[1]);
         return;
     }
-    dft64_lines<true>(s);
-    dft64_lines<false>(s, times_spectrum{fspec});
-    dft64_lines<true>(s);
-    dft64_lines<false, false>(s, store_outputs{place, g.out_cols});
+    dft2_64(v, s);
+#pragma unroll
+    for (int j = 0; j < VALUES; ++j) { /* conj(Z) F */
+        const float2 z = v[j], f = __ldg(fspec + j * THREADS + threadIdx.x);
+        v[j] = make_float2(z.x * f.x + z.y * f.y, z.x * f.y - z.y * f.x);
+    }
+    dft2_64(v, s);
+    /* Output (4 j + hi, lo): A's the real part, B's minus the imaginary part. */
+    const int hi = threadIdx.x / N, lo = threadIdx.x % N;
+#pragma unroll
+    for (int j = 0; j < VALUES; ++j) {
+        const int y = 4 * j + hi;
+        if (y < place[0].out_r && lo < place[0].out_c) place[0].first[y * g.out_cols + lo] = v[j].x;
+        if (y < place[1].out_r && lo < place[1].out_c) place[1].first[y * g.out_cols + lo] = -v[j].y;
+    }
 }
 
 geometry geometry_of(const mh_conv2d_args *a)
