@@ -7,7 +7,12 @@ commit and date, and each op's ceilings (measured by its own bench invocation) u
 usage: merge_bench.py OUT_JSON IN_JSON...   (exit 1 when the inputs disagree on commit or device)
        merge_bench.py --replace RESULTS_JSON IN_JSON
            the ops IN_JSON holds replace their rows and auto choices in RESULTS_JSON (the same
-           device), each op's commit, date and ceilings recorded under *_by_op"""
+           device), each op's commit, date and ceilings recorded under *_by_op
+       merge_bench.py --replace-rows RESULTS_JSON IN_JSON...
+           a grid's rows measured again (a changed row on the grid's cells): each row of the
+           IN_JSONs replaces the row of the same workload and variant in RESULTS_JSON (the same
+           device), or joins it; the variants, commit, date and row count recorded under
+           "remeasured" (the file's own commit and date stay those of the rest)"""
 import json
 import sys
 
@@ -27,9 +32,25 @@ def replace(results_path, new_path):
     print(f"{results_path}: {', '.join(sorted(ops))} replaced ({len(new['rows'])} rows)")
 
 
+def replace_rows(results_path, new_paths):
+    doc = json.load(open(results_path))
+    for path in new_paths:
+        new = json.load(open(path))
+        if doc["device"] != new["device"]:
+            sys.exit(f"{path}: measured on {new['device']}, {results_path} on {doc['device']}")
+        keys = {(r["workload"], r["variant"]) for r in new["rows"]}
+        doc["rows"] = [r for r in doc["rows"] if (r["workload"], r["variant"]) not in keys] + new["rows"]
+        doc.setdefault("remeasured", []).append({"variants": sorted({v for _, v in keys}), "commit": new["commit"],
+                                                 "date": new["date"], "rows": len(new["rows"])})
+    json.dump(doc, open(results_path, "w"), indent=1)
+    print(f"{results_path}: {sum(r['rows'] for r in doc['remeasured'][-len(new_paths):])} rows measured again")
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--replace":
         return replace(sys.argv[2], sys.argv[3])
+    if len(sys.argv) >= 4 and sys.argv[1] == "--replace-rows":
+        return replace_rows(sys.argv[2], sys.argv[3:])
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     docs = [json.load(open(p)) for p in sys.argv[2:]]

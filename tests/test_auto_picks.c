@@ -242,10 +242,14 @@ static void test_rules_text(void)
     mh_conv1d_args_init(NULL, &a, NULL, (size_t)1 << 24, NULL, 5000, MH_PAD_VALID, NULL);
     check_rule(&a, "5000 > 4097", "fft-os first");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 11, 11, MH_PAD_SAME, NULL);
-    check_rule(&a, "under the 0.52 needed", "the direct rows");
+    check_rule(&a, "121 taps, at least 81", "fft-tile (2-D FFT tiles in shared memory) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 9, 9, MH_PAD_SAME, NULL);
+    check_rule(&a, "81 taps, under 121", "the direct rows");
     mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 31, 31, MH_PAD_SAME, NULL);
-    check_rule(&a, "961 taps, at least 169", "fft-tile (2-D FFT tiles in shared memory) first");
+    check_rule(&a, "961 taps, at least 81", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 23, 7, MH_PAD_SAME, NULL);
+    check_rule(&a, "161 taps, at least 121", "fft-tile (2-D FFT tiles in shared memory) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 15, 15, MH_PAD_SAME, NULL);
     check_rule(&a, "needed", "tc (tensor cores) first");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "49 taps, under 121", NULL);

@@ -190,11 +190,21 @@ static int fft_tile_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a
     return (double)a->krows * a->kcols >= fft_tile_min_taps(rules, a);
 }
 
-/* lowrank ahead of fft-tile: its terms cost at most the rules' FMAs an output, or the image is
- * small. */
+/* lowrank's cost against fft-tile's for a planned filter of several terms: its column pass
+ * costs about twice its row pass a tap, and both repeat a term. */
+static int lowrank_cost(const mh_conv2d_args *a) { return a->plan->rank * (a->kcols + 2 * a->krows); }
+
+static double lowrank_before_fft_tile_cost(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return mh_auto_step(&rules->conv2d_lowrank_before_fft_tile_cost, conv2d_outputs(a));
+}
+
+/* lowrank ahead of fft-tile: one term (a row and a column pass, lowrank's best case), several
+ * costing at most the rules' share for the outputs, or a small image. */
 static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return lowrank_fmas(a) <= rules->conv2d_lowrank_before_fft_tile_fmas || lowrank_small_image(rules, a);
+    return a->plan->rank == 1 || lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a) ||
+           lowrank_small_image(rules, a);
 }
 
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
@@ -205,7 +215,7 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
  * regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
  * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds.
  * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
- * a planned low-rank one there only where lowrank's terms cost more than the rules allow
+ * a planned low-rank one there only where its several terms cost more than the rules allow
  * (lowrank_before_fft_tile). Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-os
  * (overlap-save on cuFFT), the one row of ours that takes them. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
@@ -242,14 +252,14 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     const int lowrank = lowrank_favoured(ctx->rules, c);
     if (fft_tile_favoured(ctx->rules, c)) {
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
-            snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output, at most %g (or fewer than %g "
-                     "outputs): lowrank first; then fft-tile (2-D FFT tiles in shared memory)", c->plan->rank,
-                     c->plan->rank > 1 ? "s" : "", lowrank_fmas(c), ctx->rules->conv2d_lowrank_before_fft_tile_fmas,
-                     ctx->rules->conv2d_lowrank_any_below_outputs);
+            snprintf(buf, len, "the plan's filter is %d term%s (cost rank (kcols + 2 krows) = %d; more than one term "
+                     "stays ahead of fft-tile at most %g here, or below %g outputs): lowrank first; then fft-tile "
+                     "(2-D FFT tiles in shared memory)", c->plan->rank, c->plan->rank > 1 ? "s" : "", lowrank_cost(c),
+                     lowrank_before_fft_tile_cost(ctx->rules, c), ctx->rules->conv2d_lowrank_any_below_outputs);
         else
             snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
                      c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),
-                     lowrank ? "; the plan's terms cost more FMAs an output than the rules give lowrank before it" : "");
+                     lowrank ? "; the plan's terms cost more than the rules give lowrank before it" : "");
         return;
     }
     const int tc = mh_conv2d_tc_favoured(ctx->rules, c, why, sizeof why);

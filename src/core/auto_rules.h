@@ -59,10 +59,12 @@ typedef struct mh_auto_rules {
      * fills the GPU where the other rows' tiles are few) */
     double conv2d_lowrank_any_below_outputs;
     /* conv2d/fft-tile first for filters of at least this many taps (by outputs: fewer tiles fill
-     * the GPU less well); a planned filter lowrank takes stays on lowrank ahead of it while
-     * rank (krows + kcols) is at most conv2d_lowrank_before_fft_tile_fmas */
+     * the GPU less well); a planned filter lowrank takes stays on lowrank ahead of it where it is
+     * one term, or while rank (kcols + 2 krows) is at most conv2d_lowrank_before_fft_tile_cost
+     * (by outputs: lowrank's column pass costs about twice its row pass a tap, and a term's passes
+     * repeat a term, while fft-tile's work is the same for any filter of its size) */
     mh_auto_steps conv2d_fft_tile_min_taps;
-    double conv2d_lowrank_before_fft_tile_fmas;
+    mh_auto_steps conv2d_lowrank_before_fft_tile_cost;
 
     /* matmul: tf32x3-wgmma where all four hold */
     double matmul_tc_min_k, matmul_tc_max_k, matmul_tc_min_work, matmul_tc_min_outputs;
