@@ -231,10 +231,11 @@ __device__ __forceinline__ bool load_tiles(float2 (&v)[VALUES], float2 *s, const
 #pragma unroll
         for (int j = 0; j < VALUES; ++j) v[j] = s[j * THREADS + threadIdx.x];
     }
-    bool finite = true;
+    /* x * 0 is 0 for every finite x and NaN for NaN and +-Inf: one FMA a value, one test. */
+    float nan_if_any = 0.0f;
 #pragma unroll
-    for (int j = 0; j < VALUES; ++j) finite = finite && isfinite(v[j].x) && isfinite(v[j].y);
-    return finite;
+    for (int j = 0; j < VALUES; ++j) nan_if_any = fmaf(v[j].x, 0.0f, fmaf(v[j].y, 0.0f, nan_if_any));
+    return nan_if_any == 0.0f;
 }
 
 /* Tiles 2 blockIdx.x (real parts) and 2 blockIdx.x + 1 (imaginary parts). MIN_BLOCKS: blocks an
@@ -260,13 +261,18 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tile_kernel(float *out, c
         v[j] = make_float2(z.x * f.x + z.y * f.y, z.x * f.y - z.y * f.x);
     }
     dft2_64(v, s);
-    /* Output (4 j + hi, lo): A's the real part, B's minus the imaginary part. */
+    /* Output (4 j + hi, lo): A's the real part, B's minus the imaginary part. The places are read
+     * into registers first: a store through a generic pointer could alias them in shared memory,
+     * so the compiler would read them again after every store. */
     const int hi = threadIdx.x / N, lo = threadIdx.x % N;
+    const int rows_a = lo < place[0].out_c ? place[0].out_r : 0, rows_b = lo < place[1].out_c ? place[1].out_r : 0;
+    const long long step = 4 * g.out_cols;
+    float *a = place[0].first + hi * g.out_cols + lo, *b = place[1].first + hi * g.out_cols + lo;
 #pragma unroll
-    for (int j = 0; j < VALUES; ++j) {
+    for (int j = 0; j < VALUES; ++j, a += step, b += step) {
         const int y = 4 * j + hi;
-        if (y < place[0].out_r && lo < place[0].out_c) place[0].first[y * g.out_cols + lo] = v[j].x;
-        if (y < place[1].out_r && lo < place[1].out_c) place[1].first[y * g.out_cols + lo] = -v[j].y;
+        if (y < rows_a) *a = v[j].x;
+        if (y < rows_b) *b = -v[j].y;
     }
 }
 
