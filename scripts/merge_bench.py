@@ -11,8 +11,9 @@ usage: merge_bench.py OUT_JSON IN_JSON...   (exit 1 when the inputs disagree on 
        merge_bench.py --replace-rows RESULTS_JSON IN_JSON...
            a grid's rows measured again (a changed row on the grid's cells): each row of the
            IN_JSONs replaces the row of the same workload and variant in RESULTS_JSON (the same
-           device), or joins it; the variants, commit, date and row count recorded under
-           "remeasured" (the file's own commit and date stay those of the rest)"""
+           device), or joins it; the variants, commit, date and row count appended to
+           "remeasured", in order, a later entry's rows replacing an earlier's of the same cells
+           (the file's own commit and date stay those of the rest)"""
 import json
 import sys
 

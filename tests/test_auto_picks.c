@@ -251,6 +251,17 @@ static void test_rules_text(void)
     check_rule(&a, "161 taps, at least 81", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 15, 15, MH_PAD_SAME, NULL);
     check_rule(&a, "needed", "tc (tensor cores) first");
+    /* a planned difference of Gaussians (two terms): lowrank ahead of fft-tile below 2048^2, after
+     * it from there; a Gaussian (one term) ahead at any size */
+    mh_conv2d_plan two_terms = {.rank = 2, .krows = 21, .kcols = 21}, one_term = {.rank = 1, .krows = 21, .kcols = 21};
+    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 21, 21, MH_PAD_SAME, NULL);
+    a.conv2d.plan = &two_terms;
+    check_rule(&a, "here 126, is at most 200", "lowrank first");
+    mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 21, 21, MH_PAD_SAME, NULL);
+    a.conv2d.plan = &two_terms;
+    check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "cost more than the rules give lowrank");
+    a.conv2d.plan = &one_term;
+    check_rule(&a, "is 1 term: lowrank first", "then fft-tile");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "49 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 512, 512, NULL, 21, 21, MH_PAD_SAME, NULL);

@@ -191,7 +191,7 @@ static int fft_tile_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a
 }
 
 /* lowrank's cost against fft-tile's for a planned filter of several terms: its column pass
- * costs about twice its row pass a tap, and both repeat a term. */
+ * costs about twice its row pass a tap, and both repeat for every term. */
 static int lowrank_cost(const mh_conv2d_args *a) { return a->plan->rank * (a->kcols + 2 * a->krows); }
 
 static double lowrank_before_fft_tile_cost(const mh_auto_rules *rules, const mh_conv2d_args *a)
@@ -252,8 +252,8 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     const int lowrank = lowrank_favoured(ctx->rules, c);
     if (fft_tile_favoured(ctx->rules, c)) {
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
-            snprintf(buf, len, "the plan's filter is %d term%s (cost rank (kcols + 2 krows) = %d; more than one term "
-                     "stays ahead of fft-tile at most %g here, or below %g outputs): lowrank first; then fft-tile "
+            snprintf(buf, len, "the plan's filter is %d term%s: lowrank first (one term always; several while rank "
+                     "(kcols + 2 krows), here %d, is at most %g for these outputs, or below %g outputs); then fft-tile "
                      "(2-D FFT tiles in shared memory)", c->plan->rank, c->plan->rank > 1 ? "s" : "", lowrank_cost(c),
                      lowrank_before_fft_tile_cost(ctx->rules, c), ctx->rules->conv2d_lowrank_any_below_outputs);
         else

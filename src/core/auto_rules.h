@@ -61,8 +61,8 @@ typedef struct mh_auto_rules {
     /* conv2d/fft-tile first for filters of at least this many taps (by outputs: fewer tiles fill
      * the GPU less well); a planned filter lowrank takes stays on lowrank ahead of it where it is
      * one term, or while rank (kcols + 2 krows) is at most conv2d_lowrank_before_fft_tile_cost
-     * (by outputs: lowrank's column pass costs about twice its row pass a tap, and a term's passes
-     * repeat a term, while fft-tile's work is the same for any filter of its size) */
+     * (by outputs: lowrank's column pass costs about twice its row pass a tap, and its passes
+     * repeat for every term, while fft-tile's work is the same for any filter it takes) */
     mh_auto_steps conv2d_fft_tile_min_taps;
     mh_auto_steps conv2d_lowrank_before_fft_tile_cost;
 
