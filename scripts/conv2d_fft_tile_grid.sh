@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# conv2d/fft-tile against tc and regtile around auto's conv2d_fft_tile_min_taps rule (169 taps):
+# conv2d/fft-tile against tc and regtile around auto's conv2d_fft_tile_min_taps rule (81 taps at
+# 2048^2, 49 from 4096^2):
 # square images 2048^2 and 8192^2, same padding, random full-rank filters of 81 to 961 taps,
 # square and not (9 x 9, 11 x 11, 13 x 13, 15 x 15, 21 x 21, 31 x 31, 9 x 19, 11 x 15, 23 x 7,
 # 31 x 6), the rows named in $MEMHIER_SWEEP_VARIANTS (default fft-tile,tc,regtile). One JSON of

@@ -27,7 +27,7 @@
 # phase lowrank-sweep: conv2d/lowrank against tc, regtile and walk on planned Gaussians and
 # differences of Gaussians, K = 5..31 at 512^2 to 8192^2 (conv2d-lowrank-sweep.json,
 # scripts/conv2d_lowrank_sweep.sh: the rule behind planned auto's conv2d_lowrank_*);
-# phase fft-tile-grid: conv2d/fft-tile against tc and regtile around auto's 169-tap rule, at
+# phase fft-tile-grid: conv2d/fft-tile against tc and regtile around auto's taps rule, at
 # 2048^2 and 8192^2 (conv2d-fft-tile-grid.json, scripts/conv2d_fft_tile_grid.sh);
 # phase auto-grid: conv2d's auto grid, filters 3 to 127 of three kinds, images 256^2 to 16384^2
 # (conv2d-auto-grid.json and .png, scripts/conv2d_auto_grid.sh and scripts/plot_conv2d_grid.py:
@@ -148,7 +148,7 @@ if want lowrank-sweep; then
 fi
 
 if want fft-tile-grid; then
-  stamp "conv2d/fft-tile against tc and regtile around the 169-tap rule (scripts/conv2d_fft_tile_grid.sh)"
+  stamp "conv2d/fft-tile against tc and regtile around its taps rule (scripts/conv2d_fft_tile_grid.sh)"
   timeout 560 bash scripts/conv2d_fft_tile_grid.sh "$CLI" "$OUT/conv2d-fft-tile-grid.json" >"$LOGS/fft-tile-grid.log" 2>&1
   say "fft-tile-grid exit $?"
   tee -a "$SUMMARY" <"$LOGS/fft-tile-grid.log"

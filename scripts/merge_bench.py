@@ -18,10 +18,15 @@ import json
 import sys
 
 
-def replace(results_path, new_path):
-    doc, new = json.load(open(results_path)), json.load(open(new_path))
+def check_device(doc, results_path, new, new_path):
+    """Exits where new was measured on another device than the results file."""
     if doc["device"] != new["device"]:
         sys.exit(f"{new_path}: measured on {new['device']}, {results_path} on {doc['device']}")
+
+
+def replace(results_path, new_path):
+    doc, new = json.load(open(results_path)), json.load(open(new_path))
+    check_device(doc, results_path, new, new_path)
     ops = {r["op"] for r in new["rows"]}
     doc["rows"] = [r for r in doc["rows"] if r["op"] not in ops] + new["rows"]
     doc["auto"] = [a for a in doc.get("auto", []) if a.get("op") not in ops] + new.get("auto", [])
@@ -37,8 +42,7 @@ def replace_rows(results_path, new_paths):
     doc = json.load(open(results_path))
     for path in new_paths:
         new = json.load(open(path))
-        if doc["device"] != new["device"]:
-            sys.exit(f"{path}: measured on {new['device']}, {results_path} on {doc['device']}")
+        check_device(doc, results_path, new, path)
         keys = {(r["workload"], r["variant"]) for r in new["rows"]}
         doc["rows"] = [r for r in doc["rows"] if (r["workload"], r["variant"]) not in keys] + new["rows"]
         doc.setdefault("remeasured", []).append({"variants": sorted({v for _, v in keys}), "commit": new["commit"],

@@ -95,6 +95,10 @@ static __device__ __forceinline__ void add_in_lane_order(double *copy, bool have
  * bits. Weights further below top, subnormal, Inf or NaN are added in double as before. */
 enum { LO_BITS = 21, RANGE = 18, PERIOD_STEPS = 8, LIMB_MAX_BINS = 1024 };
 
+/* Shared memory a bin slot takes, in doubles, for each warp: its double copy, and with LIMBS its
+ * two int32 words (the room of one more double). */
+static __host__ __device__ constexpr int doubles_a_slot(bool limbs) { return limbs ? 2 : 1; }
+
 /* The most one warp adds to one bin's word in a period: 4 values a lane a step. */
 static_assert((((1LL << (24 + RANGE - LO_BITS)) - 1) * 128 * PERIOD_STEPS) < (1LL << 31), "hi word overflows");
 static_assert((((1LL << LO_BITS) - 1) * 128 * PERIOD_STEPS) < (1LL << 31), "lo word overflows");
@@ -195,11 +199,10 @@ static __global__ void __launch_bounds__(WBLOCK)
 {
     extern __shared__ double copies[];
     const int slots = nb + 1;
-    /* each warp's two words a slot take the room of one double a slot */
-    for (int k = threadIdx.x; k < (LIMBS ? 2 : 1) * WARPS * slots; k += WBLOCK) copies[k] = 0.0;
+    for (int k = threadIdx.x; k < doubles_a_slot(LIMBS) * WARPS * slots; k += WBLOCK) copies[k] = 0.0;
     mh_hist_table t = {};
     if (VALUES == TABLE) /* ends with a barrier */
-        t = mh_hist_stage_table(f, nb, cells, copies + (LIMBS ? 2 : 1) * WARPS * slots);
+        t = mh_hist_stage_table(f, nb, cells, copies + doubles_a_slot(LIMBS) * WARPS * slots);
     else __syncthreads();
     const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     double *copy = copies + warp * slots;
@@ -342,7 +345,7 @@ template <bool IN_ORDER> static mh_status chunks_run(mh_context *ctx, const mh_a
     const cudaStream_t st = mh_stream(ctx);
     if (a->n == 0) return zero_sums(ctx, a);
     const bool limbs = a->num_bins <= LIMB_MAX_BINS;
-    size_t slots = (size_t)a->num_bins + 1, smem = (limbs ? 2 : 1) * WARPS * slots * sizeof(double);
+    size_t slots = (size_t)a->num_bins + 1, smem = doubles_a_slot(limbs) * WARPS * slots * sizeof(double);
     /* explicit edges staged: beside at most WEIGHTED_MAX_BINS bins' copies they always fit */
     int cells = a->floats && a->f.edges ? mh_hist_table_cells(a, smem) : 0;
     smem += cells ? mh_hist_table_bytes(a->num_bins, cells) : 0;
