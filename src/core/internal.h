@@ -432,6 +432,7 @@ const mh_row *mh_conv2d_cudnn_rows(size_t *count);
 const mh_row *mh_conv2d_npp_rows(size_t *count);
 const mh_row *mh_conv2d_fft_os_rows(size_t *count);
 const mh_row *mh_conv2d_fft_tile_rows(size_t *count);
+const mh_row *mh_conv2d_fft_3pass_rows(size_t *count);
 
 mh_status mh_conv2d_args_init(mh_context *ctx, mh_args *a, const float *in, size_t rows, size_t cols,
                               const float *filter, size_t krows, size_t kcols, mh_pad pad, float *out);
