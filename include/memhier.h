@@ -237,11 +237,12 @@ mh_status mh_conv1d_mode_supports(mh_context *ctx, const char *variant, size_t b
 /* ---- conv2d: out[r][c] = sum_{i,j} in[r + i - lpr][c + j - lpc] * filter[i][j] -----------
  * Row-major float32 images; filters krows x kcols, each from 1 to MH_CONV2D_MAX_K, any
  * shape (not necessarily square or odd). The direct, tensor-core, low-rank and fft-tile (2-D FFT
- * tiles in shared memory) rows take sides up to MH_CONV2D_DIRECT_MAX_K; fft-os (overlap-save on
- * cuFFT), cudnn and the CPU rows take every size, and auto runs fft-os past the direct rows'
- * limit and fft-tile for filters of many taps below it (the FFT rows' accuracy is a normwise
- * bound, docs/conv2d.md). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or
- * k - 1 (full), per dimension; outside the input counts as zero. `auto` decides from the
+ * tiles in shared memory) rows take sides up to MH_CONV2D_DIRECT_MAX_K; fft-3pass (512 x 512
+ * overlap-save tiles, on-chip transforms in three passes), fft-os (overlap-save on cuFFT), cudnn
+ * and the CPU rows take every size, and auto runs fft-3pass past the direct rows' limit and
+ * fft-tile for filters of many taps below it (the FFT rows' accuracy is a normwise bound,
+ * docs/conv2d.md). lpr, lpc are 0 (valid), (k - 1) / 2 (same) or k - 1 (full), per dimension;
+ * outside the input counts as zero. `auto` decides from the
  * shapes alone and never reads the filter. "separable" (rank 1) and "lowrank" (up to 4 terms)
  * take a filter that is a sum of that many outer products: its SVD in double finds the fewest
  * terms whose float32 factors keep every output within the per-element bound, whatever the
@@ -294,8 +295,8 @@ mh_status mh_conv2d_planned_mode(mh_context *ctx, const char *variant, const mh_
  * where X is the image extended past its edges by `mode` (cval for MH_MODE_CONSTANT; every
  * padded value is multiplied by its tap, so a NaN cval reaches every output it touches).
  * origin_r in [-(krows / 2), (krows - 1) / 2], likewise origin_c. The rows whose tile loaders
- * apply the modes (regtile, walk, separable, lowrank, fft-tile, fft-os, basic, const and the CPU
- * rows) take these calls; the others refuse them with the reason, and auto runs the first that
+ * apply the modes (regtile, walk, separable, lowrank, fft-tile, fft-3pass, fft-os, basic, const and
+ * the CPU rows) take these calls; the others refuse them with the reason, and auto runs the first that
  * accepts. */
 mh_status mh_conv2d_mode(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
                          const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,

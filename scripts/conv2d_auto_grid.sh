@@ -15,7 +15,7 @@ CLI=${1:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
 OUTJSON=${2:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
 shift 2
 SIDES=${*:-256 1024 4096 16384}
-VARIANTS=${MEMHIER_SWEEP_VARIANTS:-walk,regtile,stream,tc,separable,lowrank,fft-tile,fft-os}
+VARIANTS=${MEMHIER_SWEEP_VARIANTS:-walk,regtile,stream,tc,separable,lowrank,fft-tile,fft-3pass,fft-os}
 FILTERS=${MEMHIER_GRID_FILTERS:-random gaussian dog}
 parts=$(mktemp -d)
 for n in $SIDES; do

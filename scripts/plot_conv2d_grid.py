@@ -25,7 +25,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 
 COLOURS = {"walk": "#8172b3", "regtile": "#4c72b0", "stream": "#64b5cd", "tc": "#c44e52", "separable": "#ccb974",
-           "lowrank": "#937860", "fft-tile": "#dd8452", "fft-os": "#55a868", "cpu-omp": "#999999"}
+           "lowrank": "#937860", "fft-tile": "#dd8452", "fft-3pass": "#da8bc3", "fft-os": "#55a868",
+           "cpu-omp": "#999999"}
 KINDS = ["random", "gaussian", "dog"]
 WORKLOAD = re.compile(r"rows=(\d+) cols=(\d+) krows=(\d+) kcols=(\d+) pad=same(?: filter=(\w+)[:\d.]*)?$")
 

@@ -87,7 +87,7 @@ static void conv2d_grid(void)
                     snprintf(shape, sizeof shape, "%zu^2 %dx%d %s", sides[s], ks[i], ks[j], p ? "valid" : "same");
                     line(&a, shape, cfg);
                 }
-    /* past the direct rows' 31 a side: fft-os alone */
+    /* past the direct rows' 31 a side: fft-3pass, then fft-os */
     static const int large[][2] = {{32, 32}, {63, 63}, {127, 127}, {255, 3}, {1, 255}};
     static const char *const no_cfg[] = {NULL};
     for (size_t i = 0; i < sizeof large / sizeof large[0]; ++i) {
@@ -245,6 +245,8 @@ static void test_rules_text(void)
     check_rule(&a, "121 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "49 taps, under 121", "the direct rows");
+    mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 63, 32, MH_PAD_SAME, NULL);
+    check_rule(&a, "63 x 32 filter is past the direct rows' 31 a side: fft-3pass", "then fft-os");
     mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 31, 31, MH_PAD_SAME, NULL);
     check_rule(&a, "961 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 23, 7, MH_PAD_SAME, NULL);

@@ -198,7 +198,7 @@ static double now_s(void)
 }
 
 /* conv2d auto on shapes where it once read the filter back and on a filter past 31 a side
- * (fft-os: its cuFFT plans warmed by the first pass), planned conv2d calls (lowrank by name too),
+ * (fft-3pass), planned conv2d calls (lowrank by name too),
  * a plan made from host memory while the stream is held, and every other op's auto. */
 static void check_auto_never_waits(mh_context *ctx, job *jobs, size_t njobs, cudaStream_t stream)
 {

@@ -69,7 +69,7 @@ def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=Non
 def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0,
            origin=0):
     """out[r, c] = sum_{i,j} image[r + i - lpr, c + j - lpc] * filter[i, j], filter sides 1 to
-    255 (past 31: fft-os, cudnn and the CPU rows), any shape; pad per dimension as in conv1d (default 'valid'). mode (instead of pad):
+    255 (past 31: fft-3pass, fft-os, cudnn and the CPU rows), any shape; pad per dimension as in conv1d (default 'valid'). mode (instead of pad):
     scipy.ndimage.correlate's boundary modes, cval and origin (one int or (rows, cols)), the
     image's size out; memhier.ndimage.correlate is the full scipy signature."""
     im = _arrays.operand(image, "image", F32, (2,))

@@ -322,7 +322,7 @@ def test_filters_past_127_taps_on_a_gpu(rng):
 
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_weights_past_31_a_side(rng, mode):
-    """2-D weights from 32 to 255 a side: cpu-omp on the host, conv2d/fft-os on a GPU (host weights
+    """2-D weights from 32 to 255 a side: cpu-omp on the host, conv2d/fft-3pass on a GPU (host weights
     through a plan, and device ones), against scipy in float64: an FFT's normwise error (rel_l2
     <= 2e-6) on the GPU, the per-output bound on the CPU; a stack, origins at their limits, and the
     typed path falling back to float32 with a cast as scipy stores."""

@@ -116,7 +116,9 @@ static mh_status typed_args_init(mh_context *ctx, mh_args *args, const void *in,
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 {
     return mh_zero_pad_only(a->bordered, a->mode,
-                            "regtile, walk, separable, lowrank, fft-tile, fft-os, basic, const and the CPU rows", why, len);
+                            "regtile, walk, separable, lowrank, fft-tile, fft-3pass, fft-os, basic, const and the CPU "
+                            "rows",
+                            why, len);
 }
 
 /* A filter past MH_CONV2D_DIRECT_MAX_K a side: only rows flagged MH_ROW_LARGE_FILTERS take it. */
@@ -216,8 +218,8 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
  * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds.
  * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
  * a planned low-rank one there only where its several terms cost more than the rules allow
- * (lowrank_before_fft_tile). Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-os
- * (overlap-save on cuFFT), the one row of ours that takes them. */
+ * (lowrank_before_fft_tile). Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass
+ * (512 x 512 overlap-save tiles, on-chip transforms in three passes), then fft-os (on cuFFT). */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
@@ -228,7 +230,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const fft_tile[] = {"fft-tile", "tc", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_fft_tile[] = {"lowrank", "fft-tile", "tc", "regtile", "stream", "shared", "basic",
                                                    NULL};
-    static const char *const large[] = {"fft-os", NULL};
+    static const char *const large[] = {"fft-3pass", "fft-os", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const mh_conv2d_args *c = &a->conv2d;
     if (past_direct(c)) return large;
@@ -244,7 +246,8 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
 {
     char why[512];
     if (past_direct(&a->conv2d)) {
-        snprintf(buf, len, "a %d x %d filter is past the direct rows' %d a side: fft-os (overlap-save on cuFFT)",
+        snprintf(buf, len, "a %d x %d filter is past the direct rows' %d a side: fft-3pass (512 x 512 overlap-save "
+                 "tiles, on-chip transforms in three passes), then fft-os (overlap-save on cuFFT)",
                  a->conv2d.krows, a->conv2d.kcols, MH_CONV2D_DIRECT_MAX_K);
         return;
     }

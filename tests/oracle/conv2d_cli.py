@@ -137,7 +137,7 @@ def check_run(x, f, pad, variant=None, device=None, must_refuse=None):
 
 def check_runs(rng, gpu):
     shapes = [((1, 1), (1, 1)), ((9, 13), (3, 3)), ((40, 37), (4, 6)), ((64, 65), (7, 7)), ((33, 70), (31, 5)),
-              ((5, 6), (9, 8)), ((50, 70), (40, 33)), ((20, 300), (3, 100))]  # past 31: fft-os on a GPU
+              ((5, 6), (9, 8)), ((50, 70), (40, 33)), ((20, 300), (3, 100))]  # past 31: fft-3pass on a GPU
     for (h, w), (kr, kc) in shapes:
         x = rng.uniform(-1, 1, (h, w)).astype(np.float32)
         f = rng.uniform(-1, 1, (kr, kc)).astype(np.float32)
