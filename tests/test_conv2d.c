@@ -470,20 +470,24 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
     mh_context_destroy(other);
 }
 
-/* conv2d/fft-tile through a plan, which made the filter's spectrum once: the same bits as the
- * plain call, which makes it itself, with zero padding and with a mode, square, wide and one-row
- * filters, images of one tile pair and of many. */
-static void check_planned_fft_tile(mh_context *ctx, int gpu, unsigned long long seed)
+/* conv2d/fft-tile and fft-3pass through a plan, which made the filter's spectrum once: the same
+ * bits as the plain call, which makes it itself, with zero padding and with a mode, square, wide
+ * and one-row filters, images of one tile (pair) and of many; fft-3pass also on a plan of a
+ * filter within 31 a side, which keeps only fft-tile's spectrum. */
+static void check_planned_fft(mh_context *ctx, int gpu, unsigned long long seed)
 {
     static const struct {
+        const char *variant;
         size_t rows, cols;
         int kr, kc;
-    } shapes[] = {{300, 257, 31, 31}, {70, 90, 15, 7}, {5, 6, 1, 31}};
+    } shapes[] = {{"fft-tile", 300, 257, 31, 31}, {"fft-tile", 70, 90, 15, 7},   {"fft-tile", 5, 6, 1, 31},
+                  {"fft-3pass", 600, 1100, 63, 40}, {"fft-3pass", 70, 90, 15, 7}, {"fft-3pass", 5, 300, 1, 255}};
     if (!gpu) return;
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+        const char *variant = shapes[si].variant;
         const size_t rows = shapes[si].rows, cols = shapes[si].cols, n = rows * cols;
         const int kr = shapes[si].kr, kc = shapes[si].kc;
-        float f[MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K], *in = malloc(n * sizeof(float));
+        float *f = malloc((size_t)kr * kc * sizeof(float)), *in = malloc(n * sizeof(float));
         mh_fill_uniform(f, (size_t)kr * kc, seed + 31 * si, 1.0f);
         mh_fill_uniform(in, n, seed + 31 * si + 1, 1.0f);
         test_in din = test_in_copy(gpu, in, n, 0), dfilter = test_in_copy(gpu, f, (size_t)kr * kc, 0);
@@ -495,27 +499,27 @@ static void check_planned_fft_tile(mh_context *ctx, int gpu, unsigned long long 
             test_out_poison(&plain), test_out_poison(&planned);
             mh_status a, b;
             if (moded) {
-                a = mh_conv2d_mode(ctx, "fft-tile", din.data, rows, cols, dfilter.data, kr, kc, MH_MODE_WRAP, 0.0f, 0, 0,
+                a = mh_conv2d_mode(ctx, variant, din.data, rows, cols, dfilter.data, kr, kc, MH_MODE_WRAP, 0.0f, 0, 0,
                                    plain.data);
-                b = mh_conv2d_planned_mode(ctx, "fft-tile", plan, din.data, 1, rows, cols, MH_MODE_WRAP, 0.0f, 0, 0,
+                b = mh_conv2d_planned_mode(ctx, variant, plan, din.data, 1, rows, cols, MH_MODE_WRAP, 0.0f, 0, 0,
                                            planned.data);
             } else {
-                a = mh_conv2d(ctx, "fft-tile", din.data, rows, cols, dfilter.data, kr, kc, MH_PAD_SAME, plain.data);
-                b = mh_conv2d_planned(ctx, "fft-tile", plan, din.data, rows, cols, MH_PAD_SAME, planned.data);
+                a = mh_conv2d(ctx, variant, din.data, rows, cols, dfilter.data, kr, kc, MH_PAD_SAME, plain.data);
+                b = mh_conv2d_planned(ctx, variant, plan, din.data, rows, cols, MH_PAD_SAME, planned.data);
             }
             if (a == MH_OK && b == MH_OK) b = mh_context_synchronize(ctx);
-            CHECK(a == MH_OK && b == MH_OK, "fft-tile on %zux%zu, %dx%d filter%s: %s", rows, cols, kr, kc,
+            CHECK(a == MH_OK && b == MH_OK, "%s on %zux%zu, %dx%d filter%s: %s", variant, rows, cols, kr, kc,
                   moded ? ", wrap" : "", mh_context_error(ctx));
             const size_t broken = test_out_fetch(&plain) + test_out_fetch(&planned);
             CHECK(!broken && test_out_written(&plain) == n &&
                       !memcmp(plain.host + TEST_GUARD, planned.host + TEST_GUARD, n * sizeof(float)),
-                  "fft-tile planned on %zux%zu, %dx%d filter%s: not the plain call's bits (%zu guard words changed)",
-                  rows, cols, kr, kc, moded ? ", wrap" : "", broken);
+                  "%s planned on %zux%zu, %dx%d filter%s: not the plain call's bits (%zu guard words changed)",
+                  variant, rows, cols, kr, kc, moded ? ", wrap" : "", broken);
         }
         mh_conv2d_plan_destroy(plan);
         test_out_free(&plain), test_out_free(&planned);
         test_release(gpu, din.base), test_release(gpu, dfilter.base);
-        free(in);
+        free(in), free(f);
     }
 }
 
@@ -670,7 +674,7 @@ int main(int argc, char **argv)
     check_stacks(ctx, gpu, seed);
     check_typed(ctx, gpu, seed);
     check_lowrank(ctx, gpu, seed);
-    check_planned_fft_tile(ctx, gpu, seed);
+    check_planned_fft(ctx, gpu, seed);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_conv2d gpu" : "test_conv2d cpu");
 }

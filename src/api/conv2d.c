@@ -419,8 +419,20 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
 /* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, memory allocated
  * and filled on ctx's stream (stream-ordered, the values in kernel parameters), fft-tile's
  * spectrum of it where fft-tile takes the filter (a planned fft-tile call then launches its
- * tiles alone), and an event after them: no wait for the stream (cudaMalloc, pinned staging and
+ * tiles alone) and fft-3pass's past MH_CONV2D_DIRECT_MAX_K a side, and an event after them: no wait for the stream (cudaMalloc, pinned staging and
  * copies from pageable memory may each make the host wait for the device). */
+/* fft-3pass's spectrum of the plan's filter, its scratch allocated and freed on the stream. */
+static cudaError_t large_spectrum(mh_conv2d_plan *p, cudaStream_t stream)
+{
+    void *scratch = NULL;
+    cudaError_t e = cudaMallocAsync(&p->large_spectrum, mh_conv2d_fft_3pass_spectrum_bytes(), stream);
+    if (e == cudaSuccess) e = cudaMallocAsync(&scratch, mh_conv2d_fft_3pass_scratch_bytes(), stream);
+    if (e != cudaSuccess) return e;
+    e = (cudaError_t)mh_conv2d_fft_3pass_spectrum(p->large_spectrum, scratch, p->filter, p->krows, p->kcols, stream);
+    const cudaError_t f = cudaFreeAsync(scratch, stream);
+    return e != cudaSuccess ? e : f;
+}
+
 static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
 {
     mh_status s;
@@ -439,6 +451,8 @@ static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
         e = cudaMallocAsync(&p->spectrum, mh_conv2d_fft_tile_spectrum_bytes(), stream);
         if (e == cudaSuccess)
             e = (cudaError_t)mh_conv2d_fft_tile_spectrum(p->spectrum, p->filter, p->krows, p->kcols, stream);
+    } else if (e == cudaSuccess) {
+        e = large_spectrum(p, stream);
     }
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
     if (e == cudaSuccess) p->ready = ready, e = cudaEventRecord(ready, stream);
@@ -488,6 +502,7 @@ void mh_conv2d_plan_destroy(mh_conv2d_plan *plan)
     /* cudaFree waits for the device, the filter's copy included */
     if (plan->filter) mh_free_on(plan->device, plan->filter);
     if (plan->spectrum) mh_free_on(plan->device, plan->spectrum);
+    if (plan->large_spectrum) mh_free_on(plan->device, plan->large_spectrum);
     if (plan->ready) cudaEventDestroy((cudaEvent_t)plan->ready);
     free(plan->host_filter);
     free(plan);

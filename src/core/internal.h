@@ -479,6 +479,15 @@ int mh_cuda_upload_by_params(float *dst, const float *src, size_t n, void *strea
 size_t mh_conv2d_fft_tile_spectrum_bytes(void);
 int mh_conv2d_fft_tile_spectrum(void *spectrum, const float *filter, int krows, int kcols, void *stream);
 
+/* conv2d/fft-3pass's spectrum of a krows x kcols filter on the device (any size up to
+ * MH_CONV2D_MAX_K) into `spectrum` (mh_conv2d_fft_3pass_spectrum_bytes), through `scratch`
+ * (mh_conv2d_fft_3pass_scratch_bytes, free again when the stream passes the call), queued on
+ * `stream`; a cudaError_t as int (src/cuda/conv2d_fft_3pass.cu). */
+size_t mh_conv2d_fft_3pass_spectrum_bytes(void);
+size_t mh_conv2d_fft_3pass_scratch_bytes(void);
+int mh_conv2d_fft_3pass_spectrum(void *spectrum, void *scratch, const float *filter, int krows, int kcols,
+                                 void *stream);
+
 /* mh_conv2d_plan_create's analysis of a filter: its copy where the context computes, and its
  * rank and factors (mh_lowrank_factor up to MH_LOWRANK_MAX_RANK; rank -1 where it needs more or
  * is larger than MH_CONV2D_DIRECT_MAX_K a side). */
@@ -488,6 +497,7 @@ struct mh_conv2d_plan {
     float *host_filter; /* krows x kcols, malloc'd */
     float *filter;  /* on that device: stream-ordered (cudaMallocAsync), filled by mh_cuda_upload_by_params */
     void *spectrum; /* on a GPU, filters fft-tile takes: its spectrum, made after the copy */
+    void *large_spectrum; /* on a GPU, filters past MH_CONV2D_DIRECT_MAX_K: fft-3pass's */
     void *ready;    /* cudaEvent_t recorded after the device copy; planned calls' streams wait for it */
     int rank;
     float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K];

@@ -21,7 +21,8 @@
  * inverse. The filter's spectrum is made by the same two kernels (rows_forward on the filter,
  * columns without the product), conjugated and scaled by 1 / (4 512^2) (the factor 2 of each
  * row split, and the two unnormalised inverses), and kept in the digit-reversed order the
- * columns kernel holds: the product is one complex multiply a value.
+ * columns kernel holds: the product is one complex multiply a value. A plan of a filter past
+ * MH_CONV2D_DIRECT_MAX_K a side keeps it (large_spectrum): its calls run the three passes alone.
  *
  * The spectra of a chunk of tiles live in the context's workspace (MAX_CHUNK_BYTES at most);
  * a stack's images are tiles of one sequence, chunks run across image boundaries.
@@ -259,6 +260,20 @@ __global__ void __launch_bounds__(THREADS, 4) rows_inverse_kernel(float *out, co
 
 /* ---- the call ----------------------------------------------------------------------------- */
 
+/* The filter's spectrum into fspec, its row spectra through scratch (TILE_FLOAT2), on stream. */
+cudaError_t make_spectrum(float2 *fspec, float2 *scratch, const float *filter, int krows, int kcols,
+                          cudaStream_t stream)
+{
+    cudaError_t e = mh_allow_smem((const void *)columns_kernel<true>);
+    if (e != cudaSuccess) return e;
+    geometry g{};
+    g.krows = krows, g.kcols = kcols;
+    rows_forward_kernel<true><<<N / BLOCK_ROWS, THREADS, 0, stream>>>(scratch, filter, g, 0);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+    columns_kernel<true><<<(BINS + COLS - 1) / COLS, THREADS, COLUMNS_SMEM, stream>>>(scratch, fspec, N);
+    return cudaGetLastError();
+}
+
 mh_status f3_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
@@ -269,16 +284,15 @@ mh_status f3_run(mh_context *ctx, const mh_args *args)
         const long long cap = (long long)(MAX_CHUNK_BYTES / (TILE_FLOAT2 * sizeof(float2)));
         const long long chunk = total < cap ? total : cap;
         const size_t tiles_bytes = (size_t)chunk * TILE_FLOAT2 * sizeof(float2);
+        const float2 *planned = a->plan ? (const float2 *)a->plan->large_spectrum : NULL; /* made, ready */
         void *ws = NULL;
-        MH_TRY(mh_workspace(ctx, tiles_bytes + SPECTRUM_FLOAT2 * sizeof(float2), &ws));
+        MH_TRY(mh_workspace(ctx, tiles_bytes + (planned ? 0 : SPECTRUM_FLOAT2 * sizeof(float2)), &ws));
         float2 *spec = (float2 *)ws, *fspec = (float2 *)((char *)ws + tiles_bytes);
-        MH_CUDA_TRY(ctx, mh_allow_smem((const void *)columns_kernel<true>));
+        if (planned) fspec = (float2 *)planned;
+        else MH_TRY(mh_cuda_status(ctx, make_spectrum(fspec, spec, a->filter, a->krows, a->kcols, st),
+                                   "launching conv2d/fft-3pass's filter spectrum"));
         MH_CUDA_TRY(ctx, mh_allow_smem((const void *)columns_kernel<false>));
         const unsigned col_blocks = (BINS + COLS - 1) / COLS;
-        rows_forward_kernel<true><<<N / BLOCK_ROWS, THREADS, 0, st>>>(spec, a->filter, g, 0);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-3pass rows_forward_kernel (filter)"));
-        columns_kernel<true><<<col_blocks, THREADS, COLUMNS_SMEM, st>>>(spec, fspec, N);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-3pass columns_kernel (filter)"));
         for (long long first = 0; first < total; first += chunk) {
             const unsigned count = (unsigned)(total - first < chunk ? total - first : chunk);
             rows_forward_kernel<false><<<dim3(N / BLOCK_ROWS, count), THREADS, 0, st>>>(spec, a->in, g, first);
@@ -303,5 +317,13 @@ const mh_row rows[] = {
 };
 
 } // namespace
+
+size_t mh_conv2d_fft_3pass_spectrum_bytes(void) { return SPECTRUM_FLOAT2 * sizeof(float2); }
+size_t mh_conv2d_fft_3pass_scratch_bytes(void) { return TILE_FLOAT2 * sizeof(float2); }
+
+int mh_conv2d_fft_3pass_spectrum(void *spectrum, void *scratch, const float *filter, int krows, int kcols, void *stream)
+{
+    return (int)make_spectrum((float2 *)spectrum, (float2 *)scratch, filter, krows, kcols, (cudaStream_t)stream);
+}
 
 MH_ROW_GROUP(mh_conv2d_fft_3pass_rows, rows)
