@@ -48,6 +48,7 @@ constexpr size_t SPECTRUM_FLOAT2 = (size_t)BINS * N; /* the filter's, digit-reve
 constexpr size_t COLUMNS_SMEM = (size_t)COLS * COL_LINE * sizeof(float2);
 constexpr size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
 constexpr float SCALE = 1.0f / (4.0f * N * N);
+static_assert(MH_CONV2D_MAX_K < N, "a tile must hold a filter and at least one output along each axis");
 
 struct geometry {
     long long rows, cols, out_rows, out_cols;
