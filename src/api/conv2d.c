@@ -416,11 +416,6 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
 
 /* ---- plans ---------------------------------------------------------------------------- */
 
-/* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, memory allocated
- * and filled on ctx's stream (stream-ordered, the values in kernel parameters), fft-tile's
- * spectrum of it where fft-tile takes the filter (a planned fft-tile call then launches its
- * tiles alone) and fft-3pass's past MH_CONV2D_DIRECT_MAX_K a side, and an event after them: no wait for the stream (cudaMalloc, pinned staging and
- * copies from pageable memory may each make the host wait for the device). */
 /* fft-3pass's spectrum of the plan's filter, its scratch allocated and freed on the stream. */
 static cudaError_t large_spectrum(mh_conv2d_plan *p, cudaStream_t stream)
 {
@@ -433,6 +428,12 @@ static cudaError_t large_spectrum(mh_conv2d_plan *p, cudaStream_t stream)
     return e != cudaSuccess ? e : f;
 }
 
+/* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, memory allocated
+ * and filled on ctx's stream (stream-ordered, the values in kernel parameters), fft-tile's
+ * spectrum of it where fft-tile takes the filter (a planned fft-tile call then launches its tiles
+ * alone) and fft-3pass's past MH_CONV2D_DIRECT_MAX_K a side, and an event after them: no wait for
+ * the stream (cudaMalloc, pinned staging and copies from pageable memory may each make the host
+ * wait for the device). */
 static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
 {
     mh_status s;
