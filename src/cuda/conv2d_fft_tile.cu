@@ -13,7 +13,8 @@
  *
  * Only forward transforms: y = IDFT2(Z . conj(F)) = conj(DFT2(conj(Z) . F)) / 64^2, F the
  * spectrum of the filter zero-padded to 64 x 64 (made by spectrum_kernel with the same
- * transform, 1 / 64^2 folded in: once per call, or once per plan, which keeps it). So A's
+ * transform, 1 / 64^2 folded in: once per call, or once per plan, which keeps it; a plain call's
+ * tile_kernel starts while spectrum_kernel runs and waits for it just before the product). So A's
  * outputs are the real parts of DFT2(conj(Z) . F), B's minus its imaginary parts.
  *
  * The 2-D DFT (dft2_64) keeps the tile in registers, 16 points a thread, and crosses shared
@@ -176,6 +177,7 @@ __device__ __forceinline__ float tile_input(const float *in, const geometry &g, 
 __global__ void __launch_bounds__(THREADS) spectrum_kernel(float2 *fspec, const float *f, int krows, int kcols)
 {
     __shared__ float2 s[SMEM_FLOAT2];
+    mh_let_next_grid_start(); /* a plain call's tile_kernel loads and transforms its tiles meanwhile */
     const int hi = threadIdx.x / N, lo = threadIdx.x % N;
     float2 v[VALUES];
 #pragma unroll
@@ -255,6 +257,7 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tile_kernel(float *out, c
         return;
     }
     dft2_64(v, s);
+    mh_wait_for_previous_grid(); /* a plain call's spectrum_kernel (a no-op after a plan's) */
 #pragma unroll
     for (int j = 0; j < VALUES; ++j) { /* conj(Z) F */
         const float2 z = v[j], f = __ldg(fspec + j * THREADS + threadIdx.x);
@@ -308,18 +311,19 @@ mh_status ft_run(mh_context *ctx, const mh_args *args)
     const geometry g = geometry_of(a);
     const cudaStream_t st = mh_stream(ctx);
     const float2 *fspec = a->plan ? (const float2 *)a->plan->spectrum : NULL; /* a plan's: made, ready */
-    if (!fspec) {
+    const bool made_here = !fspec;
+    if (made_here) {
         void *ws = NULL;
         MH_TRY(mh_workspace(ctx, mh_conv2d_fft_tile_spectrum_bytes(), &ws));
         MH_TRY(mh_cuda_status(ctx, (cudaError_t)mh_conv2d_fft_tile_spectrum(ws, a->filter, a->krows, a->kcols, st),
                               "launching conv2d/fft-tile spectrum_kernel"));
         fspec = (const float2 *)ws;
     }
-    if (g.total) {
-        const unsigned blocks = (unsigned)((g.total + 1) / 2);
-        if (args->config == 1) tile_kernel<3><<<blocks, THREADS, 0, st>>>(a->out, a->in, a->filter, fspec, g);
-        else tile_kernel<4><<<blocks, THREADS, 0, st>>>(a->out, a->in, a->filter, fspec, g);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d/fft-tile tile_kernel"));
+    if (g.total) { /* after our own spectrum_kernel, overlapping it (a programmatic dependent launch) */
+        const void *kernel = args->config == 1 ? (const void *)tile_kernel<3> : (const void *)tile_kernel<4>;
+        void *params[] = {(void *)&a->out, (void *)&a->in, (void *)&a->filter, (void *)&fspec, (void *)&g};
+        MH_TRY(mh_launch(ctx, kernel, (unsigned)((g.total + 1) / 2), 1, THREADS, 0, params,
+                         "launching conv2d/fft-tile tile_kernel", made_here));
     }
     return mh_conv2d_fix_nonfinite_border(ctx, a, "launching conv2d/fft-tile direct_border_kernel");
 }
