@@ -155,6 +155,8 @@ __device__ __forceinline__ void row_pair_forward(float2 *spec, const Source &src
     __syncwarp();
 }
 
+/* The row kernels are held to 64 registers, four blocks an SM: they wait on DRAM, and more warps
+ * keep more loads in flight (rows_forward spills 64 bytes at that bound; ptxas -v). */
 template <bool FILTER>
 __global__ void __launch_bounds__(THREADS, 4) rows_forward_kernel(float2 *spec, const float *in, geometry g,
                                                                long long first)
@@ -181,7 +183,8 @@ __global__ void __launch_bounds__(THREADS, 4) rows_forward_kernel(float2 *spec, 
 /* Bin columns kb .. kb + COLS - 1 of a tile (blockIdx.y; fewer in the last block): each warp
  * transforms columns, multiplies by the filter's spectrum and transforms back, and rows 0 ..
  * vr - 1 go back to spec. SPECTRUM: the filter's own row spectra in, its conjugated, scaled
- * spectrum out to fspec (digit-reversed: bin k's value of register j of lane l at k N + 32 j + l). */
+ * spectrum out to fspec (digit-reversed: bin k's value of register j of lane l at k N + 32 j + l).
+ * Three blocks an SM (70 KB of shared memory each; 80 registers, 20 bytes spilled). */
 template <bool SPECTRUM>
 __global__ void __launch_bounds__(THREADS, 3) columns_kernel(float2 *spec, float2 *fspec, long long vr)
 {
