@@ -84,12 +84,7 @@ struct filter_source {
     {
         return y < krows && c < kcols ? __ldg(f + y * kcols + c) : 0.0f;
     }
-    /* rows y and y + 1 as a + i b, x[32 j + lane] in register j */
-    __device__ void load(float2 (&v)[16], long long y, int lane) const
-    {
-#pragma unroll
-        for (int j = 0; j < 16; ++j) v[j] = make_float2(at(y, 32 * j + lane), at(y + 1, 32 * j + lane));
-    }
+    __device__ bool load_plainly(float2 (&)[16], long long, int) const { return false; }
 };
 
 /* A tile's inputs: X[r0 + y][c0 + c] of its image, the border's value outside it, zero past the
@@ -109,33 +104,28 @@ struct tile_source {
         const long long q = r < 0 ? -1 : mh_border_index(c0 + c, cols, border.mode);
         return q >= 0 ? __ldg(x + r * cols + q) : border.cval;
     }
-    __device__ void load(float2 (&v)[16], long long y, int lane) const
+    /* rows y and y + 1 of a tile inside both: all 32 loads in flight at once */
+    __device__ bool load_plainly(float2 (&v)[16], long long y, int lane) const
     {
-        if (inside) { /* all 32 loads in flight at once */
-            const float *a = x + (r0 + y) * cols + c0 + lane, *b = a + cols;
+        if (!inside) return false;
+        const float *a = x + (r0 + y) * cols + c0 + lane, *b = a + cols;
 #pragma unroll
-            for (int j = 0; j < 16; ++j) v[j] = make_float2(__ldg(a + 32 * j), __ldg(b + 32 * j));
-            return;
-        }
-#pragma unroll
-        for (int j = 0; j < 16; ++j) v[j] = make_float2(at(y, 32 * j + lane), at(y + 1, 32 * j + lane));
+        for (int j = 0; j < 16; ++j) v[j] = make_float2(__ldg(a + 32 * j), __ldg(b + 32 * j));
+        return true;
     }
 };
 
-static __device__ __forceinline__ void cp_async8(float2 *dst, const float2 *src)
-{
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src));
-}
-
 /* ---- the passes --------------------------------------------------------------------------- */
 
-/* Rows y and y + 1 of a tile (or of the padded filter) -> their half spectra, twice over. */
+/* Rows y and y + 1 of a tile (or of the padded filter) -> their half spectra, twice over. The
+ * rows load as a + i b, x[32 j + lane] in register j. */
 template <class Source>
 __device__ __forceinline__ void row_pair_forward(float2 *spec, const Source &src, long long y, float2 *s, int lane)
 {
     float2 v[16];
-    src.load(v, y, lane);
+    if (!src.load_plainly(v, y, lane))
+#pragma unroll
+        for (int j = 0; j < 16; ++j) v[j] = make_float2(src.at(y, 32 * j + lane), src.at(y + 1, 32 * j + lane));
     fft512_forward(v, s, lane);
     /* natural order, 8 float2 of padding after the first 256: each half-warp's 16 stores
        (k0 = 0..7, k2 = 0..1) meet 16 banks */
