@@ -149,9 +149,12 @@ __device__ __forceinline__ tile_place place_of(const geometry &g, const float *i
 {
     tile_place p = {t < g.total, false, 0, 0, 0, NULL, NULL, 0, 0};
     if (!p.present) return p;
-    const long long b = t / g.tiles, i = t % g.tiles;
-    p.in_off = b * g.image;
-    p.o_r = (i / g.tc) * g.vr, p.o_c = (i % g.tc) * g.vc;
+    /* t < 2^32 (ft_supports bounds the grid): 32-bit divisions, a few instructions where 64-bit
+     * ones are a called routine, while the whole block waits at the barrier after this */
+    const unsigned tt = (unsigned)t, tiles = (unsigned)g.tiles, tc = (unsigned)g.tc;
+    const unsigned b = tt / tiles, i = tt - b * tiles, ty = i / tc, tx = i - ty * tc;
+    p.in_off = (long long)b * g.image;
+    p.o_r = (long long)ty * g.vr, p.o_c = (long long)tx * g.vc;
     const long long r0 = p.o_r - g.lpr, c0 = p.o_c - g.lpc;
     p.inside = r0 >= 0 && c0 >= 0 && r0 + N <= g.rows && c0 + N <= g.cols && p.o_r + N <= g.er && p.o_c + N <= g.ec;
     p.corner = p.inside ? in + p.in_off + r0 * g.cols + c0 : NULL;
