@@ -266,9 +266,10 @@ mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, 
                              size_t kcols, mh_pad pad);
 
 /* A filter analysed once for many calls: a copy of it where ctx computes, its rank and its
- * factors (the SVD in double on the host), and on a GPU fft-tile's spectrum of it (sides up to
- * MH_CONV2D_DIRECT_MAX_K) or fft-3pass's (past it, 1 MB). `filter` may be host memory, copied to the device on ctx's stream
- * without waiting for it (planned calls on any stream wait for that copy on the GPU), or ctx's
+ * factors (the SVD in double on the host), and on a GPU fft-tile's spectrum of it and, on a
+ * compute capability 9.0 device, tc's Toeplitz panels (sides up to MH_CONV2D_DIRECT_MAX_K), or
+ * fft-3pass's spectrum (past it, 1 MB). `filter` may be host memory, copied to the device on
+ * ctx's stream without waiting for it (planned calls on any stream wait for that copy on the GPU), or ctx's
  * device memory, read back before this returns (that waits for ctx's stream). A plan belongs to
  * ctx's device and may serve any context on that device; it is the caller's to destroy once the
  * calls that use it have run. */

@@ -428,12 +428,23 @@ static cudaError_t large_spectrum(mh_conv2d_plan *p, cudaStream_t stream)
     return e != cudaSuccess ? e : f;
 }
 
+/* tc's Toeplitz panels of the plan's filter for auto's configuration (a planned tc call in it
+ * then launches its convolution alone). */
+static cudaError_t tc_panels(const mh_context *ctx, mh_conv2d_plan *p, cudaStream_t stream)
+{
+    const size_t bytes = mh_conv2d_tc_panels_bytes(ctx->rules, p->krows, p->kcols, &p->tc_q);
+    cudaError_t e = cudaMallocAsync(&p->tc_panels, bytes, stream);
+    return e == cudaSuccess ? (cudaError_t)mh_conv2d_tc_panels(ctx->rules, p->tc_panels, p->filter, p->krows, p->kcols,
+                                                              stream)
+                            : e;
+}
+
 /* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, memory allocated
  * and filled on ctx's stream (stream-ordered, the values in kernel parameters), fft-tile's
  * spectrum of it where fft-tile takes the filter (a planned fft-tile call then launches its tiles
- * alone) and fft-3pass's past MH_CONV2D_DIRECT_MAX_K a side, and an event after them: no wait for
- * the stream (cudaMalloc, pinned staging and copies from pageable memory may each make the host
- * wait for the device). */
+ * alone), tc's panels there too on a compute capability 9.0 device, fft-3pass's spectrum past
+ * MH_CONV2D_DIRECT_MAX_K a side, and an event after them: no wait for the stream (cudaMalloc,
+ * pinned staging and copies from pageable memory may each make the host wait for the device). */
 static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
 {
     mh_status s;
@@ -452,6 +463,7 @@ static mh_status place_filter(mh_context *ctx, mh_conv2d_plan *p, size_t bytes)
         e = cudaMallocAsync(&p->spectrum, mh_conv2d_fft_tile_spectrum_bytes(), stream);
         if (e == cudaSuccess)
             e = (cudaError_t)mh_conv2d_fft_tile_spectrum(p->spectrum, p->filter, p->krows, p->kcols, stream);
+        if (e == cudaSuccess && ctx->cc == 90) e = tc_panels(ctx, p, stream);
     } else if (e == cudaSuccess) {
         e = large_spectrum(p, stream);
     }
@@ -504,6 +516,7 @@ void mh_conv2d_plan_destroy(mh_conv2d_plan *plan)
     if (plan->filter) mh_free_on(plan->device, plan->filter);
     if (plan->spectrum) mh_free_on(plan->device, plan->spectrum);
     if (plan->large_spectrum) mh_free_on(plan->device, plan->large_spectrum);
+    if (plan->tc_panels) mh_free_on(plan->device, plan->tc_panels);
     if (plan->ready) cudaEventDestroy((cudaEvent_t)plan->ready);
     free(plan->host_filter);
     free(plan);

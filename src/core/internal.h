@@ -488,6 +488,13 @@ size_t mh_conv2d_fft_3pass_scratch_bytes(void);
 int mh_conv2d_fft_3pass_spectrum(void *spectrum, void *scratch, const float *filter, int krows, int kcols,
                                  void *stream);
 
+/* conv2d/tc's Toeplitz panels of a krows x kcols filter on the device (1 to
+ * MH_CONV2D_DIRECT_MAX_K a side) for auto's configuration under rules r: their size, and the Q
+ * they are made for in *q; made into `panels`, queued on `stream` (a cudaError_t as int). For a
+ * compute capability 9.0 device only (src/cuda/conv2d_tc.cu, built for sm_90a). */
+size_t mh_conv2d_tc_panels_bytes(const mh_auto_rules *r, int krows, int kcols, int *q);
+int mh_conv2d_tc_panels(const mh_auto_rules *r, void *panels, const float *filter, int krows, int kcols, void *stream);
+
 /* mh_conv2d_plan_create's analysis of a filter: its copy where the context computes, and its
  * rank and factors (mh_lowrank_factor up to MH_LOWRANK_MAX_RANK; rank -1 where it needs more or
  * is larger than MH_CONV2D_DIRECT_MAX_K a side). */
@@ -498,6 +505,8 @@ struct mh_conv2d_plan {
     float *filter;  /* on that device: stream-ordered (cudaMallocAsync), filled by mh_cuda_upload_by_params */
     void *spectrum; /* on a GPU, filters fft-tile takes: its spectrum, made after the copy */
     void *large_spectrum; /* on a GPU, filters past MH_CONV2D_DIRECT_MAX_K: fft-3pass's */
+    void *tc_panels; /* on a compute capability 9.0 GPU, filters tc takes: its Toeplitz panels for Q = tc_q */
+    int tc_q;
     void *ready;    /* cudaEvent_t recorded after the device copy; planned calls' streams wait for it */
     int rank;
     float u[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K], v[MH_LOWRANK_MAX_RANK * MH_CONV2D_DIRECT_MAX_K];

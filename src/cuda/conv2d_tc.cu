@@ -430,6 +430,21 @@ template <int SL, int Q, int WG, int S, int PARTS> size_t smem_bytes(const mh_co
            (size_t)(T::ROWS + a->krows - 1) * T::TW * sizeof(tile_elem<PARTS>);
 }
 
+template <int SL, int Q, int S, int PARTS> size_t panels_bytes(int krows)
+{
+    return (size_t)panels_for(krows, Q, S).total_floats(SL, PARTS) * sizeof(float);
+}
+
+/* U's panels of the filter into `panels` (panels_bytes of them), queued on `stream`. */
+template <int SL, int Q, int S, int PARTS>
+cudaError_t make_panels(void *panels, const float *filter, int krows, int kcols, cudaStream_t stream)
+{
+    const tc_panels pn = panels_for(krows, Q, S);
+    toeplitz_kernel<SL, Q, S, PARTS><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, stream>>>(
+        filter, krows, kcols, (float *)panels);
+    return cudaGetLastError();
+}
+
 template <int SL, int Q, int WG, int S, int PARTS> mh_status run_shape(mh_context *ctx, const mh_conv2d_args *a)
 {
     using T = tc_shape<SL, Q, WG, S>;
@@ -438,13 +453,15 @@ template <int SL, int Q, int WG, int S, int PARTS> mh_status run_shape(mh_contex
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.krows = a->krows, p.lpr = a->lpr, p.lpc = a->lpc;
     const size_t smem = smem_bytes<SL, Q, WG, S, PARTS>(a);
-    const tc_panels pn = panels_for(a->krows, Q, S);
-    void *ws;
-    MH_TRY(mh_workspace(ctx, (size_t)pn.total_floats(SL, PARTS) * sizeof(float), &ws));
-    p.toeplitz = (const float *)ws;
-    toeplitz_kernel<SL, Q, S, PARTS><<<(unsigned)mh_ceil_div((size_t)pn.columns * 8 * SL, 256), 256, 0, mh_stream(ctx)>>>(
-        a->filter, a->krows, a->kcols, (float *)ws);
-    MH_TRY(MH_LAUNCH_CHECK(ctx, "toeplitz_kernel"));
+    if (a->plan && a->plan->tc_panels && a->plan->tc_q == Q) { /* made with the plan, for this Q */
+        p.toeplitz = (const float *)a->plan->tc_panels;
+    } else {
+        void *ws;
+        MH_TRY(mh_workspace(ctx, panels_bytes<SL, Q, S, PARTS>(a->krows), &ws));
+        MH_TRY(mh_cuda_status(ctx, make_panels<SL, Q, S, PARTS>(ws, a->filter, a->krows, a->kcols, mh_stream(ctx)),
+                              "launching conv2d/tc toeplitz_kernel"));
+        p.toeplitz = (const float *)ws;
+    }
     const void *kernel = (const void *)conv2d_tc_kernel<SL, Q, WG, S, PARTS>;
     MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const dim3 grid((unsigned)mh_ceil_div(a->out_cols, T::STRIP), (unsigned)mh_ceil_div(a->out_rows, T::ROWS));
@@ -499,9 +516,9 @@ template <int PARTS, typename F> auto with_outputs_per_row(int kcols, const tc_c
     return outputs_per_row(kcols) == 2 ? with_warpgroups<2, PARTS>(c, sl, f) : with_warpgroups<4, PARTS>(c, sl, f);
 }
 
-template <typename F> auto with_instance(const mh_context *ctx, const mh_args *x, F f)
+template <typename F> auto with_instance(const mh_auto_rules *rules, const mh_args *x, F f)
 {
-    const tc_choice c = choice_for(ctx->rules, x);
+    const tc_choice c = choice_for(rules, x);
     return parts_for(&x->conv2d) == 3 ? with_outputs_per_row<3>(x->conv2d.kcols, c, f)
                                       : with_outputs_per_row<2>(x->conv2d.kcols, c, f);
 }
@@ -511,14 +528,16 @@ int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
     const mh_conv2d_args *a = &x->conv2d;
     if (!mh_conv2d_zero_pad_only(a, why, len)) return 0;
     if (!mh_wgmma_device(ctx, why, len)) return 0;
-    const size_t smem = with_instance(ctx, x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S, i.PARTS>(a); });
-    const int rows = with_instance(ctx, x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG, i.S>::ROWS; });
+    const size_t smem =
+        with_instance(ctx->rules, x, [a](auto i) { return smem_bytes<i.SL, i.Q, i.WG, i.S, i.PARTS>(a); });
+    const int rows = with_instance(ctx->rules, x, [](auto i) { return tc_shape<i.SL, i.Q, i.WG, i.S>::ROWS; });
     return mh_tile_fits(smem, a->out_rows, (size_t)rows, why, len);
 }
 
 mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
-    return with_instance(ctx, x, [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S, i.PARTS>(ctx, &x->conv2d); });
+    return with_instance(ctx->rules, x,
+                         [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S, i.PARTS>(ctx, &x->conv2d); });
 }
 
 } // namespace
@@ -583,5 +602,28 @@ const mh_row rows[] = {
 };
 
 } // namespace
+
+/* The panels of auto's configuration, for a plan. */
+static mh_args auto_problem(int krows, int kcols)
+{
+    mh_args x = {};
+    x.config = 0, x.conv2d.krows = (size_t)krows, x.conv2d.kcols = (size_t)kcols;
+    return x;
+}
+
+size_t mh_conv2d_tc_panels_bytes(const mh_auto_rules *r, int krows, int kcols, int *q)
+{
+    const mh_args x = auto_problem(krows, kcols);
+    *q = choice_for(r, &x).q;
+    return with_instance(r, &x, [krows](auto i) { return panels_bytes<i.SL, i.Q, i.S, i.PARTS>(krows); });
+}
+
+int mh_conv2d_tc_panels(const mh_auto_rules *r, void *panels, const float *filter, int krows, int kcols, void *stream)
+{
+    const mh_args x = auto_problem(krows, kcols);
+    return (int)with_instance(r, &x, [=](auto i) {
+        return make_panels<i.SL, i.Q, i.S, i.PARTS>(panels, filter, krows, kcols, (cudaStream_t)stream);
+    });
+}
 
 MH_ROW_GROUP(mh_conv2d_tc_rows, rows)
