@@ -261,9 +261,11 @@ __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tile_kernel(float *out, c
     }
     dft2_64(v, s);
     mh_wait_for_previous_grid(); /* a plain call's spectrum_kernel (a no-op after a plan's) */
+    /* The spectrum by ld.global.cg (__ldcg), not __ldg: a non-coherent load promises data no one
+     * writes while the kernel runs, and ptxas moved one of these loads above the wait. */
 #pragma unroll
     for (int j = 0; j < VALUES; ++j) { /* conj(Z) F */
-        const float2 z = v[j], f = __ldg(fspec + j * THREADS + threadIdx.x);
+        const float2 z = v[j], f = __ldcg(fspec + j * THREADS + threadIdx.x);
         v[j] = make_float2(z.x * f.x + z.y * f.y, z.x * f.y - z.y * f.x);
     }
     dft2_64(v, s);
