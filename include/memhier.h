@@ -269,10 +269,10 @@ mh_status mh_conv2d_supports(mh_context *ctx, const char *variant, size_t rows, 
  * factors (the SVD in double on the host), and on a GPU fft-tile's spectrum of it and, on a
  * compute capability 9.0 device, tc's Toeplitz panels (sides up to MH_CONV2D_DIRECT_MAX_K), or
  * fft-3pass's spectrum (past it, 1 MB). `filter` may be host memory, copied to the device on
- * ctx's stream without waiting for it (planned calls on any stream wait for that copy on the GPU), or ctx's
- * device memory, read back before this returns (that waits for ctx's stream). A plan belongs to
- * ctx's device and may serve any context on that device; it is the caller's to destroy once the
- * calls that use it have run. */
+ * ctx's stream without waiting for it (planned calls on any stream wait for that copy on the
+ * GPU), or ctx's device memory, read back before this returns (that waits for ctx's stream). A
+ * plan belongs to ctx's device and may serve any context on that device; it is the caller's to
+ * destroy once the calls that use it have run. */
 typedef struct mh_conv2d_plan mh_conv2d_plan;
 mh_status mh_conv2d_plan_create(mh_context *ctx, const float *filter, size_t krows, size_t kcols,
                                 mh_conv2d_plan **plan);
