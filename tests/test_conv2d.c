@@ -470,23 +470,20 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
     mh_context_destroy(other);
 }
 
-/* conv2d/fft-tile, fft-3pass and tc through a plan, which made the filter's spectrum or Toeplitz
- * panels once: the same bits as the plain call, which makes them itself, with zero padding and
- * (but tc, which pads with zeros only) with a mode, square, wide and one-row filters, images of
- * one tile (pair) and of many; fft-3pass also on a plan of a filter within 31 a side, which keeps
- * only fft-tile's spectrum and tc's panels. tc where the device runs it (compute capability 9.0). */
-/* Whether the environment's row list and size bound (MEMHIER_TEST_ROWS, _SKIP_ROWS, _MAX_N) keep
+/* Whether the environment's row lists and size bound (MEMHIER_TEST_ROWS, _SKIP_ROWS, _MAX_N) keep
  * a planned case of conv2d/`variant` on n pixels. */
 static int planned_case_kept(const char *variant, size_t n)
 {
     char name[64];
     snprintf(name, sizeof name, "conv2d/%s", variant);
-    mh_row row;
-    memset(&row, 0, sizeof row);
-    row.info.name = name;
-    return n <= test_max_n() && test_row_named(&row);
+    return n <= test_max_n() && test_name_kept(name);
 }
 
+/* conv2d/fft-tile, fft-3pass and tc through a plan, which made the filter's spectrum or Toeplitz
+ * panels once: the same bits as the plain call, which makes them itself, with zero padding and
+ * (but tc, which pads with zeros only) with a mode, square, wide and one-row filters, images of
+ * one tile (pair) and of many; fft-3pass also on a plan of a filter within 31 a side, which keeps
+ * only fft-tile's spectrum and tc's panels. tc where the device runs it (compute capability 9.0). */
 static void check_planned(mh_context *ctx, int gpu, unsigned long long seed)
 {
     static const struct {

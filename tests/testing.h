@@ -220,13 +220,13 @@ static int test_configs(const mh_row *row, int gpu)
     return n;
 }
 
-/* Whether the comma-separated list in environment variable `var` names the row. */
-static int test_row_listed(const mh_row *row, const char *var)
+/* Whether the comma-separated list in environment variable `var` names the row `name`. */
+static int test_name_listed(const char *name, const char *var)
 {
     const char *e = getenv(var);
     if (!e) return 0;
-    const size_t len = strlen(row->info.name);
-    for (const char *p = e; (p = strstr(p, row->info.name)) != NULL; p += len)
+    const size_t len = strlen(name);
+    for (const char *p = e; (p = strstr(p, name)) != NULL; p += len)
         if ((p == e || p[-1] == ',') && (p[len] == ',' || p[len] == 0)) return 1;
     return 0;
 }
@@ -234,11 +234,13 @@ static int test_row_listed(const mh_row *row, const char *var)
 /* MEMHIER_TEST_ROWS="conv1d/fft-fused,conv1d/fft-os" keeps only the rows named (a sanitizer run
  * on the rows that changed); MEMHIER_TEST_SKIP_ROWS leaves the rows named out (a sanitizer run
  * that takes a slow row at smaller sizes apart). */
-static int test_row_named(const mh_row *row)
+static int test_name_kept(const char *name)
 {
-    if (test_row_listed(row, "MEMHIER_TEST_SKIP_ROWS")) return 0;
-    return !getenv("MEMHIER_TEST_ROWS") || test_row_listed(row, "MEMHIER_TEST_ROWS");
+    if (test_name_listed(name, "MEMHIER_TEST_SKIP_ROWS")) return 0;
+    return !getenv("MEMHIER_TEST_ROWS") || test_name_listed(name, "MEMHIER_TEST_ROWS");
 }
+
+static int test_row_named(const mh_row *row) { return test_name_kept(row->info.name); }
 
 static int test_row_fits(const mh_row *row, int gpu)
 {

@@ -433,10 +433,9 @@ static cudaError_t large_spectrum(mh_conv2d_plan *p, cudaStream_t stream)
 static cudaError_t tc_panels(const mh_context *ctx, mh_conv2d_plan *p, cudaStream_t stream)
 {
     const size_t bytes = mh_conv2d_tc_panels_bytes(ctx->rules, p->krows, p->kcols, &p->tc_q);
-    cudaError_t e = cudaMallocAsync(&p->tc_panels, bytes, stream);
-    return e == cudaSuccess ? (cudaError_t)mh_conv2d_tc_panels(ctx->rules, p->tc_panels, p->filter, p->krows, p->kcols,
-                                                              stream)
-                            : e;
+    const cudaError_t e = cudaMallocAsync(&p->tc_panels, bytes, stream);
+    if (e != cudaSuccess) return e;
+    return (cudaError_t)mh_conv2d_tc_panels(ctx->rules, p->tc_panels, p->filter, p->krows, p->kcols, stream);
 }
 
 /* The plan's filter where ctx computes: a host copy on a CPU context; on a GPU, memory allocated
