@@ -31,7 +31,10 @@
 # 2048^2 and 8192^2 (conv2d-fft-tile-grid.json, scripts/conv2d_fft_tile_grid.sh);
 # phase auto-grid: conv2d's auto grid, filters 3 to 127 of three kinds, images 256^2 to 16384^2
 # (conv2d-auto-grid.json and .png, scripts/conv2d_auto_grid.sh and scripts/plot_conv2d_grid.py:
-# auto's regret; bench/results/<GPU>.conv2d-auto-grid.json is the committed run).
+# auto's regret; bench/results/<GPU>.conv2d-auto-grid.json is the committed run);
+# phase mid-grid: the same script on tc, regtile and fft-tile at ten sides from 512^2 to 2048^2,
+# random filters of 121 to 225 taps (conv2d-mid-grid.json and .png: where tc's and fft-tile's
+# thresholds between those sizes come from).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -160,6 +163,17 @@ if want auto-grid; then
   say "auto-grid exit $?"
   python3 scripts/plot_conv2d_grid.py "$OUT/conv2d-auto-grid.json" "$OUT/conv2d-auto-grid.png" \
     "$OUT/conv2d-auto-grid.md" 2>&1 | tee -a "$SUMMARY"
+fi
+
+if want mid-grid; then
+  stamp "conv2d's mid-size grid: tc, regtile and fft-tile from 512^2 to 2048^2 (~60 s on the H100)"
+  MEMHIER_SWEEP_VARIANTS=tc,regtile,fft-tile MEMHIER_GRID_FILTERS=random \
+    MEMHIER_GRID_SHAPES="11x11 13x13 15x15 7x21 21x7 9x17 17x9 9x15 11x13" \
+    timeout 300 bash scripts/conv2d_auto_grid.sh "$CLI" "$OUT/conv2d-mid-grid.json" \
+    512 640 768 896 1024 1152 1280 1448 1536 2048 >"$LOGS/mid-grid.log" 2>&1
+  say "mid-grid exit $?"
+  python3 scripts/plot_conv2d_grid.py "$OUT/conv2d-mid-grid.json" "$OUT/conv2d-mid-grid.png" \
+    "$OUT/conv2d-mid-grid.md" 2>&1 | tee -a "$SUMMARY"
 fi
 
 if want calibrate; then

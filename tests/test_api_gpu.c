@@ -166,8 +166,9 @@ int main(void)
     CHECK(mh_device_info_get(ctx, &dev) == MH_OK, "device info");
     const char *tensor = dev.cc_major == 9 && dev.cc_minor == 0 ? "conv2d/tc" : "conv2d/regtile";
     /* fft-tile (2-D FFT tiles in shared memory) from 49 taps at 4096^2 outputs and beyond, from 81
-     * at 2048^2, from 441 below, whatever the shape; under those, tc where
-     * its share of the tensor work pays, never below 121 taps (six products: 17 x 7) */
+     * at 2048^2, from 121 at 1152^2, from 441 below, whatever the shape; under those, tc from 512^2
+     * outputs, and below where its share of the tensor work pays, never below 121 taps (six
+     * products: 17 x 7) */
     const struct {
         size_t n, krows, kcols;
         const char *pick;
@@ -177,7 +178,7 @@ int main(void)
                   {2048, 23, 23, "conv2d/fft-tile"}, {2048, 25, 25, "conv2d/fft-tile"}, {4096, 27, 27, "conv2d/fft-tile"},
                   {4096, 29, 29, "conv2d/fft-tile"}, {8192, 31, 31, "conv2d/fft-tile"}, {2047, 31, 31, "conv2d/fft-tile"},
                   {1024, 25, 25, "conv2d/fft-tile"}, {512, 19, 19, tensor}, {768, 31, 31, "conv2d/fft-tile"},
-                  {512, 17, 17, "conv2d/regtile"}, {1536, 15, 15, tensor}, {256, 21, 21, "conv2d/fft-tile"}, {255, 21, 21, "conv2d/fft-tile"}, {256, 19, 19, tensor}, {2047, 13, 13, "conv2d/regtile"},
+                  {512, 17, 17, "conv2d/regtile"}, {1536, 15, 15, "conv2d/fft-tile"}, {1448, 13, 13, "conv2d/fft-tile"}, {1024, 13, 13, tensor}, {1024, 7, 21, tensor}, {640, 13, 13, "conv2d/regtile"}, {256, 21, 21, "conv2d/fft-tile"}, {255, 21, 21, "conv2d/fft-tile"}, {256, 19, 19, tensor}, {2047, 13, 13, "conv2d/fft-tile"}, {2047, 11, 9, "conv2d/regtile"},
                   {511, 31, 31, "conv2d/fft-tile"}, {8192, 13, 31, "conv2d/fft-tile"}, {2048, 13, 23, "conv2d/fft-tile"},
                   {8192, 19, 23, "conv2d/fft-tile"}, {8192, 11, 31, "conv2d/fft-tile"}, {2048, 11, 23, "conv2d/fft-tile"},
                   {8192, 9, 31, "conv2d/fft-tile"}, {8192, 31, 7, "conv2d/fft-tile"}, {8192, 21, 7, "conv2d/fft-tile"},

@@ -104,30 +104,63 @@ static void conv2d_grid(void)
  * filters) and planned at rank 1 and 2 (its Gaussians and differences of Gaussians): the picks
  * scripts/plot_conv2d_grid.py --picks replays on the grid's times; and its terms3 and terms4
  * kinds (rank 3 and 4, or the filter's smaller side). */
+static const int auto_grid_shapes[][2] = {{3, 3},     {5, 5},  {7, 7},  {11, 11}, {15, 15}, {21, 21}, {31, 31},
+                                          {63, 63},   {127, 127}, {3, 31}, {31, 3},  {7, 21},  {15, 63}};
+static const size_t auto_grid_sides[] = {256, 1024, 4096, 16384};
+
+static int in_auto_grid(size_t side, int krows, int kcols)
+{
+    int side_in = 0, shape_in = 0;
+    for (size_t s = 0; s < sizeof auto_grid_sides / sizeof auto_grid_sides[0]; ++s) side_in |= auto_grid_sides[s] == side;
+    for (size_t i = 0; i < sizeof auto_grid_shapes / sizeof auto_grid_shapes[0]; ++i)
+        shape_in |= auto_grid_shapes[i][0] == krows && auto_grid_shapes[i][1] == kcols;
+    return side_in && shape_in;
+}
+
 static void conv2d_auto_grid(void)
 {
-    static const int shapes[][2] = {{3, 3},   {5, 5},   {7, 7},     {11, 11}, {15, 15}, {21, 21}, {31, 31},
-                                    {63, 63}, {127, 127}, {3, 31}, {31, 3},   {7, 21},  {15, 63}};
-    static const size_t sides[] = {256, 1024, 4096, 16384};
     static const char *const kinds[] = {"random", "gaussian", "dog", "terms3", "terms4"};
     static const char *const cfg[] = {"tc", NULL};
     static mh_conv2d_plan plans[5];
-    for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+    for (size_t s = 0; s < sizeof auto_grid_sides / sizeof auto_grid_sides[0]; ++s)
+        for (size_t i = 0; i < sizeof auto_grid_shapes / sizeof auto_grid_shapes[0]; ++i)
             for (int kind = 0; kind < 5; ++kind) {
-                const int side = shapes[i][0] < shapes[i][1] ? shapes[i][0] : shapes[i][1];
+                const int side = auto_grid_shapes[i][0] < auto_grid_shapes[i][1] ? auto_grid_shapes[i][0] : auto_grid_shapes[i][1];
                 const int rank = kind < 3 || kind < side ? kind : side;
                 mh_args a;
-                if (mh_conv2d_args_init(NULL, &a, NULL, sides[s], sides[s], NULL, (size_t)shapes[i][0],
-                                        (size_t)shapes[i][1], MH_PAD_SAME, NULL) != MH_OK)
+                if (mh_conv2d_args_init(NULL, &a, NULL, auto_grid_sides[s], auto_grid_sides[s], NULL, (size_t)auto_grid_shapes[i][0],
+                                        (size_t)auto_grid_shapes[i][1], MH_PAD_SAME, NULL) != MH_OK)
                     continue;
                 plans[kind].rank = rank;
-                plans[kind].krows = shapes[i][0], plans[kind].kcols = shapes[i][1];
+                plans[kind].krows = auto_grid_shapes[i][0], plans[kind].kcols = auto_grid_shapes[i][1];
                 a.conv2d.plan = kind ? &plans[kind] : NULL;
                 char shape[96];
-                snprintf(shape, sizeof shape, "grid %s %zu^2 %dx%d", kinds[kind], sides[s], shapes[i][0], shapes[i][1]);
+                snprintf(shape, sizeof shape, "grid %s %zu^2 %dx%d", kinds[kind], auto_grid_sides[s], auto_grid_shapes[i][0], auto_grid_shapes[i][1]);
                 line(&a, shape, cfg);
             }
+}
+
+/* The same for the mid-size grid (scripts/conv2d_auto_grid.sh on these sides and shapes, random
+ * filters, rows tc, regtile and fft-tile): where tc, regtile and fft-tile trade places between
+ * 512^2 and 2048^2. Cells the grid above has are left to it. */
+static void conv2d_mid_grid(void)
+{
+    static const int shapes[][2] = {{11, 11}, {13, 13}, {15, 15}, {7, 21}, {21, 7},
+                                    {9, 17},  {17, 9},  {9, 15},  {11, 13}};
+    static const size_t sides[] = {512, 640, 768, 896, 1024, 1152, 1280, 1448, 1536, 2048};
+    static const char *const cfg[] = {"tc", NULL};
+    for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+            const int kr = shapes[i][0], kc = shapes[i][1];
+            if (in_auto_grid(sides[s], kr, kc)) continue;
+            mh_args a;
+            if (mh_conv2d_args_init(NULL, &a, NULL, sides[s], sides[s], NULL, (size_t)kr, (size_t)kc, MH_PAD_SAME,
+                                    NULL) != MH_OK)
+                continue;
+            char shape[96];
+            snprintf(shape, sizeof shape, "grid random %zu^2 %dx%d", sides[s], kr, kc);
+            line(&a, shape, cfg);
+        }
 }
 
 static void matmul_grid(void)
@@ -189,6 +222,7 @@ static char *make_picks(size_t *len)
     conv1d_grid();
     conv2d_grid();
     conv2d_auto_grid();
+    conv2d_mid_grid();
     matmul_grid();
     histogram_grid();
     other_ops();
@@ -252,7 +286,11 @@ static void test_rules_text(void)
     mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 23, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "161 taps, at least 81", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 15, 15, MH_PAD_SAME, NULL);
+    check_rule(&a, "at least 524288 (conv2d_tc_any_taps_outputs)", "tc (tensor cores) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 256, 256, NULL, 15, 15, MH_PAD_SAME, NULL);
     check_rule(&a, "needed", "tc (tensor cores) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 1448, 1448, NULL, 13, 13, MH_PAD_SAME, NULL);
+    check_rule(&a, "169 taps, at least 121", "fft-tile (2-D FFT tiles in shared memory) first");
     /* a planned difference of Gaussians (two terms): lowrank ahead of fft-tile below 2048^2, after
      * it from there; a Gaussian (one term) ahead at any size */
     mh_conv2d_plan two_terms = {.rank = 2, .krows = 21, .kcols = 21}, one_term = {.rank = 1, .krows = 21, .kcols = 21};

@@ -211,10 +211,10 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
 
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
  * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
- * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured says its
- * useful share of the tensor work pays (K x K at 13, 15 and from 19 at 2048^2 and beyond, 15
- * and from 19 at 256^2 to 2048^2), to walk for 3 x 3 and 5 x 5 (it refuses the other sizes), and to
- * regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
+ * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured holds
+ * (from 121 taps at 512^2 outputs and beyond, where fft-tile does not come first; below, 15 and
+ * from 19 a side where its useful share of the tensor work pays), to walk for 3 x 3 and 5 x 5
+ * (it refuses the other sizes), and to regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
  * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds.
  * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
  * a planned low-rank one there only where its several terms cost more than the rules allow

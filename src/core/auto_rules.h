@@ -37,7 +37,8 @@ typedef struct mh_auto_rules {
 
     /* conv2d/tc (tensor cores): considered from this many outputs ... */
     double conv2d_tc_min_outputs;
-    /* ... with at least this many taps below conv2d_tc_any_taps_outputs outputs */
+    /* ... with at least this many taps and the share below conv2d_tc_any_taps_outputs
+     * outputs; from there any filter of 121 taps or more (mh_conv2d_tc_favoured) */
     double conv2d_tc_min_taps;
     double conv2d_tc_any_taps_outputs;
     /* the useful share of its tensor work it needs, by configuration: S outputs an A row, Q rows */

@@ -8,7 +8,7 @@
 static const mh_auto_rules tables[] = {
     /* bench/results/NVIDIA_H100_80GB_HBM3.auto.json */
     {.device = "NVIDIA H100 80GB HBM3",
-     .source = "conv1d: derived from bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json and .conv1d-fused-grid.json (scripts/tune.py --derive), the mask limits from the kernels; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run; conv2d lowrank and fft-tile, tc's smallest images and its S = 2, Q = 8 share: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-auto-grid.json (scripts/conv2d_auto_grid.sh; lowrank past two terms: .conv2d-lowrank-terms.json, its terms3 and terms4 kinds), .conv2d-fft-tile-grid.json (scripts/conv2d_fft_tile_grid.sh) and bench conv2d's workloads",
+     .source = "conv1d: derived from bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json and .conv1d-fused-grid.json (scripts/tune.py --derive), the mask limits from the kernels; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run; conv2d lowrank and fft-tile, tc's smallest images and its S = 2, Q = 8 share: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-auto-grid.json (scripts/conv2d_auto_grid.sh; lowrank past two terms: .conv2d-lowrank-terms.json, its terms3 and terms4 kinds), .conv2d-fft-tile-grid.json (scripts/conv2d_fft_tile_grid.sh), .conv2d-mid-grid.json (tc, regtile and fft-tile from 512^2 to 2048^2: scripts/conv2d_auto_grid.sh) and bench conv2d's workloads",
      .fallback = 1,
      .conv1d_fft_os_above_k = 4097.0,
      .conv1d_fused_above_k = 2049.0,
@@ -16,7 +16,7 @@ static const mh_auto_rules tables[] = {
      .conv1d_real8192_from_k = {{2097152.0, 33554432.0, 0.0, 0.0}, {HUGE_VAL, 1536.0, 384.0, 384.0}},
      .conv2d_tc_min_outputs = 65536.0,
      .conv2d_tc_min_taps = 225.0,
-     .conv2d_tc_any_taps_outputs = 4194304.0,
+     .conv2d_tc_any_taps_outputs = 524288.0,
      .conv2d_tc_share_s4_q8 = 0.52,
      .conv2d_tc_share_s4_q16 = 0.43,
      .conv2d_tc_share_s2_q8 = 0.63,
@@ -29,7 +29,7 @@ static const mh_auto_rules tables[] = {
      .conv2d_lowrank_more_terms_fmas = 90.0,
      .conv2d_lowrank_max_terms = 3,
      .conv2d_lowrank_any_below_outputs = 262144.0,
-     .conv2d_fft_tile_min_taps = {{4194304.0, 16777216.0, 0.0, 0.0}, {441.0, 81.0, 49.0, 49.0}},
+     .conv2d_fft_tile_min_taps = {{1179648.0, 4194304.0, 16777216.0, 0.0}, {441.0, 121.0, 81.0, 49.0}},
      .conv2d_lowrank_before_fft_tile_cost = {{4194304.0, 0.0, 0.0, 0.0}, {200.0, 60.0, 60.0, 60.0}},
      .matmul_tc_min_k = 512.0,
      .matmul_tc_max_k = 262144.0,

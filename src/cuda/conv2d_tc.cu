@@ -545,13 +545,15 @@ mh_status tc_run(mh_context *ctx, const mh_args *x)
 /* conv2d's auto puts tc first where this holds (src/api/conv2d.c). Of the multiply-adds tc's
  * auto configuration runs, (krows + Q - 1) L an output, the useful krows kcols make a share,
  * and the device's rules (src/core/auto_rules.h) say how large it must be:
- * - from conv2d_tc_any_taps_outputs outputs, a share that depends on the configuration: with
- *   S = 4 outputs an A row conv2d_tc_share_s4_q8 or _s4_q16 (Q = 16's products run nearer the
- *   tensor rate), with S = 2 (twice the A loads an output) _s2_q8, _s2_q16, _s2_q16_one_slice;
- * - from conv2d_tc_min_outputs, the same share and at least conv2d_tc_min_taps taps;
+ * - from conv2d_tc_any_taps_outputs outputs, no share: every filter of 121 taps or more (from
+ *   the size where fft-tile comes first for such filters, this no longer decides anything);
+ * - from conv2d_tc_min_outputs, at least conv2d_tc_min_taps taps and a share that depends on
+ *   the configuration: with S = 4 outputs an A row conv2d_tc_share_s4_q8 or _s4_q16 (Q = 16's
+ *   products run nearer the tensor rate), with S = 2 (twice the A loads an output) _s2_q8,
+ *   _s2_q16, _s2_q16_one_slice;
  * - below conv2d_tc_min_outputs, or below 121 taps (six products, parts_for: they lose by 2x to
  *   4x on the H100), never.
- * docs/conv2d.md "How auto chooses" has the H100's sweep and what each threshold separates. */
+ * docs/conv2d.md "How auto chooses" has the H100's sweeps and what each threshold separates. */
 static double share_needed(const mh_auto_rules *r, int s, int q, int sl)
 {
     if (s == 4) return q == 16 ? r->conv2d_tc_share_s4_q16 : r->conv2d_tc_share_s4_q8;
@@ -570,7 +572,13 @@ MH_EXTERN_C int mh_conv2d_tc_favoured(const mh_auto_rules *r, const mh_conv2d_ar
         if (why) snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_min_outputs)", outputs, r->conv2d_tc_min_outputs);
         return 0;
     }
-    if (outputs < r->conv2d_tc_any_taps_outputs && taps < r->conv2d_tc_min_taps) {
+    if (outputs >= r->conv2d_tc_any_taps_outputs) {
+        if (why)
+            snprintf(why, len, "%.0f outputs, at least %.0f (conv2d_tc_any_taps_outputs), and %.0f taps, at least 121",
+                     outputs, r->conv2d_tc_any_taps_outputs, taps);
+        return 1;
+    }
+    if (taps < r->conv2d_tc_min_taps) {
         if (why)
             snprintf(why, len, "%.0f outputs, under %.0f (conv2d_tc_any_taps_outputs), and %.0f taps, under %.0f "
                      "(conv2d_tc_min_taps)", outputs, r->conv2d_tc_any_taps_outputs, taps, r->conv2d_tc_min_taps);
