@@ -214,8 +214,9 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured holds
  * (from 121 taps at 512^2 outputs and beyond, where fft-tile does not come first; below, 15 and
  * from 19 a side where its useful share of the tensor work pays), to walk for 3 x 3 and 5 x 5
- * (it refuses the other sizes), and to regtile otherwise (docs/conv2d.md, "How auto chooses"). A planned call (mh_conv2d_planned)
- * knows its filter's terms without reading it: lowrank first where lowrank_favoured holds.
+ * (it refuses the other sizes), and to regtile otherwise (docs/conv2d.md, "How auto chooses").
+ * A planned call (mh_conv2d_planned) knows its filter's terms without reading it: lowrank first
+ * where lowrank_favoured holds.
  * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
  * a planned low-rank one there only where its several terms cost more than the rules allow
  * (lowrank_before_fft_tile). Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass
