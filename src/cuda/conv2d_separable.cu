@@ -24,6 +24,7 @@
 #include "tile_io.cuh"
 #include "conv2d_window.cuh"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ struct separable_params {
     tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
     /* term t's column factor u[t] (krows) and row factor v[t] (kcols) */
     float u[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1], v[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1];
+    int cols32; /* cols where a band's offsets (RYV rows of cols, and a strip) fit an int; else 0 */
 };
 
 /* Shared memory: BANDS input bands of RYV rows (ncols loaded, sw apart) and a ring of horizontal
@@ -168,10 +170,27 @@ static __device__ __forceinline__ band_part band_part_of(const separable_params 
     return b;
 }
 
-/* Band rows y .. y + RYV (image rows, the border's past its ends) into dst (sw floats a row). */
+/* Band rows y .. y + RYV (image rows, the border's past its ends) into dst (sw floats a row).
+ * Zero-padded, a band inside the image's rows (every band but the first and last few of an
+ * image) takes one 64-bit offset, its first row's, and a 32-bit one a group: no row checks and
+ * no 64-bit product a group, which otherwise take most of the instructions a band's copies cost
+ * (the bordered instances keep the general path: with both, ptxas spills at their 80 registers). */
+template <bool BORDERED>
 static __device__ __forceinline__ void send_rows(const separable_params &p, const band_part &part, float *dst, int sw,
                                                  long long y, tile_border border)
 {
+    if (!BORDERED && p.cols32 && y >= 0 && y + RYV <= (long long)p.rows) {
+        const long long first = y * p.cols32 + part.x0; /* may be negative: only whole groups add to it */
+#pragma unroll
+        for (int u = 0; u < BAND_GROUPS; ++u) {
+            if (u >= part.n) break;
+            const int c = part.at[u] & 0xffff, row = part.at[u] >> 16;
+            float *d = dst + row * sw + c;
+            if (part.whole >> u & 1) cp_async16(d, p.in + (first + (row * p.cols32 + c)));
+            else load_group(d, p.in + (size_t)(y + row) * p.cols, (long long)p.cols, part.x0 + c, false, border);
+        }
+        return;
+    }
 #pragma unroll
     for (int u = 0; u < BAND_GROUPS; ++u) {
         if (u >= part.n) break;
@@ -215,7 +234,7 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
     /* band b goes to buffer b mod BANDS; a group of copies a band, empty past the last */
     auto send_band = [&](long long b) {
         if (b < steps)
-            send_rows(p, part, smem + b % BANDS * RYV * l.sw, l.sw, y0 - p.lpr + (long long)RYV * b,
+            send_rows<BORDERED>(p, part, smem + b % BANDS * RYV * l.sw, l.sw, y0 - p.lpr + (long long)RYV * b,
                       BORDERED ? p.border : zero_border);
         cp_async_commit();
     };
@@ -368,6 +387,7 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc;
     p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
+    p.cols32 = a->cols <= (size_t)(INT_MAX / (RYV + 1)) ? (int)a->cols : 0;
     int kmax = 0;
     const kernel_fn kernel = kernel_for(a, rank, &kmax);
     const separable_layout l = layout_for(a->krows, a->kcols, rank, kmax);
