@@ -111,32 +111,38 @@ static const size_t auto_grid_sides[] = {256, 1024, 4096, 16384};
 static int in_auto_grid(size_t side, int krows, int kcols)
 {
     int side_in = 0, shape_in = 0;
-    for (size_t s = 0; s < sizeof auto_grid_sides / sizeof auto_grid_sides[0]; ++s) side_in |= auto_grid_sides[s] == side;
+    for (size_t s = 0; s < sizeof auto_grid_sides / sizeof auto_grid_sides[0]; ++s)
+        side_in |= auto_grid_sides[s] == side;
     for (size_t i = 0; i < sizeof auto_grid_shapes / sizeof auto_grid_shapes[0]; ++i)
         shape_in |= auto_grid_shapes[i][0] == krows && auto_grid_shapes[i][1] == kcols;
     return side_in && shape_in;
 }
 
+/* One cell of a grid: auto's list for a side^2 image, a krows x kcols filter, same padding, planned
+ * where `plan` is given, on the line "grid KIND SIDE^2 KRxKC" plot_conv2d_grid.py --picks reads. */
+static void grid_cell(const char *kind, size_t side, int krows, int kcols, mh_conv2d_plan *plan)
+{
+    static const char *const cfg[] = {"tc", NULL};
+    mh_args a;
+    if (mh_conv2d_args_init(NULL, &a, NULL, side, side, NULL, (size_t)krows, (size_t)kcols, MH_PAD_SAME, NULL) != MH_OK)
+        return;
+    a.conv2d.plan = plan;
+    char shape[96];
+    snprintf(shape, sizeof shape, "grid %s %zu^2 %dx%d", kind, side, krows, kcols);
+    line(&a, shape, cfg);
+}
+
 static void conv2d_auto_grid(void)
 {
     static const char *const kinds[] = {"random", "gaussian", "dog", "terms3", "terms4"};
-    static const char *const cfg[] = {"tc", NULL};
     static mh_conv2d_plan plans[5];
     for (size_t s = 0; s < sizeof auto_grid_sides / sizeof auto_grid_sides[0]; ++s)
         for (size_t i = 0; i < sizeof auto_grid_shapes / sizeof auto_grid_shapes[0]; ++i)
             for (int kind = 0; kind < 5; ++kind) {
-                const int side = auto_grid_shapes[i][0] < auto_grid_shapes[i][1] ? auto_grid_shapes[i][0] : auto_grid_shapes[i][1];
-                const int rank = kind < 3 || kind < side ? kind : side;
-                mh_args a;
-                if (mh_conv2d_args_init(NULL, &a, NULL, auto_grid_sides[s], auto_grid_sides[s], NULL, (size_t)auto_grid_shapes[i][0],
-                                        (size_t)auto_grid_shapes[i][1], MH_PAD_SAME, NULL) != MH_OK)
-                    continue;
-                plans[kind].rank = rank;
-                plans[kind].krows = auto_grid_shapes[i][0], plans[kind].kcols = auto_grid_shapes[i][1];
-                a.conv2d.plan = kind ? &plans[kind] : NULL;
-                char shape[96];
-                snprintf(shape, sizeof shape, "grid %s %zu^2 %dx%d", kinds[kind], auto_grid_sides[s], auto_grid_shapes[i][0], auto_grid_shapes[i][1]);
-                line(&a, shape, cfg);
+                const int kr = auto_grid_shapes[i][0], kc = auto_grid_shapes[i][1], side = kr < kc ? kr : kc;
+                plans[kind].rank = kind < 3 || kind < side ? kind : side;
+                plans[kind].krows = kr, plans[kind].kcols = kc;
+                grid_cell(kinds[kind], auto_grid_sides[s], kr, kc, kind ? &plans[kind] : NULL);
             }
 }
 
@@ -148,19 +154,10 @@ static void conv2d_mid_grid(void)
     static const int shapes[][2] = {{11, 11}, {13, 13}, {15, 15}, {7, 21}, {21, 7},
                                     {9, 17},  {17, 9},  {9, 15},  {11, 13}};
     static const size_t sides[] = {512, 640, 768, 896, 1024, 1152, 1280, 1448, 1536, 2048};
-    static const char *const cfg[] = {"tc", NULL};
     for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
-            const int kr = shapes[i][0], kc = shapes[i][1];
-            if (in_auto_grid(sides[s], kr, kc)) continue;
-            mh_args a;
-            if (mh_conv2d_args_init(NULL, &a, NULL, sides[s], sides[s], NULL, (size_t)kr, (size_t)kc, MH_PAD_SAME,
-                                    NULL) != MH_OK)
-                continue;
-            char shape[96];
-            snprintf(shape, sizeof shape, "grid random %zu^2 %dx%d", sides[s], kr, kc);
-            line(&a, shape, cfg);
-        }
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            if (!in_auto_grid(sides[s], shapes[i][0], shapes[i][1]))
+                grid_cell("random", sides[s], shapes[i][0], shapes[i][1], NULL);
 }
 
 static void matmul_grid(void)

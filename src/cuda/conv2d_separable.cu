@@ -174,7 +174,9 @@ static __device__ __forceinline__ band_part band_part_of(const separable_params 
  * Zero-padded, a band inside the image's rows (every band but the first and last few of an
  * image) takes one 64-bit offset, its first row's, and a 32-bit one a group: no row checks and
  * no 64-bit product a group, which otherwise take most of the instructions a band's copies cost
- * (the bordered instances keep the general path: with both, ptxas spills at their 80 registers). */
+ * (the bordered instances keep the general path: with both, ptxas spills at their 80 registers).
+ * It is a loop of its own, not a case in the general one: in one loop the zero-padded instances
+ * lose most of what it saves. */
 template <bool BORDERED>
 static __device__ __forceinline__ void send_rows(const separable_params &p, const band_part &part, float *dst, int sw,
                                                  long long y, tile_border border)
