@@ -33,6 +33,8 @@ static const tcase cases[] = {
      * than the image, 255 taps along one axis */
     {100, 130, 63, 63, 0}, {70, 301, 33, 48, 1}, {40, 50, 127, 101, 0}, {257, 20, 255, 5, 0}, {1, 300, 1, 255, 1},
     {600, 700, 32, 32, 0},
+    /* lowrank's instances of their own size (17 to 31 a side, odd): 16-row bands at one term */
+    {150, 260, 17, 17, 0}, {61, 133, 25, 25, 1},
 };
 
 /* A zero padding (mh_conv2d) or a boundary mode with its constant and origin (mh_conv2d_mode). */
@@ -339,7 +341,9 @@ static int low_rank_filter(int which, float *f, int *kr, int *kc)
 }
 
 /* conv2d/lowrank, plainly and through a plan, on filters of rank 1 to 3: every padding and
- * modes, sizes off the tile (701 rows: several segments a column of blocks, the last short),
+ * modes, sizes off the tile (701 rows: several segments a column of blocks, the last short;
+ * 40000 rows of one strip: segments long enough that a block's steps meet every slot of its
+ * rings),
  * against the float64 reference within the per-element bound; an image with an Inf and a NaN
  * is non-finite exactly where the reference is (an Inf may come out as NaN past one term: the
  * terms' infinities meet); planned calls by auto too; a plan of the wrong device or NULL is
@@ -350,7 +354,8 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
         size_t rows, cols;
         int pad; /* an mh_pad, or -1: mode reflect with origin (1, -1) */
     } shapes[] = {{67, 1028, MH_PAD_SAME}, {40, 45, MH_PAD_VALID}, {33, 200, MH_PAD_FULL},
-                  {70, 300, -1},         {3, 4, -1},             {701, 130, MH_PAD_SAME}};
+                  {70, 300, -1},         {3, 4, -1},             {701, 130, MH_PAD_SAME},
+                  {40000, 8, MH_PAD_SAME}};
     for (int which = 0; which < 3; ++which) {
         float filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
         int kr, kc;

@@ -4,10 +4,10 @@
  * with v_t then a vertical one with u_t: r (krows + kcols) FMAs per output instead of
  * krows * kcols. separable takes r = 1, lowrank up to MH_LOWRANK_MAX_RANK.
  *
- * Each block owns a strip of BW output columns and walks down a segment of its rows, RYV
+ * Each block owns a strip of BW output columns and walks down a segment of its rows, RY
  * input rows (a band) at a time: the band arrives by cp.async while the one before it is
  * filtered, its horizontal passes (one a term) go into rings of rows in shared memory, and
- * once krows - 1 rows are ahead of it, each band's step takes RYV output rows from the rings by
+ * once krows - 1 rows are ahead of it, each band's step takes RY output rows from the rings by
  * the vertical passes and stores them. The image crosses device memory once, as in a direct
  * kernel (separate passes would write and reread a full intermediate image, which costs more
  * than the FMAs saved whenever the filter is small), and every horizontal row is computed once
@@ -28,36 +28,46 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A block: THREADS threads, BW output columns (a thread each in the vertical pass), bands of RYV
- * rows; in the horizontal pass a thread takes RX outputs of one band row. */
-enum { RX = 8, RYV = 8, THREADS = 128, BW = THREADS, STRIPS = BW / RX, RING_LD = BW + 4 };
+/* A block: THREADS threads, BW output columns (a thread each in the vertical pass). */
+enum { THREADS = 128, BW = THREADS, RING_LD = BW + 4 };
 /* input bands in shared memory: the one being filtered and BANDS - 1 on their way */
 enum { BANDS = 2 };
-static_assert(RYV * STRIPS == THREADS, "one horizontal item a thread a band");
+
+/* An instance's band: RY rows a step (8 or 16). In the horizontal pass a thread takes RY outputs
+ * of one band row (RY rows of BW / RY strips: a thread each), in the vertical pass RY outputs of
+ * its column. RY = 16 halves, an output, what a step costs beside its FMAs (the barriers, the
+ * loop, the band's copies, the overlap of the windows), at more registers: the zero-padded
+ * one-term instances of 17 to 31 taps a side take it. The others spill at 16 (held to 80
+ * registers, or carrying two to four terms, or the border's mapping) and take 8. */
+static __host__ __device__ constexpr int band_rows(bool exact, bool bordered, int terms)
+{
+    return exact && !bordered && terms == 1 ? 16 : 8;
+}
 
 struct separable_params {
     const float *in;
     float *out;
     size_t rows, cols, out_rows, out_cols;
     int krows, kcols, lpr, lpc, xshift;
-    long long segment; /* output rows a block walks, a multiple of RYV */
+    long long segment; /* output rows a block walks, a multiple of the instance's RY */
     tile_border border; /* zeros, or mh_conv2d_mode's mode and cval */
     /* term t's column factor u[t] (krows) and row factor v[t] (kcols) */
     float u[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1], v[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1];
-    int cols32; /* cols where a band's offsets (RYV rows of cols, and a strip) fit an int; else 0 */
+    int cols32; /* cols where a band's offsets (RY rows of cols, and a strip) fit an int; else 0 */
 };
 
-/* Shared memory: BANDS input bands of RYV rows (ncols loaded, sw apart) and a ring of horizontal
+/* Shared memory: BANDS input bands of RY rows (ncols loaded, sw apart) and a ring of horizontal
  * results a term (RING_LD apart). Strides are 4 floats past a multiple of 32, so that the 8
- * threads of a 16-byte access phase (8 band rows at one column) hit distinct banks. The ring
- * repeats at `ring` rows: its first krows - 1 rows are written twice, at row s and s + ring,
- * so that a vertical step reads RYV + krows - 1 consecutive rows from its slot (a multiple of
- * RYV below ring) at offsets known at compile time: no wrap in the addresses. */
+ * threads of a 16-byte access phase (8 band rows at one column) hit distinct banks. A ring holds
+ * ahead + 1 groups of RY rows, each row once; a vertical step's rows wrap around it a group at
+ * a time, so a step works out one offset a group and reads the rows within a group at offsets
+ * known at compile time. (Writing the first krows - 1 rows a second time past the end, so that a
+ * step's rows never wrap, costs a block 30 more rows a term at 31 x 31, and at 21 x 21 with
+ * two terms leaves shared memory for three blocks an SM where the registers allow four.) */
 struct separable_layout {
     int ncols, sw;
-    int ahead; /* bands computed before the first vertical step: ceil((krows - 1) / RYV) */
-    int ring;  /* RYV (ahead + 1) rows: every row one vertical step reads, and the band after */
-    int rows;  /* a term's ring in shared memory: a step's slot is at most ring - RYV */
+    int ahead; /* bands computed before the first vertical step: ceil((krows - 1) / RY) */
+    int ring;  /* RY (ahead + 1) rows: every row one vertical step reads, and the band after */
     int floats;
 };
 
@@ -68,32 +78,30 @@ static __host__ __device__ int kmax_of(int krows, int kcols)
     return k <= 8 ? 8 : k <= 16 ? 16 : 32;
 }
 
-static __host__ __device__ int window_loads(int kcols) { return (RX + kcols - 1 + 3) / 4; }
+/* 16-byte loads of a horizontal window: RX outputs of kcols taps */
+static __host__ __device__ constexpr int window_loads(int rx, int kcols) { return (rx + kcols - 1 + 3) / 4; }
 
-/* kmax: the kernel instance's bound on krows, which its vertical windows read up to. */
-static __host__ __device__ separable_layout layout_for(int krows, int kcols, int terms, int kmax)
+static __host__ __device__ separable_layout layout_for(int ry, int krows, int kcols, int terms)
 {
     separable_layout l;
-    l.ncols = BW - RX + 4 * window_loads(kcols);
+    l.ncols = BW - ry + 4 * window_loads(ry, kcols);
     l.sw = l.ncols + (36 - l.ncols % 32) % 32;
-    l.ahead = (krows - 1 + RYV - 1) / RYV;
-    l.ring = RYV * (l.ahead + 1);
-    l.rows = l.ring + krows - 1;
-    l.floats = BANDS * RYV * l.sw + (terms * l.rows + kmax - krows) * RING_LD;
+    l.ahead = (krows - 1 + ry - 1) / ry;
+    l.ring = ry * (l.ahead + 1);
+    l.floats = BANDS * ry * l.sw + terms * l.ring * RING_LD;
     return l;
 }
 
 /* Horizontal passes of one band: thread (band row y, strip x) loads its window once and writes
- * ring_t[slot + y][x .. x + RX) = sum_j band[y][x + r + j] v_t[j] for every term t (and the
- * same at slot + y + ring, where that row is one of the repeated ones). */
-template <int KMAX, bool EXACT, int R>
+ * ring_t[slot + y][x .. x + RX) = sum_j band[y][x + r + j] v_t[j] for every term t. */
+template <int RY, int KMAX, bool EXACT, int R>
 static __device__ __forceinline__ void horizontal(const separable_params &p, const separable_layout &l,
                                                   const float *band, float *ring, int slot, int tid)
 {
-    constexpr int W = (RX + KMAX - 1 + 3) / 4 * 4;
-    const int y = tid % RYV, x = tid / RYV * RX, kcols = EXACT ? KMAX : p.kcols;
+    constexpr int RX = RY, W = (RX + KMAX - 1 + 3) / 4 * 4;
+    const int y = tid % RY, x = tid / RY * RX, kcols = EXACT ? KMAX : p.kcols;
     float w[W], o[R][RX];
-    load_window(w, band + y * l.sw + x, window_loads(kcols));
+    load_window(w, band + y * l.sw + x, window_loads(RX, kcols));
 #pragma unroll
     for (int t = 0; t < R; ++t)
 #pragma unroll
@@ -108,55 +116,74 @@ static __device__ __forceinline__ void horizontal(const separable_params &p, con
     }
 #pragma unroll
     for (int t = 0; t < R; ++t) {
-        float *dst = ring + (t * l.rows + slot + y) * RING_LD + x;
-        const bool twice = slot + y < p.krows - 1;
+        float *dst = ring + (t * l.ring + slot + y) * RING_LD + x;
 #pragma unroll
-        for (int r = 0; r < RX; r += 4) {
-            const float4 q = make_float4(o[t][r], o[t][r + 1], o[t][r + 2], o[t][r + 3]);
-            *reinterpret_cast<float4 *>(dst + r) = q;
-            if (twice) *reinterpret_cast<float4 *>(dst + l.ring * RING_LD + r) = q;
-        }
+        for (int r = 0; r < RX; r += 4)
+            *reinterpret_cast<float4 *>(dst + r) = make_float4(o[t][r], o[t][r + 1], o[t][r + 2], o[t][r + 3]);
     }
 }
 
-/* Vertical pass of one term: acc[q] += sum_i col[(q + i) RING_LD] u[i], col the thread's column
- * in the ring's row `slot`. The window loads RYV + KMAX - 1 rows, those past RYV + krows - 1
- * unused (from the next term's ring, or the rows left after the last). */
-template <int KMAX, bool EXACT>
-static __device__ __forceinline__ void vertical(const separable_params &p, const float *u, const float *col,
-                                                float (&acc)[RYV])
+/* A vertical step's window: RY + KMAX - 1 rows from the oldest, in groups of RY rows. */
+template <int RY, int KMAX>
+struct step_window {
+    static constexpr int W = RY + KMAX - 1, GROUPS = (W + RY - 1) / RY;
+    int at[GROUPS]; /* group g's first row in a term's ring, times RING_LD */
+};
+
+/* The step's groups from the ring's row `oldest`, wrapping at l.ring rows (more than once where
+ * the window, unrolled to KMAX, is longer than the ring: those rows are loaded and not used). */
+template <int RY, int KMAX>
+static __device__ __forceinline__ step_window<RY, KMAX> window_of(const separable_layout &l, int oldest)
 {
-    constexpr int W = RYV + KMAX - 1;
+    step_window<RY, KMAX> s;
+    int row = oldest;
+#pragma unroll
+    for (int g = 0; g < step_window<RY, KMAX>::GROUPS; ++g) {
+        s.at[g] = row * RING_LD;
+        row = row + RY < l.ring ? row + RY : 0;
+    }
+    return s;
+}
+
+/* Vertical pass of one term: acc[q] += sum_i row(q + i)[col] u[i], rows counted from the step's
+ * oldest, col the thread's column of the term's ring. The window loads RY + KMAX - 1 rows,
+ * those past RY + krows - 1 unused. */
+template <int RY, int KMAX, bool EXACT>
+static __device__ __forceinline__ void vertical(const separable_params &p, const float *u, const float *col,
+                                                const step_window<RY, KMAX> &s, float (&acc)[RY])
+{
+    constexpr int W = step_window<RY, KMAX>::W;
     const int krows = EXACT ? KMAX : p.krows;
     float w[W];
 #pragma unroll
-    for (int d = 0; d < W; ++d) w[d] = col[d * RING_LD];
+    for (int d = 0; d < W; ++d) w[d] = col[s.at[d / RY] + d % RY * RING_LD];
 #pragma unroll
     for (int i = 0; i < KMAX; ++i) {
         if (i >= krows) break;
 #pragma unroll
-        for (int q = 0; q < RYV; ++q) acc[q] = fmaf(w[q + i], u[i], acc[q]);
+        for (int q = 0; q < RY; ++q) acc[q] = fmaf(w[q + i], u[i], acc[q]);
     }
 }
 
-/* A thread's part of every band: the same groups of 4 columns each band (at most BAND_GROUPS),
- * placed once; a band moves only the rows. A group inside the image's columns, on a 16-byte
- * boundary, of a row inside the image is one 16-byte copy; the rest goes through load_group and
- * the border. */
-enum { BAND_GROUPS = 3 };
-static_assert(RYV * (BW - RX + 4 * ((RX + 31 + 3) / 4)) <= 4 * BAND_GROUPS * THREADS, "a band's groups fit");
-
+/* A thread's part of every band: the same groups of 4 columns each band (at most GROUPS: a band
+ * of RY rows at 32 taps a side), placed once; a band moves only the rows. A group inside the
+ * image's columns, on a 16-byte boundary, of a row inside the image is one 16-byte copy; the rest
+ * goes through load_group and the border. */
+template <int RY>
 struct band_part {
+    static constexpr int GROUPS = (RY * (BW - RY + 4 * window_loads(RY, 32)) + 4 * THREADS - 1) / (4 * THREADS);
     long long x0;            /* the band's first column in the image */
     int n;                   /* groups this thread moves */
-    int at[BAND_GROUPS];     /* group u: 4 g (its first column past x0) | band row << 16 */
+    int at[GROUPS];          /* group u: 4 g (its first column past x0) | band row << 16 */
     unsigned whole;          /* bit u: group u inside the columns, on a 16-byte boundary */
 };
 
-static __device__ __forceinline__ band_part band_part_of(const separable_params &p, const separable_layout &l,
-                                                         long long x0, int tid)
+template <int RY>
+static __device__ __forceinline__ band_part<RY> band_part_of(const separable_params &p, const separable_layout &l,
+                                                             long long x0, int tid)
 {
-    band_part b;
+    constexpr int BAND_GROUPS = band_part<RY>::GROUPS;
+    band_part<RY> b;
     const int groups = l.ncols / 4;
     const bool vec = aligned16(p.in) && p.cols % 4 == 0 && (x0 & 3) == 0;
     b.x0 = x0, b.n = 0, b.whole = 0;
@@ -165,23 +192,24 @@ static __device__ __forceinline__ band_part band_part_of(const separable_params 
         const int item = tid + u * THREADS, r = item / groups, c = 4 * (item - r * groups);
         b.at[u] = c | r << 16;
         if (vec && x0 + c >= 0 && x0 + c + 4 <= (long long)p.cols) b.whole |= 1u << u;
-        if (item < RYV * groups) b.n = u + 1;
+        if (item < RY * groups) b.n = u + 1;
     }
     return b;
 }
 
-/* Band rows y .. y + RYV (image rows, the border's past its ends) into dst (sw floats a row).
+/* Band rows y .. y + RY (image rows, the border's past its ends) into dst (sw floats a row).
  * Zero-padded, a band inside the image's rows (every band but the first and last few of an
  * image) takes one 64-bit offset, its first row's, and a 32-bit one a group: no row checks and
  * no 64-bit product a group, which otherwise take most of the instructions a band's copies cost
  * (the bordered instances keep the general path: with both, ptxas spills at their 80 registers).
  * It is a loop of its own, not a case in the general one: in one loop the zero-padded instances
  * lose most of what it saves. */
-template <bool BORDERED>
-static __device__ __forceinline__ void send_rows(const separable_params &p, const band_part &part, float *dst, int sw,
-                                                 long long y, tile_border border)
+template <int RY, bool BORDERED>
+static __device__ __forceinline__ void send_rows(const separable_params &p, const band_part<RY> &part, float *dst,
+                                                 int sw, long long y, tile_border border)
 {
-    if (!BORDERED && p.cols32 && y >= 0 && y + RYV <= (long long)p.rows) {
+    constexpr int BAND_GROUPS = band_part<RY>::GROUPS;
+    if (!BORDERED && p.cols32 && y >= 0 && y + RY <= (long long)p.rows) {
         const long long first = y * p.cols32 + part.x0; /* may be negative: only whole groups add to it */
 #pragma unroll
         for (int u = 0; u < BAND_GROUPS; ++u) {
@@ -213,57 +241,61 @@ static __device__ __forceinline__ void send_rows(const separable_params &p, cons
 /* BORDERED: the loader extends the image by mh_conv2d_mode's mode (an instance of its own, so
  * that the zero-padded one keeps a loader without the mapping, as regtile's). R: the terms.
  * Step b: band b's rows arrive (and band b + 1's are sent for), its horizontal passes fill the
- * rings, and from b = ahead on, output rows RYV (b - ahead) .. + RYV of the segment. Two
+ * rings, and from b = ahead on, output rows RY (b - ahead) .. + RY of the segment. Two
  * barriers a step: the band and the rings written before they are read, the rings read before
  * the next step overwrites the oldest band.
  * Blocks an SM the registers must allow: up to 16 a side the rings leave room for six (80
- * registers, no spills); at 32 shared memory holds four, and left alone ptxas takes more than
- * four's 128 registers. */
-template <int KMAX, bool EXACT, bool BORDERED, int R>
-static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : 4)
+ * registers, no spills). Past 16, five (102) for one term on 8-row bands (ptxas then takes 64 to
+ * 72 registers; on the H100 the bordered 31 x 31 instance ran 6% faster than at 116, the
+ * 32-tap one as fast), else four (128: two terms at 21 x 21 ran 2% slower held to five, and the
+ * 16-row bands need the registers). */
+template <int KMAX, bool EXACT, bool BORDERED, int R, int RY = band_rows(EXACT, BORDERED, R)>
+static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R == 1 ? 5 : 4)
     conv2d_separable_kernel(const __grid_constant__ separable_params p)
 {
+    static_assert(RY * (BW / RY) == THREADS, "one horizontal item a thread a band");
     extern __shared__ __align__(16) float smem[];
-    const separable_layout l = layout_for(p.krows, p.kcols, R, KMAX);
-    float *ring = smem + BANDS * RYV * l.sw;
+    const separable_layout l = layout_for(RY, p.krows, p.kcols, R);
+    float *ring = smem + BANDS * RY * l.sw;
     const int tid = threadIdx.x;
     const long long y0 = (long long)blockIdx.y * p.segment, x0 = (long long)blockIdx.x * BW - p.xshift;
     const long long left = (long long)p.out_rows - y0;
-    const long long steps = ((left < p.segment ? left : p.segment) + RYV - 1) / RYV + l.ahead;
+    const long long steps = ((left < p.segment ? left : p.segment) + RY - 1) / RY + l.ahead;
     const long long x = x0 + tid;
     const bool column = x >= 0 && x < (long long)p.out_cols;
-    const band_part part = band_part_of(p, l, x0 - p.lpc, tid);
+    const band_part<RY> part = band_part_of<RY>(p, l, x0 - p.lpc, tid);
     /* band b goes to buffer b mod BANDS; a group of copies a band, empty past the last */
     auto send_band = [&](long long b) {
         if (b < steps)
-            send_rows<BORDERED>(p, part, smem + b % BANDS * RYV * l.sw, l.sw, y0 - p.lpr + (long long)RYV * b,
-                      BORDERED ? p.border : zero_border);
+            send_rows<RY, BORDERED>(p, part, smem + b % BANDS * RY * l.sw, l.sw, y0 - p.lpr + (long long)RY * b,
+                                    BORDERED ? p.border : zero_border);
         cp_async_commit();
     };
     for (int b = 0; b < BANDS - 1; ++b) send_band(b);
-    /* band b's ring slot, RYV b mod ring; the oldest row a vertical step reads follows it */
-    for (long long b = 0, slot = 0; b < steps; ++b, slot = slot + RYV < l.ring ? slot + RYV : 0) {
+    /* band b's ring slot, RY b mod ring; the oldest row a vertical step reads follows it */
+    for (long long b = 0, slot = 0; b < steps; ++b, slot = slot + RY < l.ring ? slot + RY : 0) {
         cp_async_wait<BANDS - 2>();
         __syncthreads(); /* band b is in; step b - 1 has read its band's buffer and the rings */
         send_band(b + BANDS - 1);
-        horizontal<KMAX, EXACT, R>(p, l, smem + b % BANDS * RYV * l.sw, ring, (int)slot, tid);
+        horizontal<RY, KMAX, EXACT, R>(p, l, smem + b % BANDS * RY * l.sw, ring, (int)slot, tid);
         if (b < l.ahead) continue;
         __syncthreads(); /* the rings hold the rows of this step's outputs */
         const long long g = b - l.ahead;
-        const int oldest = slot + RYV < l.ring ? (int)slot + RYV : 0;
-        float acc[RYV];
+        const step_window<RY, KMAX> window = window_of<RY, KMAX>(l, slot + RY < l.ring ? (int)slot + RY : 0);
+        float acc[RY];
 #pragma unroll
-        for (int q = 0; q < RYV; ++q) acc[q] = 0.0f;
+        for (int q = 0; q < RY; ++q) acc[q] = 0.0f;
 #pragma unroll
-        for (int t = 0; t < R; ++t) vertical<KMAX, EXACT>(p, p.u[t], ring + (t * l.rows + oldest) * RING_LD + tid, acc);
+        for (int t = 0; t < R; ++t)
+            vertical<RY, KMAX, EXACT>(p, p.u[t], ring + t * l.ring * RING_LD + tid, window, acc);
         if (!column) continue;
         /* one 64-bit product a step, then a row apart: the store's address is not worked out
          * again for every output */
-        const long long y = y0 + (long long)RYV * g, below = (long long)p.out_rows - y;
-        const int rows_here = below < RYV ? (int)below : RYV;
+        const long long y = y0 + (long long)RY * g, below = (long long)p.out_rows - y;
+        const int rows_here = below < RY ? (int)below : RY;
         float *dst = p.out + (size_t)y * p.out_cols + (size_t)x;
 #pragma unroll
-        for (int q = 0; q < RYV; ++q, dst += p.out_cols)
+        for (int q = 0; q < RY; ++q, dst += p.out_cols)
             if (q < rows_here) *dst = acc[q];
     }
 }
@@ -309,12 +341,14 @@ static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char
     return MH_OK;
 }
 
-/* The shared memory of `terms` rings fits a block (lowrank is checked for its most terms). */
+/* The shared memory of `terms` rings fits a block (lowrank is checked for its most terms), with
+ * 8-row bands, and of one ring with 16-row bands. */
 static int fits_terms(const mh_args *x, int terms, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    const int kmax = kmax_of(a->krows, a->kcols); /* the bucket's: an exact instance needs no more */
-    const size_t bytes = (size_t)layout_for(a->krows, a->kcols, terms, kmax).floats * sizeof(float);
+    const int eight = layout_for(8, a->krows, a->kcols, terms).floats;
+    const int sixteen = layout_for(16, a->krows, a->kcols, 1).floats;
+    const size_t bytes = (size_t)(eight > sixteen ? eight : sixteen) * sizeof(float);
     if (bytes <= mh_smem_optin()) return 1;
     snprintf(why, len, "its bands and rings need %zu bytes of shared memory, more than a block may use", bytes);
     return 0;
@@ -351,30 +385,30 @@ enum { EXACT_FIRST = 17, EXACT_TERMS = 2, EXACT_SIZES = 8 };
 static const kernel_fn exact_kernels[2][EXACT_TERMS][EXACT_SIZES] = {{MH_EXACT_R(false, 1), MH_EXACT_R(false, 2)},
                                                                      {MH_EXACT_R(true, 1), MH_EXACT_R(true, 2)}};
 
-/* The call's instance and its bound on krows (what its vertical windows read up to). */
-static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int *kmax)
+/* The call's instance and its band's rows. */
+static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int *ry)
 {
     const int k = a->krows;
-    if (k == a->kcols && k % 2 == 1 && k >= EXACT_FIRST && k < EXACT_FIRST + 2 * EXACT_SIZES && rank <= EXACT_TERMS) {
-        *kmax = k;
-        return exact_kernels[a->bordered][rank - 1][(k - EXACT_FIRST) / 2];
-    }
-    *kmax = kmax_of(a->krows, a->kcols);
-    return kernels[a->bordered][rank - 1][*kmax == 8 ? 0 : *kmax == 16 ? 1 : 2];
+    const bool exact =
+        k == a->kcols && k % 2 == 1 && k >= EXACT_FIRST && k < EXACT_FIRST + 2 * EXACT_SIZES && rank <= EXACT_TERMS;
+    *ry = band_rows(exact, a->bordered, rank);
+    if (exact) return exact_kernels[a->bordered][rank - 1][(k - EXACT_FIRST) / 2];
+    const int kmax = kmax_of(a->krows, a->kcols);
+    return kernels[a->bordered][rank - 1][kmax == 8 ? 0 : kmax == 16 ? 1 : 2];
 }
 
 /* Output rows a block walks: as many blocks as one resident grid holds cover the image (no
- * second, partial wave), and no more than gridDim.y allows; a multiple of RYV. With one wave the
- * call takes as long as its longest walk, so short segments win on small images though each
- * repeats the krows - 1 rows it reads ahead. */
-static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes, size_t strips, size_t out_rows,
-                              long long *segment)
+ * second, partial wave), and no more than gridDim.y allows; a multiple of the band's rows. With
+ * one wave the call takes as long as its longest walk, so short segments win on small images
+ * though each repeats the krows - 1 rows it reads ahead. */
+static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes, int ry, size_t strips,
+                              size_t out_rows, long long *segment)
 {
     size_t slots = 0;
     MH_TRY(mh_resident_grid(ctx, kernel, THREADS, bytes, &slots));
     size_t rows = mh_ceil_div(out_rows, slots > strips ? slots / strips : 1);
     if (rows < mh_ceil_div(out_rows, 65535)) rows = mh_ceil_div(out_rows, 65535);
-    *segment = (long long)(mh_ceil_div(rows, RYV) * RYV);
+    *segment = (long long)(mh_ceil_div(rows, (size_t)ry) * ry);
     return MH_OK;
 }
 
@@ -389,14 +423,14 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc;
     p.xshift = conv2d_xshift(a);
     p.border = {(int)a->mode, a->cval};
-    p.cols32 = a->cols <= (size_t)(INT_MAX / (RYV + 1)) ? (int)a->cols : 0;
-    int kmax = 0;
-    const kernel_fn kernel = kernel_for(a, rank, &kmax);
-    const separable_layout l = layout_for(a->krows, a->kcols, rank, kmax);
+    p.cols32 = a->cols <= (size_t)(INT_MAX / 17) ? (int)a->cols : 0; /* bands of up to 16 rows */
+    int ry = 8;
+    const kernel_fn kernel = kernel_for(a, rank, &ry);
+    const separable_layout l = layout_for(ry, a->krows, a->kcols, rank);
     const size_t bytes = (size_t)l.floats * sizeof(float), strips = mh_ceil_div(a->out_cols + p.xshift, BW);
     if (a->out_rows == 0 || strips == 0) return MH_OK;
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
-    MH_TRY(segment_rows(ctx, (const void *)kernel, bytes, strips, a->out_rows, &p.segment));
+    MH_TRY(segment_rows(ctx, (const void *)kernel, bytes, ry, strips, a->out_rows, &p.segment));
     dim3 grid((unsigned)strips, (unsigned)mh_ceil_div(a->out_rows, (size_t)p.segment));
     kernel<<<grid, THREADS, bytes, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "conv2d_separable_kernel");
