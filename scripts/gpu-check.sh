@@ -34,7 +34,10 @@
 # auto's regret; bench/results/<GPU>.conv2d-auto-grid.json is the committed run);
 # phase mid-grid: the same script on tc, regtile and fft-tile at ten sides from 512^2 to 2048^2,
 # random filters of 121 to 225 taps (conv2d-mid-grid.json and .png: where tc's and fft-tile's
-# thresholds between those sizes come from).
+# thresholds between those sizes come from);
+# phase narrow-grid: the same on tall filters of 6 and 7 columns from 256^2 to 448^2, and on
+# those and others of 169 to 266 taps at 511^2 and 512^2 (conv2d-narrow-grid.json and .png:
+# conv2d_tc_one_slice_min_taps).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -174,6 +177,21 @@ if want mid-grid; then
   say "mid-grid exit $?"
   python3 scripts/plot_conv2d_grid.py "$OUT/conv2d-mid-grid.json" "$OUT/conv2d-mid-grid.png" \
     "$OUT/conv2d-mid-grid.md" 2>&1 | tee -a "$SUMMARY"
+fi
+
+if want narrow-grid; then
+  stamp "conv2d's narrow grid: tc, regtile and fft-tile on tall filters below 512^2 (~70 s on the H100)"
+  export MEMHIER_SWEEP_VARIANTS=tc,regtile,fft-tile MEMHIER_GRID_FILTERS=random
+  MEMHIER_GRID_SHAPES="20x7 21x7 23x7 25x7 28x7 31x7 30x6 31x6" timeout 200 bash scripts/conv2d_auto_grid.sh \
+    "$CLI" "$LOGS/narrow-grid-a.json" 256 320 384 448 >"$LOGS/narrow-grid.log" 2>&1
+  say "narrow-grid (256^2 to 448^2) exit $?"
+  MEMHIER_GRID_SHAPES="13x13 14x13 15x13 17x13 21x7 23x7 31x6 31x7 14x19 23x11" timeout 200 \
+    bash scripts/conv2d_auto_grid.sh "$CLI" "$LOGS/narrow-grid-b.json" 511 512 >>"$LOGS/narrow-grid.log" 2>&1
+  say "narrow-grid (511^2, 512^2) exit $?"
+  unset MEMHIER_SWEEP_VARIANTS MEMHIER_GRID_FILTERS
+  python3 scripts/merge_bench.py "$OUT/conv2d-narrow-grid.json" "$LOGS/narrow-grid-a.json" "$LOGS/narrow-grid-b.json"
+  python3 scripts/plot_conv2d_grid.py "$OUT/conv2d-narrow-grid.json" "$OUT/conv2d-narrow-grid.png" \
+    "$OUT/conv2d-narrow-grid.md" 2>&1 | tee -a "$SUMMARY"
 fi
 
 if want calibrate; then

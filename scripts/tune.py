@@ -43,6 +43,7 @@ FIELDS = [
     ("conv2d", "tc_min_outputs", "conv2d_tc_min_outputs", "n"),
     ("conv2d", "tc_min_taps", "conv2d_tc_min_taps", "n"),
     ("conv2d", "tc_any_taps_outputs", "conv2d_tc_any_taps_outputs", "n"),
+    ("conv2d", "tc_one_slice_min_taps", "conv2d_tc_one_slice_min_taps", "n"),
     ("conv2d", "tc_share_s4_q8", "conv2d_tc_share_s4_q8", "n"),
     ("conv2d", "tc_share_s4_q16", "conv2d_tc_share_s4_q16", "n"),
     ("conv2d", "tc_share_s2_q8", "conv2d_tc_share_s2_q8", "n"),

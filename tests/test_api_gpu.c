@@ -182,7 +182,8 @@ int main(void)
                   {511, 31, 31, "conv2d/fft-tile"}, {8192, 13, 31, "conv2d/fft-tile"}, {2048, 13, 23, "conv2d/fft-tile"},
                   {8192, 19, 23, "conv2d/fft-tile"}, {8192, 11, 31, "conv2d/fft-tile"}, {2048, 11, 23, "conv2d/fft-tile"},
                   {8192, 9, 31, "conv2d/fft-tile"}, {8192, 31, 7, "conv2d/fft-tile"}, {8192, 21, 7, "conv2d/fft-tile"},
-                  {2048, 31, 6, "conv2d/fft-tile"}, {2048, 9, 9, "conv2d/fft-tile"}, {2048, 7, 7, "conv2d/regtile"}, {4096, 9, 9, "conv2d/fft-tile"}, {8192, 19, 7, "conv2d/fft-tile"}, {2048, 17, 7, "conv2d/fft-tile"}, {2047, 17, 7, "conv2d/regtile"}};
+                  {2048, 31, 6, "conv2d/fft-tile"}, {2048, 9, 9, "conv2d/fft-tile"}, {2048, 7, 7, "conv2d/regtile"}, {4096, 9, 9, "conv2d/fft-tile"}, {8192, 19, 7, "conv2d/fft-tile"}, {2048, 17, 7, "conv2d/fft-tile"}, {2047, 17, 7, "conv2d/regtile"},
+                  {384, 23, 7, tensor}, {448, 31, 6, tensor}, {320, 19, 7, "conv2d/regtile"}};
     for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
         const mh_variant_info *pick = NULL;
         const size_t n = rule_k[r].n, kr = rule_k[r].krows, kc = rule_k[r].kcols;

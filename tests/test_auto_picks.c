@@ -149,15 +149,45 @@ static void conv2d_auto_grid(void)
 /* The same for the mid-size grid (scripts/conv2d_auto_grid.sh on these sides and shapes, random
  * filters, rows tc, regtile and fft-tile): where tc, regtile and fft-tile trade places between
  * 512^2 and 2048^2. Cells the grid above has are left to it. */
+static const int mid_grid_shapes[][2] = {{11, 11}, {13, 13}, {15, 15}, {7, 21}, {21, 7},
+                                         {9, 17},  {17, 9},  {9, 15},  {11, 13}};
+static const size_t mid_grid_sides[] = {512, 640, 768, 896, 1024, 1152, 1280, 1448, 1536, 2048};
+
+static int in_mid_grid(size_t side, int krows, int kcols)
+{
+    int side_in = 0, shape_in = 0;
+    for (size_t s = 0; s < sizeof mid_grid_sides / sizeof mid_grid_sides[0]; ++s)
+        side_in |= mid_grid_sides[s] == side;
+    for (size_t i = 0; i < sizeof mid_grid_shapes / sizeof mid_grid_shapes[0]; ++i)
+        shape_in |= mid_grid_shapes[i][0] == krows && mid_grid_shapes[i][1] == kcols;
+    return side_in && shape_in;
+}
+
 static void conv2d_mid_grid(void)
 {
-    static const int shapes[][2] = {{11, 11}, {13, 13}, {15, 15}, {7, 21}, {21, 7},
-                                    {9, 17},  {17, 9},  {9, 15},  {11, 13}};
-    static const size_t sides[] = {512, 640, 768, 896, 1024, 1152, 1280, 1448, 1536, 2048};
-    for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
-        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
-            if (!in_auto_grid(sides[s], shapes[i][0], shapes[i][1]))
-                grid_cell("random", sides[s], shapes[i][0], shapes[i][1], NULL);
+    for (size_t s = 0; s < sizeof mid_grid_sides / sizeof mid_grid_sides[0]; ++s)
+        for (size_t i = 0; i < sizeof mid_grid_shapes / sizeof mid_grid_shapes[0]; ++i)
+            if (!in_auto_grid(mid_grid_sides[s], mid_grid_shapes[i][0], mid_grid_shapes[i][1]))
+                grid_cell("random", mid_grid_sides[s], mid_grid_shapes[i][0], mid_grid_shapes[i][1], NULL);
+}
+
+/* The narrow grid (gpu-check.sh's phase narrow-grid, random filters, rows tc, regtile and
+ * fft-tile): tall filters of 6 and 7 columns from 256^2 to 448^2, and at 511^2 and 512^2 those
+ * with filters of 169 to 266 taps beside them; conv2d_tc_one_slice_min_taps. Cells the grids
+ * above have are left to them. */
+static void conv2d_narrow_grid(void)
+{
+    static const int tall[][2] = {{20, 7}, {21, 7}, {23, 7}, {25, 7}, {28, 7}, {31, 7}, {30, 6}, {31, 6}};
+    static const int near_512[][2] = {{13, 13}, {14, 13}, {15, 13}, {17, 13}, {21, 7},
+                                      {23, 7},  {31, 6},  {31, 7},  {14, 19}, {23, 11}};
+    static const size_t tall_sides[] = {256, 320, 384, 448}, near_sides[] = {511, 512};
+    for (size_t s = 0; s < sizeof tall_sides / sizeof tall_sides[0]; ++s)
+        for (size_t i = 0; i < sizeof tall / sizeof tall[0]; ++i)
+            grid_cell("random", tall_sides[s], tall[i][0], tall[i][1], NULL);
+    for (size_t s = 0; s < sizeof near_sides / sizeof near_sides[0]; ++s)
+        for (size_t i = 0; i < sizeof near_512 / sizeof near_512[0]; ++i)
+            if (!in_mid_grid(near_sides[s], near_512[i][0], near_512[i][1]))
+                grid_cell("random", near_sides[s], near_512[i][0], near_512[i][1], NULL);
 }
 
 static void matmul_grid(void)
@@ -220,6 +250,7 @@ static char *make_picks(size_t *len)
     conv2d_grid();
     conv2d_auto_grid();
     conv2d_mid_grid();
+    conv2d_narrow_grid();
     matmul_grid();
     histogram_grid();
     other_ops();

@@ -213,7 +213,8 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
  * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured holds
  * (from 121 taps at 512^2 outputs and beyond, where fft-tile does not come first; below, 15 and
- * from 19 a side where its useful share of the tensor work pays), to walk for 3 x 3 and 5 x 5
+ * from 19 a side, and tall filters of 6 and 7 columns, where its useful share of the tensor work
+ * pays), to walk for 3 x 3 and 5 x 5
  * (it refuses the other sizes), and to regtile otherwise (docs/conv2d.md, "How auto chooses").
  * A planned call (mh_conv2d_planned) knows its filter's terms without reading it: lowrank first
  * where lowrank_favoured holds.

@@ -41,6 +41,9 @@ typedef struct mh_auto_rules {
      * outputs; from there any filter of 121 taps or more (mh_conv2d_tc_favoured) */
     double conv2d_tc_min_taps;
     double conv2d_tc_any_taps_outputs;
+    /* ... but filters of one slice at S = 2 (6 and 7 columns) from this many taps (their share
+     * still decides) */
+    double conv2d_tc_one_slice_min_taps;
     /* the useful share of its tensor work it needs, by configuration: S outputs an A row, Q rows */
     double conv2d_tc_share_s4_q8, conv2d_tc_share_s4_q16, conv2d_tc_share_s2_q8, conv2d_tc_share_s2_q16,
         conv2d_tc_share_s2_q16_one_slice;

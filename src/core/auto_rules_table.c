@@ -8,7 +8,7 @@
 static const mh_auto_rules tables[] = {
     /* bench/results/NVIDIA_H100_80GB_HBM3.auto.json */
     {.device = "NVIDIA H100 80GB HBM3",
-     .source = "conv1d: derived from bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json and .conv1d-fused-grid.json (scripts/tune.py --derive), the mask limits from the kernels; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run; conv2d lowrank and fft-tile, tc's smallest images and its S = 2, Q = 8 share: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-auto-grid.json (scripts/conv2d_auto_grid.sh; lowrank past two terms: .conv2d-lowrank-terms.json, its terms3 and terms4 kinds), .conv2d-fft-tile-grid.json (scripts/conv2d_fft_tile_grid.sh), .conv2d-mid-grid.json (tc, regtile and fft-tile from 512^2 to 2048^2: scripts/conv2d_auto_grid.sh) and bench conv2d's workloads",
+     .source = "conv1d: derived from bench/results/NVIDIA_H100_80GB_HBM3.conv1d-grid.json and .conv1d-fused-grid.json (scripts/tune.py --derive), the mask limits from the kernels; conv2d: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-tc-sweep.json (scripts/conv2d_tc_sweep.sh) and tc's configuration sweeps; matmul: bench/results/NVIDIA_H100_80GB_HBM3.matmul-wgmma-sizes.txt and lab/scripts/matmul_accuracy.py; histogram: the full run; conv2d lowrank and fft-tile, tc's smallest images and its S = 2, Q = 8 share: bench/results/NVIDIA_H100_80GB_HBM3.conv2d-auto-grid.json (scripts/conv2d_auto_grid.sh; lowrank past two terms: .conv2d-lowrank-terms.json, its terms3 and terms4 kinds), .conv2d-fft-tile-grid.json (scripts/conv2d_fft_tile_grid.sh), .conv2d-mid-grid.json (tc, regtile and fft-tile from 512^2 to 2048^2: scripts/conv2d_auto_grid.sh), .conv2d-narrow-grid.json (tall filters of 6 and 7 columns and others of 121 to 266 taps, 256^2 to 512^2: scripts/conv2d_auto_grid.sh) and bench conv2d's workloads",
      .fallback = 1,
      .conv1d_fft_os_above_k = 4097.0,
      .conv1d_fused_above_k = 2049.0,
@@ -17,6 +17,7 @@ static const mh_auto_rules tables[] = {
      .conv2d_tc_min_outputs = 65536.0,
      .conv2d_tc_min_taps = 225.0,
      .conv2d_tc_any_taps_outputs = 524288.0,
+     .conv2d_tc_one_slice_min_taps = 121.0,
      .conv2d_tc_share_s4_q8 = 0.52,
      .conv2d_tc_share_s4_q16 = 0.43,
      .conv2d_tc_share_s2_q8 = 0.63,
