@@ -405,8 +405,9 @@ static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int *ry)
  * rows a segment reads ahead: the SMs run the same blocks at different speeds (ncu on the H100,
  * 8192^2 Gaussian 31: the busiest SM active 512k cycles, the average 458k), and the hardware
  * hands the second wave's blocks to the SMs that finish the first, for the rows read ahead
- * twice. Measured there: 8192^2 Gaussian 17 to 31 and DoG 21 2-4% faster in two waves, 4096^2
- * DoG 21 (256-row segments, 24 read ahead) 2% and 2048^2 Gaussian 31 5% slower. */
+ * twice. Measured there in two waves: 8192^2 Gaussians of 7 to 31 and DoG 21 2-4% faster,
+ * 16384^2 Gaussian 31 7%, reflect 8192^2 Gaussian 31 13%; 4096^2 DoG 21 (256-row segments, 24
+ * read ahead) 2% and 2048^2 Gaussian 31 5% slower, which the rule keeps in one wave. */
 enum { TWO_WAVES_FROM = 18 };
 
 static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes, int ry, int ahead_rows,
