@@ -37,7 +37,9 @@
 # thresholds between those sizes come from);
 # phase narrow-grid: the same on tall filters of 6 and 7 columns from 256^2 to 448^2, and on
 # those and others of 169 to 266 taps at 511^2 and 512^2 (conv2d-narrow-grid.json and .png:
-# conv2d_tc_one_slice_min_taps).
+# conv2d_tc_one_slice_min_taps);
+# phase mid-taps-grid: the same on filters of 247 to 361 taps from 448^2 to 768^2
+# (conv2d-mid-taps-grid.json and .png: conv2d_fft_tile_min_taps's step at 448^2).
 set -uo pipefail
 OUT=$(realpath -m "${1:?usage: scripts/gpu-check.sh OUTDIR [phases]}")
 shift
@@ -192,6 +194,17 @@ if want narrow-grid; then
   python3 scripts/merge_bench.py "$OUT/conv2d-narrow-grid.json" "$LOGS/narrow-grid-a.json" "$LOGS/narrow-grid-b.json"
   python3 scripts/plot_conv2d_grid.py "$OUT/conv2d-narrow-grid.json" "$OUT/conv2d-narrow-grid.png" \
     "$OUT/conv2d-narrow-grid.md" 2>&1 | tee -a "$SUMMARY"
+fi
+
+if want mid-taps-grid; then
+  stamp "conv2d's mid-taps grid: tc, regtile and fft-tile on 247 to 361 taps from 448^2 to 768^2 (~60 s on the H100)"
+  MEMHIER_SWEEP_VARIANTS=tc,regtile,fft-tile MEMHIER_GRID_FILTERS=random \
+    MEMHIER_GRID_SHAPES="17x17 19x19 14x19 23x11 21x13 13x21 16x16 19x13 11x23 15x17" \
+    timeout 300 bash scripts/conv2d_auto_grid.sh "$CLI" "$OUT/conv2d-mid-taps-grid.json" 448 512 640 768 \
+    >"$LOGS/mid-taps-grid.log" 2>&1
+  say "mid-taps-grid exit $?"
+  python3 scripts/plot_conv2d_grid.py "$OUT/conv2d-mid-taps-grid.json" "$OUT/conv2d-mid-taps-grid.png" \
+    "$OUT/conv2d-mid-taps-grid.md" 2>&1 | tee -a "$SUMMARY"
 fi
 
 if want calibrate; then

@@ -68,7 +68,7 @@ FIELDS = [
     ("matmul", "wgmma_pairs_min_k", "matmul_wgmma_pairs_min_k", "n"),
     ("histogram", "lane_private_above_bins", "histogram_lane_private_above_bins", "i"),
 ]
-STEPS = 4  # MH_AUTO_STEPS
+STEPS = 5  # MH_AUTO_STEPS
 
 # Thresholds derived from a sweep: (section, key) -> the sweep file (bench/results/<device>.<file>,
 # made by `command`), the row (or configuration) below the threshold, the one from it on, and the

@@ -190,6 +190,19 @@ static void conv2d_narrow_grid(void)
                 grid_cell("random", near_sides[s], near_512[i][0], near_512[i][1], NULL);
 }
 
+/* The mid-taps grid (gpu-check.sh's phase mid-taps-grid, random filters, rows tc, regtile and
+ * fft-tile): filters of 247 to 361 taps from 448^2 to 768^2, where fft-tile's tiles begin to pay
+ * for filters past 15 x 15 and tc's share falls; conv2d_fft_tile_min_taps's 448^2 step. */
+static void conv2d_mid_taps_grid(void)
+{
+    static const int shapes[][2] = {{17, 17}, {19, 19}, {14, 19}, {23, 11}, {21, 13},
+                                    {13, 21}, {16, 16}, {19, 13}, {11, 23}, {15, 17}};
+    static const size_t sides[] = {448, 512, 640, 768};
+    for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
+            grid_cell("random", sides[s], shapes[i][0], shapes[i][1], NULL);
+}
+
 static void matmul_grid(void)
 {
     static const size_t d[] = {1, 64, 511, 512, 894, 896, 1024, 4096, 8192, 262144, 262145};
@@ -251,6 +264,7 @@ static char *make_picks(size_t *len)
     conv2d_auto_grid();
     conv2d_mid_grid();
     conv2d_narrow_grid();
+    conv2d_mid_taps_grid();
     matmul_grid();
     histogram_grid();
     other_ops();
@@ -320,19 +334,26 @@ static void test_rules_text(void)
     mh_conv2d_args_init(NULL, &a, NULL, 1448, 1448, NULL, 13, 13, MH_PAD_SAME, NULL);
     check_rule(&a, "169 taps, at least 121", "fft-tile (2-D FFT tiles in shared memory) first");
     /* a planned difference of Gaussians (two terms): lowrank ahead of fft-tile below 2048^2, after
-     * it from there; a Gaussian (one term) ahead at any size */
-    mh_conv2d_plan two_terms = {.rank = 2, .krows = 21, .kcols = 21}, one_term = {.rank = 1, .krows = 21, .kcols = 21};
-    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 21, 21, MH_PAD_SAME, NULL);
+     * it from there unless lowrank has an instance of the filter's size; a Gaussian (one term)
+     * ahead at any size */
+    mh_conv2d_plan two_terms = {.rank = 2, .krows = 16, .kcols = 16}, one_term = {.rank = 1, .krows = 21, .kcols = 21},
+                   own_size = {.rank = 2, .krows = 21, .kcols = 21};
+    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 16, 16, MH_PAD_SAME, NULL);
     a.conv2d.plan = &two_terms;
-    check_rule(&a, "here 126, is at most 200", "lowrank first");
-    mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 21, 21, MH_PAD_SAME, NULL);
+    check_rule(&a, "here 96, is at most 200", "lowrank first");
+    mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 16, 16, MH_PAD_SAME, NULL);
     a.conv2d.plan = &two_terms;
     check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "cost more than the rules give lowrank");
+    mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 21, 21, MH_PAD_SAME, NULL);
+    a.conv2d.plan = &own_size;
+    check_rule(&a, "instance of the filter's size, as here", "lowrank first");
     a.conv2d.plan = &one_term;
     check_rule(&a, "is 1 term: lowrank first", "then fft-tile");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "49 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 512, 512, NULL, 21, 21, MH_PAD_SAME, NULL);
+    check_rule(&a, "441 taps, at least 247", "fft-tile (2-D FFT tiles in shared memory) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 384, 384, NULL, 21, 21, MH_PAD_SAME, NULL);
     check_rule(&a, "441 taps, at least 441", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_matmul_args_init(NULL, &a, NULL, NULL, NULL, 4096, 4096, 4096);
     check_rule(&a, "tf32x3-wgmma first", "k = 4096");

@@ -201,12 +201,15 @@ static double lowrank_before_fft_tile_cost(const mh_auto_rules *rules, const mh_
     return mh_auto_step(&rules->conv2d_lowrank_before_fft_tile_cost, conv2d_outputs(a));
 }
 
-/* lowrank ahead of fft-tile: one term (a row and a column pass, lowrank's best case), several
- * costing at most the rules' share for the outputs, or a small image. */
+/* lowrank ahead of fft-tile: one term (a row and a column pass, lowrank's best case), terms of a
+ * filter lowrank has an instance of its own size for (the square odd 17 to 31 of one or two: on
+ * the H100 a difference of Gaussians 21 x 21 and 31 x 31 runs 0.54-0.94x fft-tile's time from
+ * 4096^2 to 16384^2, where fft-tile's tiles keep less of each transform as the filter grows),
+ * several costing at most the rules' share for the outputs, or a small image. */
 static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return a->plan->rank == 1 || lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a) ||
-           lowrank_small_image(rules, a);
+    return a->plan->rank == 1 || mh_conv2d_lowrank_own_instance(a->krows, a->kcols, a->plan->rank) ||
+           lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a) || lowrank_small_image(rules, a);
 }
 
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
@@ -257,10 +260,13 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     const int lowrank = lowrank_favoured(ctx->rules, c);
     if (fft_tile_favoured(ctx->rules, c)) {
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
-            snprintf(buf, len, "the plan's filter is %d term%s: lowrank first (one term always; several while rank "
-                     "(kcols + 2 krows), here %d, is at most %g for these outputs, or below %g outputs); then fft-tile "
-                     "(2-D FFT tiles in shared memory)", c->plan->rank, c->plan->rank > 1 ? "s" : "", lowrank_cost(c),
-                     lowrank_before_fft_tile_cost(ctx->rules, c), ctx->rules->conv2d_lowrank_any_below_outputs);
+            snprintf(buf, len, "the plan's filter is %d term%s: lowrank first (one term always; several where lowrank "
+                     "has an instance of the filter's size%s, or while rank (kcols + 2 krows), here %d, is at most %g "
+                     "for these outputs, or below %g outputs); then fft-tile (2-D FFT tiles in shared memory)",
+                     c->plan->rank, c->plan->rank > 1 ? "s" : "",
+                     mh_conv2d_lowrank_own_instance(c->krows, c->kcols, c->plan->rank) ? ", as here" : "",
+                     lowrank_cost(c), lowrank_before_fft_tile_cost(ctx->rules, c),
+                     ctx->rules->conv2d_lowrank_any_below_outputs);
         else
             snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
                      c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),

@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-enum { MH_AUTO_STEPS = 4 };
+enum { MH_AUTO_STEPS = 5 };
 
 /* A threshold that falls as a problem grows: below samples[i] (the first that holds), take
  * value[i]; samples 0 ends the list (its value then holds for every larger problem). */

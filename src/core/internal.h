@@ -468,6 +468,10 @@ typedef struct mh_lowrank_fit {
  * no rank up to max_rank fits (or a tap is not finite), with the worst tap in *fit. */
 int mh_lowrank_factor(const float *filter, int krows, int kcols, int max_rank, float *u, float *v,
                       mh_lowrank_fit *fit);
+/* conv2d/lowrank has an instance of the filter's own size for these sides and terms (its loops'
+ * bound known at compile time: square odd filters from 17 to 31 of one or two terms), which runs
+ * such filters faster an FMA than the instances bounded at run time. */
+int mh_conv2d_lowrank_own_instance(int krows, int kcols, int terms);
 
 /* dst[0 .. n) = the host values src[0 .. n), queued on `stream` in kernel parameters (no pinned
  * staging, no wait for the stream); a cudaError_t as int (src/cuda/fill.cu). */

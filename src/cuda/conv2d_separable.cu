@@ -385,12 +385,17 @@ enum { EXACT_FIRST = 17, EXACT_TERMS = 2, EXACT_SIZES = 8 };
 static const kernel_fn exact_kernels[2][EXACT_TERMS][EXACT_SIZES] = {{MH_EXACT_R(false, 1), MH_EXACT_R(false, 2)},
                                                                      {MH_EXACT_R(true, 1), MH_EXACT_R(true, 2)}};
 
+MH_EXTERN_C int mh_conv2d_lowrank_own_instance(int krows, int kcols, int terms)
+{
+    return krows == kcols && krows % 2 == 1 && krows >= EXACT_FIRST && krows < EXACT_FIRST + 2 * EXACT_SIZES &&
+           terms >= 1 && terms <= EXACT_TERMS;
+}
+
 /* The call's instance and its band's rows. */
 static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int *ry)
 {
     const int k = a->krows;
-    const bool exact =
-        k == a->kcols && k % 2 == 1 && k >= EXACT_FIRST && k < EXACT_FIRST + 2 * EXACT_SIZES && rank <= EXACT_TERMS;
+    const bool exact = mh_conv2d_lowrank_own_instance(k, a->kcols, rank);
     *ry = band_rows(exact, a->bordered, rank);
     if (exact) return exact_kernels[a->bordered][rank - 1][(k - EXACT_FIRST) / 2];
     const int kmax = kmax_of(a->krows, a->kcols);
