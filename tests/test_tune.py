@@ -48,12 +48,12 @@ near[65536][127] = (128.0, 128.0 * (1 + tune.NOISE / 2))  # fused a hair slower 
 expect("within the noise", len(tune.derive_steps(near)[0]), 1)
 # Regret of a rule: taking fused below its crossover costs the ratio.
 expect("regret", tune.regret({3: (1.0, 2.0), 511: (4.0, 2.0)}, 3)[0], 2.0)
-# More steps than the table holds is an error, never a silent truncation.
+# More steps than the table holds (tune.STEPS: 5) is an error, never a silent truncation.
 try:
-    tune.derive_steps(cells(lambda n: {4096: 400, 65536: 100, 1048576: 40, 16777216: 20}[n],
-                            sizes=(4096, 65536, 1048576, 16777216)) | {
-        2**28: {k: (1.0 + k, 1.0 + 8) for k in KS}})
-    failures.append("five steps: no error")
+    tune.derive_steps(cells(lambda n: {4096: 400, 65536: 200, 1048576: 100, 16777216: 40, 2**28: 20}[n],
+                            sizes=(4096, 65536, 1048576, 16777216, 2**28)) | {
+        2**30: {k: (1.0 + k, 1.0 + 8) for k in KS}})
+    failures.append("six steps: no error")
 except ValueError:
     pass
 
