@@ -108,15 +108,21 @@ static const int auto_grid_shapes[][2] = {{3, 3},     {5, 5},  {7, 7},  {11, 11}
                                           {63, 63},   {127, 127}, {3, 31}, {31, 3},  {7, 21},  {15, 63}};
 static const size_t auto_grid_sides[] = {256, 1024, 4096, 16384};
 
-static int in_auto_grid(size_t side, int krows, int kcols)
+/* The cell (side^2, krows x kcols) is one of a grid's: one of its sides and one of its shapes. */
+static int in_grid(const size_t *sides, size_t nsides, const int (*shapes)[2], size_t nshapes, size_t side, int krows,
+                   int kcols)
 {
     int side_in = 0, shape_in = 0;
-    for (size_t s = 0; s < sizeof auto_grid_sides / sizeof auto_grid_sides[0]; ++s)
-        side_in |= auto_grid_sides[s] == side;
-    for (size_t i = 0; i < sizeof auto_grid_shapes / sizeof auto_grid_shapes[0]; ++i)
-        shape_in |= auto_grid_shapes[i][0] == krows && auto_grid_shapes[i][1] == kcols;
+    for (size_t s = 0; s < nsides; ++s) side_in |= sides[s] == side;
+    for (size_t i = 0; i < nshapes; ++i) shape_in |= shapes[i][0] == krows && shapes[i][1] == kcols;
     return side_in && shape_in;
 }
+
+#define IN_GRID(prefix, side, krows, kcols)                                                                      \
+    in_grid(prefix##_sides, sizeof prefix##_sides / sizeof prefix##_sides[0], prefix##_shapes,                   \
+            sizeof prefix##_shapes / sizeof prefix##_shapes[0], side, krows, kcols)
+
+static int in_auto_grid(size_t side, int krows, int kcols) { return IN_GRID(auto_grid, side, krows, kcols); }
 
 /* One cell of a grid: auto's list for a side^2 image, a krows x kcols filter, same padding, planned
  * where `plan` is given, on the line "grid KIND SIDE^2 KRxKC" plot_conv2d_grid.py --picks reads. */
@@ -153,15 +159,7 @@ static const int mid_grid_shapes[][2] = {{11, 11}, {13, 13}, {15, 15}, {7, 21}, 
                                          {9, 17},  {17, 9},  {9, 15},  {11, 13}};
 static const size_t mid_grid_sides[] = {512, 640, 768, 896, 1024, 1152, 1280, 1448, 1536, 2048};
 
-static int in_mid_grid(size_t side, int krows, int kcols)
-{
-    int side_in = 0, shape_in = 0;
-    for (size_t s = 0; s < sizeof mid_grid_sides / sizeof mid_grid_sides[0]; ++s)
-        side_in |= mid_grid_sides[s] == side;
-    for (size_t i = 0; i < sizeof mid_grid_shapes / sizeof mid_grid_shapes[0]; ++i)
-        shape_in |= mid_grid_shapes[i][0] == krows && mid_grid_shapes[i][1] == kcols;
-    return side_in && shape_in;
-}
+static int in_mid_grid(size_t side, int krows, int kcols) { return IN_GRID(mid_grid, side, krows, kcols); }
 
 static void conv2d_mid_grid(void)
 {
