@@ -173,24 +173,32 @@ static void conv2d_mid_grid(void)
  * fft-tile): tall filters of 6 and 7 columns from 256^2 to 448^2, and at 511^2 and 512^2 those
  * with filters of 169 to 266 taps beside them; conv2d_tc_one_slice_min_taps. Cells the grids
  * above have are left to them. */
+static const int tall_grid_shapes[][2] = {{20, 7}, {21, 7}, {23, 7}, {25, 7}, {28, 7}, {31, 7}, {30, 6}, {31, 6}};
+static const size_t tall_grid_sides[] = {256, 320, 384, 448};
+static const int near_grid_shapes[][2] = {{13, 13}, {14, 13}, {15, 13}, {17, 13}, {21, 7},
+                                          {23, 7},  {31, 6},  {31, 7},  {14, 19}, {23, 11}};
+static const size_t near_grid_sides[] = {511, 512};
+
+static int in_narrow_grid(size_t side, int krows, int kcols)
+{
+    return IN_GRID(tall_grid, side, krows, kcols) || IN_GRID(near_grid, side, krows, kcols);
+}
+
 static void conv2d_narrow_grid(void)
 {
-    static const int tall[][2] = {{20, 7}, {21, 7}, {23, 7}, {25, 7}, {28, 7}, {31, 7}, {30, 6}, {31, 6}};
-    static const int near_512[][2] = {{13, 13}, {14, 13}, {15, 13}, {17, 13}, {21, 7},
-                                      {23, 7},  {31, 6},  {31, 7},  {14, 19}, {23, 11}};
-    static const size_t tall_sides[] = {256, 320, 384, 448}, near_sides[] = {511, 512};
-    for (size_t s = 0; s < sizeof tall_sides / sizeof tall_sides[0]; ++s)
-        for (size_t i = 0; i < sizeof tall / sizeof tall[0]; ++i)
-            grid_cell("random", tall_sides[s], tall[i][0], tall[i][1], NULL);
-    for (size_t s = 0; s < sizeof near_sides / sizeof near_sides[0]; ++s)
-        for (size_t i = 0; i < sizeof near_512 / sizeof near_512[0]; ++i)
-            if (!in_mid_grid(near_sides[s], near_512[i][0], near_512[i][1]))
-                grid_cell("random", near_sides[s], near_512[i][0], near_512[i][1], NULL);
+    for (size_t s = 0; s < sizeof tall_grid_sides / sizeof tall_grid_sides[0]; ++s)
+        for (size_t i = 0; i < sizeof tall_grid_shapes / sizeof tall_grid_shapes[0]; ++i)
+            grid_cell("random", tall_grid_sides[s], tall_grid_shapes[i][0], tall_grid_shapes[i][1], NULL);
+    for (size_t s = 0; s < sizeof near_grid_sides / sizeof near_grid_sides[0]; ++s)
+        for (size_t i = 0; i < sizeof near_grid_shapes / sizeof near_grid_shapes[0]; ++i)
+            if (!in_mid_grid(near_grid_sides[s], near_grid_shapes[i][0], near_grid_shapes[i][1]))
+                grid_cell("random", near_grid_sides[s], near_grid_shapes[i][0], near_grid_shapes[i][1], NULL);
 }
 
 /* The mid-taps grid (gpu-check.sh's phase mid-taps-grid, random filters, rows tc, regtile and
  * fft-tile): filters of 247 to 361 taps from 448^2 to 768^2, where fft-tile's tiles begin to pay
- * for filters past 15 x 15 and tc's share falls; conv2d_fft_tile_min_taps's 448^2 step. */
+ * for filters past 15 x 15 and tc's share falls; conv2d_fft_tile_min_taps's 448^2 step. Cells the
+ * narrow grid has are left to it. */
 static void conv2d_mid_taps_grid(void)
 {
     static const int shapes[][2] = {{17, 17}, {19, 19}, {14, 19}, {23, 11}, {21, 13},
@@ -198,7 +206,8 @@ static void conv2d_mid_taps_grid(void)
     static const size_t sides[] = {448, 512, 640, 768};
     for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
         for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
-            grid_cell("random", sides[s], shapes[i][0], shapes[i][1], NULL);
+            if (!in_narrow_grid(sides[s], shapes[i][0], shapes[i][1]))
+                grid_cell("random", sides[s], shapes[i][0], shapes[i][1], NULL);
 }
 
 static void matmul_grid(void)
