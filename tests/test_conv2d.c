@@ -29,6 +29,9 @@ static const tcase cases[] = {
     /* walk's 3 x 3 and 5 x 5: a filter over a 1 x 1 or 4 x 2 image, strips and blocks cut
      * short, columns no multiple of 4 (the scalar paths), lanes 0 and 31 at block edges */
     {1, 1, 3, 3, 0},      {4, 2, 5, 5, 0},      {37, 517, 5, 5, 1},   {130, 1030, 3, 3, 0},  {67, 1028, 5, 5, 0},
+    /* walk's 7 x 7 strips (34 rows, 128 columns a warp): warps inside the image (no checks) beside
+     * the checked ones at every edge, strips cut short, columns no multiple of 4, misaligned */
+    {1, 1, 7, 7, 0},      {100, 700, 7, 7, 0},  {75, 1028, 7, 7, 1},  {300, 517, 7, 7, 0},
     /* past the direct rows' 31: fft-os, cudnn and the CPU rows; several tiles, a filter larger
      * than the image, 255 taps along one axis */
     {100, 130, 63, 63, 0}, {70, 301, 33, 48, 1}, {40, 50, 127, 101, 0}, {257, 20, 255, 5, 0}, {1, 300, 1, 255, 1},
@@ -245,7 +248,8 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
         size_t batch, rows, cols, k;
         mh_mode mode;
     } stacks[] = {{3, 37, 51, 5, MH_MODE_REFLECT}, {5, 64, 64, 3, MH_MODE_WRAP}, {2, 129, 300, 11, MH_MODE_CONSTANT},
-                  {7, 4, 9, 5, MH_MODE_NEAREST}, {65537, 1, 1, 3, MH_MODE_MIRROR}, {65537, 2, 3, 5, MH_MODE_REFLECT}};
+                  {7, 4, 9, 5, MH_MODE_NEAREST}, {65537, 1, 1, 3, MH_MODE_MIRROR}, {65537, 2, 3, 5, MH_MODE_REFLECT},
+                  {3, 90, 600, 7, MH_MODE_NEAREST}, {65537, 1, 2, 7, MH_MODE_WRAP}};
     for (size_t si = 0; si < sizeof stacks / sizeof stacks[0]; ++si) {
         const size_t batch = stacks[si].batch, rows = stacks[si].rows, cols = stacks[si].cols, k = stacks[si].k;
         const size_t image = rows * cols, total = batch * image;

@@ -20,6 +20,8 @@ typedef struct job {
     void *in[MAX_STREAMS], *aux[MAX_STREAMS], *out[MAX_STREAMS];
     void *ref[MAX_STREAMS]; /* host copies of each data set's output, run alone */
     int exact;              /* integer counts: compared bit for bit */
+    int k;                  /* conv2d: a k x k filter */
+    const char *only;       /* the one row to run, or NULL: all */
 } job;
 
 static mh_status call(mh_context *ctx, const char *variant, const job *j, int s)
@@ -28,7 +30,7 @@ static mh_status call(mh_context *ctx, const char *variant, const job *j, int s)
     float *out = j->out[s];
     switch (j->op) {
     case MH_OP_CONV1D: return mh_conv1d(ctx, variant, in, 1 << 20, aux, 255, MH_PAD_SAME, out);
-    case MH_OP_CONV2D: return mh_conv2d(ctx, variant, in, 768, 1024, aux, 15, 15, MH_PAD_SAME, out);
+    case MH_OP_CONV2D: return mh_conv2d(ctx, variant, in, 768, 1024, aux, j->k, j->k, MH_PAD_SAME, out);
     case MH_OP_TRANSPOSE: return mh_transpose(ctx, variant, in, 1500, 2049, out);
     case MH_OP_MATMUL: return mh_matmul(ctx, variant, in, aux, out, 512, 1024, 512);
     case MH_OP_REDUCE: return mh_reduce_sum(ctx, variant, in, 1 << 23, out);
@@ -42,6 +44,7 @@ static void job_init(job *j, mh_op op, size_t in_floats, size_t aux_floats, size
 {
     memset(j, 0, sizeof *j);
     j->op = op, j->what = mh_op_name(op), j->exact = op == MH_OP_HISTOGRAM;
+    j->k = op == MH_OP_CONV2D ? (int)lround(sqrt((double)aux_floats)) : 0;
     j->in_bytes = in_floats * sizeof(float), j->aux_bytes = aux_floats * sizeof(float), j->out_bytes = out_bytes;
     float *host = malloc(j->in_bytes > j->aux_bytes ? j->in_bytes : j->aux_bytes);
     for (int s = 0; s < MAX_STREAMS; ++s) {
@@ -58,9 +61,9 @@ static void job_init(job *j, mh_op op, size_t in_floats, size_t aux_floats, size
             CHECK_CUDA(cudaMalloc(&j->aux[s], j->aux_bytes));
             mh_fill_uniform(host, aux_floats, seed + 10 * s + 1, 1.0f);
             if (op == MH_OP_CONV2D) { /* rank 1, so that separable runs too */
-                float u[15], v[15];
-                memcpy(u, host, sizeof u), memcpy(v, host + 15, sizeof v);
-                for (size_t i = 0; i < aux_floats; ++i) host[i] = u[i / 15] * v[i % 15];
+                float u[MH_CONV2D_DIRECT_MAX_K], v[MH_CONV2D_DIRECT_MAX_K];
+                memcpy(u, host, j->k * sizeof(float)), memcpy(v, host + j->k, j->k * sizeof(float));
+                for (size_t i = 0; i < aux_floats; ++i) host[i] = u[i / j->k] * v[i % j->k];
             }
             CHECK_CUDA(cudaMemcpy(j->aux[s], host, j->aux_bytes, cudaMemcpyHostToDevice));
         }
@@ -282,20 +285,25 @@ int main(void)
     cudaStream_t streams[MAX_STREAMS];
     for (int s = 0; s < MAX_STREAMS; ++s) CHECK_CUDA(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
     const unsigned long long seed = test_seed();
-    job jobs[6];
+    job jobs[7];
     job_init(&jobs[0], MH_OP_CONV1D, 1 << 20, 255, (1 << 20) * sizeof(float), seed);
     job_init(&jobs[1], MH_OP_CONV2D, 768 * 1024, 225, 768 * 1024 * sizeof(float), seed + 1);
     job_init(&jobs[2], MH_OP_TRANSPOSE, 1500 * 2049, 0, 1500 * 2049 * sizeof(float), seed + 2);
     job_init(&jobs[3], MH_OP_MATMUL, 512 * 1024, 1024 * 512, 512 * 512 * sizeof(float), seed + 3);
     job_init(&jobs[4], MH_OP_REDUCE, 1 << 23, 0, sizeof(float), seed + 4);
     job_init(&jobs[5], MH_OP_HISTOGRAM, 1 << 22, 0, 301 * sizeof(uint64_t), seed + 5);
+    /* walk's 7 x 7 takes its filter from a slot of constant memory: each call its own */
+    job_init(&jobs[6], MH_OP_CONV2D, 768 * 1024, 49, 768 * 1024 * sizeof(float), seed + 6);
+    jobs[6].only = "conv2d/walk";
     void *host = malloc(768 * 1024 * sizeof(float) > 1500 * 2049 * sizeof(float) ? 768 * 1024 * sizeof(float)
                                                                                   : 1500 * 2049 * sizeof(float));
     size_t checked = 0;
     for (size_t i = 0; i < sizeof jobs / sizeof jobs[0]; ++i)
         for (size_t r = 0; r < mh_row_count(jobs[i].op); ++r) {
             const mh_row *row = mh_row_at(jobs[i].op, r);
-            if (row->info.backend == MH_BACKEND_CPU || mh_variant_is_demonstration(&row->info)) continue;
+            if (row->info.backend == MH_BACKEND_CPU || mh_variant_is_demonstration(&row->info) ||
+                (jobs[i].only && strcmp(row->info.name, jobs[i].only)))
+                continue;
             test_trace(row->info.name, 0, "streams");
             const int ran = check_row(ctx, row, &jobs[i], streams, host);
             checked += ran;

@@ -1,5 +1,5 @@
 /* conv2d/walk: ours, for 3 x 3 and 5 x 5 filters, where conv2d is a copy with a little
- * arithmetic and every byte of staging costs.
+ * arithmetic and every byte of staging costs, and for 7 x 7 ones (below: strips streamed).
  *
  * regtile and stream stage the input in shared memory and wait on barriers; at K = 3 both
  * stop near 89% of the copy ceiling. Here there is no shared memory and no barrier: each
@@ -25,6 +25,7 @@
 #include "common.cuh"
 #include "conv2d_window.cuh"
 #include "typed4.cuh"
+#include "const_ring.h"
 #include "../core/border.h"
 
 #include <stdio.h>
@@ -198,6 +199,185 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
     }
 }
 
+/* ---- 7 x 7: strips streamed through registers ------------------------------------------------ *
+ *
+ * At 7 x 7 the arithmetic (49 FMAs an output) is no longer small beside the copy, and the 3 x 3 and
+ * 5 x 5 kernel's form costs three ways: its filter takes 49 registers, its R + 6 input rows an R-row
+ * strip are all loaded before the first is used (the warp waits on them, then computes, then
+ * stores), and the first and last 6 rows feed accumulators of outputs outside the strip. Here a
+ * thread streams a strip of STRIP7 output rows: input row t is shuffled into its 12-column window,
+ * feeds the seven outputs t - 6 .. t it touches (seven accumulators, slot o mod 7 for output o),
+ * and output t - 6, now complete, is stored. Rows arrive 7 rows ahead in a ring of registers (row
+ * t in ring[t mod 7]), the filter is read from constant memory as an operand (a slot of a
+ * mh_const_ring, the slot compiled in, so each tap is an immediate address), and the strip's
+ * first 6 and last 6 rows only feed the outputs inside it. The loop walks groups of 7 rows, so
+ * every ring index and accumulator slot is a compile-time constant. (Unrolled whole, the strip's
+ * code ran 2.9x slower on the H100; the loop keeps it in the instruction cache, at the cost of
+ * the taps held in registers across it.)
+ *
+ * The columns either side of a warp's 128 (lanes 0 and 31 need 3 each) arrive once a group: lane
+ * u < 7 loads the float4 left of the warp in the group's row u, lane 16 + u the one right of it,
+ * and one shuffle a row hands them to lanes 0 and 31.
+ *
+ * On an image whose rows are aligned for 16-byte access a load or store is one predicate on its row
+ * and column, so the strips along the edges run the same code; other images take the checked
+ * loads and stores of the 3 x 3 and 5 x 5 kernel. (Checked loads for the edge strips alone, in a
+ * kernel of aligned interior strips, cost 8192^2 0.30 ms against 0.23 on the H100: a block waits
+ * for its slowest warp.) */
+enum { W7 = 7, W7_GROUPS = 4, STRIP7 = W7 - 1 + W7 * W7_GROUPS }; /* 34 output rows, 40 input rows */
+
+static __constant__ float c_walk7[MH_CONST_RING_SLOTS][W7 * W7];
+
+static mh_const_ring walk7_ring = {PTHREAD_MUTEX_INITIALIZER, c_walk7, W7 * W7 * sizeof(float), {0}, {{0}}};
+
+/* ALIGNED: every row of the image and of the output starts on 16 bytes and holds a multiple of 4
+ * floats, so a float4 is wholly inside or wholly outside; a load or store is then one predicate on
+ * its row and column. Else each goes through load4 and store4. */
+template <int LPC, int SLOT, bool ALIGNED>
+struct walk7_strip {
+    const walk_params &p;
+    int lane;
+    long long y0, xw, ox; /* first input row, the warp's and the thread's first column */
+    size_t oy0;           /* first output row */
+    float4 ring[W7];      /* input row t in ring[t % 7] */
+    float4 edge, next_edge; /* lane u < 7: left of the warp in the group's row u; lane 16 + u: right */
+    float acc[W7][4];     /* output o's 4 columns in acc[o % 7] */
+
+    __device__ __forceinline__ walk7_strip(const walk_params &params, int lane_, long long xw_, size_t oy0_)
+        : p(params), lane(lane_), y0((long long)oy0_ - params.lpr), xw(xw_), ox(xw_ + 4 * lane_), oy0(oy0_)
+    {
+    }
+
+    __device__ __forceinline__ float4 load_at(long long y, long long x) const
+    {
+        if (!ALIGNED) return load4(p, y, x);
+        if ((unsigned long long)y >= p.rows || (unsigned long long)x >= p.cols) return make_float4(0.f, 0.f, 0.f, 0.f);
+        return __ldg(reinterpret_cast<const float4 *>(p.in + (size_t)y * p.cols + (size_t)x));
+    }
+
+    __device__ __forceinline__ float4 load_row(int t) const { return load_at(y0 + t, ox); }
+
+    /* the edges of rows first .. first + count - 1 */
+    __device__ __forceinline__ float4 load_edges(int first, int count) const
+    {
+        const int u = lane & 15;
+        if (u >= count) return make_float4(0.f, 0.f, 0.f, 0.f);
+        return load_at(y0 + first + u, lane < 16 ? xw - 4 : xw + LANES * 4);
+    }
+
+    __device__ __forceinline__ void store_row(size_t o, const float *v) const
+    {
+        if (oy0 + o >= p.out_rows || (size_t)ox >= p.out_cols) return;
+        if (ALIGNED)
+            __stcs(reinterpret_cast<float4 *>(p.out + (oy0 + o) * p.out_cols + ox), make_float4(v[0], v[1], v[2], v[3]));
+        else
+            store4(p, oy0 + o, (size_t)ox, v);
+    }
+
+    /* Input row t (t % 7 == T), the U-th of its group: filter rows FIRST .. LAST (those whose output
+     * lies in the strip), then output t - 6 stored where LAST is 6; row t + 7 requested where
+     * `ahead` holds. */
+    template <int T, int U, int FIRST, int LAST>
+    __device__ __forceinline__ void row(int t, bool ahead)
+    {
+        const float4 mine = ring[T];
+        float4 left = shfl4(mine, (lane + LANES - 1) % LANES), right = shfl4(mine, (lane + 1) % LANES);
+        const float4 e = shfl4(edge, lane == 0 ? U : 16 + U);
+        if (lane == 0) left = e;
+        if (lane == LANES - 1) right = e;
+        const float w[12] = {left.x, left.y, left.z, left.w, mine.x, mine.y, mine.z, mine.w,
+                             right.x, right.y, right.z, right.w};
+        if (ahead) ring[T] = load_row(t + W7);
+#pragma unroll
+        for (int i = FIRST; i <= LAST; ++i) {
+            float *a = acc[(T - i + W7) % W7];
+#pragma unroll
+            for (int j = 0; j < W7; ++j)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) a[q] = fmaf(w[4 + q - LPC + j], c_walk7[SLOT][i * W7 + j], a[q]);
+        }
+        if (LAST == W7 - 1) {
+            float *done = acc[(T + 1) % W7];
+            store_row((size_t)(t - (W7 - 1)), done);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) done[q] = 0.0f;
+        }
+    }
+
+    /* rows 0 .. 5: output t - i is in the strip for i <= t */
+    template <int U>
+    __device__ __forceinline__ void head()
+    {
+        if constexpr (U < W7 - 1) {
+            row<U, U, 0, U>(U, true);
+            head<U + 1>();
+        }
+    }
+    /* a group of 7 rows from t0 (t0 % 7 == 6): every filter row */
+    template <int U>
+    __device__ __forceinline__ void middle(int t0)
+    {
+        if constexpr (U < W7) {
+            row<(W7 - 1 + U) % W7, U, 0, W7 - 1>(t0 + U, t0 + U + W7 < STRIP7 + W7 - 1);
+            middle<U + 1>(t0);
+        }
+    }
+    /* rows STRIP7 .. STRIP7 + 5: output t - i is in the strip for i >= t - STRIP7 + 1 */
+    template <int U>
+    __device__ __forceinline__ void tail()
+    {
+        if constexpr (U < W7 - 1) {
+            row<(W7 - 1 + U) % W7, U, U + 1, W7 - 1>(STRIP7 + U, false);
+            tail<U + 1>();
+        }
+    }
+
+    __device__ __forceinline__ void run()
+    {
+#pragma unroll
+        for (int u = 0; u < W7; ++u) ring[u] = load_row(u);
+#pragma unroll
+        for (int a = 0; a < W7; ++a)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[a][q] = 0.0f;
+        edge = load_edges(0, W7 - 1);
+        next_edge = load_edges(W7 - 1, W7);
+        head<0>();
+#pragma unroll 1
+        for (int g = 0; g < W7_GROUPS; ++g) {
+            const int t0 = W7 - 1 + W7 * g;
+            edge = next_edge;
+            next_edge = load_edges(t0 + W7, g + 1 < W7_GROUPS ? W7 : W7 - 1);
+            middle<0>(t0);
+        }
+        edge = next_edge;
+        tail<0>();
+    }
+};
+
+/* Images whose rows are not aligned, out of line, so that the aligned strips keep their own code
+ * and registers (154, three blocks an SM; 168 with both inlined). */
+template <int LPC, int SLOT>
+static __device__ __noinline__ void walk7_unaligned(const walk_params p, int lane, long long xw, size_t oy0)
+{
+    walk7_strip<LPC, SLOT, false>(p, lane, xw, oy0).run();
+}
+
+/* 7 x 7, float32: blockIdx.x a group of 4 warps of 128 columns, blockIdx.y a strip of STRIP7 rows,
+ * blockIdx.z the image. */
+template <int LPC, int SLOT>
+static __global__ void __launch_bounds__(WARPS *LANES, 3) conv2d_walk7_kernel(walk_params p)
+{
+    mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
+    const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
+    p.in += (size_t)blockIdx.z * p.rows * p.cols;
+    p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
+    const long long xw = (long long)((size_t)blockIdx.x * WARPS + warp) * (LANES * 4);
+    const size_t oy0 = (size_t)blockIdx.y * STRIP7;
+    if (p.vec_in && p.vec_out) walk7_strip<LPC, SLOT, true>(p, lane, xw, oy0).run();
+    else walk7_unaligned<LPC, SLOT>(p, lane, xw, oy0);
+}
+
 /* The outputs of an image whose window meets its border (mh_conv2d_mode: the output is the
  * image's size): `top` rows above and `bottom` below, and between them `left` and `right`
  * columns; per_image of them in all. */
@@ -288,14 +468,41 @@ static const kernel_fn kernels[2][2][4][5] = {MH_WALK_ALL(false), MH_WALK_ALL(tr
 static const ring_fn ring_kernels[2][2] = {{conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>},
                                            {conv2d_walk_ring_kernel<3, true>, conv2d_walk_ring_kernel<5, true>}};
 
+/* 7 x 7: [column anchor - 2][constant-memory slot] */
+static_assert(MH_CONST_RING_SLOTS == 3, "one 7 x 7 instance a slot");
+#define MH_WALK7(LPC) {conv2d_walk7_kernel<LPC, 0>, conv2d_walk7_kernel<LPC, 1>, conv2d_walk7_kernel<LPC, 2>}
+static const kernel_fn walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
+
+static int walk7_supports(const mh_args *x, char *why, size_t len)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    if (mh_conv2d_is_typed(a)) {
+        snprintf(why, len, "walk converts typed images at 3 x 3 and 5 x 5; at 7 x 7 it reads and writes float32");
+        return 0;
+    }
+    if (a->lpc < 2 || a->lpc > 4) {
+        snprintf(why, len, "walk at 7 x 7 takes filters anchored within a column of their centre (pad = same, or a "
+                 "column origin of -1 to 1), not %d columns from their left", a->lpc);
+        return 0;
+    }
+    if (x->config != 0) {
+        snprintf(why, len, "walk at 7 x 7 streams strips of %d rows, in its default configuration (%s) only", STRIP7,
+                 walk_configs[0]);
+        return 0;
+    }
+    return 1;
+}
+
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    if (a->krows != a->kcols || (a->krows != 3 && a->krows != 5)) {
-        snprintf(why, len, "walk is compiled for 3 x 3 and 5 x 5 filters, not %d x %d", a->krows, a->kcols);
+    const int k = a->krows;
+    if (k != a->kcols || (k != 3 && k != 5 && k != 7)) {
+        snprintf(why, len, "walk is compiled for 3 x 3, 5 x 5 and 7 x 7 filters, not %d x %d", a->krows, a->kcols);
         return 0;
     }
-    if (a->krows == 5 && rows_per_thread[x->config] > 16) {
+    if (k == 7 && !walk7_supports(x, why, len)) return 0;
+    if (k == 5 && rows_per_thread[x->config] > 16) {
         snprintf(why, len, "walk with 5 x 5 filters walks at most 16 rows (more spill registers)");
         return 0;
     }
@@ -307,16 +514,16 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
         snprintf(why, len, "the border of a %zu x %zu image needs more than 2^31-1 blocks", a->rows, a->cols);
         return 0;
     }
-    return mh_grid_rows_fit(a->out_rows, (size_t)rows_per_thread[x->config], why, len);
+    return mh_grid_rows_fit(a->out_rows, k == 7 ? (size_t)STRIP7 : (size_t)rows_per_thread[x->config], why, len);
 }
 
 /* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
  * kernel after the walk's on the same stream, as a programmatic dependent launch: its blocks
  * start as the walk's last ones run, read their windows, and wait for the walk's grid before they
  * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100). */
-static mh_status walk_run(mh_context *ctx, const mh_args *x)
+static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn kernel, size_t strip_rows,
+                             ring_fn ring_kernel)
 {
-    const mh_conv2d_args *a = &x->conv2d;
     walk_params p;
     p.filter = a->filter;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
@@ -326,33 +533,47 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     /* a group of 4 elements moves as one access where every row starts aligned to one */
     p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
     p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
-    const int typed = mh_conv2d_is_typed(a);
-    const int r = rows_per_thread[x->config];
-    const kernel_fn kernel = kernels[typed][a->krows == 5][x->config][a->lpc];
     const walk_ring ring = ring_of(a);
     const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
     for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) {
         const size_t images = a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ;
         p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
-        dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, (size_t)r),
+        dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
                   (unsigned)images);
         kernel<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);
         mh_status s = MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel");
         if (s != MH_OK) return s;
         if (!a->bordered || ring.per_image == 0) continue;
         void *args[] = {&p, (void *)&ring};
-        s = mh_launch(ctx, (const void *)ring_kernels[typed][a->krows == 5],
-                      (unsigned)mh_ceil_div((size_t)ring.per_image, 256), (unsigned)images, 256, 0, args,
-                      "conv2d_walk_ring_kernel", true);
+        s = mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256),
+                      (unsigned)images, 256, 0, args, "conv2d_walk_ring_kernel", true);
         if (s != MH_OK) return s;
     }
     return MH_OK;
 }
 
+/* 7 x 7: the filter in a slot of walk7_ring's constant memory while the kernels of that slot run */
+static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    return launch_walk(ctx, a, walk7_kernels[a->lpc - 2][slot], STRIP7, conv2d_walk_ring_kernel<7, false>);
+}
+
+static mh_status walk_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_conv2d_args *a = &x->conv2d;
+    if (a->krows == 7)
+        return mh_const_ring_launch(&walk7_ring, ctx, a->filter, W7 * W7 * sizeof(float), walk7_launch, x);
+    const int typed = mh_conv2d_is_typed(a);
+    return launch_walk(ctx, a, kernels[typed][a->krows == 5][x->config][a->lpc],
+                       (size_t)rows_per_thread[x->config], ring_kernels[typed][a->krows == 5]);
+}
+
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
-      "3x3 and 5x5: threads walk down 4 columns, rows in registers, no shared memory or barrier; any mode (the "
-      "border's outputs in a second kernel); typed images converted as they are loaded and stored"},
+      "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (7x7: strips "
+      "streamed, the filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
+      "converted as they are loaded and stored (3x3, 5x5)"},
      walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
 
