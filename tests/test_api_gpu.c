@@ -168,11 +168,11 @@ int main(void)
     /* fft-tile (2-D FFT tiles in shared memory) from 49 taps at 4096^2 outputs and beyond, from 81
      * at 2048^2, from 121 at 1152^2, from 441 below, whatever the shape; under those, tc from 512^2
      * outputs, and below where its share of the tensor work pays, never below 121 taps (six
-     * products: 17 x 7) */
+     * products: 17 x 7); 7 x 7 on walk from 1536^2 outputs */
     const struct {
         size_t n, krows, kcols;
         const char *pick;
-    } rule_k[] = {{8192, 3, 3, "conv2d/walk"}, {8192, 5, 5, "conv2d/walk"}, {8192, 7, 7, "conv2d/fft-tile"}, {4095, 7, 7, "conv2d/regtile"},
+    } rule_k[] = {{8192, 3, 3, "conv2d/walk"}, {8192, 5, 5, "conv2d/walk"}, {8192, 7, 7, "conv2d/walk"}, {4095, 7, 7, "conv2d/walk"}, {1536, 7, 7, "conv2d/walk"}, {1535, 7, 7, "conv2d/regtile"},
                   {8192, 11, 11, "conv2d/fft-tile"}, {8192, 9, 9, "conv2d/fft-tile"}, {8192, 13, 13, "conv2d/fft-tile"}, {8192, 15, 15, "conv2d/fft-tile"},
                   {8192, 17, 17, "conv2d/fft-tile"}, {8192, 19, 19, "conv2d/fft-tile"}, {4096, 21, 21, "conv2d/fft-tile"},
                   {2048, 23, 23, "conv2d/fft-tile"}, {2048, 25, 25, "conv2d/fft-tile"}, {4096, 27, 27, "conv2d/fft-tile"},
@@ -182,7 +182,7 @@ int main(void)
                   {511, 31, 31, "conv2d/fft-tile"}, {8192, 13, 31, "conv2d/fft-tile"}, {2048, 13, 23, "conv2d/fft-tile"},
                   {8192, 19, 23, "conv2d/fft-tile"}, {8192, 11, 31, "conv2d/fft-tile"}, {2048, 11, 23, "conv2d/fft-tile"},
                   {8192, 9, 31, "conv2d/fft-tile"}, {8192, 31, 7, "conv2d/fft-tile"}, {8192, 21, 7, "conv2d/fft-tile"},
-                  {2048, 31, 6, "conv2d/fft-tile"}, {2048, 9, 9, "conv2d/fft-tile"}, {2048, 7, 7, "conv2d/regtile"}, {4096, 9, 9, "conv2d/fft-tile"}, {8192, 19, 7, "conv2d/fft-tile"}, {2048, 17, 7, "conv2d/fft-tile"}, {2047, 17, 7, "conv2d/regtile"},
+                  {2048, 31, 6, "conv2d/fft-tile"}, {2048, 9, 9, "conv2d/fft-tile"}, {2048, 7, 7, "conv2d/walk"}, {1024, 7, 7, "conv2d/regtile"}, {4096, 9, 9, "conv2d/fft-tile"}, {8192, 19, 7, "conv2d/fft-tile"}, {2048, 17, 7, "conv2d/fft-tile"}, {2047, 17, 7, "conv2d/regtile"},
                   {384, 23, 7, tensor}, {448, 31, 6, tensor}, {320, 19, 7, "conv2d/regtile"}};
     for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
         const mh_variant_info *pick = NULL;

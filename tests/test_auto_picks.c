@@ -326,8 +326,10 @@ static void test_rules_text(void)
     check_rule(&a, "5000 > 4097", "fft-os first");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 11, 11, MH_PAD_SAME, NULL);
     check_rule(&a, "121 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
-    mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 7, 7, MH_PAD_SAME, NULL);
+    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "49 taps, under 121", "the direct rows");
+    mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 7, 7, MH_PAD_SAME, NULL);
+    check_rule(&a, "a 7 x 7 filter on 4194304 outputs, at least 2359296: walk first", "then fft-tile");
     mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 63, 32, MH_PAD_SAME, NULL);
     check_rule(&a, "63 x 32 filter is past the direct rows' 31 a side: fft-3pass", "then fft-os");
     mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 31, 31, MH_PAD_SAME, NULL);
@@ -357,6 +359,15 @@ static void test_rules_text(void)
     a.conv2d.plan = &one_term;
     check_rule(&a, "is 1 term: lowrank first", "then fft-tile");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
+    check_rule(&a, "walk first", "then fft-tile");
+    /* a planned 7 x 7 Gaussian: lowrank below 6144^2, walk ahead of it from there */
+    one_term.krows = one_term.kcols = 7;
+    a.conv2d.plan = &one_term;
+    check_rule(&a, "at least 37748736 for a planned filter lowrank takes: walk first", "then lowrank");
+    mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 7, 7, MH_PAD_SAME, NULL);
+    a.conv2d.plan = &one_term;
+    check_rule(&a, "is 1 term", "lowrank first");
+    mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_VALID, NULL);
     check_rule(&a, "49 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 512, 512, NULL, 21, 21, MH_PAD_SAME, NULL);
     check_rule(&a, "441 taps, at least 247", "fft-tile (2-D FFT tiles in shared memory) first");

@@ -18,12 +18,15 @@ for line in open('tests/data/auto_picks.txt'):
     if m: lists[m.group(1)]=m.group(2).split()
     m=re.match(r'grid (terms\d) (\d+)\^2 (\d+)x(\d+): (L\d+)',line)
     if m: picks[(m.group(1),int(m.group(2)),int(m.group(3)),int(m.group(4)))]=m.group(5)
-over=[];n_=0;worst=0
+terms={}  # the terms file's own rows (lowrank, and walk where measured) by cell
 for r in t['rows']:
-    m=re.match(r'rows=(\d+) cols=\d+ krows=(\d+) kcols=(\d+) pad=same filter=terms:(\d)',r['workload'])
+    if r.get('ms'): terms.setdefault(r['workload'],{})[r['variant'].split('/')[1]]=r['ms']
+over=[];n_=0;worst=0
+for w,own in terms.items():
+    m=re.match(r'rows=(\d+) cols=\d+ krows=(\d+) kcols=(\d+) pad=same filter=terms:(\d)',w)
     n,kr,kc,R=map(int,m.groups())
-    if not r.get('ms'): continue
-    cell=dict(rt[f"rows={n} cols={n} krows={kr} kcols={kc} pad=same"]); cell['lowrank']=r['ms']
+    if 'lowrank' not in own: continue
+    cell=dict(rt[f"rows={n} cols={n} krows={kr} kcols={kc} pad=same"]); cell.update(own)
     best=min(cell.values())
     lst=lists[picks[(f"terms{R}",n,kr,kc)]]
     chose=next(v for v in lst if v in cell); reg=cell[chose]/best; n_+=1; worst=max(worst,reg)

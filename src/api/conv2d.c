@@ -212,6 +212,17 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
            lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a) || lowrank_small_image(rules, a);
 }
 
+/* A 7 x 7 filter walk takes (float32, anchored within a column of its centre) on at least the
+ * rules' outputs: walk's strips stream the image once at 1.1-1.7x the speed of fft-tile, regtile
+ * and tc from 1536^2 on the H100; a planned filter lowrank takes stays there below the planned
+ * threshold (lowrank's two passes are faster up to about 4096^2). */
+static int walk7_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    if (a->krows != 7 || a->kcols != 7 || mh_conv2d_is_typed(a) || a->lpc < 2 || a->lpc > 4) return 0;
+    return conv2d_outputs(a) >= (lowrank_favoured(rules, a) ? rules->conv2d_walk7_planned_min_outputs
+                                                            : rules->conv2d_walk7_min_outputs);
+}
+
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
  * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
  * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured holds
@@ -219,6 +230,7 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
  * from 19 a side, and tall filters of 6 and 7 columns, where its useful share of the tensor work
  * pays), to walk for 3 x 3 and 5 x 5
  * (it refuses the other sizes), and to regtile otherwise (docs/conv2d.md, "How auto chooses").
+ * 7 x 7 filters go to walk first where walk7_favoured holds.
  * A planned call (mh_conv2d_planned) knows its filter's terms without reading it: lowrank first
  * where lowrank_favoured holds.
  * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
@@ -229,6 +241,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const direct[] = {"walk", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const regtile_first[] = {"regtile", "stream", "shared", "basic", NULL};
     static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_direct[] = {"lowrank", "walk", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_tensor[] = {"lowrank", "tc", "regtile", "stream", "shared", "basic", NULL};
@@ -236,15 +249,20 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const lowrank_fft_tile[] = {"lowrank", "fft-tile", "tc", "regtile", "stream", "shared", "basic",
                                                    NULL};
     static const char *const large[] = {"fft-3pass", "fft-os", NULL};
+    static const char *const walk7[] = {"walk", "fft-tile", "regtile", "stream", "shared", "basic", NULL};
+    static const char *const walk7_lowrank[] = {"walk", "lowrank", "fft-tile", "regtile", "stream", "shared", "basic",
+                                                NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const mh_conv2d_args *c = &a->conv2d;
     if (past_direct(c)) return large;
     const int lowrank = lowrank_favoured(ctx->rules, c);
+    if (walk7_favoured(ctx->rules, c)) return lowrank ? walk7_lowrank : walk7;
     if (fft_tile_favoured(ctx->rules, c)) return lowrank && lowrank_before_fft_tile(ctx->rules, c) ? lowrank_fft_tile
                                                                                                    : fft_tile;
     const int tc = mh_conv2d_tc_favoured(ctx->rules, c, NULL, 0);
     if (lowrank) return tc ? lowrank_tensor : lowrank_direct;
-    return tc ? tensor : direct;
+    /* a 7 x 7 filter below walk7_favoured's outputs: walk's strips are too few there */
+    return tc ? tensor : c->krows == 7 && c->kcols == 7 ? regtile_first : direct;
 }
 
 static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t len)
@@ -258,6 +276,13 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     }
     const mh_conv2d_args *c = &a->conv2d;
     const int lowrank = lowrank_favoured(ctx->rules, c);
+    if (walk7_favoured(ctx->rules, c)) {
+        snprintf(buf, len, "a 7 x 7 filter on %.0f outputs, at least %.0f%s: walk first (strips streamed through "
+                 "registers, the filter in constant memory)%s", conv2d_outputs(c),
+                 lowrank ? ctx->rules->conv2d_walk7_planned_min_outputs : ctx->rules->conv2d_walk7_min_outputs,
+                 lowrank ? " for a planned filter lowrank takes" : "", lowrank ? ", then lowrank" : ", then fft-tile");
+        return;
+    }
     if (fft_tile_favoured(ctx->rules, c)) {
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
             snprintf(buf, len, "the plan's filter is %d term%s: lowrank first (one term always; several where lowrank "
@@ -280,7 +305,7 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
                  c->krows * c->kcols, tc ? "tc (tensor cores)" : "the direct rows");
         return;
     }
-    snprintf(buf, len, "%s: %s; walk takes 3 x 3 and 5 x 5 filters, regtile the rest", why,
+    snprintf(buf, len, "%s: %s; walk takes 3 x 3 and 5 x 5 filters (7 x 7 from more outputs), regtile the rest", why,
              tc ? "tc (tensor cores) first" : "the direct rows");
 }
 static const mh_row_group groups[] = {

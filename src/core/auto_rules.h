@@ -69,6 +69,10 @@ typedef struct mh_auto_rules {
      * repeat for every term, while fft-tile's work is the same for any filter it takes) */
     mh_auto_steps conv2d_fft_tile_min_taps;
     mh_auto_steps conv2d_lowrank_before_fft_tile_cost;
+    /* conv2d/walk first for a 7 x 7 filter it takes (float32, anchored within a column of its
+     * centre) from this many outputs, ahead of the direct rows, tc and fft-tile (its strips fill
+     * the GPU from there); a planned filter lowrank takes, ahead of lowrank from the second */
+    double conv2d_walk7_min_outputs, conv2d_walk7_planned_min_outputs;
 
     /* matmul: tf32x3-wgmma where all four hold */
     double matmul_tc_min_k, matmul_tc_max_k, matmul_tc_min_work, matmul_tc_min_outputs;
