@@ -216,11 +216,15 @@ static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_a
  * rules' outputs: walk's strips stream the image once at 1.1-1.7x the speed of fft-tile, regtile
  * and tc from 1536^2 on the H100; a planned filter lowrank takes stays there below the planned
  * threshold (lowrank's two passes are faster up to about 4096^2). */
+static double walk7_min_outputs(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return lowrank_favoured(rules, a) ? rules->conv2d_walk7_planned_min_outputs : rules->conv2d_walk7_min_outputs;
+}
+
 static int walk7_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
     if (a->krows != 7 || a->kcols != 7 || mh_conv2d_is_typed(a) || a->lpc < 2 || a->lpc > 4) return 0;
-    return conv2d_outputs(a) >= (lowrank_favoured(rules, a) ? rules->conv2d_walk7_planned_min_outputs
-                                                            : rules->conv2d_walk7_min_outputs);
+    return conv2d_outputs(a) >= walk7_min_outputs(rules, a);
 }
 
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
@@ -278,8 +282,7 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     const int lowrank = lowrank_favoured(ctx->rules, c);
     if (walk7_favoured(ctx->rules, c)) {
         snprintf(buf, len, "a 7 x 7 filter on %.0f outputs, at least %.0f%s: walk first (strips streamed through "
-                 "registers, the filter in constant memory)%s", conv2d_outputs(c),
-                 lowrank ? ctx->rules->conv2d_walk7_planned_min_outputs : ctx->rules->conv2d_walk7_min_outputs,
+                 "registers, the filter in constant memory)%s", conv2d_outputs(c), walk7_min_outputs(ctx->rules, c),
                  lowrank ? " for a planned filter lowrank takes" : "", lowrank ? ", then lowrank" : ", then fft-tile");
         return;
     }

@@ -493,6 +493,12 @@ static int walk7_supports(const mh_args *x, char *why, size_t len)
     return 1;
 }
 
+/* Output rows a block covers: a 7 x 7 strip, else the configuration's rows a thread. */
+static size_t strip_rows_of(const mh_args *x)
+{
+    return x->conv2d.krows == 7 ? (size_t)STRIP7 : (size_t)rows_per_thread[x->config];
+}
+
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
@@ -514,7 +520,7 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
         snprintf(why, len, "the border of a %zu x %zu image needs more than 2^31-1 blocks", a->rows, a->cols);
         return 0;
     }
-    return mh_grid_rows_fit(a->out_rows, k == 7 ? (size_t)STRIP7 : (size_t)rows_per_thread[x->config], why, len);
+    return mh_grid_rows_fit(a->out_rows, strip_rows_of(x), why, len);
 }
 
 /* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
@@ -556,7 +562,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
 static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    return launch_walk(ctx, a, walk7_kernels[a->lpc - 2][slot], STRIP7, conv2d_walk_ring_kernel<7, false>);
+    return launch_walk(ctx, a, walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), conv2d_walk_ring_kernel<7, false>);
 }
 
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
@@ -565,8 +571,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     if (a->krows == 7)
         return mh_const_ring_launch(&walk7_ring, ctx, a->filter, W7 * W7 * sizeof(float), walk7_launch, x);
     const int typed = mh_conv2d_is_typed(a);
-    return launch_walk(ctx, a, kernels[typed][a->krows == 5][x->config][a->lpc],
-                       (size_t)rows_per_thread[x->config], ring_kernels[typed][a->krows == 5]);
+    return launch_walk(ctx, a, kernels[typed][a->krows == 5][x->config][a->lpc], strip_rows_of(x),
+                       ring_kernels[typed][a->krows == 5]);
 }
 
 static const mh_row rows[] = {
