@@ -58,6 +58,7 @@ FIELDS = [
     ("conv2d", "lowrank_any_below_outputs", "conv2d_lowrank_any_below_outputs", "n"),
     ("conv2d", "fft_tile_min_taps", "conv2d_fft_tile_min_taps", "steps"),
     ("conv2d", "lowrank_before_fft_tile_cost", "conv2d_lowrank_before_fft_tile_cost", "steps"),
+    ("conv2d", "lowrank_own_min_outputs", "conv2d_lowrank_own_min_outputs", "n"),
     ("conv2d", "walk7_min_outputs", "conv2d_walk7_min_outputs", "n"),
     ("conv2d", "walk7_planned_min_outputs", "conv2d_walk7_planned_min_outputs", "n"),
     ("matmul", "tc_min_k", "matmul_tc_min_k", "n"),

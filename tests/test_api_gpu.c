@@ -162,28 +162,25 @@ int main(void)
                   "auto for %zu x %zu x %zu chose %s, the rule says %s", mm[i].m, mm[i].k, mm[i].n, chosen->name, want);
         }
     }
-    mh_device_info dev;
-    CHECK(mh_device_info_get(ctx, &dev) == MH_OK, "device info");
-    const char *tensor = dev.cc_major == 9 && dev.cc_minor == 0 ? "conv2d/tc" : "conv2d/regtile";
-    /* fft-tile (2-D FFT tiles in shared memory) from 49 taps at 4096^2 outputs and beyond, from 81
-     * at 2048^2, from 121 at 1152^2, from 441 below, whatever the shape; under those, tc from 512^2
-     * outputs, and below where its share of the tensor work pays, never below 121 taps (six
-     * products: 17 x 7); 7 x 7 on walk from 1536^2 outputs */
+    /* fft-tile (2-D FFT tiles in shared memory) from 49 taps on any image, whatever the shape;
+     * under 49 walk (3 x 3, 5 x 5) or regtile (tc asks for 121); 7 x 7 on walk from 1536^2
+     * outputs */
     const struct {
         size_t n, krows, kcols;
         const char *pick;
-    } rule_k[] = {{8192, 3, 3, "conv2d/walk"}, {8192, 5, 5, "conv2d/walk"}, {8192, 7, 7, "conv2d/walk"}, {4095, 7, 7, "conv2d/walk"}, {1536, 7, 7, "conv2d/walk"}, {1535, 7, 7, "conv2d/regtile"},
+    } rule_k[] = {{8192, 3, 3, "conv2d/walk"}, {8192, 5, 5, "conv2d/walk"}, {8192, 7, 7, "conv2d/walk"}, {4095, 7, 7, "conv2d/walk"}, {1536, 7, 7, "conv2d/walk"}, {1535, 7, 7, "conv2d/fft-tile"},
                   {8192, 11, 11, "conv2d/fft-tile"}, {8192, 9, 9, "conv2d/fft-tile"}, {8192, 13, 13, "conv2d/fft-tile"}, {8192, 15, 15, "conv2d/fft-tile"},
                   {8192, 17, 17, "conv2d/fft-tile"}, {8192, 19, 19, "conv2d/fft-tile"}, {4096, 21, 21, "conv2d/fft-tile"},
                   {2048, 23, 23, "conv2d/fft-tile"}, {2048, 25, 25, "conv2d/fft-tile"}, {4096, 27, 27, "conv2d/fft-tile"},
                   {4096, 29, 29, "conv2d/fft-tile"}, {8192, 31, 31, "conv2d/fft-tile"}, {2047, 31, 31, "conv2d/fft-tile"},
-                  {1024, 25, 25, "conv2d/fft-tile"}, {512, 19, 19, "conv2d/fft-tile"}, {384, 19, 19, tensor}, {768, 31, 31, "conv2d/fft-tile"},
-                  {512, 17, 17, "conv2d/fft-tile"}, {448, 13, 19, "conv2d/fft-tile"}, {447, 13, 19, "conv2d/regtile"}, {1536, 15, 15, "conv2d/fft-tile"}, {1448, 13, 13, "conv2d/fft-tile"}, {1024, 13, 13, tensor}, {1024, 7, 21, tensor}, {640, 13, 13, "conv2d/regtile"}, {256, 21, 21, "conv2d/fft-tile"}, {255, 21, 21, "conv2d/fft-tile"}, {256, 19, 19, tensor}, {2047, 13, 13, "conv2d/fft-tile"}, {2047, 11, 9, "conv2d/regtile"},
+                  {1024, 25, 25, "conv2d/fft-tile"}, {512, 19, 19, "conv2d/fft-tile"}, {384, 19, 19, "conv2d/fft-tile"}, {768, 31, 31, "conv2d/fft-tile"},
+                  {512, 17, 17, "conv2d/fft-tile"}, {448, 13, 19, "conv2d/fft-tile"}, {447, 13, 19, "conv2d/fft-tile"}, {1536, 15, 15, "conv2d/fft-tile"}, {1448, 13, 13, "conv2d/fft-tile"}, {1024, 13, 13, "conv2d/fft-tile"}, {1024, 7, 21, "conv2d/fft-tile"}, {640, 13, 13, "conv2d/fft-tile"}, {256, 21, 21, "conv2d/fft-tile"}, {255, 21, 21, "conv2d/fft-tile"}, {256, 19, 19, "conv2d/fft-tile"}, {2047, 13, 13, "conv2d/fft-tile"}, {2047, 11, 9, "conv2d/fft-tile"},
                   {511, 31, 31, "conv2d/fft-tile"}, {8192, 13, 31, "conv2d/fft-tile"}, {2048, 13, 23, "conv2d/fft-tile"},
                   {8192, 19, 23, "conv2d/fft-tile"}, {8192, 11, 31, "conv2d/fft-tile"}, {2048, 11, 23, "conv2d/fft-tile"},
                   {8192, 9, 31, "conv2d/fft-tile"}, {8192, 31, 7, "conv2d/fft-tile"}, {8192, 21, 7, "conv2d/fft-tile"},
-                  {2048, 31, 6, "conv2d/fft-tile"}, {2048, 9, 9, "conv2d/fft-tile"}, {2048, 7, 7, "conv2d/walk"}, {1024, 7, 7, "conv2d/regtile"}, {4096, 9, 9, "conv2d/fft-tile"}, {8192, 19, 7, "conv2d/fft-tile"}, {2048, 17, 7, "conv2d/fft-tile"}, {2047, 17, 7, "conv2d/regtile"},
-                  {384, 23, 7, tensor}, {448, 31, 6, tensor}, {320, 19, 7, "conv2d/regtile"}};
+                  {2048, 31, 6, "conv2d/fft-tile"}, {2048, 9, 9, "conv2d/fft-tile"}, {2048, 7, 7, "conv2d/walk"}, {1024, 7, 7, "conv2d/fft-tile"}, {4096, 9, 9, "conv2d/fft-tile"}, {8192, 19, 7, "conv2d/fft-tile"}, {2048, 17, 7, "conv2d/fft-tile"}, {2047, 17, 7, "conv2d/fft-tile"},
+                  {384, 23, 7, "conv2d/fft-tile"}, {448, 31, 6, "conv2d/fft-tile"}, {320, 19, 7, "conv2d/fft-tile"},
+                  {1024, 5, 9, "conv2d/regtile"}, {8192, 6, 8, "conv2d/regtile"}, {256, 1, 31, "conv2d/regtile"}};
     for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
         const mh_variant_info *pick = NULL;
         const size_t n = rule_k[r].n, kr = rule_k[r].krows, kc = rule_k[r].kcols;

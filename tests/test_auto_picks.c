@@ -327,7 +327,9 @@ static void test_rules_text(void)
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 11, 11, MH_PAD_SAME, NULL);
     check_rule(&a, "121 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 7, 7, MH_PAD_SAME, NULL);
-    check_rule(&a, "49 taps, under 121", "the direct rows");
+    check_rule(&a, "49 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
+    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 5, 9, MH_PAD_SAME, NULL);
+    check_rule(&a, "45 taps, under 121", "the direct rows");
     mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "a 7 x 7 filter on 4194304 outputs, at least 2359296: walk first", "then fft-tile");
     mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 63, 32, MH_PAD_SAME, NULL);
@@ -335,21 +337,24 @@ static void test_rules_text(void)
     mh_conv2d_args_init(NULL, &a, NULL, 4096, 4096, NULL, 31, 31, MH_PAD_SAME, NULL);
     check_rule(&a, "961 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 2048, 2048, NULL, 23, 7, MH_PAD_SAME, NULL);
-    check_rule(&a, "161 taps, at least 81", "fft-tile (2-D FFT tiles in shared memory) first");
+    check_rule(&a, "161 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 15, 15, MH_PAD_SAME, NULL);
-    check_rule(&a, "at least 524288 (conv2d_tc_any_taps_outputs)", "tc (tensor cores) first");
+    check_rule(&a, "225 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 256, 256, NULL, 15, 15, MH_PAD_SAME, NULL);
-    check_rule(&a, "needed", "tc (tensor cores) first");
-    mh_conv2d_args_init(NULL, &a, NULL, 1448, 1448, NULL, 13, 13, MH_PAD_SAME, NULL);
-    check_rule(&a, "169 taps, at least 121", "fft-tile (2-D FFT tiles in shared memory) first");
-    /* a planned difference of Gaussians (two terms): lowrank ahead of fft-tile below 2048^2, after
-     * it from there unless lowrank has an instance of the filter's size; a Gaussian (one term)
-     * ahead at any size */
+    check_rule(&a, "225 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
+    /* a planned difference of Gaussians (two terms): lowrank ahead of fft-tile while its cost is
+     * within the rules' (180 below 512^2, 50 from there), or from 2048^2 where lowrank has an
+     * instance of the filter's size; a Gaussian (one term) ahead from 2048^2 */
     mh_conv2d_plan two_terms = {.rank = 2, .krows = 16, .kcols = 16}, one_term = {.rank = 1, .krows = 21, .kcols = 21},
                    own_size = {.rank = 2, .krows = 21, .kcols = 21};
-    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 16, 16, MH_PAD_SAME, NULL);
+    two_terms.krows = two_terms.kcols = 11;
+    mh_conv2d_args_init(NULL, &a, NULL, 256, 256, NULL, 11, 11, MH_PAD_SAME, NULL);
     a.conv2d.plan = &two_terms;
-    check_rule(&a, "here 96, is at most 200", "lowrank first");
+    check_rule(&a, "here 66, is at most 180", "lowrank first");
+    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 11, 11, MH_PAD_SAME, NULL);
+    a.conv2d.plan = &two_terms;
+    check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "cost more than the rules give lowrank");
+    two_terms.krows = two_terms.kcols = 16;
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 16, 16, MH_PAD_SAME, NULL);
     a.conv2d.plan = &two_terms;
     check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "cost more than the rules give lowrank");
@@ -357,7 +362,12 @@ static void test_rules_text(void)
     a.conv2d.plan = &own_size;
     check_rule(&a, "instance of the filter's size, as here", "lowrank first");
     a.conv2d.plan = &one_term;
-    check_rule(&a, "is 1 term: lowrank first", "then fft-tile");
+    check_rule(&a, "is 1 term on 67108864 outputs: lowrank first", "then fft-tile");
+    mh_conv2d_args_init(NULL, &a, NULL, 1024, 1024, NULL, 21, 21, MH_PAD_SAME, NULL);
+    a.conv2d.plan = &own_size;
+    check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "cost more than the rules give lowrank");
+    a.conv2d.plan = &one_term;
+    check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "cost more than the rules give lowrank");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
     check_rule(&a, "walk first", "then fft-tile");
     /* a planned 7 x 7 Gaussian: lowrank below 6144^2, walk ahead of it from there */
@@ -370,9 +380,9 @@ static void test_rules_text(void)
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_VALID, NULL);
     check_rule(&a, "49 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 512, 512, NULL, 21, 21, MH_PAD_SAME, NULL);
-    check_rule(&a, "441 taps, at least 247", "fft-tile (2-D FFT tiles in shared memory) first");
+    check_rule(&a, "441 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_conv2d_args_init(NULL, &a, NULL, 384, 384, NULL, 21, 21, MH_PAD_SAME, NULL);
-    check_rule(&a, "441 taps, at least 441", "fft-tile (2-D FFT tiles in shared memory) first");
+    check_rule(&a, "441 taps, at least 49", "fft-tile (2-D FFT tiles in shared memory) first");
     mh_matmul_args_init(NULL, &a, NULL, NULL, NULL, 4096, 4096, 4096);
     check_rule(&a, "tf32x3-wgmma first", "k = 4096");
     mh_matmul_args_init(NULL, &a, NULL, NULL, NULL, 64, 65536, 64);

@@ -181,7 +181,8 @@ static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 }
 
 /* A filter of at least the rules' taps for the outputs: conv2d/fft-tile's transforms cost less
- * than the direct rows' FMAs (and tc's tensor work) from there. */
+ * than the direct rows' FMAs (and tc's tensor work) from there: its work a tile is the same for
+ * every filter it takes, the direct rows' grows with the taps. */
 static double fft_tile_min_taps(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
     return mh_auto_step(&rules->conv2d_fft_tile_min_taps, conv2d_outputs(a));
@@ -201,15 +202,22 @@ static double lowrank_before_fft_tile_cost(const mh_auto_rules *rules, const mh_
     return mh_auto_step(&rules->conv2d_lowrank_before_fft_tile_cost, conv2d_outputs(a));
 }
 
-/* lowrank ahead of fft-tile: one term (a row and a column pass, lowrank's best case), terms of a
- * filter lowrank has an instance of its own size for (the square odd 17 to 31 of one or two: on
- * the H100 a difference of Gaussians 21 x 21 and 31 x 31 runs 0.54-0.94x fft-tile's time from
- * 4096^2 to 16384^2, where fft-tile's tiles keep less of each transform as the filter grows),
- * several costing at most the rules' share for the outputs, or a small image. */
+/* One term (a row and a column pass, lowrank's best case), or terms of a filter lowrank has an
+ * instance of its own size for (the square odd 17 to 31 of one or two), on at least the rules'
+ * outputs: there lowrank runs 0.5-0.9x fft-tile's time on the H100 (Gaussians 31 x 3 to 31 x 31,
+ * differences of Gaussians 21 x 21 and 31 x 31 from 4096^2); at 1024^2 fft-tile's few tiles are
+ * as quick or quicker (a DoG 31 x 31: 0.86x lowrank's time, a Gaussian 31 x 3: 0.77x). */
+static int lowrank_own_case(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return conv2d_outputs(a) >= rules->conv2d_lowrank_own_min_outputs &&
+           (a->plan->rank == 1 || mh_conv2d_lowrank_own_instance(a->krows, a->kcols, a->plan->rank));
+}
+
+/* lowrank ahead of fft-tile: lowrank_own_case, or terms costing at most the rules' share for
+ * the outputs. */
 static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return a->plan->rank == 1 || mh_conv2d_lowrank_own_instance(a->krows, a->kcols, a->plan->rank) ||
-           lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a) || lowrank_small_image(rules, a);
+    return lowrank_own_case(rules, a) || lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a);
 }
 
 /* A 7 x 7 filter walk takes (float32, anchored within a column of its centre) on at least the
@@ -228,19 +236,16 @@ static int walk7_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 }
 
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
- * data queues its work without waiting for the stream. Full-rank filters go to tc (tensor
- * cores, sm_90 only: elsewhere it refuses and regtile runs) where mh_conv2d_tc_favoured holds
- * (from 121 taps at 512^2 outputs and beyond, where fft-tile does not come first; below, 15 and
- * from 19 a side, and tall filters of 6 and 7 columns, where its useful share of the tensor work
- * pays), to walk for 3 x 3 and 5 x 5
- * (it refuses the other sizes), and to regtile otherwise (docs/conv2d.md, "How auto chooses").
- * 7 x 7 filters go to walk first where walk7_favoured holds.
- * A planned call (mh_conv2d_planned) knows its filter's terms without reading it: lowrank first
- * where lowrank_favoured holds.
- * Filters of many taps (fft_tile_favoured) go to fft-tile (2-D FFT tiles in shared memory) first,
- * a planned low-rank one there only where its several terms cost more than the rules allow
- * (lowrank_before_fft_tile). Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass
- * (512 x 512 overlap-save tiles, on-chip transforms in three passes), then fft-os (on cuFFT). */
+ * data queues its work without waiting for the stream (docs/conv2d.md, "How auto chooses").
+ * Filters of many taps (fft_tile_favoured: 49 and more on the H100, any image size) go to
+ * fft-tile (2-D FFT tiles in shared memory) first, a planned low-rank one there only where
+ * lowrank_before_fft_tile does not hold; 7 x 7 filters go to walk before it where walk7_favoured
+ * holds. Smaller filters go to walk for 3 x 3 and 5 x 5 (it refuses the other sizes) and to
+ * regtile otherwise, or to tc (tensor cores, sm_90 only) where mh_conv2d_tc_favoured holds, which
+ * asks for 121 taps: a device whose rules start fft-tile later; a planned call (mh_conv2d_planned) knows its filter's terms
+ * without reading it: lowrank first where lowrank_favoured holds. Filters past
+ * MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass (512 x 512 overlap-save tiles, on-chip
+ * transforms in three passes), then fft-os (on cuFFT). */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
@@ -288,13 +293,13 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     }
     if (fft_tile_favoured(ctx->rules, c)) {
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
-            snprintf(buf, len, "the plan's filter is %d term%s: lowrank first (one term always; several where lowrank "
-                     "has an instance of the filter's size%s, or while rank (kcols + 2 krows), here %d, is at most %g "
-                     "for these outputs, or below %g outputs); then fft-tile (2-D FFT tiles in shared memory)",
-                     c->plan->rank, c->plan->rank > 1 ? "s" : "",
+            snprintf(buf, len, "the plan's filter is %d term%s on %.0f outputs: lowrank first (from %.0f outputs: one "
+                     "term, or lowrank's own instance of the filter's size%s; or while rank (kcols + 2 krows), here "
+                     "%d, is at most %g for these outputs); then fft-tile (2-D FFT tiles in shared memory)",
+                     c->plan->rank, c->plan->rank > 1 ? "s" : "", conv2d_outputs(c),
+                     ctx->rules->conv2d_lowrank_own_min_outputs,
                      mh_conv2d_lowrank_own_instance(c->krows, c->kcols, c->plan->rank) ? ", as here" : "",
-                     lowrank_cost(c), lowrank_before_fft_tile_cost(ctx->rules, c),
-                     ctx->rules->conv2d_lowrank_any_below_outputs);
+                     lowrank_cost(c), lowrank_before_fft_tile_cost(ctx->rules, c));
         else
             snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
                      c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),

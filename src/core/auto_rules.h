@@ -62,13 +62,15 @@ typedef struct mh_auto_rules {
      * lowrank first whatever its terms cost, ahead of fft-tile too (one walk a column strip
      * fills the GPU where the other rows' tiles are few) */
     double conv2d_lowrank_any_below_outputs;
-    /* conv2d/fft-tile first for filters of at least this many taps (by outputs: fewer tiles fill
-     * the GPU less well); a planned filter lowrank takes stays on lowrank ahead of it where it is
-     * one term, or while rank (kcols + 2 krows) is at most conv2d_lowrank_before_fft_tile_cost
-     * (by outputs: lowrank's column pass costs about twice its row pass a tap, and its passes
-     * repeat for every term, while fft-tile's work is the same for any filter it takes) */
+    /* conv2d/fft-tile first for filters of at least this many taps (by outputs); a planned filter
+     * lowrank takes stays on lowrank ahead of it while rank (kcols + 2 krows) is at most
+     * conv2d_lowrank_before_fft_tile_cost (by outputs: lowrank's column pass costs about twice
+     * its row pass a tap, and its passes repeat for every term, while fft-tile's work is the
+     * same for any filter it takes), and from conv2d_lowrank_own_min_outputs outputs where it is
+     * one term or lowrank has an instance of its size (below, fft-tile's few tiles are as quick) */
     mh_auto_steps conv2d_fft_tile_min_taps;
     mh_auto_steps conv2d_lowrank_before_fft_tile_cost;
+    double conv2d_lowrank_own_min_outputs;
     /* conv2d/walk first for a 7 x 7 filter it takes (float32, anchored within a column of its
      * centre) from this many outputs, ahead of the direct rows, tc and fft-tile (its strips fill
      * the GPU from there); a planned filter lowrank takes, ahead of lowrank from the second */
