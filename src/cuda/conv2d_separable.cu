@@ -238,6 +238,24 @@ static __device__ __forceinline__ void send_rows(const separable_params &p, cons
     }
 }
 
+/* A vertical step's RY outputs down a column from dst, rows_left of them inside the image, a row
+ * apart. WHOLE: a step with all its rows inside (every step but an image's last) stores without a
+ * test a row. The instances of three and four terms keep the test and work the address out each
+ * step: the carried values and the second loop cost them registers, and spills (at 16 taps). */
+template <int RY, bool WHOLE>
+static __device__ __forceinline__ void store_step(float *dst, size_t out_cols, long long rows_left,
+                                                  const float (&acc)[RY])
+{
+    if (WHOLE && rows_left >= RY) {
+#pragma unroll
+        for (int q = 0; q < RY; ++q, dst += out_cols) *dst = acc[q];
+        return;
+    }
+#pragma unroll
+    for (int q = 0; q < RY; ++q, dst += out_cols)
+        if (q < rows_left) *dst = acc[q];
+}
+
 /* BORDERED: the loader extends the image by mh_conv2d_mode's mode (an instance of its own, so
  * that the zero-padded one keeps a loader without the mapping, as regtile's). R: the terms.
  * Step b: band b's rows arrive (and band b + 1's are sent for), its horizontal passes fill the
@@ -272,6 +290,9 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R 
         cp_async_commit();
     };
     for (int b = 0; b < BANDS - 1; ++b) send_band(b);
+    /* the next step's first output, and the rows from it to the image's end (up to two terms) */
+    size_t out_at = column ? (size_t)y0 * p.out_cols + (size_t)x : 0;
+    long long out_left = (long long)p.out_rows - y0;
     /* band b's ring slot, RY b mod ring; the oldest row a vertical step reads follows it */
     for (long long b = 0, slot = 0; b < steps; ++b, slot = slot + RY < l.ring ? slot + RY : 0) {
         cp_async_wait<BANDS - 2>();
@@ -280,7 +301,6 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R 
         horizontal<RY, KMAX, EXACT, R>(p, l, smem + b % BANDS * RY * l.sw, ring, (int)slot, tid);
         if (b < l.ahead) continue;
         __syncthreads(); /* the rings hold the rows of this step's outputs */
-        const long long g = b - l.ahead;
         const step_window<RY, KMAX> window = window_of<RY, KMAX>(l, slot + RY < l.ring ? (int)slot + RY : 0);
         float acc[RY];
 #pragma unroll
@@ -288,15 +308,13 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R 
 #pragma unroll
         for (int t = 0; t < R; ++t)
             vertical<RY, KMAX, EXACT>(p, p.u[t], ring + t * l.ring * RING_LD + tid, window, acc);
-        if (!column) continue;
-        /* one 64-bit product a step, then a row apart: the store's address is not worked out
-         * again for every output */
-        const long long y = y0 + (long long)RY * g, below = (long long)p.out_rows - y;
-        const int rows_here = below < RY ? (int)below : RY;
-        float *dst = p.out + (size_t)y * p.out_cols + (size_t)x;
-#pragma unroll
-        for (int q = 0; q < RY; ++q, dst += p.out_cols)
-            if (q < rows_here) *dst = acc[q];
+        if (R <= 2) { /* the address and the rows left carried from step to step */
+            if (column) store_step<RY, true>(p.out + out_at, p.out_cols, out_left, acc);
+            out_at += (size_t)RY * p.out_cols, out_left -= RY;
+        } else if (column) { /* worked out again each step: two fewer 64-bit values held */
+            const long long y = y0 + (long long)RY * (b - l.ahead);
+            store_step<RY, false>(p.out + (size_t)y * p.out_cols + (size_t)x, p.out_cols, (long long)p.out_rows - y, acc);
+        }
     }
 }
 
