@@ -4,8 +4,10 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
 
 - conv2d, conv1d: halo pieces copied out of the neighbouring chunks, each chunk's window
   (zeros past the edges) convolved in 'valid' mode; the variant is the one `auto` picks for the whole
-  problem, so every output is computed by the same kernel from the same inputs in the same order
-  as in one call: bit for bit the same (docs/python.md, "Dask").
+  problem, so on a direct row every output is computed by the same kernel from the same inputs in
+  the same order as in one call: bit for bit the same; on an FFT row (conv2d's fft-tile from 49
+  taps, fft-3pass past 31 a side) within its normwise bound, a chunk's tiles falling elsewhere
+  than the whole image's (docs/python.md, "Dask").
 - correlate, convolve, correlate1d, convolve1d, gaussian_filter, uniform_filter, sobel, prewitt,
   laplace, gaussian_laplace: memhier.ndimage's on 2-D arrays of its dtypes
   (dask-image's ndfilters names), the part of each window past the array's edge extended by

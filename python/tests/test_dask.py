@@ -122,18 +122,23 @@ def test_refusals(rng):
 
 
 def test_cupy_chunks_on_gpu(rng):
-    """The same functions with CuPy chunks (dask's threaded scheduler, one GPU): conv2d and the
-    histogram bit for bit against single calls on the whole CuPy arrays."""
+    """The same functions with CuPy chunks (dask's threaded scheduler, one GPU): conv2d on a direct
+    row (an 11 x 4 filter: regtile) and the histogram bit for bit against single calls on the whole
+    CuPy arrays; conv2d on fft-tile (11 x 5, 55 taps) within the FFT rows' normwise bound, since a
+    chunk's tiles fall elsewhere than the whole image's."""
     from conftest import has_cuda_device
     if not has_cuda_device():
         pytest.skip("no CUDA device")
     cp = pytest.importorskip("cupy")
-    image, filt = cp.asarray(f32(rng, 1031, 777)), cp.asarray(f32(rng, 11, 5))
+    image, filt, fft_filt = cp.asarray(f32(rng, 1031, 777)), cp.asarray(f32(rng, 11, 4)), cp.asarray(f32(rng, 11, 5))
     darr = da.from_array(image, chunks=(300, 400), asarray=False)
     for pad in PADS:
         got = mdask.conv2d(darr, filt, pad=pad).compute(scheduler="threads")
         assert isinstance(got, cp.ndarray)
         assert bool(cp.array_equal(got, memhier.conv2d(image, filt, pad=pad))), pad
+        got = mdask.conv2d(darr, fft_filt, pad=pad).compute(scheduler="threads")
+        want = memhier.conv2d(image, fft_filt, pad=pad)
+        assert float(cp.linalg.norm(got - want) / cp.linalg.norm(want)) <= 4e-6, pad  # each within 2e-6
     values = cp.asarray(rng.integers(-3, 300, 100_003).astype(np.int32))
     counts = mdask.bincount(da.from_array(values, chunks=9000, asarray=False), 256).compute(scheduler="threads")
     assert bool(cp.array_equal(counts, memhier.bincount(values, 256)))
@@ -173,7 +178,7 @@ def test_cupy_chunks_on_cuda_cluster(rng):
             assert isinstance(got, cp.ndarray), what
             assert got.shape == want.shape and bool(cp.array_equal(got, want)), what
 
-        image, filt = cp.asarray(f32(rng, 1031, 777)), cp.asarray(f32(rng, 11, 5))
+        image, filt = cp.asarray(f32(rng, 1031, 777)), cp.asarray(f32(rng, 11, 4))  # a direct row: regtile
         dimage = placed(image, (150, 400))
         for pad in PADS:
             same(client.compute(mdask.conv2d(dimage, filt, pad=pad)).result(), memhier.conv2d(image, filt, pad=pad),
