@@ -242,10 +242,10 @@ static int walk7_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
  * lowrank_before_fft_tile does not hold; 7 x 7 filters go to walk before it where walk7_favoured
  * holds. Smaller filters go to walk for 3 x 3 and 5 x 5 (it refuses the other sizes) and to
  * regtile otherwise, or to tc (tensor cores, sm_90 only) where mh_conv2d_tc_favoured holds, which
- * asks for 121 taps: a device whose rules start fft-tile later; a planned call (mh_conv2d_planned) knows its filter's terms
- * without reading it: lowrank first where lowrank_favoured holds. Filters past
- * MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass (512 x 512 overlap-save tiles, on-chip
- * transforms in three passes), then fft-os (on cuFFT). */
+ * asks for 121 taps: on a device whose rules start fft-tile later. A planned call
+ * (mh_conv2d_planned) knows its filter's terms without reading it: lowrank first where
+ * lowrank_favoured holds. Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass (512 x 512
+ * overlap-save tiles, on-chip transforms in three passes), then fft-os (on cuFFT). */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
