@@ -284,6 +284,12 @@ static void test_lowrank(void)
     CHECK(mh_lowrank_factor(f, 21, 21, 1, u, v, &fit) == -1 && fit.ratio > 1, "DoG 21x21 taken at rank 1");
     CHECK(mh_lowrank_factor(f, 21, 21, 4, u, v, &fit) == 2, "DoG 21x21: rank %d, tap [%d][%d] %g as %g (%g)",
           fit.rank, fit.row, fit.col, fit.tap, fit.fitted, fit.ratio);
+    /* a filter symmetric left to right: its row factors read the same from either end, to the bit
+     * (conv2d/lowrank's symmetric passes ask for that) */
+    int mirrored = 0;
+    for (int t = 0; t < 2; ++t)
+        for (int j = 0; j < 21; ++j) mirrored += v[t * 21 + j] == v[t * 21 + 20 - j];
+    CHECK(mirrored == 42, "DoG 21x21: %d of 42 row factor taps equal their mirror", mirrored);
     /* a 5 x 9 filter of rank 3 made of small integers (exact in float): three terms */
     for (int i = 0; i < 5; ++i)
         for (int j = 0; j < 9; ++j)

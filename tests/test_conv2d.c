@@ -323,8 +323,11 @@ static void gauss1d(double *g, int k, double sigma)
     for (int i = 0; i < k; ++i) g[i] /= sum;
 }
 
-/* Filters of rank 1, 2 and 3: a Gaussian 31 x 31 (sigma 5), a difference of Gaussians 21 x 21
- * (sigma 2 and 3.2), and a 5 x 9 sum of three outer products of small integers. */
+/* Filters of rank 1, 2, 3, 2 and 2: a Gaussian 31 x 31 (sigma 5), a difference of Gaussians
+ * 21 x 21 (sigma 2 and 3.2), a 5 x 9 sum of three outer products of small integers, a 27 x 27
+ * filter symmetric left to right only (along its rows two Gaussians, down its columns uneven
+ * integers: lowrank's symmetric instance, its column factors uneven), and its transpose at
+ * 23 x 23 (symmetric top to bottom only: the two-term instance of its size without it). */
 static int low_rank_filter(int which, float *f, int *kr, int *kc)
 {
     double a[MH_CONV2D_MAX_K], b[MH_CONV2D_MAX_K];
@@ -338,10 +341,19 @@ static int low_rank_filter(int which, float *f, int *kr, int *kc)
         for (int i = 0; i < 441; ++i) f[i] = (float)(a[i / 21] * a[i % 21] - b[i / 21] * b[i % 21]);
         return 2;
     }
-    *kr = 5, *kc = 9;
-    for (int i = 0; i < 5; ++i)
-        for (int j = 0; j < 9; ++j) f[i * 9 + j] = (float)((i + 1) * (j + 1) + 20 + (i % 2) * (j % 3));
-    return 3;
+    if (which == 2) {
+        *kr = 5, *kc = 9;
+        for (int i = 0; i < 5; ++i)
+            for (int j = 0; j < 9; ++j) f[i * 9 + j] = (float)((i + 1) * (j + 1) + 20 + (i % 2) * (j % 3));
+        return 3;
+    }
+    const int k = which == 3 ? 27 : 23;
+    *kr = *kc = k, gauss1d(a, k, 2.5), gauss1d(b, k, 6.0);
+    for (int i = 0; i < k * k; ++i) {
+        const int along = which == 3 ? i % k : i / k, across = which == 3 ? i / k : i % k;
+        f[i] = (float)((across % 5 + 1) * a[along] + (across % 3 + 1) * b[along]);
+    }
+    return 2;
 }
 
 /* conv2d/lowrank, plainly and through a plan, on filters of rank 1 to 3: every padding and
@@ -360,7 +372,7 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
     } shapes[] = {{67, 1028, MH_PAD_SAME}, {40, 45, MH_PAD_VALID}, {33, 200, MH_PAD_FULL},
                   {70, 300, -1},         {3, 4, -1},             {701, 130, MH_PAD_SAME},
                   {40000, 8, MH_PAD_SAME}};
-    for (int which = 0; which < 3; ++which) {
+    for (int which = 0; which < 5; ++which) {
         float filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
         int kr, kc;
         const int rank = low_rank_filter(which, filter, &kr, &kc);
@@ -486,6 +498,61 @@ static int planned_case_kept(const char *variant, size_t n)
     char name[64];
     snprintf(name, sizeof name, "conv2d/%s", variant);
     return n <= test_max_n() && test_name_kept(name);
+}
+
+/* conv2d/lowrank's 16-row instances for symmetric row factors, which it takes from 2048^2 outputs
+ * up to 23 a side: differences of Gaussians of 17, 21 and 23 (17: its rings hold one group of rows
+ * ahead, the others two) on a 2100 x 2003 image, plainly (21) and planned, NaN-poisoned, against
+ * the float64 reference on whole rows: the first and last 40 and every 37th between. */
+static void check_lowrank_large(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    const size_t rows = 2100, cols = 2003, n = rows * cols;
+    if (!gpu || !planned_case_kept("lowrank", n)) return;
+    float *in = malloc(n * sizeof(float)), *got = malloc(cols * sizeof(float));
+    double *ref = malloc(cols * sizeof(double)), *mag = malloc(cols * sizeof(double));
+    mh_fill_uniform(in, n, seed + 7, 1.0f);
+    test_in din = test_in_copy(gpu, in, n, 0);
+    static const int sides[] = {17, 21, 23};
+    for (size_t si = 0; si < sizeof sides / sizeof sides[0]; ++si) {
+        const int k = sides[si];
+        float filter[31 * 31];
+        double a[31], b[31];
+        gauss1d(a, k, k / 10.0), gauss1d(b, k, k / 6.0);
+        for (int i = 0; i < k * k; ++i) filter[i] = (float)(a[i / k] * a[i % k] - b[i / k] * b[i % k]);
+        mh_conv2d_plan *plan = NULL;
+        CHECK(mh_conv2d_plan_create(ctx, filter, k, k, &plan) == MH_OK && mh_conv2d_plan_rank(plan) == 2,
+              "plan of a %dx%d difference of Gaussians: rank %d, %s", k, k, mh_conv2d_plan_rank(plan),
+              mh_context_error(ctx));
+        test_in dfilter = test_in_copy(gpu, filter, (size_t)k * k, 0);
+        mh_args args;
+        mh_conv2d_args_init(ctx, &args, NULL, rows, cols, NULL, k, k, MH_PAD_SAME, NULL);
+        for (int planned = k == 21 ? 0 : 1; planned <= 1 && plan; ++planned) {
+            test_out out = test_out_alloc(gpu, n, 0);
+            test_out_poison(&out);
+            mh_status st = planned ? mh_conv2d_planned(ctx, "lowrank", plan, din.data, rows, cols, MH_PAD_SAME, out.data)
+                                   : mh_conv2d(ctx, "lowrank", din.data, rows, cols, dfilter.data, k, k, MH_PAD_SAME,
+                                               out.data);
+            if (st == MH_OK) st = mh_context_synchronize(ctx);
+            CHECK(st == MH_OK, "lowrank%s on %zux%zu, %dx%d DoG: %s", planned ? " planned" : "", rows, cols, k, k,
+                  mh_context_error(ctx));
+            const size_t broken = st == MH_OK ? test_out_fetch(&out) : 0;
+            size_t bad_rows = 0, first_bad = 0;
+            for (size_t y = 0; y < rows && st == MH_OK; ++y) {
+                if (y >= 40 && y + 40 < rows && y % 37 != 0) continue;
+                for (size_t x = 0; x < cols; ++x) mh_conv2d_reference_at(&args.conv2d, in, filter, y, x, &ref[x], &mag[x]);
+                memcpy(got, out.host + TEST_GUARD + y * cols, cols * sizeof(float));
+                mh_error_stats e;
+                if (!mh_compare(got, ref, mag, cols, mh_sum_rtol((size_t)k * k), &e) && bad_rows++ == 0) first_bad = y;
+            }
+            CHECK(broken == 0 && bad_rows == 0, "lowrank%s on %zux%zu, %dx%d DoG: %zu rows outside the bound (the first "
+                  "%zu), %zu guard words", planned ? " planned" : "", rows, cols, k, k, bad_rows, first_bad, broken);
+            test_out_free(&out);
+        }
+        mh_conv2d_plan_destroy(plan);
+        test_release(gpu, dfilter.base);
+    }
+    test_release(gpu, din.base);
+    free(in), free(got), free(ref), free(mag);
 }
 
 /* conv2d/fft-tile, fft-3pass and tc through a plan, which made the filter's spectrum or Toeplitz
@@ -698,6 +765,7 @@ int main(int argc, char **argv)
     check_stacks(ctx, gpu, seed);
     check_typed(ctx, gpu, seed);
     check_lowrank(ctx, gpu, seed);
+    check_lowrank_large(ctx, gpu, seed);
     check_planned(ctx, gpu, seed);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_conv2d gpu" : "test_conv2d cpu");

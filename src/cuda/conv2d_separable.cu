@@ -37,8 +37,9 @@ enum { BANDS = 2 };
  * of one band row (RY rows of BW / RY strips: a thread each), in the vertical pass RY outputs of
  * its column. RY = 16 halves, an output, what a step costs beside its FMAs (the barriers, the
  * loop, the band's copies, the overlap of the windows), at more registers: the zero-padded
- * one-term instances of 17 to 31 taps a side take it. The others spill at 16 (held to 80
- * registers, or carrying two to four terms, or the border's mapping) and take 8. */
+ * one-term instances of 17 to 31 taps a side take it, and the symmetric two-term ones to 23 on
+ * large images (symmetric16_kernels). The others spill at 16 (held to 80 registers, or carrying
+ * two to four terms, or the border's mapping) and take 8. */
 static __host__ __device__ constexpr int band_rows(bool exact, bool bordered, int terms)
 {
     return exact && !bordered && terms == 1 ? 16 : 8;
@@ -54,6 +55,7 @@ struct separable_params {
     /* term t's column factor u[t] (krows) and row factor v[t] (kcols) */
     float u[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1], v[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1];
     int cols32; /* cols where a band's offsets (RY rows of cols, and a strip) fit an int; else 0 */
+    int symmetric; /* every term's v[j] == v[kcols - 1 - j] (the symmetric instances) */
 };
 
 /* Shared memory: BANDS input bands of RY rows (ncols loaded, sw apart) and a ring of horizontal
@@ -92,6 +94,20 @@ static __host__ __device__ separable_layout layout_for(int ry, int krows, int kc
     return l;
 }
 
+/* Term t's RX horizontal results of band row y, strip x, into ring_t[slot + y][x .. x + RX). */
+template <int RX, int R>
+static __device__ __forceinline__ void store_ring_rows(const separable_layout &l, float *ring, int slot, int y, int x,
+                                                       const float (&o)[R][RX])
+{
+#pragma unroll
+    for (int t = 0; t < R; ++t) {
+        float *dst = ring + (t * l.ring + slot + y) * RING_LD + x;
+#pragma unroll
+        for (int r = 0; r < RX; r += 4)
+            *reinterpret_cast<float4 *>(dst + r) = make_float4(o[t][r], o[t][r + 1], o[t][r + 2], o[t][r + 3]);
+    }
+}
+
 /* Horizontal passes of one band: thread (band row y, strip x) loads its window once and writes
  * ring_t[slot + y][x .. x + RX) = sum_j band[y][x + r + j] v_t[j] for every term t. */
 template <int RY, int KMAX, bool EXACT, int R>
@@ -114,13 +130,36 @@ static __device__ __forceinline__ void horizontal(const separable_params &p, con
 #pragma unroll
             for (int r = 0; r < RX; ++r) o[t][r] = fmaf(w[r + j], p.v[t][j], o[t][r]);
     }
+    store_ring_rows<RX, R>(l, ring, slot, y, x, o);
+}
+
+/* The same passes for row factors that read the same from either end (p.symmetric: a filter
+ * symmetric left to right, as a difference of Gaussians), KMAX odd and exact: the two taps
+ * j and KMAX - 1 - j share a factor, so a thread adds their inputs once for all its terms,
+ * sum_j<H v_t[j] (w[r + j] + w[r + KMAX - 1 - j]) + v_t[H] w[r + H]. At two terms of 21 that is
+ * 10 adds and 22 FMAs an output in place of 42 FMAs. */
+template <int RY, int KMAX, int R>
+static __device__ __forceinline__ void horizontal_symmetric(const separable_params &p, const separable_layout &l,
+                                                            const float *band, float *ring, int slot, int tid)
+{
+    static_assert(KMAX % 2 == 1, "a middle tap");
+    constexpr int RX = RY, W = (RX + KMAX - 1 + 3) / 4 * 4, H = KMAX / 2;
+    const int y = tid % RY, x = tid / RY * RX;
+    float w[W], o[R][RX];
+    load_window(w, band + y * l.sw + x, window_loads(RX, KMAX));
 #pragma unroll
-    for (int t = 0; t < R; ++t) {
-        float *dst = ring + (t * l.ring + slot + y) * RING_LD + x;
+    for (int t = 0; t < R; ++t)
 #pragma unroll
-        for (int r = 0; r < RX; r += 4)
-            *reinterpret_cast<float4 *>(dst + r) = make_float4(o[t][r], o[t][r + 1], o[t][r + 2], o[t][r + 3]);
-    }
+        for (int r = 0; r < RX; ++r) o[t][r] = w[r + H] * p.v[t][H];
+#pragma unroll
+    for (int j = 0; j < H; ++j)
+#pragma unroll
+        for (int r = 0; r < RX; ++r) {
+            const float pair = w[r + j] + w[r + KMAX - 1 - j];
+#pragma unroll
+            for (int t = 0; t < R; ++t) o[t][r] = fmaf(pair, p.v[t][j], o[t][r]);
+        }
+    store_ring_rows<RX, R>(l, ring, slot, y, x, o);
 }
 
 /* A vertical step's window: RY + KMAX - 1 rows from the oldest, in groups of RY rows. */
@@ -258,6 +297,8 @@ static __device__ __forceinline__ void store_step(float *dst, size_t out_cols, l
 
 /* BORDERED: the loader extends the image by mh_conv2d_mode's mode (an instance of its own, so
  * that the zero-padded one keeps a loader without the mapping, as regtile's). R: the terms.
+ * SYMMETRIC: row factors that read the same from either end (horizontal_symmetric; instances
+ * of their own, as one kernel with both passes took up to 128 registers and spilled at 31).
  * Step b: band b's rows arrive (and band b + 1's are sent for), its horizontal passes fill the
  * rings, and from b = ahead on, output rows RY (b - ahead) .. + RY of the segment. Two
  * barriers a step: the band and the rings written before they are read, the rings read before
@@ -266,9 +307,10 @@ static __device__ __forceinline__ void store_step(float *dst, size_t out_cols, l
  * registers, no spills). Past 16, five (102) for one term on 8-row bands (ptxas then takes 64 to
  * 72 registers; on the H100 the bordered 31 x 31 instance ran 6% faster than at 116, the
  * 32-tap one as fast), else four (128: two terms at 21 x 21 ran 2% slower held to five, and the
- * 16-row bands need the registers). */
-template <int KMAX, bool EXACT, bool BORDERED, int R, int RY = band_rows(EXACT, BORDERED, R)>
-static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R == 1 ? 5 : 4)
+ * 16-row bands need the registers), and three for two terms on 16-row bands (168: their rings
+ * and bands take 72 KB, three blocks an SM; at 128 they spilled). */
+template <int KMAX, bool EXACT, bool BORDERED, int R, bool SYMMETRIC = false, int RY = band_rows(EXACT, BORDERED, R)>
+static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R == 1 ? 5 : RY == 16 && R == 2 ? 3 : 4)
     conv2d_separable_kernel(const __grid_constant__ separable_params p)
 {
     static_assert(RY * (BW / RY) == THREADS, "one horizontal item a thread a band");
@@ -298,7 +340,9 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R 
         cp_async_wait<BANDS - 2>();
         __syncthreads(); /* band b is in; step b - 1 has read its band's buffer and the rings */
         send_band(b + BANDS - 1);
-        horizontal<RY, KMAX, EXACT, R>(p, l, smem + b % BANDS * RY * l.sw, ring, (int)slot, tid);
+        const float *band = smem + b % BANDS * RY * l.sw;
+        if constexpr (SYMMETRIC) horizontal_symmetric<RY, KMAX, R>(p, l, band, ring, (int)slot, tid);
+        else horizontal<RY, KMAX, EXACT, R>(p, l, band, ring, (int)slot, tid);
         if (b < l.ahead) continue;
         __syncthreads(); /* the rings hold the rows of this step's outputs */
         const step_window<RY, KMAX> window = window_of<RY, KMAX>(l, slot + RY < l.ring ? (int)slot + RY : 0);
@@ -319,6 +363,17 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 16 ? 6 : RY == 8 && R 
 }
 
 /* ---- factors, launch, registry ---------------------------------------------------------- */
+
+/* Whether every term's row factor reads the same from either end, as mh_lowrank_factor's are, to
+ * the bit, for a filter symmetric left to right (its rotations treat mirrored columns alike): the
+ * instances that use it then add mirrored inputs before their FMAs (horizontal_symmetric). */
+static int rows_symmetric(const separable_params *p, int rank, int kcols)
+{
+    for (int t = 0; t < rank; ++t)
+        for (int j = 0; j < kcols / 2; ++j)
+            if (p->v[t][j] != p->v[t][kcols - 1 - j]) return 0;
+    return 1;
+}
 
 /* The call's factors into p: the plan's, or the filter read back (waiting for the stream) and
  * factored. MH_ERR_UNSUPPORTED, with the tap that misses, where the filter needs more than
@@ -355,17 +410,18 @@ static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char
         memcpy(p->u[t], u + t * a->krows, (size_t)a->krows * sizeof(float));
         memcpy(p->v[t], v + t * a->kcols, (size_t)a->kcols * sizeof(float));
     }
+    p->symmetric = rows_symmetric(p, r, a->kcols);
     *rank = r;
     return MH_OK;
 }
 
 /* The shared memory of `terms` rings fits a block (lowrank is checked for its most terms), with
- * 8-row bands, and of one ring with 16-row bands. */
+ * 8-row bands, and of up to two rings with 16-row bands. */
 static int fits_terms(const mh_args *x, int terms, char *why, size_t len)
 {
     const mh_conv2d_args *a = &x->conv2d;
     const int eight = layout_for(8, a->krows, a->kcols, terms).floats;
-    const int sixteen = layout_for(16, a->krows, a->kcols, 1).floats;
+    const int sixteen = layout_for(16, a->krows, a->kcols, terms < 2 ? terms : 2).floats;
     const size_t bytes = (size_t)(eight > sixteen ? eight : sixteen) * sizeof(float);
     if (bytes <= mh_smem_optin()) return 1;
     snprintf(why, len, "its bands and rings need %zu bytes of shared memory, more than a block may use", bytes);
@@ -402,6 +458,23 @@ enum { EXACT_FIRST = 17, EXACT_TERMS = 2, EXACT_SIZES = 8 };
 /* [bordered][terms - 1][(K - EXACT_FIRST) / 2] */
 static const kernel_fn exact_kernels[2][EXACT_TERMS][EXACT_SIZES] = {{MH_EXACT_R(false, 1), MH_EXACT_R(false, 2)},
                                                                      {MH_EXACT_R(true, 1), MH_EXACT_R(true, 2)}};
+/* The same sizes at two terms with symmetric row factors, [bordered][(K - EXACT_FIRST) / 2], and
+ * the zero-padded ones to 23 a side on 16-row bands (SYMMETRIC16_LAST), taken from
+ * SYMMETRIC16_FROM outputs. On the H100 at 8192^2 the 16-row bands ran 17 x 17 to 23 x 23 2-6%
+ * faster (21 x 21: 0.320 -> 0.310 ms), 25 x 25 1% faster, 27 x 27 to 31 x 31 1-3% slower
+ * (three blocks an SM where 8-row bands keep four: their rings take 72 KB, their registers 168);
+ * at 4096^2 and 2048^2 they tie, and at 1024^2 21 x 21 runs 13% slower (32-row segments fill
+ * 288 of the 396 resident slots, each walking 52 rows). */
+#define MH_SYMMETRIC(K, B, RY) conv2d_separable_kernel<K, true, B, 2, true, RY>
+#define MH_SYMMETRIC_B(B) {MH_SYMMETRIC(17, B, 8), MH_SYMMETRIC(19, B, 8), MH_SYMMETRIC(21, B, 8), \
+                           MH_SYMMETRIC(23, B, 8), MH_SYMMETRIC(25, B, 8), MH_SYMMETRIC(27, B, 8), \
+                           MH_SYMMETRIC(29, B, 8), MH_SYMMETRIC(31, B, 8)}
+static const kernel_fn symmetric_kernels[2][EXACT_SIZES] = {MH_SYMMETRIC_B(false), MH_SYMMETRIC_B(true)};
+enum { SYMMETRIC16_LAST = 23 };
+static const double SYMMETRIC16_FROM = 4194304.0; /* 2048^2 */
+static const kernel_fn symmetric16_kernels[(SYMMETRIC16_LAST - EXACT_FIRST) / 2 + 1] = {
+    MH_SYMMETRIC(17, false, 16), MH_SYMMETRIC(19, false, 16), MH_SYMMETRIC(21, false, 16),
+    MH_SYMMETRIC(23, false, 16)};
 
 MH_EXTERN_C int mh_conv2d_lowrank_own_instance(int krows, int kcols, int terms)
 {
@@ -410,11 +483,18 @@ MH_EXTERN_C int mh_conv2d_lowrank_own_instance(int krows, int kcols, int terms)
 }
 
 /* The call's instance and its band's rows. */
-static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int *ry)
+static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int symmetric, int *ry)
 {
     const int k = a->krows;
     const bool exact = mh_conv2d_lowrank_own_instance(k, a->kcols, rank);
     *ry = band_rows(exact, a->bordered, rank);
+    if (exact && rank == 2 && symmetric) {
+        if (!a->bordered && k <= SYMMETRIC16_LAST && (double)a->out_rows * a->out_cols >= SYMMETRIC16_FROM) {
+            *ry = 16;
+            return symmetric16_kernels[(k - EXACT_FIRST) / 2];
+        }
+        return symmetric_kernels[a->bordered][(k - EXACT_FIRST) / 2];
+    }
     if (exact) return exact_kernels[a->bordered][rank - 1][(k - EXACT_FIRST) / 2];
     const int kmax = kmax_of(a->krows, a->kcols);
     return kernels[a->bordered][rank - 1][kmax == 8 ? 0 : kmax == 16 ? 1 : 2];
@@ -459,7 +539,7 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     p.border = {(int)a->mode, a->cval};
     p.cols32 = a->cols <= (size_t)(INT_MAX / 17) ? (int)a->cols : 0; /* bands of up to 16 rows */
     int ry = 8;
-    const kernel_fn kernel = kernel_for(a, rank, &ry);
+    const kernel_fn kernel = kernel_for(a, rank, p.symmetric, &ry);
     const separable_layout l = layout_for(ry, a->krows, a->kcols, rank);
     const size_t bytes = (size_t)l.floats * sizeof(float), strips = mh_ceil_div(a->out_cols + p.xshift, BW);
     if (a->out_rows == 0 || strips == 0) return MH_OK;
