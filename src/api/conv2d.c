@@ -164,15 +164,21 @@ static int lowrank_small_image(const mh_auto_rules *rules, const mh_conv2d_args 
     return conv2d_outputs(a) < rules->conv2d_lowrank_any_below_outputs;
 }
 
-/* A planned filter of more than the rules' taps (3 x 3 and 5 x 5 filters are memory-bound, and
- * walk, with no shared memory, copies faster than lowrank's passes through it): on a small image
- * whatever its terms; else where its terms cost at most the rules' share of the direct FMAs and,
- * past two terms, are at most the rules' terms and FMAs an output. */
+/* The rules' taps for the outputs: lowrank_favoured asks for more. */
+static double lowrank_min_taps(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return mh_auto_step(&rules->conv2d_lowrank_min_taps, conv2d_outputs(a));
+}
+
+/* A planned filter of more than the rules' taps (3 x 3 filters, and 5 x 5 ones past small images,
+ * are memory-bound, and walk, with no shared memory, copies faster than lowrank's passes through
+ * it): on a small image whatever its terms; else where its terms cost at most the rules' share of
+ * the direct FMAs and, past two terms, are at most the rules' terms and FMAs an output. */
 static int lowrank_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
     const mh_conv2d_plan *p = a->plan;
     const double taps = (double)a->krows * a->kcols;
-    if (!p || p->rank < 1 || taps <= rules->conv2d_lowrank_min_taps) return 0;
+    if (!p || p->rank < 1 || taps <= lowrank_min_taps(rules, a)) return 0;
     if (lowrank_small_image(rules, a)) return 1;
     const double fmas = lowrank_fmas(a);
     return fmas <= rules->conv2d_lowrank_max_cost_share * taps &&
@@ -213,11 +219,19 @@ static int lowrank_own_case(const mh_auto_rules *rules, const mh_conv2d_args *a)
            (a->plan->rank == 1 || mh_conv2d_lowrank_own_instance(a->krows, a->kcols, a->plan->rank));
 }
 
+/* The rules' filter rows for the outputs: on small images a block's segment is a few bands, and
+ * the krows - 1 rows it reads ahead of them make most of its walk. */
+static double lowrank_before_fft_tile_max_rows(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    return mh_auto_step(&rules->conv2d_lowrank_before_fft_tile_max_rows, conv2d_outputs(a));
+}
+
 /* lowrank ahead of fft-tile: lowrank_own_case, or terms costing at most the rules' share for
- * the outputs. */
+ * the outputs on a filter of at most the rules' rows. */
 static int lowrank_before_fft_tile(const mh_auto_rules *rules, const mh_conv2d_args *a)
 {
-    return lowrank_own_case(rules, a) || lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a);
+    return lowrank_own_case(rules, a) || (lowrank_cost(a) <= lowrank_before_fft_tile_cost(rules, a) &&
+                                          a->krows <= lowrank_before_fft_tile_max_rows(rules, a));
 }
 
 /* A 7 x 7 filter walk takes (float32, anchored within a column of its centre) on at least the
@@ -295,15 +309,18 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
         if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
             snprintf(buf, len, "the plan's filter is %d term%s on %.0f outputs: lowrank first (from %.0f outputs: one "
                      "term, or lowrank's own instance of the filter's size%s; or while rank (kcols + 2 krows), here "
-                     "%d, is at most %g for these outputs); then fft-tile (2-D FFT tiles in shared memory)",
+                     "%d, is at most %g and krows, here %d, at most %g for these outputs); then fft-tile (2-D FFT "
+                     "tiles in shared memory)",
                      c->plan->rank, c->plan->rank > 1 ? "s" : "", conv2d_outputs(c),
                      ctx->rules->conv2d_lowrank_own_min_outputs,
                      mh_conv2d_lowrank_own_instance(c->krows, c->kcols, c->plan->rank) ? ", as here" : "",
-                     lowrank_cost(c), lowrank_before_fft_tile_cost(ctx->rules, c));
+                     lowrank_cost(c), lowrank_before_fft_tile_cost(ctx->rules, c), c->krows,
+                     lowrank_before_fft_tile_max_rows(ctx->rules, c));
         else
             snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
                      c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),
-                     lowrank ? "; the plan's terms cost more than the rules give lowrank before it" : "");
+                     lowrank ? "; the plan's terms cost more, or its filter has more rows, than the rules give lowrank "
+                     "before it" : "");
         return;
     }
     const int tc = mh_conv2d_tc_favoured(ctx->rules, c, why, sizeof why);

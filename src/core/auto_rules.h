@@ -50,26 +50,32 @@ typedef struct mh_auto_rules {
     /* tc's own configuration: Q = 16 from this many slices, and at one or three slices of S = 2
      * from this many filter rows */
     int conv2d_tc_q16_from_slices, conv2d_tc_q16_s2_from_rows;
-    /* conv2d/lowrank first for a planned filter of more than this many taps (krows kcols: smaller
-     * ones are a copy with a little arithmetic, walk's) whose terms cost at most this share of the
-     * direct FMAs: rank (krows + kcols) <= share krows kcols */
-    double conv2d_lowrank_min_taps, conv2d_lowrank_max_cost_share;
+    /* conv2d/lowrank first for a planned filter of more than conv2d_lowrank_min_taps taps (by
+     * outputs: krows kcols; smaller ones are a copy with a little arithmetic, walk's, but on small
+     * images walk's strips are too few to fill the GPU) whose terms cost at most this share of
+     * the direct FMAs: rank (krows + kcols) <= share krows kcols */
+    mh_auto_steps conv2d_lowrank_min_taps;
+    double conv2d_lowrank_max_cost_share;
     /* ... and, of more than two terms, at most conv2d_lowrank_max_terms terms and this many FMAs
      * an output (their rings take the shared memory that holds blocks on the SMs) */
     double conv2d_lowrank_more_terms_fmas;
     int conv2d_lowrank_max_terms;
     /* below this many outputs a planned filter of more than conv2d_lowrank_min_taps goes to
-     * lowrank first whatever its terms cost, ahead of fft-tile too (one walk a column strip
-     * fills the GPU where the other rows' tiles are few) */
+     * lowrank first whatever its terms cost (one walk a column strip fills the GPU where the
+     * direct rows' tiles are few) */
     double conv2d_lowrank_any_below_outputs;
     /* conv2d/fft-tile first for filters of at least this many taps (by outputs); a planned filter
      * lowrank takes stays on lowrank ahead of it while rank (kcols + 2 krows) is at most
      * conv2d_lowrank_before_fft_tile_cost (by outputs: lowrank's column pass costs about twice
      * its row pass a tap, and its passes repeat for every term, while fft-tile's work is the
-     * same for any filter it takes), and from conv2d_lowrank_own_min_outputs outputs where it is
-     * one term or lowrank has an instance of its size (below, fft-tile's few tiles are as quick) */
+     * same for any filter it takes) and krows at most conv2d_lowrank_before_fft_tile_max_rows
+     * (by outputs: on a small image a block's segment is a few bands, and the krows - 1 rows it
+     * reads ahead of them are most of its walk), and from conv2d_lowrank_own_min_outputs outputs
+     * where it is one term or lowrank has an instance of its size (below, fft-tile's few tiles
+     * are as quick) */
     mh_auto_steps conv2d_fft_tile_min_taps;
     mh_auto_steps conv2d_lowrank_before_fft_tile_cost;
+    mh_auto_steps conv2d_lowrank_before_fft_tile_max_rows;
     double conv2d_lowrank_own_min_outputs;
     /* conv2d/walk first for a 7 x 7 filter it takes (float32, anchored within a column of its
      * centre) from this many outputs, ahead of the direct rows, tc and fft-tile (its strips fill
