@@ -315,6 +315,16 @@ static void check_rule(const mh_args *a, const char *want1, const char *want2)
           want2 ? want2 : "");
 }
 
+/* check_rule for a planned one-term k x k filter on a side x side image. */
+static void check_planned_rule(size_t side, int k, const char *want1, const char *want2)
+{
+    mh_conv2d_plan one_term = {.rank = 1, .krows = k, .kcols = k};
+    mh_args a;
+    mh_conv2d_args_init(NULL, &a, NULL, side, side, NULL, (size_t)k, (size_t)k, MH_PAD_SAME, NULL);
+    a.conv2d.plan = &one_term;
+    check_rule(&a, want1, want2);
+}
+
 static void test_rules_text(void)
 {
     mh_args a;
@@ -370,27 +380,13 @@ static void test_rules_text(void)
     check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "than the rules give lowrank before it");
     /* on a small image: a planned Gaussian of 31 rows to fft-tile (the rows its segments read
      * ahead), one of 5 x 5 to lowrank (walk's strips are few there), not from 512^2 */
-    one_term.krows = one_term.kcols = 31;
-    mh_conv2d_args_init(NULL, &a, NULL, 256, 256, NULL, 31, 31, MH_PAD_SAME, NULL);
-    a.conv2d.plan = &one_term;
-    check_rule(&a, "fft-tile (2-D FFT tiles in shared memory) first", "has more rows, than the rules give lowrank");
-    one_term.krows = one_term.kcols = 21;
-    mh_conv2d_args_init(NULL, &a, NULL, 256, 256, NULL, 21, 21, MH_PAD_SAME, NULL);
-    a.conv2d.plan = &one_term;
-    check_rule(&a, "here 63, is at most 180 and krows, here 21, at most 21", "lowrank first");
-    one_term.krows = one_term.kcols = 5;
-    mh_conv2d_args_init(NULL, &a, NULL, 256, 256, NULL, 5, 5, MH_PAD_SAME, NULL);
-    a.conv2d.plan = &one_term;
-    check_rule(&a, "is 1 term: 10 FMAs an output against 25 direct, lowrank first", NULL);
-    mh_conv2d_args_init(NULL, &a, NULL, 512, 512, NULL, 5, 5, MH_PAD_SAME, NULL);
-    a.conv2d.plan = &one_term;
-    check_rule(&a, "the direct rows", "walk takes 3 x 3 and 5 x 5");
-    mh_conv2d_args_init(NULL, &a, NULL, 256, 256, NULL, 3, 3, MH_PAD_SAME, NULL);
-    one_term.krows = one_term.kcols = 3;
-    a.conv2d.plan = &one_term;
-    check_rule(&a, "the direct rows", "walk takes 3 x 3 and 5 x 5");
+    check_planned_rule(256, 31, "fft-tile (2-D FFT tiles in shared memory) first",
+                       "has more rows, than the rules give lowrank");
+    check_planned_rule(256, 21, "here 63, is at most 180 and krows, here 21, at most 21", "lowrank first");
+    check_planned_rule(256, 5, "is 1 term: 10 FMAs an output against 25 direct, lowrank first", NULL);
+    check_planned_rule(512, 5, "the direct rows", "walk takes 3 x 3 and 5 x 5");
+    check_planned_rule(256, 3, "the direct rows", "walk takes 3 x 3 and 5 x 5");
     mh_conv2d_args_init(NULL, &a, NULL, 8192, 8192, NULL, 7, 7, MH_PAD_SAME, NULL);
-    a.conv2d.plan = NULL;
     check_rule(&a, "walk first", "then fft-tile");
     /* a planned 7 x 7 Gaussian: lowrank below 6144^2, walk ahead of it from there */
     one_term.krows = one_term.kcols = 7;
