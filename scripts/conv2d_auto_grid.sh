@@ -9,6 +9,9 @@
 # filter kinds, to measure again the rows a change touches; terms3 and terms4 (sums of 3 and 4
 # positive outer products, planned) measure lowrank at ranks the grid's filters do not have.
 # MEMHIER_GRID_SHAPES (krows x kcols, space-separated) narrows the filter shapes likewise.
+# MEMHIER_GRID_REPEATS (default 1) runs each cell that many times and keeps, row by row, the
+# repeat of median time (merge_bench.py --median): at 256^2 a call takes 5-9 us, and the median
+# of its back-to-back calls moves by up to 1.3x from one run to the next with the host.
 # usage: scripts/conv2d_auto_grid.sh CLI OUT.json [SIDE ...]
 set -uo pipefail
 CLI=${1:?usage: conv2d_auto_grid.sh CLI OUT.json [SIDE ...]}
@@ -31,9 +34,13 @@ for n in $SIDES; do
       terms3 | terms4) filter="terms:${kind#terms}" ;;
       *) filter=random ;;
       esac
-      timeout 120 "$CLI" bench conv2d --rows "$n" --cols "$n" --krows "$kr" --kcols "$kc" --pad same \
-        --filter "$filter" --variants "$VARIANTS" --json "$parts/$n-$shape-$kind.json" 2>&1 |
-        grep -E "^\[|auto chooses|conv2d/" | grep -v skipped
+      cell="$parts/$n-$shape-$kind"
+      for ((i = 1; i <= ${MEMHIER_GRID_REPEATS:-1}; ++i)); do
+        timeout 120 "$CLI" bench conv2d --rows "$n" --cols "$n" --krows "$kr" --kcols "$kc" --pad same \
+          --filter "$filter" --variants "$VARIANTS" --json "$cell.run$i" 2>&1 |
+          grep -E "^\[|auto chooses|conv2d/" | grep -v skipped
+      done
+      python3 "$(dirname "$0")/merge_bench.py" --median "$cell.json" "$cell".run* > /dev/null
     done
   done
 done

@@ -13,7 +13,12 @@ usage: merge_bench.py OUT_JSON IN_JSON...   (exit 1 when the inputs disagree on 
            IN_JSONs replaces the row of the same workload and variant in RESULTS_JSON (the same
            device), or joins it; the variants, commit, date and row count appended to
            "remeasured", in order, a later entry's rows replacing an earlier's of the same cells
-           (the file's own commit and date stay those of the rest)"""
+           (the file's own commit and date stay those of the rest)
+       merge_bench.py --median OUT_JSON IN_JSON...
+           the IN_JSONs are repeats of one run (the same workloads and variants): each row of OUT
+           is the repeat whose ms is the median of that workload and variant's (the lower middle
+           of an even count), and auto the first file's; for calls of a few microseconds, whose
+           median of back-to-back calls moves with the host from run to run"""
 import json
 import sys
 
@@ -51,7 +56,27 @@ def replace_rows(results_path, new_paths):
     print(f"{results_path}: {sum(r['rows'] for r in doc['remeasured'][-len(new_paths):])} rows measured again")
 
 
+def median_of(out_path, paths):
+    docs = [json.load(open(p)) for p in paths]
+    first = docs[0]
+    for p, d in zip(paths, docs):
+        check_device(first, paths[0], d, p)
+    repeats = {}
+    for d in docs:
+        for r in d["rows"]:
+            repeats.setdefault((r["workload"], r["variant"]), []).append(r)
+    out = dict(first)
+    out["rows"] = []
+    for key in [(r["workload"], r["variant"]) for r in first["rows"]]:
+        runs = sorted(repeats[key], key=lambda r: r["ms"] if r.get("ms") is not None else float("inf"))
+        out["rows"].append(dict(runs[(len(runs) - 1) // 2], repeats=len(runs)))
+    json.dump(out, open(out_path, "w"), indent=1)
+    print(f"{out_path}: {len(out['rows'])} rows, the median of {len(docs)} repeats")
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--median":
+        return median_of(sys.argv[2], sys.argv[3:])
     if len(sys.argv) == 4 and sys.argv[1] == "--replace":
         return replace(sys.argv[2], sys.argv[3])
     if len(sys.argv) >= 4 and sys.argv[1] == "--replace-rows":
