@@ -504,14 +504,20 @@ static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int symmetric, in
  * second, partial wave), and no more than gridDim.y allows; a multiple of the band's rows. With
  * one wave the call takes as long as its longest walk, so short segments win on small images
  * though each repeats the krows - 1 rows it reads ahead.
- * Two waves of half the rows where one wave's segments are at least TWO_WAVES_FROM times the
- * rows a segment reads ahead: the SMs run the same blocks at different speeds (ncu on the H100,
- * 8192^2 Gaussian 31: the busiest SM active 512k cycles, the average 458k), and the hardware
- * hands the second wave's blocks to the SMs that finish the first, for the rows read ahead
- * twice. Measured there in two waves: 8192^2 Gaussians of 7 to 31 and DoG 21 2-4% faster,
- * 16384^2 Gaussian 31 7%, reflect 8192^2 Gaussian 31 13%; 4096^2 DoG 21 (256-row segments, 24
- * read ahead) 2% and 2048^2 Gaussian 31 5% slower, which the rule keeps in one wave. */
-enum { TWO_WAVES_FROM = 18 };
+ * Where one wave's segments are at least WAVES_FROM times the rows a segment reads ahead, as many
+ * waves as an SM holds blocks, of segments that much shorter: the SMs run the same blocks at
+ * different speeds (ncu on the H100, 8192^2 Gaussian 31: the busiest SM active 512k cycles, the
+ * average 458k), and the hardware hands each later wave's blocks to the SMs that finish first,
+ * for the rows read ahead again. Measured there, two waves against one: 8192^2 Gaussians of 7 to
+ * 31 and DoG 21 2-4% faster, 16384^2 Gaussian 31 7%, reflect 8192^2 Gaussian 31 13%; 4096^2
+ * DoG 21 (256-row segments, 24 read ahead) 2% and 2048^2 Gaussian 31 5% slower, which the rule
+ * keeps in one wave. Against two waves, at 8192^2: three, four and six waves ran DoG 21 (three
+ * blocks an SM) 0.308 -> 0.299, 0.303, 0.300 ms; Gaussian 31 (four) 0.256 -> 0.252, 0.250,
+ * 0.254; reflect Gaussian 31 (five) 0.320 -> 0.306, 0.300, 0.304; three terms of 11 x 11 (six)
+ * 0.366 -> 0.350, 0.348, 0.345; Gaussian 7 flat; 16384^2 Gaussian 31 1.066 -> 1.017, 1.007,
+ * 0.974. As many waves as blocks an SM is the best of those or within 1% of it on four of the
+ * five; at 16384^2 it is 3% behind six, and reflect's five waves ran 0.314 (four: 0.304). */
+enum { WAVES_FROM = 18 };
 
 static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes, int ry, int ahead_rows,
                               size_t strips, size_t out_rows, long long *segment)
@@ -519,8 +525,11 @@ static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes,
     size_t slots = 0;
     MH_TRY(mh_resident_grid(ctx, kernel, THREADS, bytes, &slots));
     size_t rows = mh_ceil_div(out_rows, slots > strips ? slots / strips : 1);
-    if (rows >= (size_t)TWO_WAVES_FROM * (size_t)ahead_rows)
-        rows = mh_ceil_div(out_rows, 2 * slots > strips ? 2 * slots / strips : 1);
+    if (rows >= (size_t)WAVES_FROM * (size_t)ahead_rows) {
+        const size_t per_sm = ctx->sm_count > 0 ? slots / (size_t)ctx->sm_count : 2;
+        const size_t waves = per_sm > 2 ? per_sm : 2;
+        rows = mh_ceil_div(out_rows, waves * slots > strips ? waves * slots / strips : 1);
+    }
     if (rows < mh_ceil_div(out_rows, 65535)) rows = mh_ceil_div(out_rows, 65535);
     *segment = (long long)(mh_ceil_div(rows, (size_t)ry) * ry);
     return MH_OK;
