@@ -359,7 +359,7 @@ static int low_rank_filter(int which, float *f, int *kr, int *kc)
 /* conv2d/lowrank, plainly and through a plan, on filters of rank 1 to 3: every padding and
  * modes, sizes off the tile (701 rows: several segments a column of blocks, the last short;
  * 40000 rows of one strip: segments long enough that a block's steps meet every slot of its
- * rings),
+ * rings; 130000 rows: segments long enough for several waves at 8-row bands),
  * against the float64 reference within the per-element bound; an image with an Inf and a NaN
  * is non-finite exactly where the reference is (an Inf may come out as NaN past one term: the
  * terms' infinities meet); planned calls by auto too; a plan of the wrong device or NULL is
@@ -371,7 +371,7 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
         int pad; /* an mh_pad, or -1: mode reflect with origin (1, -1) */
     } shapes[] = {{67, 1028, MH_PAD_SAME}, {40, 45, MH_PAD_VALID}, {33, 200, MH_PAD_FULL},
                   {70, 300, -1},         {3, 4, -1},             {701, 130, MH_PAD_SAME},
-                  {40000, 8, MH_PAD_SAME}};
+                  {40000, 8, MH_PAD_SAME}, {130000, 5, MH_PAD_SAME}};
     for (int which = 0; which < 5; ++which) {
         float filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
         int kr, kc;
