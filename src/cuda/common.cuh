@@ -66,13 +66,26 @@ static __host__ __device__ __forceinline__ bool mh_aligned16(const void *p) { re
 /* Elements of `elem` bytes before p's first 16-byte boundary (p is elem-aligned). */
 static inline size_t mh_head_to_16(const void *p, size_t elem) { return (16 - ((uintptr_t)p & 15)) % 16 / elem; }
 
-/* The blocks of `kernel` (threads a block, smem bytes of dynamic shared memory) that all the SMs
- * hold at once: one resident grid, at least one a SM. */
+/* The context's SMs (132, an H100's, where it has not read them). */
+static inline size_t mh_sm_count(const mh_context *ctx) { return ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132; }
+
+/* The blocks of `kernel` (threads a block, smem bytes of dynamic shared memory) an SM holds at
+ * once, at least one. */
+static inline mh_status mh_blocks_per_sm(mh_context *ctx, const void *kernel, int threads, size_t smem,
+                                         size_t *per_sm)
+{
+    int n = 0;
+    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem));
+    *per_sm = n > 0 ? (size_t)n : 1;
+    return MH_OK;
+}
+
+/* The blocks of `kernel` that all the SMs hold at once: one resident grid, at least one a SM. */
 static inline mh_status mh_resident_grid(mh_context *ctx, const void *kernel, int threads, size_t smem, size_t *blocks)
 {
-    int per_sm = 0;
-    MH_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-    *blocks = (size_t)(per_sm > 0 ? per_sm : 1) * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    size_t per_sm = 0;
+    MH_TRY(mh_blocks_per_sm(ctx, kernel, threads, smem, &per_sm));
+    *blocks = per_sm * mh_sm_count(ctx);
     return MH_OK;
 }
 
@@ -80,7 +93,7 @@ static inline mh_status mh_resident_grid(mh_context *ctx, const void *kernel, in
  * rest of the input is strided over), at least 1. The SM count comes from the context. */
 static inline size_t mh_resident_blocks(const mh_context *ctx, size_t n, size_t per_block)
 {
-    const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
+    const size_t sms = mh_sm_count(ctx);
     const size_t want = mh_ceil_div(n, per_block), most = sms * 8;
     return want < most ? (want ? want : 1) : most;
 }

@@ -522,11 +522,11 @@ enum { WAVES_FROM = 18 };
 static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes, int ry, int ahead_rows,
                               size_t strips, size_t out_rows, long long *segment)
 {
-    size_t slots = 0;
-    MH_TRY(mh_resident_grid(ctx, kernel, THREADS, bytes, &slots));
+    size_t per_sm = 0;
+    MH_TRY(mh_blocks_per_sm(ctx, kernel, THREADS, bytes, &per_sm));
+    const size_t slots = per_sm * mh_sm_count(ctx);
     size_t rows = mh_ceil_div(out_rows, slots > strips ? slots / strips : 1);
     if (rows >= (size_t)WAVES_FROM * (size_t)ahead_rows) {
-        const size_t per_sm = ctx->sm_count > 0 ? slots / (size_t)ctx->sm_count : 2;
         const size_t waves = per_sm > 2 ? per_sm : 2;
         rows = mh_ceil_div(out_rows, waves * slots > strips ? waves * slots / strips : 1);
     }
