@@ -26,11 +26,20 @@
  * Waiting: no call waits for the context's stream (or the device) except
  * mh_context_synchronize, mh_upload and mh_download (which copy synchronously), conv2d's
  * separable and lowrank variants called without a plan (they read the filter back to factor
- * it), a plan made of device memory, and conv2d's texture variant when its image changes (the
- * old texture object may still be read). `auto` never waits. One exception is CUDA's: the first
- * launch of a kernel in a process may wait for the device while CUDA loads its module (lazy
- * loading, the default since CUDA 12.2); CUDA_MODULE_LOADING=EAGER in the environment loads
- * every kernel when the process first uses the device instead.
+ * it), a plan made of device memory, conv2d's texture variant when its image changes (the old
+ * texture object may still be read), and the first calls into the vendor libraries: a call
+ * that makes a cuFFT plan (the fft-os and cufft rows on a shape whose plan the context does not
+ * keep; it keeps the 16 last used) waits for the device, and so may the first calls of cuBLAS,
+ * cuDNN and NPP in a process, which load their kernels as they first launch them. `auto` waits
+ * only there: conv1d's auto takes fft-os for masks past conv1d_fft_os_above_k taps (4097 on the
+ * H100), matmul's takes cuBLAS below the work tf32x3-wgmma is favoured at.
+ *
+ * Loading: mh_context_create loads every kernel of the library on its device, once per process
+ * and device, and may wait for the device while it does (0.3 s and 36 MiB of device memory on
+ * the H200). With CUDA's lazy loading, the default since CUDA 12.2, each kernel would otherwise
+ * load at its first launch, and a load waits for the whole device. On a device the library
+ * holds no machine code for (the driver compiles its kernels from PTX) they stay lazy: there a
+ * kernel's first launch may wait.
  */
 #ifndef MEMHIER_H
 #define MEMHIER_H

@@ -672,8 +672,8 @@ def test_host_weights_do_not_wait_for_the_stream(rng):
     are right once the stream catches up, also on a second stream."""
     cupy = pytest.importorskip("cupy")
     x = cupy.asarray(rng.standard_normal((64, 80)).astype(np.float32))
-    # once on an idle stream: the first launch of a kernel in a process may wait while CUDA loads
-    # it (lazy loading, include/memhier.h "Waiting"), the plan's upload kernel among them
+    # once on an idle stream: the first call makes the context, which loads the library's kernels
+    # and may wait for the device while it does (include/memhier.h "Loading")
     mnd.correlate(x, np.ones((2, 2), np.float32), mode="nearest")
     mnd.gaussian_filter(x, 2.0)
     busy = cupy.ones((8192, 8192), cupy.float32)

@@ -2,6 +2,7 @@
  * lazily created vendor resources and the lock that serializes calls on it. The detail of a
  * failure is kept per thread, so that threads sharing a context each read their own. */
 #include "internal.h"
+#include "kernel_loading.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -81,6 +82,11 @@ mh_status mh_context_create(mh_context **ctx, int device)
     if (pthread_mutex_init(&c->lock, NULL) != 0) {
         free(c);
         return MH_ERR_INTERNAL;
+    }
+    mh_device_guard guard; /* kernels loaded now: a first launch would wait for the device */
+    if (device != MH_CPU && mh_device_enter(c, &guard) == MH_OK) {
+        mh_load_kernels(device, c->cc);
+        mh_device_leave(&guard);
     }
     *ctx = c;
     return MH_OK;
