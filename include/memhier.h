@@ -29,10 +29,11 @@
  * it), a plan made of device memory, conv2d's texture variant when its image changes (the old
  * texture object may still be read), and the first calls into the vendor libraries: a call
  * that makes a cuFFT plan (the fft-os and cufft rows on a shape whose plan the context does not
- * keep; it keeps the 16 last used) waits for the device, and so may the first calls of cuBLAS,
- * cuDNN and NPP in a process, which load their kernels as they first launch them. `auto` waits
- * only there: conv1d's auto takes fft-os for masks past conv1d_fft_os_above_k taps (4097 on the
- * H100), matmul's takes cuBLAS below the work tf32x3-wgmma is favoured at.
+ * keep; it keeps the 16 last used) waits for the device, and so does a cuBLAS or cuDNN call that
+ * launches one of their kernels for the first time in the process (they load their kernels
+ * lazily: a cuBLAS call on a new shape may pick a new kernel and wait again; NPP likewise).
+ * `auto` waits only there: conv1d's auto takes fft-os for masks past conv1d_fft_os_above_k taps
+ * (4097 on the H100), matmul's takes cuBLAS below the work tf32x3-wgmma is favoured at.
  *
  * Loading: mh_context_create loads every kernel of the library on its device, once per process
  * and device, and may wait for the device while it does (0.3 s and 36 MiB of device memory on
