@@ -55,7 +55,6 @@ struct separable_params {
     /* term t's column factor u[t] (krows) and row factor v[t] (kcols) */
     float u[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1], v[MH_LOWRANK_MAX_RANK][MH_CONV2D_DIRECT_MAX_K + 1];
     int cols32; /* cols where a band's offsets (RY rows of cols, and a strip) fit an int; else 0 */
-    int symmetric; /* every term's v[j] == v[kcols - 1 - j] (the symmetric instances) */
 };
 
 /* Shared memory: BANDS input bands of RY rows (ncols loaded, sw apart) and a ring of horizontal
@@ -133,7 +132,7 @@ static __device__ __forceinline__ void horizontal(const separable_params &p, con
     store_ring_rows<RX, R>(l, ring, slot, y, x, o);
 }
 
-/* The same passes for row factors that read the same from either end (p.symmetric: a filter
+/* The same passes for row factors that read the same from either end (rows_symmetric: a filter
  * symmetric left to right, as a difference of Gaussians), KMAX odd and exact: the two taps
  * j and KMAX - 1 - j share a factor, so a thread adds their inputs once for all its terms,
  * sum_j<H v_t[j] (w[r + j] + w[r + KMAX - 1 - j]) + v_t[H] w[r + H]. At two terms of 21 that is
@@ -410,7 +409,6 @@ static mh_status factors_of(mh_context *ctx, const mh_conv2d_args *a, const char
         memcpy(p->u[t], u + t * a->krows, (size_t)a->krows * sizeof(float));
         memcpy(p->v[t], v + t * a->kcols, (size_t)a->kcols * sizeof(float));
     }
-    p->symmetric = rows_symmetric(p, r, a->kcols);
     *rank = r;
     return MH_OK;
 }
@@ -548,7 +546,7 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     p.border = {(int)a->mode, a->cval};
     p.cols32 = a->cols <= (size_t)(INT_MAX / 17) ? (int)a->cols : 0; /* bands of up to 16 rows */
     int ry = 8;
-    const kernel_fn kernel = kernel_for(a, rank, p.symmetric, &ry);
+    const kernel_fn kernel = kernel_for(a, rank, rows_symmetric(&p, rank, a->kcols), &ry);
     const separable_layout l = layout_for(ry, a->krows, a->kcols, rank);
     const size_t bytes = (size_t)l.floats * sizeof(float), strips = mh_ceil_div(a->out_cols + p.xshift, BW);
     if (a->out_rows == 0 || strips == 0) return MH_OK;

@@ -221,7 +221,7 @@ static size_t blocks_of(const mh_matmul_args *a, const tc_launch &l)
 static const tc_launch &launch_of(const mh_context *ctx, const mh_args *x, const tc_launch *launches)
 {
     if (x->config > 0) return launches[x->config - 1];
-    const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
+    const size_t sms = mh_sm_count(ctx);
     if (blocks_of(&x->matmul, launches[0]) >= sms) return launches[0];
     if (blocks_of(&x->matmul, launches[1]) >= sms) return launches[1];
     return launches[2];

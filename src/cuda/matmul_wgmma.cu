@@ -601,7 +601,7 @@ static_assert(sizeof configs / sizeof configs[0] + 1 == sizeof config_names / si
 wg_config config_of(const mh_context *ctx, const mh_args *x, int kind)
 {
     if (x->config > 0) return configs[x->config];
-    const size_t sms = ctx->sm_count > 0 ? (size_t)ctx->sm_count : 132;
+    const size_t sms = mh_sm_count(ctx);
     const mh_matmul_args *a = &x->matmul;
     const size_t mt = mh_ceil_div(a->m, (size_t)BM);
     const wg_config choices[] = {{256, true, 1}, {128, true, 1}, {64, true, 1}};

@@ -265,7 +265,7 @@ typedef struct axis_plan {
 } axis_plan;
 
 /* Blocks that fill the GPU twice over: where there are fewer, blocks share an axis. */
-static size_t wanted_blocks(const mh_context *ctx) { return 2 * 8 * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132); }
+static size_t wanted_blocks(const mh_context *ctx) { return 2 * 8 * mh_sm_count(ctx); }
 
 /* Blocks to share an axis of `tiles` tiles when `blocks` blocks are too few to fill the GPU. */
 static size_t splits_for(const mh_context *ctx, size_t blocks, size_t tiles)
@@ -396,7 +396,7 @@ static mh_status naive_run(mh_context *ctx, const mh_args *x)
 static int naive_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
     const mh_reduce_args *a = &x->reduce;
-    const size_t lanes = a->outer * a->inner, fewest = 32 * (size_t)(ctx->sm_count > 0 ? ctx->sm_count : 132);
+    const size_t lanes = a->outer * a->inner, fewest = 32 * mh_sm_count(ctx);
     if (lanes >= fewest || a->len <= 4096) return 1;
     snprintf(why, len, "%zu results of %zu values each: a thread a result leaves the GPU idle below %zu results (axis "
              "takes it)", lanes, a->len, fewest);
