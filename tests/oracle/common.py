@@ -1,8 +1,16 @@
 """What the CLI oracles share: running memhier, collecting failures, the work folder, and the
-references and bound of tests/reference.py."""
+references and bound of tests/reference.py.
+
+Cases run side by side (`submit`): each `memhier` process on a GPU spends most of its time
+starting CUDA, so the oracles keep MEMHIER_ORACLE_JOBS of them in flight (the cores, at most 8).
+A submitted case draws its random inputs before it is submitted (the generator is not shared
+between threads) and writes its files into a folder of its own."""
 import os
 import subprocess
 import sys
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -12,11 +20,22 @@ import reference  # noqa: E402  (tests/reference.py: the float64 references, one
 CLI, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
 failures = []
+_lock = threading.Lock()
+JOBS = int(os.environ.get("MEMHIER_ORACLE_JOBS", min(8, os.cpu_count() or 1)))
+_pool = ThreadPoolExecutor(max_workers=JOBS)
+_pending = []
 
 
 def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg, flush=True)
+    with _lock:
+        failures.append(msg)
+        print("FAIL:", msg, flush=True)
+
+
+def submit(case, *args, **kwargs):
+    """Runs case(*args, **kwargs) beside the others; finish() waits for them all (an exception in
+    one fails the oracle with its traceback)."""
+    _pending.append(_pool.submit(case, *args, **kwargs))
 
 
 def memhier(*args):
@@ -28,15 +47,14 @@ def path(name):
 
 
 def run_op(op, inputs, options=(), variant=None, device=None):
-    """`memhier run op` on arrays: inputs is [(flag, file name, array)], each saved in the work
-    folder. Returns the finished process and the output's path (removed beforehand)."""
+    """`memhier run op` on arrays: inputs is [(flag, file name, array)], each saved in a folder of
+    the call's own in the work folder. Returns the finished process and the output's path."""
     args = ["run", op]
+    folder = tempfile.mkdtemp(prefix=op + "-", dir=WORK)
     for flag, name, array in inputs:
-        np.save(path(name), array)
-        args += [flag, path(name)]
-    out = path("y.npy")
-    if os.path.exists(out):
-        os.remove(out)
+        np.save(os.path.join(folder, name), array)
+        args += [flag, os.path.join(folder, name)]
+    out = os.path.join(folder, "y.npy")
     args += [*options, "--out", out]
     args += ["--variant", variant] if variant else []
     args += ["--device", device] if device else []
@@ -84,5 +102,8 @@ def registry(op, reduced=False):
 
 
 def finish():
+    for case in _pending:
+        case.result()
+    _pool.shutdown()
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0

@@ -21,7 +21,7 @@ import os
 import sys
 
 import numpy as np
-from common import WORK, check_close, fail, finish, has_gpu, memhier, path, reference, registry, run_op
+from common import WORK, check_close, fail, finish, has_gpu, memhier, path, reference, registry, run_op, submit
 
 
 def expected(x, m, pad):
@@ -49,8 +49,8 @@ def main():
         for pad in ("valid", "same", "full"):
             if pad == "valid" and k > n:
                 continue
-            check_run(x, m, pad, None)
-            check_run(x, m, pad, None, device="cpu")
+            submit(check_run, x, m, pad, None)
+            submit(check_run, x, m, pad, None, device="cpu")
 
     # every variant this machine can run, on a few shapes each
     x = rng.uniform(-1, 1, 3001).astype(np.float32)
@@ -59,7 +59,7 @@ def main():
             continue
         device = "cpu" if backend == "cpu" else "0"
         for k, pad in ((31, "valid"), (64, "same"), (5, "full"), (1500, "same")):
-            check_run(x, rng.uniform(-1, 1, k).astype(np.float32), pad, name, device)
+            submit(check_run, x, rng.uniform(-1, 1, k).astype(np.float32), pad, name, device)
 
     check_batched(rng, gpu)
     check_modes(rng, gpu)
@@ -79,14 +79,24 @@ def check_batched(rng, gpu):
             m = rng.uniform(-1, 1, (batch, k) if per_signal else k).astype(np.float32)
             for pad in ("valid", "same", "full"):
                 for device in (("cpu", "0") if gpu else ("cpu",)):
-                    r, out = run_op("conv1d", [("--in", "bx.npy", x), ("--mask", "bm.npy", m)], ["--pad", pad], None,
-                                    device)
-                    what = f"batched {batch}x{n} k={k} per_signal={per_signal} pad={pad} device={device}"
-                    if r.returncode != 0:
-                        fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
-                        continue
-                    refs = [expected(x[b], m[b] if per_signal else m, pad) for b in range(batch)]
-                    check_close(what, np.load(out), np.stack([e[0] for e in refs]), np.stack([e[1] for e in refs]), k)
+                    submit(check_batched_run, x, m, per_signal, pad, device)
+
+
+def check_batched_run(x, m, per_signal, pad, device):
+    (batch, n), k = x.shape, m.shape[-1]
+    r, out = run_op("conv1d", [("--in", "bx.npy", x), ("--mask", "bm.npy", m)], ["--pad", pad], None, device)
+    what = f"batched {batch}x{n} k={k} per_signal={per_signal} pad={pad} device={device}"
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    refs = [expected(x[b], m[b] if per_signal else m, pad) for b in range(batch)]
+    check_close(what, np.load(out), np.stack([e[0] for e in refs]), np.stack([e[1] for e in refs]), k)
+
+
+def check_mode_run(x, m, options, device, ref, mag, what):
+    r, out = run_op("conv1d", [("--in", "x.npy", x), ("--mask", "m.npy", m)], options, None, device)
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    check_close(what, np.load(out), ref, mag, m.size)
 
 
 def check_modes(rng, gpu):
@@ -101,12 +111,8 @@ def check_modes(rng, gpu):
         ref, mag = reference.correlate1d_mode(x, m, mode, cval, origin)
         options = ["--mode", mode, "--cval", repr(cval), "--origin", str(origin)]
         for device in devices:
-            r, out = run_op("conv1d", [("--in", "x.npy", x), ("--mask", "m.npy", m)], options, None, device)
-            what = f"shape={shape} k={k} mode={mode} cval={cval} origin={origin} device={device}"
-            if r.returncode != 0:
-                fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
-                continue
-            check_close(what, np.load(out), ref, mag, k)
+            submit(check_mode_run, x, m, options, device, ref, mag, f"shape={shape} k={k} mode={mode} cval={cval} "
+                   f"origin={origin} device={device}")
     # each variant: the ones whose loaders apply modes compute, the others refuse with the reason
     x = rng.uniform(-1, 1, 3001).astype(np.float32)
     m = rng.uniform(-1, 1, 301).astype(np.float32)

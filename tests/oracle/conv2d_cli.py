@@ -5,7 +5,7 @@ usage: conv2d_cli.py MEMHIER_BINARY WORK_DIR
 
 - `memhier run conv2d` in every padding against scipy.signal.correlate2d (float64), with
   `auto` and with every variant this machine can run (separable on rank-1 filters; on a
-  full-rank filter it must refuse; walk on 3x3 and 5x5 filters, refusing 5x7);
+  full-rank filter it must refuse; walk on the square sizes it is compiled for, refusing 5x7);
 - `memhier filter` on a real photograph (tests/data/hopper.png, RGB, and its gray version
   as PGM) with every named filter and a .npy one, against scipy.ndimage.correlate with zero
   borders, rounded half up and clamped to 0..255;
@@ -21,13 +21,16 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 import zlib
 
 import numpy as np
-from common import CLI, WORK, check_close, check_named, fail, finish, has_gpu, memhier, path, reference, registry, run_op
+from common import CLI, WORK, check_close, check_named, fail, finish, has_gpu, memhier, path, reference, registry, run_op, \
+    submit
 from scipy import ndimage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+WALK_REFUSAL = "walk is compiled for"  # walk's refusal of a filter size it has no instance of
 PHOTO = os.path.join(HERE, "..", "data", "hopper.png")
 
 
@@ -144,8 +147,8 @@ def check_runs(rng, gpu):
         for pad in ("valid", "same", "full"):
             if pad == "valid" and (kr > h or kc > w):
                 continue
-            check_run(x, f, pad)
-            check_run(x, f, pad, device="cpu")
+            submit(check_run, x, f, pad)
+            submit(check_run, x, f, pad, device="cpu")
     x = rng.uniform(-1, 1, (101, 203)).astype(np.float32)
     full_rank = rng.uniform(-1, 1, (5, 7)).astype(np.float32)
     rank1 = np.outer(rng.uniform(-1, 1, 9), rng.uniform(-1, 1, 4)).astype(np.float32)
@@ -154,16 +157,16 @@ def check_runs(rng, gpu):
             continue
         device = "cpu" if backend == "cpu" else "0"
         if name in ("conv2d/separable", "conv2d/lowrank"):  # low-rank filters alone
-            check_run(x, rank1, "same", name, device)
-            check_run(x, full_rank, "same", name, device, must_refuse="within FP32 accuracy")
+            submit(check_run, x, rank1, "same", name, device)
+            submit(check_run, x, full_rank, "same", name, device, must_refuse="within FP32 accuracy")
             continue
-        if name == "conv2d/walk":  # compiled for 3 x 3 and 5 x 5 alone
-            for k, pad in ((3, "valid"), (5, "same"), (3, "full"), (5, "full")):
-                check_run(x, rng.uniform(-1, 1, (k, k)).astype(np.float32), pad, name, device)
-            check_run(x, full_rank, "same", name, device, must_refuse="3 x 3 and 5 x 5")
+        if name == "conv2d/walk":  # compiled for 3 x 3, 5 x 5 and 7 x 7 alone
+            for k, pad in ((3, "valid"), (5, "same"), (7, "same"), (3, "full"), (5, "full"), (7, "full")):
+                submit(check_run, x, rng.uniform(-1, 1, (k, k)).astype(np.float32), pad, name, device)
+            submit(check_run, x, full_rank, "same", name, device, must_refuse=WALK_REFUSAL)
             continue
         for f, pad in ((full_rank, "valid"), (rank1, "same"), (full_rank, "full")):
-            check_run(x, f, pad, name, device)
+            submit(check_run, x, f, pad, name, device)
     check_run_modes(rng, gpu, x, full_rank)
 
 
@@ -180,17 +183,19 @@ def check_run_modes(rng, gpu, x, f):
         for name, backend in [(None, "cpu"), (None, "gpu")] + (rows if mode == "reflect" else []):
             if backend != "cpu" and not gpu:
                 continue
-            r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)],
-                            ["--mode", mode, "--cval", repr(cval), "--origin", origin], name,
-                            "cpu" if backend == "cpu" else "0")
-            what = f"{name or 'auto'} on {backend} --mode {mode} --cval {cval} --origin {origin}"
-            if r.returncode == 1 and name and ("with zeros only" in r.stderr or "within FP32 accuracy" in r.stderr
-                                               or "3 x 3 and 5 x 5" in r.stderr):
-                continue
-            if r.returncode != 0:
-                fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
-                continue
-            check_close(what, np.load(out), ref, mag, f.size)
+            submit(check_run_mode, x, f, mode, cval, origin, name, backend, ref, mag)
+
+
+def check_run_mode(x, f, mode, cval, origin, name, backend, ref, mag):
+    r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)],
+                    ["--mode", mode, "--cval", repr(cval), "--origin", origin], name, "cpu" if backend == "cpu" else "0")
+    what = f"{name or 'auto'} on {backend} --mode {mode} --cval {cval} --origin {origin}"
+    if r.returncode == 1 and name and ("with zeros only" in r.stderr or "within FP32 accuracy" in r.stderr
+                                       or WALK_REFUSAL in r.stderr):
+        return
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    check_close(what, np.load(out), ref, mag, f.size)
 
 
 # ---- memhier filter on a photograph --------------------------------------------------------
@@ -222,9 +227,7 @@ def expected_image(img, f, mode=None):
 
 def check_filter(src, out_name, spec, f, variant=None, mode=None, decoded=None):
     """decoded: the input's pixels as a PNG or PNM, for inputs Python cannot read (JPEG)."""
-    out = path(out_name)
-    if os.path.exists(out):
-        os.remove(out)
+    out = os.path.join(tempfile.mkdtemp(prefix="filter-", dir=WORK), out_name)
     args = ["filter", src, out, "--filter", spec] + (["--variant", variant] if variant else []) + \
         (["--mode", mode] if mode else [])
     r = memhier(*args)
@@ -252,15 +255,15 @@ def check_filters(gpu):
              ("laplacian", None), ("sharpen", None), (path("odd.npy"), odd)]
     for spec, f in specs:
         f = named_filter(spec) if f is None else f
-        check_filter(PHOTO, "out.png", spec, f)
-        check_filter(gray_pgm, "out.pgm", spec, f)
+        submit(check_filter, PHOTO, "out.png", spec, f)
+        submit(check_filter, gray_pgm, "out.pgm", spec, f)
     variants = ["regtile", "shared", "separable"] if gpu else ["cpu-reference"]
     for v in variants:
-        check_filter(PHOTO, "out.ppm", "gaussian:2", named_filter("gaussian:2"), v)
+        submit(check_filter, PHOTO, "out.ppm", "gaussian:2", named_filter("gaussian:2"), v)
     # --mode: scipy.ndimage.correlate's placement and extension, even filters included
     for mode in ("reflect", "mirror", "nearest", "wrap", "constant"):
         for spec, f in (("sobel-x", None), ("box:4", None), (path("odd.npy"), odd)):
-            check_filter(PHOTO, "out.png", spec, named_filter(spec) if f is None else f, mode=mode)
+            submit(check_filter, PHOTO, "out.png", spec, named_filter(spec) if f is None else f, mode=mode)
     # JPEG (where this build reads it): memhier writes the photograph as JPEG and decodes it back
     # to PNG with the identity filter, then filters the JPEG; scipy filters the decoded pixels
     jpg, decoded = path("hopper.jpg"), path("hopper_decoded.png")

@@ -10,22 +10,26 @@ usage: histogram_cli.py MEMHIER_BINARY WORK_DIR
 import json
 import os
 import re
+import tempfile
 
 import numpy as np
-from common import fail, finish, has_gpu, memhier, path, reference, registry
+from common import WORK, fail, finish, has_gpu, memhier, path, reference, registry, submit
 
 
 def expected(x, lo, hi, width):
     return reference.histogram(x, lo, hi, width)
 
 
-def run_histogram(x, flags, variant, device):
-    """`memhier run histogram` on x with flags; (the process, the output's path)."""
-    np.save(path("x.npy"), x)
-    out = path("h.npy")
-    if os.path.exists(out):
-        os.remove(out)
-    args = ["run", "histogram", "--in", path("x.npy"), "--out", out, *flags]
+def run_histogram(x, flags, variant, device, weights=None):
+    """`memhier run histogram` on x with flags (and --weights), its files in a folder of its own;
+    (the process, the output's path)."""
+    folder = tempfile.mkdtemp(prefix="histogram-", dir=WORK)
+    np.save(os.path.join(folder, "x.npy"), x)
+    out = os.path.join(folder, "h.npy")
+    if weights is not None:
+        np.save(os.path.join(folder, "w.npy"), weights)
+        flags = ["--weights", os.path.join(folder, "w.npy"), *flags]
+    args = ["run", "histogram", "--in", os.path.join(folder, "x.npy"), "--out", out, *flags]
     args += ["--variant", variant] if variant else []
     args += ["--device", device] if device else []
     return memhier(*args), out
@@ -56,8 +60,7 @@ def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
 
 def check_weighted(x, w, flags, variant=None, device=None, edges=None):
     """--weights: float64 sums against numpy's (bincount for int32 values, histogram for float32)."""
-    np.save(path("w.npy"), w)
-    r, out = run_histogram(x, ["--weights", path("w.npy"), *flags], variant, device)
+    r, out = run_histogram(x, flags, variant, device, w)
     what = f"weighted {variant or 'auto'} {x.dtype} {' '.join(flags)} on {device or 'default'}"
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
@@ -134,8 +137,8 @@ def main():
             (floats, ["--bins", "64", "--range", "-1,1.0001"], 0, 0, 1, None), (dense, ["--bins", "97"], 0, 0, 1, None),
             (floats, ["--edges", path("edges.npy")], 0, 0, 1, edges)]
     for x, flags, lo, hi, width, e in runs:
-        check_run(x, flags, lo, hi, width, edges=e)
-        check_run(x, flags, lo, hi, width, device="cpu", edges=e)
+        submit(check_run, x, flags, lo, hi, width, edges=e)
+        submit(check_run, x, flags, lo, hi, width, device="cpu", edges=e)
     weights = rng.uniform(-1, 1, floats.shape).astype(np.float32)
     weighted_runs = [(ints, rng.uniform(-1, 1, ints.size).astype(np.float32), ["--bins", "256"], None),
                      (floats, weights, ["--bins", "64", "--range", "-1,1.0001"], None),
@@ -144,15 +147,15 @@ def main():
         if name.startswith("histogram/weighted"):  # weights only
             if gpu:
                 for x, w, flags, e in weighted_runs:
-                    check_weighted(x, w, flags, name, "0", edges=e)
+                    submit(check_weighted, x, w, flags, name, "0", edges=e)
             continue
         if backend == "cpu" or gpu:
             for x, flags, lo, hi, width, e in runs:
-                check_run(x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0", edges=e)
+                submit(check_run, x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0", edges=e)
     for x, w, flags, e in weighted_runs:
-        check_weighted(x, w, flags, edges=e)
-        check_weighted(x, w, flags, "cpu-reference", "cpu", edges=e)
-        check_weighted(x, w, flags, "cpu-omp", "cpu", edges=e)
+        submit(check_weighted, x, w, flags, edges=e)
+        submit(check_weighted, x, w, flags, "cpu-reference", "cpu", edges=e)
+        submit(check_weighted, x, w, flags, "cpu-omp", "cpu", edges=e)
     check_refusals()
     check_bench()
     return finish()

@@ -9,7 +9,7 @@ import json
 import os
 
 import numpy as np
-from common import check_close, fail, finish, has_gpu, memhier, path, reference, registry, run_op
+from common import check_close, fail, finish, has_gpu, memhier, path, reference, registry, run_op, submit
 
 
 def check_run(a, b, variant=None, device=None, tf32=False, vendor=False):
@@ -66,13 +66,13 @@ def main():
     for m, k, n in [(1, 1, 1), (3, 7, 2), (33, 17, 65), (130, 129, 127)]:
         a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
         b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
-        check_run(a, b)
-        check_run(a, b, device="cpu")
+        submit(check_run, a, b)
+        submit(check_run, a, b, device="cpu")
     a = rng.uniform(-1, 1, (45, 77)).astype(np.float32)
     b = rng.uniform(-1, 1, (77, 131)).astype(np.float32)
     for name, backend, tf32 in registry("matmul", reduced=True):
         if backend == "cpu" or gpu:
-            check_run(a, b, name, "cpu" if backend == "cpu" else "0", tf32, backend == "vendor")
+            submit(check_run, a, b, name, "cpu" if backend == "cpu" else "0", tf32, backend == "vendor")
     check_refusals(rng)
     check_bench()
     return finish()

@@ -8,17 +8,17 @@ usage: reduce_cli.py MEMHIER_BINARY WORK_DIR
 """
 import json
 import os
+import tempfile
 
 import numpy as np
-from common import fail, finish, has_gpu, memhier, path, reference, registry
+from common import WORK, fail, finish, has_gpu, memhier, path, reference, registry, submit
 
 
 def check_run(x, variant=None, device=None):
-    np.save(path("x.npy"), x)
-    out = path("s.npy")
-    if os.path.exists(out):
-        os.remove(out)
-    args = ["run", "reduce", "--in", path("x.npy"), "--out", out]
+    folder = tempfile.mkdtemp(prefix="reduce-", dir=WORK)
+    np.save(os.path.join(folder, "x.npy"), x)
+    out = os.path.join(folder, "s.npy")
+    args = ["run", "reduce", "--in", os.path.join(folder, "x.npy"), "--out", out]
     args += ["--variant", variant] if variant else []
     args += ["--device", device] if device else []
     r = memhier(*args)
@@ -40,27 +40,29 @@ def check_axes(rng, device):
     x[3, 4, 1] = np.nan
     xi = rng.integers(-1000, 1000, (17, 9)).astype(np.int32)
     for a, ops in ((x, ["sum", "mean", "min", "max", "argmin", "argmax"]), (xi, ["sum", "mean", "min", "max", "argmax"])):
-        np.save(path("a.npy"), a)
         for op in ops:
             for axis in [None, *range(-a.ndim, a.ndim)]:
-                out = path("r.npy")
-                if os.path.exists(out):
-                    os.remove(out)
-                args = ["run", "reduce", "--device", device, "--in", path("a.npy"), "--out", out, "--op", op]
-                args += ["--axis", str(axis)] if axis is not None else []
-                r = memhier(*args)
-                what = f"{op} {a.dtype} {a.shape} axis={axis} on {device}"
-                if r.returncode != 0:
-                    fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
-                    continue
-                got, want = np.load(out), np.asarray(getattr(np, op)(a, axis=axis))
-                want = want.reshape(want.shape or (1,))
-                # int32 means: the exact int64 sum over the count, numpy's a float64 pairwise sum
-                close = (np.allclose(got, want, rtol=2e-6, atol=1e-3, equal_nan=True) if op in ("sum", "mean")
-                         and (a.dtype == np.float32 or op == "mean")
-                         else np.array_equal(got, want, equal_nan=a.dtype == np.float32))
-                if got.dtype != want.dtype or got.shape != want.shape or not close:
-                    fail(f"{what}: {got.dtype} {got.shape} differs from numpy's {want.dtype} {want.shape}")
+                submit(check_axis, a, op, axis, device)
+
+
+def check_axis(a, op, axis, device):
+    folder = tempfile.mkdtemp(prefix="reduce-axis-", dir=WORK)
+    src, out = os.path.join(folder, "a.npy"), os.path.join(folder, "r.npy")
+    np.save(src, a)
+    args = ["run", "reduce", "--device", device, "--in", src, "--out", out, "--op", op]
+    args += ["--axis", str(axis)] if axis is not None else []
+    r = memhier(*args)
+    what = f"{op} {a.dtype} {a.shape} axis={axis} on {device}"
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    got, want = np.load(out), np.asarray(getattr(np, op)(a, axis=axis))
+    want = want.reshape(want.shape or (1,))
+    # int32 means: the exact int64 sum over the count, numpy's a float64 pairwise sum
+    close = (np.allclose(got, want, rtol=2e-6, atol=1e-3, equal_nan=True) if op in ("sum", "mean")
+             and (a.dtype == np.float32 or op == "mean")
+             else np.array_equal(got, want, equal_nan=a.dtype == np.float32))
+    if got.dtype != want.dtype or got.shape != want.shape or not close:
+        fail(f"{what}: {got.dtype} {got.shape} differs from numpy's {want.dtype} {want.shape}")
 
 
 def check_refusals():
@@ -98,12 +100,12 @@ def main():
     gpu = has_gpu()
     for n in (0, 1, 7, 2049, 100003):
         x = rng.uniform(-1000, 1000, n).astype(np.float32)
-        check_run(x)
-        check_run(x, device="cpu")
+        submit(check_run, x)
+        submit(check_run, x, device="cpu")
     x = rng.uniform(-1, 1, 50001).astype(np.float32)
     for name, backend in registry("reduce"):
         if backend == "cpu" or gpu:  # axis-naive, a thread a result, takes a whole array of <= 4096 alone
-            check_run(x[:4000] if name.endswith("axis-naive") else x, name, "cpu" if backend == "cpu" else "0")
+            submit(check_run, x[:4000] if name.endswith("axis-naive") else x, name, "cpu" if backend == "cpu" else "0")
     for device in ["cpu"] + (["0"] if gpu else []):
         check_axes(rng, device)
     check_refusals()

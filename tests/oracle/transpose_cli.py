@@ -9,7 +9,7 @@ import os
 import sys
 
 import numpy as np
-from common import check_named, fail, finish, has_gpu, memhier, path, registry, run_op
+from common import check_named, fail, finish, has_gpu, memhier, path, registry, run_op, submit
 
 
 def check_run(x, variant=None, device=None):
@@ -67,12 +67,12 @@ def main():
     shapes = [(1, 1), (1, 9), (9, 1), (16, 16), (33, 17), (70, 129), (257, 64)]
     for shape in shapes:
         x = rng.uniform(-1, 1, shape).astype(np.float32)
-        check_run(x)
-        check_run(x, device="cpu")
+        submit(check_run, x)
+        submit(check_run, x, device="cpu")
     x = rng.uniform(-1, 1, (45, 77)).astype(np.float32)
     for name, backend in registry("transpose"):
         if backend == "cpu" or gpu:
-            check_run(x, name, "cpu" if backend == "cpu" else "0")
+            submit(check_run, x, name, "cpu" if backend == "cpu" else "0")
     check_refusals(rng)
     check_bench()
     return finish()
