@@ -97,6 +97,24 @@ typedef enum mh_pad { MH_PAD_VALID = 0, MH_PAD_SAME, MH_PAD_FULL } mh_pad;
  * repeated as far as the filter reaches, so an image smaller than the filter is extended too. */
 typedef enum mh_mode { MH_MODE_CONSTANT = 0, MH_MODE_REFLECT, MH_MODE_MIRROR, MH_MODE_NEAREST, MH_MODE_WRAP } mh_mode;
 
+/* The accuracy a call's results keep, chosen by the caller (mh_context_set_precision):
+ *   per-element  every output within c eps32 sum_j |w_j| |x_j| of the exact result, its own
+ *                terms' magnitudes (the direct rows, lowrank within its SVD bound, the 3xTF32
+ *                tensor-core rows; what scipy.ndimage and cupyx compute). A dark pixel beside
+ *                bright ones keeps its digits.
+ *   normwise     the FFT rows allowed as well: |out - ref|_2 within 2e-6 |ref|_2 of a tile or
+ *                segment (docs/conv2d.md), so an output that nearly cancels carries an error of
+ *                the size of its neighbours' (scipy.signal.convolve's method='auto').
+ * A context starts normwise; `auto` then skips no row for accuracy. Under per-element it skips
+ * the rows whose accuracy is normwise (conv1d's and conv2d's FFT rows and cuDNN, which may pick
+ * an FFT algorithm); a row named explicitly runs whatever the contract. */
+typedef enum mh_precision { MH_PRECISION_NORMWISE = 0, MH_PRECISION_PER_ELEMENT } mh_precision;
+
+/* "normwise", "per-element"; "unknown-precision" for a value outside the enum. */
+const char *mh_precision_name(mh_precision p);
+/* Parses "normwise" or "per-element"; MH_ERR_INVALID_ARGUMENT otherwise. */
+mh_status mh_precision_parse(const char *name, mh_precision *precision);
+
 /* "constant", "reflect", ...; "unknown-mode" for a value outside the enum. */
 const char *mh_mode_name(mh_mode m);
 /* Parses a mode's name, or scipy's aliases "grid-constant", "grid-mirror" (reflect) and
@@ -118,6 +136,12 @@ mh_status mh_pad_parse(const char *name, mh_pad *pad);
 
 /* device: a CUDA device index, or MH_CPU. MH_ERR_NO_DEVICE when it does not exist. */
 mh_status mh_context_create(mh_context **ctx, int device);
+/* mh_context_create with flags: MH_CONTEXT_LAZY_LOADING skips loading every kernel (0.2-0.3 s on
+ * the H200), for a process that makes a call or two and has nothing else queued on the device
+ * (the memhier command line): each kernel then loads at its first launch, which waits for the
+ * device. Other bits: MH_ERR_INVALID_ARGUMENT. */
+#define MH_CONTEXT_LAZY_LOADING 1u
+mh_status mh_context_create_ex(mh_context **ctx, int device, unsigned flags);
 /* NULL is fine. No other thread may be using the context. */
 void mh_context_destroy(mh_context *ctx);
 /* cuda_stream: a cudaStream_t of the context's device, or NULL for the default stream; the
@@ -126,6 +150,10 @@ mh_status mh_context_set_stream(mh_context *ctx, void *cuda_stream);
 /* Waits for the context's stream; reports kernel faults that happened since the last call. */
 mh_status mh_context_synchronize(mh_context *ctx);
 int mh_context_device(const mh_context *ctx);
+/* The accuracy contract `auto` keeps on this context (mh_precision; a new context is
+ * normwise). One setting for every thread, as the stream is. */
+mh_status mh_context_set_precision(mh_context *ctx, mh_precision precision);
+mh_precision mh_context_precision(const mh_context *ctx);
 /* The detail of the calling thread's last failed call on this context ("" after a success, or
  * when that thread's last call was on another context). Never NULL; valid until the thread's
  * next call. */
@@ -192,6 +220,11 @@ int mh_variant_is_demonstration(const mh_variant_info *info);
  * matmul/cublas-tf32: TF32 products, ~1e-3 relative errors): auto never picks it; the tests
  * and the benchmark judge it against the TF32 bound (docs/matmul.md), not the FP32 one. */
 int mh_variant_is_reduced_precision(const mh_variant_info *info);
+
+/* The contract a variant's results keep: MH_PRECISION_NORMWISE for the FFT rows (and cuDNN),
+ * MH_PRECISION_PER_ELEMENT for the others (reduced-precision rows keep neither: they are judged
+ * against the TF32 bound). */
+mh_precision mh_variant_precision(const mh_variant_info *info);
 
 size_t mh_variant_count(mh_op op);
 const mh_variant_info *mh_variant(mh_op op, size_t index); /* NULL past the end */

@@ -39,6 +39,41 @@ static void test_contexts(void)
     CHECK(mh_device_info_get(ctx, NULL) == MH_ERR_INVALID_ARGUMENT, "NULL info accepted");
     mh_context_destroy(ctx);
     mh_context_destroy(NULL);
+    CHECK(mh_context_create_ex(&ctx, MH_CPU, 2u) == MH_ERR_INVALID_ARGUMENT && ctx == NULL, "unknown flag taken");
+    CHECK(mh_context_create_ex(&ctx, MH_CPU, MH_CONTEXT_LAZY_LOADING) == MH_OK, "lazy CPU context");
+    mh_context_destroy(ctx);
+}
+
+/* The accuracy contract: names, the context's setting and its refusals, the explanation's line,
+ * each row's contract (test_api_gpu checks auto's picks under it). */
+static void test_precision(void)
+{
+    mh_precision p;
+    CHECK(mh_precision_parse("per-element", &p) == MH_OK && p == MH_PRECISION_PER_ELEMENT, "per-element");
+    CHECK(mh_precision_parse("normwise", &p) == MH_OK && p == MH_PRECISION_NORMWISE, "normwise");
+    CHECK(mh_precision_parse("elementwise", &p) == MH_ERR_INVALID_ARGUMENT, "unknown contract accepted");
+    CHECK(!strcmp(mh_precision_name((mh_precision)7), "unknown-precision"), "name of 7");
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, MH_CPU) == MH_OK, "CPU context");
+    CHECK(mh_context_precision(ctx) == MH_PRECISION_NORMWISE, "a new context is normwise");
+    CHECK(mh_context_set_precision(ctx, (mh_precision)2) == MH_ERR_INVALID_ARGUMENT &&
+              strstr(mh_context_error(ctx), "precision = 2"), "precision 2: %s", mh_context_error(ctx));
+    CHECK(mh_context_precision(ctx) == MH_PRECISION_NORMWISE, "a refused setting changed the context");
+    CHECK(mh_context_set_precision(ctx, MH_PRECISION_PER_ELEMENT) == MH_OK &&
+              mh_context_precision(ctx) == MH_PRECISION_PER_ELEMENT, "set per-element");
+    const mh_variant_info *chosen;
+    CHECK(mh_conv2d_select(ctx, 64, 64, 11, 11, MH_PAD_SAME, &chosen) == MH_OK, "select");
+    CHECK(strstr(mh_context_explanation(ctx), "contract: per-element") != NULL, "explanation: %s",
+          mh_context_explanation(ctx));
+    mh_context_destroy(ctx);
+    const char *normwise[] = {"conv2d/fft-tile", "conv2d/fft-3pass", "conv2d/fft-os", "conv2d/cudnn",
+                              "conv1d/fft-fused", "conv1d/fft-os",    "conv1d/cufft",  "conv1d/cudnn"};
+    for (size_t i = 0; i < sizeof normwise / sizeof normwise[0]; ++i)
+        CHECK(mh_variant_precision(mh_variant_find(normwise[i])) == MH_PRECISION_NORMWISE, "%s", normwise[i]);
+    const char *direct[] = {"conv2d/regtile", "conv2d/walk", "conv2d/lowrank", "conv2d/tc", "conv2d/basic",
+                            "conv1d/regtile", "conv1d/tc",   "matmul/tf32x3-wgmma"};
+    for (size_t i = 0; i < sizeof direct / sizeof direct[0]; ++i)
+        CHECK(mh_variant_precision(mh_variant_find(direct[i])) == MH_PRECISION_PER_ELEMENT, "%s", direct[i]);
 }
 
 static void test_registry(void)
@@ -351,6 +386,7 @@ int main(void)
     test_error_threads();
     test_names();
     test_contexts();
+    test_precision();
     test_registry();
     test_bad_input();
     test_conv2d_bad_input();

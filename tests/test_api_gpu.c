@@ -189,6 +189,26 @@ int main(void)
               rule_k[r].pick);
     }
 
+    /* the per-element contract: auto skips the FFT rows (and cuDNN) on every shape, filters past
+     * the direct rows' 31 a side going to basic; normwise again restores the rules' picks */
+    CHECK(mh_context_set_precision(ctx, MH_PRECISION_PER_ELEMENT) == MH_OK, "per-element");
+    for (size_t r = 0; r < sizeof rule_k / sizeof rule_k[0]; ++r) {
+        const mh_variant_info *pick = NULL;
+        const size_t n = rule_k[r].n, kr = rule_k[r].krows, kc = rule_k[r].kcols;
+        CHECK(mh_conv2d_select(ctx, n, n, kr, kc, MH_PAD_SAME, &pick) == MH_OK &&
+                  mh_variant_precision(pick) == MH_PRECISION_PER_ELEMENT,
+              "per-element auto for %zu^2 and a %zux%zu filter picked %s", n, kr, kc, pick ? pick->name : "nothing");
+    }
+    CHECK(mh_conv2d_select(ctx, 1024, 1024, 63, 63, MH_PAD_SAME, &chosen) == MH_OK &&
+              !strcmp(chosen->name, "conv2d/basic"), "per-element 63 x 63: %s", chosen->name);
+    for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i)
+        CHECK(mh_conv1d_select(ctx, rule[i].n, rule[i].k, MH_PAD_VALID, &chosen) == MH_OK &&
+                  mh_variant_precision(chosen) == MH_PRECISION_PER_ELEMENT,
+              "per-element auto for n=%zu k=%zu chose %s", rule[i].n, rule[i].k, chosen->name);
+    CHECK(mh_context_set_precision(ctx, MH_PRECISION_NORMWISE) == MH_OK &&
+              mh_conv2d_select(ctx, 8192, 8192, 11, 11, MH_PAD_SAME, &chosen) == MH_OK &&
+              !strcmp(chosen->name, "conv2d/fft-tile"), "normwise again: %s", chosen->name);
+
     mh_device_info info;
     mh_ceilings c;
     CHECK(mh_device_info_get(ctx, &info) == MH_OK && info.sm_count > 0 && info.name[0], "device info");

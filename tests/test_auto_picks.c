@@ -87,7 +87,7 @@ static void conv2d_grid(void)
                     snprintf(shape, sizeof shape, "%zu^2 %dx%d %s", sides[s], ks[i], ks[j], p ? "valid" : "same");
                     line(&a, shape, cfg);
                 }
-    /* past the direct rows' 31 a side: fft-3pass, then fft-os */
+    /* past the direct rows' 31 a side: fft-3pass, then fft-os, then basic (per-element) */
     static const int large[][2] = {{32, 32}, {63, 63}, {127, 127}, {255, 3}, {1, 255}};
     static const char *const no_cfg[] = {NULL};
     for (size_t i = 0; i < sizeof large / sizeof large[0]; ++i) {

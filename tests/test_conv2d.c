@@ -32,7 +32,7 @@ static const tcase cases[] = {
     /* walk's 7 x 7 strips (34 rows, 128 columns a warp): warps inside the image (no checks) beside
      * the checked ones at every edge, strips cut short, columns no multiple of 4, misaligned */
     {1, 1, 7, 7, 0},      {100, 700, 7, 7, 0},  {75, 1028, 7, 7, 1},  {300, 517, 7, 7, 0},
-    /* past the direct rows' 31: fft-os, cudnn and the CPU rows; several tiles, a filter larger
+    /* past the direct rows' 31: the rows flagged MH_ROW_LARGE_FILTERS; several tiles, a filter larger
      * than the image, 255 taps along one axis */
     {100, 130, 63, 63, 0}, {70, 301, 33, 48, 1}, {40, 50, 127, 101, 0}, {257, 20, 255, 5, 0}, {1, 300, 1, 255, 1},
     {600, 700, 32, 32, 0},

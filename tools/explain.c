@@ -6,17 +6,17 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { E_DEVICE, E_N, E_K, E_BATCH, E_ROWS, E_COLS, E_KROWS, E_KCOLS, E_M, E_BINS, E_PAD, E_MODE, E_COUNT };
-static const char *const flags[] = {"--device", "--n", "--k",    "--batch", "--rows", "--cols", "--krows",
-                                    "--kcols",  "--m", "--bins", "--pad",   "--mode", NULL};
+enum { E_DEVICE, E_N, E_K, E_BATCH, E_ROWS, E_COLS, E_KROWS, E_KCOLS, E_M, E_BINS, E_PAD, E_MODE, E_PRECISION, E_COUNT };
+static const char *const flags[] = {"--device", "--n",   "--k",    "--batch", "--rows",      "--cols", "--krows",
+                                    "--kcols",  "--m",   "--bins", "--pad",   "--mode", "--precision", NULL};
 
 /* The sizes each op takes: required, then optional (the others are refused by name). */
 static const struct op_sizes {
     mh_op op;
-    int required[5], optional[4];
+    int required[5], optional[5];
 } op_sizes[] = {
-    {MH_OP_CONV1D, {E_N, E_K, -1}, {E_BATCH, E_PAD, E_MODE, -1}},
-    {MH_OP_CONV2D, {E_ROWS, E_COLS, E_KROWS, E_KCOLS, -1}, {E_PAD, E_MODE, -1}},
+    {MH_OP_CONV1D, {E_N, E_K, -1}, {E_BATCH, E_PAD, E_MODE, E_PRECISION, -1}},
+    {MH_OP_CONV2D, {E_ROWS, E_COLS, E_KROWS, E_KCOLS, -1}, {E_PAD, E_MODE, E_PRECISION, -1}},
     {MH_OP_TRANSPOSE, {E_ROWS, E_COLS, -1}, {-1}},
     {MH_OP_MATMUL, {E_M, E_K, E_N, -1}, {-1}},
     {MH_OP_REDUCE, {E_N, -1}, {-1}},
@@ -33,15 +33,14 @@ static int listed(const int *list, int flag)
 /* Every flag given is one the op takes, every required one is there; sizes parsed. */
 static int check_flags(const struct op_sizes *s, const char **v, size_t *size)
 {
-    for (int f = E_N; f < E_COUNT; ++f) {
-        if (f == E_PAD || f == E_MODE) continue;
+    for (int f = E_N; f < E_PAD; ++f) {
         const int req = listed(s->required, f), opt = listed(s->optional, f);
         if (v[f] && !req && !opt)
             return cli_error(CLI_USAGE, "explain %s: %s is not one of its sizes", mh_op_name(s->op), flags[f]);
         if (!v[f] && req) return cli_error(CLI_USAGE, "explain %s: %s is needed", mh_op_name(s->op), flags[f]);
         if (v[f] && cli_parse_count(flags[f], v[f], &size[f]) != CLI_OK) return CLI_USAGE;
     }
-    for (int f = E_PAD; f <= E_MODE; ++f)
+    for (int f = E_PAD; f <= E_PRECISION; ++f)
         if (v[f] && !listed(s->optional, f))
             return cli_error(CLI_USAGE, "explain %s: %s is not one of its sizes", mh_op_name(s->op), flags[f]);
     if (v[E_PAD] && v[E_MODE])
@@ -108,12 +107,11 @@ int cmd_explain(int argc, char **argv)
     int device = cli_default_device();
     if (v[E_DEVICE] && (rc = cli_parse_device(v[E_DEVICE], &device)) != CLI_OK) return rc;
     mh_context *ctx;
-    mh_status st = mh_context_create(&ctx, device);
-    if (st != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(st));
+    if ((rc = cli_context(device, v[E_PRECISION], &ctx)) != CLI_OK) return rc;
     const mh_variant_info *chosen = NULL;
-    st = select_for(ctx, op, size, pad, mode, bytes, &chosen);
+    mh_status st = select_for(ctx, op, size, pad, mode, bytes, &chosen);
     fputs(mh_context_explanation(ctx), stdout);
-    if (st == MH_OK) printf("auto runs %s\n", chosen->name);
+    if (st == MH_OK) printf("auto runs %s (%s)\n", chosen->name, mh_precision_name(mh_variant_precision(chosen)));
     else rc = cli_error(st == MH_ERR_INVALID_ARGUMENT ? CLI_USAGE : CLI_FAILED, "%s", mh_context_error(ctx));
     mh_context_destroy(ctx);
     return rc;

@@ -19,6 +19,9 @@ static const struct command {
      "             [--pad valid|same|full | --mode M [--cval C] [--origin O|R,C]] --out y.npy\n"
      "             (--mode: reflect, mirror, nearest, wrap or constant, as scipy.ndimage;\n"
      "             the output has the input's size)\n"
+     "             [--precision normwise|per-element]: the accuracy auto keeps (conv1d, conv2d;\n"
+     "             default normwise: the FFT rows allowed; per-element: every output within its\n"
+     "             own terms' FP32 bound, as scipy.ndimage computes)\n"
      "  run transpose [--variant V] [--device cpu|N] --in x.npy --out y.npy\n"
      "  run matmul [--variant V] [--device cpu|N] --a a.npy --b b.npy --out c.npy\n"
      "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
@@ -36,17 +39,19 @@ static const struct command {
      cmd_run},
     {"filter",
      "  filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]\n"
+     "                [--precision per-element|normwise]\n"
      "                               filter a PNG/JPEG/PGM/PPM image (gray or RGB, alpha passed\n"
      "                               through, 8 or 16 bits); SPEC is gaussian:SIGMA, box:K,\n"
      "                               sobel-x, sobel-y, laplacian, sharpen or a .npy filter;\n"
      "                               zeros past the borders, or the image extended by mode M\n"
      "                               (reflect, mirror, nearest, wrap, constant: scipy.ndimage's);\n"
      "                               OUT - is standard output; images over P pixels (default\n"
-     "                               67108864, ~0.9 GB held) are refused from their header\n",
+     "                               67108864, ~0.9 GB held) are refused from their header;\n"
+     "                               auto keeps the per-element contract unless told normwise\n",
      cmd_filter},
     {"explain",
-     "  explain conv1d --n N --k K [--batch B] [--pad P | --mode M]\n"
-     "  explain conv2d --rows R --cols C --krows KR --kcols KC [--pad P | --mode M]\n"
+     "  explain conv1d --n N --k K [--batch B] [--pad P | --mode M] [--precision P]\n"
+     "  explain conv2d --rows R --cols C --krows KR --kcols KC [--pad P | --mode M] [--precision P]\n"
      "  explain transpose --rows R --cols C\n"
      "  explain matmul --m M --k K --n N\n"
      "  explain reduce --n N\n"
@@ -164,7 +169,7 @@ int cmd_info(int argc, char **argv)
         }
     }
     mh_context *ctx;
-    mh_status s = mh_context_create(&ctx, device);
+    mh_status s = cli_context_create(&ctx, device);
     if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(s));
     mh_device_info d;
     mh_ceilings c;

@@ -45,7 +45,7 @@ typedef struct run_job {
     mh_context *ctx;
 } run_job;
 
-enum { F_VARIANT, F_DEVICE, F_IN, F_OUT, F_PAD, F_MODE, F_CVAL, F_ORIGIN, F_SECOND, F_COUNT };
+enum { F_VARIANT, F_DEVICE, F_IN, F_OUT, F_PAD, F_MODE, F_CVAL, F_ORIGIN, F_PRECISION, F_SECOND, F_COUNT };
 
 /* --cval: a float (nan and inf too, as scipy takes them). */
 static int parse_cval(const char *s, float *cval)
@@ -101,8 +101,8 @@ static int parse_placement(run_job *j, const char *const *v, int with_pad)
 static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, const char *second_flag, int with_pad,
                      int ndim)
 {
-    const char *const names[] = {"--variant", "--device", first_flag, "--out",   "--pad",
-                                 "--mode",    "--cval",   "--origin", second_flag, NULL};
+    const char *const names[] = {"--variant", "--device", first_flag,    "--out",     "--pad",
+                                 "--mode",    "--cval",   "--origin",    "--precision", second_flag, NULL};
     const char *v[F_COUNT] = {NULL};
     char cmd[32];
     snprintf(cmd, sizeof cmd, "run %s", j->op);
@@ -112,15 +112,16 @@ static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, 
     j->device = cli_default_device(), j->pad = MH_PAD_VALID;
     if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
     if ((rc = parse_placement(j, v, with_pad)) != CLI_OK) return rc;
+    if (v[F_PRECISION] && !with_pad) return cli_error(CLI_USAGE, "run %s takes no --precision", j->op);
+    mh_precision unused;
+    if (v[F_PRECISION] && (rc = cli_parse_precision(v[F_PRECISION], &unused)) != CLI_OK) return rc;
     if (!second_flag && (!v[F_IN] || !v[F_OUT]))
         return cli_error(CLI_USAGE, "run %s needs %s and --out", j->op, first_flag);
     if (second_flag && (!v[F_IN] || !v[F_SECOND] || !v[F_OUT]))
         return cli_error(CLI_USAGE, "run %s needs %s, %s and --out", j->op, first_flag, second_flag);
     if ((rc = read_float_array(j->op, first_flag, v[F_IN], ndim, &j->in)) != CLI_OK) return rc;
     if (second_flag && (rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, &j->second)) != CLI_OK) return rc;
-    mh_status s = mh_context_create(&j->ctx, j->device);
-    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
-    return CLI_OK;
+    return cli_context(j->device, v[F_PRECISION], &j->ctx);
 }
 
 /* Places the inputs and an output of out_count floats in the context's memory. */
@@ -340,7 +341,7 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
     const int int_mean = in->dtype == MH_I32 && kind == MH_REDUCE_MEAN;
     const mh_dtype out_type = kind >= MH_REDUCE_ARGMIN || (in->dtype == MH_I32 && kind == MH_REDUCE_SUM) ? MH_I64
                               : int_mean ? MH_F64 : in->dtype;
-    mh_status s = mh_context_create(&j->ctx, j->device);
+    mh_status s = cli_context_create(&j->ctx, j->device);
     if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
     const size_t lanes = outer * inner, size = mh_dtype_size(out_type);
     j->bin = (cli_buffer){in->data, NULL, in->count * 4};
@@ -396,7 +397,7 @@ static int run_reduce(int argc, char **argv)
     char err[512];
     if (mh_npy_read(v[2], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
     if (v[4] || v[5] || j.in.dtype != MH_F32 || j.in.ndim != 1) return run_reduce_axis(&j, v[4], v[5], v[2]);
-    mh_status s = mh_context_create(&j.ctx, j.device);
+    mh_status s = cli_context_create(&j.ctx, j.device);
     if (s != MH_OK) rc = cli_error(CLI_FAILED, "device %d: %s", j.device, mh_status_str(s));
     const size_t n = j.in.count;
     const mh_variant_info *picked = NULL;
@@ -527,7 +528,7 @@ static int write_histogram(run_job *j, const hist_call *c, int rc)
 {
     static const char *const values[] = {"int32", "uint8", "float32", "float32"};
     mh_status s = MH_OK;
-    if (rc == CLI_OK && (s = mh_context_create(&j->ctx, j->device)) != MH_OK)
+    if (rc == CLI_OK && (s = cli_context_create(&j->ctx, j->device)) != MH_OK)
         rc = cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
     if (rc == CLI_OK && !c->weights && mh_histogram_supports(j->ctx, j->variant, j->in.count, c->num_bins, c->kind) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j->ctx));

@@ -4,7 +4,9 @@
   stream (CuPy's, or torch.cuda.current_stream()); the call returns once the work is queued,
   like the frameworks' own operations.
 - NumPy arrays: on the CPU backend; or, with device=N (or a GPU context), copied to that GPU,
-  run there and copied back (three explicit copies a call: in, out, and a synchronize)."""
+  run there and copied back (three explicit copies a call: in, out, and a synchronize).
+- precision: the accuracy contract auto keeps for the call ('normwise' or 'per-element'), set on
+  the context before it."""
 import ctypes
 
 import numpy as np
@@ -20,7 +22,7 @@ class Call:
     for an operand (a staging buffer for a NumPy array run on a GPU), call.run(status) checks
     the status and finishes the call (copies back, frees)."""
 
-    def __init__(self, operands, device=None, context=None):
+    def __init__(self, operands, device=None, context=None, precision="normwise"):
         first = operands[0]
         self._staged = {}
         self._buffers = []
@@ -36,6 +38,7 @@ class Call:
             self.context = context if context is not None else default_context(where)
             if not self.context.is_cpu:
                 self.context.set_stream(0)
+        self.context.set_precision(precision)
         self.ctx = self.context.handle
 
     @staticmethod

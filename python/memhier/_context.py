@@ -24,13 +24,20 @@ def _device_index(device):
     raise ValueError(f"device: expected 'cpu', None, a CUDA device index >= 0 or 'cuda:N', got {device!r}")
 
 
+def precision_code(precision):
+    """An accuracy contract's name ('per-element' or 'normwise') as the library's code."""
+    if not isinstance(precision, str) or precision not in _native.PRECISIONS:
+        raise ValueError(f"precision: expected 'per-element' or 'normwise', got {precision!r}")
+    return _native.PRECISIONS[precision]
+
+
 class Context:
     """An explicit memhier context on `device` ('cpu' or a CUDA device index). Calls given
     `context=` run on it; close() (or a with block) frees its plans and workspaces."""
 
     def __init__(self, device=0):
         self.device = _device_index(device)
-        self._handle, self._stream = None, 0
+        self._handle, self._stream, self._precision = None, 0, _native.PRECISIONS["normwise"]
         handle = ctypes.c_void_p()
         status = lib.mh_context_create(ctypes.byref(handle), self.device)
         if status != 0:  # no context, so no detail to read: say what was asked
@@ -54,6 +61,15 @@ class Context:
         if stream_ptr != self._stream:
             check(lib.mh_context_set_stream(self.handle, ctypes.c_void_p(stream_ptr or None)), self.handle)
             self._stream = stream_ptr
+
+    def set_precision(self, precision):
+        """The accuracy contract auto keeps on this context: 'normwise' (a new context's: the FFT
+        rows allowed) or 'per-element' (every output within its own terms' FP32 bound). The
+        binding sets each call's before the call."""
+        code = precision_code(precision)
+        if code != self._precision:
+            check(lib.mh_context_set_precision(self.handle, code), self.handle)
+            self._precision = code
 
     def synchronize(self):
         """Waits for the context's stream (the stream of the last call's arrays)."""

@@ -85,6 +85,8 @@ PADS = {"valid": 0, "same": 1, "full": 2}
 MODES = {"constant": 0, "reflect": 1, "mirror": 2, "nearest": 3, "wrap": 4,
          "grid-constant": 0, "grid-mirror": 1, "grid-wrap": 4}
 CPU = -1  # MH_CPU
+# mh_precision: the accuracy contract auto keeps
+PRECISIONS = {"normwise": 0, "per-element": 1}
 
 _I, _S, _P, _C = ctypes.c_int, c_size, ctypes.c_void_p, ctypes.c_char_p
 _VI_PP = ctypes.POINTER(ctypes.POINTER(VariantInfo))
@@ -93,6 +95,8 @@ _PROTOTYPES = {
     "mh_context_create": (_I, [ctypes.POINTER(c_ctx), _I]),
     "mh_context_destroy": (None, [c_ctx]),
     "mh_context_set_stream": (_I, [c_ctx, _P]),
+    "mh_context_set_precision": (_I, [c_ctx, _I]),
+    "mh_variant_precision": (_I, [ctypes.POINTER(VariantInfo)]),
     "mh_context_synchronize": (_I, [c_ctx]),
     "mh_context_device": (_I, [c_ctx]),
     "mh_context_error": (_C, [c_ctx]),

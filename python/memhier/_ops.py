@@ -27,13 +27,23 @@ def _placement(pad, mode, cval, origin, axes):
     return None, mode_arg(mode), cval_arg(cval), origins
 
 
-def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0, origin=0):
+PRECISION_DOC = """precision: the accuracy auto keeps. 'normwise' (the default, as
+    scipy.signal.convolve's method='auto'): auto may take an FFT row, whose error is bounded by
+    the norms of a tile's inputs (rel_l2 <= 2e-6), so an output that nearly cancels beside bright
+    ones carries their error; 'per-element': every output within c eps32 sum |w| |x| of its own
+    terms (the direct rows, as scipy.ndimage computes). A variant named explicitly runs whatever
+    the contract."""
+
+
+def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0, origin=0,
+           precision="normwise"):
     """out[..., i] = sum_j x[..., i + j - lpad] * mask[..., j] (cross-correlation, as
     scipy.signal.correlate). x: 1-D (n,) or 2-D (batch, n); mask: 1-D (k,), one mask for every
     signal, or 2-D (batch, k), one per signal. pad: 'valid' (the default: n - k + 1 outputs),
     'same' (n, the mask's anchor at (k - 1) // 2) or 'full' (n + k - 1), zeros past the ends.
     mode (instead of pad): scipy.ndimage.correlate1d's 'reflect', 'mirror', 'nearest', 'wrap' or
-    'constant' (with cval), n outputs, the anchor at k // 2 + origin; any k."""
+    'constant' (with cval), n outputs, the anchor at k // 2 + origin; any k. precision: see
+    PRECISION_DOC."""
     xs = _arrays.operand(x, "x", F32, (1, 2))
     ms = _arrays.operand(mask, "mask", F32, (1, 2))
     _arrays.same_place(xs, ms)
@@ -45,7 +55,7 @@ def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=Non
     if len(ms.shape) == 2 and (not batched or ms.shape[0] != batch):
         raise ValueError(f"mask: shape {ms.shape}; a 2-D mask holds one mask per signal of a 2-D x "
                          f"(x has shape {xs.shape})")
-    call = Call([xs, ms], device, context)
+    call = Call([xs, ms], device, context, precision)
     stride = k if len(ms.shape) == 2 else 0
     if mode_code is not None:
         os_ = _arrays.output(out, xs, "out", tuple(xs.shape), F32)
@@ -67,11 +77,13 @@ def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=Non
 
 
 def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0,
-           origin=0):
+           origin=0, precision="normwise"):
     """out[r, c] = sum_{i,j} image[r + i - lpr, c + j - lpc] * filter[i, j], filter sides 1 to
-    255 (past 31: fft-3pass, fft-os, cudnn and the CPU rows), any shape; pad per dimension as in conv1d (default 'valid'). mode (instead of pad):
-    scipy.ndimage.correlate's boundary modes, cval and origin (one int or (rows, cols)), the
-    image's size out; memhier.ndimage.correlate is the full scipy signature."""
+    255 (past 31: fft-3pass, fft-os, basic, cudnn and the CPU rows), any shape; pad per dimension
+    as in conv1d (default 'valid'). mode (instead of pad): scipy.ndimage.correlate's boundary
+    modes, cval and origin (one int or (rows, cols)), the image's size out;
+    memhier.ndimage.correlate is the full scipy signature (per-element by default). precision:
+    see PRECISION_DOC."""
     im = _arrays.operand(image, "image", F32, (2,))
     fi = _arrays.operand(filter, "filter", F32, (2,))
     _arrays.same_place(im, fi)
@@ -79,7 +91,7 @@ def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, conte
     name = variant_arg(variant)
     (rows, cols), (krows, kcols) = im.shape, fi.shape
     out_rows, out_cols = ctypes.c_size_t(), ctypes.c_size_t()
-    call = Call([im, fi], device, context)
+    call = Call([im, fi], device, context, precision)
     if mode_code is not None:
         os_ = _arrays.output(out, im, "out", (rows, cols), F32)
         call.run(lib.mh_conv2d_mode(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, mode_code,

@@ -21,13 +21,18 @@ class Variant(NamedTuple):
     summary: str
     demonstration: bool  # wrong by design (histogram/racy): auto never picks it
     reduced_precision: bool  # TF32 products (matmul/tf32): auto never picks it
+    precision: str  # the contract its results keep: 'per-element', or 'normwise' (the FFT rows)
 
 
 def _variant(info_ptr):
     v = info_ptr.contents
     return Variant(v.name.decode(), _native.OPS[v.op], _native.BACKENDS[v.backend], v.rung, v.memory.decode(),
                    v.source.decode(), v.summary.decode(), bool(lib.mh_variant_is_demonstration(info_ptr)),
-                   bool(lib.mh_variant_is_reduced_precision(info_ptr)))
+                   bool(lib.mh_variant_is_reduced_precision(info_ptr)),
+                   _PRECISION_NAMES[lib.mh_variant_precision(info_ptr)])
+
+
+_PRECISION_NAMES = {code: name for name, code in _native.PRECISIONS.items()}
 
 
 def variants(op=None):
@@ -119,13 +124,15 @@ def _sepfilter_desc(shape):
     return desc
 
 
-def select(op, device=0, context=None, explain=False, **shape):
+def select(op, device=0, context=None, explain=False, precision="normwise", **shape):
     """The variant `auto` runs for a problem on a device, e.g. select('conv1d', n=1 << 24,
-    k=2047), select('matmul', m=4096, k=4096, n=4096, device='cpu'). explain=True returns
-    (variant, why): why is the text `memhier explain` prints (the device's rules, the rule with
-    this problem's numbers, every candidate's answer)."""
+    k=2047), select('matmul', m=4096, k=4096, n=4096, device='cpu'), under the accuracy contract
+    `precision` ('normwise' or 'per-element'; memhier.variants() gives each row's). explain=True
+    returns (variant, why): why is the text `memhier explain` prints (the contract, the device's
+    rules, the rule with this problem's numbers, every candidate's answer)."""
     fn, args = _selector(op, shape)
     ctx = context if context is not None else default_context(device)
+    ctx.set_precision(precision)
     chosen = ctypes.POINTER(_native.VariantInfo)()
     check(fn(ctx.handle, *args, ctypes.byref(chosen)), ctx.handle)
     name = chosen.contents.name.decode()

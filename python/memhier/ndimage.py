@@ -261,7 +261,7 @@ def _library_plan(call, host):
     return _kept(_PLANS, (call.context.device, host.shape, host.tobytes()), lambda: _LibraryPlan(call, host))
 
 
-def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context, host_w=None):
+def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context, precision, host_w=None):
     """The library's call on float32 contiguous arrays: x and y one image (H, W) or a stack
     (N, H, W) of them, w the 2-D weights on x's device. Weights that came from the host (host_w)
     run through their plan: no row reads them back, and auto may take lowrank."""
@@ -270,7 +270,7 @@ def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context, host_w=
     os_ = _arrays.operand(y, "output", "float32", (2, 3))
     rows, cols = im.shape[-2:]
     krows, kcols = fi.shape
-    call = Call([im, fi], device, context)
+    call = Call([im, fi], device, context, precision)
     if host_w is not None and tuple(host_w.shape) == (krows, kcols):
         plan = _library_plan(call, host_w)
         call.run(lib.mh_conv2d_planned_mode(call.ctx, variant_arg(variant), plan.handle, call.ptr(im),
@@ -414,8 +414,8 @@ def _typed(src, out, output, plan):
         return False
     fi = _arrays.operand(plan.w, "weights", "float32", (2,))
     rows, cols = (int(n) for n in src.shape[-2:])
-    variant, device, context = plan.options
-    call = Call([src, fi, out], device, context)
+    variant, device, context, precision = plan.options
+    call = Call([src, fi, out], device, context, precision)
     try:
         call.run(lib.mh_conv2d_typed(call.ctx, variant_arg(variant), call.ptr(src), _NATIVE_DTYPES[src.dtype.name],
                                      math.prod(src.shape[:-2]), rows, cols, call.ptr(fi), *fi.shape, plan.mode,
@@ -426,9 +426,9 @@ def _typed(src, out, output, plan):
     return True
 
 
-def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip):
+def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip, precision):
     src = _array(input)
-    plan = _plan(src, weights, axes, mode, cval, origin, flip, (variant, device, context))
+    plan = _plan(src, weights, axes, mode, cval, origin, flip, (variant, device, context, precision))
     out = _result(output, src)
     if _typed(src, out, output, plan):
         return out.obj
@@ -437,21 +437,24 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
 
 @accepts_foreign_arrays
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
-              device=None, context=None):
+              device=None, context=None, precision="per-element"):
     """scipy.ndimage.correlate: out[p] = sum_i X[p + i - (k // 2 + origin)] * weights[i] over the
     filtered axes (every axis, or `axes`), X the input extended past its edges by `mode`.
     Weights of any rank: over the last two axes one launch for the whole array; over two other
     axes, those moved last first (a copy); over three or more, a 2-D correlation per weight
-    index of the slower axes. variant, device and context as in memhier.conv2d."""
-    return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip=False)
+    index of the slower axes. variant, device and context as in memhier.conv2d. precision:
+    'per-element' (the default, scipy's accuracy: every output within c eps32 sum |w| |x| of its
+    own terms, a dark pixel beside bright ones included), or 'normwise' to let auto take the FFT
+    rows (faster for many taps; an output's error then follows its tile's brightest inputs)."""
+    return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, False, precision)
 
 
 @accepts_foreign_arrays
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
-             device=None, context=None):
+             device=None, context=None, precision="per-element"):
     """scipy.ndimage.convolve: correlate with the weights reversed along each axis (and each
-    origin mirrored, as scipy does)."""
-    return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip=True)
+    origin mirrored, as scipy does); precision as in correlate."""
+    return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, True, precision)
 
 
 # ---- 1-D filters along an axis, and the filters scipy composes from them ----------------------

@@ -173,6 +173,57 @@ def test_walk_stacks_every_origin(rng):
                       device=0)
 
 
+HDR_SIDES = [(3, 3), (5, 5), (7, 7), (11, 11), (15, 15), (21, 21), (31, 31), (9, 31)]
+
+
+@pytest.mark.parametrize("k", HDR_SIDES)
+def test_high_dynamic_range_keeps_per_element_accuracy(rng, k):
+    """scipy's accuracy by default: on an image with 1% of its pixels 1e6 times brighter, every
+    output of correlate and convolve within its own terms' FP32 bound (no mean term), on the GPU
+    (where auto would take an FFT row under the normwise contract) and on the CPU; the planned
+    path (host weights) and device weights alike."""
+    x = reference.high_dynamic_range(rng, (384, 416))
+    w = rng.uniform(-1, 1, k).astype(np.float32)
+    devices = [None] + ([0] if has_cuda_device() else [])
+    ref, mag = reference.correlate2d_mode(x, w, "reflect")
+    flipped, fmag = reference.correlate2d_mode(x, w[::-1, ::-1], "reflect", origin=tuple(-(1 - s % 2) for s in k))
+    for device in devices:
+        for got, want, m, what in ((mnd.correlate(x, w, device=device), ref, mag, "correlate"),
+                                   (mnd.convolve(x, w, device=device), flipped, fmag, "convolve")):
+            worst = reference.worst_violation(got, want, m, w.size, per_element=True)
+            assert worst is None, f"{what} {k} on {device}: {worst}"
+        normwise = memhier.conv2d(x, w, mode="reflect", device=device)  # memhier.conv2d's default contract
+        assert reference.worst_violation(normwise, ref, mag, w.size) is None, f"conv2d {k} on {device}"
+        if device is not None:
+            picked = memhier.select("conv2d", device=device, precision="per-element", rows=384, cols=416, krows=k[0],
+                                    kcols=k[1], mode="reflect")
+            row = {v.name: v for v in memhier.variants("conv2d")}[picked]
+            assert row.precision == "per-element", f"{k}: auto picks {picked} under per-element"
+
+
+def test_precision_argument(rng):
+    """precision is checked by name; 'normwise' lets auto take the FFT rows on a GPU, where the
+    rows it may pick carry the contract memhier.variants() names."""
+    x = rng.uniform(0, 1, (64, 64)).astype(np.float32)
+    w = np.ones((5, 5), np.float32)
+    for bad in ("elementwise", None, 1):
+        with pytest.raises(ValueError, match="precision"):
+            mnd.correlate(x, w, precision=bad)
+        with pytest.raises(ValueError, match="precision"):
+            memhier.conv2d(x, w, precision=bad)
+    got = mnd.correlate(x, w, precision="normwise")
+    assert_close(got, *reference.correlate2d_mode(x, w, "reflect"), w.size, "normwise on the CPU")
+    precisions = {v.name: v.precision for v in memhier.variants()}
+    assert precisions["conv2d/fft-tile"] == precisions["conv1d/fft-os"] == "normwise"
+    assert precisions["conv2d/regtile"] == precisions["conv2d/lowrank"] == "per-element"
+    if has_cuda_device():
+        shape = dict(rows=2048, cols=2048, krows=15, kcols=15)
+        assert precisions[memhier.select("conv2d", precision="normwise", **shape)] == "normwise"
+        assert precisions[memhier.select("conv2d", precision="per-element", **shape)] == "per-element"
+        name, why = memhier.select("conv2d", precision="per-element", explain=True, **shape)
+        assert "contract: per-element" in why and "the context asks per-element" in why, why
+
+
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_gpu_rows(rng, mode):

@@ -17,7 +17,7 @@ static mh_status cudnn_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"conv1d/cudnn", MH_OP_CONV1D, MH_BACKEND_VENDOR, 10, "vendor", "cuDNN",
       "cudnnConvolutionForward, 1-row 2-D convolution, FP32 (TF32 off), fastest non-Winograd algorithm, timed once per shape"},
-     cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN},
+     cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN, NULL, MH_ROW_NORMWISE},
 };
 
 MH_ROW_GROUP(mh_conv1d_cudnn_rows, rows)

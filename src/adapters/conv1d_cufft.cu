@@ -144,7 +144,7 @@ static mh_status cufft_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"conv1d/cufft", MH_OP_CONV1D, MH_BACKEND_VENDOR, 11, "vendor", "cuFFT",
       "full-size R2C/C2R FFT convolution, plans cached in the context"},
-     cufft_supports, cufft_run, NULL, 0, MH_LIB_CUFFT},
+     cufft_supports, cufft_run, NULL, 0, MH_LIB_CUFFT, NULL, MH_ROW_NORMWISE},
 };
 
 MH_ROW_GROUP(mh_conv1d_cufft_rows, rows)

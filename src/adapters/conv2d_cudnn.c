@@ -19,7 +19,7 @@ static mh_status cudnn_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"conv2d/cudnn", MH_OP_CONV2D, MH_BACKEND_VENDOR, 11, "vendor", "cuDNN",
       "cudnnConvolutionForward on one channel, FP32 (TF32 off), fastest non-Winograd algorithm, timed once per shape"},
-     cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN, NULL, MH_ROW_LARGE_FILTERS},
+     cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN, NULL, MH_ROW_LARGE_FILTERS | MH_ROW_NORMWISE},
 };
 
 MH_ROW_GROUP(mh_conv2d_cudnn_rows, rows)

@@ -133,15 +133,19 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 {
     const mh_conv2d_args *a = &args->conv2d;
     if (past_direct(a) && !(row->flags & MH_ROW_LARGE_FILTERS)) {
-        snprintf(why, len, "%s = %d: it takes filters up to %d x %d (fft-os, cudnn and the CPU rows take them up to "
-                 "%d x %d)", a->krows > MH_CONV2D_DIRECT_MAX_K ? "krows" : "kcols",
+        char takers[256];
+        snprintf(why, len, "%s = %d: it takes filters up to %d x %d (%s take them up to %d x %d)",
+                 a->krows > MH_CONV2D_DIRECT_MAX_K ? "krows" : "kcols",
                  a->krows > MH_CONV2D_DIRECT_MAX_K ? a->krows : a->kcols, MH_CONV2D_DIRECT_MAX_K,
-                 MH_CONV2D_DIRECT_MAX_K, MH_CONV2D_MAX_K, MH_CONV2D_MAX_K);
+                 MH_CONV2D_DIRECT_MAX_K, mh_rows_with(MH_OP_CONV2D, MH_ROW_LARGE_FILTERS, takers, sizeof takers),
+                 MH_CONV2D_MAX_K, MH_CONV2D_MAX_K);
         return 0;
     }
     if (!mh_conv2d_is_typed(a) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
-    snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on walk, regtile and "
-             "cpu-omp)", mh_dtype_name(a->in_type), mh_dtype_name(a->out_type));
+    char takers[256];
+    snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on %s)",
+             mh_dtype_name(a->in_type), mh_dtype_name(a->out_type),
+             mh_rows_with(MH_OP_CONV2D, MH_ROW_IMAGE_DTYPES, takers, sizeof takers));
     return 0;
 }
 
@@ -271,7 +275,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const fft_tile[] = {"fft-tile", "tc", "regtile", "stream", "shared", "basic", NULL};
     static const char *const lowrank_fft_tile[] = {"lowrank", "fft-tile", "tc", "regtile", "stream", "shared", "basic",
                                                    NULL};
-    static const char *const large[] = {"fft-3pass", "fft-os", NULL};
+    /* basic, the one direct row of any size, for the per-element contract */
+    static const char *const large[] = {"fft-3pass", "fft-os", "basic", NULL};
     static const char *const walk7[] = {"walk", "fft-tile", "regtile", "stream", "shared", "basic", NULL};
     static const char *const walk7_lowrank[] = {"walk", "lowrank", "fft-tile", "regtile", "stream", "shared", "basic",
                                                 NULL};
@@ -293,7 +298,8 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
     char why[512];
     if (past_direct(&a->conv2d)) {
         snprintf(buf, len, "a %d x %d filter is past the direct rows' %d a side: fft-3pass (512 x 512 overlap-save "
-                 "tiles, on-chip transforms in three passes), then fft-os (overlap-save on cuFFT)",
+                 "tiles, on-chip transforms in three passes), then fft-os (overlap-save on cuFFT), then basic (direct, "
+                 "one thread an output: the per-element contract's row)",
                  a->conv2d.krows, a->conv2d.kcols, MH_CONV2D_DIRECT_MAX_K);
         return;
     }

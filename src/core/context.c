@@ -51,10 +51,13 @@ int mh_cuda_device_count(void)
     return cached;
 }
 
-mh_status mh_context_create(mh_context **ctx, int device)
+mh_status mh_context_create(mh_context **ctx, int device) { return mh_context_create_ex(ctx, device, 0); }
+
+mh_status mh_context_create_ex(mh_context **ctx, int device, unsigned flags)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     *ctx = NULL;
+    if (flags & ~(unsigned)MH_CONTEXT_LAZY_LOADING) return MH_ERR_INVALID_ARGUMENT;
     if (device != MH_CPU && (device < 0 || device >= mh_cuda_device_count()))
         return MH_ERR_NO_DEVICE;
     mh_context *c = calloc(1, sizeof *c);
@@ -84,7 +87,7 @@ mh_status mh_context_create(mh_context **ctx, int device)
         return MH_ERR_INTERNAL;
     }
     mh_device_guard guard; /* kernels loaded now: a first launch would wait for the device */
-    if (device != MH_CPU && mh_device_enter(c, &guard) == MH_OK) {
+    if (device != MH_CPU && !(flags & MH_CONTEXT_LAZY_LOADING) && mh_device_enter(c, &guard) == MH_OK) {
         mh_load_kernels(device, c->cc);
         mh_device_leave(&guard);
     }
@@ -131,6 +134,28 @@ mh_status mh_context_set_stream(mh_context *ctx, void *cuda_stream)
     ctx->stream = cuda_stream;
     mh_context_unlock(ctx);
     return MH_OK;
+}
+
+mh_status mh_context_set_precision(mh_context *ctx, mh_precision precision)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if ((unsigned)precision > MH_PRECISION_PER_ELEMENT)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "precision = %d is not normwise (%d) or per-element (%d)",
+                       (int)precision, MH_PRECISION_NORMWISE, MH_PRECISION_PER_ELEMENT);
+    mh_context_lock(ctx);
+    ctx->precision = precision;
+    mh_context_unlock(ctx);
+    return MH_OK;
+}
+
+mh_precision mh_context_precision(const mh_context *ctx)
+{
+    if (!ctx) return MH_PRECISION_NORMWISE;
+    mh_context_lock((mh_context *)ctx);
+    const mh_precision p = ctx->precision;
+    mh_context_unlock((mh_context *)ctx);
+    return p;
 }
 
 void *mh_context_stream(mh_context *ctx)

@@ -31,6 +31,17 @@ static int row_supports(const mh_context *ctx, const mh_row *row, const mh_args 
     return row->supports(ctx, a, why, len);
 }
 
+/* Why auto never takes the row on this context (a race shown on purpose, reduced precision, a
+ * normwise bound under the per-element contract), or NULL where it may. */
+static const char *never_auto(const mh_context *ctx, const mh_row *row)
+{
+    if (mh_variant_is_demonstration(&row->info)) return "wrong by design";
+    if (mh_variant_is_reduced_precision(&row->info)) return "reduced precision";
+    if (ctx->precision == MH_PRECISION_PER_ELEMENT && (row->flags & MH_ROW_NORMWISE))
+        return "its error is bounded normwise; the context asks per-element";
+    return NULL;
+}
+
 /* auto's first candidate after `after` (NULL: from the start) that supports the problem; where
  * none does, first_why (when not NULL) gets the first candidate's reason. */
 static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *after, char *first_why, size_t len)
@@ -40,8 +51,7 @@ static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *a
     int skipping = after != NULL, first = 1;
     for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
         const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
-        /* a race shown on purpose, or a reduced-precision row, is never auto's */
-        if (!row || mh_variant_is_demonstration(&row->info) || mh_variant_is_reduced_precision(&row->info)) continue;
+        if (!row || never_auto(ctx, row)) continue;
         if (skipping) {
             skipping = row != after;
             continue;
@@ -62,7 +72,8 @@ mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, con
     if (is_auto(variant)) {
         char first_why[320] = "";
         if (!(row = auto_row(ctx, a, NULL, first_why, sizeof first_why)))
-            return mh_fail(ctx, MH_ERR_UNSUPPORTED, "auto: no %s variant supports %s here (%s)", t->name, problem,
+            return mh_fail(ctx, MH_ERR_UNSUPPORTED, "auto: no %s variant supports %s here under the %s contract (%s)",
+                           t->name, problem, mh_precision_name(ctx->precision),
                            first_why[0] ? first_why : "no candidate on this backend");
     } else {
         const mh_variant_info *info = mh_variant_lookup(a->op, variant);
@@ -172,6 +183,9 @@ void mh_explain(mh_context *ctx, const mh_args *a, char *buf, size_t len)
         append(buf, len, &used, "on GPU %d, %s (compute capability %d.%d, %d SMs); auto's rules: %s%s\n", ctx->device,
                ctx->name, ctx->cc / 10, ctx->cc % 10, ctx->sm_count, r->device,
                strcmp(r->device, ctx->name) ? " (the fallback: no rules were measured on this device)" : "");
+    append(buf, len, &used, "contract: %s%s\n", mh_precision_name(ctx->precision),
+           ctx->precision == MH_PRECISION_PER_ELEMENT ? " (every output within its own terms' FP32 bound; normwise rows skipped)"
+                                                      : " (the FFT rows' normwise bound allowed)");
     if (t->explain && !mh_is_cpu(ctx)) {
         char rule[1024];
         t->explain(ctx, a, rule, sizeof rule);
@@ -183,9 +197,9 @@ void mh_explain(mh_context *ctx, const mh_args *a, char *buf, size_t len)
         const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
         if (!row) continue;
         append(buf, len, &used, "  %-24s ", row->info.name);
-        if (mh_variant_is_demonstration(&row->info) || mh_variant_is_reduced_precision(&row->info)) {
-            append(buf, len, &used, "never auto's (%s)\n",
-                   mh_variant_is_demonstration(&row->info) ? "wrong by design" : "reduced precision");
+        const char *never = never_auto(ctx, row);
+        if (never) {
+            append(buf, len, &used, "never auto's (%s)\n", never);
             continue;
         }
         why[0] = '\0';
@@ -194,6 +208,7 @@ void mh_explain(mh_context *ctx, const mh_args *a, char *buf, size_t len)
             continue;
         }
         append(buf, len, &used, "%s", chosen ? "would run it" : "RUNS IT");
+        if (!chosen) append(buf, len, &used, " (%s)", mh_precision_name(mh_variant_precision(&row->info)));
         if (row->config_for) append(buf, len, &used, " (configuration %s)", row->config_for(ctx, a));
         append(buf, len, &used, "\n");
         chosen = 1;

@@ -49,6 +49,7 @@ typedef struct mh_slot {
 struct mh_context {
     int device;      /* CUDA ordinal or MH_CPU */
     void *stream;    /* cudaStream_t; NULL is the legacy default stream */
+    mh_precision precision; /* the contract auto keeps (mh_context_set_precision) */
     void *workspace; /* device scratch, grown on demand, reused between calls */
     size_t workspace_bytes;
     int sm_count;    /* the device's SMs, read once at creation (0 on the CPU) */
@@ -306,7 +307,14 @@ enum {
     /* takes weighted histograms (mh_histogram_weighted); WEIGHTED_ONLY: and nothing else */
     MH_ROW_WEIGHTS = 1u << 5,
     MH_ROW_WEIGHTED_ONLY = 1u << 6,
+    /* its error is bounded normwise (FFT rounding spread over a tile or segment), not per
+     * output: auto skips it under MH_PRECISION_PER_ELEMENT */
+    MH_ROW_NORMWISE = 1u << 7,
 };
+
+/* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),
+ * for texts that list the rows taking a problem; "none" where no row does. */
+const char *mh_rows_with(mh_op op, unsigned flags, char *buf, size_t len);
 
 /* Each backend file exports its rows as one group: MH_ROW_GROUP(mh_conv1d_cpu_rows, rows). */
 typedef const mh_row *(*mh_row_group)(size_t *count);

@@ -3,6 +3,7 @@
  * the CLI's list, the tests and the benchmark all read it here. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const mh_op_table *const tables[MH_OP_COUNT] = {
@@ -55,6 +56,29 @@ int mh_variant_is_demonstration(const mh_variant_info *info)
 int mh_variant_is_reduced_precision(const mh_variant_info *info)
 {
     return info && (mh_row_of(info)->flags & MH_ROW_REDUCED_PRECISION) != 0;
+}
+
+mh_precision mh_variant_precision(const mh_variant_info *info)
+{
+    return info && (mh_row_of(info)->flags & MH_ROW_NORMWISE) ? MH_PRECISION_NORMWISE : MH_PRECISION_PER_ELEMENT;
+}
+
+const char *mh_rows_with(mh_op op, unsigned flags, char *buf, size_t len)
+{
+    size_t used = 0, count = 0, total = 0;
+    for (size_t i = 0; i < mh_variant_count(op); ++i)
+        total += (mh_row_of(mh_variant(op, i))->flags & flags) == flags;
+    buf[0] = '\0';
+    for (size_t i = 0; i < mh_variant_count(op) && used < len; ++i) {
+        const mh_variant_info *v = mh_variant(op, i);
+        if ((mh_row_of(v)->flags & flags) != flags) continue;
+        const char *shortname = strchr(v->name, '/') ? strchr(v->name, '/') + 1 : v->name;
+        ++count;
+        const int n = snprintf(buf + used, len - used, "%s%s", count == 1 ? "" : count == total ? " and " : ", ",
+                               shortname);
+        if (n > 0) used += (size_t)n;
+    }
+    return count ? buf : "none";
 }
 
 const char *mh_op_name(mh_op op)

@@ -64,6 +64,27 @@ const char *mh_mode_name(mh_mode m)
     return "unknown-mode";
 }
 
+const char *mh_precision_name(mh_precision p)
+{
+    switch (p) {
+    case MH_PRECISION_NORMWISE: return "normwise";
+    case MH_PRECISION_PER_ELEMENT: return "per-element";
+    }
+    return "unknown-precision";
+}
+
+mh_status mh_precision_parse(const char *name, mh_precision *precision)
+{
+    static const mh_precision all[] = {MH_PRECISION_NORMWISE, MH_PRECISION_PER_ELEMENT};
+    if (!name || !precision) return MH_ERR_INVALID_ARGUMENT;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i)
+        if (strcmp(name, mh_precision_name(all[i])) == 0) {
+            *precision = all[i];
+            return MH_OK;
+        }
+    return MH_ERR_INVALID_ARGUMENT;
+}
+
 const char *mh_dtype_name(mh_dtype t)
 {
     switch (t) {

@@ -253,8 +253,8 @@ static mh_status shuffle_run(mh_context *ctx, const mh_args *x) { return with_co
 
 static const mh_row rows[] = {
     {{"conv2d/basic", MH_OP_CONV2D, MH_BACKEND_CUDA, 1, "global", "seed 004",
-      "one thread per output, bounds check on every tap (conv2D_basic)"},
-     grid_supports, basic_run, NULL},
+      "one thread per output, bounds check on every tap (conv2D_basic); any filter size"},
+     grid_supports, basic_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_LARGE_FILTERS},
     {{"conv2d/const", MH_OP_CONV2D, MH_BACKEND_CUDA, 2, "global+constant", "seed 004",
       "basic with the filter in constant memory (conv2D_constant_mem)"},
      grid_supports, const_run, NULL},

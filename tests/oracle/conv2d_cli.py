@@ -198,6 +198,29 @@ def check_run_mode(x, f, mode, cval, origin, name, backend, ref, mag):
     check_close(what, np.load(out), ref, mag, f.size)
 
 
+def check_precision(rng, gpu):
+    """--precision: on an image with 1% of its pixels 1e6 times brighter, per-element keeps every
+    output within its own terms' bound; the default (normwise) within the FFT rows' bound; a bad
+    name is a usage error."""
+    x = reference.high_dynamic_range(rng, (200, 300))
+    f = rng.uniform(-1, 1, (15, 15)).astype(np.float32)
+    ref, mag = reference.correlate2d_mode(x, f, "reflect")
+    for device in ["cpu"] + (["0"] if gpu else []):
+        for precision in ("per-element", None):
+            options = ["--mode", "reflect"] + (["--precision", precision] if precision else [])
+            r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)], options, None, device)
+            what = f"--precision {precision or '(default)'} on {device}"
+            if r.returncode != 0:
+                fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+                continue
+            worst = reference.worst_violation(np.load(out), ref, mag, f.size, per_element=precision is not None)
+            if worst:
+                fail(f"{what}: y{worst[0]} = {worst[1]!r}, float64 {worst[2]!r} (bound {worst[3]:.3g})")
+    r, _ = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)], ["--precision", "exact"])
+    if r.returncode != 2 or "--precision 'exact'" not in r.stderr:
+        fail(f"--precision exact: exit {r.returncode} {r.stderr.strip()!r}; a usage error naming it expected")
+
+
 # ---- memhier filter on a photograph --------------------------------------------------------
 
 def named_filter(spec):
@@ -408,6 +431,7 @@ def main():
     gpu = has_gpu()
     print("GPU present:", gpu, flush=True)
     check_runs(rng, gpu)
+    check_precision(rng, gpu)
     check_filters(gpu)
     check_tiny_sigma()
     check_refusals(rng)
