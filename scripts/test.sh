@@ -10,12 +10,18 @@
 # Where everything is present (the GPU machine, which has no network) it installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+# Each phase's end and the time so far, so that a slow phase shows in the log.
+phase() { echo "test.sh: $1 done at $((SECONDS - started)) s"; }
 MEMHIER_NEED_PYTHON=1 source scripts/setup.sh
+phase setup
 
 jobs=$(nproc)
 cmake -S . -B build -DPython3_EXECUTABLE="$PY"
 cmake --build build -j "$jobs"
+phase build
 (cd build && ctest --output-on-failure -j "$jobs")
+phase ctest
 
 # The installed library, used by a plain C program: CMake package and pkg-config file.
 rm -rf build/install build/example
@@ -43,9 +49,11 @@ fi
 "$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python \
   -Ccmake.define.MEMHIER_PREBUILT_LIBRARY="$PWD/build/libmemhier.so" -Cbuild-dir=build/skbuild-prebuilt .
 (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .)
+phase pytest
 # The report: the README's and docs' measured tables must be what scripts/report.py makes of
 # the committed results (a drift names the table), and the plots must draw.
 "$PY" scripts/report.py --check
 "$PY" scripts/tune.py --check
 "$PY" scripts/report.py --outdir build/report >/dev/null
-echo "all tests passed"
+phase report
+echo "all tests passed in $((SECONDS - started)) s"

@@ -738,7 +738,7 @@ int main(int argc, char **argv)
     size_t runs = 0;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
         const tcase *c = &cases[ci];
-        if (c->rows * c->cols > max_n) continue;
+        if (c->rows * c->cols > max_n || !test_in_shard(ci)) continue;
         for (size_t pi = 0; pi < sizeof placements / sizeof placements[0]; ++pi)
             for (int rank1 = 0; rank1 <= 1; ++rank1) {
                 const placement *pl = &placements[pi];
@@ -768,11 +768,10 @@ int main(int argc, char **argv)
         printf("%zux%zu with %zux%zu done (%zu runs so far)\n", c->rows, c->cols, c->kr, c->kc, runs);
         fflush(stdout);
     }
-    check_stacks(ctx, gpu, seed);
-    check_typed(ctx, gpu, seed);
-    check_lowrank(ctx, gpu, seed);
-    check_lowrank_large(ctx, gpu, seed);
-    check_planned(ctx, gpu, seed);
+    void (*const checks[])(mh_context *, int, unsigned long long) = {check_stacks, check_typed, check_lowrank,
+                                                                      check_lowrank_large, check_planned};
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
+        if (test_in_shard(i)) checks[i](ctx, gpu, seed);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_conv2d gpu" : "test_conv2d cpu");
 }

@@ -200,6 +200,20 @@ static size_t test_max_n(void)
     return e ? (size_t)strtoull(e, NULL, 10) : (size_t)-1;
 }
 
+/* MEMHIER_TEST_SHARD="i/n" (0 <= i < n): a long test run as n processes side by side (the test
+ * command registers such shards with ctest); part `index` of its work is this shard's when
+ * index % n == i. Without the variable every part is. */
+static int test_in_shard(size_t index)
+{
+    static long shard = -1, shards = 1;
+    if (shard < 0) {
+        const char *e = getenv("MEMHIER_TEST_SHARD");
+        if (!e || sscanf(e, "%ld/%ld", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards)
+            shard = 0, shards = 1;
+    }
+    return (long)(index % (size_t)shards) == shard;
+}
+
 /* MEMHIER_TEST_TRACE=1 names each run before it starts, so that a run that takes the process
  * down (under compute-sanitizer, say) is the last one named. */
 static void test_trace(const char *name, int config, const char *what)

@@ -161,7 +161,7 @@ def check_runs(rng, gpu):
             submit(check_run, x, full_rank, "same", name, device, must_refuse="within FP32 accuracy")
             continue
         if name == "conv2d/walk":  # compiled for 3 x 3, 5 x 5 and 7 x 7 alone
-            for k, pad in ((3, "valid"), (5, "same"), (7, "same"), (3, "full"), (5, "full"), (7, "full")):
+            for k, pad in ((3, "valid"), (5, "same"), (7, "same"), (3, "full"), (5, "full")):  # 7 x 7: same alone
                 submit(check_run, x, rng.uniform(-1, 1, (k, k)).astype(np.float32), pad, name, device)
             submit(check_run, x, full_rank, "same", name, device, must_refuse=WALK_REFUSAL)
             continue
