@@ -451,12 +451,17 @@ static int parse_range(const char *s, double *lo, double *hi)
 }
 
 /* numpy.histogram's edges over the data's own min and max: numpy.linspace in float32 arithmetic
- * (the data's float32 min and max are its start and stop), as numpy computes it. 1 on NaN. */
+ * (the data's float32 min and max are its start and stop), as numpy computes it. Where numpy
+ * raises, prints its reason and returns CLI_FAILED: data holding NaN or +-inf (the range is not
+ * finite), and a range that gives no `bins` finite, increasing edges (max - min past float32's
+ * range, or more bins than the floats between min and max). */
 static int edges_from_data(const float *x, size_t n, int bins, float *e)
 {
     float first = 0.0f, last = 1.0f; /* numpy's range for no data */
     for (size_t i = 0; i < n; ++i) {
-        if (isnan(x[i])) return 1;
+        if (!isfinite(x[i]))
+            return cli_error(CLI_FAILED, "--in: the data hold %s, so their range is not finite; give --range",
+                             isnan(x[i]) ? "NaN" : x[i] > 0 ? "inf" : "-inf");
         if (i == 0 || x[i] < first) first = x[i];
         if (i == 0 || x[i] > last) last = x[i];
     }
@@ -467,7 +472,12 @@ static int edges_from_data(const float *x, size_t n, int bins, float *e)
         e[i] = y + first;
     }
     e[bins] = last;
-    return 0;
+    for (int i = 0; i < bins; ++i)
+        if (!isfinite(e[i]) || !(e[i] < e[i + 1]))
+            return cli_error(CLI_FAILED, "--bins %d: the data's range [%.9g, %.9g] gives no %d finite, increasing bins in "
+                             "float32 (numpy raises too); give --range or fewer bins", bins, (double)first,
+                             (double)last, bins);
+    return CLI_OK;
 }
 
 /* --edges E.npy: 1-D float32, at least two, increasing (repeats allowed), no NaN. (Edges in
@@ -602,8 +612,7 @@ static int run_histogram_float(run_job *j, const char *const *v)
     if (rc == CLI_OK && v[H_BINS] && !v[H_RANGE]) {
         edges = malloc(((size_t)bins + 1) * sizeof *edges);
         if (!edges) rc = cli_error(CLI_FAILED, "out of host memory for %d edges", bins);
-        else if (edges_from_data(j->in.data, j->in.count, bins, edges))
-            rc = cli_error(CLI_FAILED, "--in: the data hold NaN, so their range is not finite; give --range");
+        else rc = edges_from_data(j->in.data, j->in.count, bins, edges);
     }
     mh_array w = {0};
     if (rc == CLI_OK && v[H_WEIGHTS] && (rc = read_weights(v[H_WEIGHTS], j->in.count, &w)) == CLI_OK) c.weights = w.data;

@@ -87,7 +87,15 @@ def check_refusals():
     np.save(f32, np.zeros(4, np.float32))
     np.save(i32, np.zeros(4, np.int32))
     np.save(path("u8.npy"), np.zeros(4, np.uint8))
+    # data whose own range gives no finite bins: numpy raises, memhier must not count zeros
+    inf, wide, narrow = path("inf.npy"), path("wide.npy"), path("narrow.npy")
+    np.save(inf, np.array([1, 2, -np.inf], np.float32))
+    np.save(wide, np.array([-3e38, 0, 3e38], np.float32))
+    np.save(narrow, np.array([1, np.nextafter(np.float32(1), np.float32(2))], np.float32))
     cases = [
+        (["run", "histogram", "--in", inf, "--bins", "4", "--out", out], "the data hold -inf"),
+        (["run", "histogram", "--in", wide, "--bins", "4", "--out", out], "no 4 finite, increasing bins"),
+        (["run", "histogram", "--in", narrow, "--bins", "10", "--out", out], "no 10 finite, increasing bins"),
         (["run", "histogram", "--in", f32, "--out", out], "--bins (and --range) or --edges"),
         (["run", "histogram", "--in", f32, "--bins", "4", "--range", "1,0", "--out", out], "LO <= HI"),
         (["run", "histogram", "--in", f32, "--bins", "4", "--range", "0,inf", "--out", out], "two finite"),
