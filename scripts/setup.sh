@@ -6,7 +6,8 @@ export PATH="/usr/local/cuda/bin:$PATH"
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
   echo "installing Debian packages: $*"
-  sudo_if_needed apt-get update -qq
+  # short timeouts: on a machine without a package registry (the GPU machine) this fails fast
+  sudo_if_needed apt-get update -qq -o Acquire::Retries=0 -o Acquire::http::Timeout=5 -o Acquire::https::Timeout=5
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
 
