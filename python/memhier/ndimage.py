@@ -655,9 +655,12 @@ def _gaussian_weights(sigma, order, radius):
     """The sampled Gaussian of standard deviation sigma on -radius .. radius, normalised to sum 1,
     or its exact derivative of any order, as scipy's gaussian_filter1d defines it: the normalised
     samples times q(x), where q_0 = 1 and q_{n+1} = q_n' - x q_n / sigma^2 (the derivative of
-    q_n(x) exp(-x^2 / 2 sigma^2) over the exponential)."""
+    q_n(x) exp(-x^2 / 2 sigma^2) over the exponential). x / sigma is taken first, so that a sigma
+    whose square underflows gives the limit (1 at the centre, 0 elsewhere: the identity, as scipy
+    gives it) rather than 0 / 0."""
     x = np.arange(-radius, radius + 1, dtype=np.float64)
-    phi = np.exp(-0.5 * x * x / (sigma * sigma))
+    z = x / sigma
+    phi = np.exp(-0.5 * z * z)
     phi /= phi.sum()
     q = np.polynomial.Polynomial([1.0])
     for _ in range(order):
@@ -673,9 +676,12 @@ def _radius(sigma, truncate, radius):
     return int(float(truncate) * float(sigma) + 0.5)
 
 
+MAX_ORDER = 1024  # the derivative's polynomial takes order^2 steps to build (scipy's an (order + 1)^2 matrix)
+
+
 def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
-        raise ValueError(f"order = {order!r}: a Gaussian's derivative order is an int from 0")
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= MAX_ORDER:
+        raise ValueError(f"order = {order!r}: a Gaussian's derivative order is an int from 0 to {MAX_ORDER}")
     if not float(sigma) > 0:
         raise ValueError(f"sigma = {sigma!r}; expected a positive number")
     r = _radius(sigma, truncate, radius)

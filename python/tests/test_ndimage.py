@@ -285,6 +285,22 @@ def test_gaussian_filters(rng, mode):
     close_to_scipy(mnd.gaussian_laplace(x, 1.3, mode=mode), want, 80.0, "gaussian_laplace")
 
 
+def test_gaussian_limits(rng):
+    """A sigma whose square underflows is the identity, as scipy gives it (not NaN, not zeros);
+    a derivative order past MAX_ORDER (2**70, 10**7) is refused at once, naming it."""
+    x = rng.uniform(0, 200, (9, 11)).astype(np.float32)
+    for image in (x, x.astype(np.uint8), x.astype(np.int16)):
+        for sigma in (1e-200, 1e-30, (1e-200, 2.0)):
+            want = nd.gaussian_filter(image, sigma)
+            got = mnd.gaussian_filter(image, sigma)
+            assert got.dtype == want.dtype and np.allclose(got, want, rtol=1e-6, atol=1), (image.dtype, sigma)
+    for order in (2**70, 10**7, mnd.MAX_ORDER + 1, -1):
+        with pytest.raises(ValueError, match=f"order = {order}"):
+            mnd.gaussian_filter(x, 1.0, order=order)
+        with pytest.raises(ValueError, match=f"order = {order}"):
+            mnd.gaussian_filter1d(x, 1.0, order=order)
+
+
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_uniform_and_edge_filters(rng, mode):
     x = rng.standard_normal((31, 26)).astype(np.float32)
