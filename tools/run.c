@@ -149,6 +149,10 @@ static int run_finish(run_job *j, mh_status s)
     return rc;
 }
 
+/* Where summary lines go: standard error when the output itself goes to standard output
+ * (--out -), so that the .npy written there stays whole; set by cmd_run. */
+static FILE *summary;
+
 static void run_cleanup(run_job *j)
 {
     cli_release(j->ctx, &j->bin);
@@ -209,11 +213,11 @@ static int run_conv1d(int argc, char **argv)
     else
         snprintf(where, sizeof where, "pad=%s", mh_pad_name(j.pad));
     if (rc == CLI_OK && batched)
-        printf("%s: batch=%zu n=%zu k=%zu (%s) %s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked), batch, n, k,
-               per_signal ? "a mask per signal" : "one mask", where, batch, j.out_shape[1], j.out_path);
+        fprintf(summary, "%s: batch=%zu n=%zu k=%zu (%s) %s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked), batch, n, k,
+                         per_signal ? "a mask per signal" : "one mask", where, batch, j.out_shape[1], j.out_path);
     else if (rc == CLI_OK)
-        printf("%s: n=%zu k=%zu %s -> %zu outputs in %s\n", chosen_name(&j, picked), n, k, where, j.out_shape[0],
-               j.out_path);
+        fprintf(summary, "%s: n=%zu k=%zu %s -> %zu outputs in %s\n", chosen_name(&j, picked), n, k, where, j.out_shape[0],
+                         j.out_path);
     run_cleanup(&j);
     return rc;
 }
@@ -249,8 +253,8 @@ static int run_conv2d(int argc, char **argv)
     else
         snprintf(where, sizeof where, "pad=%s", mh_pad_name(j.pad));
     if (rc == CLI_OK)
-        printf("%s: %zu x %zu image, %zu x %zu filter, %s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked), rows,
-               cols, kr, kc, where, j.out_shape[0], j.out_shape[1], j.out_path);
+        fprintf(summary, "%s: %zu x %zu image, %zu x %zu filter, %s -> %zu x %zu outputs in %s\n", chosen_name(&j, picked), rows,
+                         cols, kr, kc, where, j.out_shape[0], j.out_shape[1], j.out_path);
     run_cleanup(&j);
     return rc;
 }
@@ -270,7 +274,7 @@ static int run_transpose(int argc, char **argv)
     }
     if (rc == CLI_OK) rc = run_finish(&j, mh_transpose(j.ctx, j.variant, j.bin.mem, rows, cols, j.bout.mem));
     if (rc == CLI_OK)
-        printf("%s: %zu x %zu -> %zu x %zu in %s\n", chosen_name(&j, picked), rows, cols, cols, rows, j.out_path);
+        fprintf(summary, "%s: %zu x %zu -> %zu x %zu in %s\n", chosen_name(&j, picked), rows, cols, cols, rows, j.out_path);
     run_cleanup(&j);
     return rc;
 }
@@ -292,8 +296,8 @@ static int run_matmul(int argc, char **argv)
     }
     if (rc == CLI_OK) rc = run_finish(&j, mh_matmul(j.ctx, j.variant, j.bin.mem, j.bsecond.mem, j.bout.mem, m, k, n));
     if (rc == CLI_OK)
-        printf("%s: %zu x %zu . %zu x %zu -> %zu x %zu in %s\n", chosen_name(&j, picked), m, k, k, n, m, n,
-               j.out_path);
+        fprintf(summary, "%s: %zu x %zu . %zu x %zu -> %zu x %zu in %s\n", chosen_name(&j, picked), m, k, k, n, m, n,
+                         j.out_path);
     run_cleanup(&j);
     return rc;
 }
@@ -363,13 +367,13 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
     if (rc == CLI_OK && j->out_path && mh_npy_write(j->out_path, out_type, ndim, shape, j->bout.host, err, sizeof err) != MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);
     if (rc == CLI_OK) {
-        printf("%s: %s over %s of %zu values -> %zu result%s", chosen_name(j, picked), op ? op : "sum",
-               axis_arg ? "an axis" : "the whole array", in->count, lanes, lanes == 1 ? "" : "s");
-        if (lanes == 1 && out_type == MH_F32) printf(" = %.9g", (double)*(float *)j->bout.host);
-        else if (lanes == 1 && out_type == MH_I32) printf(" = %d", *(int32_t *)j->bout.host);
-        else if (lanes == 1 && out_type == MH_F64) printf(" = %.17g", *(double *)j->bout.host);
-        else if (lanes == 1) printf(" = %lld", *(long long *)j->bout.host);
-        printf("%s%s\n", j->out_path ? " in " : "", j->out_path ? j->out_path : "");
+        fprintf(summary, "%s: %s over %s of %zu values -> %zu result%s", chosen_name(j, picked), op ? op : "sum",
+                         axis_arg ? "an axis" : "the whole array", in->count, lanes, lanes == 1 ? "" : "s");
+        if (lanes == 1 && out_type == MH_F32) fprintf(summary, " = %.9g", (double)*(float *)j->bout.host);
+        else if (lanes == 1 && out_type == MH_I32) fprintf(summary, " = %d", *(int32_t *)j->bout.host);
+        else if (lanes == 1 && out_type == MH_F64) fprintf(summary, " = %.17g", *(double *)j->bout.host);
+        else if (lanes == 1) fprintf(summary, " = %lld", *(long long *)j->bout.host);
+        fprintf(summary, "%s%s\n", j->out_path ? " in " : "", j->out_path ? j->out_path : "");
     }
     cli_release(j->ctx, &j->bin);
     cli_release(j->ctx, &j->bout);
@@ -417,7 +421,7 @@ static int run_reduce(int argc, char **argv)
     if (rc == CLI_OK && j.out_path &&
         mh_npy_write(j.out_path, MH_F32, 1, j.out_shape, j.bout.host, err, sizeof err) != MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);
-    if (rc == CLI_OK) printf("%s: sum of %zu values = %.9g\n", chosen_name(&j, picked), n, *(float *)j.bout.host);
+    if (rc == CLI_OK) fprintf(summary, "%s: sum of %zu values = %.9g\n", chosen_name(&j, picked), n, *(float *)j.bout.host);
     run_cleanup(&j);
     return rc;
 }
@@ -568,13 +572,13 @@ static int write_histogram(run_job *j, const hist_call *c, int rc)
     if (rc == CLI_OK && mh_npy_write(j->out_path, c->weights ? MH_F64 : MH_I64, 1, shape, bout.host, err, sizeof err) != MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);
     if (rc == CLI_OK && c->weights)
-        printf("%s: %zu weighted %s values -> %d sums in %s; weight %.17g outside%s\n", chosen_name(j, picked),
-               j->in.count, values[c->kind], c->num_bins, j->out_path, ((double *)bout.host)[c->num_bins],
-               c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
+        fprintf(summary, "%s: %zu weighted %s values -> %d sums in %s; weight %.17g outside%s\n", chosen_name(j, picked),
+                         j->in.count, values[c->kind], c->num_bins, j->out_path, ((double *)bout.host)[c->num_bins],
+                         c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
     else if (rc == CLI_OK)
-        printf("%s: %zu %s values -> %d bins in %s; %llu outside%s\n", chosen_name(j, picked), j->in.count,
-               values[c->kind], c->num_bins, j->out_path, ((unsigned long long *)bout.host)[c->num_bins],
-               c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
+        fprintf(summary, "%s: %zu %s values -> %d bins in %s; %llu outside%s\n", chosen_name(j, picked), j->in.count,
+                         values[c->kind], c->num_bins, j->out_path, ((unsigned long long *)bout.host)[c->num_bins],
+                         c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
     cli_release(j->ctx, &bin);
     if (c->edges) cli_release(j->ctx, &bedges);
     if (c->weights) cli_release(j->ctx, &bweights);
@@ -681,6 +685,9 @@ int cmd_run(int argc, char **argv)
     mh_op op;
     int rc = cli_parse_op(argv[0], &op);
     if (rc != CLI_OK) return rc;
+    summary = stdout;
+    for (int i = 1; i + 1 < argc; ++i)
+        if (!strcmp(argv[i], "--out") && !strcmp(argv[i + 1], "-")) summary = stderr;
     switch (op) {
     case MH_OP_CONV1D: return run_conv1d(argc - 1, argv + 1);
     case MH_OP_CONV2D: return run_conv2d(argc - 1, argv + 1);

@@ -1,7 +1,10 @@
 /* Output files as a user expects them to be written:
  * - the content is made in memory first, so a failed writer touches nothing;
  * - "-" is standard output; a pipe, a terminal or a device is written in place;
- * - a symbolic link is followed: its target is replaced, the link stays;
+ * - a symbolic link is followed: its target is replaced, the link stays; links that loop are
+ *   refused, never replaced by a file;
+ * - a file no one may write (no write bit in its mode) is refused, even where the process could
+ *   write it (as root);
  * - a regular file (or a new one) is replaced whole: a temporary file beside the target gets
  *   the content and the target's mode (a new file: 0666 less the umask), is flushed to disk
  *   and renamed over it, so a reader sees the old content or the new, never a part;
@@ -170,9 +173,17 @@ mh_status mh_write_atomically(const char *path, int (*write)(FILE *f, const void
         return fail(path, "cannot follow its links", err, errlen);
     }
     const int exists = stat(target, &st) == 0;
-    if (exists && !S_ISREG(st.st_mode)) {
+    struct stat link;
+    if (!exists && lstat(target, &link) == 0 && S_ISLNK(link.st_mode)) { /* still a link: they loop */
+        errno = ELOOP;
+        s = fail(path, "cannot follow its links", err, errlen);
+    } else if (exists && !S_ISREG(st.st_mode)) {
         errno = EISDIR;
         s = fail(path, "cannot write", err, errlen);
+    } else if (exists && !(st.st_mode & 0222)) {
+        errno = EACCES;
+        snprintf(err, errlen, "%s: is read-only (mode %04o): not replaced", path, (unsigned)(st.st_mode & 07777));
+        s = MH_ERR_IO;
     } else {
         int no_temp = 0;
         s = replace(path, target, exists ? &st : NULL, data, size, err, errlen, &no_temp);

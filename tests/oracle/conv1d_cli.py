@@ -16,12 +16,14 @@ scipy's 'same' centres an even-length mask one sample earlier than PyTorch's pad
 (anchor (k-1)//2), which memhier follows: for even k the expected 'same' output is
 correlate(x, m, 'full')[k//2 : k//2 + n]; for odd k it is scipy's 'same' itself.
 """
+import io
 import json
 import os
+import subprocess
 import sys
 
 import numpy as np
-from common import WORK, check_close, fail, finish, has_gpu, memhier, path, reference, registry, run_op, submit
+from common import CLI, WORK, check_close, fail, finish, has_gpu, memhier, path, reference, registry, run_op, submit
 
 
 def expected(x, m, pad):
@@ -260,6 +262,26 @@ def check_output_paths():
              f"mode {oct(os.stat(target).st_mode & 0o777)}")
     elif not np.array_equal(np.load(target), np.convolve(np.arange(10), np.ones(3), "valid").astype(np.float32)):
         fail("run --out through a link: wrong content")
+    # --out -: the .npy alone on standard output (the summary line goes to standard error)
+    r = subprocess.run([CLI, "run", "conv1d", "--device", "cpu", "--in", x, "--mask", m, "--out", "-"],
+                       capture_output=True)
+    got = np.load(io.BytesIO(r.stdout)) if r.returncode == 0 and r.stdout.startswith(b"\x93NUMPY") else None
+    if got is None or not np.array_equal(got, np.load(target)) or b"conv1d/cpu-omp" not in r.stderr:
+        fail(f"run --out -: exit {r.returncode}, stdout {r.stdout[-80:]!r}, stderr {r.stderr!r}")
+    # a read-only file and a loop of links are refused and left as they were
+    readonly, loop_a, loop_b = path("readonly.npy"), path("loop_a.npy"), path("loop_b.npy")
+    for p in (readonly, loop_a, loop_b):
+        if os.path.lexists(p):
+            os.chmod(p, 0o644) if not os.path.islink(p) else None
+            os.remove(p)
+    open(readonly, "wb").write(b"keep")
+    os.chmod(readonly, 0o444)
+    os.symlink("loop_b.npy", loop_a), os.symlink("loop_a.npy", loop_b)
+    for out, phrase in ((readonly, "is read-only (mode 0444)"), (loop_a, "cannot follow its links")):
+        r = memhier("run", "conv1d", "--device", "cpu", "--in", x, "--mask", m, "--out", out)
+        kept = os.path.islink(out) if out == loop_a else open(out, "rb").read() == b"keep"
+        if r.returncode == 0 or phrase not in r.stderr or not kept:
+            fail(f"run --out {os.path.basename(out)}: exit {r.returncode}, {r.stderr.strip()!r}; left as it was: {kept}")
 
 
 def check_bench():
