@@ -444,7 +444,9 @@ mh_status mh_reduce_sum_supports(mh_context *ctx, const char *variant, size_t n)
  * in: a C-contiguous array of dtype MH_F32 or MH_I32 seen as outer x len x inner and reduced
  * over len (numpy's axis k of shape s: outer = s[0] ... s[k-1], len = s[k], inner = s[k+1] ...;
  * the whole array: 1 x n x 1). out: outer x inner results in the context's memory, C order:
- *   MH_REDUCE_SUM     float32 -> float32 (summed in double, rounded once); int32 -> int64, exact
+ *   MH_REDUCE_SUM     float32 -> float32 (summed in double, rounded once, the whole array's too:
+ *                     mh_reduce_sum is the float32 sum of the rows that sum in float);
+ *                     int32 -> int64, exact
  *   MH_REDUCE_MEAN    float32 -> float32 (the double sum over len); int32 -> float64
  *   MH_REDUCE_MIN/MAX the dtype; NaN where the lane holds one
  *   MH_REDUCE_ARGMIN/ARGMAX int64: the index of the lane's first NaN, else of its first extreme

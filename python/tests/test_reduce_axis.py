@@ -96,6 +96,25 @@ def test_gpu_reductions_are_numpys(rng, variant, dtype):
                 check(name, cp.asnumpy(got), want, what)
 
 
+@pytest.mark.parametrize("gpu", [False, True])
+def test_float32_sums_round_once_from_double(rng, gpu):
+    """memhier.sum of float32 is the double sum rounded once, the whole array's and a lane of one
+    row or column too (auto and cub on a GPU, the CPU rows), on values of mixed magnitudes where a
+    float32 accumulation lands several ulps away."""
+    if gpu and not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy") if gpu else None
+    x = (rng.uniform(-1, 1, 1000) * 10.0 ** rng.uniform(-3, 6, 1000)).astype(np.float32)
+    for shape, axis in (((1000,), None), ((1, 1000), None), ((1000, 1), None), ((1, 1000), 1), ((1000, 1), 0)):
+        a = x.reshape(shape)
+        want = np.sum(a.astype(np.float64), axis=axis).astype(np.float32)
+        for variant in (["auto", "cub"] if gpu else ["auto", "cpu-reference", "cpu-omp"]):
+            got = memhier.sum(cp.asarray(a) if gpu else a, axis=axis, variant=variant)
+            got = cp.asnumpy(got) if gpu else np.asarray(got)
+            assert np.array_equal(np.asarray(got).reshape(-1), np.asarray(want).reshape(-1)), \
+                f"{variant} {shape} axis={axis}: {got!r}, the double sum rounded once {want!r}"
+
+
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 def test_gpu_rows_that_sum_whole_arrays_refuse_the_rest(rng):
     cp = pytest.importorskip("cupy")

@@ -71,7 +71,7 @@ template <typename Op> static mh_status segmented(mh_context *ctx, const mh_redu
 static mh_status cub_run(mh_context *ctx, const mh_args *x)
 {
     const mh_reduce_args *a = &x->reduce;
-    if (a->whole_sum) return whole_sum(ctx, a);
+    if (a->whole_sum && !a->rounded_once) return whole_sum(ctx, a); /* DeviceReduce::Sum adds in float */
     if (a->outer * a->inner == 0) return MH_OK;
     if (a->len == 0) return mh_reduce_finish(ctx, a, NULL, 0);
     return with_reduce_op(a->dtype, a->kind, [&](auto op) { return segmented<decltype(op)>(ctx, a); });

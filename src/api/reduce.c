@@ -6,9 +6,14 @@
 #include <math.h>
 #include <string.h>
 
+/* mh_reduce_sum's problem: the whole float32 sum within the float sum's bound (mh_sum_rtol), which
+ * every row takes. mh_reduce's sum of a 1 x n x 1 array is the same problem but promises the
+ * double sum rounded once: auto takes it to the rows that keep that (rounded_once). */
 mh_status mh_reduce_args_init(mh_context *ctx, mh_args *args, const float *in, size_t n, float *sum)
 {
-    return mh_reduce_axis_args_init(ctx, args, in, MH_F32, 1, n, 1, MH_REDUCE_SUM, sum);
+    const mh_status s = mh_reduce_axis_args_init(ctx, args, in, MH_F32, 1, n, 1, MH_REDUCE_SUM, sum);
+    args->reduce.rounded_once = 0;
+    return s;
 }
 
 static const char *kind_name(mh_reduce_kind k)
@@ -43,8 +48,8 @@ mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *args, const void *i
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "len = 0: %s of an empty axis has no value (numpy raises)",
                        kind_name(kind));
     const int whole_sum = dtype == MH_F32 && kind == MH_REDUCE_SUM && outer == 1 && inner == 1;
-    args->reduce = (mh_reduce_args){.in = in, .n = len, .sum = out, .whole_sum = whole_sum, .dtype = dtype,
-                                    .kind = kind, .outer = outer, .len = len, .inner = inner, .out = out};
+    args->reduce = (mh_reduce_args){.in = in, .n = len, .sum = out, .whole_sum = whole_sum, .rounded_once = 1,
+                                    .dtype = dtype, .kind = kind, .outer = outer, .len = len, .inner = inner, .out = out};
     return MH_OK;
 }
 
@@ -89,7 +94,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const whole_sum[] = {"vector", "shuffle", "cub", "consecutive", NULL};
     static const char *const any[] = {"axis", "cub", "axis-naive", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    return a->reduce.whole_sum ? whole_sum : any;
+    return a->reduce.whole_sum && !a->reduce.rounded_once ? whole_sum : any;
 }
 
 static const mh_row_group groups[] = {mh_reduce_cpu_rows, mh_reduce_cuda_rows, mh_reduce_axis_rows, mh_reduce_cub_rows};
@@ -116,17 +121,29 @@ const mh_op_table mh_reduce_table = {
 
 mh_status mh_reduce_sum(mh_context *ctx, const char *variant, const float *in, size_t n, float *sum)
 {
-    return mh_reduce(ctx, variant, in, MH_F32, 1, n, 1, MH_REDUCE_SUM, sum);
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_reduce_args_init(ctx, &x, in, n, sum);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
 }
 
 mh_status mh_reduce_sum_select(mh_context *ctx, size_t n, const mh_variant_info **chosen)
 {
-    return mh_reduce_select(ctx, MH_F32, 1, n, 1, MH_REDUCE_SUM, chosen);
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_reduce_args_init(ctx, &x, NULL, n, NULL);
+    return s == MH_OK ? mh_select(ctx, &x, chosen) : s;
 }
 
 mh_status mh_reduce_sum_supports(mh_context *ctx, const char *variant, size_t n)
 {
-    return mh_reduce_supports(ctx, variant, MH_F32, 1, n, 1, MH_REDUCE_SUM);
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = mh_reduce_args_init(ctx, &x, NULL, n, NULL);
+    return s == MH_OK ? mh_supports(ctx, variant, &x) : s;
 }
 
 mh_status mh_reduce(mh_context *ctx, const char *variant, const void *in, mh_dtype dtype, size_t outer, size_t len,

@@ -214,12 +214,15 @@ typedef struct mh_matmul_args {
 
 /* A reduction of in (dtype, seen as outer x len x inner) over len into out (outer x inner), by
  * kind (include/memhier.h). The whole-array float32 sum, *sum = in[0] + ... + in[n - 1], is the
- * case every row takes: n = len, sum = out (whole_sum set). */
+ * case every row takes (whole_sum set: n = len, sum = out). mh_reduce's calls ask for float32
+ * sums rounded once from double (rounded_once), which auto takes to the rows flagged
+ * MH_ROW_ANY_REDUCTION; mh_reduce_sum's for the float sum's bound, which any row keeps. */
 typedef struct mh_reduce_args {
     const float *in;
     size_t n;
     float *sum;
     int whole_sum; /* float32, sum, outer = inner = 1 */
+    int rounded_once; /* the caller asked for the double sum rounded once (mh_reduce) */
     mh_dtype dtype;
     mh_reduce_kind kind;
     size_t outer, len, inner;
