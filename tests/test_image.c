@@ -85,6 +85,11 @@ static void test_pnm(void)
     mh_image_free(&deep);
     write_bytes("huge_max.pgm", "P5\n1 1\n70000\n\0\0", 16);
     expect_refused("huge_max.pgm", "at most 16 bits");
+    /* samples above maxval: refused, not wrapped by the scaling */
+    write_bytes("over8.pgm", "P5\n2 1\n100\n\x05\xc8", 14);
+    expect_refused("over8.pgm", "sample 1 is 200, above the header's maxval 100");
+    write_bytes("over16.ppm", "P6\n1 1\n1000\n\0\1\x03\xe9\0\0", 18);
+    expect_refused("over16.ppm", "sample 1 is 1001, above the header's maxval 1000");
     write_bytes("short.pgm", "P5\n4 4\n255\n0123456789", 21);
     expect_refused("short.pgm", "claims 4 x 4 x 1 = 16 pixel bytes, the file holds 10");
     write_bytes("header.ppm", "P6\n4 x\n255\n", 11);

@@ -138,6 +138,14 @@ static mh_status read_pnm(FILE *f, const char *path, size_t max_pixels, mh_image
         mh_image_free(img);
         FAIL("%s: truncated: %zu of %zu pixel bytes", path, got, bytes);
     }
+    /* A sample above maxval is malformed (netpbm refuses it); scaled, it would wrap. */
+    for (size_t i = 0; i < samples; ++i) {
+        const unsigned v = depth == 8 ? img->data[i] : (unsigned)img->data[2 * i] << 8 | img->data[2 * i + 1];
+        if (v > (unsigned long)maxval) {
+            mh_image_free(img);
+            FAIL("%s: sample %zu is %u, above the header's maxval %ld", path, i, v, maxval);
+        }
+    }
     if (depth == 8) {
         if (maxval != 255) /* scale to the full 8-bit range */
             for (size_t i = 0; i < samples; ++i) img->data[i] = (unsigned char)((img->data[i] * 255 + maxval / 2) / maxval);
