@@ -232,9 +232,44 @@ static void test_output_files(const char *dir)
     remove(npy);
 }
 
+/* Streams that never end are refused after what a header allows, not read without a limit:
+ * /dev/zero (no magic), and a pipe whose valid header of 10 floats is followed by zeros for
+ * ever (written by a child until the reader closes the pipe). */
+static void test_endless_inputs(void)
+{
+    mh_array a;
+    char err[512] = "";
+    CHECK(mh_npy_read("/dev/zero", &a, err, sizeof err) == MH_ERR_IO && strstr(err, "bad magic"), "/dev/zero: %s",
+          err);
+    static const char head[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (10,), }";
+    unsigned char header[128];
+    memset(header, ' ', sizeof header);
+    memcpy(header, head, sizeof head - 1);
+    header[127] = '\n';
+    int fds[2];
+    CHECK(pipe(fds) == 0, "pipe");
+    const pid_t child = fork();
+    if (child == 0) {
+        close(fds[0]);
+        static const unsigned char zeros[65536];
+        if (write(fds[1], header, sizeof header) == (ssize_t)sizeof header)
+            while (write(fds[1], zeros, sizeof zeros) > 0) {}
+        _exit(0);
+    }
+    close(fds[1]);
+    char path[64];
+    snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+    const mh_status s = mh_npy_read(path, &a, err, sizeof err);
+    close(fds[0]);
+    waitpid(child, NULL, 0);
+    CHECK(s == MH_ERR_IO && strstr(err, "the data go on past them") && a.data == NULL, "endless pipe: %d %s", (int)s,
+          err);
+}
+
 int main(int argc, char **argv)
 {
     test_output_files(argc > 1 ? argv[1] : ".");
+    test_endless_inputs();
     test_empty_header_at_page_end();
     test_malformed();
     test_round_trip(argc > 1 ? argv[1] : ".");

@@ -173,6 +173,18 @@ static mh_status parse_header(const char *h, size_t len, mh_array *a, char *err,
 
 /* ---- file image ---------------------------------------------------------------------- */
 
+/* The elements and bytes of the data the header's shape and dtype describe, checked for overflow. */
+static mh_status data_size(const mh_array *a, size_t *count, size_t *bytes, char *err, size_t errlen)
+{
+    *count = 1;
+    for (int d = 0; d < a->ndim; ++d)
+        if (a->shape[d] && *count > SIZE_MAX / a->shape[d]) FAIL("shape's element count overflows");
+        else *count *= a->shape[d];
+    if (*count > SIZE_MAX / mh_npy_elem_size(a->dtype)) FAIL("shape's size in bytes overflows");
+    *bytes = *count * mh_npy_elem_size(a->dtype);
+    return MH_OK;
+}
+
 mh_status mh_npy_parse(const unsigned char *buf, size_t len, mh_array *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
@@ -192,14 +204,8 @@ mh_status mh_npy_parse(const unsigned char *buf, size_t len, mh_array *a, char *
     if (hlen > MH_NPY_MAX_HEADER) FAIL("header of %zu bytes is over the limit of %d", hlen, MH_NPY_MAX_HEADER);
     if (len - hstart < hlen) FAIL("truncated header: %zu bytes announced, %zu present", hlen, len - hstart);
     mh_status s = parse_header((const char *)buf + hstart, hlen, a, err, errlen);
-    if (s != MH_OK) return s;
-
-    size_t count = 1, bytes;
-    for (int d = 0; d < a->ndim; ++d)
-        if (a->shape[d] && count > SIZE_MAX / a->shape[d]) FAIL("shape's element count overflows");
-        else count *= a->shape[d];
-    if (count > SIZE_MAX / mh_npy_elem_size(a->dtype)) FAIL("shape's size in bytes overflows");
-    bytes = count * mh_npy_elem_size(a->dtype);
+    size_t count, bytes;
+    if (s != MH_OK || (s = data_size(a, &count, &bytes, err, errlen)) != MH_OK) return s;
     const size_t have = len - hstart - hlen;
     if (have < bytes) FAIL("truncated data: the shape needs %zu bytes, the file holds %zu", bytes, have);
     if (have > bytes) FAIL("shape does not match the file size: it needs %zu bytes of data, the file holds %zu", bytes, have);
@@ -213,23 +219,71 @@ mh_status mh_npy_parse(const unsigned char *buf, size_t len, mh_array *a, char *
     return MH_OK;
 }
 
-/* The whole of f: its size from fstat for a regular file, else read until the end (a pipe). */
-static unsigned char *slurp(FILE *f, size_t *size)
+/* The data of a .npy whose header said `bytes`, from f: for a regular file its size is checked
+ * first (nothing allocated for a lying header); from a pipe the buffer grows as the data comes,
+ * never past `bytes`. Then one more byte must be the end: a stream that goes on (/dev/zero, an
+ * endless pipe) is refused after bytes + 1, not read without a limit. */
+static mh_status read_data(FILE *f, mh_array *a, size_t bytes, size_t offset, char *err, size_t errlen)
 {
     struct stat st;
-    size_t cap = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 1 << 16, n = 0;
-    unsigned char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-        n += got;
-        if (n == cap) {
-            unsigned char *grown = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!grown) free(buf);
-            buf = grown, cap *= 2;
-        }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {
+        const size_t have = (size_t)st.st_size > offset ? (size_t)st.st_size - offset : 0;
+        if (have < bytes) FAIL("truncated data: the shape needs %zu bytes, the file holds %zu", bytes, have);
+        if (have > bytes)
+            FAIL("shape does not match the file size: it needs %zu bytes of data, the file holds %zu", bytes, have);
     }
-    if (buf && ferror(f)) free(buf), buf = NULL;
-    *size = n;
-    return buf;
+    size_t cap = bytes < (1u << 24) ? bytes : (1u << 24), n = 0;
+    unsigned char *buf = malloc(cap ? cap : 1);
+    while (buf && n < bytes) {
+        if (n == cap) {
+            const size_t grown_cap = cap > bytes / 2 ? bytes : cap * 2;
+            unsigned char *grown = realloc(buf, grown_cap);
+            if (!grown) break;
+            buf = grown, cap = grown_cap;
+        }
+        const size_t got = fread(buf + n, 1, cap - n, f);
+        if (got == 0) break;
+        n += got;
+    }
+    if (!buf || (n < bytes && !feof(f) && !ferror(f))) {
+        free(buf);
+        snprintf(err, errlen, "out of memory for %zu bytes", bytes);
+        return MH_ERR_OUT_OF_MEMORY;
+    }
+    const int more = n == bytes && fgetc(f) != EOF;
+    if (ferror(f) || n < bytes || more) {
+        free(buf);
+        if (ferror(f)) FAIL("cannot read the file");
+        if (more) FAIL("shape does not match the data: it needs %zu bytes, and the data go on past them", bytes);
+        FAIL("truncated data: the shape needs %zu bytes, the file holds %zu", bytes, n);
+    }
+    a->data = buf;
+    return MH_OK;
+}
+
+/* The header from f: magic, version, length (at most MH_NPY_MAX_HEADER) and the dictionary;
+ * *offset is where the data start. */
+static mh_status read_header(FILE *f, mh_array *a, size_t *offset, char *err, size_t errlen)
+{
+    unsigned char head[12];
+    size_t got = fread(head, 1, 10, f);
+    if (got < 10 || memcmp(head, "\x93NUMPY", 6) != 0) FAIL("bad magic: not a .npy file");
+    size_t hlen;
+    if (head[6] == 1) {
+        hlen = (size_t)head[8] | (size_t)head[9] << 8;
+        *offset = 10;
+    } else if (head[6] == 2 || head[6] == 3) {
+        if (fread(head + 10, 1, 2, f) != 2) FAIL("truncated header");
+        hlen = (size_t)head[8] | (size_t)head[9] << 8 | (size_t)head[10] << 16 | (size_t)head[11] << 24;
+        *offset = 12;
+    } else {
+        FAIL("unknown format version %u.%u (memhier reads 1.0, 2.0 and 3.0)", head[6], head[7]);
+    }
+    if (hlen > MH_NPY_MAX_HEADER) FAIL("header of %zu bytes is over the limit of %d", hlen, MH_NPY_MAX_HEADER);
+    char h[MH_NPY_MAX_HEADER];
+    if ((got = fread(h, 1, hlen, f)) != hlen) FAIL("truncated header: %zu bytes announced, %zu present", hlen, got);
+    *offset += hlen;
+    return parse_header(h, hlen, a, err, errlen);
 }
 
 mh_status mh_npy_read(const char *path, mh_array *a, char *err, size_t errlen)
@@ -237,15 +291,19 @@ mh_status mh_npy_read(const char *path, mh_array *a, char *err, size_t errlen)
     memset(a, 0, sizeof *a);
     FILE *f = mh_open_input(path, err, errlen);
     if (!f) return MH_ERR_IO;
-    size_t size = 0;
-    unsigned char *buf = slurp(f, &size);
-    fclose(f);
-    if (!buf) FAIL("%s: cannot read the file", path);
     char inner[512];
-    mh_status s = mh_npy_parse(buf, size, a, inner, sizeof inner);
-    free(buf);
-    if (s != MH_OK) snprintf(err, errlen, "%s: %s", path, inner);
-    return s;
+    size_t offset = 0, count = 0, bytes = 0;
+    mh_status s = read_header(f, a, &offset, inner, sizeof inner);
+    if (s == MH_OK) s = data_size(a, &count, &bytes, inner, sizeof inner);
+    if (s == MH_OK) s = read_data(f, a, bytes, offset, inner, sizeof inner);
+    fclose(f);
+    if (s != MH_OK) {
+        snprintf(err, errlen, "%s: %s", path, inner);
+        mh_array_free(a);
+        return s;
+    }
+    a->count = count;
+    return MH_OK;
 }
 
 void mh_array_free(mh_array *a)
