@@ -459,19 +459,32 @@ static const int rows_per_thread[] = {8, 4, 16, 32};
 #define MH_WALK_5(R, T)                                                                                       \
     {conv2d_walk_kernel<5, 0, R, T>, conv2d_walk_kernel<5, 1, R, T>, conv2d_walk_kernel<5, 2, R, T>,          \
      conv2d_walk_kernel<5, 3, R, T>, conv2d_walk_kernel<5, 4, R, T>}
-#define MH_WALK_ALL(T)                                                                                        \
-    {{MH_WALK_3(8, T), MH_WALK_3(4, T), MH_WALK_3(16, T), MH_WALK_3(32, T)},                                  \
-     {MH_WALK_5(8, T), MH_WALK_5(4, T), MH_WALK_5(16, T)}}
+#define MH_WALK_ALL_3(T) {MH_WALK_3(8, T), MH_WALK_3(4, T), MH_WALK_3(16, T), MH_WALK_3(32, T)}
+#define MH_WALK_ALL_5(T) {MH_WALK_5(8, T), MH_WALK_5(4, T), MH_WALK_5(16, T)}
 
-/* [typed][K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built. */
-static const kernel_fn kernels[2][2][4][5] = {MH_WALK_ALL(false), MH_WALK_ALL(true)};
-static const ring_fn ring_kernels[2][2] = {{conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>},
-                                           {conv2d_walk_ring_kernel<3, true>, conv2d_walk_ring_kernel<5, true>}};
-
-/* 7 x 7: [column anchor - 2][constant-memory slot] */
+/* The instances are built in three translation units, so that no compile is long (all 67 in one
+ * took 65-100 s, the library's critical path; the typed ones convert every load and store and
+ * weigh most): conv2d_walk_typed3.cu and conv2d_walk_typed5.cu include this file with
+ * MH_WALK_TYPED_UNIT set to 3 or 5 and build the typed instances of that size; this unit builds
+ * the float32 ones, 7 x 7's and the host code.
+ * [K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built.
+ * 7 x 7: [column anchor - 2][constant-memory slot]. */
 static_assert(MH_CONST_RING_SLOTS == 3, "one 7 x 7 instance a slot");
 #define MH_WALK7(LPC) {conv2d_walk7_kernel<LPC, 0>, conv2d_walk7_kernel<LPC, 1>, conv2d_walk7_kernel<LPC, 2>}
-static const kernel_fn walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
+extern const kernel_fn mh_walk_typed3_kernels[4][5], mh_walk_typed5_kernels[4][5];
+extern const ring_fn mh_walk_typed3_ring_kernel, mh_walk_typed5_ring_kernel, mh_walk7_ring_kernel;
+extern const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS];
+#if MH_WALK_TYPED_UNIT == 3
+const kernel_fn mh_walk_typed3_kernels[4][5] = MH_WALK_ALL_3(true);
+const ring_fn mh_walk_typed3_ring_kernel = conv2d_walk_ring_kernel<3, true>;
+#elif MH_WALK_TYPED_UNIT == 5
+const kernel_fn mh_walk_typed5_kernels[4][5] = MH_WALK_ALL_5(true);
+const ring_fn mh_walk_typed5_ring_kernel = conv2d_walk_ring_kernel<5, true>;
+#else
+static const kernel_fn float_kernels[2][4][5] = {MH_WALK_ALL_3(false), MH_WALK_ALL_5(false)};
+static const ring_fn float_ring_kernels[2] = {conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>};
+const ring_fn mh_walk7_ring_kernel = conv2d_walk_ring_kernel<7, false>;
+const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
 
 static int walk7_supports(const mh_args *x, char *why, size_t len)
 {
@@ -562,7 +575,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
 static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    return launch_walk(ctx, a, walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), conv2d_walk_ring_kernel<7, false>);
+    return launch_walk(ctx, a, mh_walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), mh_walk7_ring_kernel);
 }
 
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
@@ -571,8 +584,12 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     if (a->krows == 7)
         return mh_const_ring_launch(&walk7_ring, ctx, a->filter, W7 * W7 * sizeof(float), walk7_launch, x);
     const int typed = mh_conv2d_is_typed(a);
-    return launch_walk(ctx, a, kernels[typed][a->krows == 5][x->config][a->lpc], strip_rows_of(x),
-                       ring_kernels[typed][a->krows == 5]);
+    const int k5 = a->krows == 5;
+    const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
+                             : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
+                                    : mh_walk_typed3_kernels[x->config][a->lpc];
+    const ring_fn ring = !typed ? float_ring_kernels[k5] : k5 ? mh_walk_typed5_ring_kernel : mh_walk_typed3_ring_kernel;
+    return launch_walk(ctx, a, kernel, strip_rows_of(x), ring);
 }
 
 static const mh_row rows[] = {
@@ -584,3 +601,4 @@ static const mh_row rows[] = {
 };
 
 MH_ROW_GROUP(mh_conv2d_walk_rows, rows)
+#endif
