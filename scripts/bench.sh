@@ -8,9 +8,13 @@
 #   bash scripts/bench.sh ARGS      memhier bench ARGS (e.g. conv1d --n 1000000 --k 2047)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+# Each phase's end and the time so far (on standard error: --json - keeps standard output).
+phase() { echo "bench.sh: $1 done at $((SECONDS - started)) s" >&2; }
 source scripts/setup.sh
 cmake -S . -B build >/dev/null
 cmake --build build -j "$(nproc)" --target memhier_cli
+phase build
 if [ "${1:-}" = --all ]; then
   shift
   exec build/memhier bench --json bench.json "$@"
@@ -18,6 +22,7 @@ elif [ $# -gt 0 ]; then
   exec build/memhier bench --json bench.json "$@"
 fi
 build/memhier bench --headline --json bench.json
+phase headline
 if ! PY=$(command -v python3); then
   echo "python3 not found: no peers and no closing table (bench.json has the rows)"
   exit 0
@@ -26,5 +31,7 @@ if grep -q '"backend": "cuda"' bench.json; then
   echo
   echo "peers on the same workloads:"
   "$PY" scripts/peers.py --rows-only bench.json || echo "the peers failed: the table has memhier's rows alone"
+  phase peers
 fi
 "$PY" scripts/summary.py bench.json
+phase summary
