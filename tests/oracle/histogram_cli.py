@@ -13,7 +13,7 @@ import re
 import tempfile
 
 import numpy as np
-from common import WORK, fail, finish, has_gpu, memhier, path, reference, registry, submit
+from common import WORK, fail, finish, has_gpu, memhier, path, reference, registry, submit, on_gpu_too
 
 
 def expected(x, lo, hi, width):
@@ -158,8 +158,10 @@ def main():
                     submit(check_weighted, x, w, flags, name, "0", edges=e)
             continue
         if backend == "cpu" or gpu:
-            for x, flags, lo, hi, width, e in runs:
-                submit(check_run, x, flags, lo, hi, width, name, "cpu" if backend == "cpu" else "0", edges=e)
+            device = "cpu" if backend == "cpu" else "0"
+            for i, (x, flags, lo, hi, width, e) in enumerate(runs):
+                if on_gpu_too(device, i):
+                    submit(check_run, x, flags, lo, hi, width, name, device, edges=e)
     for x, w, flags, e in weighted_runs:
         submit(check_weighted, x, w, flags, edges=e)
         submit(check_weighted, x, w, flags, "cpu-reference", "cpu", edges=e)
