@@ -72,11 +72,23 @@ def _pads(k, pad):
     return before, {"valid": 0, "same": k - 1 - before, "full": k - 1}[pad]
 
 
+def _chunk_for(n, halo):
+    """A chunk size along an axis of n whose chunks, the last included, all hold at least halo
+    (about 1024 or the halo, whichever is larger); -1 (one chunk) where no split does."""
+    for parts in range(n // builtins.max(halo, 1024), 1, -1):
+        size = -(-n // parts)
+        last = n - (-(-n // size) - 1) * size
+        if last >= halo:
+            return size
+    return -1
+
+
 def _check_halo(darr, axis, halo, name):
     small = builtins.min(darr.chunks[axis])
     if halo > 0 and small < halo:
         raise ValueError(f"{name}: chunks of {small} along axis {axis} are smaller than the filter's halo ({halo}); "
-                         f"rechunk to at least {halo} (e.g. {name}.rechunk({{{axis}: {builtins.max(halo, 1024)}}}))")
+                         f"rechunk so that every chunk, the last too, holds at least {halo} "
+                         f"(e.g. {name}.rechunk({{{axis}: {_chunk_for(darr.shape[axis], halo)}}}))")
 
 
 def _out_shape(shape, ks, pad, name):
@@ -223,19 +235,22 @@ def _windowed(darr, ks, pad, name, run, border=None, dtype=np.float32):
     return da.Array(hlg, out_name, chunks, dtype=dtype, meta=darr._meta.astype(dtype))
 
 
-def conv2d(image, filter, pad="valid", variant="auto"):
+def conv2d(image, filter, pad="valid", variant="auto", precision="normwise"):
     """memhier.conv2d of a 2-D dask array of float32 by a small filter (a NumPy or CuPy array
-    of the chunks' kind), halos copied from the neighbouring chunks."""
+    of the chunks' kind), halos copied from the neighbouring chunks; precision as memhier.conv2d's."""
+    if image.ndim != 2 or len(filter.shape) != 2:
+        raise ValueError(f"image, filter: {image.ndim}-D and {len(filter.shape)}-D; memhier.dask.conv2d takes a 2-D "
+                         "image and a 2-D filter")
     krows, kcols = filter.shape
     _out_shape(image.shape, (krows, kcols), pad, "image")
     if variant == "auto":
-        variant = select("conv2d", device=_device_of(image), rows=image.shape[0], cols=image.shape[1], krows=krows,
-                         kcols=kcols, pad=pad)
+        variant = select("conv2d", device=_device_of(image), precision=precision, rows=image.shape[0],
+                         cols=image.shape[1], krows=krows, kcols=kcols, pad=pad)
     return _windowed(image, (krows, kcols), pad, "image",
                      lambda window: _ops.conv2d(window, filter, pad="valid", variant=variant))
 
 
-def conv1d(x, mask, pad="valid", variant="auto"):
+def conv1d(x, mask, pad="valid", variant="auto", precision="normwise"):
     """memhier.conv1d of a dask array. 1-D x: one long signal in chunks, halos copied from
     the neighbouring chunks. 2-D x (batch, n): chunks along the batch only (each chunk whole signals);
     mask 1-D (one for all) or 2-D (batch, k), one per signal, chunked as x along the batch."""
@@ -243,7 +258,7 @@ def conv1d(x, mask, pad="valid", variant="auto"):
     if x.ndim == 1:
         _out_shape(x.shape, (k,), pad, "x")
         if variant == "auto":
-            variant = select("conv1d", device=_device_of(x), n=x.shape[0], k=k, pad=pad)
+            variant = select("conv1d", device=_device_of(x), precision=precision, n=x.shape[0], k=k, pad=pad)
         return _windowed(x, (k,), pad, "x", lambda window: _ops.conv1d(window, mask, pad="valid", variant=variant))
     if x.ndim != 2:
         raise ValueError(f"x: {x.ndim}-D, expected 1-D (one signal) or 2-D (batch, n)")
@@ -472,14 +487,14 @@ def _stored_as(result, dtype):
     return result.map_blocks(cast, dtype=dtype, meta=result._meta.astype(dtype))
 
 
-def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
+def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto", precision="per-element"):
     """memhier.ndimage.correlate of a 2-D dask array (NumPy or CuPy chunks of memhier.ndimage's
     dtypes; the result in the image's dtype, cast as scipy casts): halos copied from the
     neighbours, the array's edges extended by the mode (wrap: read from the far end's chunks);
-    chunks of at least the filter's side."""
+    chunks of at least the filter's side; precision as memhier.ndimage.correlate's."""
     dtype = ndimage._dtype_arg(image.dtype, "image")
     if dtype != np.float32:
-        return _stored_as(correlate(image.astype(np.float32), weights, mode, cval, origin, variant), dtype)
+        return _stored_as(correlate(image.astype(np.float32), weights, mode, cval, origin, variant, precision), dtype)
     w = _host_weights(weights)
     if image.ndim != 2 or w.ndim != 2:
         raise ValueError(f"image, weights: {image.ndim}-D and {w.ndim}-D; memhier.dask filters 2-D images with "
@@ -488,8 +503,8 @@ def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"
     ks = tuple(int(k) for k in w.shape)
     origins = ndimage._origin_args(origin, ks)
     if variant == "auto":
-        variant = select("conv2d", device=_device_of(image), rows=image.shape[0], cols=image.shape[1], krows=ks[0],
-                         kcols=ks[1], mode=mode, origin=tuple(origins))
+        variant = select("conv2d", device=_device_of(image), precision=precision, rows=image.shape[0],
+                         cols=image.shape[1], krows=ks[0], kcols=ks[1], mode=mode, origin=tuple(origins))
     leads = [k // 2 + o for k, o in zip(ks, origins)]
     w32 = np.ascontiguousarray(w, dtype=np.float32)
 
@@ -499,13 +514,13 @@ def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"
     return _windowed(image, ks, leads, "image", run, border=(code, cval))
 
 
-def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"):
+def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto", precision="per-element"):
     """memhier.ndimage.convolve on a dask array: correlate with the weights reversed and each
     origin mirrored, as scipy does."""
     w = _host_weights(weights)
     origins = ndimage._origin_args(origin, w.shape)
     flipped = [-o - (1 - k % 2) for o, k in zip(origins, w.shape)]
-    return correlate(image, w[::-1, ::-1], mode, cval, flipped, variant)
+    return correlate(image, w[::-1, ::-1], mode, cval, flipped, variant, precision)
 
 
 def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):

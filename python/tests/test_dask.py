@@ -119,6 +119,22 @@ def test_refusals(rng):
         mdask.conv2d(da.from_array(f32(rng, 5, 5), chunks=5), f32(rng, 7, 7), pad="valid")
     with pytest.raises(ValueError, match="pad"):
         mdask.conv1d(da.from_array(f32(rng, 100), chunks=50), f32(rng, 3), pad="circular")
+    with pytest.raises(ValueError, match="takes a 2-D image"):  # a volume is not a stack of images here
+        mdask.conv2d(da.from_array(f32(rng, 3, 40, 40), chunks=(1, 20, 20)), f32(rng, 3, 3), pad="same")
+
+
+@pytest.mark.parametrize("rows, chunk, k", [(1030, 1024, 11), (3000, 7, 200), (2050, 1024, 255), (300, 50, 200)])
+def test_suggested_rechunk_is_taken(rng, rows, chunk, k):
+    """The rechunk a refusal suggests is one the same call then takes (wrap reads its halo from the
+    far end's chunks, so every chunk, the last too, must hold it)."""
+    import re
+    image, w = f32(rng, rows, 8), f32(rng, k, 1)
+    darr = da.from_array(image, chunks=(chunk, 8))
+    with pytest.raises(ValueError, match="rechunk") as refused:
+        mdask.correlate(darr, w, mode="wrap")
+    suggested = int(re.search(r"rechunk\(\{0: (-?\d+)\}\)", str(refused.value)).group(1))
+    got = mdask.correlate(darr.rechunk({0: suggested}), w, mode="wrap").compute(scheduler="sync")
+    np.testing.assert_array_equal(got, memhier.ndimage.correlate(image, w, mode="wrap"))
 
 
 def test_cupy_chunks_on_gpu(rng):
