@@ -63,6 +63,11 @@ _READERS = {np.ndarray: _read_numpy}
 def _reader_for(obj, name):
     """The reader of a type met for the first time (subclasses, CuPy, PyTorch), remembered."""
     torch, cupy = _torch(), _cupy()
+    if isinstance(obj, (np.ma.MaskedArray, np.matrix)):
+        kind = "masked array" if isinstance(obj, np.ma.MaskedArray) else "numpy.matrix"
+        raise TypeError(f"{name}: a {kind}; memhier takes plain arrays and would ignore its "
+                        f"{'mask' if kind == 'masked array' else 'matrix semantics'} (pass "
+                        f"{'a.filled(value)' if kind == 'masked array' else 'numpy.asarray(a)'})")
     if isinstance(obj, np.ndarray):
         reader = _read_numpy
     elif cupy is not None and isinstance(obj, cupy.ndarray):

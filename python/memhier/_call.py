@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _native
 from ._arrays import current_stream
-from ._context import Context, default_context, _device_index
+from ._context import Context, context_at, _device_index
 from ._native import lib, check
 
 
@@ -35,7 +35,7 @@ class Call:
             where = context.device if context is not None else _device_index(device)
             if device is not None and context is not None and _device_index(device) != context.device:
                 raise ValueError(f"device = {device!r} but context is on {context!r}")
-            self.context = context if context is not None else default_context(where)
+            self.context = context if context is not None else context_at(where)
             if not self.context.is_cpu:
                 self.context.set_stream(0)
         self.context.set_precision(precision)
@@ -48,7 +48,7 @@ class Call:
         if context is not None and context.device != first.device:
             raise ValueError(f"context is on {'cpu' if context.is_cpu else f'cuda:{context.device}'}, "
                              f"but {first.name} lives on cuda:{first.device}")
-        return context if context is not None else default_context(first.device)
+        return context if context is not None else context_at(first.device)
 
     def ptr(self, op, upload=True):
         if op.device == self.context.device:  # in place: the library takes the address as it is
@@ -118,10 +118,18 @@ def mode_arg(mode):
     return _native.MODES[mode]
 
 
+FLT_MAX = float(np.finfo(np.float32).max)
+
+
 def cval_arg(cval):
+    """A float32 constant: a finite value past float32's range is refused (it would turn into
+    +-inf on its way to the library); inf and nan are taken, as scipy takes them."""
     if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
         raise TypeError(f"cval: expected a number, got {cval!r}")
-    return float(cval)
+    value = float(cval)
+    if abs(value) > FLT_MAX and value == value and abs(value) != float("inf"):
+        raise ValueError(f"cval = {cval!r}: past float32's range (+-{FLT_MAX:.7g}); the filters compute in float32")
+    return value
 
 
 def origin_list(origin, n):

@@ -12,8 +12,10 @@ _DEVICE_MAX = 2**31 - 1  # a C int
 
 
 def _device_index(device):
-    if device is None or device == "cpu" or (isinstance(device, int) and not isinstance(device, bool)
-                                             and device == _native.CPU):
+    """A caller's device ('cpu', None, an index >= 0 or 'cuda:N') as the library's index. -1, the
+    C API's MH_CPU, is refused: a negative index is more likely a mistake than a request for the
+    CPU."""
+    if device is None or device == "cpu":
         return _native.CPU
     if isinstance(device, str) and (device == "cuda" or device.startswith("cuda:")):
         index = device.partition(":")[2] or "0"
@@ -101,9 +103,14 @@ _local = threading.local()
 
 
 def default_context(device):
-    """The calling thread's context for `device`, made on first use."""
-    index = _device_index(device)
+    """The calling thread's context for `device` (a caller's device, as _device_index takes it)."""
+    return context_at(_device_index(device))
+
+
+def context_at(index):
+    """The calling thread's context for the library's device index (_native.CPU for the CPU), made
+    on first use."""
     contexts = _local.__dict__.setdefault("contexts", {})
     if index not in contexts:
-        contexts[index] = Context(index)
+        contexts[index] = Context("cpu" if index == _native.CPU else index)
     return contexts[index]

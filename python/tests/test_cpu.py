@@ -232,10 +232,34 @@ def test_failed_call_leaves_out_alone():
 
 
 def test_bad_device_and_context_arguments():
-    with pytest.raises(ValueError, match="device"):
-        memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), device=-7)
+    for device in (-7, -1):  # -1 is the C API's MH_CPU, not a device a caller names
+        with pytest.raises(ValueError, match="device"):
+            memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), device=device)
+        with pytest.raises(ValueError, match="device"):
+            memhier.select("conv1d", n=9, k=3, device=device)
     with pytest.raises(TypeError, match="context"):
         memhier.conv1d(np.ones(9, np.float32), np.ones(3, np.float32), context="cpu")
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # numpy.matrix itself
+def test_arrays_that_mean_more_than_their_data_are_refused():
+    """A masked array's mask and a numpy.matrix's semantics would be dropped: refused by name."""
+    x = np.ma.masked_array(np.ones(9, np.float32), mask=[0, 1] + [0] * 7)
+    with pytest.raises(TypeError, match="x: a masked array"):
+        memhier.conv1d(x, np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="a: a numpy.matrix"):
+        memhier.matmul(np.matrix(np.ones((2, 2), np.float32)), np.ones((2, 2), np.float32))
+    with pytest.raises(TypeError, match="input: a masked array"):
+        memhier.ndimage.correlate(np.ma.masked_array(np.ones((5, 5), np.float32)), np.ones((3, 3)))
+
+
+def test_cval_past_float32_is_refused():
+    x, w = np.ones((5, 5), np.float32), np.ones((3, 3), np.float32)
+    for cval in (1e39, -3.5e38):
+        with pytest.raises(ValueError, match="cval = .*past float32's range"):
+            memhier.ndimage.correlate(x, w, mode="constant", cval=cval)
+    for cval in (np.inf, np.nan, 3.4e38):  # taken, as scipy takes them
+        memhier.ndimage.correlate(x, w, mode="constant", cval=cval)
 
 
 def test_missing_device():
