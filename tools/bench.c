@@ -605,6 +605,26 @@ static int check_sizes(const bench_opts *o)
     return CLI_OK;
 }
 
+/* matmul's operands when --n stands for the sides the command line left out (m x k, k x n and
+ * m x n, as tools/bench_matmul.c takes them), within BENCH_MAX_ELEMENTS: --n 2^32 alone would
+ * make each a 2^64-element product that wraps. */
+static int check_matmul_sizes(const bench_opts *o, const int *ops, int nops)
+{
+    int matmul = nops == 0;
+    for (int i = 0; i < nops; ++i) matmul |= ops[i] == MH_OP_MATMUL;
+    if (!matmul || !o->have[BENCH_N]) return CLI_OK;
+    const size_t sq = o->size[BENCH_N], m = bench_size_or(o, BENCH_ROWS, sq), k = bench_size_or(o, BENCH_K, sq),
+                 n = bench_size_or(o, BENCH_COLS, sq);
+    const size_t sides[][2] = {{m, k}, {k, n}, {m, n}};
+    for (size_t i = 0; i < 3; ++i) {
+        size_t product;
+        if (!mh_mul_ok(sides[i][0], sides[i][1], &product) || product > BENCH_MAX_ELEMENTS)
+            return cli_error(CLI_USAGE, "--n %zu: matmul's %zu x %zu operand is more than %llu (2^36) elements", sq,
+                             sides[i][0], sides[i][1], BENCH_MAX_ELEMENTS);
+    }
+    return CLI_OK;
+}
+
 /* Every word of --variants names a row of the ops run, and every word of --configs a tuning
  * configuration of one: a selection that matches nothing is a mistake, never an empty run. */
 static int check_names(const bench_opts *o, const int *ops, int nops)
@@ -656,6 +676,9 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
             o->headline = 1;
             continue;
         }
+        for (int j = 0; j < i; ++j) /* a valued flag given twice would keep its last value: refused */
+            if (!strcmp(argv[j], a))
+                return cli_error(CLI_USAGE, "bench: %s given twice", a);
         if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
         if (!strcmp(a, "--device")) rc = cli_parse_device(v, &o->device);
         else if (!strcmp(a, "--variants")) o->variants = v, rc = CLI_OK;
@@ -712,7 +735,7 @@ int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
                                     "--configs or --variants");
     if (*nops == 0)
         for (int op = 0; op < MH_OP_COUNT; ++op) ops[(*nops)++] = op;
-    if ((rc = check_sizes(o)) != CLI_OK) return rc;
+    if ((rc = check_sizes(o)) != CLI_OK || (rc = check_matmul_sizes(o, ops, *nops)) != CLI_OK) return rc;
     return check_names(o, ops, *nops);
 }
 
@@ -729,7 +752,11 @@ int cmd_bench(int argc, char **argv)
 
     mh_status s = mh_context_create(&b.cpu, MH_CPU);
     if (s == MH_OK && b.o.device != MH_CPU) s = mh_context_create(&b.gpu, b.o.device);
-    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", b.o.device, mh_status_str(s));
+    if (s != MH_OK) {
+        mh_context_destroy(b.cpu); /* the CPU context made before the GPU one was refused */
+        if (json_stdout) stdout_to(saved_stdout), close(saved_stdout);
+        return cli_error(CLI_FAILED, "device %d: %s", b.o.device, mh_status_str(s));
+    }
     mh_context *main_ctx = b.gpu ? b.gpu : b.cpu;
     mh_device_info_get(main_ctx, &b.info);
     if (!b.gpu)

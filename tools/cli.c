@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,10 +37,11 @@ int cli_parse_device(const char *s, int *device)
 
 int cli_parse_count(const char *flag, const char *s, size_t *v)
 {
-    char *end;
+    char *end = (char *)s;
     errno = 0;
-    unsigned long long x = s[0] == '-' ? 0 : strtoull(s, &end, 10);
-    if (s[0] == '-' || errno || *end || end == s || x == 0)
+    /* digits alone: strtoull would skip leading spaces and take a sign (' -1' as 2^64 - 1) */
+    unsigned long long x = isdigit((unsigned char)s[0]) ? strtoull(s, &end, 10) : 0;
+    if (!isdigit((unsigned char)s[0]) || errno || *end || end == s || x == 0)
         return cli_error(CLI_USAGE, "%s '%s': expected a positive whole number", flag, s);
     *v = (size_t)x;
     return CLI_OK;
@@ -111,6 +113,8 @@ int cli_flags(int argc, char **argv, const char *cmd, const char *const *names, 
         size_t k = 0;
         while (k < n && strcmp(argv[i], names[k])) ++k;
         if (k == n) return cli_error(CLI_USAGE, "%s: unknown argument '%s'", cmd, argv[i]);
+        if (values[k]) return cli_error(CLI_USAGE, "%s: %s given twice ('%s', then '%s')", cmd, names[k], values[k],
+                                        i + 1 < argc ? argv[i + 1] : "");
         if (!(values[k] = cli_value(argc, argv, &i))) return CLI_USAGE;
     }
     return CLI_OK;

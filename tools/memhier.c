@@ -136,6 +136,8 @@ int cli_main(int argc, char **argv)
         if (strcmp(cmd, commands[i].name) != 0) continue;
         for (int a = 2; a < argc; ++a)
             if (is_help(argv[a])) {
+                mh_op op; /* `run OP --help` of an op that does not exist is a usage error */
+                if (commands[i].run == cmd_run && a > 2 && cli_parse_op(argv[2], &op) != CLI_OK) return CLI_USAGE;
                 print_command_usage(&commands[i], argc - 2, argv + 2);
                 return CLI_OK;
             }

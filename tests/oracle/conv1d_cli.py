@@ -220,6 +220,12 @@ def check_refusals(rng):
         (["bench", "matmul", "--device", "cpu", "--rows", "4194304", "--k", "4194304"], "more than 68719476736"),
         (["bench", "conv1d", "--device", "cpu", "--variants", "nope"], "'nope' matches no variant"),
         (["bench", "conv1d", "--device", "cpu", "--configs", "nope"], "'nope' matches no tuning configuration"),
+        (["bench", "matmul", "--device", "cpu", "--n", "4294967296"], "operand is more than 68719476736"),
+        (["bench", "conv1d", "--device", "cpu", "--n", " -1"], "--n ' -1': expected a positive whole number"),
+        (["bench", "conv1d", "--device", "cpu", "--n", "100", "--n", "200"], "--n given twice"),
+        (["bench", "--device", "7"], "device 7"),
+        (["run", "conv1d", "--in", good, "--in", good, "--mask", mask, "--out", out], "--in given twice"),
+        (["run", "nope", "--help"], "unknown op 'nope'"),
     ]
     for args, phrase in cases:
         if os.path.exists(out):
