@@ -46,7 +46,9 @@ static const struct command {
      "                               zeros past the borders, or the image extended by mode M\n"
      "                               (reflect, mirror, nearest, wrap, constant: scipy.ndimage's);\n"
      "                               OUT - is standard output; images over P pixels (default\n"
-     "                               67108864, ~0.9 GB held) are refused from their header;\n"
+     "                               67108864) are refused from their header; a pixel holds\n"
+     "                               channels x bytes a sample + 8 bytes (9 for 8-bit gray to 16\n"
+     "                               for 16-bit RGBA: 0.6 to 1.1 GB at the default);\n"
      "                               auto keeps the per-element contract unless told normwise\n",
      cmd_filter},
     {"explain",

@@ -318,6 +318,23 @@ def png_write_palette_1bit(name, w, h):
                            + chunk(b"IEND", b""))
 
 
+def check_memory_held():
+    """An 8 KB 1-bit palette PNG of 8000 x 8000 pixels, expanded to RGB: filtered on the CPU, the
+    command's peak memory stays within what `memhier filter --help` says a pixel holds (channels x
+    bytes a sample + 8: 11 bytes here, 0.7 GB), plus 32 MB for the program itself."""
+    src, out = path("palette8000.png"), path("palette8000_out.png")
+    png_write_palette_1bit(src, 8000, 8000)
+    code = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True); "
+            "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    r = subprocess.run([sys.executable, "-c", code, CLI, "filter", src, out, "--filter", "box:1", "--device", "cpu"],
+                       capture_output=True, text=True)
+    rc, peak_kb = (int(v) for v in r.stdout.split())
+    bound = 8000 * 8000 * (3 * 1 + 8) + (32 << 20)
+    if rc != 0 or peak_kb * 1024 > bound:
+        fail(f"filter of an 8000 x 8000 palette PNG: exit {rc}, peak {peak_kb >> 10} MB, the help's bound "
+             f"{bound >> 20} MB")
+
+
 def check_tiny_sigma():
     """gaussian:1e-200 is the identity (the limit), not a NaN filter; the image comes back as it was."""
     src = path("hopper_gray.pgm")
@@ -437,6 +454,7 @@ def main():
     check_precision(rng, gpu)
     check_filters(gpu)
     check_tiny_sigma()
+    check_memory_held()
     check_refusals(rng)
     check_alpha_and_deep(rng)
     return finish()
