@@ -397,10 +397,12 @@ def check_refusals(rng):
     open(cut, "wb").write(open(PHOTO, "rb").read()[:5000])
     np.save(path("cube.npy"), np.zeros((3, 3, 3), np.float32))
     np.save(path("nan.npy"), np.array([[1, np.nan], [0, 1]], np.float32))
+    np.save(path("huge.npy"), np.array([[3e38, -3e38]], np.float32))  # finite, but its sums overflow
     bitmap = path("bitmap.png")  # 1-bit palette, 20000 x 20000: 48 KB on disk, 400 Mpixels
     png_write_palette_1bit(bitmap, 20000, 20000)
     cases = [
         (["filter", PHOTO, out, "--filter", path("nan.npy")], "tap [0][1] is nan; filters must be finite"),
+        (["filter", PHOTO, out, "--filter", path("huge.npy")], "past float32's"),
         (["filter", bitmap, out, "--filter", "box:3"], "more than the 67108864 allowed (--max-pixels"),
         (["filter", PHOTO, out, "--filter", "box:3", "--max-pixels", "1000"], "more than the 1000 allowed"),
         (["filter", PHOTO, out, "--filter", "blur"], "is not a filter"),
