@@ -94,6 +94,9 @@ static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
 {
     conv1d_case *c = w->state;
     if (!c) return snprintf(err, len, "out of memory"), 0;
+    if (!c->out_n) /* named here: the calls would refuse the empty buffers, not the sizes */
+        return snprintf(err, len, "k = %zu is longer than n = %zu: pad = %s has no output", c->k, c->n,
+                        mh_pad_name(c->pad)), 0;
     const size_t ins = c->batch * c->n, taps = c->masks * c->k, outs = c->batch * c->out_n;
     c->h_in = malloc(ins * sizeof(float));
     c->h_mask = malloc(taps * sizeof(float));

@@ -28,6 +28,7 @@ typedef struct conv2d_case {
     float *h_in, *h_filter, *h_out;
     float *d_in, *d_filter, *d_out;
     bench_sampled check;
+    char invalid[160]; /* why the sizes make no workload, for setup to say; "" when they do */
 } conv2d_case;
 
 static const struct {
@@ -60,6 +61,9 @@ static void describe(bench_workload *w, size_t rows, size_t cols, size_t kr, siz
     if (s != MH_OK) {
         snprintf(w->desc, sizeof w->desc, "rows=%zu cols=%zu krows=%zu kcols=%zu %s (invalid)", rows, cols, kr, kc,
                  placement);
+        snprintf(c->invalid, sizeof c->invalid, "a %zu x %zu filter on a %zu x %zu image with %s gives no output%s",
+                 kr, kc, rows, cols, placement,
+                 kr > rows || kc > cols ? "" : " (a side of 0, or sizes past the library's limits)");
         return;
     }
     c->shape = a.conv2d;
@@ -134,7 +138,8 @@ static void filter_terms(float *f, int krows, int kcols, int terms)
 static int setup(bench_workload *w, mh_context *gpu, char *err, size_t len)
 {
     conv2d_case *c = w->state;
-    if (!c || !c->shape.rows) return snprintf(err, len, "invalid workload"), 0;
+    if (!c) return snprintf(err, len, "out of memory"), 0;
+    if (c->invalid[0]) return snprintf(err, len, "%s", c->invalid), 0;
     const mh_conv2d_args *s = &c->shape;
     const size_t pixels = s->rows * s->cols, taps = (size_t)s->krows * s->kcols, outs = s->out_rows * s->out_cols;
     c->h_in = malloc(pixels * sizeof(float));

@@ -387,6 +387,7 @@ struct walk_ring {
     float cval;
 };
 
+#ifndef MH_WALK_TYPED_UNIT /* host code: conv2d_walk.cu's unit alone */
 static walk_ring ring_of(const mh_conv2d_args *a)
 {
     walk_ring g;
@@ -399,6 +400,7 @@ static walk_ring ring_of(const mh_conv2d_args *a)
     g.lpc = a->lpc, g.mode = (int)a->mode, g.cval = a->cval;
     return g;
 }
+#endif
 
 /* One ring output a thread, the window's indices mapped by the mode (mh_border_index), summed in
  * the walking kernel's order (filter rows, then columns, from 0), so that a ring output equals

@@ -71,6 +71,7 @@ def main():
     check_bench()
     check_results_file_kept()
     check_output_paths()
+    check_bench_sizes_named()
     check_list()
     return finish()
 
@@ -247,6 +248,16 @@ def check_results_file_kept():
     r = memhier("bench", "reduce", "--device", "cpu", "--variants", "nope", "--json", keep)
     if r.returncode == 0 or open(keep).read() != '{"rows": ["kept"]}':
         fail(f"bench --variants nope --json: exit {r.returncode}, the file now holds {open(keep).read()[:80]!r}")
+
+
+def check_bench_sizes_named():
+    """A workload whose sizes give no output fails its setup naming them (not a NULL buffer)."""
+    for args, phrase in ((["bench", "conv1d", "--n", "10", "--k", "20"], "k = 20 is longer than n = 10"),
+                         (["bench", "conv2d", "--rows", "10", "--cols", "10", "--krows", "20", "--kcols", "20",
+                           "--pad", "valid"], "a 20 x 20 filter on a 10 x 10 image with pad=valid gives no output")):
+        r = memhier(*args, "--device", "cpu")
+        if r.returncode == 0 or phrase not in r.stdout or "is NULL" in r.stdout:
+            fail(f"memhier {' '.join(args)}: exit {r.returncode}, {r.stdout[-300:]!r} lacks {phrase!r}")
 
 
 def check_output_paths():
