@@ -285,8 +285,8 @@ mh_status mh_conv1d_mode_supports(mh_context *ctx, const char *variant, size_t b
  * and the CPU rows take every size, and auto runs fft-3pass past the direct rows' limit and
  * fft-tile for filters of many taps below it (the FFT rows' accuracy is a normwise bound,
  * docs/conv2d.md) under the normwise contract; under per-element (mh_context_set_precision) it
- * runs the direct rows, and basic past 31 a side. lpr, lpc are 0 (valid), (k - 1) / 2 (same) or k - 1 (full), per dimension;
- * outside the input counts as zero. `auto` decides from the
+ * runs the direct rows, and basic past 31 a side. lpr, lpc are 0 (valid), (k - 1) / 2 (same) or
+ * k - 1 (full), per dimension; outside the input counts as zero. `auto` decides from the
  * shapes alone and never reads the filter. "separable" (rank 1) and "lowrank" (up to 4 terms)
  * take a filter that is a sum of that many outer products: its SVD in double finds the fewest
  * terms whose float32 factors keep every output within the per-element bound, whatever the

@@ -59,25 +59,17 @@ int cli_parse_mode(const char *s, mh_mode *mode)
     return cli_error(CLI_USAGE, "--mode '%s': expected constant, reflect, mirror, nearest or wrap", s);
 }
 
-mh_status cli_context_create(mh_context **ctx, int device)
-{
-    return mh_context_create_ex(ctx, device, MH_CONTEXT_LAZY_LOADING);
-}
-
 int cli_parse_precision(const char *s, mh_precision *precision)
 {
     if (mh_precision_parse(s, precision) == MH_OK) return CLI_OK;
     return cli_error(CLI_USAGE, "--precision '%s': expected per-element or normwise", s);
 }
 
-int cli_context(int device, const char *precision, mh_context **ctx)
+int cli_context(int device, const mh_precision *precision, mh_context **ctx)
 {
-    mh_precision p = MH_PRECISION_NORMWISE;
-    *ctx = NULL;
-    if (precision && cli_parse_precision(precision, &p) != CLI_OK) return CLI_USAGE;
-    mh_status s = cli_context_create(ctx, device);
+    mh_status s = mh_context_create_ex(ctx, device, MH_CONTEXT_LAZY_LOADING);
     if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(s));
-    if (precision && mh_context_set_precision(*ctx, p) != MH_OK) {
+    if (precision && mh_context_set_precision(*ctx, *precision) != MH_OK) {
         cli_error(CLI_FAILED, "%s", mh_context_error(*ctx));
         mh_context_destroy(*ctx);
         *ctx = NULL;

@@ -23,11 +23,10 @@ int cli_parse_pad(const char *s, mh_pad *pad);
 int cli_parse_mode(const char *s, mh_mode *mode);
 /* An accuracy contract's name (mh_precision_parse's); CLI_USAGE with the choices otherwise. */
 int cli_parse_precision(const char *s, mh_precision *precision);
-/* A context for one command's calls: its kernels load at their first launch (the command has
- * nothing else queued on the device, so loading all of them would only cost time). */
-mh_status cli_context_create(mh_context **ctx, int device);
-/* A context on `device` keeping `precision` (NULL: the library's default); prints why not. */
-int cli_context(int device, const char *precision, mh_context **ctx);
+/* A context for one command's calls on `device`, keeping `precision` (NULL: the library's
+ * default); prints why not. Its kernels load at their first launch: the command has nothing else
+ * queued on the device, so loading all of them would only cost time. */
+int cli_context(int device, const mh_precision *precision, mh_context **ctx);
 /* Returns the value after argv[*i] (advancing *i), or NULL after printing an error. */
 const char *cli_value(int argc, char **argv, int *i);
 /* Parses an op name; prints and returns CLI_USAGE when unknown. */

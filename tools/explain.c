@@ -106,8 +106,10 @@ int cmd_explain(int argc, char **argv)
     if (v[E_MODE]) mode = (int)parsed;
     int device = cli_default_device();
     if (v[E_DEVICE] && (rc = cli_parse_device(v[E_DEVICE], &device)) != CLI_OK) return rc;
+    mh_precision precision;
+    if (v[E_PRECISION] && (rc = cli_parse_precision(v[E_PRECISION], &precision)) != CLI_OK) return rc;
     mh_context *ctx;
-    if ((rc = cli_context(device, v[E_PRECISION], &ctx)) != CLI_OK) return rc;
+    if ((rc = cli_context(device, v[E_PRECISION] ? &precision : NULL, &ctx)) != CLI_OK) return rc;
     const mh_variant_info *chosen = NULL;
     mh_status st = select_for(ctx, op, size, pad, mode, bytes, &chosen);
     fputs(mh_context_explanation(ctx), stdout);

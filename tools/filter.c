@@ -9,9 +9,9 @@
  * than --max-pixels pixels (default 2^26) are refused from their header. Each channel is filtered
  * into the image's own samples (a channel's plane is taken out before its results go back), so
  * the command holds the image once and two float planes: channels x bytes a sample + 8 bytes a
- * pixel (9 for 8-bit gray to 16 for 16-bit RGBA, 0.6 to 1.1 GB at the default limit). auto keeps the per-element
- * contract unless --precision normwise allows the FFT rows: a dark pixel beside bright ones keeps
- * its value, as scipy.ndimage gives it. A filter whose sum of |taps| times the image's top value
+ * pixel (9 for 8-bit gray to 16 for 16-bit RGBA, 0.6 to 1.1 GB at the default limit). auto
+ * keeps the per-element contract unless --precision normwise allows the FFT rows: a dark pixel
+ * beside bright ones keeps its value, as scipy.ndimage gives it. A filter whose sum of |taps| times the image's top value
  * passes float32's range is refused (its sums would overflow). */
 #include "cli.h"
 #include "filter_spec.h"
@@ -93,9 +93,8 @@ int cmd_filter(int argc, char **argv)
     if (v[F_MAX_PIXELS] && (rc = cli_parse_count("--max-pixels", v[F_MAX_PIXELS], &max_pixels)) != CLI_OK) return rc;
     mh_mode mode;
     if (v[F_MODE] && (rc = cli_parse_mode(v[F_MODE], &mode)) != CLI_OK) return rc;
-    mh_precision precision;
-    const char *contract = v[F_PRECISION] ? v[F_PRECISION] : mh_precision_name(MH_PRECISION_PER_ELEMENT);
-    if ((rc = cli_parse_precision(contract, &precision)) != CLI_OK) return rc;
+    mh_precision precision = MH_PRECISION_PER_ELEMENT;
+    if (v[F_PRECISION] && (rc = cli_parse_precision(v[F_PRECISION], &precision)) != CLI_OK) return rc;
     char err[512];
     float *taps = NULL;
     if (!filter_from_spec(v[F_FILTER], &taps, &kr, &kc, err, sizeof err)) return cli_error(CLI_USAGE, "%s", err);
@@ -110,7 +109,7 @@ int cmd_filter(int argc, char **argv)
     cli_buffer plane = {malloc(plane_bytes), NULL, plane_bytes}, result = {malloc(plane_bytes), NULL, plane_bytes};
     mh_context *ctx = NULL;
     rc = filter_in_range(&img, taps, kr, kc, v[F_FILTER]);
-    if (rc == CLI_OK) rc = cli_context(device, contract, &ctx);
+    if (rc == CLI_OK) rc = cli_context(device, &precision, &ctx);
     if (rc == CLI_OK && (!plane.host || !result.host)) rc = cli_error(CLI_FAILED, "out of host memory");
     if (rc == CLI_OK) rc = cli_place(ctx, &bf, 1);
     if (rc == CLI_OK) rc = cli_place(ctx, &plane, 0);

@@ -173,8 +173,8 @@ int cmd_info(int argc, char **argv)
         }
     }
     mh_context *ctx;
-    mh_status s = cli_context_create(&ctx, device);
-    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", device, mh_status_str(s));
+    if ((rc = cli_context(device, NULL, &ctx)) != CLI_OK) return rc;
+    mh_status s;
     mh_device_info d;
     mh_ceilings c;
     if ((s = mh_device_info_get(ctx, &d)) != MH_OK) {

@@ -113,15 +113,15 @@ static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, 
     if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
     if ((rc = parse_placement(j, v, with_pad)) != CLI_OK) return rc;
     if (v[F_PRECISION] && !with_pad) return cli_error(CLI_USAGE, "run %s takes no --precision", j->op);
-    mh_precision unused;
-    if (v[F_PRECISION] && (rc = cli_parse_precision(v[F_PRECISION], &unused)) != CLI_OK) return rc;
+    mh_precision precision;
+    if (v[F_PRECISION] && (rc = cli_parse_precision(v[F_PRECISION], &precision)) != CLI_OK) return rc;
     if (!second_flag && (!v[F_IN] || !v[F_OUT]))
         return cli_error(CLI_USAGE, "run %s needs %s and --out", j->op, first_flag);
     if (second_flag && (!v[F_IN] || !v[F_SECOND] || !v[F_OUT]))
         return cli_error(CLI_USAGE, "run %s needs %s, %s and --out", j->op, first_flag, second_flag);
     if ((rc = read_float_array(j->op, first_flag, v[F_IN], ndim, &j->in)) != CLI_OK) return rc;
     if (second_flag && (rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, &j->second)) != CLI_OK) return rc;
-    return cli_context(j->device, v[F_PRECISION], &j->ctx);
+    return cli_context(j->device, v[F_PRECISION] ? &precision : NULL, &j->ctx);
 }
 
 /* Places the inputs and an output of out_count floats in the context's memory. */
@@ -345,8 +345,8 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
     const int int_mean = in->dtype == MH_I32 && kind == MH_REDUCE_MEAN;
     const mh_dtype out_type = kind >= MH_REDUCE_ARGMIN || (in->dtype == MH_I32 && kind == MH_REDUCE_SUM) ? MH_I64
                               : int_mean ? MH_F64 : in->dtype;
-    mh_status s = cli_context_create(&j->ctx, j->device);
-    if (s != MH_OK) return cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
+    if ((rc = cli_context(j->device, NULL, &j->ctx)) != CLI_OK) return rc;
+    mh_status s;
     const size_t lanes = outer * inner, size = mh_dtype_size(out_type);
     j->bin = (cli_buffer){in->data, NULL, in->count * 4};
     j->bout = (cli_buffer){calloc(lanes ? lanes : 1, size), NULL, lanes * size};
@@ -401,8 +401,8 @@ static int run_reduce(int argc, char **argv)
     char err[512];
     if (mh_npy_read(v[2], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
     if (v[4] || v[5] || j.in.dtype != MH_F32 || j.in.ndim != 1) return run_reduce_axis(&j, v[4], v[5], v[2]);
-    mh_status s = cli_context_create(&j.ctx, j.device);
-    if (s != MH_OK) rc = cli_error(CLI_FAILED, "device %d: %s", j.device, mh_status_str(s));
+    rc = cli_context(j.device, NULL, &j.ctx);
+    mh_status s;
     const size_t n = j.in.count;
     const mh_variant_info *picked = NULL;
     if (rc == CLI_OK && mh_reduce_sum_supports(j.ctx, j.variant, n) != MH_OK)
@@ -542,8 +542,7 @@ static int write_histogram(run_job *j, const hist_call *c, int rc)
 {
     static const char *const values[] = {"int32", "uint8", "float32", "float32"};
     mh_status s = MH_OK;
-    if (rc == CLI_OK && (s = cli_context_create(&j->ctx, j->device)) != MH_OK)
-        rc = cli_error(CLI_FAILED, "device %d: %s", j->device, mh_status_str(s));
+    if (rc == CLI_OK) rc = cli_context(j->device, NULL, &j->ctx);
     if (rc == CLI_OK && !c->weights && mh_histogram_supports(j->ctx, j->variant, j->in.count, c->num_bins, c->kind) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j->ctx));
     if (rc == CLI_OK && j->variant && strcmp(j->variant, "auto") &&

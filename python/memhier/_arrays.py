@@ -60,14 +60,18 @@ def _read_torch(op, t):
 _READERS = {np.ndarray: _read_numpy}
 
 
+# ndarray subclasses whose data alone would lose what they mean: refused by name
+_MEANS_MORE = ((np.ma.MaskedArray, "masked array", "mask", "a.filled(value)"),
+               (np.matrix, "numpy.matrix", "matrix semantics", "numpy.asarray(a)"))
+
+
 def _reader_for(obj, name):
     """The reader of a type met for the first time (subclasses, CuPy, PyTorch), remembered."""
     torch, cupy = _torch(), _cupy()
-    if isinstance(obj, (np.ma.MaskedArray, np.matrix)):
-        kind = "masked array" if isinstance(obj, np.ma.MaskedArray) else "numpy.matrix"
-        raise TypeError(f"{name}: a {kind}; memhier takes plain arrays and would ignore its "
-                        f"{'mask' if kind == 'masked array' else 'matrix semantics'} (pass "
-                        f"{'a.filled(value)' if kind == 'masked array' else 'numpy.asarray(a)'})")
+    for cls, kind, dropped, instead in _MEANS_MORE:
+        if isinstance(obj, cls):
+            raise TypeError(f"{name}: a {kind}; memhier takes plain arrays and would ignore its {dropped} "
+                            f"(pass {instead})")
     if isinstance(obj, np.ndarray):
         reader = _read_numpy
     elif cupy is not None and isinstance(obj, cupy.ndarray):

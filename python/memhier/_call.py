@@ -8,6 +8,7 @@
 - precision: the accuracy contract auto keeps for the call ('normwise' or 'per-element'), set on
   the context before it."""
 import ctypes
+import math
 
 import numpy as np
 
@@ -127,7 +128,7 @@ def cval_arg(cval):
     if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
         raise TypeError(f"cval: expected a number, got {cval!r}")
     value = float(cval)
-    if abs(value) > FLT_MAX and value == value and abs(value) != float("inf"):
+    if math.isfinite(value) and abs(value) > FLT_MAX:
         raise ValueError(f"cval = {cval!r}: past float32's range (+-{FLT_MAX:.7g}); the filters compute in float32")
     return value
 
