@@ -253,6 +253,7 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
     for (size_t si = 0; si < sizeof stacks / sizeof stacks[0]; ++si) {
         const size_t batch = stacks[si].batch, rows = stacks[si].rows, cols = stacks[si].cols, k = stacks[si].k;
         const size_t image = rows * cols, total = batch * image;
+        if (total > test_max_n()) continue;
         float *in = malloc(total * sizeof(float)), filter[MH_CONV2D_MAX_K * MH_CONV2D_MAX_K];
         double *ref = malloc(total * sizeof(double)), *mag = malloc(total * sizeof(double));
         mh_fill_uniform(in, total, seed + 77 * si, 1.0f);
@@ -392,6 +393,7 @@ static void check_lowrank(mh_context *ctx, int gpu, unsigned long long seed)
             mh_args a;
             const int bordered = shapes[si].pad < 0;
             const size_t rows = shapes[si].rows, cols = shapes[si].cols;
+            if (rows * cols > test_max_n()) continue;
             if (bordered) {
                 if (mh_conv2d_mode_args_init(ctx, &a, NULL, rows, cols, NULL, kr, kc, MH_MODE_REFLECT, 0.0f,
                                              kr > 1, -(kc > 1), NULL) != MH_OK)
