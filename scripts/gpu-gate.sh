@@ -7,8 +7,9 @@
 # closing lines and wall time.
 # usage: scripts/gpu-gate.sh OUTDIR [ROWS]
 #   ROWS: comma-separated variant names for the sanitizer (default conv2d/walk,conv2d/basic), run
-#   through their ladder tests (test_<op> gpu) on small cases (MEMHIER_TEST_MAX_N), each run cut
-#   at MEMHIER_SANITIZE_TIMEOUT seconds (default 240; a cut run counts as a failure).
+#   through their ladder tests (test_<op> gpu) on small cases (MEMHIER_TEST_MAX_N: 40000 elements
+#   for memcheck, 12000 for racecheck), each run cut at MEMHIER_SANITIZE_TIMEOUT seconds (default
+#   240; a cut run counts as a failure).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/gpu-gate.sh OUTDIR [ROWS]}
@@ -26,7 +27,10 @@ sanitize_rc=0
 : >"$out/sanitize.log"
 for op in $(echo "$rows" | tr ',' '\n' | cut -d/ -f1 | sort -u); do
   for tool in memcheck racecheck; do
-    MEMHIER_TEST_ROWS=$rows MEMHIER_TEST_MAX_N=40000 MEMHIER_TEST_OURS_ONLY=1 \
+    # racecheck runs ~10x slower than memcheck: smaller cases, the same rows and branches
+    max_n=40000
+    [ "$tool" = racecheck ] && max_n=12000
+    MEMHIER_TEST_ROWS=$rows MEMHIER_TEST_MAX_N=$max_n MEMHIER_TEST_OURS_ONLY=1 \
       timeout "${MEMHIER_SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "build/tests/test_$op" gpu >>"$out/sanitize.log" 2>&1 ||
       sanitize_rc=1
