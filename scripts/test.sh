@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The README's test command. On a fresh machine it installs what is missing (Debian
 # packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest in
-# parallel (the GPU tests one at a time; they skip only where no CUDA device exists), installs
-# into build/install and builds the plain-C example against that install tree, with CMake and
-# with pkg-config, then builds the Python package with pip from the library just built and
-# tested (no second CUDA compile) and runs its pytest suite, then checks the report's tables
-# against the committed results (scripts/report.py --check), auto's compiled-in rules against
-# bench/results/*.auto.json (scripts/tune.py --check), and draws the report's plots.
-# Where everything is present (the GPU machine, which has no network) it installs nothing.
+# parallel (GPU tests side by side; they skip only where no CUDA device exists). Beside ctest it
+# installs into build/install and builds the plain-C example against that install tree, with
+# CMake and with pkg-config, builds the Python package with pip from the library just built (no
+# second CUDA compile), checks the report's tables against the committed results
+# (scripts/report.py --check) and auto's compiled-in rules against bench/results/*.auto.json
+# (scripts/tune.py --check), and draws the report's plots; then it runs the package's pytest
+# suite. Where everything is present (the GPU machine, which has no network) it installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -20,42 +20,58 @@ jobs=$(nproc)
 cmake -S . -B build -DPython3_EXECUTABLE="$PY"
 cmake --build build -j "$jobs"
 phase build
+# What needs the build but not the tests' results runs beside ctest, whose last minute holds few
+# cores: the install, the example against it, the Python package and the report's checks.
+beside_ctest() {
+  # The installed library, used by a plain C program: CMake package and pkg-config file.
+  rm -rf build/install build/example
+  cmake --install build --prefix build/install >/dev/null
+  cmake -S examples -B build/example -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+  cmake --build build/example -j 2
+  build/example/conv1d_example
+  build/example/conv1d_example_static
+  pc_dir=$(dirname "$(find build/install -name memhier.pc | head -n 1)")
+  cc -std=c11 -Wall -o build/example/conv1d_pkgconfig examples/conv1d_example.c \
+     $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs memhier) -lm
+  build/example/conv1d_pkgconfig
+
+  # The Python package, installed as a user installs it (`pip install .`, here into build/python
+  # so that no site-packages is touched) but packaging the libmemhier.so built above
+  # (MEMHIER_PREBUILT_LIBRARY) instead of compiling it again.
+  # Where PyPI is reachable (CI) the build is isolated, exactly as the README's `pip install .`;
+  # offline (the GPU machine) it uses the scikit-build-core already installed.
+  rm -rf build/python build/pip-probe
+  isolation=(--no-build-isolation)
+  if "$PY" -m pip download -q --no-deps --timeout 5 --retries 0 -d build/pip-probe scikit-build-core >/dev/null 2>&1; then
+    isolation=()
+  fi
+  "$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python \
+    -Ccmake.define.MEMHIER_PREBUILT_LIBRARY="$PWD/build/libmemhier.so" -Cbuild-dir=build/skbuild-prebuilt .
+
+  # The report: the README's and docs' measured tables must be what scripts/report.py makes of
+  # the committed results (a drift names the table), and the plots must draw.
+  "$PY" scripts/report.py --check
+  "$PY" scripts/tune.py --check
+  "$PY" scripts/report.py --outdir build/report >/dev/null
+}
+beside_ctest >build/beside-ctest.log 2>&1 &
+beside=$!
+
 # ctest runs $jobs tests at once, so each process's OpenMP rows take two threads that sleep when
 # idle: a thread per core in every process, spinning, made the CPU tests 20-40x slower.
 (cd build && OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive ctest --output-on-failure -j "$jobs")
 phase ctest
-
-# The installed library, used by a plain C program: CMake package and pkg-config file.
-rm -rf build/install build/example
-cmake --install build --prefix build/install >/dev/null
-cmake -S examples -B build/example -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
-cmake --build build/example -j "$jobs"
-build/example/conv1d_example
-build/example/conv1d_example_static
-pc_dir=$(dirname "$(find build/install -name memhier.pc | head -n 1)")
-cc -std=c11 -Wall -o build/example/conv1d_pkgconfig examples/conv1d_example.c \
-   $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs memhier) -lm
-build/example/conv1d_pkgconfig
-
-# The Python package, installed as a user installs it (`pip install .`, here into build/python
-# so that no site-packages is touched) but packaging the libmemhier.so built and tested above
-# (MEMHIER_PREBUILT_LIBRARY) instead of compiling it again, then its tests against NumPy/SciPy
-# (CuPy and PyTorch tests run where a GPU and those packages are).
-# Where PyPI is reachable (CI) the build is isolated, exactly as the README's `pip install .`;
-# offline (the GPU machine) it uses the scikit-build-core already installed.
-rm -rf build/python build/pip-probe
-isolation=(--no-build-isolation)
-if "$PY" -m pip download -q --no-deps --timeout 5 --retries 0 -d build/pip-probe scikit-build-core >/dev/null 2>&1; then
-  isolation=()
+beside_rc=0
+wait "$beside" || beside_rc=$?
+cat build/beside-ctest.log
+if [ "$beside_rc" -ne 0 ]; then
+  echo "test.sh: the install, the example, the package or the report's checks failed (exit $beside_rc)"
+  exit 1
 fi
-"$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python \
-  -Ccmake.define.MEMHIER_PREBUILT_LIBRARY="$PWD/build/libmemhier.so" -Cbuild-dir=build/skbuild-prebuilt .
+phase "install, example, package and report"
+
+# The package's tests against NumPy/SciPy (CuPy and PyTorch tests run where a GPU and those
+# packages are).
 (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .)
 phase pytest
-# The report: the README's and docs' measured tables must be what scripts/report.py makes of
-# the committed results (a drift names the table), and the plots must draw.
-"$PY" scripts/report.py --check
-"$PY" scripts/tune.py --check
-"$PY" scripts/report.py --outdir build/report >/dev/null
-phase report
 echo "all tests passed in $((SECONDS - started)) s"
