@@ -66,15 +66,16 @@ static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *a
 mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, const mh_row **out)
 {
     const mh_op_table *t = mh_op_table_of(a->op);
-    char problem[256];
-    describe(a, problem, sizeof problem);
+    char problem[256]; /* described for a refusal only: a call that runs pays no formatting */
     const mh_row *row;
     if (is_auto(variant)) {
         char first_why[320] = "";
-        if (!(row = auto_row(ctx, a, NULL, first_why, sizeof first_why)))
+        if (!(row = auto_row(ctx, a, NULL, first_why, sizeof first_why))) {
+            describe(a, problem, sizeof problem);
             return mh_fail(ctx, MH_ERR_UNSUPPORTED, "auto: no %s variant supports %s here under the %s contract (%s)",
                            t->name, problem, mh_precision_name(ctx->precision),
                            first_why[0] ? first_why : "no candidate on this backend");
+        }
     } else {
         const mh_variant_info *info = mh_variant_lookup(a->op, variant);
         if (!info)
@@ -82,8 +83,10 @@ mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, con
                            variant, t->name, t->name);
         row = mh_row_of(info);
         char why[512] = "";
-        if (!row_supports(ctx, row, a, why, sizeof why))
+        if (!row_supports(ctx, row, a, why, sizeof why)) {
+            describe(a, problem, sizeof problem);
             return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s refuses %s: %s", row->info.name, problem, why);
+        }
     }
     *out = row;
     return MH_OK;
