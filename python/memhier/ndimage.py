@@ -40,6 +40,7 @@ docs/python.md ("memhier.ndimage") has the table of modes and the names other li
 them."""
 import collections
 import ctypes
+import functools
 import math
 
 import numpy as np
@@ -130,7 +131,7 @@ def _filtered(src, output, run, out=None):
     x = float32_contiguous(src)
     direct = out.dtype == F32 and out.contiguous and (output is None or not overlaps(out, src))
     y = out.obj if direct else empty_like_kind(src, tuple(src.shape), F32)
-    run(x, y)
+    run(src if x is src.obj else _arrays.Operand(x, "input"), out if direct else _arrays.Operand(y, "output"))
     if not direct:
         with on_device(src):
             store(y, out.obj, src.kind)
@@ -286,6 +287,11 @@ def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context, precisi
                                     kcols, mode_code, cval, origins[0], origins[1], call.out_ptr(os_)))
 
 
+def _array_of(a):
+    """The array of an Operand, or a itself."""
+    return a.obj if isinstance(a, _arrays.Operand) else a
+
+
 class _Plan:
     """One correlation of float32 arrays: the weights (squeezed of their sides of 1) along
     `axes` of the input, with an origin each, in a mode; run(x, y) runs it on arrays of the
@@ -295,13 +301,15 @@ class _Plan:
         self.kind, self.w, self.axes, self.origins = src.kind, w, list(axes), list(origins)
         self.mode, self.cval, self.options, self.host_w = mode_code, cval, options, host_w
 
-    def run(self, x, y):
+    def run(self, x, y, w=None):
+        """x, y: Operands of float32 contiguous arrays of the input's shape; w: weights to run
+        in place of the plan's (a kept plan's call with its own weights of the same shape)."""
         if len(self.axes) == 1:
-            self._along_one_axis(x, y)
+            self._along_one_axis(x.obj, y.obj)
         elif len(self.axes) == 2:
-            self._over_two_axes(x, y, self.w, self.axes, self.origins, self.host_w)
+            self._over_two_axes(x, y, self.w if w is None else w, self.axes, self.origins, self.host_w)
         else:
-            self._over_more_axes(x, y)
+            self._over_more_axes(x.obj, y.obj)
 
     def _along_one_axis(self, x, y):
         """Lines along the axis, viewed without a copy: (A, L) with the filter along the columns
@@ -317,13 +325,17 @@ class _Plan:
         _conv2d(x.reshape(lines), w2, y.reshape(lines), self.mode, self.cval, origins, *self.options)
 
     def _over_two_axes(self, x, y, w2, axes, origins, host_w=None):
-        """A stack (A, H, W) when the axes are the last two; else those axes moved last (a copy in
-        and a store out). host_w: w2 as the host array it came from, where it did."""
+        """An image (H, W) or a stack (A, H, W) when the axes are the last two (x and y: arrays or
+        their Operands, taken as they are); else those axes moved last (a copy in and a store
+        out). host_w: w2 as the host array it came from, where it did."""
         shape, (a, b) = tuple(x.shape), axes
         if (a, b) == (len(shape) - 2, len(shape) - 1):
-            stack = (math.prod(shape[:a]), shape[a], shape[b])
-            _conv2d(x.reshape(stack), w2, y.reshape(stack), self.mode, self.cval, origins, *self.options, host_w)
+            if len(shape) > 3:
+                stack = (math.prod(shape[:a]), shape[a], shape[b])
+                x, y = _array_of(x).reshape(stack), _array_of(y).reshape(stack)
+            _conv2d(x, w2, y, self.mode, self.cval, origins, *self.options, host_w)
             return
+        x, y = _array_of(x), _array_of(y)
         xm = contiguous(moveaxes_last(x, self.kind, (a, b)), self.kind)
         ym = empty_like(xm, self.kind)
         stack = (math.prod(xm.shape[:-2]), shape[a], shape[b])
@@ -394,7 +406,7 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
     keep = [i for i, s in enumerate(wshape) if s > 1] or [len(wshape) - 1]
     kept = tuple(wshape[i] for i in keep)
     if host is None:
-        w = w.reshape(kept)
+        w = w if kept == wshape else w.reshape(kept)
     else:
         host = host.reshape(kept)
         w = _on_kind(host, src)
@@ -426,13 +438,67 @@ def _typed(src, out, output, plan):
     return True
 
 
+_PREPARED = collections.OrderedDict()  # a correlate call's signature -> (_Plan, in-place weights or not)
+
+
+def _signature(src, weights, output, args):
+    """What the plan of a correlate call depends on, for the calls whose plan is kept: a float32
+    contiguous input, no output, and weights that are a NumPy array (keyed by content) or the
+    input's kind of array (keyed by place, dtype and shape: the kernel reads them, the binding
+    never does). (key, the weights' Operand, whether the key holds their content), or None for
+    other calls, planned anew."""
+    if output is not None or src.dtype != F32 or not src.contiguous or src.size == 0:
+        return None
+    by_content = type(weights) is np.ndarray
+    if not by_content and src.kind == "numpy":
+        return None
+    try:
+        given = _arrays.Operand(weights, "weights")
+    except TypeError:
+        return None
+    key = (given.kind, given.device, given.dtype, given.contiguous, given.shape)
+    if by_content:
+        key += (weights.tobytes(),)
+    try:
+        key = (src.kind, src.device, src.shape, key, *(tuple(a) if isinstance(a, list) else a for a in args))
+        hash(key)
+    except TypeError:  # an unhashable argument (a refusal, or a form kept calls do not cover)
+        return None
+    return key, given, by_content
+
+
 def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip, precision):
+    """correlate and convolve: the plan (weights checked, matched to the axes, on the device)
+    made once for a signature that _signature keys and kept (_KEPT of them), so that a loop of
+    calls pays for the launch, the output and the checks of its arrays alone."""
     src = _array(input)
-    plan = _plan(src, weights, axes, mode, cval, origin, flip, (variant, device, context, precision))
+    options = (variant, device, context, precision)
+    signature = _signature(src, weights, output, (mode, cval, origin, axes, flip, *options))
+    kept = _PREPARED.get(signature[0]) if signature is not None else None
+    if kept is not None:
+        try:
+            _PREPARED.move_to_end(signature[0])
+        except KeyError:  # dropped by another thread since: this call still has its plan
+            pass
+        plan, in_place = kept
+        out = _arrays.Operand(empty_like_kind(src, tuple(src.shape), F32), "output")
+        plan.run(src, out, signature[1] if in_place else None)
+        return out.obj
+    by_content = signature is not None and signature[2]
+    # a plan kept by its weights' content is made from a copy of them: nothing in it is the
+    # caller's array, which may change after this call
+    plan = _plan(src, weights.copy() if by_content else weights, axes, mode, cval, origin, flip, options)
     out = _result(output, src)
     if _typed(src, out, output, plan):
         return out.obj
-    return _filtered(src, output, plan.run, out)
+    result = _filtered(src, output, plan.run, out)
+    # kept: plans of NumPy weights (keyed by content), and plans that read this call's device
+    # weights in place; never a plan that holds a copy of device weights (unkeyed content)
+    if signature is not None and len(plan.axes) == 2:
+        in_place = not by_content and plan.w is signature[1].obj
+        if in_place or by_content:
+            _kept(_PREPARED, signature[0], lambda: (plan, in_place))
+    return result
 
 
 @accepts_foreign_arrays
@@ -514,7 +580,7 @@ MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS: longer passes run on conv1d (_long_pass
 def _pass(weights, axis, mode, origin, divisor=1):
     """A pass checked: real weights, an int origin in scipy's range, a known mode."""
     w = np.asarray(weights)
-    if not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating):
+    if w.dtype != F32 and (not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating)):
         raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
         raise TypeError(f"origin: expected an int, got {origin!r}")
@@ -566,6 +632,23 @@ def _describe(group, shape, in_type, out_type, cval, keep):
                          _axis_struct(vertical, keep), _axis_struct(horizontal, keep), int(first_h), cval)
 
 
+_DESCS = collections.OrderedDict()  # a group's passes by content, shape, dtypes, cval -> (desc, its taps)
+
+
+def _kept_desc(group, shape, in_type, out_type, cval):
+    """_describe's mh_sepfilter_desc of a group, kept by the passes' content (_KEPT of them): a loop
+    of calls with the same filter builds it once. The desc points into copies of the taps that
+    its entry holds, so no later change to a caller's weights array reaches it."""
+    key = (tuple((p.taps.tobytes(), p.axis, p.origin, p.mode, p.divisor) for p in group), shape, in_type, out_type,
+           cval)
+
+    def make():
+        keep = []
+        own = [_Pass(p.taps.copy(), p.axis, p.origin, p.mode, p.divisor) for p in group]
+        return _describe(own, shape, in_type, out_type, cval, keep), keep
+    return _kept(_DESCS, key, make)[0]
+
+
 def _run_passes(input, output, passes, cval, options):
     """scipy's separable filters: the passes one after another, each stored in the output's dtype
     (so an integer output truncates after each, as scipy's does), the last into `output`; no
@@ -593,8 +676,7 @@ def _run_passes(input, output, passes, cval, options):
         if group[0].taps.size > MAX_TAPS:
             _long_pass(x, dst, group[0], cval, src, device, context)
         else:
-            keep = []
-            desc = _describe(group, shape, x.dtype, out.dtype, cval, keep)
+            desc = _kept_desc(group, shape, x.dtype, out.dtype, cval)
             call = Call([x], device, context)
             call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(desc), call.ptr(x),
                                       call.out_ptr(dst)))
@@ -651,6 +733,16 @@ def _filtered_axes(axes, ndim):
     return ax
 
 
+@functools.lru_cache(maxsize=256)
+def _gaussian_taps(sigma, order, radius):
+    """The float32 taps of a Gaussian pass (its weights reversed, as correlate1d takes them), made
+    once for each (sigma, order, radius): a loop of calls with the same sigma computes them once.
+    Read-only, so that no caller can change what later calls get."""
+    taps = np.ascontiguousarray(_gaussian_weights(sigma, order, radius)[::-1], dtype=F32)
+    taps.flags.writeable = False
+    return taps
+
+
 def _gaussian_weights(sigma, order, radius):
     """The sampled Gaussian of standard deviation sigma on -radius .. radius, normalised to sum 1,
     or its exact derivative of any order, as scipy's gaussian_filter1d defines it: the normalised
@@ -685,7 +777,7 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     if not float(sigma) > 0:
         raise ValueError(f"sigma = {sigma!r}; expected a positive number")
     r = _radius(sigma, truncate, radius)
-    return _pass(_gaussian_weights(float(sigma), int(order), r)[::-1], axis, mode, 0)
+    return _pass(_gaussian_taps(float(sigma), int(order), r), axis, mode, 0)
 
 
 @accepts_foreign_arrays
@@ -724,9 +816,16 @@ def _uniform_pass(size, axis, mode, origin, integer_output):
     size = _size_arg(size)
     if size < 1:
         raise ValueError(f"size = {size}: a mean over no samples")
-    if integer_output:  # scipy divides an exact sum: ones (exact in float32), then one division
-        return _pass(np.ones(size), axis, mode, origin, divisor=size)
-    return _pass(np.full(size, 1.0 / size), axis, mode, origin)
+    return _pass(_uniform_taps(size, integer_output), axis, mode, origin, divisor=size if integer_output else 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _uniform_taps(size, integer_output):
+    """A uniform pass's float32 taps, made once a size (read-only): for an integer output ones
+    (exact in float32, then one division: scipy divides an exact sum), else 1 / size each."""
+    taps = np.ones(size, F32) if integer_output else np.full(size, 1.0 / size).astype(F32)
+    taps.flags.writeable = False
+    return taps
 
 
 def _integer_output(output, src):
@@ -756,11 +855,22 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     return _run_passes(input, output, passes, cval, (variant, device, context))
 
 
+def _taps(*values):
+    """Fixed float32 taps (read-only)."""
+    taps = np.array(values, F32)
+    taps.flags.writeable = False
+    return taps
+
+
+CENTRAL_DIFFERENCE, SOBEL_SMOOTH, PREWITT_SMOOTH = _taps(-1, 0, 1), _taps(1, 2, 1), _taps(1, 1, 1)
+SECOND_DIFFERENCE = _taps(1, -2, 1)
+
+
 def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, device, context):
     """The central difference along `axis`, then `smooth` along every other axis (scipy's sobel, prewitt)."""
     ndim = len(_array(input).shape)
     axis, modes = _axis_arg(axis, ndim), _per_axis(mode, "mode", ndim)
-    passes = [_pass([-1.0, 0.0, 1.0], axis, modes[axis], 0)]
+    passes = [_pass(CENTRAL_DIFFERENCE, axis, modes[axis], 0)]
     passes += [_pass(smooth, a, modes[a], 0) for a in range(ndim) if a != axis]
     return _run_passes(input, output, passes, cval, (variant, device, context))
 
@@ -768,13 +878,13 @@ def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, dev
 @accepts_foreign_arrays
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.sobel: the central difference along `axis`, smoothed by [1, 2, 1] across it."""
-    return _derivative_and_smooth(input, axis, output, mode, cval, [1.0, 2.0, 1.0], variant, device, context)
+    return _derivative_and_smooth(input, axis, output, mode, cval, SOBEL_SMOOTH, variant, device, context)
 
 
 @accepts_foreign_arrays
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.prewitt: the central difference along `axis`, smoothed by [1, 1, 1] across it."""
-    return _derivative_and_smooth(input, axis, output, mode, cval, [1.0, 1.0, 1.0], variant, device, context)
+    return _derivative_and_smooth(input, axis, output, mode, cval, PREWITT_SMOOTH, variant, device, context)
 
 
 def _sum_over_axes(input, output, per_axis):
@@ -794,7 +904,7 @@ def _sum_over_axes(input, output, per_axis):
 def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis."""
     modes = _per_axis(mode, "mode", len(_array(input).shape))
-    return _sum_over_axes(input, output, lambda a, out: correlate1d(input, [1.0, -2.0, 1.0], a, out, modes[a], cval,
+    return _sum_over_axes(input, output, lambda a, out: correlate1d(input, SECOND_DIFFERENCE, a, out, modes[a], cval,
                                                                     variant=variant, device=device, context=context))
 
 

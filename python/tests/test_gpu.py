@@ -5,6 +5,7 @@ import pytest
 
 import memhier
 from conftest import assert_close, correlate1d, correlate2d, has_cuda_device
+import reference
 
 pytestmark = pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 
@@ -272,6 +273,31 @@ def test_ndimage_on_device_arrays(kind, rng):
         np.testing.assert_allclose(kind.get(got), want, rtol=1e-5, atol=1e-5)
         got = mnd.sobel(d, 0, mode=mode)
         np.testing.assert_allclose(kind.get(got), nd.sobel(x.astype(np.float64), 0, mode=mode), rtol=1e-5, atol=1e-4)
+
+
+def test_ndimage_kept_plans_follow_the_weights(kind, rng):
+    """A loop of correlate calls keeps its plan: device weights changed in place between calls,
+    NumPy weights changed in place, and a call on another stream each get this call's filter."""
+    from memhier import ndimage as mnd
+    x = f32(rng, 48, 61)
+    w = rng.standard_normal((5, 5)).astype(np.float32)
+    d, dw = kind.put(x), kind.put(w)
+    for step in range(3):
+        want_device = correlate2d_mode_reference(x, kind.get(dw))
+        assert_close(kind.get(mnd.correlate(d, dw, mode="reflect")), *want_device, 25, f"device weights, step {step}")
+        dw += 1.0  # on the caller's stream, before the next call
+        want_host = correlate2d_mode_reference(x, w)
+        assert_close(kind.get(mnd.correlate(d, w, mode="reflect")), *want_host, 25, f"NumPy weights, step {step}")
+        w[step, step] -= 2.0
+    stream = kind.new_stream()
+    with kind.on(stream):
+        got = mnd.correlate(d, w, mode="reflect")
+        stream.synchronize()
+    assert_close(kind.get(got), *correlate2d_mode_reference(x, w), 25, "another stream")
+
+
+def correlate2d_mode_reference(x, w):
+    return reference.correlate2d_mode(x, w.astype(np.float64), "reflect", 0.0, (0, 0))
 
 
 def test_ndimage_device_weights_and_stacks(kind, rng):

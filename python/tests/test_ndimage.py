@@ -224,6 +224,29 @@ def test_precision_argument(rng):
         assert "contract: per-element" in why and "the context asks per-element" in why, why
 
 
+@pytest.mark.parametrize("convolve", [False, True])
+def test_kept_plans_follow_the_weights(rng, convolve):
+    """correlate keeps a call's plan for the next call of the same signature (NumPy weights by
+    content): a loop whose weights change in place between calls, then another array holding
+    the first weights, gets each call's own filter: within the float64 reference's bound, and
+    equal to a plan made anew."""
+    from memhier import ndimage as internals
+    fn, flip = (mnd.convolve, lambda w: w[::-1, ::-1]) if convolve else (mnd.correlate, lambda w: w)
+    x = rng.standard_normal((40, 53)).astype(np.float32)
+    w = rng.standard_normal((5, 5)).astype(np.float32)
+    seen = []
+    for step in range(4):
+        seen.append((w.copy(), fn(x, w, mode="reflect"), f"step {step}"))
+        w[step, 4 - step] += 3.0  # the caller changes its weights after the call
+    first = seen[0][0].copy()
+    seen.append((first, fn(x, first, mode="reflect"), "the first weights again, in another array"))
+    for weights, got, what in seen:
+        ref, mag = reference.correlate2d_mode(x, flip(weights).astype(np.float64), "reflect", 0.0, (0, 0))
+        assert_close(got, ref, mag, weights.size, what)
+        internals._PREPARED.clear()
+        np.testing.assert_array_equal(got, fn(x, weights.copy(), mode="reflect"), err_msg=what)
+
+
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_gpu_rows(rng, mode):
