@@ -10,6 +10,8 @@ How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as nu
   list). For float32 x, x >= e holds exactly when x >= e rounded up to float32, and x <= e when
   x <= e rounded down: the library gets the lower edges rounded up and the last one rounded
   down, and the counts are numpy's."""
+import collections
+import functools
 import numbers
 
 import numpy as np
@@ -28,6 +30,48 @@ def _to_host(op):
     if op.kind == "cupy":
         return op.obj.get()
     return op.obj.detach().cpu().numpy()
+
+
+@functools.lru_cache(maxsize=64)
+def _range_edges(n, lo, hi):
+    """numpy's edges of n uniform bins over (lo, hi), made once for a loop of calls (read-only:
+    each call returns a copy). numpy's own checks refuse a bad range."""
+    edges = np.histogram_bin_edges(np.empty(0, np.float32), n, (lo, hi))
+    edges.flags.writeable = False
+    return edges
+
+
+_ON_DEVICE = collections.OrderedDict()  # (kind, device, the edges' bytes) -> their copy there
+_KEPT, _KEPT_EDGES = 64, 4097  # device copies kept, of at most this many edges each
+
+
+def _edges_like(op, edges):
+    """numpy's edges as a new array of op's kind on its device: for a GPU, copied there from a
+    device copy kept by content (a copy on the device, not one from pageable host memory each
+    call) where there are at most _KEPT_EDGES; the kept copy is complete before any stream
+    reads it."""
+    if op.kind == "numpy":
+        return edges.copy()
+    if edges.size > _KEPT_EDGES:
+        return _like(op, edges)
+    key = (op.kind, op.device, edges.tobytes())
+    kept = _ON_DEVICE.pop(key, None)
+    if kept is None:
+        kept = _like(op, edges)
+        if op.kind == "cupy":
+            _arrays._cupy().cuda.get_current_stream(op.device).synchronize()
+        else:
+            _arrays._torch().cuda.current_stream(op.obj.device).synchronize()
+    _ON_DEVICE[key] = kept
+    while len(_ON_DEVICE) > _KEPT:
+        _ON_DEVICE.popitem(last=False)
+    if op.kind == "cupy":
+        cupy = _arrays._cupy()
+        if cupy.cuda.runtime.getDevice() == op.device:
+            return kept.copy()
+        with cupy.cuda.Device(op.device):
+            return kept.copy()
+    return kept.clone()
 
 
 def _like(op, host):
@@ -91,7 +135,7 @@ def _edges(op, bins, range_):
         if range_ is not None:
             lo, hi = (float(v) for v in range_)
             # numpy's own edges for the range (its messages for a bad range, too)
-            return np.histogram_bin_edges(np.empty(0, np.float32), n, (lo, hi)), None, lo, hi
+            return _range_edges(n, lo, hi), None, lo, hi
         if op.size == 0:
             e = np.histogram_bin_edges(np.empty(0, np.float32), n)
         else:
@@ -124,7 +168,7 @@ def weighted_sums(a, weights, bins, range=None, variant="auto"):
     ai = _arrays.operand(a, "a", "float32")
     wi = _ops._weights_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)
-    return _weighted(ai, wi, bin_edges.size - 1, edges32, lo, hi, variant, None, None), bin_edges
+    return _weighted(ai, wi, bin_edges.size - 1, edges32, lo, hi, variant, None, None), bin_edges.copy()
 
 
 def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto", device=None, context=None):
@@ -162,7 +206,7 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
                                             None)
         call.run(status)
         counts = os_.obj if ai.kind == "torch" else os_.obj.view(np.int64 if ai.kind == "numpy" else "int64")
-    edges_out = _like(ai, bin_edges)
+    edges_out = _edges_like(ai, bin_edges)
     if not density:
         return counts, edges_out
     widths = _like(ai, np.diff(bin_edges).astype(float))

@@ -1,5 +1,7 @@
 """CuPy arrays and PyTorch CUDA tensors, used in place on the caller's stream; NumPy arrays run
 on a GPU with device=0. Skipped only where there is no CUDA device, or no CuPy / PyTorch."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -245,6 +247,24 @@ def test_threads_with_their_own_streams(kind, rng):
     for s in range(4):
         for ref, out in zip(alone[s], got[s]):
             np.testing.assert_allclose(kind.get(out), ref, rtol=1e-5, atol=1e-4 * float(np.max(np.abs(ref))))
+
+
+def test_histogram_edges_are_a_new_array_each_call(kind, rng):
+    """numpy's edges of a range, kept on the device for a loop's calls: each call returns its own
+    array, on any stream."""
+    x = f32(rng, 5000)
+    d = kind.put(x)
+    for step in range(3):
+        stream = kind.new_stream() if step == 2 else None
+        with kind.on(stream) if stream is not None else contextlib.nullcontext():
+            h, e = memhier.histogram(d, bins=16, range=(-1, 1))
+            want_h, want_e = np.histogram(x, 16, (-1, 1))
+            np.testing.assert_array_equal(kind.get(h), want_h)
+            np.testing.assert_array_equal(kind.get(e), want_e)
+        if kind.name == "torch":
+            e.fill_(7.0)
+        else:
+            e.fill(7.0)
 
 
 def test_histogram_arguments_past_a_c_int_on_gpu(kind):

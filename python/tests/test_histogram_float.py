@@ -96,6 +96,16 @@ def test_counts_and_edges_are_numpys_gpu(rng, kind):
             compare((get(h), get(e)), np.histogram(x, bins, range_), f"{kind} {variant}: {what}")
 
 
+def test_edges_are_a_new_array_each_call(rng):
+    """A loop's calls share numpy's edges of one range: each call returns its own array, so a
+    caller that changes one changes no later call's."""
+    x = rng.uniform(-1, 1, 1000).astype(np.float32)
+    for _ in range(2):
+        h, e = memhier.histogram(x, bins=8, range=(-1, 1))
+        compare((h, e), np.histogram(x, 8, (-1, 1)), "range (-1, 1)")
+        e[:] = 7.0
+
+
 def test_density_is_numpys(rng):
     x = rng.standard_normal(10_000).astype(np.float32)
     for bins, range_ in [(20, None), (7, (-1.0, 2.0)), ([-3, -1, 0, 0.5, 3], None)]:
