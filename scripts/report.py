@@ -19,8 +19,8 @@ Markers, each closed by <!-- /report -->:
                             the whole-array sums)
   <!-- report:histogram:weighted -->  histogram's ladder over its weighted workloads
                             (report:histogram: the counts)
-  <!-- report:KIND -->      tables of other result files: python-overhead, dask-scaling, dask-one-gpu,
-                            matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
+  <!-- report:KIND -->      tables of other result files: python-overhead, latency, dask-scaling,
+                            dask-one-gpu, matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
 import os
@@ -352,7 +352,50 @@ def ndimage_table():
     return "\n".join(lines)
 
 
-SIDE_TABLES = {"python-overhead": python_overhead_table, "ndimage": ndimage_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
+LATENCY_RESULTS = ROOT / "bench/results/NVIDIA_H200.latency.json"
+LATENCY_PEERS = ("cupyx", "cucim", "torch", "cupy")  # the libraries beside memhier, in this order
+
+
+def latency_rows():
+    """{function: {size: {library: row}}} of the latency sweep (scripts/latency.py)."""
+    d = load(LATENCY_RESULTS)
+    by = {}
+    for r in d["rows"]:
+        by.setdefault(r["function"], {}).setdefault(r["size"], {})[r["library"]] = r
+    return d, by
+
+
+def latency_table():
+    """Time per call of each function on CuPy images, memhier beside the peers, in one run: the
+    host's cost of a call (host µs) and what a loop of calls sustains (per call µs); in
+    brackets the best peer's per call time over memhier's."""
+    d, by = latency_rows()
+    sizes = sorted({r["size"] for r in d["rows"]})
+    lines = [f"_{d['device']}, run of {d['date']} (`bench/results/{LATENCY_RESULTS.name}`), CuPy {d['cupy']}"
+             + "".join(f", {name} {d[name]}" for name in ("cucim", "torch") if d.get(name)) +
+             f"; float32 images of n × n; µs a call: host / per call in a loop of up to {d['calls']} calls; "
+             "in brackets the fastest peer's per call time over memhier's._", "",
+             "| function | " + " | ".join(f"{n}²" for n in sizes) + " |", "| --- |" + " --- |" * len(sizes)]
+    for fn, per_size in by.items():
+        cells = []
+        for n in sizes:
+            libs = per_size.get(n, {})
+            ours = libs.get("memhier")
+            if ours is None:
+                cells.append("–")
+                continue
+            peers = [libs[p]["per_call_us"] for p in LATENCY_PEERS if p in libs]
+            ratio = f" ({min(peers) / ours['per_call_us']:.2f}x)" if peers else ""
+            cells.append(f"{ours['host_us']:.0f} / {ours['per_call_us']:.0f}{ratio}")
+        lines.append(f"| {fn} | " + " | ".join(cells) + " |")
+    if d.get("stack"):
+        st = d["stack"]
+        lines += ["", f"_{st['function']} in one call: {st['per_call_us']:.0f} µs a call in a loop, "
+                      f"{st['x_copy_floor']:.2f}x the copy of the stack ({st['copy_us']:.0f} µs)._"]
+    return "\n".join(lines)
+
+
+SIDE_TABLES = {"python-overhead": python_overhead_table, "latency": latency_table, "ndimage": ndimage_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
                "dask-one-gpu": lambda: dask_table(DASK_ONE_GPU_RESULTS),
                "matmul-wgmma-sizes": wgmma_sizes_table, "conv2d-tc-sweep": tc_sweep_table,
                "transpose-ncu": transpose_ncu_table}
@@ -436,6 +479,36 @@ def plots(doc, outdir):
         else:
             roofline(plt, doc, op, rows, outdir / f"{op}-roofline.png")
         ladder(plt, doc, op, rows, outdir / f"{op}-ladder.png")
+    if LATENCY_RESULTS.exists():
+        latency_plot(plt, outdir / "latency.png")
+
+
+def latency_plot(plt, path):
+    """One panel a function: per call µs against the image's side, log-log, memhier and each peer."""
+    d, by = latency_rows()
+    cols = 4
+    rows = (len(by) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    colour = dict(zip(("memhier",) + LATENCY_PEERS, ("C0", "C1", "C2", "C3", "C4")))
+    sizes = sorted({r["size"] for r in d["rows"]})
+    for ax, (fn, per_size) in zip(axes.flat, by.items()):
+        for lib in ("memhier",) + LATENCY_PEERS:
+            points = sorted((n, libs[lib]["per_call_us"]) for n, libs in per_size.items() if lib in libs)
+            if points:
+                ax.plot(*zip(*points), marker="o", label=lib, color=colour[lib],
+                        linewidth=2.5 if lib == "memhier" else 1.2)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(sizes, [str(n) for n in sizes], fontsize=7)
+        log_axis(ax, "y")
+        ax.set_title(fn, fontsize=9)
+        ax.set_xlabel("n (n × n image)", fontsize=8)
+        ax.set_ylabel("µs per call", fontsize=8)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(by):]:
+        ax.axis("off")
+    fig.suptitle(f"Time per call in a loop, CuPy images, {d['device']}", fontsize=10)
+    finish(plt, fig, path)
 
 
 def colours(plt, names):

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The everyday call: time per call of memhier's Python functions on CuPy images of 256^2 to
+8192^2, beside cupyx.scipy.ndimage, cuCIM's vendored ndimage and torch where they have the op,
+all in one run on one GPU.
+
+Two figures a call, as python_overhead.py takes them:
+  host_us      the time the call takes to return (the caller's cost; the GPU runs asynchronously),
+               the median of single calls each made with the GPU idle
+  per_call_us  back-to-back calls until the GPU finishes, over the number of calls (what a loop
+               sustains: the larger of the host cost and the GPU time)
+
+Writes JSON to --out; prints a table (memhier's per_call_us over the best peer's).
+usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 scripts/latency.py
+       [--sizes 256,512,...] [--only NAME,...] [--calls N] [--out FILE.json] [--profile NAME]"""
+import argparse
+import cProfile
+import json
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+
+import cupy
+import numpy as np
+
+import memhier
+import memhier.ndimage as mnd
+
+SIZES = (256, 512, 1024, 2048, 4096, 8192)
+
+
+def peers():
+    """name -> the scipy.ndimage-like module, for the peers this machine has."""
+    import cupyx.scipy.ndimage as cnd
+    found = {"cupyx": cnd}
+    try:
+        from cucim.skimage._vendored import ndimage as cucim_nd
+        found["cucim"] = cucim_nd
+    except ImportError:
+        pass
+    return found
+
+
+def workloads():
+    """(name, make(x) -> {library: callable}) for every call the sweep times. x is a float32 CuPy
+    image; weights are made once outside the timed calls, as a loop would hold them."""
+    w5 = np.random.default_rng(2).uniform(-1, 1, (5, 5)).astype(np.float32)
+    w5_dev = cupy.asarray(w5)
+    w9 = cupy.asarray(np.hanning(9).astype(np.float32))
+    nd = peers()
+
+    def same(fn_name, *args, **kwargs):
+        def make(x):
+            calls = {"memhier": lambda: getattr(mnd, fn_name)(x, *args, **kwargs)}
+            for lib, mod in nd.items():
+                calls[lib] = (lambda m: lambda: getattr(m, fn_name)(x, *args, **kwargs))(mod)
+            return calls
+        return make
+
+    def numpy_weights(x):
+        return {"memhier": lambda: mnd.correlate(x, w5)}
+
+    def conv2d(x):
+        return {"memhier": lambda: memhier.conv2d(x, w5_dev, pad="same")}
+
+    def torch_calls(x, memhier_fn, torch_fn):
+        calls = {"memhier": lambda: memhier_fn(x)}
+        try:
+            import torch
+            t = torch.as_tensor(x, device="cuda")
+            calls["torch"] = lambda: torch_fn(t)
+        except ImportError:
+            pass
+        return calls
+
+    def reduce_sum(x):
+        calls = torch_calls(x, memhier.reduce_sum, lambda t: t.sum())
+        calls["cupy"] = lambda: cupy.sum(x)
+        return calls
+
+    def histogram(x):
+        calls = {"memhier": lambda: memhier.histogram(x, bins=256, range=(-1.0, 1.0)),
+                 "cupy": lambda: cupy.histogram(x, bins=256, range=(-1.0, 1.0))}
+        return calls
+
+    def bincount(x):
+        labels = (cupy.abs(x) * 255).astype(cupy.int32).ravel()
+        return {"memhier": lambda: memhier.bincount(labels, 256),
+                "cupy": lambda: cupy.bincount(labels, minlength=256)}
+
+    return [("correlate 5x5", same("correlate", w5_dev)),
+            ("correlate 5x5 numpy weights", numpy_weights),
+            ("convolve 5x5", same("convolve", w5_dev)),
+            ("correlate1d 9", same("correlate1d", w9, axis=0)),
+            ("gaussian_filter1d 2", same("gaussian_filter1d", 2.0, axis=0)),
+            ("gaussian_filter 2", same("gaussian_filter", 2.0)),
+            ("uniform_filter 5", same("uniform_filter", 5)),
+            ("sobel", same("sobel", axis=0)),
+            ("prewitt", same("prewitt", axis=0)),
+            ("laplace", same("laplace")),
+            ("gaussian_laplace 2", same("gaussian_laplace", 2.0)),
+            ("conv2d 5x5 same", conv2d),
+            ("reduce_sum", reduce_sum),
+            ("histogram 256", histogram),
+            ("bincount 256", bincount)]
+
+
+def host_us(fn, sync, calls):
+    times = []
+    for _ in range(calls):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    sync()
+    return statistics.median(times) * 1e6
+
+
+def per_call_us(fn, sync, calls):
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    sync()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def stack_against_copy(sync, calls=50):
+    """A stack of 1000 images of 256^2 through one correlate call (5x5, reflect): GPU time per
+    call beside the copy floor (a device-to-device copy of the stack, which reads and writes
+    it once, as the filter must)."""
+    x = cupy.asarray(np.random.default_rng(7).uniform(-1, 1, (1000, 256, 256)).astype(np.float32))
+    w = cupy.asarray(np.random.default_rng(8).uniform(-1, 1, (5, 5)).astype(np.float32))
+    y = cupy.empty_like(x)
+    filt = per_call_us(lambda: mnd.correlate(x, w, axes=(1, 2)), sync, calls)
+    copy = per_call_us(lambda: y.__setitem__(Ellipsis, x), sync, calls)
+    row = {"function": "correlate 5x5 stack 1000 x 256^2", "size": 256, "library": "memhier", "per_call_us": filt,
+           "copy_us": copy, "x_copy_floor": filt / copy}
+    print(f"{row['function']}: {filt:.1f} us a call, the copy {copy:.1f} us: {row['x_copy_floor']:.2f}x the floor",
+          flush=True)
+    return row
+
+
+def image(n):
+    return cupy.asarray(np.random.default_rng(n).uniform(-1, 1, (n, n)).astype(np.float32))
+
+
+def sweep(args):
+    sync = cupy.cuda.get_current_stream().synchronize
+    rows = []
+    for name, make in workloads():
+        if args.only and name not in args.only:
+            continue
+        for n in args.sizes:
+            x = image(n)
+            for lib, fn in make(x).items():
+                for _ in range(5):  # warm-up: plans, workspaces, the peers' kernel caches
+                    fn()
+                calls = max(20, min(args.calls, int(args.calls * 1024 * 1024 / (n * n))))
+                row = {"function": name, "size": n, "library": lib, "host_us": host_us(fn, sync, calls),
+                       "per_call_us": per_call_us(fn, sync, calls)}
+                rows.append(row)
+            print_size(rows, name, n)
+            del x
+            cupy.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def print_size(rows, name, n):
+    here = [r for r in rows if r["function"] == name and r["size"] == n]
+    ours = next(r for r in here if r["library"] == "memhier")
+    others = [r for r in here if r["library"] != "memhier"]
+    line = f"{name:28} {n:5}^2  memhier {ours['host_us']:8.1f} / {ours['per_call_us']:8.1f} us"
+    for r in others:
+        line += f"   {r['library']} {r['host_us']:7.1f} / {r['per_call_us']:8.1f}"
+    if others:
+        best = min(r["per_call_us"] for r in others)
+        line += f"   x best {best / ours['per_call_us']:5.2f}"
+    print(line, flush=True)
+
+
+def profile(name, n, calls):
+    """cProfile of memhier's call in `name` at n^2: where the host time goes."""
+    make = dict(workloads())[name]
+    fn = make(image(n))["memhier"]
+    for _ in range(20):
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn()
+    prof.disable()
+    cupy.cuda.get_current_stream().synchronize()
+    print(f"== cProfile of memhier's {name} at {n}^2, {calls} calls")
+    pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+
+
+def version(module):
+    """A peer's version, or None where it is not installed."""
+    try:
+        return __import__(module).__version__
+    except ImportError:
+        return None
+
+
+def commit():
+    """The working tree's commit (with -dirty where it has changes), or None outside git."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except OSError:
+        return None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    p.add_argument("--only", default="", help="comma-separated workload names")
+    p.add_argument("--calls", type=int, default=200)
+    p.add_argument("--out")
+    p.add_argument("--profile", default="", help="comma-separated workload names to profile at 256^2")
+    args = p.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    args.only = [s for s in args.only.split(",") if s]
+    for name in filter(None, args.profile.split(",")):
+        profile(name, 256, 2000)
+    rows = sweep(args)
+    stack = stack_against_copy(cupy.cuda.get_current_stream().synchronize)
+    result = {"stack": stack, "device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": commit(),
+              "calls": args.calls, "cupy": cupy.__version__, "cucim": version("cucim"), "torch": version("torch"),
+              "rows": rows}
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
