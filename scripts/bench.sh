@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's main job: builds if needed, then the headline workloads of every op on GPU 0
 # (the CPU backend where there is no GPU): auto's pick beside the vendor rows, printed as each
-# is measured; then the peers (CuPy, PyTorch where installed) on the same workloads, and a
-# closing table. Writes bench.json.
+# is measured; then the peers (CuPy, PyTorch where installed) on the same workloads, the time per
+# call of a few functions on small and large CuPy images beside the peers, and a closing table.
+# Writes bench.json.
 #   bash scripts/bench.sh --all     every row of every op on the default workloads (the sweep
 #                                   that bench/results holds; about ten minutes on an H100)
 #   bash scripts/bench.sh ARGS      memhier bench ARGS (e.g. conv1d --n 1000000 --k 2047)
@@ -13,7 +14,7 @@ started=$SECONDS
 phase() { echo "bench.sh: $1 done at $((SECONDS - started)) s" >&2; }
 source scripts/setup.sh
 cmake -S . -B build >/dev/null
-cmake --build build -j "$(nproc)" --target memhier_cli
+cmake --build build -j "$(nproc)" --target memhier_cli memhier
 phase build
 if [ "${1:-}" = --all ]; then
   shift
@@ -32,6 +33,13 @@ if grep -q '"backend": "cuda"' bench.json; then
   echo "peers on the same workloads:"
   "$PY" scripts/peers.py --rows-only bench.json || echo "the peers failed: the table has memhier's rows alone"
   phase peers
+  if "$PY" -c "import cupy" 2>/dev/null; then
+    echo
+    echo "the everyday call: µs a call (host / in a loop) on CuPy images, beside the peers (scripts/latency.py --quick):"
+    MEMHIER_LIBRARY="$PWD/build/libmemhier.so" PYTHONPATH="$PWD/python" "$PY" scripts/latency.py --quick ||
+      echo "the latency sweep failed"
+    phase latency
+  fi
 fi
 "$PY" scripts/summary.py bench.json
 phase summary

@@ -11,7 +11,7 @@ Two figures a call, as python_overhead.py takes them:
 
 Writes JSON to --out; prints a table (memhier's per_call_us over the best peer's).
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 scripts/latency.py
-       [--sizes 256,512,...] [--only NAME,...] [--calls N] [--out FILE.json] [--profile NAME]"""
+       [--sizes 256,512,...] [--only NAME,...] [--calls N] [--out FILE.json] [--profile NAME] [--quick]"""
 import argparse
 import cProfile
 import json
@@ -28,6 +28,8 @@ import memhier
 import memhier.ndimage as mnd
 
 SIZES = (256, 512, 1024, 2048, 4096, 8192)
+# --quick (the README's main job): a few functions at a small and a large size
+QUICK = {"sizes": "256,2048", "only": "correlate 5x5,gaussian_filter 2,sobel,reduce_sum,histogram 256"}
 
 
 def peers():
@@ -221,13 +223,16 @@ def main():
     p.add_argument("--calls", type=int, default=200)
     p.add_argument("--out")
     p.add_argument("--profile", default="", help="comma-separated workload names to profile at 256^2")
+    p.add_argument("--quick", action="store_true", help=f"--sizes {QUICK['sizes']} --only '{QUICK['only']}', no stack")
     args = p.parse_args()
+    if args.quick:
+        args.sizes, args.only = QUICK["sizes"], QUICK["only"]
     args.sizes = [int(s) for s in args.sizes.split(",")]
     args.only = [s for s in args.only.split(",") if s]
     for name in filter(None, args.profile.split(",")):
         profile(name, 256, 2000)
     rows = sweep(args)
-    stack = stack_against_copy(cupy.cuda.get_current_stream().synchronize)
+    stack = None if args.quick else stack_against_copy(cupy.cuda.get_current_stream().synchronize)
     result = {"stack": stack, "device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": commit(),
               "calls": args.calls, "cupy": cupy.__version__, "cucim": version("cucim"), "torch": version("torch"),
               "rows": rows}
