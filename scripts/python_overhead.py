@@ -24,6 +24,7 @@ import numpy as np
 
 import memhier
 from memhier import _native
+from latency import per_call_us
 
 N = 4_194_304
 
@@ -38,15 +39,6 @@ def host_times(fn, sync, calls=2000):
         times.append(time.perf_counter() - t0)
     sync()
     return statistics.median(times) * 1e6
-
-
-def loop_time(fn, sync, calls=2000):
-    sync()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    sync()
-    return (time.perf_counter() - t0) / calls * 1e6
 
 
 def main():
@@ -78,7 +70,7 @@ def main():
     result = {"n": N, "device": memhier.info(0)["name"], "variant": memhier.select("reduce", n=N),
               "sums": {"c_call": got_c, "memhier": got_py, "float64": ref}}
     for name, fn in (("c_call", c_call), ("memhier", via_memhier), ("cupy", via_cupy)):
-        result[name] = {"host_us": host_times(fn, sync), "per_call_us": loop_time(fn, sync)}
+        result[name] = {"host_us": host_times(fn, sync), "per_call_us": per_call_us(fn, sync, 2000)}
     result["binding_adds_host_us"] = result["memhier"]["host_us"] - result["c_call"]["host_us"]
     result["binding_adds_per_call_us"] = result["memhier"]["per_call_us"] - result["c_call"]["per_call_us"]
     text = json.dumps(result, indent=1)
