@@ -496,6 +496,8 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     # weights in place; never a plan that holds a copy of device weights (unkeyed content)
     if signature is not None and len(plan.axes) == 2:
         in_place = not by_content and plan.w is signature[1].obj
+        if in_place:
+            plan.w = None  # each call passes its own: the kept plan holds no caller's array
         if in_place or by_content:
             _kept(_PREPARED, signature[0], lambda: (plan, in_place))
     return result
@@ -733,14 +735,26 @@ def _filtered_axes(axes, ndim):
     return ax
 
 
+KEPT_TAPS = 4096  # filters of at most this many taps are made once for a loop of calls
+
+
 @functools.lru_cache(maxsize=256)
-def _gaussian_taps(sigma, order, radius):
-    """The float32 taps of a Gaussian pass (its weights reversed, as correlate1d takes them), made
-    once for each (sigma, order, radius): a loop of calls with the same sigma computes them once.
-    Read-only, so that no caller can change what later calls get."""
-    taps = np.ascontiguousarray(_gaussian_weights(sigma, order, radius)[::-1], dtype=F32)
+def _kept_taps(make, *args):
+    return make(*args)
+
+
+def _taps_once(make, size, *args):
+    """make(*args): read-only float32 taps, made once for each args where there are at most
+    KEPT_TAPS of them (size), so that a loop of calls with the same filter computes it once and
+    no caller can change what later calls get."""
+    taps = _kept_taps(make, *args) if size <= KEPT_TAPS else make(*args)
     taps.flags.writeable = False
     return taps
+
+
+def _gaussian_taps(sigma, order, radius):
+    """The float32 taps of a Gaussian pass: its weights reversed, as correlate1d takes them."""
+    return np.ascontiguousarray(_gaussian_weights(sigma, order, radius)[::-1], dtype=F32)
 
 
 def _gaussian_weights(sigma, order, radius):
@@ -777,7 +791,7 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     if not float(sigma) > 0:
         raise ValueError(f"sigma = {sigma!r}; expected a positive number")
     r = _radius(sigma, truncate, radius)
-    return _pass(_gaussian_taps(float(sigma), int(order), r), axis, mode, 0)
+    return _pass(_taps_once(_gaussian_taps, 2 * r + 1, float(sigma), int(order), r), axis, mode, 0)
 
 
 @accepts_foreign_arrays
@@ -816,16 +830,14 @@ def _uniform_pass(size, axis, mode, origin, integer_output):
     size = _size_arg(size)
     if size < 1:
         raise ValueError(f"size = {size}: a mean over no samples")
-    return _pass(_uniform_taps(size, integer_output), axis, mode, origin, divisor=size if integer_output else 1)
+    return _pass(_taps_once(_uniform_taps, size, size, integer_output), axis, mode, origin,
+                 divisor=size if integer_output else 1)
 
 
-@functools.lru_cache(maxsize=256)
 def _uniform_taps(size, integer_output):
-    """A uniform pass's float32 taps, made once a size (read-only): for an integer output ones
-    (exact in float32, then one division: scipy divides an exact sum), else 1 / size each."""
-    taps = np.ones(size, F32) if integer_output else np.full(size, 1.0 / size).astype(F32)
-    taps.flags.writeable = False
-    return taps
+    """A uniform pass's float32 taps: for an integer output ones (exact in float32, then one
+    division: scipy divides an exact sum), else 1 / size each."""
+    return np.ones(size, F32) if integer_output else np.full(size, 1.0 / size).astype(F32)
 
 
 def _integer_output(output, src):
