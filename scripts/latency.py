@@ -148,7 +148,9 @@ def image(n):
     return cupy.asarray(np.random.default_rng(n).uniform(-1, 1, (n, n)).astype(np.float32))
 
 
-def sweep(args):
+def sweep(args, save):
+    """Every workload at every size; save(rows) after each workload, so that a run cut short
+    keeps what it measured."""
     sync = cupy.cuda.get_current_stream().synchronize
     rows = []
     for name, make in workloads():
@@ -166,6 +168,7 @@ def sweep(args):
             print_size(rows, name, n)
             del x
             cupy.get_default_memory_pool().free_all_blocks()
+        save(rows)
     return rows
 
 
@@ -231,15 +234,18 @@ def main():
     args.only = [s for s in args.only.split(",") if s]
     for name in filter(None, args.profile.split(",")):
         profile(name, 256, 2000)
-    rows = sweep(args)
-    stack = None if args.quick else stack_against_copy(cupy.cuda.get_current_stream().synchronize)
-    result = {"stack": stack, "device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": commit(),
-              "calls": args.calls, "cupy": cupy.__version__, "cucim": version("cucim"), "torch": version("torch"),
-              "rows": rows}
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+    result = {"device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": commit(),
+              "calls": args.calls, "cupy": cupy.__version__, "cucim": version("cucim"), "torch": version("torch")}
+
+    def save(rows):
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump({**result, "rows": rows}, f, indent=1)
+                f.write("\n")
+    rows = sweep(args, save)
+    if not args.quick:
+        result["stack"] = stack_against_copy(cupy.cuda.get_current_stream().synchronize)
+    save(rows)
     return 0
 
 
