@@ -83,7 +83,8 @@ def _like(op, host):
         with cupy.cuda.Device(op.device):
             return cupy.asarray(host)
     torch = _arrays._torch()
-    return torch.as_tensor(host, device=op.obj.device)
+    # torch warns on a read-only array (numpy's edges of a range are kept read-only)
+    return torch.as_tensor(host if host.flags.writeable else host.copy(), device=op.obj.device)
 
 
 def _data_min_max(op):
