@@ -441,7 +441,7 @@ def _typed(src, out, output, plan):
 _PREPARED = collections.OrderedDict()  # a correlate call's signature -> (_Plan, in-place weights or not)
 
 
-def _signature(src, weights, output, args):
+def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
     """What the plan of a correlate call depends on, for the calls whose plan is kept: a float32
     contiguous input, no output, and weights that are a NumPy array (keyed by content) or the
     input's kind of array (keyed by place, dtype and shape: the kernel reads them, the binding
@@ -459,8 +459,12 @@ def _signature(src, weights, output, args):
     key = (given.kind, given.device, given.dtype, given.contiguous, given.shape)
     if by_content:
         key += (weights.tobytes(),)
+    if isinstance(origin, list):
+        origin = tuple(origin)
+    if isinstance(axes, list):
+        axes = tuple(axes)
     try:
-        key = (src.kind, src.device, src.shape, key, *(tuple(a) if isinstance(a, list) else a for a in args))
+        key = (src.kind, src.device, src.shape, key, mode, cval, origin, axes, flip, options)
         hash(key)
     except TypeError:  # an unhashable argument (a refusal, or a form kept calls do not cover)
         return None
@@ -473,7 +477,7 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     calls pays for the launch, the output and the checks of its arrays alone."""
     src = _array(input)
     options = (variant, device, context, precision)
-    signature = _signature(src, weights, output, (mode, cval, origin, axes, flip, *options))
+    signature = _signature(src, weights, output, mode, cval, origin, axes, flip, options)
     kept = _PREPARED.get(signature[0]) if signature is not None else None
     if kept is not None:
         try:
@@ -496,9 +500,10 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     # weights in place; never a plan that holds a copy of device weights (unkeyed content)
     if signature is not None and len(plan.axes) == 2:
         in_place = not by_content and plan.w is signature[1].obj
-        if in_place:
-            plan.w = None  # each call passes its own: the kept plan holds no caller's array
         if in_place or by_content:
+            # each call passes its own in-place weights (the kept plan holds no caller's array);
+            # a plan's own copy is read once
+            plan.w = None if in_place else _arrays.Operand(plan.w, "weights")
             _kept(_PREPARED, signature[0], lambda: (plan, in_place))
     return result
 
