@@ -86,7 +86,10 @@ def _dtype_arg(dtype, name):
 
 
 def _array(input):
-    """The input checked: an array of any rank and of a dtype in DTYPES, strided or not."""
+    """The input checked: an array of any rank and of a dtype in DTYPES, strided or not (an
+    Operand this function made is returned as it is)."""
+    if isinstance(input, _arrays.Operand):
+        return input
     op = _arrays.Operand(input, "input")
     if not isinstance(op.dtype, np.dtype) or op.dtype not in DTYPES:
         _dtype_arg(op.dtype if isinstance(op.dtype, np.dtype) else str(op.dtype).split(".")[-1], "input")
@@ -554,8 +557,25 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
     """scipy.ndimage.correlate1d along any axis of an array of any rank: every line along `axis`
     filtered alone, in one launch (sepfilter, reading and writing the arrays' own dtypes)."""
     src = _array(input)
-    step = _pass(_weights1d(weights), _axis_arg(axis, len(src.shape)), mode, origin)
-    return _run_passes(input, output, [step], cval, (variant, device, context))
+
+    def make():  # from a copy: a kept pass holds none of the caller's arrays
+        return [_pass(np.array(_weights1d(weights), copy=True), _axis_arg(axis, len(src.shape)), mode, origin)]
+    passes = _kept_passes("correlate1d", (len(src.shape), _content_key(weights), axis, mode, origin), make)
+    return _run_passes(src, output, passes, cval, (variant, device, context))
+
+
+_SCALARS = (int, float, np.number)
+
+
+def _content_key(weights):
+    """A key of host weights by their content: a NumPy array's dtype, shape and bytes, or a list or
+    tuple of numbers as it is; a list (unhashable, so _kept_passes keeps nothing) for anything
+    else, above all arrays in device memory, whose content the binding does not read to key."""
+    if type(weights) is np.ndarray:
+        return weights.dtype, weights.shape, weights.tobytes()
+    if isinstance(weights, (list, tuple)) and all(isinstance(v, _SCALARS) for v in weights):
+        return tuple(weights)
+    return [weights]
 
 
 @accepts_foreign_arrays
@@ -654,6 +674,29 @@ def _kept_desc(group, shape, in_type, out_type, cval):
         own = [_Pass(p.taps.copy(), p.axis, p.origin, p.mode, p.divisor) for p in group]
         return _describe(own, shape, in_type, out_type, cval, keep), keep
     return _kept(_DESCS, key, make)[0]
+
+
+_PASSES = collections.OrderedDict()  # a filter's name and typed arguments -> its passes
+
+
+def _typed_key(value):
+    """value as a key that tells apart what the argument checks tell apart (True from 1, 2 from
+    2.0, a list from a tuple); TypeError where it is unhashable (a NumPy array)."""
+    if isinstance(value, (list, tuple)):
+        return type(value), tuple(_typed_key(v) for v in value)
+    hash(value)
+    return type(value), value
+
+
+def _kept_passes(name, args, make):
+    """make()'s passes (checked and built from the filter's arguments: taps, axes, modes, origins)
+    kept by the filter's name and its arguments (_KEPT of them) for a loop of calls; made each call
+    where an argument is unhashable. A refusal is made again each call: nothing is kept of it."""
+    try:
+        key = (name, _typed_key(args))
+    except TypeError:
+        return make()
+    return _kept(_PASSES, key, make)
 
 
 def _run_passes(input, output, passes, cval, options):
@@ -805,9 +848,10 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
     """scipy.ndimage.gaussian_filter1d: order 0 (smoothing) or a derivative of any order, radius
     int(truncate * sigma + 0.5) unless given. Up to 127 taps (radius 63: sigma 15.7 at the default
     truncate) on sepfilter, longer on conv1d's direct rows."""
-    axis = _axis_arg(axis, len(_array(input).shape))
-    return _run_passes(input, output, [_gaussian_pass(sigma, axis, order, mode, truncate, radius)], cval,
-                       (variant, device, context))
+    src = _array(input)
+    passes = _kept_passes("gaussian_filter1d", (len(src.shape), sigma, axis, order, mode, truncate, radius),
+                          lambda: [_gaussian_pass(sigma, _axis_arg(axis, len(src.shape)), order, mode, truncate, radius)])
+    return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
 @accepts_foreign_arrays
@@ -817,12 +861,16 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     order, mode and radius per axis or one for all. An axis of sigma 0 is left as it is (as
     scipy does), so an RGB image (H, W, 3) takes sigma=(s, s, 0) or axes=(0, 1): both axes in
     one call that reads and writes the image once."""
-    ax = _filtered_axes(axes, len(_array(input).shape))
-    sigmas, orders = _per_axis(sigma, "sigma", len(ax)), _per_axis(order, "order", len(ax))
-    modes, radii = _per_axis(mode, "mode", len(ax)), _per_axis(radius, "radius", len(ax))
-    passes = [_gaussian_pass(sigmas[i], ax[i], orders[i], modes[i], truncate, radii[i])
-              for i in range(len(ax)) if float(sigmas[i]) > 0]
-    return _run_passes(input, output, passes, cval, (variant, device, context))
+    src = _array(input)
+
+    def make():
+        ax = _filtered_axes(axes, len(src.shape))
+        sigmas, orders = _per_axis(sigma, "sigma", len(ax)), _per_axis(order, "order", len(ax))
+        modes, radii = _per_axis(mode, "mode", len(ax)), _per_axis(radius, "radius", len(ax))
+        return [_gaussian_pass(sigmas[i], ax[i], orders[i], modes[i], truncate, radii[i])
+                for i in range(len(ax)) if float(sigmas[i]) > 0]
+    passes = _kept_passes("gaussian_filter", (len(src.shape), sigma, order, mode, truncate, radius, axes), make)
+    return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
 def _size_arg(size):
@@ -854,8 +902,10 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
                      device=None, context=None):
     """scipy.ndimage.uniform_filter1d: the mean over `size` samples along `axis`."""
     src = _array(input)
-    step = _uniform_pass(size, _axis_arg(axis, len(src.shape)), mode, origin, _integer_output(output, src))
-    return _run_passes(input, output, [step], cval, (variant, device, context))
+    integer = _integer_output(output, src)
+    passes = _kept_passes("uniform_filter1d", (len(src.shape), size, axis, mode, origin, integer),
+                          lambda: [_uniform_pass(size, _axis_arg(axis, len(src.shape)), mode, origin, integer)])
+    return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
 @accepts_foreign_arrays
@@ -864,12 +914,16 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (every axis, or `axes`; an axis
     of size 1 is skipped)."""
     src = _array(input)
-    ax = _filtered_axes(axes, len(src.shape))
-    sizes, modes = _per_axis(size, "size", len(ax)), _per_axis(mode, "mode", len(ax))
-    origins, integer = _per_axis(origin, "origin", len(ax)), _integer_output(output, src)
-    passes = [_uniform_pass(sizes[i], ax[i], modes[i], origins[i], integer) for i in range(len(ax))
-              if _size_arg(sizes[i]) > 1]  # scipy skips sizes of 0 and 1
-    return _run_passes(input, output, passes, cval, (variant, device, context))
+    integer = _integer_output(output, src)
+
+    def make():
+        ax = _filtered_axes(axes, len(src.shape))
+        sizes, modes = _per_axis(size, "size", len(ax)), _per_axis(mode, "mode", len(ax))
+        origins = _per_axis(origin, "origin", len(ax))
+        return [_uniform_pass(sizes[i], ax[i], modes[i], origins[i], integer) for i in range(len(ax))
+                if _size_arg(sizes[i]) > 1]  # scipy skips sizes of 0 and 1
+    passes = _kept_passes("uniform_filter", (len(src.shape), size, mode, origin, axes, integer), make)
+    return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
 def _taps(*values):
@@ -885,11 +939,15 @@ SECOND_DIFFERENCE = _taps(1, -2, 1)
 
 def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, device, context):
     """The central difference along `axis`, then `smooth` along every other axis (scipy's sobel, prewitt)."""
-    ndim = len(_array(input).shape)
-    axis, modes = _axis_arg(axis, ndim), _per_axis(mode, "mode", ndim)
-    passes = [_pass(CENTRAL_DIFFERENCE, axis, modes[axis], 0)]
-    passes += [_pass(smooth, a, modes[a], 0) for a in range(ndim) if a != axis]
-    return _run_passes(input, output, passes, cval, (variant, device, context))
+    src = _array(input)
+    ndim = len(src.shape)
+
+    def make():
+        along, modes = _axis_arg(axis, ndim), _per_axis(mode, "mode", ndim)
+        return [_pass(CENTRAL_DIFFERENCE, along, modes[along], 0)] + \
+            [_pass(smooth, a, modes[a], 0) for a in range(ndim) if a != along]
+    passes = _kept_passes("derivative", (ndim, axis, mode, smooth.tobytes()), make)
+    return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
 @accepts_foreign_arrays

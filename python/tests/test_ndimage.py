@@ -247,6 +247,27 @@ def test_kept_plans_follow_the_weights(rng, convolve):
         np.testing.assert_array_equal(got, fn(x, weights.copy(), mode="reflect"), err_msg=what)
 
 
+def test_kept_passes_follow_the_arguments(rng):
+    """The separable filters keep their passes by their arguments for a loop of calls: weights
+    changed in place between correlate1d calls, and arguments that the checks tell apart (True
+    is not 1) each get their own, as scipy computes them."""
+    x = rng.standard_normal((30, 41)).astype(np.float32)
+    x64, scale = x.astype(np.float64), 10 * float(np.abs(x).max())
+    w = rng.standard_normal(7).astype(np.float32)
+    first = w.copy()
+    for step in range(3):
+        want = nd.correlate1d(x64, w.astype(np.float64), axis=0)
+        close_to_scipy(mnd.correlate1d(x, w, axis=0), want, scale * np.abs(w).sum(), f"correlate1d, step {step}")
+        w[step] += 2.0  # the caller changes its weights after the call
+    want = nd.correlate1d(x64, first.astype(np.float64), axis=0)
+    close_to_scipy(mnd.correlate1d(x, first.copy(), axis=0), want, scale * np.abs(first).sum(), "the first weights")
+    close_to_scipy(mnd.gaussian_filter1d(x, 1.5, order=1), nd.gaussian_filter1d(x64, 1.5, order=1), scale, "order 1")
+    with pytest.raises(ValueError, match="order"):
+        mnd.gaussian_filter1d(x, 1.5, order=True)  # equal to 1 as a key, refused as an argument
+    for sigma in ([1.0, 2.0], (1.0, 2.0), [2.0, 1.0]):
+        close_to_scipy(mnd.gaussian_filter(x, sigma), nd.gaussian_filter(x64, sigma), scale, f"sigma {sigma!r}")
+
+
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "wrap", "constant"])
 def test_gpu_rows(rng, mode):
