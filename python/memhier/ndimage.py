@@ -560,7 +560,8 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
 
     def make():  # from a copy: a kept pass holds none of the caller's arrays
         return [_pass(np.array(_weights1d(weights), copy=True), _axis_arg(axis, len(src.shape)), mode, origin)]
-    passes = _kept_passes("correlate1d", (len(src.shape), _content_key(weights), axis, mode, origin), make)
+    key = _content_key(weights)
+    passes = make() if key is None else _kept_passes("correlate1d", (len(src.shape), key, axis, mode, origin), make)
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
@@ -569,13 +570,13 @@ _SCALARS = (int, float, np.number)
 
 def _content_key(weights):
     """A key of host weights by their content: a NumPy array's dtype, shape and bytes, or a list or
-    tuple of numbers as it is; a list (unhashable, so _kept_passes keeps nothing) for anything
-    else, above all arrays in device memory, whose content the binding does not read to key."""
+    tuple of numbers with their types; None for anything else, above all arrays in device memory,
+    whose content the binding does not read to make a key."""
     if type(weights) is np.ndarray:
         return weights.dtype, weights.shape, weights.tobytes()
     if isinstance(weights, (list, tuple)) and all(isinstance(v, _SCALARS) for v in weights):
-        return tuple(weights)
-    return [weights]
+        return tuple(weights), tuple(map(type, weights))
+    return None
 
 
 @accepts_foreign_arrays
@@ -679,13 +680,14 @@ def _kept_desc(group, shape, in_type, out_type, cval):
 _PASSES = collections.OrderedDict()  # a filter's name and typed arguments -> its passes
 
 
-def _typed_key(value):
-    """value as a key that tells apart what the argument checks tell apart (True from 1, 2 from
-    2.0, a list from a tuple); TypeError where it is unhashable (a NumPy array)."""
-    if isinstance(value, (list, tuple)):
-        return type(value), tuple(_typed_key(v) for v in value)
-    hash(value)
-    return type(value), value
+def _typed_key(args):
+    """args as a key that tells apart what the argument checks tell apart (True from 1, 2 from
+    2.0, a list from a tuple, also inside a list or tuple); TypeError where one is unhashable (a
+    NumPy array, a list of lists)."""
+    key = tuple((type(a), tuple(a), tuple(map(type, a))) if isinstance(a, (list, tuple)) else (type(a), a)
+                for a in args)
+    hash(key)
+    return key
 
 
 def _kept_passes(name, args, make):
