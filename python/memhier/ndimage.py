@@ -565,18 +565,13 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
-_SCALARS = (int, float, np.number)
-
-
 def _content_key(weights):
     """A key of host weights by their content: a NumPy array's dtype, shape and bytes, or a list or
-    tuple of numbers with their types; None for anything else, above all arrays in device memory,
-    whose content the binding does not read to make a key."""
+    tuple as it is (_typed_key takes numbers alone); None for anything else, above all arrays in
+    device memory, whose content the binding does not read to make a key."""
     if type(weights) is np.ndarray:
-        return weights.dtype, weights.shape, weights.tobytes()
-    if isinstance(weights, (list, tuple)) and all(isinstance(v, _SCALARS) for v in weights):
-        return tuple(weights), tuple(map(type, weights))
-    return None
+        return weights.dtype.str, repr(weights.shape), weights.tobytes()
+    return tuple(weights) if isinstance(weights, (list, tuple)) else None
 
 
 @accepts_foreign_arrays
@@ -680,14 +675,22 @@ def _kept_desc(group, shape, in_type, out_type, cval):
 _PASSES = collections.OrderedDict()  # a filter's name and typed arguments -> its passes
 
 
+_KEYABLE = (int, float, str, bytes, type(None), np.generic)  # values a key holds as they are
+
+
+def _key_part(value):
+    """A value with its type (True is not 1, 2 is not 2.0); TypeError for any other kind of value
+    (an array: its content may change while the key holds it)."""
+    if not isinstance(value, _KEYABLE):
+        raise TypeError(f"{type(value).__name__} makes no key")
+    return type(value), value
+
+
 def _typed_key(args):
-    """args as a key that tells apart what the argument checks tell apart (True from 1, 2 from
-    2.0, a list from a tuple, also inside a list or tuple); TypeError where one is unhashable (a
-    NumPy array, a list of lists)."""
-    key = tuple((type(a), tuple(a), tuple(map(type, a))) if isinstance(a, (list, tuple)) else (type(a), a)
-                for a in args)
-    hash(key)
-    return key
+    """args as a key that tells apart what the argument checks tell apart, scalars alone or in a
+    list or tuple (which stay apart too); TypeError for anything else."""
+    return tuple((type(a),) + tuple(map(_key_part, a)) if isinstance(a, (list, tuple)) else _key_part(a)
+                 for a in args)
 
 
 def _kept_passes(name, args, make):
