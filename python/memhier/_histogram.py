@@ -10,7 +10,6 @@ How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as nu
   list). For float32 x, x >= e holds exactly when x >= e rounded up to float32, and x <= e when
   x <= e rounded down: the library gets the lower edges rounded up and the last one rounded
   down, and the counts are numpy's."""
-import collections
 import functools
 import numbers
 
@@ -18,6 +17,8 @@ import numpy as np
 
 from . import _arrays, _ops
 from ._call import Call, int_arg, variant_arg
+from ._convert import on_device
+from ._kept import on_kind
 from ._native import lib
 
 MAX_BINS = 1 << 20  # MH_HISTOGRAM_MAX_BINS
@@ -41,37 +42,22 @@ def _range_edges(n, lo, hi):
     return edges
 
 
-_ON_DEVICE = collections.OrderedDict()  # (kind, device, the edges' bytes) -> their copy there
-_KEPT, _KEPT_EDGES = 64, 4097  # device copies kept, of at most this many edges each
+_KEPT_EDGES = 4097  # edges kept on a GPU by content, at most this many
 
 
 def _edges_like(op, edges):
-    """numpy's edges as a new array of op's kind on its device: for a GPU, copied there from a
-    device copy kept by content (a copy on the device, not one from pageable host memory each
-    call) where there are at most _KEPT_EDGES; the kept copy is complete before any stream
-    reads it."""
+    """numpy's edges as a new array of op's kind on its device: for a GPU, a device copy of a kept
+    one (at most _KEPT_EDGES edges: _kept.on_kind, ordered on the GPU after its upload), not a
+    copy from pageable host memory each call."""
     if op.kind == "numpy":
         return edges.copy()
     if edges.size > _KEPT_EDGES:
         return _like(op, edges)
-    key = (op.kind, op.device, edges.tobytes())
-    kept = _ON_DEVICE.pop(key, None)
-    if kept is None:
-        kept = _like(op, edges)
-        if op.kind == "cupy":
-            _arrays._cupy().cuda.get_current_stream(op.device).synchronize()
-        else:
-            _arrays._torch().cuda.current_stream(op.obj.device).synchronize()
-    _ON_DEVICE[key] = kept
-    while len(_ON_DEVICE) > _KEPT:
-        _ON_DEVICE.popitem(last=False)
-    if op.kind == "cupy":
-        cupy = _arrays._cupy()
-        if cupy.cuda.runtime.getDevice() == op.device:
-            return kept.copy()
-        with cupy.cuda.Device(op.device):
-            return kept.copy()
-    return kept.clone()
+    kept = on_kind(edges, op)
+    if op.kind == "torch":
+        return kept.clone()
+    with on_device(op):
+        return kept.copy()
 
 
 def _like(op, host):

@@ -48,6 +48,7 @@ import numpy as np
 from . import _arrays
 from ._interop import accepts_foreign_arrays
 from ._call import Call, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, origin_list as _origin_list
+from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
 from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported
@@ -176,66 +177,6 @@ def _weights(weights, src):
     return w, host
 
 
-def _on_kind(host, src):
-    """A host array as an array of src's kind on its device, without making the host wait: the
-    copy goes from pinned memory on the caller's current stream, and the device copy is kept,
-    by content, for the next call with the same weights (a stream that did not make it waits for
-    the copy on the GPU, not on the host)."""
-    if src.kind == "numpy":
-        return host
-    key = (src.kind, src.device, host.shape, host.tobytes())
-    device_array, done, stream, _ = _kept(_UPLOADED, key, lambda: _upload(host, src))
-    current = _arrays.current_stream(src)
-    if current != stream:
-        _wait(src, done)
-    return device_array
-
-
-_UPLOADED = collections.OrderedDict()  # (kind, device, shape, bytes) -> (array, event, stream, pinned)
-_KEPT = 64  # weight arrays kept by content, uploads and plans each
-
-
-def _kept(cache, key, make):
-    """cache[key], made by make() when absent; the _KEPT most recently used stay."""
-    entry = cache.pop(key, None)
-    if entry is None:
-        entry = make()
-    cache[key] = entry
-    while len(cache) > _KEPT:
-        cache.popitem(last=False)
-    return entry
-
-
-def _upload(host, src):
-    """(device array, an event after the copy, the stream it ran on, the pinned source kept alive)."""
-    stream = _arrays.current_stream(src)
-    if src.kind == "cupy":
-        cupy = _arrays._cupy()
-        import cupyx
-        with on_device(src):
-            pinned = cupyx.empty_pinned(host.shape, host.dtype)
-            pinned[...] = host
-            dev = cupy.empty(host.shape, host.dtype)
-            dev.set(pinned)
-            done = cupy.cuda.Event(block=False, disable_timing=True)
-            done.record()
-        return dev, done, stream, pinned
-    torch = _arrays._torch()
-    pinned = torch.tensor(host).pin_memory()
-    dev = pinned.to(src.obj.device, non_blocking=True)
-    done = torch.cuda.Event()
-    done.record(torch.cuda.current_stream(src.obj.device))
-    return dev, done, stream, pinned
-
-
-def _wait(src, event):
-    """The caller's current stream waits (on the GPU) for an event."""
-    if src.kind == "cupy":
-        _arrays._cupy().cuda.get_current_stream(src.device).wait_event(event)
-    else:
-        _arrays._torch().cuda.current_stream(src.obj.device).wait_event(event)
-
-
 def _flip(w, kind):
     if kind == "torch":
         return w.flip(tuple(range(w.dim()))).contiguous()
@@ -261,7 +202,7 @@ _PLANS = collections.OrderedDict()  # (context device, shape, bytes) -> _Library
 
 
 def _library_plan(call, host):
-    """The plan of these host weights on the call's device, kept by content (_KEPT of them)."""
+    """The plan of these host weights on the call's device, kept by content (_kept.KEPT of them)."""
     return _kept(_PLANS, (call.context.device, host.shape, host.tobytes()), lambda: _LibraryPlan(call, host))
 
 
@@ -476,7 +417,7 @@ def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
 
 def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip, precision):
     """correlate and convolve: the plan (weights checked, matched to the axes, on the device)
-    made once for a signature that _signature keys and kept (_KEPT of them), so that a loop of
+    made once for a signature that _signature keys and kept (_kept.KEPT of them), so that a loop of
     calls pays for the launch, the output and the checks of its arrays alone."""
     src = _array(input)
     options = (variant, device, context, precision)
@@ -659,7 +600,7 @@ _DESCS = collections.OrderedDict()  # a group's passes by content, shape, dtypes
 
 
 def _kept_desc(group, shape, in_type, out_type, cval):
-    """_describe's mh_sepfilter_desc of a group, kept by the passes' content (_KEPT of them): a loop
+    """_describe's mh_sepfilter_desc of a group, kept by the passes' content (_kept.KEPT of them): a loop
     of calls with the same filter builds it once. The desc points into copies of the taps that
     its entry holds, so no later change to a caller's weights array reaches it."""
     key = (tuple((p.taps.tobytes(), p.axis, p.origin, p.mode, p.divisor) for p in group), shape, in_type, out_type,
@@ -695,7 +636,7 @@ def _typed_key(args):
 
 def _kept_passes(name, args, make):
     """make()'s passes (checked and built from the filter's arguments: taps, axes, modes, origins)
-    kept by the filter's name and its arguments (_KEPT of them) for a loop of calls; made each call
+    kept by the filter's name and its arguments (_kept.KEPT of them) for a loop of calls; made each call
     where an argument is unhashable. A refusal is made again each call: nothing is kept of it."""
     try:
         key = (name, _typed_key(args))
