@@ -37,22 +37,50 @@ struct sep_params {
     float u[MH_SEPFILTER_MAX_TAPS + 1], v[MH_SEPFILTER_MAX_TAPS + 1]; /* vertical, horizontal taps */
 };
 
-/* Shared memory of a tile: the input (th rows, stride sw) and the first pass's result. */
+/* Shared memory of a tile: the input (th rows, stride sw), the first pass's result (mid, stride
+ * ms) and the stage of the outputs, which reuses the input's floats (BH rows, stride ss). */
 struct sep_layout {
-    int th, tw, sw; /* rows, interleaved values a row holds, row stride (floats) */
-    int mid_floats;
+    int th, tw; /* rows, interleaved values a row holds */
+    int sw, ms, ss; /* row strides (floats) */
+    int mid_at, mid_floats; /* where mid starts, after the input and the stage */
     int floats;
 };
 
+/* The strides, for the 32 banks of 4 bytes. One channel: the horizontal pass gives a warp's
+ * lanes 32 neighbouring rows at one column (horizontal_item), and rows an odd number of floats
+ * apart lie in 32 different banks (at TILE, a multiple of 32, 8 lanes' windows would share one);
+ * the stage is read as 16-byte groups, so its rows stay 16-byte aligned (TILE + 4: 4 lanes a
+ * bank where the horizontal pass writes it). Interleaved channels: lanes take neighbouring
+ * strips and channels of a row, and the tile stays as small as it can be (the float padding
+ * of odd strides would cost a Gaussian of 17 taps on RGB its third block an SM). */
 static __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int hfirst)
 {
     sep_layout l;
     l.th = BH + kv - 1;
     l.tw = TILE + C * (kh - 1);
-    l.sw = (l.tw + 3) & ~3;
-    l.mid_floats = hfirst ? l.th * TILE : BH * l.sw;
-    l.floats = l.th * l.sw + l.mid_floats;
+    l.sw = C == 1 ? l.tw | 1 : (l.tw + 3) & ~3;
+    l.ms = !hfirst ? l.sw : C == 1 ? TILE + 1 : TILE;
+    l.ss = C == 1 ? TILE + 4 : TILE;
+    l.mid_floats = hfirst ? l.th * l.ms : BH * l.ms;
+    const int input = l.th * l.sw, stage = BH * l.ss;
+    l.mid_at = input > stage ? input : stage;
+    l.floats = l.mid_at + l.mid_floats;
     return l;
+}
+
+/* A horizontal work item's row y, strip s and channel c (layout_for says why lanes walk down
+ * the rows for one channel and along a row for several). */
+template <int C>
+static __device__ __forceinline__ void horizontal_item(int item, int nrows, int &y, int &s, int &c)
+{
+    constexpr int STRIPS = TILE / C / RX;
+    if (C == 1) {
+        s = item / nrows, y = item - s * nrows, c = 0;
+        return;
+    }
+    y = item / (STRIPS * C);
+    const int rest = item - y * STRIPS * C;
+    s = rest / C, c = rest - s * C;
 }
 
 /* Element i of an array of `bytes`-wide elements at base starts a group of four on its own width. */
@@ -186,7 +214,8 @@ static __device__ void horizontal(const sep_params &p, const float *src, int src
 {
     constexpr int W = RX + KMAX - 1, STRIPS = TILE / C / RX;
     for (int item = tid; item < nrows * STRIPS * C; item += THREADS) {
-        const int y = item / (STRIPS * C), rest = item - y * STRIPS * C, s = rest / C, c = rest - s * C;
+        int y, s, c;
+        horizontal_item<C>(item, nrows, y, s, c);
         const float *row = src + y * src_stride + s * RX * C + c;
         float w[W], o[RX];
 #pragma unroll
@@ -212,16 +241,19 @@ static __device__ __noinline__ void store_edge(void *out, long long i, int n, in
     for (int e = 0; e < n; ++e) mh_store_value(out, (size_t)(i + e), (mh_dtype)type, s[e]);
 }
 
-/* The block's outputs, stage[y][t] for BH rows and TILE values, into out (inside the image). */
+/* The block's outputs, stage[y][t] for BH rows and TILE values (rows ss floats apart, 16-byte
+ * aligned), into out (inside the image); each group of four read from the stage at once. */
 template <int C>
-static __device__ void store_tile(const sep_params &p, const float *stage, void *out, long long y0, long long x0, int tid)
+static __device__ void store_tile(const sep_params &p, const float *stage, int ss, void *out, long long y0, long long x0,
+                                  int tid)
 {
     const long long row_values = p.cols * C, first = x0 * C; /* x0 * C = blockIdx * TILE: a multiple of 4 */
     for (int item = tid; item < BH * (TILE / 4); item += THREADS) {
         const int y = item / (TILE / 4), t = 4 * (item - y * (TILE / 4));
         if (y0 + y >= p.rows || first + t >= row_values) continue;
         const long long i = (y0 + y) * row_values + first + t;
-        const float *s = stage + y * TILE + t;
+        const float4 group = *reinterpret_cast<const float4 *>(stage + y * ss + t);
+        const float s[4] = {group.x, group.y, group.z, group.w};
         if (first + t + 4 <= row_values && aligned_for(out, i, p.out_bytes)) {
             store4_typed(out, i, p.out_type, s);
             continue;
@@ -235,7 +267,7 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
 {
     extern __shared__ __align__(16) float smem[];
     const sep_layout l = layout_for(C, p.kv, p.kh, p.hfirst);
-    float *tile = smem, *mid = smem + l.th * l.sw;
+    float *tile = smem, *mid = smem + l.mid_at;
     const int tid = threadIdx.x;
     const long long row_tile = (long long)blockIdx.x / p.col_tiles, col_tile = (long long)blockIdx.x % p.col_tiles;
     const long long y0 = row_tile * BH, x0 = col_tile * (TILE / C);
@@ -246,30 +278,30 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
     load_tile<C>(p, l, tile, in, y0, x0, tid);
     __syncthreads();
     if (!p.hfirst) {
-        vertical<KMAX>(p, tile, l.sw, mid, l.sw, BH, l.tw, tid);
+        vertical<KMAX>(p, tile, l.sw, mid, l.ms, BH, l.tw, tid);
         __syncthreads();
         if (p.mode_h == MH_MODE_CONSTANT) /* the second pass reads cval past the edges, not a filtered cval */
             for (int item = tid; item < BH * l.tw; item += THREADS) {
                 const int y = item / l.tw, t = item - y * l.tw;
                 const long long px = x0 - p.ah + t / C;
-                if (px < 0 || px >= p.cols) mid[y * l.sw + t] = p.cval;
+                if (px < 0 || px >= p.cols) mid[y * l.ms + t] = p.cval;
             }
         __syncthreads();
-        horizontal<C, KMAX>(p, mid, l.sw, tile, TILE, BH, tid); /* the input tile becomes the stage */
+        horizontal<C, KMAX>(p, mid, l.ms, tile, l.ss, BH, tid); /* the input tile becomes the stage */
     } else {
-        horizontal<C, KMAX>(p, tile, l.sw, mid, TILE, l.th, tid);
+        horizontal<C, KMAX>(p, tile, l.sw, mid, l.ms, l.th, tid);
         __syncthreads();
         if (p.mode_v == MH_MODE_CONSTANT)
             for (int item = tid; item < l.th * TILE; item += THREADS) {
                 const int rr = item / TILE;
                 const long long y = y0 - p.av + rr;
-                if (y < 0 || y >= p.rows) mid[item] = p.cval;
+                if (y < 0 || y >= p.rows) mid[rr * l.ms + item - rr * TILE] = p.cval;
             }
         __syncthreads();
-        vertical<KMAX>(p, mid, TILE, tile, TILE, BH, TILE, tid);
+        vertical<KMAX>(p, mid, l.ms, tile, l.ss, BH, TILE, tid);
     }
     __syncthreads();
-    store_tile<C>(p, tile, out, y0, x0, tid);
+    store_tile<C>(p, tile, l.ss, out, y0, x0, tid);
 }
 
 /* ---- two-pass: the baseline ----------------------------------------------------------------
