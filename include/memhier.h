@@ -363,6 +363,9 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
  * (horizontal: along a row, each channel alone), one 1-D correlation after the other, exactly as
  * scipy.ndimage runs gaussian_filter, uniform_filter, sobel and correlate1d over two axes:
  *   mid = cast(correlate1d(in, first axis)),  out = cast(correlate1d(mid, second axis))
+ * or, in the order MH_SEPFILTER_SUM, both passes from the input and added in the output's type,
+ * as scipy's generic_laplace adds its terms (laplace; integer sums wrap):
+ *   out = cast(cast(correlate1d(in, rows axis)) + cast(correlate1d(in, columns axis)))
  * each pass computed in float32 from its input extended past the edges by its axis's mode (cval
  * for MH_MODE_CONSTANT, the same for both passes), its taps anchored at ntaps / 2 + origin, its
  * sum divided by `divisor` where that is not 1 (scipy's uniform filter divides its exact sum),
@@ -389,11 +392,19 @@ typedef struct mh_sepfilter_axis {
     unsigned divisor;    /* 1: none */
 } mh_sepfilter_axis;
 
+/* How the two passes combine: one after the other (scipy's order for axes (0, 1) is vertical
+ * first), or each from the input and summed. */
+typedef enum mh_sepfilter_order {
+    MH_SEPFILTER_VERTICAL_FIRST = 0,
+    MH_SEPFILTER_HORIZONTAL_FIRST = 1,
+    MH_SEPFILTER_SUM = 2
+} mh_sepfilter_order;
+
 typedef struct mh_sepfilter_desc {
     size_t batch, rows, cols, channels;
     mh_dtype in_type, out_type;
     mh_sepfilter_axis vertical, horizontal;
-    int horizontal_first; /* 0: the vertical pass first (scipy's order for axes (0, 1)) */
+    mh_sepfilter_order order;
     float cval;
 } mh_sepfilter_desc;
 

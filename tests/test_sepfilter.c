@@ -60,7 +60,8 @@ static double largest(const double *v, size_t n)
 /* The CPU row against the reference: equal where every sum of both passes is exact in float32
  * (integer taps and data, sums of |terms| under 2^24: the borders and casts are all that can
  * differ); float32 outputs within float32 rounding of the sums of |terms| elsewhere. Returns 0
- * for a problem neither applies to (an integer output of inexact sums may truncate either way). */
+ * for a problem neither applies to (an integer output of inexact sums may truncate either way).
+ * Summed passes (MH_SEPFILTER_SUM): each from the input, cast, and their sum cast. */
 static int check_cpu(mh_context *cpu, const problem *p, const void *in, const char *what)
 {
     const mh_sepfilter_desc *d = &p->d;
@@ -69,18 +70,23 @@ static int check_cpu(mh_context *cpu, const problem *p, const void *in, const ch
     double *mag = malloc(n * sizeof(double));
     void *out = malloc(n * 4);
     for (size_t i = 0; i < n; ++i) x[i] = mh_load_value(in, i, d->in_type);
-    ref_pass(d, x, mag, !d->horizontal_first, 1);
+    const int first_vertical = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, sum = d->order == MH_SEPFILTER_SUM;
+    ref_pass(d, x, mag, first_vertical, 1);
     const double mag1 = largest(mag, n);
-    ref_pass(d, x, mid, !d->horizontal_first, 0);
-    ref_pass(d, mid, mag, d->horizontal_first, 1);
+    ref_pass(d, x, mid, first_vertical, 0);
+    const double *second_in = sum ? x : mid;
+    ref_pass(d, second_in, mag, !first_vertical, 1);
     const double mag2 = largest(mag, n);
-    ref_pass(d, mid, ref, d->horizontal_first, 0);
+    ref_pass(d, second_in, ref, !first_vertical, 0);
+    if (sum)
+        for (size_t i = 0; i < n; ++i) ref[i] = c_cast(mid[i] + ref[i], d->out_type);
     const int integer_taps = p->vt[0] == roundf(p->vt[0]) && p->ht[0] == roundf(p->ht[0]);
-    const mh_sepfilter_axis *first = d->horizontal_first ? &d->horizontal : &d->vertical;
-    const mh_sepfilter_axis *second = d->horizontal_first ? &d->vertical : &d->horizontal;
+    const mh_sepfilter_axis *first = first_vertical ? &d->vertical : &d->horizontal;
+    const mh_sepfilter_axis *second = first_vertical ? &d->horizontal : &d->vertical;
     const int integer_out = d->out_type != MH_F32 && d->out_type != MH_F16;
     const int exact = integer_taps && d->in_type != MH_F32 && d->in_type != MH_F16 && mag1 < 0x1p24 && mag2 < 0x1p24 &&
-                      (first->divisor == 1 || integer_out) && (d->out_type != MH_F16 || mag1 <= 2048.0);
+                      (first->divisor == 1 || integer_out) && (d->out_type != MH_F16 || mag1 <= 2048.0) &&
+                      (!sum || ((second->divisor == 1 || integer_out) && (d->out_type != MH_F16 || mag2 <= 2048.0)));
     if (!exact && d->out_type != MH_F32) {
         free(x), free(mid), free(ref), free(mag), free(out);
         return 0;
@@ -89,9 +95,11 @@ static int check_cpu(mh_context *cpu, const problem *p, const void *in, const ch
     CHECK(s == MH_OK, "%s: %s", what, mh_context_error(cpu));
     size_t bad = 0;
     /* each pass's float32 sum within (taps) 2^-24 of its sum of |terms|, the first's carried by the second */
-    double gain = 0.0; /* how much the second pass can grow the first's error */
+    double gain = 0.0; /* how much the second pass can grow the first's error (summed: not at all) */
     for (size_t j = 0; j < second->ntaps; ++j) gain += fabs((double)second->taps[j]);
     const double tol = exact ? 0.0
+                       : sum ? 0x1p-24 * ((double)(first->ntaps + 2) * mag1 / first->divisor +
+                                          (double)(second->ntaps + 2) * mag2 / second->divisor)
                              : 0x1p-24 * ((double)first->ntaps * mag1 * gain / second->divisor +
                                           (double)second->ntaps * mag2 / second->divisor);
     for (size_t i = 0; s == MH_OK && i < n; ++i) {
@@ -138,7 +146,7 @@ static const mh_dtype types[] = {MH_F32, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16};
 static const mh_mode modes[] = {MH_MODE_CONSTANT, MH_MODE_REFLECT, MH_MODE_MIRROR, MH_MODE_NEAREST, MH_MODE_WRAP};
 
 /* The cases both backends run: shapes off every tile edge, 1 x 1 to 300 x 1001, channels 1
- * to 4, taps 1 to 127 (even ones), origins at both limits, modes per axis, both orders. */
+ * to 4, taps 1 to 127 (even ones), origins at both limits, modes per axis, the three orders. */
 static size_t cases(problem *out, size_t max)
 {
     static const size_t shapes[][4] = {{1, 1, 1, 1},  {1, 1, 7, 3},   {1, 9, 1, 1},   {2, 5, 3, 2},
@@ -154,7 +162,7 @@ static size_t cases(problem *out, size_t max)
             p.d.vertical.mode = modes[seed % 5], p.d.horizontal.mode = modes[(seed + 2) % 5];
             p.d.vertical.origin = seed % 2 ? -(long long)(taps[k][0] / 2) : (long long)((taps[k][0] - 1) / 2);
             p.d.horizontal.origin = seed % 4 < 2 ? 0 : (long long)((taps[k][1] - 1) / 2);
-            p.d.horizontal_first = seed % 2;
+            p.d.order = (mh_sepfilter_order)(seed % 3);
             p.d.cval = seed % 7 == 0 ? NAN : 2.5f;
             if (seed % 5 == 1) p.d.vertical.divisor = 3;
             if (n < max) out[n] = p, bind(&out[n]), ++n;
@@ -203,6 +211,7 @@ static void run_cpu(void)
     d = p.d, d.horizontal.divisor = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "divisor = 0");
     d = p.d, d.in_type = MH_I32; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "in_type = 6 (int32)");
     d = p.d, d.out_type = (mh_dtype)40; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "out_type = 40");
+    d = p.d, d.order = (mh_sepfilter_order)3; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "order = 3");
     d = p.d, d.vertical.taps = NULL; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "vertical.taps is NULL");
     d = p.d, d.batch = SIZE_MAX / 2; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "overflows");
     CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, NULL, img, res), "desc is NULL");

@@ -73,7 +73,11 @@ class SepfilterAxis(ctypes.Structure):
 class SepfilterDesc(ctypes.Structure):
     _fields_ = [("batch", c_size), ("rows", c_size), ("cols", c_size), ("channels", c_size), ("in_type", ctypes.c_int),
                 ("out_type", ctypes.c_int), ("vertical", SepfilterAxis), ("horizontal", SepfilterAxis),
-                ("horizontal_first", ctypes.c_int), ("cval", ctypes.c_float)]
+                ("order", ctypes.c_int), ("cval", ctypes.c_float)]
+
+
+# mh_sepfilter_order: the passes one after the other, or both from the input and summed
+SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM = 0, 1, 2
 
 
 SEPFILTER_MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS

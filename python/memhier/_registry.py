@@ -58,7 +58,7 @@ def _selector(op, shape):
     pad = pad_arg(shape.get("pad", "valid"))
     sizes = {name: size_arg(name, v) for name, v in shape.items()
              if name not in ("pad", "per_signal_masks", "bytes", "mode", "origin", "taps", "dtype", "out_dtype",
-                             "horizontal_first")}
+                             "order")}
     shape = {**shape, **sizes}
     if op == "conv1d":
         need("n", "k", optional=("pad", "batch", "per_signal_masks"))
@@ -97,14 +97,15 @@ def _selector(op, shape):
         kind = 3 if shape.get("edges") else 2 if shape.get("floats") else int(bool(shape.get("bytes", False)))
         return lib.mh_histogram_select, (shape["n"], histogram_bins(shape["bins"]), kind)
     if op == "sepfilter":
-        need("rows", "cols", "taps", optional=("batch", "channels", "dtype", "out_dtype", "horizontal_first"))
+        need("rows", "cols", "taps", optional=("batch", "channels", "dtype", "out_dtype", "order"))
         return lib.mh_sepfilter_select, (ctypes.byref(_sepfilter_desc(shape)),)
     raise ValueError(f"op: expected conv1d, conv2d, transpose, matmul, reduce, histogram or sepfilter, got {op!r}")
 
 
 def _sepfilter_desc(shape):
     """select('sepfilter', ...)'s problem: taps=(vertical, horizontal) counts (ones stand in for
-    the taps, which the choice does not read), dtypes by NumPy's names."""
+    the taps, which the choice does not read), dtypes by NumPy's names, order as mh_sepfilter_order
+    (0: vertical first, 1: horizontal first, 2: summed)."""
     taps = shape["taps"]
     counts = tuple(taps) if isinstance(taps, (list, tuple)) else (taps, taps)
     if len(counts) != 2:
@@ -119,7 +120,8 @@ def _sepfilter_desc(shape):
     ones = (ctypes.c_float * _native.SEPFILTER_MAX_TAPS)(*([1.0] * _native.SEPFILTER_MAX_TAPS))
     axes = [_native.SepfilterAxis(ones, n, 0, 1, 1) for n in counts]
     desc = _native.SepfilterDesc(shape.get("batch", 1), shape["rows"], shape["cols"], shape.get("channels", 1),
-                                 dtypes[0], dtypes[1], axes[0], axes[1], int(bool(shape.get("horizontal_first"))), 0.0)
+                                 dtypes[0], dtypes[1], axes[0], axes[1], int_arg("order", shape.get("order", 0), 0, 2),
+                                 0.0)
     desc._keep = ones
     return desc
 

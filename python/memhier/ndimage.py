@@ -51,7 +51,8 @@ from ._call import Call, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_a
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
-from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported
+from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported, \
+    SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM
 
 DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
 CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
@@ -575,41 +576,43 @@ def _axis_struct(step, keep):
                          step.mode, step.divisor)
 
 
-def _describe(group, shape, in_type, out_type, cval, keep):
+def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
     """The mh_sepfilter_desc of a group: the array viewed as (batch, rows, cols, channels) with
-    the passes along rows (vertical) and cols (horizontal)."""
+    the passes along rows (vertical) and cols (horizontal); summed: a group of two passes each
+    from the input, added (laplace)."""
     prod = math.prod
     ndim = len(shape)
     if len(group) == 2:
         a = min(group[0].axis, group[1].axis)
         view = (prod(shape[:a]), shape[a], shape[a + 1], prod(shape[a + 2:]))
         vertical, horizontal = (group[0], group[1]) if group[0].axis == a else (group[1], group[0])
-        first_h = group[0].axis == a + 1
+        order = SEPFILTER_SUM if summed else SEPFILTER_HORIZONTAL_FIRST if group[0].axis == a + 1 else \
+            SEPFILTER_VERTICAL_FIRST
     elif group[0].axis == ndim - 1:  # along the last axis: the lines are rows
         view = (1, prod(shape[:-1]), shape[-1], 1)
-        vertical, horizontal, first_h = IDENTITY, group[0], True
+        vertical, horizontal, order = IDENTITY, group[0], SEPFILTER_HORIZONTAL_FIRST
     else:  # along another: the lines are the columns of (before, axis, after)
         a = group[0].axis
         view = (prod(shape[:a]), shape[a], prod(shape[a + 1:]), 1)
-        vertical, horizontal, first_h = group[0], IDENTITY, False
+        vertical, horizontal, order = group[0], IDENTITY, SEPFILTER_VERTICAL_FIRST
     return SepfilterDesc(*view, _NATIVE_DTYPES[in_type.name], _NATIVE_DTYPES[out_type.name],
-                         _axis_struct(vertical, keep), _axis_struct(horizontal, keep), int(first_h), cval)
+                         _axis_struct(vertical, keep), _axis_struct(horizontal, keep), order, cval)
 
 
 _DESCS = collections.OrderedDict()  # a group's passes by content, shape, dtypes, cval -> (desc, its taps)
 
 
-def _kept_desc(group, shape, in_type, out_type, cval):
+def _kept_desc(group, shape, in_type, out_type, cval, summed):
     """_describe's mh_sepfilter_desc of a group, kept by the passes' content (_kept.KEPT of them): a loop
     of calls with the same filter builds it once. The desc points into copies of the taps that
     its entry holds, so no later change to a caller's weights array reaches it."""
     key = (tuple((p.taps.tobytes(), p.axis, p.origin, p.mode, p.divisor) for p in group), shape, in_type, out_type,
-           cval)
+           cval, summed)
 
     def make():
         keep = []
         own = [_Pass(p.taps.copy(), p.axis, p.origin, p.mode, p.divisor) for p in group]
-        return _describe(own, shape, in_type, out_type, cval, keep), keep
+        return _describe(own, shape, in_type, out_type, cval, keep, summed), keep
     return _kept(_DESCS, key, make)[0]
 
 
@@ -645,11 +648,12 @@ def _kept_passes(name, args, make):
     return _kept(_PASSES, key, make)
 
 
-def _run_passes(input, output, passes, cval, options):
+def _run_passes(input, output, passes, cval, options, summed=False):
     """scipy's separable filters: the passes one after another, each stored in the output's dtype
     (so an integer output truncates after each, as scipy's does), the last into `output`; no
     pass: a copy. Arrays are read and written in their own dtypes by sepfilter, two passes a
-    call where the axes allow."""
+    call where the axes allow. summed: two passes over the axes (0, 1) of a 2-D array, each
+    from the input, added in the output's dtype (laplace), in one call."""
     src = _array(input)
     out = _result(output, src)
     cval = _cval_arg(cval)
@@ -662,7 +666,7 @@ def _run_passes(input, output, passes, cval, options):
     variant, device, context = options
     shape = tuple(int(n) for n in src.shape)
     x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
-    groups = _groups(passes, shape)
+    groups = [passes] if summed else _groups(passes, shape)
     for i, group in enumerate(groups):
         last = i == len(groups) - 1
         if last and out.contiguous and not (x is src and overlaps(out, src)):
@@ -672,7 +676,7 @@ def _run_passes(input, output, passes, cval, options):
         if group[0].taps.size > MAX_TAPS:
             _long_pass(x, dst, group[0], cval, src, device, context)
         else:
-            desc = _kept_desc(group, shape, x.dtype, out.dtype, cval)
+            desc = _kept_desc(group, shape, x.dtype, out.dtype, cval, summed)
             call = Call([x], device, context)
             call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(desc), call.ptr(x),
                                       call.out_ptr(dst)))
@@ -923,8 +927,17 @@ def _sum_over_axes(input, output, per_axis):
 
 @accepts_foreign_arrays
 def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
-    """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis."""
-    modes = _per_axis(mode, "mode", len(_array(input).shape))
+    """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis; on an image (2-D) both
+    terms in one call (sepfilter's summed passes), on other ranks a call an axis."""
+    src = _array(input)
+    ndim = len(src.shape)
+    if ndim == 2:
+        def make():
+            modes = _per_axis(mode, "mode", ndim)
+            return [_pass(SECOND_DIFFERENCE, a, modes[a], 0) for a in range(ndim)]
+        passes = _kept_passes("laplace", (ndim, mode), make)
+        return _run_passes(src, output, passes, cval, (variant, device, context), summed=True)
+    modes = _per_axis(mode, "mode", ndim)
     return _sum_over_axes(input, output, lambda a, out: correlate1d(input, SECOND_DIFFERENCE, a, out, modes[a], cval,
                                                                     variant=variant, device=device, context=context))
 

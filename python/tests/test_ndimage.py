@@ -759,6 +759,7 @@ def test_gpu_separable_filters_equal_the_cpu_bit_for_bit(rng, dtype):
             lambda f, a: f.sobel(a, axis=0, mode="mirror"),
             lambda f, a: f.prewitt(a, axis=-1, mode="wrap"),
             lambda f, a: f.laplace(a),
+            lambda f, a: f.laplace(a, mode=["constant", "wrap"], cval=3.0),
             lambda f, a: f.correlate1d(a, [0.25, -1.0, 2.0, 0.5], axis=0, origin=-2, mode="reflect"),
             lambda f, a: f.gaussian_filter(a, 1.5, output=np.float32),
             lambda f, a: f.gaussian_filter(a, 5.0, axes=image_axes),  # 41 taps: fused's 64-tap bucket
@@ -883,6 +884,29 @@ def test_scipy_gaussian_cases(rng):
     for order in (3, 4, (5, 1)):
         close_to_scipy(mnd.gaussian_filter(x, 2.0, order), nd.gaussian_filter(x.astype(np.float64), 2.0, order),
                        400.0, f"order {order}")
+
+
+SECOND = [1.0, -2.0, 1.0]
+
+
+def test_laplace_terms_summed_in_one_call():
+    """laplace on an image runs both terms in one sepfilter call (summed passes): each term cast
+    to the output's dtype and their sum wrapping as scipy's do, modes per axis, and non-finite
+    pixels reaching only the outputs whose terms read them (no zero corner taps)."""
+    x = np.zeros((7, 9), np.float32)
+    x[3, 4], x[1, 1], x[5, 7] = np.inf, np.nan, 1e30
+    x[6, 0] = -3.5
+    for mode in ("reflect", "constant", ["constant", "wrap"], ["nearest", "mirror"]):
+        got, want = mnd.laplace(x, mode=mode, cval=2.0), nd.laplace(x, mode=mode, cval=2.0)
+        np.testing.assert_array_equal(got, want, err_msg=f"mode {mode}")
+    b = np.array([[0, 255, 0, 255], [255, 0, 255, 0], [7, 200, 13, 250]], np.uint8)
+    for out in (None, np.int16, np.float32):
+        np.testing.assert_array_equal(mnd.laplace(b, out), nd.laplace(b, out), err_msg=f"uint8 -> {out}")
+    h = np.where(np.isfinite(x) & (np.abs(x) < 1e4), x, 6e4).astype(np.float16)  # terms past float16's range
+    y = np.empty(h.shape, np.float16)
+    mnd.laplace(h, y, mode="wrap")
+    terms = mnd.correlate1d(h, SECOND, 0, mode="wrap") + mnd.correlate1d(h, SECOND, 1, mode="wrap")
+    np.testing.assert_array_equal(y, terms)
 
 
 @pytest.mark.parametrize("dtype", SCIPY_DTYPES)

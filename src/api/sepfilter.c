@@ -54,11 +54,14 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfil
     if ((s = check_sizes(ctx, d, &a->values)) != MH_OK) return s;
     if ((s = check_axis(ctx, "vertical", &d->vertical)) != MH_OK) return s;
     if ((s = check_axis(ctx, "horizontal", &d->horizontal)) != MH_OK) return s;
+    if ((unsigned)d->order > MH_SEPFILTER_SUM)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "order = %d: the vertical pass first (0), the horizontal first (1) or their sum (2)",
+                       (int)d->order);
     a->d = *d;
     memcpy(a->vtaps, d->vertical.taps, d->vertical.ntaps * sizeof(float));
     memcpy(a->htaps, d->horizontal.taps, d->horizontal.ntaps * sizeof(float));
     a->d.vertical.taps = a->vtaps, a->d.horizontal.taps = a->htaps;
-    a->d.horizontal_first = d->horizontal_first != 0;
     a->in = in, a->out = out;
     return MH_OK;
 }
@@ -88,10 +91,11 @@ static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_r
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_sepfilter_desc *d = &args->sepfilter.d;
-    snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, %zu x %zu taps (%s, %s), %s first", d->batch, d->rows, d->cols,
+    static const char *const orders[] = {"vertical first", "horizontal first", "summed"};
+    snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, %zu x %zu taps (%s, %s), %s", d->batch, d->rows, d->cols,
              d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->vertical.ntaps,
              d->horizontal.ntaps, mh_mode_name(d->vertical.mode), mh_mode_name(d->horizontal.mode),
-             d->horizontal_first ? "horizontal" : "vertical");
+             orders[d->order]);
 }
 
 const mh_op_table mh_sepfilter_table = {

@@ -1,5 +1,6 @@
 /* sepfilter on the CPU: the two 1-D passes as scipy.ndimage runs them, the first into a
- * float32 buffer of values already cast to the output's type, the second into the output.
+ * float32 buffer of values already cast to the output's type, the second into the output
+ * (from that buffer, or in MH_SEPFILTER_SUM from the input, added to the buffer's values).
  *   cpu-omp  OpenMP over the lines of each pass; each output's taps summed in order with
  *            fmaf, as the CUDA row sums them, so both store the same bits */
 #include "../core/internal.h"
@@ -17,6 +18,7 @@ typedef struct pass {
     float *dst_float; /* the first pass's buffer, or NULL: dst of dst_type */
     void *dst;
     mh_dtype dst_type;
+    const float *add; /* NULL, or values each output adds (in dst_type) before its store */
     const mh_sepfilter_axis *axis;
     float cval;
 } pass;
@@ -83,7 +85,8 @@ static void run_pass(const pass *p, const mh_sepfilter_desc *d, int vertical, fl
             sum_taps(ext, x->taps, k, n, sums);
             for (size_t i = 0; i < n; ++i) {
                 const float acc = x->divisor != 1 ? sums[i] / (float)x->divisor : sums[i];
-                const float v = mh_cast_value(acc, p->dst_type);
+                float v = mh_cast_value(acc, p->dst_type);
+                if (p->add) v = mh_cast_value(v + p->add[base + i * step], p->dst_type);
                 if (p->dst_float) p->dst_float[base + i * step] = v;
                 else mh_store_value(p->dst, base + i * step, p->dst_type, v);
             }
@@ -106,12 +109,12 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
         return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "sepfilter/cpu-omp: %zu bytes for the first pass and %zu for the "
                        "threads' lines", mid_bytes, buffer_bytes);
     }
-    const int first_vertical = !d->horizontal_first;
-    const pass first = {a->in, d->in_type, mid, NULL, d->out_type, first_vertical ? &d->vertical : &d->horizontal,
-                        d->cval};
+    const int first_vertical = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, sum = d->order == MH_SEPFILTER_SUM;
+    const pass first = {a->in, d->in_type, mid, NULL, d->out_type, NULL,
+                        first_vertical ? &d->vertical : &d->horizontal, d->cval};
     run_pass(&first, d, first_vertical, buffers);
-    const pass second = {mid, MH_F32, NULL, a->out, d->out_type, first_vertical ? &d->horizontal : &d->vertical,
-                         d->cval};
+    const pass second = {sum ? a->in : mid, sum ? d->in_type : MH_F32, NULL, a->out, d->out_type, sum ? mid : NULL,
+                         first_vertical ? &d->horizontal : &d->vertical, d->cval};
     run_pass(&second, d, !first_vertical, buffers);
     free(mid), free(buffers);
     return MH_OK;

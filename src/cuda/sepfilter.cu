@@ -4,7 +4,9 @@
  * (the border's mode applied there, per axis), the first pass runs over the whole tile height
  * or width it needs, its results are cast to the output's type in shared memory (scipy stores
  * its first pass in the output's dtype: a uint8 Gaussian truncates after each axis), the
- * second pass runs, and the block stores its outputs converted to their type.
+ * second pass runs, and the block stores its outputs converted to their type. Summed passes
+ * (MH_SEPFILTER_SUM) both read the tile: the horizontal one its middle rows, the vertical one
+ * its middle columns, adding to the first's cast values.
  *
  * Memory: for uint8 RGB the kernel reads and writes one byte a value, where a float32
  * pipeline (convert, pass, cast, pass, cast) moves 4 to 8 bytes a value through several
@@ -33,7 +35,7 @@ struct sep_params {
     int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
     int mode_v, mode_h;
     float cval, div_v, div_h;
-    int hfirst;
+    int order; /* mh_sepfilter_order */
     float u[MH_SEPFILTER_MAX_TAPS + 1], v[MH_SEPFILTER_MAX_TAPS + 1]; /* vertical, horizontal taps */
 };
 
@@ -53,17 +55,18 @@ struct sep_layout {
  * bank where the horizontal pass writes it). Interleaved channels: lanes take neighbouring
  * strips and channels of a row, and the tile stays as small as it can be (the float padding
  * of odd strides would cost a Gaussian of 17 taps on RGB its third block an SM). */
-static __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int hfirst)
+static __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int order)
 {
     sep_layout l;
     l.th = BH + kv - 1;
     l.tw = TILE + C * (kh - 1);
     l.sw = C == 1 ? l.tw | 1 : (l.tw + 3) & ~3;
-    l.ms = !hfirst ? l.sw : C == 1 ? TILE + 1 : TILE;
     l.ss = C == 1 ? TILE + 4 : TILE;
-    l.mid_floats = hfirst ? l.th * l.ms : BH * l.ms;
+    /* summed passes: mid is the stage (BH rows of outputs, read as 16-byte groups) */
+    l.ms = order == MH_SEPFILTER_VERTICAL_FIRST ? l.sw : order == MH_SEPFILTER_SUM ? l.ss : C == 1 ? TILE + 1 : TILE;
+    l.mid_floats = order == MH_SEPFILTER_HORIZONTAL_FIRST ? l.th * l.ms : BH * l.ms;
     const int input = l.th * l.sw, stage = BH * l.ss;
-    l.mid_at = input > stage ? input : stage;
+    l.mid_at = ((input > stage ? input : stage) + 3) & ~3; /* 16-byte aligned: it may be the stage */
     l.floats = l.mid_at + l.mid_floats;
     return l;
 }
@@ -179,11 +182,11 @@ static __device__ __forceinline__ void finish_all(float *o, float divisor, int t
     }
 }
 
-/* Vertical pass: dst[y][t] = cast(sum_i src[y + i][t] u[i]) for y < out_rows, t < width;
- * RYV rows of one column a work item. */
+/* Vertical pass: dst[y][t] = cast(sum_i src[y + i][t] u[i]) for y < out_rows, t < width (with
+ * `add`: cast(that + dst[y][t])); RYV rows of one column a work item. */
 template <int KMAX>
 static __device__ void vertical(const sep_params &p, const float *src, int src_stride, float *dst, int dst_stride,
-                                int out_rows, int width, int tid)
+                                int out_rows, int width, int tid, bool add = false)
 {
     constexpr int W = RYV + KMAX - 1;
     for (int item = tid; item < (out_rows / RYV) * width; item += THREADS) {
@@ -201,6 +204,11 @@ static __device__ void vertical(const sep_params &p, const float *src, int src_s
             for (int q = 0; q < RYV; ++q) o[q] = fmaf(w[q + i], p.u[i], o[q]);
         }
         finish_all<RYV>(o, p.div_v, p.out_type);
+        if (add) {
+#pragma unroll
+            for (int q = 0; q < RYV; ++q) o[q] += dst[(yb + q) * dst_stride + t];
+            finish_all<RYV>(o, 1.0f, p.out_type);
+        }
 #pragma unroll
         for (int q = 0; q < RYV; ++q) dst[(yb + q) * dst_stride + t] = o[q];
     }
@@ -266,7 +274,7 @@ template <int C, int KMAX>
 static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_constant__ sep_params p)
 {
     extern __shared__ __align__(16) float smem[];
-    const sep_layout l = layout_for(C, p.kv, p.kh, p.hfirst);
+    const sep_layout l = layout_for(C, p.kv, p.kh, p.order);
     float *tile = smem, *mid = smem + l.mid_at;
     const int tid = threadIdx.x;
     const long long row_tile = (long long)blockIdx.x / p.col_tiles, col_tile = (long long)blockIdx.x % p.col_tiles;
@@ -277,7 +285,15 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
 
     load_tile<C>(p, l, tile, in, y0, x0, tid);
     __syncthreads();
-    if (!p.hfirst) {
+    if (p.order == MH_SEPFILTER_SUM) { /* the tile holds cval past the edges: no pass reads a filtered cval */
+        horizontal<C, KMAX>(p, tile + p.av * l.sw, l.sw, mid, l.ms, BH, tid);
+        __syncthreads();
+        vertical<KMAX>(p, tile + C * p.ah, l.sw, mid, l.ms, BH, TILE, tid, true);
+        __syncthreads();
+        store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
+        return;
+    }
+    if (p.order == MH_SEPFILTER_VERTICAL_FIRST) {
         vertical<KMAX>(p, tile, l.sw, mid, l.ms, BH, l.tw, tid);
         __syncthreads();
         if (p.mode_h == MH_MODE_CONSTANT) /* the second pass reads cval past the edges, not a filtered cval */
@@ -315,6 +331,7 @@ struct pass_params {
     long long values, n, step, period; /* line length n, values step apart; a line every period * n */
     int ntaps, anchor, mode;
     float cval, divisor;
+    const float *add; /* NULL, or values each output adds (of cast_type) before its store */
     float taps[MH_SEPFILTER_MAX_TAPS + 1];
 };
 
@@ -329,16 +346,18 @@ static __global__ void pass_kernel(const __grid_constant__ pass_params p)
             const float x = q < 0 ? p.cval : mh_load_value(p.src, (size_t)(base + q * p.step), (mh_dtype)p.src_type);
             acc = fmaf(x, p.taps[j], acc);
         }
-        mh_store_value(p.dst, (size_t)v, (mh_dtype)p.dst_type, finish(acc, p.divisor, p.cast_type));
+        float r = finish(acc, p.divisor, p.cast_type);
+        if (p.add) r = mh_cast_value(r + p.add[v], (mh_dtype)p.cast_type);
+        mh_store_value(p.dst, (size_t)v, (mh_dtype)p.dst_type, r);
     }
 }
 
 static mh_status run_pass(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_axis *x, int vertical,
-                          const void *src, int src_type, void *dst, int dst_type, int cast_type)
+                          const void *src, int src_type, void *dst, int dst_type, int cast_type, const float *add)
 {
     const mh_sepfilter_desc *d = &a->d;
     pass_params p = {};
-    p.src = src, p.src_type = src_type, p.dst = dst, p.dst_type = dst_type, p.cast_type = cast_type;
+    p.src = src, p.src_type = src_type, p.dst = dst, p.dst_type = dst_type, p.cast_type = cast_type, p.add = add;
     p.values = (long long)a->values;
     p.n = (long long)(vertical ? d->rows : d->cols);
     p.step = (long long)(vertical ? d->cols * d->channels : d->channels);
@@ -355,12 +374,13 @@ static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
     const mh_sepfilter_desc *d = &a->d;
     float *mid;
     MH_TRY(mh_workspace(ctx, a->values * sizeof(float), (void **)&mid));
-    const int vfirst = !d->horizontal_first;
-    /* the first pass stores values of the output's type, held as float32 */
+    const int vfirst = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, sum = d->order == MH_SEPFILTER_SUM;
+    /* the first pass stores values of the output's type, held as float32; summed, the second
+     * reads the input and adds them */
     MH_TRY(run_pass(ctx, a, vfirst ? &d->vertical : &d->horizontal, vfirst, a->in, (int)d->in_type, mid, MH_F32,
-                    (int)d->out_type));
-    return run_pass(ctx, a, vfirst ? &d->horizontal : &d->vertical, !vfirst, mid, MH_F32, a->out, (int)d->out_type,
-                    (int)d->out_type);
+                    (int)d->out_type, NULL));
+    return run_pass(ctx, a, vfirst ? &d->horizontal : &d->vertical, !vfirst, sum ? a->in : mid,
+                    sum ? (int)d->in_type : MH_F32, a->out, (int)d->out_type, (int)d->out_type, sum ? mid : NULL);
 }
 
 /* ---- launch, registry -------------------------------------------------------------------- */
@@ -389,7 +409,7 @@ static sep_kernel pick(int C, int kmax)
 
 static size_t smem_bytes(const mh_sepfilter_desc *d)
 {
-    return (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, d->horizontal_first)
+    return (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, (int)d->order)
                .floats * sizeof(float);
 }
 
@@ -432,7 +452,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
-    p.hfirst = d->horizontal_first;
+    p.order = (int)d->order;
     for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
     for (int j = 0; j < p.kh; ++j) p.v[j] = d->horizontal.taps[j];
     const int kmax = p.kv > p.kh ? p.kv : p.kh;
