@@ -371,9 +371,10 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
  * sum divided by `divisor` where that is not 1 (scipy's uniform filter divides its exact sum),
  * and `cast` is scipy's store into out_type: floats rounded to nearest (float16), integers
  * truncated toward zero and wrapped modulo 2^bits, NaN and values past +-2^31 stored as 0. A
- * one-pass filter gives the other axis the single tap 1. The taps are host memory, passed by
- * value to the kernel: a call never waits for its stream. out has in's shape; it must not
- * overlap in. */
+ * one-pass filter gives the other axis the single tap 1. Host taps are copied by the call and
+ * passed by value to the kernel; device taps (weights an array library holds on the GPU) are
+ * read by the kernel in stream order. Either way a call never waits for its stream. out has
+ * in's shape; it must not overlap in. */
 typedef enum mh_dtype { MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64, MH_F64 } mh_dtype;
 /* "float32", ..., "float64"; "unknown-dtype" otherwise. sepfilter reads and writes the first six
  * (MH_I32 and MH_I64 are the .npy files' integer types; MH_F64 the CLI's float64 results). */
@@ -385,7 +386,8 @@ size_t mh_dtype_size(mh_dtype t);
 #define MH_SEPFILTER_MAX_CHANNELS 4
 
 typedef struct mh_sepfilter_axis {
-    const float *taps;   /* host memory, 1 to MH_SEPFILTER_MAX_TAPS of them */
+    const float *taps;   /* 1 to MH_SEPFILTER_MAX_TAPS of them: host memory, or on a CUDA context
+                            device memory of its device, which the kernels read when they run */
     size_t ntaps;
     long long origin;    /* in [-(ntaps / 2), (ntaps - 1) / 2] */
     mh_mode mode;

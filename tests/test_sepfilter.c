@@ -239,10 +239,23 @@ static void run_gpu(void)
         CHECK_CUDA(cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice));
         CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
         CHECK(mh_sepfilter(cpu, "cpu-omp", d, in, want) == MH_OK, "case %zu on the CPU: %s", i, mh_context_error(cpu));
-        for (int row = 0; row < 2; ++row) {
+        /* the taps in device memory too: both axes', the vertical's or the horizontal's */
+        float *d_taps;
+        CHECK_CUDA(cudaMalloc((void **)&d_taps, 2 * MH_SEPFILTER_MAX_TAPS * sizeof(float)));
+        CHECK_CUDA(cudaMemcpy(d_taps, ps[i].vt, MH_SEPFILTER_MAX_TAPS * sizeof(float), cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaMemcpy(d_taps + MH_SEPFILTER_MAX_TAPS, ps[i].ht, MH_SEPFILTER_MAX_TAPS * sizeof(float),
+                              cudaMemcpyHostToDevice));
+        mh_sepfilter_desc on_device = *d;
+        if (i % 3 != 2) on_device.vertical.taps = d_taps;
+        if (i % 3 != 1) on_device.horizontal.taps = d_taps + MH_SEPFILTER_MAX_TAPS;
+        if (i == 0)
+            CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &on_device, in, want), "vertical.taps");
+        for (int run = 0; run < 4; ++run) {
+            const int row = run % 2;
             const char *variant = row ? "two-pass" : "fused";
+            const mh_sepfilter_desc *desc = run < 2 ? d : &on_device;
             CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
-            const mh_status s = mh_sepfilter(gpu, variant, d, d_in, d_out);
+            const mh_status s = mh_sepfilter(gpu, variant, desc, d_in, d_out);
             if (!row && (d->vertical.ntaps > 64 || d->horizontal.ntaps > 64)) { /* past fused's windows */
                 CHECK(s == MH_ERR_UNSUPPORTED && strstr(mh_context_error(gpu), "at most 64 taps"),
                       "case %zu: fused took %zu x %zu taps: %s", i, d->vertical.ntaps, d->horizontal.ntaps,
@@ -258,15 +271,15 @@ static void run_gpu(void)
                 const float a = mh_load_value(got, v, d->out_type), b = mh_load_value(want, v, d->out_type);
                 if (!(a == b || (isnan(a) && isnan(b))) && !bad++) first = v;
             }
-            CHECK(bad == 0, "case %zu %s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values differ from the "
-                  "CPU row's, first at %zu: %g, expected %g", i, variant, d->batch, d->rows, d->cols, d->channels,
+            CHECK(bad == 0, "case %zu %s%s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values differ from the "
+                  "CPU row's, first at %zu: %g, expected %g", i, variant, run < 2 ? "" : " (device taps)", d->batch, d->rows, d->cols, d->channels,
                   mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->vertical.ntaps, d->horizontal.ntaps, bad,
                   values, first, (double)mh_load_value(got, first, d->out_type), (double)mh_load_value(want, first, d->out_type));
             size_t written = 0;
             for (int t = 0; t < 64; ++t) written += tail[t] != 0xa5;
             CHECK(written == 0, "case %zu %s: %zu bytes written past the output", i, variant, written);
         }
-        cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
+        cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps), free(in), free(want), free(got);
     }
     /* a stack of 65537 one-pixel images: two launches (gridDim.z holds 65535) */
     problem p = make(65537, 1, 1, 3, MH_U8, MH_F32, 3, 3, 0, 5);

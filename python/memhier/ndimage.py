@@ -498,13 +498,56 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
                 device=None, context=None):
     """scipy.ndimage.correlate1d along any axis of an array of any rank: every line along `axis`
     filtered alone, in one launch (sepfilter, reading and writing the arrays' own dtypes)."""
-    src = _array(input)
+    return _correlate1d(_array(input), weights, axis, output, mode, cval, origin, (variant, device, context))
 
-    def make():  # from a copy: a kept pass holds none of the caller's arrays
-        return [_pass(np.array(_weights1d(weights), copy=True), _axis_arg(axis, len(src.shape)), mode, origin)]
-    key = _content_key(weights)
-    passes = make() if key is None else _kept_passes("correlate1d", (len(src.shape), key, axis, mode, origin), make)
-    return _run_passes(src, output, passes, cval, (variant, device, context))
+
+def _correlate1d(src, weights, axis, output, mode, cval, origin, options, keep=True):
+    """correlate1d's passes, kept by the weights' content (host weights) or place (weights that
+    sepfilter reads on the input's device) where keep is set, then run."""
+    taps = _device_taps(weights, src)
+
+    def make():  # from a copy (or an address): a kept pass holds none of the caller's arrays
+        w = taps if taps is not None else np.array(_weights1d(weights), copy=True)
+        return [_pass(w, _axis_arg(axis, len(src.shape)), mode, origin)]
+    if taps is not None:  # a name of its own: no host weights' key can equal this one
+        name, key = "correlate1d on the device", (taps.ptr, taps.size)
+    else:
+        name, key = "correlate1d", _content_key(weights)
+    if key is None or not keep:
+        passes = make()
+    else:
+        passes = _kept_passes(name, (len(src.shape), key, axis, mode, origin), make)
+    return _run_passes(src, output, passes, cval, options)
+
+
+class _DeviceTaps:
+    """Taps in device memory, which sepfilter's kernels read when they run: their address and
+    count, never the array (a pass kept by the address holds none of the caller's arrays, and
+    reads what the address holds at each call)."""
+    __slots__ = ("ptr", "size")
+
+    def __init__(self, ptr, size):
+        self.ptr, self.size = ptr, size
+
+
+def _device_taps(weights, src):
+    """weights as _DeviceTaps where sepfilter can read them in place: a contiguous 1-D float32
+    array on the input's device of 1 to MAX_TAPS taps; else None (read to the host)."""
+    if src.kind == "numpy" or isinstance(weights, (np.ndarray, list, tuple)):
+        return None
+    try:
+        given = _arrays.Operand(weights, "weights")
+    except TypeError:
+        return None
+    if (given.kind != src.kind or given.device != src.device or given.dtype != F32 or not given.contiguous or
+            len(given.shape) != 1 or not 1 <= given.size <= MAX_TAPS):
+        return None
+    return _DeviceTaps(given.ptr, given.size)
+
+
+def _taps_key(taps):
+    """A pass's taps in a key: host taps by content, device taps by address and count."""
+    return ("device", taps.ptr, taps.size) if isinstance(taps, _DeviceTaps) else taps.tobytes()
 
 
 def _content_key(weights):
@@ -519,19 +562,27 @@ def _content_key(weights):
 @accepts_foreign_arrays
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                device=None, context=None):
-    """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and the origin mirrored)."""
-    w = _weights1d(weights)
+    """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and the origin mirrored);
+    weights sepfilter reads on the device are reversed there, each call (its pass not kept: the
+    reversed copy is new each call)."""
+    src = _array(input)
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
         raise TypeError(f"origin: expected an int, got {origin!r}")
-    return correlate1d(input, w[::-1], axis, output, mode, cval, -int(origin) - (1 - w.size % 2), variant=variant,
-                       device=device, context=context)
+    options = (variant, device, context)
+    if _device_taps(weights, src) is not None:
+        with on_device(src):
+            reversed_ = _flip(weights, src.kind)
+        mirrored = -int(origin) - (1 - int(reversed_.shape[0]) % 2)
+        return _correlate1d(src, reversed_, axis, output, mode, cval, mirrored, options, keep=False)
+    w = _weights1d(weights)
+    return _correlate1d(src, w[::-1], axis, output, mode, cval, -int(origin) - (1 - w.size % 2), options)
 
 
 # ---- the 1-D passes of scipy's separable filters, on sepfilter ----------------------------------
 
 class _Pass:
-    """One 1-D correlation: float32 taps (host), the axis, origin, mode code and the divisor of
-    its sum (scipy's uniform filter divides an exact sum)."""
+    """One 1-D correlation: float32 taps (host, or _DeviceTaps), the axis, origin, mode code and
+    the divisor of its sum (scipy's uniform filter divides an exact sum)."""
     __slots__ = ("taps", "axis", "origin", "mode", "divisor")
 
     def __init__(self, taps, axis, origin, mode, divisor):
@@ -543,14 +594,19 @@ MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS: longer passes run on conv1d (_long_pass
 
 
 def _pass(weights, axis, mode, origin, divisor=1):
-    """A pass checked: real weights, an int origin in scipy's range, a known mode."""
-    w = np.asarray(weights)
-    if w.dtype != F32 and (not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating)):
-        raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
+    """A pass checked: real weights (host weights, or _DeviceTaps), an int origin in scipy's
+    range, a known mode."""
+    if isinstance(weights, _DeviceTaps):
+        taps = weights
+    else:
+        w = np.asarray(weights)
+        if w.dtype != F32 and (not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating)):
+            raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
+        taps = np.ascontiguousarray(w, dtype=np.float32)
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
         raise TypeError(f"origin: expected an int, got {origin!r}")
-    _check_origin(int(origin), w.size, axis)
-    return _Pass(np.ascontiguousarray(w, dtype=np.float32), axis, int(origin), _mode_arg(mode), int(divisor))
+    _check_origin(int(origin), taps.size, axis)
+    return _Pass(taps, axis, int(origin), _mode_arg(mode), int(divisor))
 
 
 def _groups(passes, shape):
@@ -572,8 +628,10 @@ def _groups(passes, shape):
 
 def _axis_struct(step, keep):
     keep.append(step.taps)
-    return SepfilterAxis(step.taps.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), step.taps.size, step.origin,
-                         step.mode, step.divisor)
+    taps = step.taps
+    pointer = ctypes.cast(taps.ptr, ctypes.POINTER(ctypes.c_float)) if isinstance(taps, _DeviceTaps) else \
+        taps.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+    return SepfilterAxis(pointer, taps.size, step.origin, step.mode, step.divisor)
 
 
 def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
@@ -606,12 +664,13 @@ def _kept_desc(group, shape, in_type, out_type, cval, summed):
     """_describe's mh_sepfilter_desc of a group, kept by the passes' content (_kept.KEPT of them): a loop
     of calls with the same filter builds it once. The desc points into copies of the taps that
     its entry holds, so no later change to a caller's weights array reaches it."""
-    key = (tuple((p.taps.tobytes(), p.axis, p.origin, p.mode, p.divisor) for p in group), shape, in_type, out_type,
+    key = (tuple((_taps_key(p.taps), p.axis, p.origin, p.mode, p.divisor) for p in group), shape, in_type, out_type,
            cval, summed)
 
     def make():
         keep = []
-        own = [_Pass(p.taps.copy(), p.axis, p.origin, p.mode, p.divisor) for p in group]
+        own = [_Pass(p.taps if isinstance(p.taps, _DeviceTaps) else p.taps.copy(), p.axis, p.origin, p.mode,
+                     p.divisor) for p in group]
         return _describe(own, shape, in_type, out_type, cval, keep, summed), keep
     return _kept(_DESCS, key, make)[0]
 

@@ -316,6 +316,28 @@ def test_ndimage_kept_plans_follow_the_weights(kind, rng):
     assert_close(kind.get(got), *correlate2d_mode_reference(x, w), 25, "another stream")
 
 
+
+def test_ndimage_device_taps_follow_the_weights(kind, rng):
+    """correlate1d and convolve1d with weights on the image's device: sepfilter reads them in
+    place, the same bits as host taps; a loop that changes them between calls gets each call's."""
+    from memhier import ndimage as mnd
+    nd = pytest.importorskip("scipy.ndimage")
+    x = f32(rng, 37, 70)
+    d, dw = kind.put(x), kind.put(rng.standard_normal(9).astype(np.float32))
+    for step in range(3):
+        w = kind.get(dw).astype(np.float64)
+        for axis in (0, 1):
+            got = kind.get(mnd.correlate1d(d, dw, axis=axis, mode="reflect"))
+            want = nd.correlate1d(x.astype(np.float64), w, axis=axis, mode="reflect")
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"correlate1d step {step} axis {axis}")
+            got = kind.get(mnd.convolve1d(d, dw, axis=axis, mode="wrap", origin=1))
+            want = nd.convolve1d(x.astype(np.float64), w, axis=axis, mode="wrap", origin=1)
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"convolve1d step {step} axis {axis}")
+        dw[step] += 2.0  # on the caller's stream, before the next call
+    np.testing.assert_array_equal(kind.get(mnd.correlate1d(d, dw, axis=0)),
+                                  kind.get(mnd.correlate1d(d, kind.get(dw), axis=0)))
+
+
 def correlate2d_mode_reference(x, w):
     return reference.correlate2d_mode(x, w.astype(np.float64), "reflect", 0.0, (0, 0))
 

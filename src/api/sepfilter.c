@@ -44,6 +44,23 @@ static mh_status check_sizes(mh_context *ctx, const mh_sepfilter_desc *d, size_t
     return MH_OK;
 }
 
+/* An axis's taps: host memory, copied into the arguments (the kernels take them by value); or,
+ * on a CUDA context, device memory, left where it is for the kernels to read (check_buffers
+ * checks its device and size). A CPU context refuses device memory before reading it. */
+static mh_status take_taps(mh_context *ctx, const char *name, const mh_sepfilter_axis *x, float *copy, int *on_device)
+{
+    *on_device = mh_is_device_memory(ctx, x->taps);
+    if (*on_device) return MH_OK;
+    if (mh_is_cpu(ctx)) {
+        char field[32];
+        snprintf(field, sizeof field, "%s.taps", name);
+        mh_status s = mh_check_buffer(ctx, field, x->taps, x->ntaps * sizeof(float));
+        if (s != MH_OK) return s;
+    }
+    memcpy(copy, x->taps, x->ntaps * sizeof(float));
+    return MH_OK;
+}
+
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfilter_desc *d, const void *in, void *out)
 {
     memset(args, 0, sizeof *args);
@@ -59,9 +76,10 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfil
                        "order = %d: the vertical pass first (0), the horizontal first (1) or their sum (2)",
                        (int)d->order);
     a->d = *d;
-    memcpy(a->vtaps, d->vertical.taps, d->vertical.ntaps * sizeof(float));
-    memcpy(a->htaps, d->horizontal.taps, d->horizontal.ntaps * sizeof(float));
-    a->d.vertical.taps = a->vtaps, a->d.horizontal.taps = a->htaps;
+    if ((s = take_taps(ctx, "vertical", &d->vertical, a->vtaps, &a->vtaps_on_device)) != MH_OK) return s;
+    if ((s = take_taps(ctx, "horizontal", &d->horizontal, a->htaps, &a->htaps_on_device)) != MH_OK) return s;
+    if (!a->vtaps_on_device) a->d.vertical.taps = a->vtaps;
+    if (!a->htaps_on_device) a->d.horizontal.taps = a->htaps;
     a->in = in, a->out = out;
     return MH_OK;
 }
@@ -74,6 +92,13 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     mh_status s;
     if ((s = mh_check_buffer(ctx, "in", a->in, in_bytes)) != MH_OK) return s;
     if ((s = mh_check_buffer(ctx, "out", a->out, out_bytes)) != MH_OK) return s;
+    if (a->vtaps_on_device &&
+        (s = mh_check_buffer(ctx, "vertical.taps", a->d.vertical.taps, a->d.vertical.ntaps * sizeof(float))) != MH_OK)
+        return s;
+    if (a->htaps_on_device &&
+        (s = mh_check_buffer(ctx, "horizontal.taps", a->d.horizontal.taps, a->d.horizontal.ntaps * sizeof(float))) !=
+            MH_OK)
+        return s;
     return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
 }
 

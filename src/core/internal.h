@@ -248,8 +248,9 @@ typedef struct mh_histogram_args {
 
 /* mh_sepfilter's call: the description (its taps copied, so the args own them) and buffers. */
 typedef struct mh_sepfilter_args {
-    mh_sepfilter_desc d;
+    mh_sepfilter_desc d; /* its taps: the copies below, or the caller's device memory */
     float vtaps[MH_SEPFILTER_MAX_TAPS], htaps[MH_SEPFILTER_MAX_TAPS];
+    int vtaps_on_device, htaps_on_device;
     const void *in;
     void *out;
     size_t values; /* batch * rows * cols * channels */

@@ -15,8 +15,10 @@
  * Channels are interleaved: the horizontal taps of a value are `channels` values apart, and a
  * horizontal border maps the pixel, keeping the channel. The kernel is instantiated per channel
  * count (1 to 4) and tap bucket (8, 16, 24, 32, 64); the types are read at run time (one uniform
- * branch per group of four values). The taps travel by value as a kernel parameter: no
- * constant memory, no wait for the stream. */
+ * branch per group of four values). Host taps travel by value as a kernel parameter: no
+ * constant memory, no wait for the stream. Device taps (an array library's weights) are read by
+ * each block into shared memory as it starts, in a second instantiation of the kernel, so that
+ * a call with host taps keeps its taps as constant operands of its FMAs. */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -36,6 +38,7 @@ struct sep_params {
     int mode_v, mode_h;
     float cval, div_v, div_h;
     int order; /* mh_sepfilter_order */
+    const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
     float u[MH_SEPFILTER_MAX_TAPS + 1], v[MH_SEPFILTER_MAX_TAPS + 1]; /* vertical, horizontal taps */
 };
 
@@ -183,10 +186,11 @@ static __device__ __forceinline__ void finish_all(float *o, float divisor, int t
 }
 
 /* Vertical pass: dst[y][t] = cast(sum_i src[y + i][t] u[i]) for y < out_rows, t < width (with
- * `add`: cast(that + dst[y][t])); RYV rows of one column a work item. */
-template <int KMAX>
-static __device__ void vertical(const sep_params &p, const float *src, int src_stride, float *dst, int dst_stride,
-                                int out_rows, int width, int tid, bool add = false)
+ * `add`: cast(that + dst[y][t])); RYV rows of one column a work item. The taps: p.u, or su in
+ * shared memory (SHARED). */
+template <int KMAX, bool SHARED>
+static __device__ void vertical(const sep_params &p, const float *su, const float *src, int src_stride, float *dst,
+                                int dst_stride, int out_rows, int width, int tid, bool add = false)
 {
     constexpr int W = RYV + KMAX - 1;
     for (int item = tid; item < (out_rows / RYV) * width; item += THREADS) {
@@ -201,7 +205,7 @@ static __device__ void vertical(const sep_params &p, const float *src, int src_s
         for (int i = 0; i < KMAX; ++i) {
             if (i >= p.kv) break;
 #pragma unroll
-            for (int q = 0; q < RYV; ++q) o[q] = fmaf(w[q + i], p.u[i], o[q]);
+            for (int q = 0; q < RYV; ++q) o[q] = fmaf(w[q + i], SHARED ? su[i] : p.u[i], o[q]);
         }
         finish_all<RYV>(o, p.div_v, p.out_type);
         if (add) {
@@ -215,10 +219,10 @@ static __device__ void vertical(const sep_params &p, const float *src, int src_s
 }
 
 /* Horizontal pass over `nrows` rows: dst[y][(x + r) C + c] = cast(sum_j src[y][(x + r + j) C + c] v[j]),
- * RX pixels of one channel a work item. */
-template <int C, int KMAX>
-static __device__ void horizontal(const sep_params &p, const float *src, int src_stride, float *dst, int dst_stride,
-                                  int nrows, int tid)
+ * RX pixels of one channel a work item. The taps: p.v, or sv in shared memory (SHARED). */
+template <int C, int KMAX, bool SHARED>
+static __device__ void horizontal(const sep_params &p, const float *sv, const float *src, int src_stride, float *dst,
+                                  int dst_stride, int nrows, int tid)
 {
     constexpr int W = RX + KMAX - 1, STRIPS = TILE / C / RX;
     for (int item = tid; item < nrows * STRIPS * C; item += THREADS) {
@@ -235,7 +239,7 @@ static __device__ void horizontal(const sep_params &p, const float *src, int src
         for (int j = 0; j < KMAX; ++j) {
             if (j >= p.kh) break;
 #pragma unroll
-            for (int r = 0; r < RX; ++r) o[r] = fmaf(w[r + j], p.v[j], o[r]);
+            for (int r = 0; r < RX; ++r) o[r] = fmaf(w[r + j], SHARED ? sv[j] : p.v[j], o[r]);
         }
         finish_all<RX>(o, p.div_h, p.out_type);
 #pragma unroll
@@ -270,13 +274,20 @@ static __device__ void store_tile(const sep_params &p, const float *stage, int s
     }
 }
 
-template <int C, int KMAX>
+enum { SHARED_TAPS_FLOATS = 2 * (MH_SEPFILTER_MAX_TAPS + 1) }; /* after the tile, where taps are read there */
+
+template <int C, int KMAX, bool DEVICE_TAPS>
 static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_constant__ sep_params p)
 {
     extern __shared__ __align__(16) float smem[];
     const sep_layout l = layout_for(C, p.kv, p.kh, p.order);
     float *tile = smem, *mid = smem + l.mid_at;
+    float *su = smem + l.floats, *sv = su + MH_SEPFILTER_MAX_TAPS + 1;
     const int tid = threadIdx.x;
+    if (DEVICE_TAPS) { /* read before the tile's __syncthreads */
+        for (int i = tid; i < p.kv; i += THREADS) su[i] = p.dev_u ? p.dev_u[i] : p.u[i];
+        for (int j = tid; j < p.kh; j += THREADS) sv[j] = p.dev_v ? p.dev_v[j] : p.v[j];
+    }
     const long long row_tile = (long long)blockIdx.x / p.col_tiles, col_tile = (long long)blockIdx.x % p.col_tiles;
     const long long y0 = row_tile * BH, x0 = col_tile * (TILE / C);
     const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
@@ -286,15 +297,15 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
     load_tile<C>(p, l, tile, in, y0, x0, tid);
     __syncthreads();
     if (p.order == MH_SEPFILTER_SUM) { /* the tile holds cval past the edges: no pass reads a filtered cval */
-        horizontal<C, KMAX>(p, tile + p.av * l.sw, l.sw, mid, l.ms, BH, tid);
+        horizontal<C, KMAX, DEVICE_TAPS>(p, sv, tile + p.av * l.sw, l.sw, mid, l.ms, BH, tid);
         __syncthreads();
-        vertical<KMAX>(p, tile + C * p.ah, l.sw, mid, l.ms, BH, TILE, tid, true);
+        vertical<KMAX, DEVICE_TAPS>(p, su, tile + C * p.ah, l.sw, mid, l.ms, BH, TILE, tid, true);
         __syncthreads();
         store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
         return;
     }
     if (p.order == MH_SEPFILTER_VERTICAL_FIRST) {
-        vertical<KMAX>(p, tile, l.sw, mid, l.ms, BH, l.tw, tid);
+        vertical<KMAX, DEVICE_TAPS>(p, su, tile, l.sw, mid, l.ms, BH, l.tw, tid);
         __syncthreads();
         if (p.mode_h == MH_MODE_CONSTANT) /* the second pass reads cval past the edges, not a filtered cval */
             for (int item = tid; item < BH * l.tw; item += THREADS) {
@@ -303,9 +314,9 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
                 if (px < 0 || px >= p.cols) mid[y * l.ms + t] = p.cval;
             }
         __syncthreads();
-        horizontal<C, KMAX>(p, mid, l.ms, tile, l.ss, BH, tid); /* the input tile becomes the stage */
+        horizontal<C, KMAX, DEVICE_TAPS>(p, sv, mid, l.ms, tile, l.ss, BH, tid); /* the input tile becomes the stage */
     } else {
-        horizontal<C, KMAX>(p, tile, l.sw, mid, l.ms, l.th, tid);
+        horizontal<C, KMAX, DEVICE_TAPS>(p, sv, tile, l.sw, mid, l.ms, l.th, tid);
         __syncthreads();
         if (p.mode_v == MH_MODE_CONSTANT)
             for (int item = tid; item < l.th * TILE; item += THREADS) {
@@ -314,7 +325,7 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
                 if (y < 0 || y >= p.rows) mid[rr * l.ms + item - rr * TILE] = p.cval;
             }
         __syncthreads();
-        vertical<KMAX>(p, mid, l.ms, tile, l.ss, BH, TILE, tid);
+        vertical<KMAX, DEVICE_TAPS>(p, su, mid, l.ms, tile, l.ss, BH, TILE, tid);
     }
     __syncthreads();
     store_tile<C>(p, tile, l.ss, out, y0, x0, tid);
@@ -332,6 +343,7 @@ struct pass_params {
     int ntaps, anchor, mode;
     float cval, divisor;
     const float *add; /* NULL, or values each output adds (of cast_type) before its store */
+    const float *dev_taps; /* device taps, or NULL: taps */
     float taps[MH_SEPFILTER_MAX_TAPS + 1];
 };
 
@@ -344,7 +356,7 @@ static __global__ void pass_kernel(const __grid_constant__ pass_params p)
         for (int j = 0; j < p.ntaps; ++j) {
             const long long q = mh_border_index(i + j - p.anchor, p.n, p.mode);
             const float x = q < 0 ? p.cval : mh_load_value(p.src, (size_t)(base + q * p.step), (mh_dtype)p.src_type);
-            acc = fmaf(x, p.taps[j], acc);
+            acc = fmaf(x, p.dev_taps ? p.dev_taps[j] : p.taps[j], acc);
         }
         float r = finish(acc, p.divisor, p.cast_type);
         if (p.add) r = mh_cast_value(r + p.add[v], (mh_dtype)p.cast_type);
@@ -363,7 +375,9 @@ static mh_status run_pass(mh_context *ctx, const mh_sepfilter_args *a, const mh_
     p.step = (long long)(vertical ? d->cols * d->channels : d->channels);
     p.ntaps = (int)x->ntaps, p.anchor = (int)(x->ntaps / 2 + x->origin), p.mode = (int)x->mode;
     p.cval = d->cval, p.divisor = (float)x->divisor;
-    for (size_t j = 0; j < x->ntaps; ++j) p.taps[j] = x->taps[j];
+    if (vertical ? a->vtaps_on_device : a->htaps_on_device) p.dev_taps = x->taps;
+    else
+        for (size_t j = 0; j < x->ntaps; ++j) p.taps[j] = x->taps[j];
     pass_kernel<<<(unsigned)mh_resident_blocks(ctx, a->values, 256), 256, 0, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "pass_kernel");
 }
@@ -387,30 +401,40 @@ static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
 
 typedef void (*sep_kernel)(const sep_params);
 
-template <int C>
+template <int C, bool DEVICE_TAPS>
 static sep_kernel kernel_for(int kmax)
 {
-    return kmax <= 8    ? sepfilter_kernel<C, 8>
-           : kmax <= 16 ? sepfilter_kernel<C, 16>
-           : kmax <= 24 ? sepfilter_kernel<C, 24>
-           : kmax <= 32 ? sepfilter_kernel<C, 32>
-                        : sepfilter_kernel<C, FUSED_MAX_TAPS>;
+    return kmax <= 8    ? sepfilter_kernel<C, 8, DEVICE_TAPS>
+           : kmax <= 16 ? sepfilter_kernel<C, 16, DEVICE_TAPS>
+           : kmax <= 24 ? sepfilter_kernel<C, 24, DEVICE_TAPS>
+           : kmax <= 32 ? sepfilter_kernel<C, 32, DEVICE_TAPS>
+                        : sepfilter_kernel<C, FUSED_MAX_TAPS, DEVICE_TAPS>;
 }
 
-static sep_kernel pick(int C, int kmax)
+template <bool DEVICE_TAPS>
+static sep_kernel pick_for(int C, int kmax)
 {
     switch (C) {
-    case 1: return kernel_for<1>(kmax);
-    case 2: return kernel_for<2>(kmax);
-    case 3: return kernel_for<3>(kmax);
-    default: return kernel_for<4>(kmax);
+    case 1: return kernel_for<1, DEVICE_TAPS>(kmax);
+    case 2: return kernel_for<2, DEVICE_TAPS>(kmax);
+    case 3: return kernel_for<3, DEVICE_TAPS>(kmax);
+    default: return kernel_for<4, DEVICE_TAPS>(kmax);
     }
 }
 
-static size_t smem_bytes(const mh_sepfilter_desc *d)
+static int device_taps(const mh_sepfilter_args *a) { return a->vtaps_on_device || a->htaps_on_device; }
+
+static sep_kernel pick(int C, int kmax, int device_taps)
 {
-    return (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, (int)d->order)
-               .floats * sizeof(float);
+    return device_taps ? pick_for<true>(C, kmax) : pick_for<false>(C, kmax);
+}
+
+static size_t smem_bytes(const mh_sepfilter_args *a)
+{
+    const mh_sepfilter_desc *d = &a->d;
+    const size_t floats =
+        (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, (int)d->order).floats;
+    return (floats + (device_taps(a) ? SHARED_TAPS_FLOATS : 0)) * sizeof(float);
 }
 
 static size_t tiles(const mh_sepfilter_desc *d)
@@ -420,14 +444,15 @@ static size_t tiles(const mh_sepfilter_desc *d)
 
 static int fused_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
-    const mh_sepfilter_desc *d = &x->sepfilter.d;
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
     if (d->vertical.ntaps > FUSED_MAX_TAPS || d->horizontal.ntaps > FUSED_MAX_TAPS) {
         snprintf(why, len, "its register windows hold at most %d taps a pass (this call has %zu and %zu)",
                  FUSED_MAX_TAPS, d->vertical.ntaps, d->horizontal.ntaps);
         return 0;
     }
-    if (smem_bytes(d) > mh_smem_optin()) {
-        snprintf(why, len, "its tile needs %zu bytes of shared memory; this GPU gives a block %zu", smem_bytes(d),
+    if (smem_bytes(a) > mh_smem_optin()) {
+        snprintf(why, len, "its tile needs %zu bytes of shared memory; this GPU gives a block %zu", smem_bytes(a),
                  mh_smem_optin());
         return 0;
     }
@@ -453,10 +478,14 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.order = (int)d->order;
-    for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
-    for (int j = 0; j < p.kh; ++j) p.v[j] = d->horizontal.taps[j];
+    if (a->vtaps_on_device) p.dev_u = d->vertical.taps;
+    else
+        for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
+    if (a->htaps_on_device) p.dev_v = d->horizontal.taps;
+    else
+        for (int j = 0; j < p.kh; ++j) p.v[j] = d->horizontal.taps[j];
     const int kmax = p.kv > p.kh ? p.kv : p.kh;
-    sep_kernel kernel = pick((int)d->channels, kmax);
+    sep_kernel kernel = pick((int)d->channels, kmax, device_taps(a));
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
     for (size_t b0 = 0; b0 < d->batch; b0 += 65535) { /* gridDim.z holds 65535 images a launch */
@@ -464,7 +493,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
         p.in = (const char *)a->in + b0 * (size_t)p.image_values * in_size;
         p.out = (char *)a->out + b0 * (size_t)p.image_values * out_size;
         dim3 grid((unsigned)tiles(d), 1, (unsigned)nb);
-        kernel<<<grid, THREADS, smem_bytes(d), mh_stream(ctx)>>>(p);
+        kernel<<<grid, THREADS, smem_bytes(a), mh_stream(ctx)>>>(p);
         MH_TRY(MH_LAUNCH_CHECK(ctx, "sepfilter_kernel"));
     }
     return MH_OK;
