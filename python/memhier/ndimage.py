@@ -383,7 +383,12 @@ def _typed(src, out, output, plan):
     return True
 
 
-_PREPARED = collections.OrderedDict()  # a correlate call's signature -> (_Plan, in-place weights or not)
+_PREPARED = collections.OrderedDict()  # a correlate call's signature -> (_Plan, how a call passes its weights)
+
+# How a kept plan gets its weights each call: its own copy (NumPy weights, kept by content), the
+# call's device weights as they are, or the call's device weights reversed (convolve): the plan
+# holds none of the caller's arrays, whose content may change between calls.
+OWN, IN_PLACE, FLIPPED = "own", "in place", "flipped"
 
 
 def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
@@ -429,9 +434,9 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
             _PREPARED.move_to_end(signature[0])
         except KeyError:  # dropped by another thread since: this call still has its plan
             pass
-        plan, in_place = kept
+        plan, weights_from = kept
         out = _arrays.Operand(empty_like_kind(src, tuple(src.shape), F32), "output")
-        plan.run(src, out, signature[1] if in_place else None)
+        plan.run(src, out, _call_weights(weights_from, signature[1], src))
         return out.obj
     by_content = signature is not None and signature[2]
     # a plan kept by its weights' content is made from a copy of them: nothing in it is the
@@ -441,16 +446,41 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     if _typed(src, out, output, plan):
         return out.obj
     result = _filtered(src, output, plan.run, out)
-    # kept: plans of NumPy weights (keyed by content), and plans that read this call's device
-    # weights in place; never a plan that holds a copy of device weights (unkeyed content)
-    if signature is not None and len(plan.axes) == 2:
-        in_place = not by_content and plan.w is signature[1].obj
-        if in_place or by_content:
-            # each call passes its own in-place weights (the kept plan holds no caller's array);
-            # a plan's own copy is read once
-            plan.w = None if in_place else _arrays.Operand(plan.w, "weights")
-            _kept(_PREPARED, signature[0], lambda: (plan, in_place))
+    weights_from = _weights_from(signature, src, plan, flip) if len(plan.axes) == 2 else None
+    if weights_from is not None:
+        # a plan's own copy is read once; a caller's device weights never stay in it
+        plan.w = _arrays.Operand(plan.w, "weights") if weights_from == OWN else None
+        _kept(_PREPARED, signature[0], lambda: (plan, weights_from))
     return result
+
+
+def _weights_from(signature, src, plan, flip):
+    """How a kept plan of this call would get its weights (OWN, IN_PLACE, FLIPPED), or None where
+    the plan is not kept: a call _signature does not key, or a plan holding its own copy of device
+    weights (a conversion, a reshape or a copy from another device: their content is not in the
+    key)."""
+    if signature is None:
+        return None
+    _, given, by_content = signature
+    if by_content:
+        return OWN
+    if plan.w is given.obj:
+        return IN_PLACE
+    as_they_are = (given.kind == src.kind and given.device == src.device and given.dtype == F32 and
+                   given.contiguous)  # what _weights uses without a copy
+    if flip and as_they_are and tuple(plan.w.shape) == tuple(given.shape):
+        return FLIPPED  # _plan reversed them: a copy of the same shape, and nothing else
+    return None
+
+
+def _call_weights(weights_from, given, src):
+    """The weights a kept plan runs with in this call (None: the plan's own)."""
+    if weights_from == IN_PLACE:
+        return given
+    if weights_from == FLIPPED:
+        with on_device(src):
+            return _arrays.Operand(_flip(given.obj, src.kind), "weights")
+    return None
 
 
 @accepts_foreign_arrays

@@ -314,7 +314,13 @@ def test_ndimage_kept_plans_follow_the_weights(kind, rng):
         got = mnd.correlate(d, w, mode="reflect")
         stream.synchronize()
     assert_close(kind.get(got), *correlate2d_mode_reference(x, w), 25, "another stream")
-
+    # convolve keeps the plan of device weights too, reversing this call's weights each call
+    cw = kind.put(rng.standard_normal((3, 5)).astype(np.float32))
+    for step in range(3):
+        want = correlate2d_mode_reference(x, kind.get(cw)[::-1, ::-1].copy())
+        assert_close(kind.get(mnd.convolve(d, cw, mode="reflect")), *want, 25, f"convolve, device weights, step {step}")
+        cw[step % 3, 1] += 3.0
+    assert any(how == mnd.FLIPPED for _, how in mnd._PREPARED.values()), "convolve's plan of device weights kept"
 
 
 def test_ndimage_device_taps_follow_the_weights(kind, rng):
