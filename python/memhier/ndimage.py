@@ -395,20 +395,22 @@ def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
     """What the plan of a correlate call depends on, for the calls whose plan is kept: a float32
     contiguous input, no output, and weights that are a NumPy array (keyed by content) or the
     input's kind of array (keyed by place, dtype and shape: the kernel reads them, the binding
-    never does). (key, the weights' Operand, whether the key holds their content), or None for
-    other calls, planned anew."""
+    never does). (key, the weights' Operand (None for NumPy weights), whether the key holds their
+    content), or None for other calls, planned anew."""
     if output is not None or src.dtype != F32 or not src.contiguous or src.size == 0:
         return None
     by_content = type(weights) is np.ndarray
-    if not by_content and src.kind == "numpy":
+    if by_content:  # read from the array itself: an Operand would ask NumPy for its address too
+        given = None
+        key = ("numpy", weights.dtype, weights.flags.c_contiguous, weights.shape, weights.tobytes())
+    elif src.kind == "numpy":
         return None
-    try:
-        given = _arrays.Operand(weights, "weights")
-    except TypeError:
-        return None
-    key = (given.kind, given.device, given.dtype, given.contiguous, given.shape)
-    if by_content:
-        key += (weights.tobytes(),)
+    else:
+        try:
+            given = _arrays.Operand(weights, "weights")
+        except TypeError:
+            return None
+        key = (given.kind, given.device, given.dtype, given.contiguous, given.shape)
     if isinstance(origin, list):
         origin = tuple(origin)
     if isinstance(axes, list):
