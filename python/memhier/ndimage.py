@@ -693,9 +693,10 @@ _DESCS = collections.OrderedDict()  # a group's passes by content, shape, dtypes
 
 
 def _kept_desc(group, shape, in_type, out_type, cval, summed):
-    """_describe's mh_sepfilter_desc of a group, kept by the passes' content (_kept.KEPT of them): a loop
-    of calls with the same filter builds it once. The desc points into copies of the taps that
-    its entry holds, so no later change to a caller's weights array reaches it."""
+    """(_describe's mh_sepfilter_desc of a group, the taps it points into), kept by the passes'
+    content (_kept.KEPT of them): a loop of calls with the same filter builds it once. The desc
+    points into copies of the taps, which the pair holds (keep the pair while the desc is used),
+    so no later change to a caller's weights array reaches it."""
     key = (tuple((_taps_key(p.taps), p.axis, p.origin, p.mode, p.divisor) for p in group), shape, in_type, out_type,
            cval, summed)
 
@@ -704,7 +705,20 @@ def _kept_desc(group, shape, in_type, out_type, cval, summed):
         own = [_Pass(p.taps if isinstance(p.taps, _DeviceTaps) else p.taps.copy(), p.axis, p.origin, p.mode,
                      p.divisor) for p in group]
         return _describe(own, shape, in_type, out_type, cval, keep, summed), keep
-    return _kept(_DESCS, key, make)[0]
+    return _kept(_DESCS, key, make)
+
+
+class _Passes(list):
+    """A filter's kept passes, which never change once made, and the steps of the calls made with
+    them (by shape, dtypes, cval and summing: each group of passes and its kept descriptor), so
+    that a loop of calls finds its descriptors without keying the taps again."""
+
+    def __init__(self, passes):
+        super().__init__(passes)
+        self.steps = {}
+
+
+STEPS_KEPT = 16  # a kept filter's steps for this many kinds of call (shapes, dtypes) at most
 
 
 _PASSES = collections.OrderedDict()  # a filter's name and typed arguments -> its passes
@@ -736,7 +750,26 @@ def _kept_passes(name, args, make):
         key = (name, _typed_key(args))
     except TypeError:
         return make()
-    return _kept(_PASSES, key, make)
+    return _kept(_PASSES, key, lambda: _Passes(make()))
+
+
+def _steps(passes, shape, in_type, out_type, cval, summed):
+    """[(group, its (desc, taps) pair, or None for a pass past MAX_TAPS)] in call order: the first
+    group reads the input's dtype, later ones the output's; from the kept passes' own steps where
+    a call of this kind made them before."""
+    made = getattr(passes, "steps", None)
+    key = (shape, in_type, out_type, cval, summed)
+    steps = made.get(key) if made is not None else None
+    if steps is None:
+        groups = [passes] if summed else _groups(passes, shape)
+        steps = [(g, None if g[0].taps.size > MAX_TAPS else
+                  _kept_desc(g, shape, in_type if i == 0 else out_type, out_type, cval, summed))
+                 for i, g in enumerate(groups)]
+        if made is not None:
+            if len(made) >= STEPS_KEPT:
+                made.clear()
+            made[key] = steps
+    return steps
 
 
 def _run_passes(input, output, passes, cval, options, summed=False):
@@ -757,19 +790,18 @@ def _run_passes(input, output, passes, cval, options, summed=False):
     variant, device, context = options
     shape = tuple(int(n) for n in src.shape)
     x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
-    groups = [passes] if summed else _groups(passes, shape)
-    for i, group in enumerate(groups):
-        last = i == len(groups) - 1
+    steps = _steps(passes, shape, src.dtype, out.dtype, cval, summed)
+    for i, (group, described) in enumerate(steps):
+        last = i == len(steps) - 1
         if last and out.contiguous and not (x is src and overlaps(out, src)):
             dst = out
         else:
             dst = _arrays.Operand(empty_like_kind(src, shape, out.dtype), "output")
-        if group[0].taps.size > MAX_TAPS:
+        if described is None:
             _long_pass(x, dst, group[0], cval, src, device, context)
         else:
-            desc = _kept_desc(group, shape, x.dtype, out.dtype, cval, summed)
             call = Call([x], device, context)
-            call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(desc), call.ptr(x),
+            call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(described[0]), call.ptr(x),
                                       call.out_ptr(dst)))
         x = dst
     if x is not out:

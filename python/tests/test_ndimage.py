@@ -266,6 +266,17 @@ def test_kept_passes_follow_the_arguments(rng):
         mnd.gaussian_filter1d(x, 1.5, order=True)  # equal to 1 as a key, refused as an argument
     for sigma in ([1.0, 2.0], (1.0, 2.0), [2.0, 1.0]):
         close_to_scipy(mnd.gaussian_filter(x, sigma), nd.gaussian_filter(x64, sigma), scale, f"sigma {sigma!r}")
+    # a kept filter's steps (descriptors by shape, dtypes and cval) follow each call's own
+    from memhier import ndimage as internals
+    calls = [((30, 41), np.float32, 1.0), ((41, 30), np.float32, 1.0), ((30, 41), np.uint8, 1.0),
+             ((30, 41), np.float32, 2.5), ((7, 5, 3), np.float32, 1.0), ((30, 41), np.float32, 1.0)] * 2
+    images = [(rng.uniform(0, 200, shape).astype(dtype), cval) for shape, dtype, cval in calls]
+    got = [mnd.gaussian_filter(a, 1.2, mode="constant", cval=cval) for a, cval in images]
+    for (a, cval), g in zip(images, got):
+        internals._PASSES.clear()
+        internals._DESCS.clear()
+        np.testing.assert_array_equal(g, mnd.gaussian_filter(a, 1.2, mode="constant", cval=cval),
+                                      err_msg=f"{a.shape} {a.dtype} cval {cval}")
 
 
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
