@@ -51,8 +51,8 @@ from ._call import Call, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_a
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
-from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, Unsupported, \
-    SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM
+from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, \
+    Unsupported, SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM
 
 DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
 CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
@@ -154,6 +154,12 @@ def _to_host(weights):
     return np.asarray(weights)
 
 
+def _usable_in_place(given, src):
+    """Whether weights (an Operand) are read where they are: float32 and contiguous on the input's
+    device, as the kernels take them."""
+    return given.kind == src.kind and given.device == src.device and given.dtype == F32 and given.contiguous
+
+
 def _weights(weights, src):
     """(w, None) for weights already on the input's device as float32 and contiguous, used as
     they are (no copy, no wait for the stream); (None, host) for others: a float32 C-contiguous
@@ -163,8 +169,7 @@ def _weights(weights, src):
     except TypeError:
         given = None
     host = None
-    if (given is not None and given.kind == src.kind and given.device == src.device and given.dtype == F32 and
-            given.contiguous):
+    if given is not None and _usable_in_place(given, src):
         w = given.obj
     else:
         host = _to_host(weights)
@@ -395,14 +400,13 @@ def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
     """What the plan of a correlate call depends on, for the calls whose plan is kept: a float32
     contiguous input, no output, and weights that are a NumPy array (keyed by content) or the
     input's kind of array (keyed by place, dtype and shape: the kernel reads them, the binding
-    never does). (key, the weights' Operand (None for NumPy weights), whether the key holds their
-    content), or None for other calls, planned anew."""
+    never does). (key, the weights' Operand: None for NumPy weights, whose content the key holds),
+    or None for other calls, planned anew."""
     if output is not None or src.dtype != F32 or not src.contiguous or src.size == 0:
         return None
-    by_content = type(weights) is np.ndarray
-    if by_content:  # read from the array itself: an Operand would ask NumPy for its address too
+    if type(weights) is np.ndarray:  # read from the array itself: an Operand would ask NumPy for its address too
         given = None
-        key = ("numpy", weights.dtype, weights.flags.c_contiguous, weights.shape, weights.tobytes())
+        key = ("numpy",) + _content_key(weights)
     elif src.kind == "numpy":
         return None
     else:
@@ -420,7 +424,7 @@ def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
         hash(key)
     except TypeError:  # an unhashable argument (a refusal, or a form kept calls do not cover)
         return None
-    return key, given, by_content
+    return key, given
 
 
 def _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, flip, precision):
@@ -440,7 +444,7 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
         out = _arrays.Operand(empty_like_kind(src, tuple(src.shape), F32), "output")
         plan.run(src, out, _call_weights(weights_from, signature[1], src))
         return out.obj
-    by_content = signature is not None and signature[2]
+    by_content = signature is not None and signature[1] is None
     # a plan kept by its weights' content is made from a copy of them: nothing in it is the
     # caller's array, which may change after this call
     plan = _plan(src, weights.copy() if by_content else weights, axes, mode, cval, origin, flip, options)
@@ -463,14 +467,12 @@ def _weights_from(signature, src, plan, flip):
     key)."""
     if signature is None:
         return None
-    _, given, by_content = signature
-    if by_content:
+    given = signature[1]
+    if given is None:
         return OWN
     if plan.w is given.obj:
         return IN_PLACE
-    as_they_are = (given.kind == src.kind and given.device == src.device and given.dtype == F32 and
-                   given.contiguous)  # what _weights uses without a copy
-    if flip and as_they_are and tuple(plan.w.shape) == tuple(given.shape):
+    if flip and _usable_in_place(given, src) and tuple(plan.w.shape) == tuple(given.shape):
         return FLIPPED  # _plan reversed them: a copy of the same shape, and nothing else
     return None
 
@@ -571,8 +573,7 @@ def _device_taps(weights, src):
         given = _arrays.Operand(weights, "weights")
     except TypeError:
         return None
-    if (given.kind != src.kind or given.device != src.device or given.dtype != F32 or not given.contiguous or
-            len(given.shape) != 1 or not 1 <= given.size <= MAX_TAPS):
+    if not _usable_in_place(given, src) or len(given.shape) != 1 or not 1 <= given.size <= MAX_TAPS:
         return None
     return _DeviceTaps(given.ptr, given.size)
 
@@ -586,8 +587,8 @@ def _content_key(weights):
     """A key of host weights by their content: a NumPy array's dtype, shape and bytes, or a list or
     tuple as it is (_typed_key takes numbers alone); None for anything else, above all arrays in
     device memory, whose content the binding does not read to make a key."""
-    if type(weights) is np.ndarray:
-        return weights.dtype.str, repr(weights.shape), weights.tobytes()
+    if type(weights) is np.ndarray:  # scalars alone, the shape's sides among them (_typed_key)
+        return (weights.dtype.str,) + weights.shape + (weights.tobytes(),)
     return tuple(weights) if isinstance(weights, (list, tuple)) else None
 
 
