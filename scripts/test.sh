@@ -6,8 +6,8 @@
 # CMake and with pkg-config, builds the Python package with pip from the library just built (no
 # second CUDA compile), checks the report's tables against the committed results
 # (scripts/report.py --check) and auto's compiled-in rules against bench/results/*.auto.json
-# (scripts/tune.py --check), and draws the report's plots; then it runs the package's pytest
-# suite. Where everything is present (the GPU machine, which has no network) it installs nothing.
+# (scripts/tune.py --check), and draws the report's plots, then runs the package's pytest suite
+# (the tests' logs are printed after ctest's). Where everything is present (the GPU machine, which has no network) it installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -54,24 +54,39 @@ beside_ctest() {
   "$PY" scripts/tune.py --check
   "$PY" scripts/report.py --outdir build/report >/dev/null
 }
-beside_ctest >build/beside-ctest.log 2>&1 &
+# The package's tests against NumPy/SciPy (CuPy and PyTorch tests run where a GPU and those
+# packages are), once the package is built: beside ctest's last minute, where they fill a core.
+beside_then_pytest() {
+  # in a job of its own: errexit holds inside it (a function tested with || runs without it)
+  beside_ctest >build/beside-ctest.log 2>&1 &
+  wait $! || return 1
+  echo "test.sh: install, example, package and report done at $((SECONDS - started)) s" >>build/beside-ctest.log
+  (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .) \
+    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; return 2; }
+  echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log
+}
+rm -f build/pytest.log
+beside_then_pytest &
 beside=$!
 
 # ctest runs $jobs tests at once, so each process's OpenMP rows take two threads that sleep when
 # idle: a thread per core in every process, spinning, made the CPU tests 20-40x slower.
-(cd build && OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive ctest --output-on-failure -j "$jobs")
+ctest_rc=0
+(cd build && OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive ctest --output-on-failure -j "$jobs") || ctest_rc=$?
 phase ctest
 beside_rc=0
 wait "$beside" || beside_rc=$?
 cat build/beside-ctest.log
-if [ "$beside_rc" -ne 0 ]; then
-  echo "test.sh: the install, the example, the package or the report's checks failed (exit $beside_rc)"
+[ -f build/pytest.log ] && cat build/pytest.log
+if [ "$ctest_rc" -ne 0 ]; then
+  echo "test.sh: ctest failed (exit $ctest_rc)"
   exit 1
 fi
-phase "install, example, package and report"
-
-# The package's tests against NumPy/SciPy (CuPy and PyTorch tests run where a GPU and those
-# packages are).
-(cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .)
-phase pytest
+if [ "$beside_rc" -eq 1 ]; then
+  echo "test.sh: the install, the example, the package or the report's checks failed"
+  exit 1
+elif [ "$beside_rc" -ne 0 ]; then
+  echo "test.sh: the package's tests failed"
+  exit 1
+fi
 echo "all tests passed in $((SECONDS - started)) s"
