@@ -228,7 +228,7 @@ template <int PARTS> constexpr int first_product = PARTS == 3 ? 0 : 3;
  * same as adding all three exactly (TwoSum: 1.28x / 1.84x, but twice the time); it costs ~15%
  * of the time. Only the short sums (PARTS = 3) take it: from 121 taps the sum's own
  * rounding hides the bias (11 x 11: 1.75x worst without it). */
-__device__ __forceinline__ float add_partial(float acc, float p)
+[[maybe_unused]] __device__ __forceinline__ float add_partial(float acc, float p)
 {
     const float half = __uint_as_float(__float_as_uint(p) & 0xFF800000u) * 0x1p-24f;
     return __fadd_rn(__fadd_rn(acc, half), p);
@@ -534,10 +534,30 @@ int tc_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
     return mh_tile_fits(smem, a->out_rows, (size_t)rows, why, len);
 }
 
+/* The run of a problem of PARTS parts (parts_for). */
+template <int PARTS> mh_status run_parts(mh_context *ctx, const mh_args *x)
+{
+    return with_outputs_per_row<PARTS>(x->conv2d.kcols, choice_for(ctx->rules, x), [ctx, x](auto i) {
+        return run_shape<i.SL, i.Q, i.WG, i.S, i.PARTS>(ctx, &x->conv2d);
+    });
+}
+
+} // namespace
+
+/* The kernels are built in two translation units, so that no compile is long (all of them in one
+ * were the library's longest compile, 92 s on the H200 machine's build): conv2d_tc_parts3.cu
+ * includes this file with MH_CONV2D_TC_PARTS3_UNIT set and builds the instances of three parts;
+ * this unit builds those of two and the host code. */
+mh_status mh_conv2d_tc_run_parts3(mh_context *ctx, const mh_args *x);
+#ifdef MH_CONV2D_TC_PARTS3_UNIT
+mh_status mh_conv2d_tc_run_parts3(mh_context *ctx, const mh_args *x) { return run_parts<3>(ctx, x); }
+#else
+
+namespace {
+
 mh_status tc_run(mh_context *ctx, const mh_args *x)
 {
-    return with_instance(ctx->rules, x,
-                         [ctx, x](auto i) { return run_shape<i.SL, i.Q, i.WG, i.S, i.PARTS>(ctx, &x->conv2d); });
+    return parts_for(&x->conv2d) == 3 ? mh_conv2d_tc_run_parts3(ctx, x) : run_parts<2>(ctx, x);
 }
 
 } // namespace
@@ -640,3 +660,4 @@ int mh_conv2d_tc_panels(const mh_auto_rules *r, void *panels, const float *filte
 }
 
 MH_ROW_GROUP(mh_conv2d_tc_rows, rows)
+#endif

@@ -58,7 +58,7 @@ struct sep_layout {
  * bank where the horizontal pass writes it). Interleaved channels: lanes take neighbouring
  * strips and channels of a row, and the tile stays as small as it can be (the float padding
  * of odd strides would cost a Gaussian of 17 taps on RGB its third block an SM). */
-static __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int order)
+static inline __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int order)
 {
     sep_layout l;
     l.th = BH + kv - 1;
@@ -331,6 +331,39 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
     store_tile<C>(p, tile, l.ss, out, y0, x0, tid);
 }
 
+/* The kernel for C channels and taps up to kmax a pass. The instances are built in two translation
+ * units, so that no compile is long (all 40 in one were the library's longest compile, 88 s on the
+ * H200 machine's build): sepfilter_device_taps.cu includes this file with
+ * MH_SEPFILTER_DEVICE_TAPS_UNIT set and builds the device-taps ones; this unit builds the others
+ * and the host code. */
+typedef void (*sep_kernel)(const sep_params);
+
+template <int C, bool DEVICE_TAPS>
+static sep_kernel kernel_for(int kmax)
+{
+    return kmax <= 8    ? sepfilter_kernel<C, 8, DEVICE_TAPS>
+           : kmax <= 16 ? sepfilter_kernel<C, 16, DEVICE_TAPS>
+           : kmax <= 24 ? sepfilter_kernel<C, 24, DEVICE_TAPS>
+           : kmax <= 32 ? sepfilter_kernel<C, 32, DEVICE_TAPS>
+                        : sepfilter_kernel<C, FUSED_MAX_TAPS, DEVICE_TAPS>;
+}
+
+template <bool DEVICE_TAPS>
+static sep_kernel pick_for(int C, int kmax)
+{
+    switch (C) {
+    case 1: return kernel_for<1, DEVICE_TAPS>(kmax);
+    case 2: return kernel_for<2, DEVICE_TAPS>(kmax);
+    case 3: return kernel_for<3, DEVICE_TAPS>(kmax);
+    default: return kernel_for<4, DEVICE_TAPS>(kmax);
+    }
+}
+
+sep_kernel mh_sepfilter_device_taps_kernel(int C, int kmax);
+#ifdef MH_SEPFILTER_DEVICE_TAPS_UNIT
+sep_kernel mh_sepfilter_device_taps_kernel(int C, int kmax) { return pick_for<true>(C, kmax); }
+#else
+
 /* ---- two-pass: the baseline ----------------------------------------------------------------
  * One thread a value, one launch a pass, the first pass's cast values in float32 device scratch
  * between them: what a float32 pipeline of 1-D filters (scipy's structure) costs on a GPU. */
@@ -399,34 +432,12 @@ static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
 
 /* ---- launch, registry -------------------------------------------------------------------- */
 
-typedef void (*sep_kernel)(const sep_params);
-
-template <int C, bool DEVICE_TAPS>
-static sep_kernel kernel_for(int kmax)
-{
-    return kmax <= 8    ? sepfilter_kernel<C, 8, DEVICE_TAPS>
-           : kmax <= 16 ? sepfilter_kernel<C, 16, DEVICE_TAPS>
-           : kmax <= 24 ? sepfilter_kernel<C, 24, DEVICE_TAPS>
-           : kmax <= 32 ? sepfilter_kernel<C, 32, DEVICE_TAPS>
-                        : sepfilter_kernel<C, FUSED_MAX_TAPS, DEVICE_TAPS>;
-}
-
-template <bool DEVICE_TAPS>
-static sep_kernel pick_for(int C, int kmax)
-{
-    switch (C) {
-    case 1: return kernel_for<1, DEVICE_TAPS>(kmax);
-    case 2: return kernel_for<2, DEVICE_TAPS>(kmax);
-    case 3: return kernel_for<3, DEVICE_TAPS>(kmax);
-    default: return kernel_for<4, DEVICE_TAPS>(kmax);
-    }
-}
 
 static int device_taps(const mh_sepfilter_args *a) { return a->vtaps_on_device || a->htaps_on_device; }
 
 static sep_kernel pick(int C, int kmax, int device_taps)
 {
-    return device_taps ? pick_for<true>(C, kmax) : pick_for<false>(C, kmax);
+    return device_taps ? mh_sepfilter_device_taps_kernel(C, kmax) : pick_for<false>(C, kmax);
 }
 
 static size_t smem_bytes(const mh_sepfilter_args *a)
@@ -509,3 +520,4 @@ static const mh_row rows[] = {
 };
 
 MH_ROW_GROUP(mh_sepfilter_cuda_rows, rows)
+#endif
