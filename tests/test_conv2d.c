@@ -29,6 +29,9 @@ static const tcase cases[] = {
     /* walk's 3 x 3 and 5 x 5: a filter over a 1 x 1 or 4 x 2 image, strips and blocks cut
      * short, columns no multiple of 4 (the scalar paths), lanes 0 and 31 at block edges */
     {1, 1, 3, 3, 0},      {4, 2, 5, 5, 0},      {37, 517, 5, 5, 1},   {130, 1030, 3, 3, 0},  {67, 1028, 5, 5, 0},
+    /* walk's bordered calls past 2^17 outputs: the walking kernel with its ring, not the ring's
+     * kernel alone (ONE_KERNEL_MAX_OUTPUTS; the cases above stay below it, but 130 x 1030) */
+    {400, 530, 5, 5, 1},
     /* walk's 7 x 7 strips (34 rows, 128 columns a warp): warps inside the image (no checks) beside
      * the checked ones at every edge, strips cut short, columns no multiple of 4, misaligned */
     {1, 1, 7, 7, 0},      {100, 700, 7, 7, 0},  {75, 1028, 7, 7, 1},  {300, 517, 7, 7, 0},
@@ -641,7 +644,9 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed)
     } shapes[] = {{3, 37, 64, 3, MH_MODE_REFLECT, 0.0f, 0}, {2, 20, 45, 5, MH_MODE_CONSTANT, 300.5f, 0},
                   {1, 3, 2, 5, MH_MODE_MIRROR, 0.0f, 1},     {2, 33, 40, 5, MH_MODE_WRAP, 0.0f, 3},
                   {1, 16, 19, 7, MH_MODE_NEAREST, 0.0f, 0},  {2, 41, 333, 11, MH_MODE_REFLECT, 0.0f, 1},
-                  {1, 19, 700, 15, MH_MODE_WRAP, 0.0f, 0},   {1, 9, 36, 21, MH_MODE_CONSTANT, -7.0f, 2}};
+                  {1, 19, 700, 15, MH_MODE_WRAP, 0.0f, 0},   {1, 9, 36, 21, MH_MODE_CONSTANT, -7.0f, 2},
+                  /* past 2^17 outputs a call: walk's walking kernel and its ring (ONE_KERNEL_MAX_OUTPUTS) */
+                  {1, 400, 360, 5, MH_MODE_REFLECT, 0.0f, 1}, {2, 260, 300, 3, MH_MODE_WRAP, 0.0f, 0}};
     size_t ran[64] = {0}; /* typed calls each row took */
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {

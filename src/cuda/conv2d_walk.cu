@@ -19,9 +19,11 @@
  * Boundary modes (mh_conv2d_mode): the kernel pads with zeros, which is right for every output
  * whose window lies inside the image; a second kernel then recomputes the ring of outputs whose
  * window meets the border (K - 1 rows and columns an image at most), mapping each index by the
- * mode, in the same order of operations. The walking kernel keeps its registers: a mapping in
- * its loads slowed zero-padded 3 x 3 from 0.185 to 0.244 ms on the H100, and a second bordered
- * instance of it ran 5 x 5 at 0.36-0.38 ms (its 120 registers and the mapping's). */
+ * mode, in the same order of operations. On a small image (ONE_KERNEL_MAX_OUTPUTS), where a
+ * call's cost is its launches, that second kernel alone computes every output. The walking
+ * kernel keeps its registers: a mapping in its loads slowed zero-padded 3 x 3 from 0.185 to
+ * 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at 0.36-0.38 ms (its 120
+ * registers and the mapping's). */
 #include "common.cuh"
 #include "conv2d_window.cuh"
 #include "typed4.cuh"
@@ -400,6 +402,15 @@ static walk_ring ring_of(const mh_conv2d_args *a)
     g.lpc = a->lpc, g.mode = (int)a->mode, g.cval = a->cval;
     return g;
 }
+
+/* Every output of the image as the ring: the top band is the whole image. */
+static walk_ring whole_image_of(const mh_conv2d_args *a)
+{
+    walk_ring g = ring_of(a);
+    g.top = (long long)a->rows, g.bottom = 0, g.left = 0, g.right = 0;
+    g.per_image = (long long)(a->rows * a->cols);
+    return g;
+}
 #endif
 
 /* One ring output a thread, the window's indices mapped by the mode (mh_border_index), summed in
@@ -538,10 +549,26 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
     return mh_grid_rows_fit(a->out_rows, strip_rows_of(x), why, len);
 }
 
+/* A bordered call of at most this many outputs runs in one launch: the ring's kernel computes every
+ * output (whole_image_of), the walking kernel is not launched, and at 7 x 7 the filter is not
+ * copied into constant memory. On the H200 (lab/scripts/host_split.cu, reflect, a call's host
+ * time in a loop / the GPU's time for a call alone): 5 x 5 at 256^2 7.4 / 10.6 us in two launches,
+ * 4.3 / 8.1 in one; at 362^2 8.4 / 12.5 and 5.7 / 9.6; at 512^2 one launch loses (7.6 and 8.7 us
+ * in the loop; 3 x 3 alone 9.5 and 11.0): the ring's kernel maps every tap's indices and reads
+ * each input K^2 times. */
+enum { ONE_KERNEL_MAX_OUTPUTS = 1 << 17 };
+
+static int one_kernel(const mh_conv2d_args *a)
+{
+    return a->bordered && a->batch * a->out_rows * a->out_cols <= (size_t)ONE_KERNEL_MAX_OUTPUTS;
+}
+
 /* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
  * kernel after the walk's on the same stream, as a programmatic dependent launch: its blocks
  * start as the walk's last ones run, read their windows, and wait for the walk's grid before they
- * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100). */
+ * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100).
+ * kernel NULL: the ring's kernel alone computes every output (one_kernel), launched as any kernel
+ * is (its first reads are of the input, which the work before it in the stream may write). */
 static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn kernel, size_t strip_rows,
                              ring_fn ring_kernel)
 {
@@ -554,21 +581,21 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
     /* a group of 4 elements moves as one access where every row starts aligned to one */
     p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
     p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
-    const walk_ring ring = ring_of(a);
+    const walk_ring ring = kernel ? ring_of(a) : whole_image_of(a);
     const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
     for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) {
         const size_t images = a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ;
         p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
-        dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
-                  (unsigned)images);
-        kernel<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);
-        mh_status s = MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel");
-        if (s != MH_OK) return s;
+        if (kernel) {
+            dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
+                      (unsigned)images);
+            kernel<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);
+            MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
+        }
         if (!a->bordered || ring.per_image == 0) continue;
         void *args[] = {&p, (void *)&ring};
-        s = mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256),
-                      (unsigned)images, 256, 0, args, "conv2d_walk_ring_kernel", true);
-        if (s != MH_OK) return s;
+        MH_TRY(mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256),
+                         (unsigned)images, 256, 0, args, "conv2d_walk_ring_kernel", kernel != NULL));
     }
     return MH_OK;
 }
@@ -583,14 +610,18 @@ static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    if (a->krows == 7)
-        return mh_const_ring_launch(&walk7_ring, ctx, a->filter, W7 * W7 * sizeof(float), walk7_launch, x);
     const int typed = mh_conv2d_is_typed(a);
     const int k5 = a->krows == 5;
+    const ring_fn ring = a->krows == 7 ? mh_walk7_ring_kernel
+                         : !typed      ? float_ring_kernels[k5]
+                         : k5          ? mh_walk_typed5_ring_kernel
+                                       : mh_walk_typed3_ring_kernel;
+    if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring);
+    if (a->krows == 7)
+        return mh_const_ring_launch(&walk7_ring, ctx, a->filter, W7 * W7 * sizeof(float), walk7_launch, x);
     const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
                              : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
                                     : mh_walk_typed3_kernels[x->config][a->lpc];
-    const ring_fn ring = !typed ? float_ring_kernels[k5] : k5 ? mh_walk_typed5_ring_kernel : mh_walk_typed3_ring_kernel;
     return launch_walk(ctx, a, kernel, strip_rows_of(x), ring);
 }
 
