@@ -137,6 +137,15 @@ def empty(like, shape, dtype):
     return torch.empty(shape, dtype=getattr(torch, dtype), device=like.obj.device)
 
 
+def address(kind, obj):
+    """The address of the first element of an array of `kind` made by this package (empty)."""
+    if kind == "numpy":
+        return obj.__array_interface__["data"][0]
+    if kind == "cupy":
+        return obj.data.ptr
+    return obj.data_ptr()
+
+
 def output(out, like, name, shape, dtype):
     """The caller's `out` checked against the shape and dtype the call writes, or a new array."""
     if out is None:

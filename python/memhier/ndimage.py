@@ -47,6 +47,8 @@ import numpy as np
 
 from . import _arrays
 from ._interop import accepts_foreign_arrays
+from ._arrays import current_stream
+from ._context import context_at
 from ._call import Call, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
@@ -193,10 +195,10 @@ class _LibraryPlan:
     """An mh_conv2d_plan of host weights (mh_conv2d_plan_create: its rank and factors found once,
     the device copy queued on the caller's stream without waiting), destroyed with the object."""
 
-    def __init__(self, call, host):
+    def __init__(self, context, host):
         self.handle = ctypes.c_void_p()
-        check(lib.mh_conv2d_plan_create(call.ctx, host.ctypes.data, host.shape[0], host.shape[1],
-                                        ctypes.byref(self.handle)), call.ctx)
+        check(lib.mh_conv2d_plan_create(context.handle, host.ctypes.data, host.shape[0], host.shape[1],
+                                        ctypes.byref(self.handle)), context.handle)
         self._destroy = lib.mh_conv2d_plan_destroy
 
     def __del__(self):
@@ -207,34 +209,42 @@ class _LibraryPlan:
 _PLANS = collections.OrderedDict()  # (context device, shape, bytes) -> _LibraryPlan
 
 
-def _library_plan(call, host):
-    """The plan of these host weights on the call's device, kept by content (_kept.KEPT of them)."""
-    return _kept(_PLANS, (call.context.device, host.shape, host.tobytes()), lambda: _LibraryPlan(call, host))
+def _library_plan(context, host):
+    """The plan of these host weights on the context's device, kept by content (_kept.KEPT of them)."""
+    return _kept(_PLANS, (context.device, host.shape, host.tobytes()), lambda: _LibraryPlan(context, host))
+
+
+def _runs_planned(host_w, kshape):
+    """Whether a call runs through the library plan of its host weights (mh_conv2d_planned_mode):
+    where they came from the host in the filter's own shape. No row then reads them back, and
+    auto may take lowrank."""
+    return host_w is not None and tuple(host_w.shape) == tuple(kshape)
+
+
+def _library_conv2d(h, variant, shape, x, w, kshape, tail, y, library_plan=None):
+    """The library's call (its status) for an image (H, W) or a stack (N, H, W) of `shape` at
+    address x into y: through library_plan where there is one, else with the weights at w.
+    tail: (mode code, cval, row origin, column origin)."""
+    rows, cols = shape[-2:]
+    if library_plan is not None:
+        images = shape[0] if len(shape) == 3 else 1
+        return lib.mh_conv2d_planned_mode(h, variant, library_plan.handle, x, images, rows, cols, *tail, y)
+    if len(shape) == 3:  # a stack: one call (regtile filters it in one launch)
+        return lib.mh_conv2d_mode_batched(h, variant, x, shape[0], rows, cols, w, *kshape, *tail, y)
+    return lib.mh_conv2d_mode(h, variant, x, rows, cols, w, *kshape, *tail, y)
 
 
 def _conv2d(x, w, y, mode_code, cval, origins, variant, device, context, precision, host_w=None):
     """The library's call on float32 contiguous arrays: x and y one image (H, W) or a stack
-    (N, H, W) of them, w the 2-D weights on x's device. Weights that came from the host (host_w)
-    run through their plan: no row reads them back, and auto may take lowrank."""
+    (N, H, W) of them, w the 2-D weights on x's device, host_w the host array they came from
+    (_runs_planned)."""
     im = _arrays.operand(x, "input", "float32", (2, 3))
     fi = _arrays.operand(w, "weights", "float32", (2,))
     os_ = _arrays.operand(y, "output", "float32", (2, 3))
-    rows, cols = im.shape[-2:]
-    krows, kcols = fi.shape
     call = Call([im, fi], device, context, precision)
-    if host_w is not None and tuple(host_w.shape) == (krows, kcols):
-        plan = _library_plan(call, host_w)
-        call.run(lib.mh_conv2d_planned_mode(call.ctx, variant_arg(variant), plan.handle, call.ptr(im),
-                                            im.shape[0] if len(im.shape) == 3 else 1, rows, cols, mode_code, cval,
-                                            origins[0], origins[1], call.out_ptr(os_)))
-        return
-    if len(im.shape) == 3:  # a stack: one call (regtile filters it in one launch)
-        call.run(lib.mh_conv2d_mode_batched(call.ctx, variant_arg(variant), call.ptr(im), im.shape[0], rows, cols,
-                                            call.ptr(fi), krows, kcols, mode_code, cval, origins[0], origins[1],
-                                            call.out_ptr(os_)))
-    else:
-        call.run(lib.mh_conv2d_mode(call.ctx, variant_arg(variant), call.ptr(im), rows, cols, call.ptr(fi), krows,
-                                    kcols, mode_code, cval, origins[0], origins[1], call.out_ptr(os_)))
+    plan = _library_plan(call.context, host_w) if _runs_planned(host_w, fi.shape) else None
+    call.run(_library_conv2d(call.ctx, variant_arg(variant), im.shape, call.ptr(im), None if plan else call.ptr(fi),
+                             fi.shape, (mode_code, cval, origins[0], origins[1]), call.out_ptr(os_), plan))
 
 
 def _array_of(a):
@@ -250,6 +260,7 @@ class _Plan:
     def __init__(self, src, w, axes, origins, mode_code, cval, options, host_w=None):
         self.kind, self.w, self.axes, self.origins = src.kind, w, list(axes), list(origins)
         self.mode, self.cval, self.options, self.host_w = mode_code, cval, options, host_w
+        self.kept_call = None  # a kept plan's _KeptCall, where its calls take one
 
     def run(self, x, y, w=None):
         """x, y: Operands of float32 contiguous arrays of the input's shape; w: weights to run
@@ -441,6 +452,8 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
         except KeyError:  # dropped by another thread since: this call still has its plan
             pass
         plan, weights_from = kept
+        if plan.kept_call is not None:
+            return plan.kept_call(src, signature[1])
         out = _arrays.Operand(empty_like_kind(src, tuple(src.shape), F32), "output")
         plan.run(src, out, _call_weights(weights_from, signature[1], src))
         return out.obj
@@ -455,6 +468,7 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     weights_from = _weights_from(signature, src, plan, flip) if len(plan.axes) == 2 else None
     if weights_from is not None:
         # a plan's own copy is read once; a caller's device weights never stay in it
+        plan.kept_call = _KeptCall.of(src, plan, weights_from)
         plan.w = _arrays.Operand(plan.w, "weights") if weights_from == OWN else None
         _kept(_PREPARED, signature[0], lambda: (plan, weights_from))
     return result
@@ -475,6 +489,55 @@ def _weights_from(signature, src, plan, flip):
     if flip and _usable_in_place(given, src) and tuple(plan.w.shape) == tuple(given.shape):
         return FLIPPED  # _plan reversed them: a copy of the same shape, and nothing else
     return None
+
+
+class _KeptCall:
+    """A kept plan's library call, for the plans whose every call is one mh_conv2d_* call over
+    the input's last two axes (an image, or a stack of them) on the input's own device, with the
+    plan's own weights or the call's weights in place: the function and every argument but the
+    arrays' addresses fixed when the plan is kept. A call then takes its thread's context on the
+    caller's stream, allocates its output and calls the library: what _Plan.run and _conv2d do
+    for it, less what the kept signature's key already holds (the input's kind, device, dtype,
+    shape and contiguity, the weights' kind, device and shape, the options: what _conv2d's checks
+    read, and the first call passed them)."""
+
+    __slots__ = ("context", "precision", "variant", "shape", "tail", "kshape", "own_w", "host_w", "library_plan")
+
+    @classmethod
+    def of(cls, src, plan, weights_from):
+        """The plan's kept call, or None where its calls take _Plan.run: weights reversed each call
+        (FLIPPED), axes other than the last two, more than three axes, or arrays staged to another
+        device (an explicit device, or a context elsewhere)."""
+        variant, device, context, precision = plan.options
+        last_two = plan.axes == [len(src.shape) - 2, len(src.shape) - 1]
+        if weights_from == FLIPPED or not last_two or len(src.shape) > 3 or device is not None:
+            return None
+        if context is not None and context.device != src.device:
+            return None
+        return cls(src, plan, weights_from)
+
+    def __init__(self, src, plan, weights_from):
+        """plan.w: the plan's own weights (OWN) or the call's (IN_PLACE), as _plan made them."""
+        variant, _, self.context, self.precision = plan.options
+        self.variant, self.shape = variant_arg(variant), tuple(src.shape)
+        self.tail = (plan.mode, plan.cval, plan.origins[0], plan.origins[1])
+        self.kshape = tuple(int(k) for k in plan.w.shape)
+        self.own_w = _arrays.Operand(plan.w, "weights") if weights_from == OWN else None
+        planned = weights_from == OWN and _runs_planned(plan.host_w, self.kshape)
+        self.host_w, self.library_plan = (plan.host_w if planned else None), None
+
+    def __call__(self, src, given):
+        context = self.context if self.context is not None else context_at(src.device)
+        if src.on_gpu:
+            context.set_stream(current_stream(src))
+        context.set_precision(self.precision)
+        y = empty_like_kind(src, self.shape, F32)
+        if self.host_w is not None and self.library_plan is None:
+            self.library_plan = _library_plan(context, self.host_w)
+        w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
+        check(_library_conv2d(context.handle, self.variant, self.shape, src.ptr, w, self.kshape, self.tail,
+                              _arrays.address(src.kind, y), self.library_plan), context.handle)
+        return y
 
 
 def _call_weights(weights_from, given, src):

@@ -321,6 +321,8 @@ def test_ndimage_kept_plans_follow_the_weights(kind, rng):
         assert_close(kind.get(mnd.convolve(d, cw, mode="reflect")), *want, 25, f"convolve, device weights, step {step}")
         cw[step % 3, 1] += 3.0
     assert any(how == mnd.FLIPPED for _, how in mnd._PREPARED.values()), "convolve's plan of device weights kept"
+    # the plans of weights in place and of NumPy weights run their kept calls (_KeptCall)
+    assert all((plan.kept_call is None) == (how == mnd.FLIPPED) for plan, how in mnd._PREPARED.values())
 
 
 def test_ndimage_device_taps_follow_the_weights(kind, rng):

@@ -247,6 +247,35 @@ def test_kept_plans_follow_the_weights(rng, convolve):
         np.testing.assert_array_equal(got, fn(x, weights.copy(), mode="reflect"), err_msg=what)
 
 
+@pytest.mark.parametrize("shape", [(40, 53), (3, 40, 53)])
+def test_kept_calls_match_calls_planned_anew(rng, shape):
+    """A kept plan whose calls are one library call over the last two axes takes its kept call
+    (_KeptCall: the arguments fixed when it was kept): for an image and a stack, square and
+    wide weights, each mode, origins, both precisions and an explicit context, the kept call's
+    output is the bits of a call planned anew. Where a call takes more than one library call
+    (weights over other axes, convolve's reversed device weights) the plan keeps no such call."""
+    from memhier import ndimage as internals
+    x = rng.standard_normal(shape).astype(np.float32)
+    context = memhier.Context("cpu")
+    cases = [(5, 5, "reflect", 0, {}), (3, 7, "constant", (1, -2), {"cval": 1.5}), (5, 5, "wrap", 0,
+             {"precision": "normwise"}), (5, 3, "nearest", -1, {"context": context}), (2, 4, "mirror", 0, {})]
+    for krows, kcols, mode, origin, options in cases:
+        w = rng.standard_normal((krows, kcols)).astype(np.float32)
+        what = f"{shape} {krows}x{kcols} {mode} origin {origin} {options}"
+        internals._PREPARED.clear()
+        anew = mnd.correlate(x, w, mode=mode, origin=origin, axes=(-2, -1), **options)
+        kept = [mnd.correlate(x, w, mode=mode, origin=origin, axes=(-2, -1), **options) for _ in range(2)]
+        plans = list(internals._PREPARED.values())
+        assert len(plans) == 1 and plans[0][0].kept_call is not None, what
+        for got in kept:
+            np.testing.assert_array_equal(got, anew, err_msg=what)
+    internals._PREPARED.clear()
+    mnd.correlate(x, rng.standard_normal((3,) * len(shape)).astype(np.float32))  # every axis
+    if len(shape) == 3:
+        mnd.correlate(x, rng.standard_normal((3, 3)).astype(np.float32), axes=(0, 1))  # the first two
+        assert all(plan.kept_call is None for plan, _ in internals._PREPARED.values())
+
+
 def test_kept_passes_follow_the_arguments(rng):
     """The separable filters keep their passes by their arguments for a loop of calls: weights
     changed in place between correlate1d calls, and arguments that the checks tell apart (True
