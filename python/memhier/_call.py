@@ -83,6 +83,24 @@ class Call:
             self._buffers = []
 
 
+def in_place(op, device, context):
+    """Whether a call on op runs where op lives with nothing staged: no device asked for, and no
+    context or one on op's device (Call's checks of these passed on an earlier call, which a
+    kept call's key stands for)."""
+    return device is None and (context is None or context.device == op.device)
+
+
+def context_in_place(op, context=None, precision="normwise"):
+    """The context of a call on op's own device (in_place): `context`, or the calling thread's for
+    op's device, on the caller's current stream where op is on a GPU, with the call's precision;
+    what Call sets up for such a call, less the checks."""
+    ctx = context if context is not None else context_at(op.device)
+    if op.device != _native.CPU:
+        ctx.set_stream(current_stream(op))
+    ctx.set_precision(precision)
+    return ctx
+
+
 C_INT_MIN, C_INT_MAX, SIZE_MAX = -2**31, 2**31 - 1, 2**64 - 1
 
 

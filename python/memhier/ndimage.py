@@ -47,9 +47,7 @@ import numpy as np
 
 from . import _arrays
 from ._interop import accepts_foreign_arrays
-from ._arrays import current_stream
-from ._context import context_at
-from ._call import Call, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, origin_list as _origin_list
+from ._call import Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
@@ -510,9 +508,7 @@ class _KeptCall:
         device (an explicit device, or a context elsewhere)."""
         variant, device, context, precision = plan.options
         last_two = plan.axes == [len(src.shape) - 2, len(src.shape) - 1]
-        if weights_from == FLIPPED or not last_two or len(src.shape) > 3 or device is not None:
-            return None
-        if context is not None and context.device != src.device:
+        if weights_from == FLIPPED or not last_two or len(src.shape) > 3 or not in_place(src, device, context):
             return None
         return cls(src, plan, weights_from)
 
@@ -527,10 +523,7 @@ class _KeptCall:
         self.host_w, self.library_plan = (plan.host_w if planned else None), None
 
     def __call__(self, src, given):
-        context = self.context if self.context is not None else context_at(src.device)
-        if src.on_gpu:
-            context.set_stream(current_stream(src))
-        context.set_precision(self.precision)
+        context = context_in_place(src, self.context, self.precision)
         y = empty_like_kind(src, self.shape, F32)
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
@@ -855,6 +848,12 @@ def _run_passes(input, output, passes, cval, options, summed=False):
     shape = tuple(int(n) for n in src.shape)
     x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
     steps = _steps(passes, shape, src.dtype, out.dtype, cval, summed)
+    if output is None and x is src and len(steps) == 1 and steps[0][1] is not None and in_place(src, device, context):
+        # one sepfilter call from the input into the new output: nothing to stage or copy
+        ctx = context_in_place(src, context)
+        check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(steps[0][1][0]), src.ptr, out.ptr),
+              ctx.handle)
+        return out.obj
     for i, (group, described) in enumerate(steps):
         last = i == len(steps) - 1
         if last and out.contiguous and not (x is src and overlaps(out, src)):
