@@ -85,9 +85,9 @@ class Call:
 
 def in_place(op, device, context):
     """Whether a call on op runs where op lives with nothing staged: no device asked for, and no
-    context or one on op's device (Call's checks of these passed on an earlier call, which a
-    kept call's key stands for)."""
-    return device is None and (context is None or context.device == op.device)
+    context or a Context on op's device (anything else goes through Call, which refuses it by
+    name)."""
+    return device is None and (context is None or (isinstance(context, Context) and context.device == op.device))
 
 
 def context_in_place(op, context=None, precision="normwise"):

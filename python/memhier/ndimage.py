@@ -47,7 +47,8 @@ import numpy as np
 
 from . import _arrays
 from ._interop import accepts_foreign_arrays
-from ._call import Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, origin_list as _origin_list
+from ._call import Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, \
+    origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take

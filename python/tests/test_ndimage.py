@@ -276,6 +276,17 @@ def test_kept_calls_match_calls_planned_anew(rng, shape):
         assert all(plan.kept_call is None for plan, _ in internals._PREPARED.values())
 
 
+def test_a_context_that_is_not_one_is_refused_by_name(rng):
+    """The calls that go straight to the library (kept calls, one-call separable filters) refuse
+    a `context` that is not a memhier.Context as every call does, naming it."""
+    x = rng.standard_normal((20, 30)).astype(np.float32)
+    for call in (lambda: mnd.correlate1d(x, np.ones(3, np.float32), context="cpu"),
+                 lambda: mnd.gaussian_filter(x, 1.0, context=0),
+                 lambda: mnd.correlate(x, np.ones((3, 3), np.float32), context="cpu")):
+        with pytest.raises(TypeError, match="context: expected a memhier.Context"):
+            call()
+
+
 def test_kept_passes_follow_the_arguments(rng):
     """The separable filters keep their passes by their arguments for a loop of calls: weights
     changed in place between correlate1d calls, and arguments that the checks tell apart (True
