@@ -425,14 +425,12 @@ def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
         except TypeError:
             return None
         key = (given.kind, given.device, given.dtype, given.contiguous, given.shape)
-    if isinstance(origin, list):
-        origin = tuple(origin)
-    if isinstance(axes, list):
-        axes = tuple(axes)
-    try:
-        key = (src.kind, src.device, src.shape, key, mode, cval, origin, axes, flip, options)
+    variant, device, context, precision = options
+    try:  # numbers with their types: a key equal for False and 0 would skip the check refusing False
+        key = (src.kind, src.device, src.shape, key, _typed_key((cval, origin, axes, device)), mode, variant, precision,
+               context, flip)
         hash(key)
-    except TypeError:  # an unhashable argument (a refusal, or a form kept calls do not cover)
+    except TypeError:  # an unkeyable argument (a refusal, or a form kept calls do not cover)
         return None
     return key, given
 

@@ -276,6 +276,22 @@ def test_kept_calls_match_calls_planned_anew(rng, shape):
         assert all(plan.kept_call is None for plan, _ in internals._PREPARED.values())
 
 
+def test_kept_plans_refuse_what_a_first_call_refuses(rng):
+    """A kept plan's key tells arguments apart as their checks do: after a kept call with origin 0,
+    cval 1.0 and no device, origin=False, cval=True and device=True are refused as they are in a
+    first call, not run under the plan of 0, 1.0 or device 1."""
+    x = rng.standard_normal((20, 30)).astype(np.float32)
+    w = rng.standard_normal((3, 3)).astype(np.float32)
+    for _ in range(2):
+        mnd.correlate(x, w, mode="constant", cval=1.0, origin=0)
+    with pytest.raises(TypeError, match="origin"):
+        mnd.correlate(x, w, mode="constant", cval=1.0, origin=False)
+    with pytest.raises(TypeError, match="cval"):
+        mnd.correlate(x, w, mode="constant", cval=True, origin=0)
+    with pytest.raises(ValueError, match="device"):
+        mnd.correlate(x, w, mode="constant", cval=1.0, origin=0, device=True)
+
+
 def test_a_context_that_is_not_one_is_refused_by_name(rng):
     """The calls that go straight to the library (kept calls, one-call separable filters) refuse
     a `context` that is not a memhier.Context as every call does, naming it."""
