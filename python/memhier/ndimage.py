@@ -847,8 +847,9 @@ def _run_passes(input, output, passes, cval, options, summed=False):
     shape = tuple(int(n) for n in src.shape)
     x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
     steps = _steps(passes, shape, src.dtype, out.dtype, cval, summed)
-    if output is None and x is src and len(steps) == 1 and steps[0][1] is not None and in_place(src, device, context):
-        # one sepfilter call from the input into the new output: nothing to stage or copy
+    one_call = x is src and len(steps) == 1 and steps[0][1] is not None
+    if one_call and out.contiguous and not overlaps(out, src) and in_place(src, device, context):
+        # one sepfilter call from the input into the output: nothing to stage or copy
         ctx = context_in_place(src, context)
         check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(steps[0][1][0]), src.ptr, out.ptr),
               ctx.handle)
