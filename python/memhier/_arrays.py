@@ -146,10 +146,22 @@ def address(kind, obj):
     return obj.data_ptr()
 
 
+def made(obj, name, like, shape, dtype):
+    """The Operand of an array just made by empty(like, shape, dtype): what a reader would find,
+    known without asking the array (a C-contiguous array of like's kind on its device)."""
+    op = Operand.__new__(Operand)
+    op.obj, op.name, op.kind, op.device, op.ptr = obj, name, like.kind, like.device, address(like.kind, obj)
+    op.shape, op.dtype, op.contiguous = tuple(shape), _DTYPES[dtype], True
+    op.size = 1
+    for n in op.shape:
+        op.size *= n
+    return op
+
+
 def output(out, like, name, shape, dtype):
     """The caller's `out` checked against the shape and dtype the call writes, or a new array."""
     if out is None:
-        return operand(empty(like, shape, dtype), name, dtype)
+        return made(empty(like, shape, dtype), name, like, shape, dtype)
     op = operand(out, name, dtype)
     if op.kind == "numpy" and not op.obj.flags.writeable:
         raise ValueError(f"{name}: a read-only array (its flags.writeable is False); pass a writable one")

@@ -361,3 +361,23 @@ def test_select_sepfilter():
         memhier.select("sepfilter", rows=10, cols=10, taps=3, channels=5, device="cpu")
     with pytest.raises(ValueError, match="dtype: float64"):
         memhier.select("sepfilter", rows=10, cols=10, taps=3, dtype="float64", device="cpu")
+
+
+def made_matches_reader(like):
+    """_arrays.made's Operand of a new array equals what the reader finds in that array, for
+    every shape and dtype the ops make (shared with test_gpu.py)."""
+    from memhier import _arrays
+    for shape in [(), (1,), (3, 5), (2, 3, 4)]:
+        for dtype in ("float32", "float64", "int64", "uint64"):
+            if like.kind == "torch" and dtype == "uint64":
+                continue  # the ops make int64 counts for PyTorch
+            obj = _arrays.empty(like, shape, dtype)
+            got, want = _arrays.made(obj, "out", like, shape, dtype), _arrays.Operand(obj, "out")
+            assert got.obj is want.obj
+            for slot in set(_arrays.Operand.__slots__) - {"obj"}:
+                assert getattr(got, slot) == getattr(want, slot), (slot, shape, dtype)
+
+
+def test_made_operands_match_the_reader():
+    from memhier import _arrays
+    made_matches_reader(_arrays.Operand(np.zeros(3, np.float32), "x"))

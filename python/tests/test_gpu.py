@@ -361,3 +361,10 @@ def test_ndimage_device_weights_and_stacks(kind, rng):
     for b in range(5):
         np.testing.assert_array_equal(stack[b], kind.get(mnd.correlate(kind.put(x[b]), w, mode="reflect")))
     np.testing.assert_array_equal(kind.get(mnd.correlate(d, w, mode="reflect", axes=(1, 2))), stack)
+
+
+def test_made_operands_match_the_reader(kind):
+    """_arrays.made (the Operand of an output the binding makes) against the reader, on the GPU."""
+    from memhier import _arrays
+    from test_cpu import made_matches_reader
+    made_matches_reader(_arrays.Operand(kind.put(np.zeros(3, np.float32)), "x"))
