@@ -151,7 +151,7 @@ def made(obj, name, like, shape, dtype):
     known without asking the array (a C-contiguous array of like's kind on its device)."""
     op = Operand.__new__(Operand)
     op.obj, op.name, op.kind, op.device, op.ptr = obj, name, like.kind, like.device, address(like.kind, obj)
-    op.shape, op.dtype, op.contiguous = tuple(shape), _DTYPES[dtype], True
+    op.shape, op.dtype, op.contiguous = tuple(shape), _DTYPES.get(dtype) or np.dtype(dtype), True
     op.size = 1
     for n in op.shape:
         op.size *= n

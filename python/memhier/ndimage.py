@@ -115,7 +115,8 @@ def _result(output, src):
     device and shape to write (strided or not)."""
     shape = tuple(src.shape)
     if output is None or isinstance(output, (type, np.dtype, str)):
-        return _arrays.Operand(empty_like_kind(src, shape, _output_dtype(output, src)), "output")
+        dtype = _output_dtype(output, src)
+        return _arrays.made(empty_like_kind(src, shape, dtype), "output", src, shape, dtype)
     op = _arrays.Operand(output, "output")
     _dtype_arg(op.dtype, "output")
     if op.kind == "numpy" and not op.obj.flags.writeable:

@@ -368,10 +368,10 @@ def made_matches_reader(like):
     every shape and dtype the ops make (shared with test_gpu.py)."""
     from memhier import _arrays
     for shape in [(), (1,), (3, 5), (2, 3, 4)]:
-        for dtype in ("float32", "float64", "int64", "uint64"):
+        for dtype in ("float32", "float64", "int64", "uint64", np.dtype("uint8"), np.dtype("float16")):
             if like.kind == "torch" and dtype == "uint64":
                 continue  # the ops make int64 counts for PyTorch
-            obj = _arrays.empty(like, shape, dtype)
+            obj = _arrays.empty(like, shape, np.dtype(dtype).name)  # made takes a name or a dtype
             got, want = _arrays.made(obj, "out", like, shape, dtype), _arrays.Operand(obj, "out")
             assert got.obj is want.obj
             for slot in set(_arrays.Operand.__slots__) - {"obj"}:
