@@ -782,21 +782,23 @@ _PASSES = collections.OrderedDict()  # a filter's name and typed arguments -> it
 
 
 _KEYABLE = (int, float, str, bytes, type(None), np.generic)  # values a key holds as they are
+_KEYABLE_EXACTLY = frozenset((int, float, str, bytes, type(None), bool))  # the common ones, found by type
 
 
 def _key_part(value):
     """A value with its type (True is not 1, 2 is not 2.0); TypeError for any other kind of value
     (an array: its content may change while the key holds it)."""
-    if not isinstance(value, _KEYABLE):
-        raise TypeError(f"{type(value).__name__} makes no key")
-    return type(value), value
+    kind = type(value)
+    if kind not in _KEYABLE_EXACTLY and not isinstance(value, _KEYABLE):
+        raise TypeError(f"{kind.__name__} makes no key")
+    return kind, value
 
 
 def _typed_key(args):
     """args as a key that tells apart what the argument checks tell apart, scalars alone or in a
     list or tuple (which stay apart too); TypeError for anything else."""
-    return tuple((type(a),) + tuple(map(_key_part, a)) if isinstance(a, (list, tuple)) else _key_part(a)
-                 for a in args)
+    return tuple([(type(a),) + tuple(map(_key_part, a)) if isinstance(a, (list, tuple)) else _key_part(a)
+                  for a in args])
 
 
 def _kept_passes(name, args, make):
