@@ -765,25 +765,28 @@ def test_wrapping_and_truncation_as_scipy(rng):
 @pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_integer_images_separable(rng, dtype):
     """The separable filters store every pass in the output's dtype, as scipy does; their results
-    equal scipy's but for rare outputs next to a whole number in some pass (then off by a little)."""
+    equal scipy's but for rare outputs next to a whole number in some pass (then off by a little).
+    How rare grows with the passes stored: gaussian_laplace on a 3-D image stores nine (three
+    terms of three passes), and on uint16 images up to 2.5% of its outputs differed over 150
+    seeds (every other case at most 0.9%)."""
     x = integer_image(rng, (31, 27, 3), dtype)
-    cases = [
-        (lambda f, a: f.gaussian_filter(a, 1.5, axes=(0, 1)), 2),
-        (lambda f, a: f.gaussian_filter(a, (2.0, 1.0, 0.0)), 2),
-        (lambda f, a: f.uniform_filter(a, (3, 5, 1)), 0),
-        (lambda f, a: f.sobel(a, 0), 8),
-        (lambda f, a: f.prewitt(a, 1), 6),
-        (lambda f, a: f.laplace(a), 0),
-        (lambda f, a: f.gaussian_laplace(a, 1.0), 6),
+    cases = [  # (the call, how far an output may be off, the share of outputs that may differ)
+        (lambda f, a: f.gaussian_filter(a, 1.5, axes=(0, 1)), 2, 0.02),
+        (lambda f, a: f.gaussian_filter(a, (2.0, 1.0, 0.0)), 2, 0.02),
+        (lambda f, a: f.uniform_filter(a, (3, 5, 1)), 0, 0.02),
+        (lambda f, a: f.sobel(a, 0), 8, 0.02),
+        (lambda f, a: f.prewitt(a, 1), 6, 0.02),
+        (lambda f, a: f.laplace(a), 0, 0.02),
+        (lambda f, a: f.gaussian_laplace(a, 1.0), 6, 0.05),
     ]
     bits = 8 * np.dtype(dtype).itemsize
-    for i, (run, slack) in enumerate(cases):
+    for i, (run, slack, share) in enumerate(cases):
         got, want = run(mnd, x), run(nd, x)
         assert got.dtype == want.dtype == np.dtype(dtype), f"case {i}"
         d = np.abs(got.astype(np.int64) - want.astype(np.int64))
         d = np.minimum(d, 2 ** bits - d)  # a flip at the type's edge wraps
         assert d.max() <= slack, f"case {i}: off by {d.max()}"
-        assert np.mean(d != 0) <= 0.02, f"case {i}: {np.mean(d != 0):.3%} of outputs differ"
+        assert np.mean(d != 0) <= share, f"case {i}: {np.mean(d != 0):.3%} of outputs differ"
 
 
 def test_float16_and_mixed_outputs(rng):
