@@ -7,7 +7,8 @@
 # second CUDA compile), checks the report's tables against the committed results
 # (scripts/report.py --check) and auto's compiled-in rules against bench/results/*.auto.json
 # (scripts/tune.py --check), and draws the report's plots, then runs the package's pytest suite
-# (the tests' logs are printed after ctest's). Where everything is present (the GPU machine, which has no network) it installs nothing.
+# (their logs are printed after ctest's). Where everything is present (the GPU machine, which has
+# no network) it installs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS

@@ -432,7 +432,6 @@ static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
 
 /* ---- launch, registry -------------------------------------------------------------------- */
 
-
 static int device_taps(const mh_sepfilter_args *a) { return a->vtaps_on_device || a->htaps_on_device; }
 
 static sep_kernel pick(int C, int kmax, int device_taps)
