@@ -466,8 +466,11 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     weights_from = _weights_from(signature, src, plan, flip) if len(plan.axes) == 2 else None
     if weights_from is not None:
         # a plan's own copy is read once; a caller's device weights never stay in it
+        if weights_from == OWN:
+            plan.w = _arrays.Operand(plan.w, "weights")
         plan.kept_call = _KeptCall.of(src, plan, weights_from)
-        plan.w = _arrays.Operand(plan.w, "weights") if weights_from == OWN else None
+        if weights_from != OWN:
+            plan.w = None
         _kept(_PREPARED, signature[0], lambda: (plan, weights_from))
     return result
 
@@ -513,12 +516,12 @@ class _KeptCall:
         return cls(src, plan, weights_from)
 
     def __init__(self, src, plan, weights_from):
-        """plan.w: the plan's own weights (OWN) or the call's (IN_PLACE), as _plan made them."""
+        """plan.w: the Operand of the plan's own weights (OWN), or the call's weights (IN_PLACE)."""
         variant, _, self.context, self.precision = plan.options
         self.variant, self.shape = variant_arg(variant), tuple(src.shape)
         self.tail = (plan.mode, plan.cval, plan.origins[0], plan.origins[1])
         self.kshape = tuple(int(k) for k in plan.w.shape)
-        self.own_w = _arrays.Operand(plan.w, "weights") if weights_from == OWN else None
+        self.own_w = plan.w if weights_from == OWN else None
         planned = weights_from == OWN and _runs_planned(plan.host_w, self.kshape)
         self.host_w, self.library_plan = (plan.host_w if planned else None), None
 
@@ -850,13 +853,6 @@ def _run_passes(input, output, passes, cval, options, summed=False):
     shape = tuple(int(n) for n in src.shape)
     x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
     steps = _steps(passes, shape, src.dtype, out.dtype, cval, summed)
-    one_call = x is src and len(steps) == 1 and steps[0][1] is not None
-    if one_call and out.contiguous and not overlaps(out, src) and in_place(src, device, context):
-        # one sepfilter call from the input into the output: nothing to stage or copy
-        ctx = context_in_place(src, context)
-        check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(steps[0][1][0]), src.ptr, out.ptr),
-              ctx.handle)
-        return out.obj
     for i, (group, described) in enumerate(steps):
         last = i == len(steps) - 1
         if last and out.contiguous and not (x is src and overlaps(out, src)):
@@ -865,6 +861,10 @@ def _run_passes(input, output, passes, cval, options, summed=False):
             dst = _arrays.Operand(empty_like_kind(src, shape, out.dtype), "output")
         if described is None:
             _long_pass(x, dst, group[0], cval, src, device, context)
+        elif in_place(x, device, context):  # nothing to stage: the library takes the arrays' addresses
+            ctx = context_in_place(x, context)
+            check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(described[0]), x.ptr, dst.ptr),
+                  ctx.handle)
         else:
             call = Call([x], device, context)
             call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(described[0]), call.ptr(x),
