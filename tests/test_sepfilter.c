@@ -222,6 +222,93 @@ static void run_cpu(void)
     mh_context_destroy(cpu);
 }
 
+/* One GPU row on desc (device buffers d_in, d_out of out_bytes + 64) against want, bit for bit,
+ * with nothing written past the output. */
+static void check_gpu_row(mh_context *gpu, const char *variant, const mh_sepfilter_desc *desc, const char *what,
+                          size_t i, const void *d_in, void *d_out, const void *want, void *got)
+{
+    const size_t values = desc->batch * desc->rows * desc->cols * desc->channels;
+    const size_t out_bytes = values * mh_dtype_size(desc->out_type);
+    CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
+    const mh_status s = mh_sepfilter(gpu, variant, desc, d_in, d_out);
+    CHECK(s == MH_OK, "case %zu %s%s: %s", i, variant, what, mh_context_error(gpu));
+    if (s != MH_OK) return;
+    unsigned char tail[64];
+    CHECK_CUDA(cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(tail, (char *)d_out + out_bytes, 64, cudaMemcpyDeviceToHost));
+    size_t bad = 0, first = 0;
+    for (size_t v = 0; v < values; ++v) {
+        const float a = mh_load_value(got, v, desc->out_type), b = mh_load_value(want, v, desc->out_type);
+        if (!(a == b || (isnan(a) && isnan(b))) && !bad++) first = v;
+    }
+    CHECK(bad == 0, "case %zu %s%s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values differ from the "
+          "CPU row's, first at %zu: %g, expected %g", i, variant, what, desc->batch, desc->rows, desc->cols,
+          desc->channels, mh_dtype_name(desc->in_type), mh_dtype_name(desc->out_type), desc->vertical.ntaps,
+          desc->horizontal.ntaps, bad, values, first, (double)mh_load_value(got, first, desc->out_type),
+          (double)mh_load_value(want, first, desc->out_type));
+    size_t written = 0;
+    for (int t = 0; t < 64; ++t) written += tail[t] != 0xa5;
+    CHECK(written == 0, "case %zu %s%s: %zu bytes written past the output", i, variant, what, written);
+}
+
+/* desc, a filter of one axis, on the CPU row and through auto on the GPU, which must run `row`;
+ * bit for bit. */
+static void check_gpu_one_axis(mh_context *cpu, mh_context *gpu, const mh_sepfilter_desc *desc, const void *in,
+                               const void *d_in, void *d_out, void *want, void *got, const char *what, const char *row)
+{
+    const mh_variant_info *chosen = NULL;
+    CHECK(mh_sepfilter(cpu, "cpu-omp", desc, in, want) == MH_OK, "%s on the CPU: %s", what, mh_context_error(cpu));
+    CHECK(mh_sepfilter_select(gpu, desc, &chosen) == MH_OK && chosen && !strcmp(chosen->name, row),
+          "%s: auto runs %s, not %s", what, chosen ? chosen->name : "nothing", row);
+    check_gpu_row(gpu, "auto", desc, what, 0, d_in, d_out, want, got);
+}
+
+/* Case i's filter reduced to one axis (the other the single tap 1) in either pass order or
+ * summed (which lines refuses): down the columns lines, with host and device taps, and fused,
+ * against the CPU row, and auto's pick (two-pass past 64 taps, which lines refuses by name);
+ * along the rows, which lines refuses, auto's pick. */
+static void check_one_axis(mh_context *cpu, mh_context *gpu, const mh_sepfilter_desc *d, int vertical, size_t i,
+                           const void *in, const void *d_in, void *d_out, const float *d_taps, void *want, void *got)
+{
+    static const float one = 1.0f;
+    mh_sepfilter_desc line = *d;
+    mh_sepfilter_axis *kept = vertical ? &line.vertical : &line.horizontal;
+    mh_sepfilter_axis *other = vertical ? &line.horizontal : &line.vertical;
+    *other = (mh_sepfilter_axis){&one, 1, 0, other->mode, 1};
+    line.order = (i + (size_t)vertical) % 3 == 2 ? MH_SEPFILTER_SUM : (mh_sepfilter_order)((i + (size_t)vertical) % 2);
+    const char *what = vertical ? " (down the columns)" : " (along the rows)";
+    if (line.order == MH_SEPFILTER_SUM) {
+        CHECK(mh_sepfilter(gpu, "lines", &line, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                  strstr(mh_context_error(gpu), "sum of two"),
+              "case %zu%s: lines took a summed filter", i, what);
+        line.order = vertical ? MH_SEPFILTER_VERTICAL_FIRST : MH_SEPFILTER_HORIZONTAL_FIRST;
+    }
+    CHECK(mh_sepfilter(cpu, "cpu-omp", &line, in, want) == MH_OK, "case %zu%s on the CPU: %s", i, what,
+          mh_context_error(cpu));
+    if (!vertical) { /* along the rows: fused's tiles, or two-pass past 64 taps */
+        CHECK(mh_sepfilter(gpu, "lines", &line, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                  strstr(mh_context_error(gpu), "vertical axis alone"),
+              "case %zu%s: lines took it", i, what);
+        check_gpu_row(gpu, "auto", &line, what, i, d_in, d_out, want, got);
+        return;
+    }
+    if (kept->ntaps > 64) { /* past lines' windows: two-pass runs it */
+        CHECK(mh_sepfilter(gpu, "lines", &line, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                  strstr(mh_context_error(gpu), "at most 64 taps"),
+              "case %zu%s: lines took %zu taps", i, what, kept->ntaps);
+        check_gpu_row(gpu, "auto", &line, what, i, d_in, d_out, want, got);
+        return;
+    }
+    const mh_variant_info *chosen = NULL;
+    CHECK(mh_sepfilter_select(gpu, &line, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "sepfilter/lines"),
+          "case %zu%s: auto runs %s on a filter of one axis", i, what, chosen ? chosen->name : "nothing");
+    check_gpu_row(gpu, "lines", &line, what, i, d_in, d_out, want, got);
+    kept->taps = vertical ? d_taps : d_taps + MH_SEPFILTER_MAX_TAPS;
+    check_gpu_row(gpu, "lines", &line, vertical ? " (down the columns, device taps)" : " (along the rows, device taps)",
+                  i, d_in, d_out, want, got);
+    check_gpu_row(gpu, "fused", &line, what, i, d_in, d_out, want, got);
+}
+
 static void run_gpu(void)
 {
     test_require_gpu();
@@ -229,6 +316,7 @@ static void run_gpu(void)
     CHECK(mh_context_create(&cpu, MH_CPU) == MH_OK && mh_context_create(&gpu, 0) == MH_OK, "contexts");
     problem ps[96];
     const size_t n = cases(ps, 96);
+    static const float one = 1.0f;
     for (size_t i = 0; i < n; ++i) {
         const mh_sepfilter_desc *d = &ps[i].d;
         const size_t values = d->batch * d->rows * d->cols * d->channels;
@@ -237,7 +325,6 @@ static void run_gpu(void)
         void *d_in, *d_out;
         CHECK_CUDA(cudaMalloc(&d_in, in_bytes + 1)); CHECK_CUDA(cudaMalloc(&d_out, out_bytes + 64));
         CHECK_CUDA(cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice));
-        CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
         CHECK(mh_sepfilter(cpu, "cpu-omp", d, in, want) == MH_OK, "case %zu on the CPU: %s", i, mh_context_error(cpu));
         /* the taps in device memory too: both axes', the vertical's or the horizontal's */
         float *d_taps;
@@ -251,34 +338,24 @@ static void run_gpu(void)
         if (i == 0)
             CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &on_device, in, want), "vertical.taps");
         for (int run = 0; run < 4; ++run) {
-            const int row = run % 2;
-            const char *variant = row ? "two-pass" : "fused";
+            const char *variant = run % 2 ? "two-pass" : "fused";
             const mh_sepfilter_desc *desc = run < 2 ? d : &on_device;
-            CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
-            const mh_status s = mh_sepfilter(gpu, variant, desc, d_in, d_out);
-            if (!row && (d->vertical.ntaps > 64 || d->horizontal.ntaps > 64)) { /* past fused's windows */
+            if (!(run % 2) && (d->vertical.ntaps > 64 || d->horizontal.ntaps > 64)) { /* past fused's windows */
+                const mh_status s = mh_sepfilter(gpu, variant, desc, d_in, d_out);
                 CHECK(s == MH_ERR_UNSUPPORTED && strstr(mh_context_error(gpu), "at most 64 taps"),
                       "case %zu: fused took %zu x %zu taps: %s", i, d->vertical.ntaps, d->horizontal.ntaps,
                       mh_status_str(s));
                 continue;
             }
-            CHECK(s == MH_OK, "case %zu %s: %s", i, variant, mh_context_error(gpu));
-            unsigned char tail[64];
-            CHECK_CUDA(cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost));
-            CHECK_CUDA(cudaMemcpy(tail, (char *)d_out + out_bytes, 64, cudaMemcpyDeviceToHost));
-            size_t bad = 0, first = 0;
-            for (size_t v = 0; v < values; ++v) {
-                const float a = mh_load_value(got, v, d->out_type), b = mh_load_value(want, v, d->out_type);
-                if (!(a == b || (isnan(a) && isnan(b))) && !bad++) first = v;
-            }
-            CHECK(bad == 0, "case %zu %s%s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values differ from the "
-                  "CPU row's, first at %zu: %g, expected %g", i, variant, run < 2 ? "" : " (device taps)", d->batch, d->rows, d->cols, d->channels,
-                  mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->vertical.ntaps, d->horizontal.ntaps, bad,
-                  values, first, (double)mh_load_value(got, first, d->out_type), (double)mh_load_value(want, first, d->out_type));
-            size_t written = 0;
-            for (int t = 0; t < 64; ++t) written += tail[t] != 0xa5;
-            CHECK(written == 0, "case %zu %s: %zu bytes written past the output", i, variant, written);
+            check_gpu_row(gpu, variant, desc, run < 2 ? "" : " (device taps)", i, d_in, d_out, want, got);
         }
+        /* lines takes a filter of one axis alone and refuses two axes or their sum */
+        if (d->horizontal.ntaps > 1 && d->vertical.ntaps > 1)
+            CHECK(mh_sepfilter(gpu, "lines", d, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                      strstr(mh_context_error(gpu), "vertical axis alone"),
+                  "case %zu: lines took a filter of two axes", i);
+        for (int vertical = 1; vertical >= 0; --vertical)
+            check_one_axis(cpu, gpu, d, vertical, i, in, d_in, d_out, d_taps, want, got);
         cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps), free(in), free(want), free(got);
     }
     /* a stack of 65537 one-pixel images: two launches (gridDim.z holds 65535) */
@@ -286,13 +363,38 @@ static void run_gpu(void)
     bind(&p);
     const size_t values = 65537 * 3;
     void *in = input_for(&p, 9), *want = malloc(values * 4), *got = malloc(values * 4), *d_in, *d_out;
-    CHECK_CUDA(cudaMalloc(&d_in, values)); CHECK_CUDA(cudaMalloc(&d_out, values * 4));
+    CHECK_CUDA(cudaMalloc(&d_in, values)); CHECK_CUDA(cudaMalloc(&d_out, values * 4 + 64));
     CHECK_CUDA(cudaMemcpy(d_in, in, values, cudaMemcpyHostToDevice));
     CHECK(mh_sepfilter(cpu, NULL, &p.d, in, want) == MH_OK && mh_sepfilter(gpu, NULL, &p.d, d_in, d_out) == MH_OK,
           "the stack of 65537: %s", mh_context_error(gpu));
     CHECK_CUDA(cudaMemcpy(got, d_out, values * 4, cudaMemcpyDeviceToHost));
     CHECK(memcmp(got, want, values * 4) == 0, "the stack of 65537 differs from the CPU row's");
+    /* the same stack filtered down its columns alone: lines, in two launches too */
+    p.d.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1};
+    check_gpu_one_axis(cpu, gpu, &p.d, in, d_in, d_out, want, got, "the stack of 65537 (one axis)", "sepfilter/lines");
     cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
+    /* images large enough that each of lines' threads walks several strips of its column; and
+     * filters along rows of many tiles with channels, which fused runs */
+    static const struct { size_t rows, cols, C; mh_dtype in, out; size_t ntaps; mh_mode mode; long long origin; int vertical; } big[] = {
+        {4099, 2051, 1, MH_F32, MH_F32, 9, MH_MODE_REFLECT, 0, 1}, {3001, 1999, 1, MH_U8, MH_F32, 33, MH_MODE_CONSTANT, -16, 1},
+        {1027, 3001, 3, MH_U8, MH_U8, 17, MH_MODE_MIRROR, 3, 0}, {2051, 4099, 1, MH_F32, MH_F32, 9, MH_MODE_WRAP, -4, 0}};
+    for (size_t b = 0; b < sizeof big / sizeof big[0]; ++b) {
+        const int v = big[b].vertical;
+        problem q = make(1, big[b].rows, big[b].cols, big[b].C, big[b].in, big[b].out, v ? big[b].ntaps : 1,
+                         v ? 1 : big[b].ntaps, 0, 20 + (unsigned)b);
+        bind(&q);
+        const size_t nv = big[b].rows * big[b].cols * big[b].C;
+        if (nv > test_max_n()) continue;
+        mh_sepfilter_axis *kept = v ? &q.d.vertical : &q.d.horizontal;
+        kept->mode = big[b].mode, kept->origin = big[b].origin;
+        *(v ? &q.d.horizontal : &q.d.vertical) = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1};
+        void *x = input_for(&q, 30 + (unsigned)b), *w = malloc(nv * 4), *g = malloc(nv * 4), *dx, *dy;
+        CHECK_CUDA(cudaMalloc(&dx, nv * 4)); CHECK_CUDA(cudaMalloc(&dy, nv * 4 + 64));
+        CHECK_CUDA(cudaMemcpy(dx, x, nv * mh_dtype_size(q.d.in_type), cudaMemcpyHostToDevice));
+        check_gpu_one_axis(cpu, gpu, &q.d, x, dx, dy, w, g, "a large image (one axis)",
+                           v ? "sepfilter/lines" : "sepfilter/fused");
+        cudaFree(dx), cudaFree(dy), free(x), free(w), free(g);
+    }
     mh_context_destroy(cpu), mh_context_destroy(gpu);
 }
 

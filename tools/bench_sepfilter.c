@@ -12,13 +12,14 @@
 #include <string.h>
 
 /* scipy.ndimage's calls: gaussian_filter(x, 2) over the image axes (17 taps), uniform_filter(x, 5),
- * sobel(x, axis=0) (the difference down the columns, [1 2 1] along the rows). */
-enum { GAUSSIAN, UNIFORM, SOBEL };
+ * sobel(x, axis=0) (the difference down the columns, [1 2 1] along the rows),
+ * gaussian_filter1d(x, 2, axis=0) (down the columns alone, the rows' axis the single tap 1). */
+enum { GAUSSIAN, UNIFORM, SOBEL, GAUSSIAN1D };
 
 typedef struct sep_workload {
     size_t batch, rows, cols, channels;
     mh_dtype in_type, out_type;
-    int filter;  /* GAUSSIAN (sigma 2, 17 taps), UNIFORM (5), SOBEL (difference down, [1 2 1] across) */
+    int filter;  /* GAUSSIAN (sigma 2, 17 taps), UNIFORM (5), SOBEL (difference down, [1 2 1] across), GAUSSIAN1D */
     mh_mode mode;
 } sep_workload;
 
@@ -33,6 +34,7 @@ typedef struct sep_case {
 static const sep_workload gpu_defaults[] = {
     {1, 8192, 8192, 3, MH_U8, MH_U8, GAUSSIAN, MH_MODE_REFLECT},
     {1, 8192, 8192, 1, MH_F32, MH_F32, GAUSSIAN, MH_MODE_REFLECT},
+    {1, 8192, 8192, 1, MH_F32, MH_F32, GAUSSIAN1D, MH_MODE_REFLECT},
     {1, 8192, 8192, 1, MH_U16, MH_U16, UNIFORM, MH_MODE_NEAREST},
     {256, 512, 512, 1, MH_F32, MH_F32, SOBEL, MH_MODE_MIRROR},
     {1, 8192, 8192, 4, MH_F16, MH_F16, GAUSSIAN, MH_MODE_CONSTANT},
@@ -42,7 +44,7 @@ static const sep_workload cpu_defaults[] = {
     {1, 1024, 1024, 1, MH_F32, MH_F32, GAUSSIAN, MH_MODE_REFLECT},
     {8, 256, 256, 1, MH_I16, MH_I16, SOBEL, MH_MODE_MIRROR},
 };
-static const char *const filter_names[] = {"gaussian", "uniform", "sobel"};
+static const char *const filter_names[] = {"gaussian", "uniform", "sobel", "gaussian1d"};
 
 /* scipy's gaussian_filter1d taps for sigma 2 (radius 8), reversed as correlate1d takes them. */
 static void gaussian_taps(float *t)
@@ -66,6 +68,9 @@ static void describe(bench_workload *bw, const sep_workload *w)
     if (w->filter == GAUSSIAN) {
         gaussian_taps(c->vtaps), gaussian_taps(c->htaps);
         d->vertical.ntaps = d->horizontal.ntaps = 17;
+    } else if (w->filter == GAUSSIAN1D) {
+        gaussian_taps(c->vtaps), c->htaps[0] = 1.0f;
+        d->vertical.ntaps = 17, d->horizontal.ntaps = 1;
     } else if (w->filter == UNIFORM) {
         for (int i = 0; i < 5; ++i) c->vtaps[i] = c->htaps[i] = 1.0f;
         d->vertical.ntaps = d->horizontal.ntaps = 5;
@@ -79,7 +84,7 @@ static void describe(bench_workload *bw, const sep_workload *w)
     c->in_bytes = c->values * mh_dtype_size(w->in_type), c->out_bytes = c->values * mh_dtype_size(w->out_type);
     snprintf(bw->desc, sizeof bw->desc, "filter=%s dtype=%s shape=%zux%zux%zux%zu mode=%s", filter_names[w->filter],
              mh_dtype_name(w->in_type), w->batch, w->rows, w->cols, w->channels, mh_mode_name(w->mode));
-    bw->flops = 2.0 * (double)c->values * (double)(d->vertical.ntaps + d->horizontal.ntaps);
+    bw->flops = 2.0 * (double)c->values * (double)(d->vertical.ntaps + (w->filter == GAUSSIAN1D ? 0 : d->horizontal.ntaps));
     bw->bytes = (double)(c->in_bytes + c->out_bytes);
 }
 

@@ -82,7 +82,8 @@ int cmd_explain(int argc, char **argv)
         if (op_sizes[i].op == op) s = &op_sizes[i];
     if (!s)
         return cli_error(CLI_USAGE, "explain: %s has nothing to explain (coalescing: its pattern names the row; "
-                         "sepfilter: one row a backend)", argv[0]);
+                         "sepfilter: on a GPU lines for a filter of the vertical axis alone, fused for two "
+                         "axes, two-pass past their 64 taps)", argv[0]);
     /* --bytes, --floats, --edges (histogram: the kind of values) take no value: take them out
      * before the valued flags */
     int bytes = MH_HISTOGRAM_INT32, n = 0;

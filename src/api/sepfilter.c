@@ -102,16 +102,17 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
 }
 
-/* The fused kernel on a GPU (two-pass where its tile does not fit), the OpenMP loops on the CPU. */
+/* On a GPU the lines kernel for a filter of one axis (it refuses two), the fused kernel for two
+ * (two-pass where its tile does not fit); the OpenMP loops on the CPU. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     (void)a;
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const gpu[] = {"fused", "two-pass", NULL};
+    static const char *const gpu[] = {"lines", "fused", "two-pass", NULL};
     return mh_is_cpu(ctx) ? cpu : gpu;
 }
 
-static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows};
+static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows, mh_sepfilter_lines_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {

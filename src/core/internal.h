@@ -533,6 +533,7 @@ struct mh_conv2d_plan {
 
 const mh_row *mh_sepfilter_cpu_rows(size_t *count);
 const mh_row *mh_sepfilter_cuda_rows(size_t *count);
+const mh_row *mh_sepfilter_lines_rows(size_t *count);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */

@@ -1,0 +1,205 @@
+/* sepfilter/lines: ours, for a filter of the vertical axis alone (correlate1d, gaussian_filter1d
+ * and each pass scipy runs alone along any axis but an array's last): the horizontal axis the
+ * single tap 1, so each output is one 1-D correlation down its column of values, cast once to
+ * the output's type. (Along the rows, sepfilter/fused's tiles serve.)
+ *
+ * No shared-memory tile: a thread owns one column of values and a segment of its rows, and walks
+ * down it R rows at a time, loading the R + ntaps - 1 values a strip needs straight into a
+ * register window and summing R outputs from it. A warp's lanes hold 32 neighbouring columns,
+ * so every load and store is coalesced; the rows a strip shares with the one before it were
+ * just loaded by the same thread and come from L1. DRAM sees each value read once and written
+ * once, the copy's traffic, and no block waits on a shared-memory tile to fill before it
+ * computes, nor runs the identity pass that sepfilter/fused, built for two axes, would.
+ *
+ * Each output sums its taps in the same order from 0.0f as fused's vertical pass and is
+ * finished by the same cast, so the two rows agree bit for bit (the CPU row too); the other
+ * axis's cast (of the input, where the identity pass runs first) is applied as values load. */
+#include "common.cuh"
+#include "../core/border.h"
+#include "../core/dtype.h"
+
+enum { LINES_THREADS = 128 };
+
+struct lines_params {
+    const void *in;
+    void *out;
+    long long rows, width; /* width: the values a row holds (cols x channels), each a column */
+    long long image_values, seg; /* seg: rows a thread walks, a multiple of its strip */
+    int in_type, out_type;
+    int in_bytes, out_bytes; /* their element sizes, found once on the host */
+    int cast_in; /* the identity pass runs first: values cast to out_type as loaded */
+    int ntaps, anchor, mode;
+    float cval, divisor;
+    const float *dev_taps; /* device taps, or NULL: taps */
+    float taps[MH_SEPFILTER_MAX_TAPS + 1];
+};
+
+template <bool F32>
+static __device__ __forceinline__ float load_value(const lines_params &p, const void *in, long long i)
+{
+    if (F32) return __ldg((const float *)in + i);
+    const float v = mh_load_value(in, (size_t)i, (mh_dtype)p.in_type);
+    return p.cast_in ? mh_cast_value(v, (mh_dtype)p.out_type) : v;
+}
+
+/* R outputs down column t from row y0: the register window w[d] = the column's value at row
+ * y0 - anchor + d, extended past the edges by the mode (cval, uncast, for constant). */
+template <int R, int KMAX, bool F32>
+static __device__ __forceinline__ void strip(const lines_params &p, const float *taps, const void *in, void *out,
+                                             long long t, long long y0, long long y_end)
+{
+    constexpr int W = R + KMAX - 1;
+    const int need = R + p.ntaps - 1;
+    const long long first = y0 - p.anchor;
+    float w[W], o[R];
+    if (first >= 0 && first + need <= p.rows) {
+        const long long at = first * p.width + t;
+#pragma unroll
+        for (int d = 0; d < W; ++d)
+            if (d < need) w[d] = load_value<F32>(p, in, at + d * p.width);
+    } else {
+#pragma unroll
+        for (int d = 0; d < W; ++d)
+            if (d < need) {
+                const long long q = mh_border_index(first + d, p.rows, p.mode);
+                w[d] = q < 0 ? p.cval : load_value<F32>(p, in, q * p.width + t);
+            }
+    }
+#pragma unroll
+    for (int q = 0; q < R; ++q) o[q] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < KMAX; ++i) {
+        if (i >= p.ntaps) break;
+        const float u = taps[i];
+#pragma unroll
+        for (int q = 0; q < R; ++q) o[q] = fmaf(w[q + i], u, o[q]);
+    }
+#pragma unroll
+    for (int q = 0; q < R; ++q) {
+        float v = p.divisor != 1.0f ? o[q] / p.divisor : o[q];
+        if (!F32) v = mh_cast_value(v, (mh_dtype)p.out_type);
+        if (y0 + q < y_end) {
+            if (F32) ((float *)out)[(y0 + q) * p.width + t] = v;
+            else mh_store_value(out, (size_t)((y0 + q) * p.width + t), (mh_dtype)p.out_type, v);
+        }
+    }
+}
+
+template <int R, int KMAX, bool F32>
+static __global__ void __launch_bounds__(LINES_THREADS) column_kernel(const __grid_constant__ lines_params p)
+{
+    __shared__ float taps[KMAX];
+    for (int i = threadIdx.x; i < p.ntaps; i += LINES_THREADS) taps[i] = p.dev_taps ? p.dev_taps[i] : p.taps[i];
+    __syncthreads();
+    const long long t = (long long)blockIdx.x * LINES_THREADS + threadIdx.x;
+    if (t >= p.width) return;
+    const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
+    const void *in = (const char *)p.in + image * (size_t)p.in_bytes;
+    void *out = (char *)p.out + image * (size_t)p.out_bytes;
+    const long long y_begin = (long long)blockIdx.y * p.seg;
+    const long long y_end = y_begin + p.seg < p.rows ? y_begin + p.seg : p.rows;
+    for (long long y0 = y_begin; y0 < y_end; y0 += R) strip<R, KMAX, F32>(p, taps, in, out, t, y0, y_end);
+}
+
+/* ---- launch, registry -------------------------------------------------------------------- */
+
+typedef void (*lines_fn)(const lines_params);
+
+enum { LINES_MAX_TAPS = 64 };
+
+/* A strip of 16 rows where the window stays small; 8 where it holds up to 64 taps. */
+template <bool F32>
+static lines_fn kernel_for(int ntaps, int *strip_rows)
+{
+    *strip_rows = ntaps <= 32 ? 16 : 8;
+    return ntaps <= 8    ? column_kernel<16, 8, F32>
+           : ntaps <= 16 ? column_kernel<16, 16, F32>
+           : ntaps <= 32 ? column_kernel<16, 32, F32>
+                         : column_kernel<8, LINES_MAX_TAPS, F32>;
+}
+
+/* The horizontal axis is the single host tap 1 (a pass of one axis, as memhier.ndimage describes
+ * it), so the filter is the vertical pass alone. */
+static int horizontal_is_identity(const mh_sepfilter_args *a)
+{
+    const mh_sepfilter_axis *h = &a->d.horizontal;
+    return !a->htaps_on_device && h->ntaps == 1 && h->taps[0] == 1.0f && h->divisor == 1;
+}
+
+static int lines_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    if (!horizontal_is_identity(a)) {
+        snprintf(why, len, "it filters the vertical axis alone (the horizontal one the single tap 1)");
+        return 0;
+    }
+    if (d->order == MH_SEPFILTER_SUM) {
+        snprintf(why, len, "it runs one pass, not the sum of two (laplace)");
+        return 0;
+    }
+    if (d->vertical.ntaps > LINES_MAX_TAPS) {
+        snprintf(why, len, "its register windows hold at most %d taps (this call has %zu)", (int)LINES_MAX_TAPS,
+                 d->vertical.ntaps);
+        return 0;
+    }
+    if (mh_ceil_div(d->cols * d->channels, LINES_THREADS) > 0x7fffffff) {
+        snprintf(why, len, "%zu values a row: more than a grid's 2^31 - 1 blocks of %d", d->cols * d->channels,
+                 (int)LINES_THREADS);
+        return 0;
+    }
+    return 1;
+}
+
+/* Rows a thread walks: enough segments that the grid holds ~2 resident threads a core's slot
+ * (an SM's 2048 threads, twice), each at least one strip, at most gridDim.y's 65535. */
+static long long segment_rows(const mh_context *ctx, size_t rows, size_t width, size_t batch, int strip_rows)
+{
+    const size_t threads = mh_ceil_div(width, LINES_THREADS) * LINES_THREADS * (batch < 65535 ? batch : 65535);
+    size_t segs = mh_ceil_div(2 * 2048 * mh_sm_count(ctx), threads);
+    const size_t strips = mh_ceil_div(rows, (size_t)strip_rows);
+    if (segs > strips) segs = strips;
+    if (segs < mh_ceil_div(strips, 65535)) segs = mh_ceil_div(strips, 65535);
+    return (long long)(mh_ceil_div(strips, segs) * (size_t)strip_rows);
+}
+
+static mh_status lines_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    const mh_sepfilter_axis *v = &d->vertical;
+    lines_params p = {};
+    p.rows = (long long)d->rows, p.width = (long long)(d->cols * d->channels);
+    p.image_values = p.rows * p.width;
+    p.in_type = (int)d->in_type, p.out_type = (int)d->out_type;
+    p.in_bytes = (int)mh_dtype_size(d->in_type), p.out_bytes = (int)mh_dtype_size(d->out_type);
+    p.cast_in = d->order == MH_SEPFILTER_HORIZONTAL_FIRST; /* the identity pass first: the input cast */
+    p.ntaps = (int)v->ntaps, p.anchor = (int)(v->ntaps / 2 + v->origin), p.mode = (int)v->mode;
+    p.cval = d->cval, p.divisor = (float)v->divisor;
+    if (a->vtaps_on_device) p.dev_taps = v->taps;
+    else
+        for (int i = 0; i < p.ntaps; ++i) p.taps[i] = v->taps[i];
+    int strip_rows = 0;
+    const bool f32 = d->in_type == MH_F32 && d->out_type == MH_F32;
+    const lines_fn kernel = f32 ? kernel_for<true>(p.ntaps, &strip_rows) : kernel_for<false>(p.ntaps, &strip_rows);
+    p.seg = segment_rows(ctx, d->rows, (size_t)p.width, d->batch, strip_rows);
+    for (size_t b0 = 0; b0 < d->batch; b0 += 65535) { /* gridDim.z holds 65535 images a launch */
+        const size_t nb = d->batch - b0 < 65535 ? d->batch - b0 : 65535;
+        lines_params q = p;
+        q.in = (const char *)a->in + b0 * (size_t)p.image_values * (size_t)p.in_bytes;
+        q.out = (char *)a->out + b0 * (size_t)p.image_values * (size_t)p.out_bytes;
+        const dim3 grid((unsigned)mh_ceil_div((size_t)p.width, LINES_THREADS),
+                        (unsigned)mh_ceil_div(d->rows, (size_t)p.seg), (unsigned)nb);
+        kernel<<<grid, LINES_THREADS, 0, mh_stream(ctx)>>>(q);
+        MH_TRY(MH_LAUNCH_CHECK(ctx, "sepfilter lines' column_kernel"));
+    }
+    return MH_OK;
+}
+
+static const mh_row rows[] = {
+    {{"sepfilter/lines", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 11, "global+registers", "ours",
+      "a filter of the vertical axis alone: a thread a column, its rows in register windows"},
+     lines_supports, lines_run, NULL, 0},
+};
+
+MH_ROW_GROUP(mh_sepfilter_lines_rows, rows)
