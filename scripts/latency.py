@@ -96,6 +96,7 @@ def workloads():
             ("correlate 5x5 numpy weights", numpy_weights),
             ("convolve 5x5", same("convolve", w5_dev)),
             ("correlate1d 9", same("correlate1d", w9, axis=0)),
+            ("correlate1d 9 last axis", same("correlate1d", w9, axis=-1)),
             ("gaussian_filter1d 2", same("gaussian_filter1d", 2.0, axis=0)),
             ("gaussian_filter 2", same("gaussian_filter", 2.0)),
             ("uniform_filter 5", same("uniform_filter", 5)),
