@@ -156,7 +156,7 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
     constexpr int NR = R + K - 1;
     mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
     const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
-    const size_t ox = ((size_t)blockIdx.x * WARPS + warp) * (LANES * 4) + 4 * lane; /* first output column */
+    const size_t ox = ((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4) + 4 * lane; /* first output column */
     const size_t oy0 = (size_t)blockIdx.y * R;
     const long long y0 = (long long)oy0 - p.lpr; /* the first input row */
     const long long x0 = (long long)ox;          /* input column of window index 4 (LPC folded below) */
@@ -374,7 +374,7 @@ static __global__ void __launch_bounds__(WARPS *LANES, 3) conv2d_walk7_kernel(wa
     const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
     p.in += (size_t)blockIdx.z * p.rows * p.cols;
     p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
-    const long long xw = (long long)((size_t)blockIdx.x * WARPS + warp) * (LANES * 4);
+    const long long xw = (long long)((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4);
     const size_t oy0 = (size_t)blockIdx.y * STRIP7;
     if (p.vec_in && p.vec_out) walk7_strip<LPC, SLOT, true>(p, lane, xw, oy0).run();
     else walk7_unaligned<LPC, SLOT>(p, lane, xw, oy0);
@@ -587,9 +587,11 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
         const size_t images = a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ;
         p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
         if (kernel) {
-            dim3 grid((unsigned)mh_ceil_div(a->out_cols, BLOCK_COLS), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
+            /* a block of as many warps as the row needs, at most WARPS: no warp without a column */
+            const size_t warps = mh_ceil_div(a->out_cols, LANES * 4) < WARPS ? mh_ceil_div(a->out_cols, LANES * 4) : WARPS;
+            dim3 grid((unsigned)mh_ceil_div(a->out_cols, warps * LANES * 4), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
                       (unsigned)images);
-            kernel<<<grid, WARPS * LANES, 0, mh_stream(ctx)>>>(p);
+            kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
         }
         if (!a->bordered || ring.per_image == 0) continue;
