@@ -26,6 +26,10 @@
 
 enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, RYV = 8, FUSED_MAX_TAPS = 64 };
 
+/* The kernel's own order past mh_sepfilter_order's three: HORIZONTAL_FIRST with the vertical axis
+ * the single host tap 1 (a filter along the rows alone), which needs no second pass. */
+enum { HORIZONTAL_ONLY = MH_SEPFILTER_SUM + 1 };
+
 struct sep_params {
     const void *in;
     void *out;
@@ -37,7 +41,7 @@ struct sep_params {
     int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
     int mode_v, mode_h;
     float cval, div_v, div_h;
-    int order; /* mh_sepfilter_order */
+    int order; /* mh_sepfilter_order, or HORIZONTAL_ONLY */
     const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
     float u[MH_SEPFILTER_MAX_TAPS + 1], v[MH_SEPFILTER_MAX_TAPS + 1]; /* vertical, horizontal taps */
 };
@@ -65,8 +69,11 @@ static inline __host__ __device__ sep_layout layout_for(int C, int kv, int kh, i
     l.tw = TILE + C * (kh - 1);
     l.sw = C == 1 ? l.tw | 1 : (l.tw + 3) & ~3;
     l.ss = C == 1 ? TILE + 4 : TILE;
-    /* summed passes: mid is the stage (BH rows of outputs, read as 16-byte groups) */
-    l.ms = order == MH_SEPFILTER_VERTICAL_FIRST ? l.sw : order == MH_SEPFILTER_SUM ? l.ss : C == 1 ? TILE + 1 : TILE;
+    /* summed passes and the rows alone: mid is the stage (BH rows of outputs, read as 16-byte groups) */
+    l.ms = order == MH_SEPFILTER_VERTICAL_FIRST                 ? l.sw
+           : order == MH_SEPFILTER_SUM || order == HORIZONTAL_ONLY ? l.ss
+           : C == 1                                            ? TILE + 1
+                                                               : TILE;
     l.mid_floats = order == MH_SEPFILTER_HORIZONTAL_FIRST ? l.th * l.ms : BH * l.ms;
     const int input = l.th * l.sw, stage = BH * l.ss;
     l.mid_at = ((input > stage ? input : stage) + 3) & ~3; /* 16-byte aligned: it may be the stage */
@@ -304,6 +311,12 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
         store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
         return;
     }
+    if (p.order == HORIZONTAL_ONLY) { /* the identity pass left out: the horizontal one's outputs are stored */
+        horizontal<C, KMAX, DEVICE_TAPS>(p, sv, tile, l.sw, mid, l.ms, BH, tid);
+        __syncthreads();
+        store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
+        return;
+    }
     if (p.order == MH_SEPFILTER_VERTICAL_FIRST) {
         vertical<KMAX, DEVICE_TAPS>(p, su, tile, l.sw, mid, l.ms, BH, l.tw, tid);
         __syncthreads();
@@ -434,6 +447,16 @@ static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
 
 static int device_taps(const mh_sepfilter_args *a) { return a->vtaps_on_device || a->htaps_on_device; }
 
+/* The order the fused kernel runs: the call's, or HORIZONTAL_ONLY where the horizontal pass comes
+ * first and the vertical axis is the single host tap 1 (a one-axis filter along the rows, as
+ * memhier.ndimage describes it), whose cast of a cast value changes nothing. */
+static int kernel_order(const mh_sepfilter_args *a)
+{
+    const mh_sepfilter_axis *v = &a->d.vertical;
+    const int identity = !a->vtaps_on_device && v->ntaps == 1 && v->taps[0] == 1.0f && v->divisor == 1;
+    return a->d.order == MH_SEPFILTER_HORIZONTAL_FIRST && identity ? (int)HORIZONTAL_ONLY : (int)a->d.order;
+}
+
 static sep_kernel pick(int C, int kmax, int device_taps)
 {
     return device_taps ? mh_sepfilter_device_taps_kernel(C, kmax) : pick_for<false>(C, kmax);
@@ -443,7 +466,7 @@ static size_t smem_bytes(const mh_sepfilter_args *a)
 {
     const mh_sepfilter_desc *d = &a->d;
     const size_t floats =
-        (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, (int)d->order).floats;
+        (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, kernel_order(a)).floats;
     return (floats + (device_taps(a) ? SHARED_TAPS_FLOATS : 0)) * sizeof(float);
 }
 
@@ -487,7 +510,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
-    p.order = (int)d->order;
+    p.order = kernel_order(a);
     if (a->vtaps_on_device) p.dev_u = d->vertical.taps;
     else
         for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
