@@ -495,28 +495,31 @@ def _weights_from(signature, src, plan, flip):
 class _KeptCall:
     """A kept plan's library call, for the plans whose every call is one mh_conv2d_* call over
     the input's last two axes (an image, or a stack of them) on the input's own device, with the
-    plan's own weights or the call's weights in place: the function and every argument but the
-    arrays' addresses fixed when the plan is kept. A call then takes its thread's context on the
+    plan's own weights, the call's weights in place, or the call's weights reversed (convolve: a
+    new array each call, so that calls on other streams never share one): the function and every
+    argument but the arrays' addresses fixed when the plan is kept. A call then takes its thread's context on the
     caller's stream, allocates its output and calls the library: what _Plan.run and _conv2d do
     for it, less what the kept signature's key already holds (the input's kind, device, dtype,
     shape and contiguity, the weights' kind, device and shape, the options: what _conv2d's checks
     read, and the first call passed them)."""
 
-    __slots__ = ("context", "precision", "variant", "shape", "tail", "kshape", "own_w", "host_w", "library_plan")
+    __slots__ = ("context", "precision", "variant", "shape", "tail", "kshape", "own_w", "host_w", "library_plan",
+                 "flip")
 
     @classmethod
     def of(cls, src, plan, weights_from):
-        """The plan's kept call, or None where its calls take _Plan.run: weights reversed each call
-        (FLIPPED), axes other than the last two, more than three axes, or arrays staged to another
-        device (an explicit device, or a context elsewhere)."""
+        """The plan's kept call, or None where its calls take _Plan.run: axes other than the last
+        two, more than three axes, or arrays staged to another device (an explicit device, or a
+        context elsewhere)."""
         variant, device, context, precision = plan.options
         last_two = plan.axes == [len(src.shape) - 2, len(src.shape) - 1]
-        if weights_from == FLIPPED or not last_two or len(src.shape) > 3 or not in_place(src, device, context):
+        if not last_two or len(src.shape) > 3 or not in_place(src, device, context):
             return None
         return cls(src, plan, weights_from)
 
     def __init__(self, src, plan, weights_from):
-        """plan.w: the Operand of the plan's own weights (OWN), or the call's weights (IN_PLACE)."""
+        """plan.w: the Operand of the plan's own weights (OWN), or the call's weights (IN_PLACE), or
+        their reversed copy (FLIPPED, which has their shape)."""
         variant, _, self.context, self.precision = plan.options
         self.variant, self.shape = variant_arg(variant), tuple(src.shape)
         self.tail = (plan.mode, plan.cval, plan.origins[0], plan.origins[1])
@@ -524,13 +527,19 @@ class _KeptCall:
         self.own_w = plan.w if weights_from == OWN else None
         planned = weights_from == OWN and _runs_planned(plan.host_w, self.kshape)
         self.host_w, self.library_plan = (plan.host_w if planned else None), None
+        self.flip = weights_from == FLIPPED
 
     def __call__(self, src, given):
         context = context_in_place(src, self.context, self.precision)
         y = empty_like_kind(src, self.shape, F32)
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
-        w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
+        if self.flip:  # y and the reversed weights live until the launch is queued: their memory
+            with on_device(src):  # returns to the pool of the stream that reads it
+                flipped = _flip(given.obj, src.kind)
+            w = _arrays.address(src.kind, flipped)
+        else:
+            w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
         check(_library_conv2d(context.handle, self.variant, self.shape, src.ptr, w, self.kshape, self.tail,
                               _arrays.address(src.kind, y), self.library_plan), context.handle)
         return y

@@ -322,8 +322,13 @@ def test_ndimage_kept_plans_follow_the_weights(kind, rng):
         assert_close(kind.get(mnd.convolve(d, cw, mode="reflect")), *want, 25, f"convolve, device weights, step {step}")
         cw[step % 3, 1] += 3.0
     assert any(how == mnd.FLIPPED for _, how in mnd._PREPARED.values()), "convolve's plan of device weights kept"
-    # the plans of weights in place and of NumPy weights run their kept calls (_KeptCall)
-    assert all((plan.kept_call is None) == (how == mnd.FLIPPED) for plan, how in mnd._PREPARED.values())
+    # even weights (scipy mirrors their origin): the kept call gives the first call's bits
+    ew = kind.put(rng.standard_normal((4, 6)).astype(np.float32))
+    first = kind.get(mnd.convolve(d, ew, mode="mirror", origin=(1, -2)))
+    kept = kind.get(mnd.convolve(d, ew, mode="mirror", origin=(1, -2)))
+    np.testing.assert_array_equal(kept, first, err_msg="convolve's kept call, even weights")
+    # every kept plan here runs its kept call (_KeptCall): weights in place, NumPy's, reversed
+    assert all(plan.kept_call is not None for plan, _ in mnd._PREPARED.values())
 
 
 def test_ndimage_device_taps_follow_the_weights(kind, rng):
