@@ -277,16 +277,17 @@ static void check_one_axis(mh_context *cpu, mh_context *gpu, const mh_sepfilter_
     *other = (mh_sepfilter_axis){&one, 1, 0, other->mode, 1};
     line.order = (i + (size_t)vertical) % 3 == 2 ? MH_SEPFILTER_SUM : (mh_sepfilter_order)((i + (size_t)vertical) % 2);
     const char *what = vertical ? " (down the columns)" : " (along the rows)";
-    if (line.order == MH_SEPFILTER_SUM) {
+    /* the kept axis the single tap 1 as well: both axes are the identity */
+    const int identity = kept->ntaps == 1 && kept->taps[0] == 1.0f && kept->divisor == 1;
+    if (line.order == MH_SEPFILTER_SUM) { /* refused as a sum, or along the rows before that */
         CHECK(mh_sepfilter(gpu, "lines", &line, d_in, d_out) == MH_ERR_UNSUPPORTED &&
-                  strstr(mh_context_error(gpu), "sum of two"),
-              "case %zu%s: lines took a summed filter", i, what);
+                  strstr(mh_context_error(gpu), vertical || identity ? "sum of two" : "vertical axis alone"),
+              "case %zu%s: lines took a summed filter: %s", i, what, mh_context_error(gpu));
         line.order = vertical ? MH_SEPFILTER_VERTICAL_FIRST : MH_SEPFILTER_HORIZONTAL_FIRST;
     }
     CHECK(mh_sepfilter(cpu, "cpu-omp", &line, in, want) == MH_OK, "case %zu%s on the CPU: %s", i, what,
           mh_context_error(cpu));
     if (!vertical) { /* along the rows: fused's tiles, or two-pass past 64 taps */
-        const int identity = kept->ntaps == 1 && kept->taps[0] == 1.0f && kept->divisor == 1; /* both axes */
         CHECK(identity || (mh_sepfilter(gpu, "lines", &line, d_in, d_out) == MH_ERR_UNSUPPORTED &&
                            strstr(mh_context_error(gpu), "vertical axis alone")),
               "case %zu%s: lines took it", i, what);
