@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The everyday call: time per call of memhier's Python functions on CuPy images of 256^2 to
-8192^2, beside cupyx.scipy.ndimage, cuCIM's vendored ndimage and torch where they have the op,
-all in one run on one GPU.
+8192^2 (conv1d: their values as one signal of 64K to 64M samples), beside cupyx.scipy.ndimage
+and cupyx.scipy.signal, cuCIM's vendored ndimage, CuPy and torch where they have the op, all in
+one run on one GPU.
 
 Two figures a call, as python_overhead.py takes them:
   host_us      the time the call takes to return (the caller's cost; the GPU runs asynchronously),
@@ -77,6 +78,21 @@ def workloads():
             pass
         return calls
 
+    k31_dev = cupy.asarray(np.random.default_rng(3).uniform(-1, 1, 31).astype(np.float32))
+
+    def conv1d(x):  # the image's n^2 values as one signal: 64K to 64M samples
+        import cupyx.scipy.signal as csignal
+        line = x.ravel()
+        calls = {"memhier": lambda: memhier.conv1d(line, k31_dev, pad="same"),
+                 "cupyx": lambda: csignal.correlate(line, k31_dev, mode="same")}
+        try:
+            import torch
+            t, kt = (torch.as_tensor(a, device="cuda").view(1, 1, -1) for a in (line, k31_dev))
+            calls["torch"] = lambda: torch.nn.functional.conv1d(t, kt, padding=15)
+        except ImportError:
+            pass
+        return calls
+
     def reduce_sum(x):
         calls = torch_calls(x, memhier.reduce_sum, lambda t: t.sum())
         calls["cupy"] = lambda: cupy.sum(x)
@@ -105,6 +121,7 @@ def workloads():
             ("laplace", same("laplace")),
             ("gaussian_laplace 2", same("gaussian_laplace", 2.0)),
             ("conv2d 5x5 same", conv2d),
+            ("conv1d 31 same", conv1d),
             ("reduce_sum", reduce_sum),
             ("histogram 256", histogram),
             ("bincount 256", bincount)]
