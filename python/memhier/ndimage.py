@@ -496,12 +496,12 @@ class _KeptCall:
     """A kept plan's library call, for the plans whose every call is one mh_conv2d_* call over
     the input's last two axes (an image, or a stack of them) on the input's own device, with the
     plan's own weights, the call's weights in place, or the call's weights reversed (convolve: a
-    new array each call, so that calls on other streams never share one): the function and every
-    argument but the arrays' addresses fixed when the plan is kept. A call then takes its thread's context on the
-    caller's stream, allocates its output and calls the library: what _Plan.run and _conv2d do
-    for it, less what the kept signature's key already holds (the input's kind, device, dtype,
-    shape and contiguity, the weights' kind, device and shape, the options: what _conv2d's checks
-    read, and the first call passed them)."""
+    new array each call, so that calls on other streams never share one): the function and
+    every argument but the arrays' addresses fixed when the plan is kept. A call then takes its
+    thread's context on the caller's stream, allocates its output and calls the library: what
+    _Plan.run and _conv2d do for it, less what the kept signature's key already holds (the
+    input's kind, device, dtype, shape and contiguity, the weights' kind, device and shape, the
+    options: what _conv2d's checks read, and the first call passed them)."""
 
     __slots__ = ("context", "precision", "variant", "shape", "tail", "kshape", "own_w", "host_w", "library_plan",
                  "flip")

@@ -84,6 +84,11 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfil
     return MH_OK;
 }
 
+int mh_sepfilter_is_identity(const mh_sepfilter_axis *x, int on_device)
+{
+    return !on_device && x->ntaps == 1 && x->taps[0] == 1.0f && x->divisor == 1;
+}
+
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_sepfilter_args *a = &args->sepfilter;

@@ -534,6 +534,9 @@ struct mh_conv2d_plan {
 const mh_row *mh_sepfilter_cpu_rows(size_t *count);
 const mh_row *mh_sepfilter_cuda_rows(size_t *count);
 const mh_row *mh_sepfilter_lines_rows(size_t *count);
+/* 1 where an axis is the single host tap 1 (the other axis of a filter of one axis, as
+ * memhier.ndimage describes it): its pass copies its input, cast to the output's type. */
+int mh_sepfilter_is_identity(const mh_sepfilter_axis *x, int on_device);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */

@@ -452,8 +452,7 @@ static int device_taps(const mh_sepfilter_args *a) { return a->vtaps_on_device |
  * memhier.ndimage describes it), whose cast of a cast value changes nothing. */
 static int kernel_order(const mh_sepfilter_args *a)
 {
-    const mh_sepfilter_axis *v = &a->d.vertical;
-    const int identity = !a->vtaps_on_device && v->ntaps == 1 && v->taps[0] == 1.0f && v->divisor == 1;
+    const int identity = mh_sepfilter_is_identity(&a->d.vertical, a->vtaps_on_device);
     return a->d.order == MH_SEPFILTER_HORIZONTAL_FIRST && identity ? (int)HORIZONTAL_ONLY : (int)a->d.order;
 }
 

@@ -118,19 +118,11 @@ static lines_fn kernel_for(int ntaps, int *strip_rows)
                          : column_kernel<8, LINES_MAX_TAPS, F32>;
 }
 
-/* The horizontal axis is the single host tap 1 (a pass of one axis, as memhier.ndimage describes
- * it), so the filter is the vertical pass alone. */
-static int horizontal_is_identity(const mh_sepfilter_args *a)
-{
-    const mh_sepfilter_axis *h = &a->d.horizontal;
-    return !a->htaps_on_device && h->ntaps == 1 && h->taps[0] == 1.0f && h->divisor == 1;
-}
-
 static int lines_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
-    if (!horizontal_is_identity(a)) {
+    if (!mh_sepfilter_is_identity(&d->horizontal, a->htaps_on_device)) {
         snprintf(why, len, "it filters the vertical axis alone (the horizontal one the single tap 1)");
         return 0;
     }
