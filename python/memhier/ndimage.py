@@ -191,6 +191,14 @@ def _flip(w, kind):
     return contiguous(w[(slice(None, None, -1),) * w.ndim], kind)
 
 
+def _reversed_on_device(w, src):
+    """Weights the kernels read on src's device, reversed along every axis into a new array there
+    (convolve's and convolve1d's each call: a new array, so calls on other streams never share
+    one)."""
+    with on_device(src):
+        return _flip(w, src.kind)
+
+
 class _LibraryPlan:
     """An mh_conv2d_plan of host weights (mh_conv2d_plan_create: its rank and factors found once,
     the device copy queued on the caller's stream without waiting), destroyed with the object."""
@@ -534,9 +542,10 @@ class _KeptCall:
         y = empty_like_kind(src, self.shape, F32)
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
-        if self.flip:  # y and the reversed weights live until the launch is queued: their memory
-            with on_device(src):  # returns to the pool of the stream that reads it
-                flipped = _flip(given.obj, src.kind)
+        if self.flip:
+            # the reversed weights live until the launch is queued; their memory then returns to the
+            # pool of the stream that reads them
+            flipped = _reversed_on_device(given.obj, src)
             w = _arrays.address(src.kind, flipped)
         else:
             w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
@@ -550,8 +559,7 @@ def _call_weights(weights_from, given, src):
     if weights_from == IN_PLACE:
         return given
     if weights_from == FLIPPED:
-        with on_device(src):
-            return _arrays.Operand(_flip(given.obj, src.kind), "weights")
+        return _arrays.Operand(_reversed_on_device(given.obj, src), "weights")
     return None
 
 
@@ -671,8 +679,7 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
         raise TypeError(f"origin: expected an int, got {origin!r}")
     options = (variant, device, context)
     if _device_taps(weights, src) is not None:
-        with on_device(src):
-            reversed_ = _flip(weights, src.kind)
+        reversed_ = _reversed_on_device(weights, src)
         mirrored = -int(origin) - (1 - int(reversed_.shape[0]) % 2)
         return _correlate1d(src, reversed_, axis, output, mode, cval, mirrored, options, keep=False)
     w = _weights1d(weights)

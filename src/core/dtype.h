@@ -96,6 +96,13 @@ MH_DTYPE_FN float mh_cast_value(float v, mh_dtype t)
     }
 }
 
+/* A separable pass's stored value: its float32 sum divided by the pass's divisor where that is not
+ * 1 (scipy's uniform filter divides an exact sum), cast into type t. */
+MH_DTYPE_FN float mh_finish_value(float sum, float divisor, mh_dtype t)
+{
+    return mh_cast_value(divisor != 1.0f ? sum / divisor : sum, t);
+}
+
 /* Element i of an array of type t, as float32 (exact for every type). */
 MH_DTYPE_FN float mh_load_value(const void *p, size_t i, mh_dtype t)
 {

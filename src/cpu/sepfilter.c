@@ -84,8 +84,7 @@ static void run_pass(const pass *p, const mh_sepfilter_desc *d, int vertical, fl
             float *sums = ext + n + k;
             sum_taps(ext, x->taps, k, n, sums);
             for (size_t i = 0; i < n; ++i) {
-                const float acc = x->divisor != 1 ? sums[i] / (float)x->divisor : sums[i];
-                float v = mh_cast_value(acc, p->dst_type);
+                float v = mh_finish_value(sums[i], (float)x->divisor, p->dst_type);
                 if (p->add) v = mh_cast_value(v + p->add[base + i * step], p->dst_type);
                 if (p->dst_float) p->dst_float[base + i * step] = v;
                 else mh_store_value(p->dst, base + i * step, p->dst_type, v);

@@ -162,12 +162,7 @@ static __device__ void load_tile(const sep_params &p, const sep_layout &l, float
     }
 }
 
-static __device__ __forceinline__ float finish(float acc, float divisor, int type)
-{
-    return mh_cast_value(divisor != 1.0f ? acc / divisor : acc, (mh_dtype)type);
-}
-
-/* finish() over n sums in place: nothing to do for float32 without a divisor (the common case,
+/* mh_finish_value over n sums in place: nothing to do for float32 without a divisor (the common case,
  * tested once for the whole strip rather than per value). */
 template <int N, int TYPE>
 static __device__ __forceinline__ void cast_all(float *o)
@@ -404,7 +399,7 @@ static __global__ void pass_kernel(const __grid_constant__ pass_params p)
             const float x = q < 0 ? p.cval : mh_load_value(p.src, (size_t)(base + q * p.step), (mh_dtype)p.src_type);
             acc = fmaf(x, p.dev_taps ? p.dev_taps[j] : p.taps[j], acc);
         }
-        float r = finish(acc, p.divisor, p.cast_type);
+        float r = mh_finish_value(acc, p.divisor, (mh_dtype)p.cast_type);
         if (p.add) r = mh_cast_value(r + p.add[v], (mh_dtype)p.cast_type);
         mh_store_value(p.dst, (size_t)v, (mh_dtype)p.dst_type, r);
     }

@@ -76,8 +76,7 @@ static __device__ __forceinline__ void strip(const lines_params &p, const float 
     }
 #pragma unroll
     for (int q = 0; q < R; ++q) {
-        float v = p.divisor != 1.0f ? o[q] / p.divisor : o[q];
-        if (!F32) v = mh_cast_value(v, (mh_dtype)p.out_type);
+        const float v = mh_finish_value(o[q], p.divisor, F32 ? MH_F32 : (mh_dtype)p.out_type);
         if (y0 + q < y_end) {
             if (F32) ((float *)out)[(y0 + q) * p.width + t] = v;
             else mh_store_value(out, (size_t)((y0 + q) * p.width + t), (mh_dtype)p.out_type, v);
@@ -147,11 +146,12 @@ static int lines_supports(const mh_context *, const mh_args *x, char *why, size_
  * (an SM's 2048 threads, twice), each at least one strip, at most gridDim.y's 65535. */
 static long long segment_rows(const mh_context *ctx, size_t rows, size_t width, size_t batch, int strip_rows)
 {
-    const size_t threads = mh_ceil_div(width, LINES_THREADS) * LINES_THREADS * (batch < 65535 ? batch : 65535);
+    const size_t images = batch < MH_MAX_GRID_YZ ? batch : MH_MAX_GRID_YZ;
+    const size_t threads = mh_ceil_div(width, LINES_THREADS) * LINES_THREADS * images;
     size_t segs = mh_ceil_div(2 * 2048 * mh_sm_count(ctx), threads);
     const size_t strips = mh_ceil_div(rows, (size_t)strip_rows);
     if (segs > strips) segs = strips;
-    if (segs < mh_ceil_div(strips, 65535)) segs = mh_ceil_div(strips, 65535);
+    if (segs < mh_ceil_div(strips, MH_MAX_GRID_YZ)) segs = mh_ceil_div(strips, MH_MAX_GRID_YZ);
     return (long long)(mh_ceil_div(strips, segs) * (size_t)strip_rows);
 }
 
@@ -175,8 +175,8 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
     const bool f32 = d->in_type == MH_F32 && d->out_type == MH_F32;
     const lines_fn kernel = f32 ? kernel_for<true>(p.ntaps, &strip_rows) : kernel_for<false>(p.ntaps, &strip_rows);
     p.seg = segment_rows(ctx, d->rows, (size_t)p.width, d->batch, strip_rows);
-    for (size_t b0 = 0; b0 < d->batch; b0 += 65535) { /* gridDim.z holds 65535 images a launch */
-        const size_t nb = d->batch - b0 < 65535 ? d->batch - b0 : 65535;
+    for (size_t b0 = 0; b0 < d->batch; b0 += MH_MAX_GRID_YZ) { /* gridDim.z holds 65535 images a launch */
+        const size_t nb = d->batch - b0 < MH_MAX_GRID_YZ ? d->batch - b0 : MH_MAX_GRID_YZ;
         lines_params q = p;
         q.in = (const char *)a->in + b0 * (size_t)p.image_values * (size_t)p.in_bytes;
         q.out = (char *)a->out + b0 * (size_t)p.image_values * (size_t)p.out_bytes;
