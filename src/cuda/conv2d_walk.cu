@@ -156,7 +156,8 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
     constexpr int NR = R + K - 1;
     mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
     const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
-    const size_t ox = ((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4) + 4 * lane; /* first output column */
+    /* the block's warps: WARPS, or fewer on a narrow row (launch_walk); the first output column */
+    const size_t ox = ((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4) + 4 * lane;
     const size_t oy0 = (size_t)blockIdx.y * R;
     const long long y0 = (long long)oy0 - p.lpr; /* the first input row */
     const long long x0 = (long long)ox;          /* input column of window index 4 (LPC folded below) */
@@ -365,8 +366,8 @@ static __device__ __noinline__ void walk7_unaligned(const walk_params p, int lan
     walk7_strip<LPC, SLOT, false>(p, lane, xw, oy0).run();
 }
 
-/* 7 x 7, float32: blockIdx.x a group of 4 warps of 128 columns, blockIdx.y a strip of STRIP7 rows,
- * blockIdx.z the image. */
+/* 7 x 7, float32: blockIdx.x a group of up to 4 warps of 128 columns, blockIdx.y a strip of
+ * STRIP7 rows, blockIdx.z the image. */
 template <int LPC, int SLOT>
 static __global__ void __launch_bounds__(WARPS *LANES, 3) conv2d_walk7_kernel(walk_params p)
 {
@@ -551,11 +552,9 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
 
 /* A bordered call of at most this many outputs runs in one launch: the ring's kernel computes every
  * output (whole_image_of), the walking kernel is not launched, and at 7 x 7 the filter is not
- * copied into constant memory. On the H200 (lab/scripts/host_split.cu, reflect, a call's host
- * time in a loop / the GPU's time for a call alone): 5 x 5 at 256^2 7.4 / 10.6 us in two launches,
- * 4.3 / 8.1 in one; at 362^2 8.4 / 12.5 and 5.7 / 9.6; at 512^2 one launch loses (7.6 and 8.7 us
- * in the loop; 3 x 3 alone 9.5 and 11.0): the ring's kernel maps every tap's indices and reads
- * each input K^2 times. */
+ * copied into constant memory. Where a call's cost is its launches (up to 362^2 on the H200) one
+ * launch less wins; from 512^2 it loses, as the ring's kernel maps every tap's indices and reads
+ * each input K^2 times (the sweep: lab/notes/python.md, lab/scripts/host_split.cu). */
 enum { ONE_KERNEL_MAX_OUTPUTS = 1 << 17 };
 
 static int one_kernel(const mh_conv2d_args *a)
@@ -588,7 +587,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
         p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
         if (kernel) {
             /* a block of as many warps as the row needs, at most WARPS: no warp without a column */
-            const size_t warps = mh_ceil_div(a->out_cols, LANES * 4) < WARPS ? mh_ceil_div(a->out_cols, LANES * 4) : WARPS;
+            const size_t needed = mh_ceil_div(a->out_cols, LANES * 4), warps = needed < WARPS ? needed : WARPS;
             dim3 grid((unsigned)mh_ceil_div(a->out_cols, warps * LANES * 4), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
                       (unsigned)images);
             kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
