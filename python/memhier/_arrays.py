@@ -58,6 +58,8 @@ def _read_torch(op, t):
 
 
 _READERS = {np.ndarray: _read_numpy}
+KINDS = {np.ndarray: "numpy"}  # the same types -> their kind (the compiled entry reads it: _fast)
+_KIND_OF = {_read_numpy: "numpy", _read_cupy: "cupy", _read_torch: "torch"}
 
 
 # ndarray subclasses whose data alone would lose what they mean: refused by name
@@ -82,6 +84,7 @@ def _reader_for(obj, name):
         raise TypeError(f"{name}: expected a numpy.ndarray, cupy.ndarray or torch CUDA tensor, "
                         f"got {type(obj).__module__}.{type(obj).__name__}")
     _READERS[type(obj)] = reader
+    KINDS[type(obj)] = _KIND_OF[reader]
     return reader
 
 
@@ -135,6 +138,15 @@ def empty(like, shape, dtype):
             return cupy.empty(shape, dtype)
     torch = _torch()
     return torch.empty(shape, dtype=getattr(torch, dtype), device=like.obj.device)
+
+
+class Place:
+    """Where a call runs, as empty() and the context read it from an Operand: a kind and a
+    device (the compiled entry's records hold one in place of an array)."""
+    __slots__ = ("kind", "device", "obj")
+
+    def __init__(self, kind, device):
+        self.kind, self.device, self.obj = kind, device, None
 
 
 def address(kind, obj):

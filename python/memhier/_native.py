@@ -160,7 +160,8 @@ _PROTOTYPES = {
 }
 
 
-def _library_path():
+def library_path():
+    """The path of the libmemhier.so this package loads."""
     env = os.environ.get("MEMHIER_LIBRARY")
     if env:
         return env
@@ -173,7 +174,7 @@ def _library_path():
 
 
 def _load():
-    lib = ctypes.CDLL(_library_path())
+    lib = ctypes.CDLL(library_path())
     for name, (restype, argtypes) in _PROTOTYPES.items():
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = restype, argtypes

@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from . import _arrays
+from . import _arrays, _fast
 from ._interop import accepts_foreign_arrays
 from ._call import Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, \
     origin_list as _origin_list
@@ -459,7 +459,9 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
             pass
         plan, weights_from = kept
         if plan.kept_call is not None:
-            return plan.kept_call(src, signature[1])
+            y = plan.kept_call(src, signature[1])
+            plan.kept_call.offer(src, signature[1], y)
+            return y
         out = _arrays.Operand(empty_like_kind(src, tuple(src.shape), F32), "output")
         plan.run(src, out, _call_weights(weights_from, signature[1], src))
         return out.obj
@@ -480,6 +482,8 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
         if weights_from != OWN:
             plan.w = None
         _kept(_PREPARED, signature[0], lambda: (plan, weights_from))
+        if plan.kept_call is not None:  # this call ran as its kept call will
+            plan.kept_call.offer(src, signature[1], result)
     return result
 
 
@@ -553,6 +557,30 @@ class _KeptCall:
                               _arrays.address(src.kind, y), self.library_plan), context.handle)
         return y
 
+    def offer(self, src, given, y):
+        """Offers this call (just made into y, with the call's weights `given`) to the compiled
+        entry, which replays it for the next call of equal arguments (_fast). Not convolve's:
+        its weights are reversed into a new array each call."""
+        if self.flip or not _fast.recording():
+            return
+        context = context_in_place(src, self.context, self.precision)
+        if self.host_w is not None and self.library_plan is None:
+            self.library_plan = _library_plan(context, self.host_w)
+        rows, cols = self.shape[-2:]
+        images = self.shape[0] if len(self.shape) == 3 else 1
+        kernel = self.kshape + self.tail
+        out = _arrays.made(y, "output", src, self.shape, F32)
+        if self.library_plan is not None:
+            _fast.offer(_fast.CONV2D_PLANNED_MODE, lib.mh_conv2d_planned_mode, self.variant, (images, rows, cols),
+                        self.library_plan.handle.value, src, self.context, self.precision, out, self.library_plan,
+                        kernel)
+            return
+        w = given if given is not None else self.own_w
+        form, fn = (_fast.CONV2D_MODE_BATCHED, lib.mh_conv2d_mode_batched) if len(self.shape) == 3 else \
+            (_fast.CONV2D_MODE, lib.mh_conv2d_mode)
+        _fast.offer(form, fn, self.variant, (images, rows, cols), w.ptr, src, self.context, self.precision, out,
+                    self.own_w, kernel)
+
 
 def _call_weights(weights_from, given, src):
     """The weights a kept plan runs with in this call (None: the plan's own)."""
@@ -563,6 +591,7 @@ def _call_weights(weights_from, given, src):
     return None
 
 
+@_fast.entry("weights")
 @accepts_foreign_arrays
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
               device=None, context=None, precision="per-element"):
@@ -577,6 +606,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, False, precision)
 
 
+@_fast.entry("weights")
 @accepts_foreign_arrays
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
              device=None, context=None, precision="per-element"):
@@ -603,6 +633,7 @@ def _weights1d(weights):
     return w
 
 
+@_fast.entry("weights")
 @accepts_foreign_arrays
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                 device=None, context=None):
@@ -627,7 +658,7 @@ def _correlate1d(src, weights, axis, output, mode, cval, origin, options, keep=T
         passes = make()
     else:
         passes = _kept_passes(name, (len(src.shape), key, axis, mode, origin), make)
-    return _run_passes(src, output, passes, cval, options)
+    return _run_passes(src, output, passes, cval, options, replayable=keep)
 
 
 class _DeviceTaps:
@@ -850,12 +881,14 @@ def _steps(passes, shape, in_type, out_type, cval, summed):
     return steps
 
 
-def _run_passes(input, output, passes, cval, options, summed=False):
+def _run_passes(input, output, passes, cval, options, summed=False, replayable=True):
     """scipy's separable filters: the passes one after another, each stored in the output's dtype
     (so an integer output truncates after each, as scipy's does), the last into `output`; no
     pass: a copy. Arrays are read and written in their own dtypes by sepfilter, two passes a
     call where the axes allow. summed: two passes over the axes (0, 1) of a 2-D array, each
-    from the input, added in the output's dtype (laplace), in one call."""
+    from the input, added in the output's dtype (laplace), in one call. replayable: whether a call
+    of one library call may be offered to the compiled entry (not where its passes read a copy
+    made for this call alone)."""
     src = _array(input)
     out = _result(output, src)
     cval = _cval_arg(cval)
@@ -866,6 +899,7 @@ def _run_passes(input, output, passes, cval, options, summed=False):
             store(float32_contiguous(src), out.obj, src.kind)
         return out.obj
     variant, device, context = options
+    made_here = output is None or isinstance(output, (type, np.dtype, str))
     shape = tuple(int(n) for n in src.shape)
     x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
     steps = _steps(passes, shape, src.dtype, out.dtype, cval, summed)
@@ -878,9 +912,12 @@ def _run_passes(input, output, passes, cval, options, summed=False):
         if described is None:
             _long_pass(x, dst, group[0], cval, src, device, context)
         elif in_place(x, device, context):  # nothing to stage: the library takes the arrays' addresses
-            ctx = context_in_place(x, context)
+            ctx = context_in_place(x, context, SEPFILTER_PRECISION)
             check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(described[0]), x.ptr, dst.ptr),
                   ctx.handle)
+            if replayable and len(steps) == 1 and x is src and dst is out and made_here:
+                _fast.offer(_fast.SEPFILTER, lib.mh_sepfilter, variant_arg(variant), (0, 0, 0),
+                            ctypes.addressof(described[0]), src, context, SEPFILTER_PRECISION, out, described)
         else:
             call = Call([x], device, context)
             call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(described[0]), call.ptr(x),
@@ -890,6 +927,9 @@ def _run_passes(input, output, passes, cval, options, summed=False):
         with on_device(src):
             assign(out.obj, x.obj, src.kind)
     return out.obj
+
+
+SEPFILTER_PRECISION = "normwise"  # the contract set for sepfilter's calls: its rows have one bound
 
 
 def _long_pass(x, dst, step, cval, src, device, context):
@@ -997,6 +1037,7 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     return _pass(_taps_once(_gaussian_taps, 2 * r + 1, float(sigma), int(order), r), axis, mode, 0)
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
                       radius=None, variant="auto", device=None, context=None):
@@ -1009,6 +1050,7 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
                     axes=None, variant="auto", device=None, context=None):
@@ -1052,6 +1094,7 @@ def _integer_output(output, src):
     return np.dtype(_output_dtype(output, src)).kind in "iu"
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
@@ -1063,6 +1106,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
                    device=None, context=None):
@@ -1105,12 +1149,14 @@ def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, dev
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.sobel: the central difference along `axis`, smoothed by [1, 2, 1] across it."""
     return _derivative_and_smooth(input, axis, output, mode, cval, SOBEL_SMOOTH, variant, device, context)
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.prewitt: the central difference along `axis`, smoothed by [1, 1, 1] across it."""
@@ -1130,6 +1176,7 @@ def _sum_over_axes(input, output, per_axis):
     return out.obj
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis; on an image (2-D) both

@@ -352,6 +352,67 @@ def test_ndimage_device_taps_follow_the_weights(kind, rng):
                                   kind.get(mnd.correlate1d(d, kind.get(dw), axis=0)))
 
 
+def test_ndimage_entry_replays_on_the_device(rng):
+    """The compiled entry's replays of CuPy calls (test_entry.py has NumPy's): the Python path's
+    bits, device weights read where they are at each call (changed in place, or another array),
+    the caller's current stream, and threads on their own streams."""
+    from memhier import _fast, ndimage as mnd
+    if _fast._entry is None:
+        pytest.skip("the compiled entry is not built")
+    kind = Kind("cupy")
+    x = f32(rng, 67, 130)
+    d, dw = kind.put(x), kind.put(rng.standard_normal((5, 5)).astype(np.float32))
+    u8 = kind.put(rng.integers(0, 256, (40, 50, 3)).astype(np.uint8))
+    calls = [(mnd.correlate, (d, dw), {"mode": "nearest"}), (mnd.correlate, (d, kind.get(dw)), {}),
+             (mnd.correlate1d, (d, dw[0].copy()), {"axis": 0}), (mnd.gaussian_filter, (u8, (2.0, 1.5, 0)), {}),
+             (mnd.uniform_filter, (d, 4), {"output": np.float16}), (mnd.sobel, (d,), {"mode": "wrap"})]
+    for fn, args, kwargs in calls:
+        fn(*args, **kwargs)
+        misses = _fast.stats()["misses"]
+        got = kind.get(fn(*args, **kwargs))
+        assert _fast.stats()["misses"] == misses, f"{fn.__name__} ran in Python"
+        np.testing.assert_array_equal(got, kind.get(fn.__wrapped__(*args, **kwargs)), err_msg=fn.__name__)
+    for step in range(3):  # weights changed on the caller's stream between replays
+        dw += 0.5
+        np.testing.assert_array_equal(kind.get(mnd.correlate(d, dw, mode="nearest")),
+                                      kind.get(mnd.correlate.__wrapped__(d, dw, mode="nearest")))
+    other = dw.copy()
+    other[2, 2] = 9.0
+    np.testing.assert_array_equal(kind.get(mnd.correlate(d, other, mode="nearest")),
+                                  kind.get(mnd.correlate.__wrapped__(d, other, mode="nearest")))
+    stream = kind.new_stream()
+    w = kind.get(dw)
+    with kind.on(stream):
+        ones = _slow_fill(kind, x.size, 1.0).reshape(x.shape)
+        mnd.correlate(ones, dw, mode="nearest")  # records the call of this shape: the next replays it
+        got = mnd.correlate(ones, dw, mode="nearest")  # must queue behind the slow fill on this stream
+    kind.synchronize(stream)
+    np.testing.assert_allclose(kind.get(got), np.full(x.shape, w.astype(np.float64).sum()), rtol=1e-5, atol=1e-5)
+    images = [kind.put(f32(rng, 200 + 7 * i, 300)) for i in range(4)]
+    wants = [kind.get(mnd.gaussian_filter.__wrapped__(im, 1.0 + i)) for i, im in enumerate(images)]
+    got, errors = [None] * 4, []
+
+    def work(i):
+        try:
+            s = kind.new_stream()
+            with kind.on(s):
+                for _ in range(20):
+                    got[i] = mnd.gaussian_filter(images[i], 1.0 + i)
+            kind.synchronize(s)
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    import threading
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    for i in range(4):
+        np.testing.assert_array_equal(kind.get(got[i]), wants[i])
+
+
 def correlate2d_mode_reference(x, w):
     return reference.correlate2d_mode(x, w.astype(np.float64), "reflect", 0.0, (0, 0))
 

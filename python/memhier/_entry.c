@@ -1,0 +1,654 @@
+/* memhier._entry: the compiled entry of memhier.ndimage's functions (issue 64: the everyday
+ * call). A call whose arguments equal an earlier call's, where that call was one library call
+ * into a new output, replays that call from C: the arguments keyed, the record found, the
+ * caller's context and stream set, the output made and the C library called, with no Python
+ * layer between. Everything else (a first call, a refusal, any argument the key does not
+ * cover) runs the Python function, which may leave a record for the next call (_fast.offer).
+ *
+ * The key of a call is the function and, for each parameter, its value's type and value:
+ * scalars (None, bool, int, float, str, bytes), types and NumPy dtypes as they are, lists and
+ * tuples of scalars item by item, a memhier.Context by identity, the input array by kind, device, dtype, shape and
+ * contiguity (its data is read by the kernels, never planned on), other device arrays by the
+ * same and their address (the kernels read them where they are), NumPy arrays of parameters
+ * (weights) by dtype, shape and content. A value of any other kind makes no key: the call runs
+ * in Python. Equal keys mean equal arguments to every check and plan the Python path makes, so
+ * the record of one call is the call the Python path would make for the other. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- what Python gives at configure(): ----------------------------------------------------- */
+static PyObject *KINDS;            /* dict: array type -> "numpy" / "cupy" (_arrays' readers) */
+static PyObject *RECORDS;          /* OrderedDict: key -> Record, KEPT of them */
+static PyObject *CONTEXT_TYPE;     /* memhier.Context */
+static PyObject *DTYPE_TYPE;       /* numpy.dtype: dtypes are keyed as they are (output=...) */
+static PyObject *CONTEXT_IN_PLACE; /* _call.context_in_place(place, context, precision) */
+static PyObject *EMPTY_LIKE_KIND;  /* _convert.empty_like_kind(place, shape, dtype) */
+static PyObject *CHECK;            /* _native.check(status, handle) */
+static Py_ssize_t KEPT = 64;
+static unsigned long long hits, misses, recorded;
+
+static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
+
+enum call_shape { CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_PLANNED_MODE, SEPFILTER, CALL_SHAPES };
+enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
+
+typedef int (*conv2d_mode_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int,
+                              float, long long, long long, void *);
+typedef int (*conv2d_mode_batched_fn)(void *, const char *, const void *, size_t, size_t, size_t, const void *, size_t,
+                                      size_t, int, float, long long, long long, void *);
+typedef int (*conv2d_planned_mode_fn)(void *, const char *, const void *, const void *, size_t, size_t, size_t, int,
+                                      float, long long, long long, void *);
+typedef int (*sepfilter_fn)(void *, const char *, const void *, const void *, void *);
+
+/* ---- a record: one library call, every argument fixed but the input's and output's address -- */
+typedef struct {
+    PyObject_HEAD
+    int shape;        /* enum call_shape */
+    void *fn;         /* the library function */
+    PyObject *variant; /* bytes, or None for auto */
+    Py_ssize_t sizes[3]; /* batch, rows, cols (conv2d); unused for sepfilter */
+    void *fixed;      /* the weights' address, the plan or the sepfilter desc */
+    Py_ssize_t krows, kcols;
+    int mode;
+    float cval;
+    long long origin_r, origin_c;
+    PyObject *place;     /* where the call runs: .kind, .device (context_in_place, empty_like_kind) */
+    int kind;            /* the place's kind */
+    PyObject *context;   /* the caller's memhier.Context, or None (the thread's) */
+    PyObject *precision; /* the contract set on the context */
+    PyObject *out_shape, *out_dtype;
+    PyObject *keep;      /* what the fixed addresses point into, kept alive with the record */
+    PyObject *first_output; /* the output of the call that offered it, until it is kept */
+} Record;
+
+static void record_dealloc(Record *r)
+{
+    Py_XDECREF(r->variant);
+    Py_XDECREF(r->place);
+    Py_XDECREF(r->context);
+    Py_XDECREF(r->precision);
+    Py_XDECREF(r->out_shape);
+    Py_XDECREF(r->out_dtype);
+    Py_XDECREF(r->keep);
+    Py_XDECREF(r->first_output);
+    Py_TYPE(r)->tp_free((PyObject *)r);
+}
+
+static int kind_code(PyObject *kind)
+{
+    if (PyUnicode_Check(kind) && PyUnicode_Compare(kind, S_NUMPY) == 0) return KIND_NUMPY;
+    if (PyUnicode_Check(kind) && PyUnicode_Compare(kind, S_CUPY) == 0) return KIND_CUPY;
+    return KIND_OTHER;
+}
+
+static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *names[] = {"shape", "fn", "variant", "batch", "rows", "cols", "fixed", "krows", "kcols", "mode",
+                            "cval", "origin_r", "origin_c", "place", "context", "precision", "out_shape",
+                            "out_dtype", "keep", "first_output", NULL};
+    int shape, mode;
+    unsigned long long fn, fixed;
+    Py_ssize_t batch, rows, cols, krows, kcols;
+    float cval;
+    long long origin_r, origin_c;
+    PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKOnnnKnnifLLOOOOOOO", names, &shape, &fn, &variant, &batch, &rows,
+                                     &cols, &fixed, &krows, &kcols, &mode, &cval, &origin_r, &origin_c, &place,
+                                     &context, &precision, &out_shape, &out_dtype, &keep, &first_output))
+        return NULL;
+    if (shape < 0 || shape >= CALL_SHAPES || !fn || (variant != Py_None && !PyBytes_Check(variant)) ||
+        batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || !PyTuple_Check(out_shape)) {
+        PyErr_SetString(PyExc_ValueError, "Record: a call shape, a function, bytes or None for the variant, "
+                                          "sizes >= 0 and the output's shape as a tuple");
+        return NULL;
+    }
+    PyObject *kind = PyObject_GetAttrString(place, "kind");
+    if (!kind) return NULL;
+    const int code = kind_code(kind);
+    Py_DECREF(kind);
+    if (code == KIND_OTHER) {
+        PyErr_SetString(PyExc_ValueError, "Record: replays run on NumPy and CuPy arrays");
+        return NULL;
+    }
+    Record *r = (Record *)type->tp_alloc(type, 0);
+    if (!r) return NULL;
+    r->shape = shape, r->fn = (void *)(uintptr_t)fn, r->fixed = (void *)(uintptr_t)fixed;
+    r->sizes[0] = batch, r->sizes[1] = rows, r->sizes[2] = cols;
+    r->krows = krows, r->kcols = kcols, r->mode = mode, r->cval = cval;
+    r->origin_r = origin_r, r->origin_c = origin_c, r->kind = code;
+    Py_INCREF(variant), r->variant = variant;
+    Py_INCREF(place), r->place = place;
+    Py_INCREF(context), r->context = context;
+    Py_INCREF(precision), r->precision = precision;
+    Py_INCREF(out_shape), r->out_shape = out_shape;
+    Py_INCREF(out_dtype), r->out_dtype = out_dtype;
+    Py_INCREF(keep), r->keep = keep;
+    Py_INCREF(first_output), r->first_output = first_output;
+    return (PyObject *)r;
+}
+
+static PyTypeObject RecordType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "memhier._entry.Record",
+    .tp_basicsize = sizeof(Record),
+    .tp_dealloc = (destructor)record_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One library call of a kept filter, replayed with a new input and output.",
+    .tp_new = record_new,
+};
+
+/* ---- reading arrays ------------------------------------------------------------------------- */
+
+static PyObject *attr(PyObject *o, const char *name) { return PyObject_GetAttrString(o, name); }
+
+/* A CuPy array's address and device (its .data). */
+static int cupy_place(PyObject *a, void **ptr, long *device)
+{
+    PyObject *data = attr(a, "data");
+    if (!data) return -1;
+    PyObject *p = attr(data, "ptr"), *d = p ? attr(data, "device_id") : NULL;
+    Py_DECREF(data);
+    if (!d) {
+        Py_XDECREF(p);
+        return -1;
+    }
+    *ptr = PyLong_AsVoidPtr(p);
+    *device = PyLong_AsLong(d);
+    Py_DECREF(p);
+    Py_DECREF(d);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* (dtype, shape, c_contiguous) of an array, as new references in out[0..2]. */
+static int array_meta(PyObject *a, PyObject **out)
+{
+    PyObject *flags = NULL;
+    out[0] = attr(a, "dtype");
+    out[1] = out[0] ? attr(a, "shape") : NULL;
+    flags = out[1] ? attr(a, "flags") : NULL;
+    out[2] = flags ? attr(flags, "c_contiguous") : NULL;
+    Py_XDECREF(flags);
+    if (out[2]) return 0;
+    Py_CLEAR(out[0]);
+    Py_CLEAR(out[1]);
+    return -1;
+}
+
+/* The key part of an array argument; the input's address in *input_ptr when it is the input. */
+static PyObject *array_key(PyObject *a, int kind, int is_input, void **input_ptr)
+{
+    PyObject *meta[3];
+    if (array_meta(a, meta) < 0) return NULL;
+    PyObject *key = NULL;
+    if (kind == KIND_NUMPY) {
+        if (is_input) {
+            key = PyTuple_Pack(3, meta[0], meta[1], meta[2]);
+        } else { /* a parameter: its content (C-contiguous only; others make no key) */
+            Py_buffer view;
+            if (PyObject_GetBuffer(a, &view, PyBUF_C_CONTIGUOUS) == 0) {
+                PyObject *bytes = PyBytes_FromStringAndSize(view.buf, view.len);
+                PyBuffer_Release(&view);
+                if (bytes) key = PyTuple_Pack(3, meta[0], meta[1], bytes);
+                Py_XDECREF(bytes);
+            }
+        }
+    } else {
+        void *ptr;
+        long device;
+        if (cupy_place(a, &ptr, &device) == 0) {
+            PyObject *dev = PyLong_FromLong(device);
+            PyObject *address = is_input ? NULL : PyLong_FromVoidPtr(ptr);
+            if (dev && (is_input || address))
+                key = is_input ? PyTuple_Pack(4, dev, meta[0], meta[1], meta[2])
+                               : PyTuple_Pack(5, dev, meta[0], meta[1], meta[2], address);
+            Py_XDECREF(dev);
+            Py_XDECREF(address);
+            if (is_input) *input_ptr = ptr;
+        }
+    }
+    for (int i = 0; i < 3; ++i) Py_DECREF(meta[i]);
+    return key;
+}
+
+static int array_kind(PyObject *v)
+{
+    PyObject *kind = PyDict_GetItemWithError(KINDS, (PyObject *)Py_TYPE(v));
+    return kind ? kind_code(kind) : -1;
+}
+
+static int plain_scalar(PyObject *v)
+{
+    return v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) ||
+           PyUnicode_CheckExact(v) || PyBytes_CheckExact(v);
+}
+
+/* The key part of one argument (a new reference), or NULL with no error set where the value
+ * makes no key. Arrays are keyed as the input (position 0) or as the weights (the entry's
+ * weights position); an array anywhere else (an output) makes no key. */
+static PyObject *value_key(PyObject *v, int is_input, int is_weights, void **input_ptr)
+{
+    if (plain_scalar(v) || Py_TYPE(v) == (PyTypeObject *)CONTEXT_TYPE || PyType_Check(v) ||
+        PyObject_TypeCheck(v, (PyTypeObject *)DTYPE_TYPE)) {
+        Py_INCREF(v);
+        return v;
+    }
+    if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
+        const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+        PyObject *key = PyTuple_New(2 * n);
+        if (!key) return NULL;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            PyObject *item = PySequence_Fast_GET_ITEM(v, i);
+            if (!plain_scalar(item)) {
+                Py_DECREF(key);
+                return NULL;
+            }
+            Py_INCREF(Py_TYPE(item));
+            Py_INCREF(item);
+            PyTuple_SET_ITEM(key, 2 * i, (PyObject *)Py_TYPE(item));
+            PyTuple_SET_ITEM(key, 2 * i + 1, item);
+        }
+        return key;
+    }
+    const int kind = array_kind(v);
+    if ((kind == KIND_NUMPY || kind == KIND_CUPY) && (is_input || is_weights)) {
+        PyObject *key = array_key(v, kind, is_input, input_ptr);
+        if (!key) PyErr_Clear(); /* an array that reads otherwise: the Python path says what */
+        return key;
+    }
+    PyErr_Clear();
+    return NULL;
+}
+
+/* The key of a call: the entry, then each parameter's type and key part. NULL with no error
+ * set where some value makes no key. */
+static PyObject *call_key(PyObject *entry, PyObject *const *values, Py_ssize_t n, Py_ssize_t weights,
+                          void **input_ptr)
+{
+    PyObject *key = PyTuple_New(1 + 2 * n);
+    if (!key) return NULL;
+    Py_INCREF(entry);
+    PyTuple_SET_ITEM(key, 0, entry);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        PyObject *part = value_key(values[i], i == 0, i == weights, input_ptr);
+        if (!part) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        Py_INCREF(Py_TYPE(values[i]));
+        PyTuple_SET_ITEM(key, 1 + 2 * i, (PyObject *)Py_TYPE(values[i]));
+        PyTuple_SET_ITEM(key, 2 + 2 * i, part);
+    }
+    return key;
+}
+
+/* ---- replaying a record ----------------------------------------------------------------------- */
+
+static int output_address(const Record *r, PyObject *y, void **ptr)
+{
+    if (r->kind == KIND_CUPY) {
+        long device;
+        return cupy_place(y, ptr, &device);
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(y, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return -1;
+    *ptr = view.buf;
+    PyBuffer_Release(&view); /* the array keeps its memory: the result holds it */
+    return 0;
+}
+
+static int input_address(const Record *r, PyObject *x, void **ptr)
+{
+    if (r->kind == KIND_CUPY) return 0; /* read with the key */
+    Py_buffer view;
+    if (PyObject_GetBuffer(x, &view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    *ptr = view.buf;
+    PyBuffer_Release(&view);
+    return 0;
+}
+
+static int library_call(const Record *r, void *handle, const void *in, void *out)
+{
+    const char *variant = r->variant == Py_None ? NULL : PyBytes_AS_STRING(r->variant);
+    const size_t batch = (size_t)r->sizes[0], rows = (size_t)r->sizes[1], cols = (size_t)r->sizes[2];
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    switch (r->shape) {
+    case CONV2D_MODE:
+        status = ((conv2d_mode_fn)r->fn)(handle, variant, in, rows, cols, r->fixed, (size_t)r->krows,
+                                         (size_t)r->kcols, r->mode, r->cval, r->origin_r, r->origin_c, out);
+        break;
+    case CONV2D_MODE_BATCHED:
+        status = ((conv2d_mode_batched_fn)r->fn)(handle, variant, in, batch, rows, cols, r->fixed, (size_t)r->krows,
+                                                 (size_t)r->kcols, r->mode, r->cval, r->origin_r, r->origin_c, out);
+        break;
+    case CONV2D_PLANNED_MODE:
+        status = ((conv2d_planned_mode_fn)r->fn)(handle, variant, r->fixed, in, batch, rows, cols, r->mode, r->cval,
+                                                 r->origin_r, r->origin_c, out);
+        break;
+    default:
+        status = ((sepfilter_fn)r->fn)(handle, variant, r->fixed, in, out);
+    }
+    Py_END_ALLOW_THREADS
+    return status;
+}
+
+/* The record's call on input x (its address in_ptr for CuPy): the context as the Python path
+ * sets it, a new output, the library call; its exception where it fails. */
+static PyObject *replay(const Record *r, PyObject *x, void *in_ptr)
+{
+    PyObject *ctx = PyObject_CallFunctionObjArgs(CONTEXT_IN_PLACE, r->place, r->context, r->precision, NULL);
+    if (!ctx) return NULL;
+    PyObject *handle = attr(ctx, "handle");
+    Py_DECREF(ctx);
+    if (!handle) return NULL;
+    PyObject *value = attr(handle, "value");
+    void *h = value ? PyLong_AsVoidPtr(value) : NULL;
+    Py_XDECREF(value);
+    PyObject *y = PyErr_Occurred() ? NULL
+                                   : PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, r->out_shape,
+                                                                  r->out_dtype, NULL);
+    void *out_ptr = NULL;
+    if (y && (output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0)) Py_CLEAR(y);
+    if (y) {
+        const int status = library_call(r, h, in_ptr, out_ptr);
+        if (status != 0) {
+            PyObject *raised = PyObject_CallFunction(CHECK, "iO", status, handle);
+            Py_XDECREF(raised);
+            if (!PyErr_Occurred()) PyErr_Format(PyExc_RuntimeError, "memhier: status %d", status);
+            Py_CLEAR(y);
+        }
+    }
+    Py_DECREF(handle);
+    return y;
+}
+
+/* ---- the pending record of the call in progress on this thread -------------------------------- */
+/* A list [record or None, spoiled]: _fast.offer sets the record, a second offer or any nested
+ * entry call spoils it (the call then did more than one library call). */
+
+static PyObject *pending_get(void)
+{
+    PyObject *d = PyThreadState_GetDict();
+    return d ? PyDict_GetItemWithError(d, S_PENDING) : NULL; /* borrowed */
+}
+
+/* Sets (or with NULL clears) this thread's pending record; an exception already raised (the
+ * Python function's) stays raised. */
+static int pending_set(PyObject *p)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *d = PyThreadState_GetDict();
+    int rc = -1;
+    if (d) {
+        rc = p ? PyDict_SetItem(d, S_PENDING, p) : 0;
+        if (!p && PyDict_GetItemWithError(d, S_PENDING)) rc = PyDict_DelItem(d, S_PENDING);
+    }
+    if (type) {
+        PyErr_Clear();
+        PyErr_Restore(type, value, traceback);
+    }
+    return rc;
+}
+
+static int spoil(PyObject *p) { return p && p != Py_None ? PyList_SetItem(p, 1, (Py_INCREF(Py_True), Py_True)) : 0; }
+
+static PyObject *entry_pending(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    PyObject *p = pending_get();
+    if (!p) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    Py_INCREF(p);
+    return p;
+}
+
+static void keep_record(PyObject *key, PyObject *p, PyObject *result)
+{
+    PyObject *rec = PyList_GET_ITEM(p, 0);
+    if (rec == Py_None || PyList_GET_ITEM(p, 1) != Py_False || !PyObject_TypeCheck(rec, &RecordType)) return;
+    Record *r = (Record *)rec;
+    if (r->first_output != result) return; /* the function returned something else */
+    Py_CLEAR(r->first_output);
+    if (PyObject_SetItem(RECORDS, key, rec) < 0) {
+        PyErr_Clear();
+        return;
+    }
+    ++recorded;
+    while (PyObject_Length(RECORDS) > KEPT) {
+        PyObject *dropped = PyObject_CallMethod(RECORDS, "popitem", "O", Py_False);
+        if (!dropped) {
+            PyErr_Clear();
+            break;
+        }
+        Py_DECREF(dropped);
+    }
+}
+
+/* ---- the entry: a callable in place of a Python function --------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *slow;     /* the Python function */
+    PyObject *names;    /* its parameters' names, in order */
+    PyObject *defaults; /* each one's default, or REQUIRED */
+    Py_ssize_t positional; /* how many may be given by position (the rest are keyword-only) */
+    Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
+} Entry;
+
+static PyObject *REQUIRED;
+
+static PyObject *run_python(Entry *e, PyObject *key, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    ++misses;
+    PyObject *outer = pending_get();
+    if (!outer && PyErr_Occurred()) return NULL;
+    Py_XINCREF(outer);
+    if (outer) spoil(outer);
+    PyObject *p = key ? Py_BuildValue("[OO]", Py_None, Py_False) : NULL;
+    if (key && (!p || pending_set(p) < 0)) {
+        Py_XDECREF(p);
+        Py_XDECREF(outer);
+        return NULL;
+    }
+    if (!key) pending_set(NULL); /* a call no record can serve: nested offers go nowhere */
+    PyObject *result = PyObject_Vectorcall(e->slow, args, nargsf, kwnames);
+    pending_set(outer);
+    Py_XDECREF(outer);
+    if (result && key) keep_record(key, p, result);
+    Py_XDECREF(p);
+    return result;
+}
+
+static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Entry *e = (Entry *)self;
+    const Py_ssize_t n = PyTuple_GET_SIZE(e->names), nargs = PyVectorcall_NARGS(nargsf);
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *values[32];
+    if (n > 32 || nargs > e->positional) return run_python(e, NULL, args, nargsf, kwnames);
+    for (Py_ssize_t i = 0; i < n; ++i) values[i] = i < nargs ? args[i] : PyTuple_GET_ITEM(e->defaults, i);
+    for (Py_ssize_t k = 0; k < nkw; ++k) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t j = 0;
+        while (j < n && PyTuple_GET_ITEM(e->names, j) != name &&
+               PyUnicode_Compare(PyTuple_GET_ITEM(e->names, j), name) != 0)
+            ++j;
+        if (j == n || j < nargs) return run_python(e, NULL, args, nargsf, kwnames); /* Python says what */
+        values[j] = args[nargs + k];
+    }
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames);
+    void *in_ptr = NULL;
+    PyObject *key = RECORDS ? call_key(self, values, n, e->weights, &in_ptr) : NULL;
+    if (!key) {
+        if (PyErr_Occurred()) return NULL;
+        return run_python(e, NULL, args, nargsf, kwnames);
+    }
+    PyObject *rec = PyDict_GetItemWithError(RECORDS, key);
+    if (!rec) {
+        PyObject *result = PyErr_Occurred() ? NULL : run_python(e, key, args, nargsf, kwnames);
+        Py_DECREF(key);
+        return result;
+    }
+    Py_INCREF(rec);
+    Py_DECREF(key);
+    PyObject *outer = pending_get();
+    if (outer) spoil(outer);
+    ++hits;
+    PyObject *y = replay((Record *)rec, values[0], in_ptr);
+    Py_DECREF(rec);
+    return y;
+}
+
+static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *slow, *names, *defaults;
+    Py_ssize_t positional, weights;
+    if (!PyArg_ParseTuple(args, "OO!O!nn:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults, &positional,
+                          &weights))
+        return NULL;
+    (void)kwargs;
+    if (PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(defaults) || PyTuple_GET_SIZE(names) == 0 ||
+        PyTuple_GET_SIZE(names) > 32 || positional < 1 || positional > PyTuple_GET_SIZE(names) || weights < -1 ||
+        weights >= PyTuple_GET_SIZE(names) || !PyCallable_Check(slow)) {
+        PyErr_SetString(PyExc_ValueError, "Entry: a function, 1 to 32 names with a default each, how many of them "
+                                          "are positional (at least the first) and the weights' position or -1");
+        return NULL;
+    }
+    Entry *e = (Entry *)type->tp_alloc(type, 0);
+    if (!e) return NULL;
+    e->vectorcall = entry_vectorcall;
+    Py_INCREF(slow), e->slow = slow;
+    Py_INCREF(names), e->names = names;
+    Py_INCREF(defaults), e->defaults = defaults;
+    e->positional = positional, e->weights = weights;
+    return (PyObject *)e;
+}
+
+static void entry_dealloc(Entry *e)
+{
+    Py_XDECREF(e->slow);
+    Py_XDECREF(e->names);
+    Py_XDECREF(e->defaults);
+    Py_TYPE(e)->tp_free((PyObject *)e);
+}
+
+/* The function's own attributes (__doc__, __name__, __wrapped__'s chain, __signature__ ...):
+ * the entry answers as the function it stands for. */
+static PyObject *entry_getattro(PyObject *self, PyObject *name)
+{
+    Entry *e = (Entry *)self;
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0) {
+        Py_INCREF(e->slow);
+        return e->slow;
+    }
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__reduce__") != 0 &&
+        PyUnicode_CompareWithASCIIString(name, "__reduce_ex__") != 0 &&
+        PyUnicode_CompareWithASCIIString(name, "__class__") != 0)
+        return PyObject_GetAttr(e->slow, name);
+    return PyObject_GenericGetAttr(self, name);
+}
+
+static PyObject *entry_repr(Entry *e) { return PyObject_Repr(e->slow); }
+
+/* Pickled by reference, as a function is: its module and name. */
+static PyObject *entry_reduce(Entry *e, PyObject *unused)
+{
+    (void)unused;
+    return PyObject_GetAttrString(e->slow, "__qualname__");
+}
+
+static PyObject *entry_reduce_ex(Entry *e, PyObject *protocol)
+{
+    (void)protocol;
+    return entry_reduce(e, NULL);
+}
+
+static PyMethodDef entry_methods[] = {
+    {"__reduce__", (PyCFunction)entry_reduce, METH_NOARGS, NULL},
+    {"__reduce_ex__", (PyCFunction)entry_reduce_ex, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "memhier._entry.Entry",
+    .tp_basicsize = sizeof(Entry),
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_vectorcall_offset = offsetof(Entry, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_getattro = entry_getattro,
+    .tp_repr = (reprfunc)entry_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A memhier.ndimage function with its compiled entry (memhier._fast).",
+    .tp_methods = entry_methods,
+    .tp_new = entry_new,
+};
+
+/* ---- the module ------------------------------------------------------------------------------- */
+
+static PyObject *configure(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *kinds, *records, *context_type, *dtype_type, *in_place, *empty, *check;
+    Py_ssize_t kept;
+    if (!PyArg_ParseTuple(args, "O!OO!O!OOOn:configure", &PyDict_Type, &kinds, &records, &PyType_Type, &context_type,
+                          &PyType_Type, &dtype_type, &in_place, &empty, &check, &kept))
+        return NULL;
+    if (!PyDict_Check(records) || kept < 1) {
+        PyErr_SetString(PyExc_ValueError, "configure: records is a dict, kept >= 1");
+        return NULL;
+    }
+    PyObject **slots[] = {&KINDS, &RECORDS, &CONTEXT_TYPE, &DTYPE_TYPE, &CONTEXT_IN_PLACE, &EMPTY_LIKE_KIND, &CHECK};
+    PyObject *given[] = {kinds, records, context_type, dtype_type, in_place, empty, check};
+    for (int i = 0; i < 7; ++i) {
+        Py_INCREF(given[i]);
+        Py_XSETREF(*slots[i], given[i]);
+    }
+    KEPT = kept;
+    Py_RETURN_NONE;
+}
+
+static PyObject *stats(PyObject *self, PyObject *unused)
+{
+    (void)self, (void)unused;
+    return Py_BuildValue("{sKsKsK}", "hits", hits, "misses", misses, "recorded", recorded);
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS, "configure(kinds, records, Context, numpy.dtype, context_in_place, "
+                                           "empty_like_kind, check, kept): what the entry reads of the package"},
+    {"pending", entry_pending, METH_NOARGS, "The record list of the entry call in progress on this thread, or None."},
+    {"stats", stats, METH_NOARGS, "Calls replayed (hits), run in Python (misses), records kept."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_entry", NULL, -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__entry(void)
+{
+    if (PyType_Ready(&RecordType) < 0 || PyType_Ready(&EntryType) < 0) return NULL;
+    S_NUMPY = PyUnicode_InternFromString("numpy");
+    S_CUPY = PyUnicode_InternFromString("cupy");
+    S_PENDING = PyUnicode_InternFromString("memhier._entry.pending");
+    REQUIRED = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
+    PyObject *m = PyModule_Create(&module);
+    if (!m || !S_NUMPY || !S_CUPY || !S_PENDING || !REQUIRED) return NULL;
+    Py_INCREF(&RecordType);
+    Py_INCREF(&EntryType);
+    Py_INCREF(REQUIRED);
+    if (PyModule_AddObject(m, "Record", (PyObject *)&RecordType) < 0 ||
+        PyModule_AddObject(m, "Entry", (PyObject *)&EntryType) < 0 || PyModule_AddObject(m, "REQUIRED", REQUIRED) < 0)
+        return NULL;
+    PyModule_AddIntConstant(m, "CONV2D_MODE", CONV2D_MODE);
+    PyModule_AddIntConstant(m, "CONV2D_MODE_BATCHED", CONV2D_MODE_BATCHED);
+    PyModule_AddIntConstant(m, "CONV2D_PLANNED_MODE", CONV2D_PLANNED_MODE);
+    PyModule_AddIntConstant(m, "SEPFILTER", SEPFILTER);
+    return m;
+}

@@ -1,0 +1,108 @@
+"""The compiled entry (memhier._entry, built beside the library where Python's headers are):
+memhier.ndimage's functions called again with arguments equal to an earlier call's, where that
+call was one library call into a new output, replay that call from C (docs/python.md, "What the
+binding costs"). The Python functions stay the one statement of what a call does: the entry
+keys a call's arguments, and a record is offered only by the Python path, from the call it has
+just made, at the places that know that call is the whole of the function's work (offer).
+Without the extension every function is its Python self."""
+import collections
+import ctypes
+import glob
+import importlib.machinery
+import importlib.util
+import inspect
+import os
+
+import numpy as np
+
+from . import _arrays, _native
+from ._call import context_in_place
+from ._context import Context
+from ._convert import empty_like_kind
+from ._kept import KEPT
+
+
+def _load():
+    """The extension: installed in the package (a wheel), else built beside the library
+    (MEMHIER_LIBRARY's directory: a CMake build tree); None where it is in neither, or where
+    MEMHIER_ENTRY=0 asks for the Python path alone."""
+    if os.environ.get("MEMHIER_ENTRY", "1") == "0":
+        return None
+    try:
+        from . import _entry
+        return _entry
+    except ImportError:
+        pass
+    where = os.path.dirname(os.path.realpath(_native.library_path()))
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for path in glob.glob(os.path.join(where, "_entry" + suffix)):
+            spec = importlib.util.spec_from_file_location("memhier._entry", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    return None
+
+
+_entry = _load()
+RECORDS = collections.OrderedDict()  # a call's key -> its Record, the KEPT most recently made
+
+if _entry is not None:
+    _entry.configure(_arrays.KINDS, RECORDS, Context, np.dtype, context_in_place, empty_like_kind, _native.check, KEPT)
+
+
+def entry(weights=None):
+    """A decorator: the function with the compiled entry in front (the function itself without
+    the extension). weights: the parameter keyed as weights (by content for NumPy arrays, by
+    place for device arrays), or None."""
+    def wrap(fn):
+        if _entry is None:
+            return fn
+        params = list(inspect.signature(fn).parameters.values())
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY) for p in params):
+            raise TypeError(f"{fn.__name__}: the entry binds named parameters alone")
+        names = tuple(p.name for p in params)
+        defaults = tuple(_entry.REQUIRED if p.default is p.empty else p.default for p in params)
+        positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
+        return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1)
+    return wrap
+
+
+CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_PLANNED_MODE, SEPFILTER = range(4)
+
+
+def offer(shape, fn, variant, sizes, fixed, place, context, precision, out, keep, kernel=(0, 0, 0, 0.0, 0, 0)):
+    """Offers the library call just made as the whole of the entry call in progress on this
+    thread (nothing where no entry call is recording). shape: the call's form (CONV2D_MODE ...),
+    fn its library function (a ctypes function), variant its bytes or None, sizes (batch, rows,
+    cols), fixed the address of what the call reads besides the input (weights, plan, desc),
+    place the input's Operand, context and precision as the call set them, out the output's
+    Operand (an array the call made), keep what fixed points into, kernel (krows, kcols, mode,
+    cval, origin_r, origin_c) for conv2d."""
+    if _entry is None:
+        return
+    pending = _entry.pending()
+    if pending is None:
+        return
+    if pending[0] is not None:
+        pending[1] = True  # a second library call: the function did more than one
+        return
+    if place.kind not in ("numpy", "cupy"):
+        return
+    krows, kcols, mode, cval, origin_r, origin_c = kernel
+    pending[0] = _entry.Record(shape, ctypes.cast(fn, ctypes.c_void_p).value, variant, *sizes, fixed or 0, krows,
+                               kcols, mode, cval, origin_r, origin_c, _arrays.Place(place.kind, place.device), context,
+                               precision, tuple(out.shape), out.dtype, keep, out.obj)
+
+
+def stats():
+    """{'hits', 'misses', 'recorded'}: calls the entry replayed, ran in Python, records kept;
+    None without the extension."""
+    return _entry.stats() if _entry is not None else None
+
+
+def recording():
+    """Whether an entry call on this thread awaits its record (an offer now would be taken)."""
+    if _entry is None:
+        return False
+    pending = _entry.pending()
+    return pending is not None and pending[0] is None and not pending[1]

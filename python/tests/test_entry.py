@@ -1,0 +1,181 @@
+"""The compiled entry (memhier._entry through memhier._fast): a call equal to an earlier one
+replays that call's library call from C. Its results are the Python path's bit for bit, its key
+tells apart what the Python path's checks tell apart, and it answers as the function it stands
+for. NumPy arrays on the CPU backend here; CuPy in test_gpu.py."""
+import inspect
+import os
+import pickle
+import sysconfig
+import threading
+
+import numpy as np
+import pytest
+
+import memhier
+from memhier import _fast
+from memhier import ndimage as mnd
+
+needs_entry = pytest.mark.skipif(_fast._entry is None, reason="the compiled entry is not built (no Python headers)")
+
+
+def test_the_entry_is_built_where_python_headers_are():
+    """Where this interpreter has its headers the build makes the entry and the package loads it:
+    a build that silently left it out would run every call through Python."""
+    if os.environ.get("MEMHIER_ENTRY") == "0":
+        pytest.skip("MEMHIER_ENTRY=0 asks for the Python path")
+    if not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")):
+        pytest.skip("this interpreter has no headers")
+    assert _fast._entry is not None, "the compiled entry did not load"
+    assert type(mnd.correlate).__name__ == "Entry"
+
+
+def f32(rng, *shape):
+    return rng.uniform(-1, 1, shape).astype(np.float32)
+
+
+def _calls(rng):
+    """(function, args, kwargs, replayed) for every function with an entry, with arguments the
+    entry keys; replayed: whether the call is one library call (else it runs in Python each
+    time: weights the entry does not key, a volume's call an axis)."""
+    x, stack = f32(rng, 19, 23), f32(rng, 3, 11, 13)
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    u8 = rng.integers(0, 256, (17, 21)).astype(np.uint8)
+    return [(mnd.correlate, (x, w), {}, True),
+            (mnd.correlate, (x, w.astype(np.float64)), {"mode": "constant", "cval": 2, "origin": [1, 0]}, True),
+            (mnd.correlate, (stack, w), {"mode": "wrap", "axes": (1, 2)}, True),
+            (mnd.convolve, (x, w), {"mode": "mirror", "origin": (0, -1)}, True),
+            (mnd.correlate1d, (x, w[:, 0]), {"axis": 0, "mode": "nearest"}, False),  # a strided view
+            (mnd.correlate1d, (x, w[:, 0].copy()), {"axis": 0, "mode": "nearest"}, True),
+            (mnd.correlate1d, (u8, [1, 2, 1]), {"output": "float32"}, True),
+            (mnd.gaussian_filter1d, (x, 1.5), {"axis": 0, "order": 1}, True),
+            (mnd.gaussian_filter, (x, (2.0, 1.0)), {"mode": ["reflect", "wrap"]}, True),
+            (mnd.gaussian_filter, (u8, 1.2), {}, True),
+            (mnd.uniform_filter1d, (x, 4), {"axis": -1}, True),
+            (mnd.uniform_filter, (u8, 3), {"output": np.float32}, True),
+            (mnd.uniform_filter, (u8, 3), {"output": np.dtype(np.int16)}, True),
+            (mnd.sobel, (x,), {"axis": 0}, True),
+            (mnd.prewitt, (x, 1), {"mode": "constant", "cval": 0.5}, True),
+            (mnd.laplace, (x,), {}, True),
+            (mnd.laplace, (stack,), {}, False)]
+
+
+@needs_entry
+def test_replays_give_the_python_paths_bits(rng):
+    for fn, args, kwargs, replayed in _calls(rng):
+        want = fn.__wrapped__(*args, **kwargs)
+        fn(*args, **kwargs)  # the first call, which leaves the record
+        for _ in range(2):
+            misses = _fast.stats()["misses"]
+            got = fn(*args, **kwargs)
+            assert (_fast.stats()["misses"] == misses) == replayed, f"{fn.__name__} {kwargs}: replayed {not replayed}"
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want, err_msg=f"{fn.__name__} {kwargs}")
+
+
+@needs_entry
+def test_one_library_call_is_replayed_and_the_rest_runs_in_python(rng):
+    x, w = f32(rng, 15, 16), f32(rng, 3, 3)
+    mnd.correlate(x, w, mode="nearest")
+    before = _fast.stats()
+    for _ in range(5):
+        mnd.correlate(x, w, mode="nearest")
+        mnd.gaussian_filter(x, 1.0)
+    after = _fast.stats()
+    assert after["hits"] - before["hits"] >= 9, (before, after)
+    # laplace of a volume is a call an axis and a sum: itself never replayed, its parts may be
+    v = f32(rng, 4, 5, 6)
+    want = mnd.laplace.__wrapped__(v)
+    for _ in range(3):
+        misses = _fast.stats()["misses"]
+        np.testing.assert_array_equal(mnd.laplace(v), want)
+        assert _fast.stats()["misses"] > misses, "laplace of a volume replayed as one library call"
+
+
+@needs_entry
+def test_the_key_tells_apart_what_the_checks_tell_apart(rng):
+    x, w = f32(rng, 12, 12), f32(rng, 3, 3)
+    mnd.correlate(x, w, origin=1)
+    mnd.correlate(x, w, origin=1)
+    with pytest.raises(TypeError):  # True is not 1: refused, as the Python path refuses it
+        mnd.correlate(x, w, origin=True)
+    mnd.gaussian_filter(x, 2)
+    np.testing.assert_array_equal(mnd.gaussian_filter(x, 2.0), mnd.gaussian_filter.__wrapped__(x, 2.0))
+    mnd.correlate(x, w, mode="reflect")
+    with pytest.raises(ValueError, match="mode"):
+        mnd.correlate(x, w, mode="reflected")
+    # the same weights' content under another array, and new content in the same array
+    w2 = w.copy()
+    np.testing.assert_array_equal(mnd.correlate(x, w2), mnd.correlate.__wrapped__(x, w))
+    w2[1, 1] += 1.0
+    np.testing.assert_array_equal(mnd.correlate(x, w2), mnd.correlate.__wrapped__(x, w2))
+    # a different input dtype, shape or layout is a different call
+    np.testing.assert_array_equal(mnd.correlate(x[:, :11], w), mnd.correlate.__wrapped__(x[:, :11], w))
+    np.testing.assert_array_equal(mnd.correlate(x.T, w), mnd.correlate.__wrapped__(x.T, w))
+
+
+@needs_entry
+def test_arguments_bind_as_the_function_binds_them(rng):
+    x, w = f32(rng, 10, 10), f32(rng, 3, 3)
+    want = mnd.correlate.__wrapped__(x, w, None, "wrap")
+    for _ in range(2):
+        np.testing.assert_array_equal(mnd.correlate(x, w, None, "wrap"), want)
+        np.testing.assert_array_equal(mnd.correlate(input=x, weights=w, mode="wrap"), want)
+        np.testing.assert_array_equal(mnd.correlate(x, mode="wrap", weights=w), want)
+    for bad in (lambda: mnd.correlate(x, w, colour=1), lambda: mnd.correlate(x), lambda: mnd.correlate(x, w, w=w),
+                lambda: mnd.correlate(x, w, None, "wrap", 0.0, 0, None), lambda: mnd.sobel()):
+        with pytest.raises(TypeError):
+            bad()
+
+
+@needs_entry
+def test_outputs_the_caller_gives_are_written_by_the_python_path(rng):
+    x, w = f32(rng, 9, 14), f32(rng, 3, 3)
+    out = np.full_like(x, 7.0)
+    for _ in range(3):
+        got = mnd.correlate(x, w, out)
+        assert got is out
+    np.testing.assert_array_equal(out, mnd.correlate.__wrapped__(x, w))
+
+
+@needs_entry
+def test_a_replay_fails_as_the_python_path_fails(rng):
+    x, w = f32(rng, 8, 8), f32(rng, 3, 3)
+    ctx = memhier.Context("cpu")
+    mnd.correlate(x, w, context=ctx)
+    np.testing.assert_array_equal(mnd.correlate(x, w, context=ctx), mnd.correlate.__wrapped__(x, w))
+    ctx.close()
+    with pytest.raises(ValueError, match="closed"):
+        mnd.correlate(x, w, context=ctx)
+    with pytest.raises(TypeError, match="masked array"):  # an exception raised in Python passes through
+        mnd.correlate(np.ma.masked_array(x), w)
+
+
+@needs_entry
+def test_the_entry_answers_as_its_function():
+    fn = mnd.gaussian_filter
+    assert fn.__name__ == "gaussian_filter" and fn.__module__ == "memhier.ndimage"
+    assert fn.__doc__.startswith("scipy.ndimage.gaussian_filter")
+    assert inspect.signature(fn) == inspect.signature(fn.__wrapped__)
+    assert pickle.loads(pickle.dumps(fn)) is fn
+    assert "gaussian_filter" in repr(fn)
+
+
+@needs_entry
+def test_threads_replay_their_own_calls(rng):
+    images = [f32(rng, 30 + i, 40) for i in range(4)]
+    wants = [mnd.gaussian_filter.__wrapped__(im, 1.0 + i) for i, im in enumerate(images)]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(50):
+                np.testing.assert_array_equal(mnd.gaussian_filter(images[i], 1.0 + i), wants[i])
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
