@@ -47,7 +47,7 @@ _KEPT_EDGES = 4097  # edges kept on a GPU by content, at most this many
 
 def _edges_like(op, edges):
     """numpy's edges as a new array of op's kind on its device: for a GPU, a device copy of a kept
-    one (at most _KEPT_EDGES edges: _kept.on_kind, ordered on the GPU after its upload), not a
+    one (at most _KEPT_EDGES edges: _kept.on_kind, complete when it returns), not a
     copy from pageable host memory each call."""
     if op.kind == "numpy":
         return edges.copy()

@@ -19,50 +19,45 @@ def kept(cache, key, make):
     return entry
 
 
-_UPLOADED = collections.OrderedDict()  # (kind, device, shape, bytes) -> (array, event, stream, pinned)
+_UPLOADED = collections.OrderedDict()  # (kind, device, shape, bytes) -> the device array
+_STREAMS = {}  # (kind, device) -> the binding's own stream for uploads
 
 
 def on_kind(host, src):
-    """A host array as an array of src's kind on its device, without making the host wait: the
-    copy goes from pinned memory on the caller's current stream, and the device copy is kept,
-    by content, for the next call with the same array (a stream that did not make it waits for
-    the copy on the GPU, not on the host). The device copy is shared: callers do not write it."""
+    """A host array as an array of src's kind on its device, kept by content for the next call
+    with the same array. The copy runs on a stream of the binding's own, which the host waits
+    for (the copy alone: never the caller's work), so the device copy is complete when this
+    returns and any stream may read it, now or in a later call that kept it (a kept plan's
+    weights) with no ordering to keep. The device copy is shared: callers do not write it."""
     if src.kind == "numpy":
         return host
     key = (src.kind, src.device, host.shape, host.tobytes())
-    device_array, done, stream, _ = kept(_UPLOADED, key, lambda: _upload(host, src))
-    current = _arrays.current_stream(src)
-    if current != stream:
-        _wait(src, done)
-    return device_array
+    return kept(_UPLOADED, key, lambda: _upload(host, src))
 
 
 def _upload(host, src):
-    """(device array, an event after the copy, the stream it ran on, the pinned source kept alive)."""
-    stream = _arrays.current_stream(src)
+    stream = _upload_stream(src)
     if src.kind == "cupy":
         cupy = _arrays._cupy()
-        import cupyx
-        with on_device(src):
-            pinned = cupyx.empty_pinned(host.shape, host.dtype)
-            pinned[...] = host
+        with on_device(src), stream:
             dev = cupy.empty(host.shape, host.dtype)
-            dev.set(pinned)
-            done = cupy.cuda.Event(block=False, disable_timing=True)
-            done.record()
-        return dev, done, stream, pinned
+            dev.set(host, stream)
+            stream.synchronize()
+        return dev
     torch = _arrays._torch()
-    # torch warns on a read-only array (kept host arrays are read-only)
-    pinned = torch.tensor(host if host.flags.writeable else host.copy()).pin_memory()
-    dev = pinned.to(src.obj.device, non_blocking=True)
-    done = torch.cuda.Event()
-    done.record(torch.cuda.current_stream(src.obj.device))
-    return dev, done, stream, pinned
+    with torch.cuda.stream(stream):
+        # torch warns on a read-only array (kept host arrays are read-only)
+        dev = torch.tensor(host if host.flags.writeable else host.copy()).to(src.obj.device, non_blocking=True)
+    stream.synchronize()
+    return dev
 
 
-def _wait(src, event):
-    """The caller's current stream waits (on the GPU) for an event."""
-    if src.kind == "cupy":
-        _arrays._cupy().cuda.get_current_stream(src.device).wait_event(event)
-    else:
-        _arrays._torch().cuda.current_stream(src.obj.device).wait_event(event)
+def _upload_stream(src):
+    key = (src.kind, src.device)
+    if key not in _STREAMS:
+        if src.kind == "cupy":
+            with on_device(src):
+                _STREAMS[key] = _arrays._cupy().cuda.Stream(non_blocking=True)
+        else:
+            _STREAMS[key] = _arrays._torch().cuda.Stream(src.obj.device)
+    return _STREAMS[key]

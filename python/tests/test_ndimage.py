@@ -880,6 +880,29 @@ def test_host_weights_do_not_wait_for_the_stream(rng):
                                                                 mode="nearest"), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_kept_weights_are_ready_for_every_stream(rng):
+    """NumPy weights first used on a busy stream are kept on the device for later calls: a call on
+    another stream straight after (its kept plan, no upload of its own) reads them complete."""
+    cupy = pytest.importorskip("cupy")
+    x = cupy.asarray(rng.standard_normal((64, 80)).astype(np.float32))
+    mnd.correlate(x, np.ones((2, 2), np.float32), mode="nearest")  # the context made on an idle stream
+    busy = cupy.ones((8192, 8192), cupy.float32)
+    other = cupy.cuda.Stream(non_blocking=True)
+    for step in range(3):
+        w = rng.standard_normal((5, 3)).astype(np.float32)
+        cupy.cuda.get_current_stream().synchronize()
+        for _ in range(8):  # tens of ms of queued work on the caller's stream
+            busy = busy @ busy * 1e-4
+        mnd.correlate(x, w, mode="nearest")  # plans and uploads w while the stream is busy
+        with other:
+            got = mnd.correlate(x, w, mode="nearest")  # the kept plan, on a stream that is free
+            other.synchronize()
+        want = nd.correlate(cupy.asnumpy(x).astype(np.float64), w.astype(np.float64), mode="nearest")
+        np.testing.assert_allclose(cupy.asnumpy(got), want, rtol=1e-5, atol=1e-5, err_msg=f"step {step}")
+    cupy.cuda.get_current_stream().synchronize()
+
+
 def low_rank_weights():
     """A difference of Gaussians, 21 x 21 (sigma 2 and 3.2): two terms for lowrank; float64."""
     r = np.arange(21) - 10.0
