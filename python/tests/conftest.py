@@ -25,6 +25,26 @@ def assert_close(got, ref, mag, terms, what=""):
                           f"(bound {worst[3]:.3g})"
 
 
+def run_in_threads(work, count):
+    """work(i) on `count` threads at once; the first exception any raised, re-raised here."""
+    import threading
+    errors = []
+
+    def guarded(i):
+        try:
+            work(i)
+        except Exception as e:  # reported below, in the test's thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 def has_cuda_device():
     try:
         memhier.Context(0).close()

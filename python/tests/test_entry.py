@@ -6,12 +6,12 @@ import inspect
 import os
 import pickle
 import sysconfig
-import threading
 
 import numpy as np
 import pytest
 
 import memhier
+from conftest import run_in_threads
 from memhier import _fast
 from memhier import ndimage as mnd
 
@@ -164,18 +164,9 @@ def test_the_entry_answers_as_its_function():
 def test_threads_replay_their_own_calls(rng):
     images = [f32(rng, 30 + i, 40) for i in range(4)]
     wants = [mnd.gaussian_filter.__wrapped__(im, 1.0 + i) for i, im in enumerate(images)]
-    errors = []
 
     def work(i):
-        try:
-            for _ in range(50):
-                np.testing.assert_array_equal(mnd.gaussian_filter(images[i], 1.0 + i), wants[i])
-        except Exception as e:  # reported below, in the test's thread
-            errors.append(e)
+        for _ in range(50):
+            np.testing.assert_array_equal(mnd.gaussian_filter(images[i], 1.0 + i), wants[i])
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+    run_in_threads(work, 4)

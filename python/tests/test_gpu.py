@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import memhier
-from conftest import assert_close, correlate1d, correlate2d, has_cuda_device
+from conftest import assert_close, correlate1d, correlate2d, has_cuda_device, run_in_threads
 import reference
 
 pytestmark = pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
@@ -223,27 +223,18 @@ def test_streams_alternated_without_synchronizing(kind, rng, nstreams):
 
 
 def test_threads_with_their_own_streams(kind, rng):
-    import threading
     jobs = _stream_jobs(kind, rng, 4)
     alone = [[kind.get(f()) for f in fs] for fs in jobs]
-    got, errors = [None] * 4, []
+    got = [None] * 4
 
     def work(s):
-        try:
-            stream = kind.new_stream()
-            with kind.on(stream):
-                for _ in range(2):
-                    got[s] = [f() for f in jobs[s]]
-            kind.synchronize(stream)
-        except Exception as e:  # reported below, in the test's thread
-            errors.append(e)
+        stream = kind.new_stream()
+        with kind.on(stream):
+            for _ in range(2):
+                got[s] = [f() for f in jobs[s]]
+        kind.synchronize(stream)
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_in_threads(work, 4)
     for s in range(4):
         for ref, out in zip(alone[s], got[s]):
             np.testing.assert_allclose(kind.get(out), ref, rtol=1e-5, atol=1e-4 * float(np.max(np.abs(ref))))
@@ -390,25 +381,16 @@ def test_ndimage_entry_replays_on_the_device(rng):
     np.testing.assert_allclose(kind.get(got), np.full(x.shape, w.astype(np.float64).sum()), rtol=1e-5, atol=1e-5)
     images = [kind.put(f32(rng, 200 + 7 * i, 300)) for i in range(4)]
     wants = [kind.get(mnd.gaussian_filter.__wrapped__(im, 1.0 + i)) for i, im in enumerate(images)]
-    got, errors = [None] * 4, []
+    got = [None] * 4
 
     def work(i):
-        try:
-            s = kind.new_stream()
-            with kind.on(s):
-                for _ in range(20):
-                    got[i] = mnd.gaussian_filter(images[i], 1.0 + i)
-            kind.synchronize(s)
-        except Exception as e:  # reported below, in the test's thread
-            errors.append(e)
+        s = kind.new_stream()
+        with kind.on(s):
+            for _ in range(20):
+                got[i] = mnd.gaussian_filter(images[i], 1.0 + i)
+        kind.synchronize(s)
 
-    import threading
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
+    run_in_threads(work, 4)
     for i in range(4):
         np.testing.assert_array_equal(kind.get(got[i]), wants[i])
 

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""What the compiled entry (memhier._entry) costs and saves on CuPy images of 256^2 (issue 64):
+each call through the entry and through the Python function it stands for (fn.__wrapped__),
+interleaved in one process, host us a call in a loop of back-to-back calls: replayed calls
+(correlate, gaussian_filter), calls the entry keys but cannot replay (convolve's device weights,
+reversed each call; an output dtype given as a string on correlate), and a call it cannot key
+(an output array).
+
+usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/entry_overhead.py"""
+import time
+
+import cupy
+import numpy as np
+
+import memhier.ndimage as mnd
+from memhier import _fast
+
+N, LOOPS, ROUNDS = 256, 2000, 5
+
+
+def per_call_us(fn):
+    for _ in range(100):
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(LOOPS):
+        fn()
+    t = time.perf_counter() - t0
+    cupy.cuda.get_current_stream().synchronize()
+    return t / LOOPS * 1e6
+
+
+def main():
+    x = cupy.asarray(np.random.default_rng(1).uniform(-1, 1, (N, N)).astype(np.float32))
+    w = cupy.asarray(np.random.default_rng(2).uniform(-1, 1, (5, 5)).astype(np.float32))
+    out = cupy.empty_like(x)
+    cases = [("correlate (replayed)", mnd.correlate, (x, w), {}),
+             ("gaussian_filter (replayed)", mnd.gaussian_filter, (x, 2.0), {}),
+             ("convolve, device weights (keyed, not replayed)", mnd.convolve, (x, w), {}),
+             ("correlate, output='float32' (keyed, not replayed)", mnd.correlate, (x, w), {"output": "float32"}),
+             ("correlate, output=array (not keyed)", mnd.correlate, (x, w), {"output": out})]
+    print(f"entry loaded: {_fast._entry is not None}; host us a call, {LOOPS} calls, best of {ROUNDS} rounds")
+    for name, fn, args, kwargs in cases:
+        entry, python = [], []
+        for _ in range(ROUNDS):
+            entry.append(per_call_us(lambda: fn(*args, **kwargs)))
+            python.append(per_call_us(lambda: fn.__wrapped__(*args, **kwargs)))
+        print(f"{name:52} entry {min(entry):6.2f}  python {min(python):6.2f}  saved {min(python) - min(entry):6.2f}")
+    print(_fast.stats())
+
+
+if __name__ == "__main__":
+    main()
