@@ -18,12 +18,15 @@ from ._context import Context, context_at, _device_index
 from ._native import lib, check
 
 
+DEFAULT_PRECISION = "normwise"  # a call's contract where its function takes none (the library's default)
+
+
 class Call:
     """One library call: call.ctx is the context, call.ptr(op) the address the library gets
     for an operand (a staging buffer for a NumPy array run on a GPU), call.run(status) checks
     the status and finishes the call (copies back, frees)."""
 
-    def __init__(self, operands, device=None, context=None, precision="normwise"):
+    def __init__(self, operands, device=None, context=None, precision=DEFAULT_PRECISION):
         first = operands[0]
         self._staged = {}
         self._buffers = []
@@ -90,7 +93,7 @@ def in_place(op, device, context):
     return device is None and (context is None or (isinstance(context, Context) and context.device == op.device))
 
 
-def context_in_place(op, context=None, precision="normwise"):
+def context_in_place(op, context=None, precision=DEFAULT_PRECISION):
     """The context of a call on op's own device (in_place): `context`, or the calling thread's for
     op's device, on the caller's current stream where op is on a GPU, with the call's precision;
     what Call sets up for such a call, less the checks."""

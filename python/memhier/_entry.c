@@ -1,8 +1,8 @@
-/* memhier._entry: the compiled entry of memhier.ndimage's functions (issue 64: the everyday
- * call). A call whose arguments equal an earlier call's, where that call was one library call
- * into a new output, replays that call from C: the arguments keyed, the record found, the
- * caller's context and stream set, the output made and the C library called, with no Python
- * layer between. Everything else (a first call, a refusal, any argument the key does not
+/* memhier._entry: the compiled entry of memhier.ndimage's filters and of memhier's conv1d,
+ * conv2d and reduce_sum (issue 64: the everyday call). A call whose arguments equal an earlier
+ * call's, where that call was one library call into a new output, replays that call from C: the
+ * arguments keyed, the record found, the caller's context and stream set, the output made and
+ * the C library called, with no Python layer between. Everything else (a first call, a refusal, any argument the key does not
  * cover) runs the Python function, which may leave a record for the next call (_fast.offer).
  *
  * The key of a call is the function and, for each parameter, its value's type and value:
@@ -33,7 +33,10 @@ static unsigned long long hits, misses, recorded;
 
 static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
 
-enum call_shape { CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_PLANNED_MODE, SEPFILTER, CALL_SHAPES };
+enum call_shape {
+    CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_PLANNED_MODE, SEPFILTER, CONV2D, CONV1D, CONV1D_BATCHED, CONV1D_MODE,
+    REDUCE_SUM, CALL_SHAPES
+};
 enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
 
 typedef int (*conv2d_mode_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int,
@@ -43,6 +46,13 @@ typedef int (*conv2d_mode_batched_fn)(void *, const char *, const void *, size_t
 typedef int (*conv2d_planned_mode_fn)(void *, const char *, const void *, const void *, size_t, size_t, size_t, int,
                                       float, long long, long long, void *);
 typedef int (*sepfilter_fn)(void *, const char *, const void *, const void *, void *);
+typedef int (*conv2d_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int, void *);
+typedef int (*conv1d_fn)(void *, const char *, const void *, size_t, const void *, size_t, int, void *);
+typedef int (*conv1d_batched_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int,
+                                 void *);
+typedef int (*conv1d_mode_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int,
+                              float, long long, void *);
+typedef int (*reduce_sum_fn)(void *, const char *, const void *, size_t, void *);
 
 /* ---- a record: one library call, every argument fixed but the input's and output's address -- */
 typedef struct {
@@ -50,10 +60,11 @@ typedef struct {
     int shape;        /* enum call_shape */
     void *fn;         /* the library function */
     PyObject *variant; /* bytes, or None for auto */
-    Py_ssize_t sizes[3]; /* batch, rows, cols (conv2d); unused for sepfilter */
+    Py_ssize_t sizes[3]; /* batch, rows, cols (conv2d); batch, n (conv1d); n (reduce_sum) */
     void *fixed;      /* the weights' address, the plan or the sepfilter desc */
-    Py_ssize_t krows, kcols;
-    int mode;
+    int weights_in_call; /* the weights are the call's own (their address read each call), not fixed */
+    Py_ssize_t krows, kcols, stride; /* the filter's sides (conv1d: k in kcols), conv1d's mask stride */
+    int mode;         /* the mode, or the pad for conv1d and conv2d */
     float cval;
     long long origin_r, origin_c;
     PyObject *place;     /* where the call runs: .kind, .device (context_in_place, empty_like_kind) */
@@ -87,21 +98,22 @@ static int kind_code(PyObject *kind)
 
 static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *names[] = {"shape", "fn", "variant", "batch", "rows", "cols", "fixed", "krows", "kcols", "mode",
-                            "cval", "origin_r", "origin_c", "place", "context", "precision", "out_shape",
-                            "out_dtype", "keep", "first_output", NULL};
-    int shape, mode;
+    static char *names[] = {"shape", "fn", "variant", "batch", "rows", "cols", "fixed", "weights_in_call", "krows",
+                            "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "context",
+                            "precision", "out_shape", "out_dtype", "keep", "first_output", NULL};
+    int shape, mode, weights_in_call;
     unsigned long long fn, fixed;
-    Py_ssize_t batch, rows, cols, krows, kcols;
+    Py_ssize_t batch, rows, cols, krows, kcols, stride;
     float cval;
     long long origin_r, origin_c;
     PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKOnnnKnnifLLOOOOOOO", names, &shape, &fn, &variant, &batch, &rows,
-                                     &cols, &fixed, &krows, &kcols, &mode, &cval, &origin_r, &origin_c, &place,
-                                     &context, &precision, &out_shape, &out_dtype, &keep, &first_output))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKOnnnKpnnnifLLOOOOOOO", names, &shape, &fn, &variant, &batch,
+                                     &rows, &cols, &fixed, &weights_in_call, &krows, &kcols, &stride, &mode, &cval,
+                                     &origin_r, &origin_c, &place, &context, &precision, &out_shape, &out_dtype, &keep,
+                                     &first_output))
         return NULL;
     if (shape < 0 || shape >= CALL_SHAPES || !fn || (variant != Py_None && !PyBytes_Check(variant)) ||
-        batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || !PyTuple_Check(out_shape)) {
+        batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || stride < 0 || !PyTuple_Check(out_shape)) {
         PyErr_SetString(PyExc_ValueError, "Record: a call shape, a function, bytes or None for the variant, "
                                           "sizes >= 0 and the output's shape as a tuple");
         return NULL;
@@ -118,7 +130,8 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     if (!r) return NULL;
     r->shape = shape, r->fn = (void *)(uintptr_t)fn, r->fixed = (void *)(uintptr_t)fixed;
     r->sizes[0] = batch, r->sizes[1] = rows, r->sizes[2] = cols;
-    r->krows = krows, r->kcols = kcols, r->mode = mode, r->cval = cval;
+    r->weights_in_call = weights_in_call, r->krows = krows, r->kcols = kcols, r->stride = stride;
+    r->mode = mode, r->cval = cval;
     r->origin_r = origin_r, r->origin_c = origin_c, r->kind = code;
     Py_INCREF(variant), r->variant = variant;
     Py_INCREF(place), r->place = place;
@@ -139,6 +152,19 @@ static PyTypeObject RecordType = {
     .tp_doc = "One library call of a kept filter, replayed with a new input and output.",
     .tp_new = record_new,
 };
+
+/* ---- the entry: a callable in place of a Python function (below) ------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *slow;        /* the Python function */
+    PyObject *names;       /* its parameters' names, in order */
+    PyObject *defaults;    /* each one's default, or REQUIRED */
+    Py_ssize_t positional; /* how many may be given by position (the rest are keyword-only) */
+    Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
+    int device_weights;    /* whether calls with weights on the device replay (else they run in Python) */
+} Entry;
 
 /* ---- reading arrays ------------------------------------------------------------------------- */
 
@@ -225,60 +251,72 @@ static int plain_scalar(PyObject *v)
            PyUnicode_CheckExact(v) || PyBytes_CheckExact(v);
 }
 
-/* The key part of one argument (a new reference), or NULL with no error set where the value
- * makes no key. Arrays are keyed as the input (position 0) or as the weights (the entry's
- * weights position); an array anywhere else (an output) makes no key. */
-static PyObject *value_key(PyObject *v, int is_input, int is_weights, void **input_ptr)
+enum part { NO_KEY, AS_IT_IS, ITEMS, ARRAY };
+
+/* How a value is keyed, from its type alone (nothing read from an array yet, so a call that
+ * makes no key costs little): as it is (scalars, types, dtypes, a memhier.Context), item by
+ * item (lists and tuples of scalars), as an array (the input, or the weights where the entry
+ * keys them: device weights only where the function replays them), or not at all. */
+static enum part part_of(PyObject *v, int is_input, int is_weights, int device_weights)
 {
     if (plain_scalar(v) || Py_TYPE(v) == (PyTypeObject *)CONTEXT_TYPE || PyType_Check(v) ||
-        PyObject_TypeCheck(v, (PyTypeObject *)DTYPE_TYPE)) {
-        Py_INCREF(v);
-        return v;
-    }
+        PyObject_TypeCheck(v, (PyTypeObject *)DTYPE_TYPE))
+        return AS_IT_IS;
     if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
-        const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
-        PyObject *key = PyTuple_New(2 * n);
-        if (!key) return NULL;
-        for (Py_ssize_t i = 0; i < n; ++i) {
-            PyObject *item = PySequence_Fast_GET_ITEM(v, i);
-            if (!plain_scalar(item)) {
-                Py_DECREF(key);
-                return NULL;
-            }
-            Py_INCREF(Py_TYPE(item));
-            Py_INCREF(item);
-            PyTuple_SET_ITEM(key, 2 * i, (PyObject *)Py_TYPE(item));
-            PyTuple_SET_ITEM(key, 2 * i + 1, item);
-        }
-        return key;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(v); ++i)
+            if (!plain_scalar(PySequence_Fast_GET_ITEM(v, i))) return NO_KEY;
+        return ITEMS;
     }
     const int kind = array_kind(v);
-    if ((kind == KIND_NUMPY || kind == KIND_CUPY) && (is_input || is_weights)) {
-        PyObject *key = array_key(v, kind, is_input, input_ptr);
-        if (!key) PyErr_Clear(); /* an array that reads otherwise: the Python path says what */
-        return key;
-    }
     PyErr_Clear();
-    return NULL;
+    if (kind == KIND_NUMPY && (is_input || is_weights)) return ARRAY;
+    if (kind == KIND_CUPY && (is_input || (is_weights && device_weights))) return ARRAY;
+    return NO_KEY;
 }
 
-/* The key of a call: the entry, then each parameter's type and key part. NULL with no error
- * set where some value makes no key. */
-static PyObject *call_key(PyObject *entry, PyObject *const *values, Py_ssize_t n, Py_ssize_t weights,
-                          void **input_ptr)
+static PyObject *items_key(PyObject *v)
 {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+    PyObject *key = PyTuple_New(2 * n);
+    if (!key) return NULL;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        PyObject *item = PySequence_Fast_GET_ITEM(v, i);
+        Py_INCREF(Py_TYPE(item));
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(key, 2 * i, (PyObject *)Py_TYPE(item));
+        PyTuple_SET_ITEM(key, 2 * i + 1, item);
+    }
+    return key;
+}
+
+/* The key of a call: the entry, then each parameter's type and key part; NULL with no error
+ * set where some value makes no key (the types looked at first, the arrays read last). */
+static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n, void **input_ptr)
+{
+    enum part parts[32];
+    for (Py_ssize_t i = 0; i < n; ++i)
+        if ((parts[i] = part_of(values[i], i == 0, i == e->weights, e->device_weights)) == NO_KEY) return NULL;
     PyObject *key = PyTuple_New(1 + 2 * n);
     if (!key) return NULL;
-    Py_INCREF(entry);
-    PyTuple_SET_ITEM(key, 0, entry);
+    Py_INCREF(e);
+    PyTuple_SET_ITEM(key, 0, (PyObject *)e);
     for (Py_ssize_t i = 0; i < n; ++i) {
-        PyObject *part = value_key(values[i], i == 0, i == weights, input_ptr);
+        PyObject *v = values[i], *part;
+        if (parts[i] == AS_IT_IS) {
+            Py_INCREF(v);
+            part = v;
+        } else if (parts[i] == ITEMS) {
+            part = items_key(v);
+        } else {
+            part = array_key(v, array_kind(v), i == 0, input_ptr);
+            if (!part) PyErr_Clear(); /* an array that reads otherwise: the Python path says what */
+        }
         if (!part) {
             Py_DECREF(key);
             return NULL;
         }
-        Py_INCREF(Py_TYPE(values[i]));
-        PyTuple_SET_ITEM(key, 1 + 2 * i, (PyObject *)Py_TYPE(values[i]));
+        Py_INCREF(Py_TYPE(v));
+        PyTuple_SET_ITEM(key, 1 + 2 * i, (PyObject *)Py_TYPE(v));
         PyTuple_SET_ITEM(key, 2 + 2 * i, part);
     }
     return key;
@@ -299,9 +337,13 @@ static int output_address(const Record *r, PyObject *y, void **ptr)
     return 0;
 }
 
+/* The address of an array the call reads (the input's CuPy address is read with the key). */
 static int input_address(const Record *r, PyObject *x, void **ptr)
 {
-    if (r->kind == KIND_CUPY) return 0; /* read with the key */
+    if (r->kind == KIND_CUPY) {
+        long device;
+        return *ptr ? 0 : cupy_place(x, ptr, &device);
+    }
     Py_buffer view;
     if (PyObject_GetBuffer(x, &view, PyBUF_C_CONTIGUOUS) < 0) return -1;
     *ptr = view.buf;
@@ -309,35 +351,53 @@ static int input_address(const Record *r, PyObject *x, void **ptr)
     return 0;
 }
 
-static int library_call(const Record *r, void *handle, const void *in, void *out)
+static int library_call(const Record *r, void *handle, const void *in, const void *w, void *out)
 {
     const char *variant = r->variant == Py_None ? NULL : PyBytes_AS_STRING(r->variant);
     const size_t batch = (size_t)r->sizes[0], rows = (size_t)r->sizes[1], cols = (size_t)r->sizes[2];
+    const size_t krows = (size_t)r->krows, kcols = (size_t)r->kcols, stride = (size_t)r->stride;
     int status;
     Py_BEGIN_ALLOW_THREADS
     switch (r->shape) {
     case CONV2D_MODE:
-        status = ((conv2d_mode_fn)r->fn)(handle, variant, in, rows, cols, r->fixed, (size_t)r->krows,
-                                         (size_t)r->kcols, r->mode, r->cval, r->origin_r, r->origin_c, out);
+        status = ((conv2d_mode_fn)r->fn)(handle, variant, in, rows, cols, w, krows, kcols, r->mode, r->cval,
+                                         r->origin_r, r->origin_c, out);
         break;
     case CONV2D_MODE_BATCHED:
-        status = ((conv2d_mode_batched_fn)r->fn)(handle, variant, in, batch, rows, cols, r->fixed, (size_t)r->krows,
-                                                 (size_t)r->kcols, r->mode, r->cval, r->origin_r, r->origin_c, out);
+        status = ((conv2d_mode_batched_fn)r->fn)(handle, variant, in, batch, rows, cols, w, krows, kcols, r->mode,
+                                                 r->cval, r->origin_r, r->origin_c, out);
         break;
     case CONV2D_PLANNED_MODE:
-        status = ((conv2d_planned_mode_fn)r->fn)(handle, variant, r->fixed, in, batch, rows, cols, r->mode, r->cval,
+        status = ((conv2d_planned_mode_fn)r->fn)(handle, variant, w, in, batch, rows, cols, r->mode, r->cval,
                                                  r->origin_r, r->origin_c, out);
         break;
+    case SEPFILTER:
+        status = ((sepfilter_fn)r->fn)(handle, variant, w, in, out);
+        break;
+    case CONV2D:
+        status = ((conv2d_fn)r->fn)(handle, variant, in, rows, cols, w, krows, kcols, r->mode, out);
+        break;
+    case CONV1D:
+        status = ((conv1d_fn)r->fn)(handle, variant, in, rows, w, kcols, r->mode, out);
+        break;
+    case CONV1D_BATCHED:
+        status = ((conv1d_batched_fn)r->fn)(handle, variant, in, batch, rows, w, stride, kcols, r->mode, out);
+        break;
+    case CONV1D_MODE:
+        status = ((conv1d_mode_fn)r->fn)(handle, variant, in, batch, rows, w, stride, kcols, r->mode, r->cval,
+                                         r->origin_r, out);
+        break;
     default:
-        status = ((sepfilter_fn)r->fn)(handle, variant, r->fixed, in, out);
+        status = ((reduce_sum_fn)r->fn)(handle, variant, in, rows, out);
     }
     Py_END_ALLOW_THREADS
     return status;
 }
 
-/* The record's call on input x (its address in_ptr for CuPy): the context as the Python path
- * sets it, a new output, the library call; its exception where it fails. */
-static PyObject *replay(const Record *r, PyObject *x, void *in_ptr)
+/* The record's call on input x (its address in_ptr for CuPy) and, where the record takes them
+ * from the call, weights w: the context as the Python path sets it, a new output, the library
+ * call; its exception where it fails. */
+static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w)
 {
     PyObject *ctx = PyObject_CallFunctionObjArgs(CONTEXT_IN_PLACE, r->place, r->context, r->precision, NULL);
     if (!ctx) return NULL;
@@ -350,10 +410,12 @@ static PyObject *replay(const Record *r, PyObject *x, void *in_ptr)
     PyObject *y = PyErr_Occurred() ? NULL
                                    : PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, r->out_shape,
                                                                   r->out_dtype, NULL);
-    void *out_ptr = NULL;
-    if (y && (output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0)) Py_CLEAR(y);
+    void *out_ptr = NULL, *w_ptr = r->weights_in_call ? NULL : r->fixed;
+    if (y && (output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0 ||
+              (r->weights_in_call && (!w || input_address(r, w, &w_ptr) < 0))))
+        Py_CLEAR(y);
     if (y) {
-        const int status = library_call(r, h, in_ptr, out_ptr);
+        const int status = library_call(r, h, in_ptr, w_ptr, out_ptr);
         if (status != 0) {
             PyObject *raised = PyObject_CallFunction(CHECK, "iO", status, handle);
             Py_XDECREF(raised);
@@ -430,17 +492,8 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result)
     }
 }
 
-/* ---- the entry: a callable in place of a Python function --------------------------------------- */
+/* ---- the entry's calls ----------------------------------------------------------------------------- */
 
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *slow;     /* the Python function */
-    PyObject *names;    /* its parameters' names, in order */
-    PyObject *defaults; /* each one's default, or REQUIRED */
-    Py_ssize_t positional; /* how many may be given by position (the rest are keyword-only) */
-    Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
-} Entry;
 
 static PyObject *REQUIRED;
 
@@ -486,7 +539,7 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     for (Py_ssize_t i = 0; i < n; ++i)
         if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames);
     void *in_ptr = NULL;
-    PyObject *key = RECORDS ? call_key(self, values, n, e->weights, &in_ptr) : NULL;
+    PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr) : NULL;
     if (!key) {
         if (PyErr_Occurred()) return NULL;
         return run_python(e, NULL, args, nargsf, kwnames);
@@ -502,7 +555,7 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     PyObject *outer = pending_get();
     if (outer) spoil(outer);
     ++hits;
-    PyObject *y = replay((Record *)rec, values[0], in_ptr);
+    PyObject *y = replay((Record *)rec, values[0], in_ptr, e->weights >= 0 ? values[e->weights] : NULL);
     Py_DECREF(rec);
     return y;
 }
@@ -511,15 +564,17 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *slow, *names, *defaults;
     Py_ssize_t positional, weights;
-    if (!PyArg_ParseTuple(args, "OO!O!nn:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults, &positional,
-                          &weights))
+    int device_weights;
+    if (!PyArg_ParseTuple(args, "OO!O!nnp:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
+                          &positional, &weights, &device_weights))
         return NULL;
     (void)kwargs;
     if (PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(defaults) || PyTuple_GET_SIZE(names) == 0 ||
         PyTuple_GET_SIZE(names) > 32 || positional < 1 || positional > PyTuple_GET_SIZE(names) || weights < -1 ||
         weights >= PyTuple_GET_SIZE(names) || !PyCallable_Check(slow)) {
         PyErr_SetString(PyExc_ValueError, "Entry: a function, 1 to 32 names with a default each, how many of them "
-                                          "are positional (at least the first) and the weights' position or -1");
+                                          "are positional (at least the first), the weights' position or -1, and "
+                                          "whether device weights replay");
         return NULL;
     }
     Entry *e = (Entry *)type->tp_alloc(type, 0);
@@ -528,7 +583,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(slow), e->slow = slow;
     Py_INCREF(names), e->names = names;
     Py_INCREF(defaults), e->defaults = defaults;
-    e->positional = positional, e->weights = weights;
+    e->positional = positional, e->weights = weights, e->device_weights = device_weights;
     return (PyObject *)e;
 }
 
@@ -650,5 +705,10 @@ PyMODINIT_FUNC PyInit__entry(void)
     PyModule_AddIntConstant(m, "CONV2D_MODE_BATCHED", CONV2D_MODE_BATCHED);
     PyModule_AddIntConstant(m, "CONV2D_PLANNED_MODE", CONV2D_PLANNED_MODE);
     PyModule_AddIntConstant(m, "SEPFILTER", SEPFILTER);
+    PyModule_AddIntConstant(m, "CONV2D", CONV2D);
+    PyModule_AddIntConstant(m, "CONV1D", CONV1D);
+    PyModule_AddIntConstant(m, "CONV1D_BATCHED", CONV1D_BATCHED);
+    PyModule_AddIntConstant(m, "CONV1D_MODE", CONV1D_MODE);
+    PyModule_AddIntConstant(m, "REDUCE_SUM", REDUCE_SUM);
     return m;
 }

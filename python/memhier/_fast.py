@@ -1,5 +1,6 @@
 """The compiled entry (memhier._entry, built beside the library where Python's headers are):
-memhier.ndimage's functions called again with arguments equal to an earlier call's, where that
+memhier.ndimage's filters, conv1d, conv2d and reduce_sum called again with arguments equal to an
+earlier call's, where that
 call was one library call into a new output, replay that call from C (docs/python.md, "What the
 binding costs"). The Python functions stay the one statement of what a call does: the entry
 keys a call's arguments, and a record is offered only by the Python path, from the call it has
@@ -50,10 +51,11 @@ if _entry is not None:
     _entry.configure(_arrays.KINDS, RECORDS, Context, np.dtype, context_in_place, empty_like_kind, _native.check, KEPT)
 
 
-def entry(weights=None):
+def entry(weights=None, device_weights_replay=True):
     """A decorator: the function with the compiled entry in front (the function itself without
     the extension). weights: the parameter keyed as weights (by content for NumPy arrays, by
-    place for device arrays), or None."""
+    place for device arrays), or None. device_weights_replay: False where a call with weights on
+    the device is never one library call (the entry then sends it to Python unkeyed)."""
     def wrap(fn):
         if _entry is None:
             return fn
@@ -63,21 +65,23 @@ def entry(weights=None):
         names = tuple(p.name for p in params)
         defaults = tuple(_entry.REQUIRED if p.default is p.empty else p.default for p in params)
         positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
-        return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1)
+        return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1,
+                            device_weights_replay)
     return wrap
 
 
-CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_PLANNED_MODE, SEPFILTER = range(4)
-
-
-def offer(shape, fn, variant, sizes, fixed, place, context, precision, out, keep, kernel=(0, 0, 0, 0.0, 0, 0)):
+def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep, kernel=(0, 0, 0, 0.0, 0, 0),
+          stride=0, weights_in_call=False):
     """Offers the library call just made as the whole of the entry call in progress on this
-    thread (nothing where no entry call is recording). shape: the call's form (CONV2D_MODE ...),
-    fn its library function (a ctypes function), variant its bytes or None, sizes (batch, rows,
-    cols), fixed the address of what the call reads besides the input (weights, plan, desc),
-    place the input's Operand, context and precision as the call set them, out the output's
-    Operand (an array the call made), keep what fixed points into, kernel (krows, kcols, mode,
-    cval, origin_r, origin_c) for conv2d."""
+    thread (nothing where no entry call is recording). form: the call's form as _entry names it
+    ('CONV2D_MODE', 'SEPFILTER', 'CONV1D', 'REDUCE_SUM' ...), fn its library function (a ctypes
+    function), variant its bytes or None, sizes (batch, rows or n, cols), fixed the address of
+    what the call reads besides the input (weights, plan, desc), or weights_in_call where the
+    call reads the caller's weights argument (its address then read each call), place the
+    input's Operand, context and precision as the call set them, out the output's Operand (an
+    array the call made), keep what fixed points into, kernel (krows, kcols, mode or pad, cval,
+    origin_r, origin_c; a 1-D call's k in kcols and its origin in origin_r), stride conv1d's mask
+    stride."""
     if _entry is None:
         return
     pending = _entry.pending()
@@ -89,9 +93,10 @@ def offer(shape, fn, variant, sizes, fixed, place, context, precision, out, keep
     if place.kind not in ("numpy", "cupy"):
         return
     krows, kcols, mode, cval, origin_r, origin_c = kernel
-    pending[0] = _entry.Record(shape, ctypes.cast(fn, ctypes.c_void_p).value, variant, *sizes, fixed or 0, krows,
-                               kcols, mode, cval, origin_r, origin_c, _arrays.Place(place.kind, place.device), context,
-                               precision, tuple(out.shape), out.dtype, keep, out.obj)
+    pending[0] = _entry.Record(getattr(_entry, form), ctypes.cast(fn, ctypes.c_void_p).value, variant, *sizes,
+                               fixed or 0, weights_in_call, krows, kcols, stride, mode, cval, origin_r, origin_c,
+                               _arrays.Place(place.kind, place.device), context, precision, tuple(out.shape), out.dtype,
+                               keep, out.obj)
 
 
 def stats():

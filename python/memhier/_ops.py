@@ -6,8 +6,9 @@ import ctypes
 
 import numpy as np
 
-from . import _arrays
-from ._call import Call, cval_arg, int_arg, mode_arg, origin_list, pad_arg, variant_arg
+from . import _arrays, _fast
+from ._call import DEFAULT_PRECISION, Call, cval_arg, in_place, int_arg, mode_arg, origin_list, pad_arg, \
+    variant_arg
 from ._native import lib, check, InvalidArgument
 
 F32 = "float32"
@@ -35,6 +36,16 @@ PRECISION_DOC = """precision: the accuracy auto keeps. 'normwise' (the default, 
     the contract."""
 
 
+def _offer(out, x, device, context, precision, form, fn, variant, sizes, out_op, weights=True, **form_args):
+    """Offers a call just made into a new output, on x's own device with nothing staged, to the
+    compiled entry (_fast.offer), which replays it for the next call of equal arguments; the
+    weights (mask, filter) are the call's own, their address read each call."""
+    if out is None and in_place(x, device, context):
+        _fast.offer(form, fn, variant, sizes, None, x, context, precision, out_op, None, weights_in_call=weights,
+                    **form_args)
+
+
+@_fast.entry("mask")
 def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0, origin=0,
            precision="normwise"):
     """out[..., i] = sum_j x[..., i + j - lpad] * mask[..., j] (cross-correlation, as
@@ -61,6 +72,8 @@ def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=Non
         os_ = _arrays.output(out, xs, "out", tuple(xs.shape), F32)
         call.run(lib.mh_conv1d_mode(call.ctx, name, call.ptr(xs), batch, n, call.ptr(ms), stride, k, mode_code, cval,
                                     origin, call.out_ptr(os_)))
+        _offer(out, xs, device, context, precision, "CONV1D_MODE", lib.mh_conv1d_mode, name, (batch, n, 0), os_,
+               kernel=(0, k, mode_code, cval, origin, 0), stride=stride)
         return os_.obj
     out_len = lib.mh_conv1d_out_len(n, k, pad_code)
     if out_len == 0:  # the library's own detail names the size it refuses
@@ -73,9 +86,13 @@ def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=Non
     else:
         status = lib.mh_conv1d(call.ctx, name, call.ptr(xs), n, call.ptr(ms), k, pad_code, call.out_ptr(os_))
     call.run(status)
+    form, fn = ("CONV1D_BATCHED", lib.mh_conv1d_batched) if batched else ("CONV1D", lib.mh_conv1d)
+    _offer(out, xs, device, context, precision, form, fn, name, (batch, n, 0), os_, kernel=(0, k, pad_code, 0.0, 0, 0),
+           stride=stride)
     return os_.obj
 
 
+@_fast.entry("filter")
 def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, context=None, *, mode=None, cval=0.0,
            origin=0, precision="normwise"):
     """out[r, c] = sum_{i,j} image[r + i - lpr, c + j - lpc] * filter[i, j], filter sides 1 to
@@ -96,6 +113,8 @@ def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, conte
         os_ = _arrays.output(out, im, "out", (rows, cols), F32)
         call.run(lib.mh_conv2d_mode(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, mode_code,
                                     cval, origins[0], origins[1], call.out_ptr(os_)))
+        _offer(out, im, device, context, precision, "CONV2D_MODE", lib.mh_conv2d_mode, name, (1, rows, cols), os_,
+               kernel=(krows, kcols, mode_code, cval, origins[0], origins[1]))
         return os_.obj
     status = lib.mh_conv2d_out_dims(rows, cols, krows, kcols, pad_code, ctypes.byref(out_rows), ctypes.byref(out_cols))
     if status != 0:  # the library's own detail names the size it refuses
@@ -103,6 +122,8 @@ def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, conte
     os_ = _arrays.output(out, im, "out", (out_rows.value, out_cols.value), F32)
     call.run(lib.mh_conv2d(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, pad_code,
                            call.out_ptr(os_)))
+    _offer(out, im, device, context, precision, "CONV2D", lib.mh_conv2d, name, (1, rows, cols), os_,
+           kernel=(krows, kcols, pad_code, 0.0, 0, 0))
     return os_.obj
 
 
@@ -130,6 +151,7 @@ def matmul(a, b, variant="auto", out=None, device=None, context=None):
     return os_.obj
 
 
+@_fast.entry()
 def reduce_sum(x, variant="auto", out=None, device=None, context=None):
     """The float32 sum of every element of x (any number of dimensions, C-contiguous). NumPy:
     a numpy.float32; CuPy / PyTorch: a 0-d array on x's device, not read back to the host."""
@@ -138,7 +160,12 @@ def reduce_sum(x, variant="auto", out=None, device=None, context=None):
     call = Call([xi], device, context)
     os_ = _arrays.output(out, xi, "out", (), F32)
     call.run(lib.mh_reduce_sum(call.ctx, variant_arg(variant), call.ptr(xi) if n else None, n, call.out_ptr(os_)))
-    return os_.obj[()] if xi.kind == "numpy" and out is None else os_.obj
+    if xi.kind == "numpy" and out is None:
+        return os_.obj[()]
+    if n:
+        _offer(out, xi, device, context, DEFAULT_PRECISION, "REDUCE_SUM", lib.mh_reduce_sum, variant_arg(variant),
+               (1, n, 0), os_, weights=False)
+    return os_.obj
 
 
 MAX_BINS = 1 << 20  # MH_HISTOGRAM_MAX_BINS

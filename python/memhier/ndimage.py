@@ -47,7 +47,7 @@ import numpy as np
 
 from . import _arrays, _fast
 from ._interop import accepts_foreign_arrays
-from ._call import Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, \
+from ._call import DEFAULT_PRECISION, Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, \
     origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
@@ -571,13 +571,13 @@ class _KeptCall:
         kernel = self.kshape + self.tail
         out = _arrays.made(y, "output", src, self.shape, F32)
         if self.library_plan is not None:
-            _fast.offer(_fast.CONV2D_PLANNED_MODE, lib.mh_conv2d_planned_mode, self.variant, (images, rows, cols),
+            _fast.offer("CONV2D_PLANNED_MODE", lib.mh_conv2d_planned_mode, self.variant, (images, rows, cols),
                         self.library_plan.handle.value, src, self.context, self.precision, out, self.library_plan,
                         kernel)
             return
         w = given if given is not None else self.own_w
-        form, fn = (_fast.CONV2D_MODE_BATCHED, lib.mh_conv2d_mode_batched) if len(self.shape) == 3 else \
-            (_fast.CONV2D_MODE, lib.mh_conv2d_mode)
+        form, fn = ("CONV2D_MODE_BATCHED", lib.mh_conv2d_mode_batched) if len(self.shape) == 3 else \
+            ("CONV2D_MODE", lib.mh_conv2d_mode)
         _fast.offer(form, fn, self.variant, (images, rows, cols), w.ptr, src, self.context, self.precision, out,
                     self.own_w, kernel)
 
@@ -606,7 +606,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, False, precision)
 
 
-@_fast.entry("weights")
+@_fast.entry("weights", device_weights_replay=False)  # device weights are reversed into a new array each call
 @accepts_foreign_arrays
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
              device=None, context=None, precision="per-element"):
@@ -916,7 +916,7 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
             check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(described[0]), x.ptr, dst.ptr),
                   ctx.handle)
             if replayable and len(steps) == 1 and x is src and dst is out and made_here:
-                _fast.offer(_fast.SEPFILTER, lib.mh_sepfilter, variant_arg(variant), (0, 0, 0),
+                _fast.offer("SEPFILTER", lib.mh_sepfilter, variant_arg(variant), (0, 0, 0),
                             ctypes.addressof(described[0]), src, context, SEPFILTER_PRECISION, out, described)
         else:
             call = Call([x], device, context)
@@ -929,7 +929,7 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
     return out.obj
 
 
-SEPFILTER_PRECISION = "normwise"  # the contract set for sepfilter's calls: its rows have one bound
+SEPFILTER_PRECISION = DEFAULT_PRECISION  # the contract set for sepfilter's calls: its rows have one bound
 
 
 def _long_pass(x, dst, step, cval, src, device, context):

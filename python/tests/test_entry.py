@@ -56,7 +56,13 @@ def _calls(rng):
             (mnd.sobel, (x,), {"axis": 0}, True),
             (mnd.prewitt, (x, 1), {"mode": "constant", "cval": 0.5}, True),
             (mnd.laplace, (x,), {}, True),
-            (mnd.laplace, (stack,), {}, False)]
+            (mnd.laplace, (stack,), {}, False),
+            (memhier.conv1d, (x.ravel(), w[:, 0].copy()), {"pad": "same"}, True),
+            (memhier.conv1d, (x, f32(rng, 19, 4)), {"pad": "full"}, True),  # a mask per signal
+            (memhier.conv1d, (x, w[0].copy()), {"mode": "wrap", "origin": 1}, True),
+            (memhier.conv2d, (x, w), {}, True),
+            (memhier.conv2d, (x, w), {"mode": "mirror", "cval": 0.0, "origin": (1, 0)}, True),
+            (memhier.reduce_sum, (x,), {}, False)]  # NumPy's sum comes back as a scalar, not the output
 
 
 @needs_entry
@@ -89,6 +95,22 @@ def test_one_library_call_is_replayed_and_the_rest_runs_in_python(rng):
         misses = _fast.stats()["misses"]
         np.testing.assert_array_equal(mnd.laplace(v), want)
         assert _fast.stats()["misses"] > misses, "laplace of a volume replayed as one library call"
+
+
+@needs_entry
+def test_weights_read_in_place_are_the_calls_own(rng):
+    """conv1d and conv2d read the caller's mask where it is: a replay reads this call's array,
+    never the array of the call that left the record."""
+    x, mask = f32(rng, 500), f32(rng, 7)
+    content = mask.copy()
+    memhier.conv1d(x, mask)
+    del mask  # the record holds no address of it
+    for _ in range(3):
+        again = content.copy()  # the same content (the same key) in an array of its own
+        hits = _fast.stats()["hits"]
+        got = memhier.conv1d(x, again)
+        assert _fast.stats()["hits"] == hits + 1
+        np.testing.assert_array_equal(got, memhier.conv1d.__wrapped__(x, content))
 
 
 @needs_entry
