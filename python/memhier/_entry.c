@@ -1,18 +1,19 @@
-/* memhier._entry: the compiled entry of memhier.ndimage's filters and of memhier's conv1d,
- * conv2d and reduce_sum (issue 64: the everyday call). A call whose arguments equal an earlier
- * call's, where that call was one library call into a new output, replays that call from C: the
- * arguments keyed, the record found, the caller's context and stream set, the output made and
- * the C library called, with no Python layer between. Everything else (a first call, a refusal, any argument the key does not
- * cover) runs the Python function, which may leave a record for the next call (_fast.offer).
+/* memhier._entry: the compiled entry of memhier.ndimage's filters and of memhier's conv1d, conv2d
+ * and reduce_sum (issue 64: the everyday call). A call whose arguments equal an earlier call's,
+ * where that call was one library call into a new output, replays that call from C: the arguments
+ * keyed, the record found, the caller's context and stream set, the output made and the C library
+ * called, with no Python layer between. Everything else (a first call, a refusal, any argument the
+ * key does not cover) runs the Python function, which may leave a record for the next call
+ * (_fast.offer).
  *
- * The key of a call is the function and, for each parameter, its value's type and value:
- * scalars (None, bool, int, float, str, bytes), types and NumPy dtypes as they are, lists and
- * tuples of scalars item by item, a memhier.Context by identity, the input array by kind, device, dtype, shape and
- * contiguity (its data is read by the kernels, never planned on), other device arrays by the
- * same and their address (the kernels read them where they are), NumPy arrays of parameters
- * (weights) by dtype, shape and content. A value of any other kind makes no key: the call runs
- * in Python. Equal keys mean equal arguments to every check and plan the Python path makes, so
- * the record of one call is the call the Python path would make for the other. */
+ * The key of a call is the function and, for each parameter, its value's type and value: scalars
+ * (None, bool, int, float, str, bytes), types and NumPy dtypes as they are, lists and tuples of
+ * scalars item by item, a memhier.Context by identity, the input array by kind, device, dtype,
+ * shape and contiguity (its data is read by the kernels, never planned on), other device arrays by
+ * the same and their address (the kernels read them where they are), NumPy arrays of parameters
+ * (weights) by dtype, shape and content. A value of any other kind makes no key: the call runs in
+ * Python. Equal keys mean equal arguments to every check and plan the Python path makes, so the
+ * record of one call is the call the Python path would make for the other. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -102,16 +103,18 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                             "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "context",
                             "precision", "out_shape", "out_dtype", "keep", "first_output", NULL};
     int shape, mode, weights_in_call;
-    unsigned long long fn, fixed;
+    PyObject *fn_address, *fixed_address;
     Py_ssize_t batch, rows, cols, krows, kcols, stride;
     float cval;
     long long origin_r, origin_c;
     PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iKOnnnKpnnnifLLOOOOOOO", names, &shape, &fn, &variant, &batch,
-                                     &rows, &cols, &fixed, &weights_in_call, &krows, &kcols, &stride, &mode, &cval,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOO", names, &shape, &fn_address, &variant,
+                                     &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols, &stride, &mode, &cval,
                                      &origin_r, &origin_c, &place, &context, &precision, &out_shape, &out_dtype, &keep,
                                      &first_output))
         return NULL;
+    void *fn = PyLong_AsVoidPtr(fn_address), *fixed = PyLong_AsVoidPtr(fixed_address); /* range-checked */
+    if (PyErr_Occurred()) return NULL;
     if (shape < 0 || shape >= CALL_SHAPES || !fn || (variant != Py_None && !PyBytes_Check(variant)) ||
         batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || stride < 0 || !PyTuple_Check(out_shape)) {
         PyErr_SetString(PyExc_ValueError, "Record: a call shape, a function, bytes or None for the variant, "
@@ -128,7 +131,7 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     Record *r = (Record *)type->tp_alloc(type, 0);
     if (!r) return NULL;
-    r->shape = shape, r->fn = (void *)(uintptr_t)fn, r->fixed = (void *)(uintptr_t)fixed;
+    r->shape = shape, r->fn = fn, r->fixed = fixed;
     r->sizes[0] = batch, r->sizes[1] = rows, r->sizes[2] = cols;
     r->weights_in_call = weights_in_call, r->krows = krows, r->kcols = kcols, r->stride = stride;
     r->mode = mode, r->cval = cval;

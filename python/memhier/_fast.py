@@ -1,11 +1,10 @@
 """The compiled entry (memhier._entry, built beside the library where Python's headers are):
 memhier.ndimage's filters, conv1d, conv2d and reduce_sum called again with arguments equal to an
-earlier call's, where that
-call was one library call into a new output, replay that call from C (docs/python.md, "What the
-binding costs"). The Python functions stay the one statement of what a call does: the entry
-keys a call's arguments, and a record is offered only by the Python path, from the call it has
-just made, at the places that know that call is the whole of the function's work (offer).
-Without the extension every function is its Python self."""
+earlier call's, where that call was one library call into a new output, replay that call from C
+(docs/python.md, "What the binding costs"). The Python functions stay the one statement of what
+a call does: the entry keys a call's arguments, and a record is offered only by the Python path,
+from the call it has just made, at the places that know that call is the whole of the function's
+work (offer). Without the extension every function is its Python self."""
 import collections
 import ctypes
 import glob

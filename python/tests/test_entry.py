@@ -192,3 +192,51 @@ def test_threads_replay_their_own_calls(rng):
             np.testing.assert_array_equal(mnd.gaussian_filter(images[i], 1.0 + i), wants[i])
 
     run_in_threads(work, 4)
+
+
+def _outcome(fn, args, kwargs):
+    """(result, None) or (None, the exception's type and text) of one call."""
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as e:  # compared below: the entry must fail as the Python path fails
+        return None, (type(e), str(e))
+
+
+@needs_entry
+def test_random_calls_fail_and_succeed_as_the_python_path(rng):
+    """Calls of every function with an entry, from arguments drawn among valid and invalid ones
+    (bools for ints, unknown modes, origins past the filter, wrong ranks, float64 images), each
+    made twice (the second may replay): the same result bits or the same exception as the
+    Python function."""
+    images = [f32(rng, 9, 12), f32(rng, 1, 7), f32(rng, 2, 5, 6), rng.uniform(-1, 1, (6, 6)),
+              rng.integers(0, 255, (8, 8)).astype(np.uint8)]
+    weights = [f32(rng, 3, 3), f32(rng, 1, 4), f32(rng, 5), np.ones((2, 2, 2), np.float32), [[1, 2], [3, 4]]]
+    modes = ["reflect", "nearest", "wrap", "constant", "mirror", "reflekt", 3]
+    scalars = [0, 1, -1, True, 2.0, None, (0, 1), [1, 0]]
+    forms = [(mnd.correlate, True, ["mode", "cval", "origin"]), (mnd.convolve, True, ["mode", "origin"]),
+             (mnd.correlate1d, True, ["axis", "mode", "origin"]), (mnd.gaussian_filter, False, ["mode", "order"]),
+             (mnd.uniform_filter, False, ["mode", "origin"]), (mnd.sobel, False, ["axis", "mode"]),
+             (mnd.laplace, False, ["mode", "cval"]), (memhier.conv2d, True, ["mode", "origin"]),
+             (memhier.conv1d, True, ["pad"])]
+    for trial in range(400):
+        fn, takes_weights, names = forms[rng.integers(len(forms))]
+        x = images[rng.integers(len(images))]
+        if fn is memhier.conv1d:
+            x = x.ravel()
+        args = [x]
+        if takes_weights:
+            w = weights[rng.integers(len(weights))]
+            args.append(w[0] if fn in (mnd.correlate1d, memhier.conv1d) and np.ndim(w) == 2 else w)
+        elif fn is mnd.gaussian_filter:
+            args.append([1.0, 0.5, 0][rng.integers(3)])
+        kwargs = {}
+        for name in names:
+            if rng.random() < 0.5:
+                pool = {"mode": modes, "pad": ["same", "full", "valid", "sane"]}.get(name, scalars)
+                kwargs[name] = pool[rng.integers(len(pool))]
+        want, want_error = _outcome(fn.__wrapped__, args, kwargs)
+        for _ in range(2):
+            got, error = _outcome(fn, args, kwargs)
+            assert error == want_error, (trial, fn.__name__, kwargs, error, want_error)
+            if want_error is None:
+                np.testing.assert_array_equal(got, want, err_msg=f"trial {trial} {fn.__name__} {kwargs}")
