@@ -58,8 +58,8 @@ def _read_torch(op, t):
 
 
 _READERS = {np.ndarray: _read_numpy}
-KINDS = {np.ndarray: "numpy"}  # the same types -> their kind (the compiled entry reads it: _fast)
-_KIND_OF = {_read_numpy: "numpy", _read_cupy: "cupy", _read_torch: "torch"}
+_READER_OF = {"numpy": _read_numpy, "cupy": _read_cupy, "torch": _read_torch}
+KINDS = {np.ndarray: "numpy"}  # type -> kind_of(type), as it is met (the compiled entry reads it: _fast)
 
 
 # ndarray subclasses whose data alone would lose what they mean: refused by name
@@ -67,24 +67,35 @@ _MEANS_MORE = ((np.ma.MaskedArray, "masked array", "mask", "a.filled(value)"),
                (np.matrix, "numpy.matrix", "matrix semantics", "numpy.asarray(a)"))
 
 
+def kind_of(cls):
+    """The kind of the arrays of a type ('numpy', 'cupy' or 'torch'), or None for any other type
+    (masked arrays and matrices among them); remembered in KINDS."""
+    kind = KINDS.get(cls, False)
+    if kind is False:
+        torch, cupy = _torch(), _cupy()
+        if issubclass(cls, np.ndarray):
+            kind = None if issubclass(cls, tuple(c for c, *_ in _MEANS_MORE)) else "numpy"
+        elif cupy is not None and issubclass(cls, cupy.ndarray):
+            kind = "cupy"
+        elif torch is not None and issubclass(cls, torch.Tensor):
+            kind = "torch"
+        else:
+            kind = None
+        KINDS[cls] = kind
+    return kind
+
+
 def _reader_for(obj, name):
     """The reader of a type met for the first time (subclasses, CuPy, PyTorch), remembered."""
-    torch, cupy = _torch(), _cupy()
     for cls, kind, dropped, instead in _MEANS_MORE:
         if isinstance(obj, cls):
             raise TypeError(f"{name}: a {kind}; memhier takes plain arrays and would ignore its {dropped} "
                             f"(pass {instead})")
-    if isinstance(obj, np.ndarray):
-        reader = _read_numpy
-    elif cupy is not None and isinstance(obj, cupy.ndarray):
-        reader = _read_cupy
-    elif torch is not None and isinstance(obj, torch.Tensor):
-        reader = _read_torch
-    else:
+    kind = kind_of(type(obj))
+    if kind is None:
         raise TypeError(f"{name}: expected a numpy.ndarray, cupy.ndarray or torch CUDA tensor, "
                         f"got {type(obj).__module__}.{type(obj).__name__}")
-    _READERS[type(obj)] = reader
-    KINDS[type(obj)] = _KIND_OF[reader]
+    _READERS[type(obj)] = reader = _READER_OF[kind]
     return reader
 
 

@@ -22,7 +22,8 @@
 #include <string.h>
 
 /* ---- what Python gives at configure(): ----------------------------------------------------- */
-static PyObject *KINDS;            /* dict: array type -> "numpy" / "cupy" (_arrays' readers) */
+static PyObject *KINDS;            /* dict: type -> "numpy", "cupy", "torch" or None, as met */
+static PyObject *KIND_OF;          /* _arrays.kind_of(type): a type met for the first time */
 static PyObject *RECORDS;          /* OrderedDict: key -> Record, KEPT of them */
 static PyObject *CONTEXT_TYPE;     /* memhier.Context */
 static PyObject *DTYPE_TYPE;       /* numpy.dtype: dtypes are keyed as they are (output=...) */
@@ -245,7 +246,12 @@ static PyObject *array_key(PyObject *a, int kind, int is_input, void **input_ptr
 static int array_kind(PyObject *v)
 {
     PyObject *kind = PyDict_GetItemWithError(KINDS, (PyObject *)Py_TYPE(v));
-    return kind ? kind_code(kind) : -1;
+    if (kind) return kind_code(kind);
+    if (PyErr_Occurred()) return -1;
+    kind = PyObject_CallOneArg(KIND_OF, (PyObject *)Py_TYPE(v)); /* a type met for the first time */
+    const int code = kind ? kind_code(kind) : -1;
+    Py_XDECREF(kind);
+    return code;
 }
 
 static int plain_scalar(PyObject *v)
@@ -654,18 +660,19 @@ static PyTypeObject EntryType = {
 static PyObject *configure(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *kinds, *records, *context_type, *dtype_type, *in_place, *empty, *check;
+    PyObject *kinds, *kind_of, *records, *context_type, *dtype_type, *in_place, *empty, *check;
     Py_ssize_t kept;
-    if (!PyArg_ParseTuple(args, "O!OO!O!OOOn:configure", &PyDict_Type, &kinds, &records, &PyType_Type, &context_type,
-                          &PyType_Type, &dtype_type, &in_place, &empty, &check, &kept))
+    if (!PyArg_ParseTuple(args, "O!OOO!O!OOOn:configure", &PyDict_Type, &kinds, &kind_of, &records, &PyType_Type,
+                          &context_type, &PyType_Type, &dtype_type, &in_place, &empty, &check, &kept))
         return NULL;
     if (!PyDict_Check(records) || kept < 1) {
         PyErr_SetString(PyExc_ValueError, "configure: records is a dict, kept >= 1");
         return NULL;
     }
-    PyObject **slots[] = {&KINDS, &RECORDS, &CONTEXT_TYPE, &DTYPE_TYPE, &CONTEXT_IN_PLACE, &EMPTY_LIKE_KIND, &CHECK};
-    PyObject *given[] = {kinds, records, context_type, dtype_type, in_place, empty, check};
-    for (int i = 0; i < 7; ++i) {
+    PyObject **slots[] = {&KINDS,      &KIND_OF,          &RECORDS,         &CONTEXT_TYPE,
+                          &DTYPE_TYPE, &CONTEXT_IN_PLACE, &EMPTY_LIKE_KIND, &CHECK};
+    PyObject *given[] = {kinds, kind_of, records, context_type, dtype_type, in_place, empty, check};
+    for (int i = 0; i < 8; ++i) {
         Py_INCREF(given[i]);
         Py_XSETREF(*slots[i], given[i]);
     }
@@ -680,8 +687,9 @@ static PyObject *stats(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef methods[] = {
-    {"configure", configure, METH_VARARGS, "configure(kinds, records, Context, numpy.dtype, context_in_place, "
-                                           "empty_like_kind, check, kept): what the entry reads of the package"},
+    {"configure", configure, METH_VARARGS, "configure(kinds, kind_of, records, Context, numpy.dtype, "
+                                           "context_in_place, empty_like_kind, check, kept): what the entry reads "
+                                           "of the package"},
     {"pending", entry_pending, METH_NOARGS, "The record list of the entry call in progress on this thread, or None."},
     {"stats", stats, METH_NOARGS, "Calls replayed (hits), run in Python (misses), records kept."},
     {NULL, NULL, 0, NULL},

@@ -47,7 +47,8 @@ _entry = _load()
 RECORDS = collections.OrderedDict()  # a call's key -> its Record, the KEPT most recently made
 
 if _entry is not None:
-    _entry.configure(_arrays.KINDS, RECORDS, Context, np.dtype, context_in_place, empty_like_kind, _native.check, KEPT)
+    _entry.configure(_arrays.KINDS, _arrays.kind_of, RECORDS, Context, np.dtype, context_in_place, empty_like_kind,
+                     _native.check, KEPT)
 
 
 def entry(weights=None, device_weights_replay=True):

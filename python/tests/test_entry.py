@@ -98,6 +98,21 @@ def test_one_library_call_is_replayed_and_the_rest_runs_in_python(rng):
 
 
 @needs_entry
+def test_a_first_call_leaves_its_record_whatever_array_type_it_meets_first(rng):
+    """An array type the package has not met yet (here a NumPy subclass; in a fresh process, the
+    first CuPy array) is classed by the entry itself, so the first call already leaves a record."""
+    class Image(np.ndarray):
+        pass
+    x = f32(rng, 10, 11).view(Image)
+    made = _fast.stats()["recorded"]
+    first = mnd.gaussian_filter(x, 1.0)
+    assert _fast.stats()["recorded"] == made + 1
+    hits = _fast.stats()["hits"]
+    np.testing.assert_array_equal(mnd.gaussian_filter(x, 1.0), first)
+    assert _fast.stats()["hits"] == hits + 1
+
+
+@needs_entry
 def test_weights_read_in_place_are_the_calls_own(rng):
     """conv1d and conv2d read the caller's mask where it is: a replay reads this call's array,
     never the array of the call that left the record."""
