@@ -38,7 +38,10 @@ def _load():
         for path in glob.glob(os.path.join(where, "_entry" + suffix)):
             spec = importlib.util.spec_from_file_location("memhier._entry", path)
             module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            try:
+                spec.loader.exec_module(module)
+            except ImportError:  # built for another interpreter: the Python path runs
+                continue
             return module
     return None
 
