@@ -368,7 +368,7 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
         _check_origin(o, side, a)
     if flip:  # host weights flipped on the host, before their one copy to the device
         if host is None:
-            w = _flip(w, src.kind)
+            w = _reversed_on_device(w, src)
         else:
             host = np.ascontiguousarray(host[(slice(None, None, -1),) * host.ndim])
         origins = [-o - (1 - s % 2) for o, s in zip(origins, wshape)]
