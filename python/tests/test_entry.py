@@ -255,3 +255,16 @@ def test_random_calls_fail_and_succeed_as_the_python_path(rng):
             assert error == want_error, (trial, fn.__name__, kwargs, error, want_error)
             if want_error is None:
                 np.testing.assert_array_equal(got, want, err_msg=f"trial {trial} {fn.__name__} {kwargs}")
+
+
+@needs_entry
+def test_records_are_bounded_and_calls_stay_right_past_the_bound(rng):
+    """More distinct calls than the entry keeps records: the oldest go, the table stays at
+    _kept.KEPT, and every call, replayed or made again, gives the Python path's bits."""
+    from memhier._kept import KEPT
+    x = f32(rng, 12, 13)
+    sigmas = [0.5 + 0.01 * i for i in range(KEPT + 10)]
+    for _ in range(2):
+        for s in sigmas:
+            np.testing.assert_array_equal(mnd.gaussian_filter(x, s), mnd.gaussian_filter.__wrapped__(x, s))
+        assert len(_fast.RECORDS) <= KEPT
