@@ -351,6 +351,16 @@ mh_status mh_conv2d_mode(mh_context *ctx, const char *variant, const float *in, 
 mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
                                  size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
                                  float cval, long long origin_r, long long origin_c, float *out);
+/* mh_conv2d_mode_batched with the filter reversed along both axes: a true convolution,
+ *   out[r][c] = sum_{i,j} X[r + i - (krows / 2 + origin_r)][c + j - (kcols / 2 + origin_c)]
+ *               * filter[krows - 1 - i][kcols - 1 - j],
+ * scipy.ndimage.convolve's sum, whose origin o along a side of k is origin -o - (1 - k % 2) here.
+ * The filter is read where it is, as mh_conv2d_mode reads it; the context reverses it into a copy
+ * of its own (on the context's stream on a GPU: nothing waits) that the rows then read, so every
+ * row that takes modes takes these calls, with auto's pick of mh_conv2d_mode_batched. */
+mh_status mh_conv2d_mode_reversed(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
+                                  size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                                  float cval, long long origin_r, long long origin_c, float *out);
 mh_status mh_conv2d_mode_select(mh_context *ctx, size_t rows, size_t cols, size_t krows, size_t kcols, mh_mode mode,
                                 long long origin_r, long long origin_c, const mh_variant_info **chosen);
 mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t rows, size_t cols, size_t krows,

@@ -317,6 +317,74 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
           "a stack past size_t: %s", mh_context_error(ctx));
 }
 
+/* mh_conv2d_mode_reversed: every row that takes modes gives, with the filter reversed by the
+ * context, the bits it gives for mh_conv2d_mode_batched with the filter reversed by the caller;
+ * auto likewise. Filters of growing and shrinking size and of even sides in one context (its copy
+ * grown and reused), a stack, and the caller's filter left as it was. */
+static void check_reversed(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    static const struct {
+        size_t batch, rows, cols, kr, kc;
+        mh_mode mode;
+        long long or_, oc;
+    } cases[] = {{1, 40, 53, 3, 3, MH_MODE_REFLECT, 0, 0},   {1, 64, 70, 5, 5, MH_MODE_CONSTANT, 1, -1},
+                 {3, 33, 47, 4, 6, MH_MODE_MIRROR, -1, 2},   {1, 90, 81, 11, 11, MH_MODE_WRAP, 0, 0},
+                 {1, 50, 60, 2, 7, MH_MODE_NEAREST, 0, -3},  {2, 20, 300, 1, 9, MH_MODE_REFLECT, 0, 4}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+        const size_t batch = cases[ci].batch, rows = cases[ci].rows, cols = cases[ci].cols;
+        const size_t kr = cases[ci].kr, kc = cases[ci].kc, total = batch * rows * cols, taps = kr * kc;
+        if (total > test_max_n()) continue;
+        float *in = malloc(total * sizeof(float)), filter[MH_CONV2D_MAX_K], reversed[MH_CONV2D_MAX_K];
+        float *want = malloc((total + 2 * TEST_GUARD) * sizeof(float));
+        mh_fill_uniform(in, total, seed + 31 * ci, 1.0f);
+        mh_fill_uniform(filter, taps, seed + 31 * ci + 1, 1.0f);
+        for (size_t i = 0; i < taps; ++i) reversed[i] = filter[taps - 1 - i];
+        test_in din = test_in_copy(gpu, in, total, 0), dfilter = test_in_copy(gpu, filter, taps, 0);
+        test_in drev = test_in_copy(gpu, reversed, taps, 0);
+        test_out out = test_out_alloc(gpu, total, 0);
+        for (size_t r = 0; r <= mh_row_count(MH_OP_CONV2D); ++r) { /* every row, then auto */
+            const mh_row *row = r < mh_row_count(MH_OP_CONV2D) ? mh_row_at(MH_OP_CONV2D, r) : NULL;
+            if (row && !test_row_fits(row, gpu)) continue;
+            const char *name = row ? row->info.name : NULL;
+            test_out_poison(&out);
+            mh_status st = mh_conv2d_mode_batched(ctx, name, din.data, batch, rows, cols, drev.data, kr, kc,
+                                                  cases[ci].mode, 0.5f, cases[ci].or_, cases[ci].oc, out.data);
+            if (st == MH_OK) st = mh_context_synchronize(ctx);
+            if (st != MH_OK) { /* a row that refuses the call refuses it reversed too */
+                test_out_poison(&out);
+                const mh_status again = mh_conv2d_mode_reversed(ctx, name, din.data, batch, rows, cols, dfilter.data,
+                                                                kr, kc, cases[ci].mode, 0.5f, cases[ci].or_,
+                                                                cases[ci].oc, out.data);
+                CHECK(again == st, "%s case %zu: refused plainly (%d) but reversed %d", name ? name : "auto", ci, st,
+                      again);
+                continue;
+            }
+            test_out_fetch(&out);
+            memcpy(want, out.host, (total + 2 * TEST_GUARD) * sizeof(float));
+            test_out_poison(&out);
+            st = mh_conv2d_mode_reversed(ctx, name, din.data, batch, rows, cols, dfilter.data, kr, kc, cases[ci].mode,
+                                         0.5f, cases[ci].or_, cases[ci].oc, out.data);
+            if (st == MH_OK) st = mh_context_synchronize(ctx);
+            CHECK(st == MH_OK, "%s case %zu reversed: %s", name ? name : "auto", ci, mh_context_error(ctx));
+            if (st != MH_OK) continue;
+            const size_t broken = test_out_fetch(&out);
+            CHECK(broken == 0 && memcmp(want, out.host, (total + 2 * TEST_GUARD) * sizeof(float)) == 0,
+                  "%s case %zu (%zux%zu, %zux%zu filter): the reversed call's bits differ from the caller's reversal",
+                  name ? name : "auto", ci, rows, cols, kr, kc);
+        }
+        CHECK(test_in_unchanged(&dfilter, filter, taps), "case %zu: the caller's filter was written", ci);
+        test_out_free(&out);
+        test_release(gpu, din.base), test_release(gpu, dfilter.base), test_release(gpu, drev.base);
+        free(in), free(want);
+    }
+    CHECK(mh_conv2d_mode_reversed(ctx, NULL, NULL, 1, 4, 4, NULL, 3, 3, MH_MODE_REFLECT, 0.0f, 0, 0, NULL) ==
+                  MH_ERR_INVALID_ARGUMENT,
+          "a reversed call without arrays: %s", mh_context_error(ctx));
+    CHECK(mh_conv2d_mode_reversed(ctx, NULL, NULL, 1, 4, 4, NULL, 3, 3, (mh_mode)9, 0.0f, 0, 0, NULL) ==
+                  MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), "mode"),
+          "a reversed call with a bad mode: %s", mh_context_error(ctx));
+}
+
 /* ---- filters of low rank: conv2d/lowrank and plans ---------------------------------------- */
 
 /* A Gaussian's 1-D taps (sum 1), in double. */
@@ -775,8 +843,9 @@ int main(int argc, char **argv)
         printf("%zux%zu with %zux%zu done (%zu runs so far)\n", c->rows, c->cols, c->kr, c->kc, runs);
         fflush(stdout);
     }
-    void (*const checks[])(mh_context *, int, unsigned long long) = {check_stacks, check_typed, check_lowrank,
-                                                                      check_lowrank_large, check_planned};
+    void (*const checks[])(mh_context *, int, unsigned long long) = {check_stacks,        check_typed,
+                                                                      check_lowrank,       check_lowrank_large,
+                                                                      check_planned,       check_reversed};
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
         if (test_in_shard(i)) checks[i](ctx, gpu, seed);
     mh_context_destroy(ctx);

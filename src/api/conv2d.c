@@ -376,6 +376,18 @@ static mh_args image(const mh_args *a, size_t b)
     return one;
 }
 
+/* mh_conv2d_mode_reversed's filter reversed into the context's copy, which every row then reads
+ * as it reads any filter (auto decided from the shapes alone, as for mh_conv2d_mode). */
+static mh_status prepare(mh_context *ctx, const mh_args *a, mh_args *prepared)
+{
+    *prepared = *a;
+    if (!a->conv2d.reversed) return MH_OK;
+    prepared->conv2d.reversed = 0;
+    const size_t n = (size_t)a->conv2d.krows * (size_t)a->conv2d.kcols;
+    return mh_is_cpu(ctx) ? mh_conv2d_reverse_cpu(ctx, a->conv2d.filter, n, &prepared->conv2d.filter)
+                          : mh_conv2d_reverse_cuda(ctx, a->conv2d.filter, n, &prepared->conv2d.filter);
+}
+
 const mh_op_table mh_conv2d_table = {
     .op = MH_OP_CONV2D,
     .name = "conv2d",
@@ -388,6 +400,7 @@ const mh_op_table mh_conv2d_table = {
     .parts = images,
     .part = image,
     .row_accepts = row_accepts,
+    .prepare = prepare,
 };
 
 mh_status mh_conv2d(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols,
@@ -463,6 +476,19 @@ mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const flo
     mh_args a;
     mh_status s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, filter, krows, kcols, mode, cval,
                                                    origin_r, origin_c, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_mode_reversed(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
+                                  size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                                  float cval, long long origin_r, long long origin_c, float *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, filter, krows, kcols, mode, cval,
+                                                   origin_r, origin_c, out);
+    a.conv2d.reversed = 1;
     return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
 }
 

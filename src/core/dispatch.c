@@ -107,10 +107,14 @@ static mh_status run_parts(mh_context *ctx, const mh_row *row, const mh_args *a)
     return MH_OK;
 }
 
-/* One row, under the context's lock, its use of shared state fenced (mh_shared_release). */
+/* One row, under the context's lock, on the call as the op prepares it (mh_op_table.prepare),
+ * its use of shared state fenced (mh_shared_release). */
 static mh_status run_locked(mh_context *ctx, const mh_row *row, const mh_args *a)
 {
-    mh_status s = run_parts(ctx, row, a);
+    const mh_op_table *t = mh_op_table_of(a->op);
+    mh_args prepared;
+    mh_status s = t->prepare ? t->prepare(ctx, a, &prepared) : MH_OK;
+    if (s == MH_OK) s = run_parts(ctx, row, t->prepare ? &prepared : a);
     mh_shared_release(ctx);
     return s;
 }

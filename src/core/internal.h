@@ -30,6 +30,7 @@ typedef enum mh_slot_id {
     MH_SLOT_FFT_OS,
     MH_SLOT_TEXTURE,
     MH_SLOT_CUBLAS,
+    MH_SLOT_REVERSED_FILTER,
     MH_SLOT_COUNT
 } mh_slot_id;
 
@@ -182,6 +183,9 @@ typedef struct mh_conv2d_args {
     mh_dtype in_type, out_type;
     /* mh_conv2d_planned: the filter's analysis (filter is then the plan's copy), else NULL */
     const struct mh_conv2d_plan *plan;
+    /* mh_conv2d_mode_reversed: the filter is read reversed along both axes. The op's prepare
+     * step copies it so, and the rows get the copy with this cleared: no row reads it set. */
+    int reversed;
 } mh_conv2d_args;
 
 /* A call on typed images (mh_conv2d_typed with another type than float32 in or out). */
@@ -359,6 +363,9 @@ typedef struct mh_op_table {
     /* What the op asks of every row before the row's own supports() (conv2d: a typed call
      * needs a row that converts); NULL: nothing. */
     int (*row_accepts)(const mh_row *row, const mh_args *a, char *why, size_t len);
+    /* The call as the row runs it, made under the context's lock just before (conv2d: a reversed
+     * filter's copy, in the context's memory); NULL: the call as given. */
+    mh_status (*prepare)(mh_context *ctx, const mh_args *a, mh_args *prepared);
 } mh_op_table;
 
 extern const mh_op_table mh_conv1d_table;
@@ -430,6 +437,11 @@ void mh_conv1d_reference_mode_at(const float *in, size_t n, const float *mask, s
 /* ---- conv2d --------------------------------------------------------------------------- */
 
 const mh_row *mh_conv2d_cpu_rows(size_t *count);
+/* The n values of filter reversed, into the context's copy (its MH_SLOT_REVERSED_FILTER, grown
+ * as needed and fenced as the other slots are): host memory on the CPU backend, device memory
+ * (written on the context's stream) on a GPU. *copy is valid for the call in progress. */
+mh_status mh_conv2d_reverse_cpu(mh_context *ctx, const float *filter, size_t n, const float **copy);
+mh_status mh_conv2d_reverse_cuda(mh_context *ctx, const float *filter, size_t n, const float **copy);
 const mh_row *mh_conv2d_cuda_rows(size_t *count);
 const mh_row *mh_conv2d_texture_rows(size_t *count);
 const mh_row *mh_conv2d_regtile_rows(size_t *count);

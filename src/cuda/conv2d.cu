@@ -251,6 +251,59 @@ static mh_status shared_run(mh_context *ctx, const mh_args *x) { return with_con
 static mh_status cache_halo_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, cache_halo_launch); }
 static mh_status shuffle_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, shuffle_launch); }
 
+/* ---- mh_conv2d_mode_reversed's filter copy on a GPU ----------------------------------------- */
+
+/* The context's reversed filter (MH_SLOT_REVERSED_FILTER): device memory, grown in stream order
+ * as the workspace is (the slot's fence orders it after every earlier call's use). */
+struct reversed_copy {
+    float *values;
+    size_t n;
+};
+
+static void free_reversed_copy(void *data)
+{
+    reversed_copy *c = (reversed_copy *)data;
+    cudaFree(c->values);
+    free(c);
+}
+
+/* The filter read from its end: reversing a row-major krows x kcols array along both axes is
+ * reversing its krows * kcols values. */
+static __global__ void reverse_kernel(const float *__restrict__ in, float *__restrict__ out, unsigned n)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = in[n - 1 - i];
+}
+
+mh_status mh_conv2d_reverse_cuda(mh_context *ctx, const float *filter, size_t n, const float **copy)
+{
+    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_REVERSED_FILTER);
+    if (!slot) return MH_ERR_CUDA; /* the fence's detail is on ctx */
+    reversed_copy *c = (reversed_copy *)slot->data;
+    if (!c) {
+        if (!(c = (reversed_copy *)calloc(1, sizeof *c)))
+            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "the reversed filter's copy");
+        slot->data = c, slot->destroy = free_reversed_copy;
+    }
+    cudaStream_t stream = mh_stream(ctx);
+    if (c->n < n) {
+        if (c->values) cudaFreeAsync(c->values, stream);
+        c->values = NULL, c->n = 0;
+        const cudaError_t e = cudaMallocAsync((void **)&c->values, n * sizeof(float), stream);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            c->values = NULL;
+            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "the reversed filter's copy: cudaMallocAsync(%zu bytes): %s",
+                           n * sizeof(float), cudaGetErrorString(e));
+        }
+        c->n = n;
+    }
+    const unsigned threads = 256;
+    reverse_kernel<<<(unsigned)mh_ceil_div(n, threads), threads, 0, stream>>>(filter, c->values, (unsigned)n);
+    MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d's filter reversal"));
+    *copy = c->values;
+    return MH_OK;
+}
+
 static const mh_row rows[] = {
     {{"conv2d/basic", MH_OP_CONV2D, MH_BACKEND_CUDA, 1, "global", "seed 004",
       "one thread per output, bounds check on every tap (conv2D_basic); any filter size"},
