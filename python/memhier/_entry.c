@@ -36,8 +36,8 @@ static unsigned long long hits, misses, recorded;
 static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
 
 enum call_shape {
-    CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_PLANNED_MODE, SEPFILTER, CONV2D, CONV1D, CONV1D_BATCHED, CONV1D_MODE,
-    REDUCE_SUM, CALL_SHAPES
+    CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, CONV2D, CONV1D,
+    CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, CALL_SHAPES
 };
 enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
 
@@ -167,7 +167,6 @@ typedef struct {
     PyObject *defaults;    /* each one's default, or REQUIRED */
     Py_ssize_t positional; /* how many may be given by position (the rest are keyword-only) */
     Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
-    int device_weights;    /* whether calls with weights on the device replay (else they run in Python) */
 } Entry;
 
 /* ---- reading arrays ------------------------------------------------------------------------- */
@@ -272,8 +271,8 @@ enum part { NO_KEY, AS_IT_IS, ITEMS, ARRAY };
 /* How a value is keyed, from its type alone (nothing read from an array yet, so a call that
  * makes no key costs little): as it is (scalars, types, dtypes, a memhier.Context), item by
  * item (lists and tuples of scalars), as an array (the input, or the weights where the entry
- * keys them: device weights only where the function replays them), or not at all. */
-static enum part part_of(PyObject *v, int is_input, int is_weights, int device_weights)
+ * keys them), or not at all. */
+static enum part part_of(PyObject *v, int is_input, int is_weights)
 {
     if (plain_scalar(v) || Py_TYPE(v) == (PyTypeObject *)CONTEXT_TYPE || PyType_Check(v) ||
         PyObject_TypeCheck(v, (PyTypeObject *)DTYPE_TYPE))
@@ -285,9 +284,7 @@ static enum part part_of(PyObject *v, int is_input, int is_weights, int device_w
     }
     const int kind = array_kind(v);
     PyErr_Clear();
-    if (kind == KIND_NUMPY && (is_input || is_weights)) return ARRAY;
-    if (kind == KIND_CUPY && (is_input || (is_weights && device_weights))) return ARRAY;
-    return NO_KEY;
+    return (kind == KIND_NUMPY || kind == KIND_CUPY) && (is_input || is_weights) ? ARRAY : NO_KEY;
 }
 
 static PyObject *items_key(PyObject *v)
@@ -311,7 +308,7 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
 {
     enum part parts[32];
     for (Py_ssize_t i = 0; i < n; ++i)
-        if ((parts[i] = part_of(values[i], i == 0, i == e->weights, e->device_weights)) == NO_KEY) return NULL;
+        if ((parts[i] = part_of(values[i], i == 0, i == e->weights)) == NO_KEY) return NULL;
     PyObject *key = PyTuple_New(1 + 2 * n);
     if (!key) return NULL;
     Py_INCREF(e);
@@ -380,6 +377,7 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
                                          r->origin_r, r->origin_c, out);
         break;
     case CONV2D_MODE_BATCHED:
+    case CONV2D_MODE_REVERSED: /* mh_conv2d_mode_reversed takes mh_conv2d_mode_batched's arguments */
         status = ((conv2d_mode_batched_fn)r->fn)(handle, variant, in, batch, rows, cols, w, krows, kcols, r->mode,
                                                  r->cval, r->origin_r, r->origin_c, out);
         break;
@@ -580,17 +578,15 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *slow, *names, *defaults;
     Py_ssize_t positional, weights;
-    int device_weights;
-    if (!PyArg_ParseTuple(args, "OO!O!nnp:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
-                          &positional, &weights, &device_weights))
+    if (!PyArg_ParseTuple(args, "OO!O!nn:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults, &positional,
+                          &weights))
         return NULL;
     (void)kwargs;
     if (PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(defaults) || PyTuple_GET_SIZE(names) == 0 ||
         PyTuple_GET_SIZE(names) > 32 || positional < 1 || positional > PyTuple_GET_SIZE(names) || weights < -1 ||
         weights >= PyTuple_GET_SIZE(names) || !PyCallable_Check(slow)) {
         PyErr_SetString(PyExc_ValueError, "Entry: a function, 1 to 32 names with a default each, how many of them "
-                                          "are positional (at least the first), the weights' position or -1, and "
-                                          "whether device weights replay");
+                                          "are positional (at least the first) and the weights' position or -1");
         return NULL;
     }
     Entry *e = (Entry *)type->tp_alloc(type, 0);
@@ -599,7 +595,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(slow), e->slow = slow;
     Py_INCREF(names), e->names = names;
     Py_INCREF(defaults), e->defaults = defaults;
-    e->positional = positional, e->weights = weights, e->device_weights = device_weights;
+    e->positional = positional, e->weights = weights;
     return (PyObject *)e;
 }
 
@@ -721,6 +717,7 @@ PyMODINIT_FUNC PyInit__entry(void)
         return NULL;
     PyModule_AddIntConstant(m, "CONV2D_MODE", CONV2D_MODE);
     PyModule_AddIntConstant(m, "CONV2D_MODE_BATCHED", CONV2D_MODE_BATCHED);
+    PyModule_AddIntConstant(m, "CONV2D_MODE_REVERSED", CONV2D_MODE_REVERSED);
     PyModule_AddIntConstant(m, "CONV2D_PLANNED_MODE", CONV2D_PLANNED_MODE);
     PyModule_AddIntConstant(m, "SEPFILTER", SEPFILTER);
     PyModule_AddIntConstant(m, "CONV2D", CONV2D);

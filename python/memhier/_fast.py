@@ -54,11 +54,10 @@ if _entry is not None:
                      _native.check, KEPT)
 
 
-def entry(weights=None, device_weights_replay=True):
+def entry(weights=None):
     """A decorator: the function with the compiled entry in front (the function itself without
     the extension). weights: the parameter keyed as weights (by content for NumPy arrays, by
-    place for device arrays), or None. device_weights_replay: False where a call with weights on
-    the device is never one library call (the entry then sends it to Python unkeyed)."""
+    place for device arrays), or None."""
     def wrap(fn):
         if _entry is None:
             return fn
@@ -68,8 +67,7 @@ def entry(weights=None, device_weights_replay=True):
         names = tuple(p.name for p in params)
         defaults = tuple(_entry.REQUIRED if p.default is p.empty else p.default for p in params)
         positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
-        return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1,
-                            device_weights_replay)
+        return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1)
     return wrap
 
 

@@ -133,6 +133,8 @@ _PROTOTYPES = {
                             ctypes.c_longlong, _P]),
     "mh_conv2d_mode_batched": (_I, [c_ctx, _C, _P, _S, _S, _S, _P, _S, _S, _I, ctypes.c_float, ctypes.c_longlong,
                                     ctypes.c_longlong, _P]),
+    "mh_conv2d_mode_reversed": (_I, [c_ctx, _C, _P, _S, _S, _S, _P, _S, _S, _I, ctypes.c_float, ctypes.c_longlong,
+                                     ctypes.c_longlong, _P]),
     "mh_conv2d_typed": (_I, [c_ctx, _C, _P, _I, _S, _S, _S, _P, _S, _S, _I, ctypes.c_float, ctypes.c_longlong,
                              ctypes.c_longlong, _P, _I]),
     "mh_conv2d_plan_create": (_I, [c_ctx, _P, _S, _S, ctypes.POINTER(_P)]),

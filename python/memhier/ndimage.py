@@ -229,14 +229,17 @@ def _runs_planned(host_w, kshape):
     return host_w is not None and tuple(host_w.shape) == tuple(kshape)
 
 
-def _library_conv2d(h, variant, shape, x, w, kshape, tail, y, library_plan=None):
+def _library_conv2d(h, variant, shape, x, w, kshape, tail, y, library_plan=None, reversed_=False):
     """The library's call (its status) for an image (H, W) or a stack (N, H, W) of `shape` at
-    address x into y: through library_plan where there is one, else with the weights at w.
-    tail: (mode code, cval, row origin, column origin)."""
+    address x into y: through library_plan where there is one, else with the weights at w (read
+    reversed along both axes where reversed_ is set: convolve's). tail: (mode code, cval, row
+    origin, column origin)."""
     rows, cols = shape[-2:]
+    images = shape[0] if len(shape) == 3 else 1
     if library_plan is not None:
-        images = shape[0] if len(shape) == 3 else 1
         return lib.mh_conv2d_planned_mode(h, variant, library_plan.handle, x, images, rows, cols, *tail, y)
+    if reversed_:
+        return lib.mh_conv2d_mode_reversed(h, variant, x, images, rows, cols, w, *kshape, *tail, y)
     if len(shape) == 3:  # a stack: one call (regtile filters it in one launch)
         return lib.mh_conv2d_mode_batched(h, variant, x, shape[0], rows, cols, w, *kshape, *tail, y)
     return lib.mh_conv2d_mode(h, variant, x, rows, cols, w, *kshape, *tail, y)
@@ -507,8 +510,8 @@ def _weights_from(signature, src, plan, flip):
 class _KeptCall:
     """A kept plan's library call, for the plans whose every call is one mh_conv2d_* call over
     the input's last two axes (an image, or a stack of them) on the input's own device, with the
-    plan's own weights, the call's weights in place, or the call's weights reversed (convolve: a
-    new array each call, so that calls on other streams never share one): the function and
+    plan's own weights, the call's weights in place, or the call's weights read reversed
+    (convolve: mh_conv2d_mode_reversed, the library reversing them into its own copy): the function and
     every argument but the arrays' addresses fixed when the plan is kept. A call then takes its
     thread's context on the caller's stream, allocates its output and calls the library: what
     _Plan.run and _conv2d do for it, less what the kept signature's key already holds (the
@@ -546,22 +549,15 @@ class _KeptCall:
         y = empty_like_kind(src, self.shape, F32)
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
-        if self.flip:
-            # the reversed weights live until the launch is queued; their memory then returns to the
-            # pool of the stream that reads them
-            flipped = _reversed_on_device(given.obj, src)
-            w = _arrays.address(src.kind, flipped)
-        else:
-            w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
+        w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
         check(_library_conv2d(context.handle, self.variant, self.shape, src.ptr, w, self.kshape, self.tail,
-                              _arrays.address(src.kind, y), self.library_plan), context.handle)
+                              _arrays.address(src.kind, y), self.library_plan, self.flip), context.handle)
         return y
 
     def offer(self, src, given, y):
         """Offers this call (just made into y, with the call's weights `given`) to the compiled
-        entry, which replays it for the next call of equal arguments (_fast). Not convolve's:
-        its weights are reversed into a new array each call."""
-        if self.flip or not _fast.recording():
+        entry, which replays it for the next call of equal arguments (_fast)."""
+        if not _fast.recording():
             return
         context = context_in_place(src, self.context, self.precision)
         if self.host_w is not None and self.library_plan is None:
@@ -576,8 +572,12 @@ class _KeptCall:
                         kernel)
             return
         w = given if given is not None else self.own_w
-        form, fn = ("CONV2D_MODE_BATCHED", lib.mh_conv2d_mode_batched) if len(self.shape) == 3 else \
-            ("CONV2D_MODE", lib.mh_conv2d_mode)
+        if self.flip:
+            form, fn = "CONV2D_MODE_REVERSED", lib.mh_conv2d_mode_reversed
+        elif len(self.shape) == 3:
+            form, fn = "CONV2D_MODE_BATCHED", lib.mh_conv2d_mode_batched
+        else:
+            form, fn = "CONV2D_MODE", lib.mh_conv2d_mode
         _fast.offer(form, fn, self.variant, (images, rows, cols), w.ptr, src, self.context, self.precision, out,
                     self.own_w, kernel)
 
@@ -606,7 +606,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, False, precision)
 
 
-@_fast.entry("weights", device_weights_replay=False)  # device weights are reversed into a new array each call
+@_fast.entry("weights")
 @accepts_foreign_arrays
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
              device=None, context=None, precision="per-element"):
