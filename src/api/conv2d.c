@@ -467,29 +467,34 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
     return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
 }
 
-mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
-                                 size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
-                                 float cval, long long origin_r, long long origin_c, float *out)
+/* A stack's mode call, the filter read as given or reversed (mh_conv2d_mode_reversed). */
+static mh_status mode_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
+                              size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode, float cval,
+                              long long origin_r, long long origin_c, float *out, int reversed)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_args a;
     mh_status s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, filter, krows, kcols, mode, cval,
                                                    origin_r, origin_c, out);
+    a.conv2d.reversed = reversed;
     return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_mode_batched(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
+                                 size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
+                                 float cval, long long origin_r, long long origin_c, float *out)
+{
+    return mode_batched(ctx, variant, in, batch, rows, cols, filter, krows, kcols, mode, cval, origin_r, origin_c, out,
+                        0);
 }
 
 mh_status mh_conv2d_mode_reversed(mh_context *ctx, const char *variant, const float *in, size_t batch, size_t rows,
                                   size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
                                   float cval, long long origin_r, long long origin_c, float *out)
 {
-    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
-    mh_clear_error(ctx);
-    mh_args a;
-    mh_status s = mh_conv2d_mode_batched_args_init(ctx, &a, in, batch, rows, cols, filter, krows, kcols, mode, cval,
-                                                   origin_r, origin_c, out);
-    a.conv2d.reversed = 1;
-    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+    return mode_batched(ctx, variant, in, batch, rows, cols, filter, krows, kcols, mode, cval, origin_r, origin_c, out,
+                        1);
 }
 
 mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, mh_dtype in_type, size_t batch,
