@@ -47,8 +47,8 @@ import numpy as np
 
 from . import _arrays, _fast
 from ._interop import accepts_foreign_arrays
-from ._call import DEFAULT_PRECISION, Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, mode_arg as _mode_arg, \
-    origin_list as _origin_list
+from ._call import DEFAULT_PRECISION, Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, \
+    mode_arg as _mode_arg, origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
@@ -912,12 +912,12 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
         if described is None:
             _long_pass(x, dst, group[0], cval, src, device, context)
         elif in_place(x, device, context):  # nothing to stage: the library takes the arrays' addresses
-            ctx = context_in_place(x, context, SEPFILTER_PRECISION)
+            ctx = context_in_place(x, context)
             check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(described[0]), x.ptr, dst.ptr),
                   ctx.handle)
             if replayable and len(steps) == 1 and x is src and dst is out and made_here:
                 _fast.offer("SEPFILTER", lib.mh_sepfilter, variant_arg(variant), (0, 0, 0),
-                            ctypes.addressof(described[0]), src, context, SEPFILTER_PRECISION, out, described)
+                            ctypes.addressof(described[0]), src, context, DEFAULT_PRECISION, out, described)
         else:
             call = Call([x], device, context)
             call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(described[0]), call.ptr(x),
@@ -927,9 +927,6 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
         with on_device(src):
             assign(out.obj, x.obj, src.kind)
     return out.obj
-
-
-SEPFILTER_PRECISION = DEFAULT_PRECISION  # the contract set for sepfilter's calls: its rows have one bound
 
 
 def _long_pass(x, dst, step, cval, src, device, context):

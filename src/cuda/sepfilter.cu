@@ -515,8 +515,8 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     sep_kernel kernel = pick((int)d->channels, kmax, device_taps(a));
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
-    for (size_t b0 = 0; b0 < d->batch; b0 += 65535) { /* gridDim.z holds 65535 images a launch */
-        const size_t nb = d->batch - b0 < 65535 ? d->batch - b0 : 65535;
+    for (size_t b0 = 0; b0 < d->batch; b0 += MH_MAX_GRID_YZ) { /* gridDim.z holds 65535 images a launch */
+        const size_t nb = d->batch - b0 < MH_MAX_GRID_YZ ? d->batch - b0 : MH_MAX_GRID_YZ;
         p.in = (const char *)a->in + b0 * (size_t)p.image_values * in_size;
         p.out = (char *)a->out + b0 * (size_t)p.image_values * out_size;
         dim3 grid((unsigned)tiles(d), 1, (unsigned)nb);
