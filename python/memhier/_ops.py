@@ -40,7 +40,7 @@ def _offer(out, x, device, context, precision, form, fn, variant, sizes, out_op,
     """Offers a call just made into a new output, on x's own device with nothing staged, to the
     compiled entry (_fast.offer), which replays it for the next call of equal arguments; the
     weights (mask, filter) are the call's own, their address read each call."""
-    if out is None and in_place(x, device, context):
+    if out is None and _fast.recording() and in_place(x, device, context):
         _fast.offer(form, fn, variant, sizes, None, x, context, precision, out_op, None, weights_in_call=weights,
                     **form_args)
 

@@ -915,7 +915,7 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
             ctx = context_in_place(x, context)
             check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(described[0]), x.ptr, dst.ptr),
                   ctx.handle)
-            if replayable and len(steps) == 1 and x is src and dst is out and made_here:
+            if replayable and len(steps) == 1 and x is src and dst is out and made_here and _fast.recording():
                 _fast.offer("SEPFILTER", lib.mh_sepfilter, variant_arg(variant), (0, 0, 0),
                             ctypes.addressof(described[0]), src, context, DEFAULT_PRECISION, out, described)
         else:
