@@ -311,6 +311,70 @@ static void check_one_axis(mh_context *cpu, mh_context *gpu, const mh_sepfilter_
     check_gpu_row(gpu, "fused", &line, what, i, d_in, d_out, want, got);
 }
 
+/* walk on case i, host and device taps, where it takes it (float32 of one channel, up to 32 taps
+ * a pass); its refusal, naming what it takes, where not. */
+static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const mh_sepfilter_desc *on_device, size_t i,
+                            const void *d_in, void *d_out, const void *want, void *got)
+{
+    const int f32 = d->in_type == MH_F32 && d->out_type == MH_F32 && d->channels == 1;
+    const int fits = d->vertical.ntaps <= 32 && d->horizontal.ntaps <= 32;
+    if (!f32 || !fits) {
+        CHECK(mh_sepfilter(gpu, "walk", d, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                  strstr(mh_context_error(gpu), f32 ? "at most 32 taps" : "float32 images of one channel"),
+              "case %zu: walk took %s %zu channels, %zu x %zu taps: %s", i, mh_dtype_name(d->in_type), d->channels,
+              d->vertical.ntaps, d->horizontal.ntaps, mh_context_error(gpu));
+        return;
+    }
+    check_gpu_row(gpu, "walk", d, "", i, d_in, d_out, want, got);
+    check_gpu_row(gpu, "walk", on_device, " (device taps)", i, d_in, d_out, want, got);
+}
+
+/* walk against the CPU row on float32 images of one channel: every order, mode per axis, origins
+ * at both limits, cval NaN and not, divisors; shapes off its 128 columns and 16-row steps, stacks,
+ * and images of several segments (rows a block walks) and column tiles; auto picks it for two
+ * axes. */
+static void check_walk(mh_context *cpu, mh_context *gpu)
+{
+    static const size_t shapes[][3] = {{1, 1, 1}, {1, 9, 1}, {1, 1, 7}, {3, 5, 3}, {1, 37, 517}, {1, 300, 101},
+                                       {2, 64, 192}, {1, 1000, 300}, {1, 129, 2051}, {1, 4099, 1027}};
+    static const size_t taps[][2] = {{3, 3}, {5, 5}, {17, 17}, {4, 6}, {32, 2}, {1, 31}, {9, 1}, {32, 32}};
+    unsigned seed = 500;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+        for (size_t k = 0; k < sizeof taps / sizeof taps[0]; ++k, ++seed) {
+            const size_t values = shapes[s][0] * shapes[s][1] * shapes[s][2];
+            if (values > test_max_n() && values > 64) continue;
+            problem p = make(shapes[s][0], shapes[s][1], shapes[s][2], 1, MH_F32, MH_F32, taps[k][0], taps[k][1],
+                             seed % 3 == 0, seed);
+            bind(&p);
+            p.d.vertical.mode = modes[seed % 5], p.d.horizontal.mode = modes[(seed / 5 + seed) % 5];
+            p.d.vertical.origin = seed % 2 ? -(long long)(taps[k][0] / 2) : (long long)((taps[k][0] - 1) / 2);
+            p.d.horizontal.origin = seed % 4 < 2 ? 0 : -(long long)(taps[k][1] / 2);
+            p.d.order = (mh_sepfilter_order)(seed % 3);
+            p.d.cval = seed % 7 == 0 ? NAN : -1.5f;
+            if (seed % 5 == 1) p.d.horizontal.divisor = 5;
+            if (seed % 5 == 2) p.d.vertical.divisor = 3;
+            void *in = input_for(&p, seed), *want = malloc(values * 4), *got = malloc(values * 4), *d_in, *d_out;
+            float *d_taps;
+            CHECK_CUDA(cudaMalloc(&d_in, values * 4)); CHECK_CUDA(cudaMalloc(&d_out, values * 4 + 64));
+            CHECK_CUDA(cudaMalloc((void **)&d_taps, 64 * sizeof(float)));
+            CHECK_CUDA(cudaMemcpy(d_in, in, values * 4, cudaMemcpyHostToDevice));
+            CHECK_CUDA(cudaMemcpy(d_taps, p.vt, 32 * sizeof(float), cudaMemcpyHostToDevice));
+            CHECK_CUDA(cudaMemcpy(d_taps + 32, p.ht, 32 * sizeof(float), cudaMemcpyHostToDevice));
+            CHECK(mh_sepfilter(cpu, "cpu-omp", &p.d, in, want) == MH_OK, "walk case %zu on the CPU: %s", (size_t)seed,
+                  mh_context_error(cpu));
+            mh_sepfilter_desc on_device = p.d;
+            on_device.vertical.taps = d_taps, on_device.horizontal.taps = d_taps + 32;
+            check_walk_case(gpu, &p.d, &on_device, seed, d_in, d_out, want, got);
+            const mh_variant_info *chosen = NULL;
+            const int two_axes = !(p.d.horizontal.ntaps == 1 && p.d.horizontal.taps[0] == 1.0f &&
+                                   p.d.horizontal.divisor == 1);
+            CHECK(!two_axes || (mh_sepfilter_select(gpu, &p.d, &chosen) == MH_OK && chosen &&
+                                !strcmp(chosen->name, "sepfilter/walk")),
+                  "walk case %zu: auto runs %s", (size_t)seed, chosen ? chosen->name : "nothing");
+            cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps), free(in), free(want), free(got);
+        }
+}
+
 static void run_gpu(void)
 {
     test_require_gpu();
@@ -351,6 +415,7 @@ static void run_gpu(void)
             }
             check_gpu_row(gpu, variant, desc, run < 2 ? "" : " (device taps)", i, d_in, d_out, want, got);
         }
+        check_walk_case(gpu, d, &on_device, i, d_in, d_out, want, got);
         /* lines takes a filter of one axis alone and refuses two axes or their sum */
         if (d->horizontal.ntaps > 1 && d->vertical.ntaps > 1)
             CHECK(mh_sepfilter(gpu, "lines", d, d_in, d_out) == MH_ERR_UNSUPPORTED &&
@@ -376,7 +441,7 @@ static void run_gpu(void)
     check_gpu_one_axis(cpu, gpu, &p.d, in, d_in, d_out, want, got, "the stack of 65537 (one axis)", "sepfilter/lines");
     cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
     /* images large enough that each of lines' threads walks several strips of its column; and
-     * filters along rows of many tiles with channels, which fused runs */
+     * filters along rows of many tiles, which walk runs on float32 and fused with channels */
     static const struct { size_t rows, cols, C; mh_dtype in, out; size_t ntaps; mh_mode mode; long long origin; int vertical; } big[] = {
         {4099, 2051, 1, MH_F32, MH_F32, 9, MH_MODE_REFLECT, 0, 1}, {3001, 1999, 1, MH_U8, MH_F32, 33, MH_MODE_CONSTANT, -16, 1},
         {1027, 3001, 3, MH_U8, MH_U8, 17, MH_MODE_MIRROR, 3, 0}, {2051, 4099, 1, MH_F32, MH_F32, 9, MH_MODE_WRAP, -4, 0}};
@@ -394,9 +459,10 @@ static void run_gpu(void)
         CHECK_CUDA(cudaMalloc(&dx, nv * 4)); CHECK_CUDA(cudaMalloc(&dy, nv * 4 + 64));
         CHECK_CUDA(cudaMemcpy(dx, x, nv * mh_dtype_size(q.d.in_type), cudaMemcpyHostToDevice));
         check_gpu_one_axis(cpu, gpu, &q.d, x, dx, dy, w, g, "a large image (one axis)",
-                           v ? "sepfilter/lines" : "sepfilter/fused");
+                           v ? "sepfilter/lines" : big[b].in == MH_F32 ? "sepfilter/walk" : "sepfilter/fused");
         cudaFree(dx), cudaFree(dy), free(x), free(w), free(g);
     }
+    check_walk(cpu, gpu);
     mh_context_destroy(cpu), mh_context_destroy(gpu);
 }
 

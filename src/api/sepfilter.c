@@ -89,6 +89,19 @@ int mh_sepfilter_is_identity(const mh_sepfilter_axis *x, int on_device)
     return !on_device && x->ntaps == 1 && x->taps[0] == 1.0f && x->divisor == 1;
 }
 
+/* The call's order, or MH_SEPFILTER_HORIZONTAL_ONLY where the vertical axis is the identity and
+ * its pass changes no value: after the horizontal pass it casts a cast value; before it, on a
+ * float32 output, it stores each input as it is (its sum from 0.0f turns -0 into +0, which the
+ * horizontal sums, also from 0.0f, do too). A vertical pass first onto another output type stays:
+ * its cast comes before the horizontal taps. */
+int mh_sepfilter_run_order(const mh_sepfilter_args *a)
+{
+    const mh_sepfilter_desc *d = &a->d;
+    if (d->order == MH_SEPFILTER_SUM || !mh_sepfilter_is_identity(&d->vertical, a->vtaps_on_device)) return (int)d->order;
+    const int vertical_changes = d->order == MH_SEPFILTER_VERTICAL_FIRST && d->out_type != MH_F32;
+    return vertical_changes ? (int)d->order : (int)MH_SEPFILTER_HORIZONTAL_ONLY;
+}
+
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_sepfilter_args *a = &args->sepfilter;
@@ -107,17 +120,19 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
 }
 
-/* On a GPU the lines kernel for a filter of one axis (it refuses two), the fused kernel for two
- * (two-pass where its tile does not fit); the OpenMP loops on the CPU. */
+/* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
+ * float32 gray images, the fused kernel for the others (two-pass where its tile does not fit);
+ * the OpenMP loops on the CPU. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     (void)a;
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const gpu[] = {"lines", "fused", "two-pass", NULL};
+    static const char *const gpu[] = {"lines", "walk", "fused", "two-pass", NULL};
     return mh_is_cpu(ctx) ? cpu : gpu;
 }
 
-static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows, mh_sepfilter_lines_rows};
+static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows, mh_sepfilter_lines_rows,
+                                      mh_sepfilter_walk_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {

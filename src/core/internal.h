@@ -549,6 +549,11 @@ const mh_row *mh_sepfilter_lines_rows(size_t *count);
 /* 1 where an axis is the single host tap 1 (the other axis of a filter of one axis, as
  * memhier.ndimage describes it): its pass copies its input, cast to the output's type. */
 int mh_sepfilter_is_identity(const mh_sepfilter_axis *x, int on_device);
+/* The order a GPU row runs, past mh_sepfilter_order's three: a filter along the rows alone, whose
+ * vertical pass would change no value, runs its horizontal pass alone. */
+enum { MH_SEPFILTER_HORIZONTAL_ONLY = MH_SEPFILTER_SUM + 1 };
+int mh_sepfilter_run_order(const mh_sepfilter_args *a);
+const mh_row *mh_sepfilter_walk_rows(size_t *count);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */

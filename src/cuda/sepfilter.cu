@@ -26,10 +26,6 @@
 
 enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, RYV = 8, FUSED_MAX_TAPS = 64 };
 
-/* The kernel's own order past mh_sepfilter_order's three: HORIZONTAL_FIRST with the vertical axis
- * the single host tap 1 (a filter along the rows alone), which needs no second pass. */
-enum { HORIZONTAL_ONLY = MH_SEPFILTER_SUM + 1 };
-
 struct sep_params {
     const void *in;
     void *out;
@@ -41,7 +37,7 @@ struct sep_params {
     int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
     int mode_v, mode_h;
     float cval, div_v, div_h;
-    int order; /* mh_sepfilter_order, or HORIZONTAL_ONLY */
+    int order; /* mh_sepfilter_run_order's */
     const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
     float u[MH_SEPFILTER_MAX_TAPS + 1], v[MH_SEPFILTER_MAX_TAPS + 1]; /* vertical, horizontal taps */
 };
@@ -71,7 +67,7 @@ static inline __host__ __device__ sep_layout layout_for(int C, int kv, int kh, i
     l.ss = C == 1 ? TILE + 4 : TILE;
     /* summed passes and the rows alone: mid is the stage (BH rows of outputs, read as 16-byte groups) */
     l.ms = order == MH_SEPFILTER_VERTICAL_FIRST                 ? l.sw
-           : order == MH_SEPFILTER_SUM || order == HORIZONTAL_ONLY ? l.ss
+           : order == MH_SEPFILTER_SUM || order == MH_SEPFILTER_HORIZONTAL_ONLY ? l.ss
            : C == 1                                            ? TILE + 1
                                                                : TILE;
     l.mid_floats = order == MH_SEPFILTER_HORIZONTAL_FIRST ? l.th * l.ms : BH * l.ms;
@@ -306,7 +302,7 @@ static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_
         store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
         return;
     }
-    if (p.order == HORIZONTAL_ONLY) { /* the identity pass left out: the horizontal one's outputs are stored */
+    if (p.order == MH_SEPFILTER_HORIZONTAL_ONLY) { /* the identity pass left out: the horizontal one's outputs are stored */
         horizontal<C, KMAX, DEVICE_TAPS>(p, sv, tile, l.sw, mid, l.ms, BH, tid);
         __syncthreads();
         store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
@@ -442,15 +438,6 @@ static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
 
 static int device_taps(const mh_sepfilter_args *a) { return a->vtaps_on_device || a->htaps_on_device; }
 
-/* The order the fused kernel runs: the call's, or HORIZONTAL_ONLY where the horizontal pass comes
- * first and the vertical axis is the single host tap 1 (a one-axis filter along the rows, as
- * memhier.ndimage describes it), whose cast of a cast value changes nothing. */
-static int kernel_order(const mh_sepfilter_args *a)
-{
-    const int identity = mh_sepfilter_is_identity(&a->d.vertical, a->vtaps_on_device);
-    return a->d.order == MH_SEPFILTER_HORIZONTAL_FIRST && identity ? (int)HORIZONTAL_ONLY : (int)a->d.order;
-}
-
 static sep_kernel pick(int C, int kmax, int device_taps)
 {
     return device_taps ? mh_sepfilter_device_taps_kernel(C, kmax) : pick_for<false>(C, kmax);
@@ -460,7 +447,7 @@ static size_t smem_bytes(const mh_sepfilter_args *a)
 {
     const mh_sepfilter_desc *d = &a->d;
     const size_t floats =
-        (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, kernel_order(a)).floats;
+        (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, mh_sepfilter_run_order(a)).floats;
     return (floats + (device_taps(a) ? SHARED_TAPS_FLOATS : 0)) * sizeof(float);
 }
 
@@ -504,7 +491,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
-    p.order = kernel_order(a);
+    p.order = mh_sepfilter_run_order(a);
     if (a->vtaps_on_device) p.dev_u = d->vertical.taps;
     else
         for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];

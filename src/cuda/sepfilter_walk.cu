@@ -1,0 +1,387 @@
+/* sepfilter/walk: ours, for float32 images of one channel (memhier.ndimage's float32 gray
+ * gaussian_filter, uniform_filter, sobel, prewitt, laplace and correlate1d along the rows), up to
+ * 32 taps a pass.
+ *
+ * A block owns 128 columns of an image and walks down a segment of its rows, 16 at a step. The
+ * rows the vertical pass reads stay in a ring of 64 shared-memory rows (row Y in slot Y mod 64),
+ * so each value is loaded once a segment, and each step adds 16 rows and leaves with 16 rows of
+ * outputs: a vertical pass first sums the ring's input rows down the columns into 16 rows of mid
+ * (the 128 columns and the horizontal halo) and mid along the rows into the outputs; a
+ * horizontal pass first sums 16 input rows of a buffer along the rows into the ring and the ring
+ * down the columns into the outputs; summed passes (laplace) read both from the ring of input
+ * rows. The loads are cp.async copies into shared memory, a step ahead: while a step runs its
+ * passes the next step's rows are in flight (into the ring, which holds both, or the other of two
+ * buffers), with no register holding them, so the copies never wait on the passes' registers.
+ *
+ * Each output sums its taps from 0.0f in the order fused and the CPU row sum them, divides and
+ * applies the constant mode's cval between the passes as they do: the three rows agree bit for
+ * bit. A vertical pass sums 8 rows of one column from a register window; a horizontal pass 4
+ * neighbouring outputs of one row from a window read as 16-byte groups (a quarter warp's lanes
+ * read 128 neighbouring bytes: no bank conflict). */
+#include "common.cuh"
+#include "tile_io.cuh"
+
+enum { WALK_THREADS = 256, WALK_COLS = 128, WALK_STEP = 16, WALK_RV = 8, WALK_MAX_TAPS = 32, WALK_MIN_SEGMENT = 32 };
+
+struct walk_params {
+    const float *in;
+    float *out;
+    long long rows, cols, image_values;
+    long long seg; /* rows a block walks: a multiple of WALK_STEP */
+    int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
+    int mode_v, mode_h;
+    int order; /* mh_sepfilter_run_order's */
+    float cval, div_v, div_h;
+    const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
+    float u[WALK_MAX_TAPS], v[WALK_MAX_TAPS]; /* vertical, horizontal taps */
+};
+
+/* Shared memory for taps up to KMAX a pass: the taps, the ring of RING rows and two buffers of
+ * WALK_STEP rows, each row SW floats (the 128 columns, a halo of up to KMAX - 1 and the 16-byte
+ * groups a horizontal window reads past it). The ring holds the rows a step's vertical windows
+ * span (WALK_STEP + KMAX - 1) and the next step's rows, in flight while the step runs. */
+template <int KMAX>
+struct walk_shape {
+    static constexpr int SW = WALK_COLS + KMAX;
+    static constexpr int RING = 64;
+    static_assert(2 * WALK_STEP + KMAX - 1 <= RING, "a step's windows and the next step's rows fit the ring");
+    static constexpr int FLOATS = 2 * KMAX + (RING + 2 * WALK_STEP) * SW;
+    static constexpr int BLOCKS = KMAX <= 8 ? 4 : KMAX <= 16 ? 3 : 2; /* resident an SM: registers' bound */
+};
+
+/* Row Y's slot in the ring. */
+template <int KMAX>
+static __device__ __forceinline__ int ring_slot(long long Y)
+{
+    return (int)Y & (walk_shape<KMAX>::RING - 1);
+}
+
+/* The columns a thread loads, each extended by the horizontal mode: value t of a shared row
+ * (column x0 - ah + t) and its halo value t + 128 (where t + 128 < WALK_COLS + kh - 1), as the
+ * image's column, or -1 for cval. Found once a block. */
+struct walk_cols {
+    long long a, b;
+    bool halo;
+};
+
+static __device__ __forceinline__ walk_cols columns_of(const walk_params &p, long long x0, int tid)
+{
+    const int t = tid % WALK_COLS;
+    walk_cols c;
+    c.halo = t < p.kh - 1;
+    c.a = mh_border_index(x0 - p.ah + t, p.cols, p.mode_h);
+    c.b = c.halo ? mh_border_index(x0 - p.ah + t + WALK_COLS, p.cols, p.mode_h) : -1;
+    return c;
+}
+
+/* Rows Y0 .. Y0 + n - 1 of the input, each extended by its axis's mode (cval where the constant
+ * mode reaches), into shared rows: ring slot Y mod RING, or buffer row Y - Y0. The copies are
+ * asynchronous (cp.async, global to shared memory without a register): a step issues its next
+ * rows before it runs its passes, and waits for them at the next step. The block's threads take
+ * two rows at a time, a thread a column and its halo column. */
+template <int KMAX>
+static __device__ __forceinline__ void issue_rows(const walk_params &p, const float *img, const walk_cols &c, float *dst,
+                                                  bool ring, long long Y0, int n, int tid)
+{
+    using S = walk_shape<KMAX>;
+    const int half = tid / WALK_COLS, t = tid % WALK_COLS;
+    for (int r = half; r < n; r += 2) {
+        const long long y = mh_border_index(Y0 + r, p.rows, p.mode_v);
+        float *d = dst + (ring ? ring_slot<KMAX>(Y0 + r) : r) * S::SW + t;
+        const float *row = img + (y < 0 ? 0 : y) * p.cols;
+        if (y >= 0 && c.a >= 0) cp_async4(d, row + c.a);
+        else d[0] = p.cval;
+        if (!c.halo) continue;
+        if (y >= 0 && c.b >= 0) cp_async4(d + WALK_COLS, row + c.b);
+        else d[WALK_COLS] = p.cval;
+    }
+}
+
+/* o[q] = sum_i src row (Y0 + q + i)[t] u[i], q < WALK_RV, from the ring, divided as a pass is. */
+template <int KMAX>
+static __device__ __forceinline__ void vertical_item(const walk_params &p, const float *su, const float *ring,
+                                                     long long Y0, int t, float *o)
+{
+    using S = walk_shape<KMAX>;
+    constexpr int W = WALK_RV + KMAX - 1;
+    const int s0 = ring_slot<KMAX>(Y0);
+    float w[W];
+#pragma unroll
+    for (int d = 0; d < W; ++d)
+        if (d < WALK_RV + p.kv - 1) w[d] = ring[((s0 + d) & (S::RING - 1)) * S::SW + t];
+#pragma unroll
+    for (int q = 0; q < WALK_RV; ++q) o[q] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < KMAX; ++i) {
+        if (i >= p.kv) break;
+        const float u = su[i];
+#pragma unroll
+        for (int q = 0; q < WALK_RV; ++q) o[q] = fmaf(w[q + i], u, o[q]);
+    }
+    if (p.div_v != 1.0f)
+#pragma unroll
+        for (int q = 0; q < WALK_RV; ++q) o[q] = o[q] / p.div_v;
+}
+
+/* o[e] = sum_j row[4 s + e + j] v[j], e < 4, divided as a pass is (row 16-byte aligned). */
+template <int KMAX>
+static __device__ __forceinline__ void horizontal_item(const walk_params &p, const float *sv, const float *row, int s,
+                                                       float *o)
+{
+    constexpr int G = (4 + KMAX - 1 + 3) / 4;
+    float w[4 * G];
+#pragma unroll
+    for (int m = 0; m < G; ++m)
+        if (4 * m < 4 + p.kh - 1) {
+            const float4 g = reinterpret_cast<const float4 *>(row)[s + m];
+            w[4 * m] = g.x, w[4 * m + 1] = g.y, w[4 * m + 2] = g.z, w[4 * m + 3] = g.w;
+        }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[e] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < KMAX; ++j) {
+        if (j >= p.kh) break;
+        const float v = sv[j];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[e] = fmaf(w[e + j], v, o[e]);
+    }
+    if (p.div_h != 1.0f)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[e] = o[e] / p.div_h;
+}
+
+/* The horizontal pass over n shared rows (src row r: image row Y0 + r) into the ring (the
+ * horizontal pass first: cval for rows past the constant mode's edges, as the vertical pass reads
+ * them) or into the outputs of rows below y_end. */
+template <int KMAX>
+static __device__ void horizontal_rows(const walk_params &p, const float *sv, const float *src, float *ring,
+                                       float *out, long long Y0, int n, long long y_end, long long x0, int tid)
+{
+    using S = walk_shape<KMAX>;
+#pragma unroll 1
+    for (int item = tid; item < n * (WALK_COLS / 4); item += WALK_THREADS) {
+        const int r = item / (WALK_COLS / 4), s = item % (WALK_COLS / 4);
+        const long long Y = Y0 + r;
+        float o[4];
+        horizontal_item<KMAX>(p, sv, src + r * S::SW, s, o);
+        if (ring) {
+            if (p.mode_v == MH_MODE_CONSTANT && (Y < 0 || Y >= p.rows)) o[0] = o[1] = o[2] = o[3] = p.cval;
+            *reinterpret_cast<float4 *>(ring + ring_slot<KMAX>(Y) * S::SW + 4 * s) = make_float4(o[0], o[1], o[2], o[3]);
+            continue;
+        }
+        if (Y >= y_end) continue;
+        const long long x = x0 + 4 * s;
+        float *dst = out + Y * p.cols + x;
+        if (x + 4 <= p.cols && mh_aligned16(dst)) {
+            *reinterpret_cast<float4 *>(dst) = make_float4(o[0], o[1], o[2], o[3]);
+            continue;
+        }
+        for (int e = 0; e < 4 && x + e < p.cols; ++e) dst[e] = o[e];
+    }
+}
+
+/* The vertical pass of outputs y0 .. y0 + WALK_STEP - 1 from the ring, a thread WALK_RV rows of a
+ * column: into mid (the vertical pass first: all of mid's columns, cval past the constant mode's
+ * edges as the horizontal pass reads them), or into the outputs with the horizontal pass of the
+ * same ring rows added (summed passes), or into the outputs alone. */
+template <int KMAX>
+static __device__ void vertical_rows(const walk_params &p, const float *su, const float *sv, const float *ring,
+                                     float *mid, float *out, long long y0, long long y_end, long long x0, int tid)
+{
+    using S = walk_shape<KMAX>;
+    const int width = mid ? WALK_COLS + p.kh - 1 : WALK_COLS;
+    const int off = p.order == MH_SEPFILTER_SUM ? p.ah : 0; /* the ring holds inputs: column t + ah is x0 + t */
+#pragma unroll 1
+    for (int item = tid; item < (WALK_STEP / WALK_RV) * width; item += WALK_THREADS) {
+        const int g = item / width, t = item % width;
+        const long long yb = y0 + g * WALK_RV;
+        float o[WALK_RV];
+        vertical_item<KMAX>(p, su, ring, yb - p.av, t + off, o);
+        if (mid) {
+            const long long x = x0 - p.ah + t;
+            const bool outside = p.mode_h == MH_MODE_CONSTANT && (x < 0 || x >= p.cols);
+#pragma unroll
+            for (int q = 0; q < WALK_RV; ++q) mid[(g * WALK_RV + q) * S::SW + t] = outside ? p.cval : o[q];
+            continue;
+        }
+        if (x0 + t >= p.cols) continue;
+#pragma unroll
+        for (int q = 0; q < WALK_RV; ++q) {
+            if (yb + q >= y_end) break;
+            float r = o[q];
+            if (p.order == MH_SEPFILTER_SUM) {
+                const float *row = ring + ring_slot<KMAX>(yb + q) * S::SW + t;
+                float h = 0.0f;
+                for (int j = 0; j < p.kh; ++j) h = fmaf(row[j], sv[j], h);
+                r += p.div_h != 1.0f ? h / p.div_h : h;
+            }
+            out[(yb + q) * p.cols + x0 + t] = r;
+        }
+    }
+}
+
+template <int KMAX>
+static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS) walk_kernel(const __grid_constant__ walk_params p)
+{
+    using S = walk_shape<KMAX>;
+    extern __shared__ __align__(16) float smem[];
+    float *su = smem, *sv = smem + KMAX, *ring = smem + 2 * KMAX, *bufs = ring + S::RING * S::SW;
+    const int tid = threadIdx.x;
+    for (int i = tid; i < p.kv; i += WALK_THREADS) su[i] = p.dev_u ? p.dev_u[i] : p.u[i];
+    for (int j = tid; j < p.kh; j += WALK_THREADS) sv[j] = p.dev_v ? p.dev_v[j] : p.v[j];
+    const long long x0 = (long long)blockIdx.x * WALK_COLS;
+    const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
+    const float *in = p.in + image;
+    float *out = p.out + image;
+    const long long y_begin = (long long)blockIdx.y * p.seg;
+    const long long y_end = y_begin + p.seg < p.rows ? y_begin + p.seg : p.rows;
+    const int order = p.order;
+
+    const walk_cols cols = columns_of(p, x0, tid);
+    float *const buf[2] = {bufs, bufs + WALK_STEP * S::SW};
+    if (order == MH_SEPFILTER_HORIZONTAL_ONLY) {
+        issue_rows<KMAX>(p, in, cols, buf[0], false, y_begin, WALK_STEP, tid);
+        cp_async_commit();
+        int n = 0;
+        for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
+            if (y0 + WALK_STEP < y_end) issue_rows<KMAX>(p, in, cols, buf[(n + 1) & 1], false, y0 + WALK_STEP, WALK_STEP, tid);
+            cp_async_commit();
+            cp_async_wait<1>();
+            __syncthreads();
+            horizontal_rows<KMAX>(p, sv, buf[n & 1], NULL, out, y0, WALK_STEP, y_end, x0, tid);
+            __syncthreads(); /* before the step after next replaces the buffer read here */
+        }
+        return;
+    }
+    /* the rows of the first pass that the first step's vertical windows reach above its own */
+    const long long first = y_begin - p.av;
+    const bool h_first = order == MH_SEPFILTER_HORIZONTAL_FIRST;
+    for (int c = 0; c < p.kv - 1; c += WALK_STEP) {
+        const int n = p.kv - 1 - c < WALK_STEP ? p.kv - 1 - c : WALK_STEP;
+        issue_rows<KMAX>(p, in, cols, h_first ? buf[0] : ring, !h_first, first + c, n, tid);
+        if (!h_first) continue; /* the vertical pass reads them: they arrive with the first step's */
+        cp_async_wait_all();
+        __syncthreads();
+        horizontal_rows<KMAX>(p, sv, buf[0], ring, NULL, first + c, n, y_end, x0, tid);
+        __syncthreads();
+    }
+    /* each step's new rows of the first pass: Y0 = y0 - av + kv - 1 on */
+    issue_rows<KMAX>(p, in, cols, h_first ? buf[0] : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
+    cp_async_commit();
+    int n = 0;
+    for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
+        const long long Y0 = y0 - p.av + p.kv - 1;
+        if (y0 + WALK_STEP < y_end)
+            issue_rows<KMAX>(p, in, cols, h_first ? buf[(n + 1) & 1] : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncthreads();
+        if (h_first) {
+            horizontal_rows<KMAX>(p, sv, buf[n & 1], ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
+            __syncthreads();
+            vertical_rows<KMAX>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
+            continue; /* the next step's rows go to the other buffer */
+        }
+        if (order == MH_SEPFILTER_SUM) {
+            vertical_rows<KMAX>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
+            __syncthreads(); /* the step after next replaces ring rows read here */
+            continue;
+        }
+        vertical_rows<KMAX>(p, su, sv, ring, buf[0], NULL, y0, y_end, x0, tid);
+        __syncthreads();
+        horizontal_rows<KMAX>(p, sv, buf[0], NULL, out, y0, WALK_STEP, y_end, x0, tid);
+    }
+}
+
+/* ---- launch, registry -------------------------------------------------------------------- */
+
+typedef void (*walk_fn)(const walk_params);
+
+template <int KMAX>
+static walk_fn kernel_of(size_t *smem)
+{
+    *smem = walk_shape<KMAX>::FLOATS * sizeof(float);
+    return walk_kernel<KMAX>;
+}
+
+static walk_fn kernel_for(int kmax, size_t *smem)
+{
+    return kmax <= 8 ? kernel_of<8>(smem) : kmax <= 16 ? kernel_of<16>(smem) : kernel_of<WALK_MAX_TAPS>(smem);
+}
+
+static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    if (d->in_type != MH_F32 || d->out_type != MH_F32 || d->channels != 1) {
+        snprintf(why, len, "it filters float32 images of one channel into float32 (this call: %s, %zu channels, into %s)",
+                 mh_dtype_name(d->in_type), d->channels, mh_dtype_name(d->out_type));
+        return 0;
+    }
+    if (d->vertical.ntaps > WALK_MAX_TAPS || d->horizontal.ntaps > WALK_MAX_TAPS) {
+        snprintf(why, len, "its windows hold at most %d taps a pass (this call has %zu and %zu)", (int)WALK_MAX_TAPS,
+                 d->vertical.ntaps, d->horizontal.ntaps);
+        return 0;
+    }
+    if (mh_ceil_div(d->cols, WALK_COLS) > 0x7fffffff) {
+        snprintf(why, len, "%zu columns: more than a grid's 2^31 - 1 blocks of %d", d->cols, (int)WALK_COLS);
+        return 0;
+    }
+    return 1;
+}
+
+/* Rows a block walks: enough segments that the grid holds ~16 blocks an SM (two rounds of eight
+ * resident), each at least WALK_MIN_SEGMENT rows (the rows above a segment that its vertical
+ * windows reach are loaded again by the block that walks it). At most 16 x the SMs segments:
+ * gridDim.y's 65535 holds them. */
+static long long segment_rows(const mh_context *ctx, const mh_sepfilter_desc *d)
+{
+    const size_t images = d->batch < MH_MAX_GRID_YZ ? d->batch : MH_MAX_GRID_YZ;
+    const size_t blocks = mh_ceil_div(d->cols, WALK_COLS) * images;
+    size_t segs = mh_ceil_div(16 * mh_sm_count(ctx), blocks);
+    const size_t most = mh_ceil_div(d->rows, WALK_MIN_SEGMENT);
+    if (segs > most) segs = most;
+    return (long long)(mh_ceil_div(mh_ceil_div(d->rows, segs), WALK_STEP) * WALK_STEP);
+}
+
+static mh_status walk_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    walk_params p = {};
+    p.rows = (long long)d->rows, p.cols = (long long)d->cols, p.image_values = p.rows * p.cols;
+    p.seg = segment_rows(ctx, d);
+    p.kv = (int)d->vertical.ntaps, p.kh = (int)d->horizontal.ntaps;
+    p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
+    p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
+    p.order = mh_sepfilter_run_order(a);
+    p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
+    if (a->vtaps_on_device) p.dev_u = d->vertical.taps;
+    else
+        for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
+    if (a->htaps_on_device) p.dev_v = d->horizontal.taps;
+    else
+        for (int j = 0; j < p.kh; ++j) p.v[j] = d->horizontal.taps[j];
+    size_t smem = 0;
+    const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, &smem);
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
+    for (size_t b0 = 0; b0 < d->batch; b0 += MH_MAX_GRID_YZ) { /* gridDim.z holds 65535 images a launch */
+        const size_t nb = d->batch - b0 < MH_MAX_GRID_YZ ? d->batch - b0 : MH_MAX_GRID_YZ;
+        walk_params q = p;
+        q.in = (const float *)a->in + b0 * (size_t)p.image_values;
+        q.out = (float *)a->out + b0 * (size_t)p.image_values;
+        const dim3 grid((unsigned)mh_ceil_div(d->cols, WALK_COLS), (unsigned)mh_ceil_div(d->rows, (size_t)p.seg),
+                        (unsigned)nb);
+        kernel<<<grid, WALK_THREADS, smem, mh_stream(ctx)>>>(q);
+        MH_TRY(MH_LAUNCH_CHECK(ctx, "sepfilter walk_kernel"));
+    }
+    return MH_OK;
+}
+
+static const mh_row rows[] = {
+    {{"sepfilter/walk", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 12, "global+shared+registers", "ours",
+      "float32 gray: a block walks down 128 columns, the rows its vertical pass reads in a shared ring"},
+     walk_supports, walk_run, NULL, 0},
+};
+
+MH_ROW_GROUP(mh_sepfilter_walk_rows, rows)
