@@ -66,10 +66,10 @@ static inline __host__ __device__ sep_layout layout_for(int C, int kv, int kh, i
     l.sw = C == 1 ? l.tw | 1 : (l.tw + 3) & ~3;
     l.ss = C == 1 ? TILE + 4 : TILE;
     /* summed passes and the rows alone: mid is the stage (BH rows of outputs, read as 16-byte groups) */
-    l.ms = order == MH_SEPFILTER_VERTICAL_FIRST                 ? l.sw
+    l.ms = order == MH_SEPFILTER_VERTICAL_FIRST                                    ? l.sw
            : order == MH_SEPFILTER_SUM || order == MH_SEPFILTER_HORIZONTAL_ONLY ? l.ss
-           : C == 1                                            ? TILE + 1
-                                                               : TILE;
+           : C == 1                                                               ? TILE + 1
+                                                                                  : TILE;
     l.mid_floats = order == MH_SEPFILTER_HORIZONTAL_FIRST ? l.th * l.ms : BH * l.ms;
     const int input = l.th * l.sw, stage = BH * l.ss;
     l.mid_at = ((input > stage ? input : stage) + 3) & ~3; /* 16-byte aligned: it may be the stage */
