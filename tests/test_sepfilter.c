@@ -332,7 +332,7 @@ static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const m
 /* walk against the CPU row on float32 images of one channel: every order, mode per axis, origins
  * at both limits, cval NaN and not, divisors; shapes off its 128 columns and 16-row steps, stacks,
  * and images of several segments (rows a block walks) and column tiles; auto picks it for two
- * axes of at most 8 taps a pass, fused past that. */
+ * axes of at most 8 taps a pass and along the rows alone, fused for the others. */
 static void check_walk(mh_context *cpu, mh_context *gpu)
 {
     static const size_t shapes[][3] = {{1, 1, 1}, {1, 9, 1}, {1, 1, 7}, {3, 5, 3}, {1, 37, 517}, {1, 300, 101},
@@ -368,7 +368,12 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
             const mh_variant_info *chosen = NULL;
             const int two_axes = !(p.d.horizontal.ntaps == 1 && p.d.horizontal.taps[0] == 1.0f &&
                                    p.d.horizontal.divisor == 1);
-            const char *expected = taps[k][0] <= 8 && taps[k][1] <= 8 ? "sepfilter/walk" : "sepfilter/fused";
+            /* auto's rule: walk for the rows alone (the vertical axis the identity, passes not summed),
+             * else walk up to 8 taps a pass and fused past that */
+            const int rows_alone = p.d.order != MH_SEPFILTER_SUM && p.d.vertical.ntaps == 1 &&
+                                   p.d.vertical.taps[0] == 1.0f && p.d.vertical.divisor == 1;
+            const int short_taps = taps[k][0] <= 8 && taps[k][1] <= 8;
+            const char *expected = rows_alone || short_taps ? "sepfilter/walk" : "sepfilter/fused";
             CHECK(!two_axes || (mh_sepfilter_select(gpu, &p.d, &chosen) == MH_OK && chosen &&
                                 !strcmp(chosen->name, expected)),
                   "walk case %zu: auto runs %s, not %s", (size_t)seed, chosen ? chosen->name : "nothing", expected);
@@ -442,7 +447,7 @@ static void run_gpu(void)
     check_gpu_one_axis(cpu, gpu, &p.d, in, d_in, d_out, want, got, "the stack of 65537 (one axis)", "sepfilter/lines");
     cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
     /* images large enough that each of lines' threads walks several strips of its column; and
-     * filters along rows of many tiles, 9 taps or more: fused's */
+     * filters along rows of many tiles, which walk runs on float32 and fused with channels */
     static const struct { size_t rows, cols, C; mh_dtype in, out; size_t ntaps; mh_mode mode; long long origin; int vertical; } big[] = {
         {4099, 2051, 1, MH_F32, MH_F32, 9, MH_MODE_REFLECT, 0, 1}, {3001, 1999, 1, MH_U8, MH_F32, 33, MH_MODE_CONSTANT, -16, 1},
         {1027, 3001, 3, MH_U8, MH_U8, 17, MH_MODE_MIRROR, 3, 0}, {2051, 4099, 1, MH_F32, MH_F32, 9, MH_MODE_WRAP, -4, 0}};
@@ -460,7 +465,7 @@ static void run_gpu(void)
         CHECK_CUDA(cudaMalloc(&dx, nv * 4)); CHECK_CUDA(cudaMalloc(&dy, nv * 4 + 64));
         CHECK_CUDA(cudaMemcpy(dx, x, nv * mh_dtype_size(q.d.in_type), cudaMemcpyHostToDevice));
         check_gpu_one_axis(cpu, gpu, &q.d, x, dx, dy, w, g, "a large image (one axis)",
-                           v ? "sepfilter/lines" : "sepfilter/fused");
+                           v ? "sepfilter/lines" : big[b].in == MH_F32 ? "sepfilter/walk" : "sepfilter/fused");
         cudaFree(dx), cudaFree(dy), free(x), free(w), free(g);
     }
     check_walk(cpu, gpu);
