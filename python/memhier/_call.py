@@ -68,7 +68,8 @@ class Call:
         return self._staged[op.name][1]
 
     def out_ptr(self, op):
-        return self.ptr(op, upload=False)
+        """An output's address; None for an output not asked for (the library's NULL)."""
+        return None if op is None else self.ptr(op, upload=False)
 
     def run(self, status):
         """Checks a call's status; for staged NumPy outputs waits and copies them back. The

@@ -191,6 +191,12 @@ def _counts_dtype(like):
     return "int64" if like.kind == "torch" else "uint64"
 
 
+def _outside(like, dt, return_outside):
+    """The count (or weight) of the values outside the bins, where the caller asked for it; None
+    otherwise, and the library does not count it (one allocation less a call)."""
+    return _arrays.output(None, like, "outside", (), dt) if return_outside else None
+
+
 def _histogram_result(os_, outside, return_outside):
     if not return_outside:
         return os_.obj
@@ -221,7 +227,7 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     call = Call([vi] + ([wi] if wi is not None else []), device, context)
     dt = _counts_dtype(vi) if wi is None else "float64"
     os_ = _arrays.output(out, vi, "out", (bins,), dt)
-    outside = _arrays.output(None, vi, "outside", (), dt)
+    outside = _outside(vi, dt, return_outside)
     data = call.ptr(vi) if n else None
     if wi is None:
         status = lib.mh_histogram(call.ctx, variant_arg(variant), data, n, bins, call.out_ptr(os_), call.out_ptr(outside))
@@ -242,7 +248,7 @@ def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto", out=None, retur
     call = Call([di], device, context)
     dt = _counts_dtype(di)
     os_ = _arrays.output(out, di, "out", (num_bins,), dt)
-    outside = _arrays.output(None, di, "outside", (), dt)
+    outside = _outside(di, dt, return_outside)
     call.run(lib.mh_histogram_bytes(call.ctx, variant_arg(variant), call.ptr(di) if n else None, n, lo, hi, width,
                                     call.out_ptr(os_), call.out_ptr(outside)))
     return _histogram_result(os_, outside, return_outside)
