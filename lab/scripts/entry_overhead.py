@@ -2,9 +2,9 @@
 """What the compiled entry (memhier._entry) costs and saves on CuPy images of 256^2 (issue 64):
 each call through the entry and through the Python function it stands for (fn.__wrapped__),
 interleaved in one process, host us a call in a loop of back-to-back calls: replayed calls
-(correlate, gaussian_filter, conv2d, conv1d, reduce_sum), a call it keys but cannot replay (an
-output dtype given as a string on correlate), and calls it does not key (convolve's device
-weights, reversed each call; an output array).
+(correlate, gaussian_filter, conv2d, conv1d, reduce_sum, bincount; convolve, whose device weights
+the library reverses), a call it keys but cannot replay (an output dtype given as a string on
+correlate), and a call it does not key (an output array).
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/entry_overhead.py"""
 import time
@@ -36,12 +36,14 @@ def main():
     w = cupy.asarray(np.random.default_rng(2).uniform(-1, 1, (5, 5)).astype(np.float32))
     out = cupy.empty_like(x)
     line, k5 = x.ravel(), w.ravel()[:5].copy()
+    values = cupy.asarray(np.random.default_rng(3).integers(0, 256, N * N).astype(np.int32))
     cases = [("correlate (replayed)", mnd.correlate, (x, w), {}),
              ("gaussian_filter (replayed)", mnd.gaussian_filter, (x, 2.0), {}),
              ("conv2d same (replayed)", memhier.conv2d, (x, w), {"pad": "same"}),
              ("conv1d same (replayed)", memhier.conv1d, (line, k5), {"pad": "same"}),
              ("reduce_sum (replayed)", memhier.reduce_sum, (x,), {}),
-             ("convolve, device weights (not keyed)", mnd.convolve, (x, w), {}),
+             ("bincount 256 (replayed)", memhier.bincount, (values, 256), {}),
+             ("convolve, device weights (replayed)", mnd.convolve, (x, w), {}),
              ("correlate, output='float32' (keyed, not replayed)", mnd.correlate, (x, w), {"output": "float32"}),
              ("correlate, output=array (not keyed)", mnd.correlate, (x, w), {"output": out})]
     print(f"entry loaded: {_fast._entry is not None}; host us a call, {LOOPS} calls, best of {ROUNDS} rounds")

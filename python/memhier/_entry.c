@@ -1,5 +1,5 @@
-/* memhier._entry: the compiled entry of memhier.ndimage's filters and of memhier's conv1d, conv2d
- * and reduce_sum (issue 64: the everyday call). A call whose arguments equal an earlier call's,
+/* memhier._entry: the compiled entry of memhier.ndimage's filters and of memhier's conv1d, conv2d,
+ * reduce_sum and bincount (issue 64: the everyday call). A call whose arguments equal an earlier call's,
  * where that call was one library call into a new output, replays that call from C: the arguments
  * keyed, the record found, the caller's context and stream set, the output made and the C library
  * called, with no Python layer between. Everything else (a first call, a refusal, any argument the
@@ -37,7 +37,7 @@ static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
 
 enum call_shape {
     CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, CONV2D, CONV1D,
-    CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, CALL_SHAPES
+    CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, CALL_SHAPES
 };
 enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
 
@@ -55,6 +55,7 @@ typedef int (*conv1d_batched_fn)(void *, const char *, const void *, size_t, siz
 typedef int (*conv1d_mode_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int,
                               float, long long, void *);
 typedef int (*reduce_sum_fn)(void *, const char *, const void *, size_t, void *);
+typedef int (*bincount_fn)(void *, const char *, const void *, size_t, int, void *, void *);
 
 /* ---- a record: one library call, every argument fixed but the input's and output's address -- */
 typedef struct {
@@ -62,7 +63,7 @@ typedef struct {
     int shape;        /* enum call_shape */
     void *fn;         /* the library function */
     PyObject *variant; /* bytes, or None for auto */
-    Py_ssize_t sizes[3]; /* batch, rows, cols (conv2d); batch, n (conv1d); n (reduce_sum) */
+    Py_ssize_t sizes[3]; /* batch, rows, cols (conv2d); batch, n (conv1d); n (reduce_sum, bincount) */
     void *fixed;      /* the weights' address, the plan or the sepfilter desc */
     int weights_in_call; /* the weights are the call's own (their address read each call), not fixed */
     Py_ssize_t krows, kcols, stride; /* the filter's sides (conv1d: k in kcols), conv1d's mask stride */
@@ -401,6 +402,9 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
         status = ((conv1d_mode_fn)r->fn)(handle, variant, in, batch, rows, w, stride, kcols, r->mode, r->cval,
                                          r->origin_r, out);
         break;
+    case BINCOUNT: /* mh_histogram: the bins in kcols (checked to 2^20), the outside count not asked for */
+        status = ((bincount_fn)r->fn)(handle, variant, in, rows, (int)kcols, out, NULL);
+        break;
     default:
         status = ((reduce_sum_fn)r->fn)(handle, variant, in, rows, out);
     }
@@ -725,5 +729,6 @@ PyMODINIT_FUNC PyInit__entry(void)
     PyModule_AddIntConstant(m, "CONV1D_BATCHED", CONV1D_BATCHED);
     PyModule_AddIntConstant(m, "CONV1D_MODE", CONV1D_MODE);
     PyModule_AddIntConstant(m, "REDUCE_SUM", REDUCE_SUM);
+    PyModule_AddIntConstant(m, "BINCOUNT", BINCOUNT);
     return m;
 }

@@ -1,5 +1,5 @@
 """The compiled entry (memhier._entry, built beside the library where Python's headers are):
-memhier.ndimage's filters, conv1d, conv2d and reduce_sum called again with arguments equal to an
+memhier.ndimage's filters, conv1d, conv2d, reduce_sum and bincount called again with arguments equal to an
 earlier call's, where that call was one library call into a new output, replay that call from C
 (docs/python.md, "What the binding costs"). The Python functions stay the one statement of what
 a call does: the entry keys a call's arguments, and a record is offered only by the Python path,

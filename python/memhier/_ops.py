@@ -212,6 +212,7 @@ def _weights_of(weights, like, name="weights"):
     return wi
 
 
+@_fast.entry()
 def bincount(values, bins, weights=None, variant="auto", out=None, return_outside=False, device=None, context=None):
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
     for PyTorch): numpy.bincount(values, minlength=bins) where every value is below bins; values
@@ -235,6 +236,9 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
         status = lib.mh_histogram_weighted(call.ctx, variant_arg(variant), 0, data, call.ptr(wi) if n else None, n, bins,
                                            0.0, 0.0, None, call.out_ptr(os_), call.out_ptr(outside))
     call.run(status)
+    if wi is None and not return_outside and n:
+        _offer(out, vi, device, context, DEFAULT_PRECISION, "BINCOUNT", lib.mh_histogram, variant_arg(variant),
+               (1, n, 0), os_, weights=False, kernel=(0, bins, 0, 0.0, 0, 0))
     return _histogram_result(os_, outside, return_outside)
 
 

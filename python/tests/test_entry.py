@@ -62,7 +62,9 @@ def _calls(rng):
             (memhier.conv1d, (x, w[0].copy()), {"mode": "wrap", "origin": 1}, True),
             (memhier.conv2d, (x, w), {}, True),
             (memhier.conv2d, (x, w), {"mode": "mirror", "cval": 0.0, "origin": (1, 0)}, True),
-            (memhier.reduce_sum, (x,), {}, False)]  # NumPy's sum comes back as a scalar, not the output
+            (memhier.reduce_sum, (x,), {}, False),  # NumPy's sum comes back as a scalar, not the output
+            (memhier.bincount, (rng.integers(-3, 45, 300).astype(np.int32), 40), {}, True),
+            (memhier.bincount, (rng.integers(0, 9, (4, 5)).astype(np.int32), 9), {"variant": "cpu-reference"}, True)]
 
 
 @needs_entry
@@ -76,6 +78,28 @@ def test_replays_give_the_python_paths_bits(rng):
             assert (_fast.stats()["misses"] == misses) == replayed, f"{fn.__name__} {kwargs}: replayed {not replayed}"
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want, err_msg=f"{fn.__name__} {kwargs}")
+
+
+@needs_entry
+def test_bincount_replays_only_the_counts_alone(rng):
+    """The outside count and weights take the Python path (a second output, a weights argument
+    the entry does not key); the counts alone replay, and equal numpy's."""
+    v = rng.integers(-5, 70, 500).astype(np.int32)
+    w = rng.standard_normal(500).astype(np.float32)
+    want = np.bincount(v[(v >= 0) & (v < 64)], minlength=64)
+    for kwargs, replayed in (({}, True), ({"return_outside": True}, False), ({"weights": w}, False)):
+        first = memhier.bincount(v, 64, **kwargs)
+        for _ in range(2):
+            misses = _fast.stats()["misses"]
+            got = memhier.bincount(v, 64, **kwargs)
+            assert (_fast.stats()["misses"] == misses) == replayed, f"{kwargs}: replayed {not replayed}"
+            if "weights" in kwargs:
+                np.testing.assert_array_equal(got, first)
+                continue
+            counts = got[0] if kwargs else got
+            np.testing.assert_array_equal(counts, want)
+            if kwargs:
+                assert got[1] == int(((v < 0) | (v >= 64)).sum())
 
 
 @needs_entry

@@ -358,7 +358,8 @@ def test_ndimage_entry_replays_on_the_device(rng):
              (mnd.correlate1d, (d, dw[0].copy()), {"axis": 0}), (mnd.gaussian_filter, (u8, (2.0, 1.5, 0)), {}),
              (mnd.uniform_filter, (d, 4), {"output": np.float16}), (mnd.sobel, (d,), {"mode": "wrap"}),
              (memhier.conv1d, (d.ravel(), dw[0].copy()), {"pad": "same"}), (memhier.conv2d, (d, dw), {}),
-             (memhier.conv2d, (d, dw), {"mode": "reflect", "origin": 1}), (memhier.reduce_sum, (d,), {})]
+             (memhier.conv2d, (d, dw), {"mode": "reflect", "origin": 1}), (memhier.reduce_sum, (d,), {}),
+             (memhier.bincount, (kind.put(rng.integers(-2, 300, 5000).astype(np.int32)), 256), {})]
     for fn, args, kwargs in calls:
         fn(*args, **kwargs)
         misses = _fast.stats()["misses"]
