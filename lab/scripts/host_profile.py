@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Where the host time of memhier.ndimage's kept calls goes (issue 64): each call timed in a
 loop on a CuPy image of 256^2, then profiled (cProfile, the functions of most own time), and
-the pieces of correlate1d's and convolve's device-weights paths timed alone.
+the pieces of correlate1d's and convolve's device-weights paths timed alone; memhier.histogram
+and bincount of the 256^2 values too (latency.py's "histogram 256" and "bincount 256").
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/host_profile.py"""
 import cProfile
@@ -12,6 +13,7 @@ import time
 import cupy
 import numpy as np
 
+import memhier
 import memhier.ndimage as mnd
 from memhier import _arrays, _native, ndimage
 from memhier._context import context_at
@@ -46,12 +48,16 @@ def main():
     w = cupy.asarray(np.random.default_rng(2).uniform(-1, 1, (5, 5)).astype(np.float32))
     w9 = cupy.asarray(np.hanning(9).astype(np.float32))
     h9 = np.hanning(9).astype(np.float32)
+    values = cupy.asarray(np.random.default_rng(3).integers(0, 256, N * N).astype(np.int32))
     calls = [("correlate 5x5 device weights", lambda: mnd.correlate(x, w)),
              ("convolve 5x5 device weights", lambda: mnd.convolve(x, w)),
              ("correlate1d 9 device weights axis 0", lambda: mnd.correlate1d(x, w9, axis=0)),
              ("correlate1d 9 NumPy weights axis 0", lambda: mnd.correlate1d(x, h9, axis=0)),
              ("gaussian_filter1d 2 axis 0", lambda: mnd.gaussian_filter1d(x, 2.0, axis=0)),
-             ("gaussian_laplace 2", lambda: mnd.gaussian_laplace(x, 2.0))]
+             ("gaussian_laplace 2", lambda: mnd.gaussian_laplace(x, 2.0)),
+             ("histogram 256 range (-1, 1)", lambda: memhier.histogram(x, bins=256, range=(-1.0, 1.0))),
+             ("bincount 256", lambda: memhier.bincount(values, 256)),
+             ("bincount 256 through Python", lambda: memhier.bincount.__wrapped__(values, 256))]
     for name, fn in calls:
         print(f"{name:50} {per_call_us(fn):7.2f} us")
     src = _arrays.Operand(x, "input")
