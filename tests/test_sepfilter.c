@@ -330,13 +330,14 @@ static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const m
 }
 
 /* walk against the CPU row on float32 images of one channel: every order, mode per axis, origins
- * at both limits, cval NaN and not, divisors; shapes off its 128 columns and 16-row steps, stacks,
- * and images of several segments (rows a block walks) and column tiles; auto picks it for two
+ * at both limits, cval NaN and not, divisors; shapes off its 128 columns and 16-row steps, stacks
+ * (one of 65537 images), and images of several segments (rows a block walks) and column tiles; auto picks it for two
  * axes of at most 8 taps a pass and along the rows alone, fused for the others. */
 static void check_walk(mh_context *cpu, mh_context *gpu)
 {
     static const size_t shapes[][3] = {{1, 1, 1}, {1, 9, 1}, {1, 1, 7}, {3, 5, 3}, {1, 37, 517}, {1, 300, 101},
-                                       {2, 64, 192}, {1, 1000, 300}, {1, 129, 2051}, {1, 4099, 1027}};
+                                       {2, 64, 192}, {1, 1000, 300}, {1, 129, 2051}, {1, 4099, 1027},
+                                       {65537, 1, 2}}; /* the last: two launches (gridDim.z holds 65535) */
     static const size_t taps[][2] = {{3, 3}, {5, 5}, {17, 17}, {4, 6}, {32, 2}, {1, 31}, {9, 1}, {32, 32}};
     unsigned seed = 500;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)

@@ -168,4 +168,16 @@ static inline mh_status mh_launch(mh_context *ctx, const void *kernel, unsigned 
 #define MH_MAX_GRID_X 2147483647ULL
 #define MH_MAX_GRID_YZ 65535ULL
 
+/* launch(first, count) for the `total` images (or signals) of a call, in launches of at most
+ * MH_MAX_GRID_YZ, what a grid's y or z holds; the first status that is not MH_OK ends it. */
+template <typename Launch>
+static inline mh_status mh_per_grid_slice(size_t total, Launch launch)
+{
+    for (size_t first = 0; first < total; first += MH_MAX_GRID_YZ) {
+        const size_t count = total - first < MH_MAX_GRID_YZ ? total - first : MH_MAX_GRID_YZ;
+        MH_TRY(launch(first, (unsigned)count));
+    }
+    return MH_OK;
+}
+
 #endif

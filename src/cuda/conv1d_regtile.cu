@@ -159,15 +159,12 @@ static mh_status regtile_launch(mh_context *ctx, const mh_conv1d_args *a)
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)conv1d_regtile_kernel<R, T>));
     const size_t blocks = mh_ceil_div(a->out_n, (size_t)T * R);
     const tile_border border = a->bordered ? tile_border{(int)a->mode, a->cval} : zero_border;
-    for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) { /* grid.y: signals of the batch */
-        const unsigned signals = (unsigned)(a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ);
+    return mh_per_grid_slice(a->batch, [&](size_t b, unsigned signals) { /* grid.y: signals of the batch */
         conv1d_regtile_kernel<R, T><<<dim3((unsigned)blocks, signals), T, bytes, mh_stream(ctx)>>>(
             a->in + b * a->n, a->mask + b * a->mask_stride, a->out + b * a->out_n, a->n, (int)a->k, a->lpad,
             a->out_n, a->mask_stride, border);
-        const mh_status s = MH_LAUNCH_CHECK(ctx, "conv1d_regtile_kernel");
-        if (s != MH_OK) return s;
-    }
-    return MH_OK;
+        return MH_LAUNCH_CHECK(ctx, "conv1d_regtile_kernel");
+    });
 }
 
 static const struct {

@@ -308,15 +308,13 @@ template <int NW, int WG, int C> mh_status run_chunk(mh_context *ctx, const mh_c
     tc1_params p;
     p.n = a->n, p.out_n = a->out_n, p.mask_stride = a->mask_stride, p.lpad = (long long)a->lpad, p.k = (int)a->k;
     p.tiles = mh_ceil_div(a->out_n, (size_t)S::OUTPUTS);
-    for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) { /* grid.y: signals of the batch */
-        const unsigned signals = (unsigned)(a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ);
+    return mh_per_grid_slice(a->batch, [&](size_t b, unsigned signals) { /* grid.y: signals of the batch */
         unsigned width;
         MH_TRY((grid_width<NW, WG, C>(ctx, l, p.tiles, signals, &width)));
         p.in = a->in + b * a->n, p.mask = a->mask + b * a->mask_stride, p.out = a->out + b * a->out_n;
         conv1d_tc_kernel<NW, WG, C><<<dim3(width, signals), S::THREADS, l.bytes(), mh_stream(ctx)>>>(p);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "conv1d_tc_kernel"));
-    }
-    return MH_OK;
+        return MH_LAUNCH_CHECK(ctx, "conv1d_tc_kernel");
+    });
 }
 
 /* Slices a partial sum for a mask k long. The tensor cores' accumulation truncates, and each

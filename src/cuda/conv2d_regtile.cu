@@ -206,16 +206,12 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *x)
     /* a stack: one launch for up to 65535 images (gridDim.z), each image's blocks in z */
     const size_t batch = a->batch, in_image = a->rows * a->cols * mh_dtype_size(a->in_type);
     const size_t out_image = a->out_rows * a->out_cols * mh_dtype_size(a->out_type);
-    for (size_t b = 0; b < batch; b += MH_MAX_GRID_YZ) {
-        const size_t images = batch - b < MH_MAX_GRID_YZ ? batch - b : MH_MAX_GRID_YZ;
-        p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
-        dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, bw), (unsigned)mh_ceil_div(a->out_rows, bh),
-                  (unsigned)images);
+    return mh_per_grid_slice(batch, [&](size_t first, unsigned images) {
+        p.in = (const float *)((const char *)a->in + first * in_image), p.out = (float *)((char *)a->out + first * out_image);
+        dim3 grid((unsigned)mh_ceil_div(a->out_cols + p.xshift, bw), (unsigned)mh_ceil_div(a->out_rows, bh), images);
         kernel<<<grid, dim3(in.tx, in.ty), bytes, mh_stream(ctx)>>>(p);
-        const mh_status s = MH_LAUNCH_CHECK(ctx, "conv2d_regtile_kernel");
-        if (s != MH_OK) return s;
-    }
-    return MH_OK;
+        return MH_LAUNCH_CHECK(ctx, "conv2d_regtile_kernel");
+    });
 }
 
 static const mh_row rows[] = {

@@ -582,23 +582,21 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
     p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
     const walk_ring ring = kernel ? ring_of(a) : whole_image_of(a);
     const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
-    for (size_t b = 0; b < a->batch; b += MH_MAX_GRID_YZ) {
-        const size_t images = a->batch - b < MH_MAX_GRID_YZ ? a->batch - b : MH_MAX_GRID_YZ;
-        p.in = (const float *)((const char *)a->in + b * in_image), p.out = (float *)((char *)a->out + b * out_image);
+    return mh_per_grid_slice(a->batch, [&](size_t first, unsigned images) { /* gridDim.z (the ring's y): images */
+        p.in = (const float *)((const char *)a->in + first * in_image), p.out = (float *)((char *)a->out + first * out_image);
         if (kernel) {
             /* a block of as many warps as the row needs, at most WARPS: no warp without a column */
             const size_t needed = mh_ceil_div(a->out_cols, LANES * 4), warps = needed < WARPS ? needed : WARPS;
             dim3 grid((unsigned)mh_ceil_div(a->out_cols, warps * LANES * 4), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
-                      (unsigned)images);
+                      images);
             kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
         }
-        if (!a->bordered || ring.per_image == 0) continue;
+        if (!a->bordered || ring.per_image == 0) return MH_OK;
         void *args[] = {&p, (void *)&ring};
-        MH_TRY(mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256),
-                         (unsigned)images, 256, 0, args, "conv2d_walk_ring_kernel", kernel != NULL));
-    }
-    return MH_OK;
+        return mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256), images, 256,
+                         0, args, "conv2d_walk_ring_kernel", kernel != NULL);
+    });
 }
 
 /* 7 x 7: the filter in a slot of walk7_ring's constant memory while the kernels of that slot run */

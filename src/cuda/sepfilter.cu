@@ -502,15 +502,13 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     sep_kernel kernel = pick((int)d->channels, kmax, device_taps(a));
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
-    for (size_t b0 = 0; b0 < d->batch; b0 += MH_MAX_GRID_YZ) { /* gridDim.z holds 65535 images a launch */
-        const size_t nb = d->batch - b0 < MH_MAX_GRID_YZ ? d->batch - b0 : MH_MAX_GRID_YZ;
-        p.in = (const char *)a->in + b0 * (size_t)p.image_values * in_size;
-        p.out = (char *)a->out + b0 * (size_t)p.image_values * out_size;
-        dim3 grid((unsigned)tiles(d), 1, (unsigned)nb);
+    return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
+        p.in = (const char *)a->in + first * (size_t)p.image_values * in_size;
+        p.out = (char *)a->out + first * (size_t)p.image_values * out_size;
+        const dim3 grid((unsigned)tiles(d), 1, images);
         kernel<<<grid, THREADS, smem_bytes(a), mh_stream(ctx)>>>(p);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "sepfilter_kernel"));
-    }
-    return MH_OK;
+        return MH_LAUNCH_CHECK(ctx, "sepfilter_kernel");
+    });
 }
 
 static const mh_row rows[] = {

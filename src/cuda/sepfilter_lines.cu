@@ -175,17 +175,15 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
     const bool f32 = d->in_type == MH_F32 && d->out_type == MH_F32;
     const lines_fn kernel = f32 ? kernel_for<true>(p.ntaps, &strip_rows) : kernel_for<false>(p.ntaps, &strip_rows);
     p.seg = segment_rows(ctx, d->rows, (size_t)p.width, d->batch, strip_rows);
-    for (size_t b0 = 0; b0 < d->batch; b0 += MH_MAX_GRID_YZ) { /* gridDim.z holds 65535 images a launch */
-        const size_t nb = d->batch - b0 < MH_MAX_GRID_YZ ? d->batch - b0 : MH_MAX_GRID_YZ;
+    return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         lines_params q = p;
-        q.in = (const char *)a->in + b0 * (size_t)p.image_values * (size_t)p.in_bytes;
-        q.out = (char *)a->out + b0 * (size_t)p.image_values * (size_t)p.out_bytes;
+        q.in = (const char *)a->in + first * (size_t)p.image_values * (size_t)p.in_bytes;
+        q.out = (char *)a->out + first * (size_t)p.image_values * (size_t)p.out_bytes;
         const dim3 grid((unsigned)mh_ceil_div((size_t)p.width, LINES_THREADS),
-                        (unsigned)mh_ceil_div(d->rows, (size_t)p.seg), (unsigned)nb);
+                        (unsigned)mh_ceil_div(d->rows, (size_t)p.seg), images);
         kernel<<<grid, LINES_THREADS, 0, mh_stream(ctx)>>>(q);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "sepfilter lines' column_kernel"));
-    }
-    return MH_OK;
+        return MH_LAUNCH_CHECK(ctx, "sepfilter lines' column_kernel");
+    });
 }
 
 static const mh_row rows[] = {

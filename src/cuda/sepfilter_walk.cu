@@ -365,17 +365,15 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     size_t smem = 0;
     const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, &smem);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
-    for (size_t b0 = 0; b0 < d->batch; b0 += MH_MAX_GRID_YZ) { /* gridDim.z holds 65535 images a launch */
-        const size_t nb = d->batch - b0 < MH_MAX_GRID_YZ ? d->batch - b0 : MH_MAX_GRID_YZ;
+    return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         walk_params q = p;
-        q.in = (const float *)a->in + b0 * (size_t)p.image_values;
-        q.out = (float *)a->out + b0 * (size_t)p.image_values;
+        q.in = (const float *)a->in + first * (size_t)p.image_values;
+        q.out = (float *)a->out + first * (size_t)p.image_values;
         const dim3 grid((unsigned)mh_ceil_div(d->cols, WALK_COLS), (unsigned)mh_ceil_div(d->rows, (size_t)p.seg),
-                        (unsigned)nb);
+                        images);
         kernel<<<grid, WALK_THREADS, smem, mh_stream(ctx)>>>(q);
-        MH_TRY(MH_LAUNCH_CHECK(ctx, "sepfilter walk_kernel"));
-    }
-    return MH_OK;
+        return MH_LAUNCH_CHECK(ctx, "sepfilter walk_kernel");
+    });
 }
 
 static const mh_row rows[] = {
