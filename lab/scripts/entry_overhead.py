@@ -7,9 +7,9 @@ the library reverses), a call it keys but cannot replay (an output dtype given a
 correlate), and a call it does not key (an output array).
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/entry_overhead.py"""
-import time
 
 import cupy
+from cupy_timing import per_call_us as _per_call_us
 import numpy as np
 
 import memhier
@@ -20,15 +20,7 @@ N, LOOPS, ROUNDS = 256, 2000, 5
 
 
 def per_call_us(fn):
-    for _ in range(100):
-        fn()
-    cupy.cuda.get_current_stream().synchronize()
-    t0 = time.perf_counter()
-    for _ in range(LOOPS):
-        fn()
-    t = time.perf_counter() - t0
-    cupy.cuda.get_current_stream().synchronize()
-    return t / LOOPS * 1e6
+    return _per_call_us(fn, LOOPS)
 
 
 def main():

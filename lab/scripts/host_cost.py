@@ -6,9 +6,9 @@ prepared, and the Python functions above it, each timed in a loop on a CuPy imag
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/host_cost.py"""
 import ctypes
-import time
 
 import cupy
+from cupy_timing import per_call_us as _per_call_us
 import numpy as np
 
 import memhier
@@ -21,15 +21,7 @@ LOOPS = 20000
 
 
 def per_call_us(fn, loops=LOOPS):
-    for _ in range(100):
-        fn()
-    cupy.cuda.get_current_stream().synchronize()
-    t0 = time.perf_counter()
-    for _ in range(loops):
-        fn()
-    t = time.perf_counter() - t0
-    cupy.cuda.get_current_stream().synchronize()
-    return t / loops * 1e6
+    return _per_call_us(fn, loops)
 
 
 def show(name, us):

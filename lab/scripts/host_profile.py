@@ -8,9 +8,9 @@ usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts
 import cProfile
 import ctypes
 import pstats
-import time
 
 import cupy
+from cupy_timing import per_call_us as _per_call_us
 import numpy as np
 
 import memhier
@@ -22,15 +22,7 @@ N = 256
 
 
 def per_call_us(fn, loops=10000):
-    for _ in range(200):
-        fn()
-    cupy.cuda.get_current_stream().synchronize()
-    t0 = time.perf_counter()
-    for _ in range(loops):
-        fn()
-    t = time.perf_counter() - t0
-    cupy.cuda.get_current_stream().synchronize()
-    return t / loops * 1e6
+    return _per_call_us(fn, loops, warmup=200)
 
 
 def profile(name, fn, loops=3000):

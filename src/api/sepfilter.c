@@ -102,6 +102,15 @@ int mh_sepfilter_run_order(const mh_sepfilter_args *a)
     return vertical_changes ? (int)d->order : (int)MH_SEPFILTER_HORIZONTAL_ONLY;
 }
 
+int mh_sepfilter_anchor(const mh_sepfilter_axis *x) { return (int)((long long)(x->ntaps / 2) + x->origin); }
+
+const float *mh_sepfilter_kernel_taps(const mh_sepfilter_axis *x, int on_device, float *taps)
+{
+    if (on_device) return x->taps;
+    memcpy(taps, x->taps, x->ntaps * sizeof(float));
+    return NULL;
+}
+
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_sepfilter_args *a = &args->sepfilter;

@@ -553,6 +553,10 @@ int mh_sepfilter_is_identity(const mh_sepfilter_axis *x, int on_device);
  * vertical pass would change no value, runs its horizontal pass alone. */
 enum { MH_SEPFILTER_HORIZONTAL_ONLY = MH_SEPFILTER_SUM + 1 };
 int mh_sepfilter_run_order(const mh_sepfilter_args *a);
+/* An axis as a GPU kernel takes it: its anchor (ntaps / 2 + origin), and its taps' device address,
+ * or NULL with the host taps copied into taps (ntaps of them) to travel by value. */
+int mh_sepfilter_anchor(const mh_sepfilter_axis *x);
+const float *mh_sepfilter_kernel_taps(const mh_sepfilter_axis *x, int on_device, float *taps);
 const mh_row *mh_sepfilter_walk_rows(size_t *count);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 

@@ -410,11 +410,9 @@ static mh_status run_pass(mh_context *ctx, const mh_sepfilter_args *a, const mh_
     p.values = (long long)a->values;
     p.n = (long long)(vertical ? d->rows : d->cols);
     p.step = (long long)(vertical ? d->cols * d->channels : d->channels);
-    p.ntaps = (int)x->ntaps, p.anchor = (int)(x->ntaps / 2 + x->origin), p.mode = (int)x->mode;
+    p.ntaps = (int)x->ntaps, p.anchor = mh_sepfilter_anchor(x), p.mode = (int)x->mode;
     p.cval = d->cval, p.divisor = (float)x->divisor;
-    if (vertical ? a->vtaps_on_device : a->htaps_on_device) p.dev_taps = x->taps;
-    else
-        for (size_t j = 0; j < x->ntaps; ++j) p.taps[j] = x->taps[j];
+    p.dev_taps = mh_sepfilter_kernel_taps(x, vertical ? a->vtaps_on_device : a->htaps_on_device, p.taps);
     pass_kernel<<<(unsigned)mh_resident_blocks(ctx, a->values, 256), 256, 0, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "pass_kernel");
 }
@@ -488,16 +486,12 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.in_type = (int)d->in_type, p.out_type = (int)d->out_type;
     p.in_bytes = (int)mh_dtype_size(d->in_type), p.out_bytes = (int)mh_dtype_size(d->out_type);
     p.kv = (int)d->vertical.ntaps, p.kh = (int)d->horizontal.ntaps;
-    p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
+    p.av = mh_sepfilter_anchor(&d->vertical), p.ah = mh_sepfilter_anchor(&d->horizontal);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.order = mh_sepfilter_run_order(a);
-    if (a->vtaps_on_device) p.dev_u = d->vertical.taps;
-    else
-        for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
-    if (a->htaps_on_device) p.dev_v = d->horizontal.taps;
-    else
-        for (int j = 0; j < p.kh; ++j) p.v[j] = d->horizontal.taps[j];
+    p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
+    p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
     const int kmax = p.kv > p.kh ? p.kv : p.kh;
     sep_kernel kernel = pick((int)d->channels, kmax, device_taps(a));
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));

@@ -166,11 +166,9 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
     p.in_type = (int)d->in_type, p.out_type = (int)d->out_type;
     p.in_bytes = (int)mh_dtype_size(d->in_type), p.out_bytes = (int)mh_dtype_size(d->out_type);
     p.cast_in = d->order == MH_SEPFILTER_HORIZONTAL_FIRST; /* the identity pass first: the input cast */
-    p.ntaps = (int)v->ntaps, p.anchor = (int)(v->ntaps / 2 + v->origin), p.mode = (int)v->mode;
+    p.ntaps = (int)v->ntaps, p.anchor = mh_sepfilter_anchor(v), p.mode = (int)v->mode;
     p.cval = d->cval, p.divisor = (float)v->divisor;
-    if (a->vtaps_on_device) p.dev_taps = v->taps;
-    else
-        for (int i = 0; i < p.ntaps; ++i) p.taps[i] = v->taps[i];
+    p.dev_taps = mh_sepfilter_kernel_taps(v, a->vtaps_on_device, p.taps);
     int strip_rows = 0;
     const bool f32 = d->in_type == MH_F32 && d->out_type == MH_F32;
     const lines_fn kernel = f32 ? kernel_for<true>(p.ntaps, &strip_rows) : kernel_for<false>(p.ntaps, &strip_rows);

@@ -352,16 +352,12 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.rows = (long long)d->rows, p.cols = (long long)d->cols, p.image_values = p.rows * p.cols;
     p.seg = segment_rows(ctx, d);
     p.kv = (int)d->vertical.ntaps, p.kh = (int)d->horizontal.ntaps;
-    p.av = (int)(d->vertical.ntaps / 2 + d->vertical.origin), p.ah = (int)(d->horizontal.ntaps / 2 + d->horizontal.origin);
+    p.av = mh_sepfilter_anchor(&d->vertical), p.ah = mh_sepfilter_anchor(&d->horizontal);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.order = mh_sepfilter_run_order(a);
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
-    if (a->vtaps_on_device) p.dev_u = d->vertical.taps;
-    else
-        for (int i = 0; i < p.kv; ++i) p.u[i] = d->vertical.taps[i];
-    if (a->htaps_on_device) p.dev_v = d->horizontal.taps;
-    else
-        for (int j = 0; j < p.kh; ++j) p.v[j] = d->horizontal.taps[j];
+    p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
+    p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
     size_t smem = 0;
     const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, &smem);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
