@@ -424,6 +424,19 @@ mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_
 mh_status mh_sepfilter_select(mh_context *ctx, const mh_sepfilter_desc *desc, const mh_variant_info **chosen);
 mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc);
 
+/* The sum of separable filters of one input, added as scipy's generic_laplace adds its terms
+ * (gaussian_laplace on an image: the Gaussian's second derivative along one axis smoothed along
+ * the other, for each axis):
+ *   out = cast(... cast(cast(terms[0](in)) + cast(terms[1](in))) + ... cast(terms[nterms - 1](in)))
+ * each term run as mh_sepfilter runs its desc (variant names every term's row), each sum in the
+ * output's type (integer sums wrap). 1 to MH_SEPFILTER_MAX_TERMS terms, every one with terms[0]'s
+ * batch, rows, cols, channels, in_type and out_type. Every term is checked and its row chosen
+ * before the first runs. A CUDA context keeps one term's output in its own memory between
+ * calls (grown on demand, in stream order); the call never waits for its stream. */
+#define MH_SEPFILTER_MAX_TERMS 16
+mh_status mh_sepfilter_sum(mh_context *ctx, const char *variant, const mh_sepfilter_desc *terms, size_t nterms,
+                           const void *in, void *out);
+
 /* mh_conv2d_mode_batched on typed images: in holds in_type elements, out out_type ones (the
  * first six of mh_dtype), converted to float32 as the kernel loads them and computed in float32,
  * each output then stored with sepfilter's cast (scipy's store into out_type). The filter is

@@ -179,6 +179,107 @@ static void *input_for(const problem *p, unsigned seed)
     return in;
 }
 
+/* ---- mh_sepfilter_sum ----------------------------------------------------------------------- */
+
+/* The terms of case p: p itself, a second filter of its images with other taps, modes and order,
+ * and where three a third. */
+static size_t sum_terms(const problem *p, unsigned seed, problem *t)
+{
+    t[0] = *p, bind(&t[0]);
+    const mh_sepfilter_desc *d = &p->d;
+    for (size_t k = 1; k < 3; ++k) {
+        t[k] = make(d->batch, d->rows, d->cols, d->channels, d->in_type, d->out_type, d->horizontal.ntaps,
+                    k == 1 ? d->vertical.ntaps : 5, seed % 2 == 0, seed + 7 * (unsigned)k);
+        bind(&t[k]);
+        t[k].d.vertical.mode = modes[(seed + k) % 5], t[k].d.horizontal.mode = modes[(seed + 3 * k) % 5];
+        t[k].d.order = (mh_sepfilter_order)((seed + k) % 3), t[k].d.cval = d->cval;
+    }
+    return seed % 3 == 0 ? 3 : 2;
+}
+
+/* mh_sepfilter_sum on one backend against its own mh_sepfilter of each term, added in the
+ * output's type (numpy's `out += term`), bit for bit, nothing written past the output; each
+ * case on `variant` where its row takes every term. Returns the cases run. */
+static size_t check_sum(mh_context *ctx, int gpu, const char *variant, const problem *ps, size_t n)
+{
+    size_t ran = 0;
+    for (size_t i = 0; i < n; ++i) {
+        problem t[3];
+        const size_t nterms = sum_terms(&ps[i], (unsigned)i, t);
+        mh_sepfilter_desc terms[3];
+        int taken = 1;
+        for (size_t k = 0; k < nterms; ++k) {
+            terms[k] = t[k].d;
+            taken = taken && mh_sepfilter_supports(ctx, variant, &terms[k]) == MH_OK;
+        }
+        if (!taken) continue;
+        const mh_sepfilter_desc *d = &terms[0];
+        const size_t values = d->batch * d->rows * d->cols * d->channels, size = mh_dtype_size(d->out_type);
+        void *in = input_for(&ps[i], (unsigned)i + 300), *want = malloc(values * size), *got = malloc(values * size + 64);
+        void *x = test_alloc(gpu, values * mh_dtype_size(d->in_type)), *y = test_alloc(gpu, values * size + 64);
+        test_put(gpu, x, in, values * mh_dtype_size(d->in_type));
+        for (size_t k = 0; k < nterms; ++k) {
+            CHECK(mh_sepfilter(ctx, variant, &terms[k], x, y) == MH_OK, "sum case %zu term %zu: %s", i, k,
+                  mh_context_error(ctx));
+            test_get(gpu, got, y, values * size);
+            for (size_t v = 0; v < values; ++v) {
+                const float term = mh_load_value(got, v, d->out_type);
+                mh_store_value(want, v, d->out_type, k ? mh_cast_value(mh_load_value(want, v, d->out_type) + term, d->out_type) : term);
+            }
+        }
+        memset(got, 0x5a, values * size + 64);
+        test_put(gpu, y, got, values * size + 64);
+        CHECK(mh_sepfilter_sum(ctx, variant, terms, nterms, x, y) == MH_OK, "sum case %zu (%zu terms, %s): %s", i, nterms,
+              variant, mh_context_error(ctx));
+        test_get(gpu, got, y, values * size + 64);
+        CHECK(memcmp(got, want, values * size) == 0, "sum case %zu (%zu terms, %s -> %s, %s) differs from its terms added",
+              i, nterms, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), variant);
+        size_t past = 0;
+        for (size_t b = 0; b < 64; ++b) past += ((unsigned char *)got)[values * size + b] != 0x5a;
+        CHECK(past == 0, "sum case %zu wrote %zu bytes past its output", i, past);
+        test_release(gpu, x), test_release(gpu, y), free(in), free(want), free(got);
+        ++ran;
+    }
+    return ran;
+}
+
+/* mh_sepfilter_sum's refusals, each naming its argument, with the output untouched. */
+static void check_sum_refusals(mh_context *ctx, int gpu)
+{
+    problem t[3];
+    problem p = make(1, 8, 8, 1, MH_F32, MH_F32, 3, 5, 0, 3);
+    bind(&p);
+    sum_terms(&p, 1, t);
+    mh_sepfilter_desc terms[MH_SEPFILTER_MAX_TERMS + 1];
+    for (size_t k = 0; k <= MH_SEPFILTER_MAX_TERMS; ++k) terms[k] = t[k % 2].d;
+    float poison[64];
+    for (int i = 0; i < 64; ++i) poison[i] = -7.0f;
+    void *x = test_alloc(gpu, 64 * 4), *y = test_alloc(gpu, 64 * 4);
+    test_put(gpu, x, poison, sizeof poison), test_put(gpu, y, poison, sizeof poison);
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, NULL, 2, x, y), "terms is NULL");
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, terms, 0, x, y), "nterms = 0");
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, terms, MH_SEPFILTER_MAX_TERMS + 1, x, y), "nterms = 17");
+    mh_sepfilter_desc bad[2] = {terms[0], terms[1]};
+    bad[1].rows = 9; CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, bad, 2, x, y), "terms[1].rows = 9");
+    bad[1] = terms[1], bad[1].out_type = MH_U8;
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, bad, 2, x, y), "terms[1] reads float32 into uint8");
+    bad[1] = terms[1], bad[1].vertical.ntaps = 0;
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, bad, 2, x, y), "terms[1].vertical.ntaps = 0");
+    bad[1] = terms[1], bad[1].vertical.origin = 3;
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, bad, 2, x, y), "terms[1].vertical.origin = 3");
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, "no-such-row", terms, 2, x, y), "no-such-row");
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, terms, 2, x, (float *)x + 1), "overlaps");
+    if (gpu) { /* a row that takes the first term and refuses the second: nothing runs */
+        bad[0] = terms[0], bad[1] = terms[1];
+        bad[0].horizontal = (mh_sepfilter_axis){p.ht, 1, 0, MH_MODE_REFLECT, 1}, p.ht[0] = 1.0f;
+        CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, "lines", bad, 2, x, y), "lines refuses");
+    }
+    float after[64];
+    test_get(gpu, after, y, sizeof after);
+    CHECK(memcmp(after, poison, sizeof after) == 0, "a refused sum wrote its output");
+    test_release(gpu, x), test_release(gpu, y);
+}
+
 static void run_cpu(void)
 {
     mh_context *cpu;
@@ -196,6 +297,8 @@ static void run_cpu(void)
         free(in);
     }
     CHECK(checked >= 24, "only %zu of %zu cases had a reference to compare with", checked, n);
+    CHECK(check_sum(cpu, 0, "cpu-omp", ps, n) == n, "mh_sepfilter_sum: a case the CPU row refused");
+    check_sum_refusals(cpu, 0);
     /* refusals, each naming its argument */
     problem p = make(1, 8, 8, 3, MH_U8, MH_U8, 3, 3, 0, 7);
     bind(&p);
@@ -470,6 +573,10 @@ static void run_gpu(void)
         cudaFree(dx), cudaFree(dy), free(x), free(w), free(g);
     }
     check_walk(cpu, gpu);
+    CHECK(check_sum(gpu, 1, "auto", ps, n) == n, "mh_sepfilter_sum: a case auto refused");
+    CHECK(check_sum(gpu, 1, "walk", ps, n) > 0 && check_sum(gpu, 1, "fused", ps, n) > 0,
+          "mh_sepfilter_sum: walk or fused took no case");
+    check_sum_refusals(gpu, 1);
     mh_context_destroy(cpu), mh_context_destroy(gpu);
 }
 

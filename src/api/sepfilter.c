@@ -204,3 +204,90 @@ mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_s
     mh_status s = mh_sepfilter_args_init(ctx, &a, desc, NULL, NULL);
     return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
 }
+
+/* ---- mh_sepfilter_sum ----------------------------------------------------------------------- */
+
+/* Term i's arguments (out: the caller's output; a later term's is replaced by the context's
+ * buffer when it runs), its images terms[0]'s; an error names the term. */
+static mh_status term_args(mh_context *ctx, const mh_sepfilter_desc *terms, size_t i, const void *in, void *out,
+                           mh_args *a)
+{
+    mh_status s = mh_sepfilter_args_init(ctx, a, &terms[i], in, out);
+    if (s != MH_OK) {
+        char detail[480];
+        snprintf(detail, sizeof detail, "%s", mh_context_error(ctx));
+        return mh_fail(ctx, s, "terms[%zu].%s", i, detail);
+    }
+    const mh_sepfilter_desc *t = &terms[i], *f = &terms[0];
+    static const char *const names[4] = {"batch", "rows", "cols", "channels"};
+    const size_t got[4] = {t->batch, t->rows, t->cols, t->channels}, want[4] = {f->batch, f->rows, f->cols, f->channels};
+    for (int k = 0; k < 4; ++k)
+        if (got[k] != want[k])
+            return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "terms[%zu].%s = %zu: every term filters terms[0]'s images (%zu)",
+                           i, names[k], got[k], want[k]);
+    if (t->in_type != f->in_type || t->out_type != f->out_type)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "terms[%zu] reads %s into %s: every term reads terms[0]'s type into its output's (%s into %s)", i,
+                       mh_dtype_name(t->in_type), mh_dtype_name(t->out_type), mh_dtype_name(f->in_type),
+                       mh_dtype_name(f->out_type));
+    return MH_OK;
+}
+
+/* The context's buffer of a term's output, taken again before each use so that its fence covers
+ * the use. */
+static mh_status term_buffer(mh_context *ctx, const mh_sepfilter_args *first, void **buffer)
+{
+    return mh_slot_buffer(ctx, MH_SLOT_SEPFILTER_TERM, "sepfilter's term buffer",
+                          first->values * mh_dtype_size(first->d.out_type), buffer);
+}
+
+/* Under the context's lock, on its device: every term's buffers checked and a row found for it,
+ * then the first term into out and each later one into the buffer, added to out. */
+static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, size_t nterms)
+{
+    const mh_row *row;
+    mh_status s = MH_OK;
+    for (size_t i = 0; s == MH_OK && i < nterms; ++i) {
+        s = mh_sepfilter_table.check_buffers(ctx, &args[i]);
+        if (s == MH_OK) s = mh_resolve(ctx, variant, &args[i], &row);
+    }
+    const mh_sepfilter_args *first = &args[0].sepfilter;
+    void *buffer = NULL;
+    if (s == MH_OK && nterms > 1) s = term_buffer(ctx, first, &buffer); /* grown before out is written */
+    if (s == MH_OK) s = mh_dispatch_checked(ctx, variant, &args[0]);
+    for (size_t i = 1; s == MH_OK && i < nterms; ++i) {
+        args[i].sepfilter.out = buffer;
+        s = mh_dispatch_checked(ctx, variant, &args[i]);
+        if (s == MH_OK) s = term_buffer(ctx, first, &buffer);
+        if (s == MH_OK)
+            s = (mh_is_cpu(ctx) ? mh_sepfilter_add_cpu : mh_sepfilter_add_cuda)(ctx, first->out, buffer, first->values,
+                                                                                first->d.out_type);
+        mh_shared_release(ctx);
+    }
+    return s;
+}
+
+mh_status mh_sepfilter_sum(mh_context *ctx, const char *variant, const mh_sepfilter_desc *terms, size_t nterms,
+                           const void *in, void *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if (!terms) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "terms is NULL");
+    if (nterms == 0 || nterms > MH_SEPFILTER_MAX_TERMS)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "nterms = %zu: a sum of 1 to %d terms", nterms,
+                       MH_SEPFILTER_MAX_TERMS);
+    mh_args args[MH_SEPFILTER_MAX_TERMS];
+    for (size_t i = 0; i < nterms; ++i) {
+        const mh_status s = term_args(ctx, terms, i, in, out, &args[i]);
+        if (s != MH_OK) return s;
+    }
+    mh_context_lock(ctx);
+    mh_device_guard guard;
+    mh_status s = mh_is_cpu(ctx) ? MH_OK : mh_device_enter(ctx, &guard);
+    if (s == MH_OK) {
+        s = sum_terms(ctx, variant, args, nterms);
+        if (!mh_is_cpu(ctx)) mh_device_leave(&guard);
+    }
+    mh_context_unlock(ctx);
+    return s;
+}

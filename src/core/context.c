@@ -266,6 +266,51 @@ mh_slot *mh_context_slot(mh_context *ctx, mh_slot_id id)
     return fence_shared(ctx) == MH_OK ? &ctx->slots[id] : NULL;
 }
 
+/* A slot's buffer: its memory, bytes and device (MH_CPU: host memory). */
+typedef struct slot_buffer {
+    void *data;
+    size_t bytes;
+    int device;
+} slot_buffer;
+
+static void free_slot_buffer(void *p)
+{
+    slot_buffer *b = (slot_buffer *)p;
+    mh_free_on(b->device, b->data);
+    free(b);
+}
+
+mh_status mh_slot_buffer(mh_context *ctx, mh_slot_id id, const char *what, size_t bytes, void **ptr)
+{
+    mh_slot *slot = mh_context_slot(ctx, id);
+    if (!slot) return mh_is_cpu(ctx) ? MH_ERR_INTERNAL : MH_ERR_CUDA; /* the fence's detail is on ctx */
+    slot_buffer *b = (slot_buffer *)slot->data;
+    if (!b) {
+        if (!(b = (slot_buffer *)calloc(1, sizeof *b))) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s", what);
+        b->device = ctx->device;
+        slot->data = b, slot->destroy = free_slot_buffer;
+    }
+    if (b->bytes < bytes && mh_is_cpu(ctx)) {
+        void *grown = realloc(b->data, bytes);
+        if (!grown) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s: %zu bytes", what, bytes);
+        b->data = grown, b->bytes = bytes;
+    } else if (b->bytes < bytes) { /* in stream order, after every earlier use: nothing waits on the host */
+        cudaStream_t stream = (cudaStream_t)ctx->stream;
+        if (b->data) cudaFreeAsync(b->data, stream);
+        b->data = NULL, b->bytes = 0;
+        const cudaError_t e = cudaMallocAsync(&b->data, bytes, stream);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            b->data = NULL;
+            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s: cudaMallocAsync(%zu bytes): %s", what, bytes,
+                           cudaGetErrorString(e));
+        }
+        b->bytes = bytes;
+    }
+    *ptr = b->data;
+    return MH_OK;
+}
+
 /* Grows in stream order: the old buffer is freed and the new one allocated on the call's
  * stream, after every earlier use (fence_shared), so nothing waits on the host. */
 mh_status mh_workspace(mh_context *ctx, size_t bytes, void **ptr)

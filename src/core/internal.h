@@ -31,6 +31,7 @@ typedef enum mh_slot_id {
     MH_SLOT_TEXTURE,
     MH_SLOT_CUBLAS,
     MH_SLOT_REVERSED_FILTER,
+    MH_SLOT_SEPFILTER_TERM,
     MH_SLOT_COUNT
 } mh_slot_id;
 
@@ -86,6 +87,10 @@ mh_status mh_workspace(mh_context *ctx, size_t bytes, void **ptr);
 /* A per-context resource slot (vendor handles, FFT plans), with the same ordering; NULL only
  * where the fence could not be set up (the detail is then on ctx). */
 mh_slot *mh_context_slot(mh_context *ctx, mh_slot_id id);
+/* A slot that holds one buffer of the context's memory, `bytes` at least: host memory on the CPU
+ * backend, device memory on a GPU, grown in stream order as the workspace is and fenced as the
+ * other slots are; valid for the call in progress. `what` names it in errors. */
+mh_status mh_slot_buffer(mh_context *ctx, mh_slot_id id, const char *what, size_t bytes, void **ptr);
 /* After a call's work is queued: records the fence on the call's stream if the call used
  * shared state. */
 void mh_shared_release(mh_context *ctx);
@@ -388,6 +393,10 @@ const mh_variant_info *mh_variant_lookup(mh_op op, const char *name);
 /* The public call's path: resolve the variant (NULL or "auto" picks), check it accepts the
  * problem, check the buffers, run; auto moves to its next candidate on out-of-memory. */
 mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a);
+/* mh_dispatch's work past the buffer checks, for a public call made of several (mh_sepfilter_sum),
+ * which holds ctx's lock and its device across all of them and checks the caller's buffers
+ * once: resolve, run, auto's next candidate on out-of-memory. */
+mh_status mh_dispatch_checked(mh_context *ctx, const char *variant, const mh_args *a);
 /* Resolution alone (sizes only, no buffers): what _select and _supports answer. */
 mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, const mh_row **row);
 /* auto's candidates for a, the rule and the numbers that ordered them, and each candidate's
@@ -437,9 +446,8 @@ void mh_conv1d_reference_mode_at(const float *in, size_t n, const float *mask, s
 /* ---- conv2d --------------------------------------------------------------------------- */
 
 const mh_row *mh_conv2d_cpu_rows(size_t *count);
-/* The n values of filter reversed, into the context's copy (its MH_SLOT_REVERSED_FILTER, grown
- * as needed and fenced as the other slots are): host memory on the CPU backend, device memory
- * (written on the context's stream) on a GPU. *copy is valid for the call in progress. */
+/* The n values of filter reversed, into the context's copy (its MH_SLOT_REVERSED_FILTER buffer,
+ * written on the context's stream on a GPU). *copy is valid for the call in progress. */
 mh_status mh_conv2d_reverse_cpu(mh_context *ctx, const float *filter, size_t n, const float **copy);
 mh_status mh_conv2d_reverse_cuda(mh_context *ctx, const float *filter, size_t n, const float **copy);
 const mh_row *mh_conv2d_cuda_rows(size_t *count);
@@ -559,6 +567,10 @@ int mh_sepfilter_anchor(const mh_sepfilter_axis *x);
 const float *mh_sepfilter_kernel_taps(const mh_sepfilter_axis *x, int on_device, float *taps);
 const mh_row *mh_sepfilter_walk_rows(size_t *count);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
+/* out[i] = cast(out[i] + term[i]) for the `values` elements of two arrays of type t (scipy's
+ * `output += term`: the sum of two stored values in float32, stored with sepfilter's cast). */
+mh_status mh_sepfilter_add_cpu(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t);
+mh_status mh_sepfilter_add_cuda(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */
 

@@ -164,35 +164,13 @@ MH_ROW_GROUP(mh_conv2d_cpu_rows, rows)
 
 /* ---- mh_conv2d_mode_reversed's filter copy on the CPU backend ------------------------------- */
 
-/* The context's reversed filter (MH_SLOT_REVERSED_FILTER): a host buffer, grown as needed. */
-typedef struct reversed_copy {
-    float *values;
-    size_t n;
-} reversed_copy;
-
-static void free_reversed_copy(void *data)
-{
-    reversed_copy *c = (reversed_copy *)data;
-    free(c->values);
-    free(c);
-}
-
 mh_status mh_conv2d_reverse_cpu(mh_context *ctx, const float *filter, size_t n, const float **copy)
 {
-    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_REVERSED_FILTER);
-    if (!slot) return MH_ERR_INTERNAL;
-    reversed_copy *c = (reversed_copy *)slot->data;
-    if (!c) {
-        if (!(c = (reversed_copy *)calloc(1, sizeof *c)))
-            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "the reversed filter's copy");
-        slot->data = c, slot->destroy = free_reversed_copy;
-    }
-    if (c->n < n) {
-        float *grown = (float *)realloc(c->values, n * sizeof(float));
-        if (!grown) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "the reversed filter's copy (%zu values)", n);
-        c->values = grown, c->n = n;
-    }
-    for (size_t i = 0; i < n; ++i) c->values[i] = filter[n - 1 - i];
-    *copy = c->values;
+    float *values;
+    const mh_status s =
+        mh_slot_buffer(ctx, MH_SLOT_REVERSED_FILTER, "the reversed filter's copy", n * sizeof(float), (void **)&values);
+    if (s != MH_OK) return s;
+    for (size_t i = 0; i < n; ++i) values[i] = filter[n - 1 - i];
+    *copy = values;
     return MH_OK;
 }

@@ -119,6 +119,15 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
     return MH_OK;
 }
 
+mh_status mh_sepfilter_add_cpu(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t)
+{
+    (void)ctx;
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < (long long)values; ++i)
+        mh_store_value(out, (size_t)i, t, mh_cast_value(mh_load_value(out, (size_t)i, t) + mh_load_value(term, (size_t)i, t), t));
+    return MH_OK;
+}
+
 static const mh_row rows[] = {
     {{"sepfilter/cpu-omp", MH_OP_SEPFILTER, MH_BACKEND_CPU, 0, "host", "ours",
       "two 1-D passes as scipy.ndimage runs them, OpenMP over the lines"},

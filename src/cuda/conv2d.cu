@@ -253,20 +253,6 @@ static mh_status shuffle_run(mh_context *ctx, const mh_args *x) { return with_co
 
 /* ---- mh_conv2d_mode_reversed's filter copy on a GPU ----------------------------------------- */
 
-/* The context's reversed filter (MH_SLOT_REVERSED_FILTER): device memory, grown in stream order
- * as the workspace is (the slot's fence orders it after every earlier call's use). */
-struct reversed_copy {
-    float *values;
-    size_t n;
-};
-
-static void free_reversed_copy(void *data)
-{
-    reversed_copy *c = (reversed_copy *)data;
-    cudaFree(c->values);
-    free(c);
-}
-
 /* The filter read from its end: reversing a row-major krows x kcols array along both axes is
  * reversing its krows * kcols values. */
 static __global__ void reverse_kernel(const float *__restrict__ in, float *__restrict__ out, unsigned n)
@@ -276,31 +262,12 @@ static __global__ void reverse_kernel(const float *__restrict__ in, float *__res
 
 mh_status mh_conv2d_reverse_cuda(mh_context *ctx, const float *filter, size_t n, const float **copy)
 {
-    mh_slot *slot = mh_context_slot(ctx, MH_SLOT_REVERSED_FILTER);
-    if (!slot) return MH_ERR_CUDA; /* the fence's detail is on ctx */
-    reversed_copy *c = (reversed_copy *)slot->data;
-    if (!c) {
-        if (!(c = (reversed_copy *)calloc(1, sizeof *c)))
-            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "the reversed filter's copy");
-        slot->data = c, slot->destroy = free_reversed_copy;
-    }
-    cudaStream_t stream = mh_stream(ctx);
-    if (c->n < n) {
-        if (c->values) cudaFreeAsync(c->values, stream);
-        c->values = NULL, c->n = 0;
-        const cudaError_t e = cudaMallocAsync((void **)&c->values, n * sizeof(float), stream);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            c->values = NULL;
-            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "the reversed filter's copy: cudaMallocAsync(%zu bytes): %s",
-                           n * sizeof(float), cudaGetErrorString(e));
-        }
-        c->n = n;
-    }
+    float *values;
+    MH_TRY(mh_slot_buffer(ctx, MH_SLOT_REVERSED_FILTER, "the reversed filter's copy", n * sizeof(float), (void **)&values));
     const unsigned threads = 256;
-    reverse_kernel<<<(unsigned)mh_ceil_div(n, threads), threads, 0, stream>>>(filter, c->values, (unsigned)n);
+    reverse_kernel<<<(unsigned)mh_ceil_div(n, threads), threads, 0, mh_stream(ctx)>>>(filter, values, (unsigned)n);
     MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d's filter reversal"));
-    *copy = c->values;
+    *copy = values;
     return MH_OK;
 }
 
