@@ -36,8 +36,8 @@ static unsigned long long hits, misses, recorded;
 static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
 
 enum call_shape {
-    CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, CONV2D, CONV1D,
-    CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, CALL_SHAPES
+    CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, SEPFILTER_SUM, CONV2D,
+    CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, CALL_SHAPES
 };
 enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
 
@@ -48,6 +48,7 @@ typedef int (*conv2d_mode_batched_fn)(void *, const char *, const void *, size_t
 typedef int (*conv2d_planned_mode_fn)(void *, const char *, const void *, const void *, size_t, size_t, size_t, int,
                                       float, long long, long long, void *);
 typedef int (*sepfilter_fn)(void *, const char *, const void *, const void *, void *);
+typedef int (*sepfilter_sum_fn)(void *, const char *, const void *, size_t, const void *, void *);
 typedef int (*conv2d_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int, void *);
 typedef int (*conv1d_fn)(void *, const char *, const void *, size_t, const void *, size_t, int, void *);
 typedef int (*conv1d_batched_fn)(void *, const char *, const void *, size_t, size_t, const void *, size_t, size_t, int,
@@ -389,6 +390,9 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
     case SEPFILTER:
         status = ((sepfilter_fn)r->fn)(handle, variant, w, in, out);
         break;
+    case SEPFILTER_SUM: /* mh_sepfilter_sum: the terms' descs at w, their count in krows */
+        status = ((sepfilter_sum_fn)r->fn)(handle, variant, w, krows, in, out);
+        break;
     case CONV2D:
         status = ((conv2d_fn)r->fn)(handle, variant, in, rows, cols, w, krows, kcols, r->mode, out);
         break;
@@ -724,6 +728,7 @@ PyMODINIT_FUNC PyInit__entry(void)
     PyModule_AddIntConstant(m, "CONV2D_MODE_REVERSED", CONV2D_MODE_REVERSED);
     PyModule_AddIntConstant(m, "CONV2D_PLANNED_MODE", CONV2D_PLANNED_MODE);
     PyModule_AddIntConstant(m, "SEPFILTER", SEPFILTER);
+    PyModule_AddIntConstant(m, "SEPFILTER_SUM", SEPFILTER_SUM);
     PyModule_AddIntConstant(m, "CONV2D", CONV2D);
     PyModule_AddIntConstant(m, "CONV1D", CONV1D);
     PyModule_AddIntConstant(m, "CONV1D_BATCHED", CONV1D_BATCHED);

@@ -159,6 +159,7 @@ _PROTOTYPES = {
     "mh_histogram_select": (_I, [c_ctx, _S, _I, _I, _VI_PP]),
     "mh_sepfilter": (_I, [c_ctx, _C, ctypes.POINTER(SepfilterDesc), _P, _P]),
     "mh_sepfilter_select": (_I, [c_ctx, ctypes.POINTER(SepfilterDesc), _VI_PP]),
+    "mh_sepfilter_sum": (_I, [c_ctx, _C, ctypes.POINTER(SepfilterDesc), _S, _P, _P]),
 }
 
 

@@ -929,6 +929,49 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
     return out.obj
 
 
+def _run_sum(input, output, terms, cval, options):
+    """scipy's generic_laplace over terms that are each one sepfilter call on the input (its
+    passes over two neighbouring axes or one, at most MAX_TAPS taps each), in one library call
+    (mh_sepfilter_sum: each term in the output's dtype, added in it); None, having written
+    nothing, where a term is not or the input or output is not contiguous or apart: the caller
+    then adds term by term. terms: _Passes of _Passes, whose steps keep the terms' descs."""
+    src = _array(input)
+    if src.size == 0 or not src.contiguous:
+        return None
+    cval = _cval_arg(cval)
+    shape = tuple(int(n) for n in src.shape)
+    out_dtype = np.dtype(_output_dtype(output, src))
+    key = (shape, src.dtype, out_dtype, cval)
+    described = terms.steps.get(key)
+    if described is None:
+        steps = [_steps(t, shape, src.dtype, out_dtype, cval, False) for t in terms]
+        if any(len(s) != 1 or s[0][1] is None for s in steps):
+            described = False
+        else:
+            described = ((SepfilterDesc * len(steps))(*(s[0][1][0] for s in steps)), steps)
+        if len(terms.steps) >= STEPS_KEPT:
+            terms.steps.clear()
+        terms.steps[key] = described
+    if described is False:
+        return None
+    out = _result(output, src)
+    if not out.contiguous or overlaps(out, src):
+        return None
+    descs = described[0]
+    variant, device, context = options
+    if in_place(src, device, context):
+        ctx = context_in_place(src, context)
+        check(lib.mh_sepfilter_sum(ctx.handle, variant_arg(variant), descs, len(descs), src.ptr, out.ptr), ctx.handle)
+        if (output is None or isinstance(output, (type, np.dtype, str))) and _fast.recording():
+            _fast.offer("SEPFILTER_SUM", lib.mh_sepfilter_sum, variant_arg(variant), (0, 0, 0), ctypes.addressof(descs),
+                        src, context, DEFAULT_PRECISION, out, described, kernel=(len(descs), 0, 0, 0.0, 0, 0))
+    else:
+        call = Call([src], device, context)
+        call.run(lib.mh_sepfilter_sum(call.ctx, variant_arg(variant), descs, len(descs), call.ptr(src),
+                                      call.out_ptr(out)))
+    return out.obj
+
+
 def _long_pass(x, dst, step, cval, src, device, context):
     """A pass of more than MAX_TAPS taps: conv1d with the boundary mode on float32 lines (the
     axis moved last where it is not: a copy each way), its direct rows (regtile, cpu-omp), whose
@@ -1056,15 +1099,19 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     scipy does), so an RGB image (H, W, 3) takes sigma=(s, s, 0) or axes=(0, 1): both axes in
     one call that reads and writes the image once."""
     src = _array(input)
-
-    def make():
-        ax = _filtered_axes(axes, len(src.shape))
-        sigmas, orders = _per_axis(sigma, "sigma", len(ax)), _per_axis(order, "order", len(ax))
-        modes, radii = _per_axis(mode, "mode", len(ax)), _per_axis(radius, "radius", len(ax))
-        return [_gaussian_pass(sigmas[i], ax[i], orders[i], modes[i], truncate, radii[i])
-                for i in range(len(ax)) if float(sigmas[i]) > 0]
-    passes = _kept_passes("gaussian_filter", (len(src.shape), sigma, order, mode, truncate, radius, axes), make)
+    passes = _kept_passes("gaussian_filter", (len(src.shape), sigma, order, mode, truncate, radius, axes),
+                          lambda: _gaussian_passes(len(src.shape), sigma, order, mode, truncate, radius, axes))
     return _run_passes(src, output, passes, cval, (variant, device, context))
+
+
+def _gaussian_passes(ndim, sigma, order, mode, truncate, radius, axes):
+    """gaussian_filter's passes: one an axis filtered, sigma, order, mode and radius per axis or
+    one for all, none along an axis of sigma 0 (scipy leaves it as it is)."""
+    ax = _filtered_axes(axes, ndim)
+    sigmas, orders = _per_axis(sigma, "sigma", len(ax)), _per_axis(order, "order", len(ax))
+    modes, radii = _per_axis(mode, "mode", len(ax)), _per_axis(radius, "radius", len(ax))
+    return [_gaussian_pass(sigmas[i], ax[i], orders[i], modes[i], truncate, radii[i])
+            for i in range(len(ax)) if float(sigmas[i]) > 0]
 
 
 def _size_arg(size):
@@ -1195,11 +1242,32 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", dev
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None,
                      context=None, **kwargs):
     """scipy.ndimage.gaussian_laplace: the sum over axes of the Gaussian's second derivative along
-    each (smoothing along the others); truncate and radius pass on to gaussian_filter."""
-    ndim = len(_array(input).shape)
+    each (smoothing along the others); truncate and radius pass on to gaussian_filter. On an image
+    (2-D) both terms in one call (mh_sepfilter_sum), on other ranks a gaussian_filter an axis."""
+    ndim = getattr(input, "ndim", None)
+    ndim = len(_array(input).shape) if ndim is None else ndim
+    if ndim == 2 and kwargs.keys() <= {"truncate", "radius"}:
+        return _gaussian_laplace_image(input, sigma, output, mode, cval, kwargs.get("truncate", 4.0),
+                                       kwargs.get("radius"), variant=variant, device=device, context=context)
 
     def along(a, out):
         orders = [2 if b == a else 0 for b in range(ndim)]
         return gaussian_filter(input, sigma, orders, out, mode, cval, variant=variant, device=device,
                                context=context, **kwargs)
     return _sum_over_axes(input, output, along)
+
+
+@_fast.entry()
+def _gaussian_laplace_image(input, sigma, output, mode, cval, truncate, radius, *, variant, device, context):
+    """gaussian_laplace on an image: its two terms, each a gaussian_filter of both axes, added in
+    one call where _run_sum takes them, else term by term."""
+    src = _array(input)
+
+    def make():
+        return [_Passes(_gaussian_passes(2, sigma, orders, mode, truncate, radius, None)) for orders in ([2, 0], [0, 2])]
+    terms = _kept_passes("gaussian_laplace", (sigma, mode, truncate, radius), make)
+    options = (variant, device, context)
+    result = _run_sum(src, output, terms, cval, options)
+    if result is not None:
+        return result
+    return _sum_over_axes(src, output, lambda a, out: _run_passes(src, out, terms[a], cval, options))

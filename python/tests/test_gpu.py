@@ -284,6 +284,8 @@ def test_ndimage_on_device_arrays(kind, rng):
         np.testing.assert_allclose(kind.get(got), want, rtol=1e-5, atol=1e-5)
         got = mnd.sobel(d, 0, mode=mode)
         np.testing.assert_allclose(kind.get(got), nd.sobel(x.astype(np.float64), 0, mode=mode), rtol=1e-5, atol=1e-4)
+        got = mnd.gaussian_laplace(d, (1.3, 0.9), mode=mode, cval=0.5)  # both terms in one call: the CPU's bits
+        np.testing.assert_array_equal(kind.get(got), mnd.gaussian_laplace(x, (1.3, 0.9), mode=mode, cval=0.5))
 
 
 def test_ndimage_kept_plans_follow_the_weights(kind, rng):
@@ -359,7 +361,9 @@ def test_ndimage_entry_replays_on_the_device(rng):
              (mnd.uniform_filter, (d, 4), {"output": np.float16}), (mnd.sobel, (d,), {"mode": "wrap"}),
              (memhier.conv1d, (d.ravel(), dw[0].copy()), {"pad": "same"}), (memhier.conv2d, (d, dw), {}),
              (memhier.conv2d, (d, dw), {"mode": "reflect", "origin": 1}), (memhier.reduce_sum, (d,), {}),
-             (memhier.bincount, (kind.put(rng.integers(-2, 300, 5000).astype(np.int32)), 256), {})]
+             (memhier.bincount, (kind.put(rng.integers(-2, 300, 5000).astype(np.int32)), 256), {}),
+             (mnd._gaussian_laplace_image, (d, 1.3, None, "reflect", 0.0, 4.0, None),
+              {"variant": "auto", "device": None, "context": None})]
     for fn, args, kwargs in calls:
         fn(*args, **kwargs)
         misses = _fast.stats()["misses"]
@@ -396,18 +400,23 @@ def test_ndimage_entry_replays_on_the_device(rng):
     np.testing.assert_allclose(kind.get(got), np.full(x.shape, w.astype(np.float64).sum()), rtol=1e-5, atol=1e-5)
     images = [kind.put(f32(rng, 200 + 7 * i, 300)) for i in range(4)]
     wants = [kind.get(mnd.gaussian_filter.__wrapped__(im, 1.0 + i)) for i, im in enumerate(images)]
-    got = [None] * 4
+    # gaussian_laplace's second term goes through the context's buffer, which each thread's larger
+    # image grows on its own stream while the others' sums may still read it
+    laplace_wants = [mnd.gaussian_laplace(kind.get(im), 1.0 + i) for i, im in enumerate(images)]
+    got, laplace_got = [None] * 4, [None] * 4
 
     def work(i):
         s = kind.new_stream()
         with kind.on(s):
             for _ in range(20):
                 got[i] = mnd.gaussian_filter(images[i], 1.0 + i)
+                laplace_got[i] = mnd.gaussian_laplace(images[i], 1.0 + i)
         kind.synchronize(s)
 
     run_in_threads(work, 4)
     for i in range(4):
         np.testing.assert_array_equal(kind.get(got[i]), wants[i])
+        np.testing.assert_array_equal(kind.get(laplace_got[i]), laplace_wants[i])
 
 
 def correlate2d_mode_reference(x, w):

@@ -396,6 +396,40 @@ def test_gaussian_filters(rng, mode):
     close_to_scipy(mnd.gaussian_laplace(x, 1.3, mode=mode), want, 80.0, "gaussian_laplace")
 
 
+def test_gaussian_laplace_on_an_image_adds_its_terms_as_scipy_does(rng):
+    """On an image both terms run in one call (mh_sepfilter_sum): each the gaussian_filter of one
+    axis's second derivative stored in the output's dtype, then `out += term` in that dtype, bit
+    for bit, in every input and output dtype (integer sums wrap), mode, sigma per axis (0 too),
+    truncate and radius; dark pixels beside bright ones. Outputs the sum cannot write (strided)
+    and inputs it cannot read in place (strided) add term by term to the same bits."""
+    def terms_added(x, sigma, output, **kw):
+        out_dtype = np.dtype(output) if output is not None else x.dtype
+        want = mnd.gaussian_filter(x, sigma, [2, 0], output=out_dtype, **kw)
+        want += mnd.gaussian_filter(x, sigma, [0, 2], output=out_dtype, **kw)
+        return want
+    for dtype in (np.float32, np.float16, np.uint8, np.int8, np.uint16, np.int16):
+        top = 100 if dtype == np.int8 else 250
+        x = (rng.random((29, 41)) * top).astype(dtype)
+        x[7, 8:12], x[8, 8:12] = 0, top  # a dark row above a bright one
+        for mode, sigma, output, kw in (("reflect", 1.3, None, {}), ("constant", (0.8, 2.2), np.float32, {"cval": 3.0}),
+                                        ("wrap", (0, 1.5), None, {"truncate": 2.0}), ("mirror", 0.9, np.int16, {}),
+                                        ("nearest", 1.1, np.uint8, {"radius": 2})):
+            got = mnd.gaussian_laplace(x, sigma, output=output, mode=mode, **kw)
+            want = terms_added(x, sigma, output, mode=mode, **kw)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=f"{dtype} {mode} {sigma}")
+    x = rng.standard_normal((30, 20)).astype(np.float32)
+    x[10:12, 5:9] = 1000.0
+    want = mnd.gaussian_laplace(x, 1.7)
+    strided = np.zeros((30, 40), np.float32)[:, ::2]
+    assert mnd.gaussian_laplace(x, 1.7, output=strided) is strided
+    np.testing.assert_array_equal(strided, want)
+    wide = np.zeros((30, 40), np.float32)
+    wide[:, ::2] = x
+    np.testing.assert_array_equal(mnd.gaussian_laplace(wide[:, ::2], 1.7), want)
+    np.testing.assert_array_equal(mnd.gaussian_laplace(x, 70.0), terms_added(x, 70.0, None))  # past MAX_TAPS
+
+
 def test_gaussian_limits(rng):
     """A sigma whose square underflows is the identity, as scipy gives it (not NaN, not zeros);
     a derivative order past MAX_ORDER (2**70, 10**7) is refused at once, naming it."""
