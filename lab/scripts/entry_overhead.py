@@ -2,8 +2,8 @@
 """What the compiled entry (memhier._entry) costs and saves on CuPy images of 256^2 (issue 64):
 each call through the entry and through the Python function it stands for (fn.__wrapped__),
 interleaved in one process, host us a call in a loop of back-to-back calls: replayed calls
-(correlate, gaussian_filter, conv2d, conv1d, reduce_sum, bincount; convolve, whose device weights
-the library reverses), a call it keys but cannot replay (an output dtype given as a string on
+(correlate, gaussian_filter, gaussian_laplace's image case, conv2d, conv1d, reduce_sum, bincount;
+convolve, whose device weights the library reverses), a call it keys but cannot replay (an output dtype given as a string on
 correlate), and a call it does not key (an output array).
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/entry_overhead.py"""
@@ -31,6 +31,8 @@ def main():
     values = cupy.asarray(np.random.default_rng(3).integers(0, 256, N * N).astype(np.int32))
     cases = [("correlate (replayed)", mnd.correlate, (x, w), {}),
              ("gaussian_filter (replayed)", mnd.gaussian_filter, (x, 2.0), {}),
+             ("gaussian_laplace image (replayed)", mnd._gaussian_laplace_image,
+              (x, 2.0, None, "reflect", 0.0, 4.0, None), {"variant": "auto", "device": None, "context": None}),
              ("conv2d same (replayed)", memhier.conv2d, (x, w), {"pad": "same"}),
              ("conv1d same (replayed)", memhier.conv1d, (line, k5), {"pad": "same"}),
              ("reduce_sum (replayed)", memhier.reduce_sum, (x,), {}),
