@@ -3,8 +3,9 @@
 # (build included), compute-sanitizer memcheck and racecheck on the rows a change touched, then
 # the README's main job (benchmark, peers, summary). CI has no GPU, so this is how a change to
 # CUDA code, to C code the GPU rows call or to the Python GPU path is checked before it lands.
-# Writes test.log, sanitize.log and bench.log (and bench.json) into OUTDIR; prints each part's
-# closing lines and wall time.
+# Writes test.log, sanitize.log (every run's output; each run's alone in sanitize-TOOL-OP.log) and
+# bench.log (and bench.json) into OUTDIR; prints each part's closing lines and wall time, and each
+# sanitizer run's exit status and its own summary (a run the timeout cut has none).
 # usage: scripts/gpu-gate.sh OUTDIR [ROWS]
 #   ROWS: comma-separated variant names for the sanitizer (default conv2d/walk,conv2d/basic), run
 #   through their ladder tests (test_<op> gpu) on small cases (MEMHIER_TEST_MAX_N: 40000 elements
@@ -30,11 +31,17 @@ for op in $(echo "$rows" | tr ',' '\n' | cut -d/ -f1 | sort -u); do
     # racecheck runs ~10x slower than memcheck: smaller cases, the same rows and branches
     max_n=40000
     [ "$tool" = racecheck ] && max_n=12000
+    run_log="$out/sanitize-$tool-$op.log"
     MEMHIER_TEST_ROWS=$rows MEMHIER_TEST_MAX_N=$max_n MEMHIER_TEST_OURS_ONLY=1 \
       timeout "${MEMHIER_SANITIZE_TIMEOUT:-240}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
-      "build/tests/test_$op" gpu >>"$out/sanitize.log" 2>&1 ||
-      sanitize_rc=1
-    echo "== compute-sanitizer $tool test_$op gpu ($rows): $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitize.log" | tail -1) at $(elapsed)"
+      "build/tests/test_$op" gpu >"$run_log" 2>&1
+    run_rc=$?
+    [ $run_rc -ne 0 ] && sanitize_rc=1
+    cat "$run_log" >>"$out/sanitize.log"
+    # this run's own summary: a run cut by the timeout prints none
+    summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$run_log" | tail -1)
+    [ $run_rc -eq 124 ] && summary="timed out after ${MEMHIER_SANITIZE_TIMEOUT:-240} s, no summary"
+    echo "== compute-sanitizer $tool test_$op gpu ($rows): exit $run_rc, ${summary:-no summary} at $(elapsed)"
   done
 done
 
