@@ -934,7 +934,8 @@ def _run_sum(input, output, terms, cval, options):
     passes over two neighbouring axes or one, at most MAX_TAPS taps each), in one library call
     (mh_sepfilter_sum: each term in the output's dtype, added in it); None, having written
     nothing, where a term is not or the input or output is not contiguous or apart: the caller
-    then adds term by term. terms: _Passes of _Passes, whose steps keep the terms' descs."""
+    then adds term by term. terms: _Passes of _Passes, whose steps keep the terms' descs (a list
+    where an argument made no key)."""
     src = _array(input)
     if src.size == 0 or not src.contiguous:
         return None
@@ -942,16 +943,18 @@ def _run_sum(input, output, terms, cval, options):
     shape = tuple(int(n) for n in src.shape)
     out_dtype = np.dtype(_output_dtype(output, src))
     key = (shape, src.dtype, out_dtype, cval)
-    described = terms.steps.get(key)
+    made = getattr(terms, "steps", None)  # None: terms made for this call alone (an unkeyable argument)
+    described = made.get(key) if made is not None else None
     if described is None:
         steps = [_steps(t, shape, src.dtype, out_dtype, cval, False) for t in terms]
         if any(len(s) != 1 or s[0][1] is None for s in steps):
             described = False
         else:
             described = ((SepfilterDesc * len(steps))(*(s[0][1][0] for s in steps)), steps)
-        if len(terms.steps) >= STEPS_KEPT:
-            terms.steps.clear()
-        terms.steps[key] = described
+        if made is not None:
+            if len(made) >= STEPS_KEPT:
+                made.clear()
+            made[key] = described
     if described is False:
         return None
     out = _result(output, src)

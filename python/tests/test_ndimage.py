@@ -428,6 +428,8 @@ def test_gaussian_laplace_on_an_image_adds_its_terms_as_scipy_does(rng):
     wide[:, ::2] = x
     np.testing.assert_array_equal(mnd.gaussian_laplace(wide[:, ::2], 1.7), want)
     np.testing.assert_array_equal(mnd.gaussian_laplace(x, 70.0), terms_added(x, 70.0, None))  # past MAX_TAPS
+    sigmas = np.array([1.2, 0.6])  # an argument that makes no key: the terms are made for the call alone
+    np.testing.assert_array_equal(mnd.gaussian_laplace(x, sigmas), terms_added(x, sigmas, None))
 
 
 def test_gaussian_limits(rng):
