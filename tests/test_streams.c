@@ -1,6 +1,7 @@
 /* Contexts driven from several streams and threads with no synchronization between calls:
- * every GPU row of every op (the ones with workspaces, plans and vendor handles among them)
- * must give, on each stream's data, what it gives run alone. Four schedules: 2 and 8 streams
+ * every GPU row of every op (the ones with workspaces, plans and vendor handles among them,
+ * sepfilter's through mh_sepfilter_sum and its term buffer) must give, on each stream's data,
+ * what it gives run alone. Four schedules: 2 and 8 streams
  * from one thread on one context; 4 threads sharing one context (and its one stream); 4
  * threads with a context each, 2 streams each. Then `auto` on every op must queue its work
  * without waiting for the caller's stream: the stream is held by a host function while the
@@ -36,6 +37,16 @@ static mh_status call(mh_context *ctx, const char *variant, const job *j, int s)
     case MH_OP_REDUCE: return mh_reduce_sum(ctx, variant, in, 1 << 23, out);
     case MH_OP_HISTOGRAM:
         return mh_histogram(ctx, variant, (const int32_t *)in, 1 << 22, 300, (uint64_t *)out, (uint64_t *)out + 300);
+    case MH_OP_SEPFILTER: { /* two terms: the second goes through the context's term buffer */
+        static const float smooth[5] = {0.1f, 0.2f, 0.4f, 0.2f, 0.1f}, second[3] = {1.0f, -2.0f, 1.0f};
+        mh_sepfilter_desc terms[2];
+        for (int t = 0; t < 2; ++t)
+            terms[t] = (mh_sepfilter_desc){1, 768, 1024, 1, MH_F32, MH_F32,
+                                           {t ? smooth : second, t ? 5 : 3, 0, MH_MODE_REFLECT, 1},
+                                           {t ? second : smooth, t ? 3 : 5, 0, MH_MODE_REFLECT, 1},
+                                           MH_SEPFILTER_VERTICAL_FIRST, 0.0f};
+        return mh_sepfilter_sum(ctx, variant, terms, 2, in, out);
+    }
     default: return MH_ERR_INTERNAL;
     }
 }
@@ -334,7 +345,7 @@ int main(void)
     cudaStream_t streams[MAX_STREAMS];
     for (int s = 0; s < MAX_STREAMS; ++s) CHECK_CUDA(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
     const unsigned long long seed = test_seed();
-    job jobs[7];
+    job jobs[8];
     job_init(&jobs[0], MH_OP_CONV1D, 1 << 20, 255, (1 << 20) * sizeof(float), seed);
     job_init(&jobs[1], MH_OP_CONV2D, 768 * 1024, 225, 768 * 1024 * sizeof(float), seed + 1);
     job_init(&jobs[2], MH_OP_TRANSPOSE, 1500 * 2049, 0, 1500 * 2049 * sizeof(float), seed + 2);
@@ -344,6 +355,9 @@ int main(void)
     /* walk's 7 x 7 takes its filter from a slot of constant memory: each call its own */
     job_init(&jobs[6], MH_OP_CONV2D, 768 * 1024, 49, 768 * 1024 * sizeof(float), seed + 6);
     jobs[6].only = "conv2d/walk";
+    /* mh_sepfilter_sum's second term lands in one buffer of the context, which every stream's sum
+     * writes and reads: each sum's add must follow its own term, never another stream's */
+    job_init(&jobs[7], MH_OP_SEPFILTER, 768 * 1024, 0, 768 * 1024 * sizeof(float), seed + 7);
     void *host = malloc(768 * 1024 * sizeof(float) > 1500 * 2049 * sizeof(float) ? 768 * 1024 * sizeof(float)
                                                                                   : 1500 * 2049 * sizeof(float));
     check_first_launches_never_wait(ctx, jobs, sizeof jobs / sizeof jobs[0], streams[0]);
