@@ -37,7 +37,7 @@ static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
 
 enum call_shape {
     CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, SEPFILTER_SUM, CONV2D,
-    CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, CALL_SHAPES
+    CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, HISTOGRAM_FLOAT, CALL_SHAPES
 };
 enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
 
@@ -57,6 +57,7 @@ typedef int (*conv1d_mode_fn)(void *, const char *, const void *, size_t, size_t
                               float, long long, void *);
 typedef int (*reduce_sum_fn)(void *, const char *, const void *, size_t, void *);
 typedef int (*bincount_fn)(void *, const char *, const void *, size_t, int, void *, void *);
+typedef int (*histogram_float_fn)(void *, const char *, const void *, size_t, int, double, double, void *, void *);
 
 /* ---- a record: one library call, every argument fixed but the input's and output's address -- */
 typedef struct {
@@ -78,6 +79,8 @@ typedef struct {
     PyObject *out_shape, *out_dtype;
     PyObject *keep;      /* what the fixed addresses point into, kept alive with the record */
     PyObject *first_output; /* the output of the call that offered it, until it is kept */
+    PyObject *finish;    /* None, or finish(output, place): the function's result from the output (a
+                            histogram's counts with a new array of its edges) */
 } Record;
 
 static void record_dealloc(Record *r)
@@ -90,6 +93,7 @@ static void record_dealloc(Record *r)
     Py_XDECREF(r->out_dtype);
     Py_XDECREF(r->keep);
     Py_XDECREF(r->first_output);
+    Py_XDECREF(r->finish);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -104,24 +108,26 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 {
     static char *names[] = {"shape", "fn", "variant", "batch", "rows", "cols", "fixed", "weights_in_call", "krows",
                             "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "context",
-                            "precision", "out_shape", "out_dtype", "keep", "first_output", NULL};
+                            "precision", "out_shape", "out_dtype", "keep", "first_output", "finish", NULL};
     int shape, mode, weights_in_call;
     PyObject *fn_address, *fixed_address;
     Py_ssize_t batch, rows, cols, krows, kcols, stride;
     float cval;
     long long origin_r, origin_c;
-    PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOO", names, &shape, &fn_address, &variant,
+    PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output, *finish;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOO", names, &shape, &fn_address, &variant,
                                      &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols, &stride, &mode, &cval,
                                      &origin_r, &origin_c, &place, &context, &precision, &out_shape, &out_dtype, &keep,
-                                     &first_output))
+                                     &first_output, &finish))
         return NULL;
     void *fn = PyLong_AsVoidPtr(fn_address), *fixed = PyLong_AsVoidPtr(fixed_address); /* range-checked */
     if (PyErr_Occurred()) return NULL;
     if (shape < 0 || shape >= CALL_SHAPES || !fn || (variant != Py_None && !PyBytes_Check(variant)) ||
-        batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || stride < 0 || !PyTuple_Check(out_shape)) {
+        batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || stride < 0 || !PyTuple_Check(out_shape) ||
+        (finish != Py_None && !PyCallable_Check(finish)) || (shape == HISTOGRAM_FLOAT && !fixed)) {
         PyErr_SetString(PyExc_ValueError, "Record: a call shape, a function, bytes or None for the variant, "
-                                          "sizes >= 0 and the output's shape as a tuple");
+                                          "sizes >= 0, the output's shape as a tuple, None or a callable to finish, "
+                                          "a histogram's range at fixed");
         return NULL;
     }
     PyObject *kind = PyObject_GetAttrString(place, "kind");
@@ -147,6 +153,7 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     Py_INCREF(out_dtype), r->out_dtype = out_dtype;
     Py_INCREF(keep), r->keep = keep;
     Py_INCREF(first_output), r->first_output = first_output;
+    Py_INCREF(finish), r->finish = finish;
     return (PyObject *)r;
 }
 
@@ -409,6 +416,10 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
     case BINCOUNT: /* mh_histogram: the bins in kcols (checked to 2^20), the outside count not asked for */
         status = ((bincount_fn)r->fn)(handle, variant, in, rows, (int)kcols, out, NULL);
         break;
+    case HISTOGRAM_FLOAT: /* mh_histogram_float: the bins in kcols, the range's two doubles at w */
+        status = ((histogram_float_fn)r->fn)(handle, variant, in, rows, (int)kcols, ((const double *)w)[0],
+                                             ((const double *)w)[1], out, NULL);
+        break;
     default:
         status = ((reduce_sum_fn)r->fn)(handle, variant, in, rows, out);
     }
@@ -446,6 +457,11 @@ static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w)
         }
     }
     Py_DECREF(handle);
+    if (y && r->finish != Py_None) {
+        PyObject *result = PyObject_CallFunctionObjArgs(r->finish, y, r->place, NULL);
+        Py_DECREF(y);
+        y = result;
+    }
     return y;
 }
 
@@ -497,7 +513,10 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result)
     PyObject *rec = PyList_GET_ITEM(p, 0);
     if (rec == Py_None || PyList_GET_ITEM(p, 1) != Py_False || !PyObject_TypeCheck(rec, &RecordType)) return;
     Record *r = (Record *)rec;
-    if (r->first_output != result) return; /* the function returned something else */
+    /* the function returned the output the record makes (the first of a finished result) */
+    PyObject *made = r->finish == Py_None ? result
+                     : PyTuple_Check(result) && PyTuple_GET_SIZE(result) > 0 ? PyTuple_GET_ITEM(result, 0) : NULL;
+    if (r->first_output != made) return;
     Py_CLEAR(r->first_output);
     if (PyObject_SetItem(RECORDS, key, rec) < 0) {
         PyErr_Clear();
@@ -735,5 +754,6 @@ PyMODINIT_FUNC PyInit__entry(void)
     PyModule_AddIntConstant(m, "CONV1D_MODE", CONV1D_MODE);
     PyModule_AddIntConstant(m, "REDUCE_SUM", REDUCE_SUM);
     PyModule_AddIntConstant(m, "BINCOUNT", BINCOUNT);
+    PyModule_AddIntConstant(m, "HISTOGRAM_FLOAT", HISTOGRAM_FLOAT);
     return m;
 }

@@ -1,6 +1,6 @@
 """The compiled entry (memhier._entry, built beside the library where Python's headers are):
-memhier.ndimage's filters, conv1d, conv2d, reduce_sum and bincount called again with arguments equal to an
-earlier call's, where that call was one library call into a new output, replay that call from C
+memhier.ndimage's filters, conv1d, conv2d, reduce_sum, bincount and histogram called again with arguments equal
+to an earlier call's, where that call was one library call into a new output, replay that call from C
 (docs/python.md, "What the binding costs"). The Python functions stay the one statement of what
 a call does: the entry keys a call's arguments, and a record is offered only by the Python path,
 from the call it has just made, at the places that know that call is the whole of the function's
@@ -72,7 +72,7 @@ def entry(weights=None):
 
 
 def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep, kernel=(0, 0, 0, 0.0, 0, 0),
-          stride=0, weights_in_call=False):
+          stride=0, weights_in_call=False, finish=None):
     """Offers the library call just made as the whole of the entry call in progress on this
     thread (nothing where no entry call is recording). form: the call's form as _entry names it
     ('CONV2D_MODE', 'SEPFILTER', 'CONV1D', 'REDUCE_SUM' ...), fn its library function (a ctypes
@@ -82,7 +82,8 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     input's Operand, context and precision as the call set them, out the output's Operand (an
     array the call made), keep what fixed points into, kernel (krows, kcols, mode or pad, cval,
     origin_r, origin_c; a 1-D call's k in kcols and its origin in origin_r), stride conv1d's mask
-    stride."""
+    stride, finish None or finish(output, place) making the function's result from the output
+    (the output then the first item of the tuple it returns)."""
     if _entry is None:
         return
     pending = _entry.pending()
@@ -97,7 +98,7 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     pending[0] = _entry.Record(getattr(_entry, form), ctypes.cast(fn, ctypes.c_void_p).value, variant, *sizes,
                                fixed or 0, weights_in_call, krows, kcols, stride, mode, cval, origin_r, origin_c,
                                _arrays.Place(place.kind, place.device), context, precision, tuple(out.shape), out.dtype,
-                               keep, out.obj)
+                               keep, out.obj, finish)
 
 
 def stats():

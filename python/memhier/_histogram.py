@@ -10,13 +10,14 @@ How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as nu
   list). For float32 x, x >= e holds exactly when x >= e rounded up to float32, and x <= e when
   x <= e rounded down: the library gets the lower edges rounded up and the last one rounded
   down, and the counts are numpy's."""
+import ctypes
 import functools
 import numbers
 
 import numpy as np
 
-from . import _arrays, _ops
-from ._call import Call, int_arg, variant_arg
+from . import _arrays, _fast, _ops
+from ._call import DEFAULT_PRECISION, Call, in_place, int_arg, variant_arg
 from ._convert import on_device
 from ._kept import on_kind
 from ._native import lib
@@ -36,10 +37,24 @@ def _to_host(op):
 @functools.lru_cache(maxsize=64)
 def _range_edges(n, lo, hi):
     """numpy's edges of n uniform bins over (lo, hi), made once for a loop of calls (read-only:
-    each call returns a copy). numpy's own checks refuse a bad range."""
+    each call returns a copy), with the range as the library takes it (two doubles, for a replay
+    of the call). numpy's own checks refuse a bad range."""
     edges = np.histogram_bin_edges(np.empty(0, np.float32), n, (lo, hi))
     edges.flags.writeable = False
-    return edges
+    return _RangeEdges(edges, (ctypes.c_double * 2)(lo, hi))
+
+
+class _RangeEdges:
+    """numpy's edges of uniform bins and their range as two C doubles."""
+
+    def __init__(self, edges, lo_hi):
+        self.edges, self.lo_hi = edges, lo_hi
+
+
+def _with_edges(edges, counts, place):
+    """(counts, a new array of the edges as the counts' kind): the result a replayed call makes
+    from the counts it wrote (memhier._fast)."""
+    return counts, _edges_like(place, edges)
 
 
 _KEPT_EDGES = 4097  # edges kept on a GPU by content, at most this many
@@ -122,7 +137,7 @@ def _edges(op, bins, range_):
         if range_ is not None:
             lo, hi = (float(v) for v in range_)
             # numpy's own edges for the range (its messages for a bad range, too)
-            return _range_edges(n, lo, hi), None, lo, hi
+            return _range_edges(n, lo, hi).edges, None, lo, hi
         if op.size == 0:
             e = np.histogram_bin_edges(np.empty(0, np.float32), n)
         else:
@@ -158,6 +173,7 @@ def weighted_sums(a, weights, bins, range=None, variant="auto"):
     return _weighted(ai, wi, bin_edges.size - 1, edges32, lo, hi, variant, None, None), bin_edges.copy()
 
 
+@_fast.entry()
 def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto", device=None, context=None):
     """numpy.histogram(a, bins, range, density=density) for float32 data, any shape (flattened),
     NumPy, CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
@@ -174,7 +190,7 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     wi = None if weights is None else _ops._weights_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)
     num_bins = bin_edges.size - 1
-    counts_dtype = "int64" if ai.kind == "torch" else "uint64"
+    counts_dtype = "int64"  # the library's uint64 counts, below 2^63: numpy's int64 bit for bit
     if num_bins < 1:  # one edge: no bins
         counts = _like(ai, np.zeros(0, np.int64 if wi is None else np.float32))
     elif wi is not None:
@@ -192,7 +208,12 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
             status = lib.mh_histogram_edges(call.ctx, name, data, ai.size, call.ptr(eo), num_bins, call.out_ptr(os_),
                                             None)
         call.run(status)
-        counts = os_.obj if ai.kind == "torch" else os_.obj.view(np.int64 if ai.kind == "numpy" else "int64")
+        counts = os_.obj
+        if edges32 is None and ai.size and not density and in_place(ai, device, context):
+            kept = _range_edges(num_bins, lo, hi)
+            _fast.offer("HISTOGRAM_FLOAT", lib.mh_histogram_float, name, (1, ai.size, 0),
+                        ctypes.addressof(kept.lo_hi), ai, context, DEFAULT_PRECISION, os_, kept,
+                        kernel=(0, num_bins, 0, 0.0, 0, 0), finish=functools.partial(_with_edges, bin_edges))
     edges_out = _edges_like(ai, bin_edges)
     if not density:
         return counts, edges_out

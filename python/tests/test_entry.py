@@ -107,6 +107,39 @@ def test_bincount_replays_only_the_counts_alone(rng):
 
 
 @needs_entry
+def test_histogram_replays_uniform_bins_of_a_range(rng):
+    """A count of bins with a range replays: numpy's counts and edges, the edges a new array each
+    call (a caller writing into one changes no later call's). Density, weights, bins without a
+    range (the data's min and max) and explicit edges take the Python path."""
+    x = rng.uniform(-1.2, 1.2, 3001).astype(np.float32)
+    x[:5] = (np.nan, -1.0, 1.0, np.float32(np.nextafter(np.float32(1), np.float32(0))), 0.0)
+    want_counts, want_edges = np.histogram(x, 40, (-1.0, 1.0))
+    w = rng.uniform(0, 1, x.shape).astype(np.float32)
+    cases = (({}, True), ({"density": True}, False), ({"weights": w}, False))
+    for kwargs, replayed in cases:
+        first = memhier.histogram(x, 40, (-1.0, 1.0), **kwargs)
+        for _ in range(2):
+            misses = _fast.stats()["misses"]
+            counts, edges = memhier.histogram(x, 40, (-1.0, 1.0), **kwargs)
+            assert (_fast.stats()["misses"] == misses) == replayed, f"{kwargs}: replayed {not replayed}"
+            np.testing.assert_array_equal(counts, first[0])
+            np.testing.assert_array_equal(edges, want_edges)
+            if not kwargs:
+                assert counts.dtype == np.int64 and edges.dtype == want_edges.dtype
+                np.testing.assert_array_equal(counts, want_counts)
+                assert edges is not first[1]
+                edges[:] = 7.0  # the caller's own array
+    np.testing.assert_array_equal(memhier.histogram(x, 40, (-1.0, 1.0))[1], want_edges)
+    finite = x[1:]  # numpy finds no range of data holding NaN
+    for bins, range_ in ((40, None), (want_edges, None)):
+        memhier.histogram(finite, bins, range_)
+        misses = _fast.stats()["misses"]
+        got = memhier.histogram(finite, bins, range_)
+        assert _fast.stats()["misses"] > misses, f"bins {bins!r} replayed"
+        np.testing.assert_array_equal(got[0], np.histogram(finite, bins, range_)[0])
+
+
+@needs_entry
 def test_one_library_call_is_replayed_and_the_rest_runs_in_python(rng):
     x, w = f32(rng, 15, 16), f32(rng, 3, 3)
     mnd.correlate(x, w, mode="nearest")

@@ -374,6 +374,16 @@ def test_ndimage_entry_replays_on_the_device(rng):
             np.testing.assert_allclose(got, want, rtol=1e-6)
         else:
             np.testing.assert_array_equal(got, want, err_msg=fn.__name__)
+    h = kind.put(rng.uniform(-1.2, 1.2, 5000).astype(np.float32))  # a histogram's replay: counts and new edges
+    want = memhier.histogram.__wrapped__(h, 50, (-1.0, 1.0))
+    for step in range(3):
+        misses = _fast.stats()["misses"]
+        counts, edges = memhier.histogram(h, 50, (-1.0, 1.0))
+        assert (_fast.stats()["misses"] == misses) == (step > 0), "histogram's second and later calls replay"
+        assert kind.is_mine(counts) and kind.is_mine(edges) and edges is not want[1]
+        np.testing.assert_array_equal(kind.get(counts), kind.get(want[0]))
+        np.testing.assert_array_equal(kind.get(edges), kind.get(want[1]))
+        edges[:] = 7.0
     flipped = kind.put(kind.get(dw)[::-1, ::-1].copy())
     for step in range(3):  # convolve's device weights read reversed by the library (mh_conv2d_mode_reversed)
         misses = _fast.stats()["misses"]
