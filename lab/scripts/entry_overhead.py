@@ -2,9 +2,10 @@
 """What the compiled entry (memhier._entry) costs and saves on CuPy images of 256^2 (issue 64):
 each call through the entry and through the Python function it stands for (fn.__wrapped__),
 interleaved in one process, host us a call in a loop of back-to-back calls: replayed calls
-(correlate, gaussian_filter, gaussian_laplace's image case, conv2d, conv1d, reduce_sum, bincount;
-convolve, whose device weights the library reverses), a call it keys but cannot replay (an output dtype given as a string on
-correlate), and a call it does not key (an output array).
+(correlate, gaussian_filter, gaussian_laplace's image case, conv2d, conv1d, reduce_sum, bincount,
+histogram; convolve, whose device weights the library reverses), a call it keys but cannot
+replay (an output dtype given as a string on correlate), and a call it does not key (an output
+array).
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/entry_overhead.py"""
 
@@ -37,6 +38,7 @@ def main():
              ("conv1d same (replayed)", memhier.conv1d, (line, k5), {"pad": "same"}),
              ("reduce_sum (replayed)", memhier.reduce_sum, (x,), {}),
              ("bincount 256 (replayed)", memhier.bincount, (values, 256), {}),
+             ("histogram 256 over (-1, 1) (replayed)", memhier.histogram, (x, 256, (-1.0, 1.0)), {}),
              ("convolve, device weights (replayed)", mnd.convolve, (x, w), {}),
              ("correlate, output='float32' (keyed, not replayed)", mnd.correlate, (x, w), {"output": "float32"}),
              ("correlate, output=array (not keyed)", mnd.correlate, (x, w), {"output": out})]
