@@ -282,9 +282,9 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     }
     int n = 0;
     for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
-        const long long Y0 = y0 - p.av + p.kv - 1, ahead = (long long)p.ahead * WALK_STEP;
-        if (y0 + ahead < y_end)
-            issue_rows<KMAX>(p, in, cols, h_first ? buf[(n + 1) & 1] : ring, !h_first, Y0 + ahead, WALK_STEP, tid);
+        const long long Y0 = y0 - p.av + p.kv - 1, ahead_rows = (long long)p.ahead * WALK_STEP;
+        if (y0 + ahead_rows < y_end)
+            issue_rows<KMAX>(p, in, cols, h_first ? buf[(n + 1) & 1] : ring, !h_first, Y0 + ahead_rows, WALK_STEP, tid);
         cp_async_commit();
         if (p.ahead == 2) cp_async_wait<2>();
         else cp_async_wait<1>();
@@ -339,10 +339,10 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
     const int order = mh_sepfilter_run_order(a);
     if (x->config == 1 && (order == MH_SEPFILTER_HORIZONTAL_FIRST || order == MH_SEPFILTER_HORIZONTAL_ONLY ||
                            d->vertical.ntaps > WALK_AHEAD2_MAX_TAPS)) {
-        snprintf(why, len, "ahead2 keeps two steps in flight in the ring: a vertical pass first or summed passes of at most %d "
-                 "taps down the columns (this call: %s, %zu taps)", (int)WALK_AHEAD2_MAX_TAPS,
-                 order == MH_SEPFILTER_HORIZONTAL_FIRST ? "the horizontal pass first"
-                 : order == MH_SEPFILTER_HORIZONTAL_ONLY ? "the horizontal pass alone" : "a vertical pass first",
+        static const char *const orders[] = {"the vertical pass first", "the horizontal pass first", "summed passes",
+                                             "the horizontal pass alone"};
+        snprintf(why, len, "ahead2 keeps two steps in flight in the ring: the vertical pass first or summed passes, at "
+                 "most %d taps down the columns (this call: %s, %zu taps)", (int)WALK_AHEAD2_MAX_TAPS, orders[order],
                  d->vertical.ntaps);
         return 0;
     }
