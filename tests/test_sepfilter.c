@@ -282,14 +282,15 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
     CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, bad, 2, x, y), "terms[1].vertical.ntaps = 0");
     bad[1] = terms[1], bad[1].vertical.origin = 3;
     CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, bad, 2, x, y), "terms[1].vertical.origin = 3");
-    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, "no-such-row", terms, 2, x, y), "no-such-row");
+    CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, "no-such-row", terms, 2, x, y), "terms[0]: variant = 'no-such-row'");
     CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, terms, 2, x, (float *)x + 1), "overlaps");
     if (gpu) { /* a row that takes the first term and refuses the second: nothing runs */
         bad[0] = terms[0], bad[1] = terms[1];
         bad[0].horizontal = (mh_sepfilter_axis){p.ht, 1, 0, MH_MODE_REFLECT, 1}, p.ht[0] = 1.0f;
         CHECK(mh_sepfilter_supports(ctx, "lines", &bad[0]) == MH_OK, "lines refused the first term");
         CHECK(mh_sepfilter_sum(ctx, "lines", bad, 2, x, y) == MH_ERR_UNSUPPORTED &&
-                  strstr(mh_context_error(ctx), "lines refuses") && strstr(mh_context_error(ctx), "summed"),
+                  strstr(mh_context_error(ctx), "terms[1]: ") && strstr(mh_context_error(ctx), "lines refuses") &&
+                  strstr(mh_context_error(ctx), "summed"),
               "lines took the summed second term: %s", mh_context_error(ctx));
     }
     float after[64];

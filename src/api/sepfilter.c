@@ -207,6 +207,14 @@ mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_s
 
 /* ---- mh_sepfilter_sum ----------------------------------------------------------------------- */
 
+/* s with the context's error prefixed by `prefix` (which term it is about). */
+static mh_status about_term(mh_context *ctx, mh_status s, const char *prefix)
+{
+    char detail[480];
+    snprintf(detail, sizeof detail, "%s", mh_context_error(ctx));
+    return mh_fail(ctx, s, "%s%s", prefix, detail);
+}
+
 /* Term i's arguments (out: the caller's output; a later term's is replaced by the context's
  * buffer when it runs), its images terms[0]'s; an error names the term. */
 static mh_status term_args(mh_context *ctx, const mh_sepfilter_desc *terms, size_t i, const void *in, void *out,
@@ -214,9 +222,9 @@ static mh_status term_args(mh_context *ctx, const mh_sepfilter_desc *terms, size
 {
     mh_status s = mh_sepfilter_args_init(ctx, a, &terms[i], in, out);
     if (s != MH_OK) {
-        char detail[480];
-        snprintf(detail, sizeof detail, "%s", mh_context_error(ctx));
-        return mh_fail(ctx, s, "terms[%zu].%s", i, detail);
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "terms[%zu].", i);
+        return about_term(ctx, s, prefix);
     }
     const mh_sepfilter_desc *t = &terms[i], *f = &terms[0];
     static const char *const names[4] = {"batch", "rows", "cols", "channels"};
@@ -249,7 +257,11 @@ static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, 
     mh_status s = MH_OK;
     for (size_t i = 0; s == MH_OK && i < nterms; ++i) {
         s = mh_sepfilter_table.check_buffers(ctx, &args[i]);
-        if (s == MH_OK) s = mh_resolve(ctx, variant, &args[i], &row);
+        if (s == MH_OK && (s = mh_resolve(ctx, variant, &args[i], &row)) != MH_OK) {
+            char prefix[32];
+            snprintf(prefix, sizeof prefix, "terms[%zu]: ", i);
+            s = about_term(ctx, s, prefix);
+        }
     }
     const mh_sepfilter_args *first = &args[0].sepfilter;
     void *buffer = NULL;
