@@ -424,6 +424,9 @@ def test_gaussian_laplace_on_an_image_adds_its_terms_as_scipy_does(rng):
     strided = np.zeros((30, 40), np.float32)[:, ::2]
     assert mnd.gaussian_laplace(x, 1.7, output=strided) is strided
     np.testing.assert_array_equal(strided, want)
+    given = np.full((30, 20), np.nan, np.float32)  # a contiguous output the caller gives: written by the sum
+    assert mnd.gaussian_laplace(x, 1.7, output=given) is given
+    np.testing.assert_array_equal(given, want)
     wide = np.zeros((30, 40), np.float32)
     wide[:, ::2] = x
     np.testing.assert_array_equal(mnd.gaussian_laplace(wide[:, ::2], 1.7), want)
