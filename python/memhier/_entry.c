@@ -17,6 +17,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -269,10 +270,12 @@ static int array_kind(PyObject *v)
     return code;
 }
 
+/* A scalar a key holds as it is. -0.0 makes none: it equals 0.0 as a key, where a result can keep
+ * its sign (numpy's last edge of the range (-1, -0.0) is -0.0). */
 static int plain_scalar(PyObject *v)
 {
-    return v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) ||
-           PyUnicode_CheckExact(v) || PyBytes_CheckExact(v);
+    if (PyFloat_CheckExact(v)) return PyFloat_AS_DOUBLE(v) != 0.0 || !signbit(PyFloat_AS_DOUBLE(v));
+    return v == Py_None || PyBool_Check(v) || PyLong_CheckExact(v) || PyUnicode_CheckExact(v) || PyBytes_CheckExact(v);
 }
 
 enum part { NO_KEY, AS_IT_IS, ITEMS, ARRAY };

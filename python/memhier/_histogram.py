@@ -12,6 +12,7 @@ How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as nu
   down, and the counts are numpy's."""
 import ctypes
 import functools
+import math
 import numbers
 
 import numpy as np
@@ -34,11 +35,16 @@ def _to_host(op):
     return op.obj.detach().cpu().numpy()
 
 
-@functools.lru_cache(maxsize=64)
 def _range_edges(n, lo, hi):
     """numpy's edges of n uniform bins over (lo, hi), made once for a loop of calls (read-only:
     each call returns a copy), with the range as the library takes it (two doubles, for a replay
-    of the call). numpy's own checks refuse a bad range."""
+    of the call). numpy's own checks refuse a bad range. Kept by the range's signs too: -0.0
+    equals 0.0, but numpy's last edge of (-1, -0.0) is -0.0."""
+    return _kept_range_edges(n, lo, hi, math.copysign(1.0, lo), math.copysign(1.0, hi))
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_range_edges(n, lo, hi, lo_sign, hi_sign):
     edges = np.histogram_bin_edges(np.empty(0, np.float32), n, (lo, hi))
     edges.flags.writeable = False
     return _RangeEdges(edges, (ctypes.c_double * 2)(lo, hi))

@@ -130,6 +130,10 @@ def test_histogram_replays_uniform_bins_of_a_range(rng):
                 assert edges is not first[1]
                 edges[:] = 7.0  # the caller's own array
     np.testing.assert_array_equal(memhier.histogram(x, 40, (-1.0, 1.0))[1], want_edges)
+    for range_ in ((-1.0, 0.0), (-1.0, -0.0), (-1.0, 0.0)):  # -0.0 equals 0.0, numpy's last edge keeps its sign
+        for _ in range(2):
+            edges = memhier.histogram(x, 8, range_)[1]
+            np.testing.assert_array_equal(np.signbit(edges), np.signbit(np.histogram(x, 8, range_)[1]))
     finite = x[1:]  # numpy finds no range of data holding NaN
     for bins, range_ in ((40, None), (want_edges, None)):
         memhier.histogram(finite, bins, range_)
