@@ -14,7 +14,6 @@ static __global__ void add_kernel(void *out, const void *term, size_t values, mh
 mh_status mh_sepfilter_add_cuda(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t)
 {
     const unsigned threads = 256;
-    const size_t blocks = mh_ceil_div(values, threads), most = (size_t)mh_sm_count(ctx) * 16;
-    add_kernel<<<(unsigned)(blocks < most ? blocks : most), threads, 0, mh_stream(ctx)>>>(out, term, values, t);
+    add_kernel<<<(unsigned)mh_resident_blocks(ctx, values, threads), threads, 0, mh_stream(ctx)>>>(out, term, values, t);
     return MH_LAUNCH_CHECK(ctx, "sepfilter's term sum");
 }
