@@ -344,53 +344,30 @@ static void run_cpu(void)
     mh_context_destroy(cpu);
 }
 
-/* A GPU row in tuning configuration `config` (the bench's and the tuner's path: mh_run_row), or
- * through mh_sepfilter for configuration 0; MH_ERR_UNSUPPORTED where the row refuses. */
-static mh_status run_gpu_row(mh_context *gpu, const char *variant, int config, const mh_sepfilter_desc *desc,
-                             const void *d_in, void *d_out)
-{
-    if (config == 0) return mh_sepfilter(gpu, variant, desc, d_in, d_out);
-    char name[64];
-    snprintf(name, sizeof name, "sepfilter/%s", variant);
-    const mh_row *row = mh_row_of(mh_variant_lookup(MH_OP_SEPFILTER, name));
-    mh_args a;
-    mh_status s = mh_sepfilter_args_init(gpu, &a, desc, d_in, d_out);
-    a.config = config;
-    char why[320];
-    if (s == MH_OK && !row->supports(gpu, &a, why, sizeof why)) return MH_ERR_UNSUPPORTED;
-    return s == MH_OK ? mh_run_row(gpu, row, &a) : s;
-}
-
-/* One GPU row on desc in tuning configuration `config` (device buffers d_in, d_out of out_bytes
- * + 64) against want, bit for bit, with nothing written past the output. */
-static void check_gpu_config(mh_context *gpu, const char *variant, int config, const mh_sepfilter_desc *desc,
-                             const char *what, size_t i, const void *d_in, void *d_out, const void *want, void *got)
+/* One GPU row on desc (device buffers d_in, d_out of out_bytes + 64) against want, bit for bit,
+ * with nothing written past the output. */
+static void check_gpu_row(mh_context *gpu, const char *variant, const mh_sepfilter_desc *desc, const char *what,
+                          size_t i, const void *d_in, void *d_out, const void *want, void *got)
 {
     const size_t values = desc->batch * desc->rows * desc->cols * desc->channels;
     const size_t out_bytes = values * mh_dtype_size(desc->out_type);
     CHECK_CUDA(cudaMemset(d_out, 0xa5, out_bytes + 64));
-    const mh_status s = run_gpu_row(gpu, variant, config, desc, d_in, d_out);
-    CHECK(s == MH_OK, "case %zu %s (config %d)%s: %s", i, variant, config, what, mh_context_error(gpu));
+    const mh_status s = mh_sepfilter(gpu, variant, desc, d_in, d_out);
+    CHECK(s == MH_OK, "case %zu %s%s: %s", i, variant, what, mh_context_error(gpu));
     if (s != MH_OK) return;
     unsigned char tail[64];
     CHECK_CUDA(cudaMemcpy(got, d_out, out_bytes, cudaMemcpyDeviceToHost));
     CHECK_CUDA(cudaMemcpy(tail, (char *)d_out + out_bytes, 64, cudaMemcpyDeviceToHost));
     size_t first = 0;
     const size_t bad = values_differing(got, want, values, desc->out_type, &first);
-    CHECK(bad == 0, "case %zu %s (config %d)%s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values "
-          "differ from the CPU row's, first at %zu: %g, expected %g", i, variant, config, what, desc->batch, desc->rows,
-          desc->cols, desc->channels, mh_dtype_name(desc->in_type), mh_dtype_name(desc->out_type),
-          desc->vertical.ntaps, desc->horizontal.ntaps, bad, values, first,
-          (double)mh_load_value(got, first, desc->out_type), (double)mh_load_value(want, first, desc->out_type));
+    CHECK(bad == 0, "case %zu %s%s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values differ from the "
+          "CPU row's, first at %zu: %g, expected %g", i, variant, what, desc->batch, desc->rows, desc->cols,
+          desc->channels, mh_dtype_name(desc->in_type), mh_dtype_name(desc->out_type), desc->vertical.ntaps,
+          desc->horizontal.ntaps, bad, values, first, (double)mh_load_value(got, first, desc->out_type),
+          (double)mh_load_value(want, first, desc->out_type));
     size_t written = 0;
     for (int t = 0; t < 64; ++t) written += tail[t] != 0xa5;
     CHECK(written == 0, "case %zu %s%s: %zu bytes written past the output", i, variant, what, written);
-}
-
-static void check_gpu_row(mh_context *gpu, const char *variant, const mh_sepfilter_desc *desc, const char *what,
-                          size_t i, const void *d_in, void *d_out, const void *want, void *got)
-{
-    check_gpu_config(gpu, variant, 0, desc, what, i, d_in, d_out, want, got);
 }
 
 /* desc, a filter of one axis, on the CPU row and through auto on the GPU, which must run `row`;
@@ -469,18 +446,6 @@ static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const m
     }
     check_gpu_row(gpu, "walk", d, "", i, d_in, d_out, want, got);
     check_gpu_row(gpu, "walk", on_device, " (device taps)", i, d_in, d_out, want, got);
-    /* ahead2 (two steps' rows in flight in the ring) where the ring's orders run, at most 17 taps
-     * down the columns; refused by name elsewhere */
-    mh_args a;
-    CHECK(mh_sepfilter_args_init(gpu, &a, d, d_in, d_out) == MH_OK, "case %zu: %s", i, mh_context_error(gpu));
-    const int order = mh_sepfilter_run_order(&a.sepfilter);
-    if (order == MH_SEPFILTER_HORIZONTAL_FIRST || order == MH_SEPFILTER_HORIZONTAL_ONLY || d->vertical.ntaps > 17) {
-        CHECK(run_gpu_row(gpu, "walk", 1, d, d_in, d_out) == MH_ERR_UNSUPPORTED, "case %zu: ahead2 took order %d, %zu taps",
-              i, order, d->vertical.ntaps);
-        return;
-    }
-    check_gpu_config(gpu, "walk", 1, d, "", i, d_in, d_out, want, got);
-    check_gpu_config(gpu, "walk", 1, on_device, " (device taps)", i, d_in, d_out, want, got);
 }
 
 /* walk against the CPU row on float32 images of one channel: every order, mode per axis, origins

@@ -12,8 +12,6 @@
  * rows. The loads are cp.async copies into shared memory, a step ahead: while a step runs its
  * passes the next step's rows are in flight (into the ring, which holds both, or the other of two
  * buffers), with no register holding them, so the copies never wait on the passes' registers.
- * The configuration ahead2 keeps two steps' rows in flight where the ring holds them (the
- * vertical pass first or summed passes, at most 17 taps down the columns).
  *
  * Each output sums its taps from 0.0f in the order fused and the CPU row sum them, divides and
  * applies the constant mode's cval between the passes as they do: the three rows agree bit for
@@ -24,9 +22,6 @@
 #include "tile_io.cuh"
 
 enum { WALK_THREADS = 256, WALK_COLS = 128, WALK_STEP = 16, WALK_RV = 8, WALK_MAX_TAPS = 32, WALK_MIN_SEGMENT = 32 };
-/* The ring's rows, and the taps down the columns up to which it holds a step's windows and two
- * steps' rows in flight (3 x WALK_STEP + taps - 1 rows). */
-enum { WALK_RING = 64, WALK_AHEAD2_MAX_TAPS = WALK_RING - 3 * WALK_STEP + 1 };
 
 struct walk_params {
     const float *in;
@@ -36,7 +31,6 @@ struct walk_params {
     int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
     int mode_v, mode_h;
     int order; /* mh_sepfilter_run_order's */
-    int ahead; /* steps whose rows are in flight while a step runs: 1, or 2 (config "ahead2") */
     float cval, div_v, div_h;
     const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
     float u[WALK_MAX_TAPS], v[WALK_MAX_TAPS]; /* vertical, horizontal taps */
@@ -49,7 +43,7 @@ struct walk_params {
 template <int KMAX>
 struct walk_shape {
     static constexpr int SW = WALK_COLS + KMAX;
-    static constexpr int RING = WALK_RING;
+    static constexpr int RING = 64;
     static_assert(2 * WALK_STEP + KMAX - 1 <= RING, "a step's windows and the next step's rows fit the ring");
     static constexpr int FLOATS = 2 * KMAX + (RING + 2 * WALK_STEP) * SW;
     static constexpr int BLOCKS = KMAX <= 8 ? 4 : KMAX <= 16 ? 3 : 2; /* resident an SM: registers' bound */
@@ -271,23 +265,16 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
         horizontal_rows<KMAX>(p, sv, buf[0], ring, NULL, first + c, n, y_end, x0, tid);
         __syncthreads();
     }
-    /* each step's new rows of the first pass: Y0 = y0 - av + kv - 1 on; with two steps ahead
-     * (the ring's orders alone) the second step's too */
+    /* each step's new rows of the first pass: Y0 = y0 - av + kv - 1 on */
     issue_rows<KMAX>(p, in, cols, h_first ? buf[0] : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
     cp_async_commit();
-    if (p.ahead == 2) {
-        if (y_begin + WALK_STEP < y_end)
-            issue_rows<KMAX>(p, in, cols, ring, true, y_begin - p.av + p.kv - 1 + WALK_STEP, WALK_STEP, tid);
-        cp_async_commit();
-    }
     int n = 0;
     for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
-        const long long Y0 = y0 - p.av + p.kv - 1, ahead_rows = (long long)p.ahead * WALK_STEP;
-        if (y0 + ahead_rows < y_end)
-            issue_rows<KMAX>(p, in, cols, h_first ? buf[(n + 1) & 1] : ring, !h_first, Y0 + ahead_rows, WALK_STEP, tid);
+        const long long Y0 = y0 - p.av + p.kv - 1;
+        if (y0 + WALK_STEP < y_end)
+            issue_rows<KMAX>(p, in, cols, h_first ? buf[(n + 1) & 1] : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
         cp_async_commit();
-        if (p.ahead == 2) cp_async_wait<2>();
-        else cp_async_wait<1>();
+        cp_async_wait<1>();
         __syncthreads();
         if (h_first) {
             horizontal_rows<KMAX>(p, sv, buf[n & 1], ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
@@ -336,16 +323,6 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
                  d->vertical.ntaps, d->horizontal.ntaps);
         return 0;
     }
-    const int order = mh_sepfilter_run_order(a);
-    if (x->config == 1 && (order == MH_SEPFILTER_HORIZONTAL_FIRST || order == MH_SEPFILTER_HORIZONTAL_ONLY ||
-                           d->vertical.ntaps > WALK_AHEAD2_MAX_TAPS)) {
-        static const char *const orders[] = {"the vertical pass first", "the horizontal pass first", "summed passes",
-                                             "the horizontal pass alone"};
-        snprintf(why, len, "ahead2 keeps two steps in flight in the ring: the vertical pass first or summed passes, at "
-                 "most %d taps down the columns (this call: %s, %zu taps)", (int)WALK_AHEAD2_MAX_TAPS, orders[order],
-                 d->vertical.ntaps);
-        return 0;
-    }
     if (mh_ceil_div(d->cols, WALK_COLS) > 0x7fffffff) {
         snprintf(why, len, "%zu columns: more than a grid's 2^31 - 1 blocks of %d", d->cols, (int)WALK_COLS);
         return 0;
@@ -378,7 +355,6 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.av = mh_sepfilter_anchor(&d->vertical), p.ah = mh_sepfilter_anchor(&d->horizontal);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.order = mh_sepfilter_run_order(a);
-    p.ahead = x->config == 1 ? 2 : 1;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
@@ -396,15 +372,10 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     });
 }
 
-/* "ahead1": the rows of one step in flight while a step runs (the default); "ahead2": of two,
- * where the ring holds them (the vertical pass first or summed, at most WALK_AHEAD2_MAX_TAPS
- * taps down the columns). */
-static const char *const walk_configs[] = {"ahead1", "ahead2", NULL};
-
 static const mh_row rows[] = {
     {{"sepfilter/walk", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 12, "global+shared+registers", "ours",
       "float32 gray: a block walks down 128 columns, the rows its vertical pass reads in a shared ring"},
-     walk_supports, walk_run, walk_configs, 0},
+     walk_supports, walk_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_sepfilter_walk_rows, rows)
