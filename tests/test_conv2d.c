@@ -32,6 +32,9 @@ static const tcase cases[] = {
     /* walk's bordered calls past 2^17 outputs: the walking kernel with its ring, not the ring's
      * kernel alone (ONE_KERNEL_MAX_OUTPUTS; the cases above stay below it, but 130 x 1030) */
     {400, 530, 5, 5, 1},
+    /* walk's streamed 5 x 5 strips (29 rows, 128 columns a warp) on aligned rows: strips and warps
+     * cut short, below and past 2^17 outputs (the ring's kernel alone, then the walk and its ring) */
+    {70, 260, 5, 5, 0},   {300, 520, 5, 5, 0},
     /* walk's 7 x 7 strips (34 rows, 128 columns a warp): warps inside the image (no checks) beside
      * the checked ones at every edge, strips cut short, columns no multiple of 4, misaligned */
     {1, 1, 7, 7, 0},      {100, 700, 7, 7, 0},  {75, 1028, 7, 7, 1},  {300, 517, 7, 7, 0},

@@ -1,5 +1,6 @@
 /* conv2d/walk: ours, for 3 x 3 and 5 x 5 filters, where conv2d is a copy with a little
- * arithmetic and every byte of staging costs, and for 7 x 7 ones (below: strips streamed).
+ * arithmetic and every byte of staging costs, and for 7 x 7 ones (float32 5 x 5 and 7 x 7:
+ * strips streamed, below).
  *
  * regtile and stream stage the input in shared memory and wait on barriers; at K = 3 both
  * stop near 89% of the copy ceiling. Here there is no shared memory and no barrier: each
@@ -203,53 +204,72 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
     }
 }
 
-/* ---- 7 x 7: strips streamed through registers ------------------------------------------------ *
+/* ---- 5 x 5 and 7 x 7 on float32: strips streamed through registers ---------------------------- *
  *
- * At 7 x 7 the arithmetic (49 FMAs an output) is no longer small beside the copy, and the 3 x 3 and
- * 5 x 5 kernel's form costs three ways: its filter takes 49 registers, its R + 6 input rows an R-row
+ * From 5 x 5 the arithmetic (25 and 49 FMAs an output) is no longer small beside the copy, and the
+ * kernel above costs three ways: its filter takes K^2 registers, its R + K - 1 input rows an R-row
  * strip are all loaded before the first is used (the warp waits on them, then computes, then
- * stores), and the first and last 6 rows feed accumulators of outputs outside the strip. Here a
- * thread streams a strip of STRIP7 output rows: input row t is shuffled into its 12-column window,
- * feeds the seven outputs t - 6 .. t it touches (seven accumulators, slot o mod 7 for output o),
- * and output t - 6, now complete, is stored. Rows arrive 7 rows ahead in a ring of registers (row
- * t in ring[t mod 7]), the filter is read from constant memory as an operand (a slot of a
- * mh_const_ring, the slot compiled in, so each tap is an immediate address), and the strip's
- * first 6 and last 6 rows only feed the outputs inside it. The loop walks groups of 7 rows, so
- * every ring index and accumulator slot is a compile-time constant. (Unrolled whole, the strip's
- * code ran 2.9x slower on the H100; the loop keeps it in the instruction cache, at the cost of
- * the taps held in registers across it.)
+ * stores), and the first and last K - 1 rows feed accumulators of outputs outside the strip. Here
+ * a thread streams a strip of K - 1 + K GROUPS output rows: input row t is shuffled into its
+ * 12-column window, feeds the K outputs t - K + 1 .. t it touches (K accumulators, slot o mod K for
+ * output o), and output t - K + 1, now complete, is stored. Rows arrive K rows ahead in a ring of
+ * registers (row t in ring[t mod K]), and the strip's first and last K - 1 rows only feed the
+ * outputs inside it. The loop walks groups of K rows, so every ring index and accumulator slot is
+ * a compile-time constant. (Unrolled whole, the 7 x 7 strip's code ran 2.9x slower on the H100;
+ * the loop keeps it in the instruction cache, at the cost of the taps held in registers across
+ * it.) A 7 x 7 filter is read from constant memory as an operand (a slot of a mh_const_ring, the
+ * slot compiled in, so each tap is an immediate address: 49 registers less); a 5 x 5 one is
+ * loaded into 25 registers once a thread, so that its calls copy nothing into constant memory (a
+ * copy, an event and a wait on the host, a launch of the everyday call's size).
  *
- * The columns either side of a warp's 128 (lanes 0 and 31 need 3 each) arrive once a group: lane
- * u < 7 loads the float4 left of the warp in the group's row u, lane 16 + u the one right of it,
- * and one shuffle a row hands them to lanes 0 and 31.
+ * The columns either side of a warp's 128 (lanes 0 and 31 need up to 4 each) arrive once a group:
+ * lane u < K loads the float4 left of the warp in the group's row u, lane 16 + u the one right of
+ * it, and one shuffle a row hands them to lanes 0 and 31.
  *
  * On an image whose rows are aligned for 16-byte access a load or store is one predicate on its row
  * and column, so the strips along the edges run the same code; other images take the checked
- * loads and stores of the 3 x 3 and 5 x 5 kernel. (Checked loads for the edge strips alone, in a
- * kernel of aligned interior strips, cost 8192^2 0.30 ms against 0.23 on the H100: a block waits
+ * loads and stores of the kernel above. (Checked loads for the edge strips alone, in a kernel of
+ * aligned interior strips, cost 7 x 7 at 8192^2 0.30 ms against 0.23 on the H100: a block waits
  * for its slowest warp.) */
-enum { W7 = 7, W7_GROUPS = 4, STRIP7 = W7 - 1 + W7 * W7_GROUPS }; /* 34 output rows, 40 input rows */
+static __constant__ float c_walk7[MH_CONST_RING_SLOTS][7 * 7];
 
-static __constant__ float c_walk7[MH_CONST_RING_SLOTS][W7 * W7];
+static mh_const_ring walk7_ring = {PTHREAD_MUTEX_INITIALIZER, c_walk7, 7 * 7 * sizeof(float), {0}, {{0}}};
 
-static mh_const_ring walk7_ring = {PTHREAD_MUTEX_INITIALIZER, c_walk7, W7 * W7 * sizeof(float), {0}, {{0}}};
+/* Groups of K rows a strip: 34 output rows at 7 x 7 and 29 at 5 x 5 (40 and 33 input rows). */
+template <int K>
+struct strip_shape {
+    static constexpr int GROUPS = K == 7 ? 4 : 5;
+    static constexpr int ROWS = K - 1 + K * GROUPS; /* output rows a strip */
+};
+enum { TAPS_IN_REGISTERS = -1 };
 
-/* ALIGNED: every row of the image and of the output starts on 16 bytes and holds a multiple of 4
+/* SLOT: the constant-memory slot holding the K x K taps (7 x 7), or TAPS_IN_REGISTERS (5 x 5).
+ * ALIGNED: every row of the image and of the output starts on 16 bytes and holds a multiple of 4
  * floats, so a float4 is wholly inside or wholly outside; a load or store is then one predicate on
  * its row and column. Else each goes through load4 and store4. */
-template <int LPC, int SLOT, bool ALIGNED>
-struct walk7_strip {
+template <int K, int LPC, int SLOT, bool ALIGNED>
+struct walk_strip {
+    static_assert(LPC <= 4 && K - 1 - LPC <= 4, "the window reaches one float4 to each side");
+    static_assert(SLOT == TAPS_IN_REGISTERS || K == 7, "constant memory holds 7 x 7 taps");
+    static constexpr int GROUPS = strip_shape<K>::GROUPS, ROWS = strip_shape<K>::ROWS;
     const walk_params &p;
     int lane;
     long long y0, xw, ox; /* first input row, the warp's and the thread's first column */
     size_t oy0;           /* first output row */
-    float4 ring[W7];      /* input row t in ring[t % 7] */
-    float4 edge, next_edge; /* lane u < 7: left of the warp in the group's row u; lane 16 + u: right */
-    float acc[W7][4];     /* output o's 4 columns in acc[o % 7] */
+    float4 ring[K];       /* input row t in ring[t % K] */
+    float4 edge, next_edge; /* lane u < K: left of the warp in the group's row u; lane 16 + u: right */
+    float acc[K][4];      /* output o's 4 columns in acc[o % K] */
+    float f[SLOT == TAPS_IN_REGISTERS ? K * K : 1];
 
-    __device__ __forceinline__ walk7_strip(const walk_params &params, int lane_, long long xw_, size_t oy0_)
+    __device__ __forceinline__ walk_strip(const walk_params &params, int lane_, long long xw_, size_t oy0_)
         : p(params), lane(lane_), y0((long long)oy0_ - params.lpr), xw(xw_), ox(xw_ + 4 * lane_), oy0(oy0_)
     {
+    }
+
+    __device__ __forceinline__ float tap(int i, int j) const
+    {
+        if constexpr (SLOT == TAPS_IN_REGISTERS) return f[i * K + j];
+        else return c_walk7[SLOT][i * K + j];
     }
 
     __device__ __forceinline__ float4 load_at(long long y, long long x) const
@@ -278,9 +298,9 @@ struct walk7_strip {
             store4(p, oy0 + o, (size_t)ox, v);
     }
 
-    /* Input row t (t % 7 == T), the U-th of its group: filter rows FIRST .. LAST (those whose output
-     * lies in the strip), then output t - 6 stored where LAST is 6; row t + 7 requested where
-     * `ahead` holds. */
+    /* Input row t (t % K == T), the U-th of its group: filter rows FIRST .. LAST (those whose output
+     * lies in the strip), then output t - K + 1 stored where LAST is K - 1; row t + K requested
+     * where `ahead` holds. */
     template <int T, int U, int FIRST, int LAST>
     __device__ __forceinline__ void row(int t, bool ahead)
     {
@@ -291,47 +311,47 @@ struct walk7_strip {
         if (lane == LANES - 1) right = e;
         const float w[12] = {left.x, left.y, left.z, left.w, mine.x, mine.y, mine.z, mine.w,
                              right.x, right.y, right.z, right.w};
-        if (ahead) ring[T] = load_row(t + W7);
+        if (ahead) ring[T] = load_row(t + K);
 #pragma unroll
         for (int i = FIRST; i <= LAST; ++i) {
-            float *a = acc[(T - i + W7) % W7];
+            float *a = acc[(T - i + K) % K];
 #pragma unroll
-            for (int j = 0; j < W7; ++j)
+            for (int j = 0; j < K; ++j)
 #pragma unroll
-                for (int q = 0; q < 4; ++q) a[q] = fmaf(w[4 + q - LPC + j], c_walk7[SLOT][i * W7 + j], a[q]);
+                for (int q = 0; q < 4; ++q) a[q] = fmaf(w[4 + q - LPC + j], tap(i, j), a[q]);
         }
-        if (LAST == W7 - 1) {
-            float *done = acc[(T + 1) % W7];
-            store_row((size_t)(t - (W7 - 1)), done);
+        if (LAST == K - 1) {
+            float *done = acc[(T + 1) % K];
+            store_row((size_t)(t - (K - 1)), done);
 #pragma unroll
             for (int q = 0; q < 4; ++q) done[q] = 0.0f;
         }
     }
 
-    /* rows 0 .. 5: output t - i is in the strip for i <= t */
+    /* rows 0 .. K - 2: output t - i is in the strip for i <= t */
     template <int U>
     __device__ __forceinline__ void head()
     {
-        if constexpr (U < W7 - 1) {
+        if constexpr (U < K - 1) {
             row<U, U, 0, U>(U, true);
             head<U + 1>();
         }
     }
-    /* a group of 7 rows from t0 (t0 % 7 == 6): every filter row */
+    /* a group of K rows from t0 (t0 % K == K - 1): every filter row */
     template <int U>
     __device__ __forceinline__ void middle(int t0)
     {
-        if constexpr (U < W7) {
-            row<(W7 - 1 + U) % W7, U, 0, W7 - 1>(t0 + U, t0 + U + W7 < STRIP7 + W7 - 1);
+        if constexpr (U < K) {
+            row<(K - 1 + U) % K, U, 0, K - 1>(t0 + U, t0 + U + K < ROWS + K - 1);
             middle<U + 1>(t0);
         }
     }
-    /* rows STRIP7 .. STRIP7 + 5: output t - i is in the strip for i >= t - STRIP7 + 1 */
+    /* rows ROWS .. ROWS + K - 2: output t - i is in the strip for i >= t - ROWS + 1 */
     template <int U>
     __device__ __forceinline__ void tail()
     {
-        if constexpr (U < W7 - 1) {
-            row<(W7 - 1 + U) % W7, U, U + 1, W7 - 1>(STRIP7 + U, false);
+        if constexpr (U < K - 1) {
+            row<(K - 1 + U) % K, U, U + 1, K - 1>(ROWS + U, false);
             tail<U + 1>();
         }
     }
@@ -339,19 +359,23 @@ struct walk7_strip {
     __device__ __forceinline__ void run()
     {
 #pragma unroll
-        for (int u = 0; u < W7; ++u) ring[u] = load_row(u);
+        for (int u = 0; u < K; ++u) ring[u] = load_row(u);
+        if constexpr (SLOT == TAPS_IN_REGISTERS) {
 #pragma unroll
-        for (int a = 0; a < W7; ++a)
+            for (int t = 0; t < K * K; ++t) f[t] = __ldg(p.filter + t);
+        }
+#pragma unroll
+        for (int a = 0; a < K; ++a)
 #pragma unroll
             for (int q = 0; q < 4; ++q) acc[a][q] = 0.0f;
-        edge = load_edges(0, W7 - 1);
-        next_edge = load_edges(W7 - 1, W7);
+        edge = load_edges(0, K - 1);
+        next_edge = load_edges(K - 1, K);
         head<0>();
 #pragma unroll 1
-        for (int g = 0; g < W7_GROUPS; ++g) {
-            const int t0 = W7 - 1 + W7 * g;
+        for (int g = 0; g < GROUPS; ++g) {
+            const int t0 = K - 1 + K * g;
             edge = next_edge;
-            next_edge = load_edges(t0 + W7, g + 1 < W7_GROUPS ? W7 : W7 - 1);
+            next_edge = load_edges(t0 + K, g + 1 < GROUPS ? K : K - 1);
             middle<0>(t0);
         }
         edge = next_edge;
@@ -360,26 +384,26 @@ struct walk7_strip {
 };
 
 /* Images whose rows are not aligned, out of line, so that the aligned strips keep their own code
- * and registers (154, three blocks an SM; 168 with both inlined). */
-template <int LPC, int SLOT>
-static __device__ __noinline__ void walk7_unaligned(const walk_params p, int lane, long long xw, size_t oy0)
+ * and registers (7 x 7: 154, three blocks an SM; 168 with both inlined). */
+template <int K, int LPC, int SLOT>
+static __device__ __noinline__ void walk_strip_unaligned(const walk_params p, int lane, long long xw, size_t oy0)
 {
-    walk7_strip<LPC, SLOT, false>(p, lane, xw, oy0).run();
+    walk_strip<K, LPC, SLOT, false>(p, lane, xw, oy0).run();
 }
 
-/* 7 x 7, float32: blockIdx.x a group of up to 4 warps of 128 columns, blockIdx.y a strip of
- * STRIP7 rows, blockIdx.z the image. */
-template <int LPC, int SLOT>
-static __global__ void __launch_bounds__(WARPS *LANES, 3) conv2d_walk7_kernel(walk_params p)
+/* float32, K x K (5 or 7): blockIdx.x a group of up to 4 warps of 128 columns, blockIdx.y a strip
+ * of strip_shape<K>::ROWS rows, blockIdx.z the image. */
+template <int K, int LPC, int SLOT>
+static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_walk_strip_kernel(walk_params p)
 {
     mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
     const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
     p.in += (size_t)blockIdx.z * p.rows * p.cols;
     p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
     const long long xw = (long long)((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4);
-    const size_t oy0 = (size_t)blockIdx.y * STRIP7;
-    if (p.vec_in && p.vec_out) walk7_strip<LPC, SLOT, true>(p, lane, xw, oy0).run();
-    else walk7_unaligned<LPC, SLOT>(p, lane, xw, oy0);
+    const size_t oy0 = (size_t)blockIdx.y * strip_shape<K>::ROWS;
+    if (p.vec_in && p.vec_out) walk_strip<K, LPC, SLOT, true>(p, lane, xw, oy0).run();
+    else walk_strip_unaligned<K, LPC, SLOT>(p, lane, xw, oy0);
 }
 
 /* The outputs of an image whose window meets its border (mh_conv2d_mode: the output is the
@@ -481,7 +505,8 @@ typedef void (*kernel_fn)(walk_params);
 typedef void (*ring_fn)(const walk_params, const walk_ring);
 
 /* "r<output rows per thread>"; [0] is the default, the fastest on the H100 at 3 x 3 and
- * 5 x 5 (docs/conv2d.md): fewer rows hold fewer registers and leave room for more warps. */
+ * 5 x 5 (docs/conv2d.md): fewer rows hold fewer registers and leave room for more warps. In
+ * [0], float32 5 x 5 and 7 x 7 filters stream strips instead (walk_strip; streams_strips). */
 static const char *const walk_configs[] = {"r8", "r4", "r16", "r32", NULL};
 static const int rows_per_thread[] = {8, 4, 16, 32};
 
@@ -492,16 +517,20 @@ static const int rows_per_thread[] = {8, 4, 16, 32};
      conv2d_walk_kernel<5, 3, R, T>, conv2d_walk_kernel<5, 4, R, T>}
 #define MH_WALK_ALL_3(T) {MH_WALK_3(8, T), MH_WALK_3(4, T), MH_WALK_3(16, T), MH_WALK_3(32, T)}
 #define MH_WALK_ALL_5(T) {MH_WALK_5(8, T), MH_WALK_5(4, T), MH_WALK_5(16, T)}
+#define MH_WALK_ALL_5_STREAMED(T) {{}, MH_WALK_5(4, T), MH_WALK_5(16, T)} /* [0]: walk_strip */
 
 /* The instances are built in three translation units, so that no compile is long (all 67 in one
  * took 65-100 s, the library's critical path; the typed ones convert every load and store and
  * weigh most): conv2d_walk_typed3.cu and conv2d_walk_typed5.cu include this file with
  * MH_WALK_TYPED_UNIT set to 3 or 5 and build the typed instances of that size; this unit builds
  * the float32 ones, 7 x 7's and the host code.
- * [K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built.
- * 7 x 7: [column anchor - 2][constant-memory slot]. */
+ * [K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built, nor is
+ * float32 5 x 5 in [0] (its strips are streamed). Streamed strips: 5 x 5 [column anchor],
+ * 7 x 7 [column anchor - 2][constant-memory slot]. */
 static_assert(MH_CONST_RING_SLOTS == 3, "one 7 x 7 instance a slot");
-#define MH_WALK7(LPC) {conv2d_walk7_kernel<LPC, 0>, conv2d_walk7_kernel<LPC, 1>, conv2d_walk7_kernel<LPC, 2>}
+#define MH_WALK7(LPC) \
+    {conv2d_walk_strip_kernel<7, LPC, 0>, conv2d_walk_strip_kernel<7, LPC, 1>, conv2d_walk_strip_kernel<7, LPC, 2>}
+#define MH_WALK5_STRIP(LPC) conv2d_walk_strip_kernel<5, LPC, TAPS_IN_REGISTERS>
 extern const kernel_fn mh_walk_typed3_kernels[4][5], mh_walk_typed5_kernels[4][5];
 extern const ring_fn mh_walk_typed3_ring_kernel, mh_walk_typed5_ring_kernel, mh_walk7_ring_kernel;
 extern const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS];
@@ -512,7 +541,9 @@ const ring_fn mh_walk_typed3_ring_kernel = conv2d_walk_ring_kernel<3, true>;
 const kernel_fn mh_walk_typed5_kernels[4][5] = MH_WALK_ALL_5(true);
 const ring_fn mh_walk_typed5_ring_kernel = conv2d_walk_ring_kernel<5, true>;
 #else
-static const kernel_fn float_kernels[2][4][5] = {MH_WALK_ALL_3(false), MH_WALK_ALL_5(false)};
+static const kernel_fn float_kernels[2][4][5] = {MH_WALK_ALL_3(false), MH_WALK_ALL_5_STREAMED(false)};
+static const kernel_fn walk5_strip_kernels[5] = {MH_WALK5_STRIP(0), MH_WALK5_STRIP(1), MH_WALK5_STRIP(2),
+                                                  MH_WALK5_STRIP(3), MH_WALK5_STRIP(4)};
 static const ring_fn float_ring_kernels[2] = {conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>};
 const ring_fn mh_walk7_ring_kernel = conv2d_walk_ring_kernel<7, false>;
 const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
@@ -530,17 +561,26 @@ static int walk7_supports(const mh_args *x, char *why, size_t len)
         return 0;
     }
     if (x->config != 0) {
-        snprintf(why, len, "walk at 7 x 7 streams strips of %d rows, in its default configuration (%s) only", STRIP7,
+        snprintf(why, len, "walk at 7 x 7 streams strips of %d rows, in its default configuration (%s) only",
+                 (int)strip_shape<7>::ROWS,
                  walk_configs[0]);
         return 0;
     }
     return 1;
 }
 
-/* Output rows a block covers: a 7 x 7 strip, else the configuration's rows a thread. */
+/* Whether the call streams strips (walk_strip): float32 5 x 5 and 7 x 7 in the default configuration
+ * (7 x 7 takes no other: walk7_supports). */
+static int streams_strips(const mh_args *x)
+{
+    return x->conv2d.krows >= 5 && !mh_conv2d_is_typed(&x->conv2d) && x->config == 0;
+}
+
+/* Output rows a block covers: a streamed strip, else the configuration's rows a thread. */
 static size_t strip_rows_of(const mh_args *x)
 {
-    return x->conv2d.krows == 7 ? (size_t)STRIP7 : (size_t)rows_per_thread[x->config];
+    if (!streams_strips(x)) return (size_t)rows_per_thread[x->config];
+    return x->conv2d.krows == 7 ? (size_t)strip_shape<7>::ROWS : (size_t)strip_shape<5>::ROWS;
 }
 
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -634,7 +674,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
                                        : mh_walk_typed3_ring_kernel;
     if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring);
     if (a->krows == 7)
-        return mh_const_ring_launch(&walk7_ring, ctx, a->filter, W7 * W7 * sizeof(float), walk7_launch, x);
+        return mh_const_ring_launch(&walk7_ring, ctx, a->filter, 7 * 7 * sizeof(float), walk7_launch, x);
+    if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
     const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
                              : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
                                     : mh_walk_typed3_kernels[x->config][a->lpc];
@@ -643,8 +684,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
-      "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (7x7: strips "
-      "streamed, the filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
+      "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (float32 5x5 "
+      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
       "converted as they are loaded and stored (3x3, 5x5)"},
      walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
