@@ -31,7 +31,6 @@
 #include "const_ring.h"
 #include "../core/border.h"
 
-#include <limits.h>
 #include <stdio.h>
 
 enum { WARPS = 4, LANES = 32, BLOCK_COLS = WARPS * LANES * 4 };
@@ -412,7 +411,6 @@ static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_wa
 struct walk_ring {
     long long top, bottom, left, right, per_image;
     int lpc, mode;
-    int narrow; /* rows, cols and per_image fit 32 bits: ring_position divides in 32 bits */
     float cval;
 };
 
@@ -427,7 +425,6 @@ static walk_ring ring_of(const mh_conv2d_args *a)
     g.right = k - 1 - a->lpc < cols - g.left ? k - 1 - a->lpc : cols - g.left;
     g.per_image = (g.top + g.bottom) * cols + (rows - g.top - g.bottom) * (g.left + g.right);
     g.lpc = a->lpc, g.mode = (int)a->mode, g.cval = a->cval;
-    g.narrow = a->rows <= UINT_MAX && a->cols <= UINT_MAX && (unsigned long long)g.per_image <= UINT_MAX;
     return g;
 }
 
@@ -437,29 +434,9 @@ static walk_ring whole_image_of(const mh_conv2d_args *a)
     walk_ring g = ring_of(a);
     g.top = (long long)a->rows, g.bottom = 0, g.left = 0, g.right = 0;
     g.per_image = (long long)(a->rows * a->cols);
-    g.narrow = a->rows <= UINT_MAX && a->cols <= UINT_MAX && a->rows * a->cols <= UINT_MAX;
     return g;
 }
 #endif
-
-/* Ring output t's row y and column x: the top and bottom bands row by row, then the columns either
- * side of the rows between them. I: unsigned int where the ring is narrow (a 32-bit division is a
- * fraction of a 64-bit one's instructions, which bound this kernel), else long long. */
-template <typename I>
-static __device__ __forceinline__ void ring_position(I t, const walk_ring &g, I rows, I cols, long long &y, long long &x)
-{
-    const I top = (I)g.top, bottom = (I)g.bottom, left = (I)g.left, right = (I)g.right, bands = (top + bottom) * cols;
-    if (t < bands) {
-        I r = t / cols;
-        x = (long long)(t - r * cols);
-        if (r >= top) r += rows - top - bottom; /* the bottom band */
-        y = (long long)r;
-    } else {
-        const I u = t - bands, side = left + right, c = u % side;
-        y = (long long)(top + u / side);
-        x = (long long)(c < left ? c : cols - right + (c - left));
-    }
-}
 
 /* One ring output a thread, the window's indices mapped by the mode (mh_border_index), summed in
  * the walking kernel's order (filter rows, then columns, from 0), so that a ring output equals
@@ -470,10 +447,16 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
 {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= g.per_image) return;
-    const long long rows = (long long)p.rows, cols = (long long)p.cols;
+    const long long rows = (long long)p.rows, cols = (long long)p.cols, bands = (g.top + g.bottom) * cols;
     long long y, x;
-    if (g.narrow) ring_position<unsigned>((unsigned)t, g, (unsigned)rows, (unsigned)cols, y, x);
-    else ring_position<long long>(t, g, rows, cols, y, x);
+    if (t < bands) {
+        y = t / cols, x = t - y * cols;
+        if (y >= g.top) y += rows - g.top - g.bottom; /* the bottom band */
+    } else {
+        const long long u = t - bands, side = g.left + g.right, c = u % side;
+        y = g.top + u / side;
+        x = c < g.left ? c : cols - g.right + (c - g.left);
+    }
     const void *in = (const char *)p.in + (size_t)blockIdx.y * p.rows * p.cols * (TYPED ? p.in_bytes : 4);
     long long xs[K]; /* the window's columns, mapped once */
 #pragma unroll
