@@ -438,10 +438,37 @@ static walk_ring whole_image_of(const mh_conv2d_args *a)
 }
 #endif
 
-/* One ring output a thread, the window's indices mapped by the mode (mh_border_index), summed in
- * the walking kernel's order (filter rows, then columns, from 0), so that a ring output equals
- * what that kernel computes for an image padded by the mode. blockIdx.y is the image. TYPED:
- * typed images, each load converted and the sum cast as it is stored. */
+/* The sum of ring output (y, x) of the image at `in`, in the walking kernel's order (filter rows,
+ * then columns, from 0): the window's rows and columns mapped by the mode (mh_border_index) once,
+ * then every tap read from inside the image, so that the K^2 loads carry no branch and issue
+ * together. CONSTANT (the constant mode, whose mapping gives -1 outside the image): such a tap
+ * reads element 0 and takes cval in its place; the other modes need no select. */
+template <int K, bool TYPED, bool CONSTANT>
+static __device__ __forceinline__ float ring_sum(const walk_params &p, const walk_ring &g, const void *in, long long y,
+                                                 long long x)
+{
+    long long xs[K];
+#pragma unroll
+    for (int j = 0; j < K; ++j) xs[j] = mh_border_index(x + j - g.lpc, (long long)p.cols, g.mode);
+    float acc = 0.0f;
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+        const long long yy = mh_border_index(y + i - p.lpr, (long long)p.rows, g.mode);
+        const size_t row = (size_t)(CONSTANT && yy < 0 ? 0 : yy) * p.cols;
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const size_t at = row + (size_t)(CONSTANT && xs[j] < 0 ? 0 : xs[j]);
+            float v = TYPED ? mh_load_value(in, at, (mh_dtype)p.in_type) : __ldg((const float *)in + at);
+            if (CONSTANT && (yy < 0 || xs[j] < 0)) v = g.cval;
+            acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
+        }
+    }
+    return acc;
+}
+
+/* One ring output a thread (ring_sum), so that a ring output equals what the walking kernel
+ * computes for an image padded by the mode. blockIdx.y is the image. TYPED: typed images, each
+ * load converted and the sum cast as it is stored. */
 template <int K, bool TYPED>
 static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk_params p, const walk_ring g)
 {
@@ -458,23 +485,8 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
         x = c < g.left ? c : cols - g.right + (c - g.left);
     }
     const void *in = (const char *)p.in + (size_t)blockIdx.y * p.rows * p.cols * (TYPED ? p.in_bytes : 4);
-    long long xs[K]; /* the window's columns, mapped once */
-#pragma unroll
-    for (int j = 0; j < K; ++j) xs[j] = mh_border_index(x + j - g.lpc, cols, g.mode);
-    float acc = 0.0f;
-#pragma unroll
-    for (int i = 0; i < K; ++i) {
-        const long long yy = mh_border_index(y + i - p.lpr, rows, g.mode);
-        const size_t row = (size_t)(yy < 0 ? 0 : yy) * p.cols;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const size_t at = row + (size_t)xs[j];
-            const float v = yy < 0 || xs[j] < 0 ? g.cval
-                            : TYPED         ? mh_load_value(in, at, (mh_dtype)p.in_type)
-                                            : __ldg((const float *)in + at);
-            acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
-        }
-    }
+    const float acc = g.mode == MH_MODE_CONSTANT ? ring_sum<K, TYPED, true>(p, g, in, y, x)
+                                                 : ring_sum<K, TYPED, false>(p, g, in, y, x);
     mh_wait_for_previous_grid(); /* the walking kernel's store of this output comes first */
     const size_t at = (size_t)y * p.out_cols + (size_t)x;
     void *out = (char *)p.out + (size_t)blockIdx.y * p.out_rows * p.out_cols * (TYPED ? p.out_bytes : 4);
