@@ -173,7 +173,9 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
         const long long x = x0 + 4 * s;
         float *dst = out + Y * p.cols + x;
         if (x + 4 <= p.cols && mh_aligned16(dst)) {
-            *reinterpret_cast<float4 *>(dst) = make_float4(o[0], o[1], o[2], o[3]);
+            /* __stcs (streaming: the output is not read again here): a plain float4 assignment was
+             * merged with the element-wise stores below into four 4-byte stores */
+            __stcs(reinterpret_cast<float4 *>(dst), make_float4(o[0], o[1], o[2], o[3]));
             continue;
         }
         for (int e = 0; e < 4 && x + e < p.cols; ++e) dst[e] = o[e];
@@ -238,17 +240,18 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const int order = p.order;
 
     const walk_cols cols = columns_of(p, x0, tid);
-    float *const buf[2] = {bufs, bufs + WALK_STEP * S::SW};
+    /* two pointers, not an array: an array indexed by the step's parity lives in local memory */
+    float *const buf0 = bufs, *const buf1 = bufs + WALK_STEP * S::SW;
     if (order == MH_SEPFILTER_HORIZONTAL_ONLY) {
-        issue_rows<KMAX>(p, in, cols, buf[0], false, y_begin, WALK_STEP, tid);
+        issue_rows<KMAX>(p, in, cols, buf0, false, y_begin, WALK_STEP, tid);
         cp_async_commit();
         int n = 0;
         for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
-            if (y0 + WALK_STEP < y_end) issue_rows<KMAX>(p, in, cols, buf[(n + 1) & 1], false, y0 + WALK_STEP, WALK_STEP, tid);
+            if (y0 + WALK_STEP < y_end) issue_rows<KMAX>(p, in, cols, ((n + 1) & 1 ? buf1 : buf0), false, y0 + WALK_STEP, WALK_STEP, tid);
             cp_async_commit();
             cp_async_wait<1>();
             __syncthreads();
-            horizontal_rows<KMAX>(p, sv, buf[n & 1], NULL, out, y0, WALK_STEP, y_end, x0, tid);
+            horizontal_rows<KMAX>(p, sv, (n & 1 ? buf1 : buf0), NULL, out, y0, WALK_STEP, y_end, x0, tid);
             __syncthreads(); /* before the step after next replaces the buffer read here */
         }
         return;
@@ -258,26 +261,26 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const bool h_first = order == MH_SEPFILTER_HORIZONTAL_FIRST;
     for (int c = 0; c < p.kv - 1; c += WALK_STEP) {
         const int n = p.kv - 1 - c < WALK_STEP ? p.kv - 1 - c : WALK_STEP;
-        issue_rows<KMAX>(p, in, cols, h_first ? buf[0] : ring, !h_first, first + c, n, tid);
+        issue_rows<KMAX>(p, in, cols, h_first ? buf0 : ring, !h_first, first + c, n, tid);
         if (!h_first) continue; /* the vertical pass reads them: they arrive with the first step's */
         cp_async_wait_all();
         __syncthreads();
-        horizontal_rows<KMAX>(p, sv, buf[0], ring, NULL, first + c, n, y_end, x0, tid);
+        horizontal_rows<KMAX>(p, sv, buf0, ring, NULL, first + c, n, y_end, x0, tid);
         __syncthreads();
     }
     /* each step's new rows of the first pass: Y0 = y0 - av + kv - 1 on */
-    issue_rows<KMAX>(p, in, cols, h_first ? buf[0] : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
+    issue_rows<KMAX>(p, in, cols, h_first ? buf0 : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
     cp_async_commit();
     int n = 0;
     for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
         const long long Y0 = y0 - p.av + p.kv - 1;
         if (y0 + WALK_STEP < y_end)
-            issue_rows<KMAX>(p, in, cols, h_first ? buf[(n + 1) & 1] : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
+            issue_rows<KMAX>(p, in, cols, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
         if (h_first) {
-            horizontal_rows<KMAX>(p, sv, buf[n & 1], ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
+            horizontal_rows<KMAX>(p, sv, (n & 1 ? buf1 : buf0), ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
             __syncthreads();
             vertical_rows<KMAX>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
             continue; /* the next step's rows go to the other buffer */
@@ -287,9 +290,9 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
             __syncthreads(); /* the step after next replaces ring rows read here */
             continue;
         }
-        vertical_rows<KMAX>(p, su, sv, ring, buf[0], NULL, y0, y_end, x0, tid);
+        vertical_rows<KMAX>(p, su, sv, ring, buf0, NULL, y0, y_end, x0, tid);
         __syncthreads();
-        horizontal_rows<KMAX>(p, sv, buf[0], NULL, out, y0, WALK_STEP, y_end, x0, tid);
+        horizontal_rows<KMAX>(p, sv, buf0, NULL, out, y0, WALK_STEP, y_end, x0, tid);
     }
 }
 
