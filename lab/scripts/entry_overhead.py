@@ -32,8 +32,8 @@ def main():
     values = cupy.asarray(np.random.default_rng(3).integers(0, 256, N * N).astype(np.int32))
     cases = [("correlate (replayed)", mnd.correlate, (x, w), {}),
              ("gaussian_filter (replayed)", mnd.gaussian_filter, (x, 2.0), {}),
-             ("gaussian_laplace image (replayed)", mnd._gaussian_laplace_image,
-              (x, 2.0, None, "reflect", 0.0, 4.0, None), {"variant": "auto", "device": None, "context": None}),
+             ("gaussian_laplace image (replayed)", mnd._gaussian_laplace,
+              (x, 2.0, None, "reflect", 0.0, 4.0, None, None), {"variant": "auto", "device": None, "context": None}),
              ("conv2d same (replayed)", memhier.conv2d, (x, w), {"pad": "same"}),
              ("conv1d same (replayed)", memhier.conv1d, (line, k5), {"pad": "same"}),
              ("reduce_sum (replayed)", memhier.reduce_sum, (x,), {}),

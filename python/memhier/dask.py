@@ -610,6 +610,8 @@ def laplace(image, mode="reflect", cval=0.0, variant="auto"):
 
 def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, radius=None, variant="auto"):
     """memhier.ndimage.gaussian_laplace on a dask array: the Gaussian's second derivative along
-    each axis (smoothing along the other), the two summed in float32."""
-    return (gaussian_filter(image, sigma, (2, 0), mode, cval, truncate, radius, variant) +
-            gaussian_filter(image, sigma, (0, 2), mode, cval, truncate, radius, variant))
+    each axis (smoothing along the other), the two summed in float32; a term takes one mode of a
+    sequence of two for both its axes, as scipy's generic_laplace hands them out."""
+    modes = ndimage._per_axis(mode, "mode")
+    return (gaussian_filter(image, sigma, (2, 0), modes[0], cval, truncate, radius, variant) +
+            gaussian_filter(image, sigma, (0, 2), modes[1], cval, truncate, radius, variant))

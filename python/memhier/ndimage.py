@@ -1210,67 +1210,86 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="a
     return _derivative_and_smooth(input, axis, output, mode, cval, PREWITT_SMOOTH, variant, device, context)
 
 
-def _sum_over_axes(input, output, per_axis):
-    """scipy's generic_laplace: the sum over every axis of a second derivative along that axis,
-    each term in the output's dtype (integer sums wrap, as scipy's do)."""
+def _sum_over_axes(input, output, count, term):
+    """scipy's generic_laplace: the sum of `count` terms (term(i, out): the i-th filtered axis's
+    second derivative, written into out, an array or a dtype), each in the output's dtype (integer
+    sums wrap, as scipy's do), added in order; with no axis filtered, the input as it is."""
     src = _array(input)
     out = _result(output, src)
-    per_axis(0, out.obj)
-    for a in range(1, len(src.shape)):
-        term = per_axis(a, out.dtype)
+    if count == 0:
         with on_device(src):
-            out.obj += term
+            assign(out.obj, src.obj, src.kind)
+        return out.obj
+    term(0, out.obj)
+    for i in range(1, count):
+        t = term(i, out.dtype)
+        with on_device(src):
+            out.obj += t
     return out.obj
 
 
 @_fast.entry()
 @accepts_foreign_arrays
-def laplace(input, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
-    """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis; on an image (2-D) both
-    terms in one call (sepfilter's summed passes), on other ranks a call an axis."""
+def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis (every axis, or `axes`; mode
+    one for all or one an axis filtered); on an image (2-D) both terms in one call (sepfilter's
+    summed passes), on other ranks a call an axis."""
     src = _array(input)
     ndim = len(src.shape)
-    if ndim == 2:
+    ax = _filtered_axes(axes, ndim)
+    modes = _per_axis(mode, "mode", len(ax))
+    if ndim == 2 and len(ax) == 2:
         def make():
-            modes = _per_axis(mode, "mode", ndim)
-            return [_pass(SECOND_DIFFERENCE, a, modes[a], 0) for a in range(ndim)]
-        passes = _kept_passes("laplace", (ndim, mode), make)
+            return [_pass(SECOND_DIFFERENCE, a, m, 0) for a, m in sorted(zip(ax, modes))]
+        passes = _kept_passes("laplace", (ndim, mode, tuple(ax)), make)
         return _run_passes(src, output, passes, cval, (variant, device, context), summed=True)
-    modes = _per_axis(mode, "mode", ndim)
-    return _sum_over_axes(input, output, lambda a, out: correlate1d(input, SECOND_DIFFERENCE, a, out, modes[a], cval,
-                                                                    variant=variant, device=device, context=context))
+    return _sum_over_axes(input, output, len(ax),
+                          lambda i, out: correlate1d(input, SECOND_DIFFERENCE, ax[i], out, modes[i], cval,
+                                                     variant=variant, device=device, context=context))
 
 
 @accepts_foreign_arrays
-def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None,
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, variant="auto", device=None,
                      context=None, **kwargs):
-    """scipy.ndimage.gaussian_laplace: the sum over axes of the Gaussian's second derivative along
-    each (smoothing along the others); truncate and radius pass on to gaussian_filter. On an image
-    (2-D) both terms in one call (mh_sepfilter_sum), on other ranks a gaussian_filter an axis."""
-    ndim = getattr(input, "ndim", None)
-    ndim = len(_array(input).shape) if ndim is None else ndim
-    if ndim == 2 and kwargs.keys() <= {"truncate", "radius"}:
-        return _gaussian_laplace_image(input, sigma, output, mode, cval, kwargs.get("truncate", 4.0),
-                                       kwargs.get("radius"), variant=variant, device=device, context=context)
+    """scipy.ndimage.gaussian_laplace: the sum over the filtered axes (every axis, or `axes`) of the
+    Gaussian's second derivative along each, smoothing along the other filtered axes; truncate and
+    radius pass on to gaussian_filter. On an image (2-D) both terms in one call (mh_sepfilter_sum),
+    on other ranks a call a term."""
+    unknown = kwargs.keys() - {"truncate", "radius"}
+    if unknown:
+        raise TypeError(f"gaussian_laplace() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    return _gaussian_laplace(input, sigma, output, mode, cval, kwargs.get("truncate", 4.0), kwargs.get("radius"),
+                             axes, variant=variant, device=device, context=context)
 
-    def along(a, out):
-        orders = [2 if b == a else 0 for b in range(ndim)]
-        return gaussian_filter(input, sigma, orders, out, mode, cval, variant=variant, device=device,
-                               context=context, **kwargs)
-    return _sum_over_axes(input, output, along)
+
+def _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes):
+    """gaussian_laplace's terms as scipy makes them: for the i-th filtered axis a gaussian_filter of
+    every axis with order 2 along it, sigma one a filtered axis (0 along the others: left as they
+    are) and the whole term in the i-th mode (scipy's generic_laplace hands each term one mode).
+    Where every axis is filtered, sigma's i-th value is axis i's, whatever the order of `axes`, as
+    in scipy."""
+    ax = _filtered_axes(axes, ndim)
+    sigmas, modes = _per_axis(sigma, "sigma", len(ax)), _per_axis(mode, "mode", len(ax))
+    if len(ax) < ndim:
+        full = [0.0] * ndim
+        for s, a in zip(sigmas, ax):
+            full[a] = s
+        sigmas = full
+    return [_Passes(_gaussian_passes(ndim, sigmas, [2 if b == a else 0 for b in range(ndim)], modes[i], truncate,
+                                     radius, None)) for i, a in enumerate(ax)]
 
 
 @_fast.entry()
-def _gaussian_laplace_image(input, sigma, output, mode, cval, truncate, radius, *, variant, device, context):
-    """gaussian_laplace on an image: its two terms, each a gaussian_filter of both axes, added in
-    one call where _run_sum takes them, else term by term."""
+def _gaussian_laplace(input, sigma, output, mode, cval, truncate, radius, axes, *, variant, device, context):
+    """gaussian_laplace: on an image both terms added in one call where _run_sum takes them, else
+    term by term."""
     src = _array(input)
-
-    def make():
-        return [_Passes(_gaussian_passes(2, sigma, orders, mode, truncate, radius, None)) for orders in ([2, 0], [0, 2])]
-    terms = _kept_passes("gaussian_laplace", (sigma, mode, truncate, radius), make)
+    ndim = len(src.shape)
+    terms = _kept_passes("gaussian_laplace", (ndim, sigma, mode, truncate, radius, axes),
+                         lambda: _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes))
     options = (variant, device, context)
-    result = _run_sum(src, output, terms, cval, options)
-    if result is not None:
-        return result
-    return _sum_over_axes(src, output, lambda a, out: _run_passes(src, out, terms[a], cval, options))
+    if ndim == 2 and len(terms) == 2:
+        result = _run_sum(src, output, terms, cval, options)
+        if result is not None:
+            return result
+    return _sum_over_axes(src, output, len(terms), lambda i, out: _run_passes(src, out, terms[i], cval, options))

@@ -248,6 +248,11 @@ def test_ndimage_filters_equal_one_call(rng, mode):
     np.testing.assert_array_equal(mdask.laplace(dx, mode=mode).compute(), mnd.laplace(x, mode=mode))
     np.testing.assert_array_equal(mdask.gaussian_laplace(dx, 1.2, mode=mode).compute(),
                                   mnd.gaussian_laplace(x, 1.2, mode=mode))
+    modes = [mode, "reflect" if mode != "reflect" else "constant"]  # a term's one mode for both its axes
+    np.testing.assert_array_equal(mdask.gaussian_laplace(dx, 1.2, mode=modes, cval=0.5).compute(),
+                                  mnd.gaussian_laplace(x, 1.2, mode=modes, cval=0.5))
+    np.testing.assert_array_equal(mdask.laplace(dx, mode=modes, cval=0.5).compute(),
+                                  mnd.laplace(x, mode=modes, cval=0.5))
 
 
 @pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "constant", "wrap"])

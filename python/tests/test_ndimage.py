@@ -435,6 +435,51 @@ def test_gaussian_laplace_on_an_image_adds_its_terms_as_scipy_does(rng):
     np.testing.assert_array_equal(mnd.gaussian_laplace(x, sigmas), terms_added(x, sigmas, None))
 
 
+def test_laplacians_give_each_term_one_mode_as_scipy_does(rng):
+    """scipy's generic_laplace hands the i-th term the i-th of a sequence of modes, whole: the
+    gaussian_laplace term along axis 0 smooths along axis 1 in axis 0's mode too. 2-D (one call)
+    and 3-D (a call a term), dark pixels beside bright ones."""
+    for shape, modes in (((23, 30), ["reflect", "constant"]), ((23, 30), ("wrap", "nearest")),
+                         ((9, 12, 7), ["reflect", "constant", "wrap"]), ((9, 12, 7), ["mirror", "nearest", "reflect"])):
+        x = rng.standard_normal(shape).astype(np.float32)
+        x[(slice(2, 4),) * len(shape)] = 50.0  # at the border: the modes' values
+        x64 = x.astype(np.float64)
+        close_to_scipy(mnd.gaussian_laplace(x, 1.4, mode=modes, cval=0.5),
+                       nd.gaussian_laplace(x64, 1.4, mode=modes, cval=0.5), 40.0, f"gaussian_laplace {modes}")
+        close_to_scipy(mnd.laplace(x, mode=modes, cval=0.5), nd.laplace(x64, mode=modes, cval=0.5), 10.0,
+                       f"laplace {modes}")
+
+
+def test_laplacians_over_axes(rng):
+    """scipy's `axes` of laplace and gaussian_laplace (scipy 1.15 on): the sum over the axes given,
+    in their order, sigma and mode one an axis given (sigma 0 along the others); all of an image's
+    axes in either order take the one-call sum; no axis is the input as it is."""
+    import inspect
+    if "axes" not in inspect.signature(nd.gaussian_laplace).parameters:
+        pytest.skip("this scipy's laplace and gaussian_laplace take no axes")
+    x3 = rng.standard_normal((10, 13, 6)).astype(np.float32)
+    x3[3:5, 4:6, :] = 50.0
+    x2 = np.ascontiguousarray(x3[:, :, 0])
+    for x, axes, sigma, mode in ((x3, (0, 1), 1.2, "reflect"), (x3, (2, 0), (0.8, 1.5), ["wrap", "constant"]),
+                                 (x3, (-1,), 1.1, "mirror"), (x3, (1, 2, 0), 0.9, ["nearest", "reflect", "wrap"]),
+                                 (x2, (1, 0), (1.3, 0.7), ["constant", "reflect"]), (x2, (0,), [1.6], "nearest"),
+                                 (x2, (-1, -2), 1.0, "wrap")):
+        x64 = x.astype(np.float64)
+        close_to_scipy(mnd.gaussian_laplace(x, sigma, mode=mode, cval=0.25, axes=axes),
+                       nd.gaussian_laplace(x64, sigma, mode=mode, cval=0.25, axes=axes), 40.0,
+                       f"gaussian_laplace {x.shape} axes={axes}")
+        close_to_scipy(mnd.laplace(x, mode=mode, cval=0.25, axes=axes), nd.laplace(x64, mode=mode, cval=0.25, axes=axes),
+                       10.0, f"laplace {x.shape} axes={axes}")
+    for fn, args in ((mnd.laplace, ()), (mnd.gaussian_laplace, (1.5,))):
+        np.testing.assert_array_equal(fn(x2, *args, axes=()), x2)
+        with pytest.raises(ValueError, match="axes"):
+            fn(x2, *args, axes=(0, -2))
+        with pytest.raises(ValueError, match="mode"):
+            fn(x3, *args, axes=(0, 1), mode=["reflect"] * 3)
+    with pytest.raises(TypeError, match="order"):
+        mnd.gaussian_laplace(x2, 1.0, order=1)
+
+
 def test_gaussian_limits(rng):
     """A sigma whose square underflows is the identity, as scipy gives it (not NaN, not zeros);
     a derivative order past MAX_ORDER (2**70, 10**7) is refused at once, naming it."""
