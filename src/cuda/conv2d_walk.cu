@@ -23,11 +23,11 @@
  * mode, in the same order of operations. The streamed strips (float32 5 x 5 and 7 x 7, below) on
  * aligned images extend the image by the mode in their loads past its edges instead, and compute
  * the border's outputs themselves: on a stack of small images the ring's kernel, its reads
- * uncoalesced, took a quarter of the call for 3% of the outputs. On a small image (ONE_KERNEL_MAX_OUTPUTS), where a
- * call's cost is its launches, that second kernel alone computes every output. The walking
- * kernel keeps its registers: a mapping in its loads slowed zero-padded 3 x 3 from 0.185 to
- * 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at 0.36-0.38 ms (its 120
- * registers and the mapping's). */
+ * uncoalesced, took a quarter of the call for 3% of the outputs. On a small image
+ * (ONE_KERNEL_MAX_OUTPUTS), where a call's cost is its launches, that second kernel alone computes
+ * every output. The walking kernel keeps its registers: a mapping in its loads slowed zero-padded
+ * 3 x 3 from 0.185 to 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at
+ * 0.36-0.38 ms (its 120 registers and the mapping's). */
 #include "common.cuh"
 #include "conv2d_window.cuh"
 #include "typed4.cuh"
@@ -234,9 +234,9 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
  * On an image whose rows are aligned for 16-byte access a load or store is one predicate on its row
  * and column, so the strips along the edges run the same code (a load past the edges reads zeros,
  * or in a bordered call the image extended by the mode: mapped_load4); other images take the
- * checked loads and stores of the kernel above. (Checked loads for the edge strips alone, in a kernel of
- * aligned interior strips, cost 7 x 7 at 8192^2 0.30 ms against 0.23 on the H100: a block waits
- * for its slowest warp.) */
+ * checked loads and stores of the kernel above. (Checked loads for the edge strips alone, in a
+ * kernel of aligned interior strips, cost 7 x 7 at 8192^2 0.30 ms against 0.23 on the H100: a block
+ * waits for its slowest warp.) */
 static __constant__ float c_walk7[MH_CONST_RING_SLOTS][7 * 7];
 
 static mh_const_ring walk7_ring = {PTHREAD_MUTEX_INITIALIZER, c_walk7, 7 * 7 * sizeof(float), {0}, {{0}}};
