@@ -12,6 +12,10 @@
  * rows. The loads are cp.async copies into shared memory, a step ahead: while a step runs its
  * passes the next step's rows are in flight (into the ring, which holds both, or the other of two
  * buffers), with no register holding them, so the copies never wait on the passes' registers.
+ * A shared row of input holds image column X at X - x0 + ah + pad, where x0 is the block's first
+ * column and pad (0 to 3) puts columns on 16 bytes where the image's are: a row arrives in 16-byte
+ * copies, a lane a group of 4 columns, and only the groups the image's edge cuts or its mode maps
+ * are copied a column at a time.
  *
  * Each output sums its taps from 0.0f in the order fused and the CPU row sum them, divides and
  * applies the constant mode's cval between the passes as they do: the three rows agree bit for
@@ -31,21 +35,25 @@ struct walk_params {
     int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
     int mode_v, mode_h;
     int order; /* mh_sepfilter_run_order's */
+    int pad;   /* (4 - ah mod 4) mod 4: a shared input row holds column X at X - x0 + ah + pad */
+    int vec;   /* every row of the image starts on 16 bytes: whole groups of 4 columns copy at once */
     float cval, div_v, div_h;
     const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
     float u[WALK_MAX_TAPS], v[WALK_MAX_TAPS]; /* vertical, horizontal taps */
 };
 
 /* Shared memory for taps up to KMAX a pass: the taps, the ring of RING rows and two buffers of
- * WALK_STEP rows, each row SW floats (the 128 columns, a halo of up to KMAX - 1 and the 16-byte
- * groups a horizontal window reads past it). The ring holds the rows a step's vertical windows
- * span (WALK_STEP + KMAX - 1) and the next step's rows, in flight while the step runs. */
+ * WALK_STEP rows, each row SW floats (up to 3 of pad, the 128 columns, a halo of up to KMAX - 1
+ * and the 16-byte groups a horizontal window reads past it). The ring holds the rows a step's
+ * vertical windows span (WALK_STEP + KMAX - 1) and the next step's rows, in flight while the step
+ * runs. */
 template <int KMAX>
 struct walk_shape {
-    static constexpr int SW = WALK_COLS + KMAX;
+    static constexpr int SW = WALK_COLS + KMAX + 4;
     static constexpr int RING = 64;
     static_assert(2 * WALK_STEP + KMAX - 1 <= RING, "a step's windows and the next step's rows fit the ring");
-    static constexpr int FLOATS = 2 * KMAX + (RING + 2 * WALK_STEP) * SW;
+    /* the taps, the ring and buffers, and the row's columns mapped (walk_kernel: SW long longs) */
+    static constexpr int FLOATS = 2 * KMAX + (RING + 2 * WALK_STEP) * SW + 2 * SW;
     static constexpr int BLOCKS = KMAX <= 8 ? 4 : KMAX <= 16 ? 3 : 2; /* resident an SM: registers' bound */
 };
 
@@ -56,44 +64,43 @@ static __device__ __forceinline__ int ring_slot(long long Y)
     return (int)Y & (walk_shape<KMAX>::RING - 1);
 }
 
-/* The columns a thread loads, each extended by the horizontal mode: value t of a shared row
- * (column x0 - ah + t) and its halo value t + 128 (where t + 128 < WALK_COLS + kh - 1), as the
- * image's column, or -1 for cval. Found once a block. */
-struct walk_cols {
-    long long a, b;
-    bool halo;
-};
-
-static __device__ __forceinline__ walk_cols columns_of(const walk_params &p, long long x0, int tid)
-{
-    const int t = tid % WALK_COLS;
-    walk_cols c;
-    c.halo = t < p.kh - 1;
-    c.a = mh_border_index(x0 - p.ah + t, p.cols, p.mode_h);
-    c.b = c.halo ? mh_border_index(x0 - p.ah + t + WALK_COLS, p.cols, p.mode_h) : -1;
-    return c;
-}
-
 /* Rows Y0 .. Y0 + n - 1 of the input, each extended by its axis's mode (cval where the constant
  * mode reaches), into shared rows: ring slot Y mod RING, or buffer row Y - Y0. The copies are
  * asynchronous (cp.async, global to shared memory without a register): a step issues its next
- * rows before it runs its passes, and waits for them at the next step. The block's threads take
- * two rows at a time, a thread a column and its halo column. */
+ * rows before it runs its passes, and waits for them at the next step. A warp copies a row at a
+ * time, lane l its groups of 4 columns l and l + 32 (shared values 4 g .. 4 g + 3, image columns
+ * x0 - ah - pad + 4 g on) where the row (pad, the 128 columns and the halo) has them: one 16-byte
+ * copy where the group lies inside an aligned image, else a column at a time from colmap (each
+ * shared value's image column extended by the horizontal mode, -1 for cval; found once a block, so
+ * that the copy loop holds no mapping's registers: with one, walk<8> and walk<16> spilled). */
 template <int KMAX>
-static __device__ __forceinline__ void issue_rows(const walk_params &p, const float *img, const walk_cols &c, float *dst,
-                                                  bool ring, long long Y0, int n, int tid)
+static __device__ __forceinline__ void issue_rows(const walk_params &p, const float *img, long long x0,
+                                                  const long long *colmap, float *dst, bool ring, long long Y0, int n,
+                                                  int tid)
 {
     using S = walk_shape<KMAX>;
-    const int half = tid / WALK_COLS, t = tid % WALK_COLS;
-    for (int r = half; r < n; r += 2) {
-        const long long y = mh_border_index(Y0 + r, p.rows, p.mode_v);
-        float *d = dst + (ring ? ring_slot<KMAX>(Y0 + r) : r) * S::SW + t;
+    const int warp = tid / 32, lane = tid % 32, groups = (p.pad + WALK_COLS + p.kh - 1 + 3) / 4;
+    for (int r = warp; r < n; r += WALK_THREADS / 32) {
+        const long long Y = Y0 + r;
+        const long long y = (unsigned long long)Y < (unsigned long long)p.rows ? Y : mh_border_index(Y, p.rows, p.mode_v);
+        float *d = dst + (ring ? ring_slot<KMAX>(Y) : r) * S::SW;
         const float *row = img + (y < 0 ? 0 : y) * p.cols;
-        if (y >= 0 && c.a >= 0) cp_async4(d, row + c.a);
-        else d[0] = p.cval;
-        if (!c.halo) continue;
-        if (y >= 0 && c.b >= 0) cp_async4(d + WALK_COLS, row + c.b);
-        else d[WALK_COLS] = p.cval;
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int g = lane + 32 * k;
+            if (g >= groups) break;
+            const long long x = colmap[4 * g]; /* whole: its first column unmapped, its last inside */
+            if (p.vec && y >= 0 && x >= 0 && x == x0 - p.ah - p.pad + 4 * g && x + 4 <= p.cols) {
+                cp_async16(d + 4 * g, row + x);
+                continue;
+            }
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const long long c = colmap[4 * g + e];
+                if (y >= 0 && c >= 0) cp_async4(d + 4 * g + e, row + c);
+                else d[4 * g + e] = p.cval;
+            }
+        }
     }
 }
 
@@ -123,16 +130,17 @@ static __device__ __forceinline__ void vertical_item(const walk_params &p, const
         for (int q = 0; q < WALK_RV; ++q) o[q] = o[q] / p.div_v;
 }
 
-/* o[e] = sum_j row[4 s + e + j] v[j], e < 4, divided as a pass is (row 16-byte aligned). */
-template <int KMAX>
+/* o[e] = sum_j row[4 s + PAD + e + j] v[j], e < 4, divided as a pass is (row 16-byte aligned; PAD:
+ * the row's pad, compiled in so that the window's indices are). */
+template <int KMAX, int PAD>
 static __device__ __forceinline__ void horizontal_item(const walk_params &p, const float *sv, const float *row, int s,
                                                        float *o)
 {
-    constexpr int G = (4 + KMAX - 1 + 3) / 4;
+    constexpr int G = (PAD + 4 + KMAX - 1 + 3) / 4;
     float w[4 * G];
 #pragma unroll
     for (int m = 0; m < G; ++m)
-        if (4 * m < 4 + p.kh - 1) {
+        if (4 * m < PAD + 4 + p.kh - 1) {
             const float4 g = reinterpret_cast<const float4 *>(row)[s + m];
             w[4 * m] = g.x, w[4 * m + 1] = g.y, w[4 * m + 2] = g.z, w[4 * m + 3] = g.w;
         }
@@ -143,17 +151,17 @@ static __device__ __forceinline__ void horizontal_item(const walk_params &p, con
         if (j >= p.kh) break;
         const float v = sv[j];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) o[e] = fmaf(w[e + j], v, o[e]);
+        for (int e = 0; e < 4; ++e) o[e] = fmaf(w[PAD + e + j], v, o[e]);
     }
     if (p.div_h != 1.0f)
 #pragma unroll
         for (int e = 0; e < 4; ++e) o[e] = o[e] / p.div_h;
 }
 
-/* The horizontal pass over n shared rows (src row r: image row Y0 + r) into the ring (the
- * horizontal pass first: cval for rows past the constant mode's edges, as the vertical pass reads
- * them) or into the outputs of rows below y_end. */
-template <int KMAX>
+/* The horizontal pass over n shared rows of input (src row r: image row Y0 + r; PAD: p.pad) into
+ * the ring (the horizontal pass first: output column x0 + t at t, cval for rows past the constant
+ * mode's edges, as the vertical pass reads them) or into the outputs of rows below y_end. */
+template <int KMAX, int PAD>
 static __device__ void horizontal_rows(const walk_params &p, const float *sv, const float *src, float *ring,
                                        float *out, long long Y0, int n, long long y_end, long long x0, int tid)
 {
@@ -163,7 +171,7 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
         const int r = item / (WALK_COLS / 4), s = item % (WALK_COLS / 4);
         const long long Y = Y0 + r;
         float o[4];
-        horizontal_item<KMAX>(p, sv, src + r * S::SW, s, o);
+        horizontal_item<KMAX, PAD>(p, sv, src + r * S::SW, s, o);
         if (ring) {
             if (p.mode_v == MH_MODE_CONSTANT && (Y < 0 || Y >= p.rows)) o[0] = o[1] = o[2] = o[3] = p.cval;
             *reinterpret_cast<float4 *>(ring + ring_slot<KMAX>(Y) * S::SW + 4 * s) = make_float4(o[0], o[1], o[2], o[3]);
@@ -173,8 +181,8 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
         const long long x = x0 + 4 * s;
         float *dst = out + Y * p.cols + x;
         if (x + 4 <= p.cols && mh_aligned16(dst)) {
-            /* __stcs (streaming: the output is not read again here): a plain float4 assignment was
-             * merged with the element-wise stores below into four 4-byte stores */
+            /* __stcs: a plain float4 assignment was merged with the element-wise stores below into
+             * four 4-byte stores (the output is not read again here) */
             __stcs(reinterpret_cast<float4 *>(dst), make_float4(o[0], o[1], o[2], o[3]));
             continue;
         }
@@ -192,7 +200,10 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
 {
     using S = walk_shape<KMAX>;
     const int width = mid ? WALK_COLS + p.kh - 1 : WALK_COLS;
-    const int off = p.order == MH_SEPFILTER_SUM ? p.ah : 0; /* the ring holds inputs: column t + ah is x0 + t */
+    /* item t's column in the ring: input rows hold column X at X - x0 + ah + pad (a vertical pass
+     * first: mid's column t is x0 - ah + t; summed passes: output column x0 + t); a horizontal
+     * pass first left output column x0 + t at t */
+    const int off = p.order == MH_SEPFILTER_HORIZONTAL_FIRST ? 0 : p.pad + (p.order == MH_SEPFILTER_SUM ? p.ah : 0);
 #pragma unroll 1
     for (int item = tid; item < (WALK_STEP / WALK_RV) * width; item += WALK_THREADS) {
         const int g = item / width, t = item % width;
@@ -203,7 +214,7 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
             const long long x = x0 - p.ah + t;
             const bool outside = p.mode_h == MH_MODE_CONSTANT && (x < 0 || x >= p.cols);
 #pragma unroll
-            for (int q = 0; q < WALK_RV; ++q) mid[(g * WALK_RV + q) * S::SW + t] = outside ? p.cval : o[q];
+            for (int q = 0; q < WALK_RV; ++q) mid[(g * WALK_RV + q) * S::SW + t + p.pad] = outside ? p.cval : o[q];
             continue;
         }
         if (x0 + t >= p.cols) continue;
@@ -212,7 +223,7 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
             if (yb + q >= y_end) break;
             float r = o[q];
             if (p.order == MH_SEPFILTER_SUM) {
-                const float *row = ring + ring_slot<KMAX>(yb + q) * S::SW + t;
+                const float *row = ring + ring_slot<KMAX>(yb + q) * S::SW + t + p.pad;
                 float h = 0.0f;
                 for (int j = 0; j < p.kh; ++j) h = fmaf(row[j], sv[j], h);
                 r += p.div_h != 1.0f ? h / p.div_h : h;
@@ -222,12 +233,14 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
     }
 }
 
-template <int KMAX>
+/* PAD: p.pad, compiled in so that the horizontal window's indices are. */
+template <int KMAX, int PAD>
 static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS) walk_kernel(const __grid_constant__ walk_params p)
 {
     using S = walk_shape<KMAX>;
     extern __shared__ __align__(16) float smem[];
     float *su = smem, *sv = smem + KMAX, *ring = smem + 2 * KMAX, *bufs = ring + S::RING * S::SW;
+    long long *colmap = reinterpret_cast<long long *>(bufs + 2 * WALK_STEP * S::SW);
     const int tid = threadIdx.x;
     for (int i = tid; i < p.kv; i += WALK_THREADS) su[i] = p.dev_u ? p.dev_u[i] : p.u[i];
     for (int j = tid; j < p.kh; j += WALK_THREADS) sv[j] = p.dev_v ? p.dev_v[j] : p.v[j];
@@ -238,20 +251,21 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const long long y_begin = (long long)blockIdx.y * p.seg;
     const long long y_end = y_begin + p.seg < p.rows ? y_begin + p.seg : p.rows;
     const int order = p.order;
+    const long long first_col = x0 - p.ah - p.pad; /* shared value 0's image column */
+    for (int t = tid; t < S::SW; t += WALK_THREADS) colmap[t] = mh_border_index(first_col + t, p.cols, p.mode_h);
+    __syncthreads(); /* colmap before the first copies */
 
-    const walk_cols cols = columns_of(p, x0, tid);
-    /* two pointers, not an array: an array indexed by the step's parity lives in local memory */
-    float *const buf0 = bufs, *const buf1 = bufs + WALK_STEP * S::SW;
+    float *const buf0 = bufs, *const buf1 = bufs + WALK_STEP * S::SW; /* no array: its index would be local memory */
     if (order == MH_SEPFILTER_HORIZONTAL_ONLY) {
-        issue_rows<KMAX>(p, in, cols, buf0, false, y_begin, WALK_STEP, tid);
+        issue_rows<KMAX>(p, in, x0, colmap, buf0, false, y_begin, WALK_STEP, tid);
         cp_async_commit();
         int n = 0;
         for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
-            if (y0 + WALK_STEP < y_end) issue_rows<KMAX>(p, in, cols, ((n + 1) & 1 ? buf1 : buf0), false, y0 + WALK_STEP, WALK_STEP, tid);
+            if (y0 + WALK_STEP < y_end) issue_rows<KMAX>(p, in, x0, colmap, ((n + 1) & 1 ? buf1 : buf0), false, y0 + WALK_STEP, WALK_STEP, tid);
             cp_async_commit();
             cp_async_wait<1>();
             __syncthreads();
-            horizontal_rows<KMAX>(p, sv, (n & 1 ? buf1 : buf0), NULL, out, y0, WALK_STEP, y_end, x0, tid);
+            horizontal_rows<KMAX, PAD>(p, sv, (n & 1 ? buf1 : buf0), NULL, out, y0, WALK_STEP, y_end, x0, tid);
             __syncthreads(); /* before the step after next replaces the buffer read here */
         }
         return;
@@ -261,26 +275,26 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const bool h_first = order == MH_SEPFILTER_HORIZONTAL_FIRST;
     for (int c = 0; c < p.kv - 1; c += WALK_STEP) {
         const int n = p.kv - 1 - c < WALK_STEP ? p.kv - 1 - c : WALK_STEP;
-        issue_rows<KMAX>(p, in, cols, h_first ? buf0 : ring, !h_first, first + c, n, tid);
+        issue_rows<KMAX>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, first + c, n, tid);
         if (!h_first) continue; /* the vertical pass reads them: they arrive with the first step's */
         cp_async_wait_all();
         __syncthreads();
-        horizontal_rows<KMAX>(p, sv, buf0, ring, NULL, first + c, n, y_end, x0, tid);
+        horizontal_rows<KMAX, PAD>(p, sv, buf0, ring, NULL, first + c, n, y_end, x0, tid);
         __syncthreads();
     }
     /* each step's new rows of the first pass: Y0 = y0 - av + kv - 1 on */
-    issue_rows<KMAX>(p, in, cols, h_first ? buf0 : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
+    issue_rows<KMAX>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
     cp_async_commit();
     int n = 0;
     for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
         const long long Y0 = y0 - p.av + p.kv - 1;
         if (y0 + WALK_STEP < y_end)
-            issue_rows<KMAX>(p, in, cols, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
+            issue_rows<KMAX>(p, in, x0, colmap, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
         if (h_first) {
-            horizontal_rows<KMAX>(p, sv, (n & 1 ? buf1 : buf0), ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
+            horizontal_rows<KMAX, PAD>(p, sv, (n & 1 ? buf1 : buf0), ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
             __syncthreads();
             vertical_rows<KMAX>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
             continue; /* the next step's rows go to the other buffer */
@@ -292,7 +306,7 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
         }
         vertical_rows<KMAX>(p, su, sv, ring, buf0, NULL, y0, y_end, x0, tid);
         __syncthreads();
-        horizontal_rows<KMAX>(p, sv, buf0, NULL, out, y0, WALK_STEP, y_end, x0, tid);
+        horizontal_rows<KMAX, PAD>(p, sv, buf0, NULL, out, y0, WALK_STEP, y_end, x0, tid);
     }
 }
 
@@ -301,15 +315,18 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
 typedef void (*walk_fn)(const walk_params);
 
 template <int KMAX>
-static walk_fn kernel_of(size_t *smem)
+static walk_fn kernel_of(int pad, size_t *smem)
 {
+    static const walk_fn pads[4] = {walk_kernel<KMAX, 0>, walk_kernel<KMAX, 1>, walk_kernel<KMAX, 2>, walk_kernel<KMAX, 3>};
     *smem = walk_shape<KMAX>::FLOATS * sizeof(float);
-    return walk_kernel<KMAX>;
+    return pads[pad];
 }
 
-static walk_fn kernel_for(int kmax, size_t *smem)
+static walk_fn kernel_for(int kmax, int pad, size_t *smem)
 {
-    return kmax <= 8 ? kernel_of<8>(smem) : kmax <= 16 ? kernel_of<16>(smem) : kernel_of<WALK_MAX_TAPS>(smem);
+    return kmax <= 8    ? kernel_of<8>(pad, smem)
+           : kmax <= 16 ? kernel_of<16>(pad, smem)
+                        : kernel_of<WALK_MAX_TAPS>(pad, smem);
 }
 
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -358,11 +375,13 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.av = mh_sepfilter_anchor(&d->vertical), p.ah = mh_sepfilter_anchor(&d->horizontal);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.order = mh_sepfilter_run_order(a);
+    p.pad = (4 - p.ah % 4) % 4;
+    p.vec = (uintptr_t)a->in % 16 == 0 && d->cols % 4 == 0;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
     size_t smem = 0;
-    const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, &smem);
+    const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, p.pad, &smem);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         walk_params q = p;
