@@ -1107,14 +1107,18 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
+IDENTITY_SIGMA = 1e-15  # gaussian_filter leaves an axis of sigma at most this as it is, whatever its order (scipy's)
+
+
 def _gaussian_passes(ndim, sigma, order, mode, truncate, radius, axes):
     """gaussian_filter's passes: one an axis filtered, sigma, order, mode and radius per axis or
-    one for all, none along an axis of sigma 0 (scipy leaves it as it is)."""
+    one for all, none along an axis of sigma at most IDENTITY_SIGMA (scipy leaves it as it is,
+    a derivative's order too)."""
     ax = _filtered_axes(axes, ndim)
     sigmas, orders = _per_axis(sigma, "sigma", len(ax)), _per_axis(order, "order", len(ax))
     modes, radii = _per_axis(mode, "mode", len(ax)), _per_axis(radius, "radius", len(ax))
     return [_gaussian_pass(sigmas[i], ax[i], orders[i], modes[i], truncate, radii[i])
-            for i in range(len(ax)) if float(sigmas[i]) > 0]
+            for i in range(len(ax)) if float(sigmas[i]) > IDENTITY_SIGMA]
 
 
 def _size_arg(size):

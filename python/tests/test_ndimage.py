@@ -482,13 +482,19 @@ def test_laplacians_over_axes(rng):
 
 def test_gaussian_limits(rng):
     """A sigma whose square underflows is the identity, as scipy gives it (not NaN, not zeros);
-    a derivative order past MAX_ORDER (2**70, 10**7) is refused at once, naming it."""
+    gaussian_filter leaves an axis of sigma up to 1e-15 as it is whatever its order, as scipy does
+    (a derivative there is not inf or zeros); a derivative order past MAX_ORDER (2**70, 10**7) is
+    refused at once, naming it."""
     x = rng.uniform(0, 200, (9, 11)).astype(np.float32)
     for image in (x, x.astype(np.uint8), x.astype(np.int16)):
         for sigma in (1e-200, 1e-30, (1e-200, 2.0)):
             want = nd.gaussian_filter(image, sigma)
             got = mnd.gaussian_filter(image, sigma)
             assert got.dtype == want.dtype and np.allclose(got, want, rtol=1e-6, atol=1), (image.dtype, sigma)
+    for sigma, order in ((1e-16, 2), (1e-15, 1), ((1e-16, 1.5), (1, 0)), ((0.9, 5e-16), (0, 2))):
+        want = nd.gaussian_filter(x.astype(np.float64), sigma, order)
+        close_to_scipy(mnd.gaussian_filter(x, sigma, order), want, 40.0, f"sigma={sigma} order={order}")
+    np.testing.assert_array_equal(mnd.gaussian_laplace(x, 1e-16), nd.gaussian_laplace(x, 1e-16))  # x + x
     for order in (2**70, 10**7, mnd.MAX_ORDER + 1, -1):
         with pytest.raises(ValueError, match=f"order = {order}"):
             mnd.gaussian_filter(x, 1.0, order=order)
