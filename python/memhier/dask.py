@@ -558,14 +558,11 @@ def convolve1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, vari
 
 
 def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.0, radius=None, variant="auto"):
-    """memhier.ndimage.gaussian_filter on a dask array: one correlate1d per axis, as the single call."""
-    sigmas, orders, modes = (ndimage._per_axis(v, n) for v, n in ((sigma, "sigma"), (order, "order"), (mode, "mode")))
-    radii = ndimage._per_axis(radius, "radius")
+    """memhier.ndimage.gaussian_filter on a dask array: one correlate1d per axis, as the single call
+    makes them (memhier.ndimage's passes: none along an axis scipy leaves as it is)."""
     out = image
-    for a in range(2):
-        if float(sigmas[a]) > 0:
-            out = _pass_windows(out, ndimage._gaussian_pass(sigmas[a], a, orders[a], modes[a], truncate, radii[a]), cval,
-                                variant)
+    for step in ndimage._gaussian_passes(2, sigma, order, mode, truncate, radius, None):
+        out = _pass_windows(out, step, cval, variant)
     return out
 
 

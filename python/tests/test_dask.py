@@ -238,6 +238,8 @@ def test_ndimage_filters_equal_one_call(rng, mode):
         np.testing.assert_array_equal(mdask.convolve(dx, w, mode=mode).compute(), mnd.convolve(x, w, mode=mode))
     np.testing.assert_array_equal(mdask.gaussian_filter(dx, (1.5, 2.0), mode=mode).compute(),
                                   mnd.gaussian_filter(x, (1.5, 2.0), mode=mode))
+    np.testing.assert_array_equal(mdask.gaussian_filter(dx, (1e-16, 2.0), (2, 1), mode=mode).compute(),
+                                  mnd.gaussian_filter(x, (1e-16, 2.0), (2, 1), mode=mode))  # axis 0 left as it is
     np.testing.assert_array_equal(mdask.uniform_filter(dx, (3, 4), mode=mode).compute(),
                                   mnd.uniform_filter(x, (3, 4), mode=mode))
     np.testing.assert_array_equal(mdask.correlate1d(dx, [1.0, -2.0, 0.5], 0, mode=mode).compute(),
