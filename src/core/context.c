@@ -266,6 +266,26 @@ mh_slot *mh_context_slot(mh_context *ctx, mh_slot_id id)
     return fence_shared(ctx) == MH_OK ? &ctx->slots[id] : NULL;
 }
 
+/* *data, device memory of *have bytes, grown to at least `bytes` in stream order: the old block
+ * freed and the new one allocated on the call's stream, after every earlier use (the caller's
+ * fence), so nothing waits on the host. `what` names it in errors. */
+static mh_status grow_on_stream(mh_context *ctx, const char *what, size_t bytes, void **data, size_t *have)
+{
+    if (bytes <= *have) return MH_OK;
+    cudaStream_t stream = (cudaStream_t)ctx->stream;
+    if (*data) cudaFreeAsync(*data, stream);
+    *data = NULL, *have = 0;
+    const cudaError_t e = cudaMallocAsync(data, bytes, stream);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        *data = NULL;
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s: cudaMallocAsync(%zu bytes): %s", what, bytes,
+                       cudaGetErrorString(e));
+    }
+    *have = bytes;
+    return MH_OK;
+}
+
 /* A slot's buffer: its memory, bytes and device (MH_CPU: host memory). */
 typedef struct slot_buffer {
     void *data;
@@ -294,45 +314,18 @@ mh_status mh_slot_buffer(mh_context *ctx, mh_slot_id id, const char *what, size_
         void *grown = realloc(b->data, bytes);
         if (!grown) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s: %zu bytes", what, bytes);
         b->data = grown, b->bytes = bytes;
-    } else if (b->bytes < bytes) { /* in stream order, after every earlier use: nothing waits on the host */
-        cudaStream_t stream = (cudaStream_t)ctx->stream;
-        if (b->data) cudaFreeAsync(b->data, stream);
-        b->data = NULL, b->bytes = 0;
-        const cudaError_t e = cudaMallocAsync(&b->data, bytes, stream);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            b->data = NULL;
-            return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s: cudaMallocAsync(%zu bytes): %s", what, bytes,
-                           cudaGetErrorString(e));
-        }
-        b->bytes = bytes;
+    } else if (!mh_is_cpu(ctx)) {
+        const mh_status s = grow_on_stream(ctx, what, bytes, &b->data, &b->bytes);
+        if (s != MH_OK) return s;
     }
     *ptr = b->data;
     return MH_OK;
 }
 
-/* Grows in stream order: the old buffer is freed and the new one allocated on the call's
- * stream, after every earlier use (fence_shared), so nothing waits on the host. */
 mh_status mh_workspace(mh_context *ctx, size_t bytes, void **ptr)
 {
     mh_status s = fence_shared(ctx);
-    if (s != MH_OK) return s;
-    if (bytes <= ctx->workspace_bytes) {
-        *ptr = ctx->workspace;
-        return MH_OK;
-    }
-    cudaStream_t stream = (cudaStream_t)ctx->stream;
-    if (ctx->workspace) cudaFreeAsync(ctx->workspace, stream);
-    ctx->workspace = NULL;
-    ctx->workspace_bytes = 0;
-    cudaError_t e = cudaMallocAsync(&ctx->workspace, bytes, stream);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        ctx->workspace = NULL;
-        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "workspace: cudaMallocAsync(%zu bytes): %s", bytes,
-                       cudaGetErrorString(e));
-    }
-    ctx->workspace_bytes = bytes;
-    *ptr = ctx->workspace;
-    return MH_OK;
+    if (s == MH_OK) s = grow_on_stream(ctx, "workspace", bytes, &ctx->workspace, &ctx->workspace_bytes);
+    if (s == MH_OK) *ptr = ctx->workspace;
+    return s;
 }
