@@ -249,15 +249,17 @@ static mh_status term_buffer(mh_context *ctx, const mh_sepfilter_args *first, vo
                           first->values * mh_dtype_size(first->d.out_type), buffer);
 }
 
-/* Under the context's lock, on its device: every term's buffers checked and a row found for it,
- * then the first term into out and each later one into the buffer, added to out. */
+/* Under the context's lock, on its device: every term's buffers checked and a row found for it
+ * (sepfilter's rows choose by the desc alone, so the row found with the caller's out runs the term
+ * into the buffer too), then the first term into out and each later one into the buffer, added to
+ * out. */
 static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, size_t nterms)
 {
-    const mh_row *row;
+    const mh_row *rows[MH_SEPFILTER_MAX_TERMS];
     mh_status s = MH_OK;
     for (size_t i = 0; s == MH_OK && i < nterms; ++i) {
         s = mh_sepfilter_table.check_buffers(ctx, &args[i]);
-        if (s == MH_OK && (s = mh_resolve(ctx, variant, &args[i], &row)) != MH_OK) {
+        if (s == MH_OK && (s = mh_resolve(ctx, variant, &args[i], &rows[i])) != MH_OK) {
             char prefix[32];
             snprintf(prefix, sizeof prefix, "terms[%zu]: ", i);
             s = about_term(ctx, s, prefix);
@@ -266,10 +268,10 @@ static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, 
     const mh_sepfilter_args *first = &args[0].sepfilter;
     void *buffer = NULL;
     if (s == MH_OK && nterms > 1) s = term_buffer(ctx, first, &buffer); /* grown before out is written */
-    if (s == MH_OK) s = mh_dispatch_checked(ctx, variant, &args[0]);
+    if (s == MH_OK) s = mh_dispatch_resolved(ctx, variant, &args[0], rows[0]);
     for (size_t i = 1; s == MH_OK && i < nterms; ++i) {
         args[i].sepfilter.out = buffer;
-        s = mh_dispatch_checked(ctx, variant, &args[i]);
+        s = mh_dispatch_resolved(ctx, variant, &args[i], rows[i]);
         if (s == MH_OK) s = term_buffer(ctx, first, &buffer);
         if (s == MH_OK)
             s = (mh_is_cpu(ctx) ? mh_sepfilter_add_cpu : mh_sepfilter_add_cuda)(ctx, first->out, buffer, first->values,

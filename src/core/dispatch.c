@@ -138,11 +138,9 @@ mh_status mh_run_row(mh_context *ctx, const mh_row *row, const mh_args *a)
     return s;
 }
 
-mh_status mh_dispatch_checked(mh_context *ctx, const char *variant, const mh_args *a)
+mh_status mh_dispatch_resolved(mh_context *ctx, const char *variant, const mh_args *a, const mh_row *row)
 {
-    const mh_row *row = NULL;
-    mh_status s = mh_resolve(ctx, variant, a, &row);
-    if (s == MH_OK) s = run_locked(ctx, row, a);
+    mh_status s = run_locked(ctx, row, a);
     /* auto's first choice may need workspace the device lacks: take the next candidate */
     while (s == MH_ERR_OUT_OF_MEMORY && is_auto(variant) && (row = auto_row(ctx, a, row, NULL, 0)) != NULL) {
         mh_clear_error(ctx);
@@ -156,8 +154,10 @@ static mh_status dispatch_locked(mh_context *ctx, const char *variant, const mh_
     mh_device_guard guard;
     mh_status s = MH_OK;
     if (!mh_is_cpu(ctx) && (s = mh_device_enter(ctx, &guard)) != MH_OK) return s;
+    const mh_row *row = NULL;
     s = mh_op_table_of(a->op)->check_buffers(ctx, a);
-    if (s == MH_OK) s = mh_dispatch_checked(ctx, variant, a);
+    if (s == MH_OK) s = mh_resolve(ctx, variant, a, &row);
+    if (s == MH_OK) s = mh_dispatch_resolved(ctx, variant, a, row);
     if (!mh_is_cpu(ctx)) mh_device_leave(&guard);
     return s;
 }

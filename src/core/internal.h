@@ -393,10 +393,10 @@ const mh_variant_info *mh_variant_lookup(mh_op op, const char *name);
 /* The public call's path: resolve the variant (NULL or "auto" picks), check it accepts the
  * problem, check the buffers, run; auto moves to its next candidate on out-of-memory. */
 mh_status mh_dispatch(mh_context *ctx, const char *variant, const mh_args *a);
-/* mh_dispatch's work past the buffer checks, for a public call made of several (mh_sepfilter_sum),
- * which holds ctx's lock and its device across all of them and checks the caller's buffers
- * once: resolve, run, auto's next candidate on out-of-memory. */
-mh_status mh_dispatch_checked(mh_context *ctx, const char *variant, const mh_args *a);
+/* mh_dispatch's work past the buffer checks and the resolution (row, from mh_resolve), for a
+ * public call made of several (mh_sepfilter_sum), which holds ctx's lock and its device across
+ * all of them: run, auto's next candidate on out-of-memory. */
+mh_status mh_dispatch_resolved(mh_context *ctx, const char *variant, const mh_args *a, const mh_row *row);
 /* Resolution alone (sizes only, no buffers): what _select and _supports answer. */
 mh_status mh_resolve(mh_context *ctx, const char *variant, const mh_args *a, const mh_row **row);
 /* auto's candidates for a, the rule and the numbers that ordered them, and each candidate's
