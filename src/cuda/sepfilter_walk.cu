@@ -13,7 +13,8 @@
  * passes the next step's rows are in flight (into the ring, which holds both, or the other of two
  * buffers), with no register holding them, so the copies never wait on the passes' registers.
  * A shared row of input holds image column X at X - x0 + ah + pad, where x0 is the block's first
- * column and pad (0 to 3) puts columns on 16 bytes where the image's are: a row arrives in 16-byte
+ * column and pad = (4 - ah mod 4) mod 4 (a kernel template, PAD) puts columns on 16 bytes where
+ * the image's are: a row arrives in 16-byte
  * copies, a lane a group of 4 columns, and only the groups the image's edge cuts or its mode maps
  * are copied a column at a time.
  *
@@ -35,7 +36,6 @@ struct walk_params {
     int kv, kh, av, ah; /* taps and anchors (ntaps / 2 + origin) */
     int mode_v, mode_h;
     int order; /* mh_sepfilter_run_order's */
-    int pad;   /* (4 - ah mod 4) mod 4: a shared input row holds column X at X - x0 + ah + pad */
     int vec;   /* every row of the image starts on 16 bytes: whole groups of 4 columns copy at once */
     float cval, div_v, div_h;
     const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
@@ -73,13 +73,13 @@ static __device__ __forceinline__ int ring_slot(long long Y)
  * copy where the group lies inside an aligned image, else a column at a time from colmap (each
  * shared value's image column extended by the horizontal mode, -1 for cval; found once a block, so
  * that the copy loop holds no mapping's registers: with one, walk<8> and walk<16> spilled). */
-template <int KMAX>
+template <int KMAX, int PAD>
 static __device__ __forceinline__ void issue_rows(const walk_params &p, const float *img, long long x0,
                                                   const long long *colmap, float *dst, bool ring, long long Y0, int n,
                                                   int tid)
 {
     using S = walk_shape<KMAX>;
-    const int warp = tid / 32, lane = tid % 32, groups = (p.pad + WALK_COLS + p.kh - 1 + 3) / 4;
+    const int warp = tid / 32, lane = tid % 32, groups = (PAD + WALK_COLS + p.kh - 1 + 3) / 4;
     for (int r = warp; r < n; r += WALK_THREADS / 32) {
         const long long Y = Y0 + r;
         const long long y = (unsigned long long)Y < (unsigned long long)p.rows ? Y : mh_border_index(Y, p.rows, p.mode_v);
@@ -89,8 +89,10 @@ static __device__ __forceinline__ void issue_rows(const walk_params &p, const fl
         for (int k = 0; k < 2; ++k) {
             const int g = lane + 32 * k;
             if (g >= groups) break;
-            const long long x = colmap[4 * g]; /* whole: its first column unmapped, its last inside */
-            if (p.vec && y >= 0 && x >= 0 && x == x0 - p.ah - p.pad + 4 * g && x + 4 <= p.cols) {
+            /* whole: its first column unmapped (x0 - ah - PAD + 4 g: found here, as the kernel's first
+             * column kept live across the passes spilled walk<32>), its last inside */
+            const long long x = colmap[4 * g];
+            if (p.vec && y >= 0 && x >= 0 && x == x0 - p.ah - PAD + 4 * g && x + 4 <= p.cols) {
                 cp_async16(d + 4 * g, row + x);
                 continue;
             }
@@ -158,7 +160,7 @@ static __device__ __forceinline__ void horizontal_item(const walk_params &p, con
         for (int e = 0; e < 4; ++e) o[e] = o[e] / p.div_h;
 }
 
-/* The horizontal pass over n shared rows of input (src row r: image row Y0 + r; PAD: p.pad) into
+/* The horizontal pass over n shared rows of input (src row r: image row Y0 + r) into
  * the ring (the horizontal pass first: output column x0 + t at t, cval for rows past the constant
  * mode's edges, as the vertical pass reads them) or into the outputs of rows below y_end. */
 template <int KMAX, int PAD>
@@ -194,7 +196,7 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
  * column: into mid (the vertical pass first: all of mid's columns, cval past the constant mode's
  * edges as the horizontal pass reads them), or into the outputs with the horizontal pass of the
  * same ring rows added (summed passes), or into the outputs alone. */
-template <int KMAX>
+template <int KMAX, int PAD>
 static __device__ void vertical_rows(const walk_params &p, const float *su, const float *sv, const float *ring,
                                      float *mid, float *out, long long y0, long long y_end, long long x0, int tid)
 {
@@ -203,7 +205,7 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
     /* item t's column in the ring: input rows hold column X at X - x0 + ah + pad (a vertical pass
      * first: mid's column t is x0 - ah + t; summed passes: output column x0 + t); a horizontal
      * pass first left output column x0 + t at t */
-    const int off = p.order == MH_SEPFILTER_HORIZONTAL_FIRST ? 0 : p.pad + (p.order == MH_SEPFILTER_SUM ? p.ah : 0);
+    const int off = p.order == MH_SEPFILTER_HORIZONTAL_FIRST ? 0 : PAD + (p.order == MH_SEPFILTER_SUM ? p.ah : 0);
 #pragma unroll 1
     for (int item = tid; item < (WALK_STEP / WALK_RV) * width; item += WALK_THREADS) {
         const int g = item / width, t = item % width;
@@ -214,7 +216,7 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
             const long long x = x0 - p.ah + t;
             const bool outside = p.mode_h == MH_MODE_CONSTANT && (x < 0 || x >= p.cols);
 #pragma unroll
-            for (int q = 0; q < WALK_RV; ++q) mid[(g * WALK_RV + q) * S::SW + t + p.pad] = outside ? p.cval : o[q];
+            for (int q = 0; q < WALK_RV; ++q) mid[(g * WALK_RV + q) * S::SW + t + PAD] = outside ? p.cval : o[q];
             continue;
         }
         if (x0 + t >= p.cols) continue;
@@ -223,7 +225,7 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
             if (yb + q >= y_end) break;
             float r = o[q];
             if (p.order == MH_SEPFILTER_SUM) {
-                const float *row = ring + ring_slot<KMAX>(yb + q) * S::SW + t + p.pad;
+                const float *row = ring + ring_slot<KMAX>(yb + q) * S::SW + t + PAD;
                 float h = 0.0f;
                 for (int j = 0; j < p.kh; ++j) h = fmaf(row[j], sv[j], h);
                 r += p.div_h != 1.0f ? h / p.div_h : h;
@@ -233,7 +235,7 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
     }
 }
 
-/* PAD: p.pad, compiled in so that the horizontal window's indices are. */
+/* PAD: (4 - ah mod 4) mod 4, compiled in so that the horizontal window's indices are. */
 template <int KMAX, int PAD>
 static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS) walk_kernel(const __grid_constant__ walk_params p)
 {
@@ -251,17 +253,17 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const long long y_begin = (long long)blockIdx.y * p.seg;
     const long long y_end = y_begin + p.seg < p.rows ? y_begin + p.seg : p.rows;
     const int order = p.order;
-    const long long first_col = x0 - p.ah - p.pad; /* shared value 0's image column */
+    const long long first_col = x0 - p.ah - PAD; /* shared value 0's image column */
     for (int t = tid; t < S::SW; t += WALK_THREADS) colmap[t] = mh_border_index(first_col + t, p.cols, p.mode_h);
     __syncthreads(); /* colmap before the first copies */
 
     float *const buf0 = bufs, *const buf1 = bufs + WALK_STEP * S::SW; /* no array: its index would be local memory */
     if (order == MH_SEPFILTER_HORIZONTAL_ONLY) {
-        issue_rows<KMAX>(p, in, x0, colmap, buf0, false, y_begin, WALK_STEP, tid);
+        issue_rows<KMAX, PAD>(p, in, x0, colmap, buf0, false, y_begin, WALK_STEP, tid);
         cp_async_commit();
         int n = 0;
         for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
-            if (y0 + WALK_STEP < y_end) issue_rows<KMAX>(p, in, x0, colmap, ((n + 1) & 1 ? buf1 : buf0), false, y0 + WALK_STEP, WALK_STEP, tid);
+            if (y0 + WALK_STEP < y_end) issue_rows<KMAX, PAD>(p, in, x0, colmap, ((n + 1) & 1 ? buf1 : buf0), false, y0 + WALK_STEP, WALK_STEP, tid);
             cp_async_commit();
             cp_async_wait<1>();
             __syncthreads();
@@ -275,7 +277,7 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const bool h_first = order == MH_SEPFILTER_HORIZONTAL_FIRST;
     for (int c = 0; c < p.kv - 1; c += WALK_STEP) {
         const int n = p.kv - 1 - c < WALK_STEP ? p.kv - 1 - c : WALK_STEP;
-        issue_rows<KMAX>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, first + c, n, tid);
+        issue_rows<KMAX, PAD>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, first + c, n, tid);
         if (!h_first) continue; /* the vertical pass reads them: they arrive with the first step's */
         cp_async_wait_all();
         __syncthreads();
@@ -283,28 +285,28 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
         __syncthreads();
     }
     /* each step's new rows of the first pass: Y0 = y0 - av + kv - 1 on */
-    issue_rows<KMAX>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
+    issue_rows<KMAX, PAD>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
     cp_async_commit();
     int n = 0;
     for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
         const long long Y0 = y0 - p.av + p.kv - 1;
         if (y0 + WALK_STEP < y_end)
-            issue_rows<KMAX>(p, in, x0, colmap, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
+            issue_rows<KMAX, PAD>(p, in, x0, colmap, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
         if (h_first) {
             horizontal_rows<KMAX, PAD>(p, sv, (n & 1 ? buf1 : buf0), ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
             __syncthreads();
-            vertical_rows<KMAX>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
+            vertical_rows<KMAX, PAD>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
             continue; /* the next step's rows go to the other buffer */
         }
         if (order == MH_SEPFILTER_SUM) {
-            vertical_rows<KMAX>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
+            vertical_rows<KMAX, PAD>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
             __syncthreads(); /* the step after next replaces ring rows read here */
             continue;
         }
-        vertical_rows<KMAX>(p, su, sv, ring, buf0, NULL, y0, y_end, x0, tid);
+        vertical_rows<KMAX, PAD>(p, su, sv, ring, buf0, NULL, y0, y_end, x0, tid);
         __syncthreads();
         horizontal_rows<KMAX, PAD>(p, sv, buf0, NULL, out, y0, WALK_STEP, y_end, x0, tid);
     }
@@ -375,13 +377,12 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.av = mh_sepfilter_anchor(&d->vertical), p.ah = mh_sepfilter_anchor(&d->horizontal);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.order = mh_sepfilter_run_order(a);
-    p.pad = (4 - p.ah % 4) % 4;
     p.vec = (uintptr_t)a->in % 16 == 0 && d->cols % 4 == 0;
     p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
     size_t smem = 0;
-    const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, p.pad, &smem);
+    const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, (4 - p.ah % 4) % 4, &smem);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         walk_params q = p;
