@@ -171,6 +171,20 @@ static int fft_bound_ok(const mh_conv2d_args *s, const float *in, const float *f
     return *err_out <= *bound_out;
 }
 
+/* A NaN constant: the outputs it touches compared apart, the others moved to the front so that
+ * the L2 test counts only them (a 5 x 5 image under a 5 x 5 filter leaves one). at[i]: where the
+ * i-th kept output lies in out. Returns how many are kept. */
+static size_t keep_untouched(const double *full_ref, size_t outs, double *ref, double *mag, float *got, size_t **at)
+{
+    size_t kept = 0;
+    *at = malloc((outs ? outs : 1) * sizeof **at);
+    for (size_t i = 0; i < outs; ++i) {
+        if (isnan(full_ref[i])) continue;
+        (*at)[kept] = i, ref[kept] = ref[i], mag[kept] = mag[i], got[kept++] = got[i];
+    }
+    return kept;
+}
+
 static int is_fft_row(const mh_row *row) { return row && strncmp(row->info.name, "conv2d/fft", 10) == 0; }
 
 static void check_variant(mh_context *ctx, const problem *p, const float *in, const float *filter, const test_out *out,
@@ -237,7 +251,11 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
         if (ref != p->ref) free(ref), free(mag), free((void *)got);
         return;
     }
-    int ok = mh_compare(got, ref, mag, outs, mh_sum_rtol((size_t)s->krows * s->kcols), &e);
+    size_t compared = outs, *at = NULL;
+    if (ref != p->ref) compared = keep_untouched(p->ref, outs, ref, mag, (float *)got, &at);
+    int ok = mh_compare(got, ref, mag, compared, mh_sum_rtol((size_t)s->krows * s->kcols), &e);
+    if (at) e.first_bad = at[e.first_bad];
+    free(at);
     if (ref != p->ref) free(ref), free(mag), free((void *)got);
     CHECK(nan_missed == 0, "%s %s on %s: %zu outputs NaN where the reference is not, or finite where it is NaN", name,
           cfg, what, nan_missed);
