@@ -20,14 +20,11 @@
  * Boundary modes (mh_conv2d_mode): the kernel pads with zeros, which is right for every output
  * whose window lies inside the image; a second kernel then recomputes the ring of outputs whose
  * window meets the border (K - 1 rows and columns an image at most), mapping each index by the
- * mode, in the same order of operations. The streamed strips (float32 5 x 5 and 7 x 7, below) on
- * aligned images extend the image by the mode in their loads past its edges instead, and compute
- * the border's outputs themselves: on a stack of small images the ring's kernel, its reads
- * uncoalesced, took a quarter of the call for 3% of the outputs. On a small image
- * (ONE_KERNEL_MAX_OUTPUTS), where a call's cost is its launches, that second kernel alone computes
- * every output. The walking kernel keeps its registers: a mapping in its loads slowed zero-padded
- * 3 x 3 from 0.185 to 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at
- * 0.36-0.38 ms (its 120 registers and the mapping's). */
+ * mode, in the same order of operations. On a small image (ONE_KERNEL_MAX_OUTPUTS), where a
+ * call's cost is its launches, that second kernel alone computes every output. The walking
+ * kernel keeps its registers: a mapping in its loads slowed zero-padded 3 x 3 from 0.185 to
+ * 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at 0.36-0.38 ms (its 120
+ * registers and the mapping's). */
 #include "common.cuh"
 #include "conv2d_window.cuh"
 #include "typed4.cuh"
@@ -45,9 +42,6 @@ struct walk_params {
     int lpr;
     int vec_in, vec_out; /* rows of in / out start aligned to 4 elements: groups of 4 move as one access */
     int in_type, out_type, in_bytes, out_bytes;
-    int border_mode; /* -1: loads past the image read zeros (a ring kernel computes the border's outputs);
-                      * else the streamed strips' loads extend the image by this mode (mapped_load4) */
-    float cval;
 };
 
 /* in[y][x .. x + 3], zero outside the image; x is a multiple of 4. */
@@ -232,11 +226,10 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
  * it, and one shuffle a row hands them to lanes 0 and 31.
  *
  * On an image whose rows are aligned for 16-byte access a load or store is one predicate on its row
- * and column, so the strips along the edges run the same code (a load past the edges reads zeros,
- * or in a bordered call the image extended by the mode: mapped_load4); other images take the
- * checked loads and stores of the kernel above. (Checked loads for the edge strips alone, in a
- * kernel of aligned interior strips, cost 7 x 7 at 8192^2 0.30 ms against 0.23 on the H100: a block
- * waits for its slowest warp.) */
+ * and column, so the strips along the edges run the same code; other images take the checked
+ * loads and stores of the kernel above. (Checked loads for the edge strips alone, in a kernel of
+ * aligned interior strips, cost 7 x 7 at 8192^2 0.30 ms against 0.23 on the H100: a block waits
+ * for its slowest warp.) */
 static __constant__ float c_walk7[MH_CONST_RING_SLOTS][7 * 7];
 
 static mh_const_ring walk7_ring = {PTHREAD_MUTEX_INITIALIZER, c_walk7, 7 * 7 * sizeof(float), {0}, {{0}}};
@@ -248,22 +241,6 @@ struct strip_shape {
     static constexpr int ROWS = K - 1 + K * GROUPS; /* output rows a strip */
 };
 enum { TAPS_IN_REGISTERS = -1 };
-
-/* in[y][x .. x + 3] of the image extended by `mode` (mh_border_index; cval where the constant mode
- * reaches): the aligned strips' loads past the image's edges where they compute the border's
- * outputs themselves, summed as the ring's kernel sums them. Out of line: only the rows above and
- * below the image and the groups beside it come here, and the strips keep their registers. */
-static __device__ __noinline__ float4 mapped_load4(const float *in, size_t rows, size_t cols, int mode, float cval,
-                                                   long long y, long long x)
-{
-    const long long yy = mh_border_index(y, (long long)rows, mode);
-    float v[4];
-    for (int e = 0; e < 4; ++e) {
-        const long long c = mh_border_index(x + e, (long long)cols, mode);
-        v[e] = yy < 0 || c < 0 ? cval : __ldg(in + (size_t)yy * cols + (size_t)c);
-    }
-    return make_float4(v[0], v[1], v[2], v[3]);
-}
 
 /* SLOT: the constant-memory slot holding the K x K taps (7 x 7), or TAPS_IN_REGISTERS (5 x 5).
  * ALIGNED: every row of the image and of the output starts on 16 bytes and holds a multiple of 4
@@ -297,9 +274,7 @@ struct walk_strip {
     __device__ __forceinline__ float4 load_at(long long y, long long x) const
     {
         if (!ALIGNED) return load4(p, y, x);
-        if ((unsigned long long)y >= p.rows || (unsigned long long)x >= p.cols)
-            return p.border_mode < 0 ? make_float4(0.f, 0.f, 0.f, 0.f)
-                                     : mapped_load4(p.in, p.rows, p.cols, p.border_mode, p.cval, y, x);
+        if ((unsigned long long)y >= p.rows || (unsigned long long)x >= p.cols) return make_float4(0.f, 0.f, 0.f, 0.f);
         return __ldg(reinterpret_cast<const float4 *>(p.in + (size_t)y * p.cols + (size_t)x));
     }
 
@@ -644,11 +619,9 @@ static int one_kernel(const mh_conv2d_args *a)
  * start as the walk's last ones run, read their windows, and wait for the walk's grid before they
  * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100).
  * kernel NULL: the ring's kernel alone computes every output (one_kernel), launched as any kernel
- * is (its first reads are of the input, which the work before it in the stream may write).
- * strips: the kernel streams strips (walk_strip); on images whose rows are aligned its loads
- * extend the image by the mode and it computes the border's outputs too: no ring's kernel. */
+ * is (its first reads are of the input, which the work before it in the stream may write). */
 static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn kernel, size_t strip_rows,
-                             ring_fn ring_kernel, int strips)
+                             ring_fn ring_kernel)
 {
     walk_params p;
     p.filter = a->filter;
@@ -659,8 +632,6 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
     /* a group of 4 elements moves as one access where every row starts aligned to one */
     p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
     p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
-    const int strips_map = strips && a->bordered && p.vec_in && p.vec_out;
-    p.border_mode = strips_map ? (int)a->mode : -1, p.cval = a->cval;
     const walk_ring ring = kernel ? ring_of(a) : whole_image_of(a);
     const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
     return mh_per_grid_slice(a->batch, [&](size_t first, unsigned images) { /* gridDim.z (the ring's y): images */
@@ -673,7 +644,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
             kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
         }
-        if (!a->bordered || ring.per_image == 0 || strips_map) return MH_OK;
+        if (!a->bordered || ring.per_image == 0) return MH_OK;
         void *args[] = {&p, (void *)&ring};
         return mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256), images, 256,
                          0, args, "conv2d_walk_ring_kernel", kernel != NULL);
@@ -684,7 +655,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
 static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    return launch_walk(ctx, a, mh_walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), mh_walk7_ring_kernel, 1);
+    return launch_walk(ctx, a, mh_walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), mh_walk7_ring_kernel);
 }
 
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
@@ -696,21 +667,20 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
                          : !typed      ? float_ring_kernels[k5]
                          : k5          ? mh_walk_typed5_ring_kernel
                                        : mh_walk_typed3_ring_kernel;
-    if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring, 0);
+    if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring);
     if (a->krows == 7)
         return mh_const_ring_launch(&walk7_ring, ctx, a->filter, 7 * 7 * sizeof(float), walk7_launch, x);
-    if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring, 1);
+    if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
     const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
                              : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
                                     : mh_walk_typed3_kernels[x->config][a->lpc];
-    return launch_walk(ctx, a, kernel, strip_rows_of(x), ring, 0);
+    return launch_walk(ctx, a, kernel, strip_rows_of(x), ring);
 }
 
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
       "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (float32 5x5 "
-      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel, "
-      "or by aligned strips themselves); typed images "
+      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
       "converted as they are loaded and stored (3x3, 5x5)"},
      walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
