@@ -36,6 +36,10 @@ static const tcase cases[] = {
      * cut short, below and past 2^17 outputs (the ring's kernel alone, then the strips and the
      * ring's kernel); 7 x 7's past 2^17 */
     {70, 260, 5, 5, 0},   {300, 520, 5, 5, 0},   {260, 520, 7, 7, 0},
+    /* float32 5 x 5's strips computing the border (aligned, past 2^17 outputs): 5 rows, the
+     * fewest they take (every mode's one reflection at its limit, origins too); 8 columns, lanes
+     * past the image feeding the last one's window */
+    {5, 26220, 5, 5, 0},  {16400, 8, 5, 5, 0},
     /* walk's 7 x 7 strips (34 rows, 128 columns a warp): warps inside the image (no checks) beside
      * the checked ones at every edge, strips cut short, columns no multiple of 4, misaligned */
     {1, 1, 7, 7, 0},      {100, 700, 7, 7, 0},  {75, 1028, 7, 7, 1},  {300, 517, 7, 7, 0},

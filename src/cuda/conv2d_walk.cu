@@ -35,6 +35,13 @@
 
 enum { WARPS = 4, LANES = 32, BLOCK_COLS = WARPS * LANES * 4 };
 
+/* The index i of an image of n extended by a mode, for i within K - 1 of its edges and
+ * K <= n < 2^30: s_lo i + lo below 0, s_hi i + hi from n (each mode is linear there: one
+ * reflection). */
+struct edge_map {
+    int lo, hi, s_lo, s_hi;
+};
+
 struct walk_params {
     const float *in, *filter; /* TYPED instances: in holds in_type elements, out out_type ones */
     float *out;
@@ -42,6 +49,10 @@ struct walk_params {
     int lpr;
     int vec_in, vec_out; /* rows of in / out start aligned to 4 elements: groups of 4 move as one access */
     int in_type, out_type, in_bytes, out_bytes;
+    /* bordered strips (walk_strip's BORDERED): the image extended by the mode in their loads */
+    edge_map row_map, col_map;
+    int border_const; /* MH_MODE_CONSTANT: cval past the edges */
+    float cval;
 };
 
 /* in[y][x .. x + 3], zero outside the image; x is a multiple of 4. */
@@ -245,8 +256,14 @@ enum { TAPS_IN_REGISTERS = -1 };
 /* SLOT: the constant-memory slot holding the K x K taps (7 x 7), or TAPS_IN_REGISTERS (5 x 5).
  * ALIGNED: every row of the image and of the output starts on 16 bytes and holds a multiple of 4
  * floats, so a float4 is wholly inside or wholly outside; a load or store is then one predicate on
- * its row and column. Else each goes through load4 and store4. */
-template <int K, int LPC, int SLOT, bool ALIGNED>
+ * its row and column. Else each goes through load4 and store4.
+ * BORDERED (aligned images of at least K rows and columns): the loads past the image's edges read
+ * it extended by the mode (edge_map), so the strips compute the border's outputs too, summed as
+ * the ring's kernel sums them (filter rows, then columns, from 0): no ring's kernel. A row's index
+ * is mapped in registers, uniform across the warp; only the groups beside the image gather their
+ * columns one by one. (The same loads through an out-of-line function made every load a branch
+ * and a call, and the strips slower than strips and ring together.) */
+template <int K, int LPC, int SLOT, bool ALIGNED, bool BORDERED = false>
 struct walk_strip {
     static_assert(LPC <= 4 && K - 1 - LPC <= 4, "the window reaches one float4 to each side");
     static_assert(SLOT == TAPS_IN_REGISTERS || K == 7, "constant memory holds 7 x 7 taps");
@@ -271,9 +288,33 @@ struct walk_strip {
         else return c_walk7[SLOT][i * K + j];
     }
 
+    /* i of an image of n extended by the map; far past the edges (rows that only outputs past the
+     * strip's end read) any index inside the image */
+    static __device__ __forceinline__ long long mapped(long long i, long long n, const edge_map &m)
+    {
+        const long long j = i < 0 ? (long long)m.s_lo * i + m.lo : i >= n ? (long long)m.s_hi * i + m.hi : i;
+        return j < 0 ? 0 : j >= n ? n - 1 : j;
+    }
+
+    __device__ __forceinline__ float4 bordered_load(long long y, long long x) const
+    {
+        const float *row = p.in + (size_t)mapped(y, (long long)p.rows, p.row_map) * p.cols;
+        const bool row_past = (unsigned long long)y >= p.rows;
+        if ((unsigned long long)x < p.cols) {
+            const float4 v = __ldg(reinterpret_cast<const float4 *>(row + x));
+            return p.border_const && row_past ? make_float4(p.cval, p.cval, p.cval, p.cval) : v;
+        }
+        if (p.border_const) return make_float4(p.cval, p.cval, p.cval, p.cval);
+        float v[4]; /* a group beside the image: wholly outside it, as rows are aligned */
+#pragma unroll
+        for (int e = 0; e < 4; ++e) v[e] = __ldg(row + mapped(x + e, (long long)p.cols, p.col_map));
+        return make_float4(v[0], v[1], v[2], v[3]);
+    }
+
     __device__ __forceinline__ float4 load_at(long long y, long long x) const
     {
         if (!ALIGNED) return load4(p, y, x);
+        if constexpr (BORDERED) return bordered_load(y, x);
         if ((unsigned long long)y >= p.rows || (unsigned long long)x >= p.cols) return make_float4(0.f, 0.f, 0.f, 0.f);
         return __ldg(reinterpret_cast<const float4 *>(p.in + (size_t)y * p.cols + (size_t)x));
     }
@@ -391,8 +432,8 @@ static __device__ __noinline__ void walk_strip_unaligned(const walk_params p, in
 }
 
 /* float32, K x K (5 or 7): blockIdx.x a group of up to 4 warps of 128 columns, blockIdx.y a strip
- * of strip_shape<K>::ROWS rows, blockIdx.z the image. */
-template <int K, int LPC, int SLOT>
+ * of strip_shape<K>::ROWS rows, blockIdx.z the image. BORDERED: aligned images only. */
+template <int K, int LPC, int SLOT, bool BORDERED = false>
 static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_walk_strip_kernel(walk_params p)
 {
     mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
@@ -401,7 +442,8 @@ static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_wa
     p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
     const long long xw = (long long)((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4);
     const size_t oy0 = (size_t)blockIdx.y * strip_shape<K>::ROWS;
-    if (p.vec_in && p.vec_out) walk_strip<K, LPC, SLOT, true>(p, lane, xw, oy0).run();
+    if constexpr (BORDERED) walk_strip<K, LPC, SLOT, true, true>(p, lane, xw, oy0).run();
+    else if (p.vec_in && p.vec_out) walk_strip<K, LPC, SLOT, true>(p, lane, xw, oy0).run();
     else walk_strip_unaligned<K, LPC, SLOT>(p, lane, xw, oy0);
 }
 
@@ -520,12 +562,12 @@ static const int rows_per_thread[] = {8, 4, 16, 32};
  * MH_WALK_TYPED_UNIT set to 3 or 5 and build the typed instances of that size; this unit builds
  * the float32 ones, 7 x 7's and the host code.
  * [K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built, nor is
- * float32 5 x 5 in [0] (its strips are streamed). Streamed strips: 5 x 5 [column anchor],
+ * float32 5 x 5 in [0] (its strips are streamed). Streamed strips: 5 x 5 [bordered][column anchor],
  * 7 x 7 [column anchor - 2][constant-memory slot]. */
 static_assert(MH_CONST_RING_SLOTS == 3, "one 7 x 7 instance a slot");
 #define MH_WALK7(LPC) \
     {conv2d_walk_strip_kernel<7, LPC, 0>, conv2d_walk_strip_kernel<7, LPC, 1>, conv2d_walk_strip_kernel<7, LPC, 2>}
-#define MH_WALK5_STRIP(LPC) conv2d_walk_strip_kernel<5, LPC, TAPS_IN_REGISTERS>
+#define MH_WALK5_STRIP(LPC, B) conv2d_walk_strip_kernel<5, LPC, TAPS_IN_REGISTERS, B>
 extern const kernel_fn mh_walk_typed3_kernels[4][5], mh_walk_typed5_kernels[4][5];
 extern const ring_fn mh_walk_typed3_ring_kernel, mh_walk_typed5_ring_kernel, mh_walk7_ring_kernel;
 extern const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS];
@@ -537,8 +579,11 @@ const kernel_fn mh_walk_typed5_kernels[4][5] = MH_WALK_ALL_5(true);
 const ring_fn mh_walk_typed5_ring_kernel = conv2d_walk_ring_kernel<5, true>;
 #else
 static const kernel_fn float_kernels[2][4][5] = {MH_WALK_ALL_3(false), MH_WALK_ALL_5_STREAMED(false)};
-static const kernel_fn walk5_strip_kernels[5] = {MH_WALK5_STRIP(0), MH_WALK5_STRIP(1), MH_WALK5_STRIP(2),
-                                                  MH_WALK5_STRIP(3), MH_WALK5_STRIP(4)};
+static const kernel_fn walk5_strip_kernels[2][5] = { /* [bordered][column anchor] */
+    {MH_WALK5_STRIP(0, false), MH_WALK5_STRIP(1, false), MH_WALK5_STRIP(2, false), MH_WALK5_STRIP(3, false),
+     MH_WALK5_STRIP(4, false)},
+    {MH_WALK5_STRIP(0, true), MH_WALK5_STRIP(1, true), MH_WALK5_STRIP(2, true), MH_WALK5_STRIP(3, true),
+     MH_WALK5_STRIP(4, true)}};
 static const ring_fn float_ring_kernels[2] = {conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>};
 const ring_fn mh_walk7_ring_kernel = conv2d_walk_ring_kernel<7, false>;
 const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
@@ -614,12 +659,32 @@ static int one_kernel(const mh_conv2d_args *a)
     return a->bordered && a->batch * a->out_rows * a->out_cols <= (size_t)ONE_KERNEL_MAX_OUTPUTS;
 }
 
+/* The mode's map near the edges of an image of n (n >= K), read off mh_border_index itself */
+static edge_map edge_map_of(mh_mode mode, long long n)
+{
+    edge_map m;
+    const long long below = mh_border_index(-1, n, (int)mode), above = mh_border_index(n, n, (int)mode);
+    m.s_lo = (int)(below - mh_border_index(-2, n, (int)mode)), m.lo = (int)(below + m.s_lo);
+    m.s_hi = (int)(mh_border_index(n + 1, n, (int)mode) - above), m.hi = (int)(above - m.s_hi * n);
+    return m;
+}
+
+/* Whether float32 5 x 5 strips compute the border's outputs themselves (walk_strip's BORDERED):
+ * a bordered call on aligned rows of 5 to 2^30 - 1 (edge_map) */
+static int strips_compute_border(const mh_conv2d_args *a)
+{
+    const size_t most = ((size_t)1 << 30) - 1;
+    return a->bordered && a->krows == 5 && a->rows >= 5 && a->cols >= 5 && a->rows <= most && a->cols <= most &&
+           conv2d_rows_on_groups(a->in, a->cols, a->in_type) && conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
+}
+
 /* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
  * kernel after the walk's on the same stream, as a programmatic dependent launch: its blocks
  * start as the walk's last ones run, read their windows, and wait for the walk's grid before they
  * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100).
  * kernel NULL: the ring's kernel alone computes every output (one_kernel), launched as any kernel
- * is (its first reads are of the input, which the work before it in the stream may write). */
+ * is (its first reads are of the input, which the work before it in the stream may write).
+ * ring_kernel NULL: the kernel computes the border's outputs itself (strips_compute_border). */
 static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn kernel, size_t strip_rows,
                              ring_fn ring_kernel)
 {
@@ -632,6 +697,8 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
     /* a group of 4 elements moves as one access where every row starts aligned to one */
     p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
     p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
+    p.row_map = edge_map_of(a->mode, (long long)a->rows), p.col_map = edge_map_of(a->mode, (long long)a->cols);
+    p.border_const = a->mode == MH_MODE_CONSTANT, p.cval = a->cval;
     const walk_ring ring = kernel ? ring_of(a) : whole_image_of(a);
     const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
     return mh_per_grid_slice(a->batch, [&](size_t first, unsigned images) { /* gridDim.z (the ring's y): images */
@@ -644,7 +711,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
             kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
         }
-        if (!a->bordered || ring.per_image == 0) return MH_OK;
+        if (!a->bordered || ring.per_image == 0 || !ring_kernel) return MH_OK;
         void *args[] = {&p, (void *)&ring};
         return mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256), images, 256,
                          0, args, "conv2d_walk_ring_kernel", kernel != NULL);
@@ -670,7 +737,10 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring);
     if (a->krows == 7)
         return mh_const_ring_launch(&walk7_ring, ctx, a->filter, 7 * 7 * sizeof(float), walk7_launch, x);
-    if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
+    if (streams_strips(x)) {
+        const int border = strips_compute_border(a);
+        return launch_walk(ctx, a, walk5_strip_kernels[border][a->lpc], strip_rows_of(x), border ? NULL : ring);
+    }
     const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
                              : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
                                     : mh_walk_typed3_kernels[x->config][a->lpc];
@@ -680,7 +750,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
       "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (float32 5x5 "
-      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
+      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel, "
+      "or float32 5x5's aligned strips compute them); typed images "
       "converted as they are loaded and stored (3x3, 5x5)"},
      walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
