@@ -37,7 +37,7 @@ enum { WARPS = 4, LANES = 32, BLOCK_COLS = WARPS * LANES * 4 };
 
 /* The index i of an image of n extended by a mode, for i within K - 1 of its edges and
  * K <= n < 2^30: s_lo i + lo below 0, s_hi i + hi from n (each mode is linear there: one
- * reflection). */
+ * reflection; s_lo = s_hi, the step from one column to the next beside the image). */
 struct edge_map {
     int lo, hi, s_lo, s_hi;
 };
@@ -260,9 +260,8 @@ enum { TAPS_IN_REGISTERS = -1 };
  * BORDERED (aligned images of at least K rows and columns): the loads past the image's edges read
  * it extended by the mode (edge_map), so the strips compute the border's outputs too, summed as
  * the ring's kernel sums them (filter rows, then columns, from 0): no ring's kernel. A row's index
- * is mapped in registers, uniform across the warp; only the groups beside the image gather their
- * columns one by one. (The same loads through an out-of-line function made every load a branch
- * and a call, and the strips slower than strips and ring together.) */
+ * is mapped in registers, uniform across the warp; the groups beside the image gather their
+ * columns one by one from a first column found once a strip. */
 template <int K, int LPC, int SLOT, bool ALIGNED, bool BORDERED = false>
 struct walk_strip {
     static_assert(LPC <= 4 && K - 1 - LPC <= 4, "the window reaches one float4 to each side");
@@ -276,10 +275,15 @@ struct walk_strip {
     float4 edge, next_edge; /* lane u < K: left of the warp in the group's row u; lane 16 + u: right */
     float acc[K][4];      /* output o's 4 columns in acc[o % K] */
     float f[SLOT == TAPS_IN_REGISTERS ? K * K : 1];
+    int own_first, edge_first; /* BORDERED: beside_first of the thread's group and of its edge group */
 
     __device__ __forceinline__ walk_strip(const walk_params &params, int lane_, long long xw_, size_t oy0_)
         : p(params), lane(lane_), y0((long long)oy0_ - params.lpr), xw(xw_), ox(xw_ + 4 * lane_), oy0(oy0_)
     {
+        if constexpr (BORDERED) {
+            own_first = beside_first(ox, (long long)p.cols, p.col_map);
+            edge_first = beside_first(edge_x(), (long long)p.cols, p.col_map);
+        }
     }
 
     __device__ __forceinline__ float tap(int i, int j) const
@@ -288,46 +292,61 @@ struct walk_strip {
         else return c_walk7[SLOT][i * K + j];
     }
 
-    /* i of an image of n extended by the map; far past the edges (rows that only outputs past the
-     * strip's end read) any index inside the image */
-    static __device__ __forceinline__ long long mapped(long long i, long long n, const edge_map &m)
+    /* Row y of the image extended by the map; far past the edges (rows only outputs past the
+     * strip's end read) any row inside the image. 32-bit: rows < 2^30. */
+    static __device__ __forceinline__ int mapped_row(int y, int n, const edge_map &m)
     {
-        const long long j = i < 0 ? (long long)m.s_lo * i + m.lo : i >= n ? (long long)m.s_hi * i + m.hi : i;
-        return j < 0 ? 0 : j >= n ? n - 1 : j;
+        const int j = y < 0 ? m.s_lo * y + m.lo : y >= n ? m.s_hi * y + m.hi : y;
+        return min(max(j, 0), n - 1);
     }
 
-    __device__ __forceinline__ float4 bordered_load(long long y, long long x) const
+    /* The columns that the group of 4 from x (beside the image) reads: first, first + s, ...
+     * (s = the map's step: within K - 1 of an edge each mode maps columns x + e to c + s e), the
+     * first kept where all 4 lie inside the image (far past the edges their values go unused). */
+    static __device__ __forceinline__ int beside_first(long long x, long long n, const edge_map &m)
     {
-        const float *row = p.in + (size_t)mapped(y, (long long)p.rows, p.row_map) * p.cols;
-        const bool row_past = (unsigned long long)y >= p.rows;
-        if ((unsigned long long)x < p.cols) {
-            const float4 v = __ldg(reinterpret_cast<const float4 *>(row + x));
-            return p.border_const && row_past ? make_float4(p.cval, p.cval, p.cval, p.cval) : v;
-        }
-        if (p.border_const) return make_float4(p.cval, p.cval, p.cval, p.cval);
-        float v[4]; /* a group beside the image: wholly outside it, as rows are aligned */
-#pragma unroll
-        for (int e = 0; e < 4; ++e) v[e] = __ldg(row + mapped(x + e, (long long)p.cols, p.col_map));
-        return make_float4(v[0], v[1], v[2], v[3]);
+        const long long c = x < 0 ? (long long)m.s_lo * x + m.lo : (long long)m.s_hi * x + m.hi;
+        const long long least = m.s_lo < 0 ? 3 : 0, most = m.s_lo > 0 ? n - 4 : n - 1;
+        return (int)(c < least ? least : c > most ? most : c);
     }
 
-    __device__ __forceinline__ float4 load_at(long long y, long long x) const
+    /* BORDERED: the group of 4 from column x of row y extended by the mode; first: beside_first
+     * of x. Nothing reads a loaded value here: a select after the loads (the constant's, or
+     * between a group and a gather) made each row wait for its load, 8192^2 reflect 0.27 ms
+     * against 0.15 zero-padded; the constant is set before, and the loads skipped. */
+    __device__ __forceinline__ float4 bordered_load(long long y, long long x, int first) const
+    {
+        const int yy = mapped_row((int)y, (int)p.rows, p.row_map);
+        const float *row = p.in + (size_t)yy * p.cols;
+        const bool inside = (unsigned long long)x < p.cols;
+        float4 v = make_float4(p.cval, p.cval, p.cval, p.cval);
+        if (p.border_const && ((unsigned long long)y >= p.rows || !inside)) return v;
+        if (inside) return __ldg(reinterpret_cast<const float4 *>(row + x));
+        const int step = p.col_map.s_lo;
+        v.x = __ldg(row + first), v.y = __ldg(row + first + step);
+        v.z = __ldg(row + first + 2 * step), v.w = __ldg(row + first + 3 * step);
+        return v;
+    }
+
+    __device__ __forceinline__ float4 load_at(long long y, long long x, int first) const
     {
         if (!ALIGNED) return load4(p, y, x);
-        if constexpr (BORDERED) return bordered_load(y, x);
+        if constexpr (BORDERED) return bordered_load(y, x, first);
         if ((unsigned long long)y >= p.rows || (unsigned long long)x >= p.cols) return make_float4(0.f, 0.f, 0.f, 0.f);
         return __ldg(reinterpret_cast<const float4 *>(p.in + (size_t)y * p.cols + (size_t)x));
     }
 
-    __device__ __forceinline__ float4 load_row(int t) const { return load_at(y0 + t, ox); }
+    __device__ __forceinline__ float4 load_row(int t) const { return load_at(y0 + t, ox, own_first); }
 
     /* the edges of rows first .. first + count - 1 */
     __device__ __forceinline__ float4 load_edges(int first, int count) const
     {
         const int u = lane & 15;
         if (u >= count) return make_float4(0.f, 0.f, 0.f, 0.f);
-        return load_at(y0 + first + u, lane < 16 ? xw - 4 : xw + LANES * 4);
+        return load_at(y0 + first + u, edge_x(), edge_first);
     }
+
+    __device__ __forceinline__ long long edge_x() const { return lane < 16 ? xw - 4 : xw + LANES * 4; }
 
     __device__ __forceinline__ void store_row(size_t o, const float *v) const
     {
