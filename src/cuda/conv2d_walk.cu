@@ -35,13 +35,6 @@
 
 enum { WARPS = 4, LANES = 32, BLOCK_COLS = WARPS * LANES * 4 };
 
-/* The index i of an image of n extended by a mode, for i within K - 1 of its edges and
- * K <= n < 2^30: s_lo i + lo below 0, s_hi i + hi from n (each mode is linear there: one
- * reflection; s_lo = s_hi, the step from one column to the next beside the image). */
-struct edge_map {
-    int lo, hi, s_lo, s_hi;
-};
-
 struct walk_params {
     const float *in, *filter; /* TYPED instances: in holds in_type elements, out out_type ones */
     float *out;
@@ -49,10 +42,6 @@ struct walk_params {
     int lpr;
     int vec_in, vec_out; /* rows of in / out start aligned to 4 elements: groups of 4 move as one access */
     int in_type, out_type, in_bytes, out_bytes;
-    /* bordered strips (walk_strip's BORDERED): the image extended by the mode in their loads */
-    edge_map row_map, col_map;
-    int border_const; /* MH_MODE_CONSTANT: cval past the edges */
-    float cval;
 };
 
 /* in[y][x .. x + 3], zero outside the image; x is a multiple of 4. */
@@ -256,13 +245,8 @@ enum { TAPS_IN_REGISTERS = -1 };
 /* SLOT: the constant-memory slot holding the K x K taps (7 x 7), or TAPS_IN_REGISTERS (5 x 5).
  * ALIGNED: every row of the image and of the output starts on 16 bytes and holds a multiple of 4
  * floats, so a float4 is wholly inside or wholly outside; a load or store is then one predicate on
- * its row and column. Else each goes through load4 and store4.
- * BORDERED (aligned images of at least K rows and columns): the loads past the image's edges read
- * it extended by the mode (edge_map), so the strips compute the border's outputs too, summed as
- * the ring's kernel sums them (filter rows, then columns, from 0): no ring's kernel. A row's index
- * is mapped in registers, uniform across the warp; the groups beside the image gather their
- * columns one by one from a first column found once a strip. */
-template <int K, int LPC, int SLOT, bool ALIGNED, bool BORDERED = false>
+ * its row and column. Else each goes through load4 and store4. */
+template <int K, int LPC, int SLOT, bool ALIGNED>
 struct walk_strip {
     static_assert(LPC <= 4 && K - 1 - LPC <= 4, "the window reaches one float4 to each side");
     static_assert(SLOT == TAPS_IN_REGISTERS || K == 7, "constant memory holds 7 x 7 taps");
@@ -275,15 +259,10 @@ struct walk_strip {
     float4 edge, next_edge; /* lane u < K: left of the warp in the group's row u; lane 16 + u: right */
     float acc[K][4];      /* output o's 4 columns in acc[o % K] */
     float f[SLOT == TAPS_IN_REGISTERS ? K * K : 1];
-    int own_first, edge_first; /* BORDERED: beside_first of the thread's group and of its edge group */
 
     __device__ __forceinline__ walk_strip(const walk_params &params, int lane_, long long xw_, size_t oy0_)
         : p(params), lane(lane_), y0((long long)oy0_ - params.lpr), xw(xw_), ox(xw_ + 4 * lane_), oy0(oy0_)
     {
-        if constexpr (BORDERED) {
-            own_first = beside_first(ox, (long long)p.cols, p.col_map);
-            edge_first = beside_first(edge_x(), (long long)p.cols, p.col_map);
-        }
     }
 
     __device__ __forceinline__ float tap(int i, int j) const
@@ -292,61 +271,22 @@ struct walk_strip {
         else return c_walk7[SLOT][i * K + j];
     }
 
-    /* Row y of the image extended by the map; far past the edges (rows only outputs past the
-     * strip's end read) any row inside the image. 32-bit: rows < 2^30. */
-    static __device__ __forceinline__ int mapped_row(int y, int n, const edge_map &m)
-    {
-        const int j = y < 0 ? m.s_lo * y + m.lo : y >= n ? m.s_hi * y + m.hi : y;
-        return min(max(j, 0), n - 1);
-    }
-
-    /* The columns that the group of 4 from x (beside the image) reads: first, first + s, ...
-     * (s = the map's step: within K - 1 of an edge each mode maps columns x + e to c + s e), the
-     * first kept where all 4 lie inside the image (far past the edges their values go unused). */
-    static __device__ __forceinline__ int beside_first(long long x, long long n, const edge_map &m)
-    {
-        const long long c = x < 0 ? (long long)m.s_lo * x + m.lo : (long long)m.s_hi * x + m.hi;
-        const long long least = m.s_lo < 0 ? 3 : 0, most = m.s_lo > 0 ? n - 4 : n - 1;
-        return (int)(c < least ? least : c > most ? most : c);
-    }
-
-    /* BORDERED: the group of 4 from column x of row y extended by the mode; first: beside_first
-     * of x. Nothing reads a loaded value here: a select after the loads (the constant's, or
-     * between a group and a gather) made each row wait for its load, 8192^2 reflect 0.27 ms
-     * against 0.15 zero-padded; the constant is set before, and the loads skipped. */
-    __device__ __forceinline__ float4 bordered_load(long long y, long long x, int first) const
-    {
-        const int yy = mapped_row((int)y, (int)p.rows, p.row_map);
-        const float *row = p.in + (size_t)yy * p.cols;
-        const bool inside = (unsigned long long)x < p.cols;
-        float4 v = make_float4(p.cval, p.cval, p.cval, p.cval);
-        if (p.border_const && ((unsigned long long)y >= p.rows || !inside)) return v;
-        if (inside) return __ldg(reinterpret_cast<const float4 *>(row + x));
-        const int step = p.col_map.s_lo;
-        v.x = __ldg(row + first), v.y = __ldg(row + first + step);
-        v.z = __ldg(row + first + 2 * step), v.w = __ldg(row + first + 3 * step);
-        return v;
-    }
-
-    __device__ __forceinline__ float4 load_at(long long y, long long x, int first) const
+    __device__ __forceinline__ float4 load_at(long long y, long long x) const
     {
         if (!ALIGNED) return load4(p, y, x);
-        if constexpr (BORDERED) return bordered_load(y, x, first);
         if ((unsigned long long)y >= p.rows || (unsigned long long)x >= p.cols) return make_float4(0.f, 0.f, 0.f, 0.f);
         return __ldg(reinterpret_cast<const float4 *>(p.in + (size_t)y * p.cols + (size_t)x));
     }
 
-    __device__ __forceinline__ float4 load_row(int t) const { return load_at(y0 + t, ox, own_first); }
+    __device__ __forceinline__ float4 load_row(int t) const { return load_at(y0 + t, ox); }
 
     /* the edges of rows first .. first + count - 1 */
     __device__ __forceinline__ float4 load_edges(int first, int count) const
     {
         const int u = lane & 15;
         if (u >= count) return make_float4(0.f, 0.f, 0.f, 0.f);
-        return load_at(y0 + first + u, edge_x(), edge_first);
+        return load_at(y0 + first + u, lane < 16 ? xw - 4 : xw + LANES * 4);
     }
-
-    __device__ __forceinline__ long long edge_x() const { return lane < 16 ? xw - 4 : xw + LANES * 4; }
 
     __device__ __forceinline__ void store_row(size_t o, const float *v) const
     {
@@ -451,8 +391,8 @@ static __device__ __noinline__ void walk_strip_unaligned(const walk_params p, in
 }
 
 /* float32, K x K (5 or 7): blockIdx.x a group of up to 4 warps of 128 columns, blockIdx.y a strip
- * of strip_shape<K>::ROWS rows, blockIdx.z the image. BORDERED: aligned images only. */
-template <int K, int LPC, int SLOT, bool BORDERED = false>
+ * of strip_shape<K>::ROWS rows, blockIdx.z the image. */
+template <int K, int LPC, int SLOT>
 static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_walk_strip_kernel(walk_params p)
 {
     mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
@@ -461,8 +401,7 @@ static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_wa
     p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
     const long long xw = (long long)((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4);
     const size_t oy0 = (size_t)blockIdx.y * strip_shape<K>::ROWS;
-    if constexpr (BORDERED) walk_strip<K, LPC, SLOT, true, true>(p, lane, xw, oy0).run();
-    else if (p.vec_in && p.vec_out) walk_strip<K, LPC, SLOT, true>(p, lane, xw, oy0).run();
+    if (p.vec_in && p.vec_out) walk_strip<K, LPC, SLOT, true>(p, lane, xw, oy0).run();
     else walk_strip_unaligned<K, LPC, SLOT>(p, lane, xw, oy0);
 }
 
@@ -581,12 +520,12 @@ static const int rows_per_thread[] = {8, 4, 16, 32};
  * MH_WALK_TYPED_UNIT set to 3 or 5 and build the typed instances of that size; this unit builds
  * the float32 ones, 7 x 7's and the host code.
  * [K 3 / 5][config][column anchor]; 5 x 5 at 32 rows spills registers and is not built, nor is
- * float32 5 x 5 in [0] (its strips are streamed). Streamed strips: 5 x 5 [bordered][column anchor],
+ * float32 5 x 5 in [0] (its strips are streamed). Streamed strips: 5 x 5 [column anchor],
  * 7 x 7 [column anchor - 2][constant-memory slot]. */
 static_assert(MH_CONST_RING_SLOTS == 3, "one 7 x 7 instance a slot");
 #define MH_WALK7(LPC) \
     {conv2d_walk_strip_kernel<7, LPC, 0>, conv2d_walk_strip_kernel<7, LPC, 1>, conv2d_walk_strip_kernel<7, LPC, 2>}
-#define MH_WALK5_STRIP(LPC, B) conv2d_walk_strip_kernel<5, LPC, TAPS_IN_REGISTERS, B>
+#define MH_WALK5_STRIP(LPC) conv2d_walk_strip_kernel<5, LPC, TAPS_IN_REGISTERS>
 extern const kernel_fn mh_walk_typed3_kernels[4][5], mh_walk_typed5_kernels[4][5];
 extern const ring_fn mh_walk_typed3_ring_kernel, mh_walk_typed5_ring_kernel, mh_walk7_ring_kernel;
 extern const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS];
@@ -598,11 +537,8 @@ const kernel_fn mh_walk_typed5_kernels[4][5] = MH_WALK_ALL_5(true);
 const ring_fn mh_walk_typed5_ring_kernel = conv2d_walk_ring_kernel<5, true>;
 #else
 static const kernel_fn float_kernels[2][4][5] = {MH_WALK_ALL_3(false), MH_WALK_ALL_5_STREAMED(false)};
-static const kernel_fn walk5_strip_kernels[2][5] = { /* [bordered][column anchor] */
-    {MH_WALK5_STRIP(0, false), MH_WALK5_STRIP(1, false), MH_WALK5_STRIP(2, false), MH_WALK5_STRIP(3, false),
-     MH_WALK5_STRIP(4, false)},
-    {MH_WALK5_STRIP(0, true), MH_WALK5_STRIP(1, true), MH_WALK5_STRIP(2, true), MH_WALK5_STRIP(3, true),
-     MH_WALK5_STRIP(4, true)}};
+static const kernel_fn walk5_strip_kernels[5] = {MH_WALK5_STRIP(0), MH_WALK5_STRIP(1), MH_WALK5_STRIP(2),
+                                                  MH_WALK5_STRIP(3), MH_WALK5_STRIP(4)};
 static const ring_fn float_ring_kernels[2] = {conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>};
 const ring_fn mh_walk7_ring_kernel = conv2d_walk_ring_kernel<7, false>;
 const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
@@ -678,32 +614,12 @@ static int one_kernel(const mh_conv2d_args *a)
     return a->bordered && a->batch * a->out_rows * a->out_cols <= (size_t)ONE_KERNEL_MAX_OUTPUTS;
 }
 
-/* The mode's map near the edges of an image of n (n >= K), read off mh_border_index itself */
-static edge_map edge_map_of(mh_mode mode, long long n)
-{
-    edge_map m;
-    const long long below = mh_border_index(-1, n, (int)mode), above = mh_border_index(n, n, (int)mode);
-    m.s_lo = (int)(below - mh_border_index(-2, n, (int)mode)), m.lo = (int)(below + m.s_lo);
-    m.s_hi = (int)(mh_border_index(n + 1, n, (int)mode) - above), m.hi = (int)(above - m.s_hi * n);
-    return m;
-}
-
-/* Whether float32 5 x 5 strips compute the border's outputs themselves (walk_strip's BORDERED):
- * a bordered call on aligned rows of 5 to 2^30 - 1 (edge_map) */
-static int strips_compute_border(const mh_conv2d_args *a)
-{
-    const size_t most = ((size_t)1 << 30) - 1;
-    return a->bordered && a->krows == 5 && a->rows >= 5 && a->cols >= 5 && a->rows <= most && a->cols <= most &&
-           conv2d_rows_on_groups(a->in, a->cols, a->in_type) && conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
-}
-
 /* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
  * kernel after the walk's on the same stream, as a programmatic dependent launch: its blocks
  * start as the walk's last ones run, read their windows, and wait for the walk's grid before they
  * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100).
  * kernel NULL: the ring's kernel alone computes every output (one_kernel), launched as any kernel
- * is (its first reads are of the input, which the work before it in the stream may write).
- * ring_kernel NULL: the kernel computes the border's outputs itself (strips_compute_border). */
+ * is (its first reads are of the input, which the work before it in the stream may write). */
 static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn kernel, size_t strip_rows,
                              ring_fn ring_kernel)
 {
@@ -716,8 +632,6 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
     /* a group of 4 elements moves as one access where every row starts aligned to one */
     p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
     p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
-    p.row_map = edge_map_of(a->mode, (long long)a->rows), p.col_map = edge_map_of(a->mode, (long long)a->cols);
-    p.border_const = a->mode == MH_MODE_CONSTANT, p.cval = a->cval;
     const walk_ring ring = kernel ? ring_of(a) : whole_image_of(a);
     const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
     return mh_per_grid_slice(a->batch, [&](size_t first, unsigned images) { /* gridDim.z (the ring's y): images */
@@ -730,7 +644,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
             kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
         }
-        if (!a->bordered || ring.per_image == 0 || !ring_kernel) return MH_OK;
+        if (!a->bordered || ring.per_image == 0) return MH_OK;
         void *args[] = {&p, (void *)&ring};
         return mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256), images, 256,
                          0, args, "conv2d_walk_ring_kernel", kernel != NULL);
@@ -756,10 +670,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring);
     if (a->krows == 7)
         return mh_const_ring_launch(&walk7_ring, ctx, a->filter, 7 * 7 * sizeof(float), walk7_launch, x);
-    if (streams_strips(x)) {
-        const int border = strips_compute_border(a);
-        return launch_walk(ctx, a, walk5_strip_kernels[border][a->lpc], strip_rows_of(x), border ? NULL : ring);
-    }
+    if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
     const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
                              : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
                                     : mh_walk_typed3_kernels[x->config][a->lpc];
@@ -769,8 +680,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
       "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (float32 5x5 "
-      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel, "
-      "or float32 5x5's aligned strips compute them); typed images "
+      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
       "converted as they are loaded and stored (3x3, 5x5)"},
      walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
