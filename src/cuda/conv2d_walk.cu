@@ -20,8 +20,9 @@
  * Boundary modes (mh_conv2d_mode): the kernel pads with zeros, which is right for every output
  * whose window lies inside the image; a second kernel then recomputes the ring of outputs whose
  * window meets the border (K - 1 rows and columns an image at most), mapping each index by the
- * mode, in the same order of operations. On a small image (ONE_KERNEL_MAX_OUTPUTS), where a
- * call's cost is its launches, that second kernel alone computes every output. The walking
+ * mode, in the same order of operations (the streamed strips below compute it in their own
+ * blocks: strip_ring). On a small image (ONE_KERNEL_MAX_OUTPUTS), where a call's cost is its
+ * launches, that second kernel alone computes every output. The walking
  * kernel keeps its registers: a mapping in its loads slowed zero-padded 3 x 3 from 0.185 to
  * 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at 0.36-0.38 ms (its 120
  * registers and the mapping's). */
