@@ -34,7 +34,8 @@ own library.
 
 What scipy.ndimage takes and this module does not (each refused with a message that says so,
 never computed differently): float64 and 32- and 64-bit integer arrays, weights with a side above
-255 for correlate and convolve, complex data.
+255 for correlate and convolve, complex128 data. Complex64 input or complex weights (NumPy and
+CuPy arrays) run as real filters of their parts (_complex.py), as in scipy.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
@@ -45,7 +46,7 @@ import math
 
 import numpy as np
 
-from . import _arrays, _fast
+from . import _arrays, _complex, _fast
 from ._interop import accepts_foreign_arrays
 from ._call import DEFAULT_PRECISION, Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, \
     mode_arg as _mode_arg, origin_list as _origin_list
@@ -593,6 +594,7 @@ def _call_weights(weights_from, given, src):
 
 @_fast.entry("weights")
 @accepts_foreign_arrays
+@_complex.by_parts(1, conjugate=True)
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
               device=None, context=None, precision="per-element"):
     """scipy.ndimage.correlate: out[p] = sum_i X[p + i - (k // 2 + origin)] * weights[i] over the
@@ -608,6 +610,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
 
 @_fast.entry("weights")
 @accepts_foreign_arrays
+@_complex.by_parts(1)
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
              device=None, context=None, precision="per-element"):
     """scipy.ndimage.convolve: correlate with the weights reversed along each axis (and each
@@ -635,6 +638,7 @@ def _weights1d(weights):
 
 @_fast.entry("weights")
 @accepts_foreign_arrays
+@_complex.by_parts(1, conjugate=True)
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                 device=None, context=None):
     """scipy.ndimage.correlate1d along any axis of an array of any rank: every line along `axis`
@@ -700,6 +704,7 @@ def _content_key(weights):
 
 
 @accepts_foreign_arrays
+@_complex.by_parts(1)
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                device=None, context=None):
     """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and the origin mirrored);
@@ -1105,6 +1110,7 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
 
 @_fast.entry()
 @accepts_foreign_arrays
+@_complex.by_parts()
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
                       radius=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter1d: order 0 (smoothing) or a derivative of any order, radius
@@ -1118,6 +1124,7 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
 
 @_fast.entry()
 @accepts_foreign_arrays
+@_complex.by_parts()
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
                     axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_filter: one gaussian_filter1d per axis (every axis, or `axes`); sigma,
@@ -1170,6 +1177,7 @@ def _integer_output(output, src):
 
 @_fast.entry()
 @accepts_foreign_arrays
+@_complex.by_parts()
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.uniform_filter1d: the mean over `size` samples along `axis`."""
@@ -1182,6 +1190,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 
 @_fast.entry()
 @accepts_foreign_arrays
+@_complex.by_parts()
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
                    device=None, context=None):
     """scipy.ndimage.uniform_filter: one uniform_filter1d per axis (every axis, or `axes`; an axis
@@ -1225,6 +1234,7 @@ def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, dev
 
 @_fast.entry()
 @accepts_foreign_arrays
+@_complex.by_parts()
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.sobel: the central difference along `axis`, smoothed by [1, 2, 1] across it."""
     return _derivative_and_smooth(input, axis, output, mode, cval, SOBEL_SMOOTH, variant, device, context)
@@ -1232,6 +1242,7 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="aut
 
 @_fast.entry()
 @accepts_foreign_arrays
+@_complex.by_parts()
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
     """scipy.ndimage.prewitt: the central difference along `axis`, smoothed by [1, 1, 1] across it."""
     return _derivative_and_smooth(input, axis, output, mode, cval, PREWITT_SMOOTH, variant, device, context)
@@ -1257,6 +1268,7 @@ def _sum_over_axes(input, output, count, term):
 
 @_fast.entry()
 @accepts_foreign_arrays
+@_complex.by_parts()
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.laplace: the sum of [1, -2, 1] along each axis (every axis, or `axes`; mode
     one for all or one an axis filtered); on an image (2-D) both terms in one call (sepfilter's
@@ -1276,6 +1288,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant=
 
 
 @accepts_foreign_arrays
+@_complex.by_parts()
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, variant="auto", device=None,
                      context=None, **kwargs):
     """scipy.ndimage.gaussian_laplace: the sum over the filtered axes (every axis, or `axes`) of the

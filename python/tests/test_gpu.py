@@ -288,6 +288,27 @@ def test_ndimage_on_device_arrays(kind, rng):
         np.testing.assert_array_equal(kind.get(got), mnd.gaussian_laplace(x, (1.3, 0.9), mode=mode, cval=0.5))
 
 
+def test_ndimage_complex_on_device_arrays(kind, rng):
+    """complex64 data on the device: real filters of its parts, the result the same kind of
+    complex array on the same device; against scipy in complex128."""
+    import scipy.ndimage as nd
+    from memhier import ndimage as mnd
+    x = (rng.standard_normal((60, 70)) + 1j * rng.standard_normal((60, 70))).astype(np.complex64)
+    w = (rng.standard_normal((3, 5)) + 1j * rng.standard_normal((3, 5))).astype(np.complex64)
+    d = kind.put(x)
+    if kind.name == "torch":  # complex data from NumPy and CuPy arrays only: PyTorch's refused, naming it
+        for weights in (w, w.real):
+            with pytest.raises(memhier.Unsupported, match="input"):
+                mnd.correlate(d, weights)
+        return
+    for got, want in ((mnd.correlate(d, w, mode="constant", cval=1 - 1j),
+                       nd.correlate(x.astype(np.complex128), w, mode="constant", cval=1 - 1j)),
+                      (mnd.convolve(d, kind.put(w)), nd.convolve(x.astype(np.complex128), w)),
+                      (mnd.gaussian_filter(d, 1.5), nd.gaussian_filter(x.astype(np.complex128), 1.5))):
+        assert kind.is_mine(got) and kind.device_of(got) == kind.device_of(d) and got.dtype == x.dtype
+        np.testing.assert_allclose(kind.get(got), want, rtol=1e-5, atol=1e-5 * 4 * np.abs(w).sum())
+
+
 def test_ndimage_kept_plans_follow_the_weights(kind, rng):
     """A loop of correlate calls keeps its plan: device weights changed in place between calls,
     NumPy weights changed in place, and a call on another stream each get this call's filter."""

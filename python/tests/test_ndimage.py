@@ -1207,3 +1207,56 @@ def test_cuda_array_interface_and_dlpack_device_arrays(rng):
     out = cupy.zeros_like(x)
     mnd.uniform_filter(CudaArrayInterfaceOnly(x), 3, CudaArrayInterfaceOnly(out))
     np.testing.assert_array_equal(cupy.asnumpy(out), cupy.asnumpy(mnd.uniform_filter(x, 3)))
+
+
+# ---- complex data: real filters of the parts (memhier/_complex.py) ----
+
+def _complex(rng, shape, dtype=np.complex64):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "constant", "wrap"])
+def test_complex_input_and_weights(rng, mode):
+    """complex64 input, weights or both against scipy in complex128: correlate conjugates its
+    weights, convolve does not; a complex cval's parts go to the input's parts; every function
+    that takes complex input in scipy takes it here."""
+    x, xr = _complex(rng, (23, 31)), rng.standard_normal((23, 31)).astype(np.float32)
+    w, w1 = _complex(rng, (3, 4)), _complex(rng, (5,))
+    cval = (0.5 - 2j) if mode == "constant" else 0.0
+    wide = dict(mode=mode, cval=cval)
+    for f, data, weights in (("correlate", x, w), ("convolve", x, w), ("correlate", xr, w), ("correlate", x, w.real),
+                             ("correlate1d", x, w1), ("convolve1d", x, w1), ("correlate1d", xr, w1)):
+        kw = wide if np.iscomplexobj(data) else dict(mode=mode, cval=0.5)
+        got = getattr(mnd, f)(data, weights, **kw)
+        want = getattr(nd, f)(data.astype(np.result_type(data, np.complex128)), weights.astype(np.complex128), **kw)
+        assert got.dtype == np.complex64, f
+        scale = np.abs(weights).sum() * (np.abs(data).max() + abs(cval)) * 4
+        close_to_scipy(got.real, want.real, scale, f"{f} real part")
+        close_to_scipy(got.imag, want.imag, scale, f"{f} imaginary part")
+    for f, args in (("gaussian_filter", (1.5,)), ("gaussian_filter1d", (2.0,)), ("uniform_filter", (3,)),
+                    ("uniform_filter1d", (4,)), ("sobel", ()), ("prewitt", ()), ("laplace", ()),
+                    ("gaussian_laplace", (1.2,))):
+        got, want = getattr(mnd, f)(x, *args, **wide), getattr(nd, f)(x.astype(np.complex128), *args, **wide)
+        close_to_scipy(got.real, want.real, 20 * (np.abs(x).max() + abs(cval)), f"{f} real part")
+        close_to_scipy(got.imag, want.imag, 20 * (np.abs(x).max() + abs(cval)), f"{f} imaginary part")
+
+
+def test_complex_outputs_and_refusals(rng):
+    """scipy's output rules for complex data: a complex array written in place, a real dtype
+    promoted with scipy's warning, a real array or a real dtype's name refused; complex128 data,
+    and a complex cval on a real input, refused naming them."""
+    x, w = _complex(rng, (9, 11)), _complex(rng, (3, 3))
+    out = np.zeros(x.shape, np.complex64)
+    assert mnd.correlate(x, w, output=out) is out
+    np.testing.assert_array_equal(out, mnd.correlate(x, w))
+    with pytest.warns(UserWarning, match="promoting specified output dtype to complex"):
+        assert mnd.correlate(x, w, output=np.float32).dtype == np.complex64
+    for bad in ("float32", np.zeros(x.shape, np.float32)):
+        with pytest.raises(RuntimeError, match="output"):
+            mnd.correlate(x, w, output=bad)
+    with pytest.raises(memhier.Unsupported, match="input: dtype complex128"):
+        mnd.correlate(x.astype(np.complex128), w)
+    with pytest.raises(memhier.Unsupported, match="output: dtype complex128"):
+        mnd.correlate(x, w, output=np.complex128)
+    with pytest.raises(ValueError, match="cval"):
+        mnd.correlate(x.real.copy(), w, mode="constant", cval=1j)
