@@ -1,5 +1,6 @@
-"""memhier.histogram: numpy.histogram for float32 data, its counts exactly (mh_histogram_float
-and mh_histogram_edges, include/memhier.h).
+"""memhier.histogram: numpy.histogram for float32 data and 8- and 16-bit integers, its counts
+exactly (mh_histogram_float and mh_histogram_edges; 8-bit data mh_histogram_bytes, folded;
+include/memhier.h).
 
 How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as numpy counts it"):
 - an int with a range: uniform bins, the library computing numpy's float32 edges itself;
@@ -179,10 +180,80 @@ def weighted_sums(a, weights, bins, range=None, variant="auto"):
     return _weighted(ai, wi, bin_edges.size - 1, edges32, lo, hi, variant, None, None), bin_edges.copy()
 
 
+SMALL_INTEGERS = {np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.uint16), np.dtype(np.int16)}
+
+
+def _small_integers(a, weights, bins, range_, density, variant, device, context):
+    """numpy.histogram of 8- and 16-bit integers, or None for other data. numpy's edges for the
+    data (_integer_edges) are handed on as explicit edges: each value is exact in float32, so the
+    data converted to float32 give numpy's counts on the float path (a variant named: that float
+    row); unweighted 8-bit NumPy and CuPy data under auto instead take the byte histogram (256
+    counts, at the copy floor) folded into the bins (_folded)."""
+    op = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
+    if not isinstance(op.dtype, np.dtype) or op.dtype not in SMALL_INTEGERS:
+        return None
+    if op.dtype.itemsize == 1 and weights is None and variant == "auto" and op.kind != "torch" and op.contiguous:
+        return _folded(op, _integer_edges(op, op, bins, range_), density, variant, device, context)
+    with on_device(op):  # PyTorch's min and max skip some integer types: read them from the floats
+        x = op.obj.to(_arrays._torch().float32) if op.kind == "torch" else op.obj.astype(np.float32)
+    edges = _integer_edges(op, _arrays.Operand(x, "a"), bins, range_)
+    return histogram(x, edges, None, weights, density, variant, device, context)
+
+
+def _integer_edges(op, same_values, bins, range_):
+    """numpy's edges for integer data (op): from the data (a string), its min and max (a count
+    without a range, in the data's dtype as numpy takes them; read from same_values, op or its
+    float32 copy), the range, or the edges given."""
+    if isinstance(bins, str):
+        return np.histogram_bin_edges(_to_host(same_values).ravel().astype(op.dtype), bins, range_)
+    if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
+        n = int_arg("bins", bins, 1, MAX_BINS)
+        if range_ is not None or op.size == 0:
+            return np.histogram_bin_edges(np.empty(0, op.dtype), n, range_)
+        return np.histogram_bin_edges(np.array(_data_min_max(same_values)).astype(op.dtype), n)
+    return _explicit(bins)
+
+
+def _folded(op, edges, density, variant, device, context):
+    """The byte histogram of 8-bit data folded into numpy's bins: each bin gathers a run of
+    consecutive values (bins are intervals), so its count is a difference of the prefix sums of
+    the 256 counts in the values' order (int8: bytes 128-255 first)."""
+    starts, ends = _byte_runs(op.dtype.str, edges.dtype.str, edges.tobytes())
+    data = op.obj.view(np.uint8) if op.dtype == np.int8 else op.obj
+    by_byte = _ops.histogram_bytes(data, variant=variant, device=device, context=context)
+    xp = np if op.kind == "numpy" else _arrays._cupy()
+    with on_device(op):
+        ordered = xp.roll(by_byte, 128) if op.dtype == np.int8 else by_byte
+        prefix = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(ordered.astype(np.int64))])
+        counts = prefix[on_kind(ends, op)] - prefix[on_kind(starts, op)]
+    edges_out = _edges_like(op, edges)
+    if not density:
+        return counts, edges_out
+    widths = _like(op, np.diff(edges).astype(float))
+    return counts / widths / counts.sum(), edges_out
+
+
+@functools.lru_cache(maxsize=64)
+def _byte_runs(dtype, edges_dtype, edges_bytes):
+    """Each bin's first and end index among the 256 values of dtype in order: numpy's own
+    histogram of the 256 values with the edges counts each bin's run, and its sums of the values'
+    indices place it (a run of c from i sums c i + c (c - 1) / 2)."""
+    values = np.arange(256, dtype=np.uint8) if dtype == "|u1" else np.arange(-128, 128, dtype=np.int8)
+    edges = np.frombuffer(edges_bytes, np.dtype(edges_dtype))
+    counts, _ = np.histogram(values, edges)
+    sums, _ = np.histogram(values, edges, weights=np.arange(256, dtype=np.float64))
+    c = counts.astype(np.int64)
+    starts = ((sums - c * (c - 1) / 2) / np.maximum(c, 1)).astype(np.int64)
+    ends = starts + c
+    starts.flags.writeable, ends.flags.writeable = False, False
+    return starts, ends
+
+
 @_fast.entry()
 def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto", device=None, context=None):
-    """numpy.histogram(a, bins, range, density=density) for float32 data, any shape (flattened),
-    NumPy, CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
+    """numpy.histogram(a, bins, range, density=density) for float32 data and 8- and 16-bit
+    integers (numpy's float64 edges for them, _small_integers), any shape (flattened), NumPy,
+    CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
     with density=True), both as a's kind on its device. bins: a count (1 .. 2^20), a string
     numpy.histogram_bin_edges knows (computed from the data on the host), or increasing edges.
     Values outside the edges and NaN are not counted, as numpy leaves them out. weights (float32,
@@ -192,6 +263,9 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     without a range and a string need the data's min and max (or the data) on the host to make
     numpy's edges: those calls wait for the caller's stream; a count with a range and explicit
     edges do not."""
+    small = _small_integers(a, weights, bins, range, density, variant, device, context)
+    if small is not None:
+        return small
     ai = _arrays.operand(a, "a", "float32")
     wi = None if weights is None else _ops._weights_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)

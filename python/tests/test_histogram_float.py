@@ -212,3 +212,57 @@ def test_dask_histogram_is_numpys(rng):
         np.testing.assert_array_equal(e, want_edges)
     with pytest.raises(ValueError, match="range: needed"):
         mdask.histogram(da.from_array(x, chunks=(70, 50)), 10)
+
+
+# ---- 8- and 16-bit integers: numpy's float64 edges, the byte histogram folded for 8 bits ----
+
+SMALL_INTEGERS = [np.uint8, np.int8, np.uint16, np.int16]
+
+
+def integer_cases(rng, dtype):
+    info = np.iinfo(dtype)
+    full = rng.integers(info.min, info.max + 1, 20_011).astype(dtype)
+    for what, bins, range_ in (("10 bins, the data's range", 10, None), ("256 bins, (0, 256)", 256, (0, 256)),
+                               ("7 bins, (3.5, 200.25)", 7, (3.5, 200.25)), ("300 bins past the type", 300, (-1e3, 1e3)),
+                               ("an empty range, widened", 5, (7, 7)), ("explicit edges", [-5, 0, 1, 2, 50, 127.5, 300], None),
+                               ("integer edges", np.array([-128, -1, 0, 1, 255]), None), ("'auto'", "auto", None),
+                               ("'fd'", "fd", None), ("one bin", 1, None)):
+        yield f"{np.dtype(dtype).name} {what}", full, bins, range_
+    yield f"{np.dtype(dtype).name} constant data", np.full(100, 7, dtype), 5, None
+    yield f"{np.dtype(dtype).name} empty", np.zeros(0, dtype), 5, None
+    yield f"{np.dtype(dtype).name} 2-D, its own range", full[:600].reshape(20, 30), 9, None
+
+
+@pytest.mark.parametrize("dtype", SMALL_INTEGERS)
+def test_small_integer_histograms_are_numpys(rng, dtype):
+    """8- and 16-bit data: counts and edges (float64) equal numpy's for every form of bins, also
+    under a named float row (the data converted to float32) and with density; weights summed as
+    the float path sums them."""
+    for what, x, bins, range_ in integer_cases(rng, dtype):
+        want = np.histogram(x, bins, range_)
+        compare(memhier.histogram(x, bins, range_), want, what)
+        compare(memhier.histogram(x, bins, range_, variant="cpu-omp"), want, f"cpu-omp {what}")
+        if x.size:
+            got, edges = memhier.histogram(x, bins, range_, density=True)
+            np.testing.assert_allclose(got, np.histogram(x, bins, range_, density=True)[0], rtol=1e-12, err_msg=what)
+    x = rng.integers(0, 200, 5000).astype(dtype)
+    w = rng.random(5000).astype(np.float32)
+    got, edges = memhier.histogram(x, 13, weights=w)
+    want, want_edges = np.histogram(x, 13, weights=w)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_array_equal(edges, want_edges)
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+@pytest.mark.parametrize("kind", ["cupy", "torch"])
+def test_small_integer_histograms_are_numpys_gpu(rng, kind):
+    if kind == "cupy":
+        cp = pytest.importorskip("cupy")
+        put, get = cp.asarray, cp.asnumpy
+    else:
+        torch = pytest.importorskip("torch")
+        put, get = (lambda a: torch.as_tensor(a, device="cuda")), (lambda t: t.cpu().numpy())
+    for dtype in SMALL_INTEGERS:
+        for what, x, bins, range_ in integer_cases(rng, dtype):
+            h, e = memhier.histogram(put(x), bins, range_)
+            compare((get(h), get(e)), np.histogram(x, bins, range_), f"{kind} {what}")
