@@ -1,6 +1,6 @@
-"""memhier.histogram: numpy.histogram for float32 data and 8- and 16-bit integers, its counts
-exactly (mh_histogram_float and mh_histogram_edges; 8-bit data mh_histogram_bytes, folded;
-include/memhier.h).
+"""memhier.histogram: numpy.histogram for float32 data and integers of every width and float64,
+its counts exactly (mh_histogram_float and mh_histogram_edges; 8-bit data mh_histogram_bytes,
+folded; wider data searched and counted by mh_histogram; include/memhier.h).
 
 How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as numpy counts it"):
 - an int with a range: uniform bins, the library computing numpy's float32 edges itself;
@@ -181,6 +181,47 @@ def weighted_sums(a, weights, bins, range=None, variant="auto"):
 
 
 SMALL_INTEGERS = {np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.uint16), np.dtype(np.int16)}
+WIDE = {np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64, np.float64)}
+
+
+def _wide(a, weights, bins, range_, density, variant, device, context):
+    """numpy.histogram of 32- and 64-bit integers and float64 (NumPy and CuPy data), or None for
+    other data: each value's bin found by a search of numpy's edges in the dtype numpy compares
+    them in (v in bin i where edges[i] <= v < edges[i + 1], the last bin closed; outside and NaN:
+    none), then the bins counted by memhier.bincount. numpy's uniform bins agree: its index
+    arithmetic is corrected against the same edges."""
+    op = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
+    if not isinstance(op.dtype, np.dtype) or op.dtype not in WIDE or op.kind == "torch":
+        return None
+    edges = _integer_edges(op, op, bins, range_, _native_min_max)
+    n = edges.size - 1
+    if n < 1:
+        return _like(op, np.zeros(0, np.int64 if weights is None else np.float32)), _edges_like(op, edges)
+    xp = np if op.kind == "numpy" else _arrays._cupy()
+    common = np.result_type(op.dtype, edges.dtype)
+    with on_device(op):
+        v = op.obj.ravel().astype(common)
+        e = on_kind(np.ascontiguousarray(edges, dtype=common), op)
+        at = xp.searchsorted(e, v, side="right") - 1
+        at = xp.where(v == e[-1], n - 1, at)
+        at = xp.where((at >= 0) & (at < n), at, -1).astype(np.int32)
+    if weights is None:
+        counts = _ops.bincount(at, n, variant=variant, device=device, context=context).astype(np.int64)
+    else:
+        sums = _ops.bincount(at, n, weights, variant=variant, device=device, context=context)
+        counts = sums if density else sums.astype(np.float32)
+    edges_out = _edges_like(op, edges)
+    if not density:
+        return counts, edges_out
+    widths = _like(op, np.diff(edges).astype(float))
+    return counts / widths / counts.sum(), edges_out
+
+
+def _native_min_max(op):
+    """The data's min and max in its own dtype (NaN where it holds one), read on the device."""
+    if op.kind == "numpy":
+        return op.obj.min(), op.obj.max()
+    return op.obj.min().get()[()], op.obj.max().get()[()]
 
 
 def _small_integers(a, weights, bins, range_, density, variant, device, context):
@@ -193,24 +234,24 @@ def _small_integers(a, weights, bins, range_, density, variant, device, context)
     if not isinstance(op.dtype, np.dtype) or op.dtype not in SMALL_INTEGERS:
         return None
     if op.dtype.itemsize == 1 and weights is None and variant == "auto" and op.kind != "torch" and op.contiguous:
-        return _folded(op, _integer_edges(op, op, bins, range_), density, variant, device, context)
+        return _folded(op, _integer_edges(op, op, bins, range_, _data_min_max), density, variant, device, context)
     with on_device(op):  # PyTorch's min and max skip some integer types: read them from the floats
         x = op.obj.to(_arrays._torch().float32) if op.kind == "torch" else op.obj.astype(np.float32)
-    edges = _integer_edges(op, _arrays.Operand(x, "a"), bins, range_)
+    edges = _integer_edges(op, _arrays.Operand(x, "a"), bins, range_, _data_min_max)
     return histogram(x, edges, None, weights, density, variant, device, context)
 
 
-def _integer_edges(op, same_values, bins, range_):
-    """numpy's edges for integer data (op): from the data (a string), its min and max (a count
-    without a range, in the data's dtype as numpy takes them; read from same_values, op or its
-    float32 copy), the range, or the edges given."""
+def _integer_edges(op, same_values, bins, range_, min_max):
+    """numpy's edges for op's data: from the data (a string), its min and max (a count without a
+    range, in the data's dtype as numpy takes them; min_max(same_values), op or a float32 copy
+    that holds its values exactly), the range, or the edges given."""
     if isinstance(bins, str):
         return np.histogram_bin_edges(_to_host(same_values).ravel().astype(op.dtype), bins, range_)
     if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
         n = int_arg("bins", bins, 1, MAX_BINS)
         if range_ is not None or op.size == 0:
             return np.histogram_bin_edges(np.empty(0, op.dtype), n, range_)
-        return np.histogram_bin_edges(np.array(_data_min_max(same_values)).astype(op.dtype), n)
+        return np.histogram_bin_edges(np.array(min_max(same_values)).astype(op.dtype), n)
     return _explicit(bins)
 
 
@@ -251,9 +292,9 @@ def _byte_runs(dtype, edges_dtype, edges_bytes):
 
 @_fast.entry()
 def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto", device=None, context=None):
-    """numpy.histogram(a, bins, range, density=density) for float32 data and 8- and 16-bit
-    integers (numpy's float64 edges for them, _small_integers), any shape (flattened), NumPy,
-    CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
+    """numpy.histogram(a, bins, range, density=density) for float32 data, 8- and 16-bit integers
+    (numpy's float64 edges for them, _small_integers) and, on NumPy and CuPy, 32- and 64-bit
+    integers and float64 (_wide), any shape (flattened), NumPy, CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
     with density=True), both as a's kind on its device. bins: a count (1 .. 2^20), a string
     numpy.histogram_bin_edges knows (computed from the data on the host), or increasing edges.
     Values outside the edges and NaN are not counted, as numpy leaves them out. weights (float32,
@@ -263,9 +304,10 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     without a range and a string need the data's min and max (or the data) on the host to make
     numpy's edges: those calls wait for the caller's stream; a count with a range and explicit
     edges do not."""
-    small = _small_integers(a, weights, bins, range, density, variant, device, context)
-    if small is not None:
-        return small
+    for route in (_small_integers, _wide):
+        routed = route(a, weights, bins, range, density, variant, device, context)
+        if routed is not None:
+            return routed
     ai = _arrays.operand(a, "a", "float32")
     wi = None if weights is None else _ops._weights_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)

@@ -9,6 +9,7 @@ import numpy as np
 from . import _arrays, _fast
 from ._call import DEFAULT_PRECISION, Call, cval_arg, in_place, int_arg, mode_arg, origin_list, pad_arg, \
     variant_arg
+from ._convert import on_device
 from ._native import lib, check, InvalidArgument
 
 F32 = "float32"
@@ -220,9 +221,12 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     large ones). weights (float32, the values' shape): numpy.bincount(values, weights,
     minlength=bins), the weights summed in double into float64 (mh_histogram_weighted; the
     `weighted` row adds in a fixed order: the same bits every run). return_outside=True also
-    returns how many values (or how much weight) fell outside. Float data: memhier.histogram."""
-    vi = _arrays.operand(values, "values", "int32")
+    returns how many values (or how much weight) fell outside. Integers of other dtypes (NumPy and
+    CuPy: numpy's int64 among them) are counted alike, at full width (_as_bin_indices). Float data:
+    memhier.histogram."""
     bins = histogram_bins(bins)
+    indices = _as_bin_indices(values, bins)
+    vi = _arrays.operand(indices, "values", "int32")
     n = vi.size
     wi = None if weights is None else _weights_of(weights, vi)
     call = Call([vi] + ([wi] if wi is not None else []), device, context)
@@ -236,10 +240,24 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
         status = lib.mh_histogram_weighted(call.ctx, variant_arg(variant), 0, data, call.ptr(wi) if n else None, n, bins,
                                            0.0, 0.0, None, call.out_ptr(os_), call.out_ptr(outside))
     call.run(status)
-    if wi is None and not return_outside and n:
+    if wi is None and not return_outside and n and indices is values:  # a replay reads the values given
         _offer(out, vi, device, context, DEFAULT_PRECISION, "BINCOUNT", lib.mh_histogram, variant_arg(variant),
                (1, n, 0), os_, weights=False, kernel=(0, bins, 0, 0.0, 0, 0))
     return _histogram_result(os_, outside, return_outside)
+
+
+def _as_bin_indices(values, bins):
+    """Integer values of a dtype other than int32 (NumPy or CuPy) as int32 bin indices, -1 for
+    each value outside [0, bins) (compared at the values' full width); anything else as given."""
+    op = values if isinstance(values, _arrays.Operand) else _arrays.Operand(values, "values")
+    if not isinstance(op.dtype, np.dtype) or op.dtype.kind not in "iu" or op.dtype == np.int32 or op.kind == "torch":
+        return values
+    inside = op.obj < bins
+    if op.dtype.kind == "i":
+        inside &= op.obj >= 0
+    xp = np if op.kind == "numpy" else _arrays._cupy()
+    with on_device(op):
+        return xp.where(inside, op.obj.astype(np.int64), -1).astype(np.int32)
 
 
 def histogram_bytes(data, lo=0, hi=255, width=1, variant="auto", out=None, return_outside=False, device=None,

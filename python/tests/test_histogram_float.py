@@ -133,8 +133,8 @@ def test_bad_arguments_as_numpy_refuses_them():
         memhier.histogram(x, 2**20 + 1)
     with pytest.raises(ValueError, match="bins = 18446744073709551617"):
         memhier.histogram(x, 2**64 + 1)
-    with pytest.raises(TypeError, match="a: dtype float64"):
-        memhier.histogram(np.ones(10), 4)
+    with pytest.raises(TypeError, match="a: dtype bool"):  # numpy's subtraction refuses bool too
+        memhier.histogram(np.ones(10, bool), 4)
     with pytest.raises(ValueError, match="weights: shape"):
         memhier.histogram(x, 4, weights=x[:5])
     with pytest.raises(TypeError, match="weights: dtype float64"):
@@ -266,3 +266,79 @@ def test_small_integer_histograms_are_numpys_gpu(rng, kind):
         for what, x, bins, range_ in integer_cases(rng, dtype):
             h, e = memhier.histogram(put(x), bins, range_)
             compare((get(h), get(e)), np.histogram(x, bins, range_), f"{kind} {what}")
+
+
+# ---- 32- and 64-bit integers and float64: numpy's edges searched, memhier.bincount counting ----
+
+WIDE = [np.int32, np.uint32, np.int64, np.uint64, np.float64]
+
+
+def wide_cases(rng, dtype):
+    name = np.dtype(dtype).name
+    if np.dtype(dtype).kind == "f":
+        x = rng.standard_normal(20_011) * 100
+        x[::97], x[::101], x[::103] = np.nan, np.inf, -np.inf
+        on_edges = np.histogram_bin_edges(np.empty(0), 300, (-1000, 1000))
+        x[:on_edges.size] = on_edges  # values on every edge
+        finite = rng.standard_normal(1000)
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, 20_011, dtype=dtype, endpoint=True)
+        x[:4] = [info.min, info.max, 0, min(info.max, 2**53 + 1)]  # past float64's integers
+        finite = rng.integers(0, 50, 1000).astype(dtype)
+    for what, data, bins, range_ in (("10 bins, the data's range", finite, 10, None),
+                                     ("300 bins, (-1000, 1000)", x, 300, (-1000, 1000)),
+                                     ("4 bins, (-2^62, 2^63)", x, 4, (-2.0**62, 2.0**63)),
+                                     ("explicit edges", x, [-5, 0, 1, 2, 50, 127.5, 300], None),
+                                     ("repeated integer edges", x, np.array([0, 10, 10, 20], np.int64), None),
+                                     ("'sturges'", finite, "sturges", None), ("an empty range, widened", x, 5, (7, 7)),
+                                     ("empty", x[:0], 5, None)):
+        yield f"{name} {what}", data, bins, range_
+
+
+@pytest.mark.parametrize("dtype", WIDE)
+def test_wide_histograms_are_numpys(rng, dtype):
+    """32- and 64-bit integers and float64 (NaN, infinities, values on the edges, integers past
+    float64's): counts and edges equal numpy's, density too; weights as the float path sums them."""
+    for what, x, bins, range_ in wide_cases(rng, dtype):
+        with np.errstate(invalid="ignore"):
+            want = np.histogram(x, bins, range_)
+        compare(memhier.histogram(x, bins, range_), want, what)
+    x = rng.integers(0, 200, 5000).astype(dtype)
+    w = rng.random(5000).astype(np.float32)
+    got, edges = memhier.histogram(x, 13, weights=w)
+    want, want_edges = np.histogram(x, 13, weights=w)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(memhier.histogram(x, 13, density=True)[0], np.histogram(x, 13, density=True)[0],
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.int64, np.uint64])
+def test_bincount_of_every_integer_dtype(rng, dtype):
+    """bincount of integers other than int32: values compared at full width, those outside
+    [0, bins) (the type's extremes among them) not counted; weighted and return_outside alike."""
+    info = np.iinfo(dtype)
+    v = rng.integers(max(info.min, -50), min(info.max, 300), 5000, endpoint=True).astype(dtype)
+    v[:2] = info.min, info.max
+    inside = (v >= 0) & (v < 256) if info.min < 0 else v < 256
+    w = rng.random(v.size).astype(np.float32)
+    np.testing.assert_array_equal(memhier.bincount(v, 256), np.bincount(v[inside].astype(np.int64), minlength=256))
+    np.testing.assert_allclose(memhier.bincount(v, 256, weights=w),
+                               np.bincount(v[inside].astype(np.int64), w[inside].astype(np.float64), minlength=256))
+    assert int(memhier.bincount(v, 256, return_outside=True)[1]) == int((~inside).sum())
+    for _ in range(3):  # a loop of calls: the entry replays none of them as int32 data
+        np.testing.assert_array_equal(memhier.bincount(v, 256), np.bincount(v[inside].astype(np.int64), minlength=256))
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_wide_histograms_and_bincounts_on_cupy(rng):
+    cp = pytest.importorskip("cupy")
+    for dtype in WIDE:
+        for what, x, bins, range_ in wide_cases(rng, dtype):
+            h, e = memhier.histogram(cp.asarray(x), bins, range_)
+            with np.errstate(invalid="ignore"):
+                compare((cp.asnumpy(h), cp.asnumpy(e)), np.histogram(x, bins, range_), f"cupy {what}")
+    v = rng.integers(-50, 300, 5000)
+    np.testing.assert_array_equal(cp.asnumpy(memhier.bincount(cp.asarray(v), 256)),
+                                  np.bincount(v[(v >= 0) & (v < 256)], minlength=256))
