@@ -208,7 +208,8 @@ def _wide(a, weights, bins, range_, density, variant, device, context):
     if weights is None:
         counts = _ops.bincount(at, n, variant=variant, device=device, context=context).astype(np.int64)
     else:
-        sums = _ops.bincount(at, n, weights, variant=variant, device=device, context=context)
+        wi = _ops._weights_of(weights, op)
+        sums = _ops.bincount(at, n, wi.obj.ravel(), variant=variant, device=device, context=context)
         counts = sums if density else sums.astype(np.float32)
     edges_out = _edges_like(op, edges)
     if not density:
@@ -294,8 +295,9 @@ def _byte_runs(dtype, edges_dtype, edges_bytes):
 def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto", device=None, context=None):
     """numpy.histogram(a, bins, range, density=density) for float32 data, 8- and 16-bit integers
     (numpy's float64 edges for them, _small_integers) and, on NumPy and CuPy, 32- and 64-bit
-    integers and float64 (_wide), any shape (flattened), NumPy, CuPy or PyTorch CUDA: (hist, bin_edges) with numpy's counts exactly, int64 (float64
-    with density=True), both as a's kind on its device. bins: a count (1 .. 2^20), a string
+    integers and float64 (_wide), any shape (flattened), NumPy, CuPy or PyTorch CUDA: (hist,
+    bin_edges) with numpy's counts exactly, int64 (float64 with density=True), both as a's kind
+    on its device. bins: a count (1 .. 2^20), a string
     numpy.histogram_bin_edges knows (computed from the data on the host), or increasing edges.
     Values outside the edges and NaN are not counted, as numpy leaves them out. weights (float32,
     a's shape, on its device): each value adds its weight instead of 1, summed in double

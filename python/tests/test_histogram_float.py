@@ -304,8 +304,8 @@ def test_wide_histograms_are_numpys(rng, dtype):
         with np.errstate(invalid="ignore"):
             want = np.histogram(x, bins, range_)
         compare(memhier.histogram(x, bins, range_), want, what)
-    x = rng.integers(0, 200, 5000).astype(dtype)
-    w = rng.random(5000).astype(np.float32)
+    x = rng.integers(0, 200, (50, 100)).astype(dtype)  # 2-D data and weights
+    w = rng.random((50, 100)).astype(np.float32)
     got, edges = memhier.histogram(x, 13, weights=w)
     want, want_edges = np.histogram(x, 13, weights=w)
     assert got.dtype == want.dtype
