@@ -15,7 +15,7 @@ from . import _arrays
 from ._convert import empty_like_kind
 from ._native import Unsupported
 
-COMPLEX_PARTS = {np.dtype(np.complex64): np.dtype(np.float32)}  # what the parts are computed in
+TAKEN = {np.dtype(np.complex64)}  # its parts are float32
 
 
 def _is_complex(a):
@@ -70,12 +70,10 @@ def _complex_output(output, x, dtype):
     return output
 
 
-def _parts_dtype(dtype, name):
-    part = COMPLEX_PARTS.get(np.dtype(dtype))
-    if part is None:
+def _check_taken(dtype, name):
+    if np.dtype(dtype) not in TAKEN:
         raise Unsupported("unsupported", f"{name}: dtype {np.dtype(dtype)}; memhier.ndimage computes complex "
                           "data as float32 parts (complex64)")
-    return part
 
 
 def _complex_call(fn, arguments, has_weights, conjugate):
@@ -89,9 +87,9 @@ def _complex_call(fn, arguments, has_weights, conjugate):
     if np.iscomplexobj(cval) and not complex_input:
         raise ValueError(f"cval: {cval!r}; a complex cval needs a complex input")
     if complex_input:
-        _parts_dtype(op.dtype, "input")
+        _check_taken(op.dtype, "input")
     out = _complex_output(output, op, np.promote_types(op.dtype, np.complex64))
-    _parts_dtype(out.dtype, "output")
+    _check_taken(out.dtype, "output")
     if complex_weights:
         weights = weights.conj() if conjugate else weights
 

@@ -184,15 +184,12 @@ SMALL_INTEGERS = {np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.uint16), np
 WIDE = {np.dtype(t) for t in (np.int32, np.uint32, np.int64, np.uint64, np.float64)}
 
 
-def _wide(a, weights, bins, range_, density, variant, device, context):
-    """numpy.histogram of 32- and 64-bit integers and float64 (NumPy and CuPy data), or None for
-    other data: each value's bin found by a search of numpy's edges in the dtype numpy compares
-    them in (v in bin i where edges[i] <= v < edges[i + 1], the last bin closed; outside and NaN:
-    none), then the bins counted by memhier.bincount. numpy's uniform bins agree: its index
-    arithmetic is corrected against the same edges."""
-    op = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
-    if not isinstance(op.dtype, np.dtype) or op.dtype not in WIDE or op.kind == "torch":
-        return None
+def _wide(op, weights, bins, range_, density, variant, device, context):
+    """numpy.histogram of 32- and 64-bit integers and float64 (NumPy and CuPy data): each value's
+    bin found by a search of numpy's edges in the dtype numpy compares them in (v in bin i where
+    edges[i] <= v < edges[i + 1], the last bin closed; outside and NaN: none), then the bins
+    counted by memhier.bincount. numpy's uniform bins agree: its index arithmetic is corrected
+    against the same edges."""
     edges = _integer_edges(op, op, bins, range_, _native_min_max)
     n = edges.size - 1
     if n < 1:
@@ -211,11 +208,7 @@ def _wide(a, weights, bins, range_, density, variant, device, context):
         wi = _ops._weights_of(weights, op)
         sums = _ops.bincount(at, n, wi.obj.ravel(), variant=variant, device=device, context=context)
         counts = sums if density else sums.astype(np.float32)
-    edges_out = _edges_like(op, edges)
-    if not density:
-        return counts, edges_out
-    widths = _like(op, np.diff(edges).astype(float))
-    return counts / widths / counts.sum(), edges_out
+    return _result(op, counts, edges, density)
 
 
 def _native_min_max(op):
@@ -225,15 +218,12 @@ def _native_min_max(op):
     return op.obj.min().get()[()], op.obj.max().get()[()]
 
 
-def _small_integers(a, weights, bins, range_, density, variant, device, context):
-    """numpy.histogram of 8- and 16-bit integers, or None for other data. numpy's edges for the
+def _small_integers(op, weights, bins, range_, density, variant, device, context):
+    """numpy.histogram of 8- and 16-bit integers. numpy's edges for the
     data (_integer_edges) are handed on as explicit edges: each value is exact in float32, so the
     data converted to float32 give numpy's counts on the float path (a variant named: that float
     row); unweighted 8-bit NumPy and CuPy data under auto instead take the byte histogram (256
     counts, at the copy floor) folded into the bins (_folded)."""
-    op = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
-    if not isinstance(op.dtype, np.dtype) or op.dtype not in SMALL_INTEGERS:
-        return None
     if op.dtype.itemsize == 1 and weights is None and variant == "auto" and op.kind != "torch" and op.contiguous:
         return _folded(op, _integer_edges(op, op, bins, range_, _data_min_max), density, variant, device, context)
     with on_device(op):  # PyTorch's min and max skip some integer types: read them from the floats
@@ -268,6 +258,12 @@ def _folded(op, edges, density, variant, device, context):
         ordered = xp.roll(by_byte, 128) if op.dtype == np.int8 else by_byte
         prefix = xp.concatenate([xp.zeros(1, np.int64), xp.cumsum(ordered.astype(np.int64))])
         counts = prefix[on_kind(ends, op)] - prefix[on_kind(starts, op)]
+    return _result(op, counts, edges, density)
+
+
+def _result(op, counts, edges, density):
+    """(counts, edges) as numpy.histogram returns them, as op's kind: with density, the counts
+    divided by each bin's width and their total."""
     edges_out = _edges_like(op, edges)
     if not density:
         return counts, edges_out
@@ -306,11 +302,13 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     without a range and a string need the data's min and max (or the data) on the host to make
     numpy's edges: those calls wait for the caller's stream; a count with a range and explicit
     edges do not."""
-    for route in (_small_integers, _wide):
-        routed = route(a, weights, bins, range, density, variant, device, context)
-        if routed is not None:
-            return routed
-    ai = _arrays.operand(a, "a", "float32")
+    op = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
+    dtype = op.dtype if isinstance(op.dtype, np.dtype) else None  # PyTorch's bfloat16 and kin: none of these
+    if dtype in SMALL_INTEGERS:
+        return _small_integers(op, weights, bins, range, density, variant, device, context)
+    if dtype in WIDE and op.kind != "torch":
+        return _wide(op, weights, bins, range, density, variant, device, context)
+    ai = _arrays.operand(op, "a", "float32")
     wi = None if weights is None else _ops._weights_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)
     num_bins = bin_edges.size - 1
@@ -338,8 +336,4 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
             _fast.offer("HISTOGRAM_FLOAT", lib.mh_histogram_float, name, (1, ai.size, 0),
                         ctypes.addressof(kept.lo_hi), ai, context, DEFAULT_PRECISION, os_, kept,
                         kernel=(0, num_bins, 0, 0.0, 0, 0), finish=functools.partial(_with_edges, bin_edges))
-    edges_out = _edges_like(ai, bin_edges)
-    if not density:
-        return counts, edges_out
-    widths = _like(ai, np.diff(bin_edges).astype(float))
-    return counts / widths / counts.sum(), edges_out
+    return _result(ai, counts, bin_edges, density)

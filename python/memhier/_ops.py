@@ -225,8 +225,8 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     CuPy: numpy's int64 among them) are counted alike, at full width (_as_bin_indices). Float data:
     memhier.histogram."""
     bins = histogram_bins(bins)
-    indices = _as_bin_indices(values, bins)
-    vi = _arrays.operand(indices, "values", "int32")
+    given = values if isinstance(values, _arrays.Operand) else _arrays.Operand(values, "values")
+    vi = _arrays.operand(_as_bin_indices(given, bins), "values", "int32")
     n = vi.size
     wi = None if weights is None else _weights_of(weights, vi)
     call = Call([vi] + ([wi] if wi is not None else []), device, context)
@@ -240,18 +240,17 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
         status = lib.mh_histogram_weighted(call.ctx, variant_arg(variant), 0, data, call.ptr(wi) if n else None, n, bins,
                                            0.0, 0.0, None, call.out_ptr(os_), call.out_ptr(outside))
     call.run(status)
-    if wi is None and not return_outside and n and indices is values:  # a replay reads the values given
+    if wi is None and not return_outside and n and vi is given:  # a replay reads the values given
         _offer(out, vi, device, context, DEFAULT_PRECISION, "BINCOUNT", lib.mh_histogram, variant_arg(variant),
                (1, n, 0), os_, weights=False, kernel=(0, bins, 0, 0.0, 0, 0))
     return _histogram_result(os_, outside, return_outside)
 
 
-def _as_bin_indices(values, bins):
-    """Integer values of a dtype other than int32 (NumPy or CuPy) as int32 bin indices, -1 for
-    each value outside [0, bins) (compared at the values' full width); anything else as given."""
-    op = values if isinstance(values, _arrays.Operand) else _arrays.Operand(values, "values")
+def _as_bin_indices(op, bins):
+    """An operand of integers of a dtype other than int32 (NumPy or CuPy) as int32 bin indices, -1
+    for each value outside [0, bins) (compared at the values' full width); any other as it is."""
     if not isinstance(op.dtype, np.dtype) or op.dtype.kind not in "iu" or op.dtype == np.int32 or op.kind == "torch":
-        return values
+        return op
     inside = op.obj < bins
     if op.dtype.kind == "i":
         inside &= op.obj >= 0

@@ -1064,8 +1064,8 @@ def _float32_keeping_sum(w):
     for g in groups:
         i = g[0]
         other = np.nextafter(t[i], np.float32(np.inf) if t[i] <= w[i] else np.float32(-np.inf))
-        moves.append((abs(float(other) - w[i]), g, other, len(g) * (float(other) - float(t[i]))))
-    for _, g, other, delta in sorted(moves, key=lambda m: (-abs(m[3]), m[1][0])):
+        moves.append((g, other, len(g) * (float(other) - float(t[i]))))
+    for g, other, delta in sorted(moves, key=lambda m: (-abs(m[2]), m[0][0])):
         if abs(err + delta) < abs(err):
             t[g], err = other, err + delta
     return t
