@@ -33,11 +33,12 @@ static const tcase cases[] = {
      * kernel alone (ONE_KERNEL_MAX_OUTPUTS; the cases above stay below it, but 130 x 1030) */
     {400, 530, 5, 5, 1},
     /* walk's streamed 5 x 5 strips (29 rows, 128 columns a warp) on aligned rows: strips and warps
-     * cut short, below and past 2^17 outputs (the ring's kernel alone, then the strips, their
-     * blocks computing the ring); 7 x 7's past 2^17 */
+     * cut short, below and past 2^17 outputs (the ring's kernel alone, then the strips and the
+     * ring's kernel); 7 x 7's past 2^17 */
     {70, 260, 5, 5, 0},   {300, 520, 5, 5, 0},   {260, 520, 7, 7, 0},
-    /* float32 5 x 5's strips past 2^17 outputs, their blocks computing the ring: 5 rows (every
-     * block's region all ring, every mode and origin); 8 columns (lanes past the image) */
+    /* float32 5 x 5's strips computing the border (aligned, past 2^17 outputs): 5 rows, the
+     * fewest they take (every mode's one reflection at its limit, origins too); 8 columns, lanes
+     * past the image feeding the last one's window */
     {5, 26220, 5, 5, 0},  {16400, 8, 5, 5, 0},
     /* walk's 7 x 7 strips (34 rows, 128 columns a warp): warps inside the image (no checks) beside
      * the checked ones at every edge, strips cut short, columns no multiple of 4, misaligned */
@@ -278,7 +279,7 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
     } stacks[] = {{3, 37, 51, 5, MH_MODE_REFLECT}, {5, 64, 64, 3, MH_MODE_WRAP}, {2, 129, 300, 11, MH_MODE_CONSTANT},
                   {7, 4, 9, 5, MH_MODE_NEAREST}, {65537, 1, 1, 3, MH_MODE_MIRROR}, {65537, 2, 3, 5, MH_MODE_REFLECT},
                   {3, 90, 600, 7, MH_MODE_NEAREST}, {65537, 1, 2, 7, MH_MODE_WRAP},
-                  /* walk's aligned 5 x 5 strips past 2^17 outputs, the ring by the strips' blocks */
+                  /* walk's aligned 5 x 5 strips past 2^17 outputs, the border by the ring's kernel */
                   {3, 100, 520, 5, MH_MODE_WRAP}, {2, 130, 512, 5, MH_MODE_CONSTANT}};
     for (size_t si = 0; si < sizeof stacks / sizeof stacks[0]; ++si) {
         const size_t batch = stacks[si].batch, rows = stacks[si].rows, cols = stacks[si].cols, k = stacks[si].k;

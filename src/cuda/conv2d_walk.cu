@@ -20,9 +20,8 @@
  * Boundary modes (mh_conv2d_mode): the kernel pads with zeros, which is right for every output
  * whose window lies inside the image; a second kernel then recomputes the ring of outputs whose
  * window meets the border (K - 1 rows and columns an image at most), mapping each index by the
- * mode, in the same order of operations (the streamed strips below compute it in their own
- * blocks: strip_ring). On a small image (ONE_KERNEL_MAX_OUTPUTS), where a call's cost is its
- * launches, that second kernel alone computes every output. The walking
+ * mode, in the same order of operations. On a small image (ONE_KERNEL_MAX_OUTPUTS), where a
+ * call's cost is its launches, that second kernel alone computes every output. The walking
  * kernel keeps its registers: a mapping in its loads slowed zero-padded 3 x 3 from 0.185 to
  * 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at 0.36-0.38 ms (its 120
  * registers and the mapping's). */
@@ -391,6 +390,21 @@ static __device__ __noinline__ void walk_strip_unaligned(const walk_params p, in
     walk_strip<K, LPC, SLOT, false>(p, lane, xw, oy0).run();
 }
 
+/* float32, K x K (5 or 7): blockIdx.x a group of up to 4 warps of 128 columns, blockIdx.y a strip
+ * of strip_shape<K>::ROWS rows, blockIdx.z the image. */
+template <int K, int LPC, int SLOT>
+static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_walk_strip_kernel(walk_params p)
+{
+    mh_let_next_grid_start(); /* the ring's kernel (walk_run) reads only the input before it waits */
+    const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
+    p.in += (size_t)blockIdx.z * p.rows * p.cols;
+    p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
+    const long long xw = (long long)((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4);
+    const size_t oy0 = (size_t)blockIdx.y * strip_shape<K>::ROWS;
+    if (p.vec_in && p.vec_out) walk_strip<K, LPC, SLOT, true>(p, lane, xw, oy0).run();
+    else walk_strip_unaligned<K, LPC, SLOT>(p, lane, xw, oy0);
+}
+
 /* The outputs of an image whose window meets its border (mh_conv2d_mode: the output is the
  * image's size): `top` rows above and `bottom` below, and between them `left` and `right`
  * columns; per_image of them in all. */
@@ -452,62 +466,6 @@ static __device__ __forceinline__ float ring_sum(const walk_params &p, const wal
     return acc;
 }
 
-/* The ring's outputs within a strip's block (columns x0 .. x1 - 1, rows y0 .. y1 - 1 of the
- * image at p.in): its rows in the top and bottom bands, and in the rows between them its columns
- * beside the image, one a thread in turn (ring_sum, as the ring's kernel computes them). Out of
- * line: the strip keeps its registers and its loop's code. */
-template <int K>
-static __device__ __noinline__ void strip_ring(const walk_params p, const walk_ring g, long long x0, long long x1,
-                                               long long y0, long long y1)
-{
-    const long long rows = (long long)p.rows, cols = (long long)p.cols, width = x1 - x0;
-    const long long n_top = max(0LL, min(y1, g.top) - y0), bottom0 = max(y0, rows - g.bottom);
-    const long long n_bottom = max(0LL, y1 - bottom0), mid0 = max(y0, g.top);
-    const long long n_mid = max(0LL, min(y1, rows - g.bottom) - mid0);
-    const long long n_left = max(0LL, min(x1, g.left) - x0), right0 = max(x0, cols - g.right);
-    const long long n_right = max(0LL, x1 - right0), side = n_left + n_right;
-    const long long bands = (n_top + n_bottom) * width, total = bands + n_mid * side;
-    for (long long t = threadIdx.x; t < total; t += blockDim.x) {
-        long long y, x;
-        if (t < bands) {
-            const long long b = t / width;
-            x = x0 + (t - b * width), y = b < n_top ? y0 + b : bottom0 + (b - n_top);
-        } else {
-            const long long u = t - bands, r = u / side, c = u - r * side;
-            y = mid0 + r, x = c < n_left ? x0 + c : right0 + (c - n_left);
-        }
-        p.out[(size_t)y * p.out_cols + (size_t)x] = g.mode == MH_MODE_CONSTANT
-                                                        ? ring_sum<K, false, true>(p, g, p.in, y, x)
-                                                        : ring_sum<K, false, false>(p, g, p.in, y, x);
-    }
-}
-
-/* float32, K x K (5 or 7): blockIdx.x a group of up to 4 warps of 128 columns, blockIdx.y a strip
- * of strip_shape<K>::ROWS rows, blockIdx.z the image. g: the ring of a bordered call (per_image 0:
- * none), whose outputs in its region the block computes once its strips are stored (strip_ring),
- * the image still in the caches: a ring's kernel after the strips read it again from memory
- * (on a stack of 1000 images of 256^2, 55 us against the strips' 139). */
-template <int K, int LPC, int SLOT>
-static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_walk_strip_kernel(walk_params p,
-                                                                                               const walk_ring g)
-{
-    const int lane = threadIdx.x % LANES, warp = threadIdx.x / LANES;
-    p.in += (size_t)blockIdx.z * p.rows * p.cols;
-    p.out += (size_t)blockIdx.z * p.out_rows * p.out_cols;
-    const long long xw = (long long)((size_t)blockIdx.x * (blockDim.x / LANES) + warp) * (LANES * 4);
-    const size_t oy0 = (size_t)blockIdx.y * strip_shape<K>::ROWS;
-    if (p.vec_in && p.vec_out) walk_strip<K, LPC, SLOT, true>(p, lane, xw, oy0).run();
-    else walk_strip_unaligned<K, LPC, SLOT>(p, lane, xw, oy0);
-    const long long x0 = (long long)blockIdx.x * (blockDim.x / LANES) * (LANES * 4);
-    const long long x1 = min(x0 + (long long)(blockDim.x / LANES) * (LANES * 4), (long long)p.out_cols);
-    const long long y1 = min((long long)oy0 + strip_shape<K>::ROWS, (long long)p.out_rows);
-    const bool on_ring = g.per_image > 0 && ((long long)oy0 < g.top || y1 > (long long)p.rows - g.bottom ||
-                                             x0 < g.left || x1 > (long long)p.cols - g.right);
-    if (!on_ring) return; /* uniform across the block */
-    __syncthreads(); /* the strips' stores of these outputs come first */
-    strip_ring<K>(p, g, x0, x1, (long long)oy0, y1);
-}
-
 /* One ring output a thread (ring_sum), so that a ring output equals what the walking kernel
  * computes for an image padded by the mode. blockIdx.y is the image. TYPED: typed images, each
  * load converted and the sum cast as it is stored. */
@@ -539,7 +497,6 @@ static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk
 /* ---- instances, launch, registry ----------------------------------------------------------- */
 
 typedef void (*kernel_fn)(walk_params);
-typedef void (*strip_fn)(walk_params, const walk_ring);
 typedef void (*ring_fn)(const walk_params, const walk_ring);
 
 /* "r<output rows per thread>"; [0] is the default, the fastest on the H100 at 3 x 3 and
@@ -571,7 +528,7 @@ static_assert(MH_CONST_RING_SLOTS == 3, "one 7 x 7 instance a slot");
 #define MH_WALK5_STRIP(LPC) conv2d_walk_strip_kernel<5, LPC, TAPS_IN_REGISTERS>
 extern const kernel_fn mh_walk_typed3_kernels[4][5], mh_walk_typed5_kernels[4][5];
 extern const ring_fn mh_walk_typed3_ring_kernel, mh_walk_typed5_ring_kernel, mh_walk7_ring_kernel;
-extern const strip_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS];
+extern const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS];
 #if MH_WALK_TYPED_UNIT == 3
 const kernel_fn mh_walk_typed3_kernels[4][5] = MH_WALK_ALL_3(true);
 const ring_fn mh_walk_typed3_ring_kernel = conv2d_walk_ring_kernel<3, true>;
@@ -580,11 +537,11 @@ const kernel_fn mh_walk_typed5_kernels[4][5] = MH_WALK_ALL_5(true);
 const ring_fn mh_walk_typed5_ring_kernel = conv2d_walk_ring_kernel<5, true>;
 #else
 static const kernel_fn float_kernels[2][4][5] = {MH_WALK_ALL_3(false), MH_WALK_ALL_5_STREAMED(false)};
-static const strip_fn walk5_strip_kernels[5] = {MH_WALK5_STRIP(0), MH_WALK5_STRIP(1), MH_WALK5_STRIP(2),
+static const kernel_fn walk5_strip_kernels[5] = {MH_WALK5_STRIP(0), MH_WALK5_STRIP(1), MH_WALK5_STRIP(2),
                                                   MH_WALK5_STRIP(3), MH_WALK5_STRIP(4)};
 static const ring_fn float_ring_kernels[2] = {conv2d_walk_ring_kernel<3, false>, conv2d_walk_ring_kernel<5, false>};
 const ring_fn mh_walk7_ring_kernel = conv2d_walk_ring_kernel<7, false>;
-const strip_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
+const kernel_fn mh_walk7_kernels[3][MH_CONST_RING_SLOTS] = {MH_WALK7(2), MH_WALK7(3), MH_WALK7(4)};
 
 static int walk7_supports(const mh_args *x, char *why, size_t len)
 {
@@ -661,12 +618,10 @@ static int one_kernel(const mh_conv2d_args *a)
  * kernel after the walk's on the same stream, as a programmatic dependent launch: its blocks
  * start as the walk's last ones run, read their windows, and wait for the walk's grid before they
  * store (the ring's launch and reads were ~6 us of a 0.19 ms 8192^2 3 x 3 call on the H100).
- * strip (streamed strips, kernel NULL): the strips' blocks compute the ring's outputs themselves
- * (strip_ring), no ring's kernel. kernel and strip NULL: the ring's kernel alone computes every
- * output (one_kernel), launched as any kernel is (its first reads are of the input, which the
- * work before it in the stream may write). */
-static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn kernel, strip_fn strip,
-                             size_t strip_rows, ring_fn ring_kernel)
+ * kernel NULL: the ring's kernel alone computes every output (one_kernel), launched as any kernel
+ * is (its first reads are of the input, which the work before it in the stream may write). */
+static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn kernel, size_t strip_rows,
+                             ring_fn ring_kernel)
 {
     walk_params p;
     p.filter = a->filter;
@@ -677,23 +632,19 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
     /* a group of 4 elements moves as one access where every row starts aligned to one */
     p.vec_in = conv2d_rows_on_groups(a->in, a->cols, a->in_type);
     p.vec_out = conv2d_rows_on_groups(a->out, a->out_cols, a->out_type);
-    const int walks = kernel || strip;
-    const walk_ring ring = walks ? ring_of(a) : whole_image_of(a);
-    walk_ring in_strips = ring; /* the ring the strips' blocks compute: none in a zero-padded call */
-    if (!a->bordered) in_strips.per_image = 0;
+    const walk_ring ring = kernel ? ring_of(a) : whole_image_of(a);
     const size_t in_image = a->rows * a->cols * p.in_bytes, out_image = a->out_rows * a->out_cols * p.out_bytes;
     return mh_per_grid_slice(a->batch, [&](size_t first, unsigned images) { /* gridDim.z (the ring's y): images */
         p.in = (const float *)((const char *)a->in + first * in_image), p.out = (float *)((char *)a->out + first * out_image);
-        if (walks) {
+        if (kernel) {
             /* a block of as many warps as the row needs, at most WARPS: no warp without a column */
             const size_t needed = mh_ceil_div(a->out_cols, LANES * 4), warps = needed < WARPS ? needed : WARPS;
             dim3 grid((unsigned)mh_ceil_div(a->out_cols, warps * LANES * 4), (unsigned)mh_ceil_div(a->out_rows, strip_rows),
                       images);
-            if (strip) strip<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p, in_strips);
-            else kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
+            kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
         }
-        if (!a->bordered || ring.per_image == 0 || strip) return MH_OK;
+        if (!a->bordered || ring.per_image == 0) return MH_OK;
         void *args[] = {&p, (void *)&ring};
         return mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256), images, 256,
                          0, args, "conv2d_walk_ring_kernel", kernel != NULL);
@@ -704,7 +655,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
 static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    return launch_walk(ctx, a, NULL, mh_walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), mh_walk7_ring_kernel);
+    return launch_walk(ctx, a, mh_walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), mh_walk7_ring_kernel);
 }
 
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
@@ -716,21 +667,20 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
                          : !typed      ? float_ring_kernels[k5]
                          : k5          ? mh_walk_typed5_ring_kernel
                                        : mh_walk_typed3_ring_kernel;
-    if (one_kernel(a)) return launch_walk(ctx, a, NULL, NULL, 0, ring);
+    if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring);
     if (a->krows == 7)
         return mh_const_ring_launch(&walk7_ring, ctx, a->filter, 7 * 7 * sizeof(float), walk7_launch, x);
-    if (streams_strips(x)) return launch_walk(ctx, a, NULL, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
+    if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
     const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
                              : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
                                     : mh_walk_typed3_kernels[x->config][a->lpc];
-    return launch_walk(ctx, a, kernel, NULL, strip_rows_of(x), ring);
+    return launch_walk(ctx, a, kernel, strip_rows_of(x), ring);
 }
 
 static const mh_row rows[] = {
     {{"conv2d/walk", MH_OP_CONV2D, MH_BACKEND_CUDA, 9, "global+registers+shuffle", "ours",
       "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (float32 5x5 "
-      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel, "
-      "or by the strips' blocks); typed images "
+      "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
       "converted as they are loaded and stored (3x3, 5x5)"},
      walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
 };
