@@ -662,7 +662,11 @@ def _correlate1d(src, weights, axis, output, mode, cval, origin, options, keep=T
         passes = make()
     else:
         passes = _kept_passes(name, (len(src.shape), key, axis, mode, origin), make)
-    return _run_passes(src, output, passes, cval, options, replayable=keep)
+    # the compiled entry keys device weights by their address: a call whose passes hold a host
+    # copy of them (weights not float32, or not contiguous) would replay that copy after the
+    # caller has changed what the address holds
+    replayable = keep and (taps is not None or key is not None)
+    return _run_passes(src, output, passes, cval, options, replayable=replayable)
 
 
 class _DeviceTaps:

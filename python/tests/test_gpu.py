@@ -364,6 +364,16 @@ def test_ndimage_device_taps_follow_the_weights(kind, rng):
         dw[step] += 2.0  # on the caller's stream, before the next call
     np.testing.assert_array_equal(kind.get(mnd.correlate1d(d, dw, axis=0)),
                                   kind.get(mnd.correlate1d(d, kind.get(dw), axis=0)))
+    # device weights read to the host (float64, or a strided view): each call reads their
+    # content, though the array's address and shape stay (the compiled entry keys them so)
+    for name, held in (("float64", kind.put(rng.standard_normal(5))),
+                       ("strided", kind.put(rng.standard_normal(10).astype(np.float32))[::2])):
+        for step in range(3):
+            w = kind.get(held).astype(np.float64)
+            got = kind.get(mnd.correlate1d(d, held, axis=1, mode="nearest"))
+            want = nd.correlate1d(x.astype(np.float64), w, axis=1, mode="nearest")
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"{name} weights, step {step}")
+            held[step] += 2.0
 
 
 def test_ndimage_entry_replays_on_the_device(rng):
