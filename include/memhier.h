@@ -376,18 +376,27 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
  * or, in the order MH_SEPFILTER_SUM, both passes from the input and added in the output's type,
  * as scipy's generic_laplace adds its terms (laplace; integer sums wrap):
  *   out = cast(cast(correlate1d(in, rows axis)) + cast(correlate1d(in, columns axis)))
- * each pass computed in float32 from its input extended past the edges by its axis's mode (cval
+ * each pass computed in float32 (float64 for the wide types below) from its input extended past
+ * the edges by its axis's mode (cval
  * for MH_MODE_CONSTANT, the same for both passes), its taps anchored at ntaps / 2 + origin, its
  * sum divided by `divisor` where that is not 1 (scipy's uniform filter divides its exact sum),
- * and `cast` is scipy's store into out_type: floats rounded to nearest (float16), integers
- * truncated toward zero and wrapped modulo 2^bits, NaN and values past +-2^31 stored as 0. A
+ * and `cast` is scipy's store into out_type, a C cast as x86-64 makes it: floats rounded to
+ * nearest, integers truncated toward zero and wrapped modulo 2^bits (8 and 16 bits through int32:
+ * NaN and values past +-2^31 stored as 0; int32 and int64 store their least value for NaN and
+ * values past their range; uint32 through int64: 0 past +-2^63; uint64 stores 2^63 for NaN and
+ * values below -2^63, 0 from 2^64 up). A
  * one-pass filter gives the other axis the single tap 1. Host taps are copied by the call and
  * passed by value to the kernel; device taps (weights an array library holds on the GPU) are
  * read by the kernel in stream order. Either way a call never waits for its stream. out has
  * in's shape; it must not overlap in. */
-typedef enum mh_dtype { MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64, MH_F64 } mh_dtype;
-/* "float32", ..., "float64"; "unknown-dtype" otherwise. sepfilter reads and writes the first six
- * (MH_I32 and MH_I64 are the .npy files' integer types; MH_F64 the CLI's float64 results). */
+typedef enum mh_dtype {
+    MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64, MH_F64, MH_U32, MH_U64
+} mh_dtype;
+/* "float32", ..., "uint64"; "unknown-dtype" otherwise. sepfilter reads and writes every one: a
+ * call whose in_type or out_type is a wide type (int32, int64, uint32, uint64, float64, whose
+ * values float32 does not hold) computes in float64 as scipy does, from taps64 where given and
+ * with cval as given; the others compute in float32 (taps and cval rounded to float32). float16
+ * beside a wide type is refused. conv2d's typed call reads and writes the first six. */
 const char *mh_dtype_name(mh_dtype t);
 /* Bytes of one element; 0 for a value outside the enum. */
 size_t mh_dtype_size(mh_dtype t);
@@ -402,6 +411,8 @@ typedef struct mh_sepfilter_axis {
     long long origin;    /* in [-(ntaps / 2), (ntaps - 1) / 2] */
     mh_mode mode;
     unsigned divisor;    /* 1: none */
+    const double *taps64; /* NULL, or the same taps in float64 in host memory: what a call computed
+                             in float64 multiplies by (else taps, widened) */
 } mh_sepfilter_axis;
 
 /* How the two passes combine: one after the other (scipy's order for axes (0, 1) is vertical
@@ -417,7 +428,7 @@ typedef struct mh_sepfilter_desc {
     mh_dtype in_type, out_type;
     mh_sepfilter_axis vertical, horizontal;
     mh_sepfilter_order order;
-    float cval;
+    double cval;
 } mh_sepfilter_desc;
 
 mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc, const void *in, void *out);

@@ -7,12 +7,25 @@
 #include "core/border.h"
 #include "core/dtype.h"
 
-/* scipy's cast of a float64 result, as x86-64 stores it: through a 32-bit integer. */
+/* scipy's cast of a float64 result, as x86-64 stores it: cvttsd2si truncates, its least value for
+ * NaN and values out of range; 8- and 16-bit types through int32, uint32 through int64, uint64
+ * through int64 below 2^63 and past it as v - 2^63 with the top bit set. */
 static double c_cast(double v, mh_dtype t)
 {
+    const double w = trunc(v);
+    const long long i64 = w >= -0x1p63 && w < 0x1p63 ? (long long)w : LLONG_MIN; /* NaN: LLONG_MIN */
+    switch (t) {
+    case MH_F64: return v;
+    case MH_I32: return w > -0x1p31 - 1.0 && w < 0x1p31 ? w : -0x1p31;
+    case MH_I64: return (double)i64;
+    case MH_U32: return (double)(unsigned)((unsigned long long)i64 & 0xffffffffu);
+    case MH_U64:
+        if (!(w >= 0x1p63)) return (double)(unsigned long long)i64;
+        return w - 0x1p63 < 0x1p63 ? w : 0.0; /* from 2^64: the least int64 with its top bit flipped */
+    default: break;
+    }
     if (t == MH_F32) return (float)v;
     if (t == MH_F16) return mh_half_to_float(mh_float_to_half((float)v));
-    const double w = trunc(v);
     const long long i = fabs(w) < 2147483648.0 ? (long long)w : 0;
     switch (t) {
     case MH_U8: return (double)(i & 0xff);
@@ -25,6 +38,7 @@ static double c_cast(double v, mh_dtype t)
 typedef struct problem {
     mh_sepfilter_desc d;
     float vt[MH_SEPFILTER_MAX_TAPS], ht[MH_SEPFILTER_MAX_TAPS];
+    double vt64[MH_SEPFILTER_MAX_TAPS], ht64[MH_SEPFILTER_MAX_TAPS]; /* a float64 call's taps64 (wide_cases) */
 } problem;
 
 /* One pass of the reference along an axis: dst (doubles) from src (doubles) in every line. */
@@ -43,7 +57,8 @@ static void ref_pass(const mh_sepfilter_desc *d, const double *src, double *dst,
                         const long long q = mh_border_index(pos, (long long)(vertical ? R : W), (int)x->mode);
                         const size_t rr = vertical ? (size_t)q : r, cc = vertical ? c : (size_t)q;
                         const double v = q < 0 ? (double)d->cval : src[((b * R + rr) * W + cc) * C + ch];
-                        s += magnitude ? fabs(v) * fabs((double)x->taps[j]) : v * (double)x->taps[j];
+                        const double tap = x->taps64 ? x->taps64[j] : (double)x->taps[j];
+                        s += magnitude ? fabs(v) * fabs(tap) : v * tap;
                     }
                     dst[((b * R + r) * W + c) * C + ch] = magnitude ? s : c_cast(s / x->divisor, d->out_type);
                 }
@@ -125,8 +140,12 @@ static void fill(void *in, size_t n, mh_dtype t, unsigned seed, float scale)
     free(u);
 }
 
-/* The description's taps point into the problem: set again after every copy. */
-static void bind(problem *p) { p->d.vertical.taps = p->vt, p->d.horizontal.taps = p->ht; }
+/* The description's taps point into the problem: set again after every copy (taps64 where set). */
+static void bind(problem *p)
+{
+    p->d.vertical.taps = p->vt, p->d.horizontal.taps = p->ht;
+    if (p->d.vertical.taps64) p->d.vertical.taps64 = p->vt64, p->d.horizontal.taps64 = p->ht64;
+}
 
 static problem make(size_t batch, size_t rows, size_t cols, size_t C, mh_dtype in, mh_dtype out, size_t kv, size_t kh,
                     int integer_taps, unsigned seed)
@@ -134,8 +153,8 @@ static problem make(size_t batch, size_t rows, size_t cols, size_t C, mh_dtype i
     problem p;
     memset(&p, 0, sizeof p);
     p.d.batch = batch, p.d.rows = rows, p.d.cols = cols, p.d.channels = C, p.d.in_type = in, p.d.out_type = out;
-    p.d.vertical = (mh_sepfilter_axis){p.vt, kv, 0, MH_MODE_REFLECT, 1};
-    p.d.horizontal = (mh_sepfilter_axis){p.ht, kh, 0, MH_MODE_REFLECT, 1};
+    p.d.vertical = (mh_sepfilter_axis){p.vt, kv, 0, MH_MODE_REFLECT, 1, NULL};
+    p.d.horizontal = (mh_sepfilter_axis){p.ht, kh, 0, MH_MODE_REFLECT, 1, NULL};
     mh_fill_uniform(p.vt, kv, seed, 1.0f), mh_fill_uniform(p.ht, kh, seed + 1, 1.0f);
     if (integer_taps)
         for (size_t i = 0; i < MH_SEPFILTER_MAX_TAPS; ++i) p.vt[i] = roundf(p.vt[i] * 3.0f), p.ht[i] = roundf(p.ht[i] * 3.0f);
@@ -184,11 +203,26 @@ static void *input_for(const problem *p, unsigned seed)
 static size_t values_differing(const void *got, const void *want, size_t values, mh_dtype t, size_t *first)
 {
     size_t bad = 0;
+    const size_t size = mh_dtype_size(t);
     for (size_t v = 0; v < values; ++v) {
-        const float a = mh_load_value(got, v, t), b = mh_load_value(want, v, t);
-        if (!(a == b || (isnan(a) && isnan(b))) && !bad++) *first = v;
+        int same;
+        if (t == MH_F64 || !mh_dtype_is_wide(t)) {
+            const double a = mh_load_double(got, v, t), b = mh_load_double(want, v, t);
+            same = a == b || (isnan(a) && isnan(b));
+        } else { /* integers past 2^53: their bits */
+            same = !memcmp((const char *)got + v * size, (const char *)want + v * size, size);
+        }
+        if (!same && !bad++) *first = v;
     }
     return bad;
+}
+
+static void *wide_input(const problem *p, unsigned seed);
+
+/* Case p's input, of its type (wide_input for a float64 call's). */
+static void *case_input(const problem *p, unsigned seed)
+{
+    return (mh_dtype_is_wide(p->d.in_type) || mh_dtype_is_wide(p->d.out_type)) ? wide_input(p, seed) : input_for(p, seed);
 }
 
 /* ---- mh_sepfilter_sum ----------------------------------------------------------------------- */
@@ -205,6 +239,10 @@ static size_t sum_terms(const problem *p, unsigned seed, problem *t)
         bind(&t[k]);
         t[k].d.vertical.mode = modes[(seed + k) % 5], t[k].d.horizontal.mode = modes[(seed + 3 * k) % 5];
         t[k].d.order = (mh_sepfilter_order)((seed + k) % 3), t[k].d.cval = d->cval;
+        if (d->vertical.taps64) { /* a float64 call: the same taps in float64 */
+            for (size_t j = 0; j < MH_SEPFILTER_MAX_TAPS; ++j) t[k].vt64[j] = t[k].vt[j], t[k].ht64[j] = t[k].ht[j];
+            t[k].d.vertical.taps64 = t[k].vt64, t[k].d.horizontal.taps64 = t[k].ht64;
+        }
     }
     return seed % 5 == 4 ? 1 : seed % 3 == 0 ? 3 : 2; /* one term: mh_sepfilter's own bits */
 }
@@ -228,16 +266,21 @@ static size_t check_sum(mh_context *ctx, int gpu, const char *variant, const pro
         if (!taken) continue;
         const mh_sepfilter_desc *d = &terms[0];
         const size_t values = d->batch * d->rows * d->cols * d->channels, size = mh_dtype_size(d->out_type);
-        void *in = input_for(&ps[i], (unsigned)i + 300), *want = malloc(values * size), *got = malloc(values * size + 64);
+        void *in = case_input(&ps[i], (unsigned)i + 300), *want = malloc(values * size), *got = malloc(values * size + 64);
         void *x = test_alloc(gpu, values * mh_dtype_size(d->in_type)), *y = test_alloc(gpu, values * size + 64);
         test_put(gpu, x, in, values * mh_dtype_size(d->in_type));
         for (size_t k = 0; k < nterms; ++k) {
             CHECK(mh_sepfilter(ctx, variant, &terms[k], x, y) == MH_OK, "sum case %zu term %zu: %s", i, k,
                   mh_context_error(ctx));
             test_get(gpu, got, y, values * size);
-            for (size_t v = 0; v < values; ++v) {
+            if (k == 0) memcpy(want, got, values * size);
+            for (size_t v = 0; k && v < values; ++v) {
+                if (mh_dtype_is_wide(d->out_type)) { /* numpy's `+=` in the type: wrapping integers */
+                    mh_add_wide(want, got, v, d->out_type);
+                    continue;
+                }
                 const float term = mh_load_value(got, v, d->out_type);
-                mh_store_value(want, v, d->out_type, k ? mh_cast_value(mh_load_value(want, v, d->out_type) + term, d->out_type) : term);
+                mh_store_value(want, v, d->out_type, mh_cast_value(mh_load_value(want, v, d->out_type) + term, d->out_type));
             }
         }
         memset(got, 0x5a, values * size + 64);
@@ -286,7 +329,7 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
     CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, terms, 2, x, (float *)x + 1), "overlaps");
     if (gpu) { /* a row that takes the first term and refuses the second: nothing runs */
         bad[0] = terms[0], bad[1] = terms[1];
-        bad[0].horizontal = (mh_sepfilter_axis){p.ht, 1, 0, MH_MODE_REFLECT, 1}, p.ht[0] = 1.0f;
+        bad[0].horizontal = (mh_sepfilter_axis){p.ht, 1, 0, MH_MODE_REFLECT, 1, NULL}, p.ht[0] = 1.0f;
         CHECK(mh_sepfilter_supports(ctx, "lines", &bad[0]) == MH_OK, "lines refused the first term");
         CHECK(mh_sepfilter_sum(ctx, "lines", bad, 2, x, y) == MH_ERR_UNSUPPORTED &&
                   strstr(mh_context_error(ctx), "terms[1]: ") && strstr(mh_context_error(ctx), "lines refuses") &&
@@ -297,6 +340,136 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
     test_get(gpu, after, y, sizeof after);
     CHECK(memcmp(after, poison, sizeof after) == 0, "a refused sum wrote its output");
     test_release(gpu, x), test_release(gpu, y);
+}
+
+/* ---- the types computed in float64 ---------------------------------------------------------- */
+
+static const mh_dtype wide_types[] = {MH_F64, MH_I32, MH_U32, MH_I64, MH_U64};
+
+/* Float64 calls (a wide type on either side): shapes off the tiles, taps 1 to 127, every order,
+ * mode per axis and origins at their limits, with taps64 other than the float32 taps. Integer
+ * cases (integer data of 20 bits and taps, every sum exact; taps of one sign into uint64, whose
+ * wrapped negatives float64 would round) expect the reference exactly; float64 outputs of data
+ * over sixty decades within float64 rounding of each output's own sum of |terms|. */
+static size_t wide_cases(problem *out, size_t max)
+{
+    static const size_t shapes[][4] = {{1, 1, 1, 1}, {1, 9, 1, 1}, {2, 5, 3, 2}, {1, 37, 517, 1}, {3, 33, 200, 3},
+                                       {1, 300, 101, 1}};
+    static const size_t taps[][2] = {{1, 1}, {3, 3}, {4, 6}, {17, 17}, {1, 31}, {41, 64}, {127, 3}};
+    size_t n = 0;
+    unsigned seed = 900;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+        for (size_t k = 0; k < sizeof taps / sizeof taps[0]; ++k, ++seed) {
+            const int integer = seed % 2;
+            const mh_dtype in = integer ? wide_types[seed % 5] : seed % 3 ? MH_F64 : MH_F32;
+            const mh_dtype outt = integer ? wide_types[1 + (seed / 5) % 4] : seed % 4 == 3 ? MH_F32 : MH_F64;
+            problem p = make(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], in, outt, taps[k][0], taps[k][1],
+                             integer, seed);
+            const int one_sign = in == MH_U64 || outt == MH_U64 || in == MH_U32 || outt == MH_U32;
+            for (size_t j = 0; j < MH_SEPFILTER_MAX_TAPS; ++j) { /* float64 taps float32 does not hold */
+                p.vt64[j] = integer ? (one_sign ? fabs(p.vt[j]) : p.vt[j]) : (double)p.vt[j] * (1.0 + 0x1p-40 * (double)j);
+                p.ht64[j] = integer ? (one_sign ? fabs(p.ht[j]) : p.ht[j]) : (double)p.ht[j] * (1.0 - 0x1p-41 * (double)j);
+            }
+            p.d.vertical.taps64 = p.vt64, p.d.horizontal.taps64 = p.ht64;
+            p.d.vertical.mode = modes[seed % 5], p.d.horizontal.mode = modes[(seed + 2) % 5];
+            p.d.vertical.origin = seed % 3 ? -(long long)(taps[k][0] / 2) : (long long)((taps[k][0] - 1) / 2);
+            p.d.horizontal.origin = seed % 4 < 2 ? 0 : (long long)((taps[k][1] - 1) / 2);
+            p.d.order = (mh_sepfilter_order)(seed % 3);
+            p.d.cval = seed % 7 == 0 ? NAN : integer ? 3.0 : 0.1; /* 0.1: not a float32 */
+            if (integer && seed % 5 == 1) p.d.vertical.divisor = 3;
+            if (n < max) out[n] = p, bind(&out[n]), ++n;
+        }
+    return n;
+}
+
+/* Case p's input: integers of 20 bits (0 up where either type is unsigned: no sum wraps), or doubles
+ * over sixty decades. */
+static void *wide_input(const problem *p, unsigned seed)
+{
+    const mh_sepfilter_desc *d = &p->d;
+    const size_t n = d->batch * d->rows * d->cols * d->channels;
+    void *in = malloc(n * mh_dtype_size(d->in_type));
+    float *u = malloc(n * sizeof(float));
+    mh_fill_uniform(u, n, seed, 1.0f);
+    const int is_unsigned =
+        d->in_type == MH_U32 || d->in_type == MH_U64 || d->out_type == MH_U32 || d->out_type == MH_U64;
+    const int integer = d->out_type != MH_F32 && d->out_type != MH_F64; /* an integer case */
+    for (size_t i = 0; i < n; ++i) {
+        const double v = (double)u[i];
+        if (integer || (d->in_type != MH_F64 && d->in_type != MH_F32))
+            mh_store_double(in, i, d->in_type, round((is_unsigned ? fabs(v) : v) * 0x1p20));
+        else if (d->in_type == MH_F64)
+            ((double *)in)[i] = v * pow(10.0, (double)((int)(i * 7919 % 61) - 30));
+        else
+            ((float *)in)[i] = (float)(v * pow(10.0, (double)((int)(i * 7919 % 21) - 10)));
+    }
+    free(u);
+    return in;
+}
+
+/* The CPU row on a float64 call against the reference: integer cases exactly, float outputs within
+ * (taps + 4) 2^-53 of each output's own sum of |terms| (float32 outputs a float32 step more). */
+static void check_cpu_wide(mh_context *cpu, const problem *p, const void *in, const char *what)
+{
+    const mh_sepfilter_desc *d = &p->d;
+    const size_t n = d->batch * d->rows * d->cols * d->channels, size = mh_dtype_size(d->out_type);
+    double *x = malloc(n * sizeof(double)), *mid = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
+    double *m1 = malloc(n * sizeof(double)), *mag = malloc(n * sizeof(double));
+    void *out = malloc(n * size);
+    for (size_t i = 0; i < n; ++i) x[i] = mh_load_double(in, i, d->in_type);
+    const int first_vertical = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, sum = d->order == MH_SEPFILTER_SUM;
+    const mh_sepfilter_axis *first = first_vertical ? &d->vertical : &d->horizontal;
+    const mh_sepfilter_axis *second = first_vertical ? &d->horizontal : &d->vertical;
+    ref_pass(d, x, mid, first_vertical, 0);
+    ref_pass(d, sum ? x : mid, ref, !first_vertical, 0);
+    ref_pass(d, x, m1, first_vertical, 1);
+    ref_pass(d, sum ? x : m1, mag, !first_vertical, 1);
+    for (size_t i = 0; sum && i < n; ++i) ref[i] = c_cast(mid[i] + ref[i], d->out_type), mag[i] += m1[i];
+    const int integer = d->out_type != MH_F32 && d->out_type != MH_F64;
+    CHECK(mh_sepfilter(cpu, "sepfilter/cpu-omp", d, in, out) == MH_OK, "%s: %s", what, mh_context_error(cpu));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const double got = mh_load_double(out, i, d->out_type);
+        const double tol = integer ? 0.0
+                                   : (double)(first->ntaps + second->ntaps + 4) * 0x1p-53 * mag[i] +
+                                         (d->out_type == MH_F32 ? fabs(ref[i]) * 0x1p-23 : 0.0);
+        if (!(got == ref[i]) && !(fabs(got - ref[i]) <= tol) && !(isnan(got) && isnan(ref[i])) && !bad++)
+            fprintf(stderr, "%s: value %zu is %.17g, the reference %.17g (tolerance %g, %s -> %s)\n", what, i, got,
+                    ref[i], tol, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type));
+    }
+    CHECK(bad == 0, "%s: %zu of %zu values differ from the reference", what, bad, n);
+    free(x), free(mid), free(ref), free(m1), free(mag), free(out);
+}
+
+static void run_cpu_wide(mh_context *cpu)
+{
+    problem ps[64];
+    const size_t n = wide_cases(ps, 64);
+    for (size_t i = 0; i < n; ++i) {
+        void *in = wide_input(&ps[i], (unsigned)i + 700);
+        char what[64];
+        snprintf(what, sizeof what, "float64 case %zu", i);
+        check_cpu_wide(cpu, &ps[i], in, what);
+        free(in);
+    }
+    CHECK(check_sum(cpu, 0, "cpu-omp", ps, n) == n, "mh_sepfilter_sum: a float64 case the CPU row refused");
+    /* a host taps64 is read; device memory is refused on a GPU context (run_gpu_wide) */
+    size_t c = 0;
+    while (c + 1 < n && !(ps[c].d.out_type == MH_F64 && ps[c].d.rows >= 5 && ps[c].d.vertical.ntaps > 1 &&
+                          !isnan(ps[c].d.cval)))
+        ++c;
+    problem p = ps[c];
+    bind(&p);
+    double shifted[MH_SEPFILTER_MAX_TAPS];
+    for (size_t j = 0; j < MH_SEPFILTER_MAX_TAPS; ++j) shifted[j] = p.vt64[j] * 2.0;
+    void *in = wide_input(&p, 5);
+    const size_t size = mh_dtype_size(p.d.out_type), values = p.d.batch * p.d.rows * p.d.cols * p.d.channels;
+    void *a = malloc(values * size), *b = malloc(values * size);
+    CHECK(mh_sepfilter(cpu, NULL, &p.d, in, a) == MH_OK, "taps64 case: %s", mh_context_error(cpu));
+    p.d.vertical.taps64 = shifted;
+    CHECK(mh_sepfilter(cpu, NULL, &p.d, in, b) == MH_OK && memcmp(a, b, values * size) != 0,
+          "the float64 call did not read taps64");
+    free(in), free(a), free(b);
 }
 
 static void run_cpu(void)
@@ -331,7 +504,11 @@ static void run_cpu(void)
     d = p.d, d.horizontal.origin = -2; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "horizontal.origin = -2");
     d = p.d, d.vertical.mode = (mh_mode)9; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "vertical.mode = 9");
     d = p.d, d.horizontal.divisor = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "divisor = 0");
-    d = p.d, d.in_type = MH_I32; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "in_type = 6 (int32)");
+    d = p.d, d.in_type = (mh_dtype)11; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "in_type = 11");
+    d = p.d, d.in_type = MH_F16, d.out_type = MH_I32;
+    CHECK(mh_sepfilter(cpu, NULL, &d, img, res) == MH_ERR_UNSUPPORTED &&
+              strstr(mh_context_error(cpu), "float16 beside a type computed in float64"),
+          "float16 into int32 taken: %s", mh_context_error(cpu));
     d = p.d, d.out_type = (mh_dtype)40; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "out_type = 40");
     d = p.d, d.order = (mh_sepfilter_order)3; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "order = 3");
     d = p.d, d.vertical.taps = NULL; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "vertical.taps is NULL");
@@ -341,6 +518,7 @@ static void run_cpu(void)
     memset(res, 0x5a, sizeof res);
     d = p.d, d.rows = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "rows = 0");
     CHECK(res[0] == 0x5a && res[191] == 0x5a, "a refused call wrote its output");
+    run_cpu_wide(cpu);
     mh_context_destroy(cpu);
 }
 
@@ -363,8 +541,8 @@ static void check_gpu_row(mh_context *gpu, const char *variant, const mh_sepfilt
     CHECK(bad == 0, "case %zu %s%s (%zu x %zu x %zu x %zu %s -> %s, taps %zu x %zu): %zu of %zu values differ from the "
           "CPU row's, first at %zu: %g, expected %g", i, variant, what, desc->batch, desc->rows, desc->cols,
           desc->channels, mh_dtype_name(desc->in_type), mh_dtype_name(desc->out_type), desc->vertical.ntaps,
-          desc->horizontal.ntaps, bad, values, first, (double)mh_load_value(got, first, desc->out_type),
-          (double)mh_load_value(want, first, desc->out_type));
+          desc->horizontal.ntaps, bad, values, first, mh_load_double(got, first, desc->out_type),
+          mh_load_double(want, first, desc->out_type));
     size_t written = 0;
     for (int t = 0; t < 64; ++t) written += tail[t] != 0xa5;
     CHECK(written == 0, "case %zu %s%s: %zu bytes written past the output", i, variant, what, written);
@@ -393,7 +571,7 @@ static void check_one_axis(mh_context *cpu, mh_context *gpu, const mh_sepfilter_
     mh_sepfilter_desc line = *d;
     mh_sepfilter_axis *kept = vertical ? &line.vertical : &line.horizontal;
     mh_sepfilter_axis *other = vertical ? &line.horizontal : &line.vertical;
-    *other = (mh_sepfilter_axis){&one, 1, 0, other->mode, 1};
+    *other = (mh_sepfilter_axis){&one, 1, 0, other->mode, 1, NULL};
     line.order = (i + (size_t)vertical) % 3 == 2 ? MH_SEPFILTER_SUM : (mh_sepfilter_order)((i + (size_t)vertical) % 2);
     const char *what = vertical ? " (down the columns)" : " (along the rows)";
     /* the kept axis the single tap 1 as well: both axes are the identity */
@@ -501,6 +679,86 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
         }
 }
 
+/* A case on the device: its input (in_bytes) copied to d_in, d_out of out_bytes and 64 bytes past
+ * them, and both axes' float32 taps in d_taps (the vertical's, then MH_SEPFILTER_MAX_TAPS on the
+ * horizontal's). */
+static void put_case(const problem *p, const void *in, size_t in_bytes, size_t out_bytes, void **d_in, void **d_out,
+                     float **d_taps)
+{
+    CHECK_CUDA(cudaMalloc(d_in, in_bytes + 1)); CHECK_CUDA(cudaMalloc(d_out, out_bytes + 64));
+    CHECK_CUDA(cudaMalloc((void **)d_taps, 2 * MH_SEPFILTER_MAX_TAPS * sizeof(float)));
+    CHECK_CUDA(cudaMemcpy(*d_in, in, in_bytes, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(*d_taps, p->vt, MH_SEPFILTER_MAX_TAPS * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(*d_taps + MH_SEPFILTER_MAX_TAPS, p->ht, MH_SEPFILTER_MAX_TAPS * sizeof(float),
+                          cudaMemcpyHostToDevice));
+}
+
+/* The float64 calls on the GPU against the CPU row bit for bit (both sum each output's taps in
+ * order with fma in double and cast alike): two-pass and auto on every case, with host taps64 and
+ * with device float32 taps (widened by the kernels as the CPU row widens them), lines on each case
+ * reduced to the vertical axis; fused and walk refuse them by name, a device taps64 is refused,
+ * and mh_sepfilter_sum adds float64 terms in the output's arithmetic. */
+static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
+{
+    problem ps[64];
+    const size_t n = wide_cases(ps, 64);
+    static const float one = 1.0f;
+    for (size_t i = 0; i < n; ++i) {
+        const mh_sepfilter_desc *d = &ps[i].d;
+        const size_t values = d->batch * d->rows * d->cols * d->channels;
+        const size_t in_bytes = values * mh_dtype_size(d->in_type), out_bytes = values * mh_dtype_size(d->out_type);
+        void *in = wide_input(&ps[i], (unsigned)i + 700), *want = malloc(out_bytes), *got = malloc(out_bytes);
+        void *d_in, *d_out;
+        float *d_taps;
+        put_case(&ps[i], in, in_bytes, out_bytes, &d_in, &d_out, &d_taps);
+        CHECK(mh_sepfilter(cpu, "cpu-omp", d, in, want) == MH_OK, "float64 case %zu on the CPU: %s", i,
+              mh_context_error(cpu));
+        check_gpu_row(gpu, "two-pass", d, " (float64)", i, d_in, d_out, want, got);
+        check_gpu_row(gpu, "auto", d, " (float64)", i, d_in, d_out, want, got);
+        static const char *const float32_rows[] = {"fused", "walk"};
+        for (int r = 0; r < 2; ++r)
+            CHECK(mh_sepfilter(gpu, float32_rows[r], d, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                      (strstr(mh_context_error(gpu), "computes in float64") ||
+                       strstr(mh_context_error(gpu), "float32 images of one channel")),
+                  "float64 case %zu: %s took it: %s", i, float32_rows[r], mh_context_error(gpu));
+        /* the float32 taps widened: on the host (taps64 NULL) and on the device */
+        mh_sepfilter_desc widened = *d, on_device = *d;
+        widened.vertical.taps64 = widened.horizontal.taps64 = NULL;
+        on_device.vertical.taps = d_taps, on_device.horizontal.taps = d_taps + MH_SEPFILTER_MAX_TAPS;
+        on_device.vertical.taps64 = on_device.horizontal.taps64 = NULL;
+        CHECK(mh_sepfilter(cpu, "cpu-omp", &widened, in, want) == MH_OK, "float64 case %zu widened: %s", i,
+              mh_context_error(cpu));
+        check_gpu_row(gpu, "two-pass", &on_device, " (float64, device taps)", i, d_in, d_out, want, got);
+        /* down the columns alone: lines */
+        mh_sepfilter_desc line = *d;
+        line.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL};
+        line.order = MH_SEPFILTER_VERTICAL_FIRST;
+        CHECK(mh_sepfilter(cpu, "cpu-omp", &line, in, want) == MH_OK, "float64 case %zu (one axis) on the CPU: %s", i,
+              mh_context_error(cpu));
+        if (line.vertical.ntaps <= 64) {
+            const mh_variant_info *chosen = NULL;
+            CHECK(mh_sepfilter_select(gpu, &line, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "sepfilter/lines"),
+                  "float64 case %zu: auto runs %s on one axis", i, chosen ? chosen->name : "nothing");
+            check_gpu_row(gpu, "lines", &line, " (float64, one axis)", i, d_in, d_out, want, got);
+            line.vertical.taps = d_taps, line.vertical.taps64 = NULL;
+            mh_sepfilter_desc host = line;
+            host.vertical.taps = ps[i].vt;
+            CHECK(mh_sepfilter(cpu, "cpu-omp", &host, in, want) == MH_OK, "float64 case %zu widened", i);
+            check_gpu_row(gpu, "lines", &line, " (float64, one axis, device taps)", i, d_in, d_out, want, got);
+        } else {
+            check_gpu_row(gpu, "auto", &line, " (float64, one axis)", i, d_in, d_out, want, got);
+        }
+        if (i == 0) {
+            mh_sepfilter_desc bad = *d;
+            bad.vertical.taps64 = (const double *)d_taps;
+            CHECK_REFUSED(gpu, mh_sepfilter(gpu, NULL, &bad, d_in, d_out), "vertical.taps64");
+        }
+        cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps), free(in), free(want), free(got);
+    }
+    CHECK(check_sum(gpu, 1, "auto", ps, n) == n, "mh_sepfilter_sum: a float64 case auto refused");
+    CHECK(check_sum(gpu, 1, "two-pass", ps, n) == n, "mh_sepfilter_sum: a float64 case two-pass refused");
+}
+
 static void run_gpu(void)
 {
     test_require_gpu();
@@ -515,15 +773,9 @@ static void run_gpu(void)
         const size_t in_bytes = values * mh_dtype_size(d->in_type), out_bytes = values * mh_dtype_size(d->out_type);
         void *in = input_for(&ps[i], (unsigned)i + 100), *want = malloc(out_bytes), *got = malloc(out_bytes);
         void *d_in, *d_out;
-        CHECK_CUDA(cudaMalloc(&d_in, in_bytes + 1)); CHECK_CUDA(cudaMalloc(&d_out, out_bytes + 64));
-        CHECK_CUDA(cudaMemcpy(d_in, in, in_bytes, cudaMemcpyHostToDevice));
+        float *d_taps; /* the taps in device memory too: both axes', the vertical's or the horizontal's */
+        put_case(&ps[i], in, in_bytes, out_bytes, &d_in, &d_out, &d_taps);
         CHECK(mh_sepfilter(cpu, "cpu-omp", d, in, want) == MH_OK, "case %zu on the CPU: %s", i, mh_context_error(cpu));
-        /* the taps in device memory too: both axes', the vertical's or the horizontal's */
-        float *d_taps;
-        CHECK_CUDA(cudaMalloc((void **)&d_taps, 2 * MH_SEPFILTER_MAX_TAPS * sizeof(float)));
-        CHECK_CUDA(cudaMemcpy(d_taps, ps[i].vt, MH_SEPFILTER_MAX_TAPS * sizeof(float), cudaMemcpyHostToDevice));
-        CHECK_CUDA(cudaMemcpy(d_taps + MH_SEPFILTER_MAX_TAPS, ps[i].ht, MH_SEPFILTER_MAX_TAPS * sizeof(float),
-                              cudaMemcpyHostToDevice));
         mh_sepfilter_desc on_device = *d;
         if (i % 3 != 2) on_device.vertical.taps = d_taps;
         if (i % 3 != 1) on_device.horizontal.taps = d_taps + MH_SEPFILTER_MAX_TAPS;
@@ -563,7 +815,7 @@ static void run_gpu(void)
     CHECK_CUDA(cudaMemcpy(got, d_out, values * 4, cudaMemcpyDeviceToHost));
     CHECK(memcmp(got, want, values * 4) == 0, "the stack of 65537 differs from the CPU row's");
     /* the same stack filtered down its columns alone: lines, in two launches too */
-    p.d.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1};
+    p.d.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL};
     check_gpu_one_axis(cpu, gpu, &p.d, in, d_in, d_out, want, got, "the stack of 65537 (one axis)", "sepfilter/lines");
     cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
     /* images large enough that each of lines' threads walks several strips of its column; and
@@ -580,7 +832,7 @@ static void run_gpu(void)
         if (nv > test_max_n()) continue;
         mh_sepfilter_axis *kept = v ? &q.d.vertical : &q.d.horizontal;
         kept->mode = big[b].mode, kept->origin = big[b].origin;
-        *(v ? &q.d.horizontal : &q.d.vertical) = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1};
+        *(v ? &q.d.horizontal : &q.d.vertical) = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL};
         void *x = input_for(&q, 30 + (unsigned)b), *w = malloc(nv * 4), *g = malloc(nv * 4), *dx, *dy;
         CHECK_CUDA(cudaMalloc(&dx, nv * 4)); CHECK_CUDA(cudaMalloc(&dy, nv * 4 + 64));
         CHECK_CUDA(cudaMemcpy(dx, x, nv * mh_dtype_size(q.d.in_type), cudaMemcpyHostToDevice));
@@ -593,6 +845,7 @@ static void run_gpu(void)
     CHECK(check_sum(gpu, 1, "walk", ps, n) > 0 && check_sum(gpu, 1, "fused", ps, n) > 0,
           "mh_sepfilter_sum: walk or fused took no case");
     check_sum_refusals(gpu, 1);
+    run_gpu_wide(cpu, gpu);
     mh_context_destroy(cpu), mh_context_destroy(gpu);
 }
 

@@ -67,13 +67,13 @@ class Ceilings(ctypes.Structure):
 
 class SepfilterAxis(ctypes.Structure):
     _fields_ = [("taps", ctypes.POINTER(ctypes.c_float)), ("ntaps", c_size), ("origin", ctypes.c_longlong),
-                ("mode", ctypes.c_int), ("divisor", ctypes.c_uint)]
+                ("mode", ctypes.c_int), ("divisor", ctypes.c_uint), ("taps64", ctypes.POINTER(ctypes.c_double))]
 
 
 class SepfilterDesc(ctypes.Structure):
     _fields_ = [("batch", c_size), ("rows", c_size), ("cols", c_size), ("channels", c_size), ("in_type", ctypes.c_int),
                 ("out_type", ctypes.c_int), ("vertical", SepfilterAxis), ("horizontal", SepfilterAxis),
-                ("order", ctypes.c_int), ("cval", ctypes.c_float)]
+                ("order", ctypes.c_int), ("cval", ctypes.c_double)]
 
 
 # mh_sepfilter_order: the passes one after the other, or both from the input and summed
@@ -82,7 +82,8 @@ SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM = 0, 1, 2
 
 SEPFILTER_MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS
 # mh_dtype, by NumPy's names
-DTYPES = {"float32": 0, "float16": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7}
+DTYPES = {"float32": 0, "float16": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
+          "float64": 8, "uint32": 9, "uint64": 10}
 BACKENDS = ("cpu", "cuda", "vendor")
 PADS = {"valid": 0, "same": 1, "full": 2}
 # mh_mode, with scipy.ndimage's aliases

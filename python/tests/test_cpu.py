@@ -359,8 +359,11 @@ def test_select_sepfilter():
         memhier.select("sepfilter", rows=10, cols=10, taps=200, device="cpu")
     with pytest.raises(memhier.InvalidArgument, match="channels = 5"):
         memhier.select("sepfilter", rows=10, cols=10, taps=3, channels=5, device="cpu")
-    with pytest.raises(ValueError, match="dtype: float64"):
-        memhier.select("sepfilter", rows=10, cols=10, taps=3, dtype="float64", device="cpu")
+    with pytest.raises(ValueError, match="dtype: complex64"):
+        memhier.select("sepfilter", rows=10, cols=10, taps=3, dtype="complex64", device="cpu")
+    assert memhier.select("sepfilter", rows=10, cols=10, taps=3, dtype="float64", device="cpu") == "sepfilter/cpu-omp"
+    with pytest.raises(memhier.Unsupported, match="float16 beside a type computed in float64"):
+        memhier.select("sepfilter", rows=10, cols=10, taps=3, dtype="float16", out_dtype="int64", device="cpu")
 
 
 def made_matches_reader(like):

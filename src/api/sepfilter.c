@@ -1,5 +1,6 @@
 /* sepfilter front-end: the op's registry table, its argument checks and `auto`. */
 #include "../core/internal.h"
+#include "../core/dtype.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +22,18 @@ static mh_status check_axis(mh_context *ctx, const char *name, const mh_sepfilte
     return MH_OK;
 }
 
+static mh_status check_dtype(mh_context *ctx, const char *name, mh_dtype t)
+{
+    if ((unsigned)t <= MH_U64) return MH_OK;
+    return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = %d is not a dtype of mh_dtype (0 to %d)", name, (int)t,
+                   (int)MH_U64);
+}
+
+int mh_sepfilter_in_double(const mh_sepfilter_desc *d)
+{
+    return mh_dtype_is_wide(d->in_type) || mh_dtype_is_wide(d->out_type);
+}
+
 static mh_status check_sizes(mh_context *ctx, const mh_sepfilter_desc *d, size_t *values)
 {
     const size_t dims[4] = {d->batch, d->rows, d->cols, d->channels};
@@ -30,9 +43,13 @@ static mh_status check_sizes(mh_context *ctx, const mh_sepfilter_desc *d, size_t
     if (d->channels > MH_SEPFILTER_MAX_CHANNELS)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "channels = %zu: sepfilter takes 1 to %d interleaved channels",
                        d->channels, MH_SEPFILTER_MAX_CHANNELS);
-    mh_status s = mh_check_image_dtype(ctx, "in_type", d->in_type, "sepfilter");
-    if (s == MH_OK) s = mh_check_image_dtype(ctx, "out_type", d->out_type, "sepfilter");
+    mh_status s = check_dtype(ctx, "in_type", d->in_type);
+    if (s == MH_OK) s = check_dtype(ctx, "out_type", d->out_type);
     if (s != MH_OK) return s;
+    if (mh_sepfilter_in_double(d) && (d->in_type == MH_F16 || d->out_type == MH_F16))
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED,
+                       "in_type %s, out_type %s: float16 beside a type computed in float64 (scipy.ndimage takes no "
+                       "float16; convert it to float32 first)", mh_dtype_name(d->in_type), mh_dtype_name(d->out_type));
     size_t n, bytes;
     /* a 4-element group read past a row's end stays inside the index range too */
     if (!mh_mul_ok(d->batch, d->rows, &n) || !mh_mul_ok(n, d->cols, &n) || !mh_mul_ok(n, d->channels, &n) ||
@@ -44,6 +61,16 @@ static mh_status check_sizes(mh_context *ctx, const mh_sepfilter_desc *d, size_t
     return MH_OK;
 }
 
+/* On a CPU context, the host memory an axis's field (name.what) points to, checked before it is
+ * read (device memory refused by name). */
+static mh_status check_on_cpu(mh_context *ctx, const char *name, const char *what, const void *p, size_t bytes)
+{
+    if (!mh_is_cpu(ctx)) return MH_OK;
+    char field[32];
+    snprintf(field, sizeof field, "%s.%s", name, what);
+    return mh_check_buffer(ctx, field, p, bytes);
+}
+
 /* An axis's taps: host memory, copied into the arguments (the kernels take them by value); or,
  * on a CUDA context, device memory, left where it is for the kernels to read (check_buffers
  * checks its device and size). A CPU context refuses device memory before reading it. */
@@ -51,14 +78,28 @@ static mh_status take_taps(mh_context *ctx, const char *name, const mh_sepfilter
 {
     *on_device = mh_is_device_memory(ctx, x->taps);
     if (*on_device) return MH_OK;
-    if (mh_is_cpu(ctx)) {
-        char field[32];
-        snprintf(field, sizeof field, "%s.taps", name);
-        mh_status s = mh_check_buffer(ctx, field, x->taps, x->ntaps * sizeof(float));
-        if (s != MH_OK) return s;
+    const mh_status s = check_on_cpu(ctx, name, "taps", x->taps, x->ntaps * sizeof(float));
+    if (s == MH_OK) memcpy(copy, x->taps, x->ntaps * sizeof(float));
+    return s;
+}
+
+/* A call computed in float64: an axis's taps64 (host memory) copied into the arguments, or where
+ * it has none its host taps widened; device taps without taps64 are widened by the kernels as
+ * they read them. */
+static mh_status take_taps64(mh_context *ctx, const char *name, const mh_sepfilter_axis *x, const float *taps,
+                             int on_device, double *copy)
+{
+    if (!x->taps64) {
+        if (!on_device)
+            for (size_t i = 0; i < x->ntaps; ++i) copy[i] = (double)taps[i];
+        return MH_OK;
     }
-    memcpy(copy, x->taps, x->ntaps * sizeof(float));
-    return MH_OK;
+    if (mh_is_device_memory(ctx, x->taps64))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.taps64 = %p is device memory; taps64 is read from the host",
+                       name, (const void *)x->taps64);
+    const mh_status s = check_on_cpu(ctx, name, "taps64", x->taps64, x->ntaps * sizeof(double));
+    if (s == MH_OK) memcpy(copy, x->taps64, x->ntaps * sizeof(double));
+    return s;
 }
 
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfilter_desc *d, const void *in, void *out)
@@ -80,13 +121,22 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfil
     if ((s = take_taps(ctx, "horizontal", &d->horizontal, a->htaps, &a->htaps_on_device)) != MH_OK) return s;
     if (!a->vtaps_on_device) a->d.vertical.taps = a->vtaps;
     if (!a->htaps_on_device) a->d.horizontal.taps = a->htaps;
+    a->d.vertical.taps64 = a->d.horizontal.taps64 = NULL;
+    if (mh_sepfilter_in_double(d)) {
+        if ((s = take_taps64(ctx, "vertical", &d->vertical, a->vtaps, a->vtaps_on_device, a->vtaps64)) != MH_OK ||
+            (s = take_taps64(ctx, "horizontal", &d->horizontal, a->htaps, a->htaps_on_device, a->htaps64)) != MH_OK)
+            return s;
+        if (d->vertical.taps64 || !a->vtaps_on_device) a->d.vertical.taps64 = a->vtaps64;
+        if (d->horizontal.taps64 || !a->htaps_on_device) a->d.horizontal.taps64 = a->htaps64;
+    }
     a->in = in, a->out = out;
     return MH_OK;
 }
 
 int mh_sepfilter_is_identity(const mh_sepfilter_axis *x, int on_device)
 {
-    return !on_device && x->ntaps == 1 && x->taps[0] == 1.0f && x->divisor == 1;
+    return !on_device && x->ntaps == 1 && x->taps[0] == 1.0f && (!x->taps64 || x->taps64[0] == 1.0) &&
+           x->divisor == 1;
 }
 
 /* The call's order, or MH_SEPFILTER_HORIZONTAL_ONLY where the vertical axis is the identity and
@@ -102,12 +152,27 @@ int mh_sepfilter_run_order(const mh_sepfilter_args *a)
     return vertical_changes ? (int)d->order : (int)MH_SEPFILTER_HORIZONTAL_ONLY;
 }
 
+int mh_sepfilter_second_is_identity(const mh_sepfilter_args *a)
+{
+    const mh_sepfilter_desc *d = &a->d;
+    if (d->order == MH_SEPFILTER_VERTICAL_FIRST) return mh_sepfilter_is_identity(&d->horizontal, a->htaps_on_device);
+    if (d->order == MH_SEPFILTER_HORIZONTAL_FIRST) return mh_sepfilter_is_identity(&d->vertical, a->vtaps_on_device);
+    return 0;
+}
+
 int mh_sepfilter_anchor(const mh_sepfilter_axis *x) { return (int)((long long)(x->ntaps / 2) + x->origin); }
 
 const float *mh_sepfilter_kernel_taps(const mh_sepfilter_axis *x, int on_device, float *taps)
 {
     if (on_device) return x->taps;
     memcpy(taps, x->taps, x->ntaps * sizeof(float));
+    return NULL;
+}
+
+const float *mh_sepfilter_kernel_taps64(const mh_sepfilter_axis *x, double *taps)
+{
+    if (!x->taps64) return x->taps;
+    memcpy(taps, x->taps64, x->ntaps * sizeof(double));
     return NULL;
 }
 

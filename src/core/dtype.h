@@ -21,12 +21,19 @@
 #define MH_DTYPE_FN static inline
 #endif
 
+/* Whether t's values need float64 (their integers pass 2^24, or float64 itself): a sepfilter call
+ * reading or writing one computes in float64, as scipy does (its every filter does). */
+MH_DTYPE_FN int mh_dtype_is_wide(mh_dtype t)
+{
+    return t == MH_I32 || t == MH_I64 || t == MH_U32 || t == MH_U64 || t == MH_F64;
+}
+
 /* Bytes of one element of type t; 0 for a value outside the enum (mh_dtype_size's answer). */
 MH_DTYPE_FN size_t mh_dtype_bytes(mh_dtype t)
 {
     switch (t) {
-    case MH_I64: case MH_F64: return 8;
-    case MH_F32: case MH_I32: return 4;
+    case MH_I64: case MH_U64: case MH_F64: return 8;
+    case MH_F32: case MH_I32: case MH_U32: return 4;
     case MH_F16: case MH_U16: case MH_I16: return 2;
     case MH_U8: case MH_I8: return 1;
     }
@@ -127,6 +134,98 @@ MH_DTYPE_FN void mh_store_value(void *p, size_t i, mh_dtype t, float v)
     case MH_I16: ((int16_t *)p)[i] = (int16_t)(int32_t)v; break;
     default: ((float *)p)[i] = v; break;
     }
+}
+
+/* ---- the same in float64, for the calls computed in float64 (mh_dtype_is_wide) ---------------
+ * scipy's store of a double into t as gcc compiles its C cast on x86-64: through cvttsd2si, which
+ * truncates toward zero and gives the "integer indefinite" (the least value) for NaN and values
+ * out of its range; 8- and 16-bit types through int32, uint32 through int64, uint64 through int64
+ * below 2^63 and as x - 2^63 with the top bit set above. */
+
+/* cvttsd2si's 32- and 64-bit results. */
+MH_DTYPE_FN int32_t mh_double_to_i32(double v)
+{
+    return v > -2147483649.0 && v < 2147483648.0 ? (int32_t)v : INT32_MIN; /* NaN fails both */
+}
+MH_DTYPE_FN int64_t mh_double_to_i64(double v)
+{
+    return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (int64_t)v : INT64_MIN;
+}
+
+MH_DTYPE_FN uint64_t mh_double_to_u64(double v)
+{
+    if (!(v >= 9223372036854775808.0)) return (uint64_t)mh_double_to_i64(v); /* NaN too */
+    return (uint64_t)mh_double_to_i64(v - 9223372036854775808.0) ^ 0x8000000000000000ull;
+}
+
+/* Element i of an array of type t as float64 (exact but for int64 and uint64 past 2^53, rounded
+ * to nearest as numpy's and scipy's conversions round). */
+MH_DTYPE_FN double mh_load_double(const void *p, size_t i, mh_dtype t)
+{
+    switch (t) {
+    case MH_F64: return ((const double *)p)[i];
+    case MH_I32: return (double)((const int32_t *)p)[i];
+    case MH_U32: return (double)((const uint32_t *)p)[i];
+    case MH_I64: return (double)((const int64_t *)p)[i];
+    case MH_U64: return (double)((const uint64_t *)p)[i];
+    default: return (double)mh_load_value(p, i, t);
+    }
+}
+
+/* Stores the double v as element i of type t with scipy's cast (float16 is not met here: a
+ * float64 call with float16 is refused). */
+MH_DTYPE_FN void mh_store_double(void *p, size_t i, mh_dtype t, double v)
+{
+    switch (t) {
+    case MH_F64: ((double *)p)[i] = v; break;
+    case MH_F32: ((float *)p)[i] = (float)v; break;
+    case MH_I32: ((int32_t *)p)[i] = mh_double_to_i32(v); break;
+    case MH_U32: ((uint32_t *)p)[i] = (uint32_t)mh_double_to_i64(v); break;
+    case MH_I64: ((int64_t *)p)[i] = mh_double_to_i64(v); break;
+    case MH_U64: ((uint64_t *)p)[i] = mh_double_to_u64(v); break;
+    case MH_U8: ((uint8_t *)p)[i] = (uint8_t)mh_double_to_i32(v); break;
+    case MH_I8: ((int8_t *)p)[i] = (int8_t)mh_double_to_i32(v); break;
+    case MH_U16: ((uint16_t *)p)[i] = (uint16_t)mh_double_to_i32(v); break;
+    case MH_I16: ((int16_t *)p)[i] = (int16_t)mh_double_to_i32(v); break;
+    default: break;
+    }
+}
+
+/* The value v takes once stored into t and read back as float64: what scipy's next pass, or
+ * generic_laplace's sum, reads of a stored value. */
+MH_DTYPE_FN double mh_cast_double(double v, mh_dtype t)
+{
+    switch (t) {
+    case MH_F64: return v;
+    case MH_F32: return (double)(float)v;
+    case MH_I32: return (double)mh_double_to_i32(v);
+    case MH_U32: return (double)(uint32_t)mh_double_to_i64(v);
+    case MH_I64: return (double)mh_double_to_i64(v);
+    case MH_U64: return (double)mh_double_to_u64(v);
+    case MH_U8: return (double)(uint8_t)mh_double_to_i32(v);
+    case MH_I8: return (double)(int8_t)mh_double_to_i32(v);
+    case MH_U16: return (double)(uint16_t)mh_double_to_i32(v);
+    case MH_I16: return (double)(int16_t)mh_double_to_i32(v);
+    default: return v;
+    }
+}
+
+/* out[i] += term[i] in t's own arithmetic, as numpy's `output += term` adds two arrays of a wide
+ * type (integers wrap modulo 2^bits, exact past 2^53; floats round once). */
+MH_DTYPE_FN void mh_add_wide(void *out, const void *term, size_t i, mh_dtype t)
+{
+    switch (t) {
+    case MH_F64: ((double *)out)[i] += ((const double *)term)[i]; break;
+    case MH_I32: case MH_U32: ((uint32_t *)out)[i] += ((const uint32_t *)term)[i]; break;
+    case MH_I64: case MH_U64: ((uint64_t *)out)[i] += ((const uint64_t *)term)[i]; break;
+    default: break;
+    }
+}
+
+/* A float64 pass's stored value (mh_finish_value's rule), read back as float64. */
+MH_DTYPE_FN double mh_finish_double(double sum, double divisor, mh_dtype t)
+{
+    return mh_cast_double(divisor != 1.0 ? sum / divisor : sum, t);
 }
 
 #endif

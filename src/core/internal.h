@@ -259,6 +259,9 @@ typedef struct mh_histogram_args {
 typedef struct mh_sepfilter_args {
     mh_sepfilter_desc d; /* its taps: the copies below, or the caller's device memory */
     float vtaps[MH_SEPFILTER_MAX_TAPS], htaps[MH_SEPFILTER_MAX_TAPS];
+    /* a call computed in float64: its taps64, or its host taps widened (d's taps64 point here;
+     * NULL for device taps given without taps64, which the kernels widen) */
+    double vtaps64[MH_SEPFILTER_MAX_TAPS], htaps64[MH_SEPFILTER_MAX_TAPS];
     int vtaps_on_device, htaps_on_device;
     const void *in;
     void *out;
@@ -565,10 +568,22 @@ int mh_sepfilter_run_order(const mh_sepfilter_args *a);
  * or NULL with the host taps copied into taps (ntaps of them) to travel by value. */
 int mh_sepfilter_anchor(const mh_sepfilter_axis *x);
 const float *mh_sepfilter_kernel_taps(const mh_sepfilter_axis *x, int on_device, float *taps);
+/* 1 where the passes run one after the other and the second is the identity (a filter of one
+ * axis): a float64 call then runs the first alone, its cast values stored once (an int64 past
+ * 2^53 read back as float64 and stored again would not be itself). */
+int mh_sepfilter_second_is_identity(const mh_sepfilter_args *a);
+/* Whether a call computes in float64 (its in_type or out_type wide: mh_dtype_is_wide). */
+int mh_sepfilter_in_double(const mh_sepfilter_desc *d);
+/* A float64 call's taps for a kernel: NULL with its float64 taps copied into taps, or the
+ * device's float32 taps, which the kernel widens as it reads them. */
+const float *mh_sepfilter_kernel_taps64(const mh_sepfilter_axis *x, double *taps);
+/* 1, with the reason in why, where a row computing in float32 meets a call computed in float64. */
+int mh_sepfilter_refuse_double(const mh_sepfilter_desc *d, char *why, size_t len);
 const mh_row *mh_sepfilter_walk_rows(size_t *count);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 /* out[i] = cast(out[i] + term[i]) for the `values` elements of two arrays of type t (scipy's
- * `output += term`: the sum of two stored values in float32, stored with sepfilter's cast). */
+ * `output += term`: the sum of two stored values in float32, stored with sepfilter's cast; a wide
+ * type in its own arithmetic, mh_add_wide). */
 mh_status mh_sepfilter_add_cpu(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t);
 mh_status mh_sepfilter_add_cuda(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t);
 

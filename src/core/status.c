@@ -97,6 +97,8 @@ const char *mh_dtype_name(mh_dtype t)
     case MH_I32: return "int32";
     case MH_I64: return "int64";
     case MH_F64: return "float64";
+    case MH_U32: return "uint32";
+    case MH_U64: return "uint64";
     }
     return "unknown-dtype";
 }

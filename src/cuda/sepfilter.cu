@@ -411,16 +411,88 @@ static mh_status run_pass(mh_context *ctx, const mh_sepfilter_args *a, const mh_
     p.n = (long long)(vertical ? d->rows : d->cols);
     p.step = (long long)(vertical ? d->cols * d->channels : d->channels);
     p.ntaps = (int)x->ntaps, p.anchor = mh_sepfilter_anchor(x), p.mode = (int)x->mode;
-    p.cval = d->cval, p.divisor = (float)x->divisor;
+    p.cval = (float)d->cval, p.divisor = (float)x->divisor;
     p.dev_taps = mh_sepfilter_kernel_taps(x, vertical ? a->vtaps_on_device : a->htaps_on_device, p.taps);
     pass_kernel<<<(unsigned)mh_resident_blocks(ctx, a->values, 256), 256, 0, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "pass_kernel");
+}
+
+/* ---- two-pass in float64: a wide type on either side (mh_sepfilter_in_double) ----------------
+ * The same passes in double, the first's cast values in double scratch (as scipy's second pass
+ * reads them back); summed, the second into scratch of the output's type, added to the first's in
+ * that type's arithmetic (mh_sepfilter_add_cuda: numpy's `+=`, exact for int64). A filter of
+ * one axis runs its pass alone (mh_sepfilter_second_is_identity). */
+
+struct pass64_params {
+    const void *src;
+    void *dst;
+    int src_type, dst_type;
+    int dst_double; /* dst holds doubles: the cast values, as the next pass reads them */
+    long long values, n, step;
+    int ntaps, anchor, mode;
+    double cval, divisor;
+    const float *dev_taps; /* device float32 taps widened as read, or NULL: taps */
+    double taps[MH_SEPFILTER_MAX_TAPS + 1];
+};
+
+static __global__ void pass64_kernel(const __grid_constant__ pass64_params p)
+{
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < p.values; v += (long long)gridDim.x * blockDim.x) {
+        const long long i = v / p.step % p.n;
+        const long long base = v - i * p.step;
+        double acc = 0.0;
+        for (int j = 0; j < p.ntaps; ++j) {
+            const long long q = mh_border_index(i + j - p.anchor, p.n, p.mode);
+            const double x = q < 0 ? p.cval : mh_load_double(p.src, (size_t)(base + q * p.step), (mh_dtype)p.src_type);
+            acc = fma(x, p.dev_taps ? (double)p.dev_taps[j] : p.taps[j], acc);
+        }
+        const double r = p.divisor != 1.0 ? acc / p.divisor : acc;
+        if (p.dst_double) ((double *)p.dst)[v] = mh_cast_double(r, (mh_dtype)p.dst_type);
+        else mh_store_double(p.dst, (size_t)v, (mh_dtype)p.dst_type, r);
+    }
+}
+
+/* One float64 pass from src (of src_type) into dst: doubles cast to out_type where dst_double,
+ * else values of out_type. */
+static mh_status run_pass64(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_axis *x, int vertical,
+                            const void *src, int src_type, void *dst, int dst_double)
+{
+    const mh_sepfilter_desc *d = &a->d;
+    pass64_params p = {};
+    p.src = src, p.src_type = src_type, p.dst = dst, p.dst_type = (int)d->out_type, p.dst_double = dst_double;
+    p.values = (long long)a->values;
+    p.n = (long long)(vertical ? d->rows : d->cols);
+    p.step = (long long)(vertical ? d->cols * d->channels : d->channels);
+    p.ntaps = (int)x->ntaps, p.anchor = mh_sepfilter_anchor(x), p.mode = (int)x->mode;
+    p.cval = d->cval, p.divisor = (double)x->divisor;
+    p.dev_taps = mh_sepfilter_kernel_taps64(x, p.taps);
+    pass64_kernel<<<(unsigned)mh_resident_blocks(ctx, a->values, 256), 256, 0, mh_stream(ctx)>>>(p);
+    return MH_LAUNCH_CHECK(ctx, "pass64_kernel");
+}
+
+static mh_status two_pass64_run(mh_context *ctx, const mh_sepfilter_args *a)
+{
+    const mh_sepfilter_desc *d = &a->d;
+    const int vfirst = d->order != MH_SEPFILTER_HORIZONTAL_FIRST;
+    const mh_sepfilter_axis *one = vfirst ? &d->vertical : &d->horizontal, *two = vfirst ? &d->horizontal : &d->vertical;
+    if (mh_sepfilter_second_is_identity(a)) return run_pass64(ctx, a, one, vfirst, a->in, (int)d->in_type, a->out, 0);
+    void *mid;
+    if (d->order == MH_SEPFILTER_SUM) {
+        MH_TRY(mh_workspace(ctx, a->values * mh_dtype_size(d->out_type), &mid));
+        MH_TRY(run_pass64(ctx, a, one, vfirst, a->in, (int)d->in_type, a->out, 0));
+        MH_TRY(run_pass64(ctx, a, two, !vfirst, a->in, (int)d->in_type, mid, 0));
+        return mh_sepfilter_add_cuda(ctx, a->out, mid, a->values, d->out_type);
+    }
+    MH_TRY(mh_workspace(ctx, a->values * sizeof(double), &mid));
+    MH_TRY(run_pass64(ctx, a, one, vfirst, a->in, (int)d->in_type, mid, 1));
+    return run_pass64(ctx, a, two, !vfirst, mid, MH_F64, a->out, 0);
 }
 
 static mh_status two_pass_run(mh_context *ctx, const mh_args *x)
 {
     const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
+    if (mh_sepfilter_in_double(d)) return two_pass64_run(ctx, a);
     float *mid;
     MH_TRY(mh_workspace(ctx, a->values * sizeof(float), (void **)&mid));
     const int vfirst = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, sum = d->order == MH_SEPFILTER_SUM;
@@ -454,10 +526,19 @@ static size_t tiles(const mh_sepfilter_desc *d)
     return mh_ceil_div(d->rows, BH) * mh_ceil_div(d->cols, TILE / d->channels);
 }
 
+int mh_sepfilter_refuse_double(const mh_sepfilter_desc *d, char *why, size_t len)
+{
+    if (!mh_sepfilter_in_double(d)) return 0;
+    snprintf(why, len, "it computes in float32, and %s into %s computes in float64 (two-pass, lines and cpu-omp do)",
+             mh_dtype_name(d->in_type), mh_dtype_name(d->out_type));
+    return 1;
+}
+
 static int fused_supports(const mh_context *, const mh_args *x, char *why, size_t len)
 {
     const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
+    if (mh_sepfilter_refuse_double(d, why, len)) return 0;
     if (d->vertical.ntaps > FUSED_MAX_TAPS || d->horizontal.ntaps > FUSED_MAX_TAPS) {
         snprintf(why, len, "its register windows hold at most %d taps a pass (this call has %zu and %zu)",
                  FUSED_MAX_TAPS, d->vertical.ntaps, d->horizontal.ntaps);
@@ -488,7 +569,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.kv = (int)d->vertical.ntaps, p.kh = (int)d->horizontal.ntaps;
     p.av = mh_sepfilter_anchor(&d->vertical), p.ah = mh_sepfilter_anchor(&d->horizontal);
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
-    p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
+    p.cval = (float)d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.order = mh_sepfilter_run_order(a);
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);

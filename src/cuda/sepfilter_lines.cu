@@ -13,10 +13,14 @@
  *
  * Each output sums its taps in the same order from 0.0f as fused's vertical pass and is
  * finished by the same cast, so the two rows agree bit for bit (the CPU row too); the other
- * axis's cast (of the input, where the identity pass runs first) is applied as values load. */
+ * axis's cast (of the input, where the identity pass runs first) is applied as values load.
+ * A call with a wide type (mh_sepfilter_in_double) runs the same walk in double: a window of
+ * doubles, float64 taps, scipy's casts from double, as the CPU row's float64 pass sums. */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
+
+#include <type_traits>
 
 enum { LINES_THREADS = 128 };
 
@@ -29,66 +33,92 @@ struct lines_params {
     int in_bytes, out_bytes; /* their element sizes, found once on the host */
     int cast_in; /* the identity pass runs first: values cast to out_type as loaded */
     int ntaps, anchor, mode;
-    float cval, divisor;
-    const float *dev_taps; /* device taps, or NULL: taps */
+    double cval, divisor;
+    const float *dev_taps; /* device taps, or NULL: taps (a float64 call: taps64) */
     float taps[MH_SEPFILTER_MAX_TAPS + 1];
+    double taps64[MH_SEPFILTER_MAX_TAPS + 1];
 };
 
-template <bool F32>
-static __device__ __forceinline__ float load_value(const lines_params &p, const void *in, long long i)
+/* What a kernel reads and computes in: float32 images, other narrow types (in float32), or a call
+ * with a wide type (in float64). */
+enum { LINES_F32, LINES_TYPED, LINES_WIDE };
+template <int KIND>
+using lines_value = typename std::conditional<KIND == LINES_WIDE, double, float>::type;
+
+template <int KIND>
+static __device__ __forceinline__ lines_value<KIND> load_value(const lines_params &p, const void *in, long long i)
 {
-    if (F32) return __ldg((const float *)in + i);
-    const float v = mh_load_value(in, (size_t)i, (mh_dtype)p.in_type);
-    return p.cast_in ? mh_cast_value(v, (mh_dtype)p.out_type) : v;
+    if constexpr (KIND == LINES_F32) {
+        return __ldg((const float *)in + i);
+    } else if constexpr (KIND == LINES_WIDE) {
+        const double v = mh_load_double(in, (size_t)i, (mh_dtype)p.in_type);
+        return p.cast_in ? mh_cast_double(v, (mh_dtype)p.out_type) : v;
+    } else {
+        const float v = mh_load_value(in, (size_t)i, (mh_dtype)p.in_type);
+        return p.cast_in ? mh_cast_value(v, (mh_dtype)p.out_type) : v;
+    }
+}
+
+static __device__ __forceinline__ float fused_multiply_add(float a, float b, float c) { return fmaf(a, b, c); }
+static __device__ __forceinline__ double fused_multiply_add(double a, double b, double c) { return fma(a, b, c); }
+
+/* Output i, the sum o finished (divided, cast) and stored in the output's type. */
+template <int KIND>
+static __device__ __forceinline__ void store_value(const lines_params &p, void *out, long long i, lines_value<KIND> o)
+{
+    if constexpr (KIND == LINES_WIDE) {
+        mh_store_double(out, (size_t)i, (mh_dtype)p.out_type, p.divisor != 1.0 ? o / p.divisor : o);
+    } else {
+        const float v = mh_finish_value(o, (float)p.divisor, KIND == LINES_F32 ? MH_F32 : (mh_dtype)p.out_type);
+        if (KIND == LINES_F32) ((float *)out)[i] = v;
+        else mh_store_value(out, (size_t)i, (mh_dtype)p.out_type, v);
+    }
 }
 
 /* R outputs down column t from row y0: the register window w[d] = the column's value at row
  * y0 - anchor + d, extended past the edges by the mode (cval, uncast, for constant). */
-template <int R, int KMAX, bool F32>
-static __device__ __forceinline__ void strip(const lines_params &p, const float *taps, const void *in, void *out,
-                                             long long t, long long y0, long long y_end)
+template <int R, int KMAX, int KIND>
+static __device__ __forceinline__ void strip(const lines_params &p, const lines_value<KIND> *taps, const void *in,
+                                             void *out, long long t, long long y0, long long y_end)
 {
+    using V = lines_value<KIND>;
     constexpr int W = R + KMAX - 1;
     const int need = R + p.ntaps - 1;
     const long long first = y0 - p.anchor;
-    float w[W], o[R];
+    V w[W], o[R];
     if (first >= 0 && first + need <= p.rows) {
         const long long at = first * p.width + t;
 #pragma unroll
         for (int d = 0; d < W; ++d)
-            if (d < need) w[d] = load_value<F32>(p, in, at + d * p.width);
+            if (d < need) w[d] = load_value<KIND>(p, in, at + d * p.width);
     } else {
 #pragma unroll
         for (int d = 0; d < W; ++d)
             if (d < need) {
                 const long long q = mh_border_index(first + d, p.rows, p.mode);
-                w[d] = q < 0 ? p.cval : load_value<F32>(p, in, q * p.width + t);
+                w[d] = q < 0 ? (V)p.cval : load_value<KIND>(p, in, q * p.width + t);
             }
     }
 #pragma unroll
-    for (int q = 0; q < R; ++q) o[q] = 0.0f;
+    for (int q = 0; q < R; ++q) o[q] = 0;
 #pragma unroll
     for (int i = 0; i < KMAX; ++i) {
         if (i >= p.ntaps) break;
-        const float u = taps[i];
+        const V u = taps[i];
 #pragma unroll
-        for (int q = 0; q < R; ++q) o[q] = fmaf(w[q + i], u, o[q]);
+        for (int q = 0; q < R; ++q) o[q] = fused_multiply_add(w[q + i], u, o[q]);
     }
 #pragma unroll
-    for (int q = 0; q < R; ++q) {
-        const float v = mh_finish_value(o[q], p.divisor, F32 ? MH_F32 : (mh_dtype)p.out_type);
-        if (y0 + q < y_end) {
-            if (F32) ((float *)out)[(y0 + q) * p.width + t] = v;
-            else mh_store_value(out, (size_t)((y0 + q) * p.width + t), (mh_dtype)p.out_type, v);
-        }
-    }
+    for (int q = 0; q < R; ++q)
+        if (y0 + q < y_end) store_value<KIND>(p, out, (y0 + q) * p.width + t, o[q]);
 }
 
-template <int R, int KMAX, bool F32>
+template <int R, int KMAX, int KIND>
 static __global__ void __launch_bounds__(LINES_THREADS) column_kernel(const __grid_constant__ lines_params p)
 {
-    __shared__ float taps[KMAX];
-    for (int i = threadIdx.x; i < p.ntaps; i += LINES_THREADS) taps[i] = p.dev_taps ? p.dev_taps[i] : p.taps[i];
+    __shared__ lines_value<KIND> taps[KMAX];
+    for (int i = threadIdx.x; i < p.ntaps; i += LINES_THREADS)
+        taps[i] = p.dev_taps ? (lines_value<KIND>)p.dev_taps[i] : KIND == LINES_WIDE ? p.taps64[i] : p.taps[i];
     __syncthreads();
     const long long t = (long long)blockIdx.x * LINES_THREADS + threadIdx.x;
     if (t >= p.width) return;
@@ -97,7 +127,7 @@ static __global__ void __launch_bounds__(LINES_THREADS) column_kernel(const __gr
     void *out = (char *)p.out + image * (size_t)p.out_bytes;
     const long long y_begin = (long long)blockIdx.y * p.seg;
     const long long y_end = y_begin + p.seg < p.rows ? y_begin + p.seg : p.rows;
-    for (long long y0 = y_begin; y0 < y_end; y0 += R) strip<R, KMAX, F32>(p, taps, in, out, t, y0, y_end);
+    for (long long y0 = y_begin; y0 < y_end; y0 += R) strip<R, KMAX, KIND>(p, taps, in, out, t, y0, y_end);
 }
 
 /* ---- launch, registry -------------------------------------------------------------------- */
@@ -107,14 +137,21 @@ typedef void (*lines_fn)(const lines_params);
 enum { LINES_MAX_TAPS = 64 };
 
 /* A strip of 16 rows where the window stays small; 8 where it holds up to 64 taps. */
-template <bool F32>
+template <int KIND>
 static lines_fn kernel_for(int ntaps, int *strip_rows)
 {
     *strip_rows = ntaps <= 32 ? 16 : 8;
-    return ntaps <= 8    ? column_kernel<16, 8, F32>
-           : ntaps <= 16 ? column_kernel<16, 16, F32>
-           : ntaps <= 32 ? column_kernel<16, 32, F32>
-                         : column_kernel<8, LINES_MAX_TAPS, F32>;
+    return ntaps <= 8    ? column_kernel<16, 8, KIND>
+           : ntaps <= 16 ? column_kernel<16, 16, KIND>
+           : ntaps <= 32 ? column_kernel<16, 32, KIND>
+                         : column_kernel<8, LINES_MAX_TAPS, KIND>;
+}
+
+static lines_fn kernel_of_kind(int kind, int ntaps, int *strip_rows)
+{
+    return kind == LINES_F32 ? kernel_for<LINES_F32>(ntaps, strip_rows)
+           : kind == LINES_WIDE ? kernel_for<LINES_WIDE>(ntaps, strip_rows)
+                                : kernel_for<LINES_TYPED>(ntaps, strip_rows);
 }
 
 static int lines_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -167,11 +204,13 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
     p.in_bytes = (int)mh_dtype_size(d->in_type), p.out_bytes = (int)mh_dtype_size(d->out_type);
     p.cast_in = d->order == MH_SEPFILTER_HORIZONTAL_FIRST; /* the identity pass first: the input cast */
     p.ntaps = (int)v->ntaps, p.anchor = mh_sepfilter_anchor(v), p.mode = (int)v->mode;
-    p.cval = d->cval, p.divisor = (float)v->divisor;
-    p.dev_taps = mh_sepfilter_kernel_taps(v, a->vtaps_on_device, p.taps);
+    p.cval = d->cval, p.divisor = (double)v->divisor;
+    const int kind = mh_sepfilter_in_double(d) ? LINES_WIDE
+                     : d->in_type == MH_F32 && d->out_type == MH_F32 ? LINES_F32 : LINES_TYPED;
+    if (kind == LINES_WIDE) p.dev_taps = mh_sepfilter_kernel_taps64(v, p.taps64);
+    else p.cval = (float)d->cval, p.dev_taps = mh_sepfilter_kernel_taps(v, a->vtaps_on_device, p.taps);
     int strip_rows = 0;
-    const bool f32 = d->in_type == MH_F32 && d->out_type == MH_F32;
-    const lines_fn kernel = f32 ? kernel_for<true>(p.ntaps, &strip_rows) : kernel_for<false>(p.ntaps, &strip_rows);
+    const lines_fn kernel = kernel_of_kind(kind, p.ntaps, &strip_rows);
     p.seg = segment_rows(ctx, d->rows, (size_t)p.width, d->batch, strip_rows);
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         lines_params q = p;

@@ -7,8 +7,10 @@
 static __global__ void add_kernel(void *out, const void *term, size_t values, mh_dtype t)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < values; i += stride)
-        mh_store_value(out, i, t, mh_cast_value(mh_load_value(out, i, t) + mh_load_value(term, i, t), t));
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < values; i += stride) {
+        if (mh_dtype_is_wide(t)) mh_add_wide(out, term, i, t); /* float64, or integers wrapping in their width */
+        else mh_store_value(out, i, t, mh_cast_value(mh_load_value(out, i, t) + mh_load_value(term, i, t), t));
+    }
 }
 
 mh_status mh_sepfilter_add_cuda(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t)

@@ -378,7 +378,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
     p.order = mh_sepfilter_run_order(a);
     p.vec = (uintptr_t)a->in % 16 == 0 && d->cols % 4 == 0;
-    p.cval = d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
+    p.cval = (float)d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
     size_t smem = 0;
