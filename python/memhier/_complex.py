@@ -4,7 +4,8 @@ linear, so a complex input or complex weights filter as real filters of their pa
 each part a real call (per-element accurate as any), combined in the output's dtype. A correlation
 conjugates its complex weights, as numpy.correlate and scipy do; a convolution does not. A complex
 cval gives its real part to the real parts and its imaginary part to the imaginary ones. NumPy
-and CuPy arrays (complex64: float32 parts); complex128 is refused, as float64 is."""
+and CuPy arrays: complex64 as float32 parts, complex128 as float64 parts (computed in float64
+where the real filter computes float64)."""
 import functools
 import inspect
 import warnings
@@ -15,7 +16,7 @@ from . import _arrays
 from ._convert import empty_like_kind
 from ._native import Unsupported
 
-TAKEN = {np.dtype(np.complex64)}  # its parts are float32
+TAKEN = {np.dtype(np.complex64), np.dtype(np.complex128)}  # parts float32 and float64
 
 
 def _is_complex(a):
@@ -73,7 +74,7 @@ def _complex_output(output, x, dtype):
 def _check_taken(dtype, name):
     if np.dtype(dtype) not in TAKEN:
         raise Unsupported("unsupported", f"{name}: dtype {np.dtype(dtype)}; memhier.ndimage computes complex "
-                          "data as float32 parts (complex64)")
+                          "data as float32 parts (complex64) or float64 parts (complex128)")
 
 
 def _complex_call(fn, arguments, has_weights, conjugate):

@@ -541,7 +541,7 @@ def _pass_windows(image, step, cval, variant):
     ks = (k, 1) if step.axis == 0 else (1, k)
     lead = k // 2 + step.origin
     leads = (lead, 0) if step.axis == 0 else (0, lead)
-    inner = ndimage._Pass(step.taps, step.axis, step.origin, MODES["constant"], step.divisor)
+    inner = ndimage._Pass(step.taps, step.taps64, step.axis, step.origin, MODES["constant"], step.divisor)
 
     def run(window):
         full = ndimage._run_passes(window, None, [inner], 0.0, (variant, None, None))

@@ -56,7 +56,9 @@ from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill
 from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, \
     Unsupported, SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM
 
-DTYPES = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))
+NARROW = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))  # computed in float32
+WIDE = tuple(np.dtype(n) for n in ("float64", "int32", "int64", "uint32", "uint64"))  # in float64, as scipy computes
+DTYPES = NARROW + WIDE
 CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
 
 
@@ -82,11 +84,21 @@ def _dtype_arg(dtype, name):
     except TypeError:
         raise TypeError(f"{name}: {dtype!r} is not a dtype") from None
     if dt not in DTYPES:
-        hint = (" (memhier does not compute it in float32 behind your back): pass input.astype(numpy.float32)"
-                if dt == np.float64 else "")
         raise Unsupported("unsupported", f"{name}: dtype {dt}; memhier.ndimage reads and writes "
-                          f"{', '.join(d.name for d in DTYPES)} (computing in float32){hint}")
+                          f"{', '.join(d.name for d in NARROW)} (computing in float32) and "
+                          f"{', '.join(d.name for d in WIDE)} (computing in float64)")
     return dt
+
+
+def _in_float32_only(src, output, name):
+    """Refuses a call of a filter that computes in float32 alone (correlate and convolve: conv2d)
+    on an array or output of a type computed in float64, naming what does take it."""
+    for what, dt in (("input", src.dtype), ("output", _output_dtype(output, src))):
+        if dt in WIDE:
+            raise Unsupported("unsupported", f"{what}: dtype {dt}; memhier.ndimage.{name} computes in float32 "
+                              f"and reads and writes {', '.join(d.name for d in NARROW)} (memhier does not compute "
+                              f"{dt} in float32 behind your back); the separable filters (correlate1d, "
+                              f"gaussian_filter, uniform_filter, sobel, prewitt, laplace ...) compute it in float64")
 
 
 def _array(input):
@@ -453,6 +465,8 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     made once for a signature that _signature keys and kept (_kept.KEPT of them), so that a loop of
     calls pays for the launch, the output and the checks of its arrays alone."""
     src = _array(input)
+    if src.dtype in WIDE or output is not None:
+        _in_float32_only(src, output, "convolve" if flip else "correlate")
     options = (variant, device, context, precision)
     signature = _signature(src, weights, output, mode, cval, origin, axes, flip, options)
     kept = _PREPARED.get(signature[0]) if signature is not None else None
@@ -621,9 +635,13 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
 # ---- 1-D filters along an axis, and the filters scipy composes from them ----------------------
 
 def _axis_arg(axis, ndim):
-    """An axis of an ndim-D array as a non-negative int."""
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -ndim <= int(axis) < ndim:
-        raise ValueError(f"axis: {axis!r}; a {ndim}-D input has axes 0 .. {ndim - 1} (or -{ndim} .. -1)")
+    """An axis of an ndim-D array as a non-negative int (scipy's errors: TypeError for a value
+    that is no integer, ValueError for one out of range)."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis: {axis!r} cannot be interpreted as an integer")
+    if not -ndim <= int(axis) < ndim:
+        raise ValueError(f"axis: {axis!r} is out of range: a {ndim}-D input has axes 0 .. {ndim - 1} "
+                         f"(or -{ndim} .. -1)")
     return int(axis) % ndim
 
 
@@ -729,32 +747,35 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
 # ---- the 1-D passes of scipy's separable filters, on sepfilter ----------------------------------
 
 class _Pass:
-    """One 1-D correlation: float32 taps (host, or _DeviceTaps), the axis, origin, mode code and
-    the divisor of its sum (scipy's uniform filter divides an exact sum)."""
-    __slots__ = ("taps", "axis", "origin", "mode", "divisor")
+    """One 1-D correlation: float32 taps (host, or _DeviceTaps), the same taps in float64 for calls
+    computed in float64 (host; None for _DeviceTaps, which the kernels widen), the axis, origin,
+    mode code and the divisor of its sum (scipy's uniform filter divides an exact sum)."""
+    __slots__ = ("taps", "taps64", "axis", "origin", "mode", "divisor")
 
-    def __init__(self, taps, axis, origin, mode, divisor):
-        self.taps, self.axis, self.origin, self.mode, self.divisor = taps, axis, origin, mode, divisor
+    def __init__(self, taps, taps64, axis, origin, mode, divisor):
+        self.taps, self.taps64, self.axis, self.origin, self.mode, self.divisor = taps, taps64, axis, origin, mode, divisor
 
 
-IDENTITY = _Pass(np.ones(1, np.float32), None, 0, MODES["reflect"], 1)
+IDENTITY = _Pass(np.ones(1, np.float32), np.ones(1), None, 0, MODES["reflect"], 1)
 MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS: longer passes run on conv1d (_long_pass)
 
 
-def _pass(weights, axis, mode, origin, divisor=1):
+def _pass(weights, axis, mode, origin, divisor=1, weights64=None):
     """A pass checked: real weights (host weights, or _DeviceTaps), an int origin in scipy's
-    range, a known mode."""
+    range, a known mode. weights64: the weights in float64 where the float32 taps are rounded from
+    other weights than `weights` hold (the Gaussian's), else None: weights as they are."""
     if isinstance(weights, _DeviceTaps):
-        taps = weights
+        taps, taps64 = weights, None
     else:
         w = np.asarray(weights)
         if w.dtype != F32 and (not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating)):
             raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
         taps = np.ascontiguousarray(w, dtype=np.float32)
+        taps64 = np.ascontiguousarray(w if weights64 is None else weights64, dtype=np.float64)
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
         raise TypeError(f"origin: expected an int, got {origin!r}")
     _check_origin(int(origin), taps.size, axis)
-    return _Pass(taps, axis, int(origin), _mode_arg(mode), int(divisor))
+    return _Pass(taps, taps64, axis, int(origin), _mode_arg(mode), int(divisor))
 
 
 def _groups(passes, shape):
@@ -775,11 +796,12 @@ def _groups(passes, shape):
 
 
 def _axis_struct(step, keep):
-    keep.append(step.taps)
+    keep.extend((step.taps, step.taps64))
     taps = step.taps
     pointer = ctypes.cast(taps.ptr, ctypes.POINTER(ctypes.c_float)) if isinstance(taps, _DeviceTaps) else \
         taps.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
-    return SepfilterAxis(pointer, taps.size, step.origin, step.mode, step.divisor)
+    pointer64 = step.taps64.ctypes.data_as(ctypes.POINTER(ctypes.c_double)) if step.taps64 is not None else None
+    return SepfilterAxis(pointer, taps.size, step.origin, step.mode, step.divisor, pointer64)
 
 
 def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
@@ -813,13 +835,14 @@ def _kept_desc(group, shape, in_type, out_type, cval, summed):
     content (_kept.KEPT of them): a loop of calls with the same filter builds it once. The desc
     points into copies of the taps, which the pair holds (keep the pair while the desc is used),
     so no later change to a caller's weights array reaches it."""
-    key = (tuple((_taps_key(p.taps), p.axis, p.origin, p.mode, p.divisor) for p in group), shape, in_type, out_type,
-           cval, summed)
+    key = (tuple((_taps_key(p.taps), None if p.taps64 is None else p.taps64.tobytes(), p.axis, p.origin, p.mode,
+                  p.divisor) for p in group), shape, in_type, out_type, cval, summed)
 
     def make():
         keep = []
-        own = [_Pass(p.taps if isinstance(p.taps, _DeviceTaps) else p.taps.copy(), p.axis, p.origin, p.mode,
-                     p.divisor) for p in group]
+        own = [_Pass(p.taps if isinstance(p.taps, _DeviceTaps) else p.taps.copy(),
+                     None if p.taps64 is None else p.taps64.copy(), p.axis, p.origin, p.mode, p.divisor)
+               for p in group]
         return _describe(own, shape, in_type, out_type, cval, keep, summed), keep
     return _kept(_DESCS, key, make)
 
@@ -903,9 +926,12 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
     cval = _cval_arg(cval)
     if src.size == 0:
         return out.obj
-    if not passes:
+    if not passes:  # scipy's output[...] = input: a wide type copied as numpy converts it
         with on_device(src):
-            store(float32_contiguous(src), out.obj, src.kind)
+            if src.dtype in WIDE or out.dtype in WIDE:
+                assign(out.obj, src.obj, src.kind)
+            else:
+                store(float32_contiguous(src), out.obj, src.kind)
         return out.obj
     variant, device, context = options
     made_here = output is None or isinstance(output, (type, np.dtype, str))
@@ -989,6 +1015,9 @@ def _long_pass(x, dst, step, cval, src, device, context):
     axis moved last where it is not: a copy each way), its direct rows (regtile, cpu-omp), whose
     error is bounded per output as sepfilter's is (the FFT rows' is bounded over the signal
     only); then stored in dst's dtype with scipy's cast, the divisor applied."""
+    if x.dtype in WIDE or dst.dtype in WIDE:
+        raise Unsupported("unsupported", f"weights: {step.taps.size} taps along axis {step.axis}, reading {x.dtype} "
+                          f"into {dst.dtype}: a pass computed in float64 takes at most {MAX_TAPS} taps")
     kind, shape, axis = src.kind, tuple(int(n) for n in x.shape), step.axis
     last = axis == len(shape) - 1
     xf = float32_contiguous(x)
@@ -1011,11 +1040,16 @@ def _long_pass(x, dst, step, cval, src, device, context):
         store(ym, dst.obj if last else moveaxes_last(dst.obj, kind, (axis,)), kind)
 
 
+class SequenceLengthError(ValueError, RuntimeError):
+    """A per-axis argument of the wrong length: a ValueError, and the RuntimeError scipy raises."""
+
+
 def _per_axis(value, name, n=2):
     """scipy's per-axis arguments: one value for every axis filtered, or a sequence of one each."""
     if isinstance(value, (list, tuple, np.ndarray)):
         if len(value) != n:
-            raise ValueError(f"{name}: {value!r}; {n} axes are filtered: one value or {n}")
+            raise SequenceLengthError(f"{name}: {value!r}; {n} axes are filtered: one value or {n} (scipy: sequence "
+                                      f"argument must have length equal to input rank)")
         return list(value)
     return [value] * n
 
@@ -1024,9 +1058,11 @@ def _filtered_axes(axes, ndim):
     """scipy's `axes` of the separable filters: every axis when None, else distinct axes."""
     if axes is None:
         return list(range(ndim))
+    if isinstance(axes, np.ndarray):
+        axes = axes.tolist()
     ax = [_axis_arg(a, ndim) for a in (axes if isinstance(axes, (list, tuple)) else (axes,))]
     if len(set(ax)) != len(ax):
-        raise ValueError(f"axes: {axes!r} names an axis twice")
+        raise ValueError(f"axes: {axes!r} names an axis twice (axes must be unique)")
     return ax
 
 
@@ -1039,18 +1075,21 @@ def _kept_taps(make, *args):
 
 
 def _taps_once(make, size, *args):
-    """make(*args): read-only float32 taps, made once for each args where there are at most
-    KEPT_TAPS of them (size), so that a loop of calls with the same filter computes it once and
-    no caller can change what later calls get."""
+    """make(*args): read-only taps (an array, or a tuple of them), made once for each args where
+    there are at most KEPT_TAPS of them (size), so that a loop of calls with the same filter
+    computes them once and no caller can change what later calls get."""
     taps = _kept_taps(make, *args) if size <= KEPT_TAPS else make(*args)
-    taps.flags.writeable = False
+    for t in taps if isinstance(taps, tuple) else (taps,):
+        t.flags.writeable = False
     return taps
 
 
 def _gaussian_taps(sigma, order, radius):
-    """The float32 taps of a Gaussian pass: its weights reversed, as correlate1d takes them, each
-    within one float32 step of its weight and their sum nearest the weights' (_float32_keeping_sum)."""
-    return np.ascontiguousarray(_float32_keeping_sum(_gaussian_weights(sigma, order, radius)[::-1]))
+    """The taps of a Gaussian pass: its weights reversed, as correlate1d takes them, in float64 (as
+    scipy's) and in float32, each within one float32 step of its weight and their sum nearest the
+    weights' (_float32_keeping_sum)."""
+    exact = np.ascontiguousarray(_gaussian_weights(sigma, order, radius)[::-1])
+    return np.ascontiguousarray(_float32_keeping_sum(exact)), exact
 
 
 def _float32_keeping_sum(w):
@@ -1109,7 +1148,8 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     if not float(sigma) > 0:
         raise ValueError(f"sigma = {sigma!r}; expected a positive number")
     r = _radius(sigma, truncate, radius)
-    return _pass(_taps_once(_gaussian_taps, 2 * r + 1, float(sigma), int(order), r), axis, mode, 0)
+    taps, exact = _taps_once(_gaussian_taps, 2 * r + 1, float(sigma), int(order), r)
+    return _pass(taps, axis, mode, 0, weights64=exact)
 
 
 @_fast.entry()
@@ -1165,14 +1205,15 @@ def _uniform_pass(size, axis, mode, origin, integer_output):
     size = _size_arg(size)
     if size < 1:
         raise ValueError(f"size = {size}: a mean over no samples")
-    return _pass(_taps_once(_uniform_taps, size, size, integer_output), axis, mode, origin,
-                 divisor=size if integer_output else 1)
+    taps, exact = _taps_once(_uniform_taps, size, size, integer_output)
+    return _pass(taps, axis, mode, origin, divisor=size if integer_output else 1, weights64=exact)
 
 
 def _uniform_taps(size, integer_output):
-    """A uniform pass's float32 taps: for an integer output ones (exact in float32, then one
-    division: scipy divides an exact sum), else 1 / size each."""
-    return np.ones(size, F32) if integer_output else np.full(size, 1.0 / size).astype(F32)
+    """A uniform pass's taps in float32 and float64: for an integer output ones (then one division:
+    scipy divides an exact sum), else 1 / size each."""
+    exact = np.ones(size) if integer_output else np.full(size, 1.0 / size)
+    return exact.astype(F32), exact
 
 
 def _integer_output(output, src):

@@ -482,3 +482,24 @@ def test_made_operands_match_the_reader(kind):
     from memhier import _arrays
     from test_cpu import made_matches_reader
     made_matches_reader(_arrays.Operand(kind.put(np.zeros(3, np.float32)), "x"))
+
+
+@pytest.mark.parametrize("variant", ["auto", "two-pass"])
+def test_ndimage_wide_dtypes_on_device(rng, variant):
+    """memhier.ndimage in float64 on CuPy arrays (float64, 32- and 64-bit integers: the lines row
+    for one axis but the last, two-pass for the others), against scipy as on the CPU backend."""
+    from test_ndimage import check_wide_dtypes
+    kind = Kind("cupy")
+    check_wide_dtypes(rng, kind.put, kind.get, variant)
+
+
+def test_ndimage_wide_dtypes_torch(rng):
+    """float64 and int64 PyTorch tensors through the float64 rows, against scipy."""
+    from memhier import ndimage as mnd
+    nd = pytest.importorskip("scipy.ndimage")
+    kind = Kind("torch")
+    x = rng.standard_normal((40, 33)) * 1e200
+    got = kind.get(mnd.gaussian_filter(kind.put(x), 2.0, mode="nearest"))
+    np.testing.assert_allclose(got, nd.gaussian_filter(x, 2.0, mode="nearest"), rtol=1e-13, atol=1e-13 * 1e200)
+    i = rng.integers(-2**40, 2**40, (40, 33))
+    np.testing.assert_array_equal(kind.get(mnd.sobel(kind.put(i), 0)), nd.sobel(i, 0))

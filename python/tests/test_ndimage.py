@@ -119,8 +119,11 @@ def test_refusals_name_the_argument(rng):
         mnd.correlate(x, np.ones((0, 3), np.float32))
     with pytest.raises(memhier.InvalidArgument, match="krows = 256"):
         mnd.correlate(x, np.ones((256, 3), np.float32))
-    with pytest.raises(memhier.Unsupported, match="astype"):
+    with pytest.raises(memhier.Unsupported, match="input: dtype float64; memhier.ndimage.correlate computes in "
+                       "float32.*behind your back.*compute it in float64"):
         mnd.correlate(x.astype(np.float64), w)
+    with pytest.raises(memhier.Unsupported, match="input: dtype bool"):
+        mnd.gaussian_filter(x > 0, 1.0)
     with pytest.raises(memhier.Unsupported, match="int32"):
         mnd.correlate(x.astype(np.int32), w)
     with pytest.raises(memhier.Unsupported, match="output: dtype float64"):
@@ -1243,8 +1246,9 @@ def test_complex_input_and_weights(rng, mode):
 
 def test_complex_outputs_and_refusals(rng):
     """scipy's output rules for complex data: a complex array written in place, a real dtype
-    promoted with scipy's warning, a real array or a real dtype's name refused; complex128 data,
-    and a complex cval on a real input, refused naming them."""
+    promoted with scipy's warning, a real array or a real dtype's name refused; complex128 data
+    through correlate (its float64 parts: conv2d computes in float32), and a complex cval on a real
+    input, refused naming them; complex128 through the separable filters in float64 parts."""
     x, w = _complex(rng, (9, 11)), _complex(rng, (3, 3))
     out = np.zeros(x.shape, np.complex64)
     assert mnd.correlate(x, w, output=out) is out
@@ -1254,10 +1258,16 @@ def test_complex_outputs_and_refusals(rng):
     for bad in ("float32", np.zeros(x.shape, np.float32)):
         with pytest.raises(RuntimeError, match="output"):
             mnd.correlate(x, w, output=bad)
-    with pytest.raises(memhier.Unsupported, match="input: dtype complex128"):
+    with pytest.raises(memhier.Unsupported, match="input: dtype float64; memhier.ndimage.correlate computes in"):
         mnd.correlate(x.astype(np.complex128), w)
-    with pytest.raises(memhier.Unsupported, match="output: dtype complex128"):
+    with pytest.raises(memhier.Unsupported, match="output: dtype float64; memhier.ndimage.correlate computes in"):
         mnd.correlate(x, w, output=np.complex128)
+    z = x.astype(np.complex128) * 1e5 + 1e-5j  # parts float32 does not hold
+    for fn, args in ((mnd.gaussian_filter, (1.5,)), (mnd.correlate1d, (w[0].astype(np.complex128),))):
+        got = fn(z, *args, mode="wrap")
+        want = getattr(nd, fn.__name__)(z, *args, mode="wrap")
+        assert got.dtype == np.complex128
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13 * np.abs(z).max())
     with pytest.raises(ValueError, match="cval"):
         mnd.correlate(x.real.copy(), w, mode="constant", cval=1j)
 
@@ -1280,3 +1290,99 @@ def test_gaussian_taps_keep_their_sum():
             assert err <= abs(math.fsum(nearest.astype(np.float64)) - math.fsum(w)), (sigma, order)
             if order == 0 and sigma >= 2.0:
                 assert err <= 1e-9, (sigma, err)
+
+
+def _wide_inputs(rng):
+    """Arrays of the types computed in float64: dark values beside bright ones (float64 over 600
+    decades), integers past float32's 2^24 and, for int64, past 2^53 (scipy reads them into
+    float64 too), and negative results for the unsigned (scipy's casts wrap them)."""
+    shape = (13, 37)
+    f = rng.standard_normal(shape) * 10.0 ** rng.integers(-300, 300, shape)
+    return {"float64": f,
+            "int32": rng.integers(-2**31, 2**31, shape, dtype=np.int64).astype(np.int32),
+            "uint32": rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32),
+            "int64": rng.integers(-2**62, 2**62, shape, dtype=np.int64),
+            "uint64": rng.integers(0, 2**63, shape, dtype=np.uint64) * np.uint64(2)}
+
+
+def _small_integers(rng, dtype):
+    """Integers whose every filter sum here is exact in float64 (below 2^40): scipy's results
+    exactly, whatever the order of the sums."""
+    return rng.integers(0 if np.dtype(dtype).kind == "u" else -2**20, 2**20, (11, 23)).astype(dtype)
+
+
+def check_wide_dtypes(rng, put, get, variant="auto"):
+    """memhier.ndimage on the types it computes in float64, against scipy: float64 within a few
+    eps64 of sum |w| |x| per element (dark pixels beside bright ones), integer sums that are exact
+    equal to scipy's, scipy's casts (truncation, wrapping, the least value for NaN and values out
+    of range), cval in float64, mixed input and output types and the summed filters (laplace,
+    gaussian_laplace) adding in the output's own arithmetic (int64 exact past 2^53). put and get move
+    NumPy arrays to the arrays under test and back."""
+    kw = {"variant": variant}
+    # (memhier's call, the same as direct sums for scipy: its uniform filter's running sum is not
+    # accurate for a dark value after bright ones)
+    weights = np.array([0.25, -1.5, 3.0, 0.125])
+    gauss = nd._filters._gaussian_kernel1d(1.3, 0, 5)[::-1]
+    calls = [("gaussian_filter", lambda a: mnd.gaussian_filter(a, 1.3, mode="constant", cval=0.1, **kw),
+              lambda a: nd.gaussian_filter(a, 1.3, mode="constant", cval=0.1),
+              lambda a, w: nd.correlate(a, np.outer(w, w), mode="constant", cval=0.1), gauss),
+             ("uniform_filter1d", lambda a: mnd.uniform_filter1d(a, 5, axis=0, mode="mirror", **kw),
+              lambda a: nd.uniform_filter1d(a, 5, axis=0, mode="mirror"),
+              lambda a, w: nd.correlate1d(a, w, axis=0, mode="mirror"), np.full(5, 0.2)),
+             ("correlate1d", lambda a: mnd.correlate1d(a, weights, axis=-1, origin=1, **kw),
+              lambda a: nd.correlate1d(a, weights, axis=-1, origin=1),
+              lambda a, w: nd.correlate1d(a, w, axis=-1, origin=1), weights)]
+    for name, x in _wide_inputs(rng).items():
+        for what, ours, scipys, direct, w in calls:
+            got = get(ours(put(x)))
+            assert got.dtype == x.dtype, (what, name)
+            xd = x.astype(np.float64)
+            scale = direct(np.abs(xd), np.abs(w))
+            if name == "float64":  # per element against direct sums
+                err = np.abs(got - direct(xd, w)) / np.maximum(scale, np.finfo(np.float64).tiny)
+                assert err.max() <= 64 * np.finfo(np.float64).eps, (what, float(err.max()))
+            else:  # scipy's result (each pass truncated into the type), one step either way per pass
+                want = scipys(x).astype(np.float64)
+                near = np.abs(got.astype(np.float64) - want) <= 64 * np.finfo(np.float64).eps * scale + 2
+                fits = (scale <= np.iinfo(x.dtype).max) & (np.abs(want) < 2.0 ** 52)
+                assert np.all(near | ~fits), (what, name, np.argwhere(~(near | ~fits))[:3])
+    for dtype in ("int32", "uint32", "int64", "uint64"):
+        x = _small_integers(rng, dtype)
+        # uint64's negative sums wrap past 2^63, where float64 sums round: its filters of one sign alone
+        signed = dtype != "uint64"
+        for fn, args in ((mnd.sobel, (0,)), (mnd.prewitt, (1,)), (mnd.laplace, ()), (mnd.uniform_filter, (3,)),
+                         (mnd.correlate1d, (np.array([-1.0, 0.0, 1.0]), 0))) if signed else \
+                ((mnd.uniform_filter, (3,)), (mnd.correlate1d, (np.array([1.0, 2.0, 1.0]), 0))):
+            got, want = get(fn(put(x), *args, **kw)), getattr(nd, fn.__name__)(x, *args)
+            np.testing.assert_array_equal(got, want, err_msg=f"{fn.__name__} {dtype}")
+    big = np.array([[2**62, 2**62 + 1, 3], [1, 2**62 - 1, 7]], np.int64)  # exact sums past 2^53: laplace adds int64
+    np.testing.assert_array_equal(get(mnd.laplace(put(big), mode="nearest", **kw)),
+                                  nd.laplace(big, mode="nearest"))
+    f = np.array([[1e10, -1e10, 2.5, -2.5, np.nan, 3e9], [-7.9, 7.9, 4e9, -4e9, 1e20, -1e20]])
+    for out in ("int32", "uint32", "int64", "uint64", "uint8", "int16", "float32"):  # scipy's casts
+        got = get(mnd.correlate1d(put(f), np.array([1.0]), output=np.dtype(out), **kw))
+        with np.errstate(invalid="ignore"):
+            want = nd.correlate1d(f, np.array([1.0]), output=np.dtype(out))
+        np.testing.assert_array_equal(got, want, err_msg=f"float64 into {out}")
+    x = _small_integers(rng, "int16")
+    for out, fn, args in (("int64", mnd.gaussian_filter, (2.0,)), ("float64", mnd.gaussian_laplace, (1.5,)),
+                          ("int32", mnd.gaussian_laplace, (1.5,))):
+        got = get(fn(put(x), *args, output=np.dtype(out), **kw))
+        want = getattr(nd, fn.__name__)(x, *args, output=np.dtype(out))
+        assert got.dtype == np.dtype(out)
+        tol = 0 if out == "float64" else 1  # a truncation at an integer: one step either way
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-12, atol=tol + 1e-9,
+                                   err_msg=f"{fn.__name__} int16 into {out}")
+    v = rng.standard_normal((4, 5, 6))
+    got = get(mnd.gaussian_filter(put(v), (1.0, 0.0, 2.0), mode=("reflect", "nearest", "wrap"), **kw))
+    np.testing.assert_allclose(got, nd.gaussian_filter(v, (1.0, 0.0, 2.0), mode=("reflect", "nearest", "wrap")),
+                               rtol=1e-13, atol=1e-13)
+    with pytest.raises(memhier.Unsupported, match="float16 beside a type computed in float64"):
+        mnd.uniform_filter(put(x.astype(np.float16)), 3, output=np.float64, **kw)
+    with pytest.raises(memhier.Unsupported, match="a pass computed in float64 takes at most 127 taps"):
+        mnd.correlate1d(put(v), np.ones(129), axis=1, **kw)
+
+
+def test_wide_dtypes(rng):
+    """memhier.ndimage in float64 on the CPU backend (test_gpu.py runs the same on the GPU)."""
+    check_wide_dtypes(rng, lambda a: a, lambda a: a)
