@@ -755,6 +755,19 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
         }
         cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps), free(in), free(want), free(got);
     }
+    /* both axes the identity, the horizontal first (correlate1d with one tap of 1 along the rows):
+     * stored once, as the CPU row's one pass stores it, near uint64's end and past it */
+    static const double near_end[6] = {1e19, -1e10, -2.0, 0x1p64, NAN, 1.8446744073709550e19};
+    mh_sepfilter_desc both = {1, 2, 3, 1, MH_F64, MH_U64, {&one, 1, 0, MH_MODE_REFLECT, 1, NULL},
+                              {&one, 1, 0, MH_MODE_REFLECT, 1, NULL}, MH_SEPFILTER_HORIZONTAL_FIRST, 0.0};
+    void *d_in, *d_out;
+    float *d_taps;
+    unsigned long long want[6], got[6];
+    put_case(&ps[0], near_end, sizeof near_end, sizeof want, &d_in, &d_out, &d_taps);
+    CHECK(mh_sepfilter(cpu, NULL, &both, near_end, want) == MH_OK, "identity case: %s", mh_context_error(cpu));
+    check_gpu_row(gpu, "auto", &both, " (float64 into uint64, both axes the identity)", 0, d_in, d_out, want, got);
+    check_gpu_row(gpu, "two-pass", &both, " (float64 into uint64, both axes the identity)", 0, d_in, d_out, want, got);
+    cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps);
     CHECK(check_sum(gpu, 1, "auto", ps, n) == n, "mh_sepfilter_sum: a float64 case auto refused");
     CHECK(check_sum(gpu, 1, "two-pass", ps, n) == n, "mh_sepfilter_sum: a float64 case two-pass refused");
 }

@@ -202,7 +202,9 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
     p.image_values = p.rows * p.width;
     p.in_type = (int)d->in_type, p.out_type = (int)d->out_type;
     p.in_bytes = (int)mh_dtype_size(d->in_type), p.out_bytes = (int)mh_dtype_size(d->out_type);
-    p.cast_in = d->order == MH_SEPFILTER_HORIZONTAL_FIRST; /* the identity pass first: the input cast */
+    /* the identity pass first: the input cast, unless the vertical pass is the identity too (its one
+     * pass then stores once: a uint64 cast, read back as float64 and stored again, is not itself) */
+    p.cast_in = d->order == MH_SEPFILTER_HORIZONTAL_FIRST && !mh_sepfilter_second_is_identity(a);
     p.ntaps = (int)v->ntaps, p.anchor = mh_sepfilter_anchor(v), p.mode = (int)v->mode;
     p.cval = d->cval, p.divisor = (double)v->divisor;
     const int kind = mh_sepfilter_in_double(d) ? LINES_WIDE
