@@ -134,8 +134,17 @@ def variant_arg(variant):
     return variant.encode()
 
 
+class ScipyArgumentError(ValueError, RuntimeError):
+    """An argument scipy.ndimage refuses with a RuntimeError (a per-axis sequence of the wrong
+    length, weights of another rank than the filtered axes, a sequence of modes where one mode is
+    taken): a ValueError, as memhier's other argument errors are, and scipy's RuntimeError."""
+
+
 def mode_arg(mode):
     """scipy.ndimage's boundary mode (or one of its aliases) as the library's code."""
+    if isinstance(mode, (list, tuple)):
+        raise ScipyArgumentError(f"mode: {mode!r}; this filter takes one mode for every axis (scipy: a sequence "
+                                 f"of modes is not supported by non-separable filters)")
     if not isinstance(mode, str) or mode not in _native.MODES:
         raise ValueError(f"mode: {mode!r} is not one of {', '.join(repr(m) for m in _native.MODES)}")
     return _native.MODES[mode]
@@ -159,7 +168,8 @@ def origin_list(origin, n):
     """scipy's origin: one int for every filtered axis, or a sequence of n ints."""
     origins = list(origin) if isinstance(origin, (list, tuple, np.ndarray)) else [origin] * n
     if len(origins) != n:
-        raise ValueError(f"origin: {origin!r}; a {n}-D filter takes one origin or {n}")
+        raise ScipyArgumentError(f"origin: {origin!r}; a {n}-D filter takes one origin or {n} (scipy: sequence "
+                                 f"argument must have length equal to input rank)")
     for o in origins:
         if isinstance(o, bool) or not isinstance(o, (int, np.integer)):
             raise TypeError(f"origin: expected ints, got {o!r}")

@@ -48,7 +48,8 @@ import numpy as np
 
 from . import _arrays, _complex, _fast
 from ._interop import accepts_foreign_arrays
-from ._call import DEFAULT_PRECISION, Call, context_in_place, in_place, variant_arg, cval_arg as _cval_arg, \
+from ._call import DEFAULT_PRECISION, Call, ScipyArgumentError, context_in_place, in_place, variant_arg, \
+    cval_arg as _cval_arg, \
     mode_arg as _mode_arg, origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
@@ -90,22 +91,13 @@ def _dtype_arg(dtype, name):
     return dt
 
 
-def _in_float32_only(src, output, name):
-    """Refuses a call of a filter that computes in float32 alone (correlate and convolve: conv2d)
-    on an array or output of a type computed in float64, naming what does take it."""
-    for what, dt in (("input", src.dtype), ("output", _output_dtype(output, src))):
-        if dt in WIDE:
-            raise Unsupported("unsupported", f"{what}: dtype {dt}; memhier.ndimage.{name} computes in float32 "
-                              f"and reads and writes {', '.join(d.name for d in NARROW)} (memhier does not compute "
-                              f"{dt} in float32 behind your back); the separable filters (correlate1d, "
-                              f"gaussian_filter, uniform_filter, sobel, prewitt, laplace ...) compute it in float64")
-
-
 def _array(input):
     """The input checked: an array of any rank and of a dtype in DTYPES, strided or not (an
     Operand this function made is returned as it is)."""
     if isinstance(input, _arrays.Operand):
         return input
+    if isinstance(input, (list, tuple)):  # scipy's numpy.asarray: numpy's dtypes (int64, float64)
+        input = np.asarray(input)
     op = _arrays.Operand(input, "input")
     if not isinstance(op.dtype, np.dtype) or op.dtype not in DTYPES:
         _dtype_arg(op.dtype if isinstance(op.dtype, np.dtype) else str(op.dtype).split(".")[-1], "input")
@@ -158,6 +150,14 @@ def _filtered(src, output, run, out=None):
     return out.obj
 
 
+def _real(w):
+    """Host weights of real numbers (bool as 0 and 1, as scipy reads them), or TypeError."""
+    if w.dtype != F32 and w.dtype != np.bool_ and (not np.issubdtype(w.dtype, np.number) or
+                                                  np.issubdtype(w.dtype, np.complexfloating)):
+        raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
+    return w
+
+
 def _to_host(weights):
     """Any array-like of weights as a NumPy array (CuPy's .get(), PyTorch's .cpu())."""
     if isinstance(weights, np.ndarray):
@@ -187,10 +187,7 @@ def _weights(weights, src):
     if given is not None and _usable_in_place(given, src):
         w = given.obj
     else:
-        host = _to_host(weights)
-        if not np.issubdtype(host.dtype, np.number) or np.issubdtype(host.dtype, np.complexfloating):
-            raise TypeError(f"weights: dtype {host.dtype}; expected real numbers")
-        host = np.ascontiguousarray(host, dtype=F32)
+        host = np.ascontiguousarray(_real(_to_host(weights)), dtype=F32)
         w = None
     shape = tuple((w if host is None else host).shape)
     if 0 in shape or len(shape) == 0:
@@ -335,16 +332,22 @@ class _Plan:
         y[...] = 0
         part = empty_like(y, self.kind)
         for offsets in np.ndindex(*sides):
-            xs = x
-            for axis, j, side, o in zip(slow, offsets, sides, slow_origins):
-                n = x.shape[axis]
-                index, outside = border_index(np.arange(n) + j - (side // 2 + o), n, self.mode)
-                xs = take(xs, self.kind, index, axis)
-                if self.mode == CONSTANT:
-                    fill_slices(xs, self.kind, outside, axis, self.cval)
+            xs = _gathered(x, self.kind, zip(slow, offsets, sides, slow_origins), self.mode, self.cval)
             self._over_two_axes(contiguous(xs, self.kind), part, contiguous(self.w[offsets], self.kind),
                                 self.axes[-2:], self.origins[-2:])
             y += part
+
+
+def _gathered(x, kind, shifts, mode_code, cval):
+    """x read at a tap's offset along each of some axes (shifts: (axis, tap j, side, origin)), the
+    mode applied to the indices (cval where 'constant' reaches past the edge): a new array."""
+    for axis, j, side, o in shifts:
+        n = x.shape[axis]
+        index, outside = border_index(np.arange(n) + j - (side // 2 + o), n, mode_code)
+        x = take(x, kind, index, axis)
+        if mode_code == CONSTANT:
+            fill_slices(x, kind, outside, axis, cval)
+    return x
 
 
 def border_index(pos, n, mode_code):
@@ -362,6 +365,27 @@ def border_index(pos, n, mode_code):
     return np.where(p < n, p, period - 1 - p if mode_code == REFLECT else period - p), outside
 
 
+def _matched_axes(ndim, wshape, axes, origin, flip):
+    """The filtered axes in increasing order and their origins, checked, as scipy matches weights
+    of shape wshape to them: the weights' axes to the filtered axes in increasing order, the
+    origins to the axes as `axes` lists them (when it names fewer axes than the input has; else to
+    the axes in order); for convolve each origin mirrored (moved by one on an even side)."""
+    ax = _filtered_axes(axes, ndim)
+    if len(wshape) != len(ax):
+        raise ScipyArgumentError(f"weights: {len(wshape)}-D of shape {wshape}; the input's filtered axes {tuple(ax)} "
+                                 f"take {len(ax)}-D weights (scipy: weights.ndim ({len(wshape)}) must match "
+                                 f"len(axes) ({len(ax)}))")
+    given = _origin_list(origin, len(ax))
+    origin_of = dict(zip(ax, given)) if len(ax) < ndim else dict(enumerate(given))
+    ax = sorted(ax)
+    origins = [origin_of[a] for a in ax]
+    for o, side, a in zip(origins, wshape, ax):
+        _check_origin(o, side, a)
+    if flip:
+        origins = [-o - (1 - s % 2) for o, s in zip(origins, wshape)]
+    return ax, origins
+
+
 def _plan(src, weights, axes, mode, cval, origin, flip, options):
     """The weights brought to the input's device and matched to the filtered axes as scipy
     matches them: the weights' axes to the filtered axes in increasing order, the origins to the
@@ -369,25 +393,16 @@ def _plan(src, weights, axes, mode, cval, origin, flip, options):
     order). For convolve the weights reversed and each origin mirrored (moved by one on an even
     side). Sides of 1 are dropped: they only scale."""
     ndim = len(src.shape)
-    ax = _filtered_axes(axes, ndim)
+    _filtered_axes(axes, ndim)
     mode_code, cval = _mode_arg(mode), _cval_arg(cval)
     w, host = _weights(weights, src)
     wshape = tuple(int(s) for s in (w if host is None else host).shape)
-    if len(wshape) != len(ax):
-        raise ValueError(f"weights: {len(wshape)}-D of shape {wshape}; the input's filtered axes {tuple(ax)} "
-                         f"take {len(ax)}-D weights")
-    given = _origin_list(origin, len(ax))
-    origin_of = dict(zip(ax, given)) if len(ax) < ndim else dict(enumerate(given))
-    ax = sorted(ax)
-    origins = [origin_of[a] for a in ax]
-    for o, side, a in zip(origins, wshape, ax):
-        _check_origin(o, side, a)
+    ax, origins = _matched_axes(ndim, wshape, axes, origin, flip)
     if flip:  # host weights flipped on the host, before their one copy to the device
         if host is None:
             w = _reversed_on_device(w, src)
         else:
             host = np.ascontiguousarray(host[(slice(None, None, -1),) * host.ndim])
-        origins = [-o - (1 - s % 2) for o, s in zip(origins, wshape)]
     keep = [i for i, s in enumerate(wshape) if s > 1] or [len(wshape) - 1]
     kept = tuple(wshape[i] for i in keep)
     if host is None:
@@ -465,8 +480,8 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     made once for a signature that _signature keys and kept (_kept.KEPT of them), so that a loop of
     calls pays for the launch, the output and the checks of its arrays alone."""
     src = _array(input)
-    if src.dtype in WIDE or output is not None:
-        _in_float32_only(src, output, "convolve" if flip else "correlate")
+    if src.dtype in WIDE or (output is not None and np.dtype(_output_dtype(output, src)) in WIDE):
+        return _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, (variant, device, context))
     options = (variant, device, context, precision)
     signature = _signature(src, weights, output, mode, cval, origin, axes, flip, options)
     kept = _PREPARED.get(signature[0]) if signature is not None else None
@@ -503,6 +518,54 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
         if plan.kept_call is not None:  # this call ran as its kept call will
             plan.kept_call.offer(src, signature[1], result)
     return result
+
+
+def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, options):
+    """correlate and convolve on a type computed in float64 (input or output), as scipy computes
+    them: the weights in float64 on the host, one 1-D correlation in float64 (sepfilter) along the
+    filtered axis of the longest side for each index of the others, read at that index's offset
+    (_gathered: the mode applied to the indices), the terms added in float64 and the sum stored once
+    in the output's dtype with scipy's cast. A row whose every weight is within DBL_EPSILON of 0 is
+    skipped, as scipy's footprint skips such weights (a NaN it would meet stays out); a zero inside
+    a row meets NaN as correlate1d's does. A filter of one axis is one correlate1d."""
+    w = _real(np.asarray(_to_host(weights))).astype(np.float64)
+    if w.size == 0:
+        raise ValueError("weights: no filter weights given")
+    ndim = len(src.shape)
+    ax, origins = _matched_axes(ndim, tuple(w.shape), axes, origin, flip)
+    if flip:
+        w = w[(slice(None, None, -1),) * w.ndim]
+    mode_code, cval = _mode_arg(mode), _cval_arg(cval)
+    along = len(ax) - 1 - int(np.argmax(w.shape[::-1]))  # the longest side's (the last of equal ones)
+    w = np.moveaxis(w, along, -1)  # the others' sides first, in their order
+    others = [(ax[i], origins[i]) for i in range(len(ax)) if i != along]
+    if not others:
+        return _correlate1d(src, w, ax[along], output, mode, cval, origins[along], options, keep=False)
+    with on_device(src):
+        x = contiguous(src.obj, src.kind)
+    total = None
+    for index in np.ndindex(*w.shape[:-1]):
+        row = w[index]
+        if not np.any(np.abs(row) > np.finfo(np.float64).eps):
+            continue
+        shifts = [(a, j, int(side), o) for (a, o), j, side in zip(others, index, w.shape[:-1])]
+        xs = _gathered(x, src.kind, shifts, mode_code, cval)
+        term = _correlate1d(_arrays.Operand(xs, "input"), row, ax[along], np.float64, mode, cval, origins[along],
+                            options, keep=False)
+        if total is None:
+            total = term
+        else:
+            with on_device(src):
+                total += term
+    if total is None:  # every weight within DBL_EPSILON of 0: scipy reads no input
+        with on_device(src):
+            total = empty_like_kind(src, tuple(src.shape), np.float64)
+            total[...] = 0
+    out_dtype = np.dtype(_output_dtype(output, src))
+    if out_dtype == np.float64 and (output is None or isinstance(output, (type, np.dtype, str))):
+        return total
+    return _correlate1d(_arrays.Operand(total, "input"), np.ones(1), ndim - 1,
+                        src.dtype if output is None else output, mode, cval, 0, options, keep=False)
 
 
 def _weights_from(signature, src, plan, flip):
@@ -767,9 +830,7 @@ def _pass(weights, axis, mode, origin, divisor=1, weights64=None):
     if isinstance(weights, _DeviceTaps):
         taps, taps64 = weights, None
     else:
-        w = np.asarray(weights)
-        if w.dtype != F32 and (not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating)):
-            raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
+        w = _real(np.asarray(weights))
         taps = np.ascontiguousarray(w, dtype=np.float32)
         taps64 = np.ascontiguousarray(w if weights64 is None else weights64, dtype=np.float64)
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
@@ -1016,8 +1077,8 @@ def _long_pass(x, dst, step, cval, src, device, context):
     error is bounded per output as sepfilter's is (the FFT rows' is bounded over the signal
     only); then stored in dst's dtype with scipy's cast, the divisor applied."""
     if x.dtype in WIDE or dst.dtype in WIDE:
-        raise Unsupported("unsupported", f"weights: {step.taps.size} taps along axis {step.axis}, reading {x.dtype} "
-                          f"into {dst.dtype}: a pass computed in float64 takes at most {MAX_TAPS} taps")
+        _long_pass_wide(x, dst, step, cval, src, device, context)
+        return
     kind, shape, axis = src.kind, tuple(int(n) for n in x.shape), step.axis
     last = axis == len(shape) - 1
     xf = float32_contiguous(x)
@@ -1040,16 +1101,42 @@ def _long_pass(x, dst, step, cval, src, device, context):
         store(ym, dst.obj if last else moveaxes_last(dst.obj, kind, (axis,)), kind)
 
 
-class SequenceLengthError(ValueError, RuntimeError):
-    """A per-axis argument of the wrong length: a ValueError, and the RuntimeError scipy raises."""
+def _long_pass_wide(x, dst, step, cval, src, device, context):
+    """A pass of more than MAX_TAPS taps computed in float64: each line extended by the mode once
+    (its indices mapped by border_index: any distance past the edge, exactly), then the taps in
+    chunks of MAX_TAPS, each a float64 correlate1d over the extended lines whose outputs are read at
+    the chunk's offset (no read past the extension: the mode is never applied twice), the chunks
+    added in float64, the divisor applied, and the sum stored once in dst's dtype (scipy's cast)."""
+    kind, axis, k = src.kind, step.axis, step.taps64.size
+    n = int(x.shape[axis])
+    index, outside = border_index(np.arange(n + k - 1) - (k // 2 + step.origin), n, step.mode)
+    with on_device(src):
+        extended = take(x.obj, kind, index, axis)
+        if step.mode == CONSTANT:
+            fill_slices(extended, kind, outside, axis, cval)
+    whole = [slice(None)] * len(x.shape)
+    total = None
+    options = ("auto", device, context)
+    for c0 in range(0, k, MAX_TAPS):
+        chunk = step.taps64[c0:c0 + MAX_TAPS]
+        y = _correlate1d(_arrays.Operand(extended, "input"), chunk, axis, np.float64, "nearest", cval,
+                         -(chunk.size // 2), options, keep=False)
+        part = y[tuple(whole[:axis] + [slice(c0, c0 + n)] + whole[axis + 1:])]
+        with on_device(src):
+            total = contiguous(part, kind) if total is None else total + part
+    with on_device(src):
+        if step.divisor != 1:
+            total /= step.divisor
+    _correlate1d(_arrays.Operand(total, "input"), np.ones(1), len(x.shape) - 1, dst.obj, "nearest", cval, 0,
+                 options, keep=False)
 
 
 def _per_axis(value, name, n=2):
     """scipy's per-axis arguments: one value for every axis filtered, or a sequence of one each."""
     if isinstance(value, (list, tuple, np.ndarray)):
         if len(value) != n:
-            raise SequenceLengthError(f"{name}: {value!r}; {n} axes are filtered: one value or {n} (scipy: sequence "
-                                      f"argument must have length equal to input rank)")
+            raise ScipyArgumentError(f"{name}: {value!r}; {n} axes are filtered: one value or {n} (scipy: sequence "
+                                     f"argument must have length equal to input rank)")
         return list(value)
     return [value] * n
 
