@@ -36,7 +36,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 from . import _histogram, _ops, _reduce, ndimage
 from ._convert import store
-from ._native import MODES, PADS
+from ._native import MODES, PADS, Unsupported
 from ._registry import select
 
 __all__ = ["conv1d", "conv2d", "histogram", "bincount", "histogram_bytes", "reduce_sum", "sum", "mean", "min", "max",
@@ -474,6 +474,18 @@ def _host_weights(weights):
     return np.asarray(_to_host(weights))
 
 
+def _image_dtype(image):
+    """The image's dtype where memhier.dask's filters take it: the types memhier.ndimage computes
+    in float32. Those it computes in float64 (float64, the integers of 32 and 64 bits) are refused
+    by name here rather than computed in float32."""
+    dtype = ndimage._dtype_arg(image.dtype, "image")
+    if dtype in ndimage.WIDE:
+        raise Unsupported("unsupported", f"image: dtype {dtype}; memhier.dask's filters read and write "
+                          f"{', '.join(d.name for d in ndimage.NARROW)} (computing in float32); memhier.ndimage "
+                          f"computes {dtype} in float64 on whole arrays")
+    return dtype
+
+
 def _stored_as(result, dtype):
     """A float32 dask array stored into `dtype` chunk by chunk with scipy's cast (memhier.ndimage's)."""
     if np.dtype(dtype) == np.float32:
@@ -492,7 +504,7 @@ def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"
     dtypes; the result in the image's dtype, cast as scipy casts): halos copied from the
     neighbours, the array's edges extended by the mode (wrap: read from the far end's chunks);
     chunks of at least the filter's side; precision as memhier.ndimage.correlate's."""
-    dtype = ndimage._dtype_arg(image.dtype, "image")
+    dtype = _image_dtype(image)
     if dtype != np.float32:
         return _stored_as(correlate(image.astype(np.float32), weights, mode, cval, origin, variant, precision), dtype)
     w = _host_weights(weights)
@@ -534,7 +546,7 @@ def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, var
 def _pass_windows(image, step, cval, variant):
     """One 1-D pass (memhier.ndimage's) of a 2-D dask array, chunk by chunk: the window's valid
     part, whose outputs read inside the window only, so the window's own border never shows."""
-    dtype = ndimage._dtype_arg(image.dtype, "image")
+    dtype = _image_dtype(image)
     if image.ndim != 2:
         raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
     k = step.taps.size

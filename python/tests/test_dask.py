@@ -296,6 +296,11 @@ def test_ndimage_dask_refusals(rng):
         mdask.correlate(da.from_array(np.ones((50, 60), np.float32), chunks=(4, 30)), np.ones((5, 5), np.float32))
     with pytest.raises(ValueError, match="mode"):
         mdask.correlate(x, np.ones((3, 3), np.float32), mode="symmetric")
+    for dtype in (np.float64, np.int64):  # memhier.ndimage computes them in float64; memhier.dask does not yet
+        with pytest.raises(memhier.Unsupported, match=f"image: dtype {np.dtype(dtype)}; memhier.dask"):
+            mdask.correlate(x.astype(dtype), np.ones((3, 3)))
+        with pytest.raises(memhier.Unsupported, match=f"image: dtype {np.dtype(dtype)}; memhier.dask"):
+            mdask.gaussian_filter(x.astype(dtype), 1.0)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
