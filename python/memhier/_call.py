@@ -153,13 +153,14 @@ def mode_arg(mode):
 FLT_MAX = float(np.finfo(np.float32).max)
 
 
-def cval_arg(cval):
-    """A float32 constant: a finite value past float32's range is refused (it would turn into
-    +-inf on its way to the library); inf and nan are taken, as scipy takes them."""
+def cval_arg(cval, in_float64=False):
+    """A constant as a float: for a call computed in float32 a finite value past float32's range is
+    refused (it would turn into +-inf on its way to the library); inf and nan are taken, as scipy
+    takes them. in_float64: the call computes in float64, which holds any float."""
     if isinstance(cval, bool) or not isinstance(cval, (int, float, np.integer, np.floating)):
         raise TypeError(f"cval: expected a number, got {cval!r}")
     value = float(cval)
-    if math.isfinite(value) and abs(value) > FLT_MAX:
+    if not in_float64 and math.isfinite(value) and abs(value) > FLT_MAX:
         raise ValueError(f"cval = {cval!r}: past float32's range (+-{FLT_MAX:.7g}); the filters compute in float32")
     return value
 

@@ -535,7 +535,7 @@ def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, option
     ax, origins = _matched_axes(ndim, tuple(w.shape), axes, origin, flip)
     if flip:
         w = w[(slice(None, None, -1),) * w.ndim]
-    mode_code, cval = _mode_arg(mode), _cval_arg(cval)
+    mode_code, cval = _mode_arg(mode), _cval_arg(cval, in_float64=True)
     along = len(ax) - 1 - int(np.argmax(w.shape[::-1]))  # the longest side's (the last of equal ones)
     w = np.moveaxis(w, along, -1)  # the others' sides first, in their order
     others = [(ax[i], origins[i]) for i in range(len(ax)) if i != along]
@@ -984,7 +984,7 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
     made for this call alone)."""
     src = _array(input)
     out = _result(output, src)
-    cval = _cval_arg(cval)
+    cval = _cval_arg(cval, in_float64=src.dtype in WIDE or out.dtype in WIDE)
     if src.size == 0:
         return out.obj
     if not passes:  # scipy's output[...] = input: a wide type copied as numpy converts it
@@ -1035,9 +1035,9 @@ def _run_sum(input, output, terms, cval, options):
     src = _array(input)
     if src.size == 0 or not src.contiguous:
         return None
-    cval = _cval_arg(cval)
     shape = tuple(int(n) for n in src.shape)
     out_dtype = np.dtype(_output_dtype(output, src))
+    cval = _cval_arg(cval, in_float64=src.dtype in WIDE or out_dtype in WIDE)
     key = (shape, src.dtype, out_dtype, cval)
     made = getattr(terms, "steps", None)  # None: terms made for this call alone (an unkeyable argument)
     described = made.get(key) if made is not None else None

@@ -1405,6 +1405,15 @@ def check_wide_dtypes(rng, put, get, variant="auto"):
     zero_row = np.array([[1.0, 2.0, 1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
     np.testing.assert_array_equal(get(mnd.correlate(put(nan), zero_row, mode="nearest", **kw)),
                                   nd.correlate(nan, zero_row, mode="nearest"))
+    # a cval past float32's range: refused where the call computes in float32, taken in float64
+    big_cval = {"mode": "constant", "cval": 1e300}  # (scipy's uniform filter's running sum cancels it badly)
+    for fn, wb in (("correlate1d", weights), ("correlate", w3)):
+        got = get(getattr(mnd, fn)(put(img), wb, **big_cval, **kw))
+        scale = getattr(nd, fn)(np.abs(img), np.abs(wb), **big_cval)
+        err = np.abs(got - getattr(nd, fn)(img, wb, **big_cval)) / np.maximum(scale, np.finfo(np.float64).tiny)
+        assert err.max() <= 64 * np.finfo(np.float64).eps, (fn, float(err.max()))
+    with pytest.raises(ValueError, match="past float32's range"):
+        mnd.uniform_filter(put(np.ones((5, 5), np.float32)), 3, **big_cval, **kw)
     # passes of more than 127 taps in float64 (sigma 20: 161 taps), in chunks over the extended lines
     for mode in ("reflect", "constant", "wrap", "mirror"):
         got = get(mnd.gaussian_filter1d(put(v[0]), 20.0, axis=1, mode=mode, cval=0.5, **kw))
