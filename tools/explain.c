@@ -82,8 +82,9 @@ int cmd_explain(int argc, char **argv)
         if (op_sizes[i].op == op) s = &op_sizes[i];
     if (!s)
         return cli_error(CLI_USAGE, "explain: %s has nothing to explain (coalescing: its pattern names the row; "
-                         "sepfilter: on a GPU lines for a filter of the vertical axis alone, fused for two "
-                         "axes, two-pass past their 64 taps)", argv[0]);
+                         "sepfilter: on a GPU lines for a filter of the vertical axis alone, walk for float32 "
+                         "gray images of short filters or along the rows, fused for the others, two-pass past "
+                         "their taps and for the types computed in float64)", argv[0]);
     /* --bytes, --floats, --edges (histogram: the kind of values) take no value: take them out
      * before the valued flags */
     int bytes = MH_HISTOGRAM_INT32, n = 0;

@@ -211,7 +211,8 @@ static int walk_first(const mh_args *a)
 
 /* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
  * float32 gray images of short filters or along the rows alone (walk_first), the fused kernel for
- * the others (two-pass where its tile does not fit); the OpenMP loops on the CPU. */
+ * the others (two-pass where its tile does not fit, and for a call computed in float64, which
+ * walk and fused refuse); the OpenMP loops on the CPU. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
