@@ -137,13 +137,36 @@ static void check_refusals(mh_context *ctx, int gpu)
 
 /* The expected lane (o, i), written independently of mh_reduce_lane: the lane copied out first,
  * then each kind by its own loop. */
-static void expected_lane(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i, mh_reduce_kind k,
-                          double *value, long long *index)
+/* Element at of an input of type dt as a double (the test's integers are exact in it). */
+static double value_at(const void *in, mh_dtype dt, size_t at)
 {
-    double *v = malloc((len ? len : 1) * sizeof *v);
+    switch (dt) {
+    case MH_F32: return (double)((const float *)in)[at];
+    case MH_F64: return ((const double *)in)[at];
+    case MH_I64: return (double)((const long long *)in)[at];
+    default: return (double)((const int32_t *)in)[at];
+    }
+}
+
+/* The lane's integer sum, exactly (wrapping modulo 2^64, as numpy's int64 sums wrap). */
+static long long integer_sum(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i)
+{
+    unsigned long long s = 0;
     for (size_t l = 0; l < len; ++l) {
         const size_t at = (o * len + l) * inner + i;
-        v[l] = dt == MH_F32 ? (double)((const float *)in)[at] : (double)((const int32_t *)in)[at];
+        s += (unsigned long long)(dt == MH_I64 ? ((const long long *)in)[at] : (long long)((const int32_t *)in)[at]);
+    }
+    return (long long)s;
+}
+
+static void expected_lane(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i, mh_reduce_kind k,
+                          double *value, long long *index, double *magnitude)
+{
+    double *v = malloc((len ? len : 1) * sizeof *v);
+    *magnitude = 0.0;
+    for (size_t l = 0; l < len; ++l) {
+        v[l] = value_at(in, dt, (o * len + l) * inner + i);
+        *magnitude += fabs(v[l]);
     }
     size_t first_nan = len;
     for (size_t l = len; l-- > 0;)
@@ -164,7 +187,7 @@ static void expected_lane(const void *in, mh_dtype dt, size_t len, size_t inner,
 }
 
 /* Lane values: a wide spread, ties (every ninth value repeats the lane's first), signed zeros,
- * and in float32 lanes a NaN in every seventh lane. */
+ * and in float lanes a NaN in every seventh lane; int64 values past 2^32 (sums past int32). */
 static void fill_lanes(void *in, mh_dtype dt, size_t outer, size_t len, size_t inner, unsigned long long seed)
 {
     const size_t n = outer * len * inner;
@@ -175,7 +198,10 @@ static void fill_lanes(void *in, mh_dtype dt, size_t outer, size_t len, size_t i
         float x = u[k] * 1000.0f;
         if (l % 9 == 8) x = u[k - l * inner] * 1000.0f;
         if (l % 13 == 5) x = (k & 1) ? -0.0f : 0.0f;
-        if (dt == MH_F32) ((float *)in)[k] = (k / inner / len * inner + k % inner) % 7 == 3 && l == len / 2 ? NAN : x;
+        const int nan = (k / inner / len * inner + k % inner) % 7 == 3 && l == len / 2;
+        if (dt == MH_F32) ((float *)in)[k] = nan ? NAN : x;
+        else if (dt == MH_F64) ((double *)in)[k] = nan ? NAN : (double)x * (1.0 + 0x1p-30);
+        else if (dt == MH_I64) ((long long *)in)[k] = (long long)(x * 1e6f) * 4099;
         else ((int32_t *)in)[k] = (int32_t)(x * 1e6f);
     }
     free(u);
@@ -188,16 +214,26 @@ static size_t wrong_lanes(const void *h, mh_dtype dt, size_t len, size_t inner, 
     const size_t size = mh_reduce_out_size(dt, k);
     size_t wrong = 0;
     for (size_t lane = 0; lane < lanes; ++lane) {
-        double want;
+        double want, magnitude;
         long long idx;
-        expected_lane(h, dt, len, inner, lane / inner, lane % inner, k, &want, &idx);
+        expected_lane(h, dt, len, inner, lane / inner, lane % inner, k, &want, &idx, &magnitude);
         const char *r = got + lane * size;
+        const int integer = dt == MH_I32 || dt == MH_I64;
         int ok;
         if (k >= MH_REDUCE_ARGMIN) ok = *(const long long *)r == idx;
-        else if (k == MH_REDUCE_SUM && dt == MH_I32) ok = (double)*(const long long *)r == want;
-        else if (k == MH_REDUCE_MEAN && dt == MH_I32) ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r));
+        else if (k == MH_REDUCE_SUM && integer)
+            ok = *(const long long *)r == integer_sum(h, dt, len, inner, lane / inner, lane % inner);
+        else if (k == MH_REDUCE_MEAN && integer)
+            ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r)) ||
+                 (dt == MH_I64 && fabs(*(const double *)r - want) <= 0x1p-50 * magnitude / (double)len);
         else if (dt == MH_I32) ok = (double)*(const int32_t *)r == want;
-        else {
+        else if (dt == MH_I64) ok = (double)*(const long long *)r == want;
+        else if (dt == MH_F64) { /* sums in another order: within len rounding steps of the sum of |values| */
+            const double f = *(const double *)r;
+            const double tol = k == MH_REDUCE_SUM ? 0x1p-52 * (double)len * magnitude
+                               : k == MH_REDUCE_MEAN ? 0x1p-52 * magnitude : 0.0;
+            ok = isnan(want) ? isnan(f) : f == want || fabs(f - want) <= tol;
+        } else {
             const float f = *(const float *)r;
             ok = isnan(want) ? isnan(f) : f == (float)want || (k <= MH_REDUCE_MEAN && fabs(f - want) <= 1e-6 * fabs(want));
         }
@@ -237,12 +273,13 @@ static const char *run_axis(mh_context *ctx, int gpu, const mh_row *row, const c
 static void check_axis_case(mh_context *ctx, int gpu, mh_dtype dt, size_t outer, size_t len, size_t inner,
                             size_t offset, unsigned long long seed)
 {
-    const size_t n = outer * len * inner, lanes = outer * inner;
-    void *h = malloc((n ? n : 1) * 4);
+    const size_t n = outer * len * inner, lanes = outer * inner, size = mh_dtype_size(dt);
+    void *h = malloc((n ? n : 1) * size);
     fill_lanes(h, dt, outer, len, inner, seed);
-    char *base = test_alloc(gpu, (n + offset + 1) * 4), *out = test_alloc(gpu, lanes * 8 + 8), *in = base + 4 * offset;
+    char *base = test_alloc(gpu, (n + offset + 1) * size), *out = test_alloc(gpu, lanes * 8 + 8);
+    char *in = base + size * offset;
     char *got = malloc(lanes * 8 + 8), *again = malloc(lanes * 8 + 8);
-    test_put(gpu, in, h, n * 4);
+    test_put(gpu, in, h, n * size);
     for (size_t r = 0; r <= mh_row_count(MH_OP_REDUCE); ++r) {
         const mh_row *row = r < mh_row_count(MH_OP_REDUCE) ? mh_row_at(MH_OP_REDUCE, r) : NULL;
         if (row && (!(row->flags & MH_ROW_ANY_REDUCTION) || !test_row_fits(row, gpu))) continue;
@@ -276,13 +313,31 @@ static void check_axes(mh_context *ctx, int gpu, unsigned long long seed)
         {1, 300000, 1, 2}, {3, 5000, 8, 0}, {2, 9000, 4, 0},  {1, 17, 1000, 1}, {4, 70000, 1, 1},
         {3000, 3, 1, 3},  {2, 3, 4000, 0},  {4, 1, 1, 0},   {1, 2000, 600, 0},
     };
+    static const mh_dtype dtypes[] = {MH_F32, MH_I32, MH_F64, MH_I64};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
-        for (int dt = 0; dt < 2; ++dt)
-            check_axis_case(ctx, gpu, dt ? MH_I32 : MH_F32, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
-                            seed + 7 * i + dt);
+        for (int dt = 0; dt < 4; ++dt)
+            check_axis_case(ctx, gpu, dtypes[dt], shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
+                            seed + 7 * i + (unsigned long long)dt);
     char *buf = test_alloc(gpu, 64 * 8);
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 0, 3, MH_REDUCE_ARGMAX, buf + 256), "len = 0");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_U8, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 2");
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_U64, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 10");
+    { /* int64 sums wrap past 2^63 as numpy's do; their mean adds the values in double (numpy's) */
+        const long long big[3] = {1LL << 62, 1LL << 62, 1LL << 62};
+        long long sum = 0;
+        double mean = 0.0;
+        test_put(gpu, buf, big, sizeof big);
+        CHECK(mh_reduce(ctx, NULL, buf, MH_I64, 1, 3, 1, MH_REDUCE_SUM, buf + 256) == MH_OK &&
+                  mh_context_synchronize(ctx) == MH_OK,
+              "int64 sum: %s", mh_context_error(ctx));
+        test_get(gpu, &sum, buf + 256, sizeof sum);
+        CHECK(sum == -(1LL << 62), "the int64 sum of 3 x 2^62 is %lld, not -2^62", sum);
+        CHECK(mh_reduce(ctx, NULL, buf, MH_I64, 1, 3, 1, MH_REDUCE_MEAN, buf + 256) == MH_OK &&
+                  mh_context_synchronize(ctx) == MH_OK,
+              "int64 mean: %s", mh_context_error(ctx));
+        test_get(gpu, &mean, buf + 256, sizeof mean);
+        CHECK(mean == 0x1p62, "the int64 mean of 3 x 2^62 is %g", mean);
+    }
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, (mh_reduce_kind)9, buf + 256), "kind = 9");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, SIZE_MAX / 4, 4, 3, MH_REDUCE_SUM, buf + 256), "overflows");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, MH_REDUCE_SUM, buf + 8), "overlaps");

@@ -315,17 +315,17 @@ static int parse_reduce_op(const char *s, mh_reduce_kind *kind)
     return cli_error(CLI_USAGE, "--op '%s': expected sum, mean, min, max, argmin or argmax", s);
 }
 
-/* run reduce with --op or --axis, or on int32 or N-D input: numpy's reduction over one axis (or
- * the whole array), written as numpy types it (int32 sums int64, int32 means float64, the arg
- * forms int64). The caller frees j->in. */
+/* run reduce with --op or --axis, or on float64, integer or N-D input: numpy's reduction over one
+ * axis (or the whole array), written as numpy types it (integer sums int64, integer means float64,
+ * float64 in float64, the arg forms int64). The caller frees j->in. */
 static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, const char *in_path)
 {
     mh_reduce_kind kind = MH_REDUCE_SUM;
     int rc = op ? parse_reduce_op(op, &kind) : CLI_OK, axis = -1;
     const mh_array *in = &j->in;
-    if (rc == CLI_OK && in->dtype != MH_F32 && in->dtype != MH_I32)
-        rc = cli_error(CLI_FAILED, "--in %s: reduce takes float32 (<f4) or int32 (<i4); found %s", in_path,
-                       mh_dtype_descr(in->dtype));
+    if (rc == CLI_OK && in->dtype != MH_F32 && in->dtype != MH_I32 && in->dtype != MH_F64 && in->dtype != MH_I64)
+        rc = cli_error(CLI_FAILED, "--in %s: reduce takes float32 (<f4), float64 (<f8), int32 (<i4) or int64 (<i8); "
+                       "found %s", in_path, mh_dtype_descr(in->dtype));
     if (rc == CLI_OK && axis_arg) rc = parse_int("--axis", axis_arg, -in->ndim, in->ndim - 1, &axis);
     if (rc != CLI_OK) return rc;
     if (axis < 0 && axis_arg) axis += in->ndim;
@@ -342,13 +342,13 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
         }
         if (!ndim) ndim = 1, shape[0] = 1;
     }
-    const int int_mean = in->dtype == MH_I32 && kind == MH_REDUCE_MEAN;
-    const mh_dtype out_type = kind >= MH_REDUCE_ARGMIN || (in->dtype == MH_I32 && kind == MH_REDUCE_SUM) ? MH_I64
-                              : int_mean ? MH_F64 : in->dtype;
+    const int integer = in->dtype == MH_I32 || in->dtype == MH_I64;
+    const mh_dtype out_type = kind >= MH_REDUCE_ARGMIN || (integer && kind == MH_REDUCE_SUM) ? MH_I64
+                              : integer && kind == MH_REDUCE_MEAN ? MH_F64 : in->dtype;
     if ((rc = cli_context(j->device, NULL, &j->ctx)) != CLI_OK) return rc;
     mh_status s;
     const size_t lanes = outer * inner, size = mh_dtype_size(out_type);
-    j->bin = (cli_buffer){in->data, NULL, in->count * 4};
+    j->bin = (cli_buffer){in->data, NULL, in->count * mh_dtype_size(in->dtype)};
     j->bout = (cli_buffer){calloc(lanes ? lanes : 1, size), NULL, lanes * size};
     if (!j->bout.host) rc = cli_error(CLI_FAILED, "out of host memory for %zu results", lanes);
     const mh_variant_info *picked = NULL;

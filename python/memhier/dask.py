@@ -18,9 +18,10 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   dask.array.histogram needs), bincount, histogram_bytes: per-chunk counts added as integers:
   exact; with weights, per-chunk float64 sums added in float64.
 - reduce_sum: per-chunk float32 sums added in float64, then rounded to float32 once.
-- sum, mean, min, max, argmin, argmax (float32 or int32, one axis or the whole array): each
-  chunk reduced by memhier, the chunk results combined along the axis: sums as reduce_sum's
-  (int32 in int64, exact), min and max exact, the arg forms numpy's index exactly.
+- sum, mean, min, max, argmin, argmax (float32, float64, int32 or int64, one axis or the whole
+  array): each chunk reduced by memhier, the chunk results combined along the axis: sums as
+  reduce_sum's (float64 in float64; integers in int64, exact), min and max exact, the arg forms
+  numpy's index exactly.
 - transpose: each chunk transposed, the chunk grid transposed with it.
 
 Every function returns a lazy dask array; .compute() or .persist() runs it. This module's sum,
@@ -375,17 +376,17 @@ def _chunk_reduction(x, name, axis, keep_dtype, variant):
 
 
 def _sums(x, axis, variant):
-    """Per-chunk sums (float32 chunks summed in double and rounded to float32; int32 in int64,
-    exact) added in float64 or int64."""
-    wide = np.float64 if x.dtype == np.float32 else np.int64
+    """Per-chunk sums (float32 chunks summed in double and rounded to float32, float64 in double;
+    integers in int64, exact) added in float64 or int64."""
+    wide = np.float64 if np.dtype(x.dtype).kind == "f" else np.int64
     parts, axes = _chunk_reduction(x, "sum", axis, wide, variant)
     return parts.sum(axis=axes, dtype=wide)
 
 
 def sum(x, axis=None, variant="auto"):  # noqa: A001 - numpy's name
-    """memhier.sum of a float32 or int32 dask array along one axis or whole: float32 sums each
-    chunk's in double, rounded to float32, the chunks' added in float64 and rounded once; int32
-    sums in int64, exact."""
+    """memhier.sum of a float32, float64, int32 or int64 dask array along one axis or whole: float32
+    sums each chunk's in double, rounded to float32, the chunks' added in float64 and rounded once;
+    float64 in float64; integers in int64, exact."""
     axis = _one_axis(x, axis)
     total = _sums(x, axis, variant)
     return total.astype(np.float32) if x.dtype == np.float32 else total
@@ -393,7 +394,7 @@ def sum(x, axis=None, variant="auto"):  # noqa: A001 - numpy's name
 
 def mean(x, axis=None, variant="auto"):
     """memhier.mean of a dask array: the sum as in sum(), over the count; float32 for float32,
-    float64 for int32."""
+    float64 for the others."""
     axis = _one_axis(x, axis)
     count = x.size if axis is None else x.shape[axis]
     m = _sums(x, axis, variant).astype(np.float64) / count if count else _sums(x, axis, variant) * np.nan

@@ -303,14 +303,15 @@ def test_ndimage_dask_refusals(rng):
             mdask.gaussian_filter(x.astype(dtype), 1.0)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
 def test_reductions_are_numpys(rng, dtype):
     """sum, mean, min, max, argmin, argmax over every axis and the whole array, chunks of uneven
-    sizes, NaN and ties; exact but for float sums and means (per-chunk float32 rounding)."""
+    sizes, NaN and ties; exact but for float sums and means (per-chunk float32 rounding; float64
+    sums in another order than numpy's)."""
     x = rng.uniform(-1000, 1000, (203, 57, 6))
     x.reshape(-1)[::11] = x.reshape(-1)[0]
-    x = (x * 1e5).astype(np.int32) if dtype == np.int32 else x.astype(np.float32)
-    if dtype == np.float32:
+    x = (x * 1e5).astype(dtype) if np.dtype(dtype).kind == "i" else x.astype(dtype)
+    if np.dtype(dtype).kind == "f":
         x[50, 3, 2] = x[170, 40, 1] = np.nan
     d = da.from_array(x, chunks=(64, 20, 4))
     for name in ("sum", "mean", "min", "max", "argmin", "argmax"):
@@ -323,6 +324,8 @@ def test_reductions_are_numpys(rng, dtype):
             assert np.asarray(got).dtype == np.asarray(want).dtype, what
             if name in ("sum", "mean") and dtype == np.float32:
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-2, equal_nan=True, err_msg=what)
+            elif name in ("sum", "mean") and dtype == np.float64:
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9, equal_nan=True, err_msg=what)
             else:
                 np.testing.assert_array_equal(got, want, err_msg=what)
 

@@ -1,5 +1,5 @@
 """memhier.sum, mean, min, max, argmin and argmax against numpy itself, over every axis and the
-whole array, float32 and int32, with NaN, ties and signed zeros; on the CPU rows, and on a GPU
+whole array, float32, float64, int32 and int64, with NaN, ties and signed zeros; on the CPU rows, and on a GPU
 every row that takes them (axis, axis-naive, cub and auto); the rows that sum whole float32 arrays
 alone refuse the rest."""
 import numpy as np
@@ -19,7 +19,9 @@ def data(rng, shape, dtype):
     flat[5::13] = 0.0
     if dtype == np.int32:
         return (x * 1e5).astype(np.int32)
-    x = x.astype(np.float32)
+    if dtype == np.int64:  # values past 2^32 (sums past int32's range)
+        return (x * 1e5).astype(np.int64) * 4099
+    x = x.astype(dtype)
     flat = x.reshape(-1)
     flat[6::13] = -0.0
     flat[3::101] = np.nan
@@ -32,14 +34,17 @@ def check(name, got, want, what):
     assert got.dtype == want.dtype or (name == "mean" and want.dtype == np.float32 and got.dtype == np.float32), \
         f"{what}: dtype {got.dtype}, numpy {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape}, numpy {want.shape}"
-    if name in ("sum", "mean") and got.dtype.kind == "f":
+    if name in ("sum", "mean") and got.dtype == np.float64:
+        # both in double, numpy pairwise: apart by rounding in the order of the sums
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-9, equal_nan=True, err_msg=what)
+    elif name in ("sum", "mean") and got.dtype.kind == "f":
         # memhier sums in double and rounds once; numpy sums float32 pairwise in float32
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-3, equal_nan=True, err_msg=what)
     else:
         np.testing.assert_array_equal(got, want, err_msg=what)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
 @pytest.mark.parametrize("shape", [(1000,), (7, 33), (3, 17, 40), (300, 4), (1, 1), (2, 65537)])
 def test_reductions_are_numpys(rng, dtype, shape):
     x = data(rng, shape, dtype)
@@ -62,8 +67,10 @@ def test_empty_axes():
 
 def test_bad_arguments():
     x = np.ones((4, 5), np.float32)
-    with pytest.raises(TypeError, match="float32 or int32"):
-        memhier.sum(np.ones(4))
+    with pytest.raises(TypeError, match="float32, float64, int32 or int64"):
+        memhier.sum(np.ones(4, np.uint8))
+    wrapped = memhier.sum(np.full(3, 2**62, np.int64))  # numpy's int64 sum wraps
+    assert wrapped == np.full(3, 2**62, np.int64).sum() and wrapped.dtype == np.int64
     with pytest.raises(ValueError, match="axis = 2"):
         memhier.max(x, axis=2)
     with pytest.raises(ValueError, match="axis = -3"):
@@ -76,7 +83,7 @@ def test_bad_arguments():
 
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 @pytest.mark.parametrize("variant", ["auto", "axis", "axis-naive", "cub"])
-@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
 def test_gpu_reductions_are_numpys(rng, variant, dtype):
     cp = pytest.importorskip("cupy")
     for shape in [(1000,), (7, 33), (3, 17, 40), (300, 4), (2, 65537), (5, 5000)]:

@@ -26,7 +26,7 @@ size_t mh_reduce_out_size(mh_dtype dtype, mh_reduce_kind kind)
 {
     if (kind == MH_REDUCE_ARGMIN || kind == MH_REDUCE_ARGMAX) return 8;
     if (dtype == MH_I32) return kind == MH_REDUCE_MIN || kind == MH_REDUCE_MAX ? 4 : 8; /* int64 sums, double means */
-    return 4;
+    return dtype == MH_F32 ? 4 : 8; /* float32; float64 and int64, whose means are float64 */
 }
 
 mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *args, const void *in, mh_dtype dtype, size_t outer, size_t len,
@@ -35,12 +35,13 @@ mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *args, const void *i
     memset(args, 0, sizeof *args);
     args->op = MH_OP_REDUCE;
     size_t lanes, count, bytes;
-    if (dtype != MH_F32 && dtype != MH_I32)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "dtype = %d: reductions take float32 (MH_F32) or int32 (MH_I32)",
+    if (dtype != MH_F32 && dtype != MH_I32 && dtype != MH_F64 && dtype != MH_I64)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "dtype = %d: reductions take float32 (MH_F32), float64 (MH_F64), int32 (MH_I32) or int64 (MH_I64)",
                        (int)dtype);
     if ((int)kind < MH_REDUCE_SUM || (int)kind > MH_REDUCE_ARGMAX)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "kind = %d: it must be MH_REDUCE_SUM .. MH_REDUCE_ARGMAX", (int)kind);
-    if (!mh_mul_ok(outer, inner, &lanes) || !mh_mul_ok(lanes, len, &count) || !mh_mul_ok(count, 4, &bytes) ||
+    if (!mh_mul_ok(outer, inner, &lanes) || !mh_mul_ok(lanes, len, &count) || !mh_mul_ok(count, 8, &bytes) ||
         !mh_mul_ok(lanes, 8, &bytes))
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "outer = %zu, len = %zu, inner = %zu: the input's size in bytes overflows size_t",
                        outer, len, inner);
@@ -65,7 +66,7 @@ void mh_reduce_reference(const float *in, size_t n, double *sum, double *mag)
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_reduce_args *a = &args->reduce;
-    const size_t bytes = a->outer * a->len * a->inner * 4, lanes = a->outer * a->inner;
+    const size_t bytes = a->outer * a->len * a->inner * mh_dtype_size(a->dtype), lanes = a->outer * a->inner;
     const size_t out_bytes = lanes * mh_reduce_out_size(a->dtype, a->kind);
     const char *name = a->whole_sum ? "sum" : "out";
     mh_status s;
@@ -81,7 +82,7 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
     const mh_reduce_args *a = &args->reduce;
     if (a->whole_sum || (row->flags & MH_ROW_ANY_REDUCTION)) return 1;
     snprintf(why, len, "it sums a whole float32 array; the %s of %s over %zu x %zu x %zu runs on axis, axis-naive, cub "
-             "and the CPU rows", kind_name(a->kind), a->dtype == MH_F32 ? "float32" : "int32", a->outer, a->len, a->inner);
+             "and the CPU rows", kind_name(a->kind), mh_dtype_name(a->dtype), a->outer, a->len, a->inner);
     return 0;
 }
 
@@ -105,7 +106,7 @@ static void describe(const mh_args *args, char *buf, size_t len)
     if (a->whole_sum) snprintf(buf, len, "n = %zu", a->n);
     else
         snprintf(buf, len, "%s of %s, %zu x %zu x %zu over the middle axis", kind_name(a->kind),
-                 a->dtype == MH_F32 ? "float32" : "int32", a->outer, a->len, a->inner);
+                 mh_dtype_name(a->dtype), a->outer, a->len, a->inner);
 }
 
 const mh_op_table mh_reduce_table = {

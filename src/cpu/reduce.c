@@ -14,10 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One lane's reduction so far. */
+/* One lane's reduction so far: float sums in double; integer sums in int64 (wrapping, as numpy's:
+ * kept as unsigned, whose overflow C defines) and, for an int64 mean, in double too (numpy's mean
+ * converts before it adds); the extreme in double, or exactly in int64 for integers. */
 typedef struct lane_acc {
     double sum, best;
-    long long isum;
+    unsigned long long isum;
+    long long ibest;
     size_t at;
     int nan;
 } lane_acc;
@@ -26,9 +29,14 @@ typedef struct lane_acc {
 static inline __attribute__((always_inline)) void lane_add(lane_acc *s, const mh_reduce_args *a, size_t k, size_t l,
                                                        int want_max)
 {
-    const int f32 = a->dtype == MH_F32;
-    const double v = f32 ? (double)((const float *)a->in)[k] : (double)((const int32_t *)a->in)[k];
-    if (!f32) s->isum += ((const int32_t *)a->in)[k];
+    if (a->dtype == MH_I32 || a->dtype == MH_I64) {
+        const long long v = a->dtype == MH_I32 ? ((const int32_t *)a->in)[k] : ((const int64_t *)a->in)[k];
+        s->isum += (unsigned long long)v;
+        s->sum += (double)v;
+        if (l == 0 || (want_max ? v > s->ibest : v < s->ibest)) s->ibest = v, s->at = l;
+        return;
+    }
+    const double v = a->dtype == MH_F32 ? (double)((const float *)a->in)[k] : ((const double *)a->in)[k];
     s->sum += v;
     if (s->nan) return;
     if (v != v) s->nan = 1, s->at = l, s->best = v;
@@ -38,20 +46,24 @@ static inline __attribute__((always_inline)) void lane_add(lane_acc *s, const mh
 /* s by value: a row's state, whose address never escapes, stays in registers */
 static void lane_store(lane_acc s, const mh_reduce_args *a, void *out)
 {
-    const int f32 = a->dtype == MH_F32;
+    const mh_dtype t = a->dtype;
+    const double mean = a->len ? (t == MH_I32 ? (double)(long long)s.isum : s.sum) / (double)a->len : NAN;
     switch (a->kind) {
     case MH_REDUCE_SUM:
-        if (f32) *(float *)out = (float)s.sum;
-        else *(long long *)out = s.isum;
+        if (t == MH_F32) *(float *)out = (float)s.sum;
+        else if (t == MH_F64) *(double *)out = s.sum;
+        else *(long long *)out = (long long)s.isum;
         break;
     case MH_REDUCE_MEAN:
-        if (f32) *(float *)out = (float)(a->len ? s.sum / (double)a->len : NAN);
-        else *(double *)out = a->len ? (double)s.isum / (double)a->len : NAN;
+        if (t == MH_F32) *(float *)out = (float)mean;
+        else *(double *)out = mean;
         break;
     case MH_REDUCE_MIN:
     case MH_REDUCE_MAX:
-        if (f32) *(float *)out = (float)s.best;
-        else *(int32_t *)out = (int32_t)s.best;
+        if (t == MH_F32) *(float *)out = (float)s.best;
+        else if (t == MH_F64) *(double *)out = s.best;
+        else if (t == MH_I32) *(int32_t *)out = (int32_t)s.ibest;
+        else *(long long *)out = s.ibest;
         break;
     default: *(long long *)out = (long long)s.at;
     }

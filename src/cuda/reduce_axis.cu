@@ -41,7 +41,7 @@ static __global__ void __launch_bounds__(BLOCK)
     }
 }
 
-/* A float4 or int4's values, indices i .. i + 3. */
+/* A vec4's values (float4, int4, or a quad of 8-byte values), indices i .. i + 3. */
 template <typename Op, typename V> static __device__ __forceinline__ void add4(typename Op::acc &a, V v, long long i)
 {
     Op::add(a, v.x, i), Op::add(a, v.y, i + 1), Op::add(a, v.z, i + 2), Op::add(a, v.w, i + 3);
@@ -66,11 +66,11 @@ static __device__ __forceinline__ void add_range(typename Op::acc &a, const type
     for (; k + (UNROLL - 1) * (size_t)n < nv; k += UNROLL * (size_t)n) {
         V x[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; ++u) x[u] = __ldg(v + k + u * n);
+        for (int u = 0; u < UNROLL; ++u) x[u] = load_vec(v + k + u * n);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) add4<Op>(a, x[u], body + 4 * (long long)(k + u * n));
     }
-    for (; k < nv; k += n) add4<Op>(a, __ldg(v + k), body + 4 * (long long)k);
+    for (; k < nv; k += n) add4<Op>(a, load_vec(v + k), body + 4 * (long long)k);
     for (size_t e = head + 4 * nv + t; e < count; e += n) Op::add(a, p[e], first + (long long)e);
 }
 
@@ -132,16 +132,16 @@ template <typename T, int V> struct column_values {
     T v[V];
 };
 
-/* V neighbouring values from p: one 16-byte load (V = 4, p on a 16-byte boundary), one 8-byte
- * load (V = 2, an 8-byte boundary) or one value. */
+/* V neighbouring values from p: a vec4 (V = 4, p on a 16-byte boundary: one 16-byte load, two
+ * for 8-byte values), a vec2 (V = 2, p on a boundary of its size) or one value. */
 template <typename T, int V> static __device__ __forceinline__ column_values<T, V> load_columns(const T *p)
 {
     column_values<T, V> x;
     if constexpr (V == 4) {
-        const typename vec4<T>::type q = __ldg(reinterpret_cast<const typename vec4<T>::type *>(p));
+        const typename vec4<T>::type q = load_vec(reinterpret_cast<const typename vec4<T>::type *>(p));
         x.v[0] = q.x, x.v[1] = q.y, x.v[2] = q.z, x.v[3] = q.w;
     } else if constexpr (V == 2) {
-        const typename vec2<T>::type q = __ldg(reinterpret_cast<const typename vec2<T>::type *>(p));
+        const typename vec2<T>::type q = load_vec(reinterpret_cast<const typename vec2<T>::type *>(p));
         x.v[0] = q.x, x.v[1] = q.y;
     } else {
         x.v[0] = __ldg(p);
@@ -297,7 +297,8 @@ static axis_plan plan_of(const mh_context *ctx, const mh_reduce_args *a)
     /* the arg forms keep a (value, index) pair a column: two columns a thread, not four, hold
      * their registers where four cost occupancy */
     const int arg = a->kind == MH_REDUCE_ARGMIN || a->kind == MH_REDUCE_ARGMAX;
-    p.v = !arg && a->inner % 4 == 0 && mh_aligned16(a->in) ? 4 : a->inner % 2 == 0 && ((uintptr_t)a->in & 7) == 0 ? 2 : 1;
+    const size_t size = mh_dtype_size(a->dtype); /* a pair's load is on a boundary of its size */
+    p.v = !arg && a->inner % 4 == 0 && mh_aligned16(a->in) ? 4 : a->inner % 2 == 0 && (uintptr_t)a->in % (2 * size) == 0 ? 2 : 1;
     const size_t groups = mh_ceil_div(a->inner, (size_t)p.v);
     p.cb = groups < 64 ? (unsigned)groups : 64;
     p.rb = BLOCK / p.cb;

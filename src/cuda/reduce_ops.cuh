@@ -2,7 +2,9 @@
  * and CUB's segmented reduce (adapters/reduce_cub.cu). Each operator has an accumulator type,
  * an identity, the accumulator of one element (lift), an in-order add of one element (value and index along the axis), an associative
  * combine and a store of the final result in mh_reduce's output type:
- *   sum_op<T>       float32 sums in double, int32 in int64; store rounds once (or divides: mean)
+ *   sum_op<T, A>    float32 and float64 sums in double, int32 and int64 in int64 (wrapping, as
+ *                   numpy's); store rounds once (or divides: mean; an int64 mean sums in double,
+ *                   as numpy's mean converts before it adds)
  *   extreme_op<T,M> min (M = 0) or max (M = 1); a NaN, once seen, wins
  *   arg_op<T,M>     (value, index): the first NaN, else the first extreme (numpy's argmin/argmax)
  * combine is commutative as well for extreme_op and arg_op (ties go to the lower index), so
@@ -20,38 +22,77 @@
 template <typename T> struct sum_type;
 template <> struct sum_type<float> { typedef double type; };
 template <> struct sum_type<int> { typedef long long type; };
+template <> struct sum_type<double> { typedef double type; };
+template <> struct sum_type<long long> { typedef long long type; };
+
+/* Four values of an 8-byte type: two 16-byte loads (load_vec), each on a 16-byte boundary. */
+template <typename T> struct quad {
+    T x, y, z, w;
+};
 
 template <typename T> struct vec4;
 template <> struct vec4<float> { typedef float4 type; };
 template <> struct vec4<int> { typedef int4 type; };
+template <> struct vec4<double> { typedef quad<double> type; };
+template <> struct vec4<long long> { typedef quad<long long> type; };
 template <typename T> struct vec2;
 template <> struct vec2<float> { typedef float2 type; };
 template <> struct vec2<int> { typedef int2 type; };
+template <> struct vec2<double> { typedef double2 type; };
+template <> struct vec2<long long> { typedef longlong2 type; };
+
+/* A vector of vec4 or vec2 through the read-only cache (a quad as its two 16-byte halves). */
+template <typename V> static __device__ __forceinline__ V load_vec(const V *p) { return __ldg(p); }
+template <> __device__ __forceinline__ quad<double> load_vec(const quad<double> *p)
+{
+    const double2 a = __ldg(reinterpret_cast<const double2 *>(p)), b = __ldg(reinterpret_cast<const double2 *>(p) + 1);
+    return quad<double>{a.x, a.y, b.x, b.y};
+}
+template <> __device__ __forceinline__ quad<long long> load_vec(const quad<long long> *p)
+{
+    const longlong2 a = __ldg(reinterpret_cast<const longlong2 *>(p)), b = __ldg(reinterpret_cast<const longlong2 *>(p) + 1);
+    return quad<long long>{a.x, a.y, b.x, b.y};
+}
 
 static __device__ __forceinline__ bool is_nan(float v) { return v != v; }
+static __device__ __forceinline__ bool is_nan(double v) { return v != v; }
 static __device__ __forceinline__ bool is_nan(int) { return false; }
+static __device__ __forceinline__ bool is_nan(long long) { return false; }
 
 /* The identity of min (lowest = 0) or max (lowest = 1). */
 template <typename T> static __host__ __device__ __forceinline__ T extreme_identity(bool max);
 template <> __host__ __device__ __forceinline__ float extreme_identity<float>(bool max) { return max ? -INFINITY : INFINITY; }
 template <> __host__ __device__ __forceinline__ int extreme_identity<int>(bool max) { return max ? INT_MIN : INT_MAX; }
+template <> __host__ __device__ __forceinline__ double extreme_identity<double>(bool max) { return max ? -INFINITY : INFINITY; }
+template <> __host__ __device__ __forceinline__ long long extreme_identity<long long>(bool max)
+{
+    return max ? LLONG_MIN : LLONG_MAX;
+}
 
-template <typename T> struct sum_op {
+template <typename T, typename A = typename sum_type<T>::type> struct sum_op {
     typedef T value;
-    typedef typename sum_type<T>::type acc;
+    typedef A acc;
     static __host__ __device__ __forceinline__ acc identity() { return 0; }
     static __device__ __forceinline__ acc lift(T v, long long) { return (acc)v; }
-    static __device__ __forceinline__ void add(acc &a, T v, long long) { a += (acc)v; }
-    static __device__ __forceinline__ acc combine(acc a, acc b) { return a + b; }
-    /* out: float sums or means; int64 sums or float64 means */
+    /* integer sums wrap as numpy's do: added as unsigned (a signed overflow is undefined in C++) */
+    static __device__ __forceinline__ acc wrap_add(acc a, acc b)
+    {
+        if constexpr (std::is_integral<acc>::value) return (acc)((unsigned long long)a + (unsigned long long)b);
+        else return a + b;
+    }
+    static __device__ __forceinline__ void add(acc &a, T v, long long) { a = wrap_add(a, (acc)v); }
+    static __device__ __forceinline__ acc combine(acc a, acc b) { return wrap_add(a, b); }
+    /* out: float32 sums or means; float64 sums or means; int64 sums or float64 means */
     static __device__ __forceinline__ void store(void *out, size_t lane, acc a, size_t len, bool mean)
     {
         if constexpr (std::is_same<T, float>::value)
             ((float *)out)[lane] = mean ? (float)(a / (double)len) : (float)a;
         else if (mean)
             ((double *)out)[lane] = (double)a / (double)len;
+        else if constexpr (std::is_same<T, double>::value)
+            ((double *)out)[lane] = a;
         else
-            ((long long *)out)[lane] = a;
+            ((long long *)out)[lane] = (long long)a;
     }
 };
 
@@ -120,13 +161,21 @@ template <typename T, typename Fn> static mh_status with_reduce_op_of(mh_reduce_
     case MH_REDUCE_MAX: return fn(extreme_op<T, true>{});
     case MH_REDUCE_ARGMIN: return fn(arg_op<T, false>{});
     case MH_REDUCE_ARGMAX: return fn(arg_op<T, true>{});
+    case MH_REDUCE_MEAN:
+        if constexpr (std::is_same<T, long long>::value) return fn(sum_op<T, double>{});
+        else return fn(sum_op<T>{});
     default: return fn(sum_op<T>{});
     }
 }
 
 template <typename Fn> static mh_status with_reduce_op(mh_dtype dtype, mh_reduce_kind kind, Fn &&fn)
 {
-    return dtype == MH_F32 ? with_reduce_op_of<float>(kind, fn) : with_reduce_op_of<int>(kind, fn);
+    switch (dtype) {
+    case MH_F32: return with_reduce_op_of<float>(kind, fn);
+    case MH_F64: return with_reduce_op_of<double>(kind, fn);
+    case MH_I64: return with_reduce_op_of<long long>(kind, fn);
+    default: return with_reduce_op_of<int>(kind, fn);
+    }
 }
 
 /* out[lane] from partials[s * lanes + lane], s = 0 .. splits - 1 combined in order (defined in

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The oracle for reduce: `memhier run reduce` against numpy's float64 sum, with auto and every
 variant this machine can run; the printed sum and the --out file agree; --op and --axis against
-numpy's sum, mean, min, max, argmin and argmax of float32 and int32 arrays, on the CPU backend
+numpy's sum, mean, min, max, argmin and argmax of float32, int32 and int64 arrays (the .npy reader
+takes no float64), on the CPU backend
 and on the GPU's auto (axis); refusals; a small CPU bench's JSON.
 
 usage: reduce_cli.py MEMHIER_BINARY WORK_DIR
@@ -39,7 +40,10 @@ def check_axes(rng, device):
     x = rng.uniform(-9, 9, (30, 41, 5)).astype(np.float32)
     x[3, 4, 1] = np.nan
     xi = rng.integers(-1000, 1000, (17, 9)).astype(np.int32)
-    for a, ops in ((x, ["sum", "mean", "min", "max", "argmin", "argmax"]), (xi, ["sum", "mean", "min", "max", "argmax"])):
+    xl = rng.integers(-2**40, 2**40, (6, 7, 3))
+    xl[0, 0, 0] = xl[0, 1, 0] = xl[0, 2, 0] = 2**62  # an int64 sum that wraps, as numpy's
+    for a, ops in ((x, ["sum", "mean", "min", "max", "argmin", "argmax"]), (xi, ["sum", "mean", "min", "max", "argmax"]),
+                   (xl, ["sum", "mean", "max", "argmin"])):
         for i, op in enumerate(ops):
             for j, axis in enumerate([None, *range(-a.ndim, a.ndim)]):
                 if on_gpu_too(device, i + j):
@@ -70,9 +74,9 @@ def check_refusals():
     f64, i32 = path("f64.npy"), path("i32.npy")
     np.save(f64, np.zeros(4))
     np.save(i32, np.zeros((3, 3), np.int32))
-    np.save(path("i64.npy"), np.zeros(4, np.int64))
+    np.save(path("u8.npy"), np.zeros(4, np.uint8))
     cases = [
-        (["run", "reduce", "--in", path("i64.npy")], "float32 (<f4) or int32"),
+        (["run", "reduce", "--in", path("u8.npy")], "float32 (<f4), float64 (<f8), int32 (<i4) or int64"),
         (["run", "reduce", "--in", f64], "dtype '<f8'"),
         (["run", "reduce", "--in", i32, "--op", "median"], "--op 'median'"),
         (["run", "reduce", "--in", i32, "--axis", "2"], "--axis '2'"),
