@@ -150,10 +150,22 @@ def _filtered(src, output, run, out=None):
     return out.obj
 
 
+def _in_float64(*dtypes):
+    """Whether a call reading or writing these dtypes computes in float64: a wide type among them
+    (sepfilter's rule, mh_sepfilter_in_double)."""
+    return any(d in WIDE for d in dtypes)
+
+
+def _stored_once(total, output, options):
+    """float64 sums stored into `output` (an array, or a dtype) with scipy's cast, once: sepfilter's
+    pass of the single tap 1 along the last axis."""
+    return _correlate1d(_arrays.Operand(total, "input"), np.ones(1), len(total.shape) - 1, output, "nearest", 0.0, 0,
+                        options, keep=False)
+
+
 def _real(w):
     """Host weights of real numbers (bool as 0 and 1, as scipy reads them), or TypeError."""
-    if w.dtype != F32 and w.dtype != np.bool_ and (not np.issubdtype(w.dtype, np.number) or
-                                                  np.issubdtype(w.dtype, np.complexfloating)):
+    if w.dtype != np.bool_ and (not np.issubdtype(w.dtype, np.number) or np.issubdtype(w.dtype, np.complexfloating)):
         raise TypeError(f"weights: dtype {w.dtype}; expected real numbers")
     return w
 
@@ -480,7 +492,7 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     made once for a signature that _signature keys and kept (_kept.KEPT of them), so that a loop of
     calls pays for the launch, the output and the checks of its arrays alone."""
     src = _array(input)
-    if src.dtype in WIDE or (output is not None and np.dtype(_output_dtype(output, src)) in WIDE):
+    if _in_float64(src.dtype, src.dtype if output is None else np.dtype(_output_dtype(output, src))):
         return _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, (variant, device, context))
     options = (variant, device, context, precision)
     signature = _signature(src, weights, output, mode, cval, origin, axes, flip, options)
@@ -564,8 +576,7 @@ def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, option
     out_dtype = np.dtype(_output_dtype(output, src))
     if out_dtype == np.float64 and (output is None or isinstance(output, (type, np.dtype, str))):
         return total
-    return _correlate1d(_arrays.Operand(total, "input"), np.ones(1), ndim - 1,
-                        src.dtype if output is None else output, mode, cval, 0, options, keep=False)
+    return _stored_once(total, src.dtype if output is None else output, options)
 
 
 def _weights_from(signature, src, plan, flip):
@@ -984,12 +995,12 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
     made for this call alone)."""
     src = _array(input)
     out = _result(output, src)
-    cval = _cval_arg(cval, in_float64=src.dtype in WIDE or out.dtype in WIDE)
+    cval = _cval_arg(cval, in_float64=_in_float64(src.dtype, out.dtype))
     if src.size == 0:
         return out.obj
     if not passes:  # scipy's output[...] = input: a wide type copied as numpy converts it
         with on_device(src):
-            if src.dtype in WIDE or out.dtype in WIDE:
+            if _in_float64(src.dtype, out.dtype):
                 assign(out.obj, src.obj, src.kind)
             else:
                 store(float32_contiguous(src), out.obj, src.kind)
@@ -1037,7 +1048,7 @@ def _run_sum(input, output, terms, cval, options):
         return None
     shape = tuple(int(n) for n in src.shape)
     out_dtype = np.dtype(_output_dtype(output, src))
-    cval = _cval_arg(cval, in_float64=src.dtype in WIDE or out_dtype in WIDE)
+    cval = _cval_arg(cval, in_float64=_in_float64(src.dtype, out_dtype))
     key = (shape, src.dtype, out_dtype, cval)
     made = getattr(terms, "steps", None)  # None: terms made for this call alone (an unkeyable argument)
     described = made.get(key) if made is not None else None
@@ -1076,7 +1087,7 @@ def _long_pass(x, dst, step, cval, src, device, context):
     axis moved last where it is not: a copy each way), its direct rows (regtile, cpu-omp), whose
     error is bounded per output as sepfilter's is (the FFT rows' is bounded over the signal
     only); then stored in dst's dtype with scipy's cast, the divisor applied."""
-    if x.dtype in WIDE or dst.dtype in WIDE:
+    if _in_float64(x.dtype, dst.dtype):
         _long_pass_wide(x, dst, step, cval, src, device, context)
         return
     kind, shape, axis = src.kind, tuple(int(n) for n in x.shape), step.axis
@@ -1127,8 +1138,7 @@ def _long_pass_wide(x, dst, step, cval, src, device, context):
     with on_device(src):
         if step.divisor != 1:
             total /= step.divisor
-    _correlate1d(_arrays.Operand(total, "input"), np.ones(1), len(x.shape) - 1, dst.obj, "nearest", cval, 0,
-                 options, keep=False)
+    _stored_once(total, dst.obj, options)
 
 
 def _per_axis(value, name, n=2):

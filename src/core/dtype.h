@@ -192,22 +192,12 @@ MH_DTYPE_FN void mh_store_double(void *p, size_t i, mh_dtype t, double v)
 }
 
 /* The value v takes once stored into t and read back as float64: what scipy's next pass, or
- * generic_laplace's sum, reads of a stored value. */
+ * generic_laplace's sum, reads of a stored value (mh_store_double's cast, one slot wide). */
 MH_DTYPE_FN double mh_cast_double(double v, mh_dtype t)
 {
-    switch (t) {
-    case MH_F64: return v;
-    case MH_F32: return (double)(float)v;
-    case MH_I32: return (double)mh_double_to_i32(v);
-    case MH_U32: return (double)(uint32_t)mh_double_to_i64(v);
-    case MH_I64: return (double)mh_double_to_i64(v);
-    case MH_U64: return (double)mh_double_to_u64(v);
-    case MH_U8: return (double)(uint8_t)mh_double_to_i32(v);
-    case MH_I8: return (double)(int8_t)mh_double_to_i32(v);
-    case MH_U16: return (double)(uint16_t)mh_double_to_i32(v);
-    case MH_I16: return (double)(int16_t)mh_double_to_i32(v);
-    default: return v;
-    }
+    double slot = 0.0; /* 8 bytes, aligned for every type */
+    mh_store_double(&slot, 0, t, v);
+    return mh_load_double(&slot, 0, t);
 }
 
 /* out[i] += term[i] in t's own arithmetic, as numpy's `output += term` adds two arrays of a wide

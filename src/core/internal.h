@@ -577,8 +577,6 @@ int mh_sepfilter_in_double(const mh_sepfilter_desc *d);
 /* A float64 call's taps for a kernel: NULL with its float64 taps copied into taps, or the
  * device's float32 taps, which the kernel widens as it reads them. */
 const float *mh_sepfilter_kernel_taps64(const mh_sepfilter_axis *x, double *taps);
-/* 1, with the reason in why, where a row computing in float32 meets a call computed in float64. */
-int mh_sepfilter_refuse_double(const mh_sepfilter_desc *d, char *why, size_t len);
 const mh_row *mh_sepfilter_walk_rows(size_t *count);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 /* out[i] = cast(out[i] + term[i]) for the `values` elements of two arrays of type t (scipy's

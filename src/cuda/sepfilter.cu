@@ -526,7 +526,8 @@ static size_t tiles(const mh_sepfilter_desc *d)
     return mh_ceil_div(d->rows, BH) * mh_ceil_div(d->cols, TILE / d->channels);
 }
 
-int mh_sepfilter_refuse_double(const mh_sepfilter_desc *d, char *why, size_t len)
+/* 1, with the reason in why, for a call computed in float64: fused's tile holds float32. */
+static int refuses_double(const mh_sepfilter_desc *d, char *why, size_t len)
 {
     if (!mh_sepfilter_in_double(d)) return 0;
     snprintf(why, len, "it computes in float32, and %s into %s computes in float64 (two-pass, lines and cpu-omp do)",
@@ -538,7 +539,7 @@ static int fused_supports(const mh_context *, const mh_args *x, char *why, size_
 {
     const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
-    if (mh_sepfilter_refuse_double(d, why, len)) return 0;
+    if (refuses_double(d, why, len)) return 0;
     if (d->vertical.ntaps > FUSED_MAX_TAPS || d->horizontal.ntaps > FUSED_MAX_TAPS) {
         snprintf(why, len, "its register windows hold at most %d taps a pass (this call has %zu and %zu)",
                  FUSED_MAX_TAPS, d->vertical.ntaps, d->horizontal.ntaps);
