@@ -606,6 +606,9 @@ static void check_one_axis(mh_context *cpu, mh_context *gpu, const mh_sepfilter_
     check_gpu_row(gpu, "lines", &line, vertical ? " (down the columns, device taps)" : " (along the rows, device taps)",
                   i, d_in, d_out, want, got);
     check_gpu_row(gpu, "fused", &line, what, i, d_in, d_out, want, got);
+    CHECK(mh_sepfilter(gpu, "fused64", &line, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+              strstr(mh_context_error(gpu), "computes in float32"),
+          "case %zu%s: fused64 took a call computed in float32: %s", i, what, mh_context_error(gpu));
 }
 
 /* walk on case i, host and device taps, where it takes it (float32 of one channel, up to 32 taps
@@ -693,6 +696,45 @@ static void put_case(const problem *p, const void *in, size_t in_bytes, size_t o
                           cudaMemcpyHostToDevice));
 }
 
+/* An axis of host taps that is the single tap 1 (mh_sepfilter_is_identity's rule). */
+static int is_identity(const mh_sepfilter_axis *x)
+{
+    return x->ntaps == 1 && x->divisor == 1 && x->taps[0] == 1.0f && (!x->taps64 || x->taps64[0] == 1.0);
+}
+
+/* fused64 on float64 case i: bit for bit where it takes it (passes in sequence, up to 64 taps a
+ * pass past an identity second pass, host taps, a tile that fits shared memory), and auto's pick
+ * there (lines where the horizontal axis is the identity); refused by name where it does not. */
+static void check_fused64(mh_context *gpu, const mh_sepfilter_desc *d, int host_taps, const char *what, size_t i,
+                          const void *d_in, void *d_out, const void *want, void *got)
+{
+    const int vfirst = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, summed = d->order == MH_SEPFILTER_SUM;
+    const mh_sepfilter_axis *second = vfirst ? &d->horizontal : &d->vertical;
+    const int single = host_taps && !summed && is_identity(second), kv = !vfirst && single ? 1 : (int)d->vertical.ntaps,
+              kh = vfirst && single ? 1 : (int)d->horizontal.ntaps;
+    const char *refusal = summed       ? "not summed"
+                          : !host_taps ? "float64 taps from the host"
+                          : kv > 64 || kh > 64 ? "at most 64 taps a pass"
+                                               : NULL;
+    if (refusal) {
+        CHECK(mh_sepfilter(gpu, "fused64", d, d_in, d_out) == MH_ERR_UNSUPPORTED && strstr(mh_context_error(gpu), refusal),
+              "float64 case %zu%s: fused64 did not refuse it (%s): %s", i, what, refusal, mh_context_error(gpu));
+        return;
+    }
+    const int large_tile = d->channels > 1 && (kv > 32 || kh > 32); /* may not fit shared memory */
+    if (large_tile && mh_sepfilter_supports(gpu, "fused64", d) == MH_ERR_UNSUPPORTED) {
+        CHECK(strstr(mh_context_error(gpu), "shared memory"), "float64 case %zu%s: fused64 refused it: %s", i, what,
+              mh_context_error(gpu));
+        return;
+    }
+    check_gpu_row(gpu, "fused64", d, what, i, d_in, d_out, want, got);
+    const mh_variant_info *chosen = NULL;
+    const char *expected = !summed && d->vertical.ntaps <= 64 && is_identity(&d->horizontal) ? "sepfilter/lines"
+                                                                                           : "sepfilter/fused64";
+    CHECK(mh_sepfilter_select(gpu, d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, expected),
+          "float64 case %zu%s: auto runs %s, not %s", i, what, chosen ? chosen->name : "nothing", expected);
+}
+
 /* The float64 calls on the GPU against the CPU row bit for bit (both sum each output's taps in
  * order with fma in double and cast alike): two-pass and auto on every case, with host taps64 and
  * with device float32 taps (widened by the kernels as the CPU row widens them), lines on each case
@@ -715,6 +757,7 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
               mh_context_error(cpu));
         check_gpu_row(gpu, "two-pass", d, " (float64)", i, d_in, d_out, want, got);
         check_gpu_row(gpu, "auto", d, " (float64)", i, d_in, d_out, want, got);
+        check_fused64(gpu, d, 1, " (float64)", i, d_in, d_out, want, got);
         static const char *const float32_rows[] = {"fused", "walk"};
         for (int r = 0; r < 2; ++r)
             CHECK(mh_sepfilter(gpu, float32_rows[r], d, d_in, d_out) == MH_ERR_UNSUPPORTED &&
@@ -729,6 +772,7 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
         CHECK(mh_sepfilter(cpu, "cpu-omp", &widened, in, want) == MH_OK, "float64 case %zu widened: %s", i,
               mh_context_error(cpu));
         check_gpu_row(gpu, "two-pass", &on_device, " (float64, device taps)", i, d_in, d_out, want, got);
+        check_fused64(gpu, &on_device, 0, " (float64, device taps)", i, d_in, d_out, want, got);
         /* down the columns alone: lines */
         mh_sepfilter_desc line = *d;
         line.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL};
@@ -740,6 +784,7 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
             CHECK(mh_sepfilter_select(gpu, &line, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "sepfilter/lines"),
                   "float64 case %zu: auto runs %s on one axis", i, chosen ? chosen->name : "nothing");
             check_gpu_row(gpu, "lines", &line, " (float64, one axis)", i, d_in, d_out, want, got);
+            check_fused64(gpu, &line, 1, " (float64, one axis)", i, d_in, d_out, want, got);
             line.vertical.taps = d_taps, line.vertical.taps64 = NULL;
             mh_sepfilter_desc host = line;
             host.vertical.taps = ps[i].vt;
@@ -777,6 +822,11 @@ static void run_gpu(void)
     test_require_gpu();
     mh_context *cpu, *gpu;
     CHECK(mh_context_create(&cpu, MH_CPU) == MH_OK && mh_context_create(&gpu, 0) == MH_OK, "contexts");
+    if (getenv("MEMHIER_TEST_WIDE_ONLY")) { /* the float64 calls alone: a sanitizer run on their rows */
+        run_gpu_wide(cpu, gpu);
+        mh_context_destroy(cpu), mh_context_destroy(gpu);
+        return;
+    }
     problem ps[96];
     const size_t n = cases(ps, 96);
     static const float one = 1.0f;

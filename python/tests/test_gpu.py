@@ -486,8 +486,9 @@ def test_made_operands_match_the_reader(kind):
 
 @pytest.mark.parametrize("variant", ["auto", "two-pass"])
 def test_ndimage_wide_dtypes_on_device(rng, variant):
-    """memhier.ndimage in float64 on CuPy arrays (float64, 32- and 64-bit integers: the lines row
-    for one axis but the last, two-pass for the others), against scipy as on the CPU backend."""
+    """memhier.ndimage in float64 on CuPy arrays (float64, 32- and 64-bit integers: auto's rows,
+    lines for one axis but the last and fused64 for the others, then two-pass for all), against
+    scipy as on the CPU backend."""
     from test_ndimage import check_wide_dtypes
     kind = Kind("cupy")
     check_wide_dtypes(rng, kind.put, kind.get, variant)

@@ -211,18 +211,18 @@ static int walk_first(const mh_args *a)
 
 /* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
  * float32 gray images of short filters or along the rows alone (walk_first), the fused kernel for
- * the others (two-pass where its tile does not fit, and for a call computed in float64, which
- * walk and fused refuse); the OpenMP loops on the CPU. */
+ * the others; a call computed in float64, which walk and fused refuse, on fused64 (two-pass
+ * where its tile does not fit, past 32 taps, and for summed passes); the OpenMP loops on the CPU. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const gpu[] = {"lines", "walk", "fused", "two-pass", NULL};
-    static const char *const gpu_long[] = {"lines", "fused", "two-pass", NULL};
+    static const char *const gpu[] = {"lines", "walk", "fused", "fused64", "two-pass", NULL};
+    static const char *const gpu_long[] = {"lines", "fused", "fused64", "two-pass", NULL};
     return mh_is_cpu(ctx) ? cpu : walk_first(a) ? gpu : gpu_long;
 }
 
 static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows, mh_sepfilter_lines_rows,
-                                      mh_sepfilter_walk_rows};
+                                      mh_sepfilter_walk_rows, mh_sepfilter_fused64_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {

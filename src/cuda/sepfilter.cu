@@ -530,7 +530,7 @@ static size_t tiles(const mh_sepfilter_desc *d)
 static int refuses_double(const mh_sepfilter_desc *d, char *why, size_t len)
 {
     if (!mh_sepfilter_in_double(d)) return 0;
-    snprintf(why, len, "it computes in float32, and %s into %s computes in float64 (two-pass, lines and cpu-omp do)",
+    snprintf(why, len, "it computes in float32, and %s into %s computes in float64 (fused64, two-pass, lines and cpu-omp do)",
              mh_dtype_name(d->in_type), mh_dtype_name(d->out_type));
     return 1;
 }

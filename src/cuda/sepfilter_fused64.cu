@@ -1,0 +1,359 @@
+/* sepfilter/fused64: ours, for the calls computed in float64 (mh_sepfilter_in_double: a float64
+ * or 32- or 64-bit integer image on either side), up to 64 taps a pass, the passes in sequence.
+ *
+ * Both passes of a tile inside one block, as sepfilter/fused runs them in float32: a tile of BH
+ * rows x TP pixels (all their channels) and its halo is read once and widened to double in shared
+ * memory (each axis extended by its mode), the first pass leaves its values there cast to the
+ * output's type (scipy stores its first pass in the output), the second pass sums them, and the
+ * block stores its outputs with scipy's casts. Device memory sees the image read once and written
+ * once, where two-pass moves a float64 scratch image between two launches and maps a border
+ * index and a type for every tap it reads.
+ *
+ * Each output sums its taps from 0.0 in order with fma, divides and casts as two-pass and the CPU
+ * row do: the three agree bit for bit. The first pass's values at positions its border mode
+ * leaves outside the image are cval, as the second pass of two-pass reads them. A vertical pass
+ * sums R = 8 rows of one column from each value it loads (a warp's lanes on neighbouring
+ * columns); a horizontal pass R pixels of one row and channel (lanes on neighbouring rows, rows an
+ * odd number of doubles apart, so that a half warp's 8-byte loads fall in distinct banks), its
+ * outputs staged in shared memory and stored a row at a time. Host taps travel in the kernel's
+ * parameters, read at indices known when it compiles (templates bucket the taps at 4, 8, 16, 32
+ * and 64): constant operands of the FMAs. */
+#include "common.cuh"
+#include "../core/border.h"
+#include "../core/dtype.h"
+#include "tile_io.cuh"
+
+enum { F64_THREADS = 256, F64_BH = 32, F64_TW = 64, F64_R = 8, F64_MAX_TAPS = 64 };
+
+struct f64_params {
+    const void *in;
+    void *out;
+    long long rows, cols, image_values, col_tiles;
+    int channels, tp; /* channels; pixels a tile row outputs, F64_TW / channels */
+    int in_type, out_type;
+    int kv, kh, av, ah, mode_v, mode_h; /* taps and anchors of each pass; the identity's 1 and 0 */
+    int vertical_first, single; /* single: the second pass is the identity, the first one stores */
+    double cval, div_v, div_h;
+    double u[F64_MAX_TAPS], v[F64_MAX_TAPS]; /* vertical, horizontal taps */
+};
+
+/* Shared memory of a tile, in doubles: the input (th rows of tw values, stride sw) and mid, the
+ * first pass's values (mid_rows of mw values, stride ms); strides odd for the horizontal pass. */
+struct f64_layout {
+    int th, tw, sw;
+    int mid_rows, mw, ms;
+    int doubles;
+};
+
+static inline __host__ __device__ f64_layout layout64(int C, int tp, int kv, int kh, int vertical_first)
+{
+    f64_layout l;
+    l.th = F64_BH + kv - 1;
+    l.tw = (tp + kh - 1) * C;
+    l.sw = l.tw | 1;
+    l.mid_rows = vertical_first ? F64_BH : l.th;
+    l.mw = vertical_first ? l.tw : tp * C;
+    l.ms = l.mw | 1;
+    l.doubles = l.th * l.sw + l.mid_rows * l.ms;
+    return l;
+}
+
+/* The tile and its halo as doubles: tile[rr][t] holds pixel x0 - ah + t / C, channel t % C, of row
+ * y0 - av + rr, each axis extended by its mode (cval where a constant mode reaches). A warp takes
+ * 32 neighbouring values of a row at a time, coalesced where the row lies inside the image. The
+ * tile's reads must be in flight together to keep the copy rate (a load and its store to shared
+ * memory in turn would wait out each load's latency): float64 values are cp.async copies, all of a
+ * thread's issued before it waits; other types are read BATCH at a time into registers and
+ * widened there. */
+static __device__ void load_tile_f64(const f64_params &p, const f64_layout &l, double *tile, size_t base, long long y0,
+                                     long long x0)
+{
+    const double *in = (const double *)p.in;
+    const int C = p.channels;
+    for (int rr = threadIdx.x / 32; rr < l.th; rr += F64_THREADS / 32) {
+        const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
+        const size_t row = base + (size_t)(y < 0 ? 0 : y) * (size_t)(p.cols * C);
+        for (int t = threadIdx.x % 32; t < l.tw; t += 32) {
+            const long long px = mh_border_index(x0 - p.ah + t / C, p.cols, p.mode_h);
+            double *dst = tile + rr * l.sw + t;
+            if (y < 0 || px < 0) *dst = p.cval;
+            else cp_async8((float2 *)dst, (const float2 *)(in + row + (size_t)px * C + t % C));
+        }
+    }
+    cp_async_wait_all();
+}
+
+template <typename T>
+static __device__ void load_tile_as(const f64_params &p, const f64_layout &l, double *tile, size_t base, long long y0,
+                                    long long x0)
+{
+    constexpr int WARPS = F64_THREADS / 32, BATCH = 4;
+    const T *in = (const T *)p.in;
+    const int C = p.channels, lane = threadIdx.x % 32;
+    const int chunks = (l.tw + 31) / 32, total = l.th * chunks; /* a chunk: 32 neighbouring values of a row */
+    for (int first = threadIdx.x / 32; first < total; first += BATCH * WARPS) {
+        T v[BATCH];
+        int at[BATCH]; /* the value's place in the tile, -1 for none */
+        bool inside[BATCH]; /* else cval */
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            const int item = first + b * WARPS, rr = item / chunks, t = (item - rr * chunks) * 32 + lane;
+            at[b] = item < total && t < l.tw ? rr * l.sw + t : -1;
+            const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
+            const long long px = mh_border_index(x0 - p.ah + t / C, p.cols, p.mode_h);
+            inside[b] = at[b] >= 0 && y >= 0 && px >= 0;
+            if (inside[b]) v[b] = in[base + (size_t)y * (size_t)(p.cols * C) + (size_t)px * C + t % C];
+        }
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b)
+            if (at[b] >= 0) tile[at[b]] = inside[b] ? (double)v[b] : p.cval;
+    }
+}
+
+/* The tile for the input's type (each value widened as mh_load_double widens it). */
+static __device__ void load_tile64(const f64_params &p, const f64_layout &l, double *tile, size_t base, long long y0,
+                                   long long x0)
+{
+    switch ((mh_dtype)p.in_type) {
+    case MH_F64: load_tile_f64(p, l, tile, base, y0, x0); break;
+    case MH_F32: load_tile_as<float>(p, l, tile, base, y0, x0); break;
+    case MH_I64: load_tile_as<long long>(p, l, tile, base, y0, x0); break;
+    case MH_U64: load_tile_as<unsigned long long>(p, l, tile, base, y0, x0); break;
+    case MH_I32: load_tile_as<int>(p, l, tile, base, y0, x0); break;
+    case MH_U32: load_tile_as<unsigned>(p, l, tile, base, y0, x0); break;
+    case MH_I16: load_tile_as<short>(p, l, tile, base, y0, x0); break;
+    case MH_U16: load_tile_as<unsigned short>(p, l, tile, base, y0, x0); break;
+    case MH_I8: load_tile_as<signed char>(p, l, tile, base, y0, x0); break;
+    default: load_tile_as<unsigned char>(p, l, tile, base, y0, x0); break; /* MH_U8: float16 is not computed in float64 */
+    }
+}
+
+/* Down the columns: for each of the first ncols columns of src (stride ss) and each of the F64_BH
+ * rows, the sum of kv values from that row down, divided; emit(row, column, value) takes it. */
+template <int KMAX, typename Emit>
+static __device__ __forceinline__ void vertical_pass(const f64_params &p, const double *src, int ss, int ncols, Emit emit)
+{
+    const int items = F64_BH / F64_R * ncols;
+    for (int item = threadIdx.x; item < items; item += F64_THREADS) {
+        const int g = item / ncols, col = item - g * ncols;
+        const double *s = src + g * F64_R * ss + col;
+        double acc[F64_R];
+#pragma unroll
+        for (int i = 0; i < F64_R; ++i) acc[i] = 0.0;
+#pragma unroll
+        for (int m = 0; m < F64_R + KMAX - 1; ++m) {
+            if (m >= F64_R + p.kv - 1) break;
+            const double x = s[m * ss];
+#pragma unroll
+            for (int i = 0; i < F64_R; ++i) {
+                const int j = m - i; /* the tap output row g * R + i gives the value m rows below g * R */
+                if (j >= 0 && j < KMAX && j < p.kv) acc[i] = fma(x, p.u[j], acc[i]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < F64_R; ++i) emit(g * F64_R + i, col, p.div_v != 1.0 ? acc[i] / p.div_v : acc[i]);
+    }
+}
+
+/* Along the rows: for each of the first nrows rows of src (stride ss, width values of it read) and
+ * each of the tp pixels of every channel, the sum of kh values from that pixel on, divided;
+ * emit(row, value index, value) takes it. */
+template <int KMAX, typename Emit>
+static __device__ __forceinline__ void horizontal_pass(const f64_params &p, const double *src, int ss, int nrows,
+                                                       int width, Emit emit)
+{
+    const int C = p.channels, strips = (p.tp + F64_R - 1) / F64_R;
+    const int items = nrows * C * strips;
+    for (int item = threadIdx.x; item < items; item += F64_THREADS) {
+        const int r = item % nrows, rest = item / nrows; /* a warp's lanes on neighbouring rows */
+        const int c = rest % C, first = rest / C * F64_R;
+        const double *s = src + r * ss + c;
+        double acc[F64_R];
+#pragma unroll
+        for (int i = 0; i < F64_R; ++i) acc[i] = 0.0;
+#pragma unroll
+        for (int m = 0; m < F64_R + KMAX - 1; ++m) {
+            if (m >= F64_R + p.kh - 1) break;
+            const int at = (first + m) * C; /* past the width: only outputs past tp read it */
+            const double x = at < width ? s[at] : 0.0;
+#pragma unroll
+            for (int i = 0; i < F64_R; ++i) {
+                const int j = m - i;
+                if (j >= 0 && j < KMAX && j < p.kh) acc[i] = fma(x, p.v[j], acc[i]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < F64_R; ++i)
+            if (first + i < p.tp) emit(r, (first + i) * C + c, p.div_h != 1.0 ? acc[i] / p.div_h : acc[i]);
+    }
+}
+
+/* Output value index col of the tile's row `row`, where it lies in the image, stored with scipy's cast. */
+static __device__ __forceinline__ void store64(const f64_params &p, size_t base, long long y0, long long x0, int row,
+                                               int col, double r)
+{
+    const long long y = y0 + row;
+    if (y < p.rows && x0 + col / p.channels < p.cols)
+        mh_store_double(p.out, base + (size_t)y * (size_t)(p.cols * p.channels) + (size_t)(x0 * p.channels + col),
+                        (mh_dtype)p.out_type, r);
+}
+
+/* The F64_BH rows of tp pixels staged (stride ss) stored, a warp a row. */
+static __device__ void store_stage64(const f64_params &p, const double *stage, int ss, size_t base, long long y0,
+                                     long long x0)
+{
+    const int width = p.tp * p.channels;
+    for (int row = threadIdx.x / 32; row < F64_BH; row += F64_THREADS / 32)
+        for (int col = threadIdx.x % 32; col < width; col += 32) store64(p, base, y0, x0, row, col, stage[row * ss + col]);
+}
+
+/* Three blocks an SM: 80 registers a thread, without a spill (four would leave 64, and the
+ * widening loads' registers spill). */
+template <int KMAX>
+static __global__ void __launch_bounds__(F64_THREADS, 3) fused64_kernel(const __grid_constant__ f64_params p)
+{
+    extern __shared__ double smem64[];
+    const f64_layout l = layout64(p.channels, p.tp, p.kv, p.kh, p.vertical_first);
+    double *tile = smem64, *mid = smem64 + l.th * l.sw;
+    const size_t base = (size_t)blockIdx.z * (size_t)p.image_values;
+    const long long y0 = (long long)(blockIdx.x / p.col_tiles) * F64_BH;
+    const long long x0 = (long long)(blockIdx.x % p.col_tiles) * p.tp;
+    const int C = p.channels, width = p.tp * C;
+    load_tile64(p, l, tile, base, y0, x0);
+    __syncthreads();
+    auto out = [&](int row, int col, double r) { store64(p, base, y0, x0, row, col, r); };
+    if (p.vertical_first) {
+        if (p.single) {
+            vertical_pass<KMAX>(p, tile, l.sw, width, out);
+            return;
+        }
+        vertical_pass<KMAX>(p, tile, l.sw, l.tw, [&](int row, int col, double r) {
+            const bool outside = mh_border_index(x0 - p.ah + col / C, p.cols, p.mode_h) < 0;
+            mid[row * l.ms + col] = outside ? p.cval : mh_cast_double(r, (mh_dtype)p.out_type);
+        });
+        __syncthreads();
+        horizontal_pass<KMAX>(p, mid, l.ms, F64_BH, l.tw, [&](int row, int col, double r) { tile[row * l.ms + col] = r; });
+        __syncthreads();
+        store_stage64(p, tile, l.ms, base, y0, x0);
+        return;
+    }
+    if (p.single) { /* the tile is F64_BH rows: its outputs staged in mid */
+        horizontal_pass<KMAX>(p, tile, l.sw, F64_BH, l.tw, [&](int row, int col, double r) { mid[row * l.ms + col] = r; });
+        __syncthreads();
+        store_stage64(p, mid, l.ms, base, y0, x0);
+        return;
+    }
+    horizontal_pass<KMAX>(p, tile, l.sw, l.th, l.tw, [&](int row, int col, double r) {
+        const bool outside = mh_border_index(y0 - p.av + row, p.rows, p.mode_v) < 0;
+        mid[row * l.ms + col] = outside ? p.cval : mh_cast_double(r, (mh_dtype)p.out_type);
+    });
+    __syncthreads();
+    vertical_pass<KMAX>(p, mid, l.ms, width, out);
+}
+
+/* ---- launch, registry -------------------------------------------------------------------- */
+
+typedef void (*f64_kernel)(const f64_params);
+
+static f64_kernel kernel64_for(int kmax)
+{
+    return kmax <= 4    ? fused64_kernel<4>
+           : kmax <= 8  ? fused64_kernel<8>
+           : kmax <= 16 ? fused64_kernel<16>
+           : kmax <= 32 ? fused64_kernel<32>
+                        : fused64_kernel<64>;
+}
+
+/* The call's passes as the kernel runs them: the second's axis reduced to its one tap where it is
+ * the identity (two-pass runs the first pass alone there). */
+static void passes64(const mh_sepfilter_args *a, f64_params *p)
+{
+    const mh_sepfilter_desc *d = &a->d;
+    p->vertical_first = d->order != MH_SEPFILTER_HORIZONTAL_FIRST;
+    p->single = mh_sepfilter_second_is_identity(a);
+    p->kv = (int)d->vertical.ntaps, p->kh = (int)d->horizontal.ntaps;
+    p->av = mh_sepfilter_anchor(&d->vertical), p->ah = mh_sepfilter_anchor(&d->horizontal);
+    if (p->single && p->vertical_first) p->kh = 1, p->ah = 0;
+    if (p->single && !p->vertical_first) p->kv = 1, p->av = 0;
+    p->channels = (int)d->channels, p->tp = F64_TW / p->channels;
+}
+
+static size_t smem64_bytes(const f64_params *p)
+{
+    return (size_t)layout64(p->channels, p->tp, p->kv, p->kh, p->vertical_first).doubles * sizeof(double);
+}
+
+static size_t tiles64(const mh_sepfilter_desc *d)
+{
+    return mh_ceil_div(d->rows, F64_BH) * mh_ceil_div(d->cols, F64_TW / d->channels);
+}
+
+static int fused64_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    if (!mh_sepfilter_in_double(d)) {
+        snprintf(why, len, "it computes in float64, and %s into %s computes in float32 (fused, walk and lines do)",
+                 mh_dtype_name(d->in_type), mh_dtype_name(d->out_type));
+        return 0;
+    }
+    if (d->order == MH_SEPFILTER_SUM) {
+        snprintf(why, len, "it runs the passes in sequence, not summed (two-pass sums them)");
+        return 0;
+    }
+    if (!d->vertical.taps64 || !d->horizontal.taps64) { /* device float32 taps, widened as read */
+        snprintf(why, len, "it takes float64 taps from the host (two-pass and lines widen device taps)");
+        return 0;
+    }
+    f64_params p = {};
+    passes64(a, &p);
+    if (p.kv > F64_MAX_TAPS || p.kh > F64_MAX_TAPS) {
+        snprintf(why, len, "its register windows take at most %d taps a pass (this call has %d and %d)", F64_MAX_TAPS,
+                 p.kv, p.kh);
+        return 0;
+    }
+    if (smem64_bytes(&p) > mh_smem_optin()) {
+        snprintf(why, len, "its tile needs %zu bytes of shared memory; this GPU gives a block %zu", smem64_bytes(&p),
+                 mh_smem_optin());
+        return 0;
+    }
+    if (tiles64(d) > 0x7fffffff) {
+        snprintf(why, len, "%zu tiles an image: more than a grid's 2^31 - 1 blocks", tiles64(d));
+        return 0;
+    }
+    return 1;
+}
+
+static mh_status fused64_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_sepfilter_args *a = &x->sepfilter;
+    const mh_sepfilter_desc *d = &a->d;
+    f64_params p = {};
+    passes64(a, &p);
+    p.rows = (long long)d->rows, p.cols = (long long)d->cols;
+    p.image_values = (long long)(d->rows * d->cols * d->channels);
+    p.col_tiles = (long long)mh_ceil_div(d->cols, (size_t)p.tp);
+    p.in_type = (int)d->in_type, p.out_type = (int)d->out_type;
+    p.mode_v = (int)d->vertical.mode, p.mode_h = (int)d->horizontal.mode;
+    p.cval = d->cval, p.div_v = (double)d->vertical.divisor, p.div_h = (double)d->horizontal.divisor;
+    mh_sepfilter_kernel_taps64(&d->vertical, p.u); /* host taps64: fused64_supports */
+    mh_sepfilter_kernel_taps64(&d->horizontal, p.v);
+    const f64_kernel kernel = kernel64_for(p.kv > p.kh ? p.kv : p.kh);
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
+    const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
+    return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
+        p.in = (const char *)a->in + first * (size_t)p.image_values * in_size;
+        p.out = (char *)a->out + first * (size_t)p.image_values * out_size;
+        const dim3 grid((unsigned)tiles64(d), 1, images);
+        kernel<<<grid, F64_THREADS, smem64_bytes(&p), mh_stream(ctx)>>>(p);
+        return MH_LAUNCH_CHECK(ctx, "fused64_kernel");
+    });
+}
+
+static const mh_row rows[] = {
+    {{"sepfilter/fused64", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 13, "global+shared+registers", "ours",
+      "a call computed in float64: both passes in one block through shared memory, in double"},
+     fused64_supports, fused64_run, NULL, 0},
+};
+
+MH_ROW_GROUP(mh_sepfilter_fused64_rows, rows)
