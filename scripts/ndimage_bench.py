@@ -36,6 +36,7 @@ except Exception:  # noqa: BLE001
     cv2 = None
     print("ndimage_bench: OpenCV unavailable: its rows are skipped")
 
+CV_NAMES = {"gaussian": "GaussianBlur", "gaussian2d": "GaussianBlur", "uniform2d": "blur"}
 CV_BORDER = {"reflect": "BORDER_REFLECT", "mirror": "BORDER_REFLECT_101", "nearest": "BORDER_REPLICATE",
              "constant": "BORDER_CONSTANT"}
 
@@ -102,6 +103,9 @@ def workloads(quick):
     for sigma in (2.0, 5.0):
         out.append(dict(name=f"gaussian_filter uint8 {big}x{big}x3 sigma={sigma:g} axes=(0,1) reflect", x=rgb,
                         sigma=sigma, kind="gaussian"))
+    wide = rng.standard_normal((big, big))  # numpy's default dtype: computed in float64
+    out.append(dict(name=f"gaussian_filter float64 {big}x{big} sigma=2 reflect", x=wide, sigma=2.0, kind="gaussian2d"))
+    out.append(dict(name=f"uniform_filter float64 {big}x{big} size=5 reflect", x=wide, size=5, kind="uniform2d"))
     w5 = rng.uniform(-1, 1, (5, 5)).astype(np.float32)
     out.append(dict(name=f"correlate float32 stack {stack.shape[0]}x512x512 5x5 reflect axes=(1,2)", x=stack, w=w5,
                     kind="stack"))
@@ -120,6 +124,17 @@ def calls(wl):
         r = int(4.0 * s + 0.5)
         cv = (lambda: cv2.GaussianBlur(x, (2 * r + 1, 2 * r + 1), s, borderType=cv2.BORDER_REFLECT)) if cv2 else None
         return ours, theirs, host, cv, xd
+    if kind == "gaussian2d":
+        s = wl["sigma"]
+        r = int(4.0 * s + 0.5)
+        cv = (lambda: cv2.GaussianBlur(x, (2 * r + 1, 2 * r + 1), s, borderType=cv2.BORDER_REFLECT)) if cv2 else None
+        return (lambda: mnd.gaussian_filter(xd, s)), (lambda: cnd.gaussian_filter(xd, s)), \
+            (lambda: snd.gaussian_filter(x, s)), cv, xd
+    if kind == "uniform2d":
+        k = wl["size"]
+        cv = (lambda: cv2.blur(x, (k, k), borderType=cv2.BORDER_REFLECT)) if cv2 else None
+        return (lambda: mnd.uniform_filter(xd, k)), (lambda: cnd.uniform_filter(xd, k)), \
+            (lambda: snd.uniform_filter(x, k)), cv, xd
     w, wd = wl["w"], cp.asarray(wl["w"])
     if kind == "stack":
         ours = lambda: mnd.correlate(xd, wd, axes=(1, 2))  # noqa: E731
@@ -151,7 +166,7 @@ def run(wl, copy_gbps, quick):
     if cv is not None:
         res = cv()
         res = np.stack(res) if isinstance(res, list) else res
-        rows.append(dict(workload=wl["name"], variant=f"opencv.{'GaussianBlur' if wl['kind'] == 'gaussian' else 'filter2D'}"
+        rows.append(dict(workload=wl["name"], variant=f"opencv.{CV_NAMES.get(wl['kind'], 'filter2D')}"
                          f" (CPU, {cv2.getNumThreads()} threads)", backend="peer", ms=cpu_ms(cv, 1 if quick else 3),
                          **differences(res, got)))
     for r in rows:
