@@ -319,7 +319,7 @@ def transpose_ncu_table():
     return "\n".join(lines)
 
 
-NDIMAGE_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.ndimage.json"
+NDIMAGE_RESULTS = ROOT / "bench/results/NVIDIA_H200.ndimage.json"
 
 
 def ndimage_table():
