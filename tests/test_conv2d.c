@@ -839,11 +839,22 @@ int main(int argc, char **argv)
     const unsigned long long seed = test_seed();
     const size_t max_n = test_max_n();
     size_t runs = 0;
-    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+    /* the shards' parts: a case in one placement, its work its outputs times its taps (and a
+     * fixed cost an output and a run) */
+    enum { NCASES = sizeof cases / sizeof cases[0], NPLACEMENTS = sizeof placements / sizeof placements[0] };
+    double work[NCASES * NPLACEMENTS];
+    size_t shard_of[NCASES * NPLACEMENTS];
+    for (size_t part = 0; part < NCASES * NPLACEMENTS; ++part) {
+        const tcase *c = &cases[part / NPLACEMENTS];
+        work[part] = (double)(c->rows * c->cols) * (double)(c->kr * c->kc + 25) + 1e6;
+    }
+    test_deal_shards(work, NCASES * NPLACEMENTS, shard_of);
+    for (size_t ci = 0; ci < NCASES; ++ci) {
         const tcase *c = &cases[ci];
-        if (c->rows * c->cols > max_n || !test_in_shard(ci)) continue;
-        for (size_t pi = 0; pi < sizeof placements / sizeof placements[0]; ++pi)
+        if (c->rows * c->cols > max_n) continue;
+        for (size_t pi = 0; pi < NPLACEMENTS; ++pi)
             for (int rank1 = 0; rank1 <= 1; ++rank1) {
+                if (!test_in_shard(shard_of[ci * NPLACEMENTS + pi])) continue;
                 const placement *pl = &placements[pi];
                 if (!pl->bordered && pl->pad == MH_PAD_VALID && (c->kr > c->rows || c->kc > c->cols)) continue;
                 problem p;

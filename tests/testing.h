@@ -203,15 +203,42 @@ static size_t test_max_n(void)
 /* MEMHIER_TEST_SHARD="i/n" (0 <= i < n): a long test run as n processes side by side (the test
  * command registers such shards with ctest); part `index` of its work is this shard's when
  * index % n == i. Without the variable every part is. */
+static void test_shard_env(long *shard, long *shards)
+{
+    static long i = -1, n = 1;
+    if (i < 0) {
+        const char *e = getenv("MEMHIER_TEST_SHARD");
+        if (!e || sscanf(e, "%ld/%ld", &i, &n) != 2 || n < 1 || i < 0 || i >= n) i = 0, n = 1;
+    }
+    *shard = i, *shards = n;
+}
+
 static int test_in_shard(size_t index)
 {
-    static long shard = -1, shards = 1;
-    if (shard < 0) {
-        const char *e = getenv("MEMHIER_TEST_SHARD");
-        if (!e || sscanf(e, "%ld/%ld", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards)
-            shard = 0, shards = 1;
-    }
+    long shard, shards;
+    test_shard_env(&shard, &shards);
     return (long)(index % (size_t)shards) == shard;
+}
+
+/* Parts of unequal work dealt to the shards: heaviest first, each to the shard with the least work
+ * so far (the same deal in every shard's process); part i is this shard's when
+ * test_in_shard(shard_of[i]). A deal by index alone put a test's five largest parts in one shard. */
+static void test_deal_shards(const double *work, size_t n, size_t *shard_of)
+{
+    long shard, shards;
+    test_shard_env(&shard, &shards);
+    double load[64] = {0};
+    const size_t m = shards < 64 ? (size_t)shards : 64;
+    char *dealt = calloc(n ? n : 1, 1);
+    for (size_t k = 0; k < n; ++k) {
+        size_t heaviest = n, least = 0;
+        for (size_t i = 0; i < n; ++i)
+            if (!dealt[i] && (heaviest == n || work[i] > work[heaviest])) heaviest = i;
+        for (size_t s = 1; s < m; ++s)
+            if (load[s] < load[least]) least = s;
+        dealt[heaviest] = 1, shard_of[heaviest] = least, load[least] += work[heaviest];
+    }
+    free(dealt);
 }
 
 /* MEMHIER_TEST_TRACE=1 names each run before it starts, so that a run that takes the process
