@@ -62,7 +62,7 @@ beside_then_pytest() {
   beside_ctest >build/beside-ctest.log 2>&1 &
   wait $! || return 1
   echo "test.sh: install, example, package and report done at $((SECONDS - started)) s" >>build/beside-ctest.log
-  (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider .) \
+  (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider --durations=10 .) \
     >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; return 2; }
   echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log
 }
