@@ -10,6 +10,8 @@
  * 2^20 in magnitude, where a split into TF32 parts must still hold FP32 accuracy. */
 #include "testing.h"
 
+#include <float.h>
+
 typedef struct tcase {
     size_t m, k, n;
     int misaligned;
@@ -108,6 +110,75 @@ static void check_refusals(mh_context *ctx, int gpu)
     test_release(gpu, buf);
 }
 
+/* Float64 products (mh_matmul_typed): every row flagged MH_ROW_FLOAT64 on this backend and auto
+ * against a long double reference, each output within (k + 2) float64 epsilons of sum |a||b|
+ * (the bound of a sum of k products in double, any order), on entries of both signs spanning
+ * 2^-30 .. 2^30 (dark beside bright), nothing written past c; every other row refuses them by
+ * name, writing nothing, as cublas-dgemm refuses float32; other types are refused. */
+static void check_float64(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    static const size_t shapes[][3] = {{1, 1, 1}, {1, 2049, 1}, {7, 1, 5}, {33, 17, 65}, {130, 300, 70}, {260, 200, 520}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+        const size_t m = shapes[si][0], k = shapes[si][1], n = shapes[si][2];
+        double *a = malloc(m * k * sizeof(double)), *b = malloc(k * n * sizeof(double));
+        double *c = malloc((m * n + 4) * sizeof(double));
+        float *u = malloc((m * k + k * n) * sizeof(float));
+        if (!a || !b || !c || !u) exit(1);
+        mh_fill_uniform(u, m * k + k * n, seed + 31 * si, 1.0f);
+        for (size_t i = 0; i < m * k + k * n; ++i) { /* sign and a mantissa from u, an exponent over 60 binades */
+            const double v = ldexp((double)u[i] + (u[i] < 0 ? -0.5 : 0.5), (int)((i * 2654435761u) % 61) - 30);
+            if (i < m * k) a[i] = v;
+            else b[i - m * k] = v * (1.0 + 0x1p-40 * (double)(i % 7)); /* bits float32 does not hold */
+        }
+        void *da = test_alloc(gpu, m * k * sizeof(double)), *db = test_alloc(gpu, k * n * sizeof(double));
+        void *dc = test_alloc(gpu, (m * n + 4) * sizeof(double));
+        test_put(gpu, da, a, m * k * sizeof(double)), test_put(gpu, db, b, k * n * sizeof(double));
+        for (size_t r = 0; r <= mh_row_count(MH_OP_MATMUL); ++r) { /* the rows, then auto */
+            const mh_row *row = r < mh_row_count(MH_OP_MATMUL) ? mh_row_at(MH_OP_MATMUL, r) : NULL;
+            if (row && !test_row_fits(row, gpu)) continue;
+            const char *name = row ? row->info.name : "auto";
+            for (size_t i = 0; i < m * n + 4; ++i) c[i] = NAN;
+            test_put(gpu, dc, c, (m * n + 4) * sizeof(double));
+            const mh_status st = mh_matmul_typed(ctx, row ? name : NULL, MH_F64, da, db, dc, m, k, n);
+            if (row && !(row->flags & MH_ROW_FLOAT64)) {
+                CHECK(st == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "computes in float32"),
+                      "%s took a float64 product: %s", name, mh_context_error(ctx));
+            } else {
+                CHECK(st == MH_OK && mh_context_synchronize(ctx) == MH_OK, "%s float64 m=%zu k=%zu n=%zu: %s", name, m, k, n,
+                      mh_context_error(ctx));
+            }
+            test_get(gpu, c, dc, (m * n + 4) * sizeof(double));
+            size_t bad = 0, first = 0;
+            long double first_ref = 0;
+            for (size_t i = 0; i < m && st == MH_OK; ++i)
+                for (size_t j = 0; j < n; ++j) {
+                    long double ref = 0, mag = 0;
+                    for (size_t q = 0; q < k; ++q) {
+                        const long double t = (long double)a[i * k + q] * (long double)b[q * n + j];
+                        ref += t, mag += fabsl(t);
+                    }
+                    const double got = c[i * n + j];
+                    if (!(fabsl((long double)got - ref) <= (long double)(k + 2) * DBL_EPSILON * mag) && bad++ == 0)
+                        first = i * n + j, first_ref = ref;
+                }
+            CHECK(bad == 0, "%s float64 m=%zu k=%zu n=%zu: %zu outputs past (k + 2) eps sum |a||b|, first c[%zu] = %.17g, "
+                  "exact %.17Lg", name, m, k, n, bad, first, c[first], first_ref);
+            size_t written = 0;
+            for (size_t i = st == MH_OK ? m * n : 0; i < m * n + 4; ++i) written += !isnan(c[i]);
+            CHECK(written == 0, "%s float64 m=%zu k=%zu n=%zu: %zu values written past c or by a refusal", name, m, k, n,
+                  written);
+        }
+        if (gpu && si == 0) { /* cublas-dgemm computes float64 alone */
+            CHECK(mh_matmul(ctx, "cublas-dgemm", (const float *)da, (const float *)db, (float *)dc, m, k, n) ==
+                          MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "float64 products"),
+                  "cublas-dgemm took a float32 product: %s", mh_context_error(ctx));
+        }
+        if (si == 0) CHECK_REFUSED(ctx, mh_matmul_typed(ctx, NULL, MH_I32, da, db, dc, m, k, n), "type = 6 (int32)");
+        test_release(gpu, da), test_release(gpu, db), test_release(gpu, dc);
+        free(a), free(b), free(c), free(u);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int gpu;
@@ -152,6 +223,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     check_refusals(ctx, gpu);
+    check_float64(ctx, gpu, seed);
     const mh_variant_info *pick = NULL;
     CHECK(mh_matmul_select(ctx, 4096, 4096, 4096, &pick) == MH_OK && pick, "auto picks nothing at 4096^3: %s",
           mh_context_error(ctx));

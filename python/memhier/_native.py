@@ -148,6 +148,7 @@ _PROTOTYPES = {
     "mh_transpose": (_I, [c_ctx, _C, _P, _S, _S, _P]),
     "mh_transpose_select": (_I, [c_ctx, _S, _S, _VI_PP]),
     "mh_matmul": (_I, [c_ctx, _C, _P, _P, _P, _S, _S, _S]),
+    "mh_matmul_typed": (_I, [c_ctx, _C, _I, _P, _P, _P, _S, _S, _S]),
     "mh_matmul_select": (_I, [c_ctx, _S, _S, _S, _VI_PP]),
     "mh_reduce_sum": (_I, [c_ctx, _C, _P, _S, _P]),
     "mh_reduce_sum_select": (_I, [c_ctx, _S, _VI_PP]),

@@ -10,7 +10,7 @@ from . import _arrays, _fast
 from ._call import DEFAULT_PRECISION, Call, cval_arg, in_place, int_arg, mode_arg, origin_list, pad_arg, \
     variant_arg
 from ._convert import on_device
-from ._native import lib, check, InvalidArgument
+from ._native import lib, check, DTYPES as NATIVE_DTYPES, InvalidArgument
 
 F32 = "float32"
 
@@ -139,16 +139,25 @@ def transpose(a, variant="auto", out=None, device=None, context=None):
 
 
 def matmul(a, b, variant="auto", out=None, device=None, context=None):
-    """a (m, k) @ b (k, n) in FP32 (auto picks FP32-accurate variants only)."""
-    ai = _arrays.operand(a, "a", F32, (2,))
-    bi = _arrays.operand(b, "b", F32, (2,))
+    """a (m, k) @ b (k, n): float32 in FP32 (auto picks FP32-accurate variants only), or float64
+    in FP64 (cuBLAS's DGEMM on a GPU, mh_matmul_typed); both operands of one dtype, the result
+    (or `out`) of it too."""
+    given = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
+    dtype = "float64" if given.dtype == np.float64 else F32
+    ai = _arrays.operand(given, "a", dtype, (2,))
+    bi = _arrays.operand(b, "b", dtype, (2,))
     _arrays.same_place(ai, bi)
     (m, k), (k2, n) = ai.shape, bi.shape
     if k != k2:
         raise ValueError(f"b: shape {bi.shape} does not chain with a's {ai.shape} (a has {k} columns, b {k2} rows)")
     call = Call([ai, bi], device, context)
-    os_ = _arrays.output(out, ai, "out", (m, n), F32)
-    call.run(lib.mh_matmul(call.ctx, variant_arg(variant), call.ptr(ai), call.ptr(bi), call.out_ptr(os_), m, k, n))
+    os_ = _arrays.output(out, ai, "out", (m, n), dtype)
+    if dtype == F32:
+        status = lib.mh_matmul(call.ctx, variant_arg(variant), call.ptr(ai), call.ptr(bi), call.out_ptr(os_), m, k, n)
+    else:
+        status = lib.mh_matmul_typed(call.ctx, variant_arg(variant), NATIVE_DTYPES["float64"], call.ptr(ai), call.ptr(bi),
+                                     call.out_ptr(os_), m, k, n)
+    call.run(status)
     return os_.obj
 
 

@@ -113,6 +113,27 @@ def test_matmul(rng, variant, m, k, n):
     assert_close(memhier.matmul(a, b, variant=variant), ref, mag, k, variant)
 
 
+def float64_product_error(a, b, got):
+    """The largest error of a float64 product in float64 epsilons of sum |a||b| (long double
+    reference)."""
+    la, lb = a.astype(np.longdouble), b.astype(np.longdouble)
+    return float(np.max(np.abs(got.astype(np.longdouble) - la @ lb) / (np.abs(la) @ np.abs(lb)) / np.finfo(np.float64).eps))
+
+
+@pytest.mark.parametrize("variant", cpu_variants("matmul"))
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 1, 5), (67, 129, 33)])
+def test_matmul_float64(rng, variant, m, k, n):
+    """float64 products in FP64: each output within k + 2 float64 epsilons of sum |a||b|, on entries
+    over 40 binades (values float32 would lose); a float32 operand beside a float64 one refused."""
+    a = rng.standard_normal((m, k)) * np.exp2(rng.integers(-20, 20, (m, k)))
+    b = rng.standard_normal((k, n)) * np.exp2(rng.integers(-20, 20, (k, n)))
+    got = memhier.matmul(a, b, variant=variant)
+    assert got.dtype == np.float64 and got.shape == (m, n)
+    assert float64_product_error(a, b, got) <= k + 2
+    with pytest.raises(TypeError, match="b: dtype float32"):
+        memhier.matmul(a, b.astype(np.float32), variant=variant)
+
+
 @pytest.mark.parametrize("variant", cpu_variants("reduce"))
 @pytest.mark.parametrize("shape", [(0,), (1,), (1000,), (3, 333), (2, 3, 5)])
 def test_reduce_sum(rng, variant, shape):

@@ -95,6 +95,19 @@ def test_transpose_and_matmul(kind, rng):
     assert_close(kind.get(memhier.matmul(kind.put(a), kind.put(b))), ref, mag, 129, "matmul")
 
 
+def test_matmul_float64(kind, rng):
+    """A float64 product on the device in FP64 (cublas-dgemm), within k + 2 float64 epsilons of
+    sum |a||b| on entries over 40 binades; the float32 rows refuse it by name."""
+    from test_cpu import float64_product_error
+    a = rng.standard_normal((333, 129)) * np.exp2(rng.integers(-20, 20, (333, 129)))
+    b = rng.standard_normal((129, 517)) * np.exp2(rng.integers(-20, 20, (129, 517)))
+    got = memhier.matmul(kind.put(a), kind.put(b))
+    assert kind.is_mine(got)
+    assert float64_product_error(a, b, kind.get(got)) <= 129 + 2
+    with pytest.raises(memhier.Unsupported, match="computes in float32"):
+        memhier.matmul(kind.put(a), kind.put(b), variant="cublas")
+
+
 def test_reduce_stays_on_device(kind, rng):
     x = f32(rng, 4_194_304)
     s = memhier.reduce_sum(kind.put(x))

@@ -16,6 +16,13 @@ static int cublas_supports(const mh_context *ctx, const mh_args *x, char *why, s
     return 0;
 }
 
+/* A cuBLAS call's status as the library's: MH_OK, or a vendor error naming the call. */
+static mh_status cublas_result(mh_context *ctx, cublasStatus_t st, const char *call)
+{
+    return st == CUBLAS_STATUS_SUCCESS ? MH_OK
+                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS %s: %s", call, mh_cublas.cublasGetStatusString(st));
+}
+
 static mh_status cublas_run(mh_context *ctx, const mh_args *x)
 {
     const mh_matmul_args *a = &x->matmul;
@@ -24,10 +31,9 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
     if (s != MH_OK) return s;
     const float one = 1.0f, zero = 0.0f;
     const int m = (int)a->m, k = (int)a->k, n = (int)a->n;
-    cublasStatus_t st = mh_cublas.cublasSgemm_v2((cublasHandle_t)handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, n, a->a, k,
-                                    &zero, a->c, n);
-    return st == CUBLAS_STATUS_SUCCESS ? MH_OK
-                                       : mh_fail(ctx, MH_ERR_VENDOR, "cuBLAS cublasSgemm: %s", mh_cublas.cublasGetStatusString(st));
+    return cublas_result(ctx, mh_cublas.cublasSgemm_v2((cublasHandle_t)handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b,
+                                                       n, a->a, k, &zero, a->c, n),
+                         "cublasSgemm");
 }
 
 /* cublasGemmEx with a compute type: FAST_TF32 (TF32 products, reduced precision) or
@@ -76,6 +82,29 @@ static mh_status cublas_bf16x9_run(mh_context *ctx, const mh_args *x)
     return gemm_ex(ctx, x, CUBLAS_COMPUTE_32F_EMULATED_16BFX9, "CUBLAS_COMPUTE_32F_EMULATED_16BFX9");
 }
 
+/* matmul/cublas-dgemm: a float64 product (mh_matmul_typed) by cublasDgemm, FP64 throughout. */
+static int cublas_dgemm_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    if (x->matmul.type != MH_F64) {
+        snprintf(why, len, "it computes float64 products; this one is %s (cublas takes it)", mh_dtype_name(x->matmul.type));
+        return 0;
+    }
+    return cublas_supports(ctx, x, why, len);
+}
+
+static mh_status cublas_dgemm_run(mh_context *ctx, const mh_args *x)
+{
+    const mh_matmul_args *a = &x->matmul;
+    void *handle = NULL;
+    mh_status s = mh_cublas_handle(ctx, &handle);
+    if (s != MH_OK) return s;
+    const double one = 1.0, zero = 0.0;
+    const int m = (int)a->m, k = (int)a->k, n = (int)a->n;
+    return cublas_result(ctx, mh_cublas.cublasDgemm_v2((cublasHandle_t)handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one,
+                                                       mh_matmul_b64(a), n, mh_matmul_a64(a), k, &zero, mh_matmul_c64(a), n),
+                         "cublasDgemm");
+}
+
 static const mh_row rows[] = {
     {{"matmul/cublas", MH_OP_MATMUL, MH_BACKEND_VENDOR, 20, "vendor", "cuBLAS", "cublasSgemm, FP32 (TF32 off)"},
      cublas_supports, cublas_run, NULL, 0, MH_LIB_CUBLAS},
@@ -85,6 +114,9 @@ static const mh_row rows[] = {
     {{"matmul/cublas-bf16x9", MH_OP_MATMUL, MH_BACKEND_VENDOR, 22, "vendor", "cuBLAS",
       "cublasGemmEx with CUBLAS_COMPUTE_32F_EMULATED_16BFX9: FP32 emulated by three BF16 products"},
      cublas_bf16x9_supports, cublas_bf16x9_run, NULL, 0, MH_LIB_CUBLAS},
+    {{"matmul/cublas-dgemm", MH_OP_MATMUL, MH_BACKEND_VENDOR, 23, "vendor", "cuBLAS",
+      "cublasDgemm: a float64 product in FP64"},
+     cublas_dgemm_supports, cublas_dgemm_run, NULL, 0, MH_LIB_CUBLAS, NULL, MH_ROW_FLOAT64},
 };
 
 MH_ROW_GROUP(mh_matmul_cublas_rows, rows)

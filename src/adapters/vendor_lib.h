@@ -33,7 +33,7 @@ const char *mh_vendor_name(mh_vendor_lib lib);
 #define MH_CUBLAS_FUNCTIONS(X)                                                                  \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode)           \
     X(cublasGetStatusString) X(cublasSgemm_v2) X(cublasGemmEx) X(cublasSetEmulationStrategy)    \
-    X(cublasSgeam)
+    X(cublasSgeam) X(cublasDgemm_v2)
 typedef struct mh_cublas_api { MH_CUBLAS_FUNCTIONS(MH_VENDOR_FN) } mh_cublas_api;
 extern mh_cublas_api mh_cublas;
 #endif

@@ -6,23 +6,33 @@
 #include <math.h>
 #include <string.h>
 
-mh_status mh_matmul_args_init(mh_context *ctx, mh_args *args, const float *ma, const float *mb, float *mc, size_t m,
-                              size_t k, size_t n)
+/* A matmul's arguments over arrays of `type` (float32 or float64), their sizes checked. */
+static mh_status args_init_typed(mh_context *ctx, mh_args *args, mh_dtype type, const void *ma, const void *mb,
+                                 void *mc, size_t m, size_t k, size_t n)
 {
     memset(args, 0, sizeof *args);
     args->op = MH_OP_MATMUL;
+    if (type != MH_F32 && type != MH_F64)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "type = %d (%s): matmul takes float32 or float64", (int)type,
+                       mh_dtype_name(type));
     if (m == 0 || k == 0 || n == 0)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the product is empty", m == 0 ? "m" : k == 0 ? "k" : "n");
     const size_t dims[3][2] = {{m, k}, {k, n}, {m, n}};
     const char *names[3] = {"a (m x k)", "b (k x n)", "c (m x n)"};
     for (int i = 0; i < 3; ++i) {
         size_t count, bytes;
-        if (!mh_mul_ok(dims[i][0], dims[i][1], &count) || !mh_mul_ok(count, sizeof(float), &bytes))
+        if (!mh_mul_ok(dims[i][0], dims[i][1], &count) || !mh_mul_ok(count, mh_dtype_size(type), &bytes))
             return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "m = %zu, k = %zu, n = %zu: the size of %s overflows size_t", m,
                            k, n, names[i]);
     }
-    args->matmul = (mh_matmul_args){ma, mb, mc, m, k, n};
+    args->matmul = (mh_matmul_args){(const float *)ma, (const float *)mb, (float *)mc, m, k, n, type};
     return MH_OK;
+}
+
+mh_status mh_matmul_args_init(mh_context *ctx, mh_args *args, const float *ma, const float *mb, float *mc, size_t m,
+                              size_t k, size_t n)
+{
+    return args_init_typed(ctx, args, MH_F32, ma, mb, mc, m, k, n);
 }
 
 void mh_matmul_reference_at(const float *a, const float *b, size_t k, size_t n, size_t i, size_t j, double *ref,
@@ -39,8 +49,8 @@ void mh_matmul_reference_at(const float *a, const float *b, size_t k, size_t n, 
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_matmul_args *x = &args->matmul;
-    const size_t abytes = x->m * x->k * sizeof(float), bbytes = x->k * x->n * sizeof(float),
-                 cbytes = x->m * x->n * sizeof(float);
+    const size_t size = mh_dtype_size(x->type);
+    const size_t abytes = x->m * x->k * size, bbytes = x->k * x->n * size, cbytes = x->m * x->n * size;
     mh_status s;
     if ((s = mh_check_buffer(ctx, "a", x->a, abytes)) != MH_OK) return s;
     if ((s = mh_check_buffer(ctx, "b", x->b, bbytes)) != MH_OK) return s;
@@ -66,10 +76,24 @@ static int tf32x3_favoured(const mh_auto_rules *r, const mh_matmul_args *x)
            outputs >= r->matmul_tc_min_outputs;
 }
 
+/* Rows not flagged MH_ROW_FLOAT64 compute in float32 and refuse float64 calls. */
+static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
+{
+    if (args->matmul.type != MH_F64 || (row->flags & MH_ROW_FLOAT64)) return 1;
+    char rows[256];
+    snprintf(why, len, "it computes in float32; a float64 product runs on %s",
+             mh_rows_with(MH_OP_MATMUL, MH_ROW_FLOAT64, rows, sizeof rows));
+    return 0;
+}
+
 static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
 {
     const mh_auto_rules *r = ctx->rules;
     const mh_matmul_args *x = &args->matmul;
+    if (x->type == MH_F64) {
+        snprintf(buf, len, "a float64 product: cublas-dgemm on a GPU, cpu-omp on the CPU");
+        return;
+    }
     const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
     snprintf(buf, len,
              "tf32x3-wgmma first where k is in [%.0f, %.0f] (matmul_tc_min_k, _max_k), m k n >= %.3g "
@@ -84,7 +108,9 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const cuda[] = {"cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     static const char *const tensor[] = {"tf32x3-wgmma", "cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
+    static const char *const dgemm[] = {"cublas-dgemm", NULL};
     if (mh_is_cpu(ctx)) return cpu;
+    if (a->matmul.type == MH_F64) return dgemm;
     return tf32x3_favoured(ctx->rules, &a->matmul) ? tensor : cuda;
 }
 
@@ -93,7 +119,8 @@ static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows
 
 static void describe(const mh_args *a, char *buf, size_t len)
 {
-    snprintf(buf, len, "m = %zu, k = %zu, n = %zu", a->matmul.m, a->matmul.k, a->matmul.n);
+    snprintf(buf, len, "m = %zu, k = %zu, n = %zu%s", a->matmul.m, a->matmul.k, a->matmul.n,
+             a->matmul.type == MH_F64 ? ", float64" : "");
 }
 
 const mh_op_table mh_matmul_table = {
@@ -103,6 +130,7 @@ const mh_op_table mh_matmul_table = {
     .ngroups = sizeof groups / sizeof groups[0],
     .auto_order = auto_order,
     .check_buffers = check_buffers,
+    .row_accepts = row_accepts,
     .explain = explain,
     .describe = describe,
 };
@@ -114,6 +142,16 @@ mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const 
     mh_clear_error(ctx);
     mh_args x;
     mh_status s = mh_matmul_args_init(ctx, &x, a, b, c, m, k, n);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
+}
+
+mh_status mh_matmul_typed(mh_context *ctx, const char *variant, mh_dtype type, const void *a, const void *b, void *c,
+                          size_t m, size_t k, size_t n)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = args_init_typed(ctx, &x, type, a, b, c, m, k, n);
     return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
 }
 

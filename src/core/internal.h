@@ -219,7 +219,15 @@ typedef struct mh_matmul_args {
     const float *a, *b;
     float *c;
     size_t m, k, n;
+    /* MH_F32, or MH_F64 (mh_matmul_typed): then a, b and c hold doubles, which only the rows
+     * flagged MH_ROW_FLOAT64 read */
+    mh_dtype type;
 } mh_matmul_args;
+
+/* A float64 matmul's arrays. */
+static inline const double *mh_matmul_a64(const mh_matmul_args *x) { return (const double *)(const void *)x->a; }
+static inline const double *mh_matmul_b64(const mh_matmul_args *x) { return (const double *)(const void *)x->b; }
+static inline double *mh_matmul_c64(const mh_matmul_args *x) { return (double *)(void *)x->c; }
 
 /* A reduction of in (dtype, seen as outer x len x inner) over len into out (outer x inner), by
  * kind (include/memhier.h). The whole-array float32 sum, *sum = in[0] + ... + in[n - 1], is the
@@ -326,6 +334,8 @@ enum {
     /* its error is bounded normwise (FFT rounding spread over a tile or segment), not per
      * output: auto skips it under MH_PRECISION_PER_ELEMENT */
     MH_ROW_NORMWISE = 1u << 7,
+    /* computes matmul's float64 calls (mh_matmul_typed): other rows refuse them */
+    MH_ROW_FLOAT64 = 1u << 8,
 };
 
 /* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),
