@@ -12,7 +12,8 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   laplace, gaussian_laplace: memhier.ndimage's on 2-D arrays of its dtypes
   (dask-image's ndfilters names), the part of each window past the array's edge extended by
   the mode, results cast into the image's dtype as scipy casts: equal to memhier.ndimage's call
-  on the whole image, bit for bit.
+  on the whole image, bit for bit. The 1-D passes (all but correlate and convolve) take the
+  dtypes memhier.ndimage computes in float64 too.
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
 - histogram (float32, numpy.histogram's counts: a range or explicit edges, as
   dask.array.histogram needs), bincount, histogram_bytes: per-chunk counts added as integers:
@@ -28,6 +29,7 @@ Every function returns a lazy dask array; .compute() or .persist() runs it. This
 min and max are the reductions: Python's own are builtins.*."""
 import builtins
 import itertools
+import math
 
 import numpy as np
 
@@ -475,16 +477,29 @@ def _host_weights(weights):
     return np.asarray(_to_host(weights))
 
 
-def _image_dtype(image):
+def _image_dtype(image, wide=False):
     """The image's dtype where memhier.dask's filters take it: the types memhier.ndimage computes
-    in float32. Those it computes in float64 (float64, the integers of 32 and 64 bits) are refused
-    by name here rather than computed in float32."""
+    in float32, and with `wide` (the 1-D passes) those it computes in float64 (float64, the
+    integers of 32 and 64 bits); elsewhere those are refused by name rather than computed in
+    float32."""
     dtype = ndimage._dtype_arg(image.dtype, "image")
-    if dtype in ndimage.WIDE:
-        raise Unsupported("unsupported", f"image: dtype {dtype}; memhier.dask's filters read and write "
+    if dtype in ndimage.WIDE and not wide:
+        raise Unsupported("unsupported", f"image: dtype {dtype}; memhier.dask's correlate and convolve read and write "
                           f"{', '.join(d.name for d in ndimage.NARROW)} (computing in float32); memhier.ndimage "
                           f"computes {dtype} in float64 on whole arrays")
     return dtype
+
+
+def _border_held(dtype, mode, cval):
+    """Refuses a constant border an integer window cannot hold: scipy extends each line by cval
+    as a double, and a window extended in the image's integer dtype would hold cval cast."""
+    if np.dtype(dtype).kind not in "iu" or mode != MODES["constant"]:
+        return
+    info = np.iinfo(dtype)
+    if not (math.isfinite(cval) and cval == int(cval) and info.min <= int(cval) <= info.max):
+        raise Unsupported("unsupported", f"cval: {cval!r} with a {np.dtype(dtype).name} image in mode 'constant'; "
+                          f"memhier.dask extends each chunk's window in the image's dtype, which holds integers "
+                          f"{info.min} .. {info.max} (memhier.ndimage takes it on whole arrays)")
 
 
 def _stored_as(result, dtype):
@@ -547,9 +562,11 @@ def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, var
 def _pass_windows(image, step, cval, variant):
     """One 1-D pass (memhier.ndimage's) of a 2-D dask array, chunk by chunk: the window's valid
     part, whose outputs read inside the window only, so the window's own border never shows."""
-    dtype = _image_dtype(image)
+    dtype = _image_dtype(image, wide=True)
     if image.ndim != 2:
         raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
+    cval = ndimage._cval_arg(cval, in_float64=dtype in ndimage.WIDE)
+    _border_held(dtype, step.mode, cval)
     k = step.taps.size
     ks = (k, 1) if step.axis == 0 else (1, k)
     lead = k // 2 + step.origin
@@ -561,7 +578,7 @@ def _pass_windows(image, step, cval, variant):
         keep = [slice(None), slice(None)]
         keep[step.axis] = slice(lead, lead + window.shape[step.axis] - k + 1)
         return full[tuple(keep)]
-    return _windowed(image, ks, leads, "image", run, border=(step.mode, ndimage._cval_arg(cval)), dtype=dtype)
+    return _windowed(image, ks, leads, "image", run, border=(step.mode, cval), dtype=dtype)
 
 
 def convolve1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):

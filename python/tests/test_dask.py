@@ -296,11 +296,42 @@ def test_ndimage_dask_refusals(rng):
         mdask.correlate(da.from_array(np.ones((50, 60), np.float32), chunks=(4, 30)), np.ones((5, 5), np.float32))
     with pytest.raises(ValueError, match="mode"):
         mdask.correlate(x, np.ones((3, 3), np.float32), mode="symmetric")
-    for dtype in (np.float64, np.int64):  # memhier.ndimage computes them in float64; memhier.dask does not yet
+    for dtype in (np.float64, np.int64):  # 2-D weights in float64: memhier.ndimage on whole arrays
         with pytest.raises(memhier.Unsupported, match=f"image: dtype {np.dtype(dtype)}; memhier.dask"):
             mdask.correlate(x.astype(dtype), np.ones((3, 3)))
-        with pytest.raises(memhier.Unsupported, match=f"image: dtype {np.dtype(dtype)}; memhier.dask"):
-            mdask.gaussian_filter(x.astype(dtype), 1.0)
+    with pytest.raises(memhier.Unsupported, match="cval: 0.5 with a int64 image"):  # scipy's border holds 0.5
+        mdask.gaussian_filter(x.astype(np.int64), 1.0, mode="constant", cval=0.5)
+    with pytest.raises(memhier.Unsupported, match="cval: -1.0 with a uint32 image"):
+        mdask.sobel(x.astype(np.uint32), mode="constant", cval=-1.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int32, np.uint32, np.uint64])
+def test_ndimage_passes_of_wide_dtypes(rng, dtype):
+    """Images memhier.ndimage computes in float64 (float64, the integers of 32 and 64 bits): the
+    1-D passes chunk by chunk, bit for bit against the single call, in every mode (a constant
+    border the integer window holds), the sums of two terms as numpy adds them (integers
+    wrapping), and a pass past 127 taps."""
+    from memhier import ndimage as mnd
+    if np.dtype(dtype).kind == "f":
+        x = rng.standard_normal((70, 90)) * np.exp2(rng.integers(-30, 30, (70, 90)))
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(max(info.min, -2**40), min(info.max, 2**40), (70, 90)).astype(dtype)
+    dx = da.from_array(x, chunks=(25, 31))
+    for mode in ("reflect", "mirror", "nearest", "constant", "wrap"):
+        cases = [(lambda f, a: f.gaussian_filter(a, 1.5, mode=mode, cval=3)),
+                 (lambda f, a: f.uniform_filter(a, (3, 5), mode=mode, cval=3)),
+                 (lambda f, a: f.sobel(a, 0, mode=mode, cval=3)),
+                 (lambda f, a: f.correlate1d(a, [0.25, 0.5, 1.5, -1.0], 0, mode=mode, cval=3, origin=1)),
+                 (lambda f, a: f.laplace(a, mode=mode, cval=3)),
+                 (lambda f, a: f.gaussian_laplace(a, 1.2, mode=mode, cval=3))]
+        for i, run in enumerate(cases):
+            got = run(mdask, dx).compute()
+            assert got.dtype == np.dtype(dtype), f"{mode} case {i}"
+            np.testing.assert_array_equal(got, run(mnd, x), err_msg=f"{mode} case {i}")
+    wide = np.concatenate([x] * 6, axis=1)[:40]  # 161 taps along rows of 540 in chunks of 270
+    np.testing.assert_array_equal(mdask.correlate1d(da.from_array(wide, chunks=(40, 270)), np.ones(161) / 161, 1).compute(),
+                                  mnd.correlate1d(wide, np.ones(161) / 161, 1))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
