@@ -12,8 +12,7 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   laplace, gaussian_laplace: memhier.ndimage's on 2-D arrays of its dtypes
   (dask-image's ndfilters names), the part of each window past the array's edge extended by
   the mode, results cast into the image's dtype as scipy casts: equal to memhier.ndimage's call
-  on the whole image, bit for bit. The 1-D passes (all but correlate and convolve) take the
-  dtypes memhier.ndimage computes in float64 too.
+  on the whole image, bit for bit, the dtypes memhier.ndimage computes in float64 included.
 - batched conv1d (2-D x, one row a signal): chunks along the batch, whole signals each.
 - histogram (float32, numpy.histogram's counts: a range or explicit edges, as
   dask.array.histogram needs), bincount, histogram_bytes: per-chunk counts added as integers:
@@ -477,17 +476,9 @@ def _host_weights(weights):
     return np.asarray(_to_host(weights))
 
 
-def _image_dtype(image, wide=False):
-    """The image's dtype where memhier.dask's filters take it: the types memhier.ndimage computes
-    in float32, and with `wide` (the 1-D passes) those it computes in float64 (float64, the
-    integers of 32 and 64 bits); elsewhere those are refused by name rather than computed in
-    float32."""
-    dtype = ndimage._dtype_arg(image.dtype, "image")
-    if dtype in ndimage.WIDE and not wide:
-        raise Unsupported("unsupported", f"image: dtype {dtype}; memhier.dask's correlate and convolve read and write "
-                          f"{', '.join(d.name for d in ndimage.NARROW)} (computing in float32); memhier.ndimage "
-                          f"computes {dtype} in float64 on whole arrays")
-    return dtype
+def _image_dtype(image):
+    """The image's dtype where memhier.dask's filters take it: memhier.ndimage's real dtypes."""
+    return ndimage._dtype_arg(image.dtype, "image")
 
 
 def _border_held(dtype, mode, cval):
@@ -521,12 +512,14 @@ def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"
     neighbours, the array's edges extended by the mode (wrap: read from the far end's chunks);
     chunks of at least the filter's side; precision as memhier.ndimage.correlate's."""
     dtype = _image_dtype(image)
-    if dtype != np.float32:
-        return _stored_as(correlate(image.astype(np.float32), weights, mode, cval, origin, variant, precision), dtype)
     w = _host_weights(weights)
     if image.ndim != 2 or w.ndim != 2:
         raise ValueError(f"image, weights: {image.ndim}-D and {w.ndim}-D; memhier.dask filters 2-D images with "
                          "2-D weights")
+    if dtype in ndimage.WIDE:
+        return _correlate_wide(image, w, mode, cval, origin, dtype)
+    if dtype != np.float32:
+        return _stored_as(correlate(image.astype(np.float32), weights, mode, cval, origin, variant, precision), dtype)
     code, cval = ndimage._mode_arg(mode), ndimage._cval_arg(cval)
     ks = tuple(int(k) for k in w.shape)
     origins = ndimage._origin_args(origin, ks)
@@ -540,6 +533,22 @@ def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto"
         xp = _xp(window)
         return _ops.conv2d(window, xp.asarray(w32), pad="valid", variant=variant)
     return _windowed(image, ks, leads, "image", run, border=(code, cval))
+
+
+def _correlate_wide(image, w, mode, cval, origin, dtype):
+    """correlate of an image memhier.ndimage computes in float64: each chunk's window filtered by
+    memhier.ndimage.correlate itself (float64 terms, each output from the inputs under its
+    weights alone), the window's valid part kept."""
+    code, cval = ndimage._mode_arg(mode), ndimage._cval_arg(cval, in_float64=True)
+    _border_held(dtype, code, cval)
+    ks = tuple(int(k) for k in w.shape)
+    origins = ndimage._origin_args(origin, ks)
+    leads = [k // 2 + o for k, o in zip(ks, origins)]
+
+    def run(window):
+        full = ndimage.correlate(window, w, mode="constant", origin=origins)
+        return full[tuple(slice(lead, lead + n - k + 1) for lead, n, k in zip(leads, window.shape, ks))]
+    return _windowed(image, ks, leads, "image", run, border=(code, cval), dtype=dtype)
 
 
 def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto", precision="per-element"):
@@ -562,7 +571,7 @@ def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, var
 def _pass_windows(image, step, cval, variant):
     """One 1-D pass (memhier.ndimage's) of a 2-D dask array, chunk by chunk: the window's valid
     part, whose outputs read inside the window only, so the window's own border never shows."""
-    dtype = _image_dtype(image, wide=True)
+    dtype = _image_dtype(image)
     if image.ndim != 2:
         raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
     cval = ndimage._cval_arg(cval, in_float64=dtype in ndimage.WIDE)
