@@ -212,7 +212,8 @@ static int walk_first(const mh_args *a)
 /* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
  * float32 gray images of short filters or along the rows alone (walk_first), the fused kernel for
  * the others; a call computed in float64, which walk and fused refuse, on fused64 (two-pass
- * where its tile does not fit, past 32 taps, and for summed passes); the OpenMP loops on the CPU. */
+ * where its tile does not fit, past 64 taps, for device taps and for summed passes); the OpenMP
+ * loops on the CPU. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
