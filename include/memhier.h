@@ -483,6 +483,9 @@ mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, siz
  * float64 epsilons of sum |a||b| of the exact result; other types are refused by name. */
 mh_status mh_matmul_typed(mh_context *ctx, const char *variant, mh_dtype type, const void *a, const void *b, void *c,
                           size_t m, size_t k, size_t n);
+mh_status mh_matmul_typed_select(mh_context *ctx, mh_dtype type, size_t m, size_t k, size_t n,
+                                 const mh_variant_info **chosen);
+mh_status mh_matmul_typed_supports(mh_context *ctx, const char *variant, mh_dtype type, size_t m, size_t k, size_t n);
 
 /* ---- reduce: *sum = in[0] + ... + in[n - 1], float32 --------------------------------------
  * n = 0 gives 0 (in may then be NULL). sum is one float in the context's memory (device memory

@@ -9,18 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads a float32 .npy of `ndim` dimensions (1 or 2 where ndim is RUN_1D_OR_2D); prints why
- * not otherwise. */
+/* Reads a float32 .npy (or float64, where the op takes it) of `ndim` dimensions (1 or 2 where
+ * ndim is RUN_1D_OR_2D); prints why not otherwise. */
 enum { RUN_1D_OR_2D = -1 };
-static int read_float_array(const char *op, const char *flag, const char *path, int ndim, mh_array *a)
+static int read_float_array(const char *op, const char *flag, const char *path, int ndim, int float64, mh_array *a)
 {
     char err[512];
     if (mh_npy_read(path, a, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "%s %s", flag, err);
     const int fits = ndim == RUN_1D_OR_2D ? a->ndim == 1 || a->ndim == 2 : a->ndim == ndim;
-    if (a->dtype != MH_F32 || !fits) {
-        cli_error(CLI_FAILED, "%s %s: %s needs a %s float32 (<f4) array; found %s with %d dimension%s", flag, path,
-                  op, ndim == RUN_1D_OR_2D ? "1-D or 2-D" : ndim == 1 ? "1-D" : "2-D", mh_dtype_descr(a->dtype), a->ndim,
-                  a->ndim == 1 ? "" : "s");
+    if ((a->dtype != MH_F32 && !(float64 && a->dtype == MH_F64)) || !fits) {
+        cli_error(CLI_FAILED, "%s %s: %s needs a %s float32 (<f4)%s array; found %s with %d dimension%s", flag, path,
+                  op, ndim == RUN_1D_OR_2D ? "1-D or 2-D" : ndim == 1 ? "1-D" : "2-D", float64 ? " or float64 (<f8)" : "",
+                  mh_dtype_descr(a->dtype), a->ndim, a->ndim == 1 ? "" : "s");
         mh_array_free(a);
         return CLI_FAILED;
     }
@@ -38,6 +38,7 @@ typedef struct run_job {
     float cval;
     long long origin[2]; /* conv1d: [0]; conv2d: rows, columns */
     mh_array in, second; /* the input (or a), and the mask, filter or b (none for transpose) */
+    int float64; /* the op takes float64 arrays (matmul): then the output is of the inputs' type */
     cli_buffer bin, bsecond, bout;
     int out_ndim;
     size_t out_shape[2];
@@ -119,17 +120,22 @@ static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, 
         return cli_error(CLI_USAGE, "run %s needs %s and --out", j->op, first_flag);
     if (second_flag && (!v[F_IN] || !v[F_SECOND] || !v[F_OUT]))
         return cli_error(CLI_USAGE, "run %s needs %s, %s and --out", j->op, first_flag, second_flag);
-    if ((rc = read_float_array(j->op, first_flag, v[F_IN], ndim, &j->in)) != CLI_OK) return rc;
-    if (second_flag && (rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, &j->second)) != CLI_OK) return rc;
+    if ((rc = read_float_array(j->op, first_flag, v[F_IN], ndim, j->float64, &j->in)) != CLI_OK) return rc;
+    if (second_flag && (rc = read_float_array(j->op, second_flag, v[F_SECOND], ndim, j->float64, &j->second)) != CLI_OK)
+        return rc;
+    if (second_flag && j->second.dtype != j->in.dtype)
+        return cli_error(CLI_FAILED, "%s %s: %s holds %s, %s %s: give both of one dtype", second_flag, v[F_SECOND],
+                         first_flag, mh_dtype_descr(j->in.dtype), second_flag, mh_dtype_descr(j->second.dtype));
     return cli_context(j->device, v[F_PRECISION] ? &precision : NULL, &j->ctx);
 }
 
-/* Places the inputs and an output of out_count floats in the context's memory. */
+/* Places the inputs and an output of out_count values of their type in the context's memory. */
 static int run_place(run_job *j, size_t out_count)
 {
-    j->bin = (cli_buffer){j->in.data, NULL, j->in.count * sizeof(float)};
-    j->bsecond = (cli_buffer){j->second.data, NULL, j->second.count * sizeof(float)};
-    j->bout = (cli_buffer){malloc(out_count * sizeof(float)), NULL, out_count * sizeof(float)};
+    const size_t size = mh_dtype_size(j->in.dtype);
+    j->bin = (cli_buffer){j->in.data, NULL, j->in.count * size};
+    j->bsecond = (cli_buffer){j->second.data, NULL, j->second.count * size};
+    j->bout = (cli_buffer){malloc(out_count * size), NULL, out_count * size};
     if (!j->bout.host) return cli_error(CLI_FAILED, "out of host memory for %zu outputs", out_count);
     int rc = cli_place(j->ctx, &j->bin, 1);
     if (rc == CLI_OK && j->second.data) rc = cli_place(j->ctx, &j->bsecond, 1);
@@ -144,7 +150,8 @@ static int run_finish(run_job *j, mh_status s)
     if (s != MH_OK) return cli_error(CLI_FAILED, "%s: %s", j->op, mh_context_error(j->ctx));
     int rc = cli_fetch(j->ctx, &j->bout);
     char err[512];
-    if (rc == CLI_OK && mh_npy_write(j->out_path, MH_F32, j->out_ndim, j->out_shape, j->bout.host, err, sizeof err) != MH_OK)
+    if (rc == CLI_OK && mh_npy_write(j->out_path, j->in.dtype, j->out_ndim, j->out_shape, j->bout.host, err, sizeof err) !=
+                            MH_OK)
         rc = cli_error(CLI_FAILED, "--out %s", err);
     return rc;
 }
@@ -281,20 +288,21 @@ static int run_transpose(int argc, char **argv)
 
 static int run_matmul(int argc, char **argv)
 {
-    run_job j = {.op = "matmul"};
+    run_job j = {.op = "matmul", .float64 = 1};
     int rc = run_setup(&j, argc, argv, "--a", "--b", 0, 2);
     const size_t m = j.in.shape[0], k = j.in.shape[1], n = j.second.shape[1];
     if (rc == CLI_OK && j.second.shape[0] != k)
         rc = cli_error(CLI_FAILED, "--b: a is %zu x %zu, so b needs %zu rows; it has %zu", m, k, k, j.second.shape[0]);
     const mh_variant_info *picked = NULL;
-    if (rc == CLI_OK && mh_matmul_supports(j.ctx, j.variant, m, k, n) != MH_OK)
+    if (rc == CLI_OK && mh_matmul_typed_supports(j.ctx, j.variant, j.in.dtype, m, k, n) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
     if (rc == CLI_OK) {
-        mh_matmul_select(j.ctx, m, k, n, &picked);
+        mh_matmul_typed_select(j.ctx, j.in.dtype, m, k, n, &picked);
         j.out_ndim = 2, j.out_shape[0] = m, j.out_shape[1] = n;
         rc = run_place(&j, m * n);
     }
-    if (rc == CLI_OK) rc = run_finish(&j, mh_matmul(j.ctx, j.variant, j.bin.mem, j.bsecond.mem, j.bout.mem, m, k, n));
+    if (rc == CLI_OK)
+        rc = run_finish(&j, mh_matmul_typed(j.ctx, j.variant, j.in.dtype, j.bin.mem, j.bsecond.mem, j.bout.mem, m, k, n));
     if (rc == CLI_OK)
         fprintf(summary, "%s: %zu x %zu . %zu x %zu -> %zu x %zu in %s\n", chosen_name(&j, picked), m, k, k, n, m, n,
                          j.out_path);

@@ -155,20 +155,31 @@ mh_status mh_matmul_typed(mh_context *ctx, const char *variant, mh_dtype type, c
     return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
 }
 
-mh_status mh_matmul_select(mh_context *ctx, size_t m, size_t k, size_t n, const mh_variant_info **chosen)
+mh_status mh_matmul_typed_select(mh_context *ctx, mh_dtype type, size_t m, size_t k, size_t n,
+                                 const mh_variant_info **chosen)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_args x;
-    mh_status s = mh_matmul_args_init(ctx, &x, NULL, NULL, NULL, m, k, n);
+    mh_status s = args_init_typed(ctx, &x, type, NULL, NULL, NULL, m, k, n);
     return s == MH_OK ? mh_select(ctx, &x, chosen) : s;
+}
+
+mh_status mh_matmul_typed_supports(mh_context *ctx, const char *variant, mh_dtype type, size_t m, size_t k, size_t n)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args x;
+    mh_status s = args_init_typed(ctx, &x, type, NULL, NULL, NULL, m, k, n);
+    return s == MH_OK ? mh_supports(ctx, variant, &x) : s;
+}
+
+mh_status mh_matmul_select(mh_context *ctx, size_t m, size_t k, size_t n, const mh_variant_info **chosen)
+{
+    return mh_matmul_typed_select(ctx, MH_F32, m, k, n, chosen);
 }
 
 mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, size_t k, size_t n)
 {
-    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
-    mh_clear_error(ctx);
-    mh_args x;
-    mh_status s = mh_matmul_args_init(ctx, &x, NULL, NULL, NULL, m, k, n);
-    return s == MH_OK ? mh_supports(ctx, variant, &x) : s;
+    return mh_matmul_typed_supports(ctx, variant, MH_F32, m, k, n);
 }

@@ -13,19 +13,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* written: float64 results (int32 means, weighted sums) are written, never read: every op
- * takes float32, and a float64 input is refused with the way to convert it. */
+/* The dtypes read and written (each `run` command says which of them its op takes). */
 static const struct {
     mh_dtype t;
     const char *descr, *alias;
     size_t size;
-    int write_only;
 } dtypes[] = {
-    {MH_F32, "<f4", NULL, 4, 0},
-    {MH_I32, "<i4", NULL, 4, 0},
-    {MH_I64, "<i8", NULL, 8, 0},
-    {MH_U8, "|u1", "<u1", 1, 0},
-    {MH_F64, "<f8", NULL, 8, 1},
+    {MH_F32, "<f4", NULL, 4},
+    {MH_I32, "<i4", NULL, 4},
+    {MH_I64, "<i8", NULL, 8},
+    {MH_U8, "|u1", "<u1", 1},
+    {MH_F64, "<f8", NULL, 8},
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
@@ -125,15 +123,12 @@ static int take_shape(cursor *c, mh_array *a)
 static mh_status lookup_descr(const char *descr, mh_array *a, char *err, size_t errlen)
 {
     for (size_t i = 0; i < NDTYPES; ++i)
-        if (!dtypes[i].write_only &&
-            (strcmp(descr, dtypes[i].descr) == 0 || (dtypes[i].alias && strcmp(descr, dtypes[i].alias) == 0))) {
+        if (strcmp(descr, dtypes[i].descr) == 0 || (dtypes[i].alias && strcmp(descr, dtypes[i].alias) == 0)) {
             a->dtype = dtypes[i].t;
             return MH_OK;
         }
-    const char *hint = strcmp(descr, "<f8") == 0   ? " (float64: convert with .astype(numpy.float32))"
-                       : descr[0] == '>'           ? " (big-endian: convert with .astype(its '<' form))"
-                                                   : "";
-    FAIL("dtype '%s' is not supported%s; memhier reads <f4, <i4, <i8 and |u1", descr, hint);
+    const char *hint = descr[0] == '>' ? " (big-endian: convert with .astype(its '<' form))" : "";
+    FAIL("dtype '%s' is not supported%s; memhier reads <f4, <f8, <i4, <i8 and |u1", descr, hint);
 }
 
 static mh_status parse_header(const char *h, size_t len, mh_array *a, char *err, size_t errlen)

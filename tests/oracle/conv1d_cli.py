@@ -192,7 +192,7 @@ def check_refusals(rng):
         run(["--in", bad_magic, "--mask", mask], "bad magic"),
         run(["--in", truncated, "--mask", mask], "truncated data"),
         run(["--in", version, "--mask", mask], "unknown format version 9.0"),
-        run(["--in", f64, "--mask", mask], "dtype '<f8'"),
+        run(["--in", f64, "--mask", mask], "1-D or 2-D float32 (<f4) array; found <f8"),
         run(["--in", three_d, "--mask", mask], "1-D or 2-D float32"),
         run(["--in", good, "--mask", masks], "one mask per signal needs a 2-D --in of 3 signals"),
         run(["--in", fortran, "--mask", mask], "Fortran order"),

@@ -23,6 +23,19 @@ def check_run(a, b, variant=None, device=None, tf32=False, vendor=False):
     check_close(what, np.load(out), *reference.matmul(a64, b64), a.shape[1], tf32)
 
 
+def check_run64(a, b, variant=None, device=None):
+    """A float64 product: float64 out, each output within k + 2 float64 epsilons of sum |a||b|."""
+    r, out = run_op("matmul", [("--a", "a.npy", a), ("--b", "b.npy", b)], [], variant, device)
+    what = f"float64 {variant or 'auto'} {a.shape} @ {b.shape} on {device or 'default'}"
+    if r.returncode != 0:
+        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+    got = np.load(out)
+    la, lb = a.astype(np.longdouble), b.astype(np.longdouble)
+    err = np.abs(got.astype(np.longdouble) - la @ lb) / (np.abs(la) @ np.abs(lb))
+    if got.dtype != np.float64 or got.shape != (a.shape[0], b.shape[1]) or err.max() > (a.shape[1] + 2) * np.finfo(np.float64).eps:
+        fail(f"{what}: {got.dtype} {got.shape}, largest error {float(err.max()):.3g} of sum |a||b|")
+
+
 def check_refusals(rng):
     out = path("refused.npy")
     a, b, b_bad, one_d, f64 = (path(n) for n in ("ra.npy", "rb.npy", "rb_bad.npy", "one_d.npy", "f64.npy"))
@@ -33,7 +46,7 @@ def check_refusals(rng):
     np.save(f64, np.zeros((5, 3)))
     cases = [
         (["run", "matmul", "--a", a, "--b", b_bad, "--out", out], "b needs 5 rows"),
-        (["run", "matmul", "--a", a, "--b", f64, "--out", out], "dtype '<f8'"),
+        (["run", "matmul", "--a", a, "--b", f64, "--out", out], "--a holds <f4, --b <f8: give both of one dtype"),
         (["run", "matmul", "--a", one_d, "--b", b, "--out", out], "2-D float32"),
         (["run", "matmul", "--a", a, "--out", out], "needs --a, --b and --out"),
         (["run", "matmul", "--a", a, "--b", b, "--out", out, "--pad", "same"], "takes no --pad"),
@@ -73,6 +86,12 @@ def main():
     for name, backend, tf32 in registry("matmul", reduced=True):
         if backend == "cpu" or gpu:
             submit(check_run, a, b, name, "cpu" if backend == "cpu" else "0", tf32, backend == "vendor")
+    a64 = rng.standard_normal((45, 77)) * np.exp2(rng.integers(-30, 30, (45, 77)))
+    b64 = rng.standard_normal((77, 131)) * np.exp2(rng.integers(-30, 30, (77, 131)))
+    submit(check_run64, a64, b64)
+    submit(check_run64, a64, b64, "cpu-reference", "cpu")
+    if gpu:
+        submit(check_run64, a64, b64, "cublas-dgemm", "0")
     check_refusals(rng)
     check_bench()
     return finish()

@@ -30,7 +30,7 @@ def check_refusals(rng):
     np.save(f64, np.zeros((3, 3)))
     cases = [
         (["run", "transpose", "--in", one_d, "--out", out], "2-D float32"),
-        (["run", "transpose", "--in", f64, "--out", out], "dtype '<f8'"),
+        (["run", "transpose", "--in", f64, "--out", out], "2-D float32 (<f4) array; found <f8"),
         (["run", "transpose", "--in", path("missing.npy"), "--out", out], "No such file"),
         (["run", "transpose", "--in", f64], "needs --in and --out"),
         (["run", "transpose", "--in", one_d, "--out", out, "--variant", "nope"], "2-D float32"),
