@@ -478,9 +478,12 @@ mh_status mh_matmul(mh_context *ctx, const char *variant, const float *a, const 
                     size_t n);
 mh_status mh_matmul_select(mh_context *ctx, size_t m, size_t k, size_t n, const mh_variant_info **chosen);
 mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, size_t k, size_t n);
-/* The same product on arrays of `type`: MH_F32 (mh_matmul's call) or MH_F64, computed in FP64
+/* The same product on arrays of `type`: MH_F32 (mh_matmul's call); MH_F64, computed in FP64
  * (matmul/cublas-dgemm on a GPU; cpu-omp and cpu-reference on the CPU), every output within k
- * float64 epsilons of sum |a||b| of the exact result; other types are refused by name. */
+ * float64 epsilons of sum |a||b| of the exact result; or MH_F16 (float16 a, b and c): the
+ * products, exact in float32, summed in FP32 and each output rounded to float16 once
+ * (matmul/cublas-f16, cublasGemmEx on tensor cores; the CPU rows). Other types are refused by
+ * name; each row takes the types its flags name. */
 mh_status mh_matmul_typed(mh_context *ctx, const char *variant, mh_dtype type, const void *a, const void *b, void *c,
                           size_t m, size_t k, size_t n);
 mh_status mh_matmul_typed_select(mh_context *ctx, mh_dtype type, size_t m, size_t k, size_t n,

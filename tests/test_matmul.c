@@ -9,6 +9,7 @@
  * against the TF32 bound instead (mh_tf32_rtol); "wide" cases draw entries spanning 2^-20 ..
  * 2^20 in magnitude, where a split into TF32 parts must still hold FP32 accuracy. */
 #include "testing.h"
+#include "core/dtype.h"
 
 #include <float.h>
 
@@ -110,68 +111,92 @@ static void check_refusals(mh_context *ctx, int gpu)
     test_release(gpu, buf);
 }
 
-/* Float64 products (mh_matmul_typed): every row flagged MH_ROW_FLOAT64 on this backend and auto
- * against a long double reference, each output within (k + 2) float64 epsilons of sum |a||b|
- * (the bound of a sum of k products in double, any order), on entries of both signs spanning
- * 2^-30 .. 2^30 (dark beside bright), nothing written past c; every other row refuses them by
- * name, writing nothing, as cublas-dgemm refuses float32; other types are refused. */
-static void check_float64(mh_context *ctx, int gpu, unsigned long long seed)
+/* Element i of a typed matrix (double or float16 bits) as a double, and stored from one. */
+static double typed_get(const void *p, size_t i, mh_dtype t)
+{
+    return t == MH_F64 ? ((const double *)p)[i] : (double)mh_half_to_float(((const uint16_t *)p)[i]);
+}
+static void typed_put(void *p, size_t i, mh_dtype t, double v)
+{
+    if (t == MH_F64) ((double *)p)[i] = v;
+    else ((uint16_t *)p)[i] = mh_float_to_half((float)v);
+}
+
+/* Float64 and float16 products (mh_matmul_typed): every row flagged for the type (MH_ROW_FLOAT64,
+ * MH_ROW_FLOAT16) on this backend and auto against a long double reference, nothing written past
+ * c. float64: each output within (k + 2) float64 epsilons of sum |a||b| (a sum of k products in
+ * double, any order), entries of both signs over 60 binades. float16: the products exact in
+ * float32 and summed there, within (k + 2) float32 epsilons of sum |a||b| (twice the round-to-
+ * nearest bound: tensor cores may align before they add), plus the final rounding to float16
+ * (half an ulp, or half the least subnormal), entries over 5 binades (sums below 65504). Every
+ * other row refuses such a product by name, writing nothing; a row of one type refuses the
+ * others; other types are refused. */
+static void check_typed(mh_context *ctx, int gpu, unsigned long long seed, mh_dtype t)
 {
     static const size_t shapes[][3] = {{1, 1, 1}, {1, 2049, 1}, {7, 1, 5}, {33, 17, 65}, {130, 300, 70}, {260, 200, 520}};
+    const unsigned flag = t == MH_F64 ? MH_ROW_FLOAT64 : MH_ROW_FLOAT16;
+    const size_t size = mh_dtype_size(t);
+    const char *type = mh_dtype_name(t);
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
         const size_t m = shapes[si][0], k = shapes[si][1], n = shapes[si][2];
-        double *a = malloc(m * k * sizeof(double)), *b = malloc(k * n * sizeof(double));
-        double *c = malloc((m * n + 4) * sizeof(double));
+        void *a = malloc(m * k * size), *b = malloc(k * n * size), *c = malloc((m * n + 4) * size);
         float *u = malloc((m * k + k * n) * sizeof(float));
         if (!a || !b || !c || !u) exit(1);
         mh_fill_uniform(u, m * k + k * n, seed + 31 * si, 1.0f);
-        for (size_t i = 0; i < m * k + k * n; ++i) { /* sign and a mantissa from u, an exponent over 60 binades */
-            const double v = ldexp((double)u[i] + (u[i] < 0 ? -0.5 : 0.5), (int)((i * 2654435761u) % 61) - 30);
-            if (i < m * k) a[i] = v;
-            else b[i - m * k] = v * (1.0 + 0x1p-40 * (double)(i % 7)); /* bits float32 does not hold */
+        for (size_t i = 0; i < m * k + k * n; ++i) { /* sign and mantissa from u, an exponent spread over binades */
+            const int e = t == MH_F64 ? (int)((i * 2654435761u) % 61) - 30 : (int)((i * 2654435761u) % 5) - 4;
+            double v = ldexp((double)u[i] + (u[i] < 0 ? -0.5 : 0.5), e);
+            if (t == MH_F64 && i >= m * k) v *= 1.0 + 0x1p-40 * (double)(i % 7); /* bits float32 does not hold */
+            if (i < m * k) typed_put(a, i, t, v);
+            else typed_put(b, i - m * k, t, v);
         }
-        void *da = test_alloc(gpu, m * k * sizeof(double)), *db = test_alloc(gpu, k * n * sizeof(double));
-        void *dc = test_alloc(gpu, (m * n + 4) * sizeof(double));
-        test_put(gpu, da, a, m * k * sizeof(double)), test_put(gpu, db, b, k * n * sizeof(double));
+        void *da = test_alloc(gpu, m * k * size), *db = test_alloc(gpu, k * n * size);
+        void *dc = test_alloc(gpu, (m * n + 4) * size);
+        test_put(gpu, da, a, m * k * size), test_put(gpu, db, b, k * n * size);
         for (size_t r = 0; r <= mh_row_count(MH_OP_MATMUL); ++r) { /* the rows, then auto */
             const mh_row *row = r < mh_row_count(MH_OP_MATMUL) ? mh_row_at(MH_OP_MATMUL, r) : NULL;
             if (row && !test_row_fits(row, gpu)) continue;
             const char *name = row ? row->info.name : "auto";
-            for (size_t i = 0; i < m * n + 4; ++i) c[i] = NAN;
-            test_put(gpu, dc, c, (m * n + 4) * sizeof(double));
-            const mh_status st = mh_matmul_typed(ctx, row ? name : NULL, MH_F64, da, db, dc, m, k, n);
-            if (row && !(row->flags & MH_ROW_FLOAT64)) {
-                CHECK(st == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "computes in float32"),
-                      "%s took a float64 product: %s", name, mh_context_error(ctx));
+            memset(c, 0xff, (m * n + 4) * size); /* NaN in either type */
+            test_put(gpu, dc, c, (m * n + 4) * size);
+            const mh_status st = mh_matmul_typed(ctx, row ? name : NULL, t, da, db, dc, m, k, n);
+            char refusal[64];
+            snprintf(refusal, sizeof refusal, "does not compute %s products", type);
+            if (row && !(row->flags & flag)) {
+                CHECK(st == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), refusal), "%s took a %s product: %s",
+                      name, type, mh_context_error(ctx));
             } else {
-                CHECK(st == MH_OK && mh_context_synchronize(ctx) == MH_OK, "%s float64 m=%zu k=%zu n=%zu: %s", name, m, k, n,
-                      mh_context_error(ctx));
+                CHECK(st == MH_OK && mh_context_synchronize(ctx) == MH_OK, "%s %s m=%zu k=%zu n=%zu: %s", name, type, m, k,
+                      n, mh_context_error(ctx));
             }
-            test_get(gpu, c, dc, (m * n + 4) * sizeof(double));
+            test_get(gpu, c, dc, (m * n + 4) * size);
             size_t bad = 0, first = 0;
             long double first_ref = 0;
             for (size_t i = 0; i < m && st == MH_OK; ++i)
                 for (size_t j = 0; j < n; ++j) {
                     long double ref = 0, mag = 0;
                     for (size_t q = 0; q < k; ++q) {
-                        const long double t = (long double)a[i * k + q] * (long double)b[q * n + j];
-                        ref += t, mag += fabsl(t);
+                        const long double p = (long double)typed_get(a, i * k + q, t) * typed_get(b, q * n + j, t);
+                        ref += p, mag += fabsl(p);
                     }
-                    const double got = c[i * n + j];
-                    if (!(fabsl((long double)got - ref) <= (long double)(k + 2) * DBL_EPSILON * mag) && bad++ == 0)
+                    const long double bound = t == MH_F64 ? (long double)(k + 2) * DBL_EPSILON * mag
+                                                          : (long double)(k + 2) * FLT_EPSILON * mag + 0x1p-11L * fabsl(ref) +
+                                                                0x1p-25L;
+                    if (!(fabsl((long double)typed_get(c, i * n + j, t) - ref) <= bound) && bad++ == 0)
                         first = i * n + j, first_ref = ref;
                 }
-            CHECK(bad == 0, "%s float64 m=%zu k=%zu n=%zu: %zu outputs past (k + 2) eps sum |a||b|, first c[%zu] = %.17g, "
-                  "exact %.17Lg", name, m, k, n, bad, first, c[first], first_ref);
+            CHECK(bad == 0, "%s %s m=%zu k=%zu n=%zu: %zu outputs past the bound, first c[%zu] = %.17g, exact %.17Lg", name,
+                  type, m, k, n, bad, first, typed_get(c, first, t), first_ref);
             size_t written = 0;
-            for (size_t i = st == MH_OK ? m * n : 0; i < m * n + 4; ++i) written += !isnan(c[i]);
-            CHECK(written == 0, "%s float64 m=%zu k=%zu n=%zu: %zu values written past c or by a refusal", name, m, k, n,
+            for (size_t i = st == MH_OK ? m * n : 0; i < m * n + 4; ++i) written += !isnan(typed_get(c, i, t));
+            CHECK(written == 0, "%s %s m=%zu k=%zu n=%zu: %zu values written past c or by a refusal", name, type, m, k, n,
                   written);
         }
-        if (gpu && si == 0) { /* cublas-dgemm computes float64 alone */
-            CHECK(mh_matmul(ctx, "cublas-dgemm", (const float *)da, (const float *)db, (float *)dc, m, k, n) ==
-                          MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "float64 products"),
-                  "cublas-dgemm took a float32 product: %s", mh_context_error(ctx));
+        if (gpu && si == 0) { /* the typed vendor rows take their type alone */
+            CHECK(mh_matmul(ctx, t == MH_F64 ? "cublas-dgemm" : "cublas-f16", (const float *)da, (const float *)db,
+                            (float *)dc, m, k, n) == MH_ERR_UNSUPPORTED &&
+                      strstr(mh_context_error(ctx), "products; this one is float32"),
+                  "a %s row took a float32 product: %s", type, mh_context_error(ctx));
         }
         if (si == 0) CHECK_REFUSED(ctx, mh_matmul_typed(ctx, NULL, MH_I32, da, db, dc, m, k, n), "type = 6 (int32)");
         test_release(gpu, da), test_release(gpu, db), test_release(gpu, dc);
@@ -223,7 +248,8 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     check_refusals(ctx, gpu);
-    check_float64(ctx, gpu, seed);
+    check_typed(ctx, gpu, seed, MH_F64);
+    check_typed(ctx, gpu, seed, MH_F16);
     const mh_variant_info *pick = NULL;
     CHECK(mh_matmul_select(ctx, 4096, 4096, 4096, &pick) == MH_OK && pick, "auto picks nothing at 4096^3: %s",
           mh_context_error(ctx));

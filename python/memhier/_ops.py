@@ -139,11 +139,12 @@ def transpose(a, variant="auto", out=None, device=None, context=None):
 
 
 def matmul(a, b, variant="auto", out=None, device=None, context=None):
-    """a (m, k) @ b (k, n): float32 in FP32 (auto picks FP32-accurate variants only), or float64
-    in FP64 (cuBLAS's DGEMM on a GPU, mh_matmul_typed); both operands of one dtype, the result
-    (or `out`) of it too."""
+    """a (m, k) @ b (k, n): float32 in FP32 (auto picks FP32-accurate variants only); float64 in
+    FP64 (cuBLAS's DGEMM on a GPU); float16 with the products summed in FP32 and each output
+    rounded to float16 once (cublasGemmEx on a GPU); both operands of one dtype, the result (or
+    `out`) of it too (mh_matmul_typed)."""
     given = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
-    dtype = "float64" if given.dtype == np.float64 else F32
+    dtype = given.dtype.name if given.dtype in (np.float64, np.float16) else F32
     ai = _arrays.operand(given, "a", dtype, (2,))
     bi = _arrays.operand(b, "b", dtype, (2,))
     _arrays.same_place(ai, bi)
@@ -155,7 +156,7 @@ def matmul(a, b, variant="auto", out=None, device=None, context=None):
     if dtype == F32:
         status = lib.mh_matmul(call.ctx, variant_arg(variant), call.ptr(ai), call.ptr(bi), call.out_ptr(os_), m, k, n)
     else:
-        status = lib.mh_matmul_typed(call.ctx, variant_arg(variant), NATIVE_DTYPES["float64"], call.ptr(ai), call.ptr(bi),
+        status = lib.mh_matmul_typed(call.ctx, variant_arg(variant), NATIVE_DTYPES[dtype], call.ptr(ai), call.ptr(bi),
                                      call.out_ptr(os_), m, k, n)
     call.run(status)
     return os_.obj

@@ -134,6 +134,26 @@ def test_matmul_float64(rng, variant, m, k, n):
         memhier.matmul(a, b.astype(np.float32), variant=variant)
 
 
+def float16_product_error(a, b, got):
+    """The largest error of a float16 product (FP32 accumulation) past its bound: (k + 2) float32
+    epsilons of sum |a||b| and the rounding to float16, as a multiple of that bound (<= 1 holds)."""
+    la, lb = a.astype(np.longdouble), b.astype(np.longdouble)
+    ref, mag = la @ lb, np.abs(la) @ np.abs(lb)
+    bound = (a.shape[1] + 2) * np.finfo(np.float32).eps * mag + 2.0**-11 * np.abs(ref) + 2.0**-25
+    return float(np.max(np.abs(got.astype(np.longdouble) - ref) / bound))
+
+
+@pytest.mark.parametrize("variant", cpu_variants("matmul"))
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 1, 5), (67, 129, 33)])
+def test_matmul_float16(rng, variant, m, k, n):
+    """float16 products: float16 out, the products summed in FP32 and rounded to float16 once."""
+    a = (rng.uniform(0.5, 1.5, (m, k)) * rng.choice([-1, 1], (m, k)) * np.exp2(rng.integers(-4, 1, (m, k)))).astype(np.float16)
+    b = (rng.uniform(0.5, 1.5, (k, n)) * rng.choice([-1, 1], (k, n)) * np.exp2(rng.integers(-4, 1, (k, n)))).astype(np.float16)
+    got = memhier.matmul(a, b, variant=variant)
+    assert got.dtype == np.float16 and got.shape == (m, n)
+    assert float16_product_error(a, b, got) <= 1
+
+
 @pytest.mark.parametrize("variant", cpu_variants("reduce"))
 @pytest.mark.parametrize("shape", [(0,), (1,), (1000,), (3, 333), (2, 3, 5)])
 def test_reduce_sum(rng, variant, shape):

@@ -104,8 +104,19 @@ def test_matmul_float64(kind, rng):
     got = memhier.matmul(kind.put(a), kind.put(b))
     assert kind.is_mine(got)
     assert float64_product_error(a, b, kind.get(got)) <= 129 + 2
-    with pytest.raises(memhier.Unsupported, match="computes in float32"):
+    with pytest.raises(memhier.Unsupported, match="does not compute float64 products"):
         memhier.matmul(kind.put(a), kind.put(b), variant="cublas")
+
+
+def test_matmul_float16(kind, rng):
+    """A float16 product on the device (cublas-f16: tensor cores, FP32 accumulation), float16 out,
+    within the FP32 sum's bound and the final rounding."""
+    from test_cpu import float16_product_error
+    a = (rng.uniform(0.5, 1.5, (333, 129)) * rng.choice([-1, 1], (333, 129))).astype(np.float16)
+    b = (rng.uniform(0.5, 1.5, (129, 517)) * rng.choice([-1, 1], (129, 517))).astype(np.float16)
+    got = memhier.matmul(kind.put(a), kind.put(b))
+    assert kind.is_mine(got)
+    assert float16_product_error(a, b, kind.get(got)) <= 1
 
 
 def test_reduce_stays_on_device(kind, rng):

@@ -36,10 +36,11 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
                          "cublasSgemm");
 }
 
-/* cublasGemmEx with a compute type: FAST_TF32 (TF32 products, reduced precision) or
- * EMULATED_16BFX9 (FP32 emulated with three BF16 products, the strategy set to EAGER so that
- * cuBLAS emulates wherever it can, and put back after). */
-static mh_status gemm_ex(mh_context *ctx, const mh_args *x, cublasComputeType_t type, const char *what)
+/* cublasGemmEx on a, b and c of one data type with a compute type: float32 data with FAST_TF32
+ * (TF32 products, reduced precision) or EMULATED_16BFX9 (FP32 emulated with three BF16 products,
+ * the strategy set to EAGER so that cuBLAS emulates wherever it can, and put back after); float16
+ * data with 32F (FP32 accumulation). */
+static mh_status gemm_ex(mh_context *ctx, const mh_args *x, cudaDataType data, cublasComputeType_t type, const char *what)
 {
     const mh_matmul_args *a = &x->matmul;
     void *handle = NULL;
@@ -51,8 +52,8 @@ static mh_status gemm_ex(mh_context *ctx, const mh_args *x, cublasComputeType_t 
     const float one = 1.0f, zero = 0.0f;
     const int m = (int)a->m, k = (int)a->k, n = (int)a->n;
     if (st == CUBLAS_STATUS_SUCCESS)
-        st = mh_cublas.cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, CUDA_R_32F, n, a->a, CUDA_R_32F, k, &zero,
-                          a->c, CUDA_R_32F, n, type, CUBLAS_GEMM_DEFAULT);
+        st = mh_cublas.cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, a->b, data, n, a->a, data, k, &zero, a->c, data,
+                                    n, type, CUBLAS_GEMM_DEFAULT);
     if (emulated) mh_cublas.cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_DEFAULT);
     if (st == CUBLAS_STATUS_NOT_SUPPORTED)
         return mh_fail(ctx, MH_ERR_UNSUPPORTED, "cuBLAS cublasGemmEx (%s) is not supported on this device: %s", what,
@@ -63,7 +64,7 @@ static mh_status gemm_ex(mh_context *ctx, const mh_args *x, cublasComputeType_t 
 
 static mh_status cublas_tf32_run(mh_context *ctx, const mh_args *x)
 {
-    return gemm_ex(ctx, x, CUBLAS_COMPUTE_32F_FAST_TF32, "CUBLAS_COMPUTE_32F_FAST_TF32");
+    return gemm_ex(ctx, x, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, "CUBLAS_COMPUTE_32F_FAST_TF32");
 }
 
 /* cuBLAS documents the BF16x9 emulation for Blackwell; on the H100 (CUDA 13.0) ... */
@@ -79,17 +80,24 @@ static int cublas_bf16x9_supports(const mh_context *ctx, const mh_args *x, char 
 
 static mh_status cublas_bf16x9_run(mh_context *ctx, const mh_args *x)
 {
-    return gemm_ex(ctx, x, CUBLAS_COMPUTE_32F_EMULATED_16BFX9, "CUBLAS_COMPUTE_32F_EMULATED_16BFX9");
+    return gemm_ex(ctx, x, CUDA_R_32F, CUBLAS_COMPUTE_32F_EMULATED_16BFX9, "CUBLAS_COMPUTE_32F_EMULATED_16BFX9");
+}
+
+/* A row of one element type: it refuses the others (the op's row_accepts sends it only the
+ * float32 calls besides its own). */
+static int takes_type(const mh_context *ctx, const mh_args *x, mh_dtype type, char *why, size_t len)
+{
+    if (x->matmul.type != type) {
+        snprintf(why, len, "it computes %s products; this one is %s", mh_dtype_name(type), mh_dtype_name(x->matmul.type));
+        return 0;
+    }
+    return cublas_supports(ctx, x, why, len);
 }
 
 /* matmul/cublas-dgemm: a float64 product (mh_matmul_typed) by cublasDgemm, FP64 throughout. */
 static int cublas_dgemm_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
-    if (x->matmul.type != MH_F64) {
-        snprintf(why, len, "it computes float64 products; this one is %s (cublas takes it)", mh_dtype_name(x->matmul.type));
-        return 0;
-    }
-    return cublas_supports(ctx, x, why, len);
+    return takes_type(ctx, x, MH_F64, why, len);
 }
 
 static mh_status cublas_dgemm_run(mh_context *ctx, const mh_args *x)
@@ -105,6 +113,19 @@ static mh_status cublas_dgemm_run(mh_context *ctx, const mh_args *x)
                          "cublasDgemm");
 }
 
+/* matmul/cublas-f16: a float16 product (float16 a, b and c) by cublasGemmEx with FP32
+ * accumulation (CUBLAS_COMPUTE_32F: tensor cores, each product exact in float32), c rounded to
+ * float16 once. */
+static int cublas_f16_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    return takes_type(ctx, x, MH_F16, why, len);
+}
+
+static mh_status cublas_f16_run(mh_context *ctx, const mh_args *x)
+{
+    return gemm_ex(ctx, x, CUDA_R_16F, CUBLAS_COMPUTE_32F, "float16, CUBLAS_COMPUTE_32F");
+}
+
 static const mh_row rows[] = {
     {{"matmul/cublas", MH_OP_MATMUL, MH_BACKEND_VENDOR, 20, "vendor", "cuBLAS", "cublasSgemm, FP32 (TF32 off)"},
      cublas_supports, cublas_run, NULL, 0, MH_LIB_CUBLAS},
@@ -117,6 +138,9 @@ static const mh_row rows[] = {
     {{"matmul/cublas-dgemm", MH_OP_MATMUL, MH_BACKEND_VENDOR, 23, "vendor", "cuBLAS",
       "cublasDgemm: a float64 product in FP64"},
      cublas_dgemm_supports, cublas_dgemm_run, NULL, 0, MH_LIB_CUBLAS, NULL, MH_ROW_FLOAT64},
+    {{"matmul/cublas-f16", MH_OP_MATMUL, MH_BACKEND_VENDOR, 24, "vendor", "cuBLAS",
+      "cublasGemmEx: float16 a, b and c, FP32 accumulation"},
+     cublas_f16_supports, cublas_f16_run, NULL, 0, MH_LIB_CUBLAS, NULL, MH_ROW_FLOAT16},
 };
 
 MH_ROW_GROUP(mh_matmul_cublas_rows, rows)

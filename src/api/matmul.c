@@ -6,15 +6,15 @@
 #include <math.h>
 #include <string.h>
 
-/* A matmul's arguments over arrays of `type` (float32 or float64), their sizes checked. */
+/* A matmul's arguments over arrays of `type` (float32, float64 or float16), their sizes checked. */
 static mh_status args_init_typed(mh_context *ctx, mh_args *args, mh_dtype type, const void *ma, const void *mb,
                                  void *mc, size_t m, size_t k, size_t n)
 {
     memset(args, 0, sizeof *args);
     args->op = MH_OP_MATMUL;
-    if (type != MH_F32 && type != MH_F64)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "type = %d (%s): matmul takes float32 or float64", (int)type,
-                       mh_dtype_name(type));
+    if (type != MH_F32 && type != MH_F64 && type != MH_F16)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "type = %d (%s): matmul takes float32, float64 or float16",
+                       (int)type, mh_dtype_name(type));
     if (m == 0 || k == 0 || n == 0)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the product is empty", m == 0 ? "m" : k == 0 ? "k" : "n");
     const size_t dims[3][2] = {{m, k}, {k, n}, {m, n}};
@@ -76,13 +76,20 @@ static int tf32x3_favoured(const mh_auto_rules *r, const mh_matmul_args *x)
            outputs >= r->matmul_tc_min_outputs;
 }
 
-/* Rows not flagged MH_ROW_FLOAT64 compute in float32 and refuse float64 calls. */
+/* The row flag a product of `type` needs; 0 for float32 (whose rows refuse it in supports). */
+static unsigned type_flag(mh_dtype type)
+{
+    return type == MH_F64 ? MH_ROW_FLOAT64 : type == MH_F16 ? MH_ROW_FLOAT16 : 0;
+}
+
+/* Float64 and float16 products run on the rows flagged for their type alone. */
 static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
 {
-    if (args->matmul.type != MH_F64 || (row->flags & MH_ROW_FLOAT64)) return 1;
+    const unsigned need = type_flag(args->matmul.type);
+    if (!need || (row->flags & need)) return 1;
     char rows[256];
-    snprintf(why, len, "it computes in float32; a float64 product runs on %s",
-             mh_rows_with(MH_OP_MATMUL, MH_ROW_FLOAT64, rows, sizeof rows));
+    snprintf(why, len, "it does not compute %s products; %s do", mh_dtype_name(args->matmul.type),
+             mh_rows_with(MH_OP_MATMUL, need, rows, sizeof rows));
     return 0;
 }
 
@@ -90,8 +97,9 @@ static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_
 {
     const mh_auto_rules *r = ctx->rules;
     const mh_matmul_args *x = &args->matmul;
-    if (x->type == MH_F64) {
-        snprintf(buf, len, "a float64 product: cublas-dgemm on a GPU, cpu-omp on the CPU");
+    if (x->type != MH_F32) {
+        snprintf(buf, len, "a %s product: %s on a GPU, cpu-omp on the CPU", mh_dtype_name(x->type),
+                 x->type == MH_F64 ? "cublas-dgemm" : "cublas-f16");
         return;
     }
     const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
@@ -109,8 +117,10 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const cuda[] = {"cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     static const char *const tensor[] = {"tf32x3-wgmma", "cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     static const char *const dgemm[] = {"cublas-dgemm", NULL};
+    static const char *const f16[] = {"cublas-f16", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     if (a->matmul.type == MH_F64) return dgemm;
+    if (a->matmul.type == MH_F16) return f16;
     return tf32x3_favoured(ctx->rules, &a->matmul) ? tensor : cuda;
 }
 
@@ -119,8 +129,8 @@ static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows
 
 static void describe(const mh_args *a, char *buf, size_t len)
 {
-    snprintf(buf, len, "m = %zu, k = %zu, n = %zu%s", a->matmul.m, a->matmul.k, a->matmul.n,
-             a->matmul.type == MH_F64 ? ", float64" : "");
+    snprintf(buf, len, "m = %zu, k = %zu, n = %zu%s%s", a->matmul.m, a->matmul.k, a->matmul.n,
+             a->matmul.type == MH_F32 ? "" : ", ", a->matmul.type == MH_F32 ? "" : mh_dtype_name(a->matmul.type));
 }
 
 const mh_op_table mh_matmul_table = {

@@ -219,8 +219,8 @@ typedef struct mh_matmul_args {
     const float *a, *b;
     float *c;
     size_t m, k, n;
-    /* MH_F32, or MH_F64 (mh_matmul_typed): then a, b and c hold doubles, which only the rows
-     * flagged MH_ROW_FLOAT64 read */
+    /* MH_F32, or (mh_matmul_typed) MH_F64 or MH_F16: then a, b and c hold doubles or float16
+     * bits, which only the rows flagged MH_ROW_FLOAT64 or MH_ROW_FLOAT16 read */
     mh_dtype type;
 } mh_matmul_args;
 
@@ -336,6 +336,8 @@ enum {
     MH_ROW_NORMWISE = 1u << 7,
     /* computes matmul's float64 calls (mh_matmul_typed): other rows refuse them */
     MH_ROW_FLOAT64 = 1u << 8,
+    /* computes matmul's float16 calls (float16 in and out, FP32 accumulation): other rows refuse them */
+    MH_ROW_FLOAT16 = 1u << 9,
 };
 
 /* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),
