@@ -111,11 +111,8 @@ static void check_refusals(mh_context *ctx, int gpu)
     test_release(gpu, buf);
 }
 
-/* Element i of a typed matrix (double or float16 bits) as a double, and stored from one. */
-static double typed_get(const void *p, size_t i, mh_dtype t)
-{
-    return t == MH_F64 ? ((const double *)p)[i] : (double)mh_half_to_float(((const uint16_t *)p)[i]);
-}
+/* Element i of a typed matrix (double or float16 bits) stored from a double (read back with
+ * mh_load_double). */
 static void typed_put(void *p, size_t i, mh_dtype t, double v)
 {
     if (t == MH_F64) ((double *)p)[i] = v;
@@ -176,19 +173,19 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed, mh_dt
                 for (size_t j = 0; j < n; ++j) {
                     long double ref = 0, mag = 0;
                     for (size_t q = 0; q < k; ++q) {
-                        const long double p = (long double)typed_get(a, i * k + q, t) * typed_get(b, q * n + j, t);
+                        const long double p = (long double)mh_load_double(a, i * k + q, t) * mh_load_double(b, q * n + j, t);
                         ref += p, mag += fabsl(p);
                     }
                     const long double bound = t == MH_F64 ? (long double)(k + 2) * DBL_EPSILON * mag
                                                           : (long double)(k + 2) * FLT_EPSILON * mag + 0x1p-11L * fabsl(ref) +
                                                                 0x1p-25L;
-                    if (!(fabsl((long double)typed_get(c, i * n + j, t) - ref) <= bound) && bad++ == 0)
+                    if (!(fabsl((long double)mh_load_double(c, i * n + j, t) - ref) <= bound) && bad++ == 0)
                         first = i * n + j, first_ref = ref;
                 }
             CHECK(bad == 0, "%s %s m=%zu k=%zu n=%zu: %zu outputs past the bound, first c[%zu] = %.17g, exact %.17Lg", name,
-                  type, m, k, n, bad, first, typed_get(c, first, t), first_ref);
+                  type, m, k, n, bad, first, mh_load_double(c, first, t), first_ref);
             size_t written = 0;
-            for (size_t i = st == MH_OK ? m * n : 0; i < m * n + 4; ++i) written += !isnan(typed_get(c, i, t));
+            for (size_t i = st == MH_OK ? m * n : 0; i < m * n + 4; ++i) written += !isnan(mh_load_double(c, i, t));
             CHECK(written == 0, "%s %s m=%zu k=%zu n=%zu: %zu values written past c or by a refusal", name, type, m, k, n,
                   written);
         }

@@ -93,13 +93,21 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
     return 0;
 }
 
+/* A GPU's candidates for a float64 or float16 product (its vendor row); NULL for float32. */
+static const char *const *typed_gpu_order(mh_dtype type)
+{
+    static const char *const dgemm[] = {"cublas-dgemm", NULL};
+    static const char *const f16[] = {"cublas-f16", NULL};
+    return type == MH_F64 ? dgemm : type == MH_F16 ? f16 : NULL;
+}
+
 static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
 {
     const mh_auto_rules *r = ctx->rules;
     const mh_matmul_args *x = &args->matmul;
-    if (x->type != MH_F32) {
-        snprintf(buf, len, "a %s product: %s on a GPU, cpu-omp on the CPU", mh_dtype_name(x->type),
-                 x->type == MH_F64 ? "cublas-dgemm" : "cublas-f16");
+    const char *const *typed = typed_gpu_order(x->type);
+    if (typed) {
+        snprintf(buf, len, "a %s product: %s on a GPU, cpu-omp on the CPU", mh_dtype_name(x->type), typed[0]);
         return;
     }
     const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
@@ -116,11 +124,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const cuda[] = {"cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     static const char *const tensor[] = {"tf32x3-wgmma", "cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
-    static const char *const dgemm[] = {"cublas-dgemm", NULL};
-    static const char *const f16[] = {"cublas-f16", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    if (a->matmul.type == MH_F64) return dgemm;
-    if (a->matmul.type == MH_F16) return f16;
+    if (typed_gpu_order(a->matmul.type)) return typed_gpu_order(a->matmul.type);
     return tf32x3_favoured(ctx->rules, &a->matmul) ? tensor : cuda;
 }
 
