@@ -406,89 +406,131 @@ static __global__ void __launch_bounds__(WARPS *LANES, K == 7 ? 3 : 4) conv2d_wa
 }
 
 /* The outputs of an image whose window meets its border (mh_conv2d_mode: the output is the
- * image's size): `top` rows above and `bottom` below, and between them `left` and `right`
- * columns; per_image of them in all. */
+ * image's size), as four regions: the top band, the bottom band, and between them the left and
+ * right columns. Each region is cut into tiles of at most RING_TILE outputs, a block a tile: the
+ * bands into tiles a few rows high and many columns wide (coalesced), the columns into tiles one
+ * column group wide and many rows high. */
+enum { RING_TILE = 256, RING_SIDE_MAX = 16, RING_WINDOW_MAX = 7 };
+/* a tile's window in shared memory: (th + K - 1) x (tw + K - 1) values, th x tw <= RING_TILE */
+enum { RING_STAGED = (1 + RING_WINDOW_MAX - 1) * (RING_TILE + RING_WINDOW_MAX - 1) };
+
+struct ring_region {
+    long long y0, x0, h, w; /* the region's outputs */
+    long long th, tw;       /* a tile's outputs */
+    long long across;       /* tiles a row of tiles */
+    long long first;        /* the region's first tile (blockIdx.x) */
+};
+
 struct walk_ring {
-    long long top, bottom, left, right, per_image;
+    ring_region region[4];
+    long long tiles; /* an image's */
     int lpc, mode;
     float cval;
 };
 
 #ifndef MH_WALK_TYPED_UNIT /* host code: conv2d_walk.cu's unit alone */
-static walk_ring ring_of(const mh_conv2d_args *a)
+/* Tiles of at most RING_TILE outputs: a wide region's at most RING_SIDE_MAX rows high and as wide
+ * as the rest allows, a tall one's the transpose. */
+static ring_region region_of(long long y0, long long x0, long long h, long long w, long long first)
 {
+    ring_region r = {y0, x0, h, w, 1, 1, 0, first};
+    if (h <= 0 || w <= 0) return r;
+    if (h <= w) r.th = h < RING_SIDE_MAX ? h : RING_SIDE_MAX, r.tw = RING_TILE / r.th;
+    else r.tw = w < RING_SIDE_MAX ? w : RING_SIDE_MAX, r.th = RING_TILE / r.tw;
+    r.across = (w + r.tw - 1) / r.tw;
+    return r;
+}
+
+static long long region_tiles(const ring_region &r)
+{
+    return r.h <= 0 || r.w <= 0 ? 0 : r.across * ((r.h + r.th - 1) / r.th);
+}
+
+/* The regions of bands `top` and `bottom` rows high and columns `left` and `right` wide. */
+static walk_ring ring_with(const mh_conv2d_args *a, long long top, long long bottom, long long left, long long right)
+{
+    const long long rows = (long long)a->rows, cols = (long long)a->cols, mid = rows - top - bottom;
+    const long long yx[4][4] = {{0, 0, top, cols}, {rows - bottom, 0, bottom, cols}, {top, 0, mid, left},
+                                {top, cols - right, mid, right}};
     walk_ring g;
-    const long long rows = (long long)a->rows, cols = (long long)a->cols, k = a->krows;
-    g.top = a->lpr < rows ? a->lpr : rows;
-    g.bottom = k - 1 - a->lpr < rows - g.top ? k - 1 - a->lpr : rows - g.top;
-    g.left = a->lpc < cols ? a->lpc : cols;
-    g.right = k - 1 - a->lpc < cols - g.left ? k - 1 - a->lpc : cols - g.left;
-    g.per_image = (g.top + g.bottom) * cols + (rows - g.top - g.bottom) * (g.left + g.right);
+    g.tiles = 0;
+    for (int r = 0; r < 4; ++r) {
+        g.region[r] = region_of(yx[r][0], yx[r][1], yx[r][2], yx[r][3], g.tiles);
+        g.tiles += region_tiles(g.region[r]);
+    }
     g.lpc = a->lpc, g.mode = (int)a->mode, g.cval = a->cval;
     return g;
+}
+
+static walk_ring ring_of(const mh_conv2d_args *a)
+{
+    const long long rows = (long long)a->rows, cols = (long long)a->cols, k = a->krows;
+    const long long top = a->lpr < rows ? a->lpr : rows, left = a->lpc < cols ? a->lpc : cols;
+    const long long bottom = k - 1 - a->lpr < rows - top ? k - 1 - a->lpr : rows - top;
+    const long long right = k - 1 - a->lpc < cols - left ? k - 1 - a->lpc : cols - left;
+    return ring_with(a, top, bottom, left, right);
 }
 
 /* Every output of the image as the ring: the top band is the whole image. */
 static walk_ring whole_image_of(const mh_conv2d_args *a)
 {
-    walk_ring g = ring_of(a);
-    g.top = (long long)a->rows, g.bottom = 0, g.left = 0, g.right = 0;
-    g.per_image = (long long)(a->rows * a->cols);
-    return g;
+    return ring_with(a, (long long)a->rows, 0, 0, 0);
 }
 #endif
 
-/* The sum of ring output (y, x) of the image at `in`, in the walking kernel's order (filter rows,
- * then columns, from 0): the window's rows and columns mapped by the mode (mh_border_index) once,
- * then every tap read from inside the image, so that the K^2 loads carry no branch and issue
- * together. CONSTANT (the constant mode, whose mapping gives -1 outside the image): such a tap
- * reads element 0 and takes cval in its place; the other modes need no select. */
-template <int K, bool TYPED, bool CONSTANT>
-static __device__ __forceinline__ float ring_sum(const walk_params &p, const walk_ring &g, const void *in, long long y,
-                                                 long long x)
+/* Ring outputs a block a tile (walk_ring): the tile's window is mapped by the mode
+ * (mh_border_index: its rows and columns once each) and staged in shared memory with the taps, so
+ * that each input is read from global memory once a tile, not once a tap; then each output
+ * is summed there in the walking kernel's order (filter rows, then columns, from 0), so that it
+ * equals what the walking kernel computes for an image padded by the mode. The constant mode's
+ * mapping gives -1 outside the image, where cval is staged. blockIdx.y is the image. TYPED: typed
+ * images, each load converted and the sum cast as it is stored. */
+template <int K, bool TYPED>
+static __global__ void __launch_bounds__(RING_TILE) conv2d_walk_ring_kernel(const walk_params p, const walk_ring g)
 {
-    long long xs[K];
-#pragma unroll
-    for (int j = 0; j < K; ++j) xs[j] = mh_border_index(x + j - g.lpc, (long long)p.cols, g.mode);
-    float acc = 0.0f;
-#pragma unroll
-    for (int i = 0; i < K; ++i) {
-        const long long yy = mh_border_index(y + i - p.lpr, (long long)p.rows, g.mode);
-        const size_t row = (size_t)(CONSTANT && yy < 0 ? 0 : yy) * p.cols;
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const size_t at = row + (size_t)(CONSTANT && xs[j] < 0 ? 0 : xs[j]);
-            float v = TYPED ? mh_load_value(in, at, (mh_dtype)p.in_type) : __ldg((const float *)in + at);
-            if (CONSTANT && (yy < 0 || xs[j] < 0)) v = g.cval;
-            acc = fmaf(v, __ldg(p.filter + i * K + j), acc);
+    static_assert(K <= RING_WINDOW_MAX, "the staged window holds filters of up to RING_WINDOW_MAX taps a side");
+    __shared__ float staged[RING_STAGED], taps[K * K];
+    __shared__ long long row_at[RING_TILE + K], col_at[RING_TILE + K]; /* row offsets and columns, -1 outside */
+    int r = 3;
+    while ((long long)blockIdx.x < g.region[r].first) --r; /* a region of no tiles shares the next one's first */
+    const ring_region &R = g.region[r];
+    const long long t = (long long)blockIdx.x - R.first, ty = t / R.across;
+    const long long y0 = R.y0 + ty * R.th, x0 = R.x0 + (t - ty * R.across) * R.tw;
+    const int th = (int)min(R.th, R.y0 + R.h - y0), tw = (int)min(R.tw, R.x0 + R.w - x0);
+    const int sh = th + K - 1, sw = tw + K - 1;
+    const long long rows = (long long)p.rows, cols = (long long)p.cols;
+    for (int i = threadIdx.x; i < sh + sw + K * K; i += blockDim.x) {
+        if (i < sh) {
+            const long long yy = mh_border_index(y0 + i - p.lpr, rows, g.mode);
+            row_at[i] = yy < 0 ? -1 : yy * cols;
+        } else if (i < sh + sw) {
+            col_at[i - sh] = mh_border_index(x0 + (i - sh) - g.lpc, cols, g.mode);
+        } else {
+            taps[i - sh - sw] = p.filter[i - sh - sw];
         }
     }
-    return acc;
-}
-
-/* One ring output a thread (ring_sum), so that a ring output equals what the walking kernel
- * computes for an image padded by the mode. blockIdx.y is the image. TYPED: typed images, each
- * load converted and the sum cast as it is stored. */
-template <int K, bool TYPED>
-static __global__ void __launch_bounds__(256) conv2d_walk_ring_kernel(const walk_params p, const walk_ring g)
-{
-    const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= g.per_image) return;
-    const long long rows = (long long)p.rows, cols = (long long)p.cols, bands = (g.top + g.bottom) * cols;
-    long long y, x;
-    if (t < bands) {
-        y = t / cols, x = t - y * cols;
-        if (y >= g.top) y += rows - g.top - g.bottom; /* the bottom band */
-    } else {
-        const long long u = t - bands, side = g.left + g.right, c = u % side;
-        y = g.top + u / side;
-        x = c < g.left ? c : cols - g.right + (c - g.left);
-    }
+    __syncthreads();
     const void *in = (const char *)p.in + (size_t)blockIdx.y * p.rows * p.cols * (TYPED ? p.in_bytes : 4);
-    const float acc = g.mode == MH_MODE_CONSTANT ? ring_sum<K, TYPED, true>(p, g, in, y, x)
-                                                 : ring_sum<K, TYPED, false>(p, g, in, y, x);
+    /* element e = i sw + j of the window, stepped by the block's size without a division a step */
+    const int step_rows = blockDim.x / sw, step_cols = blockDim.x - step_rows * sw;
+    for (int e = threadIdx.x, i = e / sw, j = e - i * sw; e < sh * sw; e += blockDim.x) {
+        const long long row = row_at[i], xx = col_at[j];
+        staged[e] = row < 0 || xx < 0 ? g.cval
+                    : TYPED           ? mh_load_value(in, (size_t)(row + xx), (mh_dtype)p.in_type)
+                                      : __ldg((const float *)in + (row + xx));
+        i += step_rows, j += step_cols;
+        if (j >= sw) ++i, j -= sw;
+    }
+    __syncthreads();
+    if ((int)threadIdx.x >= th * tw) return;
+    const int oy = threadIdx.x / tw, ox = threadIdx.x - oy * tw;
+    float acc = 0.0f;
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+#pragma unroll
+        for (int j = 0; j < K; ++j) acc = fmaf(staged[(oy + i) * sw + ox + j], taps[i * K + j], acc);
     mh_wait_for_previous_grid(); /* the walking kernel's store of this output comes first */
-    const size_t at = (size_t)y * p.out_cols + (size_t)x;
+    const size_t at = (size_t)(y0 + oy) * p.out_cols + (size_t)(x0 + ox);
     void *out = (char *)p.out + (size_t)blockIdx.y * p.out_rows * p.out_cols * (TYPED ? p.out_bytes : 4);
     if (TYPED) mh_store_value(out, at, (mh_dtype)p.out_type, mh_cast_value(acc, (mh_dtype)p.out_type));
     else ((float *)out)[at] = acc;
@@ -595,7 +637,7 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
         snprintf(why, len, "%zu output columns need more than 2^31-1 blocks", a->out_cols);
         return 0;
     }
-    if (a->bordered && mh_ceil_div((size_t)ring_of(a).per_image, 256) > MH_MAX_GRID_X) {
+    if (a->bordered && ring_of(a).tiles > (long long)MH_MAX_GRID_X) {
         snprintf(why, len, "the border of a %zu x %zu image needs more than 2^31-1 blocks", a->rows, a->cols);
         return 0;
     }
@@ -605,8 +647,9 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
 /* A bordered call of at most this many outputs runs in one launch: the ring's kernel computes every
  * output (whole_image_of), the walking kernel is not launched, and at 7 x 7 the filter is not
  * copied into constant memory. Where a call's cost is its launches (up to 362^2 on the H200) one
- * launch less wins; from 512^2 it loses, as the ring's kernel maps every tap's indices and reads
- * each input K^2 times (the sweep: lab/notes/python.md, lab/scripts/host_split.cu). */
+ * launch less wins; from 512^2 two launches won against a ring kernel that read each input once a
+ * tap (the sweep: lab/notes/python.md, lab/scripts/host_split.cu). The staged tiles read it once a
+ * tile, which may move the bound up; it is kept until the sweep is run again. */
 enum { ONE_KERNEL_MAX_OUTPUTS = 1 << 17 };
 
 static int one_kernel(const mh_conv2d_args *a)
@@ -644,9 +687,9 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
             kernel<<<grid, (unsigned)(warps * LANES), 0, mh_stream(ctx)>>>(p);
             MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d_walk_kernel"));
         }
-        if (!a->bordered || ring.per_image == 0) return MH_OK;
+        if (!a->bordered || ring.tiles == 0) return MH_OK;
         void *args[] = {&p, (void *)&ring};
-        return mh_launch(ctx, (const void *)ring_kernel, (unsigned)mh_ceil_div((size_t)ring.per_image, 256), images, 256,
+        return mh_launch(ctx, (const void *)ring_kernel, (unsigned)ring.tiles, images, RING_TILE,
                          0, args, "conv2d_walk_ring_kernel", kernel != NULL);
     });
 }
