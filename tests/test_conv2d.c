@@ -29,17 +29,17 @@ static const tcase cases[] = {
     /* walk's 3 x 3 and 5 x 5: a filter over a 1 x 1 or 4 x 2 image, strips and blocks cut
      * short, columns no multiple of 4 (the scalar paths), lanes 0 and 31 at block edges */
     {1, 1, 3, 3, 0},      {4, 2, 5, 5, 0},      {37, 517, 5, 5, 1},   {130, 1030, 3, 3, 0},  {67, 1028, 5, 5, 0},
-    /* walk's bordered calls past 2^17 outputs: the walking kernel with its ring, not the ring's
-     * kernel alone (ONE_KERNEL_MAX_OUTPUTS; the cases above stay below it, but 130 x 1030) */
-    {400, 530, 5, 5, 1},
+    /* walk's bordered calls past 2^18 outputs: the walking kernel with its ring, not the ring's
+     * kernel alone (ONE_KERNEL_MAX_OUTPUTS; the cases above stay below it) */
+    {500, 530, 5, 5, 1},
     /* walk's streamed 5 x 5 strips (29 rows, 128 columns a warp) on aligned rows: strips and warps
-     * cut short, below and past 2^17 outputs (the ring's kernel alone, then the strips and the
-     * ring's kernel); 7 x 7's past 2^17 */
-    {70, 260, 5, 5, 0},   {300, 520, 5, 5, 0},   {260, 520, 7, 7, 0},
-    /* float32 5 x 5's strips computing the border (aligned, past 2^17 outputs): 5 rows, the
-     * fewest they take (every mode's one reflection at its limit, origins too); 8 columns, lanes
-     * past the image feeding the last one's window */
-    {5, 26220, 5, 5, 0},  {16400, 8, 5, 5, 0},
+     * cut short, below and past 2^18 outputs (the ring's kernel alone, then the strips and the
+     * ring's kernel); 7 x 7's past 2^18 */
+    {70, 260, 5, 5, 0},   {520, 520, 5, 5, 0},   {520, 520, 7, 7, 0},
+    /* float32 5 x 5's strips and their ring (aligned, past 2^18 outputs): 5 rows, the fewest
+     * they take (every mode's one reflection at its limit, origins too); 8 columns, lanes past
+     * the image feeding the last one's window */
+    {5, 52440, 5, 5, 0},  {32800, 8, 5, 5, 0},
     /* walk's 7 x 7 strips (34 rows, 128 columns a warp): warps inside the image (no checks) beside
      * the checked ones at every edge, strips cut short, columns no multiple of 4, misaligned */
     {1, 1, 7, 7, 0},      {100, 700, 7, 7, 0},  {75, 1028, 7, 7, 1},  {300, 517, 7, 7, 0},
@@ -279,8 +279,8 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
     } stacks[] = {{3, 37, 51, 5, MH_MODE_REFLECT}, {5, 64, 64, 3, MH_MODE_WRAP}, {2, 129, 300, 11, MH_MODE_CONSTANT},
                   {7, 4, 9, 5, MH_MODE_NEAREST}, {65537, 1, 1, 3, MH_MODE_MIRROR}, {65537, 2, 3, 5, MH_MODE_REFLECT},
                   {3, 90, 600, 7, MH_MODE_NEAREST}, {65537, 1, 2, 7, MH_MODE_WRAP},
-                  /* walk's aligned 5 x 5 strips past 2^17 outputs, the border by the ring's kernel */
-                  {3, 100, 520, 5, MH_MODE_WRAP}, {2, 130, 512, 5, MH_MODE_CONSTANT}};
+                  /* walk's aligned 5 x 5 strips past 2^18 outputs, the border by the ring's kernel */
+                  {6, 100, 520, 5, MH_MODE_WRAP}, {4, 130, 512, 5, MH_MODE_CONSTANT}};
     for (size_t si = 0; si < sizeof stacks / sizeof stacks[0]; ++si) {
         const size_t batch = stacks[si].batch, rows = stacks[si].rows, cols = stacks[si].cols, k = stacks[si].k;
         const size_t image = rows * cols, total = batch * image;
@@ -741,8 +741,8 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed)
                   {1, 3, 2, 5, MH_MODE_MIRROR, 0.0f, 1},     {2, 33, 40, 5, MH_MODE_WRAP, 0.0f, 3},
                   {1, 16, 19, 7, MH_MODE_NEAREST, 0.0f, 0},  {2, 41, 333, 11, MH_MODE_REFLECT, 0.0f, 1},
                   {1, 19, 700, 15, MH_MODE_WRAP, 0.0f, 0},   {1, 9, 36, 21, MH_MODE_CONSTANT, -7.0f, 2},
-                  /* past 2^17 outputs a call: walk's walking kernel and its ring (ONE_KERNEL_MAX_OUTPUTS) */
-                  {1, 400, 360, 5, MH_MODE_REFLECT, 0.0f, 1}, {2, 260, 300, 3, MH_MODE_WRAP, 0.0f, 0}};
+                  /* past 2^18 outputs a call: walk's walking kernel and its ring (ONE_KERNEL_MAX_OUTPUTS) */
+                  {1, 400, 700, 5, MH_MODE_REFLECT, 0.0f, 1}, {4, 260, 300, 3, MH_MODE_WRAP, 0.0f, 0}};
     size_t ran[64] = {0}; /* typed calls each row took */
     for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
