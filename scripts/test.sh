@@ -23,7 +23,7 @@ cmake --build build -j "$jobs"
 phase build
 # What needs the build but not the tests' results runs beside ctest, whose last minute holds few
 # cores: the install, the example against it, the Python package and the report's checks.
-install_package() {
+beside_ctest() {
   # The installed library, used by a plain C program: CMake package and pkg-config file.
   rm -rf build/install build/example
   cmake --install build --prefix build/install >/dev/null
@@ -48,8 +48,7 @@ install_package() {
   fi
   "$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python \
     -Ccmake.define.MEMHIER_PREBUILT_LIBRARY="$PWD/build/libmemhier.so" -Cbuild-dir=build/skbuild-prebuilt .
-}
-report_checks() {
+
   # The report: the README's and docs' measured tables must be what scripts/report.py makes of
   # the committed results (a drift names the table), and the plots must draw.
   "$PY" scripts/report.py --check
@@ -57,42 +56,17 @@ report_checks() {
   "$PY" scripts/report.py --outdir build/report >/dev/null
 }
 # The package's tests against NumPy/SciPy (CuPy and PyTorch tests run where a GPU and those
-# packages are), once the package is built, in two processes beside ctest and the report's checks
-# (on the GPU machine one pytest process was the command's last minute). The files are dealt so
-# that each half holds about as much GPU work: test_gpu.py and the scipy suite, then every other
-# test file (so that a new file runs without being listed).
-first_half=" test_gpu.py test_scipy_suite.py test_cpu.py test_reduce_axis.py "
-pytest_files() {
-  local f
-  for f in python/tests/test_*.py; do
-    f=${f##*/}
-    case "$first_half" in *" $f "*) [ "$1" = 0 ] && echo "$f" ;; *) [ "$1" = 1 ] && echo "$f" ;; esac
-  done
-  return 0 # not the last file's test: the caller runs under errexit
-}
-pytest_half() {
-  local files
-  files=$(pytest_files "$1")
-  # shellcheck disable=SC2086 # the half's files, one word each
-  (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider \
-    --durations=5 $files) >"build/pytest-$1.log" 2>&1 || { echo "pytest: exit $?" >>"build/pytest-$1.log"; return 2; }
-}
+# packages are), once the package is built: beside ctest's last minute, where they fill a core.
 beside_then_pytest() {
   # in a job of its own: errexit holds inside it (a function tested with || runs without it)
-  install_package >build/beside-ctest.log 2>&1 &
+  beside_ctest >build/beside-ctest.log 2>&1 &
   wait $! || return 1
-  echo "test.sh: install, example and package done at $((SECONDS - started)) s" >>build/beside-ctest.log
-  report_checks >build/report-checks.log 2>&1 &
-  local report=$! half0 half1 rc=0
-  pytest_half 0 & half0=$!
-  pytest_half 1 & half1=$!
-  wait "$half0" || rc=2
-  wait "$half1" || rc=2
-  echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest-1.log
-  wait "$report" || return 1
-  return $rc
+  echo "test.sh: install, example, package and report done at $((SECONDS - started)) s" >>build/beside-ctest.log
+  (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider --durations=10 .) \
+    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; return 2; }
+  echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log
 }
-rm -f build/pytest-*.log build/report-checks.log
+rm -f build/pytest.log
 beside_then_pytest &
 beside=$!
 
@@ -104,7 +78,7 @@ phase ctest
 beside_rc=0
 wait "$beside" || beside_rc=$?
 cat build/beside-ctest.log
-for log in build/report-checks.log build/pytest-0.log build/pytest-1.log; do [ -f "$log" ] && cat "$log"; done
+[ -f build/pytest.log ] && cat build/pytest.log
 if [ "$ctest_rc" -ne 0 ]; then
   echo "test.sh: ctest failed (exit $ctest_rc)"
   exit 1
