@@ -500,17 +500,17 @@ mh_status mh_reduce_sum_select(mh_context *ctx, size_t n, const mh_variant_info 
 mh_status mh_reduce_sum_supports(mh_context *ctx, const char *variant, size_t n);
 
 /* ---- reduce along an axis, as numpy's sum, mean, min, max, argmin and argmax ----------------
- * in: a C-contiguous array of dtype MH_F32, MH_F64, MH_I32 or MH_I64 seen as outer x len x inner
- * and reduced over len (numpy's axis k of shape s: outer = s[0] ... s[k-1], len = s[k], inner =
- * s[k+1] ...; the whole array: 1 x n x 1). out: outer x inner results in the context's memory,
- * C order:
+ * in: a C-contiguous array of any mh_dtype but MH_F16 (float32, float64, the 8- to 64-bit signed
+ * and unsigned integers) seen as outer x len x inner and reduced over len (numpy's axis k of shape
+ * s: outer = s[0] ... s[k-1], len = s[k], inner = s[k+1] ...; the whole array: 1 x n x 1). out:
+ * outer x inner results in the context's memory, C order:
  *   MH_REDUCE_SUM     float32 -> float32 (summed in double, rounded once, the whole array's too:
  *                     mh_reduce_sum is the float32 sum of the rows that sum in float);
- *                     float64 -> float64 (summed in double); int32 and int64 -> int64, exact
- *                     (int64 wrapping past 2^63, as numpy's)
- *   MH_REDUCE_MEAN    float32 -> float32 (the double sum over len); float64 -> float64; int32 ->
- *                     float64 (the exact sum over len); int64 -> float64 (the values' double sum
- *                     over len, as numpy's)
+ *                     float64 -> float64 (summed in double); signed integers -> int64 and
+ *                     unsigned ones -> uint64, exact (wrapping past 64 bits, as numpy's)
+ *   MH_REDUCE_MEAN    float32 -> float32 (the double sum over len); float64 -> float64; integers
+ *                     of up to 32 bits -> float64 (the exact sum over len); int64 and uint64 ->
+ *                     float64 (the values' double sum over len, as numpy's)
  *   MH_REDUCE_MIN/MAX the dtype; NaN where the lane holds one
  *   MH_REDUCE_ARGMIN/ARGMAX int64: the index of the lane's first NaN, else of its first extreme
  * len = 0: sums give 0 and means NaN; the others refuse (numpy raises). Which rows take which

@@ -5,7 +5,8 @@
  * head), every tuning configuration; the sum poisoned with NaN and fenced by guard words. NaN
  * and Inf propagate; the deterministic variant gives the same bits on every run and in every
  * configuration. Refusals write nothing. Reductions along an axis (mh_reduce: sum, mean, min,
- * max, argmin, argmax of float32 and int32 over the middle of outer x len x inner, with NaN, ties
+ * max, argmin, argmax of float32, float64 and every integer dtype over the middle of
+ * outer x len x inner, with NaN, ties
  * and signed zeros) on every row that takes them and auto, against lanes worked out in the test;
  * the rows that sum whole arrays alone refuse them. */
 #include "testing.h"
@@ -137,27 +138,58 @@ static void check_refusals(mh_context *ctx, int gpu)
 
 /* The expected lane (o, i), written independently of mh_reduce_lane: the lane copied out first,
  * then each kind by its own loop. */
-/* Element at of an input of type dt as a double (the test's integers are exact in it). */
-static double value_at(const void *in, mh_dtype dt, size_t at)
+static int is_integer(mh_dtype dt) { return dt != MH_F32 && dt != MH_F64; }
+
+/* Element at of an integer input as its 64 bits (signed types sign-extended; uint64 as itself). */
+static unsigned long long bits_at(const void *in, mh_dtype dt, size_t at)
 {
     switch (dt) {
-    case MH_F32: return (double)((const float *)in)[at];
-    case MH_F64: return ((const double *)in)[at];
-    case MH_I64: return (double)((const long long *)in)[at];
-    default: return (double)((const int32_t *)in)[at];
+    case MH_I8: return (unsigned long long)(long long)((const int8_t *)in)[at];
+    case MH_U8: return ((const uint8_t *)in)[at];
+    case MH_I16: return (unsigned long long)(long long)((const int16_t *)in)[at];
+    case MH_U16: return ((const uint16_t *)in)[at];
+    case MH_I32: return (unsigned long long)(long long)((const int32_t *)in)[at];
+    case MH_U32: return ((const uint32_t *)in)[at];
+    default: return ((const uint64_t *)in)[at]; /* int64 and uint64 */
     }
 }
 
-/* The lane's integer sum, exactly (wrapping modulo 2^64, as numpy's int64 sums wrap). */
-static long long integer_sum(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i)
+/* a < b as the dtype orders them (uint64 unsigned, the rest signed). */
+static int integer_less(unsigned long long a, unsigned long long b, mh_dtype dt)
+{
+    return dt == MH_U64 ? a < b : (long long)a < (long long)b;
+}
+
+/* Element at of an input of type dt as a double (uint64 past 2^53 rounded). */
+static double value_at(const void *in, mh_dtype dt, size_t at)
+{
+    if (dt == MH_F32) return (double)((const float *)in)[at];
+    if (dt == MH_F64) return ((const double *)in)[at];
+    const unsigned long long b = bits_at(in, dt, at);
+    return dt == MH_U64 ? (double)b : (double)(long long)b;
+}
+
+/* The lane's integer sum, exactly (wrapping modulo 2^64, as numpy's int64 and uint64 sums wrap). */
+static unsigned long long integer_sum(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i)
 {
     unsigned long long s = 0;
-    for (size_t l = 0; l < len; ++l) {
-        const size_t at = (o * len + l) * inner + i;
-        s += (unsigned long long)(dt == MH_I64 ? ((const long long *)in)[at] : (long long)((const int32_t *)in)[at]);
-    }
-    return (long long)s;
+    for (size_t l = 0; l < len; ++l) s += bits_at(in, dt, (o * len + l) * inner + i);
+    return s;
 }
+
+/* The index of the lane's first minimum (or maximum), compared exactly. */
+static size_t integer_extreme(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i, int max)
+{
+    size_t best = 0;
+    for (size_t l = 1; l < len; ++l) {
+        const unsigned long long v = bits_at(in, dt, (o * len + l) * inner + i), b = bits_at(in, dt, (o * len + best) * inner + i);
+        if (max ? integer_less(b, v, dt) : integer_less(v, b, dt)) best = l;
+    }
+    return best;
+}
+
+/* An extreme of dtype dt as stored (mh_reduce_out_size bytes), as its 64 bits. */
+static unsigned long long stored_integer(const char *r, mh_dtype dt) { return bits_at(r, dt, 0); }
 
 static void expected_lane(const void *in, mh_dtype dt, size_t len, size_t inner, size_t o, size_t i, mh_reduce_kind k,
                           double *value, long long *index, double *magnitude)
@@ -187,7 +219,8 @@ static void expected_lane(const void *in, mh_dtype dt, size_t len, size_t inner,
 }
 
 /* Lane values: a wide spread, ties (every ninth value repeats the lane's first), signed zeros,
- * and in float lanes a NaN in every seventh lane; int64 values past 2^32 (sums past int32). */
+ * and in float lanes a NaN in every seventh lane; integers over their type's range (int64 values
+ * past 2^32, uint32 sums past 2^32, uint64 values past 2^63: sums that wrap). */
 static void fill_lanes(void *in, mh_dtype dt, size_t outer, size_t len, size_t inner, unsigned long long seed)
 {
     const size_t n = outer * len * inner;
@@ -202,7 +235,13 @@ static void fill_lanes(void *in, mh_dtype dt, size_t outer, size_t len, size_t i
         if (dt == MH_F32) ((float *)in)[k] = nan ? NAN : x;
         else if (dt == MH_F64) ((double *)in)[k] = nan ? NAN : (double)x * (1.0 + 0x1p-30);
         else if (dt == MH_I64) ((long long *)in)[k] = (long long)(x * 1e6f) * 4099;
-        else ((int32_t *)in)[k] = (int32_t)(x * 1e6f);
+        else if (dt == MH_I32) ((int32_t *)in)[k] = (int32_t)(x * 1e6f);
+        else if (dt == MH_I8) ((int8_t *)in)[k] = (int8_t)(x * 0.127f);
+        else if (dt == MH_U8) ((uint8_t *)in)[k] = (uint8_t)((x + 1000.0f) * 0.1275f);
+        else if (dt == MH_I16) ((int16_t *)in)[k] = (int16_t)(x * 32.0f);
+        else if (dt == MH_U16) ((uint16_t *)in)[k] = (uint16_t)((x + 1000.0f) * 32.0f);
+        else if (dt == MH_U32) ((uint32_t *)in)[k] = (uint32_t)((double)(x + 1000.0f) * 2e6);
+        else ((uint64_t *)in)[k] = (uint64_t)((double)(x + 1000.0f) * 1e6) << 33;
     }
     free(u);
 }
@@ -218,16 +257,17 @@ static size_t wrong_lanes(const void *h, mh_dtype dt, size_t len, size_t inner, 
         long long idx;
         expected_lane(h, dt, len, inner, lane / inner, lane % inner, k, &want, &idx, &magnitude);
         const char *r = got + lane * size;
-        const int integer = dt == MH_I32 || dt == MH_I64;
+        const size_t o = lane / inner, i = lane % inner;
+        const int integer = is_integer(dt), wide = dt == MH_I64 || dt == MH_U64, max = k == MH_REDUCE_MAX || k == MH_REDUCE_ARGMAX;
         int ok;
-        if (k >= MH_REDUCE_ARGMIN) ok = *(const long long *)r == idx;
-        else if (k == MH_REDUCE_SUM && integer)
-            ok = *(const long long *)r == integer_sum(h, dt, len, inner, lane / inner, lane % inner);
-        else if (k == MH_REDUCE_MEAN && integer)
+        if (k >= MH_REDUCE_ARGMIN)
+            ok = *(const long long *)r == (integer ? (long long)integer_extreme(h, dt, len, inner, o, i, max) : idx);
+        else if (k == MH_REDUCE_SUM && integer) ok = *(const unsigned long long *)r == integer_sum(h, dt, len, inner, o, i);
+        else if (k == MH_REDUCE_MEAN && integer) /* exact below 64 bits; 64-bit means add doubles */
             ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r)) ||
-                 (dt == MH_I64 && fabs(*(const double *)r - want) <= 0x1p-50 * magnitude / (double)len);
-        else if (dt == MH_I32) ok = (double)*(const int32_t *)r == want;
-        else if (dt == MH_I64) ok = (double)*(const long long *)r == want;
+                 (wide && fabs(*(const double *)r - want) <= 0x1p-50 * magnitude / (double)len);
+        else if (integer)
+            ok = stored_integer(r, dt) == bits_at(h, dt, (o * len + integer_extreme(h, dt, len, inner, o, i, max)) * inner + i);
         else if (dt == MH_F64) { /* sums in another order: within len rounding steps of the sum of |values| */
             const double f = *(const double *)r;
             const double tol = k == MH_REDUCE_SUM ? 0x1p-52 * (double)len * magnitude
@@ -300,6 +340,24 @@ static void check_axis_case(mh_context *ctx, int gpu, mh_dtype dt, size_t outer,
     test_release(gpu, base), test_release(gpu, out);
 }
 
+/* The sum and mean of three values v of a 64-bit dtype: sum's 64 bits and mean as given. */
+static void check_wrap(mh_context *ctx, int gpu, char *buf, mh_dtype dt, unsigned long long v, unsigned long long sum,
+                       double mean)
+{
+    const unsigned long long values[3] = {v, v, v};
+    unsigned long long got_sum = 0;
+    double got_mean = 0.0;
+    test_put(gpu, buf, values, sizeof values);
+    CHECK(mh_reduce(ctx, NULL, buf, dt, 1, 3, 1, MH_REDUCE_SUM, buf + 256) == MH_OK && mh_context_synchronize(ctx) == MH_OK,
+          "%s sum: %s", mh_dtype_name(dt), mh_context_error(ctx));
+    test_get(gpu, &got_sum, buf + 256, sizeof got_sum);
+    CHECK(got_sum == sum, "the %s sum of 3 x %llu is %llu, not %llu", mh_dtype_name(dt), v, got_sum, sum);
+    CHECK(mh_reduce(ctx, NULL, buf, dt, 1, 3, 1, MH_REDUCE_MEAN, buf + 256) == MH_OK && mh_context_synchronize(ctx) == MH_OK,
+          "%s mean: %s", mh_dtype_name(dt), mh_context_error(ctx));
+    test_get(gpu, &got_mean, buf + 256, sizeof got_mean);
+    CHECK(got_mean == mean, "the %s mean of 3 x %llu is %g, not %g", mh_dtype_name(dt), v, got_mean, mean);
+}
+
 /* Every kind and dtype over the middle axis of shapes that reach every path of the GPU rows
  * (rows a thread, 8 or 32 threads or blocks each, cut into chunks or not; columns one or four a
  * thread, the axis cut or not, its partials finished a block a lane or a thread a lane in
@@ -313,31 +371,19 @@ static void check_axes(mh_context *ctx, int gpu, unsigned long long seed)
         {1, 300000, 1, 2}, {3, 5000, 8, 0}, {2, 9000, 4, 0},  {1, 17, 1000, 1}, {4, 70000, 1, 1},
         {3000, 3, 1, 3},  {2, 3, 4000, 0},  {4, 1, 1, 0},   {1, 2000, 600, 0},
     };
-    static const mh_dtype dtypes[] = {MH_F32, MH_I32, MH_F64, MH_I64};
+    static const mh_dtype dtypes[] = {MH_F32, MH_I32, MH_F64, MH_I64, MH_I8, MH_U8, MH_I16, MH_U16, MH_U32, MH_U64};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
-        for (int dt = 0; dt < 4; ++dt)
+        for (size_t dt = 0; dt < sizeof dtypes / sizeof dtypes[0]; ++dt)
             check_axis_case(ctx, gpu, dtypes[dt], shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3],
                             seed + 7 * i + (unsigned long long)dt);
     char *buf = test_alloc(gpu, 64 * 8);
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 0, 3, MH_REDUCE_ARGMAX, buf + 256), "len = 0");
-    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_U8, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 2");
-    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_U64, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 10");
-    { /* int64 sums wrap past 2^63 as numpy's do; their mean adds the values in double (numpy's) */
-        const long long big[3] = {1LL << 62, 1LL << 62, 1LL << 62};
-        long long sum = 0;
-        double mean = 0.0;
-        test_put(gpu, buf, big, sizeof big);
-        CHECK(mh_reduce(ctx, NULL, buf, MH_I64, 1, 3, 1, MH_REDUCE_SUM, buf + 256) == MH_OK &&
-                  mh_context_synchronize(ctx) == MH_OK,
-              "int64 sum: %s", mh_context_error(ctx));
-        test_get(gpu, &sum, buf + 256, sizeof sum);
-        CHECK(sum == -(1LL << 62), "the int64 sum of 3 x 2^62 is %lld, not -2^62", sum);
-        CHECK(mh_reduce(ctx, NULL, buf, MH_I64, 1, 3, 1, MH_REDUCE_MEAN, buf + 256) == MH_OK &&
-                  mh_context_synchronize(ctx) == MH_OK,
-              "int64 mean: %s", mh_context_error(ctx));
-        test_get(gpu, &mean, buf + 256, sizeof mean);
-        CHECK(mean == 0x1p62, "the int64 mean of 3 x 2^62 is %g", mean);
-    }
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F16, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 1");
+    CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, (mh_dtype)11, 2, 4, 3, MH_REDUCE_SUM, buf + 256), "dtype = 11");
+    /* 64-bit sums wrap as numpy's do (int64 past 2^63, uint64 past 2^64); their means add the
+     * values in double (numpy's) */
+    check_wrap(ctx, gpu, buf, MH_I64, 1ULL << 62, (unsigned long long)-(1LL << 62), 0x1p62);
+    check_wrap(ctx, gpu, buf, MH_U64, 1ULL << 63, 1ULL << 63, 0x1p63);
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, (mh_reduce_kind)9, buf + 256), "kind = 9");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, SIZE_MAX / 4, 4, 3, MH_REDUCE_SUM, buf + 256), "overflows");
     CHECK_REFUSED(ctx, mh_reduce(ctx, NULL, buf, MH_F32, 2, 4, 3, MH_REDUCE_SUM, buf + 8), "overlaps");

@@ -6,12 +6,22 @@
  * accumulators share the context's workspace. */
 #include "../cuda/reduce_ops.cuh"
 
+#include <stdio.h>
+
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-static int cub_supports(const mh_context *, const mh_args *, char *, size_t) { return 1; }
+/* The vendor baseline on numpy's most common dtypes; the narrower and unsigned integers run on
+ * axis, axis-naive and the CPU rows. */
+static int cub_supports(const mh_context *, const mh_args *x, char *why, size_t len)
+{
+    const mh_dtype t = x->reduce.dtype;
+    if (t == MH_F32 || t == MH_F64 || t == MH_I32 || t == MH_I64) return 1;
+    snprintf(why, len, "cub reduces float32, float64, int32 and int64 here, not %s", mh_dtype_name(t));
+    return 0;
+}
 
 static mh_status whole_sum(mh_context *ctx, const mh_reduce_args *a)
 {

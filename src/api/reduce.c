@@ -22,11 +22,13 @@ static const char *kind_name(mh_reduce_kind k)
     return names[k];
 }
 
+/* min and max: the dtype; float32 sums and means: float32; the arg forms, float64's sums and
+ * means, integers' sums (int64, uint64) and means (float64): 8 bytes */
 size_t mh_reduce_out_size(mh_dtype dtype, mh_reduce_kind kind)
 {
+    if (kind == MH_REDUCE_MIN || kind == MH_REDUCE_MAX) return mh_dtype_size(dtype);
     if (kind == MH_REDUCE_ARGMIN || kind == MH_REDUCE_ARGMAX) return 8;
-    if (dtype == MH_I32) return kind == MH_REDUCE_MIN || kind == MH_REDUCE_MAX ? 4 : 8; /* int64 sums, double means */
-    return dtype == MH_F32 ? 4 : 8; /* float32; float64 and int64, whose means are float64 */
+    return dtype == MH_F32 ? 4 : 8;
 }
 
 mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *args, const void *in, mh_dtype dtype, size_t outer, size_t len,
@@ -35,9 +37,10 @@ mh_status mh_reduce_axis_args_init(mh_context *ctx, mh_args *args, const void *i
     memset(args, 0, sizeof *args);
     args->op = MH_OP_REDUCE;
     size_t lanes, count, bytes;
-    if (dtype != MH_F32 && dtype != MH_I32 && dtype != MH_F64 && dtype != MH_I64)
+    if ((int)dtype < MH_F32 || (int)dtype > MH_U64 || dtype == MH_F16)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
-                       "dtype = %d: reductions take float32 (MH_F32), float64 (MH_F64), int32 (MH_I32) or int64 (MH_I64)",
+                       "dtype = %d: reductions take float32 (MH_F32), float64 (MH_F64) and the 8- to 64-bit integers "
+                       "(MH_I8 .. MH_I64, MH_U8 .. MH_U64), not float16",
                        (int)dtype);
     if ((int)kind < MH_REDUCE_SUM || (int)kind > MH_REDUCE_ARGMAX)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "kind = %d: it must be MH_REDUCE_SUM .. MH_REDUCE_ARGMAX", (int)kind);

@@ -3,7 +3,7 @@
  *   cpu-omp        OpenMP threads each sum a contiguous slice in double; the slices' sums are
  *                  added in thread order (the same bits for the same thread count)
  * Both take every reduction along an axis (mh_reduce) by numpy's rules (NaN wins min and max;
- * the arg forms take the first NaN, else the first extreme; sums in double or int64), each
+ * the arg forms take the first NaN, else the first extreme; sums in double, int64 or uint64), each
  * lane's values added in index order: rows (inner = 1) a lane at a time, columns (inner > 1) a
  * block of lanes at a time down the axis, reading whole row segments in memory order;
  * cpu-omp's threads take lanes or blocks of them. */
@@ -14,23 +14,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One lane's reduction so far: float sums in double; integer sums in int64 (wrapping, as numpy's:
- * kept as unsigned, whose overflow C defines) and, for an int64 mean, in double too (numpy's mean
- * converts before it adds); the extreme in double, or exactly in int64 for integers. */
+/* One lane's reduction so far: float sums in double; integer sums in 64 bits (wrapping, as
+ * numpy's: kept as unsigned, whose overflow C defines) and, for a 64-bit integer mean, in double
+ * too (numpy's mean converts before it adds); the extreme in double, or exactly for integers (in
+ * int64, or in uint64 for uint64). */
 typedef struct lane_acc {
     double sum, best;
-    unsigned long long isum;
+    unsigned long long isum, ubest;
     long long ibest;
     size_t at;
     int nan;
 } lane_acc;
 
-/* Element k of the input, the lane's l-th value, added. */
+static inline __attribute__((always_inline)) long long signed_at(const void *in, mh_dtype t, size_t k)
+{
+    switch (t) {
+    case MH_I8: return ((const int8_t *)in)[k];
+    case MH_I16: return ((const int16_t *)in)[k];
+    case MH_I32: return ((const int32_t *)in)[k];
+    case MH_U8: return ((const uint8_t *)in)[k];
+    case MH_U16: return ((const uint16_t *)in)[k];
+    case MH_U32: return ((const uint32_t *)in)[k];
+    default: return ((const int64_t *)in)[k];
+    }
+}
+
+static inline int is_integer(mh_dtype t) { return t != MH_F32 && t != MH_F64; }
+
+/* Element k of the input, the lane's l-th value, added. Integers below 64 bits, signed or not, are
+ * held exactly in int64; uint64 is compared as itself. */
 static inline __attribute__((always_inline)) void lane_add(lane_acc *s, const mh_reduce_args *a, size_t k, size_t l,
                                                        int want_max)
 {
-    if (a->dtype == MH_I32 || a->dtype == MH_I64) {
-        const long long v = a->dtype == MH_I32 ? ((const int32_t *)a->in)[k] : ((const int64_t *)a->in)[k];
+    if (a->dtype == MH_U64) {
+        const unsigned long long v = ((const uint64_t *)a->in)[k];
+        s->isum += v;
+        s->sum += (double)v;
+        if (l == 0 || (want_max ? v > s->ubest : v < s->ubest)) s->ubest = v, s->at = l;
+        return;
+    }
+    if (is_integer(a->dtype)) {
+        const long long v = signed_at(a->in, a->dtype, k);
         s->isum += (unsigned long long)v;
         s->sum += (double)v;
         if (l == 0 || (want_max ? v > s->ibest : v < s->ibest)) s->ibest = v, s->at = l;
@@ -43,27 +67,50 @@ static inline __attribute__((always_inline)) void lane_add(lane_acc *s, const mh
     else if (l == 0 || (want_max ? v > s->best : v < s->best)) s->best = v, s->at = l;
 }
 
+/* The mean's sum: floats' and 64-bit integers' in double (numpy's mean converts before it adds);
+ * narrower integers' exact sum, converted once. */
+static double mean_sum(const lane_acc *s, mh_dtype t)
+{
+    if (t == MH_F32 || t == MH_F64 || t == MH_I64 || t == MH_U64) return s->sum;
+    return t == MH_U32 ? (double)s->isum : (double)(long long)s->isum;
+}
+
+/* An extreme of an integer dtype below 64 bits (or int64), in that dtype. */
+static void store_integer(void *out, mh_dtype t, long long v)
+{
+    switch (t) {
+    case MH_I8: *(int8_t *)out = (int8_t)v; break;
+    case MH_U8: *(uint8_t *)out = (uint8_t)v; break;
+    case MH_I16: *(int16_t *)out = (int16_t)v; break;
+    case MH_U16: *(uint16_t *)out = (uint16_t)v; break;
+    case MH_I32: *(int32_t *)out = (int32_t)v; break;
+    case MH_U32: *(uint32_t *)out = (uint32_t)v; break;
+    default: *(int64_t *)out = v;
+    }
+}
+
 /* s by value: a row's state, whose address never escapes, stays in registers */
 static void lane_store(lane_acc s, const mh_reduce_args *a, void *out)
 {
     const mh_dtype t = a->dtype;
-    const double mean = a->len ? (t == MH_I32 ? (double)(long long)s.isum : s.sum) / (double)a->len : NAN;
     switch (a->kind) {
     case MH_REDUCE_SUM:
         if (t == MH_F32) *(float *)out = (float)s.sum;
         else if (t == MH_F64) *(double *)out = s.sum;
-        else *(long long *)out = (long long)s.isum;
+        else *(unsigned long long *)out = s.isum; /* int64 or uint64: the same bits */
         break;
-    case MH_REDUCE_MEAN:
+    case MH_REDUCE_MEAN: {
+        const double mean = a->len ? mean_sum(&s, t) / (double)a->len : NAN;
         if (t == MH_F32) *(float *)out = (float)mean;
         else *(double *)out = mean;
         break;
+    }
     case MH_REDUCE_MIN:
     case MH_REDUCE_MAX:
         if (t == MH_F32) *(float *)out = (float)s.best;
         else if (t == MH_F64) *(double *)out = s.best;
-        else if (t == MH_I32) *(int32_t *)out = (int32_t)s.ibest;
-        else *(long long *)out = s.ibest;
+        else if (t == MH_U64) *(uint64_t *)out = s.ubest;
+        else store_integer(out, t, s.ibest);
         break;
     default: *(long long *)out = (long long)s.at;
     }

@@ -1,6 +1,6 @@
 /* reduce along an axis on CUDA: every reduction of mh_reduce (sum, mean, min, max, argmin,
- * argmax of float32 or int32, outer x len x inner reduced over len), with the operators of
- * reduce_ops.cuh.
+ * argmax of float32, float64 and 8- to 64-bit integers, outer x len x inner reduced over len),
+ * with the operators of reduce_ops.cuh.
  *
  *   axis-naive  a thread per lane (o, i), its len values read one after another, inner apart:
  *               coalesced across a warp when inner > 1 (neighbouring threads, neighbouring
@@ -19,7 +19,9 @@
  *               pairwise tree; the blocks' partials go to the context's workspace and a
  *               finishing pass combines them in block order. No atomics: the same bits on every
  *               run for the same shape, alignment and device.
- * Float32 sums and means accumulate in double (rounded once), int32 sums in int64: exact. */
+ * Float32 sums and means accumulate in double (rounded once), integer sums in int64 or uint64
+ * (exact, wrapping as numpy's). The 8- and 16-bit integers move 4 (or 2) values a load, 4 or 8
+ * bytes, where the wider types move 16. */
 #include "reduce_ops.cuh"
 
 #include <stdio.h>
@@ -325,11 +327,6 @@ template <typename Op> static mh_status launch_finish(mh_context *ctx, const mh_
     return MH_LAUNCH_CHECK(ctx, "reduce_finish_kernel");
 }
 
-mh_status mh_reduce_finish(mh_context *ctx, const mh_reduce_args *a, const void *partials, size_t splits)
-{
-    return with_reduce_op(a->dtype, a->kind, [&](auto op) { return launch_finish<decltype(op)>(ctx, a, partials, splits); });
-}
-
 template <typename Op> static mh_status launch_axis(mh_context *ctx, const mh_reduce_args *a, const axis_plan &p)
 {
     typedef typename Op::value T;
@@ -369,27 +366,89 @@ template <typename Op> static mh_status launch_axis(mh_context *ctx, const mh_re
     return p.splits > 1 ? launch_finish<Op>(ctx, a, partials, p.splits) : MH_OK;
 }
 
+template <typename Op> static mh_status launch_naive(mh_context *ctx, const mh_reduce_args *a)
+{
+    const size_t lanes = a->outer * a->inner, blocks = mh_resident_blocks(ctx, lanes, BLOCK);
+    axis_naive_kernel<Op><<<(unsigned)blocks, BLOCK, 0, mh_stream(ctx)>>>((const typename Op::value *)a->in, a->len,
+                                                                          a->inner, lanes, a->out, is_mean(a));
+    return MH_LAUNCH_CHECK(ctx, "axis_naive_kernel");
+}
+
+/* ---- the dtypes by translation unit --------------------------------------------------------
+ * Each dtype's kernels (every kind, plan and vector width) are built in one unit: this one the
+ * four CUB's row takes (float32, float64, int32, int64) and the host code; reduce_axis_narrow.cu
+ * the 8- and 16-bit integers and reduce_axis_unsigned.cu uint32 and uint64, which include this
+ * file with MH_REDUCE_AXIS_UNIT set to 1 or 2 (one unit of all ten compiled for ~60 s, the
+ * library's critical path). */
+enum reduce_job { JOB_NAIVE, JOB_AXIS, JOB_FINISH };
+
+template <typename T>
+static mh_status run_job(mh_context *ctx, const mh_reduce_args *a, reduce_job job, const void *partials, size_t splits)
+{
+    return with_reduce_op_of<T>(a->kind, [&](auto op) {
+        typedef decltype(op) Op;
+        if (job == JOB_NAIVE) return launch_naive<Op>(ctx, a);
+        if (job == JOB_FINISH) return launch_finish<Op>(ctx, a, partials, splits);
+        return launch_axis<Op>(ctx, a, plan_of(ctx, a));
+    });
+}
+
+mh_status mh_reduce_axis_narrow_job(mh_context *ctx, const mh_reduce_args *a, int job, const void *partials,
+                                    size_t splits);
+mh_status mh_reduce_axis_unsigned_job(mh_context *ctx, const mh_reduce_args *a, int job, const void *partials,
+                                      size_t splits);
+#if MH_REDUCE_AXIS_UNIT == 1
+mh_status mh_reduce_axis_narrow_job(mh_context *ctx, const mh_reduce_args *a, int job, const void *partials, size_t splits)
+{
+    const reduce_job j = (reduce_job)job;
+    switch (a->dtype) {
+    case MH_I8: return run_job<signed char>(ctx, a, j, partials, splits);
+    case MH_U8: return run_job<unsigned char>(ctx, a, j, partials, splits);
+    case MH_I16: return run_job<short>(ctx, a, j, partials, splits);
+    default: return run_job<unsigned short>(ctx, a, j, partials, splits);
+    }
+}
+#elif MH_REDUCE_AXIS_UNIT == 2
+mh_status mh_reduce_axis_unsigned_job(mh_context *ctx, const mh_reduce_args *a, int job, const void *partials,
+                                      size_t splits)
+{
+    const reduce_job j = (reduce_job)job;
+    return a->dtype == MH_U32 ? run_job<unsigned>(ctx, a, j, partials, splits)
+                              : run_job<unsigned long long>(ctx, a, j, partials, splits);
+}
+#else
+static mh_status reduce_job_of(mh_context *ctx, const mh_reduce_args *a, reduce_job job, const void *partials = NULL,
+                               size_t splits = 0)
+{
+    switch (a->dtype) {
+    case MH_F32: return run_job<float>(ctx, a, job, partials, splits);
+    case MH_F64: return run_job<double>(ctx, a, job, partials, splits);
+    case MH_I32: return run_job<int>(ctx, a, job, partials, splits);
+    case MH_I64: return run_job<long long>(ctx, a, job, partials, splits);
+    case MH_U32:
+    case MH_U64: return mh_reduce_axis_unsigned_job(ctx, a, job, partials, splits);
+    default: return mh_reduce_axis_narrow_job(ctx, a, job, partials, splits);
+    }
+}
+
+mh_status mh_reduce_finish(mh_context *ctx, const mh_reduce_args *a, const void *partials, size_t splits)
+{
+    return reduce_job_of(ctx, a, JOB_FINISH, partials, splits);
+}
+
 static mh_status axis_run(mh_context *ctx, const mh_args *x)
 {
     const mh_reduce_args *a = &x->reduce;
     if (a->outer * a->inner == 0) return MH_OK;
     if (a->len == 0) return mh_reduce_finish(ctx, a, NULL, 0); /* sums 0, means NaN */
-    const axis_plan p = plan_of(ctx, a);
-    return with_reduce_op(a->dtype, a->kind, [&](auto op) { return launch_axis<decltype(op)>(ctx, a, p); });
+    return reduce_job_of(ctx, a, JOB_AXIS);
 }
 
 static mh_status naive_run(mh_context *ctx, const mh_args *x)
 {
     const mh_reduce_args *a = &x->reduce;
-    const size_t lanes = a->outer * a->inner;
-    if (lanes == 0) return MH_OK;
-    const size_t blocks = mh_resident_blocks(ctx, lanes, BLOCK);
-    return with_reduce_op(a->dtype, a->kind, [&](auto op) {
-        typedef decltype(op) Op;
-        axis_naive_kernel<Op><<<(unsigned)blocks, BLOCK, 0, mh_stream(ctx)>>>((const typename Op::value *)a->in, a->len,
-                                                                              a->inner, lanes, a->out, is_mean(a));
-        return MH_LAUNCH_CHECK(ctx, "axis_naive_kernel");
-    });
+    if (a->outer * a->inner == 0) return MH_OK;
+    return reduce_job_of(ctx, a, JOB_NAIVE);
 }
 
 /* A thread a lane: with fewer lanes than a warp per SM, a few threads would walk whole axes
@@ -423,3 +482,4 @@ static const mh_row rows[] = {
 };
 
 MH_ROW_GROUP(mh_reduce_axis_rows, rows)
+#endif
