@@ -58,6 +58,14 @@ static void test_malformed(void)
     mh_array_free(&a);
     len = image(buf, 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", 8);
     expect_refused(buf, len, "dtype '<f2'");
+    expect_refused(buf, len, "memhier reads <f4, <i4, <i8, |u1, <f8, |i1, <u2, <i2, <u4, <u8");
+    len = image(buf, 1, "{'descr': '<u2', 'fortran_order': False, 'shape': (4,), }", 8);
+    CHECK(mh_npy_parse(buf, len, &a, err, sizeof err) == MH_OK && a.dtype == MH_U16 && a.count == 4,
+          "<u2 refused or misread: %s", err);
+    mh_array_free(&a);
+    len = image(buf, 1, "{'descr': '<i1', 'fortran_order': False, 'shape': (4,), }", 4);
+    CHECK(mh_npy_parse(buf, len, &a, err, sizeof err) == MH_OK && a.dtype == MH_I8, "<i1 (|i1's alias) refused: %s", err);
+    mh_array_free(&a);
     len = image(buf, 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (4,), }", 16);
     expect_refused(buf, len, "big-endian");
     len = image(buf, 1, "{'descr': '<c8', 'fortran_order': False, 'shape': (4,), }", 32);
@@ -103,10 +111,11 @@ static void test_malformed(void)
 static void test_round_trip(const char *dir)
 {
     char path[1024];
-    const mh_dtype types[] = {MH_F32, MH_I32, MH_I64, MH_U8};
-    const size_t shapes[][3] = {{5, 0, 0}, {3, 7, 0}, {2, 3, 4}, {0, 0, 0}};
-    const int ndims[] = {1, 2, 3, 0};
-    for (int t = 0; t < 4; ++t) {
+    const mh_dtype types[] = {MH_F32, MH_I32, MH_I64, MH_U8, MH_F64, MH_I8, MH_U16, MH_I16, MH_U32, MH_U64};
+    const size_t shapes[][3] = {{5, 0, 0}, {3, 7, 0}, {2, 3, 4}, {0, 0, 0}, {4, 0, 0},
+                                {2, 2, 0}, {3, 0, 0}, {1, 2, 3}, {6, 0, 0}, {2, 2, 2}};
+    const int ndims[] = {1, 2, 3, 0, 1, 2, 1, 3, 1, 3};
+    for (int t = 0; t < (int)(sizeof types / sizeof types[0]); ++t) {
         size_t count = 1;
         for (int d = 0; d < ndims[t]; ++d) count *= shapes[t][d];
         unsigned char data[256];

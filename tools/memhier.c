@@ -27,7 +27,7 @@ static const struct command {
      "             (a and b both float32, or both float64: c of their dtype)\n"
      "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
      "             [--op sum|mean|min|max|argmin|argmax] [--axis K]: numpy's reduction of a\n"
-     "             float32, float64, int32 or int64 array over axis K (the whole array without one)\n"
+     "             float32, float64 or 8- to 64-bit integer array over axis K (the whole array without one)\n"
      "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32 or uint8) --out h.npy\n"
      "             [--bins B | --lo L --hi H --width W]\n"
      "  run histogram ... --in x.npy (float32, any shape) --out h.npy\n"

@@ -323,17 +323,41 @@ static int parse_reduce_op(const char *s, mh_reduce_kind *kind)
     return cli_error(CLI_USAGE, "--op '%s': expected sum, mean, min, max, argmin or argmax", s);
 }
 
+/* The dtype numpy gives kind over `in` (mh_reduce_out_size's): signed integers' sums int64 and
+ * unsigned ones' uint64, integers' means float64, min and max the input's, the arg forms int64. */
+static mh_dtype reduce_out_type(mh_dtype in, mh_reduce_kind kind)
+{
+    const int integer = in != MH_F32 && in != MH_F64, is_unsigned = in == MH_U8 || in == MH_U16 || in == MH_U32 || in == MH_U64;
+    if (kind >= MH_REDUCE_ARGMIN) return MH_I64;
+    if (integer && kind == MH_REDUCE_SUM) return is_unsigned ? MH_U64 : MH_I64;
+    if (integer && kind == MH_REDUCE_MEAN) return MH_F64;
+    return in;
+}
+
+/* A single result, as numpy prints it. */
+static void print_result(mh_dtype t, const void *r)
+{
+    switch (t) {
+    case MH_F32: fprintf(summary, " = %.9g", (double)*(const float *)r); break;
+    case MH_F64: fprintf(summary, " = %.17g", *(const double *)r); break;
+    case MH_I8: fprintf(summary, " = %d", *(const int8_t *)r); break;
+    case MH_U8: fprintf(summary, " = %u", *(const uint8_t *)r); break;
+    case MH_I16: fprintf(summary, " = %d", *(const int16_t *)r); break;
+    case MH_U16: fprintf(summary, " = %u", *(const uint16_t *)r); break;
+    case MH_I32: fprintf(summary, " = %d", *(const int32_t *)r); break;
+    case MH_U32: fprintf(summary, " = %u", *(const uint32_t *)r); break;
+    case MH_U64: fprintf(summary, " = %llu", (unsigned long long)*(const uint64_t *)r); break;
+    default: fprintf(summary, " = %lld", (long long)*(const int64_t *)r);
+    }
+}
+
 /* run reduce with --op or --axis, or on float64, integer or N-D input: numpy's reduction over one
- * axis (or the whole array), written as numpy types it (integer sums int64, integer means float64,
- * float64 in float64, the arg forms int64). The caller frees j->in. */
-static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, const char *in_path)
+ * axis (or the whole array), written as numpy types it (reduce_out_type). The caller frees j->in. */
+static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg)
 {
     mh_reduce_kind kind = MH_REDUCE_SUM;
     int rc = op ? parse_reduce_op(op, &kind) : CLI_OK, axis = -1;
     const mh_array *in = &j->in;
-    if (rc == CLI_OK && in->dtype != MH_F32 && in->dtype != MH_I32 && in->dtype != MH_F64 && in->dtype != MH_I64)
-        rc = cli_error(CLI_FAILED, "--in %s: reduce takes float32 (<f4), float64 (<f8), int32 (<i4) or int64 (<i8); "
-                       "found %s", in_path, mh_dtype_descr(in->dtype));
     if (rc == CLI_OK && axis_arg) rc = parse_int("--axis", axis_arg, -in->ndim, in->ndim - 1, &axis);
     if (rc != CLI_OK) return rc;
     if (axis < 0 && axis_arg) axis += in->ndim;
@@ -350,9 +374,7 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
         }
         if (!ndim) ndim = 1, shape[0] = 1;
     }
-    const int integer = in->dtype == MH_I32 || in->dtype == MH_I64;
-    const mh_dtype out_type = kind >= MH_REDUCE_ARGMIN || (integer && kind == MH_REDUCE_SUM) ? MH_I64
-                              : integer && kind == MH_REDUCE_MEAN ? MH_F64 : in->dtype;
+    const mh_dtype out_type = reduce_out_type(in->dtype, kind);
     if ((rc = cli_context(j->device, NULL, &j->ctx)) != CLI_OK) return rc;
     mh_status s;
     const size_t lanes = outer * inner, size = mh_dtype_size(out_type);
@@ -377,10 +399,7 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
     if (rc == CLI_OK) {
         fprintf(summary, "%s: %s over %s of %zu values -> %zu result%s", chosen_name(j, picked), op ? op : "sum",
                          axis_arg ? "an axis" : "the whole array", in->count, lanes, lanes == 1 ? "" : "s");
-        if (lanes == 1 && out_type == MH_F32) fprintf(summary, " = %.9g", (double)*(float *)j->bout.host);
-        else if (lanes == 1 && out_type == MH_I32) fprintf(summary, " = %d", *(int32_t *)j->bout.host);
-        else if (lanes == 1 && out_type == MH_F64) fprintf(summary, " = %.17g", *(double *)j->bout.host);
-        else if (lanes == 1) fprintf(summary, " = %lld", *(long long *)j->bout.host);
+        if (lanes == 1) print_result(out_type, j->bout.host);
         fprintf(summary, "%s%s\n", j->out_path ? " in " : "", j->out_path ? j->out_path : "");
     }
     cli_release(j->ctx, &j->bin);
@@ -390,9 +409,9 @@ static int reduce_axis_job(run_job *j, const char *op, const char *axis_arg, con
     return rc;
 }
 
-static int run_reduce_axis(run_job *j, const char *op, const char *axis_arg, const char *in_path)
+static int run_reduce_axis(run_job *j, const char *op, const char *axis_arg)
 {
-    const int rc = reduce_axis_job(j, op, axis_arg, in_path);
+    const int rc = reduce_axis_job(j, op, axis_arg);
     mh_array_free(&j->in);
     return rc;
 }
@@ -408,7 +427,7 @@ static int run_reduce(int argc, char **argv)
     if (v[1] && (rc = cli_parse_device(v[1], &j.device)) != CLI_OK) return rc;
     char err[512];
     if (mh_npy_read(v[2], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
-    if (v[4] || v[5] || j.in.dtype != MH_F32 || j.in.ndim != 1) return run_reduce_axis(&j, v[4], v[5], v[2]);
+    if (v[4] || v[5] || j.in.dtype != MH_F32 || j.in.ndim != 1) return run_reduce_axis(&j, v[4], v[5]);
     rc = cli_context(j.device, NULL, &j.ctx);
     mh_status s;
     const size_t n = j.in.count;

@@ -24,6 +24,11 @@ static const struct {
     {MH_I64, "<i8", NULL, 8},
     {MH_U8, "|u1", "<u1", 1},
     {MH_F64, "<f8", NULL, 8},
+    {MH_I8, "|i1", "<i1", 1},
+    {MH_U16, "<u2", NULL, 2},
+    {MH_I16, "<i2", NULL, 2},
+    {MH_U32, "<u4", NULL, 4},
+    {MH_U64, "<u8", NULL, 8},
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
@@ -128,7 +133,10 @@ static mh_status lookup_descr(const char *descr, mh_array *a, char *err, size_t 
             return MH_OK;
         }
     const char *hint = descr[0] == '>' ? " (big-endian: convert with .astype(its '<' form))" : "";
-    FAIL("dtype '%s' is not supported%s; memhier reads <f4, <f8, <i4, <i8 and |u1", descr, hint);
+    char known[128] = "";
+    for (size_t i = 0, at = 0; i < NDTYPES && at < sizeof known; ++i)
+        at += (size_t)snprintf(known + at, sizeof known - at, "%s%s", i ? ", " : "", dtypes[i].descr);
+    FAIL("dtype '%s' is not supported%s; memhier reads %s", descr, hint, known);
 }
 
 static mh_status parse_header(const char *h, size_t len, mh_array *a, char *err, size_t errlen)

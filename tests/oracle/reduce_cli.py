@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The oracle for reduce: `memhier run reduce` against numpy's float64 sum, with auto and every
 variant this machine can run; the printed sum and the --out file agree; --op and --axis against
-numpy's sum, mean, min, max, argmin and argmax of float32, float64, int32 and int64 arrays, on the CPU
+numpy's sum, mean, min, max, argmin and argmax of float32, float64 and integer arrays, on the CPU
 backend
 and on the GPU's auto (axis); refusals; a small CPU bench's JSON.
 
@@ -44,8 +44,14 @@ def check_axes(rng, device):
     xl[0, 0, 0] = xl[0, 1, 0] = xl[0, 2, 0] = 2**62  # an int64 sum that wraps, as numpy's
     xd = rng.standard_normal((13, 8, 3)) * np.exp2(rng.integers(-40, 40, (13, 8, 3)))
     xd[2, 5, 1] = np.nan
+    xb = rng.integers(-128, 128, (9, 11)).astype(np.int8)
+    xu = rng.integers(0, 65536, (5, 12, 2)).astype(np.uint16)
+    xw = rng.integers(0, 2**32, (7, 6)).astype(np.uint32)  # sums past 2^32
+    xq = rng.integers(0, 2**63, (4, 5), dtype=np.uint64) * np.uint64(2)  # past 2^63: sums that wrap
     for a, ops in ((x, ["sum", "mean", "min", "max", "argmin", "argmax"]), (xi, ["sum", "mean", "min", "max", "argmax"]),
-                   (xl, ["sum", "mean", "max", "argmin"]), (xd, ["sum", "mean", "min", "max", "argmin", "argmax"])):
+                   (xl, ["sum", "mean", "max", "argmin"]), (xd, ["sum", "mean", "min", "max", "argmin", "argmax"]),
+                   (xb, ["sum", "min", "argmax"]), (xu, ["sum", "mean", "max"]), (xw, ["sum", "min", "argmin"]),
+                   (xq, ["sum", "max", "argmax"])):
         for i, op in enumerate(ops):
             for j, axis in enumerate([None, *range(-a.ndim, a.ndim)]):
                 if on_gpu_too(device, i + j):
@@ -76,9 +82,9 @@ def check_refusals():
     f64, i32 = path("f64.npy"), path("i32.npy")
     np.save(f64, np.zeros(4))
     np.save(i32, np.zeros((3, 3), np.int32))
-    np.save(path("u8.npy"), np.zeros(4, np.uint8))
+    np.save(path("f16.npy"), np.zeros(4, np.float16))
     cases = [
-        (["run", "reduce", "--in", path("u8.npy")], "float32 (<f4), float64 (<f8), int32 (<i4) or int64"),
+        (["run", "reduce", "--in", path("f16.npy")], "dtype '<f2' is not supported"),
         (["run", "reduce", "--in", i32, "--op", "median"], "--op 'median'"),
         (["run", "reduce", "--in", i32, "--axis", "2"], "--axis '2'"),
         (["run", "reduce"], "needs --in"),
