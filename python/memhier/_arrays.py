@@ -109,7 +109,7 @@ def _torch_dtype(t):
 
 
 _DTYPES = {name: np.dtype(name) for name in ("float32", "float16", "int32", "uint8", "int8", "uint16", "int16", "int64",
-                                            "uint64", "float64")}
+                                            "uint32", "uint64", "float64", "bool")}
 
 
 def operand(obj, name, dtype, ndims=None):

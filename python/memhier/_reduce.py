@@ -1,10 +1,11 @@
 """memhier.sum, mean, min, max, argmin, argmax: numpy's reductions over the whole array or one
-axis of a C-contiguous float32, float64, int32 or int64 array (mh_reduce, include/memhier.h).
-Results as numpy gives them: sums of integers in int64 (wrapping past 2^63), means of integers in
-float64, float64 in float64, the arg forms int64; NaN wins min and max, and the arg forms take the
-first NaN, else the first extreme. The float32 sum of a
-whole array runs on every row (the GPU ladder); the other reductions on axis, axis-naive and cub
-on a GPU (auto: axis) and on the CPU rows (docs/reduce.md)."""
+axis of a C-contiguous array of any real dtype but float16 (mh_reduce, include/memhier.h).
+Results as numpy gives them: sums of signed integers and bools in int64 and of unsigned integers
+in uint64 (wrapping past 64 bits), means of integers in float64, float64 in float64, min and max
+in the array's dtype, the arg forms int64; NaN wins min and max, and the arg forms take the
+first NaN, else the first extreme. The float32 sum of a whole array runs on every row (the GPU
+ladder); the other reductions on axis, axis-naive and (float32, float64, int32, int64) cub on a
+GPU (auto: axis) and on the CPU rows (docs/reduce.md)."""
 import builtins
 
 import numpy as np
@@ -14,24 +15,30 @@ from ._call import Call, int_arg, variant_arg
 from ._native import lib
 
 KINDS = {"sum": 0, "mean": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5}
-DTYPE_CODES = {"float32": 0, "int32": 6, "int64": 7, "float64": 8}  # MH_F32, MH_I32, MH_I64, MH_F64
+# mh_dtype's codes; a bool array is reduced as its bytes (uint8): its sums are counts, its
+# extremes 0 or 1, written into numpy's result dtypes (int64, bool) as they are
+DTYPE_CODES = {"float32": 0, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7, "float64": 8,
+               "uint32": 9, "uint64": 10, "bool": 2}
 
 
 def _operand(a):
     op = _arrays.Operand(a, "a")
     name = str(op.dtype)
     if name not in DTYPE_CODES:
-        raise TypeError(f"a: dtype {op.dtype}, memhier reduces float32, float64, int32 or int64 (convert it "
-                        f"first, e.g. a.astype(numpy.int64))")
+        raise TypeError(f"a: dtype {op.dtype}, memhier reduces float32, float64, bool and 8- to 64-bit integers "
+                        f"(convert it first, e.g. a.astype(numpy.float32))")
     return _arrays.operand(op, "a", name)
 
 
 def _out_dtype(kind, dtype):
+    """numpy's result dtype of `kind` over an array of `dtype`."""
     if kind in ("argmin", "argmax"):
         return "int64"
-    if dtype in ("int32", "int64"):
-        return {"sum": "int64", "mean": "float64"}.get(kind, dtype)
-    return dtype
+    if dtype in ("float32", "float64") or kind in ("min", "max"):
+        return dtype
+    if kind == "mean":
+        return "float64"
+    return "uint64" if dtype.startswith("uint") else "int64"  # sums; bool's count in int64
 
 
 def _geometry(shape, axis):
@@ -68,13 +75,13 @@ def _reduce(kind, a, axis, variant, out, device, context):
 
 def sum(a, axis=None, variant="auto", out=None, device=None, context=None):  # noqa: A001 - numpy's name
     """numpy.sum(a, axis): float32 in float32 (summed in double, rounded once), float64 in float64,
-    int32 and int64 in int64."""
+    signed integers and bools in int64, unsigned integers in uint64."""
     return _reduce("sum", a, axis, variant, out, device, context)
 
 
 def mean(a, axis=None, variant="auto", out=None, device=None, context=None):
-    """numpy.mean(a, axis): float32 in float32 (the double sum over the count), float64, int32 and
-    int64 in float64."""
+    """numpy.mean(a, axis): float32 in float32 (the double sum over the count), float64, bools and
+    integers in float64."""
     return _reduce("mean", a, axis, variant, out, device, context)
 
 

@@ -376,18 +376,27 @@ def _chunk_reduction(x, name, axis, keep_dtype, variant):
     return x.map_blocks(chunk, chunks=chunks, dtype=keep_dtype, meta=x._meta), axes
 
 
+def _wide(dtype):
+    """What numpy sums a dtype in (float64 for floats here: float32 chunks' sums are added in it),
+    and what a chunk's value and index travel in together (_arg): float64 holds every float32 and
+    float64 value, int64 and uint64 every integer of their kind and every index, exactly."""
+    kind = np.dtype(dtype).kind
+    return np.float64 if kind == "f" else np.uint64 if kind == "u" else np.int64
+
+
 def _sums(x, axis, variant):
     """Per-chunk sums (float32 chunks summed in double and rounded to float32, float64 in double;
-    integers in int64, exact) added in float64 or int64."""
-    wide = np.float64 if np.dtype(x.dtype).kind == "f" else np.int64
+    signed integers and bools in int64, unsigned ones in uint64, exact) added in float64, int64 or
+    uint64."""
+    wide = _wide(x.dtype)
     parts, axes = _chunk_reduction(x, "sum", axis, wide, variant)
     return parts.sum(axis=axes, dtype=wide)
 
 
 def sum(x, axis=None, variant="auto"):  # noqa: A001 - numpy's name
-    """memhier.sum of a float32, float64, int32 or int64 dask array along one axis or whole: float32
+    """memhier.sum of a dask array of any dtype memhier.sum takes, along one axis or whole: float32
     sums each chunk's in double, rounded to float32, the chunks' added in float64 and rounded once;
-    float64 in float64; integers in int64, exact."""
+    float64 in float64; signed integers and bools in int64, unsigned ones in uint64, exact."""
     axis = _one_axis(x, axis)
     total = _sums(x, axis, variant)
     return total.astype(np.float32) if x.dtype == np.float32 else total
@@ -437,10 +446,11 @@ def _arg(x, name, axis, variant):
         at = block_info[0]["chunk-location"][k]
         i = xp.expand_dims(xp.asarray(getattr(_reduce, name)(b, axis=k, variant=variant)), k)
         v = xp.take_along_axis(b, i, axis=k)
-        return xp.stack([v.astype(xp.float64), (i + int(starts[at])).astype(xp.float64)])
+        return xp.stack([v.astype(pair), (i + int(starts[at])).astype(pair)])
 
+    pair = _wide(x.dtype)  # values compared exactly: int64 past 2^53 apart in float64 would tie
     chunks = ((2,),) + tuple((1,) * len(c) if d == k else c for d, c in enumerate(flat.chunks))
-    pairs = flat.map_blocks(chunk, chunks=chunks, new_axis=0, dtype=np.float64, meta=flat._meta)
+    pairs = flat.map_blocks(chunk, chunks=chunks, new_axis=0, dtype=pair, meta=flat._meta.astype(pair))
     pairs = pairs.rechunk({0: 2, k + 1: -1})
 
     def pick(p):

@@ -336,15 +336,27 @@ def test_ndimage_passes_of_wide_dtypes(rng, dtype):
                                   mnd.correlate1d(wide, np.ones(161) / 161, 1))
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64, np.int8, np.uint8, np.uint16,
+                                   np.uint32, np.uint64, np.bool_])
 def test_reductions_are_numpys(rng, dtype):
     """sum, mean, min, max, argmin, argmax over every axis and the whole array, chunks of uneven
     sizes, NaN and ties; exact but for float sums and means (per-chunk float32 rounding; float64
-    sums in another order than numpy's)."""
+    sums in another order than numpy's). int64 and uint64 values 1 apart past 2^60 (one float64)
+    in different chunks: the arg forms compare them exactly."""
     x = rng.uniform(-1000, 1000, (203, 57, 6))
     x.reshape(-1)[::11] = x.reshape(-1)[0]
-    x = (x * 1e5).astype(dtype) if np.dtype(dtype).kind == "i" else x.astype(dtype)
-    if np.dtype(dtype).kind == "f":
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        x = x > 0
+    elif kind in "iu":
+        info = np.iinfo(dtype)
+        x = np.clip((x + (1000 if kind == "u" else 0)) * (info.max / 2000 if info.bits < 64 else 1e5),
+                    info.min, info.max).astype(dtype)
+        if info.bits == 64:
+            x[0, 0, 0], x[150, 50, 5] = dtype(2 ** 60 + 1), dtype(2 ** 60 + 2)
+    else:
+        x = x.astype(dtype)
+    if kind == "f":
         x[50, 3, 2] = x[170, 40, 1] = np.nan
     d = da.from_array(x, chunks=(64, 20, 4))
     for name in ("sum", "mean", "min", "max", "argmin", "argmax"):
@@ -357,7 +369,8 @@ def test_reductions_are_numpys(rng, dtype):
             assert np.asarray(got).dtype == np.asarray(want).dtype, what
             if name in ("sum", "mean") and dtype == np.float32:
                 np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-2, equal_nan=True, err_msg=what)
-            elif name in ("sum", "mean") and dtype == np.float64:
+            elif (name in ("sum", "mean") and dtype == np.float64) or (name == "mean" and x.itemsize == 8):
+                # 64-bit integers' means: the exact sum over the count, numpy's the values' double sum
                 np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9, equal_nan=True, err_msg=what)
             else:
                 np.testing.assert_array_equal(got, want, err_msg=what)
