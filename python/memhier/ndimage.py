@@ -19,8 +19,11 @@ integer output truncated toward zero and wrapped modulo 2^bits (scipy's C cast o
 and values past +-2^31 store as 0), so a 3x3 sum of uint8 pixels wraps as scipy's does. The
 separable filters store each pass in the output's dtype, as scipy does. An integer result
 equals scipy's unless the exact value lies within float32 rounding of a whole number (scipy
-truncates its float64 sum; the two sums may fall on either side). float64 (and int32 and wider)
-is refused rather than computed in float32: pass input.astype(numpy.float32).
+truncates its float64 sum; the two sums may fall on either side). float64, int32, int64, uint32
+and uint64 (in or out) are computed in float64, never in float32; into an integer output of
+those types every sum is added in scipy's order (correlate's weights in C order, correlate1d's
+symmetric and antisymmetric folds, scipy's own Gaussian weights), so the result is scipy's bit
+for bit, truncation included.
 
 The input may be a NumPy array (the CPU backend, or a GPU with device=N), a CuPy array or a
 PyTorch CUDA tensor (on the caller's current stream), or any array with __cuda_array_interface__
@@ -32,10 +35,9 @@ image's device as float32 are used in place; any other array-like is converted t
 precision of the computation) and, for an image on a GPU, copied to its device by the image's
 own library.
 
-What scipy.ndimage takes and this module does not (each refused with a message that says so,
-never computed differently): float64 and 32- and 64-bit integer arrays, weights with a side above
-255 for correlate and convolve, complex128 data. Complex64 input or complex weights (NumPy and
-CuPy arrays) run as real filters of their parts (_complex.py), as in scipy.
+Complex input or complex weights (NumPy and CuPy arrays) run as real filters of their parts
+(_complex.py), as in scipy. What scipy.ndimage takes and this module does not is refused with a
+message that says so, never computed differently.
 
 docs/python.md ("memhier.ndimage") has the table of modes and the names other libraries give
 them."""
@@ -548,6 +550,10 @@ def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, option
     if flip:
         w = w[(slice(None, None, -1),) * w.ndim]
     mode_code, cval = _mode_arg(mode), _cval_arg(cval, in_float64=True)
+    out_dtype = np.dtype(_output_dtype(output, src))
+    if out_dtype.kind in "iu" and w.ndim > 1 and not _exact_in_any_order(w, src.dtype, out_dtype):
+        total = _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval)
+        return _stored_once(total, src.dtype if output is None else output, options)
     along = len(ax) - 1 - int(np.argmax(w.shape[::-1]))  # the longest side's (the last of equal ones)
     w = np.moveaxis(w, along, -1)  # the others' sides first, in their order
     others = [(ax[i], origins[i]) for i in range(len(ax)) if i != along]
@@ -577,6 +583,35 @@ def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, option
     if out_dtype == np.float64 and (output is None or isinstance(output, (type, np.dtype, str))):
         return total
     return _stored_once(total, src.dtype if output is None else output, options)
+
+
+def _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval):
+    """The float64 sums of an N-D correlation added as scipy's NI_Correlate adds them: for each
+    output 0.0, then value times weight for each weight in C order of (flipped, for convolve)
+    weights, skipping those within DBL_EPSILON of 0, each product rounded and then added (no fused
+    multiply-add). An integer output truncates the sum, so a sum one rounding below a whole number
+    stores one less: with weights 1/9 over nine 5s scipy's sum is 4.999999999999999 and it stores
+    4. Adding the rows' 1-D correlations (_correlate_wide's faster order) landed on the other side
+    of whole numbers for ~5% of a box filter's outputs. A tap a pass: each a gather by the mode and
+    a multiply-add over the whole array."""
+    with on_device(src):
+        x = contiguous(src.obj, src.kind)
+        x = x.to(_arrays._torch().float64) if src.kind == "torch" else x.astype(np.float64)
+        total = None
+        for index in np.ndindex(*w.shape):
+            weight = float(w[index])
+            if not abs(weight) > np.finfo(np.float64).eps:
+                continue
+            shifts = [(ax[d], j, int(side), origins[d]) for d, (j, side) in enumerate(zip(index, w.shape))]
+            term = _gathered(x, src.kind, shifts, mode_code, cval) * weight
+            if total is None:
+                total = term
+            else:
+                total += term
+        if total is None:  # every weight within DBL_EPSILON of 0: scipy reads no input
+            total = empty_like_kind(src, tuple(src.shape), np.float64)
+            total[...] = 0
+    return total
 
 
 def _weights_from(signature, src, plan, flip):
@@ -1005,6 +1040,8 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
             else:
                 store(float32_contiguous(src), out.obj, src.kind)
         return out.obj
+    if not summed and _in_scipys_order(passes, src.dtype, out.dtype):
+        return _run_passes_in_scipys_order(src, out, passes, cval, options)
     variant, device, context = options
     made_here = output is None or isinstance(output, (type, np.dtype, str))
     shape = tuple(int(n) for n in src.shape)
@@ -1034,6 +1071,77 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
         with on_device(src):
             assign(out.obj, x.obj, src.kind)
     return out.obj
+
+
+def _in_scipys_order(passes, in_dtype, out_dtype):
+    """Whether passes computed in float64 into an integer output run in scipy's order of additions
+    (_correlate1d_in_scipys_order): correlations (no divisor: scipy's uniform filter keeps a
+    running sum, which sepfilter's divided sums match) of host taps, one of them of more than one
+    tap (a single tap's product is the same in any order; scipy's cast of a float64 sum is such a
+    pass, _stored_once)."""
+    if np.dtype(out_dtype).kind not in "iu" or not _in_float64(in_dtype, out_dtype):
+        return False
+    if any(p.divisor != 1 or p.taps64 is None for p in passes):
+        return False
+    if all(_exact_in_any_order(p.taps64, in_dtype, out_dtype) for p in passes):
+        return False
+    return any(p.taps64.size > 1 for p in passes)
+
+
+def _exact_in_any_order(w, in_dtype, out_dtype):
+    """Whether every float64 sum of w's products with values of in_dtype and out_dtype (what the
+    passes read) is exact, so that any order of additions gives scipy's bits: whole-number weights
+    (sobel, prewitt, laplace) summing to at most 2^20 in magnitude over integers of at most 32 bits
+    (each partial sum below 2^52)."""
+    small = all(np.dtype(t).kind in "iub" and np.dtype(t).itemsize <= 4 for t in (in_dtype, out_dtype))
+    return small and bool(np.all(np.floor(w) == w)) and float(np.sum(np.abs(w))) <= 2.0 ** 20
+
+
+def _run_passes_in_scipys_order(src, out, passes, cval, options):
+    """The passes one after another as scipy runs them into an integer output: each summed in
+    float64 in scipy's order (_correlate1d_in_scipys_order) and stored in the output's dtype with
+    scipy's cast (_stored_once), the next reading that."""
+    x = src
+    for p in passes:
+        with on_device(src):
+            v = contiguous(x.obj, x.kind)
+            v = v.to(_arrays._torch().float64) if x.kind == "torch" else v.astype(np.float64)
+            total = _correlate1d_in_scipys_order(v, x.kind, p.taps64, p.axis, p.mode, cval, p.origin)
+        x = _arrays.Operand(_stored_once(total, out.dtype, options), "output")
+    with on_device(src):
+        assign(out.obj, x.obj, src.kind)
+    return out.obj
+
+
+def _correlate1d_in_scipys_order(x, kind, w, axis, mode_code, cval, origin):
+    """The float64 sums of a 1-D correlation of float64 x added as scipy's NI_Correlate1D adds
+    them, each product rounded and then added: an odd filter symmetric within DBL_EPSILON as
+    x[c] w[c] + (x[c - j] + x[c + j]) w[c - j] for j = c .. 1, an antisymmetric one the same with
+    x[c - j] - x[c + j]; any other as x[n - 1] w[n - 1] + x[0] w[0] + ... + x[n - 2] w[n - 2]
+    (x[j]: the input at tap j's offset, the mode applied). An integer output truncates the sum, so
+    the order decides on which side of a whole number it lands (a box filter's 1/3 weights over
+    three equal values: scipy's sum is one rounding below or above the value)."""
+    n = int(w.size)
+    c, eps = n // 2, np.finfo(np.float64).eps
+
+    def at(j):
+        return _gathered(x, kind, [(axis, j, n, origin)], mode_code, cval)
+    fold = 0
+    if n % 2:
+        if all(abs(w[c + i] - w[c - i]) <= eps for i in range(1, c + 1)):
+            fold = 1
+        elif all(abs(w[c + i] + w[c - i]) <= eps for i in range(1, c + 1)):
+            fold = -1
+    if fold:
+        total = at(c) * float(w[c])
+        for j in range(c, 0, -1):
+            pair = at(c - j) + at(c + j) if fold > 0 else at(c - j) - at(c + j)
+            total += pair * float(w[c - j])
+        return total
+    total = at(n - 1) * float(w[n - 1])
+    for j in range(n - 1):
+        total += at(j) * float(w[j])
+    return total
 
 
 def _run_sum(input, output, terms, cval, options):
@@ -1211,13 +1319,35 @@ def _float32_keeping_sum(w):
     return t
 
 
+@functools.lru_cache(maxsize=1)
+def _scipys_gaussian_kernel():
+    """The installed scipy's own sampled Gaussian (scipy.ndimage._filters._gaussian_kernel1d, a
+    private name), or None where scipy lacks it."""
+    try:
+        from scipy.ndimage._filters import _gaussian_kernel1d
+    except ImportError:
+        return None
+    return _gaussian_kernel1d
+
+
+SCIPYS_KERNEL_MAX_ORDER = 64  # scipy's derivative multiplies (order + 1)^2 matrices order times
+
+
 def _gaussian_weights(sigma, order, radius):
     """The sampled Gaussian of standard deviation sigma on -radius .. radius, normalised to sum 1,
-    or its exact derivative of any order, as scipy's gaussian_filter1d defines it: the normalised
-    samples times q(x), where q_0 = 1 and q_{n+1} = q_n' - x q_n / sigma^2 (the derivative of
-    q_n(x) exp(-x^2 / 2 sigma^2) over the exponential). x / sigma is taken first, so that a sigma
-    whose square underflows gives the limit (1 at the centre, 0 elsewhere: the identity, as scipy
-    gives it) rather than 0 / 0."""
+    or its exact derivative of any order, as scipy's gaussian_filter1d defines it. Where the
+    installed scipy has its kernel function, its weights, bit for bit: a weight one rounding apart
+    moves a sum over a flat patch of integers (v times weights summing to 1) to the other side of
+    v, where an integer output truncates it. Else (and where sigma's square underflows) our own:
+    the normalised samples times q(x), where q_0 = 1 and q_{n+1} = q_n' - x q_n / sigma^2 (the
+    derivative of q_n(x) exp(-x^2 / 2 sigma^2) over the exponential), x / sigma taken first, so
+    that a sigma whose square underflows gives the limit (1 at the centre, 0 elsewhere: the
+    identity, as scipy gives it) rather than 0 / 0."""
+    scipys = _scipys_gaussian_kernel()
+    if scipys is not None and order <= SCIPYS_KERNEL_MAX_ORDER and math.isfinite(0.5 / (sigma * sigma)):
+        w = np.asarray(scipys(float(sigma), int(order), int(radius)), dtype=np.float64)
+        if np.all(np.isfinite(w)):
+            return w
     x = np.arange(-radius, radius + 1, dtype=np.float64)
     z = x / sigma
     phi = np.exp(-0.5 * z * z)
@@ -1390,6 +1520,14 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="a
     return _derivative_and_smooth(input, axis, output, mode, cval, PREWITT_SMOOTH, variant, device, context)
 
 
+def _terms_added_as_integers(src, output):
+    """Whether scipy's generic_laplace adds the terms as 64-bit (or 32-bit) integers that float64
+    does not hold: an integer output of a call computed in float64, whose terms _sum_over_axes adds
+    in the output's dtype, wrapping exactly (sepfilter's summed passes add in float64)."""
+    out_dtype = np.dtype(_output_dtype(output, src))
+    return out_dtype.kind in "iu" and _in_float64(src.dtype, out_dtype)
+
+
 def _sum_over_axes(input, output, count, term):
     """scipy's generic_laplace: the sum of `count` terms (term(i, out): the i-th filtered axis's
     second derivative, written into out, an array or a dtype), each in the output's dtype (integer
@@ -1419,7 +1557,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant=
     ndim = len(src.shape)
     ax = _filtered_axes(axes, ndim)
     modes = _per_axis(mode, "mode", len(ax))
-    if ndim == 2 and len(ax) == 2:
+    if ndim == 2 and len(ax) == 2 and not _terms_added_as_integers(src, output):
         def make():
             return [_pass(SECOND_DIFFERENCE, a, m, 0) for a, m in sorted(zip(ax, modes))]
         passes = _kept_passes("laplace", (ndim, mode, tuple(ax)), make)
@@ -1470,7 +1608,7 @@ def _gaussian_laplace(input, sigma, output, mode, cval, truncate, radius, axes, 
     terms = _kept_passes("gaussian_laplace", (ndim, sigma, mode, truncate, radius, axes),
                          lambda: _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes))
     options = (variant, device, context)
-    if ndim == 2 and len(terms) == 2:
+    if ndim == 2 and len(terms) == 2 and not _terms_added_as_integers(src, output):
         result = _run_sum(src, output, terms, cval, options)
         if result is not None:
             return result

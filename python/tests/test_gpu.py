@@ -508,6 +508,14 @@ def test_made_operands_match_the_reader(kind):
     made_matches_reader(_arrays.Operand(kind.put(np.zeros(3, np.float32)), "x"))
 
 
+def test_ndimage_wide_integers_in_scipys_order_on_device(rng):
+    """Integer outputs computed in float64 on CuPy arrays: scipy's bits (its order of additions),
+    as on the CPU backend."""
+    from test_ndimage import check_wide_integers_in_scipys_order
+    kind = Kind("cupy")
+    check_wide_integers_in_scipys_order(rng, kind.put, kind.get)
+
+
 @pytest.mark.parametrize("variant", ["auto", "two-pass"])
 def test_ndimage_wide_dtypes_on_device(rng, variant):
     """memhier.ndimage in float64 on CuPy arrays (float64, 32- and 64-bit integers: auto's rows,

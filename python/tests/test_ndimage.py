@@ -1424,6 +1424,49 @@ def check_wide_dtypes(rng, put, get, variant="auto"):
                                   nd.uniform_filter1d(ints, 131, axis=0))
 
 
+def check_wide_integers_in_scipys_order(rng, put, get):
+    """Integer outputs of the types computed in float64 (int32, int64, uint32, uint64) equal scipy's
+    bit for bit where the float64 sum lands one rounding from a whole number, as a box filter's
+    does on every flat patch (weights 1/9 over nine 5s: scipy's sum 4.999999999999999 stores 4):
+    correlate and convolve of N-D weights, correlate1d and convolve1d of symmetric, antisymmetric
+    and other filters, every mode and origin, and the separable filters made of such passes
+    (scipy's own Gaussian weights)."""
+    boxes = (np.ones((3, 3)) / 9, np.ones((5, 5)) / 25, np.ones((1, 3)) / 3, np.ones((3, 3, 1)) / 9)
+    lines = (np.ones(3) / 3, np.ones(7) / 7, np.array([-1.0, 0.0, 1.0]) / 3, np.array([0.1, 0.2, 0.3, 0.4]),
+             np.ones(4) / 4)
+    for dtype in ("int32", "int64", "uint32", "uint64"):
+        flat = np.full((12, 14), 5, dtype)
+        np.testing.assert_array_equal(get(mnd.correlate(put(flat), boxes[0])), nd.correlate(flat, boxes[0]),
+                                      err_msg=f"{dtype}: a flat patch of 5s")
+        assert get(mnd.correlate(put(flat), boxes[0]))[5, 5] == 4, dtype  # scipy's truncated sum
+        x = (rng.random((30, 41)) * 60).astype(dtype)
+        x[5:20, 8:30] = 37  # a flat patch: Gaussian weights summing one rounding off 1 move it to 36
+        x3 = (rng.random((9, 11, 4)) * 60).astype(dtype)
+        for mode in ("reflect", "constant", "nearest", "mirror", "wrap"):
+            kw = {"mode": mode, "cval": 2.5}
+            for w in boxes:
+                image = x3 if w.ndim == 3 else x
+                for fn in ("correlate", "convolve"):
+                    np.testing.assert_array_equal(get(getattr(mnd, fn)(put(image), w, **kw)),
+                                                  getattr(nd, fn)(image, w, **kw), err_msg=f"{fn} {dtype} {w.shape} {mode}")
+            for w in lines:
+                for axis, origin in ((0, 0), (1, -1), (1, 1)):
+                    for fn in ("correlate1d", "convolve1d"):
+                        np.testing.assert_array_equal(
+                            get(getattr(mnd, fn)(put(x), w, axis=axis, origin=origin, **kw)),
+                            getattr(nd, fn)(x, w, axis=axis, origin=origin, **kw),
+                            err_msg=f"{fn} {dtype} {w} axis {axis} origin {origin} {mode}")
+        for fn, args in (("gaussian_filter", (1.3,)), ("gaussian_filter", (0.8,)), ("gaussian_filter1d", (0.7,)),
+                         ("gaussian_laplace", (0.8,)), ("laplace", ()), ("sobel", ()), ("prewitt", ())):
+            np.testing.assert_array_equal(get(getattr(mnd, fn)(put(x), *args)), getattr(nd, fn)(x, *args),
+                                          err_msg=f"{fn} {dtype}")
+
+
+def test_wide_integers_in_scipys_order(rng):
+    """Integer outputs computed in float64 on the CPU backend (test_gpu.py runs the same on the GPU)."""
+    check_wide_integers_in_scipys_order(rng, lambda a: a, lambda a: a)
+
+
 def test_wide_dtypes(rng):
     """memhier.ndimage in float64 on the CPU backend (test_gpu.py runs the same on the GPU)."""
     check_wide_dtypes(rng, lambda a: a, lambda a: a)
