@@ -27,6 +27,8 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
 Every function returns a lazy dask array; .compute() or .persist() runs it. This module's sum,
 min and max are the reductions: Python's own are builtins.*."""
 import builtins
+import functools
+import inspect
 import itertools
 import math
 
@@ -36,7 +38,7 @@ import dask.array as da
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from . import _histogram, _ops, _reduce, ndimage
+from . import _complex, _histogram, _ops, _reduce, ndimage
 from ._convert import store
 from ._native import MODES, PADS, Unsupported
 from ._registry import select
@@ -516,6 +518,57 @@ def _stored_as(result, dtype):
     return result.map_blocks(cast, dtype=dtype, meta=result._meta.astype(dtype))
 
 
+def _by_parts(weights_at=False, conjugate=False):
+    """A filter of complex images or weights (complex64, complex128) as real filters of their
+    parts, combined as memhier.ndimage's single call combines them (_complex.py: a correlation
+    conjugates complex weights, a convolution does not; a complex cval gives its parts to the
+    parts), so that each output equals the single call's; real ones pass straight through."""
+    def wrap(fn):
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            given = dict(bound.arguments)
+            image, cval = given["image"], given.get("cval", 0.0)
+            w = _host_weights(given["weights"]) if weights_at else None
+            complex_image, complex_weights = np.dtype(image.dtype).kind == "c", w is not None and np.iscomplexobj(w)
+            if not (complex_image or complex_weights):
+                return fn(**given)
+            if complex_image and np.dtype(image.dtype) not in _complex.TAKEN:
+                raise Unsupported("unsupported", f"image: dtype {image.dtype}; memhier.dask filters complex64 and "
+                                  "complex128 images")
+            if np.iscomplexobj(cval) and not complex_image:
+                raise ValueError(f"cval: {cval!r}; a complex cval needs a complex image")
+
+            def run(x, weights, c):
+                return fn(**dict(given, image=x, cval=c, **({"weights": weights} if weights_at else {})))
+            cr, ci = float(np.real(cval)), float(np.imag(cval))
+            if complex_weights:
+                w = w.conj() if conjugate else w
+            if complex_image and complex_weights:
+                real = run(image.real, w.real, cr) - run(image.imag, w.imag, ci)
+                imag = run(image.real, w.imag, cr) + run(image.imag, w.real, ci)
+            elif complex_image:
+                real, imag = run(image.real, w, cr), run(image.imag, w, ci)
+            else:
+                real, imag = run(image, w.real, cval), run(image, w.imag, cval)
+            return _joined(real, imag, np.promote_types(image.dtype, np.complex64))
+        return call
+    return wrap
+
+
+def _joined(real, imag, dtype):
+    """The complex dask array of two real ones of the same chunks, each part stored as it is."""
+    def join(r, i):
+        out = _xp(r).empty(r.shape, dtype)
+        out.real, out.imag = r, i
+        return out
+    return da.map_blocks(join, real, imag, dtype=dtype, meta=real._meta.astype(dtype))
+
+
+@_by_parts(weights_at=True, conjugate=True)
 def correlate(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto", precision="per-element"):
     """memhier.ndimage.correlate of a 2-D dask array (NumPy or CuPy chunks of memhier.ndimage's
     dtypes; the result in the image's dtype, cast as scipy casts): halos copied from the
@@ -561,6 +614,7 @@ def _correlate_wide(image, w, mode, cval, origin, dtype):
     return _windowed(image, ks, leads, "image", run, border=(code, cval), dtype=dtype)
 
 
+@_by_parts(weights_at=True)
 def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto", precision="per-element"):
     """memhier.ndimage.convolve on a dask array: correlate with the weights reversed and each
     origin mirrored, as scipy does."""
@@ -570,6 +624,7 @@ def convolve(image, weights, mode="reflect", cval=0.0, origin=0, variant="auto",
     return correlate(image, w[::-1, ::-1], mode, cval, flipped, variant, precision)
 
 
+@_by_parts(weights_at=True, conjugate=True)
 def correlate1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.correlate1d on a 2-D dask array of memhier.ndimage's dtypes: each chunk's
     window (halos from the neighbours, the array's edges extended by the mode) filtered by the
@@ -600,12 +655,14 @@ def _pass_windows(image, step, cval, variant):
     return _windowed(image, ks, leads, "image", run, border=(step.mode, cval), dtype=dtype)
 
 
+@_by_parts(weights_at=True)
 def convolve1d(image, weights, axis=-1, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.convolve1d on a dask array."""
     w = ndimage._weights1d(_host_weights(weights))
     return correlate1d(image, w[::-1], axis, mode, cval, -int(origin) - (1 - w.size % 2), variant)
 
 
+@_by_parts()
 def gaussian_filter(image, sigma, order=0, mode="reflect", cval=0.0, truncate=4.0, radius=None, variant="auto"):
     """memhier.ndimage.gaussian_filter on a dask array: one correlate1d per axis, as the single call
     makes them (memhier.ndimage's passes: none along an axis scipy leaves as it is)."""
@@ -621,6 +678,7 @@ def _uniform_filter1d(image, size, axis, mode, cval, origin, variant):
     return _pass_windows(image, step, cval, variant)
 
 
+@_by_parts()
 def uniform_filter(image, size=3, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.uniform_filter on a dask array: one mean along each axis."""
     sizes, modes, origins = (ndimage._per_axis(v, n) for v, n in ((size, "size"), (mode, "mode"), (origin, "origin")))
@@ -637,16 +695,19 @@ def _derivative_and_smooth(image, axis, mode, cval, smooth, variant):
     return correlate1d(first, smooth, 1 - axis, modes[1 - axis], cval, 0, variant)
 
 
+@_by_parts()
 def sobel(image, axis=-1, mode="reflect", cval=0.0, variant="auto"):
     """memhier.ndimage.sobel on a dask array: the difference along `axis`, [1, 2, 1] across it."""
     return _derivative_and_smooth(image, axis, mode, cval, [1.0, 2.0, 1.0], variant)
 
 
+@_by_parts()
 def prewitt(image, axis=-1, mode="reflect", cval=0.0, variant="auto"):
     """memhier.ndimage.prewitt on a dask array: the difference along `axis`, [1, 1, 1] across it."""
     return _derivative_and_smooth(image, axis, mode, cval, [1.0, 1.0, 1.0], variant)
 
 
+@_by_parts()
 def laplace(image, mode="reflect", cval=0.0, variant="auto"):
     """memhier.ndimage.laplace on a dask array: [1, -2, 1] along each axis, the two summed in float32."""
     modes = ndimage._per_axis(mode, "mode")
@@ -654,6 +715,7 @@ def laplace(image, mode="reflect", cval=0.0, variant="auto"):
             correlate1d(image, [1.0, -2.0, 1.0], 1, modes[1], cval, 0, variant))
 
 
+@_by_parts()
 def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, radius=None, variant="auto"):
     """memhier.ndimage.gaussian_laplace on a dask array: the Gaussian's second derivative along
     each axis (smoothing along the other), the two summed in float32; a term takes one mode of a

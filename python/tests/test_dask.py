@@ -336,6 +336,36 @@ def test_ndimage_passes_of_wide_dtypes(rng, dtype):
                                   mnd.correlate1d(wide, np.ones(161) / 161, 1))
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_filters_equal_one_call(rng, dtype):
+    """Complex images and complex weights through memhier.dask's filters as real filters of their
+    parts: bit for bit against memhier.ndimage's single call (a correlation conjugating complex
+    weights, a convolution not; a complex cval's parts to the parts), and near scipy's."""
+    import scipy.ndimage as nd
+    from memhier import ndimage as mnd
+    part = np.float32 if dtype == np.complex64 else np.float64
+    x = (rng.standard_normal((40, 50)) + 1j * rng.standard_normal((40, 50))).astype(dtype)
+    real = rng.standard_normal((40, 50)).astype(part)
+    w = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    w1 = rng.standard_normal(5) + 1j * rng.standard_normal(5)
+    cases = [("correlate", x, (w.real,), {}), ("correlate", x, (w,), {"mode": "constant", "cval": 1 - 2j}),
+             ("correlate", real, (w,), {}), ("convolve", x, (w,), {}), ("correlate1d", x, (w1,), {"axis": 0}),
+             ("convolve1d", x, (w1,), {}), ("gaussian_filter", x, (1.2,), {"mode": "constant", "cval": 1 + 2j}),
+             ("uniform_filter", x, (3,), {}), ("sobel", x, (), {}), ("prewitt", x, (), {}), ("laplace", x, (), {}),
+             ("gaussian_laplace", x, (1.0,), {})]
+    for name, image, args, kw in cases:
+        got = getattr(mdask, name)(da.from_array(image, chunks=(20, 25)), *args, **kw).compute(scheduler="sync")
+        one = getattr(mnd, name)(image, *args, **kw)
+        what = f"{name} {image.dtype} {kw}"
+        assert got.dtype == one.dtype == np.promote_types(image.dtype, np.complex64), what
+        np.testing.assert_array_equal(got, one, err_msg=what)
+        np.testing.assert_allclose(got, getattr(nd, name)(image, *args, **kw), rtol=1e-4, atol=1e-4, err_msg=what)
+    with pytest.raises(ValueError, match="a complex cval needs a complex image"):
+        mdask.correlate(da.from_array(real, chunks=(20, 25)), w, cval=1j)
+    with pytest.raises(TypeError, match="cval: expected a number"):  # as the single call refuses it
+        mdask.sobel(da.from_array(real, chunks=(20, 25)), cval=1j)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.float64, np.int64, np.int8, np.uint8, np.uint16,
                                    np.uint32, np.uint64, np.bool_])
 def test_reductions_are_numpys(rng, dtype):
