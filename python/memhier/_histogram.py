@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from . import _arrays, _fast, _ops
+from . import _arrays, _fast, _ops, _weights
 from ._call import DEFAULT_PRECISION, Call, in_place, int_arg, variant_arg
 from ._convert import on_device
 from ._kept import on_kind
@@ -166,18 +166,35 @@ def _weighted(ai, wi, num_bins, edges32, lo, hi, variant, device, context):
     return os_.obj
 
 
-def _float32(ai, sums):
-    """float64 sums as float32 (numpy's dtype for float32 weights), as ai's kind."""
-    return sums.to(_arrays._torch().float32) if ai.kind == "torch" else sums.astype("float32")
+def _weights_dtype(op, sums, dtype):
+    """float64 sums in numpy.histogram's dtype for weights of `dtype` (the weights' own, cast as
+    numpy casts its float64 sums), as op's kind."""
+    with on_device(op):
+        return sums.to(getattr(_arrays._torch(), np.dtype(dtype).name)) if op.kind == "torch" else sums.astype(dtype)
+
+
+def _weighted_parts(ai, w, num_bins, edges32, lo, hi, variant, device, context):
+    """The float64 sums of WeightParts w: each part's sums (_weighted), combined."""
+    return w.combine([_weighted(ai, p, num_bins, edges32, lo, hi, variant, device, context) for p in w.parts], ai)
+
+
+def _result_dtype(weights):
+    return getattr(weights, "dtype", None) or np.asarray(weights).dtype
+
+
+def _refuse_bool(weights):
+    if getattr(getattr(weights, "dtype", None), "kind", None) == "b":  # numpy.histogram raises too
+        raise TypeError("weights: dtype bool; numpy.histogram cannot add bool weights (convert them, e.g. "
+                        "weights.astype(numpy.int64))")
 
 
 def weighted_sums(a, weights, bins, range=None, variant="auto"):
     """(float64 sums, numpy's edges) of memhier.histogram(a, bins, range, weights): memhier.dask's
-    chunks, whose sums are added before the one rounding to float32."""
+    chunks, whose sums are added before the one rounding to the weights' dtype."""
     ai = _arrays.operand(a, "a", "float32")
-    wi = _ops._weights_of(weights, ai)
+    w = _weights.parts_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)
-    return _weighted(ai, wi, bin_edges.size - 1, edges32, lo, hi, variant, None, None), bin_edges.copy()
+    return _weighted_parts(ai, w, bin_edges.size - 1, edges32, lo, hi, variant, None, None), bin_edges.copy()
 
 
 SMALL_INTEGERS = {np.dtype(np.uint8), np.dtype(np.int8), np.dtype(np.uint16), np.dtype(np.int16)}
@@ -193,7 +210,7 @@ def _wide(op, weights, bins, range_, density, variant, device, context):
     edges = _integer_edges(op, op, bins, range_, _native_min_max)
     n = edges.size - 1
     if n < 1:
-        return _like(op, np.zeros(0, np.int64 if weights is None else np.float32)), _edges_like(op, edges)
+        return _like(op, np.zeros(0, np.int64 if weights is None else _result_dtype(weights))), _edges_like(op, edges)
     xp = np if op.kind == "numpy" else _arrays._cupy()
     common = np.result_type(op.dtype, edges.dtype)
     with on_device(op):
@@ -205,9 +222,14 @@ def _wide(op, weights, bins, range_, density, variant, device, context):
     if weights is None:
         counts = _ops.bincount(at, n, variant=variant, device=device, context=context).astype(np.int64)
     else:
-        wi = _ops._weights_of(weights, op)
-        sums = _ops.bincount(at, n, wi.obj.ravel(), variant=variant, device=device, context=context)
-        counts = sums if density else sums.astype(np.float32)
+        _refuse_bool(weights)
+        w = _arrays.Operand(weights, "weights")
+        if tuple(w.shape) != tuple(op.shape):
+            raise ValueError(f"weights: shape {tuple(w.shape)}, it must be the values' shape {tuple(op.shape)}")
+        with on_device(op):
+            flat = _arrays.Operand(w.obj.ravel(), "weights")
+        sums = _ops.bincount(at, n, flat, variant=variant, device=device, context=context)
+        counts = sums if density else _weights_dtype(op, sums, w.dtype)
     return _result(op, counts, edges, density)
 
 
@@ -295,10 +317,12 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     bin_edges) with numpy's counts exactly, int64 (float64 with density=True), both as a's kind
     on its device. bins: a count (1 .. 2^20), a string
     numpy.histogram_bin_edges knows (computed from the data on the host), or increasing edges.
-    Values outside the edges and NaN are not counted, as numpy leaves them out. weights (float32,
-    a's shape, on its device): each value adds its weight instead of 1, summed in double
-    (mh_histogram_weighted) and returned as float32, numpy's dtype for float32 weights; with
-    density=True, float64, normalized by the float64 total. On CuPy or PyTorch data, a count
+    Values outside the edges and NaN are not counted, as numpy leaves them out. weights (any real
+    dtype but bool, which numpy refuses too; a's shape, on its device): each value adds its
+    weight instead of 1, summed in double (mh_histogram_weighted; float64 and integer weights as
+    float32 parts, _weights.py) and returned in the weights' dtype as numpy returns it (its
+    float64 sum cast as numpy casts it); with density=True, float64, normalized by the float64
+    total. On CuPy or PyTorch data, a count
     without a range and a string need the data's min and max (or the data) on the host to make
     numpy's edges: those calls wait for the caller's stream; a count with a range and explicit
     edges do not."""
@@ -309,16 +333,18 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     if dtype in WIDE and op.kind != "torch":
         return _wide(op, weights, bins, range, density, variant, device, context)
     ai = _arrays.operand(op, "a", "float32")
-    wi = None if weights is None else _ops._weights_of(weights, ai)
+    if weights is not None:
+        _refuse_bool(weights)
+    wi = None if weights is None else _weights.parts_of(weights, ai)
     bin_edges, edges32, lo, hi = _edges(ai, bins, range)
     num_bins = bin_edges.size - 1
     counts_dtype = "int64"  # the library's uint64 counts, below 2^63: numpy's int64 bit for bit
     if num_bins < 1:  # one edge: no bins
-        counts = _like(ai, np.zeros(0, np.int64 if wi is None else np.float32))
+        counts = _like(ai, np.zeros(0, np.int64 if wi is None else wi.dtype))
     elif wi is not None:
-        sums = _weighted(ai, wi, num_bins, edges32, lo, hi, variant, device, context)
-        # density from the float64 sums: a float32 total of weights of both signs loses digits
-        counts = sums if density else _float32(ai, sums)
+        sums = _weighted_parts(ai, wi, num_bins, edges32, lo, hi, variant, device, context)
+        # density from the float64 sums: a total in the weights' dtype (float32, integers) loses digits
+        counts = sums if density else _weights_dtype(ai, sums, wi.dtype)
     else:
         call = Call([ai], device, context)
         os_ = _arrays.output(None, ai, "hist", (num_bins,), counts_dtype)

@@ -6,7 +6,7 @@ import ctypes
 
 import numpy as np
 
-from . import _arrays, _fast
+from . import _arrays, _fast, _weights
 from ._call import DEFAULT_PRECISION, Call, cval_arg, in_place, int_arg, mode_arg, origin_list, pad_arg, \
     variant_arg
 from ._convert import on_device
@@ -215,6 +215,17 @@ def _histogram_result(os_, outside, return_outside):
     return os_.obj, (value[()] if outside.kind == "numpy" else value)
 
 
+def _weights_result(total, out, like):
+    """Combined float64 sums into the caller's `out` (checked as the one-part call checks it), or
+    as they are."""
+    if out is None:
+        return total
+    os_ = _arrays.output(out, like, "out", tuple(total.shape), "float64")
+    with on_device(like):
+        os_.obj[...] = total
+    return os_.obj
+
+
 def _weights_of(weights, like, name="weights"):
     """float32 weights of like's shape, on its device."""
     wi = _arrays.operand(weights, name, "float32")
@@ -228,15 +239,24 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
     for PyTorch): numpy.bincount(values, minlength=bins) where every value is below bins; values
     outside [0, bins) are not counted (numpy raises for negative ones and grows the result for
-    large ones). weights (float32, the values' shape): numpy.bincount(values, weights,
+    large ones). weights (any real dtype, the values' shape): numpy.bincount(values, weights,
     minlength=bins), the weights summed in double into float64 (mh_histogram_weighted; the
-    `weighted` row adds in a fixed order: the same bits every run). return_outside=True also
+    `weighted` row adds in a fixed order: the same bits every run); float64 and integer weights
+    as float32 parts summed apart and combined (_weights.py). return_outside=True also
     returns how many values (or how much weight) fell outside. Integers of other dtypes (NumPy and
     CuPy: numpy's int64 among them) are counted alike, at full width (_as_bin_indices). Float data:
     memhier.histogram."""
     bins = histogram_bins(bins)
     given = values if isinstance(values, _arrays.Operand) else _arrays.Operand(values, "values")
     vi = _arrays.operand(_as_bin_indices(given, bins), "values", "int32")
+    if weights is not None:
+        w = _weights.parts_of(weights, vi)
+        if len(w.parts) > 1:  # each part's sums, then combined (float64, as numpy's)
+            parts = [bincount(vi, bins, p, variant, None, return_outside, device, context) for p in w.parts]
+            sums = [p[0] if return_outside else p for p in parts]
+            total = _weights_result(w.combine(sums, vi), out, vi)
+            return (total, w.combine([p[1] for p in parts], vi)) if return_outside else total
+        weights = w.parts[0]
     n = vi.size
     wi = None if weights is None else _weights_of(weights, vi)
     call = Call([vi] + ([wi] if wi is not None else []), device, context)

@@ -307,8 +307,9 @@ def histogram(a, bins, range=None, weights=None, variant="auto"):
     """memhier.histogram of a float32 dask array: (hist, bin_edges) as dask.array.histogram
     returns them, hist a lazy int64 array of numpy.histogram's counts exactly, bin_edges a NumPy
     array. bins: a count with a range, or explicit edges (the edges must not depend on the data,
-    so a count needs the range). weights (a float32 dask array of a's shape): each chunk's
-    float64 sums added in float64, rounded to float32 once (numpy's dtype)."""
+    so a count needs the range). weights (a dask array of a's shape, of any real dtype but bool,
+    as memhier.histogram takes them): each chunk's float64 sums added in float64, stored once in
+    the weights' dtype (numpy's)."""
     if isinstance(bins, (int, np.integer)) and range is None:
         raise ValueError("range: needed with a bin count (the edges must not depend on the data); "
                          "give range=(lo, hi) or explicit edges")
@@ -320,7 +321,8 @@ def histogram(a, bins, range=None, weights=None, variant="auto"):
     if weights is not None:
         def chunk_sums(b, w):
             return host(_histogram.weighted_sums(b, w, bins, range, variant=variant)[0])
-        return _counts(a, chunk_sums, edges.size - 1, np.float64, weights).astype(np.float32), edges
+        _histogram._refuse_bool(weights)
+        return _counts(a, chunk_sums, edges.size - 1, np.float64, weights).astype(weights.dtype), edges
 
     def chunk_counts(b):
         return host(_histogram.histogram(b, bins, range, variant=variant)[0])
@@ -329,7 +331,7 @@ def histogram(a, bins, range=None, weights=None, variant="auto"):
 
 def bincount(values, bins, weights=None, variant="auto"):
     """memhier.bincount of an int32 dask array: exact counts (uint64; int64 for PyTorch), or with
-    weights (a float32 dask array of the values' shape) their sums in float64."""
+    weights (a dask array of the values' shape, any real dtype) their sums in float64."""
     bins = _ops.histogram_bins(bins)
     if weights is not None:
         return _counts(values, lambda b, w: _ops.bincount(b, bins, weights=w, variant=variant), bins, np.float64, weights)

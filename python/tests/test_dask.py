@@ -406,6 +406,23 @@ def test_reductions_are_numpys(rng, dtype):
                 np.testing.assert_array_equal(got, want, err_msg=what)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int16, np.uint32, np.int64])
+def test_weighted_histograms_of_other_weight_dtypes(rng, dtype):
+    """Weights of other dtypes (memhier.histogram's float32 parts): numpy's dtype, the chunks' sums
+    near the single call's (integer sums exact where float64 holds them)."""
+    x = rng.uniform(-1.2, 1.2, (300, 170)).astype(np.float32)
+    w = (rng.standard_normal(x.shape) * 1e3).astype(dtype) if np.dtype(dtype).kind == "f" else \
+        rng.integers(0, 30000, x.shape).astype(dtype)
+    got, _ = mdask.histogram(da.from_array(x, chunks=(64, 50)), 64, (-1.0, 1.0), weights=da.from_array(w, chunks=(100, 170)))
+    got = got.compute(scheduler="sync")
+    one, _ = memhier.histogram(x, 64, (-1.0, 1.0), weights=w)
+    assert got.dtype == one.dtype == np.dtype(dtype)
+    if np.dtype(dtype).kind == "f":
+        np.testing.assert_allclose(got, one, rtol=1e-12)
+    else:
+        np.testing.assert_array_equal(got, one)
+
+
 def test_weighted_histograms_within_bound(rng):
     x = rng.uniform(-1.2, 1.2, (300, 170)).astype(np.float32)
     w = rng.uniform(-1, 1, x.shape).astype(np.float32)

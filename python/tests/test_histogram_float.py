@@ -137,8 +137,12 @@ def test_bad_arguments_as_numpy_refuses_them():
         memhier.histogram(np.ones(10, bool), 4)
     with pytest.raises(ValueError, match="weights: shape"):
         memhier.histogram(x, 4, weights=x[:5])
-    with pytest.raises(TypeError, match="weights: dtype float64"):
-        memhier.histogram(x, 4, weights=np.ones(10))
+    with pytest.raises(TypeError, match="weights: dtype bool; numpy.histogram cannot add"):
+        memhier.histogram(x, 4, weights=np.ones(10, bool))
+    with pytest.raises(TypeError, match="weights: dtype complex64; expected real numbers"):
+        memhier.histogram(x, 4, weights=np.ones(10, np.complex64))
+    with pytest.raises(ValueError, match="a float64 weight of magnitude 1e\\+300"):
+        memhier.histogram(x, 4, weights=np.full(10, 1e300))
 
 
 def weighted_data(rng, n):
@@ -182,6 +186,88 @@ def test_weighted_histogram_is_numpys_gpu(rng, variant):
             assert variant in ("weighted", "weighted-shared") and "2048" in str(e)
             continue
         check_weighted(x, w, cp.asnumpy(got), cp.asnumpy(edges), bins, range_, False)
+
+
+WEIGHT_DTYPES = [np.float64, np.float16, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+def any_weights(rng, n, dtype):
+    """Weights of dtype: floats over many binades (float16 over its own); 8- and 16-bit integers
+    over their whole range (sums that wrap, as numpy's do); 32-bit ones whose sums fit the dtype
+    (past it numpy's two bin rules disagree: a cast of the float64 sum, or a wrapping cumulative
+    sum); 64-bit ones past 2^24 (several limbs), whose float64 sums round."""
+    if np.dtype(dtype).kind == "f":
+        spread = 6 if dtype == np.float16 else 40
+        return (rng.standard_normal(n) * np.exp2(rng.integers(-spread, spread, n))).astype(dtype)
+    info = np.iinfo(dtype)
+    top = {1: info.max, 2: info.max, 4: 2**16, 8: 2**40}[np.dtype(dtype).itemsize]
+    return rng.integers(max(info.min, -top), top, n, endpoint=True).astype(dtype)
+
+
+def bin_sums(x, edges, w):
+    """Each bin's sum of w in float64, one bin's values added in order (numpy's own sums over
+    explicit edges are differences of one running sum, off by that sum's rounding), by numpy's
+    rule: [e_i, e_i+1), the last bin closed."""
+    at = np.searchsorted(edges, x, side="right") - 1
+    at[x == edges[-1]] = edges.size - 2
+    keep = (at >= 0) & (at < edges.size - 1) & ~np.isnan(x)
+    return np.bincount(at[keep], w[keep], minlength=edges.size - 1)
+
+
+def check_any_weights(got, x, w, bins, range_, density):
+    """numpy.histogram's dtype; the sums within double rounding (4 n eps sum |w| a bin) of each
+    bin's float64 sum, integer weights of at most 32 bits equal to numpy's, float16 within its
+    rounding of the float64 sums; density (a division by the signed total) within that bound
+    grown by sum |w| / |sum w|."""
+    edges = np.histogram_bin_edges(x[~np.isnan(x)], bins, range_)
+    wide = w.astype(np.float64)
+    want, magnitude = bin_sums(x, edges, wide), bin_sums(x, edges, np.abs(wide))
+    assert got.dtype == (np.float64 if density else w.dtype) == np.histogram(x, bins, range_, weights=w,
+                                                                             density=density)[0].dtype
+    if w.dtype.kind in "iu" and not density and w.dtype.itemsize < 8:
+        np.testing.assert_array_equal(got, np.histogram(x, bins, range_, weights=w)[0])
+        return
+    if w.dtype == np.float16 and not density:
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float16), rtol=2e-3, atol=1e-7)
+        return
+    e = 4 * x.size * np.finfo(np.float64).eps
+    bound = e * magnitude
+    if density:  # d = s / width / T: the sum's error over width |T|, and d's share of T's error
+        total = want.sum()
+        want = want / np.diff(edges) / total
+        bound = e * (magnitude / np.diff(edges) / abs(total) + np.abs(want) * magnitude.sum() / abs(total))
+    assert np.all(np.abs(got.astype(np.float64) - want) <= bound), (got, want)
+
+
+@pytest.mark.parametrize("dtype", WEIGHT_DTYPES)
+def test_weights_of_every_real_dtype(rng, dtype):
+    """memhier.histogram and memhier.bincount with float64, float16 and integer weights (float32
+    parts summed apart and combined): numpy's result dtypes and sums, on the CPU rows and, where
+    a GPU is, on CuPy arrays through every weighted row."""
+    x, _ = weighted_data(rng, 20_011)
+    w = any_weights(rng, x.size, dtype)
+    v = rng.integers(-3, 300, x.size).astype(np.int32)
+    inside = (v >= 0) & (v < 256)
+    places = [(np, None, ["auto", "cpu-reference", "cpu-omp"])]
+    if has_cuda_device():
+        cp = pytest.importorskip("cupy")
+        places.append((cp, cp.asnumpy, ["auto", "weighted", "weighted-shared", "weighted-atomic"]))
+    for xp, get, variants in places:
+        get = get or (lambda a: a)
+        for variant in variants:
+            for bins, range_ in [(256, (-1.0, 1.0)), (np.sort(rng.uniform(-1, 1, 65)), None)]:
+                for density in (False, True):
+                    got, _ = memhier.histogram(xp.asarray(x), bins, range_, weights=xp.asarray(w), density=density,
+                                               variant=variant)
+                    check_any_weights(get(got), x, w, bins, range_, density)
+            got, outside = memhier.bincount(xp.asarray(v), 256, weights=xp.asarray(w), return_outside=True,
+                                            variant=variant)
+            want = np.bincount(v[inside], w[inside].astype(np.float64), minlength=256)
+            magnitude = np.bincount(v[inside], np.abs(w[inside].astype(np.float64)), minlength=256)
+            assert get(got).dtype == np.float64
+            assert np.all(np.abs(get(got) - want) <= 4 * v.size * np.finfo(np.float64).eps * magnitude)
+            rest = w[~inside].astype(np.float64)
+            assert abs(float(get(outside)) - rest.sum()) <= 4 * v.size * np.finfo(np.float64).eps * np.abs(rest).sum()
 
 
 def test_weighted_bincount_is_numpys(rng):
