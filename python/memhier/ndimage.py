@@ -1343,8 +1343,8 @@ def _gaussian_weights(sigma, order, radius):
     derivative of q_n(x) exp(-x^2 / 2 sigma^2) over the exponential), x / sigma taken first, so
     that a sigma whose square underflows gives the limit (1 at the centre, 0 elsewhere: the
     identity, as scipy gives it) rather than 0 / 0."""
-    scipys = _scipys_gaussian_kernel()
-    if scipys is not None and order <= SCIPYS_KERNEL_MAX_ORDER and math.isfinite(0.5 / (sigma * sigma)):
+    scipys, square = _scipys_gaussian_kernel(), float(sigma) * float(sigma)
+    if scipys is not None and order <= SCIPYS_KERNEL_MAX_ORDER and square > 0 and math.isfinite(0.5 / square):
         w = np.asarray(scipys(float(sigma), int(order), int(radius)), dtype=np.float64)
         if np.all(np.isfinite(w)):
             return w
