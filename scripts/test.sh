@@ -23,7 +23,7 @@ cmake --build build -j "$jobs"
 phase build
 # What needs the build but not the tests' results runs beside ctest, whose last minute holds few
 # cores: the install, the example against it, the Python package and the report's checks.
-beside_ctest() {
+install_package() {
   # The installed library, used by a plain C program: CMake package and pkg-config file.
   rm -rf build/install build/example
   cmake --install build --prefix build/install >/dev/null
@@ -48,7 +48,8 @@ beside_ctest() {
   fi
   "$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python \
     -Ccmake.define.MEMHIER_PREBUILT_LIBRARY="$PWD/build/libmemhier.so" -Cbuild-dir=build/skbuild-prebuilt .
-
+}
+report_checks() {
   # The report: the README's and docs' measured tables must be what scripts/report.py makes of
   # the committed results (a drift names the table), and the plots must draw.
   "$PY" scripts/report.py --check
@@ -57,16 +58,22 @@ beside_ctest() {
 }
 # The package's tests against NumPy/SciPy (CuPy and PyTorch tests run where a GPU and those
 # packages are), once the package is built: beside ctest's last minute, where they fill a core.
+# The report's checks run beside pytest, which waits for the package alone (one pytest process:
+# two, each on the one GPU beside ctest's, took longer than one).
 beside_then_pytest() {
   # in a job of its own: errexit holds inside it (a function tested with || runs without it)
-  beside_ctest >build/beside-ctest.log 2>&1 &
+  install_package >build/beside-ctest.log 2>&1 &
   wait $! || return 1
-  echo "test.sh: install, example, package and report done at $((SECONDS - started)) s" >>build/beside-ctest.log
+  echo "test.sh: install, example and package done at $((SECONDS - started)) s" >>build/beside-ctest.log
+  report_checks >build/report-checks.log 2>&1 &
+  local report=$! rc=0
   (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider --durations=10 .) \
-    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; return 2; }
+    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; rc=2; }
   echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log
+  wait "$report" || return 1
+  return $rc
 }
-rm -f build/pytest.log
+rm -f build/pytest.log build/report-checks.log
 beside_then_pytest &
 beside=$!
 
@@ -78,7 +85,7 @@ phase ctest
 beside_rc=0
 wait "$beside" || beside_rc=$?
 cat build/beside-ctest.log
-[ -f build/pytest.log ] && cat build/pytest.log
+for log in build/report-checks.log build/pytest.log; do [ -f "$log" ] && cat "$log"; done
 if [ "$ctest_rc" -ne 0 ]; then
   echo "test.sh: ctest failed (exit $ctest_rc)"
   exit 1
