@@ -592,18 +592,20 @@ def _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval):
     multiply-add). An integer output truncates the sum, so a sum one rounding below a whole number
     stores one less: with weights 1/9 over nine 5s scipy's sum is 4.999999999999999 and it stores
     4. Adding the rows' 1-D correlations (_correlate_wide's faster order) landed on the other side
-    of whole numbers for ~5% of a box filter's outputs. A tap a pass: each a gather by the mode and
-    a multiply-add over the whole array."""
+    of whole numbers for ~5% of a box filter's outputs. The input extended by the mode once
+    (_extended); then a tap a pass over the whole array: a view of the extension, a multiply and
+    an add."""
     with on_device(src):
         x = contiguous(src.obj, src.kind)
         x = x.to(_arrays._torch().float64) if src.kind == "torch" else x.astype(np.float64)
+        sides = [(ax[d], int(side), origins[d]) for d, side in enumerate(w.shape)]
+        wide = _extended(x, src.kind, sides, mode_code, cval)
         total = None
         for index in np.ndindex(*w.shape):
             weight = float(w[index])
             if not abs(weight) > np.finfo(np.float64).eps:
                 continue
-            shifts = [(ax[d], j, int(side), origins[d]) for d, (j, side) in enumerate(zip(index, w.shape))]
-            term = _gathered(x, src.kind, shifts, mode_code, cval) * weight
+            term = _tap_view(wide, x.shape, [(a, j) for (a, _, _), j in zip(sides, index)]) * weight
             if total is None:
                 total = term
             else:
@@ -612,6 +614,26 @@ def _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval):
             total = empty_like_kind(src, tuple(src.shape), np.float64)
             total[...] = 0
     return total
+
+
+def _extended(x, kind, sides, mode_code, cval):
+    """x extended along each filtered axis by the mode (sides: (axis, filter side, origin)), so
+    that tap j of an output at i reads position i + j: the values _gathered reads, in one array."""
+    for axis, side, origin in sides:
+        n = x.shape[axis]
+        index, outside = border_index(np.arange(n + side - 1) - (side // 2 + origin), n, mode_code)
+        x = take(x, kind, index, axis)
+        if mode_code == CONSTANT:
+            fill_slices(x, kind, outside, axis, cval)
+    return x
+
+
+def _tap_view(wide, shape, taps):
+    """The view of an extension (_extended) that tap j along each axis (taps: (axis, j)) reads."""
+    index = [slice(None)] * len(shape)
+    for axis, j in taps:
+        index[axis] = slice(j, j + shape[axis])
+    return wide[tuple(index)]
 
 
 def _weights_from(signature, src, plan, flip):
@@ -1123,9 +1145,10 @@ def _correlate1d_in_scipys_order(x, kind, w, axis, mode_code, cval, origin):
     three equal values: scipy's sum is one rounding below or above the value)."""
     n = int(w.size)
     c, eps = n // 2, np.finfo(np.float64).eps
+    wide = _extended(x, kind, [(axis, n, origin)], mode_code, cval)
 
     def at(j):
-        return _gathered(x, kind, [(axis, j, n, origin)], mode_code, cval)
+        return _tap_view(wide, x.shape, [(axis, j)])
     fold = 0
     if n % 2:
         if all(abs(w[c + i] - w[c - i]) <= eps for i in range(1, c + 1)):
