@@ -498,9 +498,9 @@ def _image_dtype(image):
 def _border_held(dtype, mode, cval):
     """Refuses a constant border an integer window cannot hold: scipy extends each line by cval
     as a double, and a window extended in the image's integer dtype would hold cval cast."""
-    if np.dtype(dtype).kind not in "iu" or mode != MODES["constant"]:
+    if np.dtype(dtype).kind not in "iub" or mode != MODES["constant"]:
         return
-    info = np.iinfo(dtype)
+    info = np.iinfo(np.uint8) if np.dtype(dtype).kind == "b" else np.iinfo(dtype)  # a bool window holds bytes
     if not (math.isfinite(cval) and cval == int(cval) and info.min <= int(cval) <= info.max):
         raise Unsupported("unsupported", f"cval: {cval!r} with a {np.dtype(dtype).name} image in mode 'constant'; "
                           f"memhier.dask extends each chunk's window in the image's dtype, which holds integers "

@@ -23,7 +23,10 @@ truncates its float64 sum; the two sums may fall on either side). float64, int32
 and uint64 (in or out) are computed in float64, never in float32; into an integer output of
 those types every sum is added in scipy's order (correlate's weights in C order, correlate1d's
 symmetric and antisymmetric folds, scipy's own Gaussian weights), so the result is scipy's bit
-for bit, truncation included.
+for bit, truncation included. A bool array is read and written as its bytes, as scipy's C code
+reads a bool as an unsigned char and casts its float64 sum into one: a Gaussian over a flat True
+patch sums one rounding below 1 and stores 0 (False), a negative sum wraps to a byte such as 254
+(a True that is not 1, as scipy stores it), and laplace's terms combine as numpy adds bools.
 
 The input may be a NumPy array (the CPU backend, or a GPU with device=N), a CuPy array or a
 PyTorch CUDA tensor (on the caller's current stream), or any array with __cuda_array_interface__
@@ -60,7 +63,8 @@ from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODE
     Unsupported, SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM
 
 NARROW = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))  # computed in float32
-WIDE = tuple(np.dtype(n) for n in ("float64", "int32", "int64", "uint32", "uint64"))  # in float64, as scipy computes
+# in float64, as scipy computes; bool as its bytes (scipy reads an unsigned char and casts into one)
+WIDE = tuple(np.dtype(n) for n in ("float64", "int32", "int64", "uint32", "uint64", "bool"))
 DTYPES = NARROW + WIDE
 CONSTANT, REFLECT, MIRROR, NEAREST, WRAP = 0, 1, 2, 3, 4
 
@@ -551,7 +555,7 @@ def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, option
         w = w[(slice(None, None, -1),) * w.ndim]
     mode_code, cval = _mode_arg(mode), _cval_arg(cval, in_float64=True)
     out_dtype = np.dtype(_output_dtype(output, src))
-    if out_dtype.kind in "iu" and w.ndim > 1 and not _exact_in_any_order(w, src.dtype, out_dtype):
+    if out_dtype.kind in "iub" and w.ndim > 1 and not _exact_in_any_order(w, src.dtype, out_dtype):
         total = _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval)
         return _stored_once(total, src.dtype if output is None else output, options)
     along = len(ax) - 1 - int(np.argmax(w.shape[::-1]))  # the longest side's (the last of equal ones)
@@ -596,8 +600,7 @@ def _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval):
     (_extended); then a tap a pass over the whole array: a view of the extension, a multiply and
     an add."""
     with on_device(src):
-        x = contiguous(src.obj, src.kind)
-        x = x.to(_arrays._torch().float64) if src.kind == "torch" else x.astype(np.float64)
+        x = _float64_of(src.obj, src.kind)
         sides = [(ax[d], int(side), origins[d]) for d, side in enumerate(w.shape)]
         wide = _extended(x, src.kind, sides, mode_code, cval)
         total = None
@@ -614,6 +617,16 @@ def _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval):
             total = empty_like_kind(src, tuple(src.shape), np.float64)
             total[...] = 0
     return total
+
+
+def _float64_of(obj, kind):
+    """A contiguous float64 copy of an array, a bool array's bytes as their values (scipy reads a
+    bool as an unsigned char: a byte of 254 that an earlier cast stored reads as 254.0)."""
+    x = contiguous(obj, kind)
+    if kind == "torch":
+        torch = _arrays._torch()
+        return (x.view(torch.uint8) if x.dtype == torch.bool else x).to(torch.float64)
+    return (x.view(np.uint8) if x.dtype == np.bool_ else x).astype(np.float64)
 
 
 def _extended(x, kind, sides, mode_code, cval):
@@ -1101,7 +1114,7 @@ def _in_scipys_order(passes, in_dtype, out_dtype):
     running sum, which sepfilter's divided sums match) of host taps, one of them of more than one
     tap (a single tap's product is the same in any order; scipy's cast of a float64 sum is such a
     pass, _stored_once)."""
-    if np.dtype(out_dtype).kind not in "iu" or not _in_float64(in_dtype, out_dtype):
+    if np.dtype(out_dtype).kind not in "iub" or not _in_float64(in_dtype, out_dtype):
         return False
     if any(p.divisor != 1 or p.taps64 is None for p in passes):
         return False
@@ -1126,9 +1139,8 @@ def _run_passes_in_scipys_order(src, out, passes, cval, options):
     x = src
     for p in passes:
         with on_device(src):
-            v = contiguous(x.obj, x.kind)
-            v = v.to(_arrays._torch().float64) if x.kind == "torch" else v.astype(np.float64)
-            total = _correlate1d_in_scipys_order(v, x.kind, p.taps64, p.axis, p.mode, cval, p.origin)
+            total = _correlate1d_in_scipys_order(_float64_of(x.obj, x.kind), x.kind, p.taps64, p.axis, p.mode, cval,
+                                                 p.origin)
         x = _arrays.Operand(_stored_once(total, out.dtype, options), "output")
     with on_device(src):
         assign(out.obj, x.obj, src.kind)
@@ -1548,7 +1560,7 @@ def _terms_added_as_integers(src, output):
     does not hold: an integer output of a call computed in float64, whose terms _sum_over_axes adds
     in the output's dtype, wrapping exactly (sepfilter's summed passes add in float64)."""
     out_dtype = np.dtype(_output_dtype(output, src))
-    return out_dtype.kind in "iu" and _in_float64(src.dtype, out_dtype)
+    return out_dtype.kind in "iub" and _in_float64(src.dtype, out_dtype)
 
 
 def _sum_over_axes(input, output, count, term):

@@ -336,6 +336,25 @@ def test_ndimage_passes_of_wide_dtypes(rng, dtype):
                                   mnd.correlate1d(wide, np.ones(161) / 161, 1))
 
 
+def test_bool_images_equal_one_call(rng):
+    """Bool images (masks) through memhier.dask's filters: their bytes bit for bit against the single
+    call (scipy's bytes, test_ndimage), every mode; a constant border outside a byte refused."""
+    from memhier import ndimage as mnd
+    x = rng.random((60, 70)) > 0.5
+    x[10:30, 10:40] = True
+    dx = da.from_array(x, chunks=(25, 30))
+    cases = [("correlate", (np.ones((3, 3)) / 9,)), ("gaussian_filter", (1.0,)), ("uniform_filter", (3,)),
+             ("sobel", ()), ("laplace", ()), ("gaussian_laplace", (1.0,)), ("correlate1d", (np.ones(3) / 3,))]
+    for name, args in cases:
+        for mode in ("reflect", "constant", "wrap", "mirror", "nearest"):
+            got = getattr(mdask, name)(dx, *args, mode=mode).compute(scheduler="sync")
+            one = getattr(mnd, name)(x, *args, mode=mode)
+            assert got.dtype == one.dtype == np.bool_, name
+            np.testing.assert_array_equal(got.view(np.uint8), one.view(np.uint8), err_msg=f"{name} {mode}")
+    with pytest.raises(memhier.Unsupported, match="cval: 2.5 with a bool image"):
+        mdask.sobel(dx, mode="constant", cval=2.5)
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex_filters_equal_one_call(rng, dtype):
     """Complex images and complex weights through memhier.dask's filters as real filters of their
