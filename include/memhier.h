@@ -390,7 +390,7 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
  * read by the kernel in stream order. Either way a call never waits for its stream. out has
  * in's shape; it must not overlap in. */
 typedef enum mh_dtype {
-    MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64, MH_F64, MH_U32, MH_U64
+    MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64, MH_F64, MH_U32, MH_U64, MH_BF16
 } mh_dtype;
 /* "float32", ..., "uint64"; "unknown-dtype" otherwise. sepfilter reads and writes every one: a
  * call whose in_type or out_type is a wide type (int32, int64, uint32, uint64, float64, whose
@@ -482,8 +482,9 @@ mh_status mh_matmul_supports(mh_context *ctx, const char *variant, size_t m, siz
  * (matmul/cublas-dgemm on a GPU; cpu-omp and cpu-reference on the CPU), every output within k
  * float64 epsilons of sum |a||b| of the exact result; or MH_F16 (float16 a, b and c): the
  * products, exact in float32, summed in FP32 and each output rounded to float16 once
- * (matmul/cublas-f16, cublasGemmEx on tensor cores; the CPU rows). Other types are refused by
- * name; each row takes the types its flags name. */
+ * (matmul/cublas-f16, cublasGemmEx on tensor cores; the CPU rows); or MH_BF16 (bfloat16 a, b
+ * and c) the same way (matmul/cublas-bf16). Other types are refused by name; each row takes the
+ * types its flags name. */
 mh_status mh_matmul_typed(mh_context *ctx, const char *variant, mh_dtype type, const void *a, const void *b, void *c,
                           size_t m, size_t k, size_t n);
 mh_status mh_matmul_typed_select(mh_context *ctx, mh_dtype type, size_t m, size_t k, size_t n,

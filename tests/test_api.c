@@ -21,13 +21,13 @@ static void test_names(void)
     CHECK(mh_pad_parse("circular", &p) == MH_ERR_INVALID_ARGUMENT, "unknown pad accepted");
     CHECK(mh_pad_parse(NULL, &p) == MH_ERR_INVALID_ARGUMENT, "NULL pad name accepted");
     /* every dtype a name of its own and numpy's size; a value past the enum neither */
-    static const char *const names[] = {"float32", "float16", "uint8",   "int8",   "uint16", "int16",
-                                        "int32",   "int64",   "float64", "uint32", "uint64"};
-    static const size_t sizes[] = {4, 2, 1, 1, 2, 2, 4, 8, 8, 4, 8};
-    for (int t = MH_F32; t <= MH_U64; ++t)
+    static const char *const names[] = {"float32", "float16", "uint8",  "int8",   "uint16", "int16",
+                                        "int32",   "int64",   "float64", "uint32", "uint64", "bfloat16"};
+    static const size_t sizes[] = {4, 2, 1, 1, 2, 2, 4, 8, 8, 4, 8, 2};
+    for (int t = MH_F32; t <= MH_BF16; ++t)
         CHECK(!strcmp(mh_dtype_name((mh_dtype)t), names[t]) && mh_dtype_size((mh_dtype)t) == sizes[t],
               "dtype %d: %s, %zu bytes", t, mh_dtype_name((mh_dtype)t), mh_dtype_size((mh_dtype)t));
-    CHECK(!strcmp(mh_dtype_name((mh_dtype)(MH_U64 + 1)), "unknown-dtype") && mh_dtype_size((mh_dtype)(MH_U64 + 1)) == 0,
+    CHECK(!strcmp(mh_dtype_name((mh_dtype)(MH_BF16 + 1)), "unknown-dtype") && mh_dtype_size((mh_dtype)(MH_BF16 + 1)) == 0,
           "a dtype past the enum has a name or a size");
 }
 

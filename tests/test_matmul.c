@@ -116,22 +116,24 @@ static void check_refusals(mh_context *ctx, int gpu)
 static void typed_put(void *p, size_t i, mh_dtype t, double v)
 {
     if (t == MH_F64) ((double *)p)[i] = v;
-    else ((uint16_t *)p)[i] = mh_float_to_half((float)v);
+    else mh_store_value(p, i, t, (float)v); /* float16 or bfloat16, rounded to nearest */
 }
 
-/* Float64 and float16 products (mh_matmul_typed): every row flagged for the type (MH_ROW_FLOAT64,
- * MH_ROW_FLOAT16) on this backend and auto against a long double reference, nothing written past
+/* Float64, float16 and bfloat16 products (mh_matmul_typed): every row flagged for the type
+ * (MH_ROW_FLOAT64, _FLOAT16, _BFLOAT16) on this backend and auto against a long double reference, nothing written past
  * c. float64: each output within (k + 2) float64 epsilons of sum |a||b| (a sum of k products in
  * double, any order), entries of both signs over 60 binades. float16: the products exact in
  * float32 and summed there, within (k + 2) float32 epsilons of sum |a||b| (twice the round-to-
  * nearest bound: tensor cores may align before they add), plus the final rounding to float16
- * (half an ulp, or half the least subnormal), entries over 5 binades (sums below 65504). Every
+ * (half an ulp, or half the least subnormal), entries over 5 binades (sums below 65504);
+ * bfloat16 the same with its rounding (half an ulp: 2^-8 of the value). Every
  * other row refuses such a product by name, writing nothing; a row of one type refuses the
  * others; other types are refused. */
 static void check_typed(mh_context *ctx, int gpu, unsigned long long seed, mh_dtype t)
 {
     static const size_t shapes[][3] = {{1, 1, 1}, {1, 2049, 1}, {7, 1, 5}, {33, 17, 65}, {130, 300, 70}, {260, 200, 520}};
-    const unsigned flag = t == MH_F64 ? MH_ROW_FLOAT64 : MH_ROW_FLOAT16;
+    const unsigned flag = t == MH_F64 ? MH_ROW_FLOAT64 : t == MH_F16 ? MH_ROW_FLOAT16 : MH_ROW_BFLOAT16;
+    const long double rounding = t == MH_F16 ? 0x1p-11L : 0x1p-8L, least = t == MH_F16 ? 0x1p-25L : 0x1p-134L;
     const size_t size = mh_dtype_size(t);
     const char *type = mh_dtype_name(t);
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
@@ -177,8 +179,8 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed, mh_dt
                         ref += p, mag += fabsl(p);
                     }
                     const long double bound = t == MH_F64 ? (long double)(k + 2) * DBL_EPSILON * mag
-                                                          : (long double)(k + 2) * FLT_EPSILON * mag + 0x1p-11L * fabsl(ref) +
-                                                                0x1p-25L;
+                                                          : (long double)(k + 2) * FLT_EPSILON * mag + rounding * fabsl(ref) +
+                                                                least;
                     if (!(fabsl((long double)mh_load_double(c, i * n + j, t) - ref) <= bound) && bad++ == 0)
                         first = i * n + j, first_ref = ref;
                 }
@@ -190,7 +192,8 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed, mh_dt
                   written);
         }
         if (gpu && si == 3) { /* the typed vendor rows take their type alone (a 1 x 1 x 1 float32 product fits) */
-            CHECK(mh_matmul(ctx, t == MH_F64 ? "cublas-dgemm" : "cublas-f16", (const float *)da, (const float *)db,
+            const char *vendor = t == MH_F64 ? "cublas-dgemm" : t == MH_F16 ? "cublas-f16" : "cublas-bf16";
+            CHECK(mh_matmul(ctx, vendor, (const float *)da, (const float *)db,
                             (float *)dc, 1, 1, 1) == MH_ERR_UNSUPPORTED &&
                       strstr(mh_context_error(ctx), "products; this one is float32"),
                   "a %s row took a float32 product: %s", type, mh_context_error(ctx));
@@ -247,6 +250,7 @@ int main(int argc, char **argv)
     check_refusals(ctx, gpu);
     check_typed(ctx, gpu, seed, MH_F64);
     check_typed(ctx, gpu, seed, MH_F16);
+    check_typed(ctx, gpu, seed, MH_BF16);
     const mh_variant_info *pick = NULL;
     CHECK(mh_matmul_select(ctx, 4096, 4096, 4096, &pick) == MH_OK && pick, "auto picks nothing at 4096^3: %s",
           mh_context_error(ctx));

@@ -112,12 +112,18 @@ _DTYPES = {name: np.dtype(name) for name in ("float32", "float16", "int32", "uin
                                             "uint32", "uint64", "float64", "bool")}
 
 
+def dtype_name(dtype):
+    """A dtype's name as NumPy gives it, for NumPy's dtypes and the ones it lacks (PyTorch's
+    torch.bfloat16: 'bfloat16')."""
+    return dtype.name if isinstance(dtype, np.dtype) else str(dtype).split(".")[-1]
+
+
 def operand(obj, name, dtype, ndims=None):
     """obj (or an Operand of it) checked: refused unless its dtype is `dtype`, its number of
     dimensions one of `ndims` (None: any) and it is C-contiguous."""
     op = obj if isinstance(obj, Operand) else Operand(obj, name)
-    want = _DTYPES[dtype]
-    if op.dtype != want:
+    want = _DTYPES.get(dtype, dtype)  # one NumPy lacks (bfloat16): compared by name
+    if (op.dtype != want) if dtype in _DTYPES else dtype_name(op.dtype) != dtype:
         raise TypeError(f"{name}: dtype {op.dtype}, memhier needs {want} here (convert it first, "
                         f"e.g. {name}.astype({want.name}))")
     if ndims is not None and len(op.shape) not in ndims:
@@ -139,6 +145,8 @@ def same_place(first, *others):
 
 def empty(like, shape, dtype):
     """A new C-contiguous array of `like`'s kind on its device."""
+    if dtype not in _DTYPES and like.kind != "torch" and dtype_name(like.dtype) == dtype:
+        dtype = like.dtype  # a dtype NumPy names only once its package is imported (ml_dtypes' bfloat16)
     if like.kind == "numpy":
         return np.empty(shape, dtype)
     if like.kind == "cupy":
@@ -174,7 +182,8 @@ def made(obj, name, like, shape, dtype):
     known without asking the array (a C-contiguous array of like's kind on its device)."""
     op = Operand.__new__(Operand)
     op.obj, op.name, op.kind, op.device, op.ptr = obj, name, like.kind, like.device, address(like.kind, obj)
-    op.shape, op.dtype, op.contiguous = tuple(shape), _DTYPES.get(dtype) or np.dtype(dtype), True
+    made_dtype = _DTYPES.get(dtype) or (_torch_dtype(obj) if like.kind == "torch" else obj.dtype)
+    op.shape, op.dtype, op.contiguous = tuple(shape), made_dtype, True
     op.size = 1
     for n in op.shape:
         op.size *= n

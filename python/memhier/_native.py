@@ -84,7 +84,7 @@ SEPFILTER_MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS
 # mh_dtype, by NumPy's names; a bool array is read and written as its bytes (uint8), as scipy's C
 # code reads and casts it (an unsigned char)
 DTYPES = {"float32": 0, "float16": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
-          "float64": 8, "uint32": 9, "uint64": 10, "bool": 2}
+          "float64": 8, "uint32": 9, "uint64": 10, "bool": 2, "bfloat16": 11}
 BACKENDS = ("cpu", "cuda", "vendor")
 PADS = {"valid": 0, "same": 1, "full": 2}
 # mh_mode, with scipy.ndimage's aliases

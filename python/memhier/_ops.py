@@ -140,11 +140,13 @@ def transpose(a, variant="auto", out=None, device=None, context=None):
 
 def matmul(a, b, variant="auto", out=None, device=None, context=None):
     """a (m, k) @ b (k, n): float32 in FP32 (auto picks FP32-accurate variants only); float64 in
-    FP64 (cuBLAS's DGEMM on a GPU); float16 with the products summed in FP32 and each output
-    rounded to float16 once (cublasGemmEx on a GPU); both operands of one dtype, the result (or
-    `out`) of it too (mh_matmul_typed)."""
+    FP64 (cuBLAS's DGEMM on a GPU); float16 and bfloat16 (PyTorch's, or NumPy arrays of
+    ml_dtypes' bfloat16) with the products summed in FP32 and each output rounded to the type once
+    (cublasGemmEx on a GPU); both operands of one dtype, the result (or `out`) of it too
+    (mh_matmul_typed)."""
     given = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
-    dtype = given.dtype.name if given.dtype in (np.float64, np.float16) else F32
+    name = _arrays.dtype_name(given.dtype)
+    dtype = name if name in ("float64", "float16", "bfloat16") else F32
     ai = _arrays.operand(given, "a", dtype, (2,))
     bi = _arrays.operand(b, "b", dtype, (2,))
     _arrays.same_place(ai, bi)

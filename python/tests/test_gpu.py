@@ -119,6 +119,23 @@ def test_matmul_float16(kind, rng):
     assert float16_product_error(a, b, kind.get(got)) <= 1
 
 
+def test_matmul_bfloat16_torch(rng):
+    """A bfloat16 product of PyTorch tensors (cublas-bf16: FP32 accumulation), bfloat16 out: each
+    output within (k + 2) float32 epsilons of sum |a||b| plus half a bfloat16 ulp of the exact sum
+    of the bfloat16 inputs' products."""
+    torch = pytest.importorskip("torch")
+    a = torch.from_numpy(rng.uniform(-1.5, 1.5, (333, 129)).astype(np.float32)).to("cuda", torch.bfloat16)
+    b = torch.from_numpy(rng.uniform(-1.5, 1.5, (129, 517)).astype(np.float32)).to("cuda", torch.bfloat16)
+    got = memhier.matmul(a, b)
+    assert got.dtype == torch.bfloat16 and got.is_cuda
+    a64, b64 = a.cpu().double().numpy(), b.cpu().double().numpy()
+    exact, magnitude = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    bound = (129 + 2) * np.finfo(np.float32).eps * magnitude + 2.0 ** -8 * np.abs(exact)
+    assert np.all(np.abs(got.cpu().double().numpy() - exact) <= bound)
+    with pytest.raises(memhier.Unsupported, match="does not compute bfloat16 products"):
+        memhier.matmul(a, b, variant="cublas")
+
+
 def test_reduce_stays_on_device(kind, rng):
     x = f32(rng, 4_194_304)
     s = memhier.reduce_sum(kind.put(x))

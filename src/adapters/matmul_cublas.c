@@ -39,7 +39,7 @@ static mh_status cublas_run(mh_context *ctx, const mh_args *x)
 /* cublasGemmEx on a, b and c of one data type with a compute type: float32 data with FAST_TF32
  * (TF32 products, reduced precision) or EMULATED_16BFX9 (FP32 emulated with three BF16 products,
  * the strategy set to EAGER so that cuBLAS emulates wherever it can, and put back after); float16
- * data with 32F (FP32 accumulation). */
+ * and bfloat16 data with 32F (FP32 accumulation). */
 static mh_status gemm_ex(mh_context *ctx, const mh_args *x, cudaDataType data, cublasComputeType_t type, const char *what)
 {
     const mh_matmul_args *a = &x->matmul;
@@ -126,6 +126,17 @@ static mh_status cublas_f16_run(mh_context *ctx, const mh_args *x)
     return gemm_ex(ctx, x, CUDA_R_16F, CUBLAS_COMPUTE_32F, "float16, CUBLAS_COMPUTE_32F");
 }
 
+/* matmul/cublas-bf16: a bfloat16 product the same way (CUDA_R_16BF). */
+static int cublas_bf16_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
+{
+    return takes_type(ctx, x, MH_BF16, why, len);
+}
+
+static mh_status cublas_bf16_run(mh_context *ctx, const mh_args *x)
+{
+    return gemm_ex(ctx, x, CUDA_R_16BF, CUBLAS_COMPUTE_32F, "bfloat16, CUBLAS_COMPUTE_32F");
+}
+
 static const mh_row rows[] = {
     {{"matmul/cublas", MH_OP_MATMUL, MH_BACKEND_VENDOR, 20, "vendor", "cuBLAS", "cublasSgemm, FP32 (TF32 off)"},
      cublas_supports, cublas_run, NULL, 0, MH_LIB_CUBLAS},
@@ -141,6 +152,9 @@ static const mh_row rows[] = {
     {{"matmul/cublas-f16", MH_OP_MATMUL, MH_BACKEND_VENDOR, 24, "vendor", "cuBLAS",
       "cublasGemmEx: float16 a, b and c, FP32 accumulation"},
      cublas_f16_supports, cublas_f16_run, NULL, 0, MH_LIB_CUBLAS, NULL, MH_ROW_FLOAT16},
+    {{"matmul/cublas-bf16", MH_OP_MATMUL, MH_BACKEND_VENDOR, 25, "vendor", "cuBLAS",
+      "cublasGemmEx: bfloat16 a, b and c, FP32 accumulation"},
+     cublas_bf16_supports, cublas_bf16_run, NULL, 0, MH_LIB_CUBLAS, NULL, MH_ROW_BFLOAT16},
 };
 
 MH_ROW_GROUP(mh_matmul_cublas_rows, rows)

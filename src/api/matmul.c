@@ -6,14 +6,15 @@
 #include <math.h>
 #include <string.h>
 
-/* A matmul's arguments over arrays of `type` (float32, float64 or float16), their sizes checked. */
+/* A matmul's arguments over arrays of `type` (float32, float64, float16 or bfloat16), their sizes
+ * checked. */
 static mh_status args_init_typed(mh_context *ctx, mh_args *args, mh_dtype type, const void *ma, const void *mb,
                                  void *mc, size_t m, size_t k, size_t n)
 {
     memset(args, 0, sizeof *args);
     args->op = MH_OP_MATMUL;
-    if (type != MH_F32 && type != MH_F64 && type != MH_F16)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "type = %d (%s): matmul takes float32, float64 or float16",
+    if (type != MH_F32 && type != MH_F64 && type != MH_F16 && type != MH_BF16)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "type = %d (%s): matmul takes float32, float64, float16 or bfloat16",
                        (int)type, mh_dtype_name(type));
     if (m == 0 || k == 0 || n == 0)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the product is empty", m == 0 ? "m" : k == 0 ? "k" : "n");
@@ -79,10 +80,10 @@ static int tf32x3_favoured(const mh_auto_rules *r, const mh_matmul_args *x)
 /* The row flag a product of `type` needs; 0 for float32 (whose rows refuse it in supports). */
 static unsigned type_flag(mh_dtype type)
 {
-    return type == MH_F64 ? MH_ROW_FLOAT64 : type == MH_F16 ? MH_ROW_FLOAT16 : 0;
+    return type == MH_F64 ? MH_ROW_FLOAT64 : type == MH_F16 ? MH_ROW_FLOAT16 : type == MH_BF16 ? MH_ROW_BFLOAT16 : 0;
 }
 
-/* Float64 and float16 products run on the rows flagged for their type alone. */
+/* Float64, float16 and bfloat16 products run on the rows flagged for their type alone. */
 static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
 {
     const unsigned need = type_flag(args->matmul.type);
@@ -93,12 +94,13 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
     return 0;
 }
 
-/* A GPU's candidates for a float64 or float16 product (its vendor row); NULL for float32. */
+/* A GPU's candidates for a float64, float16 or bfloat16 product (its vendor row); NULL for float32. */
 static const char *const *typed_gpu_order(mh_dtype type)
 {
     static const char *const dgemm[] = {"cublas-dgemm", NULL};
     static const char *const f16[] = {"cublas-f16", NULL};
-    return type == MH_F64 ? dgemm : type == MH_F16 ? f16 : NULL;
+    static const char *const bf16[] = {"cublas-bf16", NULL};
+    return type == MH_F64 ? dgemm : type == MH_F16 ? f16 : type == MH_BF16 ? bf16 : NULL;
 }
 
 static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)

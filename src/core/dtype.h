@@ -34,7 +34,7 @@ MH_DTYPE_FN size_t mh_dtype_bytes(mh_dtype t)
     switch (t) {
     case MH_I64: case MH_U64: case MH_F64: return 8;
     case MH_F32: case MH_I32: case MH_U32: return 4;
-    case MH_F16: case MH_U16: case MH_I16: return 2;
+    case MH_F16: case MH_U16: case MH_I16: case MH_BF16: return 2;
     case MH_U8: case MH_I8: return 1;
     }
     return 0;
@@ -82,12 +82,31 @@ MH_DTYPE_FN uint16_t mh_float_to_half(float f)
 #endif
 }
 
+/* bfloat16 bits to float32: exact (the top half of a float32). */
+MH_DTYPE_FN float mh_bf16_to_float(uint16_t h)
+{
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* float32 to bfloat16 bits, rounded to nearest even (overflow to infinity, NaN kept NaN). */
+MH_DTYPE_FN uint16_t mh_float_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* a quiet NaN */
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 /* The value a float result takes once stored into type t (as a float: every stored value of
  * these types is exact in float32). */
 MH_DTYPE_FN float mh_cast_value(float v, mh_dtype t)
 {
     if (t == MH_F32) return v;
     if (t == MH_F16) return mh_half_to_float(mh_float_to_half(v));
+    if (t == MH_BF16) return mh_bf16_to_float(mh_float_to_bf16(v));
     /* truncated toward zero where it fits 32 bits; NaN fails the test too */
 #ifdef __CUDA_ARCH__
     const int32_t i = fabsf(v) < 2147483648.0f ? __float2int_rz(v) : 0;
@@ -115,6 +134,7 @@ MH_DTYPE_FN float mh_load_value(const void *p, size_t i, mh_dtype t)
 {
     switch (t) {
     case MH_F16: return mh_half_to_float(((const uint16_t *)p)[i]);
+    case MH_BF16: return mh_bf16_to_float(((const uint16_t *)p)[i]);
     case MH_U8: return (float)((const uint8_t *)p)[i];
     case MH_I8: return (float)((const int8_t *)p)[i];
     case MH_U16: return (float)((const uint16_t *)p)[i];
@@ -128,6 +148,7 @@ MH_DTYPE_FN void mh_store_value(void *p, size_t i, mh_dtype t, float v)
 {
     switch (t) {
     case MH_F16: ((uint16_t *)p)[i] = mh_float_to_half(v); break;
+    case MH_BF16: ((uint16_t *)p)[i] = mh_float_to_bf16(v); break;
     case MH_U8: ((uint8_t *)p)[i] = (uint8_t)(int32_t)v; break;
     case MH_I8: ((int8_t *)p)[i] = (int8_t)(int32_t)v; break;
     case MH_U16: ((uint16_t *)p)[i] = (uint16_t)(int32_t)v; break;

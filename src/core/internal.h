@@ -219,8 +219,8 @@ typedef struct mh_matmul_args {
     const float *a, *b;
     float *c;
     size_t m, k, n;
-    /* MH_F32, or (mh_matmul_typed) MH_F64 or MH_F16: then a, b and c hold doubles or float16
-     * bits, which only the rows flagged MH_ROW_FLOAT64 or MH_ROW_FLOAT16 read */
+    /* MH_F32, or (mh_matmul_typed) MH_F64, MH_F16 or MH_BF16: then a, b and c hold doubles or
+     * 16-bit floats, which only the rows flagged MH_ROW_FLOAT64, _FLOAT16 or _BFLOAT16 read */
     mh_dtype type;
 } mh_matmul_args;
 
@@ -338,6 +338,8 @@ enum {
     MH_ROW_FLOAT64 = 1u << 8,
     /* computes matmul's float16 calls (float16 in and out, FP32 accumulation): other rows refuse them */
     MH_ROW_FLOAT16 = 1u << 9,
+    /* computes matmul's bfloat16 calls (bfloat16 in and out, FP32 accumulation): other rows refuse them */
+    MH_ROW_BFLOAT16 = 1u << 10,
 };
 
 /* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),

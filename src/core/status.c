@@ -90,6 +90,7 @@ const char *mh_dtype_name(mh_dtype t)
     switch (t) {
     case MH_F32: return "float32";
     case MH_F16: return "float16";
+    case MH_BF16: return "bfloat16";
     case MH_U8: return "uint8";
     case MH_I8: return "int8";
     case MH_U16: return "uint16";
