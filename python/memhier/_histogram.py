@@ -320,9 +320,10 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
     Values outside the edges and NaN are not counted, as numpy leaves them out. weights (any real
     dtype but bool, which numpy refuses too; a's shape, on its device): each value adds its
     weight instead of 1, summed in double (mh_histogram_weighted; float64 and integer weights as
-    float32 parts, _weights.py) and returned in the weights' dtype as numpy returns it (its
-    float64 sum cast as numpy casts it); with density=True, float64, normalized by the float64
-    total. On CuPy or PyTorch data, a count
+    float32 parts, _weights.py; float64 weights' largest magnitude is read on the host, so on a
+    GPU such a call waits for the caller's stream) and returned in the weights' dtype as numpy
+    returns it (its float64 sum cast as numpy casts it); with density=True, float64, normalized
+    by the float64 total. On CuPy or PyTorch data, a count
     without a range and a string need the data's min and max (or the data) on the host to make
     numpy's edges: those calls wait for the caller's stream; a count with a range and explicit
     edges do not."""

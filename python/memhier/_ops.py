@@ -244,7 +244,8 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     large ones). weights (any real dtype, the values' shape): numpy.bincount(values, weights,
     minlength=bins), the weights summed in double into float64 (mh_histogram_weighted; the
     `weighted` row adds in a fixed order: the same bits every run); float64 and integer weights
-    as float32 parts summed apart and combined (_weights.py). return_outside=True also
+    as float32 parts summed apart and combined (_weights.py; float64 weights' largest magnitude is
+    read on the host, so on a GPU such a call waits for the caller's stream). return_outside=True also
     returns how many values (or how much weight) fell outside. Integers of other dtypes (NumPy and
     CuPy: numpy's int64 among them) are counted alike, at full width (_as_bin_indices). Float data:
     memhier.histogram."""

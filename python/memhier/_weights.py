@@ -7,7 +7,9 @@ as float32 parts whose double sums, combined, give the sum of the weights.
   float64          three float32 parts, w = p0 + p1 + p2 + r with |r| <= 2^-72 |w| (each part
                    the float32 rounding of what the parts before leave): the sums within double
                    rounding, for weights of magnitude 2^-100 .. 2^127 (float32's range; a weight
-                   past it is refused, a smaller one loses its low bits to float32's subnormals)
+                   past it is refused, a smaller one loses its low bits to float32's subnormals).
+                   The largest magnitude is read on the host: on a GPU the call waits for the
+                   caller's stream
   integers         limbs of 20 bits from the bottom (the top one signed for signed dtypes), each
                    exact in float32 and its double sum exact below 2^33 values; the limbs' sums
                    scaled by their places and added in float64 (numpy converts integer weights
