@@ -1,5 +1,6 @@
 """memhier.sum, mean, min, max, argmin, argmax: numpy's reductions over the whole array or one
-axis of a C-contiguous array of any real dtype but float16 (mh_reduce, include/memhier.h).
+axis of a C-contiguous array of any real dtype (mh_reduce, include/memhier.h; float16 as a float32
+copy, its results rounded back to float16, as numpy's float16 reductions accumulate in float32).
 Results as numpy gives them: sums of signed integers and bools in int64 and of unsigned integers
 in uint64 (wrapping past 64 bits), means of integers in float64, float64 in float64, min and max
 in the array's dtype, the arg forms int64; NaN wins min and max, and the arg forms take the
@@ -12,6 +13,7 @@ import numpy as np
 
 from . import _arrays
 from ._call import Call, int_arg, variant_arg
+from ._convert import on_device
 from ._native import lib
 
 KINDS = {"sum": 0, "mean": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5}
@@ -22,10 +24,12 @@ DTYPE_CODES = {"float32": 0, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "in
 
 
 def _operand(a):
-    op = _arrays.Operand(a, "a")
+    op = a if isinstance(a, _arrays.Operand) else _arrays.Operand(a, "a")
     name = str(op.dtype)
+    if name == "float16":
+        return _arrays.operand(op, "a", name)
     if name not in DTYPE_CODES:
-        raise TypeError(f"a: dtype {op.dtype}, memhier reduces float32, float64, bool and 8- to 64-bit integers "
+        raise TypeError(f"a: dtype {op.dtype}, memhier reduces float16, float32, float64, bool and 8- to 64-bit integers "
                         f"(convert it first, e.g. a.astype(numpy.float32))")
     return _arrays.operand(op, "a", name)
 
@@ -34,7 +38,7 @@ def _out_dtype(kind, dtype):
     """numpy's result dtype of `kind` over an array of `dtype`."""
     if kind in ("argmin", "argmax"):
         return "int64"
-    if dtype in ("float32", "float64") or kind in ("min", "max"):
+    if dtype in ("float16", "float32", "float64") or kind in ("min", "max"):
         return dtype
     if kind == "mean":
         return "float64"
@@ -59,8 +63,29 @@ def _geometry(shape, axis):
     return outer, int(shape[k]), inner, tuple(shape[:k]) + tuple(shape[k + 1:])
 
 
+def _as_float32(op):
+    """A float16 operand as a float32 copy on its device (exact), as numpy's float16 reductions
+    accumulate in float32 too."""
+    with on_device(op):
+        x = op.obj.to(_arrays._torch().float32) if op.kind == "torch" else op.obj.astype(np.float32)
+    return _arrays.Operand(x, "a")
+
+
 def _reduce(kind, a, axis, variant, out, device, context):
     ai = _operand(a)
+    if ai.dtype == np.float16:  # numpy's result dtypes: float16 but for the arg forms (int64)
+        result = _reduce(kind, _as_float32(ai), axis, variant, None, device, context)
+        if kind in ("argmin", "argmax"):
+            final = result
+        else:
+            with on_device(ai):
+                final = result.to(_arrays._torch().float16) if ai.kind == "torch" else result.astype(np.float16)
+        if out is None:
+            return final
+        os_ = _arrays.output(out, ai, "out", tuple(getattr(final, "shape", ())), _out_dtype(kind, "float16"))
+        with on_device(ai):
+            os_.obj[...] = final
+        return os_.obj
     dtype = str(ai.dtype)
     outer, length, inner, shape = _geometry(tuple(ai.shape), axis)
     if length == 0 and kind not in ("sum", "mean"):

@@ -393,17 +393,20 @@ def _sums(x, axis, variant):
     signed integers and bools in int64, unsigned ones in uint64, exact) added in float64, int64 or
     uint64."""
     wide = _wide(x.dtype)
+    if x.dtype == np.float16:  # its chunks summed as float32 (each chunk's sum not rounded to float16)
+        x = x.astype(np.float32)
     parts, axes = _chunk_reduction(x, "sum", axis, wide, variant)
     return parts.sum(axis=axes, dtype=wide)
 
 
 def sum(x, axis=None, variant="auto"):  # noqa: A001 - numpy's name
     """memhier.sum of a dask array of any dtype memhier.sum takes, along one axis or whole: float32
-    sums each chunk's in double, rounded to float32, the chunks' added in float64 and rounded once;
-    float64 in float64; signed integers and bools in int64, unsigned ones in uint64, exact."""
+    (and float16, as a float32 copy) sums each chunk's in double, rounded to float32, the chunks'
+    added in float64 and rounded once into the dtype; float64 in float64; signed integers and bools
+    in int64, unsigned ones in uint64, exact."""
     axis = _one_axis(x, axis)
     total = _sums(x, axis, variant)
-    return total.astype(np.float32) if x.dtype == np.float32 else total
+    return total.astype(x.dtype) if x.dtype in (np.float16, np.float32) else total
 
 
 def mean(x, axis=None, variant="auto"):
@@ -412,7 +415,7 @@ def mean(x, axis=None, variant="auto"):
     axis = _one_axis(x, axis)
     count = x.size if axis is None else x.shape[axis]
     m = _sums(x, axis, variant).astype(np.float64) / count if count else _sums(x, axis, variant) * np.nan
-    return m.astype(np.float32 if x.dtype == np.float32 else np.float64)
+    return m.astype(x.dtype if x.dtype in (np.float16, np.float32) else np.float64)
 
 
 def _extreme(x, name, axis, variant):
