@@ -122,10 +122,10 @@ def operand(obj, name, dtype, ndims=None):
     """obj (or an Operand of it) checked: refused unless its dtype is `dtype`, its number of
     dimensions one of `ndims` (None: any) and it is C-contiguous."""
     op = obj if isinstance(obj, Operand) else Operand(obj, name)
-    want = _DTYPES.get(dtype, dtype)  # one NumPy lacks (bfloat16): compared by name
-    if (op.dtype != want) if dtype in _DTYPES else dtype_name(op.dtype) != dtype:
-        raise TypeError(f"{name}: dtype {op.dtype}, memhier needs {want} here (convert it first, "
-                        f"e.g. {name}.astype({want.name}))")
+    want = _DTYPES.get(dtype)  # None: a dtype NumPy lacks (bfloat16), compared by name
+    if (op.dtype != want) if want is not None else dtype_name(op.dtype) != dtype:
+        raise TypeError(f"{name}: dtype {op.dtype}, memhier needs {dtype} here (convert it first, "
+                        f"e.g. {name}.astype({dtype}))")
     if ndims is not None and len(op.shape) not in ndims:
         expected = " or ".join(f"{d}-D" for d in ndims)
         raise ValueError(f"{name}: {len(op.shape)}-D array of shape {tuple(op.shape)}, expected {expected}")

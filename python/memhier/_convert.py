@@ -43,6 +43,13 @@ def float32_contiguous(op):
         return _xp(op.kind).ascontiguousarray(op.obj, dtype=F32)
 
 
+def astype(obj, kind, dtype):
+    """A copy of an array of `kind` converted to `dtype` (NumPy's name or dtype), on its device."""
+    if kind == "torch":
+        return obj.to(getattr(_arrays._torch(), np.dtype(dtype).name))
+    return obj.astype(dtype)
+
+
 def empty_like_kind(op, shape, dtype):
     """A new C-contiguous array of op's kind on its device (_arrays.empty checks the device)."""
     name = _NAMES.get(dtype) or _NAMES.setdefault(dtype, np.dtype(dtype).name)

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _arrays, _fast, _ops, _weights
 from ._call import DEFAULT_PRECISION, Call, in_place, int_arg, variant_arg
-from ._convert import on_device
+from ._convert import astype, on_device
 from ._kept import on_kind
 from ._native import lib
 
@@ -170,7 +170,7 @@ def _weights_dtype(op, sums, dtype):
     """float64 sums in numpy.histogram's dtype for weights of `dtype` (the weights' own, cast as
     numpy casts its float64 sums), as op's kind."""
     with on_device(op):
-        return sums.to(getattr(_arrays._torch(), np.dtype(dtype).name)) if op.kind == "torch" else sums.astype(dtype)
+        return astype(sums, op.kind, dtype)
 
 
 def _weighted_parts(ai, w, num_bins, edges32, lo, hi, variant, device, context):
@@ -249,7 +249,7 @@ def _small_integers(op, weights, bins, range_, density, variant, device, context
     if op.dtype.itemsize == 1 and weights is None and variant == "auto" and op.kind != "torch" and op.contiguous:
         return _folded(op, _integer_edges(op, op, bins, range_, _data_min_max), density, variant, device, context)
     with on_device(op):  # PyTorch's min and max skip some integer types: read them from the floats
-        x = op.obj.to(_arrays._torch().float32) if op.kind == "torch" else op.obj.astype(np.float32)
+        x = astype(op.obj, op.kind, np.float32)
     edges = _integer_edges(op, _arrays.Operand(x, "a"), bins, range_, _data_min_max)
     return histogram(x, edges, None, weights, density, variant, device, context)
 

@@ -228,14 +228,6 @@ def _weights_result(total, out, like):
     return os_.obj
 
 
-def _weights_of(weights, like, name="weights"):
-    """float32 weights of like's shape, on its device."""
-    wi = _arrays.operand(weights, name, "float32")
-    if tuple(wi.shape) != tuple(like.shape):
-        raise ValueError(f"{name}: shape {tuple(wi.shape)}, it must be the values' shape {tuple(like.shape)}")
-    return wi
-
-
 @_fast.entry()
 def bincount(values, bins, weights=None, variant="auto", out=None, return_outside=False, device=None, context=None):
     """Counts of each int32 value v with 0 <= v < bins (1 .. 2^20 bins), exact, as uint64 (int64
@@ -252,6 +244,7 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     bins = histogram_bins(bins)
     given = values if isinstance(values, _arrays.Operand) else _arrays.Operand(values, "values")
     vi = _arrays.operand(_as_bin_indices(given, bins), "values", "int32")
+    wi = None
     if weights is not None:
         w = _weights.parts_of(weights, vi)
         if len(w.parts) > 1:  # each part's sums, then combined (float64, as numpy's)
@@ -259,9 +252,8 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
             sums = [p[0] if return_outside else p for p in parts]
             total = _weights_result(w.combine(sums, vi), out, vi)
             return (total, w.combine([p[1] for p in parts], vi)) if return_outside else total
-        weights = w.parts[0]
+        wi = w.parts[0]
     n = vi.size
-    wi = None if weights is None else _weights_of(weights, vi)
     call = Call([vi] + ([wi] if wi is not None else []), device, context)
     dt = _counts_dtype(vi) if wi is None else "float64"
     os_ = _arrays.output(out, vi, "out", (bins,), dt)

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _arrays
 from ._call import Call, int_arg, variant_arg
-from ._convert import on_device
+from ._convert import astype, on_device
 from ._native import lib
 
 KINDS = {"sum": 0, "mean": 1, "min": 2, "max": 3, "argmin": 4, "argmax": 5}
@@ -67,7 +67,7 @@ def _as_float32(op):
     """A float16 operand as a float32 copy on its device (exact), as numpy's float16 reductions
     accumulate in float32 too."""
     with on_device(op):
-        x = op.obj.to(_arrays._torch().float32) if op.kind == "torch" else op.obj.astype(np.float32)
+        x = astype(op.obj, op.kind, np.float32)
     return _arrays.Operand(x, "a")
 
 
@@ -79,7 +79,7 @@ def _reduce(kind, a, axis, variant, out, device, context):
             final = result
         else:
             with on_device(ai):
-                final = result.to(_arrays._torch().float16) if ai.kind == "torch" else result.astype(np.float16)
+                final = astype(result, ai.kind, np.float16)
         if out is None:
             return final
         os_ = _arrays.output(out, ai, "out", tuple(getattr(final, "shape", ())), _out_dtype(kind, "float16"))

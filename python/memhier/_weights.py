@@ -20,7 +20,7 @@ dtype, its float64 sum stored with numpy's astype (integers as numpy casts a flo
 import numpy as np
 
 from . import _arrays
-from ._convert import on_device
+from ._convert import astype, on_device
 
 LIMB_BITS = 20
 FLOAT32_SPAN = 2.0 ** 127  # a float64 weight's first part must be finite in float32
@@ -47,12 +47,8 @@ class WeightParts:
             return total
 
 
-def _astype(x, kind, dtype):
-    return x.to(getattr(_arrays._torch(), dtype)) if kind == "torch" else x.astype(dtype)
-
-
 def _part(x, kind, name):
-    return _arrays.Operand(_astype(x, kind, "float32"), name)
+    return _arrays.Operand(astype(x, kind, "float32"), name)
 
 
 def parts_of(weights, like, name="weights"):
@@ -85,9 +81,9 @@ def _float64_parts(w, kind, name):
                          f"parts, which hold magnitudes below 2^127 (scale the weights, or convert them)")
     parts, left = [], w
     for _ in range(3):
-        p = _astype(left, kind, "float32")
+        p = astype(left, kind, "float32")
         parts.append(_arrays.Operand(p, name))
-        rest = left - _astype(p, kind, "float64")
+        rest = left - astype(p, kind, "float64")
         left = xp.where(finite, rest, xp.zeros_like(rest))
     return parts
 

@@ -57,7 +57,7 @@ from ._call import DEFAULT_PRECISION, Call, ScipyArgumentError, context_in_place
     cval_arg as _cval_arg, \
     mode_arg as _mode_arg, origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
-from ._convert import F32, assign, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
+from ._convert import F32, assign, astype, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
 from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, \
     Unsupported, SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM
@@ -623,10 +623,9 @@ def _float64_of(obj, kind):
     """A contiguous float64 copy of an array, a bool array's bytes as their values (scipy reads a
     bool as an unsigned char: a byte of 254 that an earlier cast stored reads as 254.0)."""
     x = contiguous(obj, kind)
-    if kind == "torch":
-        torch = _arrays._torch()
-        return (x.view(torch.uint8) if x.dtype == torch.bool else x).to(torch.float64)
-    return (x.view(np.uint8) if x.dtype == np.bool_ else x).astype(np.float64)
+    if str(x.dtype).endswith("bool"):  # NumPy's and CuPy's 'bool', PyTorch's 'torch.bool'
+        x = x.view(_arrays._torch().uint8 if kind == "torch" else np.uint8)
+    return astype(x, kind, np.float64)
 
 
 def _extended(x, kind, sides, mode_code, cval):

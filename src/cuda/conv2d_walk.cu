@@ -646,10 +646,9 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
 
 /* A bordered call of at most this many outputs runs in one launch: the ring's kernel computes every
  * output (whole_image_of), the walking kernel is not launched, and at 7 x 7 the filter is not
- * copied into constant memory. Where a call's cost is its launches one launch less wins: on the
- * H200, reflect, C calls in a loop, 512^2 takes 5.5 us (3 x 3) and 6.6 us (5 x 5) in one launch
- * against 8.3 and 7.9 in two; from 724^2 two launches win at 5 x 5 (8.8 against 10.1 us) and from
- * 1024^2 at both (lab/scripts/host_split.cu, lab/results/NVIDIA_H200.gpu-gate-83b6234.txt). */
+ * copied into constant memory. Where a call's cost is its launches one launch less wins: up to
+ * 512^2 on the H200; past it the walking kernel's register windows beat the staged tiles (the
+ * sweep: lab/notes/python.md, lab/scripts/host_split.cu). */
 enum { ONE_KERNEL_MAX_OUTPUTS = 1 << 18 };
 
 static int one_kernel(const mh_conv2d_args *a)
