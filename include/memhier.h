@@ -458,6 +458,19 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
                           size_t rows, size_t cols, const float *filter, size_t krows, size_t kcols, mh_mode mode,
                           float cval, long long origin_r, long long origin_c, void *out, mh_dtype out_type);
 
+/* mh_conv2d_typed computed as scipy.ndimage.correlate computes it: each output starts at 0.0 and
+ * adds, for each weight in C order of the filter whose magnitude is past DBL_EPSILON (scipy's
+ * footprint: the others are skipped, NaN among them), the input value (in float64; cval outside
+ * in constant mode) times the weight, the product rounded before it is added (no fused
+ * multiply-add); the sum is stored with sepfilter's cast into out_type. The result is scipy's to
+ * the bit, whatever the types. in_type and out_type: any mh_dtype but float16 and bfloat16.
+ * filter: krows x kcols float64 weights in host memory, read before the call returns. Rows
+ * flagged for float64 calls take it (conv2d/float64 on a CUDA device, sides up to
+ * MH_CONV2D_DIRECT_MAX_K; cpu-omp, any side); the others refuse it. out must not overlap in. */
+mh_status mh_conv2d_float64(mh_context *ctx, const char *variant, const void *in, mh_dtype in_type, size_t batch,
+                            size_t rows, size_t cols, const double *filter, size_t krows, size_t kcols, mh_mode mode,
+                            double cval, long long origin_r, long long origin_c, void *out, mh_dtype out_type);
+
 /* ---- transpose: out[c][r] = in[r][c], row-major float32, any sizes -----------------------
  * in is rows x cols, out cols x rows; out of place (out must not overlap in); exact. */
 mh_status mh_transpose(mh_context *ctx, const char *variant, const float *in, size_t rows, size_t cols, float *out);

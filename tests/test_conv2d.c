@@ -13,6 +13,7 @@
  * take the separable path exactly for rank-1 filters. The FFT rows are judged by their
  * normwise bound (fft_bound_ok), the others output by output. */
 #include "testing.h"
+#include <float.h>
 #include "core/border.h"
 #include "core/dtype.h"
 
@@ -832,6 +833,164 @@ static void check_typed(mh_context *ctx, int gpu, unsigned long long seed)
                   "batch = 0");
 }
 
+/* A float64 call's outputs as scipy sums them (mh_conv2d_float64's contract), each product in a
+ * volatile so that no compiler fuses it into the add. */
+static void scipy_sums(const unsigned char *in, mh_dtype tin, size_t batch, long long rows, long long cols,
+                       const double *w, int kr, int kc, mh_mode mode, double cval, int lpr, int lpc,
+                       unsigned char *out, mh_dtype tout)
+{
+    for (size_t b = 0; b < batch; ++b)
+        for (long long r = 0; r < rows; ++r)
+            for (long long c = 0; c < cols; ++c) {
+                double sum = 0.0;
+                for (int i = 0; i < kr; ++i)
+                    for (int j = 0; j < kc; ++j) {
+                        if (!(fabs(w[i * kc + j]) > DBL_EPSILON)) continue;
+                        const long long y = mh_border_index(r + i - lpr, rows, mode);
+                        const long long x = mh_border_index(c + j - lpc, cols, mode);
+                        const double v = y < 0 || x < 0 ? cval
+                                                         : mh_load_double(in, b * rows * cols + y * cols + x, tin);
+                        volatile double product = v * w[i * kc + j];
+                        sum += product;
+                    }
+                mh_store_double(out, b * rows * cols + r * cols + c, tout, sum);
+            }
+}
+
+/* A value of type t for index i: the type's range, small whole numbers (where a box filter's
+ * sum lands on or one rounding below a whole number), dark beside bright, NaN in float inputs. */
+static double float64_case_value(mh_dtype t, size_t i, unsigned long long seed)
+{
+    unsigned long long z = (seed + i) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+    z ^= z >> 29;
+    const double u = (double)(z >> 11) / 9007199254740992.0; /* [0, 1) */
+    switch (z % 4) {
+    case 0: return 5.0; /* a flat patch's value */
+    case 1: return t == MH_F64 && z % 97 == 1 ? NAN : floor(u * 8);
+    default: break;
+    }
+    switch (t) {
+    case MH_U8: return floor(u * 256);
+    case MH_I8: return floor(u * 256) - 128;
+    case MH_U16: return floor(u * 65536);
+    case MH_I16: return floor(u * 65536) - 32768;
+    case MH_U32: return floor(u * 4294967296.0);
+    case MH_I32: return floor(u * 4294967296.0) - 2147483648.0;
+    case MH_U64: return ldexp(floor(u * 9007199254740992.0), 11); /* up to 2^64, a multiple of 2^11 */
+    case MH_I64: return ldexp(floor(u * 9007199254740992.0), 10) - 9223372036854775808.0;
+    case MH_F32: return (float)((u - 0.5) * ldexp(1.0, (int)(z % 60) - 30));
+    default: return (u - 0.5) * ldexp(1.0, (int)(z % 200) - 100);
+    }
+}
+
+/* mh_conv2d_float64 on every row flagged for float64 calls and on auto, against scipy_sums bit for
+ * bit: types from bytes to 64-bit integers and float64, every mode, stacks, sizes off the
+ * blocks, filters from 1 x 1 to 31 x 31 (even, not square, with zeros, weights within
+ * DBL_EPSILON of 0 and NaN, which scipy's footprint skips, and 1/9 boxes whose sums fall one
+ * rounding below whole numbers); nothing written outside out. The other rows refuse the call. */
+static void check_float64(mh_context *ctx, int gpu, unsigned long long seed)
+{
+    static const struct { mh_dtype in, out; } types[] = {
+        {MH_I32, MH_I32}, {MH_F64, MH_F64}, {MH_I64, MH_I64}, {MH_U64, MH_U64}, {MH_U8, MH_U8},
+        {MH_U32, MH_F64}, {MH_I16, MH_I8}, {MH_F32, MH_I64}, {MH_I8, MH_F32}, {MH_U16, MH_U32},
+    };
+    static const struct {
+        size_t batch, rows, cols;
+        int kr, kc, filter; /* filter: 0 random, 1 the 1/(kr kc) box, 2 random with zeros, tiny and NaN weights */
+        mh_mode mode;
+        double cval;
+        long long origin_r, origin_c;
+    } shapes[] = {{1, 37, 70, 3, 3, 1, MH_MODE_REFLECT, 0.0, 0, 0},    {2, 20, 45, 5, 5, 0, MH_MODE_CONSTANT, 300.5, 1, -2},
+                  {1, 3, 2, 5, 5, 2, MH_MODE_MIRROR, 0.0, 0, 0},      {3, 33, 40, 2, 7, 2, MH_MODE_WRAP, 0.0, 0, 3},
+                  {1, 1, 130, 1, 9, 1, MH_MODE_NEAREST, 0.0, 0, -4},  {1, 130, 1, 9, 1, 0, MH_MODE_REFLECT, 0.0, 4, 0},
+                  {1, 1, 1, 1, 1, 0, MH_MODE_CONSTANT, -7.0, 0, 0},   {1, 50, 61, 31, 31, 2, MH_MODE_CONSTANT, NAN, 0, 0},
+                  {2, 70, 90, 5, 5, 1, MH_MODE_WRAP, 0.0, -2, 2}};
+    size_t ran[64] = {0};
+    for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+            const mh_dtype tin = types[ti].in, tout = types[ti].out;
+            const int kr = shapes[si].kr, kc = shapes[si].kc;
+            const size_t n = shapes[si].batch * shapes[si].rows * shapes[si].cols;
+            const size_t ib = mh_dtype_size(tin), ob = mh_dtype_size(tout);
+            unsigned char *in = malloc(n * ib), *want = malloc(n * ob), *got = malloc(n * ob + 64);
+            double w[31 * 31];
+            for (size_t i = 0; i < n; ++i)
+                mh_store_double(in, i, tin, float64_case_value(tin, i, seed + 97 * ti + si));
+            for (int i = 0; i < kr * kc; ++i) {
+                const double u = float64_case_value(MH_F64, (size_t)i, seed + 13 * si + 5);
+                w[i] = shapes[si].filter == 1 ? 1.0 / (kr * kc) : isnan(u) ? 0.25 : fmod(u, 3.0);
+                if (shapes[si].filter == 2 && i % 5 == 1) w[i] = i % 3 == 0 ? 0.0 : i % 3 == 1 ? DBL_EPSILON / 2 : NAN;
+            }
+            const int lpr = kr / 2 + (int)shapes[si].origin_r, lpc = kc / 2 + (int)shapes[si].origin_c;
+            scipy_sums(in, tin, shapes[si].batch, (long long)shapes[si].rows, (long long)shapes[si].cols, w, kr, kc,
+                       shapes[si].mode, shapes[si].cval, lpr, lpc, want, tout);
+            void *din = test_alloc(gpu, n * ib), *dout = test_alloc(gpu, n * ob + 64);
+            test_put(gpu, din, in, n * ib);
+            for (size_t r = 0; r <= mh_row_count(MH_OP_CONV2D); ++r) { /* the last: auto */
+                const mh_row *row = r < mh_row_count(MH_OP_CONV2D) ? mh_row_at(MH_OP_CONV2D, r) : NULL;
+                if (row && !test_row_fits(row, gpu)) continue;
+                memset(got, 0xab, n * ob + 64);
+                test_put(gpu, dout, got, n * ob + 64);
+                mh_status st = mh_conv2d_float64(ctx, row ? row->info.name : NULL, din, tin, shapes[si].batch,
+                                                 shapes[si].rows, shapes[si].cols, w, (size_t)kr, (size_t)kc,
+                                                 shapes[si].mode, shapes[si].cval, shapes[si].origin_r,
+                                                 shapes[si].origin_c, dout, tout);
+                if (st == MH_OK) st = mh_context_synchronize(ctx);
+                char what[160];
+                snprintf(what, sizeof what, "%s on %zu x %zu x %zu %s into %s, %d x %d, %s",
+                         row ? row->info.name : "auto", shapes[si].batch, shapes[si].rows, shapes[si].cols,
+                         mh_dtype_name(tin), mh_dtype_name(tout), kr, kc, mh_mode_name(shapes[si].mode));
+                test_get(gpu, got, dout, n * ob + 64);
+                size_t outside = 0;
+                for (size_t i = n * ob; i < n * ob + 64; ++i) outside += got[i] != 0xab;
+                CHECK(outside == 0, "%s: %zu bytes written past out", what, outside);
+                if (row && !(row->flags & MH_ROW_FLOAT64)) {
+                    CHECK(st == MH_ERR_UNSUPPORTED && strstr(mh_context_error(ctx), "float32 only"), "%s: %s", what,
+                          mh_context_error(ctx));
+                    size_t written = 0;
+                    for (size_t i = 0; i < n * ob; ++i) written += got[i] != 0xab;
+                    CHECK(written == 0, "%s refused but wrote %zu bytes", what, written);
+                    continue;
+                }
+                CHECK(st == MH_OK, "%s: %s", what, mh_context_error(ctx));
+                if (st != MH_OK) continue;
+                if (row) ran[r < 64 ? r : 63]++;
+                size_t bad = 0, first = 0;
+                for (size_t i = 0; i < n; ++i) {
+                    const double g = mh_load_double(got, i, tout), e = mh_load_double(want, i, tout);
+                    if (memcmp(got + i * ob, want + i * ob, ob) && !(isnan(g) && isnan(e)) && !bad++) first = i;
+                }
+                CHECK(bad == 0, "%s: %zu outputs differ from scipy's sums, the first [%zu] %.17g against %.17g", what,
+                      bad, first, bad ? mh_load_double(got, first, tout) : 0.0,
+                      bad ? mh_load_double(want, first, tout) : 0.0);
+            }
+            test_release(gpu, din), test_release(gpu, dout);
+            free(in), free(want), free(got);
+        }
+    for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D) && r < 64; ++r) {
+        const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
+        if (test_row_fits(row, gpu) && (row->flags & MH_ROW_FLOAT64))
+            CHECK(ran[r] > 0, "%s takes float64 calls but ran none", row->info.name);
+    }
+    double one = 1.0, o = 0.0;
+    CHECK_REFUSED(ctx, mh_conv2d_float64(ctx, NULL, &one, MH_F16, 1, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0, 0, 0, &o,
+                                         MH_F64),
+                  "in_type = 1 (float16)");
+    CHECK_REFUSED(ctx, mh_conv2d_float64(ctx, NULL, &one, MH_F64, 1, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0, 0, 0, &o,
+                                         MH_BF16),
+                  "out_type = 11 (bfloat16)");
+    CHECK_REFUSED(ctx, mh_conv2d_float64(ctx, NULL, &one, MH_F64, 1, 1, 1, NULL, 1, 1, MH_MODE_REFLECT, 0.0, 0, 0, &o,
+                                         MH_F64),
+                  "filter = NULL");
+    CHECK_REFUSED(ctx, mh_conv2d_float64(ctx, NULL, &one, MH_F64, 0, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0, 0, 0, &o,
+                                         MH_F64),
+                  "batch = 0");
+    CHECK_REFUSED(ctx, mh_conv2d_float64(ctx, NULL, &one, MH_F64, (size_t)1 << 62, 1, 1, &one, 1, 1, MH_MODE_REFLECT,
+                                         0.0, 0, 0, &o, MH_F64),
+                  "overflows size_t");
+}
+
 int main(int argc, char **argv)
 {
     int gpu;
@@ -882,9 +1041,9 @@ int main(int argc, char **argv)
         printf("%zux%zu with %zux%zu done (%zu runs so far)\n", c->rows, c->cols, c->kr, c->kc, runs);
         fflush(stdout);
     }
-    void (*const checks[])(mh_context *, int, unsigned long long) = {check_stacks,        check_typed,
-                                                                      check_lowrank,       check_lowrank_large,
-                                                                      check_planned,       check_reversed};
+    void (*const checks[])(mh_context *, int, unsigned long long) = {check_stacks,  check_typed,   check_lowrank,
+                                                                      check_lowrank_large, check_planned,
+                                                                      check_reversed, check_float64};
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; ++i)
         if (test_in_shard(i)) checks[i](ctx, gpu, seed);
     mh_context_destroy(ctx);

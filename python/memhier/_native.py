@@ -139,6 +139,8 @@ _PROTOTYPES = {
                                      ctypes.c_longlong, _P]),
     "mh_conv2d_typed": (_I, [c_ctx, _C, _P, _I, _S, _S, _S, _P, _S, _S, _I, ctypes.c_float, ctypes.c_longlong,
                              ctypes.c_longlong, _P, _I]),
+    "mh_conv2d_float64": (_I, [c_ctx, _C, _P, _I, _S, _S, _S, _P, _S, _S, _I, ctypes.c_double, ctypes.c_longlong,
+                               ctypes.c_longlong, _P, _I]),
     "mh_conv2d_plan_create": (_I, [c_ctx, _P, _S, _S, ctypes.POINTER(_P)]),
     "mh_conv2d_plan_destroy": (None, [_P]),
     "mh_conv2d_plan_rank": (_I, [_P]),

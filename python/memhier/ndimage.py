@@ -554,6 +554,9 @@ def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, option
     if flip:
         w = w[(slice(None, None, -1),) * w.ndim]
     mode_code, cval = _mode_arg(mode), _cval_arg(cval, in_float64=True)
+    done = _correlate_in_one_call(src, w, ax, origins, mode_code, cval, output, options)
+    if done is not None:
+        return done
     out_dtype = np.dtype(_output_dtype(output, src))
     if out_dtype.kind in "iub" and w.ndim > 1 and not _exact_in_any_order(w, src.dtype, out_dtype):
         total = _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval)
@@ -587,6 +590,46 @@ def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, option
     if out_dtype == np.float64 and (output is None or isinstance(output, (type, np.dtype, str))):
         return total
     return _stored_once(total, src.dtype if output is None else output, options)
+
+
+def _correlate_in_one_call(src, w, ax, origins, mode_code, cval, output, options):
+    """A correlation of 2-D float64 weights (flipped already for convolve) over an image's or a
+    stack's last two axes, computed by the library as scipy computes it (mh_conv2d_float64: each
+    output's products added in the weights' C order in float64, stored with scipy's cast): the
+    output, or None where the call does not fit it (other axes, float16 on either side, a variant
+    naming another op's row, a row refusing it: on a GPU, sides past 31) and nothing is written.
+    A strided input is read from a contiguous copy (a complex array's parts); a strided output,
+    or one overlapping the input, is written from the call's own."""
+    ndim = len(src.shape)
+    variant, device, context = options
+    if w.ndim != 2 or list(ax) != [ndim - 2, ndim - 1] or src.size == 0 or not _names_conv2d(variant):
+        return None
+    out = _result(output, src)
+    if {src.dtype.name, out.dtype.name} & {"float16", "bfloat16"}:
+        return None
+    shape = tuple(src.shape)
+    with on_device(src):
+        x = src if src.contiguous else _arrays.made(contiguous(src.obj, src.kind), "input", src, shape, src.dtype)
+        direct = out.contiguous and (output is None or not overlaps(out, src))
+        y = out if direct else _arrays.made(empty_like_kind(src, shape, out.dtype), "output", src, shape, out.dtype)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    call = Call([x, y], device, context)
+    try:
+        call.run(lib.mh_conv2d_float64(call.ctx, variant_arg(variant), call.ptr(x), _NATIVE_DTYPES[src.dtype.name],
+                                       math.prod(shape[:-2]), *shape[-2:], w.ctypes.data, *w.shape, mode_code, cval,
+                                       origins[0], origins[1], call.out_ptr(y), _NATIVE_DTYPES[out.dtype.name]))
+    except Unsupported:
+        return None
+    if not direct:
+        with on_device(src):
+            assign(out.obj, y.obj, src.kind)
+    return out.obj
+
+
+def _names_conv2d(variant):
+    """Whether a variant leaves conv2d's row to auto or names one (not sepfilter's rows, which a
+    float64 call's passes run on)."""
+    return variant in (None, "auto") or str(variant).startswith("conv2d/")
 
 
 def _correlate_in_scipys_order(src, w, ax, origins, mode_code, cval):

@@ -113,6 +113,38 @@ static mh_status typed_args_init(mh_context *ctx, mh_args *args, const void *in,
     return MH_OK;
 }
 
+/* The types a float64 call reads and writes: every mh_dtype but the two 16-bit floats. */
+static mh_status check_float64_dtype(mh_context *ctx, const char *name, mh_dtype t)
+{
+    if ((unsigned)t <= MH_BF16 && t != MH_F16 && t != MH_BF16) return MH_OK;
+    return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                   "%s = %d (%s): conv2d's float64 call reads and writes every type but float16 and bfloat16", name,
+                   (int)t, mh_dtype_name(t));
+}
+
+/* mh_conv2d_float64's arguments: a bordered stack of typed images (elements of up to 8 bytes,
+ * the stack's bytes checked again at that width), the weights and cval in float64. */
+static mh_status float64_args_init(mh_context *ctx, mh_args *args, const void *in, mh_dtype in_type, size_t batch,
+                                   size_t rows, size_t cols, const double *filter, size_t krows, size_t kcols,
+                                   mh_mode mode, double cval, long long origin_r, long long origin_c, void *out,
+                                   mh_dtype out_type)
+{
+    mh_status s = mh_conv2d_mode_batched_args_init(ctx, args, (const float *)in, batch, rows, cols, NULL, krows, kcols,
+                                                   mode, 0.0f, origin_r, origin_c, (float *)out);
+    if (s == MH_OK) s = check_float64_dtype(ctx, "in_type", in_type);
+    if (s == MH_OK) s = check_float64_dtype(ctx, "out_type", out_type);
+    if (s != MH_OK) return s;
+    size_t bytes;
+    if (!mh_mul_ok(batch * rows * cols, sizeof(double), &bytes))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "batch = %zu of %zu x %zu images: the stack's size overflows size_t",
+                       batch, rows, cols);
+    if (!filter) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "filter = NULL: the weights are missing");
+    mh_conv2d_args *a = &args->conv2d;
+    a->in_type = in_type, a->out_type = out_type;
+    a->filter64 = filter, a->cval64 = cval, a->cval = (float)cval;
+    return MH_OK;
+}
+
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 {
     return mh_zero_pad_only(a->bordered, a->mode,
@@ -141,8 +173,13 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
                  MH_CONV2D_MAX_K, MH_CONV2D_MAX_K);
         return 0;
     }
-    if (!mh_conv2d_is_typed(a) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
     char takers[256];
+    if (mh_conv2d_is_float64(a) && !(row->flags & MH_ROW_FLOAT64)) {
+        snprintf(why, len, "it computes in float32 only (float64 calls run on %s)",
+                 mh_rows_with(MH_OP_CONV2D, MH_ROW_FLOAT64, takers, sizeof takers));
+        return 0;
+    }
+    if (!mh_conv2d_is_typed(a) || mh_conv2d_is_float64(a) || (row->flags & MH_ROW_IMAGE_DTYPES)) return 1;
     snprintf(why, len, "it reads and writes float32 only (in_type %s, out_type %s run on %s)",
              mh_dtype_name(a->in_type), mh_dtype_name(a->out_type),
              mh_rows_with(MH_OP_CONV2D, MH_ROW_IMAGE_DTYPES, takers, sizeof takers));
@@ -152,6 +189,13 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_conv2d_args *a = &args->conv2d;
+    if (mh_conv2d_is_float64(a)) { /* the weights are in host memory, read before the call returns */
+        const size_t in_bytes = a->batch * a->rows * a->cols * mh_dtype_size(a->in_type);
+        const size_t out_bytes = a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type);
+        mh_status s = mh_check_buffer(ctx, "in", a->in, in_bytes);
+        if (s == MH_OK) s = mh_check_buffer(ctx, "out", a->out, out_bytes);
+        return s == MH_OK ? mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes) : s;
+    }
     return mh_check_conv_buffers(ctx, a->in, a->batch * a->rows * a->cols * mh_dtype_size(a->in_type), "filter",
                                  a->filter, (size_t)a->krows * a->kcols * sizeof(float), a->out,
                                  a->batch * a->out_rows * a->out_cols * mh_dtype_size(a->out_type));
@@ -280,8 +324,10 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const walk7[] = {"walk", "fft-tile", "regtile", "stream", "shared", "basic", NULL};
     static const char *const walk7_lowrank[] = {"walk", "lowrank", "fft-tile", "regtile", "stream", "shared", "basic",
                                                 NULL};
+    static const char *const float64[] = {"float64", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const mh_conv2d_args *c = &a->conv2d;
+    if (mh_conv2d_is_float64(c)) return float64;
     if (past_direct(c)) return large;
     const int lowrank = lowrank_favoured(ctx->rules, c);
     if (walk7_favoured(ctx->rules, c)) return lowrank ? walk7_lowrank : walk7;
@@ -296,6 +342,11 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
 static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t len)
 {
     char why[512];
+    if (mh_conv2d_is_float64(&a->conv2d)) {
+        snprintf(buf, len, "a float64 call: float64 (scipy's sums, in its order, one thread an output)%s",
+                 mh_is_cpu(ctx) ? "; cpu-omp on the CPU" : "");
+        return;
+    }
     if (past_direct(&a->conv2d)) {
         snprintf(buf, len, "a %d x %d filter is past the direct rows' %d a side: fft-3pass (512 x 512 overlap-save "
                  "tiles, on-chip transforms in three passes), then fft-os (overlap-save on cuFFT), then basic (direct, "
@@ -343,7 +394,7 @@ static const mh_row_group groups[] = {
     mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
     mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_tc_rows,
     mh_conv2d_fft_os_rows,    mh_conv2d_fft_tile_rows,   mh_conv2d_fft_3pass_rows, mh_conv2d_cudnn_rows,
-    mh_conv2d_npp_rows,
+    mh_conv2d_npp_rows,       mh_conv2d_float64_rows,
 };
 
 static void describe(const mh_args *args, char *buf, size_t len)
@@ -352,12 +403,13 @@ static void describe(const mh_args *args, char *buf, size_t len)
     char images[128];
     if (a->batch > 1) snprintf(images, sizeof images, "%zu images of %zu x %zu", a->batch, a->rows, a->cols);
     else snprintf(images, sizeof images, "a %zu x %zu image", a->rows, a->cols);
-    if (mh_conv2d_is_typed(a))
-        snprintf(images + strlen(images), sizeof images - strlen(images), " of %s into %s", mh_dtype_name(a->in_type),
-                 mh_dtype_name(a->out_type));
+    if (mh_conv2d_is_typed(a) || mh_conv2d_is_float64(a))
+        snprintf(images + strlen(images), sizeof images - strlen(images), " of %s into %s%s",
+                 mh_dtype_name(a->in_type), mh_dtype_name(a->out_type),
+                 mh_conv2d_is_float64(a) ? ", computed in float64" : "");
     if (a->bordered)
         snprintf(buf, len, "%s, a %d x %d filter, mode = %s, cval = %g, origin = (%d, %d)", images, a->krows, a->kcols,
-                 mh_mode_name(a->mode), (double)a->cval, a->lpr - a->krows / 2, a->lpc - a->kcols / 2);
+                 mh_mode_name(a->mode), mh_conv2d_is_float64(a) ? a->cval64 : (double)a->cval, a->lpr - a->krows / 2, a->lpc - a->kcols / 2);
     else
         snprintf(buf, len, "a %zu x %zu image, a %d x %d filter, pad = %s", a->rows, a->cols, a->krows, a->kcols,
                  mh_pad_name(a->pad));
@@ -506,6 +558,18 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
     mh_args a;
     mh_status s = typed_args_init(ctx, &a, in, in_type, batch, rows, cols, filter, krows, kcols, mode, cval, origin_r,
                                   origin_c, out, out_type);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_float64(mh_context *ctx, const char *variant, const void *in, mh_dtype in_type, size_t batch,
+                            size_t rows, size_t cols, const double *filter, size_t krows, size_t kcols, mh_mode mode,
+                            double cval, long long origin_r, long long origin_c, void *out, mh_dtype out_type)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = float64_args_init(ctx, &a, in, in_type, batch, rows, cols, filter, krows, kcols, mode, cval,
+                                    origin_r, origin_c, out, out_type);
     return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
 }
 

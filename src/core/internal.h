@@ -186,6 +186,10 @@ typedef struct mh_conv2d_args {
     /* mh_conv2d_typed: in and out hold elements of these types (then `in` and `out` are not
      * float arrays but the caller's bytes; only rows flagged MH_ROW_IMAGE_DTYPES read them) */
     mh_dtype in_type, out_type;
+    /* mh_conv2d_float64: the weights in float64 (host memory; filter is then NULL) and cval in
+     * float64; only rows flagged MH_ROW_FLOAT64 take such a call */
+    const double *filter64;
+    double cval64;
     /* mh_conv2d_planned: the filter's analysis (filter is then the plan's copy), else NULL */
     const struct mh_conv2d_plan *plan;
     /* mh_conv2d_mode_reversed: the filter is read reversed along both axes. The op's prepare
@@ -195,6 +199,8 @@ typedef struct mh_conv2d_args {
 
 /* A call on typed images (mh_conv2d_typed with another type than float32 in or out). */
 static inline int mh_conv2d_is_typed(const mh_conv2d_args *a) { return a->in_type != MH_F32 || a->out_type != MH_F32; }
+/* A call computed in float64 in scipy's order (mh_conv2d_float64). */
+static inline int mh_conv2d_is_float64(const mh_conv2d_args *a) { return a->filter64 != NULL; }
 
 typedef struct mh_transpose_args {
     const float *in;
@@ -334,7 +340,7 @@ enum {
     /* its error is bounded normwise (FFT rounding spread over a tile or segment), not per
      * output: auto skips it under MH_PRECISION_PER_ELEMENT */
     MH_ROW_NORMWISE = 1u << 7,
-    /* computes matmul's float64 calls (mh_matmul_typed): other rows refuse them */
+    /* computes float64 calls (mh_matmul_typed's, mh_conv2d_float64's): other rows refuse them */
     MH_ROW_FLOAT64 = 1u << 8,
     /* computes matmul's float16 calls (float16 in and out, FP32 accumulation): other rows refuse them */
     MH_ROW_FLOAT16 = 1u << 9,
@@ -476,6 +482,7 @@ const mh_row *mh_conv2d_tc_rows(size_t *count);
 int mh_conv2d_tc_favoured(const mh_auto_rules *r, const mh_conv2d_args *a, char *why, size_t len);
 const mh_row *mh_conv2d_stream_rows(size_t *count);
 const mh_row *mh_conv2d_walk_rows(size_t *count);
+const mh_row *mh_conv2d_float64_rows(size_t *count);
 const mh_row *mh_conv2d_separable_rows(size_t *count);
 const mh_row *mh_conv2d_cudnn_rows(size_t *count);
 const mh_row *mh_conv2d_npp_rows(size_t *count);
