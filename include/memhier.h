@@ -470,6 +470,10 @@ mh_status mh_conv2d_typed(mh_context *ctx, const char *variant, const void *in, 
 mh_status mh_conv2d_float64(mh_context *ctx, const char *variant, const void *in, mh_dtype in_type, size_t batch,
                             size_t rows, size_t cols, const double *filter, size_t krows, size_t kcols, mh_mode mode,
                             double cval, long long origin_r, long long origin_c, void *out, mh_dtype out_type);
+/* The row auto runs for such a call (the weights are not needed to choose). */
+mh_status mh_conv2d_float64_select(mh_context *ctx, mh_dtype in_type, size_t batch, size_t rows, size_t cols,
+                                   size_t krows, size_t kcols, mh_mode mode, long long origin_r, long long origin_c,
+                                   mh_dtype out_type, const mh_variant_info **chosen);
 
 /* ---- transpose: out[c][r] = in[r][c], row-major float32, any sizes -----------------------
  * in is rows x cols, out cols x rows; out of place (out must not overlap in); exact. */

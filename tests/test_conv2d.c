@@ -973,6 +973,11 @@ static void check_float64(mh_context *ctx, int gpu, unsigned long long seed)
         if (test_row_fits(row, gpu) && (row->flags & MH_ROW_FLOAT64))
             CHECK(ran[r] > 0, "%s takes float64 calls but ran none", row->info.name);
     }
+    const mh_variant_info *chosen = NULL;
+    mh_status st = mh_conv2d_float64_select(ctx, MH_I32, 2, 100, 100, 5, 5, MH_MODE_WRAP, 0, 0, MH_F64, &chosen);
+    const char *expected = gpu ? "conv2d/float64" : "conv2d/cpu-omp";
+    CHECK(st == MH_OK && chosen && !strcmp(chosen->name, expected), "mh_conv2d_float64_select: %s (%s), expected %s",
+          chosen ? chosen->name : "none", mh_context_error(ctx), expected);
     double one = 1.0, o = 0.0;
     CHECK_REFUSED(ctx, mh_conv2d_float64(ctx, NULL, &one, MH_F16, 1, 1, 1, &one, 1, 1, MH_MODE_REFLECT, 0.0, 0, 0, &o,
                                          MH_F64),

@@ -229,18 +229,39 @@ static int run_conv1d(int argc, char **argv)
     return rc;
 }
 
+/* The conv2d call on the placed arrays: float64 ones (mh_conv2d_float64, scipy's sums; the
+ * filter read from the host) or float32 ones. */
+static mh_status conv2d_call(run_job *j, size_t rows, size_t cols, size_t kr, size_t kc)
+{
+    const long long or_ = j->origin[0], oc = j->origin[1];
+    if (j->in.dtype == MH_F64)
+        return mh_conv2d_float64(j->ctx, j->variant, j->bin.mem, MH_F64, 1, rows, cols, (const double *)j->second.data,
+                                 kr, kc, j->mode, (double)j->cval, or_, oc, j->bout.mem, MH_F64);
+    return j->bordered ? mh_conv2d_mode(j->ctx, j->variant, j->bin.mem, rows, cols, j->bsecond.mem, kr, kc, j->mode,
+                                        j->cval, or_, oc, j->bout.mem)
+                       : mh_conv2d(j->ctx, j->variant, j->bin.mem, rows, cols, j->bsecond.mem, kr, kc, j->pad,
+                                   j->bout.mem);
+}
+
+/* float64 --in and --filter: scipy.ndimage.correlate's sums (mh_conv2d_float64), which take
+ * --mode alone; the library's call refuses a named row that does not compute them. */
 static int run_conv2d(int argc, char **argv)
 {
-    run_job j = {.op = "conv2d"};
+    run_job j = {.op = "conv2d", .float64 = 1};
     int rc = run_setup(&j, argc, argv, "--in", "--filter", 1, 2);
     const size_t rows = j.in.shape[0], cols = j.in.shape[1], kr = j.second.shape[0], kc = j.second.shape[1];
     const mh_variant_info *picked = NULL;
     const long long or_ = j.origin[0], oc = j.origin[1];
-    if (rc == CLI_OK &&
+    const int float64 = rc == CLI_OK && j.in.dtype == MH_F64;
+    if (float64 && !j.bordered)
+        rc = cli_error(CLI_USAGE, "run conv2d on float64 arrays (scipy.ndimage.correlate's sums) needs --mode");
+    if (rc == CLI_OK && !float64 &&
         (j.bordered ? mh_conv2d_mode_supports(j.ctx, j.variant, rows, cols, kr, kc, j.mode, or_, oc)
                     : mh_conv2d_supports(j.ctx, j.variant, rows, cols, kr, kc, j.pad)) != MH_OK)
         rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
-    if (rc == CLI_OK && j.bordered) mh_conv2d_mode_select(j.ctx, rows, cols, kr, kc, j.mode, or_, oc, &picked);
+    if (rc == CLI_OK && float64)
+        mh_conv2d_float64_select(j.ctx, MH_F64, 1, rows, cols, kr, kc, j.mode, or_, oc, MH_F64, &picked);
+    else if (rc == CLI_OK && j.bordered) mh_conv2d_mode_select(j.ctx, rows, cols, kr, kc, j.mode, or_, oc, &picked);
     else if (rc == CLI_OK) mh_conv2d_select(j.ctx, rows, cols, kr, kc, j.pad, &picked);
     if (rc == CLI_OK) {
         j.out_ndim = 2;
@@ -248,11 +269,7 @@ static int run_conv2d(int argc, char **argv)
         else mh_conv2d_out_dims(rows, cols, kr, kc, j.pad, &j.out_shape[0], &j.out_shape[1]);
         rc = run_place(&j, j.out_shape[0] * j.out_shape[1]);
     }
-    if (rc == CLI_OK)
-        rc = run_finish(&j, j.bordered ? mh_conv2d_mode(j.ctx, j.variant, j.bin.mem, rows, cols, j.bsecond.mem, kr, kc,
-                                                        j.mode, j.cval, or_, oc, j.bout.mem)
-                                       : mh_conv2d(j.ctx, j.variant, j.bin.mem, rows, cols, j.bsecond.mem, kr, kc, j.pad,
-                                                   j.bout.mem));
+    if (rc == CLI_OK) rc = run_finish(&j, conv2d_call(&j, rows, cols, kr, kc));
     char where[96];
     if (j.bordered)
         snprintf(where, sizeof where, "mode=%s cval=%g origin=(%lld, %lld)", mh_mode_name(j.mode), (double)j.cval, or_,

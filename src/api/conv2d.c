@@ -123,7 +123,8 @@ static mh_status check_float64_dtype(mh_context *ctx, const char *name, mh_dtype
 }
 
 /* mh_conv2d_float64's arguments: a bordered stack of typed images (elements of up to 8 bytes,
- * the stack's bytes checked again at that width), the weights and cval in float64. */
+ * the stack's bytes checked again at that width), the weights (NULL to select a row) and cval in
+ * float64. */
 static mh_status float64_args_init(mh_context *ctx, mh_args *args, const void *in, mh_dtype in_type, size_t batch,
                                    size_t rows, size_t cols, const double *filter, size_t krows, size_t kcols,
                                    mh_mode mode, double cval, long long origin_r, long long origin_c, void *out,
@@ -138,10 +139,9 @@ static mh_status float64_args_init(mh_context *ctx, mh_args *args, const void *i
     if (!mh_mul_ok(batch * rows * cols, sizeof(double), &bytes))
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "batch = %zu of %zu x %zu images: the stack's size overflows size_t",
                        batch, rows, cols);
-    if (!filter) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "filter = NULL: the weights are missing");
     mh_conv2d_args *a = &args->conv2d;
     a->in_type = in_type, a->out_type = out_type;
-    a->filter64 = filter, a->cval64 = cval, a->cval = (float)cval;
+    a->float64 = 1, a->filter64 = filter, a->cval64 = cval, a->cval = (float)cval;
     return MH_OK;
 }
 
@@ -568,9 +568,22 @@ mh_status mh_conv2d_float64(mh_context *ctx, const char *variant, const void *in
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_args a;
+    if (!filter) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "filter = NULL: the weights are missing");
     mh_status s = float64_args_init(ctx, &a, in, in_type, batch, rows, cols, filter, krows, kcols, mode, cval,
                                     origin_r, origin_c, out, out_type);
     return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_conv2d_float64_select(mh_context *ctx, mh_dtype in_type, size_t batch, size_t rows, size_t cols,
+                                   size_t krows, size_t kcols, mh_mode mode, long long origin_r, long long origin_c,
+                                   mh_dtype out_type, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = float64_args_init(ctx, &a, NULL, in_type, batch, rows, cols, NULL, krows, kcols, mode, 0.0, origin_r,
+                                    origin_c, NULL, out_type);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
 }
 
 /* ---- plans ---------------------------------------------------------------------------- */

@@ -186,8 +186,10 @@ typedef struct mh_conv2d_args {
     /* mh_conv2d_typed: in and out hold elements of these types (then `in` and `out` are not
      * float arrays but the caller's bytes; only rows flagged MH_ROW_IMAGE_DTYPES read them) */
     mh_dtype in_type, out_type;
-    /* mh_conv2d_float64: the weights in float64 (host memory; filter is then NULL) and cval in
-     * float64; only rows flagged MH_ROW_FLOAT64 take such a call */
+    /* mh_conv2d_float64: a call summed in float64 in scipy's order, the weights in float64
+     * (host memory; filter is then NULL; NULL for mh_conv2d_float64_select) and cval in float64;
+     * only rows flagged MH_ROW_FLOAT64 take such a call */
+    int float64;
     const double *filter64;
     double cval64;
     /* mh_conv2d_planned: the filter's analysis (filter is then the plan's copy), else NULL */
@@ -200,7 +202,7 @@ typedef struct mh_conv2d_args {
 /* A call on typed images (mh_conv2d_typed with another type than float32 in or out). */
 static inline int mh_conv2d_is_typed(const mh_conv2d_args *a) { return a->in_type != MH_F32 || a->out_type != MH_F32; }
 /* A call computed in float64 in scipy's order (mh_conv2d_float64). */
-static inline int mh_conv2d_is_float64(const mh_conv2d_args *a) { return a->filter64 != NULL; }
+static inline int mh_conv2d_is_float64(const mh_conv2d_args *a) { return a->float64; }
 
 typedef struct mh_transpose_args {
     const float *in;

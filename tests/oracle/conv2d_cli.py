@@ -10,6 +10,8 @@ usage: conv2d_cli.py MEMHIER_BINARY WORK_DIR
   as PGM) with every named filter and a .npy one, against scipy.ndimage.correlate with zero
   borders, rounded half up and clamped to 0..255;
 - RGBA, gray + alpha (alpha passed through) and 16-bit PNG and PGM against scipy;
+- `memhier run conv2d` on float64 arrays with --mode against scipy.ndimage.correlate, bit for
+  bit (scipy's sums in its order), on auto and the rows that compute them;
 - refusals: bad filter specs, unreadable, truncated images, alpha written as PPM, wrong output
   names: a non-zero exit, a message, and no output file.
 
@@ -128,15 +130,24 @@ def expected(x, f, pad):
     return reference.correlate2d(x, f, pad)
 
 
-def check_run(x, f, pad, variant=None, device=None, must_refuse=None):
-    r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)], ["--pad", pad], variant, device)
-    what = f"{variant or 'auto'} {x.shape} filter {f.shape} pad={pad}"
+def ran(what, r, out, must_refuse=None):
+    """Whether a run left an output to check; a refusal expected (must_refuse in its message, no
+    output written) or a failed run is judged here instead."""
     if must_refuse:
         if r.returncode == 0 or must_refuse not in r.stderr or os.path.exists(out):
             fail(f"{what}: expected a refusal with {must_refuse!r}, got exit {r.returncode}: {r.stderr.strip()}")
-        return
+        return False
     if r.returncode != 0:
-        return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+        fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
+        return False
+    return True
+
+
+def check_run(x, f, pad, variant=None, device=None, must_refuse=None):
+    r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", f)], ["--pad", pad], variant, device)
+    what = f"{variant or 'auto'} {x.shape} filter {f.shape} pad={pad}"
+    if not ran(what, r, out, must_refuse):
+        return
     check_named(what, r, "conv2d", variant)
     check_close(what, np.load(out), *expected(x, f, pad), f.size)
 
@@ -203,6 +214,40 @@ def check_run_mode(x, f, mode, cval, origin, name, backend, ref, mag):
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     check_close(what, np.load(out), ref, mag, f.size)
+
+
+def check_float64_runs(rng, gpu):
+    """run conv2d on float64 --in and --filter with --mode: scipy.ndimage.correlate's result bit
+    for bit, in float64 (its sums in its order), on auto and conv2d/float64 (GPU) and cpu-omp;
+    walk refuses the call; without --mode it is refused."""
+    x = rng.standard_normal((53, 77)) * np.exp2(rng.integers(-20, 20, (53, 77)))
+    x[10:30, 10:40] = 5.0  # a box of 1/9 over this patch sums one rounding below 5
+    box, f = np.full((3, 3), 1 / 9), rng.standard_normal((5, 7))
+    f[1, 2] = 0.0
+    cases = [(box, "reflect", 0.0, "0"), (f, "constant", 1.25, "1,-2"), (f, "wrap", 0.0, "0"),
+             (box, "mirror", 0.0, "-1"), (f, "nearest", 0.0, "2,3")]
+    rows = [(None, "cpu"), ("conv2d/cpu-omp", "cpu")] + ([(None, "0"), ("conv2d/float64", "0")] if gpu else [])
+    for w, mode, cval, origin in cases:
+        o = [int(v) for v in origin.split(",")] * (2 if "," not in origin else 1)
+        want = ndimage.correlate(x, w, mode=mode, cval=cval, origin=o)
+        for name, device in rows:
+            submit(check_float64_run, x, w, mode, cval, origin, name, device, want)
+    if gpu:
+        submit(check_float64_run, x, box, "reflect", 0.0, "0", "conv2d/walk", "0", None, must_refuse="float32 only")
+    submit(check_float64_run, x, box, None, 0.0, "0", None, "cpu", None, must_refuse="needs --mode")
+
+
+def check_float64_run(x, w, mode, cval, origin, name, device, want, must_refuse=None):
+    options = ["--mode", mode, "--cval", repr(cval), "--origin", origin] if mode else []
+    r, out = run_op("conv2d", [("--in", "x.npy", x), ("--filter", "f.npy", w)], options, name, device)
+    what = f"float64 {name or 'auto'} on {device} --mode {mode} --cval {cval} --origin {origin}"
+    if not ran(what, r, out, must_refuse):
+        return
+    check_named(what, r, "conv2d", name)
+    got = np.load(out)
+    if got.dtype != np.float64 or not np.array_equal(got, want):
+        bad = int(np.sum(got != want)) if got.shape == want.shape else -1
+        fail(f"{what}: {got.dtype}, {bad} outputs differ from scipy.ndimage.correlate's")
 
 
 def check_precision(rng, gpu):
@@ -459,6 +504,7 @@ def main():
     gpu = has_gpu()
     print("GPU present:", gpu, flush=True)
     check_runs(rng, gpu)
+    check_float64_runs(rng, gpu)
     check_precision(rng, gpu)
     check_filters(gpu)
     check_tiny_sigma()
