@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """auto's rules as data: bench/results/<GPU>.auto.json, one file per GPU, hold every threshold and
-cost-model weight the ops' `auto` reads (src/core/auto_rules.h says what each one is); this
+cost-model weight the ops' `auto` reads (src/core/auto_rules.def lists each with its meaning); this
 script derives the thresholds a sweep measures and turns the files into the compiled-in tables,
 src/core/auto_rules_table.c.
 
@@ -33,45 +33,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "src/core/auto_rules_table.c"
 
-# (json section, json key, C field, kind): kind "n" a number, "i" an int, "steps" a list of
-# [samples or null, value or null] (null samples ends the list; null value: never)
-FIELDS = [
-    ("conv1d", "fft_os_above_k", "conv1d_fft_os_above_k", "n"),
-    ("conv1d", "fused_above_k", "conv1d_fused_above_k", "n"),
-    ("conv1d", "fused_from_k", "conv1d_fused_from_k", "steps"),
-    ("conv1d", "real8192_from_k", "conv1d_real8192_from_k", "steps"),
-    ("conv2d", "tc_min_outputs", "conv2d_tc_min_outputs", "n"),
-    ("conv2d", "tc_min_taps", "conv2d_tc_min_taps", "n"),
-    ("conv2d", "tc_any_taps_outputs", "conv2d_tc_any_taps_outputs", "n"),
-    ("conv2d", "tc_one_slice_min_taps", "conv2d_tc_one_slice_min_taps", "n"),
-    ("conv2d", "tc_share_s4_q8", "conv2d_tc_share_s4_q8", "n"),
-    ("conv2d", "tc_share_s4_q16", "conv2d_tc_share_s4_q16", "n"),
-    ("conv2d", "tc_share_s2_q8", "conv2d_tc_share_s2_q8", "n"),
-    ("conv2d", "tc_share_s2_q16", "conv2d_tc_share_s2_q16", "n"),
-    ("conv2d", "tc_share_s2_q16_one_slice", "conv2d_tc_share_s2_q16_one_slice", "n"),
-    ("conv2d", "tc_q16_from_slices", "conv2d_tc_q16_from_slices", "i"),
-    ("conv2d", "tc_q16_s2_from_rows", "conv2d_tc_q16_s2_from_rows", "i"),
-    ("conv2d", "lowrank_min_taps", "conv2d_lowrank_min_taps", "steps"),
-    ("conv2d", "lowrank_max_cost_share", "conv2d_lowrank_max_cost_share", "n"),
-    ("conv2d", "lowrank_more_terms_fmas", "conv2d_lowrank_more_terms_fmas", "n"),
-    ("conv2d", "lowrank_max_terms", "conv2d_lowrank_max_terms", "i"),
-    ("conv2d", "lowrank_any_below_outputs", "conv2d_lowrank_any_below_outputs", "n"),
-    ("conv2d", "fft_tile_min_taps", "conv2d_fft_tile_min_taps", "steps"),
-    ("conv2d", "lowrank_before_fft_tile_cost", "conv2d_lowrank_before_fft_tile_cost", "steps"),
-    ("conv2d", "lowrank_before_fft_tile_max_rows", "conv2d_lowrank_before_fft_tile_max_rows", "steps"),
-    ("conv2d", "lowrank_own_min_outputs", "conv2d_lowrank_own_min_outputs", "n"),
-    ("conv2d", "walk7_min_outputs", "conv2d_walk7_min_outputs", "n"),
-    ("conv2d", "walk7_planned_min_outputs", "conv2d_walk7_planned_min_outputs", "n"),
-    ("matmul", "tc_min_k", "matmul_tc_min_k", "n"),
-    ("matmul", "tc_max_k", "matmul_tc_max_k", "n"),
-    ("matmul", "tc_min_work", "matmul_tc_min_work", "n"),
-    ("matmul", "tc_min_outputs", "matmul_tc_min_outputs", "n"),
-    ("matmul", "wgmma_round_256", "matmul_wgmma_round_256", "n"),
-    ("matmul", "wgmma_round_128", "matmul_wgmma_round_128", "n"),
-    ("matmul", "wgmma_round_64", "matmul_wgmma_round_64", "n"),
-    ("matmul", "wgmma_pairs_min_k", "matmul_wgmma_pairs_min_k", "n"),
-    ("histogram", "lane_private_above_bins", "histogram_lane_private_above_bins", "i"),
-]
+DEFS = ROOT / "src/core/auto_rules.def"
+KINDS = {"NUMBER": "n", "INT": "i", "STEPS": "steps"}
+RULE = re.compile(r'MH_RULE\(\s*(\w+),\s*(\w+),\s*(\w+),\s*((?:"(?:[^"\\]|\\.)*"\s*)+)\)')
+
+
+def rules():
+    """auto_rules.def's fields in order: (json section, json key, C field, kind, meaning); kind "n"
+    a number, "i" an int, "steps" a list of [samples or null, value or null] (null samples ends the
+    list; null value: never)."""
+    found = []
+    for section, key, kind, meaning in RULE.findall(re.sub(r"/\*.*?\*/", "", DEFS.read_text(), flags=re.S)):
+        if kind not in KINDS:
+            raise ValueError(f"{DEFS.relative_to(ROOT)}: {section}.{key} has kind {kind}; expected one of {list(KINDS)}")
+        found.append((section, key, f"{section}_{key}", KINDS[kind], "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', meaning))))
+    return found
+
+
+FIELDS = [field[:4] for field in rules()]
 STEPS = 5  # MH_AUTO_STEPS
 
 # Thresholds derived from a sweep: (section, key) -> the sweep file (bench/results/<device>.<file>,
