@@ -19,10 +19,11 @@ Markers, each closed by <!-- /report -->:
                             the whole-array sums)
   <!-- report:histogram:weighted -->  histogram's ladder over its weighted workloads
                             (report:histogram: the counts)
-  <!-- report:KIND -->      tables of other result files: python-overhead, latency, dask-scaling,
+  <!-- report:KIND -->      tables of other result files: auto-rules, python-overhead, latency, dask-scaling,
                             dask-one-gpu, matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
+import json
 import os
 import re
 import sys
@@ -395,7 +396,32 @@ def latency_table():
     return "\n".join(lines)
 
 
-SIDE_TABLES = {"python-overhead": python_overhead_table, "latency": latency_table, "ndimage": ndimage_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
+def rule_value(v, kind):
+    """An auto rule's value as docs/auto.md shows it: a number, or its steps by problem size."""
+    def number(x):
+        if x is None:
+            return "never"
+        return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+    if kind != "steps":
+        return number(v)
+    parts = [f"{number(value)} below {number(bound)}" for bound, value in v if bound is not None]
+    return ", ".join(parts + [f"{number(v[-1][1])} {'from there' if parts else 'at every size'}"])
+
+
+def auto_rules_table():
+    """Every field of src/core/auto_rules.def: each GPU's value (bench/results/<GPU>.auto.json)
+    and what it decides (the field's meaning there)."""
+    import tune
+    docs = [json.loads(f.read_text()) for f in sorted(tune.auto_files().values())]
+    head = ["field"] + [d["device"] + (" (fallback)" if d.get("fallback") else "") for d in docs] + ["what it decides"]
+    lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for section, key, field, kind, meaning in tune.rules():
+        values = [rule_value(d[section][key], kind) for d in docs]
+        lines.append(f"| `{field}` | " + " | ".join(values) + f" | {meaning} |")
+    return "\n".join(lines)
+
+
+SIDE_TABLES = {"python-overhead": python_overhead_table, "auto-rules": auto_rules_table, "latency": latency_table, "ndimage": ndimage_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
                "dask-one-gpu": lambda: dask_table(DASK_ONE_GPU_RESULTS),
                "matmul-wgmma-sizes": wgmma_sizes_table, "conv2d-tc-sweep": tc_sweep_table,
                "transpose-ncu": transpose_ncu_table}
