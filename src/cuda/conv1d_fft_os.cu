@@ -41,19 +41,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reading segments in place pays at small L only: on the H100 it is ~20% faster than a
- * gathered copy at L = 1024 (n = 64M, k = 31), and ~7% slower from L = 16384 up, where cuFFT's
- * kernels for a strided input are slower than those for its default layout. */
-static const long long IN_PLACE_MAX_LEN = 2048;
-/* Two real segments per complex transform (z = x_a + i x_b; the mask is real, so the
+/* Reading segments in place pays at small L only (the rules' conv1d_os_in_place_max_len): past
+ * it cuFFT's kernels for a strided input are slower than those for its default layout.
+ * Two real segments per complex transform (z = x_a + i x_b; the mask is real, so the
  * correlation of z is y_a + i y_b), one mask for all only: C2C in place instead of R2C into
- * a spectrum buffer and C2R back, the product over all L bins: 5-20% faster on the H100 at
- * long k and many segments (n = 16M, k = 65535: 0.51 against 0.63 ms). With few segments
- * cuFFT's single-kernel C2C sizes (L <= 16384) have too few transforms to fill the GPU (1M,
- * k = 2047: 70 segments, 20% slower in pairs), a lone segment wastes half a transform, and
- * where L <= IN_PLACE_MAX_LEN reading in place wins: hence the thresholds below. */
-static const long long PAIRS_ALWAYS_LEN = 16384;
-static const double PAIRS_MIN_SEGMENTS = 512;
+ * a spectrum buffer and C2R back, the product over all L bins, faster at long k and many
+ * segments (conv1d_os_pairs_always_len, conv1d_os_pairs_min_segments). With few segments
+ * cuFFT's single-kernel C2C sizes have too few transforms to fill the GPU, a lone segment
+ * wastes half a transform, and where segments are read in place that wins (docs/auto.md has
+ * the H100's measurements). */
 static const size_t MAX_CHUNK_BYTES = (size_t)256 << 20;
 static const long long MIN_LEN = 1024, MAX_LEN = 1LL << 28;
 
@@ -179,7 +175,8 @@ static __global__ void compact_kernel(float *out, const float *y, os_geometry g,
  * 9% than x4 and 50% than x2, and a 16384-sample signal wants x4 (3 segments of 8192, not 2 of
  * 16384). "-chunk3" caps a
  * chunk at 3 segments: the tests' way through every chunking path on small problems.
- * In-place reading (below): "auto" where L <= IN_PLACE_MAX_LEN, "auto-in-place" at every L,
+ * In-place reading (below): "auto" where L <= the rules' conv1d_os_in_place_max_len,
+ * "auto-in-place" at every L,
  * "auto-gather" never. Pairs (use_pairs): "-pairs" always where there is one mask,
  * "auto-gather" and "auto-in-place" never. */
 static const char *const os_configs[] = {"auto",          "x4",         "x2",        "x8",
@@ -265,14 +262,14 @@ static os_chunks chunks_of(const os_geometry *g, size_t batch, int config)
 
 static unsigned blocks_for(long long items) { return (unsigned)((items + 255) / 256 < 64 ? (items + 255) / 256 : 64); }
 
-static int use_pairs(const mh_conv1d_args *a, const os_geometry *g, int config)
+static int use_pairs(const mh_auto_rules *r, const mh_conv1d_args *a, const os_geometry *g, int config)
 {
     const char *name = os_configs[config];
     if (a->mask_stride) return 0;
     if (strstr(name, "pairs")) return 1;
-    if (strstr(name, "gather") || strstr(name, "in-place") || g->len <= IN_PLACE_MAX_LEN) return 0;
+    if (strstr(name, "gather") || strstr(name, "in-place") || g->len <= r->conv1d_os_in_place_max_len) return 0;
     const double segments = (double)g->segs * (double)a->batch;
-    return segments >= 2 && (g->len > PAIRS_ALWAYS_LEN || segments >= PAIRS_MIN_SEGMENTS);
+    return segments >= 2 && (g->len > r->conv1d_os_pairs_always_len || segments >= r->conv1d_os_pairs_min_segments);
 }
 
 /* ---- the call ---------------------------------------------------------------------------- */
@@ -456,9 +453,10 @@ static mh_status os_run(mh_context *ctx, const mh_args *args)
 {
     const mh_conv1d_args *a = &args->conv1d;
     os_call c = {ctx, a, geometry_of(a, args->config), NULL, NULL, NULL, NULL, 0, 0, 0};
-    c.pairs = use_pairs(a, &c.g, args->config);
+    c.pairs = use_pairs(ctx->rules, a, &c.g, args->config);
     c.in_place = !c.pairs && (strstr(os_configs[args->config], "in-place") != NULL ||
-                              (strstr(os_configs[args->config], "gather") == NULL && c.g.len <= IN_PLACE_MAX_LEN));
+                              (strstr(os_configs[args->config], "gather") == NULL &&
+                               c.g.len <= ctx->rules->conv1d_os_in_place_max_len));
     const os_chunks ch = chunks_of(&c.g, a->batch, args->config);
     size_t work_bytes;
     mh_status s = plan_all(&c, &ch, &work_bytes);

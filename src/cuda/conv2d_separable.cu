@@ -457,19 +457,17 @@ enum { EXACT_FIRST = 17, EXACT_TERMS = 2, EXACT_SIZES = 8 };
 static const kernel_fn exact_kernels[2][EXACT_TERMS][EXACT_SIZES] = {{MH_EXACT_R(false, 1), MH_EXACT_R(false, 2)},
                                                                      {MH_EXACT_R(true, 1), MH_EXACT_R(true, 2)}};
 /* The same sizes at two terms with symmetric row factors, [bordered][(K - EXACT_FIRST) / 2], and
- * the zero-padded ones to 23 a side on 16-row bands (SYMMETRIC16_LAST), taken from
- * SYMMETRIC16_FROM outputs. On the H100 at 8192^2 the 16-row bands ran 17 x 17 to 23 x 23 2-6%
- * faster (21 x 21: 0.320 -> 0.310 ms), 25 x 25 1% faster, 27 x 27 to 31 x 31 1-3% slower
- * (three blocks an SM where 8-row bands keep four: their rings take 72 KB, their registers 168);
- * at 4096^2 and 2048^2 they tie, and at 1024^2 21 x 21 runs 13% slower (32-row segments fill
- * 288 of the 396 resident slots, each walking 52 rows). */
+ * the zero-padded ones to 23 a side on 16-row bands (SYMMETRIC16_LAST), taken from the rules'
+ * conv2d_lowrank_symmetric16_from_outputs: past 23 a side 16-row bands hold three blocks an SM
+ * where 8-row bands keep four (their rings take 72 KB, their registers 168), and on small images
+ * their longer segments fill fewer of the resident slots (docs/auto.md has the H100's
+ * measurements). */
 #define MH_SYMMETRIC(K, B, RY) conv2d_separable_kernel<K, true, B, 2, true, RY>
 #define MH_SYMMETRIC_B(B) {MH_SYMMETRIC(17, B, 8), MH_SYMMETRIC(19, B, 8), MH_SYMMETRIC(21, B, 8), \
                            MH_SYMMETRIC(23, B, 8), MH_SYMMETRIC(25, B, 8), MH_SYMMETRIC(27, B, 8), \
                            MH_SYMMETRIC(29, B, 8), MH_SYMMETRIC(31, B, 8)}
 static const kernel_fn symmetric_kernels[2][EXACT_SIZES] = {MH_SYMMETRIC_B(false), MH_SYMMETRIC_B(true)};
 enum { SYMMETRIC16_LAST = 23 };
-static const double SYMMETRIC16_FROM = 4194304.0; /* 2048^2 */
 static const kernel_fn symmetric16_kernels[(SYMMETRIC16_LAST - EXACT_FIRST) / 2 + 1] = {
     MH_SYMMETRIC(17, false, 16), MH_SYMMETRIC(19, false, 16), MH_SYMMETRIC(21, false, 16),
     MH_SYMMETRIC(23, false, 16)};
@@ -481,13 +479,14 @@ MH_EXTERN_C int mh_conv2d_lowrank_own_instance(int krows, int kcols, int terms)
 }
 
 /* The call's instance and its band's rows. */
-static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int symmetric, int *ry)
+static kernel_fn kernel_for(const mh_auto_rules *r, const mh_conv2d_args *a, int rank, int symmetric, int *ry)
 {
     const int k = a->krows;
     const bool exact = mh_conv2d_lowrank_own_instance(k, a->kcols, rank);
     *ry = band_rows(exact, a->bordered, rank);
     if (exact && rank == 2 && symmetric) {
-        if (!a->bordered && k <= SYMMETRIC16_LAST && (double)a->out_rows * a->out_cols >= SYMMETRIC16_FROM) {
+        if (!a->bordered && k <= SYMMETRIC16_LAST &&
+            (double)a->out_rows * a->out_cols >= r->conv2d_lowrank_symmetric16_from_outputs) {
             *ry = 16;
             return symmetric16_kernels[(k - EXACT_FIRST) / 2];
         }
@@ -502,21 +501,11 @@ static kernel_fn kernel_for(const mh_conv2d_args *a, int rank, int symmetric, in
  * second, partial wave), and no more than gridDim.y allows; a multiple of the band's rows. With
  * one wave the call takes as long as its longest walk, so short segments win on small images
  * though each repeats the krows - 1 rows it reads ahead.
- * Where one wave's segments are at least WAVES_FROM times the rows a segment reads ahead, as many
- * waves as an SM holds blocks, of segments that much shorter: the SMs run the same blocks at
- * different speeds (ncu on the H100, 8192^2 Gaussian 31: the busiest SM active 512k cycles, the
- * average 458k), and the hardware hands each later wave's blocks to the SMs that finish first,
- * for the rows read ahead again. Measured there, two waves against one: 8192^2 Gaussians of 7 to
- * 31 and DoG 21 2-4% faster, 16384^2 Gaussian 31 7%, reflect 8192^2 Gaussian 31 13%; 4096^2
- * DoG 21 (256-row segments, 24 read ahead) 2% and 2048^2 Gaussian 31 5% slower, which the rule
- * keeps in one wave. Against two waves, at 8192^2: three, four and six waves ran DoG 21 (three
- * blocks an SM) 0.308 -> 0.299, 0.303, 0.300 ms; Gaussian 31 (four) 0.256 -> 0.252, 0.250,
- * 0.254; reflect Gaussian 31 (five) 0.320 -> 0.306, 0.300, 0.304; three terms of 11 x 11 (six)
- * 0.366 -> 0.350, 0.348, 0.345; Gaussian 7 flat; 16384^2 Gaussian 31 1.066 -> 1.017, 1.007,
- * 0.974. As many waves as blocks an SM is the best of those or within 1% of it on four of the
- * five; at 16384^2 it is 3% behind six, and reflect's five waves ran 0.314 (four: 0.304). */
-enum { WAVES_FROM = 18 };
-
+ * Where one wave's segments are at least the rules' conv2d_lowrank_waves_from_ahead times the rows
+ * a segment reads ahead, as many waves as an SM holds blocks, of segments that much shorter: the
+ * SMs run the same blocks at different speeds, and the hardware hands each later wave's blocks to
+ * the SMs that finish first, for the rows read ahead again (docs/auto.md has the H100's
+ * measurements). */
 static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes, int ry, int ahead_rows,
                               size_t strips, size_t out_rows, long long *segment)
 {
@@ -524,7 +513,7 @@ static mh_status segment_rows(mh_context *ctx, const void *kernel, size_t bytes,
     MH_TRY(mh_blocks_per_sm(ctx, kernel, THREADS, bytes, &per_sm));
     const size_t slots = per_sm * mh_sm_count(ctx);
     size_t rows = mh_ceil_div(out_rows, slots > strips ? slots / strips : 1);
-    if (rows >= (size_t)WAVES_FROM * (size_t)ahead_rows) {
+    if ((double)rows >= ctx->rules->conv2d_lowrank_waves_from_ahead * (double)ahead_rows) {
         const size_t waves = per_sm > 2 ? per_sm : 2;
         rows = mh_ceil_div(out_rows, waves * slots > strips ? waves * slots / strips : 1);
     }
@@ -546,7 +535,7 @@ static mh_status run_terms(mh_context *ctx, const mh_args *x, const char *name, 
     p.border = {(int)a->mode, a->cval};
     p.cols32 = a->cols <= (size_t)(INT_MAX / 17) ? (int)a->cols : 0; /* bands of up to 16 rows */
     int ry = 8;
-    const kernel_fn kernel = kernel_for(a, rank, rows_symmetric(&p, rank, a->kcols), &ry);
+    const kernel_fn kernel = kernel_for(ctx->rules, a, rank, rows_symmetric(&p, rank, a->kcols), &ry);
     const separable_layout l = layout_for(ry, a->krows, a->kcols, rank);
     const size_t bytes = (size_t)l.floats * sizeof(float), strips = mh_ceil_div(a->out_cols + p.xshift, BW);
     if (a->out_rows == 0 || strips == 0) return MH_OK;
