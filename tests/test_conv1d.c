@@ -163,6 +163,8 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     const int fft = row && strncmp(name, "conv1d/fft", 10) == 0;
     if (row && !row->supports(ctx, &a, why, sizeof why)) {
         CHECK(why[0] != '\0', "%s refuses n=%zu k=%zu without a reason", name, c->n, c->k);
+        CHECK(!strstr(why, "pads with zeros only") || !(row->flags & MH_ROW_BORDER_MODES),
+              "%s is flagged MH_ROW_BORDER_MODES but refuses %s: %s", name, p->where, why);
         if (config == 0) {
             char what[160];
             snprintf(what, sizeof what, "n=%zu k=%zu %s", c->n, c->k, p->where);
@@ -170,6 +172,9 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
         }
         return;
     }
+    CHECK(!row || !p->pl->bordered || (row->flags & MH_ROW_BORDER_MODES),
+          "%s takes %s but is not flagged MH_ROW_BORDER_MODES (the refusals that name the rows taking modes miss it)",
+          name, p->where);
     CHECK(!fft || !isnan(p->pl->cval), "%s %s n=%zu k=%zu %s: an FFT row took a NaN constant", name, cfg, c->n, c->k,
           p->where);
     mh_status s = config == 0 ? call(ctx, row ? name : NULL, c, p->pl, in, mask, out->data) : mh_run_row(ctx, row, &a);

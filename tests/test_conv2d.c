@@ -213,9 +213,14 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
     }
     if (row && !row->supports(ctx, &a, why, sizeof why)) {
         CHECK(why[0] != '\0', "%s refuses %s without a reason", name, what);
+        CHECK(!strstr(why, "pads with zeros only") || !(row->flags & MH_ROW_BORDER_MODES),
+              "%s is flagged MH_ROW_BORDER_MODES but refuses %s: %s", name, what, why);
         if (config == 0) test_check_refusal(ctx, name, call(ctx, name, p->c, p->pl, in, filter, out->data), why, out, what);
         return;
     }
+    CHECK(!row || !s->bordered || (row->flags & MH_ROW_BORDER_MODES),
+          "%s takes %s but is not flagged MH_ROW_BORDER_MODES (the refusals that name the rows taking modes miss it)",
+          name, what);
     mh_status st = config == 0 ? call(ctx, row ? name : NULL, p->c, p->pl, in, filter, out->data)
                                : mh_run_row(ctx, row, &a);
     const int rank1 = p->rank1 || s->krows == 1 || s->kcols == 1; /* one row or column: rank 1 anyway */

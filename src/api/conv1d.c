@@ -91,7 +91,7 @@ mh_status mh_conv1d_mode_args_init(mh_context *ctx, mh_args *args, const float *
 
 int mh_conv1d_zero_pad_only(const mh_conv1d_args *a, char *why, size_t len)
 {
-    return mh_zero_pad_only(a->bordered, a->mode, "regtile, fft-fused, fft-os and the CPU rows", why, len);
+    return mh_zero_pad_only(a->bordered, a->mode, MH_OP_CONV1D, why, len);
 }
 
 int mh_conv1d_finite_border(const mh_conv1d_args *a, char *why, size_t len)

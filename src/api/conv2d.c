@@ -147,10 +147,7 @@ static mh_status float64_args_init(mh_context *ctx, mh_args *args, const void *i
 
 int mh_conv2d_zero_pad_only(const mh_conv2d_args *a, char *why, size_t len)
 {
-    return mh_zero_pad_only(a->bordered, a->mode,
-                            "regtile, walk, separable, lowrank, fft-tile, fft-3pass, fft-os, basic, const and the CPU "
-                            "rows",
-                            why, len);
+    return mh_zero_pad_only(a->bordered, a->mode, MH_OP_CONV2D, why, len);
 }
 
 /* A filter past MH_CONV2D_DIRECT_MAX_K a side: only rows flagged MH_ROW_LARGE_FILTERS take it. */

@@ -135,10 +135,12 @@ mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode)
                    (int)mode);
 }
 
-int mh_zero_pad_only(int bordered, mh_mode mode, const char *takers, char *why, size_t len)
+int mh_zero_pad_only(int bordered, mh_mode mode, mh_op op, char *why, size_t len)
 {
     if (!bordered) return 1;
-    snprintf(why, len, "it pads with zeros only (valid, same, full); mode '%s' runs on %s", mh_mode_name(mode), takers);
+    char takers[256];
+    snprintf(why, len, "it pads with zeros only (valid, same, full); mode '%s' runs on %s", mh_mode_name(mode),
+             mh_rows_with(op, MH_ROW_BORDER_MODES, takers, sizeof takers));
     return 0;
 }
 

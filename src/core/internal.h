@@ -126,7 +126,7 @@ mh_status mh_check_image_dtype(mh_context *ctx, const char *name, mh_dtype t, co
 mh_status mh_check_mode(mh_context *ctx, const char *name, mh_mode mode);
 /* 1 for a zero-padded call; for a bordered one 0, with the reason in why naming the rows that
  * take modes (`takers`). */
-int mh_zero_pad_only(int bordered, mh_mode mode, const char *takers, char *why, size_t len);
+int mh_zero_pad_only(int bordered, mh_mode mode, mh_op op, char *why, size_t len);
 /* MH_OK when origin is in [-(taps / 2), (taps - 1) / 2], else the error naming `name` and the range. */
 mh_status mh_check_origin(mh_context *ctx, const char *name, long long origin, size_t taps, const char *side);
 mh_status mh_check_conv_buffers(mh_context *ctx, const float *in, size_t in_bytes, const char *taps_name,
@@ -348,6 +348,9 @@ enum {
     MH_ROW_FLOAT16 = 1u << 9,
     /* computes matmul's bfloat16 calls (bfloat16 in and out, FP32 accumulation): other rows refuse them */
     MH_ROW_BFLOAT16 = 1u << 10,
+    /* applies conv1d's and conv2d's boundary modes (their bordered calls): other rows pad with
+     * zeros only and refuse them (mh_zero_pad_only names the rows flagged) */
+    MH_ROW_BORDER_MODES = 1u << 11,
 };
 
 /* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),

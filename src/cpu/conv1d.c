@@ -141,10 +141,10 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"conv1d/cpu-reference", MH_OP_CONV1D, MH_BACKEND_CPU, 0, "host", "ours",
       "one output at a time, double accumulation: the oracle"},
-     mh_supports_any, reference_run, NULL, 0},
+     mh_supports_any, reference_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_BORDER_MODES},
     {{"conv1d/cpu-omp", MH_OP_CONV1D, MH_BACKEND_CPU, 1, "host", "ours",
       "OpenMP over 64-output blocks held in vector registers"},
-     mh_supports_any, omp_run, NULL, 0},
+     mh_supports_any, omp_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv1d_cpu_rows, rows)

@@ -183,10 +183,11 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"conv2d/cpu-reference", MH_OP_CONV2D, MH_BACKEND_CPU, 0, "host", "ours",
       "one output at a time, double accumulation: the oracle"},
-     mh_supports_any, reference_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_LARGE_FILTERS},
+     mh_supports_any, reference_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_LARGE_FILTERS | MH_ROW_BORDER_MODES},
     {{"conv2d/cpu-omp", MH_OP_CONV2D, MH_BACKEND_CPU, 1, "host", "ours",
       "OpenMP over output rows, one vectorised sweep per filter tap; typed images converted row by row"},
-     mh_supports_any, omp_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES | MH_ROW_LARGE_FILTERS | MH_ROW_FLOAT64},
+     mh_supports_any, omp_run, NULL, 0, MH_LIB_NONE, NULL,
+     MH_ROW_IMAGE_DTYPES | MH_ROW_LARGE_FILTERS | MH_ROW_FLOAT64 | MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv2d_cpu_rows, rows)

@@ -649,7 +649,7 @@ static const mh_row rows[] = {
     {{"conv1d/fft-fused", MH_OP_CONV1D, MH_BACKEND_CUDA, 13, "global+shared", "ours",
       "overlap-save with the FFT on chip, in registers: a real 8192-point segment or two real 4096-point ones per "
       "complex FFT, k <= 4097"},
-     fused_supports, fused_run, fused_configs, 1, MH_LIB_NONE, fused_config_for, MH_ROW_NORMWISE},
+     fused_supports, fused_run, fused_configs, 1, MH_LIB_NONE, fused_config_for, MH_ROW_NORMWISE | MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv1d_fft_fused_rows, rows)

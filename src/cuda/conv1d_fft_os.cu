@@ -510,7 +510,7 @@ static int os_supports(const mh_context *, const mh_args *args, char *why, size_
 static const mh_row rows[] = {
     {{"conv1d/fft-os", MH_OP_CONV1D, MH_BACKEND_CUDA, 12, "global (cuFFT)", "ours",
       "overlap-save on cuFFT: batched R2C of L-sample segments, conj mask spectrum, C2R; any k, batched"},
-     os_supports, os_run, os_configs, 1, MH_LIB_CUFFT, NULL, MH_ROW_NORMWISE},
+     os_supports, os_run, os_configs, 1, MH_LIB_CUFFT, NULL, MH_ROW_NORMWISE | MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv1d_fft_os_rows, rows)

@@ -208,7 +208,7 @@ static mh_status regtile_run(mh_context *ctx, const mh_args *a)
 static const mh_row rows[] = {
     {{"conv1d/regtile", MH_OP_CONV1D, MH_BACKEND_CUDA, 8, "global+shared+registers", "ours",
       "R x R register tiles, conflict-free 16-byte shared loads, cp.async tiles, any k"},
-     regtile_supports, regtile_run, regtile_configs, 1},
+     regtile_supports, regtile_run, regtile_configs, 1, MH_LIB_NONE, NULL, MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv1d_regtile_rows, rows)

@@ -307,7 +307,8 @@ const mh_row rows[] = {
     {{"conv2d/fft-3pass", MH_OP_CONV2D, MH_BACKEND_CUDA, 15, "global (3 passes, 1-D FFTs on chip)", "ours",
       "2-D overlap-save with 512 x 512 tiles: row transforms, column transforms with the filter's spectrum, inverse "
       "row transforms, each pass one kernel; filters up to 255 x 255, stacks"},
-     mh_supports_any, f3_run, f3_configs, 1, MH_LIB_NONE, NULL, MH_ROW_LARGE_FILTERS | MH_ROW_NORMWISE},
+     mh_supports_any, f3_run, f3_configs, 1, MH_LIB_NONE, NULL,
+     MH_ROW_LARGE_FILTERS | MH_ROW_NORMWISE | MH_ROW_BORDER_MODES},
 };
 
 } // namespace

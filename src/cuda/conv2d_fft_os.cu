@@ -251,7 +251,8 @@ static mh_status fos_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"conv2d/fft-os", MH_OP_CONV2D, MH_BACKEND_CUDA, 13, "global (cuFFT)", "ours",
       "2-D overlap-save on cuFFT: batched R2C of tiles, conj filter spectrum, C2R; filters up to 255 x 255, stacks"},
-     mh_supports_any, fos_run, fos_configs, 1, MH_LIB_CUFFT, NULL, MH_ROW_LARGE_FILTERS | MH_ROW_NORMWISE},
+     mh_supports_any, fos_run, fos_configs, 1, MH_LIB_CUFFT, NULL,
+     MH_ROW_LARGE_FILTERS | MH_ROW_NORMWISE | MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv2d_fft_os_rows, rows)

@@ -373,7 +373,7 @@ const mh_row rows[] = {
     {{"conv2d/fft-tile", MH_OP_CONV2D, MH_BACKEND_CUDA, 14, "shared (2-D FFT tiles)", "ours",
       "2-D overlap-save in shared memory: two 64 x 64 real tiles as one complex tile, 2-D FFT, filter spectrum, FFT "
       "again; filters up to 31 x 31, stacks"},
-     ft_supports, ft_run, ft_configs, 1, MH_LIB_NONE, NULL, MH_ROW_NORMWISE},
+     ft_supports, ft_run, ft_configs, 1, MH_LIB_NONE, NULL, MH_ROW_NORMWISE | MH_ROW_BORDER_MODES},
 };
 
 } // namespace

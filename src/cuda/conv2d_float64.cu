@@ -179,8 +179,8 @@ static mh_status float64_run(mh_context *ctx, const mh_args *x)
 
 static const mh_row rows[] = {
     {{"conv2d/float64", MH_OP_CONV2D, MH_BACKEND_CUDA, 16, "global+L1", "ours",
-      "a float64 call: scipy's sums in its order, one thread an output"},
-     float64_supports, float64_run, NULL, 1, MH_LIB_NONE, NULL, MH_ROW_FLOAT64},
+      "a float64 call: scipy's sums in its order, a thread four outputs of a column"},
+     float64_supports, float64_run, NULL, 1, MH_LIB_NONE, NULL, MH_ROW_FLOAT64 | MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv2d_float64_rows, rows)

@@ -218,7 +218,7 @@ static const mh_row rows[] = {
     {{"conv2d/regtile", MH_OP_CONV2D, MH_BACKEND_CUDA, 7, "global+shared+registers", "ours",
       "RY x RX outputs per thread from register windows, conflict-free 16-byte loads, cp.async tiles; typed "
       "images converted as the tile is loaded and stored"},
-     regtile_supports, regtile_run, regtile_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
+     regtile_supports, regtile_run, regtile_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES | MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv2d_regtile_rows, rows)

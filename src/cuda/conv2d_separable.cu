@@ -557,11 +557,11 @@ static const mh_row rows[] = {
     {{"conv2d/separable", MH_OP_CONV2D, MH_BACKEND_CUDA, 10, "global+shared+registers", "ours",
       "rank-1 filters: blocks walk down column strips, each row's horizontal pass into a ring in shared memory, "
       "the vertical pass from it (refuses other filters)"},
-     separable_supports, separable_run, NULL},
+     separable_supports, separable_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_BORDER_MODES},
     {{"conv2d/lowrank", MH_OP_CONV2D, MH_BACKEND_CUDA, 11, "global+shared+registers", "ours",
       "filters of rank up to 4 (SVD in double on the host): separable's walk, a ring and a pass pair a term, the "
       "terms summed in registers (refuses filters that need more)"},
-     lowrank_supports, lowrank_run, NULL},
+     lowrank_supports, lowrank_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv2d_separable_rows, rows)

@@ -724,7 +724,7 @@ static const mh_row rows[] = {
       "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (float32 5x5 "
       "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
       "converted as they are loaded and stored (3x3, 5x5)"},
-     walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES},
+     walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES | MH_ROW_BORDER_MODES},
 };
 
 MH_ROW_GROUP(mh_conv2d_walk_rows, rows)
