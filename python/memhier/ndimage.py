@@ -540,7 +540,8 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
 
 def _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, options):
     """correlate and convolve on a type computed in float64 (input or output), as scipy computes
-    them: the weights in float64 on the host, one 1-D correlation in float64 (sepfilter) along the
+    them: 2-D weights over the last two axes in one library call in scipy's order
+    (_correlate_in_one_call); otherwise the weights in float64 on the host, one 1-D correlation in float64 (sepfilter) along the
     filtered axis of the longest side for each index of the others, read at that index's offset
     (_gathered: the mode applied to the indices), the terms added in float64 and the sum stored once
     in the output's dtype with scipy's cast. A row whose every weight is within DBL_EPSILON of 0 is
@@ -605,7 +606,8 @@ def _correlate_in_one_call(src, w, ax, origins, mode_code, cval, output, options
     if w.ndim != 2 or list(ax) != [ndim - 2, ndim - 1] or src.size == 0 or not _names_conv2d(variant):
         return None
     out = _result(output, src)
-    if {src.dtype.name, out.dtype.name} & {"float16", "bfloat16"}:
+    in_name, out_name = (str(getattr(d, "name", d)) for d in (src.dtype, out.dtype))
+    if not {in_name, out_name} <= _FLOAT64_CALL_DTYPES:
         return None
     shape = tuple(src.shape)
     with on_device(src):
@@ -615,15 +617,20 @@ def _correlate_in_one_call(src, w, ax, origins, mode_code, cval, output, options
     w = np.ascontiguousarray(w, dtype=np.float64)
     call = Call([x, y], device, context)
     try:
-        call.run(lib.mh_conv2d_float64(call.ctx, variant_arg(variant), call.ptr(x), _NATIVE_DTYPES[src.dtype.name],
+        call.run(lib.mh_conv2d_float64(call.ctx, variant_arg(variant), call.ptr(x), _NATIVE_DTYPES[in_name],
                                        math.prod(shape[:-2]), *shape[-2:], w.ctypes.data, *w.shape, mode_code, cval,
-                                       origins[0], origins[1], call.out_ptr(y), _NATIVE_DTYPES[out.dtype.name]))
+                                       origins[0], origins[1], call.out_ptr(y), _NATIVE_DTYPES[out_name]))
     except Unsupported:
         return None
     if not direct:
         with on_device(src):
             assign(out.obj, y.obj, src.kind)
     return out.obj
+
+
+# The types mh_conv2d_float64 reads and writes (bool as its bytes): all the library's but the
+# 16-bit floats.
+_FLOAT64_CALL_DTYPES = set(_NATIVE_DTYPES) - {"float16", "bfloat16"}
 
 
 def _names_conv2d(variant):
