@@ -14,18 +14,7 @@ import numpy as np
 import scipy.ndimage as snd
 
 import memhier.ndimage as mnd
-
-
-def gpu_ms(f, reps=20):
-    f()
-    cp.cuda.Device().synchronize()
-    a, b = cp.cuda.Event(), cp.cuda.Event()
-    a.record()
-    for _ in range(reps):
-        f()
-    b.record()
-    b.synchronize()
-    return cp.cuda.get_elapsed_time(a, b) / reps
+from cupy_timing import gpu_ms
 
 
 def main():

@@ -1,5 +1,6 @@
 """Host time of a call in a loop on CuPy arrays, for the lab's host-cost probes (host_cost.py,
-host_profile.py, entry_overhead.py): imported from this folder, where those scripts run."""
+host_profile.py, entry_overhead.py), and GPU time a call (correlate_float64.py): imported from
+this folder, where those scripts run."""
 import time
 
 import cupy
@@ -17,3 +18,16 @@ def per_call_us(fn, loops, warmup=100):
     t = time.perf_counter() - t0
     cupy.cuda.get_current_stream().synchronize()
     return t / loops * 1e6
+
+
+def gpu_ms(fn, reps=20):
+    """GPU ms a call of fn(): CUDA events around reps back-to-back calls after one warm-up."""
+    fn()
+    cupy.cuda.Device().synchronize()
+    a, b = cupy.cuda.Event(), cupy.cuda.Event()
+    a.record()
+    for _ in range(reps):
+        fn()
+    b.record()
+    b.synchronize()
+    return cupy.cuda.get_elapsed_time(a, b) / reps

@@ -605,10 +605,10 @@ def _correlate_in_one_call(src, w, ax, origins, mode_code, cval, output, options
     variant, device, context = options
     if w.ndim != 2 or list(ax) != [ndim - 2, ndim - 1] or src.size == 0 or not _names_conv2d(variant):
         return None
-    out = _result(output, src)
-    in_name, out_name = (str(getattr(d, "name", d)) for d in (src.dtype, out.dtype))
+    in_name, out_name = (str(getattr(d, "name", d)) for d in (src.dtype, _output_dtype(output, src)))
     if not {in_name, out_name} <= _FLOAT64_CALL_DTYPES:
         return None
+    out = _result(output, src)
     shape = tuple(src.shape)
     with on_device(src):
         x = src if src.contiguous else _arrays.made(contiguous(src.obj, src.kind), "input", src, shape, src.dtype)

@@ -141,7 +141,7 @@ static mh_status float64_args_init(mh_context *ctx, mh_args *args, const void *i
                        batch, rows, cols);
     mh_conv2d_args *a = &args->conv2d;
     a->in_type = in_type, a->out_type = out_type;
-    a->float64 = 1, a->filter64 = filter, a->cval64 = cval, a->cval = (float)cval;
+    a->float64 = 1, a->filter64 = filter, a->cval64 = cval;
     return MH_OK;
 }
 
