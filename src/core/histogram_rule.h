@@ -26,6 +26,8 @@
 #ifndef MEMHIER_HISTOGRAM_RULE_H
 #define MEMHIER_HISTOGRAM_RULE_H
 
+#include "rounded.h"
+
 #include <math.h>
 
 #ifdef __CUDACC__
@@ -72,31 +74,12 @@ MH_HD int mh_hist_uniform_fast(const mh_hist_float *f, int num_bins, float x)
     return frac > f->margin && frac < 1.0f - f->margin && i >= 0 && i < num_bins ? i : -1;
 }
 
-/* The double products and sums of linspace, each rounded on its own (CUDA contracts a * b + c
- * into one FMA unless told not to; the host files build with -ffp-contract=off). */
-MH_HD double mh_hist_mul(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-MH_HD double mh_hist_add(double a, double b)
-{
-#ifdef __CUDA_ARCH__
-    return __dadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-
 /* Edge i of uniform bins, 0 <= i <= num_bins. */
 MH_HD float mh_hist_uniform_edge(const mh_hist_float *f, int num_bins, int i)
 {
     if (i >= num_bins) return f->hi;
-    const double y = f->step_zero ? mh_hist_mul((double)i / (double)num_bins, f->delta) : mh_hist_mul((double)i, f->step);
-    return (float)mh_hist_add(y, f->first);
+    const double y = f->step_zero ? mh_mul_rn((double)i / (double)num_bins, f->delta) : mh_mul_rn((double)i, f->step);
+    return (float)mh_add_rn(y, f->first);
 }
 
 MH_HD float mh_hist_edge(const mh_hist_float *f, int num_bins, int i)
@@ -128,7 +111,7 @@ MH_HD int mh_hist_float_bin(const mh_hist_float *f, int num_bins, float x)
     if (f->edges) return mh_hist_search(f, num_bins, x, 0, num_bins - 1);
     const int fast = mh_hist_uniform_fast(f, num_bins, x);
     if (fast >= 0) return fast;
-    double t = mh_hist_mul((double)x - f->first, f->guess);
+    double t = mh_mul_rn((double)x - f->first, f->guess);
     int i = t <= 0.0 ? 0 : t >= (double)(num_bins - 1) ? num_bins - 1 : (int)t;
     if (mh_hist_uniform_edge(f, num_bins, i) <= x && (i == num_bins - 1 || x < mh_hist_uniform_edge(f, num_bins, i + 1)))
         return i;
