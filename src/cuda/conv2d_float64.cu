@@ -6,142 +6,171 @@
  * an integer output truncates the sum, so a sum one rounding below a whole number stores one less
  * (nine 5s times 1/9 sum to 4.999999999999999 and store 4). Any other order, or a fused
  * multiply-add, lands on the other side of whole numbers for a few percent of a box filter's
- * outputs. So a thread sums each of its outputs in that order (__dmul_rn then __dadd_rn, which the
+ * outputs. So a thread sums each of its outputs in that order (mh_mul_rn then mh_add_rn, which the
  * compiler never contracts) and stores it with scipy's cast: one pass over the image, where
  * adding a shifted copy of the image for each tap took as many passes as taps.
  *
- * The weights past DBL_EPSILON in magnitude (scipy's footprint) travel in the kernel's parameters
- * with their row and column in the filter and their offset in the image: every thread of a warp
- * reads the same tap at the same time, a broadcast from the constant bank. A warp covers 32
- * neighbouring outputs of a row, so each tap's loads are coalesced and the window's rows stay in
- * L1 between taps; a thread computes F64C_R outputs of a column, F64C_TY rows apart, so each
- * tap's weight and offset are read once for them. A block whose windows all lie inside the image
- * reads at the taps' offsets; a block at the border maps each index by the mode (cval in
- * constant mode). */
+ * A block computes a tile of W_ROWS x W_TW outputs from the tile's window of the input, read once
+ * (each index mapped by the mode, cval outside in constant mode) and widened to double in shared
+ * memory. A warp's lanes take neighbouring rows (rows an odd number of doubles apart, so that a
+ * half warp's 8-byte loads fall in distinct banks) and a thread W_R neighbouring outputs of its
+ * row: for each filter row it loads the W_R + kcols - 1 values under them into registers once and
+ * adds every tap of that row to each of its W_R sums (rows, then columns: each output's own C
+ * order). The weights travel in the kernel's parameters, dense, with a bit a weight for scipy's
+ * footprint (past DBL_EPSILON in magnitude), read at indices the whole block shares. The sums are
+ * staged in shared memory and stored a row at a time with scipy's cast. */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
+#include "../core/rounded.h"
 
 #include <float.h>
 #include <math.h>
 
-enum { F64C_TX = 32, F64C_TY = 8, F64C_R = 4, F64C_BH = F64C_TY * F64C_R };
-enum { F64C_MAX_TAPS = MH_CONV2D_DIRECT_MAX_K * MH_CONV2D_DIRECT_MAX_K };
+enum { W_THREADS = 256, W_ROWS = 32, W_R = 8, W_TW = W_THREADS / 32 * W_R, W_STAGE = W_TW + 1 };
+enum { W_MAX_K = MH_CONV2D_DIRECT_MAX_K };
 
-struct f64c_params {
+struct f64w_params {
     const void *in;
     void *out;
-    long long rows, cols, image_values, col_blocks;
-    int in_type, out_type, mode, krows, kcols, lpr, lpc, ntaps;
+    long long rows, cols, image_values, col_tiles;
+    int in_type, out_type, mode, krows, kcols, lpr, lpc;
     double cval;
-    double w[F64C_MAX_TAPS];
-    long long off[F64C_MAX_TAPS];                       /* the tap's offset from its window's corner */
-    unsigned char di[F64C_MAX_TAPS], dj[F64C_MAX_TAPS]; /* the tap's row and column in the filter */
+    double w[W_MAX_K * W_MAX_K]; /* C order, krows x kcols */
+    unsigned keep[W_MAX_K];      /* bit j of keep[i]: weight (i, j) is in scipy's footprint */
 };
 
-/* A product rounded on its own (__dmul_rn) and added (__dadd_rn): never contracted into a fused
- * multiply-add. */
-static __device__ __forceinline__ double add_product(double sum, double value, double w)
+/* Shared memory of a tile, in doubles: th rows of tw values, stride sw (odd). */
+static inline __host__ __device__ int tile_stride(int kcols) { return (W_TW + kcols - 1) | 1; }
+
+static inline __host__ __device__ size_t tile_doubles(int krows, int kcols)
 {
-    return __dadd_rn(sum, __dmul_rn(value, w));
+    const size_t tile = (size_t)(W_ROWS + krows - 1) * (size_t)tile_stride(kcols), stage = (size_t)W_ROWS * W_STAGE;
+    return tile > stage ? tile : stage;
 }
 
-/* The F64C_R outputs of a thread in a block inside the image: each tap's weight and offset read
- * once for them. */
+/* The tile's window: value (rr, t) is the input at row y0 - lpr + rr, column x0 - lpc + t, each
+ * index mapped by the mode (cval where a constant mode reaches), widened to double. A warp copies
+ * rows, its lanes along them, BATCH rows' values in flight before any is stored; the columns are
+ * mapped only in the blocks whose window crosses the left or right edge. */
 template <typename T>
-static __device__ __forceinline__ void inside_sums(const f64c_params &p, const T *corner, double *sum)
+static __device__ void load_window(const f64w_params &p, const T *in, double *tile, long long y0, long long x0)
 {
-    const size_t step = (size_t)F64C_TY * (size_t)p.cols;
-#pragma unroll 2
-    for (int t = 0; t < p.ntaps; ++t) {
-        const T *at = corner + p.off[t];
-        const double w = p.w[t];
+    constexpr int WARPS = W_THREADS / 32, BATCH = 4;
+    const int th = W_ROWS + p.krows - 1, tw = W_TW + p.kcols - 1, sw = tile_stride(p.kcols);
+    const long long top = y0 - p.lpr, left = x0 - p.lpc;
+    const bool cols_inside = left >= 0 && left + tw <= p.cols;
+    for (int r0 = threadIdx.x / 32; r0 < th; r0 += BATCH * WARPS)
+        for (int t = threadIdx.x % 32; t < tw; t += 32) {
+            const long long x = cols_inside ? left + t : mh_border_index(left + t, p.cols, (mh_mode)p.mode);
+            T v[BATCH];
+            bool inside[BATCH];
 #pragma unroll
-        for (int q = 0; q < F64C_R; ++q) sum[q] = add_product(sum[q], (double)__ldg(at + q * step), w);
+            for (int b = 0; b < BATCH; ++b) {
+                const int rr = r0 + b * WARPS;
+                const long long y = rr < th ? mh_border_index(top + rr, p.rows, (mh_mode)p.mode) : -1;
+                inside[b] = y >= 0 && x >= 0;
+                if (inside[b]) v[b] = in[y * p.cols + x];
+            }
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) {
+                const int rr = r0 + b * WARPS;
+                if (rr < th) tile[rr * sw + t] = inside[b] ? (double)v[b] : p.cval;
+            }
+        }
+}
+
+/* A thread's W_R sums: each filter row's values under them in registers, each tap of the row
+ * (those of the footprint) added to every sum, the product rounded on its own (rounded.h: never a
+ * fused multiply-add). KMAX bounds kcols. */
+template <int KMAX>
+static __device__ __forceinline__ void window_sums(const f64w_params &p, const double *tile, int row, int c0,
+                                                   double *sum)
+{
+    const int sw = tile_stride(p.kcols);
+    for (int di = 0; di < p.krows; ++di) {
+        const double *s = tile + (row + di) * sw + c0;
+        double x[W_R + KMAX - 1];
+#pragma unroll
+        for (int m = 0; m < W_R + KMAX - 1; ++m) x[m] = m < W_R + p.kcols - 1 ? s[m] : 0.0;
+        const unsigned keep = p.keep[di];
+#pragma unroll
+        for (int dj = 0; dj < KMAX; ++dj) {
+            if (dj >= p.kcols) break;
+            if (!((keep >> dj) & 1u)) continue;
+            const double w = p.w[di * p.kcols + dj];
+#pragma unroll
+            for (int q = 0; q < W_R; ++q) sum[q] = mh_add_rn(sum[q], mh_mul_rn(x[q + dj], w));
+        }
     }
 }
 
-/* One output at the border: each index mapped by the mode, cval outside in constant mode. */
+template <typename T, int KMAX>
+static __global__ void __launch_bounds__(W_THREADS) window_kernel(const __grid_constant__ f64w_params p)
+{
+    extern __shared__ double smem_w[];
+    const long long y0 = (long long)(blockIdx.x / p.col_tiles) * W_ROWS;
+    const long long x0 = (long long)(blockIdx.x % p.col_tiles) * W_TW;
+    const size_t base = (size_t)blockIdx.y * (size_t)p.image_values;
+    load_window(p, (const T *)p.in + base, smem_w, y0, x0);
+    __syncthreads();
+    const int row = threadIdx.x % 32, c0 = threadIdx.x / 32 * W_R;
+    double sum[W_R];
+#pragma unroll
+    for (int q = 0; q < W_R; ++q) sum[q] = 0.0;
+    window_sums<KMAX>(p, smem_w, row, c0, sum);
+    __syncthreads(); /* the tile read: its memory stages the sums */
+#pragma unroll
+    for (int q = 0; q < W_R; ++q) smem_w[row * W_STAGE + c0 + q] = sum[q];
+    __syncthreads();
+    for (int r = threadIdx.x / 32; r < W_ROWS && y0 + r < p.rows; r += W_THREADS / 32)
+        for (int c = threadIdx.x % 32; c < W_TW && x0 + c < p.cols; c += 32)
+            mh_store_double(p.out, base + (size_t)((y0 + r) * p.cols + x0 + c), (mh_dtype)p.out_type,
+                            smem_w[r * W_STAGE + c]);
+}
+
+typedef void (*f64w_kernel)(const f64w_params);
+
 template <typename T>
-static __device__ double border_sum(const f64c_params &p, const T *in, long long r, long long c)
+static f64w_kernel kernel_of(int kcols)
 {
-    double sum = 0.0;
-    for (int t = 0; t < p.ntaps; ++t) {
-        const long long y = mh_border_index(r - p.lpr + p.di[t], p.rows, (mh_mode)p.mode);
-        const long long x = mh_border_index(c - p.lpc + p.dj[t], p.cols, (mh_mode)p.mode);
-        const double v = y < 0 || x < 0 ? p.cval : (double)__ldg(in + (size_t)y * (size_t)p.cols + (size_t)x);
-        sum = add_product(sum, v, p.w[t]);
-    }
-    return sum;
+    return kcols <= 4 ? window_kernel<T, 4> : kcols <= 8 ? window_kernel<T, 8> : kcols <= 16 ? window_kernel<T, 16>
+                                                                                             : window_kernel<T, 32>;
 }
 
-template <typename T>
-static __global__ void __launch_bounds__(F64C_TX *F64C_TY) float64_kernel(const __grid_constant__ f64c_params p)
-{
-    const long long r0 = (long long)(blockIdx.x / p.col_blocks) * F64C_BH;
-    const long long c0 = (long long)(blockIdx.x % p.col_blocks) * F64C_TX;
-    const long long r = r0 + threadIdx.y, c = c0 + threadIdx.x;
-    const T *in = (const T *)p.in + (size_t)blockIdx.y * (size_t)p.image_values;
-    const size_t out_base = (size_t)blockIdx.y * (size_t)p.image_values;
-    /* every window of the block inside the image */
-    const bool inside = r0 - p.lpr >= 0 && c0 - p.lpc >= 0 && r0 + F64C_BH - p.lpr + p.krows <= p.rows + 1 &&
-                        c0 + F64C_TX - p.lpc + p.kcols <= p.cols + 1;
-    if (inside) {
-        double sum[F64C_R];
-#pragma unroll
-        for (int q = 0; q < F64C_R; ++q) sum[q] = 0.0;
-        inside_sums(p, in + (size_t)(r - p.lpr) * (size_t)p.cols + (size_t)(c - p.lpc), sum);
-#pragma unroll
-        for (int q = 0; q < F64C_R; ++q)
-            mh_store_double(p.out, out_base + (size_t)(r + q * F64C_TY) * (size_t)p.cols + (size_t)c,
-                            (mh_dtype)p.out_type, sum[q]);
-        return;
-    }
-    if (c >= p.cols) return;
-    for (int q = 0; q < F64C_R && r + q * F64C_TY < p.rows; ++q) {
-        const long long rq = r + q * F64C_TY;
-        mh_store_double(p.out, out_base + (size_t)rq * (size_t)p.cols + (size_t)c, (mh_dtype)p.out_type,
-                        border_sum(p, in, rq, c));
-    }
-}
-
-typedef void (*f64c_kernel)(const f64c_params);
-
-/* The kernel reading the input's type (bool arrives as uint8). */
-static f64c_kernel kernel_for(mh_dtype t)
+/* The kernel reading the input's type (bool arrives as uint8) for the filter's columns. */
+static f64w_kernel kernel_for(mh_dtype t, int kcols)
 {
     switch (t) {
-    case MH_F64: return float64_kernel<double>;
-    case MH_F32: return float64_kernel<float>;
-    case MH_I64: return float64_kernel<long long>;
-    case MH_U64: return float64_kernel<unsigned long long>;
-    case MH_I32: return float64_kernel<int>;
-    case MH_U32: return float64_kernel<unsigned>;
-    case MH_I16: return float64_kernel<short>;
-    case MH_U16: return float64_kernel<unsigned short>;
-    case MH_I8: return float64_kernel<signed char>;
-    default: return float64_kernel<unsigned char>; /* MH_U8: float16 and bfloat16 are refused */
+    case MH_F64: return kernel_of<double>(kcols);
+    case MH_F32: return kernel_of<float>(kcols);
+    case MH_I64: return kernel_of<long long>(kcols);
+    case MH_U64: return kernel_of<unsigned long long>(kcols);
+    case MH_I32: return kernel_of<int>(kcols);
+    case MH_U32: return kernel_of<unsigned>(kcols);
+    case MH_I16: return kernel_of<short>(kcols);
+    case MH_U16: return kernel_of<unsigned short>(kcols);
+    case MH_I8: return kernel_of<signed char>(kcols);
+    default: return kernel_of<unsigned char>(kcols); /* MH_U8: float16 and bfloat16 are refused */
     }
 }
 
-/* scipy's footprint: the weights past DBL_EPSILON in magnitude, in C order (at most
- * F64C_MAX_TAPS: the sides are at most MH_CONV2D_DIRECT_MAX_K). */
-static void footprint(const mh_conv2d_args *a, f64c_params *p)
+/* The weights, dense, and scipy's footprint: the weights past DBL_EPSILON in magnitude. */
+static void weights_of(const mh_conv2d_args *a, f64w_params *p)
 {
-    p->ntaps = 0;
-    for (int i = 0; i < a->krows; ++i)
+    for (int i = 0; i < a->krows; ++i) {
+        p->keep[i] = 0;
         for (int j = 0; j < a->kcols; ++j) {
             const double w = a->filter64[i * a->kcols + j];
-            if (!(fabs(w) > DBL_EPSILON)) continue;
-            p->w[p->ntaps] = w, p->di[p->ntaps] = (unsigned char)i, p->dj[p->ntaps] = (unsigned char)j;
-            p->off[p->ntaps] = (long long)i * (long long)a->cols + j;
-            ++p->ntaps;
+            p->w[i * a->kcols + j] = w;
+            if (fabs(w) > DBL_EPSILON) p->keep[i] |= 1u << j;
         }
+    }
 }
 
 static size_t blocks_of(const mh_conv2d_args *a)
 {
-    return mh_ceil_div(a->rows, F64C_BH) * mh_ceil_div(a->cols, F64C_TX);
+    return mh_ceil_div(a->rows, W_ROWS) * mh_ceil_div(a->cols, W_TW);
 }
 
 static int float64_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -161,25 +190,27 @@ static int float64_supports(const mh_context *, const mh_args *x, char *why, siz
 static mh_status float64_run(mh_context *ctx, const mh_args *x)
 {
     const mh_conv2d_args *a = &x->conv2d;
-    f64c_params p;
-    footprint(a, &p);
+    f64w_params p;
+    weights_of(a, &p);
     p.rows = (long long)a->rows, p.cols = (long long)a->cols, p.image_values = p.rows * p.cols;
-    p.col_blocks = (long long)mh_ceil_div(a->cols, F64C_TX);
+    p.col_tiles = (long long)mh_ceil_div(a->cols, W_TW);
     p.in_type = (int)a->in_type, p.out_type = (int)a->out_type, p.mode = (int)a->mode;
     p.krows = a->krows, p.kcols = a->kcols, p.lpr = a->lpr, p.lpc = a->lpc, p.cval = a->cval64;
-    const f64c_kernel kernel = kernel_for(a->in_type);
+    const f64w_kernel kernel = kernel_for(a->in_type, a->kcols);
+    const size_t smem = tile_doubles(a->krows, a->kcols) * sizeof(double);
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     const size_t in_size = mh_dtype_size(a->in_type), out_size = mh_dtype_size(a->out_type);
     return mh_per_grid_slice(a->batch, [&](size_t first, unsigned images) { /* gridDim.y: images */
         p.in = (const char *)a->in + first * (size_t)p.image_values * in_size;
         p.out = (char *)a->out + first * (size_t)p.image_values * out_size;
-        kernel<<<dim3((unsigned)blocks_of(a), images), dim3(F64C_TX, F64C_TY), 0, mh_stream(ctx)>>>(p);
-        return MH_LAUNCH_CHECK(ctx, "conv2d float64_kernel");
+        kernel<<<dim3((unsigned)blocks_of(a), images), W_THREADS, smem, mh_stream(ctx)>>>(p);
+        return MH_LAUNCH_CHECK(ctx, "conv2d window_kernel");
     });
 }
 
 static const mh_row rows[] = {
-    {{"conv2d/float64", MH_OP_CONV2D, MH_BACKEND_CUDA, 16, "global+L1", "ours",
-      "a float64 call: scipy's sums in its order, a thread four outputs of a column"},
+    {{"conv2d/float64", MH_OP_CONV2D, MH_BACKEND_CUDA, 16, "global+shared+registers", "ours",
+      "a float64 call: scipy's sums in its order, the tile's window in shared memory as double"},
      float64_supports, float64_run, NULL, 1, MH_LIB_NONE, NULL, MH_ROW_FLOAT64 | MH_ROW_BORDER_MODES},
 };
 
