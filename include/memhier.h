@@ -423,12 +423,27 @@ typedef enum mh_sepfilter_order {
     MH_SEPFILTER_SUM = 2
 } mh_sepfilter_order;
 
+/* How a call computed in float64 adds an output's products. MH_SEPFILTER_SUMS_FMA: from 0.0 in
+ * the taps' order with fused multiply-adds (within the per-element bound, the fastest).
+ * MH_SEPFILTER_SUMS_SCIPY: in scipy.ndimage's order (NI_Correlate1D), each product rounded before
+ * it is added: a pass of an odd number of taps symmetric about its centre within DBL_EPSILON as
+ * x[c] w[c] + (x[c - j] + x[c + j]) w[c - j] for j = c down to 1, an antisymmetric one the same
+ * with x[c - j] - x[c + j], any other as x[k - 1] w[k - 1] + x[0] w[0] + ... + x[k - 2] w[k - 2]
+ * (x[j]: the value under tap j): scipy's own sums, bit for bit, so that an integer output
+ * truncates them where scipy's does. Host taps only; the rows flagged for it take it (fused64,
+ * two-pass, cpu-omp). */
+typedef enum mh_sepfilter_sums {
+    MH_SEPFILTER_SUMS_FMA = 0,
+    MH_SEPFILTER_SUMS_SCIPY = 1
+} mh_sepfilter_sums;
+
 typedef struct mh_sepfilter_desc {
     size_t batch, rows, cols, channels;
     mh_dtype in_type, out_type;
     mh_sepfilter_axis vertical, horizontal;
     mh_sepfilter_order order;
     double cval;
+    mh_sepfilter_sums sums; /* a call computed in float64; 0 (FMA) for the others */
 } mh_sepfilter_desc;
 
 mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc, const void *in, void *out);

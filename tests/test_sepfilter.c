@@ -4,6 +4,7 @@
  * channel count and batch below; and the refusals, each by name.
  *   test_sepfilter cpu | gpu */
 #include "testing.h"
+#include <float.h>
 #include "core/border.h"
 #include "core/dtype.h"
 
@@ -342,6 +343,167 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
     test_release(gpu, x), test_release(gpu, y);
 }
 
+/* ---- scipy's sums (MH_SEPFILTER_SUMS_SCIPY) ------------------------------------------------- */
+
+/* scipy's sum of one output (NI_Correlate1D, written here from its definition): v[j] the value
+ * under tap j; an odd filter symmetric within DBL_EPSILON folds the pairs about its centre (from the
+ * outermost in) and an antisymmetric one subtracts them, any other starts from its last tap. Each
+ * product rounded before it is added: this file builds with -ffp-contract=off. */
+static double scipy_sum(const double *v, const double *w, size_t k)
+{
+    const size_t c = k / 2;
+    int sym = k % 2, anti = k % 2;
+    for (size_t i = 1; i <= c; ++i) {
+        sym = sym && fabs(w[c + i] - w[c - i]) <= DBL_EPSILON;
+        anti = anti && fabs(w[c + i] + w[c - i]) <= DBL_EPSILON;
+    }
+    if (sym || anti) {
+        double s = v[c] * w[c];
+        for (size_t i = 0; i < c; ++i) s += (sym ? v[i] + v[k - 1 - i] : v[i] - v[k - 1 - i]) * w[i];
+        return s;
+    }
+    double s = v[k - 1] * w[k - 1];
+    for (size_t j = 0; j + 1 < k; ++j) s += v[j] * w[j];
+    return s;
+}
+
+/* A pass of the reference in scipy's order: dst (doubles, each cast into the output's type) from src. */
+static void ref_pass_scipy(const mh_sepfilter_desc *d, const double *src, double *dst, int vertical)
+{
+    const mh_sepfilter_axis *x = vertical ? &d->vertical : &d->horizontal;
+    const size_t C = d->channels, R = d->rows, W = d->cols;
+    const long long anchor = (long long)(x->ntaps / 2) + x->origin;
+    double v[MH_SEPFILTER_MAX_TAPS];
+    for (size_t b = 0; b < d->batch; ++b)
+        for (size_t r = 0; r < R; ++r)
+            for (size_t c = 0; c < W; ++c)
+                for (size_t ch = 0; ch < C; ++ch) {
+                    for (size_t j = 0; j < x->ntaps; ++j) {
+                        const long long pos = (long long)(vertical ? r : c) + (long long)j - anchor;
+                        const long long q = mh_border_index(pos, (long long)(vertical ? R : W), (int)x->mode);
+                        const size_t rr = vertical ? (size_t)q : r, cc = vertical ? c : (size_t)q;
+                        v[j] = q < 0 ? d->cval : src[((b * R + rr) * W + cc) * C + ch];
+                    }
+                    dst[((b * R + r) * W + c) * C + ch] = c_cast(scipy_sum(v, x->taps64, x->ntaps), d->out_type);
+                }
+}
+
+/* Taps of scipy's kinds: box (1/k each, symmetric), a sampled Gaussian (symmetric), antisymmetric
+ * about a nonzero centre, and neither (odd or even). */
+static void scipy_taps(int kind, size_t k, double *w64, float *w)
+{
+    const double c = (double)(k / 2);
+    double total = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+        const double x = (double)j - c;
+        w64[j] = kind == 0 ? 1.0 / (double)k : kind == 1 ? exp(-x * x / 8.0) : kind == 2 ? (x == 0 ? 0.1 : x / 7.0)
+                                                                                          : 0.1 + 0.07 * (double)j;
+        total += w64[j];
+    }
+    for (size_t j = 0; kind == 1 && j < k; ++j) w64[j] /= total;
+    for (size_t j = 0; j < k; ++j) w[j] = (float)w64[j];
+}
+
+static size_t scipy_cases(problem *out, size_t max)
+{
+    static const size_t shapes[][4] = {{1, 1, 1, 1}, {1, 9, 1, 1}, {1, 37, 517, 1}, {2, 33, 70, 3}, {1, 300, 101, 1}};
+    static const size_t taps[][2] = {{3, 3}, {5, 1}, {1, 9}, {17, 17}, {4, 7}, {41, 5}, {3, 65}};
+    static const mh_dtype ins[] = {MH_I32, MH_I32, MH_F64, MH_I64, MH_U16};
+    static const mh_dtype outs[] = {MH_I32, MH_U8, MH_F64, MH_I32, MH_I64};
+    size_t n = 0;
+    unsigned seed = 1300;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+        for (size_t k = 0; k < sizeof taps / sizeof taps[0]; ++k, ++seed) {
+            const size_t t = seed % 5;
+            problem p = make(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], ins[t], outs[t], taps[k][0],
+                             taps[k][1], 0, seed);
+            scipy_taps((int)(seed % 4), taps[k][0], p.vt64, p.vt);
+            scipy_taps((int)((seed / 4) % 4), taps[k][1], p.ht64, p.ht);
+            p.d.vertical.taps64 = p.vt64, p.d.horizontal.taps64 = p.ht64;
+            p.d.vertical.mode = modes[seed % 5], p.d.horizontal.mode = modes[(seed + 3) % 5];
+            p.d.vertical.origin = seed % 3 == 2 ? -(long long)(taps[k][0] / 2) : 0;
+            p.d.horizontal.origin = seed % 4 == 3 ? (long long)((taps[k][1] - 1) / 2) : 0;
+            p.d.order = (mh_sepfilter_order)(seed % 2);
+            p.d.cval = ins[t] == MH_F64 && seed % 3 == 0 ? NAN : 5.0;
+            p.d.sums = MH_SEPFILTER_SUMS_SCIPY;
+            if (n < max) out[n] = p, bind(&out[n]), ++n;
+        }
+    return n;
+}
+
+/* Case p's input: flat patches of 5 (a box's sums one rounding beside a whole number) beside
+ * integers of up to 14 bits (doubles for a float64 input: the same values plus a fraction). */
+static void *scipy_input(const problem *p, unsigned seed)
+{
+    const mh_sepfilter_desc *d = &p->d;
+    const size_t n = d->batch * d->rows * d->cols * d->channels;
+    void *in = malloc(n * mh_dtype_size(d->in_type));
+    float *u = malloc(n * sizeof(float));
+    mh_fill_uniform(u, n, seed, 1.0f);
+    for (size_t i = 0; i < n; ++i) {
+        const double v = (i / 7) % 3 == 0 ? 5.0 : round(fabs((double)u[i]) * 16383.0);
+        mh_store_double(in, i, d->in_type, d->in_type == MH_F64 && i % 5 == 0 ? v + 0.3 : v);
+    }
+    free(u);
+    return in;
+}
+
+/* The reference's result of case p (the passes in sequence, the first stored in the output's type). */
+static double *scipy_reference(const problem *p, const void *in)
+{
+    const mh_sepfilter_desc *d = &p->d;
+    const size_t n = d->batch * d->rows * d->cols * d->channels;
+    double *x = malloc(n * sizeof(double)), *mid = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
+    for (size_t i = 0; i < n; ++i) x[i] = mh_load_double(in, i, d->in_type);
+    const int first_vertical = d->order != MH_SEPFILTER_HORIZONTAL_FIRST;
+    ref_pass_scipy(d, x, mid, first_vertical);
+    ref_pass_scipy(d, mid, ref, !first_vertical);
+    free(x), free(mid);
+    return ref;
+}
+
+/* The CPU row on scipy's sums against the reference, bit for bit; the FMA sums differ on some
+ * case (else these cases could not tell the orders apart); the refusals by name. */
+static void run_cpu_scipy(mh_context *cpu)
+{
+    problem ps[40];
+    const size_t n = scipy_cases(ps, 40);
+    size_t apart = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const mh_sepfilter_desc *d = &ps[i].d;
+        const size_t values = d->batch * d->rows * d->cols * d->channels, size = mh_dtype_size(d->out_type);
+        void *in = scipy_input(&ps[i], (unsigned)i + 40), *out = malloc(values * size);
+        double *ref = scipy_reference(&ps[i], in);
+        CHECK(mh_sepfilter(cpu, "cpu-omp", d, in, out) == MH_OK, "scipy case %zu: %s", i, mh_context_error(cpu));
+        size_t bad = 0;
+        for (size_t v = 0; v < values; ++v) {
+            const double got = mh_load_double(out, v, d->out_type);
+            if (!(got == ref[v]) && !(isnan(got) && isnan(ref[v])) && !bad++)
+                fprintf(stderr, "scipy case %zu: value %zu is %.17g, scipy's %.17g (%s -> %s, taps %zu x %zu)\n", i,
+                        v, got, ref[v], mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->vertical.ntaps,
+                        d->horizontal.ntaps);
+        }
+        CHECK(bad == 0, "scipy case %zu: %zu of %zu values differ from scipy's sums", i, bad, values);
+        mh_sepfilter_desc fma_sums = *d;
+        fma_sums.sums = MH_SEPFILTER_SUMS_FMA;
+        CHECK(mh_sepfilter(cpu, "cpu-omp", &fma_sums, in, out) == MH_OK, "scipy case %zu (FMA)", i);
+        for (size_t v = 0; v < values; ++v)
+            if (mh_load_double(out, v, d->out_type) != ref[v] && !isnan(ref[v])) {
+                ++apart;
+                break;
+            }
+        free(in), free(out), free(ref);
+    }
+    CHECK(apart > 0, "no scipy case tells scipy's order from the FMA sums");
+    mh_sepfilter_desc bad = ps[0].d;
+    bad.sums = (mh_sepfilter_sums)2;
+    int32_t x[9] = {0}, y[9];
+    CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &bad, x, y), "sums = 2");
+    bad.sums = MH_SEPFILTER_SUMS_SCIPY, bad.in_type = bad.out_type = MH_F32;
+    CHECK(mh_sepfilter(cpu, NULL, &bad, x, y) == MH_ERR_UNSUPPORTED && strstr(mh_context_error(cpu), "sums = 1"),
+          "scipy's sums on a float32 call: %s", mh_context_error(cpu));
+}
+
 /* ---- the types computed in float64 ---------------------------------------------------------- */
 
 static const mh_dtype wide_types[] = {MH_F64, MH_I32, MH_U32, MH_I64, MH_U64};
@@ -519,6 +681,7 @@ static void run_cpu(void)
     d = p.d, d.rows = 0; CHECK_REFUSED(cpu, mh_sepfilter(cpu, NULL, &d, img, res), "rows = 0");
     CHECK(res[0] == 0x5a && res[191] == 0x5a, "a refused call wrote its output");
     run_cpu_wide(cpu);
+    run_cpu_scipy(cpu);
     mh_context_destroy(cpu);
 }
 
@@ -804,7 +967,7 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
      * stored once, as the CPU row's one pass stores it, near uint64's end and past it */
     static const double near_end[6] = {1e19, -1e10, -2.0, 0x1p64, NAN, 1.8446744073709550e19};
     mh_sepfilter_desc both = {1, 2, 3, 1, MH_F64, MH_U64, {&one, 1, 0, MH_MODE_REFLECT, 1, NULL},
-                              {&one, 1, 0, MH_MODE_REFLECT, 1, NULL}, MH_SEPFILTER_HORIZONTAL_FIRST, 0.0};
+                              {&one, 1, 0, MH_MODE_REFLECT, 1, NULL}, MH_SEPFILTER_HORIZONTAL_FIRST, 0.0, MH_SEPFILTER_SUMS_FMA};
     void *d_in, *d_out;
     float *d_taps;
     unsigned long long want[6], got[6];
@@ -817,6 +980,43 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
     CHECK(check_sum(gpu, 1, "two-pass", ps, n) == n, "mh_sepfilter_sum: a float64 case two-pass refused");
 }
 
+/* scipy's sums on the GPU against the CPU row (itself against the reference: run_cpu_scipy), bit
+ * for bit: fused64 (up to 64 taps a pass), two-pass and auto; the rows that add with fused
+ * multiply-adds refuse it by name, and so does every row for device taps. */
+static void run_gpu_scipy(mh_context *cpu, mh_context *gpu)
+{
+    problem ps[40];
+    const size_t n = scipy_cases(ps, 40);
+    for (size_t i = 0; i < n; ++i) {
+        const mh_sepfilter_desc *d = &ps[i].d;
+        const size_t values = d->batch * d->rows * d->cols * d->channels;
+        const size_t in_bytes = values * mh_dtype_size(d->in_type), out_bytes = values * mh_dtype_size(d->out_type);
+        void *in = scipy_input(&ps[i], (unsigned)i + 40), *want = malloc(out_bytes), *got = malloc(out_bytes);
+        void *d_in, *d_out;
+        float *d_taps;
+        put_case(&ps[i], in, in_bytes, out_bytes, &d_in, &d_out, &d_taps);
+        CHECK(mh_sepfilter(cpu, "cpu-omp", d, in, want) == MH_OK, "scipy case %zu on the CPU: %s", i,
+              mh_context_error(cpu));
+        check_gpu_row(gpu, "two-pass", d, " (scipy's sums)", i, d_in, d_out, want, got);
+        check_gpu_row(gpu, "auto", d, " (scipy's sums)", i, d_in, d_out, want, got);
+        if (d->vertical.ntaps <= 64 && d->horizontal.ntaps <= 64)
+            check_gpu_row(gpu, "fused64", d, " (scipy's sums)", i, d_in, d_out, want, got);
+        static const char *const fma_rows[] = {"lines", "walk", "fused"};
+        for (int r = 0; r < 3; ++r)
+            CHECK(mh_sepfilter(gpu, fma_rows[r], d, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                      strstr(mh_context_error(gpu), "not in scipy's order"),
+                  "scipy case %zu: %s took it: %s", i, fma_rows[r], mh_context_error(gpu));
+        if (i == 0) {
+            mh_sepfilter_desc on_device = *d;
+            on_device.horizontal.taps = d_taps + MH_SEPFILTER_MAX_TAPS, on_device.horizontal.taps64 = NULL;
+            CHECK(mh_sepfilter(gpu, NULL, &on_device, d_in, d_out) == MH_ERR_UNSUPPORTED &&
+                      strstr(mh_context_error(gpu), "device memory"),
+                  "scipy's sums with device taps: %s", mh_context_error(gpu));
+        }
+        cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps), free(in), free(want), free(got);
+    }
+}
+
 static void run_gpu(void)
 {
     test_require_gpu();
@@ -824,6 +1024,7 @@ static void run_gpu(void)
     CHECK(mh_context_create(&cpu, MH_CPU) == MH_OK && mh_context_create(&gpu, 0) == MH_OK, "contexts");
     if (getenv("MEMHIER_TEST_WIDE_ONLY")) { /* the float64 calls alone: a sanitizer run on their rows */
         run_gpu_wide(cpu, gpu);
+        run_gpu_scipy(cpu, gpu);
         mh_context_destroy(cpu), mh_context_destroy(gpu);
         return;
     }
@@ -909,6 +1110,7 @@ static void run_gpu(void)
           "mh_sepfilter_sum: walk or fused took no case");
     check_sum_refusals(gpu, 1);
     run_gpu_wide(cpu, gpu);
+    run_gpu_scipy(cpu, gpu);
     mh_context_destroy(cpu), mh_context_destroy(gpu);
 }
 

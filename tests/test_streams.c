@@ -44,7 +44,7 @@ static mh_status call(mh_context *ctx, const char *variant, const job *j, int s)
             terms[t] = (mh_sepfilter_desc){1, 768, 1024, 1, MH_F32, MH_F32,
                                            {t ? smooth : second, t ? 5 : 3, 0, MH_MODE_REFLECT, 1, NULL},
                                            {t ? second : smooth, t ? 3 : 5, 0, MH_MODE_REFLECT, 1, NULL},
-                                           MH_SEPFILTER_VERTICAL_FIRST, 0.0f};
+                                           MH_SEPFILTER_VERTICAL_FIRST, 0.0f, MH_SEPFILTER_SUMS_FMA};
         return mh_sepfilter_sum(ctx, variant, terms, 2, in, out);
     }
     default: return MH_ERR_INTERNAL;

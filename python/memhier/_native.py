@@ -73,11 +73,13 @@ class SepfilterAxis(ctypes.Structure):
 class SepfilterDesc(ctypes.Structure):
     _fields_ = [("batch", c_size), ("rows", c_size), ("cols", c_size), ("channels", c_size), ("in_type", ctypes.c_int),
                 ("out_type", ctypes.c_int), ("vertical", SepfilterAxis), ("horizontal", SepfilterAxis),
-                ("order", ctypes.c_int), ("cval", ctypes.c_double)]
+                ("order", ctypes.c_int), ("cval", ctypes.c_double), ("sums", ctypes.c_int)]
 
 
 # mh_sepfilter_order: the passes one after the other, or both from the input and summed
 SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM = 0, 1, 2
+# mh_sepfilter_sums: a float64 call's products added with fused multiply-adds, or in scipy's order
+SEPFILTER_SUMS_FMA, SEPFILTER_SUMS_SCIPY = 0, 1
 
 
 SEPFILTER_MAX_TAPS = 127  # MH_SEPFILTER_MAX_TAPS

@@ -60,7 +60,8 @@ from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, astype, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
     moveaxes_last, on_device, overlaps, store, take
 from ._native import lib, check, DTYPES as _NATIVE_DTYPES, InvalidArgument, MODES, SepfilterAxis, SepfilterDesc, \
-    Unsupported, SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM
+    Unsupported, SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM, SEPFILTER_SUMS_FMA, \
+    SEPFILTER_SUMS_SCIPY
 
 NARROW = tuple(np.dtype(n) for n in ("float32", "float16", "uint8", "int8", "uint16", "int16"))  # computed in float32
 # in float64, as scipy computes; bool as its bytes (scipy reads an unsigned char and casts into one)
@@ -998,7 +999,8 @@ def _axis_struct(step, keep):
 def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
     """The mh_sepfilter_desc of a group: the array viewed as (batch, rows, cols, channels) with
     the passes along rows (vertical) and cols (horizontal); summed: a group of two passes each
-    from the input, added (laplace)."""
+    from the input, added (laplace). Passes into an integer output whose truncation needs scipy's
+    own sums ask for them (_sums_in_scipys_order)."""
     prod = math.prod
     ndim = len(shape)
     if len(group) == 2:
@@ -1014,8 +1016,10 @@ def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
         a = group[0].axis
         view = (prod(shape[:a]), shape[a], prod(shape[a + 1:]), 1)
         vertical, horizontal, order = group[0], IDENTITY, SEPFILTER_VERTICAL_FIRST
+    sums = SEPFILTER_SUMS_SCIPY if not summed and _sums_in_scipys_order(group, in_type, out_type) else \
+        SEPFILTER_SUMS_FMA
     return SepfilterDesc(*view, _NATIVE_DTYPES[in_type.name], _NATIVE_DTYPES[out_type.name],
-                         _axis_struct(vertical, keep), _axis_struct(horizontal, keep), order, cval)
+                         _axis_struct(vertical, keep), _axis_struct(horizontal, keep), order, cval, sums)
 
 
 _DESCS = collections.OrderedDict()  # a group's passes by content, shape, dtypes, cval -> (desc, its taps)
@@ -1124,7 +1128,8 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
             else:
                 store(float32_contiguous(src), out.obj, src.kind)
         return out.obj
-    if not summed and _in_scipys_order(passes, src.dtype, out.dtype):
+    if not summed and _in_scipys_order(passes, src.dtype, out.dtype) and \
+            not _sums_in_scipys_order(passes, src.dtype, out.dtype):
         return _run_passes_in_scipys_order(src, out, passes, cval, options)
     variant, device, context = options
     made_here = output is None or isinstance(output, (type, np.dtype, str))
@@ -1172,6 +1177,14 @@ def _in_scipys_order(passes, in_dtype, out_dtype):
     return any(p.taps64.size > 1 for p in passes)
 
 
+def _sums_in_scipys_order(passes, in_dtype, out_dtype):
+    """Whether sepfilter adds these passes in scipy's order itself (MH_SEPFILTER_SUMS_SCIPY) where
+    they need it (_in_scipys_order): passes of up to MAX_TAPS taps that the library computes in
+    float64 (a bool image is read as bytes, computed in float32: it runs in Python)."""
+    native_wide = any(np.dtype(t) in WIDE and np.dtype(t) != np.bool_ for t in (in_dtype, out_dtype))
+    return native_wide and all(p.taps.size <= MAX_TAPS for p in passes) and _in_scipys_order(passes, in_dtype, out_dtype)
+
+
 def _exact_in_any_order(w, in_dtype, out_dtype):
     """Whether every float64 sum of w's products with values of in_dtype and out_dtype (what the
     passes read) is exact, so that any order of additions gives scipy's bits: whole-number weights
@@ -1182,7 +1195,8 @@ def _exact_in_any_order(w, in_dtype, out_dtype):
 
 
 def _run_passes_in_scipys_order(src, out, passes, cval, options):
-    """The passes one after another as scipy runs them into an integer output: each summed in
+    """The passes one after another as scipy runs them into an integer output, where sepfilter does
+    not (_sums_in_scipys_order: a pass longer than MAX_TAPS, a bool image): each summed in
     float64 in scipy's order (_correlate1d_in_scipys_order) and stored in the output's dtype with
     scipy's cast (_stored_once), the next reading that."""
     x = src

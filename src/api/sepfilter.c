@@ -116,6 +116,13 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfil
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
                        "order = %d: the vertical pass first (0), the horizontal first (1) or their sum (2)",
                        (int)d->order);
+    if ((unsigned)d->sums > MH_SEPFILTER_SUMS_SCIPY)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "sums = %d: fused multiply-adds (0) or scipy's order (1)",
+                       (int)d->sums);
+    if (d->sums == MH_SEPFILTER_SUMS_SCIPY && !mh_sepfilter_in_double(d))
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED,
+                       "sums = 1 (scipy's order) on %s into %s: only a call computed in float64 (a wide type on "
+                       "either side) adds in scipy's order", mh_dtype_name(d->in_type), mh_dtype_name(d->out_type));
     a->d = *d;
     if ((s = take_taps(ctx, "vertical", &d->vertical, a->vtaps, &a->vtaps_on_device)) != MH_OK) return s;
     if ((s = take_taps(ctx, "horizontal", &d->horizontal, a->htaps, &a->htaps_on_device)) != MH_OK) return s;
@@ -129,6 +136,9 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfil
         if (d->vertical.taps64 || !a->vtaps_on_device) a->d.vertical.taps64 = a->vtaps64;
         if (d->horizontal.taps64 || !a->htaps_on_device) a->d.horizontal.taps64 = a->htaps64;
     }
+    if (d->sums == MH_SEPFILTER_SUMS_SCIPY && (a->vtaps_on_device || a->htaps_on_device))
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "sums = 1 (scipy's order) with %s taps in device memory: scipy's "
+                       "order adds host taps (taps64)", a->vtaps_on_device ? "vertical" : "horizontal");
     a->in = in, a->out = out;
     return MH_OK;
 }
@@ -222,6 +232,16 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     return mh_is_cpu(ctx) ? cpu : walk_first(a) ? gpu : gpu_long;
 }
 
+/* A call asking for scipy's sums needs a row flagged for them. */
+static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
+{
+    if (args->sepfilter.d.sums != MH_SEPFILTER_SUMS_SCIPY || (row->flags & MH_ROW_SCIPY_SUMS)) return 1;
+    char takers[256];
+    snprintf(why, len, "it adds with fused multiply-adds, not in scipy's order (sums = 1 runs on %s)",
+             mh_rows_with(MH_OP_SEPFILTER, MH_ROW_SCIPY_SUMS, takers, sizeof takers));
+    return 0;
+}
+
 static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows, mh_sepfilter_lines_rows,
                                       mh_sepfilter_walk_rows, mh_sepfilter_fused64_rows};
 
@@ -229,10 +249,10 @@ static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_sepfilter_desc *d = &args->sepfilter.d;
     static const char *const orders[] = {"vertical first", "horizontal first", "summed"};
-    snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, %zu x %zu taps (%s, %s), %s", d->batch, d->rows, d->cols,
+    snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, %zu x %zu taps (%s, %s), %s%s", d->batch, d->rows, d->cols,
              d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->vertical.ntaps,
              d->horizontal.ntaps, mh_mode_name(d->vertical.mode), mh_mode_name(d->horizontal.mode),
-             orders[d->order]);
+             orders[d->order], d->sums == MH_SEPFILTER_SUMS_SCIPY ? ", scipy's sums" : "");
 }
 
 const mh_op_table mh_sepfilter_table = {
@@ -241,6 +261,7 @@ const mh_op_table mh_sepfilter_table = {
     .groups = groups,
     .ngroups = sizeof groups / sizeof groups[0],
     .auto_order = auto_order,
+    .row_accepts = row_accepts,
     .check_buffers = check_buffers,
     .describe = describe,
 };

@@ -351,6 +351,9 @@ enum {
     /* applies conv1d's and conv2d's boundary modes (their bordered calls): other rows pad with
      * zeros only and refuse them (mh_zero_pad_only names the rows flagged) */
     MH_ROW_BORDER_MODES = 1u << 11,
+    /* adds sepfilter's float64 products in scipy's order (MH_SEPFILTER_SUMS_SCIPY): other rows
+     * refuse such calls */
+    MH_ROW_SCIPY_SUMS = 1u << 12,
 };
 
 /* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),

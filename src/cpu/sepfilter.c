@@ -6,6 +6,7 @@
 #include "../core/internal.h"
 #include "../core/border.h"
 #include "../core/dtype.h"
+#include "../core/scipy_sum.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -136,8 +137,13 @@ static mh_status take_buffers(mh_context *ctx, const mh_sepfilter_args *a, size_
  * output's type, added to the first's in that type's arithmetic (numpy's `+=`, exact for int64). A
  * filter of one axis runs its pass alone (mh_sepfilter_second_is_identity). */
 
-static void sum_taps64(const double *ext, const double *taps, size_t k, size_t n, double *out)
+static void sum_taps64(const double *ext, const double *taps, size_t k, size_t n, mh_sepfilter_sums sums, double *out)
 {
+    if (sums == MH_SEPFILTER_SUMS_SCIPY) {
+        const int fold = mh_scipy_fold(taps, (int)k);
+        for (size_t i = 0; i < n; ++i) out[i] = mh_scipy_sum(ext + i, 1, taps, (int)k, fold);
+        return;
+    }
     for (size_t i = 0; i < n; ++i) {
         double acc = 0.0;
         for (size_t j = 0; j < k; ++j) acc = fma(ext[i + j], taps[j], acc);
@@ -162,7 +168,7 @@ static void run_pass64(const void *src, mh_dtype src_type, double *dst_double, v
                 ext[e] = q < 0 ? d->cval : mh_load_double(src, base + (size_t)q * step, src_type);
             }
             double *sums = ext + n + k;
-            sum_taps64(ext, x->taps64, k, n, sums);
+            sum_taps64(ext, x->taps64, k, n, d->sums, sums);
             for (size_t i = 0; i < n; ++i) {
                 const double v = x->divisor != 1 ? sums[i] / (double)x->divisor : sums[i];
                 if (dst_double) dst_double[base + i * step] = mh_cast_double(v, d->out_type);
@@ -238,7 +244,7 @@ mh_status mh_sepfilter_add_cpu(mh_context *ctx, void *out, const void *term, siz
 static const mh_row rows[] = {
     {{"sepfilter/cpu-omp", MH_OP_SEPFILTER, MH_BACKEND_CPU, 0, "host", "ours",
       "two 1-D passes as scipy.ndimage runs them, OpenMP over the lines"},
-     mh_supports_any, omp_run, NULL, 0},
+     mh_supports_any, omp_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_SCIPY_SUMS},
 };
 
 MH_ROW_GROUP(mh_sepfilter_cpu_rows, rows)

@@ -22,6 +22,7 @@
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
+#include "../core/scipy_sum.h"
 #include "typed4.cuh"
 
 enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, RYV = 8, FUSED_MAX_TAPS = 64 };
@@ -432,8 +433,24 @@ struct pass64_params {
     int ntaps, anchor, mode;
     double cval, divisor;
     const float *dev_taps; /* device float32 taps widened as read, or NULL: taps */
+    int scipy_sums, fold; /* MH_SEPFILTER_SUMS_SCIPY (host taps), mh_scipy_fold of the taps */
     double taps[MH_SEPFILTER_MAX_TAPS + 1];
 };
+
+/* The value of src at index i + j - anchor of the line at base (the mode applied). */
+static __device__ __forceinline__ double pass64_value(const pass64_params &p, long long base, long long i, int j)
+{
+    const long long q = mh_border_index(i + j - p.anchor, p.n, p.mode);
+    return q < 0 ? p.cval : mh_load_double(p.src, (size_t)(base + q * p.step), (mh_dtype)p.src_type);
+}
+
+/* scipy's sum of output i: the taps' values gathered first (mh_scipy_sum's order is not theirs). */
+static __device__ double pass64_scipy_sum(const pass64_params &p, long long base, long long i)
+{
+    double x[MH_SEPFILTER_MAX_TAPS];
+    for (int j = 0; j < p.ntaps; ++j) x[j] = pass64_value(p, base, i, j);
+    return mh_scipy_sum(x, 1, p.taps, p.ntaps, p.fold);
+}
 
 static __global__ void pass64_kernel(const __grid_constant__ pass64_params p)
 {
@@ -441,11 +458,11 @@ static __global__ void pass64_kernel(const __grid_constant__ pass64_params p)
         const long long i = v / p.step % p.n;
         const long long base = v - i * p.step;
         double acc = 0.0;
-        for (int j = 0; j < p.ntaps; ++j) {
-            const long long q = mh_border_index(i + j - p.anchor, p.n, p.mode);
-            const double x = q < 0 ? p.cval : mh_load_double(p.src, (size_t)(base + q * p.step), (mh_dtype)p.src_type);
-            acc = fma(x, p.dev_taps ? (double)p.dev_taps[j] : p.taps[j], acc);
-        }
+        if (p.scipy_sums)
+            acc = pass64_scipy_sum(p, base, i);
+        else
+            for (int j = 0; j < p.ntaps; ++j)
+                acc = fma(pass64_value(p, base, i, j), p.dev_taps ? (double)p.dev_taps[j] : p.taps[j], acc);
         const double r = p.divisor != 1.0 ? acc / p.divisor : acc;
         if (p.dst_double) ((double *)p.dst)[v] = mh_cast_double(r, (mh_dtype)p.dst_type);
         else mh_store_double(p.dst, (size_t)v, (mh_dtype)p.dst_type, r);
@@ -466,6 +483,7 @@ static mh_status run_pass64(mh_context *ctx, const mh_sepfilter_args *a, const m
     p.ntaps = (int)x->ntaps, p.anchor = mh_sepfilter_anchor(x), p.mode = (int)x->mode;
     p.cval = d->cval, p.divisor = (double)x->divisor;
     p.dev_taps = mh_sepfilter_kernel_taps64(x, p.taps);
+    p.scipy_sums = d->sums == MH_SEPFILTER_SUMS_SCIPY, p.fold = mh_scipy_fold(p.taps, p.ntaps);
     pass64_kernel<<<(unsigned)mh_resident_blocks(ctx, a->values, 256), 256, 0, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "pass64_kernel");
 }
@@ -590,7 +608,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"sepfilter/two-pass", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 1, "global", "ours",
       "a thread a value, a launch a pass, the first pass in float32 scratch"},
-     mh_supports_any, two_pass_run, NULL, 0},
+     mh_supports_any, two_pass_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_SCIPY_SUMS},
     {{"sepfilter/fused", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 10, "global+shared+registers", "ours",
       "both passes in one block through shared memory, read and written in the images' own types"},
      fused_supports, fused_run, NULL, 0},

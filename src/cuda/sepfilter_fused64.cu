@@ -9,8 +9,8 @@
  * once, where two-pass moves a float64 scratch image between two launches and maps a border
  * index and a type for every tap it reads.
  *
- * Each output sums its taps from 0.0 in order with fma, divides and casts as two-pass and the CPU
- * row do: the three agree bit for bit. The first pass's values at positions its border mode
+ * Each output sums its taps from 0.0 in order with fma, or in scipy's order where the call asks
+ * (mh_scipy_sum), divides and casts as two-pass and the CPU row do: the three agree bit for bit. The first pass's values at positions its border mode
  * leaves outside the image are cval, as the second pass of two-pass reads them. A vertical pass
  * sums R = 8 rows of one column from each value it loads (a warp's lanes on neighbouring
  * columns); a horizontal pass R pixels of one row and channel (lanes on neighbouring rows, rows an
@@ -21,6 +21,7 @@
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
+#include "../core/scipy_sum.h"
 #include "tile_io.cuh"
 
 enum { F64_THREADS = 256, F64_BH = 32, F64_TW = 64, F64_R = 8, F64_MAX_TAPS = 64 };
@@ -33,6 +34,7 @@ struct f64_params {
     int in_type, out_type;
     int kv, kh, av, ah, mode_v, mode_h; /* taps and anchors of each pass; the identity's 1 and 0 */
     int vertical_first, single; /* single: the second pass is the identity, the first one stores */
+    int scipy_sums, fold_v, fold_h; /* MH_SEPFILTER_SUMS_SCIPY, each pass's mh_scipy_fold */
     double cval, div_v, div_h;
     double u[F64_MAX_TAPS], v[F64_MAX_TAPS]; /* vertical, horizontal taps */
 };
@@ -131,7 +133,7 @@ static __device__ void load_tile64(const f64_params &p, const f64_layout &l, dou
 /* Down the columns: for each of the first ncols columns of src (stride ss) and each of the F64_BH
  * rows, the sum of kv values from that row down, divided; emit(row, column, value) takes it. */
 template <int KMAX, typename Emit>
-static __device__ __forceinline__ void vertical_pass(const f64_params &p, const double *src, int ss, int ncols, Emit emit)
+static __device__ __forceinline__ void vertical_fma(const f64_params &p, const double *src, int ss, int ncols, Emit emit)
 {
     const int items = F64_BH / F64_R * ncols;
     for (int item = threadIdx.x; item < items; item += F64_THREADS) {
@@ -159,8 +161,8 @@ static __device__ __forceinline__ void vertical_pass(const f64_params &p, const 
  * each of the tp pixels of every channel, the sum of kh values from that pixel on, divided;
  * emit(row, value index, value) takes it. */
 template <int KMAX, typename Emit>
-static __device__ __forceinline__ void horizontal_pass(const f64_params &p, const double *src, int ss, int nrows,
-                                                       int width, Emit emit)
+static __device__ __forceinline__ void horizontal_fma(const f64_params &p, const double *src, int ss, int nrows,
+                                                      int width, Emit emit)
 {
     const int C = p.channels, strips = (p.tp + F64_R - 1) / F64_R;
     const int items = nrows * C * strips;
@@ -188,6 +190,33 @@ static __device__ __forceinline__ void horizontal_pass(const f64_params &p, cons
     }
 }
 
+/* The two passes above in scipy's order (MH_SEPFILTER_SUMS_SCIPY): each output summed from its own
+ * taps' values in shared memory (mh_scipy_sum), a warp's lanes on neighbouring columns down the
+ * columns, on neighbouring rows along them. */
+static __device__ __forceinline__ double divided(double sum, double divisor)
+{
+    return divisor != 1.0 ? sum / divisor : sum;
+}
+
+template <typename Emit>
+static __device__ void vertical_scipy(const f64_params &p, const double *src, int ss, int ncols, Emit emit)
+{
+    for (int item = threadIdx.x; item < F64_BH * ncols; item += F64_THREADS) {
+        const int row = item / ncols, col = item - row * ncols;
+        emit(row, col, divided(mh_scipy_sum(src + row * ss + col, ss, p.u, p.kv, p.fold_v), p.div_v));
+    }
+}
+
+template <typename Emit>
+static __device__ void horizontal_scipy(const f64_params &p, const double *src, int ss, int nrows, Emit emit)
+{
+    const int width = p.tp * p.channels;
+    for (int item = threadIdx.x; item < nrows * width; item += F64_THREADS) {
+        const int r = item % nrows, col = item / nrows;
+        emit(r, col, divided(mh_scipy_sum(src + r * ss + col, p.channels, p.v, p.kh, p.fold_h), p.div_h));
+    }
+}
+
 /* Output value index col of the tile's row `row`, where it lies in the image, stored with scipy's cast. */
 static __device__ __forceinline__ void store64(const f64_params &p, size_t base, long long y0, long long x0, int row,
                                                int col, double r)
@@ -205,6 +234,22 @@ static __device__ void store_stage64(const f64_params &p, const double *stage, i
     const int width = p.tp * p.channels;
     for (int row = threadIdx.x / 32; row < F64_BH; row += F64_THREADS / 32)
         for (int col = threadIdx.x % 32; col < width; col += 32) store64(p, base, y0, x0, row, col, stage[row * ss + col]);
+}
+
+/* A pass in the call's order of additions. */
+template <int KMAX, typename Emit>
+static __device__ __forceinline__ void vertical_pass(const f64_params &p, const double *src, int ss, int ncols, Emit emit)
+{
+    if (p.scipy_sums) vertical_scipy(p, src, ss, ncols, emit);
+    else vertical_fma<KMAX>(p, src, ss, ncols, emit);
+}
+
+template <int KMAX, typename Emit>
+static __device__ __forceinline__ void horizontal_pass(const f64_params &p, const double *src, int ss, int nrows,
+                                                       int width, Emit emit)
+{
+    if (p.scipy_sums) horizontal_scipy(p, src, ss, nrows, emit);
+    else horizontal_fma<KMAX>(p, src, ss, nrows, width, emit);
 }
 
 /* Three blocks an SM: 80 registers a thread, without a spill (four would leave 64, and the
@@ -338,6 +383,8 @@ static mh_status fused64_run(mh_context *ctx, const mh_args *x)
     p.cval = d->cval, p.div_v = (double)d->vertical.divisor, p.div_h = (double)d->horizontal.divisor;
     mh_sepfilter_kernel_taps64(&d->vertical, p.u); /* host taps64: fused64_supports */
     mh_sepfilter_kernel_taps64(&d->horizontal, p.v);
+    p.scipy_sums = d->sums == MH_SEPFILTER_SUMS_SCIPY;
+    p.fold_v = mh_scipy_fold(p.u, p.kv), p.fold_h = mh_scipy_fold(p.v, p.kh);
     const f64_kernel kernel = kernel64_for(p.kv > p.kh ? p.kv : p.kh);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
@@ -353,7 +400,7 @@ static mh_status fused64_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"sepfilter/fused64", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 13, "global+shared+registers", "ours",
       "a call computed in float64: both passes in one block through shared memory, in double"},
-     fused64_supports, fused64_run, NULL, 0},
+     fused64_supports, fused64_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_SCIPY_SUMS},
 };
 
 MH_ROW_GROUP(mh_sepfilter_fused64_rows, rows)
