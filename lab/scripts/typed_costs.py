@@ -2,10 +2,12 @@
 """One-off probe (issue 65): what the calls added for every dtype cost on a GPU, beside CuPy, in
 one run. GPU ms a call (the median of 10 after 3 warm-ups, the stream synchronized after each).
 
-  ndimage on int32 images into int32 outputs, summed in scipy's order (a tap a pass) or, for
-  whole-number weights, on sepfilter: correlate 3x3 and 5x5 of 1/K^2, gaussian_filter sigma 2,
-  sobel, uniform_filter 5; against cupyx.scipy.ndimage, and whether the two agree bit for bit
-  (scipy's own result on a 512^2 crop: memhier's equal by construction, cupyx's not).
+  ndimage on int32 images into int32 outputs, summed in scipy's order (conv2d/float64 for 2-D
+  weights, sepfilter's scipy sums for 1-D passes) or, for whole-number weights, on sepfilter with
+  fused multiply-adds: correlate 3x3 and 5x5 of 1/K^2, gaussian_filter sigma 2,
+  gaussian_filter1d sigma 2 along each axis, sobel, uniform_filter 5 (the Gaussian and the
+  uniform filter on int64 too); against cupyx.scipy.ndimage, and whether the two agree bit for
+  bit (scipy's own result on a 512^2 crop: memhier's equal by construction, cupyx's not).
   reductions of 8-, 16- and 64-bit integers (sum, max, argmax along each axis and whole) against
   cupy's, and the 8-bit copy floor.
   histogram and bincount with float64 and int64 weights (float32 parts) against float32 ones.
@@ -37,8 +39,8 @@ def ms(f, reps=10):
     return sorted(times)[len(times) // 2]
 
 
-def ndimage_rows(n, rng):
-    x = cp.asarray(rng.integers(0, 1000, (n, n)).astype(np.int32))
+def ndimage_rows(n, rng, dtype=np.int32, only=None):
+    x = cp.asarray(rng.integers(0, 1000, (n, n)).astype(dtype))
     x[n // 4:n // 2, n // 4:n // 2] = 37  # a flat patch
     crop = cp.asnumpy(x[:512, :512])
     def box(m, k):  # cupyx takes weights on the device only
@@ -46,14 +48,18 @@ def ndimage_rows(n, rng):
     cases = [("correlate 3x3 of 1/9", lambda m, a: m.correlate(a, box(m, 3))),
              ("correlate 5x5 of 1/25", lambda m, a: m.correlate(a, box(m, 5))),
              ("gaussian_filter sigma 2", lambda m, a: m.gaussian_filter(a, 2.0)),
+             ("gaussian_filter1d axis 0", lambda m, a: m.gaussian_filter1d(a, 2.0, axis=0)),
+             ("gaussian_filter1d axis 1", lambda m, a: m.gaussian_filter1d(a, 2.0, axis=1)),
              ("sobel", lambda m, a: m.sobel(a)),
              ("uniform_filter 5", lambda m, a: m.uniform_filter(a, 5))]
     for name, run in cases:
+        if only and name not in only:
+            continue
         ours, theirs = ms(lambda: run(mnd, x)), ms(lambda: run(cnd, x))
         want = run(snd, crop)
         same_ours = np.array_equal(cp.asnumpy(run(mnd, cp.asarray(crop))), want)
         same_theirs = np.array_equal(cp.asnumpy(run(cnd, cp.asarray(crop))), want)
-        print(f"int32 {n}^2 {name:24s} memhier {ours:8.4f} ms  cupyx {theirs:8.4f} ms  x {theirs / ours:5.2f}  "
+        print(f"{np.dtype(dtype).name} {n}^2 {name:24s} memhier {ours:8.4f} ms  cupyx {theirs:8.4f} ms  x {theirs / ours:5.2f}  "
               f"scipy's bits: memhier {same_ours}, cupyx {same_theirs}")
 
 
@@ -85,6 +91,7 @@ def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 8192
     rng = np.random.default_rng(1)
     ndimage_rows(n, rng)
+    ndimage_rows(n, rng, np.int64, ("gaussian_filter sigma 2", "uniform_filter 5"))
     reduce_rows(n, rng)
     weights_rows(rng)
 
