@@ -49,35 +49,50 @@ static inline __host__ __device__ size_t tile_doubles(int krows, int kcols)
     return tile > stage ? tile : stage;
 }
 
+/* BATCH rows of the tile's window from their source rows (NULL: cval), a warp's lanes along them;
+ * MAPPED: the window crosses the left or right edge, so each column is mapped by the mode. */
+template <typename T, int BATCH, bool MAPPED>
+static __device__ __forceinline__ void load_rows(const f64w_params &p, const T *const *src, double *tile, int r0,
+                                                 int th, long long left)
+{
+    constexpr int WARPS = W_THREADS / 32;
+    const int tw = W_TW + p.kcols - 1, sw = tile_stride(p.kcols);
+    for (int t = threadIdx.x % 32; t < tw; t += 32) {
+        const long long x = MAPPED ? mh_border_index(left + t, p.cols, (mh_mode)p.mode) : left + t;
+        T v[BATCH];
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b)
+            if (src[b] && x >= 0) v[b] = src[b][x];
+#pragma unroll
+        for (int b = 0; b < BATCH; ++b) {
+            const int rr = r0 + b * WARPS;
+            if (rr < th) tile[rr * sw + t] = src[b] && x >= 0 ? (double)v[b] : p.cval;
+        }
+    }
+}
+
 /* The tile's window: value (rr, t) is the input at row y0 - lpr + rr, column x0 - lpc + t, each
  * index mapped by the mode (cval where a constant mode reaches), widened to double. A warp copies
- * rows, its lanes along them, BATCH rows' values in flight before any is stored; the columns are
- * mapped only in the blocks whose window crosses the left or right edge. */
+ * rows, BATCH of them in flight before any is stored, each row's source found once; the columns
+ * are mapped only in the blocks whose window crosses the left or right edge. */
 template <typename T>
 static __device__ void load_window(const f64w_params &p, const T *in, double *tile, long long y0, long long x0)
 {
     constexpr int WARPS = W_THREADS / 32, BATCH = 4;
-    const int th = W_ROWS + p.krows - 1, tw = W_TW + p.kcols - 1, sw = tile_stride(p.kcols);
+    const int th = W_ROWS + p.krows - 1, tw = W_TW + p.kcols - 1;
     const long long top = y0 - p.lpr, left = x0 - p.lpc;
     const bool cols_inside = left >= 0 && left + tw <= p.cols;
-    for (int r0 = threadIdx.x / 32; r0 < th; r0 += BATCH * WARPS)
-        for (int t = threadIdx.x % 32; t < tw; t += 32) {
-            const long long x = cols_inside ? left + t : mh_border_index(left + t, p.cols, (mh_mode)p.mode);
-            T v[BATCH];
-            bool inside[BATCH];
+    for (int r0 = threadIdx.x / 32; r0 < th; r0 += BATCH * WARPS) {
+        const T *src[BATCH];
 #pragma unroll
-            for (int b = 0; b < BATCH; ++b) {
-                const int rr = r0 + b * WARPS;
-                const long long y = rr < th ? mh_border_index(top + rr, p.rows, (mh_mode)p.mode) : -1;
-                inside[b] = y >= 0 && x >= 0;
-                if (inside[b]) v[b] = in[y * p.cols + x];
-            }
-#pragma unroll
-            for (int b = 0; b < BATCH; ++b) {
-                const int rr = r0 + b * WARPS;
-                if (rr < th) tile[rr * sw + t] = inside[b] ? (double)v[b] : p.cval;
-            }
+        for (int b = 0; b < BATCH; ++b) {
+            const int rr = r0 + b * WARPS;
+            const long long y = rr < th ? mh_border_index(top + rr, p.rows, (mh_mode)p.mode) : -1;
+            src[b] = y >= 0 ? in + y * p.cols : nullptr;
         }
+        if (cols_inside) load_rows<T, BATCH, false>(p, src, tile, r0, th, left);
+        else load_rows<T, BATCH, true>(p, src, tile, r0, th, left);
+    }
 }
 
 /* A thread's W_R sums: each filter row's values under them in registers, each tap of the row
@@ -105,12 +120,39 @@ static __device__ __forceinline__ void window_sums(const f64w_params &p, const d
     }
 }
 
+/* The staged sums stored, a warp a row, with scipy's cast into OUT (a constant: no switch an output). */
+template <int OUT>
+static __device__ __forceinline__ void store_rows(const f64w_params &p, const double *stage, size_t base, long long y0,
+                                                  long long x0)
+{
+    for (int r = threadIdx.x / 32; r < W_ROWS && y0 + r < p.rows; r += W_THREADS / 32)
+        for (int c = threadIdx.x % 32; c < W_TW && x0 + c < p.cols; c += 32)
+            mh_store_double(p.out, base + (size_t)((y0 + r) * p.cols + x0 + c), (mh_dtype)OUT, stage[r * W_STAGE + c]);
+}
+
+static __device__ void store_tile(const f64w_params &p, const double *stage, size_t base, long long y0, long long x0)
+{
+    switch ((mh_dtype)p.out_type) {
+    case MH_F64: store_rows<MH_F64>(p, stage, base, y0, x0); break;
+    case MH_F32: store_rows<MH_F32>(p, stage, base, y0, x0); break;
+    case MH_I64: store_rows<MH_I64>(p, stage, base, y0, x0); break;
+    case MH_U64: store_rows<MH_U64>(p, stage, base, y0, x0); break;
+    case MH_I32: store_rows<MH_I32>(p, stage, base, y0, x0); break;
+    case MH_U32: store_rows<MH_U32>(p, stage, base, y0, x0); break;
+    case MH_I16: store_rows<MH_I16>(p, stage, base, y0, x0); break;
+    case MH_U16: store_rows<MH_U16>(p, stage, base, y0, x0); break;
+    case MH_I8: store_rows<MH_I8>(p, stage, base, y0, x0); break;
+    default: store_rows<MH_U8>(p, stage, base, y0, x0); break; /* MH_U8: float16 and bfloat16 are refused */
+    }
+}
+
 template <typename T, int KMAX>
 static __global__ void __launch_bounds__(W_THREADS) window_kernel(const __grid_constant__ f64w_params p)
 {
     extern __shared__ double smem_w[];
-    const long long y0 = (long long)(blockIdx.x / p.col_tiles) * W_ROWS;
-    const long long x0 = (long long)(blockIdx.x % p.col_tiles) * W_TW;
+    const unsigned col_tiles = (unsigned)p.col_tiles; /* at most blocks_of: a grid's 2^31 - 1 */
+    const long long y0 = (long long)(blockIdx.x / col_tiles) * W_ROWS;
+    const long long x0 = (long long)(blockIdx.x % col_tiles) * W_TW;
     const size_t base = (size_t)blockIdx.y * (size_t)p.image_values;
     load_window(p, (const T *)p.in + base, smem_w, y0, x0);
     __syncthreads();
@@ -123,10 +165,7 @@ static __global__ void __launch_bounds__(W_THREADS) window_kernel(const __grid_c
 #pragma unroll
     for (int q = 0; q < W_R; ++q) smem_w[row * W_STAGE + c0 + q] = sum[q];
     __syncthreads();
-    for (int r = threadIdx.x / 32; r < W_ROWS && y0 + r < p.rows; r += W_THREADS / 32)
-        for (int c = threadIdx.x % 32; c < W_TW && x0 + c < p.cols; c += 32)
-            mh_store_double(p.out, base + (size_t)((y0 + r) * p.cols + x0 + c), (mh_dtype)p.out_type,
-                            smem_w[r * W_STAGE + c]);
+    store_tile(p, smem_w, base, y0, x0);
 }
 
 typedef void (*f64w_kernel)(const f64w_params);
