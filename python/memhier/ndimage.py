@@ -1179,9 +1179,11 @@ def _in_scipys_order(passes, in_dtype, out_dtype):
 
 def _sums_in_scipys_order(passes, in_dtype, out_dtype):
     """Whether sepfilter adds these passes in scipy's order itself (MH_SEPFILTER_SUMS_SCIPY) where
-    they need it (_in_scipys_order): passes of up to MAX_TAPS taps that the library computes in
-    float64 (a bool image is read as bytes, computed in float32: it runs in Python)."""
-    native_wide = any(np.dtype(t) in WIDE and np.dtype(t) != np.bool_ for t in (in_dtype, out_dtype))
+    they need it (_in_scipys_order): passes of up to MAX_TAPS taps into an output the library
+    computes in float64 on its own, since a later call reads it (int32, int64, uint32, uint64; a
+    bool or 8- and 16-bit output after a float64 input would send a second call to float32: it
+    runs in Python)."""
+    native_wide = np.dtype(out_dtype) in WIDE and np.dtype(out_dtype) != np.bool_
     return native_wide and all(p.taps.size <= MAX_TAPS for p in passes) and _in_scipys_order(passes, in_dtype, out_dtype)
 
 
@@ -1196,7 +1198,7 @@ def _exact_in_any_order(w, in_dtype, out_dtype):
 
 def _run_passes_in_scipys_order(src, out, passes, cval, options):
     """The passes one after another as scipy runs them into an integer output, where sepfilter does
-    not (_sums_in_scipys_order: a pass longer than MAX_TAPS, a bool image): each summed in
+    not (_sums_in_scipys_order: a pass longer than MAX_TAPS, a bool or narrow output): each summed in
     float64 in scipy's order (_correlate1d_in_scipys_order) and stored in the output's dtype with
     scipy's cast (_stored_once), the next reading that."""
     x = src

@@ -1481,6 +1481,31 @@ def test_wide_integers_in_scipys_order(rng):
     check_wide_integers_in_scipys_order(rng, lambda a: a, lambda a: a)
 
 
+def test_scipys_sums_in_the_library(rng, monkeypatch):
+    """1-D passes into int32, int64 and uint32 outputs run as sepfilter calls asking for scipy's
+    sums (MH_SEPFILTER_SUMS_SCIPY), not a tap a pass in Python, and give scipy's bits on 2-D and
+    3-D images (flat patches where a Gaussian's sums land one rounding off a whole number); a
+    float64 image into uint8 over three axes keeps the Python path, and scipy's bits."""
+    def refused(*args):
+        raise AssertionError("a tap a pass in Python")
+    for dtype in ("int32", "int64", "uint32"):
+        x = (rng.random((30, 41)) * 60).astype(dtype)
+        x[5:20, 8:30] = 37
+        x3 = (rng.random((9, 11, 12)) * 60).astype(dtype)
+        x3[2:6, 3:9, 4:10] = 37
+        with monkeypatch.context() as m:
+            m.setattr(mnd, "_run_passes_in_scipys_order", refused)
+            for image in (x, x3):
+                for fn, args in (("gaussian_filter", (1.3,)), ("gaussian_filter1d", (0.7,)),
+                                 ("correlate1d", (np.ones(3) / 3,)), ("convolve1d", (np.array([-1.0, 0.0, 1.0]) / 3,))):
+                    np.testing.assert_array_equal(getattr(mnd, fn)(image, *args, mode="mirror"),
+                                                  getattr(nd, fn)(image, *args, mode="mirror"),
+                                                  err_msg=f"{fn} {dtype} {image.shape}")
+    v = (rng.random((9, 11, 12)) * 200).round(1)
+    v[2:6, 3:9, 4:10] = 37.0
+    np.testing.assert_array_equal(mnd.gaussian_filter(v, 1.3, output=np.uint8), nd.gaussian_filter(v, 1.3, output=np.uint8))
+
+
 def test_wide_dtypes(rng):
     """memhier.ndimage in float64 on the CPU backend (test_gpu.py runs the same on the GPU)."""
     check_wide_dtypes(rng, lambda a: a, lambda a: a)
