@@ -17,7 +17,7 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return s == MH_OK ? mh_check_buffer(ctx, "out", a->out, bytes) : s;
 }
 
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const offset[] = {"offset", NULL}, *const stride[] = {"stride", NULL};
     (void)ctx;

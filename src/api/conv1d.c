@@ -160,15 +160,10 @@ static const char *const *gpu_order(const mh_auto_rules *r, const mh_conv1d_args
     return k >= from ? fused : direct;
 }
 
-static const char *const *auto_order(mh_context *ctx, const mh_args *args)
+static const char *const *auto_order(mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
-    return mh_is_cpu(ctx) ? cpu : gpu_order(ctx->rules, &args->conv1d, NULL, 0);
-}
-
-static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
-{
-    gpu_order(ctx->rules, &args->conv1d, buf, len);
+    return mh_is_cpu(ctx) ? cpu : gpu_order(ctx->rules, &args->conv1d, why, len);
 }
 
 static const mh_row_group groups[] = {
@@ -209,7 +204,6 @@ const mh_op_table mh_conv1d_table = {
     .ngroups = sizeof groups / sizeof groups[0],
     .auto_order = auto_order,
     .check_buffers = check_buffers,
-    .explain = explain,
     .describe = describe,
     .parts = signals,
     .part = signal,

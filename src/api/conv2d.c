@@ -304,8 +304,9 @@ static int walk7_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
  * asks for 121 taps: on a device whose rules start fft-tile later. A planned call
  * (mh_conv2d_planned) knows its filter's terms without reading it: lowrank first where
  * lowrank_favoured holds. Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass (512 x 512
- * overlap-save tiles, on-chip transforms in three passes), then fft-os (on cuFFT). */
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+ * overlap-save tiles, on-chip transforms in three passes), then fft-os (on cuFFT). Where why is
+ * not NULL, each branch states its rule with this problem's numbers (explain's line). */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const direct[] = {"walk", "regtile", "stream", "shared", "basic", NULL};
@@ -324,44 +325,30 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a)
     static const char *const float64[] = {"float64", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const mh_conv2d_args *c = &a->conv2d;
-    if (mh_conv2d_is_float64(c)) return float64;
-    if (past_direct(c)) return large;
-    const int lowrank = lowrank_favoured(ctx->rules, c);
-    if (walk7_favoured(ctx->rules, c)) return lowrank ? walk7_lowrank : walk7;
-    if (fft_tile_favoured(ctx->rules, c)) return lowrank && lowrank_before_fft_tile(ctx->rules, c) ? lowrank_fft_tile
-                                                                                                   : fft_tile;
-    const int tc = mh_conv2d_tc_favoured(ctx->rules, c, NULL, 0);
-    if (lowrank) return tc ? lowrank_tensor : lowrank_direct;
-    /* a 7 x 7 filter below walk7_favoured's outputs: walk's strips are too few there */
-    return tc ? tensor : c->krows == 7 && c->kcols == 7 ? regtile_first : direct;
-}
-
-static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t len)
-{
-    char why[512];
-    if (mh_conv2d_is_float64(&a->conv2d)) {
-        snprintf(buf, len, "a float64 call: float64 (scipy's sums, in its order, one thread an output)%s",
-                 mh_is_cpu(ctx) ? "; cpu-omp on the CPU" : "");
-        return;
+    if (mh_conv2d_is_float64(c)) {
+        if (why) snprintf(why, len, "a float64 call: float64 (scipy's sums in its order, tiles in shared memory)");
+        return float64;
     }
-    if (past_direct(&a->conv2d)) {
-        snprintf(buf, len, "a %d x %d filter is past the direct rows' %d a side: fft-3pass (512 x 512 overlap-save "
-                 "tiles, on-chip transforms in three passes), then fft-os (overlap-save on cuFFT), then basic (direct, "
-                 "one thread an output: the per-element contract's row)",
-                 a->conv2d.krows, a->conv2d.kcols, MH_CONV2D_DIRECT_MAX_K);
-        return;
+    if (past_direct(c)) {
+        if (why)
+            snprintf(why, len, "a %d x %d filter is past the direct rows' %d a side: fft-3pass (512 x 512 overlap-save "
+                     "tiles, on-chip transforms in three passes), then fft-os (overlap-save on cuFFT), then basic "
+                     "(direct, one thread an output: the per-element contract's row)",
+                     c->krows, c->kcols, MH_CONV2D_DIRECT_MAX_K);
+        return large;
     }
-    const mh_conv2d_args *c = &a->conv2d;
     const int lowrank = lowrank_favoured(ctx->rules, c);
     if (walk7_favoured(ctx->rules, c)) {
-        snprintf(buf, len, "a 7 x 7 filter on %.0f outputs, at least %.0f%s: walk first (strips streamed through "
-                 "registers, the filter in constant memory)%s", conv2d_outputs(c), walk7_min_outputs(ctx->rules, c),
-                 lowrank ? " for a planned filter lowrank takes" : "", lowrank ? ", then lowrank" : ", then fft-tile");
-        return;
+        if (why)
+            snprintf(why, len, "a 7 x 7 filter on %.0f outputs, at least %.0f%s: walk first (strips streamed through "
+                     "registers, the filter in constant memory)%s", conv2d_outputs(c), walk7_min_outputs(ctx->rules, c),
+                     lowrank ? " for a planned filter lowrank takes" : "", lowrank ? ", then lowrank" : ", then fft-tile");
+        return lowrank ? walk7_lowrank : walk7;
     }
     if (fft_tile_favoured(ctx->rules, c)) {
-        if (lowrank && lowrank_before_fft_tile(ctx->rules, c))
-            snprintf(buf, len, "the plan's filter is %d term%s on %.0f outputs: lowrank first (from %.0f outputs: one "
+        const int lowrank_first = lowrank && lowrank_before_fft_tile(ctx->rules, c);
+        if (why && lowrank_first)
+            snprintf(why, len, "the plan's filter is %d term%s on %.0f outputs: lowrank first (from %.0f outputs: one "
                      "term, or lowrank's own instance of the filter's size%s; or while rank (kcols + 2 krows), here "
                      "%d, is at most %g and krows, here %d, at most %g for these outputs); then fft-tile (2-D FFT "
                      "tiles in shared memory)",
@@ -370,23 +357,29 @@ static void explain(const mh_context *ctx, const mh_args *a, char *buf, size_t l
                      mh_conv2d_lowrank_own_instance(c->krows, c->kcols, c->plan->rank) ? ", as here" : "",
                      lowrank_cost(c), lowrank_before_fft_tile_cost(ctx->rules, c), c->krows,
                      lowrank_before_fft_tile_max_rows(ctx->rules, c));
-        else
-            snprintf(buf, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
+        else if (why)
+            snprintf(why, len, "%d taps, at least %g: fft-tile (2-D FFT tiles in shared memory) first%s",
                      c->krows * c->kcols, fft_tile_min_taps(ctx->rules, c),
                      lowrank ? "; the plan's terms cost more, or its filter has more rows, than the rules give lowrank "
                      "before it" : "");
-        return;
+        return lowrank_first ? lowrank_fft_tile : fft_tile;
     }
-    const int tc = mh_conv2d_tc_favoured(ctx->rules, c, why, sizeof why);
+    char tc_why[512];
+    const int tc = mh_conv2d_tc_favoured(ctx->rules, c, why ? tc_why : NULL, why ? sizeof tc_why : 0);
     if (lowrank) {
-        snprintf(buf, len, "the plan's filter is %d term%s: %d FMAs an output against %d direct, lowrank first; "
-                 "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", lowrank_fmas(c),
-                 c->krows * c->kcols, tc ? "tc (tensor cores)" : "the direct rows");
-        return;
+        if (why)
+            snprintf(why, len, "the plan's filter is %d term%s: %d FMAs an output against %d direct, lowrank first; "
+                     "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", lowrank_fmas(c),
+                     c->krows * c->kcols, tc ? "tc (tensor cores)" : "the direct rows");
+        return tc ? lowrank_tensor : lowrank_direct;
     }
-    snprintf(buf, len, "%s: %s; walk takes 3 x 3 and 5 x 5 filters (7 x 7 from more outputs), regtile the rest", why,
-             tc ? "tc (tensor cores) first" : "the direct rows");
+    if (why)
+        snprintf(why, len, "%s: %s; walk takes 3 x 3 and 5 x 5 filters (7 x 7 from more outputs), regtile the rest",
+                 tc_why, tc ? "tc (tensor cores) first" : "the direct rows");
+    /* a 7 x 7 filter below walk7_favoured's outputs: walk's strips are too few there */
+    return tc ? tensor : c->krows == 7 && c->kcols == 7 ? regtile_first : direct;
 }
+
 static const mh_row_group groups[] = {
     mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
     mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_tc_rows,
@@ -444,7 +437,6 @@ const mh_op_table mh_conv2d_table = {
     .ngroups = sizeof groups / sizeof groups[0],
     .auto_order = auto_order,
     .check_buffers = check_buffers,
-    .explain = explain,
     .describe = describe,
     .parts = images,
     .part = image,

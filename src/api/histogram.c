@@ -160,24 +160,6 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return a->n ? mh_check_disjoint(ctx, "outside", a->outside, 8, "in", a->in, in_bytes) : MH_OK;
 }
 
-/* `auto`, by the device's rules (docs/histogram.md has the H100's figures): bytes over more than
- * histogram_lane_private_above_bins bins take lane-private (no bank conflicts: 82% of the copy
- * ceiling on uniform bytes against vector's 73%); int32
- * values and few bins (every slot its own bank already) take vector (87% on LeetGPU's int32,
- * 83% on seed 004's a-z buckets, 95% on one-bin bytes). racy is a demonstration, never a
- * candidate. */
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
-{
-    static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const weighted[] = {"weighted-shared", "weighted", "weighted-atomic", NULL};
-    if (a->histogram.weighted && !mh_is_cpu(ctx)) return weighted;
-    static const char *const many_byte_bins[] = {"lane-private", "vector", "coarse-interleaved", "global-atomic", NULL};
-    static const char *const cuda[] = {"vector", "lane-private", "coarse-interleaved", "global-atomic", NULL};
-    if (mh_is_cpu(ctx)) return cpu;
-    return a->histogram.bytes && a->histogram.num_bins > ctx->rules->histogram_lane_private_above_bins ? many_byte_bins
-                                                                                                    : cuda;
-}
-
 static const char *values_of(const mh_histogram_args *a)
 {
     if (a->weighted)
@@ -187,18 +169,31 @@ static const char *values_of(const mh_histogram_args *a)
                      : a->bytes ? "bytes" : "int32 values";
 }
 
-static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
+/* `auto`, by the device's rules (docs/histogram.md has the H100's figures): bytes over more than
+ * histogram_lane_private_above_bins bins take lane-private (no bank conflicts: 82% of the copy
+ * ceiling on uniform bytes against vector's 73%); int32
+ * values and few bins (every slot its own bank already) take vector (87% on LeetGPU's int32,
+ * 83% on seed 004's a-z buckets, 95% on one-bin bytes). racy is a demonstration, never a
+ * candidate. Where why is not NULL, the rule with this problem's numbers. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const weighted[] = {"weighted-shared", "weighted", "weighted-atomic", NULL};
+    static const char *const many_byte_bins[] = {"lane-private", "vector", "coarse-interleaved", "global-atomic", NULL};
+    static const char *const cuda[] = {"vector", "lane-private", "coarse-interleaved", "global-atomic", NULL};
+    if (mh_is_cpu(ctx)) return cpu;
     const mh_histogram_args *a = &args->histogram;
-    const int above = ctx->rules->histogram_lane_private_above_bins;
     if (a->weighted) {
-        snprintf(buf, len, "%s, %d bins: weighted-shared first (up to 2048 bins), else weighted-atomic",
-                 values_of(a), a->num_bins);
-        return;
+        if (why)
+            snprintf(why, len, "%s, %d bins: weighted-shared first (up to 2048 bins), else weighted-atomic",
+                     values_of(a), a->num_bins);
+        return weighted;
     }
-    snprintf(buf, len, "%s, %d bins: %s first (bytes over more than %d bins, histogram_lane_private_above_bins, take "
-             "lane-private)", values_of(a), a->num_bins, a->bytes && a->num_bins > above ? "lane-private" : "vector",
-             above);
+    const int above = ctx->rules->histogram_lane_private_above_bins, lane_private = a->bytes && a->num_bins > above;
+    if (why)
+        snprintf(why, len, "%s, %d bins: %s first (bytes over more than %d bins, histogram_lane_private_above_bins, "
+                 "take lane-private)", values_of(a), a->num_bins, lane_private ? "lane-private" : "vector", above);
+    return lane_private ? many_byte_bins : cuda;
 }
 
 static const mh_row_group groups[] = {mh_histogram_cpu_rows, mh_histogram_cuda_rows, mh_histogram_weighted_rows,
@@ -226,7 +221,6 @@ const mh_op_table mh_histogram_table = {
     .ngroups = sizeof groups / sizeof groups[0],
     .auto_order = auto_order,
     .check_buffers = check_buffers,
-    .explain = explain,
     .describe = describe,
     .row_accepts = row_accepts,
 };

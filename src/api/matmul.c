@@ -103,32 +103,32 @@ static const char *const *typed_gpu_order(mh_dtype type)
     return type == MH_F64 ? dgemm : type == MH_F16 ? f16 : type == MH_BF16 ? bf16 : NULL;
 }
 
-static void explain(const mh_context *ctx, const mh_args *args, char *buf, size_t len)
-{
-    const mh_auto_rules *r = ctx->rules;
-    const mh_matmul_args *x = &args->matmul;
-    const char *const *typed = typed_gpu_order(x->type);
-    if (typed) {
-        snprintf(buf, len, "a %s product: %s on a GPU, cpu-omp on the CPU", mh_dtype_name(x->type), typed[0]);
-        return;
-    }
-    const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
-    snprintf(buf, len,
-             "tf32x3-wgmma first where k is in [%.0f, %.0f] (matmul_tc_min_k, _max_k), m k n >= %.3g "
-             "(matmul_tc_min_work) and m n >= %.3g (matmul_tc_min_outputs); here k = %zu, m k n = %.3g, m n = %.3g: "
-             "%s",
-             r->matmul_tc_min_k, r->matmul_tc_max_k, r->matmul_tc_min_work, r->matmul_tc_min_outputs, x->k, work, outputs,
-             tf32x3_favoured(r, x) ? "tf32x3-wgmma first" : "cuBLAS first");
-}
-
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+/* auto's order: a typed product on its cuBLAS row; float32 on tf32x3-wgmma first where
+ * tf32x3_favoured holds, else cuBLAS first; and (why not NULL) the rule with this problem's numbers. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const cuda[] = {"cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     static const char *const tensor[] = {"tf32x3-wgmma", "cublas", "warptile", "vector", "regblock-2d", "tiled", "naive", NULL};
     if (mh_is_cpu(ctx)) return cpu;
-    if (typed_gpu_order(a->matmul.type)) return typed_gpu_order(a->matmul.type);
-    return tf32x3_favoured(ctx->rules, &a->matmul) ? tensor : cuda;
+    const mh_auto_rules *r = ctx->rules;
+    const mh_matmul_args *x = &a->matmul;
+    const char *const *typed = typed_gpu_order(x->type);
+    if (typed) {
+        if (why) snprintf(why, len, "a %s product: %s on a GPU, cpu-omp on the CPU", mh_dtype_name(x->type), typed[0]);
+        return typed;
+    }
+    const int tensor_first = tf32x3_favoured(r, x);
+    if (why) {
+        const double work = (double)x->m * (double)x->k * (double)x->n, outputs = (double)x->m * (double)x->n;
+        snprintf(why, len,
+                 "tf32x3-wgmma first where k is in [%.0f, %.0f] (matmul_tc_min_k, _max_k), m k n >= %.3g "
+                 "(matmul_tc_min_work) and m n >= %.3g (matmul_tc_min_outputs); here k = %zu, m k n = %.3g, m n = "
+                 "%.3g: %s",
+                 r->matmul_tc_min_k, r->matmul_tc_max_k, r->matmul_tc_min_work, r->matmul_tc_min_outputs, x->k, work,
+                 outputs, tensor_first ? "tf32x3-wgmma first" : "cuBLAS first");
+    }
+    return tensor_first ? tensor : cuda;
 }
 
 static const mh_row_group groups[] = {mh_matmul_cpu_rows,    mh_matmul_cuda_rows,  mh_matmul_regtile_rows,
@@ -148,7 +148,6 @@ const mh_op_table mh_matmul_table = {
     .auto_order = auto_order,
     .check_buffers = check_buffers,
     .row_accepts = row_accepts,
-    .explain = explain,
     .describe = describe,
 };
 

@@ -92,7 +92,7 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 /* `auto`, from the H100 (docs/reduce.md): for the whole float32 sum vector is level with CUB at
  * 2^28 (both ~3.07 TB/s) and 1.7x faster at LeetGPU's 4M (one launch and a memset against CUB's
  * two kernels); every other reduction goes to axis. */
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const whole_sum[] = {"vector", "shuffle", "cub", "consecutive", NULL};

@@ -224,7 +224,7 @@ static int walk_first(const mh_args *a)
  * the others; a call computed in float64, which walk and fused refuse, on fused64 (two-pass
  * where its tile does not fit, past 64 taps, for device taps and for summed passes); the OpenMP
  * loops on the CPU. */
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const gpu[] = {"lines", "walk", "fused", "fused64", "two-pass", NULL};

@@ -32,7 +32,7 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 /* `auto`, from the H100 figures in docs/transpose.md: coarse moves every 2-D shape fastest
  * (94% of the copy ceiling at 8192 x 8192, 93% at 7000 x 6000); a single row or column is
  * its own transpose in memory, and vector copies it (93%, where the tiled rungs reach 6-7%). */
-static const char *const *auto_order(mh_context *ctx, const mh_args *a)
+static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const matrix[] = {"coarse", "vector", "padded", "naive", NULL};

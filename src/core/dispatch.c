@@ -49,7 +49,7 @@ static const mh_row *auto_row(mh_context *ctx, const mh_args *a, const mh_row *a
     const mh_op_table *t = mh_op_table_of(a->op);
     char why[256];
     int skipping = after != NULL, first = 1;
-    for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
+    for (const char *const *name = t->auto_order(ctx, a, NULL, 0); *name; ++name) {
         const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
         if (!row || never_auto(ctx, row)) continue;
         if (skipping) {
@@ -199,14 +199,12 @@ void mh_explain(mh_context *ctx, const mh_args *a, char *buf, size_t len)
     append(buf, len, &used, "contract: %s%s\n", mh_precision_name(ctx->precision),
            ctx->precision == MH_PRECISION_PER_ELEMENT ? " (every output within its own terms' FP32 bound; normwise rows skipped)"
                                                       : " (the FFT rows' normwise bound allowed)");
-    if (t->explain && !mh_is_cpu(ctx)) {
-        char rule[1024];
-        t->explain(ctx, a, rule, sizeof rule);
-        append(buf, len, &used, "rule: %s\n", rule);
-    }
+    char rule[1024] = "";
+    const char *const *order = t->auto_order(ctx, a, mh_is_cpu(ctx) ? NULL : rule, sizeof rule);
+    if (rule[0]) append(buf, len, &used, "rule: %s\n", rule);
     append(buf, len, &used, "candidates, in auto's order (a row that fails to get its workspace passes the call on):\n");
     int chosen = 0;
-    for (const char *const *name = t->auto_order(ctx, a); *name; ++name) {
+    for (const char *const *name = order; *name; ++name) {
         const mh_row *row = mh_row_of(mh_variant_lookup(a->op, *name));
         if (!row) continue;
         append(buf, len, &used, "  %-24s ", row->info.name);

@@ -383,13 +383,13 @@ typedef struct mh_op_table {
     const char *name;
     const mh_row_group *groups; /* in ladder order: CPU, the seeds' CUDA rungs, ours, vendor */
     size_t ngroups;
-    /* auto's candidates for this problem, best first, NULL-terminated short names */
-    const char *const *(*auto_order)(mh_context *ctx, const mh_args *a);
+    /* auto's candidates for this problem, best first, NULL-terminated short names; where why is
+     * not NULL (explain, on a CUDA context), the rule that chose them with the device's numbers,
+     * as one or more lines of text, from the same branch (an op whose order is the same for every
+     * problem leaves why untouched) */
+    const char *const *(*auto_order)(mh_context *ctx, const mh_args *a, char *why, size_t len);
     /* pointer kinds, allocation sizes and overlap of the call's buffers */
     mh_status (*check_buffers)(mh_context *ctx, const mh_args *a);
-    /* The rule behind auto_order for this problem, with the device's numbers, as one or more
-     * lines of text; NULL where the order is the same for every problem. */
-    void (*explain)(const mh_context *ctx, const mh_args *a, char *buf, size_t len);
     /* "n = 1000, k = 31, pad = same": how refusals and explanations name the problem */
     void (*describe)(const mh_args *a, char *buf, size_t len);
     /* Problems made of independent parts (a conv1d batch's signals): how many, and part i as a
