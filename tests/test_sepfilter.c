@@ -42,12 +42,41 @@ typedef struct problem {
     double vt64[MH_SEPFILTER_MAX_TAPS], ht64[MH_SEPFILTER_MAX_TAPS]; /* a float64 call's taps64 (wide_cases) */
 } problem;
 
+/* scipy's sum of one output (NI_Correlate1D, written here from its definition): v[j] the value
+ * under tap j; an odd filter symmetric within DBL_EPSILON folds the pairs about its centre (from the
+ * outermost in) and an antisymmetric one subtracts them, any other starts from its last tap. Each
+ * product rounded before it is added: this file builds with -ffp-contract=off. */
+static double scipy_sum(const double *v, const double *w, size_t k)
+{
+    const size_t c = k / 2;
+    int sym = k % 2, anti = k % 2;
+    for (size_t i = 1; i <= c; ++i) {
+        sym = sym && fabs(w[c + i] - w[c - i]) <= DBL_EPSILON;
+        anti = anti && fabs(w[c + i] + w[c - i]) <= DBL_EPSILON;
+    }
+    if (sym || anti) {
+        double s = v[c] * w[c];
+        for (size_t i = 0; i < c; ++i) s += (sym ? v[i] + v[k - 1 - i] : v[i] - v[k - 1 - i]) * w[i];
+        return s;
+    }
+    double s = v[k - 1] * w[k - 1];
+    for (size_t j = 0; j + 1 < k; ++j) s += v[j] * w[j];
+    return s;
+}
+
+/* What a pass of the reference stores for an output: its taps' sum in order, divided and cast into
+ * the output's type (REF_ORDER); the sum of |value| |tap| (REF_MAGNITUDE: a tolerance's scale); or
+ * scipy's sum (scipy_sum), divided and cast (REF_SCIPY). */
+enum ref_kind { REF_ORDER, REF_MAGNITUDE, REF_SCIPY };
+
 /* One pass of the reference along an axis: dst (doubles) from src (doubles) in every line. */
-static void ref_pass(const mh_sepfilter_desc *d, const double *src, double *dst, int vertical, int magnitude)
+static void ref_pass(const mh_sepfilter_desc *d, const double *src, double *dst, int vertical, enum ref_kind kind)
 {
     const mh_sepfilter_axis *x = vertical ? &d->vertical : &d->horizontal;
     const size_t C = d->channels, R = d->rows, W = d->cols;
     const long long anchor = (long long)(x->ntaps / 2) + x->origin;
+    double v[MH_SEPFILTER_MAX_TAPS], w[MH_SEPFILTER_MAX_TAPS];
+    for (size_t j = 0; j < x->ntaps; ++j) w[j] = x->taps64 ? x->taps64[j] : (double)x->taps[j];
     for (size_t b = 0; b < d->batch; ++b)
         for (size_t r = 0; r < R; ++r)
             for (size_t c = 0; c < W; ++c)
@@ -57,11 +86,12 @@ static void ref_pass(const mh_sepfilter_desc *d, const double *src, double *dst,
                         const long long pos = (long long)(vertical ? r : c) + (long long)j - anchor;
                         const long long q = mh_border_index(pos, (long long)(vertical ? R : W), (int)x->mode);
                         const size_t rr = vertical ? (size_t)q : r, cc = vertical ? c : (size_t)q;
-                        const double v = q < 0 ? (double)d->cval : src[((b * R + rr) * W + cc) * C + ch];
-                        const double tap = x->taps64 ? x->taps64[j] : (double)x->taps[j];
-                        s += magnitude ? fabs(v) * fabs(tap) : v * tap;
+                        v[j] = q < 0 ? (double)d->cval : src[((b * R + rr) * W + cc) * C + ch];
+                        s += kind == REF_MAGNITUDE ? fabs(v[j]) * fabs(w[j]) : v[j] * w[j];
                     }
-                    dst[((b * R + r) * W + c) * C + ch] = magnitude ? s : c_cast(s / x->divisor, d->out_type);
+                    if (kind == REF_SCIPY) s = scipy_sum(v, w, x->ntaps);
+                    dst[((b * R + r) * W + c) * C + ch] =
+                        kind == REF_MAGNITUDE ? s : c_cast(s / x->divisor, d->out_type);
                 }
 }
 
@@ -87,13 +117,13 @@ static int check_cpu(mh_context *cpu, const problem *p, const void *in, const ch
     void *out = malloc(n * 4);
     for (size_t i = 0; i < n; ++i) x[i] = mh_load_value(in, i, d->in_type);
     const int first_vertical = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, sum = d->order == MH_SEPFILTER_SUM;
-    ref_pass(d, x, mag, first_vertical, 1);
+    ref_pass(d, x, mag, first_vertical, REF_MAGNITUDE);
     const double mag1 = largest(mag, n);
-    ref_pass(d, x, mid, first_vertical, 0);
+    ref_pass(d, x, mid, first_vertical, REF_ORDER);
     const double *second_in = sum ? x : mid;
-    ref_pass(d, second_in, mag, !first_vertical, 1);
+    ref_pass(d, second_in, mag, !first_vertical, REF_MAGNITUDE);
     const double mag2 = largest(mag, n);
-    ref_pass(d, second_in, ref, !first_vertical, 0);
+    ref_pass(d, second_in, ref, !first_vertical, REF_ORDER);
     if (sum)
         for (size_t i = 0; i < n; ++i) ref[i] = c_cast(mid[i] + ref[i], d->out_type);
     const int integer_taps = p->vt[0] == roundf(p->vt[0]) && p->ht[0] == roundf(p->ht[0]);
@@ -345,49 +375,6 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
 
 /* ---- scipy's sums (MH_SEPFILTER_SUMS_SCIPY) ------------------------------------------------- */
 
-/* scipy's sum of one output (NI_Correlate1D, written here from its definition): v[j] the value
- * under tap j; an odd filter symmetric within DBL_EPSILON folds the pairs about its centre (from the
- * outermost in) and an antisymmetric one subtracts them, any other starts from its last tap. Each
- * product rounded before it is added: this file builds with -ffp-contract=off. */
-static double scipy_sum(const double *v, const double *w, size_t k)
-{
-    const size_t c = k / 2;
-    int sym = k % 2, anti = k % 2;
-    for (size_t i = 1; i <= c; ++i) {
-        sym = sym && fabs(w[c + i] - w[c - i]) <= DBL_EPSILON;
-        anti = anti && fabs(w[c + i] + w[c - i]) <= DBL_EPSILON;
-    }
-    if (sym || anti) {
-        double s = v[c] * w[c];
-        for (size_t i = 0; i < c; ++i) s += (sym ? v[i] + v[k - 1 - i] : v[i] - v[k - 1 - i]) * w[i];
-        return s;
-    }
-    double s = v[k - 1] * w[k - 1];
-    for (size_t j = 0; j + 1 < k; ++j) s += v[j] * w[j];
-    return s;
-}
-
-/* A pass of the reference in scipy's order: dst (doubles, each cast into the output's type) from src. */
-static void ref_pass_scipy(const mh_sepfilter_desc *d, const double *src, double *dst, int vertical)
-{
-    const mh_sepfilter_axis *x = vertical ? &d->vertical : &d->horizontal;
-    const size_t C = d->channels, R = d->rows, W = d->cols;
-    const long long anchor = (long long)(x->ntaps / 2) + x->origin;
-    double v[MH_SEPFILTER_MAX_TAPS];
-    for (size_t b = 0; b < d->batch; ++b)
-        for (size_t r = 0; r < R; ++r)
-            for (size_t c = 0; c < W; ++c)
-                for (size_t ch = 0; ch < C; ++ch) {
-                    for (size_t j = 0; j < x->ntaps; ++j) {
-                        const long long pos = (long long)(vertical ? r : c) + (long long)j - anchor;
-                        const long long q = mh_border_index(pos, (long long)(vertical ? R : W), (int)x->mode);
-                        const size_t rr = vertical ? (size_t)q : r, cc = vertical ? c : (size_t)q;
-                        v[j] = q < 0 ? d->cval : src[((b * R + rr) * W + cc) * C + ch];
-                    }
-                    dst[((b * R + r) * W + c) * C + ch] = c_cast(scipy_sum(v, x->taps64, x->ntaps), d->out_type);
-                }
-}
-
 /* Taps of scipy's kinds: box (1/k each, symmetric), a sampled Gaussian (symmetric), antisymmetric
  * about a nonzero centre, and neither (odd or even). */
 static void scipy_taps(int kind, size_t k, double *w64, float *w)
@@ -456,8 +443,8 @@ static double *scipy_reference(const problem *p, const void *in)
     double *x = malloc(n * sizeof(double)), *mid = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
     for (size_t i = 0; i < n; ++i) x[i] = mh_load_double(in, i, d->in_type);
     const int first_vertical = d->order != MH_SEPFILTER_HORIZONTAL_FIRST;
-    ref_pass_scipy(d, x, mid, first_vertical);
-    ref_pass_scipy(d, mid, ref, !first_vertical);
+    ref_pass(d, x, mid, first_vertical, REF_SCIPY);
+    ref_pass(d, mid, ref, !first_vertical, REF_SCIPY);
     free(x), free(mid);
     return ref;
 }
@@ -582,10 +569,10 @@ static void check_cpu_wide(mh_context *cpu, const problem *p, const void *in, co
     const int first_vertical = d->order != MH_SEPFILTER_HORIZONTAL_FIRST, sum = d->order == MH_SEPFILTER_SUM;
     const mh_sepfilter_axis *first = first_vertical ? &d->vertical : &d->horizontal;
     const mh_sepfilter_axis *second = first_vertical ? &d->horizontal : &d->vertical;
-    ref_pass(d, x, mid, first_vertical, 0);
-    ref_pass(d, sum ? x : mid, ref, !first_vertical, 0);
-    ref_pass(d, x, m1, first_vertical, 1);
-    ref_pass(d, sum ? x : m1, mag, !first_vertical, 1);
+    ref_pass(d, x, mid, first_vertical, REF_ORDER);
+    ref_pass(d, sum ? x : mid, ref, !first_vertical, REF_ORDER);
+    ref_pass(d, x, m1, first_vertical, REF_MAGNITUDE);
+    ref_pass(d, sum ? x : m1, mag, !first_vertical, REF_MAGNITUDE);
     for (size_t i = 0; sum && i < n; ++i) ref[i] = c_cast(mid[i] + ref[i], d->out_type), mag[i] += m1[i];
     const int integer = d->out_type != MH_F32 && d->out_type != MH_F64;
     CHECK(mh_sepfilter(cpu, "sepfilter/cpu-omp", d, in, out) == MH_OK, "%s: %s", what, mh_context_error(cpu));

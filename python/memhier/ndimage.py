@@ -1000,7 +1000,7 @@ def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
     """The mh_sepfilter_desc of a group: the array viewed as (batch, rows, cols, channels) with
     the passes along rows (vertical) and cols (horizontal); summed: a group of two passes each
     from the input, added (laplace). Passes into an integer output whose truncation needs scipy's
-    own sums ask for them (_sums_in_scipys_order)."""
+    own sums ask for them (_library_adds_in_scipys_order)."""
     prod = math.prod
     ndim = len(shape)
     if len(group) == 2:
@@ -1016,8 +1016,9 @@ def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
         a = group[0].axis
         view = (prod(shape[:a]), shape[a], prod(shape[a + 1:]), 1)
         vertical, horizontal, order = group[0], IDENTITY, SEPFILTER_VERTICAL_FIRST
-    sums = SEPFILTER_SUMS_SCIPY if not summed and _sums_in_scipys_order(group, in_type, out_type) else \
-        SEPFILTER_SUMS_FMA
+    scipys = not summed and _in_scipys_order(group, in_type, out_type) and \
+        _library_adds_in_scipys_order(group, out_type)
+    sums = SEPFILTER_SUMS_SCIPY if scipys else SEPFILTER_SUMS_FMA
     return SepfilterDesc(*view, _NATIVE_DTYPES[in_type.name], _NATIVE_DTYPES[out_type.name],
                          _axis_struct(vertical, keep), _axis_struct(horizontal, keep), order, cval, sums)
 
@@ -1129,7 +1130,7 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
                 store(float32_contiguous(src), out.obj, src.kind)
         return out.obj
     if not summed and _in_scipys_order(passes, src.dtype, out.dtype) and \
-            not _sums_in_scipys_order(passes, src.dtype, out.dtype):
+            not _library_adds_in_scipys_order(passes, out.dtype):
         return _run_passes_in_scipys_order(src, out, passes, cval, options)
     variant, device, context = options
     made_here = output is None or isinstance(output, (type, np.dtype, str))
@@ -1177,14 +1178,14 @@ def _in_scipys_order(passes, in_dtype, out_dtype):
     return any(p.taps64.size > 1 for p in passes)
 
 
-def _sums_in_scipys_order(passes, in_dtype, out_dtype):
-    """Whether sepfilter adds these passes in scipy's order itself (MH_SEPFILTER_SUMS_SCIPY) where
-    they need it (_in_scipys_order): passes of up to MAX_TAPS taps into an output the library
+def _library_adds_in_scipys_order(passes, out_dtype):
+    """Whether sepfilter can add these passes in scipy's order itself (MH_SEPFILTER_SUMS_SCIPY),
+    where they need it (_in_scipys_order): passes of up to MAX_TAPS taps into an output the library
     computes in float64 on its own, since a later call reads it (int32, int64, uint32, uint64; a
     bool or 8- and 16-bit output after a float64 input would send a second call to float32: it
     runs in Python)."""
     native_wide = np.dtype(out_dtype) in WIDE and np.dtype(out_dtype) != np.bool_
-    return native_wide and all(p.taps.size <= MAX_TAPS for p in passes) and _in_scipys_order(passes, in_dtype, out_dtype)
+    return native_wide and all(p.taps.size <= MAX_TAPS for p in passes)
 
 
 def _exact_in_any_order(w, in_dtype, out_dtype):
@@ -1198,7 +1199,7 @@ def _exact_in_any_order(w, in_dtype, out_dtype):
 
 def _run_passes_in_scipys_order(src, out, passes, cval, options):
     """The passes one after another as scipy runs them into an integer output, where sepfilter does
-    not (_sums_in_scipys_order: a pass longer than MAX_TAPS, a bool or narrow output): each summed in
+    not (_library_adds_in_scipys_order: a pass longer than MAX_TAPS, a bool or narrow output): each summed in
     float64 in scipy's order (_correlate1d_in_scipys_order) and stored in the output's dtype with
     scipy's cast (_stored_once), the next reading that."""
     x = src
