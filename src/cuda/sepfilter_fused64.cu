@@ -62,54 +62,81 @@ static inline __host__ __device__ f64_layout layout64(int C, int tp, int kv, int
 
 /* The tile and its halo as doubles: tile[rr][t] holds pixel x0 - ah + t / C, channel t % C, of row
  * y0 - av + rr, each axis extended by its mode (cval where a constant mode reaches). A warp takes
- * 32 neighbouring values of a row at a time, coalesced where the row lies inside the image. The
- * tile's reads must be in flight together to keep the copy rate (a load and its store to shared
- * memory in turn would wait out each load's latency): float64 values are cp.async copies, all of a
- * thread's issued before it waits; other types are read BATCH at a time into registers and
- * widened there. */
+ * 32 neighbouring values of a row at a time, coalesced where the row lies inside the image; each
+ * row's source is found once, and the columns are mapped by the mode (and divided into pixel and
+ * channel) only in the blocks whose halo crosses the left or right edge: inside, a tile row is
+ * one run of the image row. The tile's reads must be in flight together to keep the copy rate (a
+ * load and its store to shared memory in turn would wait out each load's latency): float64
+ * values are cp.async copies, all of a thread's issued before it waits; other types are read
+ * BATCH rows at a time into registers and widened there. */
+template <bool MAPPED>
+static __device__ __forceinline__ long long tile_column(const f64_params &p, long long left, int t)
+{
+    if (!MAPPED) return left * p.channels + t;
+    const long long px = mh_border_index(left + t / p.channels, p.cols, p.mode_h);
+    return px < 0 ? -1 : px * p.channels + t % p.channels;
+}
+
+/* Row rr of the tile: its source row in the image (NULL: cval). */
+template <typename T>
+static __device__ __forceinline__ const T *tile_row(const f64_params &p, const T *in, size_t base, long long y0, int rr)
+{
+    const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
+    return y < 0 ? nullptr : in + base + (size_t)y * (size_t)(p.cols * p.channels);
+}
+
+template <bool MAPPED>
 static __device__ void load_tile_f64(const f64_params &p, const f64_layout &l, double *tile, size_t base, long long y0,
                                      long long x0)
 {
-    const double *in = (const double *)p.in;
-    const int C = p.channels;
+    const long long left = x0 - p.ah;
     for (int rr = threadIdx.x / 32; rr < l.th; rr += F64_THREADS / 32) {
-        const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
-        const size_t row = base + (size_t)(y < 0 ? 0 : y) * (size_t)(p.cols * C);
+        const double *row = tile_row(p, (const double *)p.in, base, y0, rr);
         for (int t = threadIdx.x % 32; t < l.tw; t += 32) {
-            const long long px = mh_border_index(x0 - p.ah + t / C, p.cols, p.mode_h);
+            const long long x = tile_column<MAPPED>(p, left, t);
             double *dst = tile + rr * l.sw + t;
-            if (y < 0 || px < 0) *dst = p.cval;
-            else cp_async8((float2 *)dst, (const float2 *)(in + row + (size_t)px * C + t % C));
+            if (!row || x < 0) *dst = p.cval;
+            else cp_async8((float2 *)dst, (const float2 *)(row + x));
         }
     }
     cp_async_wait_all();
 }
 
-template <typename T>
+template <typename T, bool MAPPED>
 static __device__ void load_tile_as(const f64_params &p, const f64_layout &l, double *tile, size_t base, long long y0,
                                     long long x0)
 {
     constexpr int WARPS = F64_THREADS / 32, BATCH = 4;
-    const T *in = (const T *)p.in;
-    const int C = p.channels, lane = threadIdx.x % 32;
-    const int chunks = (l.tw + 31) / 32, total = l.th * chunks; /* a chunk: 32 neighbouring values of a row */
-    for (int first = threadIdx.x / 32; first < total; first += BATCH * WARPS) {
-        T v[BATCH];
-        int at[BATCH]; /* the value's place in the tile, -1 for none */
-        bool inside[BATCH]; /* else cval */
-#pragma unroll
-        for (int b = 0; b < BATCH; ++b) {
-            const int item = first + b * WARPS, rr = item / chunks, t = (item - rr * chunks) * 32 + lane;
-            at[b] = item < total && t < l.tw ? rr * l.sw + t : -1;
-            const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
-            const long long px = mh_border_index(x0 - p.ah + t / C, p.cols, p.mode_h);
-            inside[b] = at[b] >= 0 && y >= 0 && px >= 0;
-            if (inside[b]) v[b] = in[base + (size_t)y * (size_t)(p.cols * C) + (size_t)px * C + t % C];
-        }
+    const long long left = x0 - p.ah;
+    for (int r0 = threadIdx.x / 32; r0 < l.th; r0 += BATCH * WARPS) {
+        const T *row[BATCH];
 #pragma unroll
         for (int b = 0; b < BATCH; ++b)
-            if (at[b] >= 0) tile[at[b]] = inside[b] ? (double)v[b] : p.cval;
+            row[b] = r0 + b * WARPS < l.th ? tile_row(p, (const T *)p.in, base, y0, r0 + b * WARPS) : nullptr;
+        for (int t = threadIdx.x % 32; t < l.tw; t += 32) {
+            const long long x = tile_column<MAPPED>(p, left, t);
+            T v[BATCH];
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b)
+                if (row[b] && x >= 0) v[b] = row[b][x];
+#pragma unroll
+            for (int b = 0; b < BATCH; ++b) {
+                const int rr = r0 + b * WARPS;
+                if (rr < l.th) tile[rr * l.sw + t] = row[b] && x >= 0 ? (double)v[b] : p.cval;
+            }
+        }
     }
+}
+
+/* The tile for one input type, the columns mapped where the halo crosses an edge. */
+template <typename T>
+static __device__ void load_tile_typed(const f64_params &p, const f64_layout &l, double *tile, size_t base,
+                                       long long y0, long long x0)
+{
+    const long long left = x0 - p.ah;
+    const bool inside = left >= 0 && left * p.channels + l.tw <= p.cols * p.channels;
+    if (inside) load_tile_as<T, false>(p, l, tile, base, y0, x0);
+    else load_tile_as<T, true>(p, l, tile, base, y0, x0);
 }
 
 /* The tile for the input's type (each value widened as mh_load_double widens it). */
@@ -117,16 +144,21 @@ static __device__ void load_tile64(const f64_params &p, const f64_layout &l, dou
                                    long long x0)
 {
     switch ((mh_dtype)p.in_type) {
-    case MH_F64: load_tile_f64(p, l, tile, base, y0, x0); break;
-    case MH_F32: load_tile_as<float>(p, l, tile, base, y0, x0); break;
-    case MH_I64: load_tile_as<long long>(p, l, tile, base, y0, x0); break;
-    case MH_U64: load_tile_as<unsigned long long>(p, l, tile, base, y0, x0); break;
-    case MH_I32: load_tile_as<int>(p, l, tile, base, y0, x0); break;
-    case MH_U32: load_tile_as<unsigned>(p, l, tile, base, y0, x0); break;
-    case MH_I16: load_tile_as<short>(p, l, tile, base, y0, x0); break;
-    case MH_U16: load_tile_as<unsigned short>(p, l, tile, base, y0, x0); break;
-    case MH_I8: load_tile_as<signed char>(p, l, tile, base, y0, x0); break;
-    default: load_tile_as<unsigned char>(p, l, tile, base, y0, x0); break; /* MH_U8: float16 is not computed in float64 */
+    case MH_F64: {
+        const long long left = x0 - p.ah;
+        if (left >= 0 && left * p.channels + l.tw <= p.cols * p.channels) load_tile_f64<false>(p, l, tile, base, y0, x0);
+        else load_tile_f64<true>(p, l, tile, base, y0, x0);
+        break;
+    }
+    case MH_F32: load_tile_typed<float>(p, l, tile, base, y0, x0); break;
+    case MH_I64: load_tile_typed<long long>(p, l, tile, base, y0, x0); break;
+    case MH_U64: load_tile_typed<unsigned long long>(p, l, tile, base, y0, x0); break;
+    case MH_I32: load_tile_typed<int>(p, l, tile, base, y0, x0); break;
+    case MH_U32: load_tile_typed<unsigned>(p, l, tile, base, y0, x0); break;
+    case MH_I16: load_tile_typed<short>(p, l, tile, base, y0, x0); break;
+    case MH_U16: load_tile_typed<unsigned short>(p, l, tile, base, y0, x0); break;
+    case MH_I8: load_tile_typed<signed char>(p, l, tile, base, y0, x0); break;
+    default: load_tile_typed<unsigned char>(p, l, tile, base, y0, x0); break; /* MH_U8: float16 is not computed in float64 */
     }
 }
 
