@@ -36,7 +36,9 @@ def main():
     cudart = _first_library("libcudart.so.13", "/usr/local/cuda/lib64/libcudart.so.13", "libcudart.so")
     libcuda = ctypes.CDLL("libcuda.so.1")
     dev = ctypes.c_int()
-    attrs = ctypes.create_string_buffer(64)
+    # struct cudaPointerAttributes is 88 bytes in CUDA 13 (two ints, two pointers, eight reserved
+    # longs): a smaller buffer is overrun on every call
+    attrs = ctypes.create_string_buffer(256)
     base, size = ctypes.c_ulonglong(), ctypes.c_size_t()
     xp = ctypes.c_void_p(x.data.ptr)
     # cuMemGetAddressRange needs a current context: cupy made one
