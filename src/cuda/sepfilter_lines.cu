@@ -59,8 +59,8 @@ static __device__ __forceinline__ lines_value<KIND> load_value(const lines_param
     }
 }
 
-static __device__ __forceinline__ float fused_multiply_add(float a, float b, float c) { return fmaf(a, b, c); }
-static __device__ __forceinline__ double fused_multiply_add(double a, double b, double c) { return fma(a, b, c); }
+/* fma in the window's type (CUDA's overloads: float's fmaf for float) */
+template <class V> static __device__ __forceinline__ V fused_multiply_add(V a, V b, V c) { return fma(a, b, c); }
 
 /* Output i, the sum o finished (divided, cast) and stored in the output's type. */
 template <int KIND>
@@ -136,22 +136,30 @@ typedef void (*lines_fn)(const lines_params);
 
 enum { LINES_MAX_TAPS = 64 };
 
-/* A strip of 16 rows where the window stays small; 8 where it holds up to 64 taps. */
-template <int KIND>
-static lines_fn kernel_for(int ntaps, int *strip_rows)
-{
-    *strip_rows = ntaps <= 32 ? 16 : 8;
-    return ntaps <= 8    ? column_kernel<16, 8, KIND>
-           : ntaps <= 16 ? column_kernel<16, 16, KIND>
-           : ntaps <= 32 ? column_kernel<16, 32, KIND>
-                         : column_kernel<8, LINES_MAX_TAPS, KIND>;
-}
+/* A kind's instances by the taps their windows hold: 8, 16, 32 (strips of 16 rows) and
+ * LINES_MAX_TAPS (strips of 8). They are built in three translation units, so that no compile is
+ * long (all twelve in one took 105 s on 16 jobs, the library's critical path; the typed and wide
+ * ones convert every load and store, unrolled over the window): sepfilter_lines_typed.cu and
+ * sepfilter_lines_wide.cu include this file with MH_LINES_UNIT set to 1 or 2 and build that
+ * kind's; this unit builds float32's and the host code. */
+#define MH_LINES_KERNELS(KIND)                                                                           \
+    {column_kernel<16, 8, KIND>, column_kernel<16, 16, KIND>, column_kernel<16, 32, KIND>,                \
+     column_kernel<8, LINES_MAX_TAPS, KIND>}
+extern const lines_fn mh_lines_typed_kernels[4], mh_lines_wide_kernels[4];
+#if MH_LINES_UNIT == 1
+const lines_fn mh_lines_typed_kernels[4] = MH_LINES_KERNELS(LINES_TYPED);
+#elif MH_LINES_UNIT == 2
+const lines_fn mh_lines_wide_kernels[4] = MH_LINES_KERNELS(LINES_WIDE);
+#else
+static const lines_fn f32_kernels[4] = MH_LINES_KERNELS(LINES_F32);
 
+/* A strip of 16 rows where the window stays small; 8 where it holds up to 64 taps. */
 static lines_fn kernel_of_kind(int kind, int ntaps, int *strip_rows)
 {
-    return kind == LINES_F32 ? kernel_for<LINES_F32>(ntaps, strip_rows)
-           : kind == LINES_WIDE ? kernel_for<LINES_WIDE>(ntaps, strip_rows)
-                                : kernel_for<LINES_TYPED>(ntaps, strip_rows);
+    *strip_rows = ntaps <= 32 ? 16 : 8;
+    const lines_fn *of_kind = kind == LINES_F32 ? f32_kernels : kind == LINES_WIDE ? mh_lines_wide_kernels
+                                                                                   : mh_lines_typed_kernels;
+    return of_kind[ntaps <= 8 ? 0 : ntaps <= 16 ? 1 : ntaps <= 32 ? 2 : 3];
 }
 
 static int lines_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -232,3 +240,4 @@ static const mh_row rows[] = {
 };
 
 MH_ROW_GROUP(mh_sepfilter_lines_rows, rows)
+#endif
