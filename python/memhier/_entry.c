@@ -36,6 +36,14 @@ static unsigned long long hits, misses, recorded;
 
 static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
 
+/* The attributes a replay reads, as interned names made once (a name made from a C string at
+ * each lookup costs as much as the lookup). */
+enum attr_name { A_KIND, A_DATA, A_PTR, A_DEVICE_ID, A_DTYPE, A_SHAPE, A_CUPY_C_CONTIGUOUS, A_FLAGS, A_C_CONTIGUOUS,
+                 A_HANDLE, A_VALUE, ATTR_NAMES };
+static const char *const attr_names[ATTR_NAMES] = {"kind",   "data",  "ptr",          "device_id", "dtype", "shape",
+                                                   "_c_contiguous", "flags", "c_contiguous", "handle", "value"};
+static PyObject *ATTR[ATTR_NAMES];
+
 enum call_shape {
     CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, SEPFILTER_SUM, CONV2D,
     CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, HISTOGRAM_FLOAT, CALL_SHAPES
@@ -131,7 +139,7 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                                           "a histogram's range at fixed");
         return NULL;
     }
-    PyObject *kind = PyObject_GetAttrString(place, "kind");
+    PyObject *kind = PyObject_GetAttr(place, ATTR[A_KIND]);
     if (!kind) return NULL;
     const int code = kind_code(kind);
     Py_DECREF(kind);
@@ -181,14 +189,14 @@ typedef struct {
 
 /* ---- reading arrays ------------------------------------------------------------------------- */
 
-static PyObject *attr(PyObject *o, const char *name) { return PyObject_GetAttrString(o, name); }
+static PyObject *attr(PyObject *o, enum attr_name name) { return PyObject_GetAttr(o, ATTR[name]); }
 
 /* A CuPy array's address and device (its .data). */
 static int cupy_place(PyObject *a, void **ptr, long *device)
 {
-    PyObject *data = attr(a, "data");
+    PyObject *data = attr(a, A_DATA);
     if (!data) return -1;
-    PyObject *p = attr(data, "ptr"), *d = p ? attr(data, "device_id") : NULL;
+    PyObject *p = attr(data, A_PTR), *d = p ? attr(data, A_DEVICE_ID) : NULL;
     Py_DECREF(data);
     if (!d) {
         Py_XDECREF(p);
@@ -206,13 +214,13 @@ static int cupy_place(PyObject *a, void **ptr, long *device)
  * property makes each time (a tenth of its cost on the H200's host); NumPy's through `flags`. */
 static int array_meta(PyObject *a, int kind, PyObject **out)
 {
-    out[0] = attr(a, "dtype");
-    out[1] = out[0] ? attr(a, "shape") : NULL;
+    out[0] = attr(a, A_DTYPE);
+    out[1] = out[0] ? attr(a, A_SHAPE) : NULL;
     if (out[1] && kind == KIND_CUPY) {
-        out[2] = attr(a, "_c_contiguous");
+        out[2] = attr(a, A_CUPY_C_CONTIGUOUS);
     } else if (out[1]) {
-        PyObject *flags = attr(a, "flags");
-        out[2] = flags ? attr(flags, "c_contiguous") : NULL;
+        PyObject *flags = attr(a, A_FLAGS);
+        out[2] = flags ? attr(flags, A_C_CONTIGUOUS) : NULL;
         Py_XDECREF(flags);
     } else {
         out[2] = NULL;
@@ -223,8 +231,9 @@ static int array_meta(PyObject *a, int kind, PyObject **out)
     return -1;
 }
 
-/* The key part of an array argument; the input's address in *input_ptr when it is the input. */
-static PyObject *array_key(PyObject *a, int kind, int is_input, void **input_ptr)
+/* The key part of an array argument; a device array's address in *place (the replay reads it
+ * from there). */
+static PyObject *array_key(PyObject *a, int kind, int is_input, void **place)
 {
     PyObject *meta[3];
     if (array_meta(a, kind, meta) < 0) return NULL;
@@ -252,7 +261,7 @@ static PyObject *array_key(PyObject *a, int kind, int is_input, void **input_ptr
                                : PyTuple_Pack(5, dev, meta[0], meta[1], meta[2], address);
             Py_XDECREF(dev);
             Py_XDECREF(address);
-            if (is_input) *input_ptr = ptr;
+            *place = ptr;
         }
     }
     for (int i = 0; i < 3; ++i) Py_DECREF(meta[i]);
@@ -316,7 +325,8 @@ static PyObject *items_key(PyObject *v)
 
 /* The key of a call: the entry, then each parameter's type and key part; NULL with no error
  * set where some value makes no key (the types looked at first, the arrays read last). */
-static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n, void **input_ptr)
+static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n, void **input_ptr,
+                          void **weights_ptr)
 {
     enum part parts[32];
     for (Py_ssize_t i = 0; i < n; ++i)
@@ -333,7 +343,7 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
         } else if (parts[i] == ITEMS) {
             part = items_key(v);
         } else {
-            part = array_key(v, array_kind(v), i == 0, input_ptr);
+            part = array_key(v, array_kind(v), i == 0, i == 0 ? input_ptr : weights_ptr);
             if (!part) PyErr_Clear(); /* an array that reads otherwise: the Python path says what */
         }
         if (!part) {
@@ -362,7 +372,7 @@ static int output_address(const Record *r, PyObject *y, void **ptr)
     return 0;
 }
 
-/* The address of an array the call reads (the input's CuPy address is read with the key). */
+/* The address of an array the call reads (a CuPy address the key read is already in *ptr). */
 static int input_address(const Record *r, PyObject *x, void **ptr)
 {
     if (r->kind == KIND_CUPY) {
@@ -430,23 +440,23 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
     return status;
 }
 
-/* The record's call on input x (its address in_ptr for CuPy) and, where the record takes them
- * from the call, weights w: the context as the Python path sets it, a new output, the library
- * call; its exception where it fails. */
-static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w)
+/* The record's call on input x and, where the record takes them from the call, weights w (their
+ * CuPy addresses in_ptr and w_in_call, as the key read them; NULL for NumPy arrays): the context
+ * as the Python path sets it, a new output, the library call; its exception where it fails. */
+static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w, void *w_in_call)
 {
     PyObject *ctx = PyObject_CallFunctionObjArgs(CONTEXT_IN_PLACE, r->place, r->context, r->precision, NULL);
     if (!ctx) return NULL;
-    PyObject *handle = attr(ctx, "handle");
+    PyObject *handle = attr(ctx, A_HANDLE);
     Py_DECREF(ctx);
     if (!handle) return NULL;
-    PyObject *value = attr(handle, "value");
+    PyObject *value = attr(handle, A_VALUE);
     void *h = value ? PyLong_AsVoidPtr(value) : NULL;
     Py_XDECREF(value);
     PyObject *y = PyErr_Occurred() ? NULL
                                    : PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, r->out_shape,
                                                                   r->out_dtype, NULL);
-    void *out_ptr = NULL, *w_ptr = r->weights_in_call ? NULL : r->fixed;
+    void *out_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : r->fixed;
     if (y && (output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0 ||
               (r->weights_in_call && (!w || input_address(r, w, &w_ptr) < 0))))
         Py_CLEAR(y);
@@ -582,8 +592,8 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     }
     for (Py_ssize_t i = 0; i < n; ++i)
         if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames);
-    void *in_ptr = NULL;
-    PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr) : NULL;
+    void *in_ptr = NULL, *w_ptr = NULL;
+    PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr, &w_ptr) : NULL;
     if (!key) {
         if (PyErr_Occurred()) return NULL;
         return run_python(e, NULL, args, nargsf, kwnames);
@@ -599,7 +609,7 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     PyObject *outer = pending_get();
     if (outer) spoil(outer);
     ++hits;
-    PyObject *y = replay((Record *)rec, values[0], in_ptr, e->weights >= 0 ? values[e->weights] : NULL);
+    PyObject *y = replay((Record *)rec, values[0], in_ptr, e->weights >= 0 ? values[e->weights] : NULL, w_ptr);
     Py_DECREF(rec);
     return y;
 }
@@ -736,6 +746,8 @@ PyMODINIT_FUNC PyInit__entry(void)
     S_NUMPY = PyUnicode_InternFromString("numpy");
     S_CUPY = PyUnicode_InternFromString("cupy");
     S_PENDING = PyUnicode_InternFromString("memhier._entry.pending");
+    for (int i = 0; i < ATTR_NAMES; ++i)
+        if (!(ATTR[i] = PyUnicode_InternFromString(attr_names[i]))) return NULL;
     REQUIRED = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
     PyObject *m = PyModule_Create(&module);
     if (!m || !S_NUMPY || !S_CUPY || !S_PENDING || !REQUIRED) return NULL;
