@@ -1668,19 +1668,26 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant=
                                                      variant=variant, device=device, context=context))
 
 
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
-def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, variant="auto", device=None,
-                     context=None, **kwargs):
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, truncate=4.0, radius=None,
+                     variant="auto", device=None, context=None):
     """scipy.ndimage.gaussian_laplace: the sum over the filtered axes (every axis, or `axes`) of the
     Gaussian's second derivative along each, smoothing along the other filtered axes; truncate and
-    radius pass on to gaussian_filter. On an image (2-D) both terms in one call (mh_sepfilter_sum),
-    on other ranks a call a term."""
-    unknown = kwargs.keys() - {"truncate", "radius"}
-    if unknown:
-        raise TypeError(f"gaussian_laplace() got an unexpected keyword argument {sorted(unknown)[0]!r}")
-    return _gaussian_laplace(input, sigma, output, mode, cval, kwargs.get("truncate", 4.0), kwargs.get("radius"),
-                             axes, variant=variant, device=device, context=context)
+    radius (scipy's keyword arguments for gaussian_filter) as gaussian_filter takes them. On an
+    image (2-D) both terms added in one call (mh_sepfilter_sum) where _run_sum takes them, on other
+    ranks a call a term."""
+    src = _array(input)
+    ndim = len(src.shape)
+    terms = _kept_passes("gaussian_laplace", (ndim, sigma, mode, truncate, radius, axes),
+                         lambda: _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes))
+    options = (variant, device, context)
+    if ndim == 2 and len(terms) == 2 and not _terms_added_as_integers(src, output):
+        result = _run_sum(src, output, terms, cval, options)
+        if result is not None:
+            return result
+    return _sum_over_axes(src, output, len(terms), lambda i, out: _run_passes(src, out, terms[i], cval, options))
 
 
 def _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes):
@@ -1700,17 +1707,3 @@ def _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes):
                                      radius, None)) for i, a in enumerate(ax)]
 
 
-@_fast.entry()
-def _gaussian_laplace(input, sigma, output, mode, cval, truncate, radius, axes, *, variant, device, context):
-    """gaussian_laplace: on an image both terms added in one call where _run_sum takes them, else
-    term by term."""
-    src = _array(input)
-    ndim = len(src.shape)
-    terms = _kept_passes("gaussian_laplace", (ndim, sigma, mode, truncate, radius, axes),
-                         lambda: _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes))
-    options = (variant, device, context)
-    if ndim == 2 and len(terms) == 2 and not _terms_added_as_integers(src, output):
-        result = _run_sum(src, output, terms, cval, options)
-        if result is not None:
-            return result
-    return _sum_over_axes(src, output, len(terms), lambda i, out: _run_passes(src, out, terms[i], cval, options))
