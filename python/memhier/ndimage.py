@@ -919,13 +919,14 @@ def _content_key(weights):
     return tuple(weights) if isinstance(weights, (list, tuple)) else None
 
 
+@_fast.entry("weights")
 @accepts_foreign_arrays
 @_complex.by_parts(1)
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                device=None, context=None):
     """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and the origin mirrored);
     weights sepfilter reads on the device are reversed there, each call (its pass not kept: the
-    reversed copy is new each call)."""
+    reversed copy is new each call); host weights' calls replay from the compiled entry."""
     src = _array(input)
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
         raise TypeError(f"origin: expected an int, got {origin!r}")
@@ -934,8 +935,11 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
         reversed_ = _reversed_on_device(weights, src)
         mirrored = -int(origin) - (1 - int(reversed_.shape[0]) % 2)
         return _correlate1d(src, reversed_, axis, output, mode, cval, mirrored, options, keep=False)
+    # device weights read to the host are not kept: the compiled entry keys them by their address,
+    # and a replay would run this call's copy after the caller has changed what the address holds
     w = _weights1d(weights)
-    return _correlate1d(src, w[::-1], axis, output, mode, cval, -int(origin) - (1 - w.size % 2), options)
+    return _correlate1d(src, w[::-1], axis, output, mode, cval, -int(origin) - (1 - w.size % 2), options,
+                        keep=_content_key(weights) is not None)
 
 
 # ---- the 1-D passes of scipy's separable filters, on sepfilter ----------------------------------

@@ -47,6 +47,8 @@ def _calls(rng):
             (mnd.correlate1d, (x, w[:, 0]), {"axis": 0, "mode": "nearest"}, False),  # a strided view
             (mnd.correlate1d, (x, w[:, 0].copy()), {"axis": 0, "mode": "nearest"}, True),
             (mnd.correlate1d, (u8, [1, 2, 1]), {"output": "float32"}, True),
+            (mnd.convolve1d, (x, w[:, 0].copy()), {"axis": 0, "mode": "mirror", "origin": 1}, True),
+            (mnd.convolve1d, (u8, [1, 2, 4]), {"output": "float32"}, True),
             (mnd.gaussian_filter1d, (x, 1.5), {"axis": 0, "order": 1}, True),
             (mnd.gaussian_filter, (x, (2.0, 1.0)), {"mode": ["reflect", "wrap"]}, True),
             (mnd.gaussian_filter, (u8, 1.2), {}, True),

@@ -411,9 +411,11 @@ def test_ndimage_device_taps_follow_the_weights(kind, rng):
                        ("strided", kind.put(rng.standard_normal(10).astype(np.float32))[::2])):
         for step in range(3):
             w = kind.get(held).astype(np.float64)
-            got = kind.get(mnd.correlate1d(d, held, axis=1, mode="nearest"))
-            want = nd.correlate1d(x.astype(np.float64), w, axis=1, mode="nearest")
-            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"{name} weights, step {step}")
+            for ours, theirs in ((mnd.correlate1d, nd.correlate1d), (mnd.convolve1d, nd.convolve1d)):
+                got = kind.get(ours(d, held, axis=1, mode="nearest"))
+                want = theirs(x.astype(np.float64), w, axis=1, mode="nearest")
+                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5,
+                                           err_msg=f"{theirs.__name__}, {name} weights, step {step}")
             held[step] += 2.0
 
 
