@@ -409,15 +409,18 @@ def rule_value(v, kind):
 
 
 def auto_rules_table():
-    """Every field of src/core/auto_rules.def: each GPU's value (bench/results/<GPU>.auto.json)
-    and what it decides (the field's meaning there)."""
+    """Every field of src/core/auto_rules.def: each GPU's value (bench/results/<GPU>.auto.json),
+    what it decides (the field's meaning there) and where each GPU's number comes from (its line
+    of provenance in the file)."""
     import tune
     docs = [json.loads(f.read_text()) for f in sorted(tune.auto_files().values())]
-    head = ["field"] + [d["device"] + (" (fallback)" if d.get("fallback") else "") for d in docs] + ["what it decides"]
+    head = (["field"] + [d["device"] + (" (fallback)" if d.get("fallback") else "") for d in docs]
+            + ["what it decides"] + [f"where {d['device']}'s number comes from" for d in docs])
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for section, key, field, kind, meaning in tune.rules():
         values = [rule_value(d[section][key], kind) for d in docs]
-        lines.append(f"| `{field}` | " + " | ".join(values) + f" | {meaning} |")
+        sources = [d.get("provenance", {}).get(f"{section}.{key}", "–") for d in docs]
+        lines.append(f"| `{field}` | " + " | ".join(values) + f" | {meaning} | " + " | ".join(sources) + " |")
     return "\n".join(lines)
 
 

@@ -12,11 +12,15 @@ usage:
                     new device's file starts from the fallback's other numbers) and regenerates
                     the table
   tune.py --write   regenerate src/core/auto_rules_table.c from every bench/results/*.auto.json
-  tune.py --check   exit 1 where a derived number differs from what its sweep gives, or the
-                    committed table from what the files give (the test command runs this, as
-                    it does report.py --check)
+  tune.py --check   exit 1 where a derived number differs from what its sweep gives, a field
+                    lacks its line of provenance (or names a file that is not there), or the
+                    committed table differs from what the files give (the test command runs
+                    this, as it does report.py --check)
 
-Exactly one file must say "fallback": true: its table serves the devices that have none.
+Exactly one file must say "fallback": true: its table serves the devices that have none. Each
+file's "provenance" gives every field one line: the sweep under bench/results it was read from
+(named without the device's stem), the script that made it, or what else it rests on (a kernel's
+limit, hand runs whose timings lab/notes/auto.md keeps); docs/auto.md's table shows them.
 A new GPU gets its own rules by running the sweeps DERIVED names there (`memhier bench conv1d
 --grid ...`, saved as bench/results/<device>.<sweep>), then `--derive --device NAME --write` and a
 rebuild; the numbers no sweep here derives (kernel limits, cost-model weights, accuracy bounds:
@@ -232,11 +236,15 @@ def derive(device, write):
         if path.exists():
             text = path.read_text()
         else:
+            given = doc["device"]
             doc["device"], doc["fallback"] = device, False
             doc["source"] = "derived: " + ", ".join(f"{s}.{k}" for s, k in found) + "; the rest from the fallback's"
+            doc["provenance"] = {name: f"the fallback's number ({given}): {qualified(line, file_stem(given))}"
+                                 for name, line in doc.get("provenance", {}).items()}
             text = json.dumps(doc, indent=1) + "\n"
         for (section, key), (steps, *_rest) in found.items():
             text = set_field(text, key, steps)
+            text = set_provenance(text, f"{section}.{key}", provenance_line(section, key))
         path.write_text(text)
         print(f"tune: wrote {path.relative_to(ROOT)}")
     return doc
@@ -252,6 +260,63 @@ def set_field(text, key, steps):
     return text
 
 
+PROVENANCE_FILE = re.compile(r"[\w.-]+\.(?:json|txt)\b")
+PROVENANCE_PATH = re.compile(r"\b(?:lab/)?(?:scripts|notes)/[\w./-]+\.(?:py|sh|md)\b")
+
+
+def qualified(line, stem):
+    """A line of provenance with the sweeps it names by their device-less names given their device's
+    stem (a line copied into another device's file still names the files it was read from)."""
+    def full(m):
+        name = m.group(0)
+        return f"{stem}.{name}" if not (ROOT / "bench/results" / name).exists() else name
+    return PROVENANCE_FILE.sub(full, line)
+
+
+def provenance_line(section, key):
+    """A derived field's line of provenance."""
+    spec = DERIVED[(section, key)]
+    return f"derived: scripts/tune.py --derive from {spec['file']} ({spec['command'].replace(' --json FILE', '')})"
+
+
+def provenance_problems(path, doc):
+    """messages for every field of auto_rules.def without one line of provenance in the file, a
+    line for no field, a file or script a line names that is not in the repository, and a derived
+    field whose line is not its derivation's"""
+    lines, bad = doc.get("provenance", {}), []
+    names = {f"{section}.{key}" for section, key, _field, _kind in FIELDS}
+    for name in sorted(names - lines.keys()):
+        bad.append(f"{path.name}: {name} has no line in \"provenance\"")
+    for name in sorted(lines.keys() - names):
+        bad.append(f"{path.name}: \"provenance\" names {name}, which auto_rules.def does not hold")
+    stem = file_stem(doc["device"])
+    for name, line in sorted(lines.items()):
+        if not isinstance(line, str) or not line.strip() or "\n" in line:
+            bad.append(f"{path.name}: {name}'s provenance is not one line of text")
+            continue
+        for f in PROVENANCE_FILE.findall(line):
+            if not any((ROOT / "bench/results" / n).exists() for n in (f"{stem}.{f}", f)):
+                bad.append(f"{path.name}: {name}'s provenance names {f}, not in bench/results")
+        for f in PROVENANCE_PATH.findall(line):
+            if not (ROOT / f).exists() and not (ROOT / "lab" / f).exists():
+                bad.append(f"{path.name}: {name}'s provenance names {f}, not in the repository")
+    for (section, key), spec in DERIVED.items():
+        name = f"{section}.{key}"
+        if (ROOT / "bench/results" / f"{stem}.{spec['file']}").exists() and lines.get(name) != provenance_line(
+                section, key):
+            bad.append(f"{path.name}: {name} is derived from {spec['file']}; its provenance should say so")
+    return bad
+
+
+def set_provenance(text, name, line):
+    """the file's text with `name`'s line of provenance replaced (the rest kept as written)"""
+    pattern = re.compile(r'("' + re.escape(name) + r'":\s*)"(?:[^"\\]|\\.)*"')
+    text, count = pattern.subn(lambda m: m.group(1) + json.dumps(line), text)
+    if count != 1:
+        raise ValueError(f"{name}'s provenance appears {count} times in the file")
+    return text
+
+
 def check_derived():
     """messages for every derived number that differs from what its sweep gives"""
     bad = []
@@ -260,6 +325,7 @@ def check_derived():
         for (section, key), (steps, *_rest) in derivations(device).items():
             if doc[section][key] != steps:
                 bad.append(f"{f.name}: {section}.{key} is {doc[section][key]}, its sweep gives {steps}")
+        bad += provenance_problems(f, doc)
     return bad
 
 
@@ -313,8 +379,8 @@ def main():
         print(f"tune: {e}", file=sys.stderr)
         return 1
     if bad:
-        print("tune: " + "\n      ".join(bad) + "\n      run `python3 scripts/tune.py --derive --write` and commit",
-              file=sys.stderr)
+        print("tune: " + "\n      ".join(bad) + "\n      a derived number or its line: run `python3 scripts/tune.py "
+              "--derive --write` and commit; any other line of provenance: edit the file", file=sys.stderr)
         return 1
     if a.write:
         TABLE.write_text(text)

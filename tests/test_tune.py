@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/tune.py: the derivation of auto's thresholds from a sweep, on grids whose answer is
-known, and --check's refusal of a derived number that its sweep does not give."""
+known, and --check's refusal of a derived number that its sweep does not give and of a field
+whose line of provenance is missing, wrong or names a file that is not there."""
 import importlib.util
 import json
 import math
@@ -69,13 +70,35 @@ with tempfile.TemporaryDirectory() as tmp:
     results.mkdir(parents=True)
     for f in (ROOT / "bench/results").glob("NVIDIA_H100_80GB_HBM3.*"):
         (results / f.name).write_bytes(f.read_bytes())
+    for part in ("scripts", "lab"):  # what the lines of provenance name besides the sweeps
+        (Path(tmp) / part).symlink_to(ROOT / part)
     auto = results / "NVIDIA_H100_80GB_HBM3.auto.json"
-    doc = json.loads(auto.read_text())
-    doc["conv1d"]["fused_from_k"][0][1] += 1
-    auto.write_text(json.dumps(doc))
+    committed = json.loads(auto.read_text())
     tune.ROOT = Path(tmp)
-    bad = tune.check_derived()
+
+    def check_with(change):
+        doc = json.loads(json.dumps(committed))
+        change(doc)
+        auto.write_text(json.dumps(doc))
+        return tune.check_derived()
+    expect("the files copied", check_with(lambda doc: None), [])
+    bad = check_with(lambda doc: doc["conv1d"]["fused_from_k"][0].__setitem__(1, doc["conv1d"]["fused_from_k"][0][1] + 1))
     expect("a moved threshold", len(bad) == 1 and "fused_from_k" in bad[0], True)
+    # every field has one line of provenance, naming files that are there; a derived field's says so
+    bad = check_with(lambda doc: doc["provenance"].pop("conv2d.walk7_min_outputs"))
+    expect("a field without provenance", len(bad) == 1 and "walk7_min_outputs has no line" in bad[0], True)
+    bad = check_with(lambda doc: doc["provenance"].__setitem__("matmul.tc_min_k", "conv2d-nonesuch-grid.json"))
+    expect("a sweep that is not there", len(bad) == 1 and "conv2d-nonesuch-grid.json" in bad[0], True)
+    bad = check_with(lambda doc: doc["provenance"].__setitem__("matmul.tc_min_k", "lab/notes/nonesuch.md"))
+    expect("a note that is not there", len(bad) == 1 and "lab/notes/nonesuch.md" in bad[0], True)
+    bad = check_with(lambda doc: doc["provenance"].__setitem__("conv1d.fused_from_k", "read off a plot"))
+    expect("a derived field's line", len(bad) == 1 and "is derived from conv1d-grid.json" in bad[0], True)
+    bad = check_with(lambda doc: doc["provenance"].__setitem__("conv2d.nonesuch", "conv2d-auto-grid.json"))
+    expect("a line for no field", len(bad) == 1 and "conv2d.nonesuch" in bad[0], True)
+    # a line copied into a new device's file names the fallback's sweeps by their full names
+    expect("qualified", tune.qualified("conv2d-auto-grid.json and the full run (NVIDIA_H100_80GB_HBM3.json)",
+                                       "NVIDIA_H100_80GB_HBM3"),
+           "NVIDIA_H100_80GB_HBM3.conv2d-auto-grid.json and the full run (NVIDIA_H100_80GB_HBM3.json)")
 
 if failures:
     print("\n".join(failures))
