@@ -260,8 +260,8 @@ def set_field(text, key, steps):
     return text
 
 
-PROVENANCE_FILE = re.compile(r"[\w.-]+\.(?:json|txt)\b")
-PROVENANCE_PATH = re.compile(r"\b(?:lab/)?(?:scripts|notes)/[\w./-]+\.(?:py|sh|md)\b")
+PROVENANCE_FILE = re.compile(r"(?<![\w./-])[\w.-]+\.(?:json|txt)\b")  # a sweep's name, not a path's end
+PROVENANCE_PATH = re.compile(r"\b(?:lab/(?:scripts|notes|results)|scripts)/[\w./-]+\.(?:py|sh|md|cu|txt|json)\b")
 
 
 def qualified(line, stem):

@@ -204,19 +204,23 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
 }
 
-/* Taps a pass up to which auto runs walk before fused: on the H200 at 8192^2 float32, walk takes
- * sobel (3 taps) in 0.362 ms against fused's 0.490 and uniform_filter(5) in 0.447 against 0.661,
- * but gaussian_filter(2) (17 taps) in 0.693 against 0.551. 8 is the bucket of walk's windows
- * where every filter of two axes measured ran faster on walk. A filter along the rows alone runs
- * no vertical window: correlate1d with 9 taps along the last axis took 0.080 ms at 4096^2 on
- * walk and 0.093 on fused, so there every filter walk takes goes to it. */
-enum { WALK_AUTO_MAX_TAPS = 8 };
-
-static int walk_first(const mh_args *a)
+/* walk before fused for float32 gray images whose passes are short (the device's
+ * sepfilter_walk_max_taps): its ring of shared rows wins where a pass's window is small, fused's
+ * tiles where it is long. A filter along the rows alone runs no vertical window: every filter walk
+ * takes goes to it. Where why is not NULL, the rule with this call's numbers. */
+static int walk_first(const mh_auto_rules *r, const mh_args *a, char *why, size_t len)
 {
     const mh_sepfilter_desc *d = &a->sepfilter.d;
-    if (mh_sepfilter_run_order(&a->sepfilter) == MH_SEPFILTER_HORIZONTAL_ONLY) return 1;
-    return d->vertical.ntaps <= WALK_AUTO_MAX_TAPS && d->horizontal.ntaps <= WALK_AUTO_MAX_TAPS;
+    if (mh_sepfilter_run_order(&a->sepfilter) == MH_SEPFILTER_HORIZONTAL_ONLY) {
+        if (why) snprintf(why, len, "a filter along the rows alone: walk before fused wherever walk takes it");
+        return 1;
+    }
+    const size_t most = (size_t)r->sepfilter_walk_max_taps;
+    const int walk = d->vertical.ntaps <= most && d->horizontal.ntaps <= most;
+    if (why)
+        snprintf(why, len, "passes of %zu and %zu taps, %s sepfilter_walk_max_taps (%zu): %s", d->vertical.ntaps,
+                 d->horizontal.ntaps, walk ? "within" : "past", most, walk ? "walk before fused" : "fused, no walk");
+    return walk;
 }
 
 /* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
@@ -229,7 +233,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *wh
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const gpu[] = {"lines", "walk", "fused", "fused64", "two-pass", NULL};
     static const char *const gpu_long[] = {"lines", "fused", "fused64", "two-pass", NULL};
-    return mh_is_cpu(ctx) ? cpu : walk_first(a) ? gpu : gpu_long;
+    if (mh_is_cpu(ctx)) return cpu;
+    return walk_first(ctx->rules, a, why, len) ? gpu : gpu_long;
 }
 
 /* A call asking for scipy's sums needs a row flagged for them. */

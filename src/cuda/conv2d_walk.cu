@@ -20,7 +20,7 @@
  * Boundary modes (mh_conv2d_mode): the kernel pads with zeros, which is right for every output
  * whose window lies inside the image; a second kernel then recomputes the ring of outputs whose
  * window meets the border (K - 1 rows and columns an image at most), mapping each index by the
- * mode, in the same order of operations. On a small image (ONE_KERNEL_MAX_OUTPUTS), where a
+ * mode, in the same order of operations. On a small image (the rules' walk_one_kernel_max_outputs), where a
  * call's cost is its launches, that second kernel alone computes every output. The walking
  * kernel keeps its registers: a mapping in its loads slowed zero-padded 3 x 3 from 0.185 to
  * 0.244 ms on the H100, and a second bordered instance of it ran 5 x 5 at 0.36-0.38 ms (its 120
@@ -644,16 +644,14 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
     return mh_grid_rows_fit(a->out_rows, strip_rows_of(x), why, len);
 }
 
-/* A bordered call of at most this many outputs runs in one launch: the ring's kernel computes every
- * output (whole_image_of), the walking kernel is not launched, and at 7 x 7 the filter is not
- * copied into constant memory. Where a call's cost is its launches one launch less wins: up to
- * 512^2 on the H200; past it the walking kernel's register windows beat the staged tiles (the
- * sweep: lab/notes/python.md, lab/scripts/host_split.cu). */
-enum { ONE_KERNEL_MAX_OUTPUTS = 1 << 18 };
-
-static int one_kernel(const mh_conv2d_args *a)
+/* A bordered call of at most the device's conv2d_walk_one_kernel_max_outputs runs in one launch:
+ * the ring's kernel computes every output (whole_image_of), the walking kernel is not launched,
+ * and at 7 x 7 the filter is not copied into constant memory. Where a call's cost is its launches
+ * one launch less wins; past the bound the walking kernel's register windows beat the staged
+ * tiles. */
+static int one_kernel(const mh_auto_rules *r, const mh_conv2d_args *a)
 {
-    return a->bordered && a->batch * a->out_rows * a->out_cols <= (size_t)ONE_KERNEL_MAX_OUTPUTS;
+    return a->bordered && (double)(a->batch * a->out_rows * a->out_cols) <= r->conv2d_walk_one_kernel_max_outputs;
 }
 
 /* Up to 65535 images a launch (gridDim.z for the walk, gridDim.y for the ring), the ring's
@@ -709,7 +707,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
                          : !typed      ? float_ring_kernels[k5]
                          : k5          ? mh_walk_typed5_ring_kernel
                                        : mh_walk_typed3_ring_kernel;
-    if (one_kernel(a)) return launch_walk(ctx, a, NULL, 0, ring);
+    if (one_kernel(ctx->rules, a)) return launch_walk(ctx, a, NULL, 0, ring);
     if (a->krows == 7)
         return mh_const_ring_launch(&walk7_ring, ctx, a->filter, 7 * 7 * sizeof(float), walk7_launch, x);
     if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
