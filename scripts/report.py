@@ -23,7 +23,9 @@ Markers, each closed by <!-- /report -->:
                             dask-one-gpu, matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
+import functools
 import json
+import math
 import os
 import re
 import sys
@@ -424,10 +426,60 @@ def auto_rules_table():
     return "\n".join(lines)
 
 
+def fallback_rules():
+    """The rules a GPU without its own measured ones runs (bench/results/<GPU>.auto.json with
+    "fallback": true)."""
+    import tune
+    return next(d for d in (json.loads(f.read_text()) for f in tune.auto_files().values()) if d.get("fallback"))
+
+
+def outputs_text(n):
+    """A count of outputs as the README says it: side² where it is a square."""
+    side = math.isqrt(int(n))
+    return f"{side}²" if side * side == n else f"{int(n):,} outputs"
+
+
+def auto_summary(op):
+    """The README's sentence on what `auto` runs for op, its numbers read from the fallback's rules
+    (docs/auto.md has every field, with where each number comes from)."""
+    r = fallback_rules()
+    rules = f"the rules of the GPU it runs on ({r['device']}'s where none were measured there: [docs/auto.md](docs/auto.md))"
+
+    def n(section, key):
+        return rule_value(r[section][key], "n")
+    if op == "conv1d":
+        return (f"`auto` reads {rules}: regtile for short masks; fft-fused from a k that falls as the problem "
+                f"grows (by batch × n: k from {rule_value(r['conv1d']['fused_from_k'], 'steps')}) and for every k "
+                f"past {n('conv1d', 'fused_above_k')}; fft-os past k = {n('conv1d', 'fft_os_above_k')}. The grid, its "
+                "picture, auto's regret and the FFT error bound are in "
+                "[docs/conv1d.md](docs/conv1d.md#past-the-fma-ceiling-fft-overlap-save-issue-13); batched signals: "
+                "`mh_conv1d_batched`.")
+    if op == "conv2d":
+        taps = r["conv2d"]["fft_tile_min_taps"]
+        fft_tile = (f"from {rule_value(taps[0][1], 'n')} taps on every image size" if len(taps) == 1
+                    else f"from ({rule_value(taps, 'steps')}) taps by outputs")
+        return (f"`auto` decides from the shapes alone (it never reads the filter, so it never waits for the "
+                f"stream), by {rules}: walk for 3 × 3 and 5 × 5 filters and for 7 × 7 ones from "
+                f"{outputs_text(r['conv2d']['walk7_min_outputs'])}, fft-tile {fft_tile} (its accuracy is the FFT "
+                "rows' normwise bound: under the per-element contract the direct rows), regtile for the rest, and "
+                "fft-3pass past 31 a side; a planned filter (`mh_conv2d_plan_create`) of few terms runs on lowrank; "
+                "name `separable` for a filter known to be rank 1. The seed rungs take K compiled in for square odd "
+                "filters up to 15 × 15, as seed 004 wrote them.")
+    if op == "matmul":
+        return (f"`auto` reads {rules}: tf32x3-wgmma where k ≥ {n('matmul', 'tc_min_k')} and m·k·n ≥ "
+                f"{n('matmul', 'tc_min_work')} (speed), m·n ≥ {n('matmul', 'tc_min_outputs')} and k ≤ "
+                f"{n('matmul', 'tc_max_k')} (accuracy: within 1.5x of cublasSgemm's largest error), cuBLAS "
+                "elsewhere, warptile where cuBLAS's int dimensions refuse; reduced-precision rows never.")
+    return (f"`auto`, by {rules}: reduce runs vector for whole float32 sums and axis for everything else; "
+            f"histogram runs lane-private for bytes over more than {n('histogram', 'lane_private_above_bins')} bins, "
+            "vector otherwise; never racy.")
+
+
 SIDE_TABLES = {"python-overhead": python_overhead_table, "auto-rules": auto_rules_table, "latency": latency_table, "ndimage": ndimage_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
                "dask-one-gpu": lambda: dask_table(DASK_ONE_GPU_RESULTS),
                "matmul-wgmma-sizes": wgmma_sizes_table, "conv2d-tc-sweep": tc_sweep_table,
-               "transpose-ncu": transpose_ncu_table}
+               "transpose-ncu": transpose_ncu_table,
+               **{f"auto-{op}": functools.partial(auto_summary, op) for op in ("conv1d", "conv2d", "matmul", "histogram")}}
 
 
 def floors_table(doc, op):
