@@ -211,6 +211,12 @@ def test_the_key_tells_apart_what_the_checks_tell_apart(rng):
     np.testing.assert_array_equal(mnd.correlate(x, w2), mnd.correlate.__wrapped__(x, w))
     w2[1, 1] += 1.0
     np.testing.assert_array_equal(mnd.correlate(x, w2), mnd.correlate.__wrapped__(x, w2))
+    # convolve1d keys its weights as correlate1d does: changed in place, they are new weights
+    taps = f32(rng, 5)
+    for _ in range(3):
+        mnd.convolve1d(x, taps, axis=0)
+        np.testing.assert_array_equal(mnd.convolve1d(x, taps, axis=0), mnd.convolve1d.__wrapped__(x, taps, axis=0))
+        taps[2] += 1.0
     # a different input dtype, shape or layout is a different call
     np.testing.assert_array_equal(mnd.correlate(x[:, :11], w), mnd.correlate.__wrapped__(x[:, :11], w))
     np.testing.assert_array_equal(mnd.correlate(x.T, w), mnd.correlate.__wrapped__(x.T, w))
