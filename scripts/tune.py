@@ -298,7 +298,7 @@ def provenance_problems(path, doc):
             if not any((ROOT / "bench/results" / n).exists() for n in (f"{stem}.{f}", f)):
                 bad.append(f"{path.name}: {name}'s provenance names {f}, not in bench/results")
         for f in PROVENANCE_PATH.findall(line):
-            if not (ROOT / f).exists() and not (ROOT / "lab" / f).exists():
+            if not (ROOT / f).exists():
                 bad.append(f"{path.name}: {name}'s provenance names {f}, not in the repository")
     for (section, key), spec in DERIVED.items():
         name = f"{section}.{key}"
