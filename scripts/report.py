@@ -461,7 +461,7 @@ def auto_summary(op):
         return (f"`auto` decides from the shapes alone (it never reads the filter, so it never waits for the "
                 f"stream), by {rules}: walk for 3 × 3 and 5 × 5 filters and for 7 × 7 ones from "
                 f"{outputs_text(r['conv2d']['walk7_min_outputs'])}, fft-tile {fft_tile} (its accuracy is the FFT "
-                "rows' normwise bound: under the per-element contract the direct rows), regtile for the rest, and "
+                "rows' normwise bound; the per-element contract skips it), regtile for the rest, and "
                 "fft-3pass past 31 a side; a planned filter (`mh_conv2d_plan_create`) of few terms runs on lowrank; "
                 "name `separable` for a filter known to be rank 1. The seed rungs take K compiled in for square odd "
                 "filters up to 15 × 15, as seed 004 wrote them.")
