@@ -4,7 +4,7 @@
  * tolerance) and whole-number ones (exact: a dropped or doubled element fails), misaligned inputs (the 16-byte path's
  * head), every tuning configuration; the sum poisoned with NaN and fenced by guard words. NaN
  * and Inf propagate; the deterministic variant gives the same bits on every run and in every
- * configuration. Refusals write nothing. Reductions along an axis (mh_reduce: sum, mean, min,
+ * configuration, vector on every run in each. Refusals write nothing. Reductions along an axis (mh_reduce: sum, mean, min,
  * max, argmin, argmax of float32, float64 and every integer dtype over the middle of
  * outer x len x inner, with NaN, ties
  * and signed zeros) on every row that takes them and auto, against lanes worked out in the test;
@@ -90,19 +90,24 @@ static void check_specials(mh_context *ctx, int gpu, const mh_row *row)
     free(h);
 }
 
-/* deterministic: the same bits over 3 runs and every configuration. */
-static void check_deterministic(mh_context *ctx, int gpu, const float *in, size_t n, const test_out *out)
+/* The same bits over 3 runs: deterministic's in every configuration (its order is n's alone),
+ * vector's within each (its grid, fixed by the device and n, fixes the order; the last block's
+ * ticket, left at 0 by every launch, would show here as a sum left out or counted twice). */
+static void check_same_bits(mh_context *ctx, int gpu, const float *in, size_t n, const test_out *out,
+                            const char *variant, int across_configs)
 {
-    const mh_row *row = mh_row_of(mh_variant_lookup(MH_OP_REDUCE, "deterministic"));
+    const mh_row *row = mh_row_of(mh_variant_lookup(MH_OP_REDUCE, variant));
     if (!row || !test_row_fits(row, gpu)) return;
     int refused;
-    const float first = run_variant(ctx, in, n, out, row, 0, &refused);
-    for (int config = 0; config < test_configs(row, gpu); ++config)
+    float first = run_variant(ctx, in, n, out, row, 0, &refused);
+    for (int config = 0; config < test_configs(row, gpu); ++config) {
+        if (!across_configs) first = run_variant(ctx, in, n, out, row, config, &refused);
         for (int rep = 0; rep < 3; ++rep) {
             const float again = run_variant(ctx, in, n, out, row, config, &refused);
-            CHECK(memcmp(&again, &first, sizeof first) == 0, "deterministic config %d run %d n=%zu: %.9g, first %.9g",
+            CHECK(memcmp(&again, &first, sizeof first) == 0, "%s config %d run %d n=%zu: %.9g, first %.9g", variant,
                   config, rep, n, again, first);
         }
+    }
 }
 
 static void check_refusals(mh_context *ctx, int gpu)
@@ -422,7 +427,10 @@ int main(int argc, char **argv)
             }
         }
         check_sum(ctx, h, in.data, n, &out, NULL, 0, exact); /* auto */
-        if (n >= 100000 && !exact) check_deterministic(ctx, gpu, in.data, n, &out);
+        if (n >= 100000 && !exact) {
+            check_same_bits(ctx, gpu, in.data, n, &out, "deterministic", 1);
+            check_same_bits(ctx, gpu, in.data, n, &out, "vector", 0);
+        }
         test_out_free(&out);
         test_release(gpu, in.base);
         free(h);

@@ -32,6 +32,7 @@ typedef enum mh_slot_id {
     MH_SLOT_CUBLAS,
     MH_SLOT_REVERSED_FILTER,
     MH_SLOT_SEPFILTER_TERM,
+    MH_SLOT_REDUCE_TICKET,
     MH_SLOT_COUNT
 } mh_slot_id;
 

@@ -13,15 +13,18 @@
  *   vector         shuffle with 16-byte loads (the unaligned head and the tail element-wise),
  *                  UNROLL of them issued before any is summed, in strip-mined 16 KB tiles per
  *                  block (the default); configurations: 4, 8 or 1 in flight, grid-stride,
- *                  streaming (evict-first) loads or 256-byte L2 fetches
+ *                  streaming (evict-first) loads or 256-byte L2 fetches. One launch: each block
+ *                  leaves its sum in the workspace and the last block to finish adds them in
+ *                  block order (no zeroing first, the same bits on a device every call)
  *   deterministic  ours: two passes in a fixed order. Pass 1 cuts the input into chunks of
  *                  16384 and each chunk into 256 slices (slice s: elements s, s + 256, ...,
  *                  summed in order), then adds the 256 slice sums by a fixed pairwise tree;
  *                  pass 2 does the same over the chunk sums. The order depends on n alone,
  *                  not on the device, the grid or the block size (64, 128 or 256 threads are
  *                  configurations): the same bits every time.
- * Every atomic variant zeroes the sum first (cudaMemsetAsync on the context's stream); their
- * order of additions, hence their last bits, varies from run to run. */
+ * Every atomic variant (atomic to shuffle) zeroes the sum first (cudaMemsetAsync on the context's
+ * stream); their order of additions, hence their last bits, varies from run to run. vector's
+ * order is its grid's (the device's and n's): the same bits on a device every run. */
 #include "common.cuh"
 
 #include <stdio.h>
@@ -116,7 +119,8 @@ static __device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v
  * tiles; a contiguous range per block measured 6% slower). */
 template <int UNROLL, load_kind L, bool TILE>
 static __global__ void __launch_bounds__(THREADS) reduce_vector_kernel(const float *in, size_t n, size_t head,
-                                                                       size_t nv, float *sum)
+                                                                       size_t nv, float *partials, unsigned *ticket,
+                                                                       float *sum)
 {
     const size_t stride = (size_t)gridDim.x * THREADS, gid = (size_t)blockIdx.x * THREADS + threadIdx.x;
     const float4 *v4 = reinterpret_cast<const float4 *>(in + head);
@@ -151,7 +155,20 @@ static __global__ void __launch_bounds__(THREADS) reduce_vector_kernel(const flo
     if (gid < head) s += in[gid];
     for (size_t k = tail + gid; k < n; k += stride) s += in[k];
     s = block_sum(s);
-    if (threadIdx.x == 0) atomicAdd(sum, s);
+    /* The ticket counts the blocks done and wraps to 0 as the last takes it (atomicInc's limit),
+     * so each launch finds it at 0; the last block reads the others' sums from L2. */
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = s;
+        __threadfence();
+        last = atomicInc(ticket, gridDim.x - 1) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    float t = 0.0f;
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += THREADS) t += __ldcg(partials + b);
+    t = block_sum(t);
+    if (threadIdx.x == 0) *sum = t;
 }
 
 /* The deterministic order over in[0 .. count): 256 slices summed in index order, then a fixed
@@ -274,23 +291,40 @@ static mh_status shuffle_run(mh_context *ctx, const mh_args *x)
  * L2 fetches]"; [0] is the default: on the H100 at 2^28 u4-tile reads at 3.12 TB/s, 2% ahead of
  * CUB and of every grid-stride configuration, which all run at CUB's rate (docs/reduce.md). */
 static const char *const vector_configs[] = {"u4-tile", "u4", "u8-tile", "u4-tile-l2", "u4-l2", "u4-cs", "u1", NULL};
-typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, float *);
+typedef void (*vector_kernel)(const float *, size_t, size_t, size_t, float *, unsigned *, float *);
 static const vector_kernel vector_kernels[] = {
     reduce_vector_kernel<4, LOAD_NC, true>,     reduce_vector_kernel<4, LOAD_NC, false>,
     reduce_vector_kernel<8, LOAD_NC, true>,     reduce_vector_kernel<4, LOAD_L2_256, true>,
     reduce_vector_kernel<4, LOAD_L2_256, false>, reduce_vector_kernel<4, LOAD_STREAM, false>,
     reduce_vector_kernel<1, LOAD_NC, false>};
 
+/* The context's ticket for vector's last block: zeroed once, when the slot is made; every launch
+ * leaves it at 0 (reduce_vector_kernel). */
+static mh_status vector_ticket(mh_context *ctx, unsigned **ticket)
+{
+    const mh_slot *slot = mh_context_slot(ctx, MH_SLOT_REDUCE_TICKET);
+    if (!slot) return MH_ERR_CUDA; /* the fence's detail is on ctx */
+    const int made_now = slot->data == NULL;
+    void *p = NULL;
+    MH_TRY(mh_slot_buffer(ctx, MH_SLOT_REDUCE_TICKET, "reduce's ticket", sizeof(unsigned), &p));
+    *ticket = (unsigned *)p;
+    if (!made_now) return MH_OK;
+    return mh_cuda_status(ctx, cudaMemsetAsync(p, 0, sizeof(unsigned), mh_stream(ctx)), "zeroing reduce's ticket");
+}
+
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
 {
     const mh_reduce_args *a = &x->reduce;
-    MH_TRY(zero_sum(ctx, a));
-    if (a->n == 0) return MH_OK;
+    if (a->n == 0) return zero_sum(ctx, a);
     size_t head = mh_head_to_16(a->in, sizeof(float));
     if (head > a->n) head = a->n;
-    const size_t nv = (a->n - head) / 4;
-    vector_kernels[x->config]<<<(unsigned)mh_resident_blocks(ctx, a->n, THREADS * 4), THREADS, 0, mh_stream(ctx)>>>(
-        a->in, a->n, head, nv, a->sum);
+    const size_t nv = (a->n - head) / 4, blocks = mh_resident_blocks(ctx, a->n, THREADS * 4);
+    unsigned *ticket = NULL;
+    void *partials = NULL;
+    MH_TRY(vector_ticket(ctx, &ticket));
+    MH_TRY(mh_workspace(ctx, blocks * sizeof(float), &partials));
+    vector_kernels[x->config]<<<(unsigned)blocks, THREADS, 0, mh_stream(ctx)>>>(a->in, a->n, head, nv,
+                                                                                  (float *)partials, ticket, a->sum);
     return MH_LAUNCH_CHECK(ctx, "reduce_vector_kernel");
 }
 
@@ -337,7 +371,7 @@ static const mh_row rows[] = {
       "grid-stride sums in registers, warp shuffles, one atomic per block"},
      any_supports, shuffle_run, NULL},
     {{"reduce/vector", MH_OP_REDUCE, MH_BACKEND_CUDA, 6, "global+registers+shuffle", "ours",
-      "shuffle with 16-byte loads, 4 in flight per thread, 16 KB tiles per block"},
+      "shuffle with 16-byte loads, 4 in flight per thread, 16 KB tiles per block, the last block adds"},
      any_supports, vector_run, vector_configs},
     {{"reduce/deterministic", MH_OP_REDUCE, MH_BACKEND_CUDA, 7, "global+shared", "ours",
       "two passes in a fixed order: the same bits on every run and configuration"},
