@@ -43,6 +43,7 @@ static const mh_auto_rules tables[] = {
      .conv2d_walk7_planned_min_outputs = 37748736.0,
      .conv2d_walk_one_kernel_max_outputs = 262144.0,
      .sepfilter_walk_max_taps = 8,
+     .sepfilter_walk_long_max_outputs = 16777216.0,
      .matmul_tc_min_k = 512.0,
      .matmul_tc_max_k = 262144.0,
      .matmul_tc_min_work = 400000000.0,
