@@ -458,7 +458,9 @@ mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_s
  * output's type (integer sums wrap). 1 to MH_SEPFILTER_MAX_TERMS terms, every one with terms[0]'s
  * batch, rows, cols, channels, in_type and out_type. Every term is checked and its row chosen
  * before the first runs. A CUDA context keeps one term's output in its own memory between
- * calls (grown on demand, in stream order); the call never waits for its stream. */
+ * calls (grown on demand, in stream order); the call never waits for its stream. Two terms
+ * that sepfilter/walk runs together (one geometry, the vertical-first order, only the taps
+ * differing) run as one launch with the same bits. */
 #define MH_SEPFILTER_MAX_TERMS 16
 mh_status mh_sepfilter_sum(mh_context *ctx, const char *variant, const mh_sepfilter_desc *terms, size_t nterms,
                            const void *in, void *out);

@@ -836,6 +836,67 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
         }
 }
 
+/* Two terms of one geometry in the vertical-first order (gaussian_laplace's: walk runs them in one
+ * launch, mh_sepfilter_walk_pairs) through mh_sepfilter_sum on walk and auto, against each term on
+ * walk added as the output's `+=` adds, bit for bit, nothing written past the output: shapes off
+ * walk's 128 columns and 16-row steps, a stack, every mode, origins, cval NaN and not, divisors,
+ * host and device taps; and a pair walk must not merge (other origins) the same way. */
+static void check_walk_pairs(mh_context *gpu)
+{
+    static const size_t shapes[][3] = {{1, 1, 1}, {1, 5, 3}, {1, 37, 517}, {3, 129, 131}, {1, 300, 1001}, {1, 1000, 257}};
+    static const size_t taps[][2] = {{3, 3}, {17, 17}, {9, 5}, {32, 32}, {2, 7}};
+    unsigned seed = 900;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+        for (size_t k = 0; k < sizeof taps / sizeof taps[0]; ++k, ++seed) {
+            const size_t values = shapes[s][0] * shapes[s][1] * shapes[s][2];
+            problem t[2];
+            for (int j = 0; j < 2; ++j) {
+                t[j] = make(shapes[s][0], shapes[s][1], shapes[s][2], 1, MH_F32, MH_F32, taps[k][0], taps[k][1], 0,
+                            seed + 50 * (unsigned)j);
+                bind(&t[j]);
+                t[j].d.vertical.mode = modes[seed % 5], t[j].d.horizontal.mode = modes[(seed / 5 + seed) % 5];
+                t[j].d.vertical.origin = seed % 2 ? -(long long)(taps[k][0] / 2) : (long long)((taps[k][0] - 1) / 2);
+                t[j].d.horizontal.origin = seed % 4 < 2 ? 0 : -(long long)(taps[k][1] / 2);
+                t[j].d.order = MH_SEPFILTER_VERTICAL_FIRST;
+                t[j].d.cval = seed % 7 == 0 ? NAN : -1.5f;
+                if (seed % 5 == 1) t[j].d.horizontal.divisor = 5;
+            }
+            const int merged = seed % 6 != 5; /* else the second term's origin differs: two launches and an add */
+            if (!merged) t[1].d.vertical.origin = t[0].d.vertical.origin == 0 ? -(long long)(taps[k][0] / 2) : 0;
+            void *in = input_for(&t[0], seed), *want = malloc(values * 4), *got = malloc(values * 4 + 64), *d_in, *d_out;
+            float *d_taps;
+            CHECK_CUDA(cudaMalloc(&d_in, values * 4)); CHECK_CUDA(cudaMalloc(&d_out, values * 4 + 64));
+            CHECK_CUDA(cudaMalloc((void **)&d_taps, 64 * sizeof(float)));
+            CHECK_CUDA(cudaMemcpy(d_in, in, values * 4, cudaMemcpyHostToDevice));
+            CHECK_CUDA(cudaMemcpy(d_taps, t[1].vt, 32 * sizeof(float), cudaMemcpyHostToDevice));
+            CHECK_CUDA(cudaMemcpy(d_taps + 32, t[1].ht, 32 * sizeof(float), cudaMemcpyHostToDevice));
+            for (int j = 0; j < 2; ++j) {
+                CHECK(mh_sepfilter(gpu, "walk", &t[j].d, d_in, d_out) == MH_OK, "walk pair %u term %d: %s", seed, j,
+                      mh_context_error(gpu));
+                CHECK_CUDA(cudaMemcpy(j ? got : want, d_out, values * 4, cudaMemcpyDeviceToHost));
+                for (size_t v = 0; j && v < values; ++v) ((float *)want)[v] = ((float *)want)[v] + ((float *)got)[v];
+            }
+            mh_sepfilter_desc terms[2] = {t[0].d, t[1].d};
+            for (int pass = 0; pass < 3; ++pass) {
+                const char *variant = pass == 1 ? "auto" : "walk";
+                if (pass == 2) /* the second term's taps on the device */
+                    terms[1].vertical.taps = d_taps, terms[1].horizontal.taps = d_taps + 32;
+                CHECK_CUDA(cudaMemset(d_out, 0x5a, values * 4 + 64));
+                CHECK(mh_sepfilter_sum(gpu, variant, terms, 2, d_in, d_out) == MH_OK, "walk pair %u (%s): %s", seed,
+                      variant, mh_context_error(gpu));
+                CHECK_CUDA(cudaMemcpy(got, d_out, values * 4 + 64, cudaMemcpyDeviceToHost));
+                size_t first = 0, past = 0;
+                CHECK(values_differing(got, want, values, MH_F32, &first) == 0,
+                      "walk pair %u (%s, %zu x %zu x %zu, %zu x %zu taps, %s) differs from its terms added, first at %zu",
+                      seed, variant, shapes[s][0], shapes[s][1], shapes[s][2], taps[k][0], taps[k][1],
+                      merged ? "one launch" : "two", first);
+                for (size_t b = 0; b < 64; ++b) past += ((unsigned char *)got)[values * 4 + b] != 0x5a;
+                CHECK(past == 0, "walk pair %u wrote %zu bytes past its output", seed, past);
+            }
+            cudaFree(d_in), cudaFree(d_out), cudaFree(d_taps), free(in), free(want), free(got);
+        }
+}
+
 /* A case on the device: its input (in_bytes) copied to d_in, d_out of out_bytes and 64 bytes past
  * them, and both axes' float32 taps in d_taps (the vertical's, then MH_SEPFILTER_MAX_TAPS on the
  * horizontal's). */
@@ -1019,6 +1080,12 @@ static void run_gpu(void)
         mh_context_destroy(cpu), mh_context_destroy(gpu);
         return;
     }
+    if (getenv("MEMHIER_TEST_WALK_ONLY")) { /* walk's calls alone: a sanitizer run on its row */
+        check_walk(cpu, gpu);
+        check_walk_pairs(gpu);
+        mh_context_destroy(cpu), mh_context_destroy(gpu);
+        return;
+    }
     problem ps[96];
     const size_t n = cases(ps, 96);
     static const float one = 1.0f;
@@ -1096,6 +1163,7 @@ static void run_gpu(void)
         cudaFree(dx), cudaFree(dy), free(x), free(w), free(g);
     }
     check_walk(cpu, gpu);
+    check_walk_pairs(gpu);
     CHECK(check_sum(gpu, 1, "auto", ps, n) == n, "mh_sepfilter_sum: a case auto refused");
     CHECK(check_sum(gpu, 1, "walk", ps, n) > 0 && check_sum(gpu, 1, "fused", ps, n) > 0,
           "mh_sepfilter_sum: walk or fused took no case");

@@ -354,7 +354,7 @@ static mh_status term_buffer(mh_context *ctx, const mh_sepfilter_args *first, vo
 /* Under the context's lock, on its device: every term's buffers checked and a row found for it
  * (sepfilter's rows choose by the desc alone, so the row found with the caller's out runs the term
  * into the buffer too), then the first term into out and each later one into the buffer, added to
- * out. */
+ * out; two terms that walk runs together (mh_sepfilter_walk_pairs) in one launch instead. */
 static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, size_t nterms)
 {
     const mh_row *rows[MH_SEPFILTER_MAX_TERMS];
@@ -368,6 +368,11 @@ static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, 
         }
     }
     const mh_sepfilter_args *first = &args[0].sepfilter;
+    if (s == MH_OK && nterms == 2 && mh_sepfilter_walk_pairs(rows[0], rows[1], first, &args[1].sepfilter)) {
+        s = mh_sepfilter_walk_pair(ctx, first, &args[1].sepfilter);
+        mh_shared_release(ctx);
+        return s;
+    }
     void *buffer = NULL;
     if (s == MH_OK && nterms > 1) s = term_buffer(ctx, first, &buffer); /* grown before out is written */
     if (s == MH_OK) s = mh_dispatch_resolved(ctx, variant, &args[0], rows[0]);

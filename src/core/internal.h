@@ -615,6 +615,12 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter
  * type in its own arithmetic, mh_add_wide). */
 mh_status mh_sepfilter_add_cpu(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t);
 mh_status mh_sepfilter_add_cuda(mh_context *ctx, void *out, const void *term, size_t values, mh_dtype t);
+/* Whether two terms of a sum that resolved to rows ra and rb run as one launch of sepfilter/walk
+ * (mh_sepfilter_walk_pair: a's outputs plus b's, the bits of the terms added): both rows walk's,
+ * both terms of one geometry (taps' counts, origins, modes, divisors, cval) in the vertical-first
+ * order, their taps alone differing. */
+int mh_sepfilter_walk_pairs(const mh_row *ra, const mh_row *rb, const mh_sepfilter_args *a, const mh_sepfilter_args *b);
+mh_status mh_sepfilter_walk_pair(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_args *b);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */
 

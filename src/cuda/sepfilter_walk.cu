@@ -22,7 +22,13 @@
  * applies the constant mode's cval between the passes as they do: the three rows agree bit for
  * bit. A vertical pass sums 8 rows of one column from a register window; a horizontal pass 4
  * neighbouring outputs of one row from a window read as 16-byte groups (a quarter warp's lanes
- * read 128 neighbouring bytes: no bank conflict). */
+ * read 128 neighbouring bytes: no bank conflict).
+ *
+ * Two terms of a sum (mh_sepfilter_sum: gaussian_laplace's two second derivatives) of one
+ * geometry in the vertical-first order run as one launch: both vertical passes read the one ring
+ * (into the two buffers of mid, which this order leaves free) and each output is the first term's
+ * float32 value plus the second's, as the terms added by the output's `+=` are, with the image
+ * read once and no term buffer. */
 #include "common.cuh"
 #include "tile_io.cuh"
 
@@ -40,9 +46,11 @@ struct walk_params {
     float cval, div_v, div_h;
     const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
     float u[WALK_MAX_TAPS], v[WALK_MAX_TAPS]; /* vertical, horizontal taps */
+    const float *dev_u2, *dev_v2; /* a second term's taps (walk_kernel's TERMS = 2) */
+    float u2[WALK_MAX_TAPS], v2[WALK_MAX_TAPS];
 };
 
-/* Shared memory for taps up to KMAX a pass: the taps, the ring of RING rows and two buffers of
+/* Shared memory for taps up to KMAX a pass: two terms' taps, the ring of RING rows and two buffers of
  * WALK_STEP rows, each row SW floats (up to 3 of pad, the 128 columns, a halo of up to KMAX - 1
  * and the 16-byte groups a horizontal window reads past it). The ring holds the rows a step's
  * vertical windows span (WALK_STEP + KMAX - 1) and the next step's rows, in flight while the step
@@ -53,7 +61,7 @@ struct walk_shape {
     static constexpr int RING = 64;
     static_assert(2 * WALK_STEP + KMAX - 1 <= RING, "a step's windows and the next step's rows fit the ring");
     /* the taps, the ring and buffers, and the row's columns mapped (walk_kernel: SW long longs) */
-    static constexpr int FLOATS = 2 * KMAX + (RING + 2 * WALK_STEP) * SW + 2 * SW;
+    static constexpr int FLOATS = 4 * KMAX + (RING + 2 * WALK_STEP) * SW + 2 * SW;
     static constexpr int BLOCKS = KMAX <= 8 ? 4 : KMAX <= 16 ? 3 : 2; /* resident an SM: registers' bound */
 };
 
@@ -162,10 +170,12 @@ static __device__ __forceinline__ void horizontal_item(const walk_params &p, con
 
 /* The horizontal pass over n shared rows of input (src row r: image row Y0 + r) into
  * the ring (the horizontal pass first: output column x0 + t at t, cval for rows past the constant
- * mode's edges, as the vertical pass reads them) or into the outputs of rows below y_end. */
+ * mode's edges, as the vertical pass reads them) or into the outputs of rows below y_end; where
+ * src2 is not NULL, a second term's pass over its rows (taps sv2) added to each output. */
 template <int KMAX, int PAD>
 static __device__ void horizontal_rows(const walk_params &p, const float *sv, const float *src, float *ring,
-                                       float *out, long long Y0, int n, long long y_end, long long x0, int tid)
+                                       float *out, long long Y0, int n, long long y_end, long long x0, int tid,
+                                       const float *sv2 = nullptr, const float *src2 = nullptr)
 {
     using S = walk_shape<KMAX>;
 #pragma unroll 1
@@ -174,6 +184,12 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
         const long long Y = Y0 + r;
         float o[4];
         horizontal_item<KMAX, PAD>(p, sv, src + r * S::SW, s, o);
+        if (src2) {
+            float o2[4];
+            horizontal_item<KMAX, PAD>(p, sv2, src2 + r * S::SW, s, o2);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o[e] += o2[e];
+        }
         if (ring) {
             if (p.mode_v == MH_MODE_CONSTANT && (Y < 0 || Y >= p.rows)) o[0] = o[1] = o[2] = o[3] = p.cval;
             *reinterpret_cast<float4 *>(ring + ring_slot<KMAX>(Y) * S::SW + 4 * s) = make_float4(o[0], o[1], o[2], o[3]);
@@ -235,17 +251,24 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
     }
 }
 
-/* PAD: (4 - ah mod 4) mod 4, compiled in so that the horizontal window's indices are. */
-template <int KMAX, int PAD>
+/* PAD: (4 - ah mod 4) mod 4, compiled in so that the horizontal window's indices are. TERMS: 2
+ * for two terms added (their own instances: the second term's windows would cost the one-term
+ * kernels registers). */
+template <int KMAX, int PAD, int TERMS>
 static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS) walk_kernel(const __grid_constant__ walk_params p)
 {
     using S = walk_shape<KMAX>;
     extern __shared__ __align__(16) float smem[];
-    float *su = smem, *sv = smem + KMAX, *ring = smem + 2 * KMAX, *bufs = ring + S::RING * S::SW;
+    float *su = smem, *sv = smem + KMAX, *su2 = smem + 2 * KMAX, *sv2 = smem + 3 * KMAX, *ring = smem + 4 * KMAX;
+    float *bufs = ring + S::RING * S::SW;
     long long *colmap = reinterpret_cast<long long *>(bufs + 2 * WALK_STEP * S::SW);
     const int tid = threadIdx.x;
     for (int i = tid; i < p.kv; i += WALK_THREADS) su[i] = p.dev_u ? p.dev_u[i] : p.u[i];
     for (int j = tid; j < p.kh; j += WALK_THREADS) sv[j] = p.dev_v ? p.dev_v[j] : p.v[j];
+    if (TERMS == 2) {
+        for (int i = tid; i < p.kv; i += WALK_THREADS) su2[i] = p.dev_u2 ? p.dev_u2[i] : p.u2[i];
+        for (int j = tid; j < p.kh; j += WALK_THREADS) sv2[j] = p.dev_v2 ? p.dev_v2[j] : p.v2[j];
+    }
     const long long x0 = (long long)blockIdx.x * WALK_COLS;
     const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
     const float *in = p.in + image;
@@ -307,8 +330,10 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
             continue;
         }
         vertical_rows<KMAX, PAD>(p, su, sv, ring, buf0, NULL, y0, y_end, x0, tid);
+        if (TERMS == 2) vertical_rows<KMAX, PAD>(p, su2, sv2, ring, buf1, NULL, y0, y_end, x0, tid);
         __syncthreads();
-        horizontal_rows<KMAX, PAD>(p, sv, buf0, NULL, out, y0, WALK_STEP, y_end, x0, tid);
+        horizontal_rows<KMAX, PAD>(p, sv, buf0, NULL, out, y0, WALK_STEP, y_end, x0, tid, sv2,
+                                   TERMS == 2 ? buf1 : nullptr);
     }
 }
 
@@ -317,18 +342,20 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
 typedef void (*walk_fn)(const walk_params);
 
 template <int KMAX>
-static walk_fn kernel_of(int pad, size_t *smem)
+static walk_fn kernel_of(int pad, int terms, size_t *smem)
 {
-    static const walk_fn pads[4] = {walk_kernel<KMAX, 0>, walk_kernel<KMAX, 1>, walk_kernel<KMAX, 2>, walk_kernel<KMAX, 3>};
+    static const walk_fn pads[2][4] = {
+        {walk_kernel<KMAX, 0, 1>, walk_kernel<KMAX, 1, 1>, walk_kernel<KMAX, 2, 1>, walk_kernel<KMAX, 3, 1>},
+        {walk_kernel<KMAX, 0, 2>, walk_kernel<KMAX, 1, 2>, walk_kernel<KMAX, 2, 2>, walk_kernel<KMAX, 3, 2>}};
     *smem = walk_shape<KMAX>::FLOATS * sizeof(float);
-    return pads[pad];
+    return pads[terms - 1][pad];
 }
 
-static walk_fn kernel_for(int kmax, int pad, size_t *smem)
+static walk_fn kernel_for(int kmax, int pad, int terms, size_t *smem)
 {
-    return kmax <= 8    ? kernel_of<8>(pad, smem)
-           : kmax <= 16 ? kernel_of<16>(pad, smem)
-                        : kernel_of<WALK_MAX_TAPS>(pad, smem);
+    return kmax <= 8    ? kernel_of<8>(pad, terms, smem)
+           : kmax <= 16 ? kernel_of<16>(pad, terms, smem)
+                        : kernel_of<WALK_MAX_TAPS>(pad, terms, smem);
 }
 
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -366,9 +393,10 @@ static long long segment_rows(const mh_context *ctx, const mh_sepfilter_desc *d)
     return (long long)(mh_ceil_div(mh_ceil_div(d->rows, segs), WALK_STEP) * WALK_STEP);
 }
 
-static mh_status walk_run(mh_context *ctx, const mh_args *x)
+/* One launch of a's filter, and where b is not NULL b's added (a term of a sum of a's geometry:
+ * mh_sepfilter_walk_pairs). */
+static mh_status walk_launch(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_args *b)
 {
-    const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
     walk_params p = {};
     p.rows = (long long)d->rows, p.cols = (long long)d->cols, p.image_values = p.rows * p.cols;
@@ -381,8 +409,12 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     p.cval = (float)d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
+    if (b) {
+        p.dev_u2 = mh_sepfilter_kernel_taps(&b->d.vertical, b->vtaps_on_device, p.u2);
+        p.dev_v2 = mh_sepfilter_kernel_taps(&b->d.horizontal, b->htaps_on_device, p.v2);
+    }
     size_t smem = 0;
-    const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, (4 - p.ah % 4) % 4, &smem);
+    const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, (4 - p.ah % 4) % 4, b ? 2 : 1, &smem);
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         walk_params q = p;
@@ -395,6 +427,8 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
     });
 }
 
+static mh_status walk_run(mh_context *ctx, const mh_args *x) { return walk_launch(ctx, &x->sepfilter, NULL); }
+
 static const mh_row rows[] = {
     {{"sepfilter/walk", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 12, "global+shared+registers", "ours",
       "float32 gray: a block walks down 128 columns, the rows its vertical pass reads in a shared ring"},
@@ -402,3 +436,21 @@ static const mh_row rows[] = {
 };
 
 MH_ROW_GROUP(mh_sepfilter_walk_rows, rows)
+
+/* Two axes' geometry alike: taps' counts, origins, modes and divisors. */
+static int same_axis(const mh_sepfilter_axis *x, const mh_sepfilter_axis *y)
+{
+    return x->ntaps == y->ntaps && x->origin == y->origin && x->mode == y->mode && x->divisor == y->divisor;
+}
+
+int mh_sepfilter_walk_pairs(const mh_row *ra, const mh_row *rb, const mh_sepfilter_args *a, const mh_sepfilter_args *b)
+{
+    return ra == &rows[0] && rb == &rows[0] && mh_sepfilter_run_order(a) == MH_SEPFILTER_VERTICAL_FIRST &&
+           mh_sepfilter_run_order(b) == MH_SEPFILTER_VERTICAL_FIRST && same_axis(&a->d.vertical, &b->d.vertical) &&
+           same_axis(&a->d.horizontal, &b->d.horizontal) && a->d.cval == b->d.cval;
+}
+
+mh_status mh_sepfilter_walk_pair(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_args *b)
+{
+    return walk_launch(ctx, a, b);
+}
