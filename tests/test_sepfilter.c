@@ -782,8 +782,7 @@ static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const m
 /* walk against the CPU row on float32 images of one channel: every order, mode per axis, origins
  * at both limits, cval NaN and not, divisors; shapes off its 128 columns and 16-row steps, stacks
  * (one of 65537 images), and images of several segments (rows a block walks) and column tiles; auto picks it for two
- * axes of at most sepfilter_walk_max_taps a pass, for longer passes on at most
- * sepfilter_walk_long_max_outputs and along the rows alone, fused for the others. */
+ * axes of at most sepfilter_walk_max_taps a pass and along the rows alone, fused for the others. */
 static void check_walk(mh_context *cpu, mh_context *gpu)
 {
     static const size_t shapes[][3] = {{1, 1, 1}, {1, 9, 1}, {1, 1, 7}, {3, 5, 3}, {1, 37, 517}, {1, 300, 101},
@@ -821,14 +820,13 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
             const int two_axes = !(p.d.horizontal.ntaps == 1 && p.d.horizontal.taps[0] == 1.0f &&
                                    p.d.horizontal.divisor == 1);
             /* auto's rule: walk for the rows alone (the vertical axis the identity, passes not summed),
-             * else walk for short passes or small images and fused past both */
+             * else walk within sepfilter_walk_max_taps a pass and fused past it */
             const mh_auto_rules *r = gpu->rules;
             const int rows_alone = p.d.order != MH_SEPFILTER_SUM && p.d.vertical.ntaps == 1 &&
                                    p.d.vertical.taps[0] == 1.0f && p.d.vertical.divisor == 1;
             const int short_taps = taps[k][0] <= (size_t)r->sepfilter_walk_max_taps &&
                                    taps[k][1] <= (size_t)r->sepfilter_walk_max_taps;
-            const int small = (double)values <= r->sepfilter_walk_long_max_outputs;
-            const char *expected = rows_alone || short_taps || small ? "sepfilter/walk" : "sepfilter/fused";
+            const char *expected = rows_alone || short_taps ? "sepfilter/walk" : "sepfilter/fused";
             CHECK(!two_axes || (mh_sepfilter_select(gpu, &p.d, &chosen) == MH_OK && chosen &&
                                 !strcmp(chosen->name, expected)),
                   "walk case %zu: auto runs %s, not %s", (size_t)seed, chosen ? chosen->name : "nothing", expected);

@@ -204,12 +204,11 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
 }
 
-/* walk before fused for float32 gray images whose passes are short (the device's
- * sepfilter_walk_max_taps): its ring of shared rows wins where a pass's window is small, fused's
- * tiles where it is long, once there are enough of them; on images small enough
- * (sepfilter_walk_long_max_outputs) fused's few tiles leave most of the GPU idle and walk runs
- * longer passes first too. A filter along the rows alone runs no vertical window: every filter
- * walk takes goes to it. Where why is not NULL, the rule with this call's numbers. */
+/* walk before fused for float32 gray images whose passes are at most the device's
+ * sepfilter_walk_max_taps (on the H200 walk's own limit: its ring of shared rows ran every filter
+ * it takes at least as fast as fused's tiles, and far faster on small images, where fused's tiles
+ * are too few to fill the GPU). A filter along the rows alone runs no vertical window: every
+ * filter walk takes goes to it. Where why is not NULL, the rule with this call's numbers. */
 static int walk_first(const mh_auto_rules *r, const mh_args *a, char *why, size_t len)
 {
     const mh_sepfilter_desc *d = &a->sepfilter.d;
@@ -218,22 +217,15 @@ static int walk_first(const mh_auto_rules *r, const mh_args *a, char *why, size_
         return 1;
     }
     const size_t most = (size_t)r->sepfilter_walk_max_taps;
-    const int short_passes = d->vertical.ntaps <= most && d->horizontal.ntaps <= most;
-    const double outputs = (double)d->batch * (double)d->rows * (double)d->cols;
-    const int small = outputs <= r->sepfilter_walk_long_max_outputs;
-    if (why && short_passes)
-        snprintf(why, len, "passes of %zu and %zu taps, within sepfilter_walk_max_taps (%zu): walk before fused",
-                 d->vertical.ntaps, d->horizontal.ntaps, most);
-    else if (why)
-        snprintf(why, len, "passes of %zu and %zu taps, past sepfilter_walk_max_taps (%zu), on %.0f outputs, %s "
-                 "sepfilter_walk_long_max_outputs (%.0f): %s", d->vertical.ntaps, d->horizontal.ntaps, most, outputs,
-                 small ? "at most" : "more than", r->sepfilter_walk_long_max_outputs,
-                 small ? "walk before fused" : "fused, no walk");
-    return short_passes || small;
+    const int walk = d->vertical.ntaps <= most && d->horizontal.ntaps <= most;
+    if (why)
+        snprintf(why, len, "passes of %zu and %zu taps, %s sepfilter_walk_max_taps (%zu): %s", d->vertical.ntaps,
+                 d->horizontal.ntaps, walk ? "within" : "past", most, walk ? "walk before fused" : "fused, no walk");
+    return walk;
 }
 
 /* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
- * float32 gray images of short filters, of small images or along the rows alone (walk_first), the fused kernel for
+ * float32 gray images of filters it takes or along the rows alone (walk_first), the fused kernel for
  * the others; a call computed in float64, which walk and fused refuse, on fused64 (two-pass
  * where its tile does not fit, past 64 taps, for device taps and for summed passes); the OpenMP
  * loops on the CPU. */
