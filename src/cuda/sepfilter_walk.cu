@@ -32,6 +32,8 @@
 #include "common.cuh"
 #include "tile_io.cuh"
 
+#include <string.h>
+
 enum { WALK_THREADS = 256, WALK_COLS = 128, WALK_STEP = 16, WALK_RV = 8, WALK_MAX_TAPS = 32, WALK_MIN_SEGMENT = 32 };
 
 struct walk_params {
@@ -341,21 +343,36 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
 
 typedef void (*walk_fn)(const walk_params);
 
-template <int KMAX>
-static walk_fn kernel_of(int pad, int terms, size_t *smem)
+/* The kernel for taps up to kmax a pass, PAD pad and TERMS terms. The two terms' instances are
+ * built in a translation unit of their own, so that neither compile is long (all 24 in one unit
+ * compiled in twice the time of the 12): sepfilter_walk_pairs.cu includes this file with
+ * MH_SEPFILTER_WALK_PAIRS_UNIT set and builds them; this unit builds the others and the host
+ * code. */
+template <int KMAX, int TERMS>
+static walk_fn kernel_of(int pad, size_t *smem)
 {
-    static const walk_fn pads[2][4] = {
-        {walk_kernel<KMAX, 0, 1>, walk_kernel<KMAX, 1, 1>, walk_kernel<KMAX, 2, 1>, walk_kernel<KMAX, 3, 1>},
-        {walk_kernel<KMAX, 0, 2>, walk_kernel<KMAX, 1, 2>, walk_kernel<KMAX, 2, 2>, walk_kernel<KMAX, 3, 2>}};
+    static const walk_fn pads[4] = {walk_kernel<KMAX, 0, TERMS>, walk_kernel<KMAX, 1, TERMS>,
+                                    walk_kernel<KMAX, 2, TERMS>, walk_kernel<KMAX, 3, TERMS>};
     *smem = walk_shape<KMAX>::FLOATS * sizeof(float);
-    return pads[terms - 1][pad];
+    return pads[pad];
 }
+
+template <int TERMS>
+static walk_fn kernel_for_terms(int kmax, int pad, size_t *smem)
+{
+    return kmax <= 8    ? kernel_of<8, TERMS>(pad, smem)
+           : kmax <= 16 ? kernel_of<16, TERMS>(pad, smem)
+                        : kernel_of<WALK_MAX_TAPS, TERMS>(pad, smem);
+}
+
+walk_fn mh_sepfilter_walk_pair_kernel(int kmax, int pad, size_t *smem);
+#ifdef MH_SEPFILTER_WALK_PAIRS_UNIT
+walk_fn mh_sepfilter_walk_pair_kernel(int kmax, int pad, size_t *smem) { return kernel_for_terms<2>(kmax, pad, smem); }
+#else
 
 static walk_fn kernel_for(int kmax, int pad, int terms, size_t *smem)
 {
-    return kmax <= 8    ? kernel_of<8>(pad, terms, smem)
-           : kmax <= 16 ? kernel_of<16>(pad, terms, smem)
-                        : kernel_of<WALK_MAX_TAPS>(pad, terms, smem);
+    return terms == 2 ? mh_sepfilter_walk_pair_kernel(kmax, pad, smem) : kernel_for_terms<1>(kmax, pad, smem);
 }
 
 static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t len)
@@ -443,14 +460,16 @@ static int same_axis(const mh_sepfilter_axis *x, const mh_sepfilter_axis *y)
     return x->ntaps == y->ntaps && x->origin == y->origin && x->mode == y->mode && x->divisor == y->divisor;
 }
 
+/* cval is compared by its bits: a NaN cval, which == never matches, pairs with the same NaN. */
 int mh_sepfilter_walk_pairs(const mh_row *ra, const mh_row *rb, const mh_sepfilter_args *a, const mh_sepfilter_args *b)
 {
     return ra == &rows[0] && rb == &rows[0] && mh_sepfilter_run_order(a) == MH_SEPFILTER_VERTICAL_FIRST &&
            mh_sepfilter_run_order(b) == MH_SEPFILTER_VERTICAL_FIRST && same_axis(&a->d.vertical, &b->d.vertical) &&
-           same_axis(&a->d.horizontal, &b->d.horizontal) && a->d.cval == b->d.cval;
+           same_axis(&a->d.horizontal, &b->d.horizontal) && !memcmp(&a->d.cval, &b->d.cval, sizeof a->d.cval);
 }
 
 mh_status mh_sepfilter_walk_pair(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_args *b)
 {
     return walk_launch(ctx, a, b);
 }
+#endif
