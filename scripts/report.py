@@ -19,6 +19,9 @@ Markers, each closed by <!-- /report -->:
                             the whole-array sums)
   <!-- report:histogram:weighted -->  histogram's ladder over its weighted workloads
                             (report:histogram: the counts)
+  <!-- report:OP:rungs -->  OP's rows as the registry of the library built beside this checkout
+                            names them (build/libmemhier.so, or MEMHIER_LIBRARY): memory, source
+                            and what each changes; bold where auto picked it in FILE
   <!-- report:KIND -->      tables of other result files: auto-rules, python-overhead, latency, dask-scaling,
                             dask-one-gpu, matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
@@ -36,7 +39,7 @@ from results import bench_log, is_ours, load, ncu_sections, reduced, reduced_var
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
 OPS = ("conv1d", "conv2d", "transpose", "matmul", "reduce", "histogram")
-MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors|:axis|:weighted)? -->\n.*?<!-- /report -->", re.S)
+MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors|:axis|:weighted|:rungs)? -->\n.*?<!-- /report -->", re.S)
 
 # Ladder tables cut in two where other rows run the other part: reduce's whole-array sums
 # (report:reduce) apart from its reductions along an axis (report:reduce:axis); histogram's
@@ -504,9 +507,43 @@ def floors_table(doc, op):
     return "\n".join(lines)
 
 
+BACKENDS = ("cpu", "cuda", "vendor")
+
+
+def registry(op):
+    """op's rows as the registry of the library built beside this checkout names them
+    (memhier.variants), CPU rows first, then the GPU's by rung, then the vendors'."""
+    os.environ.setdefault("MEMHIER_LIBRARY", str(ROOT / "build/libmemhier.so"))
+    if str(ROOT / "python") not in sys.path:
+        sys.path.insert(0, str(ROOT / "python"))
+    try:
+        import memhier
+    except ImportError as e:
+        sys.exit(f"report: the rungs tables read the library's registry: build it first "
+                 f"(cmake --build build) or set MEMHIER_LIBRARY ({e})")
+    return sorted(memhier.variants(op), key=lambda v: (BACKENDS.index(v.backend), v.rung))
+
+
+def rungs_table(doc, op):
+    """The ladder's rungs from the registry: what the rows are, where the measured tables say
+    how fast; bold where auto picked the row on a workload of the results file."""
+    picked = {a["chose"] for a in doc.get("auto", []) if a["op"] == op}
+    lines = ["| variant | backend | memory | from | what the rung changes |", "| --- | --- | --- | --- | --- |"]
+    for v in registry(op):
+        name = v.name.split("/", 1)[1]
+        what = v.summary + (" (normwise accuracy)" if v.precision == "normwise" else "")
+        lines.append(f"| {f'**{name}**' if v.name in picked else name} | {v.backend} | {v.memory} | {v.source} | "
+                     f"{what} |")
+    lines += ["", f"_The registry's rows (`memhier list {op}`); **bold**: auto's pick on a workload of "
+              f"{doc['device']}'s results file._"]
+    return "\n".join(lines)
+
+
 def table(doc, op, kind):
     if op in SIDE_TABLES:
         return SIDE_TABLES[op]()
+    if kind == ":rungs":
+        return rungs_table(doc, op)
     if kind == ":floors":
         return floors_table(doc, op)
     return peers_table(doc, op) if kind == ":peers" else ladder_table(doc, op, kind)
