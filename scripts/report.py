@@ -518,7 +518,7 @@ def registry(op):
         sys.path.insert(0, str(ROOT / "python"))
     try:
         import memhier
-    except ImportError as e:
+    except (ImportError, OSError) as e:  # OSError: no library at MEMHIER_LIBRARY's path
         sys.exit(f"report: the rungs tables read the library's registry: build it first "
                  f"(cmake --build build) or set MEMHIER_LIBRARY ({e})")
     return sorted(memhier.variants(op), key=lambda v: (BACKENDS.index(v.backend), v.rung))
