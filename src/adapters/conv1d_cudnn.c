@@ -1,6 +1,7 @@
 /* conv1d/cudnn: the vendor baseline a deep-learning user reaches for, cuDNN's convolution
  * on a 1 x n image with a 1 x k filter (cudnn_conv.c: FP32, TF32 off, the fastest by a timed search). */
 #include "cudnn_conv.h"
+#include "vendor_rows.h"
 
 static int cudnn_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
@@ -15,9 +16,7 @@ static mh_status cudnn_run(mh_context *ctx, const mh_args *x)
 }
 
 static const mh_row rows[] = {
-    {{"conv1d/cudnn", MH_OP_CONV1D, MH_BACKEND_VENDOR, 10, "vendor", "cuDNN",
-      "cudnnConvolutionForward, 1-row 2-D convolution, FP32 (TF32 off), fastest non-Winograd algorithm, timed once per shape"},
-     cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN, NULL, MH_ROW_NORMWISE},
+    {MH_CONV1D_CUDNN_INFO, cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN, NULL, MH_CONV1D_CUDNN_FLAGS},
 };
 
 MH_ROW_GROUP(mh_conv1d_cudnn_rows, rows)

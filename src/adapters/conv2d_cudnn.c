@@ -1,6 +1,7 @@
 /* conv2d/cudnn: cuDNN's convolution on one 1-channel image (cudnn_conv.c: FP32, TF32 off,
  * the fastest algorithm for the shape by a timed search). */
 #include "cudnn_conv.h"
+#include "vendor_rows.h"
 
 static int cudnn_supports(const mh_context *ctx, const mh_args *x, char *why, size_t len)
 {
@@ -17,9 +18,7 @@ static mh_status cudnn_run(mh_context *ctx, const mh_args *x)
 }
 
 static const mh_row rows[] = {
-    {{"conv2d/cudnn", MH_OP_CONV2D, MH_BACKEND_VENDOR, 11, "vendor", "cuDNN",
-      "cudnnConvolutionForward on one channel, FP32 (TF32 off), fastest non-Winograd algorithm, timed once per shape"},
-     cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN, NULL, MH_ROW_LARGE_FILTERS | MH_ROW_NORMWISE},
+    {MH_CONV2D_CUDNN_INFO, cudnn_supports, cudnn_run, NULL, 0, MH_LIB_CUDNN, NULL, MH_CONV2D_CUDNN_FLAGS},
 };
 
 MH_ROW_GROUP(mh_conv2d_cudnn_rows, rows)

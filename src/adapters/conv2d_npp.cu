@@ -9,6 +9,7 @@
 #include "../cuda/common.cuh"
 #define MH_VENDOR_NPP_API
 #include "vendor_lib.h"
+#include "vendor_rows.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -103,9 +104,7 @@ static mh_status npp_run(mh_context *ctx, const mh_args *x)
 }
 
 static const mh_row rows[] = {
-    {{"conv2d/npp", MH_OP_CONV2D, MH_BACKEND_VENDOR, 12, "vendor", "NPP",
-      "nppiFilter_32f_C1R; zero padding by a padded copy (NPP's borders only replicate)"},
-     npp_supports, npp_run, NULL, 0, MH_LIB_NPP},
+    {MH_CONV2D_NPP_INFO, npp_supports, npp_run, NULL, 0, MH_LIB_NPP, NULL, MH_CONV2D_NPP_FLAGS},
 };
 
 MH_ROW_GROUP(mh_conv2d_npp_rows, rows)

@@ -13,6 +13,7 @@
 #define MH_VENDOR_NPP_API
 #endif
 #include "vendor_lib.h"
+#include "vendor_rows.h"
 
 #include "vendor_libs.h"
 
@@ -153,6 +154,17 @@ mh_status mh_vendor_need(mh_context *ctx, mh_vendor_lib lib)
 {
     char why[512];
     return mh_vendor_open(lib, why, sizeof why) ? MH_OK : mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s", why);
+}
+
+int mh_absent_supports(const char *library, const char *files, char *why, size_t len)
+{
+    snprintf(why, len, "this build of memhier has no %s (%s were not found when it was built)", library, files);
+    return 0;
+}
+
+mh_status mh_absent_run(mh_context *ctx, const char *library)
+{
+    return mh_fail(ctx, MH_ERR_UNSUPPORTED, "this build of memhier has no %s", library);
 }
 
 const char *mh_vendor_name(mh_vendor_lib lib)

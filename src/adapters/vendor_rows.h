@@ -1,0 +1,32 @@
+/* The vendor rows whose libraries a build may lack (cuDNN, NPP): their registry entries, the same
+ * in every build. Where the library was found at build time, conv1d_cudnn.c, conv2d_cudnn.c and
+ * conv2d_npp.cu run them; where it was not, cudnn_absent.c and npp_absent.c keep them in the
+ * registry refusing every call by name, so that the registry, `memhier list` and the texts made
+ * from it (the README's ladders, the lists of rows that take a call) are one list on every
+ * machine. */
+#ifndef MH_VENDOR_ROWS_H
+#define MH_VENDOR_ROWS_H
+
+#define MH_CONV1D_CUDNN_INFO                                                                                        \
+    {"conv1d/cudnn", MH_OP_CONV1D, MH_BACKEND_VENDOR, 10, "vendor", "cuDNN",                                        \
+     "cudnnConvolutionForward, 1-row 2-D convolution, FP32 (TF32 off), fastest non-Winograd algorithm, timed once " \
+     "per shape"}
+#define MH_CONV1D_CUDNN_FLAGS MH_ROW_NORMWISE
+
+#define MH_CONV2D_CUDNN_INFO                                                                                        \
+    {"conv2d/cudnn", MH_OP_CONV2D, MH_BACKEND_VENDOR, 11, "vendor", "cuDNN",                                        \
+     "cudnnConvolutionForward on one channel, FP32 (TF32 off), fastest non-Winograd algorithm, timed once per "     \
+     "shape"}
+#define MH_CONV2D_CUDNN_FLAGS (MH_ROW_LARGE_FILTERS | MH_ROW_NORMWISE)
+
+#define MH_CONV2D_NPP_INFO                                                                                          \
+    {"conv2d/npp", MH_OP_CONV2D, MH_BACKEND_VENDOR, 12, "vendor", "NPP",                                            \
+     "nppiFilter_32f_C1R; zero padding by a padded copy (NPP's borders only replicate)"}
+#define MH_CONV2D_NPP_FLAGS 0
+
+/* The refusal of a row whose library this build lacks: why names the library and the files
+ * that were not found (supports() returns it); mh_absent_run's error names the library. */
+int mh_absent_supports(const char *library, const char *files, char *why, size_t len);
+mh_status mh_absent_run(mh_context *ctx, const char *library);
+
+#endif
