@@ -226,6 +226,23 @@ int mh_variant_is_reduced_precision(const mh_variant_info *info);
  * against the TF32 bound). */
 mh_precision mh_variant_precision(const mh_variant_info *info);
 
+/* The calls a variant takes past its op's plain float32 one, as bits (the op's other variants
+ * refuse such a call, naming the ones that take it). */
+enum {
+    MH_TAKES_IMAGE_DTYPES = 1u << 2,  /* conv2d's typed images (mh_conv2d_typed) */
+    MH_TAKES_LARGE_FILTERS = 1u << 3, /* conv2d filters past MH_CONV2D_DIRECT_MAX_K a side */
+    MH_TAKES_ANY_REDUCTION = 1u << 4, /* every reduction of mh_reduce, not only the float32 sum */
+    MH_TAKES_WEIGHTS = 1u << 5,       /* weighted histograms (mh_histogram_weighted) */
+    MH_TAKES_FLOAT64 = 1u << 8,       /* float64 calls (mh_matmul_typed's, mh_conv2d_float64's) */
+    MH_TAKES_FLOAT16 = 1u << 9,       /* matmul's float16 calls */
+    MH_TAKES_BFLOAT16 = 1u << 10,     /* matmul's bfloat16 calls */
+    MH_TAKES_BORDER_MODES = 1u << 11, /* conv1d's and conv2d's boundary modes (bordered calls) */
+    MH_TAKES_SCIPY_SUMS = 1u << 12    /* sepfilter's float64 sums in scipy's order */
+};
+unsigned mh_variant_takes(const mh_variant_info *info);
+/* A MH_TAKES_ bit's name ("border modes", "float64", ...); NULL for any other value. */
+const char *mh_takes_name(unsigned bit);
+
 size_t mh_variant_count(mh_op op);
 const mh_variant_info *mh_variant(mh_op op, size_t index); /* NULL past the end */
 /* Looks up "conv1d/smem"; NULL when no variant has that name. */

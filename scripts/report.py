@@ -22,6 +22,9 @@ Markers, each closed by <!-- /report -->:
   <!-- report:OP:rungs -->  OP's rows as the registry of the library built beside this checkout
                             names them (build/libmemhier.so, or MEMHIER_LIBRARY): memory, source
                             and what each changes; bold where auto picked it in FILE
+  <!-- report:OP:takes-WHAT -->  the rows of OP that take WHAT ("border-modes", "float64",
+                            "scipy-sums", ...: mh_takes_name's names) and the ones that refuse it,
+                            from the same registry
   <!-- report:KIND -->      tables of other result files: auto-rules, python-overhead, latency, dask-scaling,
                             dask-one-gpu, matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
@@ -39,7 +42,8 @@ from results import bench_log, is_ours, load, ncu_sections, reduced, reduced_var
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RESULTS = ROOT / "bench/results/NVIDIA_H100_80GB_HBM3.json"
 OPS = ("conv1d", "conv2d", "transpose", "matmul", "reduce", "histogram")
-MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors|:axis|:weighted|:rungs)? -->\n.*?<!-- /report -->", re.S)
+MARKER = re.compile(r"<!-- report:([a-z0-9-]+)(:peers|:floors|:axis|:weighted|:rungs|:takes-[a-z0-9-]+)? -->\n.*?"
+                    r"<!-- /report -->", re.S)
 
 # Ladder tables cut in two where other rows run the other part: reduce's whole-array sums
 # (report:reduce) apart from its reductions along an axis (report:reduce:axis); histogram's
@@ -539,11 +543,25 @@ def rungs_table(doc, op):
     return "\n".join(lines)
 
 
+def takers_text(op, what):
+    """Which rows of op take `what` (a name of mh_takes_name's) and which refuse it, as the
+    registry's flags say."""
+    rows = registry(op)
+    taking = [v.name.split("/", 1)[1] for v in rows if what in v.takes]
+    others = [v.name.split("/", 1)[1] for v in rows if what not in v.takes]
+    if not taking:
+        sys.exit(f"report: no row of {op} takes '{what}': a marker names a flag no row has")
+    return (f"_The rows of {op} that take {what}: {', '.join(taking)}; the others ({', '.join(others)}) refuse "
+            "such a call and name these (the registry's flags: `memhier.variants()`'s `takes`)._")
+
+
 def table(doc, op, kind):
     if op in SIDE_TABLES:
         return SIDE_TABLES[op]()
     if kind == ":rungs":
         return rungs_table(doc, op)
+    if kind.startswith(":takes-"):
+        return takers_text(op, kind[len(":takes-"):].replace("-", " "))
     if kind == ":floors":
         return floors_table(doc, op)
     return peers_table(doc, op) if kind == ":peers" else ladder_table(doc, op, kind)

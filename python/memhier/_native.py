@@ -118,6 +118,8 @@ _PROTOTYPES = {
     "mh_measure_ceilings": (_I, [c_ctx, ctypes.POINTER(Ceilings)]),
     "mh_variant_is_demonstration": (_I, [ctypes.POINTER(VariantInfo)]),
     "mh_variant_is_reduced_precision": (_I, [ctypes.POINTER(VariantInfo)]),
+    "mh_variant_takes": (ctypes.c_uint, [ctypes.POINTER(VariantInfo)]),
+    "mh_takes_name": (_C, [ctypes.c_uint]),
     "mh_variant_count": (_S, [_I]),
     "mh_variant": (ctypes.POINTER(VariantInfo), [_I, _S]),
     "mh_conv1d_out_len": (_S, [_S, _S, _I]),

@@ -22,6 +22,7 @@ class Variant(NamedTuple):
     demonstration: bool  # wrong by design (histogram/racy): auto never picks it
     reduced_precision: bool  # TF32 products (matmul/tf32): auto never picks it
     precision: str  # the contract its results keep: 'per-element', or 'normwise' (the FFT rows)
+    takes: tuple  # the calls it takes past its op's plain float32 one ('border modes', 'float64', ...)
 
 
 def _variant(info_ptr):
@@ -29,7 +30,12 @@ def _variant(info_ptr):
     return Variant(v.name.decode(), _native.OPS[v.op], _native.BACKENDS[v.backend], v.rung, v.memory.decode(),
                    v.source.decode(), v.summary.decode(), bool(lib.mh_variant_is_demonstration(info_ptr)),
                    bool(lib.mh_variant_is_reduced_precision(info_ptr)),
-                   _PRECISION_NAMES[lib.mh_variant_precision(info_ptr)])
+                   _PRECISION_NAMES[lib.mh_variant_precision(info_ptr)], _takes(lib.mh_variant_takes(info_ptr)))
+
+
+def _takes(bits):
+    """The names of the MH_TAKES_ bits set in bits, as the library names them."""
+    return tuple(lib.mh_takes_name(1 << b).decode() for b in range(32) if bits >> b & 1)
 
 
 _PRECISION_NAMES = {code: name for name, code in _native.PRECISIONS.items()}

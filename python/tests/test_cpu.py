@@ -196,6 +196,12 @@ def test_registry_and_select():
     racy = [v for v in memhier.variants("histogram") if v.demonstration]
     assert [v.name for v in racy] == ["histogram/racy"]
     assert {v.name for v in memhier.variants("matmul") if v.reduced_precision} >= {"matmul/tf32"}
+    takes = {v.name: v.takes for v in memhier.variants()}
+    assert "border modes" in takes["conv2d/regtile"] and "border modes" not in takes["conv2d/shared"]
+    assert "scipy sums" in takes["sepfilter/fused64"] and "scipy sums" not in takes["sepfilter/walk"]
+    assert takes["conv2d/float64"] == ("float64", "border modes") and takes["transpose/naive"] == ()
+    # the vendor rows whose libraries a build may lack are in every build's registry (refusing where absent)
+    assert {"conv1d/cudnn", "conv2d/cudnn", "conv2d/npp"} <= set(takes)
     assert len(memhier.variants()) == sum(len(memhier.variants(op)) for op in
                                           ("conv1d", "conv2d", "transpose", "coalescing", "matmul", "reduce",
                                            "histogram", "sepfilter"))

@@ -320,7 +320,8 @@ typedef struct mh_row {
     /* Rows whose configuration depends on the problem: the one the args' configuration runs as
      * (the name auto's rule picks for "auto"), for `explain` and the tests. NULL elsewhere. */
     const char *(*config_for)(const mh_context *ctx, const mh_args *a);
-    /* MH_ROW_* flags: what auto, the tests and the bench must know of the row */
+    /* MH_ROW_* flags: what auto, the tests and the bench must know of the row (the calls it
+     * takes are the public MH_TAKES_* bits, mh_variant_takes) */
     unsigned flags;
 } mh_row;
 
@@ -332,29 +333,29 @@ enum {
      * TF32 bound */
     MH_ROW_REDUCED_PRECISION = 1u << 1,
     /* reads and writes conv2d's typed images (mh_conv2d_typed): other rows refuse such calls */
-    MH_ROW_IMAGE_DTYPES = 1u << 2,
+    MH_ROW_IMAGE_DTYPES = MH_TAKES_IMAGE_DTYPES,
     /* takes conv2d filters past MH_CONV2D_DIRECT_MAX_K a side: other rows refuse them */
-    MH_ROW_LARGE_FILTERS = 1u << 3,
+    MH_ROW_LARGE_FILTERS = MH_TAKES_LARGE_FILTERS,
     /* takes every reduction (kinds, dtypes, axes), not only the whole-array float32 sum */
-    MH_ROW_ANY_REDUCTION = 1u << 4,
+    MH_ROW_ANY_REDUCTION = MH_TAKES_ANY_REDUCTION,
     /* takes weighted histograms (mh_histogram_weighted); WEIGHTED_ONLY: and nothing else */
-    MH_ROW_WEIGHTS = 1u << 5,
+    MH_ROW_WEIGHTS = MH_TAKES_WEIGHTS,
     MH_ROW_WEIGHTED_ONLY = 1u << 6,
     /* its error is bounded normwise (FFT rounding spread over a tile or segment), not per
      * output: auto skips it under MH_PRECISION_PER_ELEMENT */
     MH_ROW_NORMWISE = 1u << 7,
     /* computes float64 calls (mh_matmul_typed's, mh_conv2d_float64's): other rows refuse them */
-    MH_ROW_FLOAT64 = 1u << 8,
+    MH_ROW_FLOAT64 = MH_TAKES_FLOAT64,
     /* computes matmul's float16 calls (float16 in and out, FP32 accumulation): other rows refuse them */
-    MH_ROW_FLOAT16 = 1u << 9,
+    MH_ROW_FLOAT16 = MH_TAKES_FLOAT16,
     /* computes matmul's bfloat16 calls (bfloat16 in and out, FP32 accumulation): other rows refuse them */
-    MH_ROW_BFLOAT16 = 1u << 10,
+    MH_ROW_BFLOAT16 = MH_TAKES_BFLOAT16,
     /* applies conv1d's and conv2d's boundary modes (their bordered calls): other rows pad with
      * zeros only and refuse them (mh_zero_pad_only names the rows flagged) */
-    MH_ROW_BORDER_MODES = 1u << 11,
+    MH_ROW_BORDER_MODES = MH_TAKES_BORDER_MODES,
     /* adds sepfilter's float64 products in scipy's order (MH_SEPFILTER_SUMS_SCIPY): other rows
      * refuse such calls */
-    MH_ROW_SCIPY_SUMS = 1u << 12,
+    MH_ROW_SCIPY_SUMS = MH_TAKES_SCIPY_SUMS,
 };
 
 /* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),

@@ -63,6 +63,30 @@ mh_precision mh_variant_precision(const mh_variant_info *info)
     return info && (mh_row_of(info)->flags & MH_ROW_NORMWISE) ? MH_PRECISION_NORMWISE : MH_PRECISION_PER_ELEMENT;
 }
 
+unsigned mh_variant_takes(const mh_variant_info *info)
+{
+    static const unsigned all = MH_TAKES_IMAGE_DTYPES | MH_TAKES_LARGE_FILTERS | MH_TAKES_ANY_REDUCTION |
+                                MH_TAKES_WEIGHTS | MH_TAKES_FLOAT64 | MH_TAKES_FLOAT16 | MH_TAKES_BFLOAT16 |
+                                MH_TAKES_BORDER_MODES | MH_TAKES_SCIPY_SUMS;
+    return info ? mh_row_of(info)->flags & all : 0u;
+}
+
+const char *mh_takes_name(unsigned bit)
+{
+    switch (bit) {
+    case MH_TAKES_IMAGE_DTYPES: return "image dtypes";
+    case MH_TAKES_LARGE_FILTERS: return "large filters";
+    case MH_TAKES_ANY_REDUCTION: return "any reduction";
+    case MH_TAKES_WEIGHTS: return "weights";
+    case MH_TAKES_FLOAT64: return "float64";
+    case MH_TAKES_FLOAT16: return "float16";
+    case MH_TAKES_BFLOAT16: return "bfloat16";
+    case MH_TAKES_BORDER_MODES: return "border modes";
+    case MH_TAKES_SCIPY_SUMS: return "scipy sums";
+    default: return NULL;
+    }
+}
+
 const char *mh_rows_with(mh_op op, unsigned flags, char *buf, size_t len)
 {
     size_t used = 0, count = 0, total = 0;
