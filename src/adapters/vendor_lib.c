@@ -156,15 +156,17 @@ mh_status mh_vendor_need(mh_context *ctx, mh_vendor_lib lib)
     return mh_vendor_open(lib, why, sizeof why) ? MH_OK : mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s", why);
 }
 
-int mh_absent_supports(const char *library, const char *files, char *why, size_t len)
+int mh_absent_supports(const mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
-    snprintf(why, len, "this build of memhier has no %s (%s were not found when it was built)", library, files);
+    (void)ctx, (void)a;
+    snprintf(why, len, "memhier was built without this row's library");
     return 0;
 }
 
-mh_status mh_absent_run(mh_context *ctx, const char *library)
+mh_status mh_absent_run(mh_context *ctx, const mh_args *a)
 {
-    return mh_fail(ctx, MH_ERR_UNSUPPORTED, "this build of memhier has no %s", library);
+    (void)a;
+    return mh_fail(ctx, MH_ERR_UNSUPPORTED, "memhier was built without this row's library");
 }
 
 const char *mh_vendor_name(mh_vendor_lib lib)

@@ -1,9 +1,10 @@
 /* The vendor rows whose libraries a build may lack (cuDNN, NPP): their registry entries, the same
  * in every build. Where the library was found at build time, conv1d_cudnn.c, conv2d_cudnn.c and
  * conv2d_npp.cu run them; where it was not, cudnn_absent.c and npp_absent.c keep them in the
- * registry refusing every call by name, so that the registry, `memhier list` and the texts made
- * from it (the README's ladders, the lists of rows that take a call) are one list on every
- * machine. */
+ * registry, needing their library as the built rows do, so that the dispatcher refuses every call
+ * by name the way it refuses a library that cannot be loaded (vendor_lib.c: "memhier was built
+ * without cuDNN's headers"). The registry, `memhier list` and the texts made from it (the README's
+ * ladders, the lists of rows that take a call) are then one list on every machine. */
 #ifndef MH_VENDOR_ROWS_H
 #define MH_VENDOR_ROWS_H
 
@@ -24,9 +25,10 @@
      "nppiFilter_32f_C1R; zero padding by a padded copy (NPP's borders only replicate)"}
 #define MH_CONV2D_NPP_FLAGS 0
 
-/* The refusal of a row whose library this build lacks: why names the library and the files
- * that were not found (supports() returns it); mh_absent_run's error names the library. */
-int mh_absent_supports(const char *library, const char *files, char *why, size_t len);
-mh_status mh_absent_run(mh_context *ctx, const char *library);
+/* supports() and run() of a row whose library this build lacks: never reached through the
+ * dispatcher or mh_run_row, which open the row's library first and refuse there; they refuse
+ * too. */
+int mh_absent_supports(const mh_context *ctx, const mh_args *a, char *why, size_t len);
+mh_status mh_absent_run(mh_context *ctx, const mh_args *a);
 
 #endif
