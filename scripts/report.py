@@ -528,13 +528,18 @@ def registry(op):
     return sorted(memhier.variants(op), key=lambda v: (BACKENDS.index(v.backend), v.rung))
 
 
+def row_name(v):
+    """A registry row's name without its op ("regtile" for "conv2d/regtile")."""
+    return v.name.split("/", 1)[1]
+
+
 def rungs_table(doc, op):
     """The ladder's rungs from the registry: what the rows are, where the measured tables say
     how fast; bold where auto picked the row on a workload of the results file."""
     picked = {a["chose"] for a in doc.get("auto", []) if a["op"] == op}
     lines = ["| variant | backend | memory | from | what the rung changes |", "| --- | --- | --- | --- | --- |"]
     for v in registry(op):
-        name = v.name.split("/", 1)[1]
+        name = row_name(v)
         what = v.summary + (" (normwise accuracy)" if v.precision == "normwise" else "")
         lines.append(f"| {f'**{name}**' if v.name in picked else name} | {v.backend} | {v.memory} | {v.source} | "
                      f"{what} |")
@@ -547,8 +552,8 @@ def takers_text(op, what):
     """Which rows of op take `what` (a name of mh_takes_name's) and which refuse it, as the
     registry's flags say."""
     rows = registry(op)
-    taking = [v.name.split("/", 1)[1] for v in rows if what in v.takes]
-    others = [v.name.split("/", 1)[1] for v in rows if what not in v.takes]
+    taking = [row_name(v) for v in rows if what in v.takes]
+    others = [row_name(v) for v in rows if what not in v.takes]
     if not taking:
         sys.exit(f"report: no row of {op} takes '{what}': a marker names a flag no row has")
     return (f"_The rows of {op} that take {what}: {', '.join(taking)}; the others ({', '.join(others)}) refuse "

@@ -65,10 +65,11 @@ mh_precision mh_variant_precision(const mh_variant_info *info)
 
 unsigned mh_variant_takes(const mh_variant_info *info)
 {
-    static const unsigned all = MH_TAKES_IMAGE_DTYPES | MH_TAKES_LARGE_FILTERS | MH_TAKES_ANY_REDUCTION |
-                                MH_TAKES_WEIGHTS | MH_TAKES_FLOAT64 | MH_TAKES_FLOAT16 | MH_TAKES_BFLOAT16 |
-                                MH_TAKES_BORDER_MODES | MH_TAKES_SCIPY_SUMS;
-    return info ? mh_row_of(info)->flags & all : 0u;
+    if (!info) return 0u;
+    unsigned takes = 0u; /* the row's flags that are MH_TAKES_ bits: those mh_takes_name names */
+    for (unsigned b = 0; b < 32; ++b)
+        if ((mh_row_of(info)->flags >> b & 1u) && mh_takes_name(1u << b)) takes |= 1u << b;
+    return takes;
 }
 
 const char *mh_takes_name(unsigned bit)
