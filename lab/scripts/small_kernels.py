@@ -10,12 +10,14 @@ usage (a GPU machine):
       --cache-control none --clock-control none --metrics gpu__time_duration.sum --csv \
       python3 lab/scripts/small_kernels.py > kernels.csv
   python3 lab/scripts/small_kernels.py --table kernels.csv
+  (SMALL_KERNELS_N=8192 for calls() on images of 8192^2)
   (ncu ... python3 lab/scripts/small_kernels.py --variants > v.csv 2> v.windows;
    python3 lab/scripts/small_kernels.py --windows v.csv v.windows)"""
 import csv
+import os
 import sys
 
-N = 256
+N = int(os.environ.get("SMALL_KERNELS_N", "256"))  # the image side of calls()
 
 
 def calls():
