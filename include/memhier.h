@@ -609,6 +609,12 @@ mh_status mh_histogram_float(mh_context *ctx, const char *variant, const float *
                              double hi, uint64_t *bins, uint64_t *outside);
 mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *in, size_t n, const float *edges,
                              int num_bins, uint64_t *bins, uint64_t *outside);
+/* numpy.histogram(x, num_bins, range=(lo, hi)) whole: mh_histogram_float's counts, and its
+ * edges e[0 .. num_bins] written to edges (num_bins + 1 float32 in the context's memory, apart
+ * from the other buffers) as numpy returns them for float32 data, in the same call (on a GPU,
+ * the launch that zeroes the counts writes them). */
+mh_status mh_histogram_range(mh_context *ctx, const char *variant, const float *in, size_t n, int num_bins, double lo,
+                             double hi, uint64_t *bins, uint64_t *outside, float *edges);
 
 /* Weighted histograms, numpy.histogram(x, ..., weights=w) and numpy.bincount(x, weights=w): each
  * value counted adds its float32 weight w[i] to its bin instead of 1. kind picks the values and

@@ -420,7 +420,77 @@ static void check_refusals(mh_context *ctx, int gpu)
     REFUSED(mh_histogram_float(ctx, NULL, fin, 16, 0, 0.0, 1.0, buf, NULL), "num_bins = 0");
     REFUSED(mh_histogram_edges(ctx, NULL, fin, 16, NULL, 8, buf, NULL), "edges is NULL");
     REFUSED(mh_histogram_edges(ctx, NULL, fin, 16, (const float *)buf, 8, buf + 2, NULL), "overlaps");
+    REFUSED(mh_histogram_range(ctx, NULL, fin, 16, 8, 0.0, 1.0, buf, NULL, NULL), "edges is NULL");
+    REFUSED(mh_histogram_range(ctx, NULL, fin, 16, 8, 0.0, 1.0, buf, NULL, (float *)(buf + 4)), "overlaps");
+    REFUSED(mh_histogram_range(ctx, NULL, fin, 16, 8, 0.0, 1.0, buf, NULL, (float *)(buf + 33)), "overlaps");
+    REFUSED(mh_histogram_range(ctx, NULL, fin, 16, 8, 0.0, 1.0, buf, buf + 20, (float *)(buf + 19)), "overlaps");
+    REFUSED(mh_histogram_range(ctx, NULL, fin, 16, 8, 1.0, 0.0, buf, NULL, (float *)(buf + 16)), "lo must be at most hi");
     test_release(gpu, buf);
+}
+
+/* mh_histogram_range on every row and auto: the counts mh_histogram_float gives and the edges
+ * the host rule gives (core/histogram_rule.h), bit for bit (-0.0 too), with nothing written
+ * beside them; over ranges whose edges take each branch of the rule: an empty range widened, a
+ * step that underflows to 0, a last edge of -0.0, a range of 2^20 bins, huge magnitudes; no
+ * values at all (the edges still written). */
+static void check_range_edges(mh_context *ctx, int gpu)
+{
+    static const struct {
+        int nb;
+        double lo, hi;
+        size_t n;
+    } ranges[] = {{4, 0.0, 1.0, 11},       {7, 3.0, 3.0, 11},          {3, 0.0, 1e-323, 11},
+                  {5, -1.0, -0.0, 11},     {256, -1.0, 1.0, 0},        {1 << 20, -3.5, 1e7, 11},
+                  {9, -3e38, 3e38, 11},    {10, 0.1, 0.7, 11}};
+    static const float x[] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f, -0.0f, 0.3f, NAN, -1e-30f, 3.0f, -0.5f};
+    enum { GUARDS = 4 };
+    const size_t most = (1 << 20) + 1 + 2 * GUARDS;
+    float *dx = test_alloc(gpu, sizeof x), *de = test_alloc(gpu, most * sizeof(float));
+    float *host = malloc(most * sizeof(float)), *want = malloc(most * sizeof(float));
+    uint64_t *counts = test_alloc(gpu, ((1 << 20) + 1) * sizeof *counts), *ref = test_alloc(gpu, ((1 << 20) + 1) * 8);
+    unsigned long long *got = malloc(((1 << 20) + 1) * 8), *got_ref = malloc(((1 << 20) + 1) * 8);
+    test_put(gpu, dx, x, sizeof x);
+    for (size_t q = 0; q < sizeof ranges / sizeof ranges[0]; ++q) {
+        const int nb = ranges[q].nb;
+        mh_args ra;
+        mh_histogram_float_args_init(NULL, &ra, x, ranges[q].n, nb, ranges[q].lo, ranges[q].hi, NULL, NULL, NULL);
+        ra.histogram.edges_out = want;
+        mh_histogram_write_edges(&ra.histogram);
+        if (q == 0) /* numpy.histogram_bin_edges(x, 4, (0, 1)) */
+            CHECK(want[0] == 0.0f && want[1] == 0.25f && want[2] == 0.5f && want[3] == 0.75f && want[4] == 1.0f,
+                  "the edges of 4 bins over [0, 1]: %g %g %g %g %g", want[0], want[1], want[2], want[3], want[4]);
+        if (q == 1) /* widened to [2.5, 3.5] */
+            CHECK(want[0] == 2.5f && want[7] == 3.5f, "an empty range's edges: %g .. %g", want[0], want[7]);
+        if (q == 3) /* numpy's last edge of (-1, -0.0) is -0.0 */
+            CHECK(want[5] == 0.0f && signbit(want[5]) && want[0] == -1.0f, "(-1, -0.0): last edge %g", want[5]);
+        for (size_t r = 0; r <= mh_row_count(MH_OP_HISTOGRAM); ++r) {
+            const mh_row *row = r < mh_row_count(MH_OP_HISTOGRAM) ? mh_row_at(MH_OP_HISTOGRAM, r) : NULL; /* NULL: auto */
+            if (row && (!test_row_fits(row, gpu) || mh_variant_is_demonstration(&row->info) ||
+                        (row->flags & MH_ROW_WEIGHTED_ONLY) ||
+                        mh_histogram_supports(ctx, row->info.name, ranges[q].n, nb, MH_HISTOGRAM_FLOAT_UNIFORM) != MH_OK))
+                continue;
+            const char *name = row ? row->info.name : NULL;
+            for (size_t i = 0; i < (size_t)nb + 1 + 2 * GUARDS; ++i) host[i] = NAN;
+            test_put(gpu, de, host, ((size_t)nb + 1 + 2 * GUARDS) * sizeof(float));
+            mh_status s = mh_histogram_range(ctx, name, ranges[q].n ? dx : NULL, ranges[q].n, nb, ranges[q].lo,
+                                             ranges[q].hi, counts, counts + nb, de + GUARDS);
+            if (s == MH_OK) s = mh_histogram_float(ctx, name, ranges[q].n ? dx : NULL, ranges[q].n, nb, ranges[q].lo,
+                                                   ranges[q].hi, ref, ref + nb);
+            if (s == MH_OK) s = mh_context_synchronize(ctx);
+            test_get(gpu, host, de, ((size_t)nb + 1 + 2 * GUARDS) * sizeof(float));
+            test_get(gpu, got, counts, ((size_t)nb + 1) * 8), test_get(gpu, got_ref, ref, ((size_t)nb + 1) * 8);
+            int guards = 1;
+            for (int g = 0; g < GUARDS; ++g) guards &= isnan(host[g]) && isnan(host[GUARDS + nb + 1 + g]);
+            CHECK(s == MH_OK && guards && !memcmp(host + GUARDS, want, ((size_t)nb + 1) * sizeof(float)) &&
+                      !memcmp(got, got_ref, ((size_t)nb + 1) * 8),
+                  "%s: mh_histogram_range over [%g, %g], %d bins, n = %zu: %s; edges %s, guards %s, counts %s",
+                  name ? name : "auto", ranges[q].lo, ranges[q].hi, nb, ranges[q].n, mh_context_error(ctx),
+                  memcmp(host + GUARDS, want, ((size_t)nb + 1) * sizeof(float)) ? "differ" : "equal",
+                  guards ? "intact" : "written", memcmp(got, got_ref, ((size_t)nb + 1) * 8) ? "differ" : "equal");
+        }
+    }
+    test_release(gpu, dx), test_release(gpu, de), test_release(gpu, counts), test_release(gpu, ref);
+    free(host), free(want), free(got), free(got_ref);
 }
 
 /* Counts worked out by hand, on every row: numpy.histogram(x, 4, range=(0, 1)) has edges 0,
@@ -561,6 +631,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     check_refusals(ctx, gpu);
+    check_range_edges(ctx, gpu);
     check_known(ctx, gpu);
     check_weighted_known(ctx, gpu);
     check_cell_table_edges();

@@ -84,11 +84,9 @@ static mh_status cub_histogram(mh_context *ctx, const mh_histogram_args *a)
 static mh_status cub_run(mh_context *ctx, const mh_args *x)
 {
     const mh_histogram_args *a = &x->histogram;
-    if (a->n == 0) {
-        MH_CUDA_TRY(ctx, cudaMemsetAsync(a->bins, 0, (size_t)a->num_bins * 8, mh_stream(ctx)));
-        if (a->outside) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside, 0, 8, mh_stream(ctx)));
-        return MH_OK;
-    }
+    /* no values: the counts zeroed; mh_histogram_range's edges: written by our start kernel too */
+    if (a->n == 0 || a->edges_out) MH_TRY(mh_histogram_cuda_start(ctx, a));
+    if (a->n == 0) return MH_OK;
     if (a->floats) return cub_histogram<float>(ctx, a);
     return a->bytes ? cub_histogram<unsigned char>(ctx, a) : cub_histogram<int>(ctx, a);
 }

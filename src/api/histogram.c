@@ -66,6 +66,12 @@ mh_status mh_histogram_float_args_init(mh_context *ctx, mh_args *args, const flo
     return MH_OK;
 }
 
+void mh_histogram_write_edges(const mh_histogram_args *a)
+{
+    if (!a->edges_out) return;
+    for (int i = 0; i <= a->num_bins; ++i) a->edges_out[i] = mh_hist_uniform_edge(&a->f, a->num_bins, i);
+}
+
 void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins, unsigned long long *outside)
 {
     memset(bins, 0, (size_t)a->num_bins * sizeof *bins);
@@ -138,6 +144,18 @@ static mh_status check_weighted_buffers(mh_context *ctx, const mh_histogram_args
     return written[1].bytes ? mh_check_disjoint(ctx, "outside", a->outside_sum, 8, "sums", a->sums, sum_bytes) : MH_OK;
 }
 
+/* mh_histogram_range's edges: written, apart from the input and the counts. */
+static mh_status check_edges_out(mh_context *ctx, const mh_histogram_args *a, size_t in_bytes, size_t bin_bytes,
+                                 size_t edge_bytes)
+{
+    mh_status s;
+    if ((s = mh_check_buffer(ctx, "edges", a->edges_out, edge_bytes)) != MH_OK ||
+        (a->n && (s = mh_check_disjoint(ctx, "edges", a->edges_out, edge_bytes, "in", a->in, in_bytes)) != MH_OK) ||
+        (s = mh_check_disjoint(ctx, "edges", a->edges_out, edge_bytes, "bins", a->bins, bin_bytes)) != MH_OK)
+        return s;
+    return a->outside ? mh_check_disjoint(ctx, "edges", a->edges_out, edge_bytes, "outside", a->outside, 8) : MH_OK;
+}
+
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_histogram_args *a = &args->histogram;
@@ -154,10 +172,11 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     if (a->f.edges && a->outside &&
         (s = mh_check_disjoint(ctx, "outside", a->outside, 8, "edges", a->f.edges, edge_bytes)) != MH_OK)
         return s;
-    if (!a->outside) return MH_OK;
-    if ((s = mh_check_buffer(ctx, "outside", a->outside, 8)) != MH_OK) return s;
-    if ((s = mh_check_disjoint(ctx, "outside", a->outside, 8, "bins", a->bins, bin_bytes)) != MH_OK) return s;
-    return a->n ? mh_check_disjoint(ctx, "outside", a->outside, 8, "in", a->in, in_bytes) : MH_OK;
+    if (a->outside && ((s = mh_check_buffer(ctx, "outside", a->outside, 8)) != MH_OK ||
+                       (s = mh_check_disjoint(ctx, "outside", a->outside, 8, "bins", a->bins, bin_bytes)) != MH_OK ||
+                       (a->n && (s = mh_check_disjoint(ctx, "outside", a->outside, 8, "in", a->in, in_bytes)) != MH_OK)))
+        return s;
+    return a->edges_out ? check_edges_out(ctx, a, in_bytes, bin_bytes, edge_bytes) : MH_OK;
 }
 
 static const char *values_of(const mh_histogram_args *a)
@@ -268,6 +287,19 @@ mh_status mh_histogram_float(mh_context *ctx, const char *variant, const float *
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     return run_floats(ctx, variant, in, n, num_bins, lo, hi, NULL, bins, outside);
+}
+
+mh_status mh_histogram_range(mh_context *ctx, const char *variant, const float *in, size_t n, int num_bins, double lo,
+                             double hi, uint64_t *bins, uint64_t *outside, float *edges)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    if (!edges) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "edges is NULL: mh_histogram_float counts alone");
+    mh_args x;
+    mh_status s = mh_histogram_float_args_init(ctx, &x, in, n, num_bins, lo, hi, NULL, (unsigned long long *)bins,
+                                               (unsigned long long *)outside);
+    x.histogram.edges_out = edges;
+    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
 }
 
 mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *in, size_t n, const float *edges,

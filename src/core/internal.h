@@ -265,6 +265,9 @@ typedef struct mh_histogram_args {
     int lo, hi, width, num_bins;
     mh_hist_float f;
     unsigned long long *bins, *outside;
+    /* mh_histogram_range: uniform bins' edges e[0 .. num_bins] written here as float32 in the
+     * same call (every unweighted row writes them where it zeroes the counts); else NULL */
+    float *edges_out;
     /* weighted (mh_histogram_weighted): weights[i] summed in double into sums (num_bins) and
      * *outside_sum in place of the counts (bins and outside then NULL) */
     int weighted;
@@ -693,6 +696,11 @@ static inline int mh_histogram_bin_at(const mh_histogram_args *a, size_t i)
     const long long v = a->bytes ? ((const uint8_t *)a->in)[i] : ((const int32_t *)a->in)[i];
     return mh_histogram_bin(v, a->lo, a->hi, a->width);
 }
+/* The call's uniform edges into edges_out on the host (nothing where edges_out is NULL). */
+void mh_histogram_write_edges(const mh_histogram_args *a);
+/* The start of an unweighted call on a GPU, one launch on the context's stream: bins and
+ * outside zeroed, edges_out written (src/cuda/histogram.cu; the CUB rows' start too). */
+mh_status mh_histogram_cuda_start(mh_context *ctx, const mh_histogram_args *a);
 /* Exact counts on the host: bins[0 .. num_bins) and *outside. */
 void mh_histogram_reference(const mh_histogram_args *a, unsigned long long *bins, unsigned long long *outside);
 /* Weighted sums on the host, in index order, in double: sums[0 .. num_bins) and *outside. */

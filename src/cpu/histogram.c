@@ -22,6 +22,7 @@ static mh_status reference_run(mh_context *ctx, const mh_args *args)
     unsigned long long outside;
     mh_histogram_reference(a, a->bins, &outside);
     if (a->outside) *a->outside = outside;
+    mh_histogram_write_edges(a);
     return MH_OK;
 }
 
@@ -78,6 +79,7 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
     }
     if (a->outside) *a->outside = outside;
     free(priv);
+    mh_histogram_write_edges(a);
     return MH_OK;
 }
 

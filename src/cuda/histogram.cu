@@ -18,7 +18,8 @@
  *   lane-private        ours: vector with 32 copies of the bins, one per lane index, interleaved
  *                       so that a warp's shared atomics never meet in a bank
  * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
- * bins and outside are zeroed first on the context's stream. Each kernel is compiled for three
+ * bins and outside are zeroed first on the context's stream (mh_histogram_cuda_start, which writes
+ * mh_histogram_range's edges in the same launch). Each kernel is compiled for three
  * kinds of values: int32, bytes, and float32 binned by numpy.histogram's rule
  * (core/histogram_rule.h: uniform edges computed where they are needed, or explicit edges
  * searched in global memory, through L1). vector and lane-private stage float32 bins in shared
@@ -308,11 +309,25 @@ static void params_of(const mh_histogram_args *a, launch_params *l)
     l->args[0] = &p;
 }
 
-static mh_status zero_outputs(mh_context *ctx, const mh_histogram_args *a)
+/* The start of an unweighted call: the counts zeroed (slot num_bins: outside) and, for
+ * mh_histogram_range, the uniform edges written, in one launch where two memsets and a copy of
+ * the edges would be three operations. */
+static __global__ void hist_start_kernel(unsigned long long *bins, unsigned long long *outside, int num_bins,
+                                         float *edges, const mh_hist_float f)
 {
-    MH_CUDA_TRY(ctx, cudaMemsetAsync(a->bins, 0, (size_t)a->num_bins * 8, mh_stream(ctx)));
-    if (a->outside) MH_CUDA_TRY(ctx, cudaMemsetAsync(a->outside, 0, 8, mh_stream(ctx)));
-    return MH_OK;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= num_bins; i += gridDim.x * blockDim.x) {
+        if (i < num_bins) bins[i] = 0;
+        else if (outside) *outside = 0;
+        if (edges) edges[i] = mh_hist_uniform_edge(&f, num_bins, i);
+    }
+}
+
+mh_status mh_histogram_cuda_start(mh_context *ctx, const mh_histogram_args *a)
+{
+    const size_t blocks = mh_ceil_div((size_t)a->num_bins + 1, THREADS);
+    hist_start_kernel<<<(unsigned)(blocks < 1024 ? blocks : 1024), THREADS, 0, mh_stream(ctx)>>>(
+        a->bins, a->outside, a->num_bins, a->edges_out, a->f);
+    return MH_LAUNCH_CHECK(ctx, "hist_start_kernel");
 }
 
 static int grid_fits(const mh_args *x, size_t per_block, char *why, size_t len)
@@ -379,7 +394,7 @@ static mh_status launch(mh_context *ctx, const mh_args *x, const kernel_set ks, 
                         const char *name)
 {
     const mh_histogram_args *a = &x->histogram;
-    MH_TRY(zero_outputs(ctx, a));
+    MH_TRY(mh_histogram_cuda_start(ctx, a));
     if (a->n == 0) return MH_OK;
     launch_params l;
     params_of(a, &l);
@@ -426,7 +441,7 @@ static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
 static mh_status launch_wide(mh_context *ctx, const mh_args *x, const kernel_set ks, size_t copies, const char *name)
 {
     const mh_histogram_args *a = &x->histogram;
-    MH_TRY(zero_outputs(ctx, a));
+    MH_TRY(mh_histogram_cuda_start(ctx, a));
     if (a->n == 0) return MH_OK;
     const size_t elem = a->bytes ? 1 : 4, per = 16 / elem;
     launch_params l;
