@@ -46,7 +46,7 @@ static PyObject *ATTR[ATTR_NAMES];
 
 enum call_shape {
     CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, SEPFILTER_SUM, CONV2D,
-    CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, HISTOGRAM_FLOAT, CALL_SHAPES
+    CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, HISTOGRAM_RANGE, CALL_SHAPES
 };
 enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
 
@@ -66,7 +66,8 @@ typedef int (*conv1d_mode_fn)(void *, const char *, const void *, size_t, size_t
                               float, long long, void *);
 typedef int (*reduce_sum_fn)(void *, const char *, const void *, size_t, void *);
 typedef int (*bincount_fn)(void *, const char *, const void *, size_t, int, void *, void *);
-typedef int (*histogram_float_fn)(void *, const char *, const void *, size_t, int, double, double, void *, void *);
+typedef int (*histogram_range_fn)(void *, const char *, const void *, size_t, int, double, double, void *, void *,
+                                  void *);
 
 /* ---- a record: one library call, every argument fixed but the input's and output's address -- */
 typedef struct {
@@ -88,8 +89,9 @@ typedef struct {
     PyObject *out_shape, *out_dtype;
     PyObject *keep;      /* what the fixed addresses point into, kept alive with the record */
     PyObject *first_output; /* the output of the call that offered it, until it is kept */
-    PyObject *finish;    /* None, or finish(output, place): the function's result from the output (a
-                            histogram's counts with a new array of its edges) */
+    PyObject *second_shape, *second_dtype; /* a second output the call writes (mh_histogram_range's
+                                              edges; the result is then the tuple of both), or None */
+    PyObject *first_second; /* the offered call's second output, until it is kept */
 } Record;
 
 static void record_dealloc(Record *r)
@@ -102,7 +104,9 @@ static void record_dealloc(Record *r)
     Py_XDECREF(r->out_dtype);
     Py_XDECREF(r->keep);
     Py_XDECREF(r->first_output);
-    Py_XDECREF(r->finish);
+    Py_XDECREF(r->second_shape);
+    Py_XDECREF(r->second_dtype);
+    Py_XDECREF(r->first_second);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -117,26 +121,29 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
 {
     static char *names[] = {"shape", "fn", "variant", "batch", "rows", "cols", "fixed", "weights_in_call", "krows",
                             "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "context",
-                            "precision", "out_shape", "out_dtype", "keep", "first_output", "finish", NULL};
+                            "precision", "out_shape", "out_dtype", "keep", "first_output", "second_shape",
+                            "second_dtype", "first_second", NULL};
     int shape, mode, weights_in_call;
     PyObject *fn_address, *fixed_address;
     Py_ssize_t batch, rows, cols, krows, kcols, stride;
     float cval;
     long long origin_r, origin_c;
-    PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output, *finish;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOO", names, &shape, &fn_address, &variant,
+    PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output, *second_shape,
+        *second_dtype, *first_second;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOO", names, &shape, &fn_address, &variant,
                                      &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols, &stride, &mode, &cval,
                                      &origin_r, &origin_c, &place, &context, &precision, &out_shape, &out_dtype, &keep,
-                                     &first_output, &finish))
+                                     &first_output, &second_shape, &second_dtype, &first_second))
         return NULL;
     void *fn = PyLong_AsVoidPtr(fn_address), *fixed = PyLong_AsVoidPtr(fixed_address); /* range-checked */
     if (PyErr_Occurred()) return NULL;
     if (shape < 0 || shape >= CALL_SHAPES || !fn || (variant != Py_None && !PyBytes_Check(variant)) ||
         batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || stride < 0 || !PyTuple_Check(out_shape) ||
-        (finish != Py_None && !PyCallable_Check(finish)) || (shape == HISTOGRAM_FLOAT && !fixed)) {
+        (second_shape != Py_None && !PyTuple_Check(second_shape)) ||
+        (shape == HISTOGRAM_RANGE && (!fixed || second_shape == Py_None))) {
         PyErr_SetString(PyExc_ValueError, "Record: a call shape, a function, bytes or None for the variant, "
-                                          "sizes >= 0, the output's shape as a tuple, None or a callable to finish, "
-                                          "a histogram's range at fixed");
+                                          "sizes >= 0, the output's shape as a tuple, None or a tuple for the second "
+                                          "output's, a histogram's range at fixed and its edges' shape");
         return NULL;
     }
     PyObject *kind = PyObject_GetAttr(place, ATTR[A_KIND]);
@@ -162,7 +169,9 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     Py_INCREF(out_dtype), r->out_dtype = out_dtype;
     Py_INCREF(keep), r->keep = keep;
     Py_INCREF(first_output), r->first_output = first_output;
-    Py_INCREF(finish), r->finish = finish;
+    Py_INCREF(second_shape), r->second_shape = second_shape;
+    Py_INCREF(second_dtype), r->second_dtype = second_dtype;
+    Py_INCREF(first_second), r->first_second = first_second;
     return (PyObject *)r;
 }
 
@@ -386,7 +395,7 @@ static int input_address(const Record *r, PyObject *x, void **ptr)
     return 0;
 }
 
-static int library_call(const Record *r, void *handle, const void *in, const void *w, void *out)
+static int library_call(const Record *r, void *handle, const void *in, const void *w, void *out, void *second)
 {
     const char *variant = r->variant == Py_None ? NULL : PyBytes_AS_STRING(r->variant);
     const size_t batch = (size_t)r->sizes[0], rows = (size_t)r->sizes[1], cols = (size_t)r->sizes[2];
@@ -429,9 +438,9 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
     case BINCOUNT: /* mh_histogram: the bins in kcols (checked to 2^20), the outside count not asked for */
         status = ((bincount_fn)r->fn)(handle, variant, in, rows, (int)kcols, out, NULL);
         break;
-    case HISTOGRAM_FLOAT: /* mh_histogram_float: the bins in kcols, the range's two doubles at w */
-        status = ((histogram_float_fn)r->fn)(handle, variant, in, rows, (int)kcols, ((const double *)w)[0],
-                                             ((const double *)w)[1], out, NULL);
+    case HISTOGRAM_RANGE: /* mh_histogram_range: the bins in kcols, the range's two doubles at w */
+        status = ((histogram_range_fn)r->fn)(handle, variant, in, rows, (int)kcols, ((const double *)w)[0],
+                                             ((const double *)w)[1], out, NULL, second);
         break;
     default:
         status = ((reduce_sum_fn)r->fn)(handle, variant, in, rows, out);
@@ -442,7 +451,8 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
 
 /* The record's call on input x and, where the record takes them from the call, weights w (their
  * CuPy addresses in_ptr and w_in_call, as the key read them; NULL for NumPy arrays): the context
- * as the Python path sets it, a new output, the library call; its exception where it fails. */
+ * as the Python path sets it, a new output (and a second one where the call writes two), the
+ * library call; its exception where it fails. */
 static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w, void *w_in_call)
 {
     PyObject *ctx = PyObject_CallFunctionObjArgs(CONTEXT_IN_PLACE, r->place, r->context, r->precision, NULL);
@@ -456,12 +466,16 @@ static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w,
     PyObject *y = PyErr_Occurred() ? NULL
                                    : PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, r->out_shape,
                                                                   r->out_dtype, NULL);
-    void *out_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : r->fixed;
-    if (y && (output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0 ||
+    PyObject *y2 = !y || r->second_shape == Py_None
+                       ? NULL
+                       : PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, r->second_shape, r->second_dtype, NULL);
+    void *out_ptr = NULL, *out2_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : r->fixed;
+    if (y && ((r->second_shape != Py_None && (!y2 || output_address(r, y2, &out2_ptr) < 0)) ||
+              output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0 ||
               (r->weights_in_call && (!w || input_address(r, w, &w_ptr) < 0))))
         Py_CLEAR(y);
     if (y) {
-        const int status = library_call(r, h, in_ptr, w_ptr, out_ptr);
+        const int status = library_call(r, h, in_ptr, w_ptr, out_ptr, out2_ptr);
         if (status != 0) {
             PyObject *raised = PyObject_CallFunction(CHECK, "iO", status, handle);
             Py_XDECREF(raised);
@@ -470,11 +484,12 @@ static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w,
         }
     }
     Py_DECREF(handle);
-    if (y && r->finish != Py_None) {
-        PyObject *result = PyObject_CallFunctionObjArgs(r->finish, y, r->place, NULL);
+    if (y && y2) {
+        PyObject *both = PyTuple_Pack(2, y, y2);
         Py_DECREF(y);
-        y = result;
+        y = both;
     }
+    Py_XDECREF(y2);
     return y;
 }
 
@@ -526,11 +541,14 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result)
     PyObject *rec = PyList_GET_ITEM(p, 0);
     if (rec == Py_None || PyList_GET_ITEM(p, 1) != Py_False || !PyObject_TypeCheck(rec, &RecordType)) return;
     Record *r = (Record *)rec;
-    /* the function returned the output the record makes (the first of a finished result) */
-    PyObject *made = r->finish == Py_None ? result
-                     : PyTuple_Check(result) && PyTuple_GET_SIZE(result) > 0 ? PyTuple_GET_ITEM(result, 0) : NULL;
-    if (r->first_output != made) return;
+    /* the function returned the output the record makes (both of them, as a tuple, where it makes two) */
+    const int two = r->second_shape != Py_None;
+    if (two ? !PyTuple_CheckExact(result) || PyTuple_GET_SIZE(result) != 2 ||
+                  PyTuple_GET_ITEM(result, 0) != r->first_output || PyTuple_GET_ITEM(result, 1) != r->first_second
+            : result != r->first_output)
+        return;
     Py_CLEAR(r->first_output);
+    Py_CLEAR(r->first_second);
     if (PyObject_SetItem(RECORDS, key, rec) < 0) {
         PyErr_Clear();
         return;
@@ -769,6 +787,6 @@ PyMODINIT_FUNC PyInit__entry(void)
     PyModule_AddIntConstant(m, "CONV1D_MODE", CONV1D_MODE);
     PyModule_AddIntConstant(m, "REDUCE_SUM", REDUCE_SUM);
     PyModule_AddIntConstant(m, "BINCOUNT", BINCOUNT);
-    PyModule_AddIntConstant(m, "HISTOGRAM_FLOAT", HISTOGRAM_FLOAT);
+    PyModule_AddIntConstant(m, "HISTOGRAM_RANGE", HISTOGRAM_RANGE);
     return m;
 }

@@ -72,7 +72,7 @@ def entry(weights=None):
 
 
 def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep, kernel=(0, 0, 0, 0.0, 0, 0),
-          stride=0, weights_in_call=False, finish=None):
+          stride=0, weights_in_call=False, second=None):
     """Offers the library call just made as the whole of the entry call in progress on this
     thread (nothing where no entry call is recording). form: the call's form as _entry names it
     ('CONV2D_MODE', 'SEPFILTER', 'CONV1D', 'REDUCE_SUM' ...), fn its library function (a ctypes
@@ -82,8 +82,8 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     input's Operand, context and precision as the call set them, out the output's Operand (an
     array the call made), keep what fixed points into, kernel (krows, kcols, mode or pad, cval,
     origin_r, origin_c; a 1-D call's k in kcols and its origin in origin_r), stride conv1d's mask
-    stride, finish None or finish(output, place) making the function's result from the output
-    (the output then the first item of the tuple it returns)."""
+    stride, second None or the Operand of a second output the call made (mh_histogram_range's
+    edges: the function returns the tuple of the two)."""
     if _entry is None:
         return
     pending = _entry.pending()
@@ -98,7 +98,8 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     pending[0] = _entry.Record(getattr(_entry, form), ctypes.cast(fn, ctypes.c_void_p).value, variant, *sizes,
                                fixed or 0, weights_in_call, krows, kcols, stride, mode, cval, origin_r, origin_c,
                                _arrays.Place(place.kind, place.device), context, precision, tuple(out.shape), out.dtype,
-                               keep, out.obj, finish)
+                               keep, out.obj, None if second is None else tuple(second.shape),
+                               None if second is None else second.dtype, None if second is None else second.obj)
 
 
 def stats():

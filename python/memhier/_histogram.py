@@ -1,6 +1,7 @@
 """memhier.histogram: numpy.histogram for float32 data and integers of every width and float64,
-its counts exactly (mh_histogram_float and mh_histogram_edges; 8-bit data mh_histogram_bytes,
-folded; wider data searched and counted by mh_histogram; include/memhier.h).
+its counts exactly (mh_histogram_range, which writes numpy's edges too, and mh_histogram_edges;
+8-bit data mh_histogram_bytes, folded; wider data searched and counted by mh_histogram;
+include/memhier.h).
 
 How each form of `bins` meets numpy's rule (docs/histogram.md, "Float data as numpy counts it"):
 - an int with a range: uniform bins, the library computing numpy's float32 edges itself;
@@ -56,12 +57,6 @@ class _RangeEdges:
 
     def __init__(self, edges, lo_hi):
         self.edges, self.lo_hi = edges, lo_hi
-
-
-def _with_edges(edges, counts, place):
-    """(counts, a new array of the edges as the counts' kind): the result a replayed call makes
-    from the counts it wrote (memhier._fast)."""
-    return counts, _edges_like(place, edges)
 
 
 _KEPT_EDGES = 4097  # edges kept on a GPU by content, at most this many
@@ -346,21 +341,32 @@ def histogram(a, bins=10, range=None, weights=None, density=False, variant="auto
         sums = _weighted_parts(ai, wi, num_bins, edges32, lo, hi, variant, device, context)
         # density from the float64 sums: a total in the weights' dtype (float32, integers) loses digits
         counts = sums if density else _weights_dtype(ai, sums, wi.dtype)
+    elif edges32 is None:
+        return _uniform(ai, num_bins, lo, hi, bin_edges, density, variant, device, context)
     else:
         call = Call([ai], device, context)
         os_ = _arrays.output(None, ai, "hist", (num_bins,), counts_dtype)
-        name, data = variant_arg(variant), call.ptr(ai) if ai.size else None
-        if edges32 is None:
-            status = lib.mh_histogram_float(call.ctx, name, data, ai.size, num_bins, lo, hi, call.out_ptr(os_), None)
-        else:
-            eo = _arrays.operand(np.ascontiguousarray(edges32), "bins", "float32")
-            status = lib.mh_histogram_edges(call.ctx, name, data, ai.size, call.ptr(eo), num_bins, call.out_ptr(os_),
-                                            None)
-        call.run(status)
+        eo = _arrays.operand(np.ascontiguousarray(edges32), "bins", "float32")
+        call.run(lib.mh_histogram_edges(call.ctx, variant_arg(variant), call.ptr(ai) if ai.size else None, ai.size,
+                                        call.ptr(eo), num_bins, call.out_ptr(os_), None))
         counts = os_.obj
-        if edges32 is None and ai.size and not density and in_place(ai, device, context):
-            kept = _range_edges(num_bins, lo, hi)
-            _fast.offer("HISTOGRAM_FLOAT", lib.mh_histogram_float, name, (1, ai.size, 0),
-                        ctypes.addressof(kept.lo_hi), ai, context, DEFAULT_PRECISION, os_, kept,
-                        kernel=(0, num_bins, 0, 0.0, 0, 0), finish=functools.partial(_with_edges, bin_edges))
     return _result(ai, counts, bin_edges, density)
+
+
+def _uniform(ai, num_bins, lo, hi, bin_edges, density, variant, device, context):
+    """numpy.histogram(a, num_bins, range=(lo, hi)) of float32 data: counts and edges from one
+    library call (mh_histogram_range, which writes numpy's float32 edges beside the counts);
+    bin_edges, numpy's own edges of the range, gives density its widths."""
+    call = Call([ai], device, context)
+    os_ = _arrays.output(None, ai, "hist", (num_bins,), "int64")
+    eo = _arrays.output(None, ai, "bin_edges", (num_bins + 1,), "float32")
+    name = variant_arg(variant)
+    call.run(lib.mh_histogram_range(call.ctx, name, call.ptr(ai) if ai.size else None, ai.size, num_bins, lo, hi,
+                                    call.out_ptr(os_), None, call.out_ptr(eo)))
+    if ai.size and not density and in_place(ai, device, context):
+        kept = _range_edges(num_bins, lo, hi)
+        _fast.offer("HISTOGRAM_RANGE", lib.mh_histogram_range, name, (1, ai.size, 0), ctypes.addressof(kept.lo_hi),
+                    ai, context, DEFAULT_PRECISION, os_, kept, kernel=(0, num_bins, 0, 0.0, 0, 0), second=eo)
+    if not density:
+        return os_.obj, eo.obj
+    return _result(ai, os_.obj, bin_edges, density)

@@ -163,6 +163,7 @@ _PROTOTYPES = {
     "mh_histogram": (_I, [c_ctx, _C, _P, _S, _I, _P, _P]),
     "mh_histogram_bytes": (_I, [c_ctx, _C, _P, _S, _I, _I, _I, _P, _P]),
     "mh_histogram_float": (_I, [c_ctx, _C, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P]),
+    "mh_histogram_range": (_I, [c_ctx, _C, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P, _P]),
     "mh_histogram_edges": (_I, [c_ctx, _C, _P, _S, _P, _I, _P, _P]),
     "mh_histogram_weighted": (_I, [c_ctx, _C, _I, _P, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P, _P]),
     "mh_histogram_select": (_I, [c_ctx, _S, _I, _I, _VI_PP]),

@@ -96,6 +96,50 @@ def test_counts_and_edges_are_numpys_gpu(rng, kind):
             compare((get(h), get(e)), np.histogram(x, bins, range_), f"{kind} {variant}: {what}")
 
 
+def range_cases(rng):
+    """(bins, (lo, hi)): ranges whose edges numpy computes down each branch of linspace, the
+    library's (mh_histogram_range) bit for bit against them, signed zeros included."""
+    fixed = [(4, (0.0, 1.0)), (5, (-1.0, -0.0)), (3, (-0.0, 2.0)), (7, (3.0, 3.0)), (3, (0.0, 1e-323)),
+             (9, (-3e38, 3e38)), (2**20, (-3.5, 1e7)), (1, (0.1, 0.7)), (10, (0.1, 0.7)), (255, (-1e-40, 1e-40))]
+    for bins, range_ in fixed:
+        yield bins, range_
+    for _ in range(200):
+        lo = float(rng.standard_normal() * 10.0 ** rng.integers(-30, 30))
+        hi = lo + float(abs(rng.standard_normal()) * 10.0 ** rng.integers(-30, 30))
+        yield int(rng.integers(1, 5000)), (lo, hi)
+
+
+def same_bits(got, want, what):
+    assert got.dtype == want.dtype == np.float32, f"{what}: {got.dtype}, numpy {want.dtype}"
+    bad = np.flatnonzero(got.view(np.uint32) != want.view(np.uint32))
+    assert bad.size == 0, f"{what}: {bad.size} edges differ, first at {bad[0]}: {got[bad[0]]!r} vs {want[bad[0]]!r}"
+
+
+def check_range_edges(x, host, rng):
+    for bins, range_ in range_cases(rng):
+        try:
+            want = np.histogram(host, bins, range_)[1]
+        except ValueError as refusal:  # (0, 1e-323) in 3 bins: numpy's "too many bins", memhier's too
+            with pytest.raises(ValueError, match=str(refusal)[:20]):
+                memhier.histogram(x, bins, range_)
+            continue
+        for _ in range(2):  # the Python path, then a replay where the compiled entry is built
+            got = memhier.histogram(x, bins, range_)[1]
+            same_bits(got if isinstance(got, np.ndarray) else got.get(), want, f"{bins} {range_}")
+
+
+def test_range_edges_bit_for_bit_cpu(rng):
+    x = rng.uniform(-1, 1, 1000).astype(np.float32)
+    check_range_edges(x, x, rng)
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
+def test_range_edges_bit_for_bit_gpu(rng):
+    cp = pytest.importorskip("cupy")
+    x = rng.uniform(-1, 1, 1000).astype(np.float32)
+    check_range_edges(cp.asarray(x), x, rng)
+
+
 def test_edges_are_a_new_array_each_call(rng):
     """A loop's calls share numpy's edges of one range: each call returns its own array, so a
     caller that changes one changes no later call's."""
