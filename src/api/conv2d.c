@@ -418,12 +418,13 @@ static mh_args image(const mh_args *a, size_t b)
     return one;
 }
 
-/* mh_conv2d_mode_reversed's filter reversed into the context's copy, which every row then reads
- * as it reads any filter (auto decided from the shapes alone, as for mh_conv2d_mode). */
-static mh_status prepare(mh_context *ctx, const mh_args *a, mh_args *prepared)
+/* mh_conv2d_mode_reversed's filter reversed into the context's copy, which the row then reads
+ * as it reads any filter (auto decided from the shapes alone, as for mh_conv2d_mode); a row that
+ * reads it from its end (MH_ROW_READS_REVERSED) gets the call as it is, one launch fewer. */
+static mh_status prepare(mh_context *ctx, const mh_row *row, const mh_args *a, mh_args *prepared)
 {
     *prepared = *a;
-    if (!a->conv2d.reversed) return MH_OK;
+    if (!a->conv2d.reversed || (row->flags & MH_ROW_READS_REVERSED)) return MH_OK;
     prepared->conv2d.reversed = 0;
     const size_t n = (size_t)a->conv2d.krows * (size_t)a->conv2d.kcols;
     return mh_is_cpu(ctx) ? mh_conv2d_reverse_cpu(ctx, a->conv2d.filter, n, &prepared->conv2d.filter)

@@ -113,7 +113,7 @@ static mh_status run_locked(mh_context *ctx, const mh_row *row, const mh_args *a
 {
     const mh_op_table *t = mh_op_table_of(a->op);
     mh_args prepared;
-    mh_status s = t->prepare ? t->prepare(ctx, a, &prepared) : MH_OK;
+    mh_status s = t->prepare ? t->prepare(ctx, row, a, &prepared) : MH_OK;
     if (s == MH_OK) s = run_parts(ctx, row, t->prepare ? &prepared : a);
     mh_shared_release(ctx);
     return s;

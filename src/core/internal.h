@@ -33,6 +33,7 @@ typedef enum mh_slot_id {
     MH_SLOT_REVERSED_FILTER,
     MH_SLOT_SEPFILTER_TERM,
     MH_SLOT_REDUCE_TICKET,
+    MH_SLOT_HISTOGRAM_SUMS,
     MH_SLOT_COUNT
 } mh_slot_id;
 
@@ -196,7 +197,8 @@ typedef struct mh_conv2d_args {
     /* mh_conv2d_planned: the filter's analysis (filter is then the plan's copy), else NULL */
     const struct mh_conv2d_plan *plan;
     /* mh_conv2d_mode_reversed: the filter is read reversed along both axes. The op's prepare
-     * step copies it so, and the rows get the copy with this cleared: no row reads it set. */
+     * step copies it so, and the rows get the copy with this cleared, but for the rows flagged
+     * MH_ROW_READS_REVERSED, which get it set and read the caller's filter from its end. */
     int reversed;
 } mh_conv2d_args;
 
@@ -359,6 +361,9 @@ enum {
     /* adds sepfilter's float64 products in scipy's order (MH_SEPFILTER_SUMS_SCIPY): other rows
      * refuse such calls */
     MH_ROW_SCIPY_SUMS = MH_TAKES_SCIPY_SUMS,
+    /* reads mh_conv2d_mode_reversed's filter from its end itself: the op makes no reversed copy
+     * for it (conv2d's prepare) */
+    MH_ROW_READS_REVERSED = 1u << 13,
 };
 
 /* The names of op's rows whose flags hold every bit of `flags` ("fft-os, cudnn and cpu-omp"),
@@ -404,9 +409,9 @@ typedef struct mh_op_table {
     /* What the op asks of every row before the row's own supports() (conv2d: a typed call
      * needs a row that converts); NULL: nothing. */
     int (*row_accepts)(const mh_row *row, const mh_args *a, char *why, size_t len);
-    /* The call as the row runs it, made under the context's lock just before (conv2d: a reversed
+    /* The call as `row` runs it, made under the context's lock just before (conv2d: a reversed
      * filter's copy, in the context's memory); NULL: the call as given. */
-    mh_status (*prepare)(mh_context *ctx, const mh_args *a, mh_args *prepared);
+    mh_status (*prepare)(mh_context *ctx, const mh_row *row, const mh_args *a, mh_args *prepared);
 } mh_op_table;
 
 extern const mh_op_table mh_conv1d_table;

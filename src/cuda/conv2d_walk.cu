@@ -42,7 +42,15 @@ struct walk_params {
     int lpr;
     int vec_in, vec_out; /* rows of in / out start aligned to 4 elements: groups of 4 move as one access */
     int in_type, out_type, in_bytes, out_bytes;
+    int reversed; /* mh_conv2d_mode_reversed: the filter read from its end (no reversed copy made) */
 };
+
+/* Tap t of a K x K filter: reversing it along both axes is reading its K * K values from the end. */
+template <int K>
+static __device__ __forceinline__ float walk_tap(const walk_params &p, int t)
+{
+    return __ldg(p.filter + (p.reversed ? K * K - 1 - t : t));
+}
 
 /* in[y][x .. x + 3], zero outside the image; x is a multiple of 4. */
 static __device__ __forceinline__ float4 load4(const walk_params &p, long long y, long long x)
@@ -182,7 +190,7 @@ static __global__ void __launch_bounds__(WARPS *LANES) conv2d_walk_kernel(walk_p
 
     float f[K * K];
 #pragma unroll
-    for (int t = 0; t < K * K; ++t) f[t] = __ldg(p.filter + t);
+    for (int t = 0; t < K * K; ++t) f[t] = walk_tap<K>(p, t);
 
     window12 w[NR];
 #pragma unroll
@@ -361,7 +369,7 @@ struct walk_strip {
         for (int u = 0; u < K; ++u) ring[u] = load_row(u);
         if constexpr (SLOT == TAPS_IN_REGISTERS) {
 #pragma unroll
-            for (int t = 0; t < K * K; ++t) f[t] = __ldg(p.filter + t);
+            for (int t = 0; t < K * K; ++t) f[t] = walk_tap<K>(p, t);
         }
 #pragma unroll
         for (int a = 0; a < K; ++a)
@@ -506,7 +514,7 @@ static __global__ void __launch_bounds__(RING_TILE) conv2d_walk_ring_kernel(cons
         } else if (i < sh + sw) {
             col_at[i - sh] = mh_border_index(x0 + (i - sh) - g.lpc, cols, g.mode);
         } else {
-            taps[i - sh - sw] = p.filter[i - sh - sw];
+            taps[i - sh - sw] = walk_tap<K>(p, i - sh - sw);
         }
     }
     __syncthreads();
@@ -665,6 +673,7 @@ static mh_status launch_walk(mh_context *ctx, const mh_conv2d_args *a, kernel_fn
 {
     walk_params p;
     p.filter = a->filter;
+    p.reversed = a->reversed;
     p.rows = a->rows, p.cols = a->cols, p.out_rows = a->out_rows, p.out_cols = a->out_cols;
     p.lpr = a->lpr;
     p.in_type = (int)a->in_type, p.out_type = (int)a->out_type;
@@ -698,6 +707,19 @@ static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
     return launch_walk(ctx, a, mh_walk7_kernels[a->lpc - 2][slot], strip_rows_of(x), mh_walk7_ring_kernel);
 }
 
+/* 7 x 7 outside one kernel: the filter goes to constant memory as the call reads it (reversed
+ * into the context's copy first where the call reverses it); every other call's kernels read it
+ * in place (walk_tap). */
+static mh_status walk7_run(mh_context *ctx, const mh_args *x)
+{
+    if (!x->conv2d.reversed)
+        return mh_const_ring_launch(&walk7_ring, ctx, x->conv2d.filter, 7 * 7 * sizeof(float), walk7_launch, x);
+    mh_args y = *x;
+    MH_TRY(mh_conv2d_reverse_cuda(ctx, x->conv2d.filter, 7 * 7, &y.conv2d.filter));
+    y.conv2d.reversed = 0;
+    return mh_const_ring_launch(&walk7_ring, ctx, y.conv2d.filter, 7 * 7 * sizeof(float), walk7_launch, &y);
+}
+
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
 {
     const mh_conv2d_args *a = &x->conv2d;
@@ -708,8 +730,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x)
                          : k5          ? mh_walk_typed5_ring_kernel
                                        : mh_walk_typed3_ring_kernel;
     if (one_kernel(ctx->rules, a)) return launch_walk(ctx, a, NULL, 0, ring);
-    if (a->krows == 7)
-        return mh_const_ring_launch(&walk7_ring, ctx, a->filter, 7 * 7 * sizeof(float), walk7_launch, x);
+    if (a->krows == 7) return walk7_run(ctx, x);
     if (streams_strips(x)) return launch_walk(ctx, a, walk5_strip_kernels[a->lpc], strip_rows_of(x), ring);
     const kernel_fn kernel = !typed ? float_kernels[k5][x->config][a->lpc]
                              : k5   ? mh_walk_typed5_kernels[x->config][a->lpc]
@@ -722,7 +743,8 @@ static const mh_row rows[] = {
       "3x3, 5x5 and 7x7: threads walk down 4 columns, rows in registers, no shared memory or barrier (float32 5x5 "
       "and 7x7: strips streamed, 7x7's filter in constant memory); any mode (the border's outputs in a second kernel); typed images "
       "converted as they are loaded and stored (3x3, 5x5)"},
-     walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL, MH_ROW_IMAGE_DTYPES | MH_ROW_BORDER_MODES},
+     walk_supports, walk_run, walk_configs, 1, MH_LIB_NONE, NULL,
+     MH_ROW_IMAGE_DTYPES | MH_ROW_BORDER_MODES | MH_ROW_READS_REVERSED},
 };
 
 MH_ROW_GROUP(mh_conv2d_walk_rows, rows)
