@@ -11,7 +11,9 @@
  *                       warns is uncoalesced), shared private bins
  *   coarse-interleaved  cuda_histogram_privatization_coarsening: a grid of a few blocks per SM
  *                       strides over the input, coalesced, shared private bins
- *   vector              coarse-interleaved with 16-byte loads (16 bytes or 4 int32 per load)
+ *   vector              coarse-interleaved with 16-byte loads (16 bytes or 4 int32 per load); up
+ *                       to ONE_LAUNCH_SLOTS bins the whole call is one launch: the blocks add
+ *                       into the context's running sums and the last one hands them over
  *   warp-private        ours: one sub-histogram per warp (contention on skewed data falls from
  *                       a block's threads to a warp's); configuration "match": lanes that hit the
  *                       same bin in a step add once (__match_any_sync)
@@ -19,7 +21,7 @@
  *                       so that a warp's shared atomics never meet in a bank
  * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
  * bins and outside are zeroed first on the context's stream (mh_histogram_cuda_start, which writes
- * mh_histogram_range's edges in the same launch). Each kernel is compiled for three
+ * mh_histogram_range's edges in the same launch), but by vector's one launch. Each kernel is compiled for three
  * kinds of values: int32, bytes, and float32 binned by numpy.histogram's rule
  * (core/histogram_rule.h: uniform edges computed where they are needed, or explicit edges
  * searched in global memory, through L1). vector and lane-private stage float32 bins in shared
@@ -218,16 +220,54 @@ static __device__ __forceinline__ void for_each_slot(const params_t<KIND> &p, si
     else for_each_slot_in<KIND, false>(p, head, nv, t, f);
 }
 
-/* coarse-interleaved with 16-byte loads, one shared atomic per value. */
+/* vector's call in one launch (at most ONE_LAUNCH_SLOTS slots): the blocks add their counts
+ * into the context's running sums (p.bins and p.outside point there), which are 0 at every
+ * launch's start and end, and the last block to finish moves them into the caller's counts,
+ * zeroing each as it reads it; the grid writes mh_histogram_range's edges too. No start kernel. */
+struct hist_done {
+    unsigned *ticket;                   /* blocks done; back to 0 as the last takes it */
+    unsigned long long *bins, *outside; /* the caller's (outside NULL: not wanted) */
+    float *edges;                       /* mh_histogram_range's, or NULL */
+};
+
 template <int KIND>
-static __global__ void hist_vector_kernel(const params_t<KIND> p, size_t head, size_t nv)
+static __device__ __forceinline__ void write_edges(const params_t<KIND> &p, float *edges)
+{
+    if constexpr (KIND == FLOAT32)
+        if (edges)
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i <= p.num_bins; i += gridDim.x * blockDim.x)
+                edges[i] = mh_hist_uniform_edge(&p.f, p.num_bins, i);
+}
+
+/* After every block's flush: the last block moves the running sums into the caller's counts.
+ * The block's verdict travels by __syncthreads_or, not a static shared variable, which would
+ * leave less than the whole opt-in shared memory to the dynamic slots and tables. */
+static __device__ __forceinline__ void hand_over(const hist_params &p, const hist_done &d)
+{
+    __threadfence(); /* this thread's flush reaches the sums before the block counts itself done */
+    __syncthreads();
+    const int last = threadIdx.x == 0 && atomicInc(d.ticket, gridDim.x - 1) == gridDim.x - 1;
+    if (!__syncthreads_or(last)) return;
+    for (int s = threadIdx.x; s <= p.num_bins; s += blockDim.x) {
+        const unsigned long long v = atomicExch(s < p.num_bins ? p.bins + s : p.outside, 0ULL);
+        if (s < p.num_bins) d.bins[s] = v;
+        else if (d.outside) *d.outside = v;
+    }
+}
+
+/* coarse-interleaved with 16-byte loads, one shared atomic per value; with d.ticket, the whole
+ * call in one launch (hist_done). */
+template <int KIND>
+static __global__ void hist_vector_kernel(const params_t<KIND> p, size_t head, size_t nv, const hist_done d)
 {
     extern __shared__ unsigned priv[];
+    write_edges<KIND>(p, d.edges);
     private_zero(priv, p.num_bins + 1);
     mh_hist_table t = {};
     const bool staged = stage_if_float<KIND>(p, priv + p.num_bins + 1, t);
     for_each_slot<KIND>(p, head, nv, t, staged, [&](int s) { atomicAdd(&priv[s], 1u); });
     private_flush(p, priv, p.num_bins + 1);
+    if (d.ticket) hand_over(p, d);
 }
 
 /* One sub-histogram per warp. MATCH: in each step the lanes holding the same slot add once
@@ -294,7 +334,7 @@ static __global__ void __launch_bounds__(THREADS) hist_lane_private_kernel(const
  * integer kernels read; args[0] points at it for every kind. */
 struct launch_params {
     float_params p;
-    void *args[3];
+    void *args[4];
 };
 
 static void params_of(const mh_histogram_args *a, launch_params *l)
@@ -435,31 +475,63 @@ static mh_status interleaved_run(mh_context *ctx, const mh_args *x)
                   "launching hist_interleaved_kernel");
 }
 
-/* The 16-byte-load kernels (vector, lane-private): zero the outputs, then one resident grid
- * over the body after the unaligned head; `copies` private copies of the bins per block, and
+/* The 16-byte-load kernels (vector, lane-private): the outputs zeroed by the start kernel, or,
+ * given the running sums (vector's one launch), the kernel adding into them and handing them
+ * over (done); then one resident grid over the body after the unaligned head (one block where
+ * there are no values: it hands over zeros); `copies` private copies of the bins per block, and
  * float32 bins staged after them where they fit. */
-static mh_status launch_wide(mh_context *ctx, const mh_args *x, const kernel_set ks, size_t copies, const char *name)
+static mh_status launch_wide(mh_context *ctx, const mh_args *x, const kernel_set ks, size_t copies,
+                             unsigned long long *sums, const hist_done *done, const char *name)
 {
     const mh_histogram_args *a = &x->histogram;
-    MH_TRY(mh_histogram_cuda_start(ctx, a));
-    if (a->n == 0) return MH_OK;
+    if (!sums) MH_TRY(mh_histogram_cuda_start(ctx, a));
+    if (a->n == 0 && !sums) return MH_OK;
     const size_t elem = a->bytes ? 1 : 4, per = 16 / elem;
     launch_params l;
     params_of(a, &l);
+    if (sums) l.p.bins = sums, l.p.outside = sums + a->num_bins;
     size_t smem = slots_bytes(x, copies);
     l.p.cells = mh_hist_table_cells(a, smem);
     if (l.p.cells) smem += mh_hist_table_bytes(a->num_bins, l.p.cells);
     size_t head = mh_head_to_16(a->in, elem);
     if (head > a->n) head = a->n;
     size_t nv = (a->n - head) / per;
-    l.args[1] = &head, l.args[2] = &nv;
-    return launch_with(ctx, ks[kind_of(a)], mh_resident_blocks(ctx, a->n, THREADS * per), THREADS, smem, &l, name);
+    hist_done none = {};
+    l.args[1] = &head, l.args[2] = &nv, l.args[3] = (void *)(done ? done : &none);
+    const size_t blocks = a->n ? mh_resident_blocks(ctx, a->n, THREADS * per) : 1;
+    return launch_with(ctx, ks[kind_of(a)], blocks, THREADS, smem, &l, name);
+}
+
+/* Slots (bins and outside) up to which vector hands its counts over in its own launch: the last
+ * block's reads of the running sums stay a few per thread. */
+enum { ONE_LAUNCH_SLOTS = 4096 };
+
+/* The context's ticket and running sums for vector's one launch (ONE_LAUNCH_SLOTS of them),
+ * zeroed once, when the slot is made; every launch leaves them at 0 (hand_over). */
+static mh_status running_sums(mh_context *ctx, unsigned **ticket, unsigned long long **sums)
+{
+    const mh_slot *slot = mh_context_slot(ctx, MH_SLOT_HISTOGRAM_SUMS);
+    if (!slot) return MH_ERR_CUDA; /* the fence's detail is on ctx */
+    const int made_now = slot->data == NULL;
+    const size_t bytes = 8 + (size_t)ONE_LAUNCH_SLOTS * 8;
+    void *p = NULL;
+    MH_TRY(mh_slot_buffer(ctx, MH_SLOT_HISTOGRAM_SUMS, "histogram's running sums", bytes, &p));
+    *ticket = (unsigned *)p, *sums = (unsigned long long *)((char *)p + 8);
+    if (!made_now) return MH_OK;
+    return mh_cuda_status(ctx, cudaMemsetAsync(p, 0, bytes, mh_stream(ctx)), "zeroing histogram's running sums");
 }
 
 static mh_status vector_run(mh_context *ctx, const mh_args *x)
 {
     static const kernel_set ks = INSTANCES(hist_vector_kernel);
-    return launch_wide(ctx, x, ks, 1, "launching hist_vector_kernel");
+    const mh_histogram_args *a = &x->histogram;
+    hist_done done = {}; /* no ticket: the kernel adds into the caller's counts, zeroed first */
+    unsigned long long *sums = NULL;
+    if ((size_t)a->num_bins + 1 <= ONE_LAUNCH_SLOTS) {
+        MH_TRY(running_sums(ctx, &done.ticket, &sums));
+        done.bins = a->bins, done.outside = a->outside, done.edges = a->edges_out;
+    }
+    return launch_wide(ctx, x, ks, 1, sums, &done, "launching hist_vector_kernel");
 }
 
 /* "atomic": every lane adds to its warp's copy; "match": equal lanes aggregated first. */
@@ -481,7 +553,7 @@ static int lane_supports(const mh_context *, const mh_args *x, char *why, size_t
 static mh_status lane_run(mh_context *ctx, const mh_args *x)
 {
     static const kernel_set ks = INSTANCES(hist_lane_private_kernel);
-    return launch_wide(ctx, x, ks, LANES, "launching hist_lane_private_kernel");
+    return launch_wide(ctx, x, ks, LANES, NULL, NULL, "launching hist_lane_private_kernel");
 }
 
 #define HIST_ROW(name, rung, memory, source, summary, sup, run)                                                         \
