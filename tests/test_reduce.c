@@ -268,9 +268,9 @@ static size_t wrong_lanes(const void *h, mh_dtype dt, size_t len, size_t inner, 
         if (k >= MH_REDUCE_ARGMIN)
             ok = *(const long long *)r == (integer ? (long long)integer_extreme(h, dt, len, inner, o, i, max) : idx);
         else if (k == MH_REDUCE_SUM && integer) ok = *(const unsigned long long *)r == integer_sum(h, dt, len, inner, o, i);
-        else if (k == MH_REDUCE_MEAN && integer) /* exact below 64 bits; 64-bit means add doubles */
-            ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r)) ||
-                 (wide && fabs(*(const double *)r - want) <= 0x1p-50 * magnitude / (double)len);
+        else if (k == MH_REDUCE_MEAN && integer) /* exact below 64 bits; 64-bit means add doubles in */
+            ok = *(const double *)r == want || (isnan(want) && isnan(*(const double *)r)) || /* any order */
+                 (wide && fabs(*(const double *)r - want) <= 0x1p-52 * magnitude);
         else if (integer)
             ok = stored_integer(r, dt) == bits_at(h, dt, (o * len + integer_extreme(h, dt, len, inner, o, i, max)) * inner + i);
         else if (dt == MH_F64) { /* sums in another order: within len rounding steps of the sum of |values| */
