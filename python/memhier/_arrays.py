@@ -159,6 +159,17 @@ def empty(like, shape, dtype):
     return torch.empty(shape, dtype=getattr(torch, dtype), device=like.obj.device)
 
 
+def maker(kind):
+    """(make, device_now): the constructor empty() ends in for a NumPy or CuPy array, make(shape,
+    dtype), and for CuPy the function that reads the current device, which must be the array's
+    for make to place it there (None for NumPy); the compiled entry's records make their outputs
+    with these, without empty()'s Python layers."""
+    if kind == "cupy":
+        cupy = _cupy()
+        return cupy.ndarray, cupy.cuda.runtime.getDevice
+    return np.empty, None
+
+
 class Place:
     """Where a call runs, as empty() and the context read it from an Operand: a kind and a
     device (the compiled entry's records hold one in place of an array)."""

@@ -84,6 +84,9 @@ typedef struct {
     long long origin_r, origin_c;
     PyObject *place;     /* where the call runs: .kind, .device (context_in_place, empty_like_kind) */
     int kind;            /* the place's kind */
+    long device;         /* the place's device */
+    PyObject *make;      /* make(shape, dtype): a new output where the current device is the place's */
+    PyObject *device_now; /* the current device's index (CuPy), or None (NumPy: no device) */
     PyObject *context;   /* the caller's memhier.Context, or None (the thread's) */
     PyObject *precision; /* the contract set on the context */
     PyObject *out_shape, *out_dtype;
@@ -98,6 +101,8 @@ static void record_dealloc(Record *r)
 {
     Py_XDECREF(r->variant);
     Py_XDECREF(r->place);
+    Py_XDECREF(r->make);
+    Py_XDECREF(r->device_now);
     Py_XDECREF(r->context);
     Py_XDECREF(r->precision);
     Py_XDECREF(r->out_shape);
@@ -120,36 +125,42 @@ static int kind_code(PyObject *kind)
 static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"shape", "fn", "variant", "batch", "rows", "cols", "fixed", "weights_in_call", "krows",
-                            "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "context",
-                            "precision", "out_shape", "out_dtype", "keep", "first_output", "second_shape",
-                            "second_dtype", "first_second", NULL};
+                            "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "make",
+                            "device_now", "context", "precision", "out_shape", "out_dtype", "keep", "first_output",
+                            "second_shape", "second_dtype", "first_second", NULL};
     int shape, mode, weights_in_call;
     PyObject *fn_address, *fixed_address;
     Py_ssize_t batch, rows, cols, krows, kcols, stride;
     float cval;
     long long origin_r, origin_c;
-    PyObject *variant, *place, *context, *precision, *out_shape, *out_dtype, *keep, *first_output, *second_shape,
+    PyObject *variant, *place, *make, *device_now, *context, *precision, *out_shape, *out_dtype, *keep, *first_output, *second_shape,
         *second_dtype, *first_second;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOO", names, &shape, &fn_address, &variant,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOOOO", names, &shape, &fn_address, &variant,
                                      &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols, &stride, &mode, &cval,
-                                     &origin_r, &origin_c, &place, &context, &precision, &out_shape, &out_dtype, &keep,
+                                     &origin_r, &origin_c, &place, &make, &device_now, &context, &precision, &out_shape, &out_dtype, &keep,
                                      &first_output, &second_shape, &second_dtype, &first_second))
         return NULL;
     void *fn = PyLong_AsVoidPtr(fn_address), *fixed = PyLong_AsVoidPtr(fixed_address); /* range-checked */
     if (PyErr_Occurred()) return NULL;
     if (shape < 0 || shape >= CALL_SHAPES || !fn || (variant != Py_None && !PyBytes_Check(variant)) ||
         batch < 0 || rows < 0 || cols < 0 || krows < 0 || kcols < 0 || stride < 0 || !PyTuple_Check(out_shape) ||
-        (second_shape != Py_None && !PyTuple_Check(second_shape)) ||
+        (second_shape != Py_None && !PyTuple_Check(second_shape)) || !PyCallable_Check(make) ||
+        (device_now != Py_None && !PyCallable_Check(device_now)) ||
         (shape == HISTOGRAM_RANGE && (!fixed || second_shape == Py_None))) {
         PyErr_SetString(PyExc_ValueError, "Record: a call shape, a function, bytes or None for the variant, "
                                           "sizes >= 0, the output's shape as a tuple, None or a tuple for the second "
-                                          "output's, a histogram's range at fixed and its edges' shape");
+                                          "output's, make and device_now callable (device_now None: NumPy), "
+                                          "a histogram's range at fixed and its edges' shape");
         return NULL;
     }
     PyObject *kind = PyObject_GetAttr(place, ATTR[A_KIND]);
     if (!kind) return NULL;
     const int code = kind_code(kind);
     Py_DECREF(kind);
+    PyObject *dev = PyObject_GetAttrString(place, "device");
+    const long device = dev ? PyLong_AsLong(dev) : -1;
+    Py_XDECREF(dev);
+    if (PyErr_Occurred()) return NULL;
     if (code == KIND_OTHER) {
         PyErr_SetString(PyExc_ValueError, "Record: replays run on NumPy and CuPy arrays");
         return NULL;
@@ -160,7 +171,9 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     r->sizes[0] = batch, r->sizes[1] = rows, r->sizes[2] = cols;
     r->weights_in_call = weights_in_call, r->krows = krows, r->kcols = kcols, r->stride = stride;
     r->mode = mode, r->cval = cval;
-    r->origin_r = origin_r, r->origin_c = origin_c, r->kind = code;
+    r->origin_r = origin_r, r->origin_c = origin_c, r->kind = code, r->device = device;
+    Py_INCREF(make), r->make = make;
+    Py_INCREF(device_now), r->device_now = device_now;
     Py_INCREF(variant), r->variant = variant;
     Py_INCREF(place), r->place = place;
     Py_INCREF(context), r->context = context;
@@ -449,6 +462,22 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
     return status;
 }
 
+/* A new output of the record's place: make(shape, dtype) where the current device is the
+ * place's (CuPy places an array on the current device), else empty_like_kind, which selects it. */
+static PyObject *new_output(const Record *r, PyObject *shape, PyObject *dtype)
+{
+    if (r->device_now != Py_None) {
+        PyObject *now = PyObject_CallNoArgs(r->device_now);
+        if (!now) return NULL;
+        const long d = PyLong_AsLong(now);
+        Py_DECREF(now);
+        if (d == -1 && PyErr_Occurred()) return NULL;
+        if (d != r->device) return PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, shape, dtype, NULL);
+    }
+    PyObject *args[2] = {shape, dtype};
+    return PyObject_Vectorcall(r->make, args, 2, NULL);
+}
+
 /* The record's call on input x and, where the record takes them from the call, weights w (their
  * CuPy addresses in_ptr and w_in_call, as the key read them; NULL for NumPy arrays): the context
  * as the Python path sets it, a new output (and a second one where the call writes two), the
@@ -463,12 +492,8 @@ static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w,
     PyObject *value = attr(handle, A_VALUE);
     void *h = value ? PyLong_AsVoidPtr(value) : NULL;
     Py_XDECREF(value);
-    PyObject *y = PyErr_Occurred() ? NULL
-                                   : PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, r->out_shape,
-                                                                  r->out_dtype, NULL);
-    PyObject *y2 = !y || r->second_shape == Py_None
-                       ? NULL
-                       : PyObject_CallFunctionObjArgs(EMPTY_LIKE_KIND, r->place, r->second_shape, r->second_dtype, NULL);
+    PyObject *y = PyErr_Occurred() ? NULL : new_output(r, r->out_shape, r->out_dtype);
+    PyObject *y2 = !y || r->second_shape == Py_None ? NULL : new_output(r, r->second_shape, r->second_dtype);
     void *out_ptr = NULL, *out2_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : r->fixed;
     if (y && ((r->second_shape != Py_None && (!y2 || output_address(r, y2, &out2_ptr) < 0)) ||
               output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0 ||
