@@ -9,9 +9,10 @@ Two figures a call, as python_overhead.py takes them:
                the median of single calls each made with the GPU idle
   per_call_us  back-to-back calls until the GPU finishes, over the number of calls (what a loop
                sustains: the larger of the host cost and the GPU time)
-each the least of --rounds rounds (3), every library timed once a round at each size: a shared
-host runs whole stretches of a process ~1.5x slower (the H200's, every figure in it, pure Python
-too), and the least of the rounds is the call's own cost, for memhier and its peers alike.
+each the least of --rounds rounds (3), a round timing every call once, so that a call's rounds lie
+minutes apart: a shared host runs stretches of seconds ~1.5x slower (the H200's: every figure in
+them, pure Python too), and the least of the rounds is the call's own cost, for memhier and its
+peers alike.
 
 Writes JSON to --out; prints a table (memhier's per_call_us over the best peer's).
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 scripts/latency.py
@@ -172,31 +173,33 @@ def image(n):
 
 
 def sweep(args, save):
-    """Every workload at every size; save(rows) after each workload, so that a run cut short
-    keeps what it measured."""
+    """Every workload at every size, --rounds times over: each round times every call once, so
+    that a call's rounds lie minutes apart and a slow stretch of the host spoils at most one of
+    them; a row keeps the least of its rounds. save(rows) after each round, so that a run cut
+    short keeps what it measured."""
     sync = cupy.cuda.get_current_stream().synchronize
-    rows = []
+    images = {n: image(n) for n in args.sizes}
+    cases = []  # (name, n, {library: call}, calls a timing)
     for name, make in workloads():
         if args.only and name not in args.only:
             continue
         for n in args.sizes:
-            x = image(n)
-            libs = make(x)
+            libs = make(images[n])
             for fn in libs.values():
                 for _ in range(5):  # warm-up: plans, workspaces, the peers' kernel caches
                     fn()
-            calls = max(20, min(args.calls, int(args.calls * 1024 * 1024 / (n * n))))
-            timed = {lib: [] for lib in libs}
-            for _ in range(args.rounds):
-                for lib, fn in libs.items():
-                    timed[lib].append((host_us(fn, sync, calls), per_call_us(fn, sync, calls)))
-            for lib, figures in timed.items():
-                rows.append({"function": name, "size": n, "library": lib, "host_us": min(h for h, _ in figures),
-                             "per_call_us": min(c for _, c in figures)})
-            print_size(rows, name, n)
-            del x
-            cupy.get_default_memory_pool().free_all_blocks()
+            cases.append((name, n, libs, max(20, min(args.calls, int(args.calls * 1024 * 1024 / (n * n))))))
+    timed = {}
+    for r in range(args.rounds):
+        for name, n, libs, calls in cases:
+            for lib, fn in libs.items():
+                timed.setdefault((name, n, lib), []).append((host_us(fn, sync, calls), per_call_us(fn, sync, calls)))
+        rows = [{"function": name, "size": n, "library": lib, "host_us": min(h for h, _ in figures),
+                 "per_call_us": min(c for _, c in figures)} for (name, n, lib), figures in timed.items()]
+        print(f"round {r + 1} of {args.rounds} done", flush=True)
         save(rows)
+    for name, n, _, _ in cases:
+        print_size(rows, name, n)
     return rows
 
 
@@ -228,6 +231,18 @@ def profile(name, n, calls):
     cupy.cuda.get_current_stream().synchronize()
     print(f"== cProfile of memhier's {name} at {n}^2, {calls} calls")
     pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+
+
+def host_probe_us():
+    """A fixed piece of pure Python, the least of five timings: how fast this process's host
+    runs. A shared host's slow stretches (every figure ~1.5x) show here first; the results
+    record it at the sweep's start and end, so that runs compare."""
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        sum(i * i for i in range(20000))
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e6
 
 
 def version(module):
@@ -273,9 +288,13 @@ def main():
             with open(args.out, "w") as f:
                 json.dump({**result, "rows": rows}, f, indent=1)
                 f.write("\n")
+    result["host_probe_us"] = [host_probe_us()]
+    print(f"host probe: {result['host_probe_us'][0]:.0f} us", flush=True)
     rows = sweep(args, save)
     if not args.quick:
         result["stack"] = stack_against_copy(cupy.cuda.get_current_stream().synchronize)
+    result["host_probe_us"].append(host_probe_us())
+    print(f"host probe at the end: {result['host_probe_us'][1]:.0f} us", flush=True)
     save(rows)
     return 0
 
