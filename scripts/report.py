@@ -383,8 +383,9 @@ def latency_table():
     sizes = sorted({r["size"] for r in d["rows"]})
     lines = [f"_{d['device']}, run of {d['date']} (`bench/results/{LATENCY_RESULTS.name}`), CuPy {d['cupy']}"
              + "".join(f", {name} {d[name]}" for name in ("cucim", "torch") if d.get(name)) +
-             f"; float32 images of n × n; µs a call: host / per call in a loop of up to {d['calls']} calls; "
-             "in brackets the fastest peer's per call time over memhier's._", "",
+             f"; float32 images of n × n; µs a call: host / per call in a loop of up to {d['calls']} calls"
+             + (f", each the least of {d['rounds']} rounds over the sweep" if d.get("rounds") else "") +
+             "; in brackets the fastest peer's per call time over memhier's._", "",
              "| function | " + " | ".join(f"{n}²" for n in sizes) + " |", "| --- |" + " --- |" * len(sizes)]
     for fn, per_size in by.items():
         cells = []
