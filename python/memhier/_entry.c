@@ -133,12 +133,13 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     Py_ssize_t batch, rows, cols, krows, kcols, stride;
     float cval;
     long long origin_r, origin_c;
-    PyObject *variant, *place, *make, *device_now, *context, *precision, *out_shape, *out_dtype, *keep, *first_output, *second_shape,
-        *second_dtype, *first_second;
+    PyObject *variant, *place, *make, *device_now, *context, *precision, *out_shape, *out_dtype, *keep, *first_output;
+    PyObject *second_shape, *second_dtype, *first_second;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOOOO", names, &shape, &fn_address, &variant,
-                                     &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols, &stride, &mode, &cval,
-                                     &origin_r, &origin_c, &place, &make, &device_now, &context, &precision, &out_shape, &out_dtype, &keep,
-                                     &first_output, &second_shape, &second_dtype, &first_second))
+                                     &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols, &stride,
+                                     &mode, &cval, &origin_r, &origin_c, &place, &make, &device_now, &context,
+                                     &precision, &out_shape, &out_dtype, &keep, &first_output, &second_shape,
+                                     &second_dtype, &first_second))
         return NULL;
     void *fn = PyLong_AsVoidPtr(fn_address), *fixed = PyLong_AsVoidPtr(fixed_address); /* range-checked */
     if (PyErr_Occurred()) return NULL;
@@ -566,7 +567,7 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result)
     PyObject *rec = PyList_GET_ITEM(p, 0);
     if (rec == Py_None || PyList_GET_ITEM(p, 1) != Py_False || !PyObject_TypeCheck(rec, &RecordType)) return;
     Record *r = (Record *)rec;
-    /* the function returned the output the record makes (both of them, as a tuple, where it makes two) */
+    /* the function returned the output the record makes (both, as a tuple, where it makes two) */
     const int two = r->second_shape != Py_None;
     if (two ? !PyTuple_CheckExact(result) || PyTuple_GET_SIZE(result) != 2 ||
                   PyTuple_GET_ITEM(result, 0) != r->first_output || PyTuple_GET_ITEM(result, 1) != r->first_second

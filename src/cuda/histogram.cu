@@ -20,8 +20,8 @@
  *   lane-private        ours: vector with 32 copies of the bins, one per lane index, interleaved
  *                       so that a warp's shared atomics never meet in a bank
  * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
- * bins and outside are zeroed first on the context's stream (mh_histogram_cuda_start, which writes
- * mh_histogram_range's edges in the same launch), but by vector's one launch. Each kernel is compiled for three
+ * bins and outside are zeroed first on the context's stream (mh_histogram_cuda_start, which also
+ * writes mh_histogram_range's edges), but in vector's one launch. Each kernel is compiled for three
  * kinds of values: int32, bytes, and float32 binned by numpy.histogram's rule
  * (core/histogram_rule.h: uniform edges computed where they are needed, or explicit edges
  * searched in global memory, through L1). vector and lane-private stage float32 bins in shared
