@@ -96,12 +96,11 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
         return
     krows, kcols, mode, cval, origin_r, origin_c = kernel
     make, device_now = _arrays.maker(place.kind)
+    seconds = (None, None, None) if second is None else (tuple(second.shape), second.dtype, second.obj)
     pending[0] = _entry.Record(getattr(_entry, form), ctypes.cast(fn, ctypes.c_void_p).value, variant, *sizes,
                                fixed or 0, weights_in_call, krows, kcols, stride, mode, cval, origin_r, origin_c,
                                _arrays.Place(place.kind, place.device), make, device_now, context, precision,
-                               tuple(out.shape), out.dtype,
-                               keep, out.obj, None if second is None else tuple(second.shape),
-                               None if second is None else second.dtype, None if second is None else second.obj)
+                               tuple(out.shape), out.dtype, keep, out.obj, *seconds)
 
 
 def stats():

@@ -278,10 +278,12 @@ def _folded(op, edges, density, variant, device, context):
     return _result(op, counts, edges, density)
 
 
-def _result(op, counts, edges, density):
+def _result(op, counts, edges, density, edges_out=None):
     """(counts, edges) as numpy.histogram returns them, as op's kind: with density, the counts
-    divided by each bin's width and their total."""
-    edges_out = _edges_like(op, edges)
+    divided by each bin's width and their total. edges_out: numpy's edges as op's kind where the
+    call wrote them (mh_histogram_range), else a copy of `edges` is made."""
+    if edges_out is None:
+        edges_out = _edges_like(op, edges)
     if not density:
         return counts, edges_out
     widths = _like(op, np.diff(edges).astype(float))
@@ -367,6 +369,4 @@ def _uniform(ai, num_bins, lo, hi, bin_edges, density, variant, device, context)
         kept = _range_edges(num_bins, lo, hi)
         _fast.offer("HISTOGRAM_RANGE", lib.mh_histogram_range, name, (1, ai.size, 0), ctypes.addressof(kept.lo_hi),
                     ai, context, DEFAULT_PRECISION, os_, kept, kernel=(0, num_bins, 0, 0.0, 0, 0), second=eo)
-    if not density:
-        return os_.obj, eo.obj
-    return _result(ai, os_.obj, bin_edges, density)
+    return _result(ai, os_.obj, bin_edges, density, eo.obj)
