@@ -271,13 +271,15 @@ mh_status mh_histogram_bytes(mh_context *ctx, const char *variant, const uint8_t
     return run(ctx, variant, in, 1, n, lo, hi, width, bins, outside);
 }
 
-/* The float32 forms: uniform bins over [lo, hi] (edges NULL) or between the edges given. */
+/* The float32 forms: uniform bins over [lo, hi] (edges NULL; their edges written to edges_out
+ * where it is not NULL) or between the edges given. */
 static mh_status run_floats(mh_context *ctx, const char *variant, const float *in, size_t n, int num_bins, double lo,
-                            double hi, const float *edges, uint64_t *bins, uint64_t *outside)
+                            double hi, const float *edges, uint64_t *bins, uint64_t *outside, float *edges_out)
 {
     mh_args x;
     mh_status s = mh_histogram_float_args_init(ctx, &x, in, n, num_bins, lo, hi, edges, (unsigned long long *)bins,
                                                (unsigned long long *)outside);
+    x.histogram.edges_out = edges_out;
     return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
 }
 
@@ -286,7 +288,7 @@ mh_status mh_histogram_float(mh_context *ctx, const char *variant, const float *
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
-    return run_floats(ctx, variant, in, n, num_bins, lo, hi, NULL, bins, outside);
+    return run_floats(ctx, variant, in, n, num_bins, lo, hi, NULL, bins, outside, NULL);
 }
 
 mh_status mh_histogram_range(mh_context *ctx, const char *variant, const float *in, size_t n, int num_bins, double lo,
@@ -295,11 +297,7 @@ mh_status mh_histogram_range(mh_context *ctx, const char *variant, const float *
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     if (!edges) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "edges is NULL: mh_histogram_float counts alone");
-    mh_args x;
-    mh_status s = mh_histogram_float_args_init(ctx, &x, in, n, num_bins, lo, hi, NULL, (unsigned long long *)bins,
-                                               (unsigned long long *)outside);
-    x.histogram.edges_out = edges;
-    return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
+    return run_floats(ctx, variant, in, n, num_bins, lo, hi, NULL, bins, outside, edges);
 }
 
 mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *in, size_t n, const float *edges,
@@ -308,7 +306,7 @@ mh_status mh_histogram_edges(mh_context *ctx, const char *variant, const float *
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     if (!edges) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "edges is NULL");
-    return run_floats(ctx, variant, in, n, num_bins, 0.0, 0.0, edges, bins, outside);
+    return run_floats(ctx, variant, in, n, num_bins, 0.0, 0.0, edges, bins, outside, NULL);
 }
 
 mh_status mh_histogram_weighted(mh_context *ctx, const char *variant, int kind, const void *in, const float *weights,
