@@ -118,6 +118,8 @@ def workloads():
             ("convolve 5x5", same("convolve", w5_dev)),
             ("correlate1d 9", same("correlate1d", w9, axis=0)),
             ("correlate1d 9 last axis", same("correlate1d", w9, axis=-1)),
+            ("convolve1d 9", same("convolve1d", w9, axis=0)),
+            ("uniform_filter1d 5", same("uniform_filter1d", 5, axis=0)),
             ("gaussian_filter1d 2", same("gaussian_filter1d", 2.0, axis=0)),
             ("gaussian_filter 2", same("gaussian_filter", 2.0)),
             ("uniform_filter 5", same("uniform_filter", 5)),
