@@ -308,20 +308,22 @@ static int walk7_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
  * not NULL, each branch states its rule with this problem's numbers (explain's line). */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
+/* every direct order's tail: the direct rows that take any filter of at most
+ * MH_CONV2D_DIRECT_MAX_K a side, fastest first */
+#define DIRECT_TAIL "regtile", "stream", "shared", "basic", NULL
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const direct[] = {"walk", "regtile", "stream", "shared", "basic", NULL};
-    static const char *const regtile_first[] = {"regtile", "stream", "shared", "basic", NULL};
-    static const char *const tensor[] = {"tc", "regtile", "stream", "shared", "basic", NULL};
-    static const char *const lowrank_direct[] = {"lowrank", "walk", "regtile", "stream", "shared", "basic", NULL};
-    static const char *const lowrank_tensor[] = {"lowrank", "tc", "regtile", "stream", "shared", "basic", NULL};
-    static const char *const fft_tile[] = {"fft-tile", "tc", "regtile", "stream", "shared", "basic", NULL};
-    static const char *const lowrank_fft_tile[] = {"lowrank", "fft-tile", "tc", "regtile", "stream", "shared", "basic",
-                                                   NULL};
+    static const char *const direct[] = {"walk", DIRECT_TAIL};
+    static const char *const regtile_first[] = {DIRECT_TAIL};
+    static const char *const tensor[] = {"tc", DIRECT_TAIL};
+    static const char *const lowrank_direct[] = {"lowrank", "walk", DIRECT_TAIL};
+    static const char *const lowrank_tensor[] = {"lowrank", "tc", DIRECT_TAIL};
+    static const char *const fft_tile[] = {"fft-tile", "tc", DIRECT_TAIL};
+    static const char *const lowrank_fft_tile[] = {"lowrank", "fft-tile", "tc", DIRECT_TAIL};
+    static const char *const walk7[] = {"walk", "fft-tile", DIRECT_TAIL};
+    static const char *const walk7_lowrank[] = {"walk", "lowrank", "fft-tile", DIRECT_TAIL};
+#undef DIRECT_TAIL
     /* basic, the one direct row of any size, for the per-element contract */
     static const char *const large[] = {"fft-3pass", "fft-os", "basic", NULL};
-    static const char *const walk7[] = {"walk", "fft-tile", "regtile", "stream", "shared", "basic", NULL};
-    static const char *const walk7_lowrank[] = {"walk", "lowrank", "fft-tile", "regtile", "stream", "shared", "basic",
-                                                NULL};
     static const char *const float64[] = {"float64", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     const mh_conv2d_args *c = &a->conv2d;
