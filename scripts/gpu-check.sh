@@ -10,6 +10,7 @@
 #   grid.json   memhier bench conv1d --grid (+ conv1d-grid.png/.md: winners, auto's regret)
 #   report/     scripts/report.py of the bench: tables.md and plots/ (the README's and docs')
 #   python-overhead.json  what the Python binding adds to a call (scripts/python_overhead.py)
+#   explain.txt `memhier explain` of docs/auto.md's example -> bench/results/<gpu>.explain.txt
 # usage: scripts/gpu-check.sh OUTDIR [all|test|bench|tune|grid|calibrate|analyze|analyze-rh|analyze-mm|python|sanitize ...]
 # MEMHIER_TUNE_OPS="conv2d" limits the tuning sweep to those ops (default: every op); its words
 # go to `memhier bench` as they are ("matmul --variants warptile,cublas");
@@ -100,6 +101,10 @@ fi
 if want bench; then
   stamp "memhier info"
   "$CLI" info | tee -a "$SUMMARY"
+  stamp "memhier explain (docs/auto.md's example: bench/results/<gpu>.explain.txt comes from $OUT/explain.txt)"
+  explain="explain conv2d --rows 8192 --cols 8192 --krows 11 --kcols 11 --pad same"
+  { echo "\$ memhier $explain"; "$CLI" $explain; } >"$OUT/explain.txt" 2>&1
+  say "explain exit $?"
   if [ -z "${MEMHIER_BENCH_OPS:-}" ]; then
     stamp "memhier bench"
     timeout 420 "$CLI" bench --json "$OUT/bench.json" >"$LOGS/bench.log" 2>&1

@@ -26,7 +26,8 @@ Markers, each closed by <!-- /report -->:
                             "scipy-sums", ...: mh_takes_name's names) and the ones that refuse it,
                             from the same registry
   <!-- report:KIND -->      tables of other result files: auto-rules, python-overhead, latency, dask-scaling,
-                            dask-one-gpu, matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu
+                            dask-one-gpu, matmul-wgmma-sizes, conv2d-tc-sweep, transpose-ncu; explain
+                            (`memhier explain` as a GPU machine printed it)
 FILE defaults to bench/results/NVIDIA_H100_80GB_HBM3.json."""
 import argparse
 import functools
@@ -366,6 +367,15 @@ LATENCY_RESULTS = ROOT / "bench/results/NVIDIA_H200.latency.json"
 LATENCY_PEERS = ("cupyx", "cucim", "torch", "cupy")  # the libraries beside memhier, in this order
 
 
+EXPLAIN_RESULTS = ROOT / "bench/results/NVIDIA_H200.explain.txt"
+
+
+def explain_example():
+    """`memhier explain` as a GPU machine printed it: the command, then its text
+    (scripts/gpu-check.sh's bench phase writes the file)."""
+    return "```\n" + EXPLAIN_RESULTS.read_text() + "```"
+
+
 def latency_rows():
     """{function: {size: {library: row}}} of the latency sweep (scripts/latency.py)."""
     d = load(LATENCY_RESULTS)
@@ -486,7 +496,7 @@ def auto_summary(op):
 SIDE_TABLES = {"python-overhead": python_overhead_table, "auto-rules": auto_rules_table, "latency": latency_table, "ndimage": ndimage_table, "dask-scaling": lambda: dask_table(DASK_RESULTS),
                "dask-one-gpu": lambda: dask_table(DASK_ONE_GPU_RESULTS),
                "matmul-wgmma-sizes": wgmma_sizes_table, "conv2d-tc-sweep": tc_sweep_table,
-               "transpose-ncu": transpose_ncu_table,
+               "transpose-ncu": transpose_ncu_table, "explain": explain_example,
                **{f"auto-{op}": functools.partial(auto_summary, op) for op in ("conv1d", "conv2d", "matmul", "histogram")}}
 
 

@@ -430,6 +430,42 @@ static void test_rules_text(void)
     }
 }
 
+/* docs/auto.md's example (report:explain), a `memhier explain conv2d ...` that scripts/gpu-check.sh
+ * captured on a GPU: its rule line and its candidates, in order, are what these rules give for
+ * its shape now, so that a change to conv2d's rules or their texts that the capture predates
+ * fails here until the capture is made again. */
+static void check_explain_example(const char *path)
+{
+    size_t len = 0, rows = 0, cols = 0;
+    int krows = 0, kcols = 0;
+    char pad_name[16] = "", *text = read_file(path, &len);
+    CHECK(text != NULL, "%s: cannot read it", path);
+    if (!text) return;
+    const int got = sscanf(text, "$ memhier explain conv2d --rows %zu --cols %zu --krows %d --kcols %d --pad %15s",
+                           &rows, &cols, &krows, &kcols, pad_name);
+    CHECK(got == 5, "%s: its first line is not a `memhier explain conv2d` with rows, cols, krows, kcols and pad", path);
+    mh_pad pad = MH_PAD_VALID;
+    while (pad < MH_PAD_FULL && strcmp(mh_pad_name(pad), pad_name)) pad = (mh_pad)(pad + 1);
+    mh_args a;
+    if (got != 5 || mh_conv2d_args_init(NULL, &a, NULL, rows, cols, NULL, (size_t)krows, (size_t)kcols, pad, NULL) != MH_OK) {
+        CHECK(0, "%s: its shape is not a conv2d problem", path);
+        free(text);
+        return;
+    }
+    char why[512], rule[600];
+    const char *const *names = mh_op_table_of(MH_OP_CONV2D)->auto_order(&gpu, &a, why, sizeof why);
+    snprintf(rule, sizeof rule, "\nrule: %s\n", why);
+    CHECK(strstr(text, rule) != NULL, "%s: its rule line is not what the rules give now:%s", path, rule);
+    const char *at = strstr(text, "\ncandidates");
+    for (const char *const *n = names; at && *n; ++n) {
+        char line[96];
+        snprintf(line, sizeof line, "\n  conv2d/%s ", *n);
+        at = strstr(at, line);
+        CHECK(at != NULL, "%s: candidate conv2d/%s is not where auto's order puts it", path, *n);
+    }
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     gpu.device = 0, gpu.cc = 90, gpu.sm_count = 132;
@@ -437,6 +473,7 @@ int main(int argc, char **argv)
     CHECK(!strcmp(gpu.rules->device, "NVIDIA H100 80GB HBM3"), "the H100's rules are not compiled in");
     const char *path = argc > 1 ? argv[1] : "auto_picks.txt";
     test_rules_text();
+    if (argc > 2) check_explain_example(argv[2]);
     size_t len = 0, want_len = 0;
     char *got = make_picks(&len);
     CHECK(got && len > 0, "no picks made");
