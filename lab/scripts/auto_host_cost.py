@@ -3,24 +3,13 @@
 images of 256^2 to 8192^2, variant "auto" against the row auto takes named ("conv2d/walk"), host
 time a call (median of single calls, the GPU idle before each) in turns, three rounds.
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/auto_host_cost.py"""
-import time
 
 import cupy
 import numpy as np
 
 import memhier.ndimage as mnd
 from memhier import _fast
-
-
-def host_us(fn, calls=200):
-    times = []
-    for _ in range(calls):
-        cupy.cuda.get_current_stream().synchronize()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    return times[len(times) // 2] * 1e6
+from cupy_timing import single_call_us
 
 
 def main():
@@ -36,7 +25,7 @@ def main():
         got = {v: [] for v in calls}
         for _ in range(3):
             for v, fn in calls.items():
-                got[v].append(host_us(fn))
+                got[v].append(single_call_us(fn))
         line = " ".join(f"{v} {' '.join(f'{t:5.1f}' for t in ts)}" for v, ts in got.items())
         print(f"{n:5}^2  {line}", flush=True)
 

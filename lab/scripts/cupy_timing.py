@@ -1,5 +1,6 @@
 """Host time of a call in a loop on CuPy arrays, for the lab's host-cost probes (host_cost.py,
-host_profile.py, entry_overhead.py), and GPU time a call (correlate_float64.py): imported from
+host_profile.py, entry_overhead.py), host time of single calls (walk_border.py,
+auto_host_cost.py), and GPU time a call (correlate_float64.py, walk_border.py): imported from
 this folder, where those scripts run."""
 import time
 
@@ -31,3 +32,16 @@ def gpu_ms(fn, reps=20):
     b.record()
     b.synchronize()
     return cupy.cuda.get_elapsed_time(a, b) / reps
+
+
+def single_call_us(fn, calls=200):
+    """us the host spends in one call of fn(), the GPU idle before each: the median of `calls`."""
+    times = []
+    for _ in range(calls):
+        cupy.cuda.get_current_stream().synchronize()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    cupy.cuda.get_current_stream().synchronize()
+    times.sort()
+    return times[len(times) // 2] * 1e6

@@ -9,41 +9,18 @@ own warps at the border, lab/tools/conv2d_walk_border_in_warps.patch) against th
 usage: MEMHIER_LIBRARY=... PYTHONPATH=python python3 lab/scripts/walk_border.py LABEL"""
 import json
 import sys
-import time
 
 import cupy
 import numpy as np
 
 import memhier.ndimage as mnd
+from cupy_timing import gpu_ms, single_call_us
 from memhier import _fast
 
 
 def gpu_us(fn, reps):
-    fn()
-    cupy.cuda.Device().synchronize()
-    best = None
-    for _ in range(3):
-        a, b = cupy.cuda.Event(), cupy.cuda.Event()
-        a.record()
-        for _ in range(reps):
-            fn()
-        b.record()
-        b.synchronize()
-        t = cupy.cuda.get_elapsed_time(a, b) / reps * 1e3
-        best = t if best is None else min(best, t)
-    return best
-
-
-def host_us(fn, calls=200):
-    times = []
-    for _ in range(calls):
-        cupy.cuda.get_current_stream().synchronize()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    cupy.cuda.get_current_stream().synchronize()
-    times.sort()
-    return times[len(times) // 2] * 1e6
+    """GPU us a call of fn(): the least of three gpu_ms timings."""
+    return min(gpu_ms(fn, reps) for _ in range(3)) * 1e3
 
 
 def main():
@@ -63,7 +40,7 @@ def main():
                     row = {"label": label, "entry": entry, "dtype": dtype, "k": k, "n": n, "mode": mode,
                            "gpu_us": gpu_us(fn, max(5, int(200 * 1024 * 1024 / (n * n))))}
                     if mode == "reflect" and dtype == "float32" and k == 5:
-                        row["host_us"] = host_us(fn)
+                        row["host_us"] = single_call_us(fn)
                     print(json.dumps(row), flush=True)
     x = cupy.asarray(rng.uniform(-1, 1, (1000, 256, 256)).astype(np.float32))
     w = cupy.asarray(rng.uniform(-1, 1, (5, 5)).astype(np.float32))
