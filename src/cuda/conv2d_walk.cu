@@ -712,12 +712,15 @@ static mh_status walk7_launch(mh_context *ctx, const mh_args *x, int slot)
  * in place (walk_tap). */
 static mh_status walk7_run(mh_context *ctx, const mh_args *x)
 {
-    if (!x->conv2d.reversed)
-        return mh_const_ring_launch(&walk7_ring, ctx, x->conv2d.filter, 7 * 7 * sizeof(float), walk7_launch, x);
-    mh_args y = *x;
-    MH_TRY(mh_conv2d_reverse_cuda(ctx, x->conv2d.filter, 7 * 7, &y.conv2d.filter));
-    y.conv2d.reversed = 0;
-    return mh_const_ring_launch(&walk7_ring, ctx, y.conv2d.filter, 7 * 7 * sizeof(float), walk7_launch, &y);
+    const mh_args *call = x;
+    mh_args reversed;
+    if (x->conv2d.reversed) {
+        reversed = *x;
+        MH_TRY(mh_conv2d_reverse_cuda(ctx, x->conv2d.filter, 7 * 7, &reversed.conv2d.filter));
+        reversed.conv2d.reversed = 0;
+        call = &reversed;
+    }
+    return mh_const_ring_launch(&walk7_ring, ctx, call->conv2d.filter, 7 * 7 * sizeof(float), walk7_launch, call);
 }
 
 static mh_status walk_run(mh_context *ctx, const mh_args *x)
