@@ -404,8 +404,11 @@ mh_status mh_conv2d_mode_supports(mh_context *ctx, const char *variant, size_t r
  * values below -2^63, 0 from 2^64 up). A
  * one-pass filter gives the other axis the single tap 1. Host taps are copied by the call and
  * passed by value to the kernel; device taps (weights an array library holds on the GPU) are
- * read by the kernel in stream order. Either way a call never waits for its stream. out has
- * in's shape; it must not overlap in. */
+ * read by the kernel in stream order. An axis marked `reversed` is read from its last tap to its
+ * first (scipy's convolve1d is correlate1d with the taps reversed and the origin mirrored): host
+ * taps are reversed as they are copied, device taps into the context's copy on its stream each
+ * call, before the kernels read them. Either way a call never waits for its stream. out has in's
+ * shape; it must not overlap in. */
 typedef enum mh_dtype {
     MH_F32 = 0, MH_F16, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_I64, MH_F64, MH_U32, MH_U64, MH_BF16
 } mh_dtype;
@@ -430,6 +433,7 @@ typedef struct mh_sepfilter_axis {
     unsigned divisor;    /* 1: none */
     const double *taps64; /* NULL, or the same taps in float64 in host memory: what a call computed
                              in float64 multiplies by (else taps, widened) */
+    int reversed;        /* 0: taps[0] first; 1: taps (and taps64) read from their end */
 } mh_sepfilter_axis;
 
 /* How the two passes combine: one after the other (scipy's order for axes (0, 1) is vertical

@@ -422,8 +422,8 @@ static void test_rules_text(void)
     for (size_t i = 0; i < sizeof sep / sizeof sep[0]; ++i) {
         mh_sepfilter_desc d = {.batch = 1, .rows = 8192, .cols = 8192, .channels = 1, .in_type = MH_F32,
                                .out_type = MH_F32};
-        d.vertical = (mh_sepfilter_axis){ones, sep[i].vtaps, 0, MH_MODE_REFLECT, 1, NULL};
-        d.horizontal = (mh_sepfilter_axis){ones, sep[i].htaps, 0, MH_MODE_REFLECT, 1, NULL};
+        d.vertical = (mh_sepfilter_axis){ones, sep[i].vtaps, 0, MH_MODE_REFLECT, 1, NULL, 0};
+        d.horizontal = (mh_sepfilter_axis){ones, sep[i].htaps, 0, MH_MODE_REFLECT, 1, NULL, 0};
         CHECK(mh_sepfilter_args_init(&gpu, &a, &d, NULL, NULL) == MH_OK, "sepfilter %zu x %zu", sep[i].vtaps,
               sep[i].htaps);
         check_rule(&a, sep[i].want1, sep[i].want2);

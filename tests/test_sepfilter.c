@@ -184,8 +184,8 @@ static problem make(size_t batch, size_t rows, size_t cols, size_t C, mh_dtype i
     problem p;
     memset(&p, 0, sizeof p);
     p.d.batch = batch, p.d.rows = rows, p.d.cols = cols, p.d.channels = C, p.d.in_type = in, p.d.out_type = out;
-    p.d.vertical = (mh_sepfilter_axis){p.vt, kv, 0, MH_MODE_REFLECT, 1, NULL};
-    p.d.horizontal = (mh_sepfilter_axis){p.ht, kh, 0, MH_MODE_REFLECT, 1, NULL};
+    p.d.vertical = (mh_sepfilter_axis){p.vt, kv, 0, MH_MODE_REFLECT, 1, NULL, 0};
+    p.d.horizontal = (mh_sepfilter_axis){p.ht, kh, 0, MH_MODE_REFLECT, 1, NULL, 0};
     mh_fill_uniform(p.vt, kv, seed, 1.0f), mh_fill_uniform(p.ht, kh, seed + 1, 1.0f);
     if (integer_taps)
         for (size_t i = 0; i < MH_SEPFILTER_MAX_TAPS; ++i) p.vt[i] = roundf(p.vt[i] * 3.0f), p.ht[i] = roundf(p.ht[i] * 3.0f);
@@ -360,7 +360,7 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
     CHECK_REFUSED(ctx, mh_sepfilter_sum(ctx, NULL, terms, 2, x, (float *)x + 1), "overlaps");
     if (gpu) { /* a row that takes the first term and refuses the second: nothing runs */
         bad[0] = terms[0], bad[1] = terms[1];
-        bad[0].horizontal = (mh_sepfilter_axis){p.ht, 1, 0, MH_MODE_REFLECT, 1, NULL}, p.ht[0] = 1.0f;
+        bad[0].horizontal = (mh_sepfilter_axis){p.ht, 1, 0, MH_MODE_REFLECT, 1, NULL, 0}, p.ht[0] = 1.0f;
         CHECK(mh_sepfilter_supports(ctx, "lines", &bad[0]) == MH_OK, "lines refused the first term");
         CHECK(mh_sepfilter_sum(ctx, "lines", bad, 2, x, y) == MH_ERR_UNSUPPORTED &&
                   strstr(mh_context_error(ctx), "terms[1]: ") && strstr(mh_context_error(ctx), "lines refuses") &&
@@ -371,6 +371,81 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
     test_get(gpu, after, y, sizeof after);
     CHECK(memcmp(after, poison, sizeof after) == 0, "a refused sum wrote its output");
     test_release(gpu, x), test_release(gpu, y);
+}
+
+/* ---- reversed axes (mh_sepfilter_axis.reversed) ---------------------------------------------- */
+
+/* An axis read reversed gives the bits of the same call with its taps reversed by hand and its
+ * reversed flag clear: host taps (float32, and taps64 on a float64 call), device taps on a GPU (one
+ * axis or both, each a part of the context's copy; in a sum of two terms, which walk would
+ * otherwise run as a pair), the caller's taps unchanged; a flag other than 0 or 1 refused by name. */
+static void check_reversed(mh_context *ctx, int gpu)
+{
+    for (int wide = 0; wide < 2; ++wide) {
+        problem p = make(2, 37, 53, 1, wide ? MH_F64 : MH_F32, wide ? MH_F64 : MH_F32, 7, 4, 0, 31);
+        p.d.vertical.origin = 2, p.d.horizontal.origin = -2, p.d.horizontal.mode = MH_MODE_WRAP;
+        if (wide) {
+            p.d.vertical.taps64 = p.vt64, p.d.horizontal.taps64 = p.ht64;
+            for (size_t i = 0; i < MH_SEPFILTER_MAX_TAPS; ++i) p.vt64[i] = p.vt[i] * (1.0 + 1e-9), p.ht64[i] = p.ht[i] / 3.0;
+        }
+        problem byhand = p;
+        for (size_t i = 0; i < 7; ++i) byhand.vt[i] = p.vt[6 - i], byhand.vt64[i] = p.vt64[6 - i];
+        for (size_t i = 0; i < 4; ++i) byhand.ht[i] = p.ht[3 - i], byhand.ht64[i] = p.ht64[3 - i];
+        bind(&p), bind(&byhand);
+        p.d.vertical.reversed = p.d.horizontal.reversed = 1;
+        const size_t values = 2 * 37 * 53, bytes = values * mh_dtype_size(p.d.out_type);
+        void *in = wide ? wide_input(&p, 77) : input_for(&p, 77), *want = malloc(bytes), *got = malloc(bytes);
+        void *d_in = test_alloc(gpu, values * mh_dtype_size(p.d.in_type)), *d_out = test_alloc(gpu, bytes);
+        test_put(gpu, d_in, in, values * mh_dtype_size(p.d.in_type));
+        const char *what = wide ? "float64" : "float32";
+        CHECK(mh_sepfilter(ctx, NULL, &byhand.d, d_in, d_out) == MH_OK, "reversed by hand (%s): %s", what,
+              mh_context_error(ctx));
+        test_get(gpu, want, d_out, bytes);
+        CHECK(mh_sepfilter(ctx, NULL, &p.d, d_in, d_out) == MH_OK, "reversed (%s): %s", what, mh_context_error(ctx));
+        test_get(gpu, got, d_out, bytes);
+        CHECK(memcmp(got, want, bytes) == 0, "reversed host taps (%s) differ from the taps reversed by hand", what);
+        CHECK(p.vt[0] == byhand.vt[6] && p.ht[0] == byhand.ht[3], "the call changed the caller's taps (%s)", what);
+        if (gpu && !wide) {
+            float *d_taps = test_alloc(gpu, 11 * sizeof(float));
+            test_put(gpu, d_taps, p.vt, 7 * sizeof(float)), test_put(gpu, d_taps + 7, p.ht, 4 * sizeof(float));
+            mh_sepfilter_desc on_device = p.d;
+            on_device.vertical.taps = d_taps, on_device.horizontal.taps = d_taps + 7;
+            CHECK(mh_sepfilter(ctx, NULL, &on_device, d_in, d_out) == MH_OK, "reversed device taps: %s",
+                  mh_context_error(ctx));
+            test_get(gpu, got, d_out, bytes);
+            CHECK(memcmp(got, want, bytes) == 0, "reversed device taps (both axes) differ from host taps");
+            mh_sepfilter_desc one = on_device, one_byhand = byhand.d;
+            one.vertical = one_byhand.vertical = (mh_sepfilter_axis){p.vt, 1, 0, MH_MODE_REFLECT, 1, NULL, 0};
+            p.vt[0] = 1.0f;
+            one.order = one_byhand.order = MH_SEPFILTER_VERTICAL_FIRST;
+            CHECK(mh_sepfilter(ctx, NULL, &one_byhand, d_in, d_out) == MH_OK, "one axis by hand: %s",
+                  mh_context_error(ctx));
+            test_get(gpu, want, d_out, bytes);
+            CHECK(mh_sepfilter(ctx, NULL, &one, d_in, d_out) == MH_OK, "one reversed device axis: %s",
+                  mh_context_error(ctx));
+            test_get(gpu, got, d_out, bytes);
+            CHECK(memcmp(got, want, bytes) == 0, "a reversed device axis (the rows alone) differs from host taps");
+            float taps_after[11];
+            test_get(gpu, taps_after, d_taps, sizeof taps_after);
+            CHECK(taps_after[0] == byhand.vt[6] && taps_after[7] == byhand.ht[3], "the call changed the device taps");
+            /* two equal terms that walk would run as a pair: each reversed first */
+            mh_sepfilter_desc terms[2] = {on_device, on_device}, terms_byhand[2] = {byhand.d, byhand.d};
+            CHECK(mh_sepfilter_sum(ctx, NULL, terms_byhand, 2, d_in, d_out) == MH_OK, "sum by hand: %s",
+                  mh_context_error(ctx));
+            test_get(gpu, want, d_out, bytes);
+            CHECK(mh_sepfilter_sum(ctx, NULL, terms, 2, d_in, d_out) == MH_OK, "sum of reversed device terms: %s",
+                  mh_context_error(ctx));
+            test_get(gpu, got, d_out, bytes);
+            CHECK(memcmp(got, want, bytes) == 0, "a sum of reversed device terms differs from host taps");
+            test_release(gpu, d_taps);
+        }
+        if (!wide) {
+            mh_sepfilter_desc bad = p.d;
+            bad.horizontal.reversed = 2;
+            CHECK_REFUSED(ctx, mh_sepfilter(ctx, NULL, &bad, d_in, d_out), "horizontal.reversed = 2");
+        }
+        test_release(gpu, d_in), test_release(gpu, d_out), free(in), free(want), free(got);
+    }
 }
 
 /* ---- scipy's sums (MH_SEPFILTER_SUMS_SCIPY) ------------------------------------------------- */
@@ -640,6 +715,7 @@ static void run_cpu(void)
     CHECK(checked >= 24, "only %zu of %zu cases had a reference to compare with", checked, n);
     CHECK(check_sum(cpu, 0, "cpu-omp", ps, n) == n, "mh_sepfilter_sum: a case the CPU row refused");
     check_sum_refusals(cpu, 0);
+    check_reversed(cpu, 0);
     /* refusals, each naming its argument */
     problem p = make(1, 8, 8, 3, MH_U8, MH_U8, 3, 3, 0, 7);
     bind(&p);
@@ -721,7 +797,7 @@ static void check_one_axis(mh_context *cpu, mh_context *gpu, const mh_sepfilter_
     mh_sepfilter_desc line = *d;
     mh_sepfilter_axis *kept = vertical ? &line.vertical : &line.horizontal;
     mh_sepfilter_axis *other = vertical ? &line.horizontal : &line.vertical;
-    *other = (mh_sepfilter_axis){&one, 1, 0, other->mode, 1, NULL};
+    *other = (mh_sepfilter_axis){&one, 1, 0, other->mode, 1, NULL, 0};
     line.order = (i + (size_t)vertical) % 3 == 2 ? MH_SEPFILTER_SUM : (mh_sepfilter_order)((i + (size_t)vertical) % 2);
     const char *what = vertical ? " (down the columns)" : " (along the rows)";
     /* the kept axis the single tap 1 as well: both axes are the identity */
@@ -988,7 +1064,7 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
         check_fused64(gpu, &on_device, 0, " (float64, device taps)", i, d_in, d_out, want, got);
         /* down the columns alone: lines */
         mh_sepfilter_desc line = *d;
-        line.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL};
+        line.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL, 0};
         line.order = MH_SEPFILTER_VERTICAL_FIRST;
         CHECK(mh_sepfilter(cpu, "cpu-omp", &line, in, want) == MH_OK, "float64 case %zu (one axis) on the CPU: %s", i,
               mh_context_error(cpu));
@@ -1016,8 +1092,8 @@ static void run_gpu_wide(mh_context *cpu, mh_context *gpu)
     /* both axes the identity, the horizontal first (correlate1d with one tap of 1 along the rows):
      * stored once, as the CPU row's one pass stores it, near uint64's end and past it */
     static const double near_end[6] = {1e19, -1e10, -2.0, 0x1p64, NAN, 1.8446744073709550e19};
-    mh_sepfilter_desc both = {1, 2, 3, 1, MH_F64, MH_U64, {&one, 1, 0, MH_MODE_REFLECT, 1, NULL},
-                              {&one, 1, 0, MH_MODE_REFLECT, 1, NULL}, MH_SEPFILTER_HORIZONTAL_FIRST, 0.0, MH_SEPFILTER_SUMS_FMA};
+    mh_sepfilter_desc both = {1, 2, 3, 1, MH_F64, MH_U64, {&one, 1, 0, MH_MODE_REFLECT, 1, NULL, 0},
+                              {&one, 1, 0, MH_MODE_REFLECT, 1, NULL, 0}, MH_SEPFILTER_HORIZONTAL_FIRST, 0.0, MH_SEPFILTER_SUMS_FMA};
     void *d_in, *d_out;
     float *d_taps;
     unsigned long long want[6], got[6];
@@ -1135,7 +1211,7 @@ static void run_gpu(void)
     CHECK_CUDA(cudaMemcpy(got, d_out, values * 4, cudaMemcpyDeviceToHost));
     CHECK(memcmp(got, want, values * 4) == 0, "the stack of 65537 differs from the CPU row's");
     /* the same stack filtered down its columns alone: lines, in two launches too */
-    p.d.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL};
+    p.d.horizontal = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL, 0};
     check_gpu_one_axis(cpu, gpu, &p.d, in, d_in, d_out, want, got, "the stack of 65537 (one axis)", "sepfilter/lines");
     cudaFree(d_in), cudaFree(d_out), free(in), free(want), free(got);
     /* images large enough that each of lines' threads walks several strips of its column; and
@@ -1152,7 +1228,7 @@ static void run_gpu(void)
         if (nv > test_max_n()) continue;
         mh_sepfilter_axis *kept = v ? &q.d.vertical : &q.d.horizontal;
         kept->mode = big[b].mode, kept->origin = big[b].origin;
-        *(v ? &q.d.horizontal : &q.d.vertical) = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL};
+        *(v ? &q.d.horizontal : &q.d.vertical) = (mh_sepfilter_axis){&one, 1, 0, MH_MODE_REFLECT, 1, NULL, 0};
         void *x = input_for(&q, 30 + (unsigned)b), *w = malloc(nv * 4), *g = malloc(nv * 4), *dx, *dy;
         CHECK_CUDA(cudaMalloc(&dx, nv * 4)); CHECK_CUDA(cudaMalloc(&dy, nv * 4 + 64));
         CHECK_CUDA(cudaMemcpy(dx, x, nv * mh_dtype_size(q.d.in_type), cudaMemcpyHostToDevice));
@@ -1166,6 +1242,7 @@ static void run_gpu(void)
     CHECK(check_sum(gpu, 1, "walk", ps, n) > 0 && check_sum(gpu, 1, "fused", ps, n) > 0,
           "mh_sepfilter_sum: walk or fused took no case");
     check_sum_refusals(gpu, 1);
+    check_reversed(gpu, 1);
     run_gpu_wide(cpu, gpu);
     run_gpu_scipy(cpu, gpu);
     mh_context_destroy(cpu), mh_context_destroy(gpu);

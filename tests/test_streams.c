@@ -42,8 +42,8 @@ static mh_status call(mh_context *ctx, const char *variant, const job *j, int s)
         mh_sepfilter_desc terms[2];
         for (int t = 0; t < 2; ++t)
             terms[t] = (mh_sepfilter_desc){1, 768, 1024, 1, MH_F32, MH_F32,
-                                           {t ? smooth : second, t ? 5 : 3, 0, MH_MODE_REFLECT, 1, NULL},
-                                           {t ? second : smooth, t ? 3 : 5, 0, MH_MODE_REFLECT, 1, NULL},
+                                           {t ? smooth : second, t ? 5 : 3, 0, MH_MODE_REFLECT, 1, NULL, 0},
+                                           {t ? second : smooth, t ? 3 : 5, 0, MH_MODE_REFLECT, 1, NULL, 0},
                                            MH_SEPFILTER_VERTICAL_FIRST, 0.0f, MH_SEPFILTER_SUMS_FMA};
         return mh_sepfilter_sum(ctx, variant, terms, 2, in, out);
     }

@@ -65,8 +65,8 @@ static void describe(bench_workload *bw, const sep_workload *w)
     mh_sepfilter_desc *d = &c->d;
     d->batch = w->batch, d->rows = w->rows, d->cols = w->cols, d->channels = w->channels;
     d->in_type = w->in_type, d->out_type = w->out_type;
-    d->vertical = (mh_sepfilter_axis){c->vtaps, 0, 0, w->mode, 1, NULL};
-    d->horizontal = (mh_sepfilter_axis){c->htaps, 0, 0, w->mode, 1, NULL};
+    d->vertical = (mh_sepfilter_axis){c->vtaps, 0, 0, w->mode, 1, NULL, 0};
+    d->horizontal = (mh_sepfilter_axis){c->htaps, 0, 0, w->mode, 1, NULL, 0};
     if (w->filter == GAUSSIAN) {
         gaussian_taps(c->vtaps), gaussian_taps(c->htaps);
         d->vertical.ntaps = d->horizontal.ntaps = 17;

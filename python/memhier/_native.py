@@ -67,7 +67,8 @@ class Ceilings(ctypes.Structure):
 
 class SepfilterAxis(ctypes.Structure):
     _fields_ = [("taps", ctypes.POINTER(ctypes.c_float)), ("ntaps", c_size), ("origin", ctypes.c_longlong),
-                ("mode", ctypes.c_int), ("divisor", ctypes.c_uint), ("taps64", ctypes.POINTER(ctypes.c_double))]
+                ("mode", ctypes.c_int), ("divisor", ctypes.c_uint), ("taps64", ctypes.POINTER(ctypes.c_double)),
+                ("reversed", ctypes.c_int)]
 
 
 class SepfilterDesc(ctypes.Structure):

@@ -222,8 +222,8 @@ def _flip(w, kind):
 
 def _reversed_on_device(w, src):
     """Weights the kernels read on src's device, reversed along every axis into a new array there
-    (convolve's and convolve1d's each call: a new array, so calls on other streams never share
-    one)."""
+    (convolve's where the library does not read the filter reversed itself, each call: a new
+    array, so calls on other streams never share one)."""
     with on_device(src):
         return _flip(w, src.kind)
 
@@ -867,7 +867,7 @@ def _correlate1d(src, weights, axis, output, mode, cval, origin, options, keep=T
         w = taps if taps is not None else np.array(_weights1d(weights), copy=True)
         return [_pass(w, _axis_arg(axis, len(src.shape)), mode, origin)]
     if taps is not None:  # a name of its own: no host weights' key can equal this one
-        name, key = "correlate1d on the device", (taps.ptr, taps.size)
+        name, key = "correlate1d on the device", _taps_key(taps)
     else:
         name, key = "correlate1d", _content_key(weights)
     if key is None or not keep:
@@ -884,16 +884,20 @@ def _correlate1d(src, weights, axis, output, mode, cval, origin, options, keep=T
 class _DeviceTaps:
     """Taps in device memory, which sepfilter's kernels read when they run: their address and
     count, never the array (a pass kept by the address holds none of the caller's arrays, and
-    reads what the address holds at each call)."""
-    __slots__ = ("ptr", "size")
+    reads what the address holds at each call); reversed: read from the last (convolve1d's, which
+    the library reverses on the stream each call: mh_sepfilter_axis.reversed)."""
+    __slots__ = ("ptr", "size", "reversed")
 
-    def __init__(self, ptr, size):
-        self.ptr, self.size = ptr, size
+    def __init__(self, ptr, size, reversed=False):
+        self.ptr, self.size, self.reversed = ptr, size, reversed
 
 
 def _device_taps(weights, src):
     """weights as _DeviceTaps where sepfilter can read them in place: a contiguous 1-D float32
-    array on the input's device of 1 to MAX_TAPS taps; else None (read to the host)."""
+    array on the input's device of 1 to MAX_TAPS taps (or _DeviceTaps already); else None (read to
+    the host)."""
+    if isinstance(weights, _DeviceTaps):
+        return weights
     if src.kind == "numpy" or isinstance(weights, (np.ndarray, list, tuple)):
         return None
     try:
@@ -907,7 +911,7 @@ def _device_taps(weights, src):
 
 def _taps_key(taps):
     """A pass's taps in a key: host taps by content, device taps by address and count."""
-    return ("device", taps.ptr, taps.size) if isinstance(taps, _DeviceTaps) else taps.tobytes()
+    return ("device", taps.ptr, taps.size, taps.reversed) if isinstance(taps, _DeviceTaps) else taps.tobytes()
 
 
 def _content_key(weights):
@@ -925,16 +929,18 @@ def _content_key(weights):
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                device=None, context=None):
     """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and the origin mirrored);
-    weights sepfilter reads on the device are reversed there, each call (its pass not kept: the
-    reversed copy is new each call); host weights' calls replay from the compiled entry."""
+    weights sepfilter reads on the device are read reversed by the library, which reverses them on
+    the stream each call (their pass kept by address, as correlate1d's); host weights are reversed
+    here. Both replay from the compiled entry."""
     src = _array(input)
     if isinstance(origin, bool) or not isinstance(origin, (int, np.integer)):
         raise TypeError(f"origin: expected an int, got {origin!r}")
     options = (variant, device, context)
-    if _device_taps(weights, src) is not None:
-        reversed_ = _reversed_on_device(weights, src)
-        mirrored = -int(origin) - (1 - int(reversed_.shape[0]) % 2)
-        return _correlate1d(src, reversed_, axis, output, mode, cval, mirrored, options, keep=False)
+    taps = _device_taps(weights, src)
+    if taps is not None:
+        mirrored = -int(origin) - (1 - taps.size % 2)
+        return _correlate1d(src, _DeviceTaps(taps.ptr, taps.size, reversed=True), axis, output, mode, cval, mirrored,
+                            options)
     # device weights read to the host are not kept: the compiled entry keys them by their address,
     # and a replay would run this call's copy after the caller has changed what the address holds
     w = _weights1d(weights)
@@ -997,7 +1003,8 @@ def _axis_struct(step, keep):
     pointer = ctypes.cast(taps.ptr, ctypes.POINTER(ctypes.c_float)) if isinstance(taps, _DeviceTaps) else \
         taps.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
     pointer64 = step.taps64.ctypes.data_as(ctypes.POINTER(ctypes.c_double)) if step.taps64 is not None else None
-    return SepfilterAxis(pointer, taps.size, step.origin, step.mode, step.divisor, pointer64)
+    reversed_ = isinstance(taps, _DeviceTaps) and taps.reversed
+    return SepfilterAxis(pointer, taps.size, step.origin, step.mode, step.divisor, pointer64, int(reversed_))
 
 
 def _describe(group, shape, in_type, out_type, cval, keep, summed=False):

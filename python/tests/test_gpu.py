@@ -463,6 +463,16 @@ def test_ndimage_entry_replays_on_the_device(rng):
         got = kind.get(mnd.convolve(d, dw, mode="wrap"))
         assert (_fast.stats()["misses"] == misses) == (step > 0), "convolve's second and later calls replay"
         np.testing.assert_array_equal(got, kind.get(mnd.correlate.__wrapped__(d, flipped, mode="wrap")))
+    taps = dw[1].copy()  # 5 taps: convolve1d's mirrored origin is -origin
+    flipped_taps = kind.put(kind.get(taps)[::-1].copy())
+    for step in range(3):  # convolve1d's device taps read reversed by the library, as they are then
+        misses = _fast.stats()["misses"]
+        got = kind.get(mnd.convolve1d(d, taps, axis=0, mode="mirror", origin=1))
+        assert (_fast.stats()["misses"] == misses) == (step > 0), "convolve1d's second and later calls replay"
+        want = kind.get(mnd.correlate1d.__wrapped__(d, flipped_taps, axis=0, mode="mirror", origin=-1))
+        np.testing.assert_array_equal(got, want, err_msg=f"convolve1d step {step}")
+        taps += 0.25  # on the caller's stream, before the next replay
+        flipped_taps += 0.25
     for step in range(3):  # weights changed on the caller's stream between replays
         dw += 0.5
         np.testing.assert_array_equal(kind.get(mnd.correlate(d, dw, mode="nearest")),

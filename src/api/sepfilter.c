@@ -19,6 +19,9 @@ static mh_status check_axis(mh_context *ctx, const char *name, const mh_sepfilte
     if (s == MH_OK) s = mh_check_mode(ctx, field, x->mode);
     if (s != MH_OK) return s;
     if (x->divisor == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.divisor = 0: 1 divides by nothing", name);
+    if (x->reversed != 0 && x->reversed != 1)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.reversed = %d: taps read from the first (0) or the last (1)",
+                       name, x->reversed);
     return MH_OK;
 }
 
@@ -71,16 +74,18 @@ static mh_status check_on_cpu(mh_context *ctx, const char *name, const char *wha
     return mh_check_buffer(ctx, field, p, bytes);
 }
 
-/* An axis's taps: host memory, copied into the arguments (the kernels take them by value); or,
- * on a CUDA context, device memory, left where it is for the kernels to read (check_buffers
- * checks its device and size). A CPU context refuses device memory before reading it. */
+/* An axis's taps: host memory, copied into the arguments (the kernels take them by value),
+ * reversed where the axis is; or, on a CUDA context, device memory, left where it is for the
+ * kernels to read (check_buffers checks its device and size; a reversed axis's are reversed by
+ * prepare). A CPU context refuses device memory before reading it. */
 static mh_status take_taps(mh_context *ctx, const char *name, const mh_sepfilter_axis *x, float *copy, int *on_device)
 {
     *on_device = mh_is_device_memory(ctx, x->taps);
     if (*on_device) return MH_OK;
     const mh_status s = check_on_cpu(ctx, name, "taps", x->taps, x->ntaps * sizeof(float));
-    if (s == MH_OK) memcpy(copy, x->taps, x->ntaps * sizeof(float));
-    return s;
+    if (s != MH_OK) return s;
+    for (size_t i = 0; i < x->ntaps; ++i) copy[i] = x->taps[x->reversed ? x->ntaps - 1 - i : i];
+    return MH_OK;
 }
 
 /* A call computed in float64: an axis's taps64 (host memory) copied into the arguments, or where
@@ -98,8 +103,9 @@ static mh_status take_taps64(mh_context *ctx, const char *name, const mh_sepfilt
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s.taps64 = %p is device memory; taps64 is read from the host",
                        name, (const void *)x->taps64);
     const mh_status s = check_on_cpu(ctx, name, "taps64", x->taps64, x->ntaps * sizeof(double));
-    if (s == MH_OK) memcpy(copy, x->taps64, x->ntaps * sizeof(double));
-    return s;
+    if (s != MH_OK) return s;
+    for (size_t i = 0; i < x->ntaps; ++i) copy[i] = x->taps64[x->reversed ? x->ntaps - 1 - i : i];
+    return MH_OK;
 }
 
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfilter_desc *d, const void *in, void *out)
@@ -126,8 +132,8 @@ mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *args, const mh_sepfil
     a->d = *d;
     if ((s = take_taps(ctx, "vertical", &d->vertical, a->vtaps, &a->vtaps_on_device)) != MH_OK) return s;
     if ((s = take_taps(ctx, "horizontal", &d->horizontal, a->htaps, &a->htaps_on_device)) != MH_OK) return s;
-    if (!a->vtaps_on_device) a->d.vertical.taps = a->vtaps;
-    if (!a->htaps_on_device) a->d.horizontal.taps = a->htaps;
+    if (!a->vtaps_on_device) a->d.vertical.taps = a->vtaps, a->d.vertical.reversed = 0;
+    if (!a->htaps_on_device) a->d.horizontal.taps = a->htaps, a->d.horizontal.reversed = 0;
     a->d.vertical.taps64 = a->d.horizontal.taps64 = NULL;
     if (mh_sepfilter_in_double(d)) {
         if ((s = take_taps64(ctx, "vertical", &d->vertical, a->vtaps, a->vtaps_on_device, a->vtaps64)) != MH_OK ||
@@ -261,6 +267,37 @@ static void describe(const mh_args *args, char *buf, size_t len)
              orders[d->order], d->sums == MH_SEPFILTER_SUMS_SCIPY ? ", scipy's sums" : "");
 }
 
+/* Whether a call reads device taps reversed (mh_sepfilter_axis.reversed; host taps were reversed
+ * as they were copied). */
+static int reverses_device_taps(const mh_sepfilter_args *a)
+{
+    return (a->vtaps_on_device && a->d.vertical.reversed) || (a->htaps_on_device && a->d.horizontal.reversed);
+}
+
+/* Device taps read from their end reversed into the context's copy (the vertical axis's first,
+ * then the horizontal's) on its stream, which the rows then read as any device taps: one small
+ * launch before the row's, in stream order. */
+static mh_status prepare(mh_context *ctx, const mh_row *row, const mh_args *args, mh_args *prepared)
+{
+    *prepared = *args;
+    const mh_sepfilter_args *a = &args->sepfilter;
+    if (!reverses_device_taps(a)) return MH_OK;
+    mh_sepfilter_axis *axes[2] = {&prepared->sepfilter.d.vertical, &prepared->sepfilter.d.horizontal};
+    const int on_device[2] = {a->vtaps_on_device, a->htaps_on_device};
+    size_t n = 0;
+    for (int i = 0; i < 2; ++i) n += on_device[i] && axes[i]->reversed ? axes[i]->ntaps : 0;
+    float *copy;
+    mh_status s =
+        mh_slot_buffer(ctx, MH_SLOT_REVERSED_FILTER, "the reversed taps' copy", n * sizeof(float), (void **)&copy);
+    for (int i = 0; s == MH_OK && i < 2; ++i) {
+        if (!on_device[i] || !axes[i]->reversed) continue;
+        s = mh_reverse_cuda(ctx, axes[i]->taps, axes[i]->ntaps, copy);
+        axes[i]->taps = copy, axes[i]->reversed = 0;
+        copy += axes[i]->ntaps;
+    }
+    return s;
+}
+
 const mh_op_table mh_sepfilter_table = {
     .op = MH_OP_SEPFILTER,
     .name = "sepfilter",
@@ -270,6 +307,7 @@ const mh_op_table mh_sepfilter_table = {
     .row_accepts = row_accepts,
     .check_buffers = check_buffers,
     .describe = describe,
+    .prepare = prepare,
 };
 
 mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc, const void *in, void *out)
@@ -346,7 +384,8 @@ static mh_status term_buffer(mh_context *ctx, const mh_sepfilter_args *first, vo
 /* Under the context's lock, on its device: every term's buffers checked and a row found for it
  * (sepfilter's rows choose by the desc alone, so the row found with the caller's out runs the term
  * into the buffer too), then the first term into out and each later one into the buffer, added to
- * out; two terms that walk runs together (mh_sepfilter_walk_pairs) in one launch instead. */
+ * out; two terms that walk runs together (mh_sepfilter_walk_pairs) in one launch instead, where
+ * neither reads device taps reversed (the pair's launch has no prepare). */
 static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, size_t nterms)
 {
     const mh_row *rows[MH_SEPFILTER_MAX_TERMS];
@@ -360,7 +399,8 @@ static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, 
         }
     }
     const mh_sepfilter_args *first = &args[0].sepfilter;
-    if (s == MH_OK && nterms == 2 && mh_sepfilter_walk_pairs(rows[0], rows[1], first, &args[1].sepfilter)) {
+    if (s == MH_OK && nterms == 2 && !reverses_device_taps(first) && !reverses_device_taps(&args[1].sepfilter) &&
+        mh_sepfilter_walk_pairs(rows[0], rows[1], first, &args[1].sepfilter)) {
         s = mh_sepfilter_walk_pair(ctx, first, &args[1].sepfilter);
         mh_shared_release(ctx);
         return s;

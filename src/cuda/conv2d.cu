@@ -251,7 +251,7 @@ static mh_status shared_run(mh_context *ctx, const mh_args *x) { return with_con
 static mh_status cache_halo_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, cache_halo_launch); }
 static mh_status shuffle_run(mh_context *ctx, const mh_args *x) { return with_const_filter(ctx, x, shuffle_launch); }
 
-/* ---- mh_conv2d_mode_reversed's filter copy on a GPU ----------------------------------------- */
+/* ---- reversed filters on a GPU: mh_conv2d_mode_reversed's, sepfilter's reversed taps ---------- */
 
 /* The filter read from its end: reversing a row-major krows x kcols array along both axes is
  * reversing its krows * kcols values. */
@@ -260,13 +260,18 @@ static __global__ void reverse_kernel(const float *__restrict__ in, float *__res
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = in[n - 1 - i];
 }
 
+mh_status mh_reverse_cuda(mh_context *ctx, const float *values, size_t n, float *out)
+{
+    const unsigned threads = 256;
+    reverse_kernel<<<(unsigned)mh_ceil_div(n, threads), threads, 0, mh_stream(ctx)>>>(values, out, (unsigned)n);
+    return MH_LAUNCH_CHECK(ctx, "the filter's reversal");
+}
+
 mh_status mh_conv2d_reverse_cuda(mh_context *ctx, const float *filter, size_t n, const float **copy)
 {
     float *values;
     MH_TRY(mh_slot_buffer(ctx, MH_SLOT_REVERSED_FILTER, "the reversed filter's copy", n * sizeof(float), (void **)&values));
-    const unsigned threads = 256;
-    reverse_kernel<<<(unsigned)mh_ceil_div(n, threads), threads, 0, mh_stream(ctx)>>>(filter, values, (unsigned)n);
-    MH_TRY(MH_LAUNCH_CHECK(ctx, "conv2d's filter reversal"));
+    MH_TRY(mh_reverse_cuda(ctx, filter, n, values));
     *copy = values;
     return MH_OK;
 }
