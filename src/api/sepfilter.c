@@ -267,11 +267,11 @@ static void describe(const mh_args *args, char *buf, size_t len)
              orders[d->order], d->sums == MH_SEPFILTER_SUMS_SCIPY ? ", scipy's sums" : "");
 }
 
-/* Whether a call reads device taps reversed (mh_sepfilter_axis.reversed; host taps were reversed
- * as they were copied). */
+/* Whether a call reads device taps reversed: mh_sepfilter_args_init clears the flag of host taps,
+ * which it reversed as it copied them, so an axis still flagged holds device taps. */
 static int reverses_device_taps(const mh_sepfilter_args *a)
 {
-    return (a->vtaps_on_device && a->d.vertical.reversed) || (a->htaps_on_device && a->d.horizontal.reversed);
+    return a->d.vertical.reversed || a->d.horizontal.reversed;
 }
 
 /* Device taps read from their end reversed into the context's copy (the vertical axis's first,
@@ -280,17 +280,15 @@ static int reverses_device_taps(const mh_sepfilter_args *a)
 static mh_status prepare(mh_context *ctx, const mh_row *row, const mh_args *args, mh_args *prepared)
 {
     *prepared = *args;
-    const mh_sepfilter_args *a = &args->sepfilter;
-    if (!reverses_device_taps(a)) return MH_OK;
+    if (!reverses_device_taps(&args->sepfilter)) return MH_OK;
     mh_sepfilter_axis *axes[2] = {&prepared->sepfilter.d.vertical, &prepared->sepfilter.d.horizontal};
-    const int on_device[2] = {a->vtaps_on_device, a->htaps_on_device};
     size_t n = 0;
-    for (int i = 0; i < 2; ++i) n += on_device[i] && axes[i]->reversed ? axes[i]->ntaps : 0;
+    for (int i = 0; i < 2; ++i) n += axes[i]->reversed ? axes[i]->ntaps : 0;
     float *copy;
     mh_status s =
         mh_slot_buffer(ctx, MH_SLOT_REVERSED_FILTER, "the reversed taps' copy", n * sizeof(float), (void **)&copy);
     for (int i = 0; s == MH_OK && i < 2; ++i) {
-        if (!on_device[i] || !axes[i]->reversed) continue;
+        if (!axes[i]->reversed) continue;
         s = mh_reverse_cuda(ctx, axes[i]->taps, axes[i]->ntaps, copy);
         axes[i]->taps = copy, axes[i]->reversed = 0;
         copy += axes[i]->ntaps;

@@ -487,11 +487,11 @@ void mh_conv1d_reference_mode_at(const float *in, size_t n, const float *mask, s
 /* ---- conv2d --------------------------------------------------------------------------- */
 
 const mh_row *mh_conv2d_cpu_rows(size_t *count);
-/* The n values of filter reversed, into the context's copy (its MH_SLOT_REVERSED_FILTER buffer,
- * written on the context's stream on a GPU). *copy is valid for the call in progress. */
 /* The n floats at `values` (device memory) reversed into `out` (device memory), queued on the
  * context's stream (src/cuda/conv2d.cu). */
 mh_status mh_reverse_cuda(mh_context *ctx, const float *values, size_t n, float *out);
+/* The n values of filter reversed, into the context's copy (its MH_SLOT_REVERSED_FILTER buffer,
+ * written on the context's stream on a GPU). *copy is valid for the call in progress. */
 mh_status mh_conv2d_reverse_cpu(mh_context *ctx, const float *filter, size_t n, const float **copy);
 mh_status mh_conv2d_reverse_cuda(mh_context *ctx, const float *filter, size_t n, const float **copy);
 const mh_row *mh_conv2d_cuda_rows(size_t *count);
