@@ -381,6 +381,7 @@ static void check_sum_refusals(mh_context *ctx, int gpu)
  * otherwise run as a pair), the caller's taps unchanged; a flag other than 0 or 1 refused by name. */
 static void check_reversed(mh_context *ctx, int gpu)
 {
+    static const float identity = 1.0f;
     for (int wide = 0; wide < 2; ++wide) {
         problem p = make(2, 37, 53, 1, wide ? MH_F64 : MH_F32, wide ? MH_F64 : MH_F32, 7, 4, 0, 31);
         p.d.vertical.origin = 2, p.d.horizontal.origin = -2, p.d.horizontal.mode = MH_MODE_WRAP;
@@ -410,10 +411,26 @@ static void check_reversed(mh_context *ctx, int gpu)
             test_put(gpu, d_taps, p.vt, 7 * sizeof(float)), test_put(gpu, d_taps + 7, p.ht, 4 * sizeof(float));
             mh_sepfilter_desc on_device = p.d;
             on_device.vertical.taps = d_taps, on_device.horizontal.taps = d_taps + 7;
-            CHECK(mh_sepfilter(ctx, NULL, &on_device, d_in, d_out) == MH_OK, "reversed device taps: %s",
+            static const char *const both_axes[] = {"auto", "walk", "fused", "two-pass"}; /* walk reads them reversed */
+            for (int r = 0; r < 4; ++r) {
+                CHECK(mh_sepfilter(ctx, both_axes[r], &on_device, d_in, d_out) == MH_OK, "reversed device taps on %s: %s",
+                      both_axes[r], mh_context_error(ctx));
+                test_get(gpu, got, d_out, bytes);
+                CHECK(memcmp(got, want, bytes) == 0, "reversed device taps (both axes) on %s differ from host taps",
+                      both_axes[r]);
+            }
+            mh_sepfilter_desc column = on_device, column_byhand = byhand.d; /* the vertical axis alone: lines */
+            column.horizontal = column_byhand.horizontal = (mh_sepfilter_axis){&identity, 1, 0, MH_MODE_REFLECT, 1, NULL, 0};
+            CHECK(mh_sepfilter(ctx, NULL, &column_byhand, d_in, d_out) == MH_OK, "columns by hand: %s",
+                  mh_context_error(ctx));
+            test_get(gpu, want, d_out, bytes);
+            CHECK(mh_sepfilter(ctx, "lines", &column, d_in, d_out) == MH_OK, "reversed device column taps on lines: %s",
                   mh_context_error(ctx));
             test_get(gpu, got, d_out, bytes);
-            CHECK(memcmp(got, want, bytes) == 0, "reversed device taps (both axes) differ from host taps");
+            CHECK(memcmp(got, want, bytes) == 0, "reversed device taps on lines differ from host taps");
+            CHECK(mh_sepfilter(ctx, NULL, &byhand.d, d_in, d_out) == MH_OK, "reversed by hand again: %s",
+                  mh_context_error(ctx));
+            test_get(gpu, want, d_out, bytes);
             mh_sepfilter_desc one = on_device, one_byhand = byhand.d;
             one.vertical = one_byhand.vertical = (mh_sepfilter_axis){p.vt, 1, 0, MH_MODE_REFLECT, 1, NULL, 0};
             p.vt[0] = 1.0f;

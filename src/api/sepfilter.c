@@ -276,11 +276,12 @@ static int reverses_device_taps(const mh_sepfilter_args *a)
 
 /* Device taps read from their end reversed into the context's copy (the vertical axis's first,
  * then the horizontal's) on its stream, which the rows then read as any device taps: one small
- * launch before the row's, in stream order. */
+ * launch before the row's, in stream order; a row flagged MH_ROW_READS_REVERSED reads them from
+ * their end itself and gets the call as it is. */
 static mh_status prepare(mh_context *ctx, const mh_row *row, const mh_args *args, mh_args *prepared)
 {
     *prepared = *args;
-    if (!reverses_device_taps(&args->sepfilter)) return MH_OK;
+    if (!reverses_device_taps(&args->sepfilter) || (row->flags & MH_ROW_READS_REVERSED)) return MH_OK;
     mh_sepfilter_axis *axes[2] = {&prepared->sepfilter.d.vertical, &prepared->sepfilter.d.horizontal};
     size_t n = 0;
     for (int i = 0; i < 2; ++i) n += axes[i]->reversed ? axes[i]->ntaps : 0;

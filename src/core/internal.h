@@ -361,8 +361,8 @@ enum {
     /* adds sepfilter's float64 products in scipy's order (MH_SEPFILTER_SUMS_SCIPY): other rows
      * refuse such calls */
     MH_ROW_SCIPY_SUMS = MH_TAKES_SCIPY_SUMS,
-    /* reads mh_conv2d_mode_reversed's filter from its end itself: the op makes no reversed copy
-     * for it (conv2d's prepare) */
+    /* reads mh_conv2d_mode_reversed's filter, or sepfilter's reversed device taps, from its end
+     * itself: the op makes no reversed copy for it (conv2d's and sepfilter's prepare) */
     MH_ROW_READS_REVERSED = 1u << 13,
 };
 

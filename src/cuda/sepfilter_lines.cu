@@ -35,6 +35,7 @@ struct lines_params {
     int ntaps, anchor, mode;
     double cval, divisor;
     const float *dev_taps; /* device taps, or NULL: taps (a float64 call: taps64) */
+    int rev; /* device taps read from their end (mh_sepfilter_axis.reversed) */
     float taps[MH_SEPFILTER_MAX_TAPS + 1];
     double taps64[MH_SEPFILTER_MAX_TAPS + 1];
 };
@@ -118,7 +119,8 @@ static __global__ void __launch_bounds__(LINES_THREADS) column_kernel(const __gr
 {
     __shared__ lines_value<KIND> taps[KMAX];
     for (int i = threadIdx.x; i < p.ntaps; i += LINES_THREADS)
-        taps[i] = p.dev_taps ? (lines_value<KIND>)p.dev_taps[i] : KIND == LINES_WIDE ? p.taps64[i] : p.taps[i];
+        taps[i] = p.dev_taps ? (lines_value<KIND>)p.dev_taps[p.rev ? p.ntaps - 1 - i : i]
+                  : KIND == LINES_WIDE ? p.taps64[i] : p.taps[i];
     __syncthreads();
     const long long t = (long long)blockIdx.x * LINES_THREADS + threadIdx.x;
     if (t >= p.width) return;
@@ -219,6 +221,7 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
                      : d->in_type == MH_F32 && d->out_type == MH_F32 ? LINES_F32 : LINES_TYPED;
     if (kind == LINES_WIDE) p.dev_taps = mh_sepfilter_kernel_taps64(v, p.taps64);
     else p.cval = (float)d->cval, p.dev_taps = mh_sepfilter_kernel_taps(v, a->vtaps_on_device, p.taps);
+    p.rev = v->reversed; /* host taps come reversed already */
     int strip_rows = 0;
     const lines_fn kernel = kernel_of_kind(kind, p.ntaps, &strip_rows);
     p.seg = segment_rows(ctx, d->rows, (size_t)p.width, d->batch, strip_rows);
@@ -236,7 +239,7 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
 static const mh_row rows[] = {
     {{"sepfilter/lines", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 11, "global+registers", "ours",
       "a filter of the vertical axis alone: a thread a column, its rows in register windows"},
-     lines_supports, lines_run, NULL, 0},
+     lines_supports, lines_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_READS_REVERSED},
 };
 
 MH_ROW_GROUP(mh_sepfilter_lines_rows, rows)

@@ -47,6 +47,7 @@ struct walk_params {
     int vec;   /* every row of the image starts on 16 bytes: whole groups of 4 columns copy at once */
     float cval, div_v, div_h;
     const float *dev_u, *dev_v; /* device taps, or NULL: u, v */
+    int rev_u, rev_v, rev_u2, rev_v2; /* device taps read from their end (mh_sepfilter_axis.reversed) */
     float u[WALK_MAX_TAPS], v[WALK_MAX_TAPS]; /* vertical, horizontal taps */
     const float *dev_u2, *dev_v2; /* a second term's taps (walk_kernel's TERMS = 2) */
     float u2[WALK_MAX_TAPS], v2[WALK_MAX_TAPS];
@@ -265,11 +266,11 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     float *bufs = ring + S::RING * S::SW;
     long long *colmap = reinterpret_cast<long long *>(bufs + 2 * WALK_STEP * S::SW);
     const int tid = threadIdx.x;
-    for (int i = tid; i < p.kv; i += WALK_THREADS) su[i] = p.dev_u ? p.dev_u[i] : p.u[i];
-    for (int j = tid; j < p.kh; j += WALK_THREADS) sv[j] = p.dev_v ? p.dev_v[j] : p.v[j];
+    for (int i = tid; i < p.kv; i += WALK_THREADS) su[i] = p.dev_u ? p.dev_u[p.rev_u ? p.kv - 1 - i : i] : p.u[i];
+    for (int j = tid; j < p.kh; j += WALK_THREADS) sv[j] = p.dev_v ? p.dev_v[p.rev_v ? p.kh - 1 - j : j] : p.v[j];
     if (TERMS == 2) {
-        for (int i = tid; i < p.kv; i += WALK_THREADS) su2[i] = p.dev_u2 ? p.dev_u2[i] : p.u2[i];
-        for (int j = tid; j < p.kh; j += WALK_THREADS) sv2[j] = p.dev_v2 ? p.dev_v2[j] : p.v2[j];
+        for (int i = tid; i < p.kv; i += WALK_THREADS) su2[i] = p.dev_u2 ? p.dev_u2[p.rev_u2 ? p.kv - 1 - i : i] : p.u2[i];
+        for (int j = tid; j < p.kh; j += WALK_THREADS) sv2[j] = p.dev_v2 ? p.dev_v2[p.rev_v2 ? p.kh - 1 - j : j] : p.v2[j];
     }
     const long long x0 = (long long)blockIdx.x * WALK_COLS;
     const size_t image = (size_t)blockIdx.z * (size_t)p.image_values;
@@ -426,9 +427,11 @@ static mh_status walk_launch(mh_context *ctx, const mh_sepfilter_args *a, const 
     p.cval = (float)d->cval, p.div_v = (float)d->vertical.divisor, p.div_h = (float)d->horizontal.divisor;
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
+    p.rev_u = d->vertical.reversed, p.rev_v = d->horizontal.reversed; /* host taps come reversed already */
     if (b) {
         p.dev_u2 = mh_sepfilter_kernel_taps(&b->d.vertical, b->vtaps_on_device, p.u2);
         p.dev_v2 = mh_sepfilter_kernel_taps(&b->d.horizontal, b->htaps_on_device, p.v2);
+        p.rev_u2 = b->d.vertical.reversed, p.rev_v2 = b->d.horizontal.reversed;
     }
     size_t smem = 0;
     const walk_fn kernel = kernel_for(p.kv > p.kh ? p.kv : p.kh, (4 - p.ah % 4) % 4, b ? 2 : 1, &smem);
@@ -449,7 +452,7 @@ static mh_status walk_run(mh_context *ctx, const mh_args *x) { return walk_launc
 static const mh_row rows[] = {
     {{"sepfilter/walk", MH_OP_SEPFILTER, MH_BACKEND_CUDA, 12, "global+shared+registers", "ours",
       "float32 gray: a block walks down 128 columns, the rows its vertical pass reads in a shared ring"},
-     walk_supports, walk_run, NULL, 0},
+     walk_supports, walk_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_READS_REVERSED},
 };
 
 MH_ROW_GROUP(mh_sepfilter_walk_rows, rows)
