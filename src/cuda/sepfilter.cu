@@ -10,7 +10,10 @@
  *
  * Memory: for uint8 RGB the kernel reads and writes one byte a value, where a float32
  * pipeline (convert, pass, cast, pass, cast) moves 4 to 8 bytes a value through several
- * kernels. Work: ntaps_v + ntaps_h FMAs a value, register windows as in conv2d/separable.
+ * kernels. Work: ntaps_v + ntaps_h FMAs a value, register windows as in conv2d/separable, each
+ * window value read from shared memory at the first tap that needs it (no predicated reads); the
+ * tile's rows read a warp a row as 4-byte words where the type allows, the integers converted and
+ * cast through float bits (typed4.cuh), not the conversion unit.
  *
  * Channels are interleaved: the horizontal taps of a value are `channels` values apart, and a
  * horizontal border maps the pixel, keeping the channel. The kernel is instantiated per channel
@@ -25,7 +28,16 @@
 #include "../core/scipy_sum.h"
 #include "typed4.cuh"
 
-enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, RYV = 8, FUSED_MAX_TAPS = 64 };
+enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, FUSED_MAX_TAPS = 64 };
+
+/* Rows a vertical work item sums: 16 (the window's reads and the taps' tests shared by more
+ * outputs) while the window and the sums fit the registers of three blocks an SM, 8 past 32 taps.
+ * BH is a multiple of both. */
+template <int KMAX>
+static constexpr __host__ __device__ int rows_an_item()
+{
+    return KMAX <= 32 ? 16 : 8;
+}
 
 struct sep_params {
     const void *in;
@@ -119,8 +131,8 @@ static __device__ __noinline__ void load_edge_group(const sep_params &p, const s
  * four aligned in global memory move with one load where they lie inside the row; each thread
  * issues BATCH such loads before it converts any, so their latencies overlap. */
 template <int C>
-static __device__ void load_tile(const sep_params &p, const sep_layout &l, float *tile, const void *in, long long y0,
-                                 long long x0, int tid)
+static __device__ void load_tile_groups(const sep_params &p, const sep_layout &l, float *tile, const void *in,
+                                        long long y0, long long x0, int tid)
 {
     constexpr int BATCH = 4;
     const long long row_values = p.cols * C, t0 = (x0 - p.ah) * C; /* interleaved index of t = 0 */
@@ -159,6 +171,82 @@ static __device__ void load_tile(const sep_params &p, const sep_layout &l, float
     }
 }
 
+/* Row rr of the tile from image row y >= 0, for a tile whose columns lie inside the image's rows
+ * and a type of 1, 2 or 4 bytes without sign (uint8, uint16, float32): the 4-byte words of memory
+ * that hold its values, a lane a word, WORDS of a lane's loaded before any is converted; a word
+ * that reaches past the image's first or last byte is read value by value. The row's border mode
+ * is the caller's (one index a row, not one a group). */
+template <int C>
+static __device__ __forceinline__ void load_row_words(const sep_params &p, const sep_layout &l, float *dst,
+                                                      const void *in, long long y, long long x0, int lane)
+{
+    constexpr int WORDS = 4;
+    const int bytes = p.in_bytes, log_per = 2 - bytes / 2, per = 1 << log_per; /* values a word: 4, 2, 1 */
+    const long long first = (y * p.cols + x0 - p.ah) * C; /* tile value 0's index in the image */
+    const uintptr_t image = (uintptr_t)in, end = image + (uintptr_t)p.image_values * (uintptr_t)bytes;
+    const uintptr_t at = image + (uintptr_t)first * (uintptr_t)bytes, word0 = at & ~(uintptr_t)3;
+    const int shift = (int)(at & 3) >> (bytes / 2); /* tile value of word 0's first value: -shift */
+    const int words = (shift + l.tw + per - 1) >> log_per;
+    for (int k0 = lane; k0 < words; k0 += 32 * WORDS) {
+        uint32_t raw[WORDS] = {};
+#pragma unroll
+        for (int u = 0; u < WORDS; ++u) {
+            const uintptr_t w = word0 + 4 * (uintptr_t)(k0 + 32 * u);
+            if (k0 + 32 * u < words && w >= image && w + 4 <= end) raw[u] = __ldg(reinterpret_cast<const uint32_t *>(w));
+        }
+#pragma unroll
+        for (int u = 0; u < WORDS; ++u) {
+            const int k = k0 + 32 * u, t = k * per - shift;
+            if (k >= words) break;
+            const uintptr_t w = word0 + 4 * (uintptr_t)k;
+            if (w < image || w + 4 > end) {
+                for (int e = t < 0 ? -t : 0; e < per && t + e < l.tw; ++e)
+                    dst[t + e] = mh_load_value(in, (size_t)(first + t + e), (mh_dtype)p.in_type);
+                continue;
+            }
+            if (bytes == 4) {
+                if ((unsigned)t < (unsigned)l.tw) dst[t] = __uint_as_float(raw[u]);
+                continue;
+            }
+            const uint32_t x = raw[u];
+            const float v0 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, bytes == 1 ? 0x7540u : 0x7410u));
+            const float v1 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, bytes == 1 ? 0x7541u : 0x7432u));
+            if ((unsigned)t < (unsigned)l.tw) dst[t] = v0;
+            if ((unsigned)(t + 1) < (unsigned)l.tw) dst[t + 1] = v1;
+            if (bytes == 2) continue;
+            const float v2 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, 0x7542u));
+            const float v3 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, 0x7543u));
+            if ((unsigned)(t + 2) < (unsigned)l.tw) dst[t + 2] = v2;
+            if ((unsigned)(t + 3) < (unsigned)l.tw) dst[t + 3] = v3;
+        }
+    }
+}
+
+/* The tile (load_tile_groups says what it holds): a warp a row, its words (load_row_words) where
+ * the type has them and the tile's columns lie inside the rows, else in groups of four. */
+template <int C>
+static __device__ void load_tile(const sep_params &p, const sep_layout &l, float *tile, const void *in, long long y0,
+                                 long long x0, int tid)
+{
+    const bool words = (p.in_type == MH_U8 || p.in_type == MH_U16 || p.in_type == MH_F32) &&
+                       (uintptr_t)in % (uintptr_t)p.in_bytes == 0 && x0 - p.ah >= 0 &&
+                       (x0 - p.ah) * C + l.tw <= p.cols * C;
+    if (!words) {
+        load_tile_groups<C>(p, l, tile, in, y0, x0, tid);
+        return;
+    }
+    const int warp = tid / 32, lane = tid % 32;
+    for (int rr = warp; rr < l.th; rr += THREADS / 32) {
+        const long long y = mh_border_index(y0 - p.av + rr, p.rows, p.mode_v);
+        float *dst = tile + rr * l.sw;
+        if (y < 0) {
+            for (int t = lane; t < l.tw; t += 32) dst[t] = p.cval;
+            continue;
+        }
+        load_row_words<C>(p, l, dst, in, y, x0, lane);
+    }
+}
+
 /* mh_finish_value over n sums in place: nothing to do for float32 without a divisor (the common case,
  * tested once for the whole strip rather than per value). */
 template <int N, int TYPE>
@@ -166,6 +254,24 @@ static __device__ __forceinline__ void cast_all(float *o)
 {
 #pragma unroll
     for (int q = 0; q < N; ++q) o[q] = mh_cast_value(o[q], (mh_dtype)TYPE);
+}
+
+/* cast_all into an unsigned type of `mask`'s bits, without the conversion unit where every sum
+ * lies in [0, 2^22) (a filter of non-negative taps, the common case): v + 1.5 * 2^23 rounded toward
+ * zero holds trunc(v) in its low mantissa bits (typed4.cuh's top comment); else value by value. */
+template <int N, int TYPE>
+static __device__ __forceinline__ void cast_all_unsigned(float *o)
+{
+    constexpr uint32_t mask = TYPE == MH_U8 ? 0xffu : 0xffffu;
+    bool fast = true;
+#pragma unroll
+    for (int q = 0; q < N; ++q) fast &= __float_as_uint(o[q]) < 0x4a800000u; /* +0.0 <= v < 2^22; not NaN */
+    if (!fast) {
+        cast_all<N, TYPE>(o);
+        return;
+    }
+#pragma unroll
+    for (int q = 0; q < N; ++q) o[q] = mh_float_of_bits23((__float_as_uint(__fadd_rz(o[q], 12582912.0f)) & mask) | 0x4b000000u);
 }
 
 template <int N>
@@ -176,49 +282,58 @@ static __device__ __forceinline__ void finish_all(float *o, float divisor, int t
         for (int q = 0; q < N; ++q) o[q] = o[q] / divisor;
     switch (type) { /* one uniform branch a strip, each case a short unrolled loop */
     case MH_F16: cast_all<N, MH_F16>(o); break;
-    case MH_U8: cast_all<N, MH_U8>(o); break;
+    case MH_U8: cast_all_unsigned<N, MH_U8>(o); break;
     case MH_I8: cast_all<N, MH_I8>(o); break;
-    case MH_U16: cast_all<N, MH_U16>(o); break;
+    case MH_U16: cast_all_unsigned<N, MH_U16>(o); break;
     case MH_I16: cast_all<N, MH_I16>(o); break;
     default: break;
     }
 }
 
 /* Vertical pass: dst[y][t] = cast(sum_i src[y + i][t] u[i]) for y < out_rows, t < width (with
- * `add`: cast(that + dst[y][t])); RYV rows of one column a work item. The taps: p.u, or su in
- * shared memory (SHARED). */
+ * `add`: cast(that + dst[y][t])); RV rows of one column a work item (out_rows a multiple of RV).
+ * The taps: p.u, or su in shared memory (SHARED). A window's value is read at the first tap that
+ * needs it, behind that tap's test, so no read is predicated and none reaches past the rows the
+ * call has; a thread's items go along the columns, then down a group of RV rows, counted without
+ * a division. */
 template <int KMAX, bool SHARED>
 static __device__ void vertical(const sep_params &p, const float *su, const float *src, int src_stride, float *dst,
                                 int dst_stride, int out_rows, int width, int tid, bool add = false)
 {
-    constexpr int W = RYV + KMAX - 1;
-    for (int item = tid; item < (out_rows / RYV) * width; item += THREADS) {
-        const int yb = item / width * RYV, t = item % width;
-        float w[W], o[RYV];
+    constexpr int RV = rows_an_item<KMAX>(), W = RV + KMAX - 1;
+    int g = 0, t = tid;
+    while (t >= width) t -= width, ++g;
+    for (; g < out_rows / RV; t += THREADS) {
+        while (t >= width) t -= width, ++g;
+        if (g >= out_rows / RV) break;
+        const int yb = g * RV;
+        const float *col = src + yb * src_stride + t;
+        float w[W], o[RV];
 #pragma unroll
-        for (int d = 0; d < W; ++d)
-            if (d < RYV + p.kv - 1) w[d] = src[(yb + d) * src_stride + t];
+        for (int d = 0; d < RV; ++d) w[d] = col[d * src_stride];
 #pragma unroll
-        for (int q = 0; q < RYV; ++q) o[q] = 0.0f;
+        for (int q = 0; q < RV; ++q) o[q] = 0.0f;
 #pragma unroll
         for (int i = 0; i < KMAX; ++i) {
             if (i >= p.kv) break;
+            if (i > 0) w[RV - 1 + i] = col[(RV - 1 + i) * src_stride];
 #pragma unroll
-            for (int q = 0; q < RYV; ++q) o[q] = fmaf(w[q + i], SHARED ? su[i] : p.u[i], o[q]);
+            for (int q = 0; q < RV; ++q) o[q] = fmaf(w[q + i], SHARED ? su[i] : p.u[i], o[q]);
         }
-        finish_all<RYV>(o, p.div_v, p.out_type);
+        finish_all<RV>(o, p.div_v, p.out_type);
         if (add) {
 #pragma unroll
-            for (int q = 0; q < RYV; ++q) o[q] += dst[(yb + q) * dst_stride + t];
-            finish_all<RYV>(o, 1.0f, p.out_type);
+            for (int q = 0; q < RV; ++q) o[q] += dst[(yb + q) * dst_stride + t];
+            finish_all<RV>(o, 1.0f, p.out_type);
         }
 #pragma unroll
-        for (int q = 0; q < RYV; ++q) dst[(yb + q) * dst_stride + t] = o[q];
+        for (int q = 0; q < RV; ++q) dst[(yb + q) * dst_stride + t] = o[q];
     }
 }
 
 /* Horizontal pass over `nrows` rows: dst[y][(x + r) C + c] = cast(sum_j src[y][(x + r + j) C + c] v[j]),
- * RX pixels of one channel a work item. The taps: p.v, or sv in shared memory (SHARED). */
+ * RX pixels of one channel a work item. The taps: p.v, or sv in shared memory (SHARED); the window
+ * read as vertical's is. */
 template <int C, int KMAX, bool SHARED>
 static __device__ void horizontal(const sep_params &p, const float *sv, const float *src, int src_stride, float *dst,
                                   int dst_stride, int nrows, int tid)
@@ -230,13 +345,13 @@ static __device__ void horizontal(const sep_params &p, const float *sv, const fl
         const float *row = src + y * src_stride + s * RX * C + c;
         float w[W], o[RX];
 #pragma unroll
-        for (int d = 0; d < W; ++d)
-            if (d < RX + p.kh - 1) w[d] = row[d * C];
+        for (int d = 0; d < RX; ++d) w[d] = row[d * C];
 #pragma unroll
         for (int r = 0; r < RX; ++r) o[r] = 0.0f;
 #pragma unroll
         for (int j = 0; j < KMAX; ++j) {
             if (j >= p.kh) break;
+            if (j > 0) w[RX - 1 + j] = row[(RX - 1 + j) * C];
 #pragma unroll
             for (int r = 0; r < RX; ++r) o[r] = fmaf(w[r + j], SHARED ? sv[j] : p.v[j], o[r]);
         }
@@ -276,7 +391,7 @@ static __device__ void store_tile(const sep_params &p, const float *stage, int s
 enum { SHARED_TAPS_FLOATS = 2 * (MH_SEPFILTER_MAX_TAPS + 1) }; /* after the tile, where taps are read there */
 
 template <int C, int KMAX, bool DEVICE_TAPS>
-static __global__ void __launch_bounds__(THREADS) sepfilter_kernel(const __grid_constant__ sep_params p)
+static __global__ void __launch_bounds__(THREADS, KMAX <= 32 ? 3 : 2) sepfilter_kernel(const __grid_constant__ sep_params p)
 {
     extern __shared__ __align__(16) float smem[];
     const sep_layout l = layout_for(C, p.kv, p.kh, p.order);

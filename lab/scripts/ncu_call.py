@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""One memhier.ndimage call, warmed up, then made once between cudaProfilerStart and Stop, so that
+`ncu --profile-from-start off` profiles that call's kernels alone (issue 66's photographs and the
+float32 gray filters beside them).
+
+usage: ncu --profile-from-start off --clock-control none [sections] python3 ncu_call.py NAME [N]
+NAME: rgb_gauss2, rgb_gauss5, u16_rgb_gauss2, gray_u8_corr3, gray_u8_corr7, gray_f32_gauss2,
+      gray_f32_corr7 (N x N images, default 8192)"""
+import sys
+
+import cupy as cp
+import numpy as np
+
+import memhier.ndimage as mnd
+
+
+def image(n, dtype, channels=0):
+    shape = (n, n, channels) if channels else (n, n)
+    rng = np.random.default_rng(5)
+    if np.dtype(dtype).kind == "f":
+        return cp.asarray(rng.uniform(0, 255, shape).astype(dtype))
+    return cp.asarray(rng.integers(0, np.iinfo(dtype).max, shape, dtype=dtype, endpoint=True))
+
+
+def calls(n):
+    w3 = np.random.default_rng(2).uniform(0, 1, (3, 3)).astype(np.float32)
+    w7 = np.random.default_rng(3).uniform(0, 1, (7, 7)).astype(np.float32)
+    rgb, rgb16 = image(n, np.uint8, 3), image(n, np.uint16, 3)
+    u8, f32 = image(n, np.uint8), image(n, np.float32)
+    return {"rgb_gauss2": lambda: mnd.gaussian_filter(rgb, (2, 2, 0)),
+            "rgb_gauss5": lambda: mnd.gaussian_filter(rgb, (5, 5, 0)),
+            "u16_rgb_gauss2": lambda: mnd.gaussian_filter(rgb16, (2, 2, 0)),
+            "gray_u8_corr3": lambda: mnd.correlate(u8, w3),
+            "gray_u8_corr7": lambda: mnd.correlate(u8, w7),
+            "gray_f32_gauss2": lambda: mnd.gaussian_filter(f32, 2.0),
+            "gray_f32_corr7": lambda: mnd.correlate(f32, w7)}
+
+
+def main():
+    name, n = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 8192
+    call = calls(n)[name]
+    for _ in range(3):
+        call()
+    cp.cuda.runtime.deviceSynchronize()
+    cp.cuda.runtime.profilerStart()
+    call()
+    cp.cuda.runtime.deviceSynchronize()
+    cp.cuda.runtime.profilerStop()
+
+
+if __name__ == "__main__":
+    main()
