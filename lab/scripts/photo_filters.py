@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Issue 66's photographs on one GPU: memhier.ndimage's Gaussian, uniform and Sobel filters on
-uint8 and uint16 images (RGB interleaved over axes (0, 1), and gray), ms a call (CUDA events, the
-median of 15 calls after 3 warm-up calls) beside a device-to-device copy of the same array (its
-bytes read and written once, the floor; CuPy's x.copy() of uint8 runs ~10x slower), one JSON line a workload with the label given.
+uint8 and uint16 images (RGB interleaved over axes (0, 1), and gray), ms a call and pipelined
+(scripts/ndimage_bench.py's gpu_ms; lab/results/NVIDIA_H200.fused-lean-6543f64.txt's figures are
+the median of 15 calls timed alone, before the script used it) beside a device-to-device copy of
+the same array (its bytes read and written once, the floor; CuPy's x.copy() of uint8 runs ~10x
+slower), one JSON line a workload with the label given.
 
 usage: photo_filters.py LABEL [--quick]   (MEMHIER_LIBRARY picks the library)"""
 import json
+import os
 import sys
 
 import cupy as cp
@@ -13,19 +16,8 @@ import numpy as np
 
 import memhier.ndimage as mnd
 
-
-def gpu_ms(call, reps=15):
-    for _ in range(3):
-        call()
-    times = []
-    for _ in range(reps):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        call()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return float(np.median(times))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from ndimage_bench import gpu_ms  # noqa: E402  (per call: median of 20; pipelined: 20 back to back)
 
 
 def image(shape, dtype):
@@ -55,13 +47,13 @@ def workloads(quick):
 def main():
     label, quick = sys.argv[1], "--quick" in sys.argv
     for name, x, call in workloads(quick):
-        ms = gpu_ms(lambda: call(x))
+        ms, pipelined = gpu_ms(lambda: call(x))
         y = cp.empty_like(x)
         floor = gpu_ms(lambda: cp.cuda.runtime.memcpyAsync(y.data.ptr, x.data.ptr, x.nbytes,
                                                            cp.cuda.runtime.memcpyDeviceToDevice,
-                                                           cp.cuda.get_current_stream().ptr))
-        print(json.dumps({"label": label, "workload": name, "ms": round(ms, 4), "copy_ms": round(floor, 4),
-                          "x_copy": round(ms / floor, 2)}), flush=True)
+                                                           cp.cuda.get_current_stream().ptr))[1]
+        print(json.dumps({"label": label, "workload": name, "ms": round(ms, 4), "ms_pipelined": round(pipelined, 4),
+                          "copy_ms": round(floor, 4), "x_copy": round(pipelined / floor, 2)}), flush=True)
 
 
 if __name__ == "__main__":

@@ -209,13 +209,12 @@ static __device__ __forceinline__ void load_row_words(const sep_params &p, const
                 continue;
             }
             const uint32_t x = raw[u];
-            const float v0 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, bytes == 1 ? 0x7540u : 0x7410u));
-            const float v1 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, bytes == 1 ? 0x7541u : 0x7432u));
+            const float v0 = bytes == 1 ? mh_u8_float(x, 0) : mh_u16_float(x, 0);
+            const float v1 = bytes == 1 ? mh_u8_float(x, 1) : mh_u16_float(x, 1);
             if ((unsigned)t < (unsigned)l.tw) dst[t] = v0;
             if ((unsigned)(t + 1) < (unsigned)l.tw) dst[t + 1] = v1;
             if (bytes == 2) continue;
-            const float v2 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, 0x7542u));
-            const float v3 = mh_float_of_bits23(__byte_perm(x, 0x4b000000u, 0x7543u));
+            const float v2 = mh_u8_float(x, 2), v3 = mh_u8_float(x, 3);
             if ((unsigned)(t + 2) < (unsigned)l.tw) dst[t + 2] = v2;
             if ((unsigned)(t + 3) < (unsigned)l.tw) dst[t + 3] = v3;
         }
@@ -302,7 +301,6 @@ static __device__ void vertical(const sep_params &p, const float *su, const floa
 {
     constexpr int RV = rows_an_item<KMAX>(), W = RV + KMAX - 1;
     int g = 0, t = tid;
-    while (t >= width) t -= width, ++g;
     for (; g < out_rows / RV; t += THREADS) {
         while (t >= width) t -= width, ++g;
         if (g >= out_rows / RV) break;

@@ -19,6 +19,17 @@
 /* float(n) from 0x4b000000 | n, n < 2^23 (the top comment). */
 static __device__ __forceinline__ float mh_float_of_bits23(uint32_t bits) { return __uint_as_float(bits) - 8388608.0f; }
 
+/* Byte e (0-3) of x as a uint8's float, and half h (0-1) of x as a uint16's. */
+static __device__ __forceinline__ float mh_u8_float(uint32_t x, unsigned e)
+{
+    return mh_float_of_bits23(__byte_perm(x, 0x4b000000u, 0x7540u | e));
+}
+
+static __device__ __forceinline__ float mh_u16_float(uint32_t x, unsigned h)
+{
+    return mh_float_of_bits23(__byte_perm(x, 0x4b000000u, h ? 0x7432u : 0x7410u));
+}
+
 /* An integer-valued v of |v| < 2^22 as two's-complement bits, exact in the low 22 (the top
  * comment): every value of an 8- or 16-bit integer type. */
 static __device__ __forceinline__ uint32_t mh_integer_bits(float v) { return __float_as_uint(v + 12582912.0f); }
@@ -42,16 +53,13 @@ static __device__ __forceinline__ void unpack4(uint4 q, int type, float *o)
     switch (type) {
     case MH_F32: o[0] = __uint_as_float(q.x), o[1] = __uint_as_float(q.y), o[2] = __uint_as_float(q.z), o[3] = __uint_as_float(q.w); break;
     case MH_U8:
-        for (int e = 0; e < 4; ++e) o[e] = mh_float_of_bits23(__byte_perm(q.x, 0x4b000000u, 0x7540u | e));
+        for (int e = 0; e < 4; ++e) o[e] = mh_u8_float(q.x, e);
         break;
     case MH_I8:
         for (int e = 0; e < 4; ++e) o[e] = (float)(int8_t)((q.x >> (8 * e)) & 0xffu);
         break;
     case MH_U16:
-        o[0] = mh_float_of_bits23(__byte_perm(q.x, 0x4b000000u, 0x7410u));
-        o[1] = mh_float_of_bits23(__byte_perm(q.x, 0x4b000000u, 0x7432u));
-        o[2] = mh_float_of_bits23(__byte_perm(q.y, 0x4b000000u, 0x7410u));
-        o[3] = mh_float_of_bits23(__byte_perm(q.y, 0x4b000000u, 0x7432u));
+        o[0] = mh_u16_float(q.x, 0), o[1] = mh_u16_float(q.x, 1), o[2] = mh_u16_float(q.y, 0), o[3] = mh_u16_float(q.y, 1);
         break;
     default: {
         const uint16_t h[4] = {(uint16_t)(q.x & 0xffff), (uint16_t)(q.x >> 16), (uint16_t)(q.y & 0xffff),
