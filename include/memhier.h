@@ -421,7 +421,7 @@ const char *mh_dtype_name(mh_dtype t);
 /* Bytes of one element; 0 for a value outside the enum. */
 size_t mh_dtype_size(mh_dtype t);
 
-#define MH_SEPFILTER_MAX_TAPS 127 /* fused takes up to 64 a pass where its tile fits; the other rows all */
+#define MH_SEPFILTER_MAX_TAPS 127 /* fused and the other rows all, fused where its tile fits */
 #define MH_SEPFILTER_MAX_CHANNELS 4
 
 typedef struct mh_sepfilter_axis {

@@ -17,8 +17,9 @@
  *
  * Channels are interleaved: the horizontal taps of a value are `channels` values apart, and a
  * horizontal border maps the pixel, keeping the channel. The kernel is instantiated per channel
- * count (1 to 4) and tap bucket (8, 16, 24, 32, 64); the types are read at run time (one uniform
- * branch per group of four values). Host taps travel by value as a kernel parameter: no
+ * count (1 to 4) and tap bucket (8, 16, 24, 32, 64, and 128 with 16-row tiles, built in
+ * sepfilter_long.cu); the types are read at run time (one uniform branch per group of four
+ * values). Host taps travel by value as a kernel parameter: no
  * constant memory, no wait for the stream. Device taps (an array library's weights) are read by
  * each block into shared memory as it starts, in a second instantiation of the kernel, so that
  * a call with host taps keeps its taps as constant operands of its FMAs. */
@@ -28,11 +29,18 @@
 #include "../core/scipy_sum.h"
 #include "typed4.cuh"
 
-enum { TILE = 192, BH = 32, THREADS = 256, RX = 8, FUSED_MAX_TAPS = 64 };
+enum { TILE = 192, THREADS = 256, RX = 8, FUSED_MAX_TAPS = 128 };
+
+/* Output rows a tile: 32, and 16 past 64 taps, whose halo of up to 127 rows beside 32 rows of
+ * outputs would not fit shared memory (RGB at sigma 10: 81 taps, 249 KB; at 16 rows 194 KB). */
+static constexpr __host__ __device__ int tile_rows_for(int kmax)
+{
+    return kmax > 64 ? 16 : 32;
+}
 
 /* Rows a vertical work item sums: 16 (the window's reads and the taps' tests shared by more
  * outputs) while the window and the sums fit the registers of three blocks an SM, 8 past 32 taps.
- * BH is a multiple of both. */
+ * A tile's rows are a multiple of both. */
 template <int KMAX>
 static constexpr __host__ __device__ int rows_an_item()
 {
@@ -71,7 +79,7 @@ struct sep_layout {
  * bank where the horizontal pass writes it). Interleaved channels: lanes take neighbouring
  * strips and channels of a row, and the tile stays as small as it can be (the float padding
  * of odd strides would cost a Gaussian of 17 taps on RGB its third block an SM). */
-static inline __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int order)
+static inline __host__ __device__ sep_layout layout_for(int C, int kv, int kh, int order, int BH)
 {
     sep_layout l;
     l.th = BH + kv - 1;
@@ -367,7 +375,7 @@ static __device__ __noinline__ void store_edge(void *out, long long i, int n, in
 
 /* The block's outputs, stage[y][t] for BH rows and TILE values (rows ss floats apart, 16-byte
  * aligned), into out (inside the image); each group of four read from the stage at once. */
-template <int C>
+template <int C, int BH>
 static __device__ void store_tile(const sep_params &p, const float *stage, int ss, void *out, long long y0, long long x0,
                                   int tid)
 {
@@ -389,10 +397,11 @@ static __device__ void store_tile(const sep_params &p, const float *stage, int s
 enum { SHARED_TAPS_FLOATS = 2 * (MH_SEPFILTER_MAX_TAPS + 1) }; /* after the tile, where taps are read there */
 
 template <int C, int KMAX, bool DEVICE_TAPS>
-static __global__ void __launch_bounds__(THREADS, KMAX <= 32 ? 3 : 2) sepfilter_kernel(const __grid_constant__ sep_params p)
+static __global__ void __launch_bounds__(THREADS, KMAX <= 32 ? 3 : KMAX <= 64 ? 2 : 1) sepfilter_kernel(const __grid_constant__ sep_params p)
 {
     extern __shared__ __align__(16) float smem[];
-    const sep_layout l = layout_for(C, p.kv, p.kh, p.order);
+    constexpr int BH = tile_rows_for(KMAX);
+    const sep_layout l = layout_for(C, p.kv, p.kh, p.order, BH);
     float *tile = smem, *mid = smem + l.mid_at;
     float *su = smem + l.floats, *sv = su + MH_SEPFILTER_MAX_TAPS + 1;
     const int tid = threadIdx.x;
@@ -413,13 +422,13 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 32 ? 3 : 2) sepfilter_
         __syncthreads();
         vertical<KMAX, DEVICE_TAPS>(p, su, tile + C * p.ah, l.sw, mid, l.ms, BH, TILE, tid, true);
         __syncthreads();
-        store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
+        store_tile<C, BH>(p, mid, l.ms, out, y0, x0, tid);
         return;
     }
     if (p.order == MH_SEPFILTER_HORIZONTAL_ONLY) { /* the identity pass left out: the horizontal one's outputs are stored */
         horizontal<C, KMAX, DEVICE_TAPS>(p, sv, tile, l.sw, mid, l.ms, BH, tid);
         __syncthreads();
-        store_tile<C>(p, mid, l.ms, out, y0, x0, tid);
+        store_tile<C, BH>(p, mid, l.ms, out, y0, x0, tid);
         return;
     }
     if (p.order == MH_SEPFILTER_VERTICAL_FIRST) {
@@ -446,15 +455,18 @@ static __global__ void __launch_bounds__(THREADS, KMAX <= 32 ? 3 : 2) sepfilter_
         vertical<KMAX, DEVICE_TAPS>(p, su, mid, l.ms, tile, l.ss, BH, TILE, tid);
     }
     __syncthreads();
-    store_tile<C>(p, tile, l.ss, out, y0, x0, tid);
+    store_tile<C, BH>(p, tile, l.ss, out, y0, x0, tid);
 }
 
-/* The kernel for C channels and taps up to kmax a pass. The instances are built in two translation
- * units, so that no compile is long (all 40 in one were the library's longest compile, 88 s on the
- * H200 machine's build): sepfilter_device_taps.cu includes this file with
- * MH_SEPFILTER_DEVICE_TAPS_UNIT set and builds the device-taps ones; this unit builds the others
- * and the host code. */
+/* The kernel for C channels and taps up to kmax a pass. The instances are built in four
+ * translation units, so that no compile is long (all 40 up to 64 taps in one were the library's
+ * longest compile, 88 s on the H200 machine's build; the eight of 128 taps take two minutes):
+ * sepfilter_device_taps.cu includes this file with MH_SEPFILTER_DEVICE_TAPS_UNIT set and builds
+ * the device-taps ones up to 64 taps, sepfilter_long.cu and sepfilter_long_device_taps.cu with
+ * MH_SEPFILTER_LONG_UNIT the 128-tap ones; this unit builds the others and the host code. */
 typedef void (*sep_kernel)(const sep_params);
+sep_kernel mh_sepfilter_long_kernel(int C);        /* host taps */
+sep_kernel mh_sepfilter_long_device_kernel(int C); /* device taps */
 
 template <int C, bool DEVICE_TAPS>
 static sep_kernel kernel_for(int kmax)
@@ -463,7 +475,8 @@ static sep_kernel kernel_for(int kmax)
            : kmax <= 16 ? sepfilter_kernel<C, 16, DEVICE_TAPS>
            : kmax <= 24 ? sepfilter_kernel<C, 24, DEVICE_TAPS>
            : kmax <= 32 ? sepfilter_kernel<C, 32, DEVICE_TAPS>
-                        : sepfilter_kernel<C, FUSED_MAX_TAPS, DEVICE_TAPS>;
+           : kmax <= 64 ? sepfilter_kernel<C, 64, DEVICE_TAPS>
+                        : DEVICE_TAPS ? mh_sepfilter_long_device_kernel(C) : mh_sepfilter_long_kernel(C);
 }
 
 template <bool DEVICE_TAPS>
@@ -478,7 +491,24 @@ static sep_kernel pick_for(int C, int kmax)
 }
 
 sep_kernel mh_sepfilter_device_taps_kernel(int C, int kmax);
-#ifdef MH_SEPFILTER_DEVICE_TAPS_UNIT
+#if defined(MH_SEPFILTER_LONG_UNIT)
+/* MH_SEPFILTER_LONG_UNIT: 1 host taps, 2 device taps (a unit each: four 128-tap kernels compile
+ * in about a minute, eight in two) */
+template <int C>
+static sep_kernel long_kernel()
+{
+    return sepfilter_kernel<C, FUSED_MAX_TAPS, MH_SEPFILTER_LONG_UNIT == 2>;
+}
+
+#if MH_SEPFILTER_LONG_UNIT == 2
+sep_kernel mh_sepfilter_long_device_kernel(int C)
+#else
+sep_kernel mh_sepfilter_long_kernel(int C)
+#endif
+{
+    return C == 1 ? long_kernel<1>() : C == 2 ? long_kernel<2>() : C == 3 ? long_kernel<3>() : long_kernel<4>();
+}
+#elif defined(MH_SEPFILTER_DEVICE_TAPS_UNIT)
 sep_kernel mh_sepfilter_device_taps_kernel(int C, int kmax) { return pick_for<true>(C, kmax); }
 #else
 
@@ -644,17 +674,24 @@ static sep_kernel pick(int C, int kmax, int device_taps)
     return device_taps ? mh_sepfilter_device_taps_kernel(C, kmax) : pick_for<false>(C, kmax);
 }
 
+/* The longer pass's taps: they pick the kernel's bucket and its tile's rows. */
+static int kmax_of(const mh_sepfilter_desc *d)
+{
+    return (int)(d->vertical.ntaps > d->horizontal.ntaps ? d->vertical.ntaps : d->horizontal.ntaps);
+}
+
 static size_t smem_bytes(const mh_sepfilter_args *a)
 {
     const mh_sepfilter_desc *d = &a->d;
-    const size_t floats =
-        (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps, mh_sepfilter_run_order(a)).floats;
+    const size_t floats = (size_t)layout_for((int)d->channels, (int)d->vertical.ntaps, (int)d->horizontal.ntaps,
+                                             mh_sepfilter_run_order(a), tile_rows_for(kmax_of(d)))
+                              .floats;
     return (floats + (device_taps(a) ? SHARED_TAPS_FLOATS : 0)) * sizeof(float);
 }
 
 static size_t tiles(const mh_sepfilter_desc *d)
 {
-    return mh_ceil_div(d->rows, BH) * mh_ceil_div(d->cols, TILE / d->channels);
+    return mh_ceil_div(d->rows, (size_t)tile_rows_for(kmax_of(d))) * mh_ceil_div(d->cols, TILE / d->channels);
 }
 
 /* 1, with the reason in why, for a call computed in float64: fused's tile holds float32. */
@@ -671,11 +708,6 @@ static int fused_supports(const mh_context *, const mh_args *x, char *why, size_
     const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
     if (refuses_double(d, why, len)) return 0;
-    if (d->vertical.ntaps > FUSED_MAX_TAPS || d->horizontal.ntaps > FUSED_MAX_TAPS) {
-        snprintf(why, len, "its register windows hold at most %d taps a pass (this call has %zu and %zu)",
-                 FUSED_MAX_TAPS, d->vertical.ntaps, d->horizontal.ntaps);
-        return 0;
-    }
     if (smem_bytes(a) > mh_smem_optin()) {
         snprintf(why, len, "its tile needs %zu bytes of shared memory; this GPU gives a block %zu", smem_bytes(a),
                  mh_smem_optin());
@@ -705,8 +737,7 @@ static mh_status fused_run(mh_context *ctx, const mh_args *x)
     p.order = mh_sepfilter_run_order(a);
     p.dev_u = mh_sepfilter_kernel_taps(&d->vertical, a->vtaps_on_device, p.u);
     p.dev_v = mh_sepfilter_kernel_taps(&d->horizontal, a->htaps_on_device, p.v);
-    const int kmax = p.kv > p.kh ? p.kv : p.kh;
-    sep_kernel kernel = pick((int)d->channels, kmax, device_taps(a));
+    sep_kernel kernel = pick((int)d->channels, kmax_of(d), device_taps(a));
     MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
     const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */

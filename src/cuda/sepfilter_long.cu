@@ -1,0 +1,4 @@
+/* sepfilter/fused's host-taps instances past 64 taps (16-row tiles), built apart from the others
+ * so that no compile is long (the reason is with the kernel picker in sepfilter.cu). */
+#define MH_SEPFILTER_LONG_UNIT 1
+#include "sepfilter.cu"
