@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """One memhier.ndimage call, warmed up, then made once between cudaProfilerStart and Stop, so that
 `ncu --profile-from-start off` profiles that call's kernels alone (issue 66's photographs and the
-float32 gray filters beside them).
+float32 gray filters beside them; issue 65's float64 filters).
 
 usage: ncu --profile-from-start off --clock-control none [sections] python3 ncu_call.py NAME [N]
 NAME: rgb_gauss2, rgb_gauss5, u16_rgb_gauss2, gray_u8_corr3, gray_u8_corr7, gray_f32_gauss2,
-      gray_f32_corr7 (N x N images, default 8192)"""
+      gray_f32_corr7, f64_gauss2, f64_uniform5 (N x N images, default 8192)"""
 import sys
 
 import cupy as cp
@@ -26,14 +26,16 @@ def calls(n):
     w3 = np.random.default_rng(2).uniform(0, 1, (3, 3)).astype(np.float32)
     w7 = np.random.default_rng(3).uniform(0, 1, (7, 7)).astype(np.float32)
     rgb, rgb16 = image(n, np.uint8, 3), image(n, np.uint16, 3)
-    u8, f32 = image(n, np.uint8), image(n, np.float32)
+    u8, f32, f64 = image(n, np.uint8), image(n, np.float32), image(n, np.float64)
     return {"rgb_gauss2": lambda: mnd.gaussian_filter(rgb, (2, 2, 0)),
             "rgb_gauss5": lambda: mnd.gaussian_filter(rgb, (5, 5, 0)),
             "u16_rgb_gauss2": lambda: mnd.gaussian_filter(rgb16, (2, 2, 0)),
             "gray_u8_corr3": lambda: mnd.correlate(u8, w3),
             "gray_u8_corr7": lambda: mnd.correlate(u8, w7),
             "gray_f32_gauss2": lambda: mnd.gaussian_filter(f32, 2.0),
-            "gray_f32_corr7": lambda: mnd.correlate(f32, w7)}
+            "gray_f32_corr7": lambda: mnd.correlate(f32, w7),
+            "f64_gauss2": lambda: mnd.gaussian_filter(f64, 2.0),
+            "f64_uniform5": lambda: mnd.uniform_filter(f64, 5)}
 
 
 def main():
