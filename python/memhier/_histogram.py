@@ -266,8 +266,14 @@ def _integer_edges(op, same_values, bins, range_, min_max):
 def _folded(op, edges, density, variant, device, context):
     """The byte histogram of 8-bit data folded into numpy's bins: each bin gathers a run of
     consecutive values (bins are intervals), so its count is a difference of the prefix sums of
-    the 256 counts in the values' order (int8: bytes 128-255 first)."""
+    the 256 counts in the values' order (int8: bytes 128-255 first). uint8 bins that are runs of
+    one width from a first value on (the last one may be shorter: bins=256 over (0, 256), or 64)
+    are the byte histogram's own buckets: one call, nothing folded."""
     starts, ends = _byte_runs(op.dtype.str, edges.dtype.str, edges.tobytes())
+    buckets = _byte_buckets(op.dtype.str, edges.dtype.str, edges.tobytes())
+    if buckets is not None:
+        counts = _ops.histogram_bytes(op.obj, *buckets, variant=variant, device=device, context=context)
+        return _result(op, counts.view(np.int64) if counts.dtype == np.uint64 else counts, edges, density)
     data = op.obj.view(np.uint8) if op.dtype == np.int8 else op.obj
     by_byte = _ops.histogram_bytes(data, variant=variant, device=device, context=context)
     xp = np if op.kind == "numpy" else _arrays._cupy()
@@ -288,6 +294,23 @@ def _result(op, counts, edges, density, edges_out=None):
         return counts, edges_out
     widths = _like(op, np.diff(edges).astype(float))
     return counts / widths / counts.sum(), edges_out
+
+
+@functools.lru_cache(maxsize=64)
+def _byte_buckets(dtype, edges_dtype, edges_bytes):
+    """(lo, hi, width) of memhier.histogram_bytes whose buckets are numpy's bins of uint8 data
+    with these edges, or None: every bin a run of `width` values from lo on, the last one 1 to
+    width values ending at hi."""
+    if dtype != "|u1":
+        return None
+    starts, ends = _byte_runs(dtype, edges_dtype, edges_bytes)
+    width = int(ends[0] - starts[0])
+    if width < 1 or not (np.all(starts[1:] == ends[:-1]) and np.all(ends[:-1] - starts[:-1] == width)):
+        return None
+    last = int(ends[-1] - starts[-1])
+    if not 1 <= last <= width:
+        return None
+    return int(starts[0]), int(ends[-1]) - 1, width
 
 
 @functools.lru_cache(maxsize=64)

@@ -353,7 +353,8 @@ def integer_cases(rng, dtype):
     info = np.iinfo(dtype)
     full = rng.integers(info.min, info.max + 1, 20_011).astype(dtype)
     for what, bins, range_ in (("10 bins, the data's range", 10, None), ("256 bins, (0, 256)", 256, (0, 256)),
-                               ("7 bins, (3.5, 200.25)", 7, (3.5, 200.25)), ("300 bins past the type", 300, (-1e3, 1e3)),
+                               ("7 bins, (3.5, 200.25)", 7, (3.5, 200.25)),
+                               ("64 bins, (0, 256)", 64, (0, 256)), ("2 bins, (0, 2.5): the last shorter", 2, (0, 2.5)), ("300 bins past the type", 300, (-1e3, 1e3)),
                                ("an empty range, widened", 5, (7, 7)), ("explicit edges", [-5, 0, 1, 2, 50, 127.5, 300], None),
                                ("integer edges", np.array([-128, -1, 0, 1, 255]), None), ("'auto'", "auto", None),
                                ("'fd'", "fd", None), ("one bin", 1, None)):
