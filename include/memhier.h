@@ -597,6 +597,10 @@ mh_status mh_histogram(mh_context *ctx, const char *variant, const int32_t *in, 
                        uint64_t *outside);
 mh_status mh_histogram_bytes(mh_context *ctx, const char *variant, const uint8_t *in, size_t n, int lo, int hi, int width,
                              uint64_t *bins, uint64_t *outside);
+/* int64 values (numpy.bincount's usual input), as mh_histogram's int32 ones: bins[v] += 1 for
+ * 0 <= v < num_bins, each value compared at its full width (2^32 + 3 and -1 are outside). */
+mh_status mh_histogram_int64(mh_context *ctx, const char *variant, const int64_t *in, size_t n, int num_bins,
+                             uint64_t *bins, uint64_t *outside);
 
 /* Float32 data, counted as numpy.histogram counts it. num_bins bins (1 .. MH_HISTOGRAM_MAX_BINS)
  * with edges e[0 .. num_bins]:
@@ -635,12 +639,14 @@ mh_status mh_histogram_weighted(mh_context *ctx, const char *variant, int kind, 
                                 double *outside);
 
 /* What select and supports ask about: the int32 form (0, bins as given), the byte form (1,
- * num_bins bins), float32 data in uniform bins (2) or between explicit edges (3). */
+ * num_bins bins), float32 data in uniform bins (2) or between explicit edges (3), the int64
+ * form (4). */
 typedef enum {
     MH_HISTOGRAM_INT32 = 0,
     MH_HISTOGRAM_BYTES = 1,
     MH_HISTOGRAM_FLOAT_UNIFORM = 2,
-    MH_HISTOGRAM_FLOAT_EDGES = 3
+    MH_HISTOGRAM_FLOAT_EDGES = 3,
+    MH_HISTOGRAM_INT64 = 4
 } mh_histogram_kind;
 mh_status mh_histogram_select(mh_context *ctx, size_t n, int num_bins, int kind, const mh_variant_info **chosen);
 mh_status mh_histogram_supports(mh_context *ctx, const char *variant, size_t n, int num_bins, int kind);

@@ -1,6 +1,7 @@
 /* Every histogram variant of one backend against exact host counts:
  *   test_histogram cpu | gpu (exit 77 only when the machine has no CUDA device)
- * int32 values (1 to 100,000 bins, values below 0 and past the last bin) and bytes (256 bins,
+ * int32 values (1 to 100,000 bins, values below 0 and past the last bin), int64 values (the same,
+ * with values 2^32 past a bin, near INT64_MIN and INT64_MAX: outside) and bytes (256 bins,
  * one bin, seed 004's a-z buckets of 4, a single-value range), n from 0 to 64 Mi + 3, every input
  * alignment, uniform and one-bin data, outside counted or not asked for (NULL); the counts are
  * poisoned with all-ones and fenced by guard words. Float32 values (numpy.histogram's rule,
@@ -20,7 +21,7 @@ enum { GUARD = 8 };
 #define SENTINEL 0x5a5a5a5a5a5a5a5aULL
 
 typedef struct hcase {
-    int bytes, lo, hi, width; /* int32: lo = 0, width = 1, hi = bins - 1 */
+    int kind, lo, hi, width; /* MH_HISTOGRAM_INT32, _BYTES or _INT64 (as int32: lo = 0, width = 1, hi = bins - 1) */
     size_t n;
     int one_bin, with_outside;
     /* float32 values (floats = 1): hi + 1 bins, uniform over [flo, fhi] or between edges
@@ -29,7 +30,8 @@ typedef struct hcase {
     double flo, fhi;
 } hcase;
 
-#define INTS(bytes, lo, hi, width, n, one_bin, outside) {bytes, lo, hi, width, n, one_bin, outside, 0, 0, 0, 0.0, 0.0}
+#define INTS(kind, lo, hi, width, n, one_bin, outside) {kind, lo, hi, width, n, one_bin, outside, 0, 0, 0, 0.0, 0.0}
+enum { I64 = MH_HISTOGRAM_INT64 };
 #define FLOATS(bins, n, lo, hi, edges, data) {0, 0, (bins) - 1, 1, n, 0, 1, 1, edges, data, lo, hi}
 
 static const hcase cases[] = {
@@ -41,6 +43,8 @@ static const hcase cases[] = {
     /* one-bin at 64 Mi bytes and 32 Mi int32: every private counter of every block takes
      * hundreds of counts per thread (a narrower counter or a lost carry shows here) */
     INTS(1, 0, 255, 1, 67108867, 1, 1),  INTS(1, 97, 122, 4, 67108867, 1, 0), INTS(0, 0, 255, 1, 33554433, 1, 1),
+    INTS(I64, 0, 6, 1, 0, 0, 1),         INTS(I64, 0, 255, 1, 65537, 0, 1),  INTS(I64, 0, 99999, 1, 200001, 0, 0),
+    INTS(I64, 0, 1023, 1, 1048579, 0, 1), INTS(I64, 0, 255, 1, 16777219, 1, 1),
     FLOATS(10, 100003, -1.0, 1.0, 0, 0),          FLOATS(256, 1048579, 0.1, 0.7, 0, 0),
     FLOATS(1000, 3003, 0.1, 0.7, 0, 1),           FLOATS(65536, 196611, -3.3, 7.1, 0, 1),
     FLOATS(7, 1000, 3.25, 3.25, 0, 0),            FLOATS(4096, 100003, -1e20, 1e25, 0, 0),
@@ -54,6 +58,12 @@ static const hcase cases[] = {
     /* past 1024 bins the weighted rows keep their double copies alone (the rule and the table) */
     FLOATS(1500, 100003, -1.0, 1.0, 0, 0),        FLOATS(2048, 70001, -1.0, 1.0, 1, 1),
 };
+
+/* Bytes of one of the case's values. */
+static size_t elem_of(const hcase *c)
+{
+    return c->kind == MH_HISTOGRAM_BYTES ? 1 : c->kind == MH_HISTOGRAM_INT64 ? 8 : 4;
+}
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -114,14 +124,17 @@ static void *make_input(const hcase *c, unsigned long long seed)
         return x; /* filled by fill_floats once the edges are known */
     }
     float *u = malloc(n * sizeof(float));
-    void *in = malloc(n * (c->bytes ? 1 : 4));
+    void *in = malloc(n * elem_of(c));
     if (!u || !in) exit(1);
     mh_fill_uniform(u, n, seed, 1.0f);
-    const double span = c->bytes ? 256.0 : (double)(c->hi + 1) * 1.2 + 20.0;
+    const int bytes = c->kind == MH_HISTOGRAM_BYTES;
+    const double span = bytes ? 256.0 : (double)(c->hi + 1) * 1.2 + 20.0;
     for (size_t i = 0; i < n; ++i) {
         const double t = (u[i] + 1.0) * 0.5; /* [0, 1) */
-        long long v = c->one_bin ? (c->lo + c->hi) / 2 : (long long)(t * span) - (c->bytes ? 0 : 10);
-        if (c->bytes) ((uint8_t *)in)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        long long v = c->one_bin ? (c->lo + c->hi) / 2 : (long long)(t * span) - (bytes ? 0 : 10);
+        if (bytes) ((uint8_t *)in)[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+        else if (c->kind == MH_HISTOGRAM_INT64) /* some a bin's low 32 bits with high ones set, some at the extremes */
+            ((int64_t *)in)[i] = i % 5 == 1 ? v + (3LL << 32) : i % 7 == 2 ? INT64_MIN + v : i % 11 == 3 ? INT64_MAX - v : v;
         else ((int32_t *)in)[i] = (int32_t)v;
     }
     free(u);
@@ -164,7 +177,7 @@ static void args_of(mh_context *ctx, const hcase *c, const void *in, const float
                     unsigned long long *outside, mh_args *x)
 {
     if (c->floats) mh_histogram_float_args_init(ctx, x, in, c->n, c->hi + 1, c->flo, c->fhi, edges, bins, outside);
-    else mh_histogram_args_init(ctx, x, in, c->bytes, c->n, c->lo, c->hi, c->width, bins, outside);
+    else mh_histogram_args_init(ctx, x, in, c->kind, c->n, c->lo, c->hi, c->width, bins, outside);
 }
 
 static mh_status call(mh_context *ctx, const char *variant, const hcase *c, const void *in, const float *edges,
@@ -174,13 +187,17 @@ static mh_status call(mh_context *ctx, const char *variant, const hcase *c, cons
     if (c->floats)
         return edges ? mh_histogram_edges(ctx, variant, in, c->n, edges, c->hi + 1, bins, outside)
                      : mh_histogram_float(ctx, variant, in, c->n, c->hi + 1, c->flo, c->fhi, bins, outside);
-    return c->bytes ? mh_histogram_bytes(ctx, variant, in, c->n, c->lo, c->hi, c->width, bins, outside)
-                    : mh_histogram(ctx, variant, in, c->n, c->hi + 1, bins, outside);
+    if (c->kind == MH_HISTOGRAM_INT64) return mh_histogram_int64(ctx, variant, in, c->n, c->hi + 1, bins, outside);
+    return c->kind == MH_HISTOGRAM_BYTES ? mh_histogram_bytes(ctx, variant, in, c->n, c->lo, c->hi, c->width, bins, outside)
+                                         : mh_histogram(ctx, variant, in, c->n, c->hi + 1, bins, outside);
 }
 
 static const char *kind_name(const hcase *c)
 {
-    return c->floats ? (c->explicit_edges ? "float32 edges" : "float32 uniform") : c->bytes ? "bytes" : "int32";
+    return c->floats                        ? (c->explicit_edges ? "float32 edges" : "float32 uniform")
+           : c->kind == MH_HISTOGRAM_BYTES ? "bytes"
+           : c->kind == MH_HISTOGRAM_INT64 ? "int64"
+                                           : "int32";
 }
 
 static void check_variant(mh_context *ctx, const hcase *c, const void *in, const float *edges,
@@ -403,6 +420,10 @@ static void check_refusals(mh_context *ctx, int gpu)
     REFUSED(mh_histogram_bytes(ctx, NULL, bytes, 16, 97, 122, 0, buf, NULL), "width = 0");
     REFUSED(mh_histogram_bytes(ctx, NULL, bytes, 16, 0, 300, 1, buf, NULL), "hi = 300");
     REFUSED(mh_histogram_bytes(ctx, NULL, bytes, 16, 9, 3, 1, buf, NULL), "lo = 9");
+    REFUSED(mh_histogram(ctx, NULL, (const int32_t *)(bytes + 2), 16, 8, buf, NULL), "multiple of 4");
+    REFUSED(mh_histogram_int64(ctx, NULL, (const int64_t *)(in + 1), 8, 8, buf, NULL), "multiple of 8");
+    REFUSED(mh_histogram_int64(ctx, NULL, (const int64_t *)in, SIZE_MAX / 4, 8, buf, NULL), "overflows");
+    REFUSED(mh_histogram_int64(ctx, NULL, (const int64_t *)in, 16, 0, buf, NULL), "num_bins = 0");
     /* n = 0 takes a NULL input: every bin and the outside count become 0 */
     uint64_t zero[9];
     test_put(gpu, buf, (uint64_t[9]){1, 1, 1, 1, 1, 1, 1, 1, 1}, sizeof zero);
@@ -605,7 +626,7 @@ int main(int argc, char **argv)
         }
         args_of(NULL, c, h, edges ? host_edges : NULL, ref, ref + nb, &ra);
         mh_histogram_reference(&ra.histogram, ref, ref + nb);
-        const size_t elem = c->bytes ? 1 : 4, offset = ci % 4; /* every alignment of the 16-byte paths */
+        const size_t elem = elem_of(c), offset = ci % 4; /* every alignment of the 16-byte paths */
         char *in_base = test_alloc(gpu, (c->n + 4) * elem + 16);
         char *in = in_base + offset * elem;
         test_put(gpu, in, h, c->n * elem);
@@ -621,7 +642,7 @@ int main(int argc, char **argv)
             }
         }
         check_variant(ctx, c, in, edges, ref, &k, NULL, 0); /* auto */
-        if (!c->bytes && c->n <= 4200000) check_weighted(ctx, gpu, c, h, in, host_edges, edges, ci, seed + ci);
+        if (c->kind == MH_HISTOGRAM_INT32 && c->n <= 4200000) check_weighted(ctx, gpu, c, h, in, host_edges, edges, ci, seed + ci);
         test_release(gpu, k.base);
         free(k.host);
         test_release(gpu, in_base);

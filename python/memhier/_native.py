@@ -163,6 +163,7 @@ _PROTOTYPES = {
     "mh_reduce": (_I, [c_ctx, _C, _P, _I, _S, _S, _S, _I, _P]),
     "mh_histogram": (_I, [c_ctx, _C, _P, _S, _I, _P, _P]),
     "mh_histogram_bytes": (_I, [c_ctx, _C, _P, _S, _I, _I, _I, _P, _P]),
+    "mh_histogram_int64": (_I, [c_ctx, _C, _P, _S, _I, _P, _P]),
     "mh_histogram_float": (_I, [c_ctx, _C, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P]),
     "mh_histogram_range": (_I, [c_ctx, _C, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P, _P]),
     "mh_histogram_edges": (_I, [c_ctx, _C, _P, _S, _P, _I, _P, _P]),

@@ -239,10 +239,13 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     as float32 parts summed apart and combined (_weights.py; float64 weights' largest magnitude is
     read on the host, so on a GPU such a call waits for the caller's stream). return_outside=True also
     returns how many values (or how much weight) fell outside. Integers of other dtypes (NumPy and
-    CuPy: numpy's int64 among them) are counted alike, at full width (_as_bin_indices). Float data:
-    memhier.histogram."""
+    CuPy) are counted alike, at full width: int64 and uint64 by the library in one pass
+    (mh_histogram_int64; weighted, as the others, through int32 indices, _as_bin_indices). Float
+    data: memhier.histogram."""
     bins = histogram_bins(bins)
     given = values if isinstance(values, _arrays.Operand) else _arrays.Operand(values, "values")
+    if weights is None and _counted_as_int64(given):
+        return _bincount_int64(given, bins, variant, out, return_outside, device, context)
     vi = _arrays.operand(_as_bin_indices(given, bins), "values", "int32")
     wi = None
     if weights is not None:
@@ -268,6 +271,25 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     if wi is None and not return_outside and n and vi is given:  # a replay reads the values given
         _offer(out, vi, device, context, DEFAULT_PRECISION, "BINCOUNT", lib.mh_histogram, variant_arg(variant),
                (1, n, 0), os_, weights=False, kernel=(0, bins, 0, 0.0, 0, 0))
+    return _histogram_result(os_, outside, return_outside)
+
+
+def _counted_as_int64(op):
+    """int64 and uint64 values of NumPy or CuPy, contiguous: counted by mh_histogram_int64 at full
+    width in one pass (uint64 as int64: a value from 2^63 on reads as negative, outside as it is)."""
+    return (isinstance(op.dtype, np.dtype) and op.dtype in (np.int64, np.uint64) and op.kind != "torch"
+            and op.contiguous)
+
+
+def _bincount_int64(given, bins, variant, out, return_outside, device, context):
+    vi = _arrays.Operand(given.obj.view(np.int64), "values") if given.dtype == np.uint64 else given
+    n = vi.size
+    call = Call([vi], device, context)
+    dt = _counts_dtype(vi)
+    os_ = _arrays.output(out, vi, "out", (bins,), dt)
+    outside = _outside(vi, dt, return_outside)
+    call.run(lib.mh_histogram_int64(call.ctx, variant_arg(variant), call.ptr(vi) if n else None, n, bins,
+                                    call.out_ptr(os_), call.out_ptr(outside)))
     return _histogram_result(os_, outside, return_outside)
 
 

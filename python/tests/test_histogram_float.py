@@ -452,6 +452,8 @@ def test_bincount_of_every_integer_dtype(rng, dtype):
     info = np.iinfo(dtype)
     v = rng.integers(max(info.min, -50), min(info.max, 300), 5000, endpoint=True).astype(dtype)
     v[:2] = info.min, info.max
+    if info.bits == 64:  # a bin's low 32 bits with high ones set; uint64 from 2^63 on (negative as int64)
+        v[2:4] = 2**32 + 5, 2**63 + 7 if info.min == 0 else -(2**32) + 5
     inside = (v >= 0) & (v < 256) if info.min < 0 else v < 256
     w = rng.random(v.size).astype(np.float32)
     np.testing.assert_array_equal(memhier.bincount(v, 256), np.bincount(v[inside].astype(np.int64), minlength=256))
@@ -471,5 +473,15 @@ def test_wide_histograms_and_bincounts_on_cupy(rng):
             with np.errstate(invalid="ignore"):
                 compare((cp.asnumpy(h), cp.asnumpy(e)), np.histogram(x, bins, range_), f"cupy {what}")
     v = rng.integers(-50, 300, 5000)
-    np.testing.assert_array_equal(cp.asnumpy(memhier.bincount(cp.asarray(v), 256)),
-                                  np.bincount(v[(v >= 0) & (v < 256)], minlength=256))
+    v[:3] = 2**32 + 5, -(2**32) + 5, np.iinfo(np.int64).min  # outside at full width, inside by their low words
+    inside = (v >= 0) & (v < 256)
+    want = np.bincount(v[inside], minlength=256)
+    np.testing.assert_array_equal(cp.asnumpy(memhier.bincount(cp.asarray(v), 256)), want)
+    counts, outside = memhier.bincount(cp.asarray(v), 256, return_outside=True)
+    assert int(outside) == int((~inside).sum())
+    np.testing.assert_array_equal(cp.asnumpy(memhier.bincount(cp.asarray(v.astype(np.uint64)), 256)), want)
+    strided = cp.asarray(np.stack([v, v], axis=1))[:, 0]  # not contiguous: through int32 indices
+    np.testing.assert_array_equal(cp.asnumpy(memhier.bincount(strided, 256)), want)
+    for offset in range(1, 4):  # every 16-byte alignment of the int64 loads
+        np.testing.assert_array_equal(cp.asnumpy(memhier.bincount(cp.asarray(v)[offset:], 256)),
+                                      np.bincount(v[offset:][inside[offset:]], minlength=256))

@@ -52,7 +52,7 @@ static int cub_supports(const mh_context *, const mh_args *x, char *why, size_t 
     return 0;
 }
 
-/* Levels: int for integer samples, float for float32 ones. */
+/* Levels: int for integer samples (int64 ones compared with them at 64 bits), float for float32 ones. */
 template <typename SampleT> using level_t = typename std::conditional<std::is_same<SampleT, float>::value, float, int>::type;
 
 template <typename SampleT>
@@ -88,6 +88,7 @@ static mh_status cub_run(mh_context *ctx, const mh_args *x)
     if (a->n == 0 || a->edges_out) MH_TRY(mh_histogram_cuda_start(ctx, a));
     if (a->n == 0) return MH_OK;
     if (a->floats) return cub_histogram<float>(ctx, a);
+    if (a->int64) return cub_histogram<long long>(ctx, a);
     return a->bytes ? cub_histogram<unsigned char>(ctx, a) : cub_histogram<int>(ctx, a);
 }
 

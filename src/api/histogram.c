@@ -5,13 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-mh_status mh_histogram_args_init(mh_context *ctx, mh_args *args, const void *in, int bytes, size_t n, int lo, int hi,
+mh_status mh_histogram_args_init(mh_context *ctx, mh_args *args, const void *in, int kind, size_t n, int lo, int hi,
                                  int width, unsigned long long *bins, unsigned long long *outside)
 {
     memset(args, 0, sizeof *args);
     args->op = MH_OP_HISTOGRAM;
+    const int bytes = kind == MH_HISTOGRAM_BYTES;
     size_t total;
-    if (!mh_mul_ok(n, bytes ? 1 : sizeof(int32_t), &total))
+    if (!mh_mul_ok(n, bytes ? 1 : kind == MH_HISTOGRAM_INT64 ? sizeof(int64_t) : sizeof(int32_t), &total))
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "n = %zu: the input's size in bytes overflows size_t", n);
     if (width <= 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "width = %d: a bucket holds at least one value", width);
     if (bytes && (lo < 0 || hi > 255 || lo > hi))
@@ -21,8 +22,8 @@ mh_status mh_histogram_args_init(mh_context *ctx, mh_args *args, const void *in,
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %lld: it must be 1 .. %d", hi < lo ? 0 : bins_wanted,
                        MH_HISTOGRAM_MAX_BINS);
     args->histogram = (mh_histogram_args){
-        .in = in, .bytes = bytes, .n = n, .lo = lo, .hi = hi, .width = width, .num_bins = (int)bins_wanted,
-        .bins = bins, .outside = outside};
+        .in = in, .bytes = bytes, .int64 = kind == MH_HISTOGRAM_INT64, .n = n, .lo = lo, .hi = hi, .width = width,
+        .num_bins = (int)bins_wanted, .bins = bins, .outside = outside};
     return MH_OK;
 }
 
@@ -92,7 +93,7 @@ mh_status mh_histogram_weighted_args_init(mh_context *ctx, mh_args *args, int ki
     if (kind == MH_HISTOGRAM_INT32) {
         if (num_bins < 1 || num_bins > MH_HISTOGRAM_MAX_BINS)
             return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
-        s = mh_histogram_args_init(ctx, args, in, 0, n, 0, num_bins - 1, 1, NULL, NULL);
+        s = mh_histogram_args_init(ctx, args, in, MH_HISTOGRAM_INT32, n, 0, num_bins - 1, 1, NULL, NULL);
     } else if (kind == MH_HISTOGRAM_FLOAT_UNIFORM || kind == MH_HISTOGRAM_FLOAT_EDGES) {
         if (kind == MH_HISTOGRAM_FLOAT_EDGES && !edges) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "edges is NULL");
         s = mh_histogram_float_args_init(ctx, args, in, n, num_bins, lo, hi, kind == MH_HISTOGRAM_FLOAT_EDGES ? edges : NULL,
@@ -156,14 +157,26 @@ static mh_status check_edges_out(mh_context *ctx, const mh_histogram_args *a, si
     return a->outside ? mh_check_disjoint(ctx, "edges", a->edges_out, edge_bytes, "outside", a->outside, 8) : MH_OK;
 }
 
+static const char *values_of(const mh_histogram_args *a)
+{
+    if (a->weighted)
+        return a->floats ? (a->f.edges ? "weighted float32 values between edges" : "weighted float32 values in uniform bins")
+                         : "weighted int32 values";
+    return a->floats ? (a->f.edges ? "float32 values between edges" : "float32 values in uniform bins")
+                     : a->bytes ? "bytes" : a->int64 ? "int64 values" : "int32 values";
+}
+
 static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 {
     const mh_histogram_args *a = &args->histogram;
     if (a->weighted) return check_weighted_buffers(ctx, a);
-    const size_t in_bytes = a->n * (a->bytes ? 1 : 4), bin_bytes = (size_t)a->num_bins * 8;
+    const size_t in_bytes = a->n * mh_histogram_value_bytes(a), bin_bytes = (size_t)a->num_bins * 8;
     const size_t edge_bytes = ((size_t)a->num_bins + 1) * sizeof(float);
     mh_status s;
     if (a->n && (s = mh_check_buffer(ctx, "in", a->in, in_bytes)) != MH_OK) return s;
+    if (a->n && (uintptr_t)a->in % mh_histogram_value_bytes(a))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "in = %p: %s are read whole, from an address that is a multiple of %zu",
+                       a->in, values_of(a), mh_histogram_value_bytes(a));
     if ((s = mh_check_buffer(ctx, "bins", a->bins, bin_bytes)) != MH_OK) return s;
     if (a->n && (s = mh_check_disjoint(ctx, "bins", a->bins, bin_bytes, "in", a->in, in_bytes)) != MH_OK) return s;
     if (a->f.edges && ((s = mh_check_buffer(ctx, "edges", a->f.edges, edge_bytes)) != MH_OK ||
@@ -177,15 +190,6 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
                        (a->n && (s = mh_check_disjoint(ctx, "outside", a->outside, 8, "in", a->in, in_bytes)) != MH_OK)))
         return s;
     return a->edges_out ? check_edges_out(ctx, a, in_bytes, bin_bytes, edge_bytes) : MH_OK;
-}
-
-static const char *values_of(const mh_histogram_args *a)
-{
-    if (a->weighted)
-        return a->floats ? (a->f.edges ? "weighted float32 values between edges" : "weighted float32 values in uniform bins")
-                         : "weighted int32 values";
-    return a->floats ? (a->f.edges ? "float32 values between edges" : "float32 values in uniform bins")
-                     : a->bytes ? "bytes" : "int32 values";
 }
 
 /* `auto`, by the device's rules (docs/histogram.md has the H100's figures): bytes over more than
@@ -244,31 +248,44 @@ const mh_op_table mh_histogram_table = {
     .row_accepts = row_accepts,
 };
 
-static mh_status run(mh_context *ctx, const char *variant, const void *in, int bytes, size_t n, int lo, int hi,
+static mh_status run(mh_context *ctx, const char *variant, const void *in, int kind, size_t n, int lo, int hi,
                      int width, uint64_t *bins, uint64_t *outside)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     mh_args x;
-    mh_status s = mh_histogram_args_init(ctx, &x, in, bytes, n, lo, hi, width, (unsigned long long *)bins,
+    mh_status s = mh_histogram_args_init(ctx, &x, in, kind, n, lo, hi, width, (unsigned long long *)bins,
                                          (unsigned long long *)outside);
     return s == MH_OK ? mh_dispatch(ctx, variant, &x) : s;
 }
 
-mh_status mh_histogram(mh_context *ctx, const char *variant, const int32_t *in, size_t n, int num_bins, uint64_t *bins,
-                       uint64_t *outside)
+/* bincount's forms: values 0 .. num_bins - 1 of int32 or int64 */
+static mh_status run_values(mh_context *ctx, const char *variant, const void *in, int kind, size_t n, int num_bins,
+                            uint64_t *bins, uint64_t *outside)
 {
     if (ctx && num_bins <= 0) {
         mh_clear_error(ctx);
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
     }
-    return run(ctx, variant, in, 0, n, 0, num_bins - 1, 1, bins, outside);
+    return run(ctx, variant, in, kind, n, 0, num_bins - 1, 1, bins, outside);
+}
+
+mh_status mh_histogram(mh_context *ctx, const char *variant, const int32_t *in, size_t n, int num_bins, uint64_t *bins,
+                       uint64_t *outside)
+{
+    return run_values(ctx, variant, in, MH_HISTOGRAM_INT32, n, num_bins, bins, outside);
+}
+
+mh_status mh_histogram_int64(mh_context *ctx, const char *variant, const int64_t *in, size_t n, int num_bins,
+                             uint64_t *bins, uint64_t *outside)
+{
+    return run_values(ctx, variant, in, MH_HISTOGRAM_INT64, n, num_bins, bins, outside);
 }
 
 mh_status mh_histogram_bytes(mh_context *ctx, const char *variant, const uint8_t *in, size_t n, int lo, int hi, int width,
                              uint64_t *bins, uint64_t *outside)
 {
-    return run(ctx, variant, in, 1, n, lo, hi, width, bins, outside);
+    return run(ctx, variant, in, MH_HISTOGRAM_BYTES, n, lo, hi, width, bins, outside);
 }
 
 /* The float32 forms: uniform bins over [lo, hi] (edges NULL; their edges written to edges_out
@@ -330,14 +347,14 @@ static mh_status resolve(mh_context *ctx, const char *variant, size_t n, int num
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
     if (num_bins <= 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: it must be 1 .. %d", num_bins, MH_HISTOGRAM_MAX_BINS);
-    if (kind < MH_HISTOGRAM_INT32 || kind > MH_HISTOGRAM_FLOAT_EDGES)
+    if (kind < MH_HISTOGRAM_INT32 || kind > MH_HISTOGRAM_INT64)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "kind = %d: it must be 0 (int32), 1 (bytes), 2 (float32, uniform "
-                       "bins) or 3 (float32, edges)", kind);
+                       "bins), 3 (float32, edges) or 4 (int64)", kind);
     if (kind == MH_HISTOGRAM_BYTES && num_bins > 256)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "num_bins = %d: bytes have 256 values", num_bins);
     mh_args x;
-    mh_status s = kind >= MH_HISTOGRAM_FLOAT_UNIFORM
-                      ? mh_histogram_float_args_init(ctx, &x, NULL, n, num_bins, 0.0, 1.0,
+    const int floats = kind == MH_HISTOGRAM_FLOAT_UNIFORM || kind == MH_HISTOGRAM_FLOAT_EDGES;
+    mh_status s = floats ? mh_histogram_float_args_init(ctx, &x, NULL, n, num_bins, 0.0, 1.0,
                                                      kind == MH_HISTOGRAM_FLOAT_EDGES ? no_edges : NULL, NULL, NULL)
                       : mh_histogram_args_init(ctx, &x, NULL, kind, n, 0, num_bins - 1, 1, NULL, NULL);
     if (s != MH_OK) return s;

@@ -262,7 +262,7 @@ typedef struct mh_reduce_args {
  * (floats = 1) go to num_bins bins by f, numpy.histogram's rule (core/histogram_rule.h). */
 typedef struct mh_histogram_args {
     const void *in;
-    int bytes, floats;
+    int bytes, floats, int64; /* the values: uint8, float32, int64; else int32 */
     size_t n;
     int lo, hi, width, num_bins;
     mh_hist_float f;
@@ -682,8 +682,15 @@ const mh_row *mh_histogram_cuda_rows(size_t *count);
 const mh_row *mh_histogram_weighted_rows(size_t *count);
 const mh_row *mh_histogram_cub_rows(size_t *count);
 
-mh_status mh_histogram_args_init(mh_context *ctx, mh_args *a, const void *in, int bytes, size_t n, int lo, int hi,
+/* Integer values into bins of width from lo to hi; kind: MH_HISTOGRAM_INT32, MH_HISTOGRAM_BYTES
+ * (0 <= lo <= hi <= 255) or MH_HISTOGRAM_INT64. */
+mh_status mh_histogram_args_init(mh_context *ctx, mh_args *a, const void *in, int kind, size_t n, int lo, int hi,
                                  int width, unsigned long long *bins, unsigned long long *outside);
+/* Bytes of one of the call's values. */
+static inline size_t mh_histogram_value_bytes(const mh_histogram_args *a)
+{
+    return a->bytes ? 1 : a->int64 ? 8 : 4;
+}
 /* Float32 values into num_bins bins: uniform over [lo, hi] (edges NULL) or the num_bins + 1
  * edges given (in the context's memory). */
 mh_status mh_histogram_float_args_init(mh_context *ctx, mh_args *a, const float *in, size_t n, int num_bins, double lo,
@@ -701,7 +708,9 @@ static inline int mh_histogram_bin_at(const mh_histogram_args *a, size_t i)
         const int b = mh_hist_float_bin(&a->f, a->num_bins, ((const float *)a->in)[i]);
         return b < a->num_bins ? b : -1;
     }
-    const long long v = a->bytes ? ((const uint8_t *)a->in)[i] : ((const int32_t *)a->in)[i];
+    const long long v = a->bytes   ? ((const uint8_t *)a->in)[i]
+                        : a->int64 ? ((const int64_t *)a->in)[i]
+                                   : ((const int32_t *)a->in)[i];
     return mh_histogram_bin(v, a->lo, a->hi, a->width);
 }
 /* The call's uniform edges into edges_out on the host (nothing where edges_out is NULL). */

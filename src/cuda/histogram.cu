@@ -1,5 +1,5 @@
 /* histogram on CUDA: seed 004's privatization and coarsening ladder, any n (64-bit indexing),
- * int32 values or bytes, exact 64-bit counts in global memory.
+ * int32 or int64 values or bytes, exact 64-bit counts in global memory.
  *
  *   racy                seed 004's first cuda_histogram: `bins[b] += 1` with no atomics. Kept as
  *                       a demonstration (mh_variant_is_demonstration): it loses counts when threads
@@ -21,8 +21,8 @@
  *                       so that a warp's shared atomics never meet in a bank
  * Every kernel also counts the values outside [lo, hi] (slot num_bins of the private bins).
  * bins and outside are zeroed first on the context's stream (mh_histogram_cuda_start, which also
- * writes mh_histogram_range's edges), but in vector's one launch. Each kernel is compiled for three
- * kinds of values: int32, bytes, and float32 binned by numpy.histogram's rule
+ * writes mh_histogram_range's edges), but in vector's one launch. Each kernel is compiled for four
+ * kinds of values: int32, bytes, int64 (compared at full width), and float32 binned by numpy.histogram's rule
  * (core/histogram_rule.h: uniform edges computed where they are needed, or explicit edges
  * searched in global memory, through L1). vector and lane-private stage float32 bins in shared
  * memory first (histogram_table.cuh: the edges and a cell table that gives most values their
@@ -57,7 +57,7 @@ struct float_params : hist_params {
 
 /* The kinds of values a kernel is compiled for (the template argument KIND), and their
  * parameters. */
-enum { INT32 = 0, BYTES = 1, FLOAT32 = 2 };
+enum { INT32 = 0, BYTES = 1, FLOAT32 = 2, INT64 = 3 };
 template <int KIND> using params_t = typename std::conditional<KIND == FLOAT32, float_params, hist_params>::type;
 
 /* bin of an integer v, num_bins for the values outside [lo, hi]. 32-bit arithmetic throughout:
@@ -70,6 +70,15 @@ static __device__ __forceinline__ int int_slot(const hist_params &p, int v)
     if (d > p.span) return p.num_bins;
     if (p.width == 1) return (int)d;
     return (int)(KIND == BYTES ? __umulhi(d, p.magic) : d / (unsigned)p.width);
+}
+
+/* bin of an int64 v: v - lo compared at 64 bits (a value 2^32 past a bin is outside, not in it),
+ * then the 32-bit arithmetic above on what lies within the span. */
+static __device__ __forceinline__ int int64_slot(const hist_params &p, long long v)
+{
+    const unsigned long long d = (unsigned long long)v - (unsigned long long)(long long)p.lo;
+    if (d > p.span) return p.num_bins;
+    return p.width == 1 ? (int)d : (int)((unsigned)d / (unsigned)p.width);
 }
 
 /* The slot of a 32-bit word (an int32 or a float32's bits). */
@@ -85,6 +94,7 @@ template <int KIND>
 static __device__ __forceinline__ int slot_at(const params_t<KIND> &p, size_t i)
 {
     if constexpr (KIND == BYTES) return int_slot<KIND>(p, (int)static_cast<const unsigned char *>(p.in)[i]);
+    else if constexpr (KIND == INT64) return int64_slot(p, static_cast<const long long *>(p.in)[i]);
     else return slot_of<KIND>(p, static_cast<const unsigned *>(p.in)[i]);
 }
 
@@ -185,16 +195,16 @@ static __device__ __forceinline__ int element_slot(const params_t<KIND> &p, cons
 }
 
 /* Calls f(slot) for every value this thread owns in a grid-stride pass with 16-byte loads (16
- * bytes or 4 int32 per load); head: elements before the first 16-byte boundary, visited
+ * bytes, 4 int32 or 2 int64 per load); head: elements before the first 16-byte boundary, visited
  * element-wise with the tail. The next 16 bytes are loaded before the current ones are counted,
  * so that their DRAM latency hides behind the counting instead of following it. */
 template <int KIND, bool STAGED, class F>
 static __device__ __forceinline__ void for_each_slot_in(const params_t<KIND> &p, size_t head, size_t nv,
                                                         const mh_hist_table &t, F f)
 {
-    constexpr int PER = KIND == BYTES ? 16 : 4;
+    constexpr int ELEM = KIND == BYTES ? 1 : KIND == INT64 ? 8 : 4, PER = 16 / ELEM;
     const size_t stride = (size_t)gridDim.x * blockDim.x, gid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const uint4 *body = reinterpret_cast<const uint4 *>(static_cast<const char *>(p.in) + head * (KIND == BYTES ? 1 : 4));
+    const uint4 *body = reinterpret_cast<const uint4 *>(static_cast<const char *>(p.in) + head * ELEM);
     size_t i = gid;
     uint4 w = i < nv ? __ldg(body + i) : make_uint4(0u, 0u, 0u, 0u);
     while (i < nv) {
@@ -202,9 +212,12 @@ static __device__ __forceinline__ void for_each_slot_in(const params_t<KIND> &p,
         const uint4 next = j < nv ? __ldg(body + j) : w;
         const unsigned words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
-        for (int q = 0; q < PER; ++q)
-            f(KIND == BYTES ? int_slot<KIND>(p, (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu))
-                            : word_slot<KIND, STAGED>(p, t, words[q]));
+        for (int q = 0; q < PER; ++q) {
+            if constexpr (KIND == BYTES) f(int_slot<KIND>(p, (int)((words[q / 4] >> (8 * (q % 4))) & 0xffu)));
+            else if constexpr (KIND == INT64)
+                f(int64_slot(p, (long long)(((unsigned long long)words[2 * q + 1] << 32) | words[2 * q])));
+            else f(word_slot<KIND, STAGED>(p, t, words[q]));
+        }
         w = next, i = j;
     }
     if (gid < head) f(element_slot<KIND, STAGED>(p, t, gid));
@@ -411,14 +424,14 @@ static int warp_supports(const mh_context *, const mh_args *x, char *why, size_t
 }
 
 /* The kind of the call's values: the index of its kernel instance. */
-static int kind_of(const mh_histogram_args *a) { return a->floats ? FLOAT32 : a->bytes ? BYTES : INT32; }
+static int kind_of(const mh_histogram_args *a) { return a->floats ? FLOAT32 : a->bytes ? BYTES : a->int64 ? INT64 : INT32; }
 
 /* A kernel's instances for each kind, indexed by kind_of (their parameters differ: params_t). */
 #define INSTANCES(kernel, ...)                                                                                      \
     {(const void *)kernel<INT32 __VA_ARGS__>, (const void *)kernel<BYTES __VA_ARGS__>,                              \
-     (const void *)kernel<FLOAT32 __VA_ARGS__>}
+     (const void *)kernel<FLOAT32 __VA_ARGS__>, (const void *)kernel<INT64 __VA_ARGS__>}
 
-typedef const void *kernel_set[3];
+typedef const void *kernel_set[4];
 
 /* Launches k over `blocks` blocks with the call's parameters (args[0]) and l->args[1..]. */
 static mh_status launch_with(mh_context *ctx, const void *k, size_t blocks, int threads, size_t smem, launch_params *l,
@@ -486,7 +499,7 @@ static mh_status launch_wide(mh_context *ctx, const mh_args *x, const kernel_set
     const mh_histogram_args *a = &x->histogram;
     if (!sums) MH_TRY(mh_histogram_cuda_start(ctx, a));
     if (a->n == 0 && !sums) return MH_OK;
-    const size_t elem = a->bytes ? 1 : 4, per = 16 / elem;
+    const size_t elem = mh_histogram_value_bytes(a), per = 16 / elem;
     launch_params l;
     params_of(a, &l);
     if (sums) l.p.bins = sums, l.p.outside = sums + a->num_bins;
