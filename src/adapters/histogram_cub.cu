@@ -12,7 +12,8 @@
 #include <cub/device/device_histogram.cuh>
 #include <stdio.h>
 
-static __global__ void fill_levels(int *levels, int lo, int hi, int width, int num_bins)
+template <typename LevelT>
+static __global__ void fill_levels(LevelT *levels, int lo, int hi, int width, int num_bins)
 {
     for (int i = threadIdx.x; i <= num_bins; i += blockDim.x) levels[i] = i < num_bins ? lo + i * width : hi + 1;
 }
@@ -52,8 +53,11 @@ static int cub_supports(const mh_context *, const mh_args *x, char *why, size_t 
     return 0;
 }
 
-/* Levels: int for integer samples (int64 ones compared with them at 64 bits), float for float32 ones. */
-template <typename SampleT> using level_t = typename std::conditional<std::is_same<SampleT, float>::value, float, int>::type;
+/* Levels: the samples' own type for float32 and int64 (CUB converts a sample to the levels' type
+ * before it compares: int levels would wrap an int64 value into a bin), int for the others. */
+template <typename SampleT>
+using level_t = typename std::conditional<std::is_same<SampleT, float>::value || std::is_same<SampleT, long long>::value,
+                                          SampleT, int>::type;
 
 template <typename SampleT>
 static mh_status cub_histogram(mh_context *ctx, const mh_histogram_args *a)
