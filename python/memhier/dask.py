@@ -23,6 +23,9 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   reduce_sum's (float64 in float64; integers in int64, exact), min and max exact, the arg forms
   numpy's index exactly.
 - transpose: each chunk transposed, the chunk grid transposed with it.
+- pipeline: several of memhier.ndimage's separable filters in one task a chunk (gaussian_filter
+  then sobel, say), each chunk's window wide enough for all of them: equal, bit for bit, to the
+  calls made in turn on the whole image.
 
 Every function returns a lazy dask array; .compute() or .persist() runs it. This module's sum,
 min and max are the reductions: Python's own are builtins.*."""
@@ -40,13 +43,14 @@ from dask.highlevelgraph import HighLevelGraph
 
 from . import _complex, _histogram, _ops, _reduce, ndimage
 from ._convert import store
+from ._call import C_INT_MAX, int_arg
 from ._native import MODES, PADS, Unsupported
 from ._registry import select
 
 __all__ = ["conv1d", "conv2d", "histogram", "bincount", "histogram_bytes", "reduce_sum", "sum", "mean", "min", "max",
            "argmin", "argmax", "transpose", "correlate", "convolve",
            "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter", "sobel", "prewitt", "laplace",
-           "gaussian_laplace"]
+           "gaussian_laplace", "pipeline"]
 
 
 def _xp(block):
@@ -728,3 +732,129 @@ def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, radiu
     modes = ndimage._per_axis(mode, "mode")
     return (gaussian_filter(image, sigma, (2, 0), modes[0], cval, truncate, radius, variant) +
             gaussian_filter(image, sigma, (0, 2), modes[1], cval, truncate, radius, variant))
+
+
+# ---- pipeline: several filters in one task a chunk ------------------------------------------
+
+
+def _most(value):
+    """The largest of a number or of a sequence of them (one a axis)."""
+    return float(np.max(np.abs(np.atleast_1d(np.asarray(value, dtype=float)))))
+
+
+def _gaussian_reach(kw):
+    """A Gaussian's radius, scipy's: the radius given, else truncate sigma + 0.5 truncated."""
+    if kw.get("radius") is not None:
+        return int(_most(kw["radius"]))
+    return int(float(kw.get("truncate", 4.0)) * _most(kw["sigma"]) + 0.5)
+
+
+def _weights_reach(kw):
+    return int(np.asarray(_host_weights(kw["weights"])).size) // 2 + int(_most(kw.get("origin", 0)))
+
+
+# memhier.ndimage's filters a pipeline step may name, with the most rows or columns an output
+# reads away from its own pixel (a bound: a wider halo costs work, never bits). Each is a sum of
+# 1-D passes whose rows all add in one order (sepfilter's rows agree bit for bit), so a window's
+# outputs equal the whole image's wherever the window holds their reach.
+_REACH = {
+    "gaussian_filter": _gaussian_reach,
+    "gaussian_filter1d": _gaussian_reach,
+    "gaussian_laplace": _gaussian_reach,
+    "uniform_filter": lambda kw: int(_most(kw.get("size", 3))) // 2 + int(_most(kw.get("origin", 0))),
+    "uniform_filter1d": lambda kw: int(_most(kw["size"])) // 2 + int(_most(kw.get("origin", 0))),
+    "sobel": lambda kw: 1,
+    "prewitt": lambda kw: 1,
+    "laplace": lambda kw: 1,
+    "correlate1d": _weights_reach,
+    "convolve1d": _weights_reach,
+}
+
+_WRAPPING = {"wrap", "grid-wrap"}
+
+
+def _step(step, variant):
+    """A pipeline step as (function, its keyword arguments, its reach or None): a memhier.ndimage
+    filter of _REACH or its name, with a dict of arguments or a tuple of its positional ones
+    after the image (the reach from them); or any callable of a window, alone, with its
+    arguments, or with them and its reach (fn, args, reach)."""
+    if callable(step) or isinstance(step, str):
+        step = (step, {})
+    fn, args, reach = (tuple(step) + (None,))[:3]
+    if isinstance(fn, str):
+        if fn not in _REACH:
+            raise ValueError(f"steps: {fn!r} is not one of the filters a pipeline names ({', '.join(sorted(_REACH))})")
+        fn = getattr(ndimage, fn)
+    name = fn.__name__ if getattr(ndimage, getattr(fn, "__name__", ""), None) is fn and fn.__name__ in _REACH else None
+    if isinstance(args, (tuple, list)):  # named as the function names them, after its image
+        kw = dict(list(inspect.signature(fn).bind_partial(None, *args).arguments.items())[1:])
+    else:
+        kw = dict(args)
+    if kw.get("output") is not None:
+        raise ValueError(f"steps: {getattr(fn, '__name__', fn)!r} is given output=; a pipeline's steps return "
+                         "their windows, and the result is the pipeline's dask array")
+    if name is not None:
+        kw.setdefault("variant", variant)
+        if reach is None:
+            reach = _REACH[name](kw)
+    return fn, kw, None if reach is None else int_arg("reach", reach, 0, C_INT_MAX)
+
+
+def _boundary(steps):
+    """dask's boundary for the steps' modes: 'none' (each window ends at the array's edge, where
+    each step extends it by its own mode), or 'periodic' where every step wraps (the window
+    then holds the far side's pixels, as the whole image's wrap reads them). Modes of both kinds
+    in one pipeline have no window that is right for both, and are refused."""
+    modes = set()
+    for _, kw, _ in steps:
+        mode = kw.get("mode", "reflect")
+        modes.update([mode] if isinstance(mode, str) else mode)
+    wrapping = modes & _WRAPPING
+    if wrapping and modes - _WRAPPING:
+        raise ValueError(f"steps: modes {sorted(modes)} mix a wrapping one with others; one pipeline takes either "
+                         "kind (run the others as a second pipeline)")
+    return "periodic" if wrapping else "none"
+
+
+def pipeline(image, steps, depth=None, variant="auto"):
+    """Several memhier.ndimage filters applied in turn to a 2-D dask array, in one task a chunk:
+    a chunk's window (its neighbours' pixels out to the steps' reaches added, `depth`) goes
+    through every step, and the chunk's part of the last result is kept. Equal, bit for bit, to
+    calling the steps in turn on the whole image, at every seam and at the array's edges in
+    every mode (each step extends the window's edge there by its own mode; wrapping modes read
+    the far side, and a pipeline takes either wrapping modes or the others).
+
+    steps: a sequence of steps, each a filter of _REACH (the function, e.g.
+    memhier.ndimage.gaussian_filter, or its name) with its arguments as a dict, or a tuple of the
+    ones after the image, e.g. [("gaussian_filter", {"sigma": 4}), ("sobel", {"axis": 0})] or
+    [(memhier.ndimage.uniform_filter, (5,))]; or any other callable of a window (an array of the
+    chunks' kind) with its arguments and its reach, the rows and columns its outputs read on each
+    side: (fn, args, reach). depth: the whole pipeline's halo on each side (one number, or one an
+    axis), in place of the steps' reaches added. The result keeps the image's dtype, as each
+    filter's does (a callable's result must too); chunks at least `depth` on each side (dask
+    rechunks smaller ones). variant: each filter's, where its step gives none."""
+    dtype = _image_dtype(image)
+    if image.ndim != 2:
+        raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
+    steps = [_step(s, variant) for s in steps]
+    if not steps:
+        raise ValueError("steps: no step given")
+    if depth is None:
+        unknown = [getattr(fn, "__name__", repr(fn)) for fn, _, reach in steps if reach is None]
+        if unknown:
+            raise ValueError(f"steps: {', '.join(unknown)} not among memhier.ndimage's filters a pipeline knows the "
+                             "reach of; give the step's reach, (fn, args, reach), or the pipeline's depth (the rows "
+                             "and columns its outputs read on each side)")
+        depth = builtins.sum(reach for _, _, reach in steps)
+    depths = tuple(depth) if isinstance(depth, (tuple, list)) else (depth, depth)
+    if len(depths) != 2:
+        raise ValueError(f"depth: {depth!r}; one number, or one for each of the image's two axes")
+    depth = tuple(int_arg("depth", d, 0, C_INT_MAX) for d in depths)
+
+    def run(window):
+        out = window
+        for fn, kw, _ in steps:
+            out = fn(out, **kw)
+        return out
+    return image.map_overlap(run, depth=depth, boundary=_boundary(steps), dtype=dtype,
+                             meta=da.utils.meta_from_array(image, ndim=2, dtype=dtype))

@@ -461,3 +461,111 @@ def test_weighted_histograms_within_bound(rng):
     got = mdask.bincount(da.from_array(v, chunks=7000), 256, weights=da.from_array(wv, chunks=9000))
     np.testing.assert_allclose(got.compute(scheduler="sync"),
                                np.bincount(v[inside], wv[inside].astype(np.float64), minlength=256), rtol=1e-12, atol=1e-12)
+
+
+# ---- pipeline: several filters in one task a chunk ----
+
+
+def pipeline_steps(mode):
+    from memhier import ndimage as mnd
+    return [("gaussian_filter", {"sigma": 2.5, "mode": mode, "cval": 3.0}),
+            (mnd.sobel, {"axis": 0, "mode": mode, "cval": -1.0}),
+            ("uniform_filter", (4, None, mode, 0.5, -1)),  # even size, origin at its limit
+            ("correlate1d", {"weights": [0.25, 0.5, 1.0, -0.75], "axis": 1, "mode": mode, "origin": 1})]
+
+
+def one_call_after_another(image, steps):
+    from memhier import ndimage as mnd
+    out = image
+    for fn, args in steps:
+        fn = getattr(mnd, fn) if isinstance(fn, str) else fn
+        out = fn(out, *args) if isinstance(args, tuple) else fn(out, **args)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "constant", "grid-constant", "grid-mirror", "wrap",
+                                  "grid-wrap"])
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.float64])
+def test_pipeline_equals_the_calls_in_turn(rng, mode, dtype):
+    """A pipeline of four filters (a Gaussian, a Sobel, an even uniform filter with an origin, a
+    1-D correlation along the rows) against the four memhier.ndimage calls in turn on the whole
+    image: bit for bit, at every seam of uneven chunks and at the array's edges, one task a chunk
+    (the graph's one map_overlap layer)."""
+    image = (rng.random((301, 257)) * 200).astype(dtype)
+    steps = pipeline_steps(mode)
+    darr = da.from_array(image, chunks=(70, (100, 57, 100)))
+    got = mdask.pipeline(darr, steps)
+    assert got.dtype == image.dtype
+    layers = [name for name in got.dask.layers if not name.startswith("array-")]
+    assert sum(name.startswith("run-") for name in layers) == 1, layers  # the steps in one function a chunk
+    np.testing.assert_array_equal(got.compute(scheduler="sync"), one_call_after_another(image, steps))
+
+
+def test_pipeline_depth_decides_the_seams(rng):
+    """depth given, or a callable's own reach. Too small a depth shows at the seams (the test can
+    fail); the steps' own reach (depth None) and any larger one give the calls' result."""
+    from memhier import ndimage as mnd
+    image = rng.random((200, 180)).astype(np.float32)
+    darr = da.from_array(image, chunks=(50, 60))
+    want = mnd.laplace(mnd.gaussian_filter(image, 3.0))
+    steps = [("gaussian_filter", {"sigma": 3.0}), "laplace"]
+    np.testing.assert_array_equal(mdask.pipeline(darr, steps).compute(scheduler="sync"), want)
+    np.testing.assert_array_equal(mdask.pipeline(darr, steps, depth=(20, 17)).compute(scheduler="sync"), want)
+    assert not np.array_equal(mdask.pipeline(darr, steps, depth=5).compute(scheduler="sync"), want)
+    own = mdask.pipeline(darr, [lambda w: mnd.laplace(mnd.gaussian_filter(w, 3.0))], depth=13)
+    np.testing.assert_array_equal(own.compute(scheduler="sync"), want)
+    # a callable with its own reach beside a named filter: a Gaussian's gradient magnitude
+    def magnitude(w, mode):
+        return np.hypot(mnd.sobel(w, 0, mode=mode), mnd.sobel(w, 1, mode=mode))
+    got = mdask.pipeline(darr, [("gaussian_filter", {"sigma": 3.0}), (magnitude, ("nearest",), 1)])
+    np.testing.assert_array_equal(got.compute(scheduler="sync"), magnitude(mnd.gaussian_filter(image, 3.0), "nearest"))
+
+
+def test_pipeline_refusals(rng):
+    from memhier import ndimage as mnd
+    darr = da.from_array(rng.random((64, 64)).astype(np.float32), chunks=32)
+    with pytest.raises(ValueError, match="wrapping one"):
+        mdask.pipeline(darr, [("sobel", {"mode": "wrap"}), ("sobel", {"mode": "reflect"})])
+    with pytest.raises(ValueError, match="give the step's reach"):
+        mdask.pipeline(darr, [lambda w: w])
+    with pytest.raises(ValueError, match="not one of the filters"):
+        mdask.pipeline(darr, ["median_filter"])
+    with pytest.raises(ValueError, match="output="):
+        mdask.pipeline(darr, [(mnd.sobel, {"output": np.float64})])
+    with pytest.raises(ValueError, match="no step"):
+        mdask.pipeline(darr, [])
+    with pytest.raises(ValueError, match="2-D"):
+        mdask.pipeline(da.ones((4, 4, 4), dtype=np.float32), ["sobel"])
+    with pytest.raises(memhier.InvalidArgument, match="depth = -1"):
+        mdask.pipeline(darr, ["sobel"], depth=-1)
+    with pytest.raises(TypeError, match="depth"):
+        mdask.pipeline(darr, ["sobel"], depth=2.5)
+    with pytest.raises(memhier.InvalidArgument, match="reach = -2"):
+        mdask.pipeline(darr, [(lambda w: w, {}, -2)])
+
+
+def test_pipeline_of_cupy_chunks_on_gpu(rng):
+    """The pipeline with CuPy chunks on one GPU (dask's threaded scheduler): bit for bit the calls
+    in turn on the whole CuPy image."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    for mode in ("reflect", "wrap"):
+        image = cp.asarray((rng.random((1031, 777)) * 200).astype(np.float32))
+        steps = pipeline_steps(mode)
+        got = mdask.pipeline(da.from_array(image, chunks=(300, 400), asarray=False), steps).compute(scheduler="threads")
+        assert isinstance(got, cp.ndarray)
+        assert bool(cp.array_equal(got, one_call_after_another(image, steps))), mode
+
+
+def test_pipeline_example_runs_on_numpy_chunks():
+    """examples/dask_pipeline.py's NumPy form: the Gaussian, the gradient's magnitude and its
+    histogram, every value counted and the filtered corner equal to the calls in turn."""
+    import os
+    import subprocess
+    import sys
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "dask_pipeline.py")
+    done = subprocess.run([sys.executable, script, "--numpy", "1024"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1048576 values counted, equal to the calls in turn: True" in done.stdout, done.stdout

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""A filter pipeline over every GPU of the machine: a Gaussian (sigma 4), then the gradient's
+magnitude (two Sobel filters), then a 256-bin histogram of it, on a SIDE x SIDE float32 image
+held in chunks on the GPUs; the two filters run in one task a chunk (memhier.dask.pipeline), so
+each task carries the chunk's whole filtering. Run on one GPU, then on all of them (dask-cuda's
+LocalCUDACluster, one worker per GPU), with dask's progress bar; the filtered image equals the
+calls made in turn on the whole image, bit for bit (docs/python.md, "Dask").
+
+usage: python3 examples/dask_pipeline.py [SIDE]            (needs cupy, dask, distributed, dask-cuda)
+       python3 examples/dask_pipeline.py --numpy [SIDE]    (NumPy chunks on this machine's CPU)"""
+import os
+import sys
+import time
+
+import dask.array as da
+import numpy as np
+
+import memhier.dask as mdask
+import memhier.ndimage as mnd
+
+SIGMA, BINS = 4.0, 256
+
+
+def magnitude(window):
+    """The gradient's magnitude of a window (NumPy or CuPy): its two Sobel filters' hypotenuse."""
+    xp = sys.modules["cupy"] if type(window).__module__.startswith("cupy") else np
+    return xp.hypot(mnd.sobel(window, 0), mnd.sobel(window, 1))
+
+
+def filtered(image):
+    """The Gaussian, then the magnitude (its reach: the Sobel filters' one row and column)."""
+    return mdask.pipeline(image, [("gaussian_filter", {"sigma": SIGMA}), (magnitude, (), 1)])
+
+
+def histogram(image):
+    # the magnitude of a Gaussian of values in [0, 1) stays below 4 sqrt(2)
+    return mdask.histogram(filtered(image), BINS, range=(0.0, 6.0))[0]
+
+
+def check(image):
+    """The pipeline's result on a corner of the image against the calls in turn on that corner."""
+    corner = image[:1024, :1024].rechunk(256)
+    got, whole = filtered(corner).compute(), corner.compute()
+    want = magnitude(mnd.gaussian_filter(whole, SIGMA))
+    return bool((got == want).all())
+
+
+def on_gpus(side, gpus):
+    import cupy as cp
+    from dask_cuda import LocalCUDACluster
+    from distributed import Client, progress, wait
+
+    devices = ",".join(str(g) for g in range(gpus))
+    with LocalCUDACluster(CUDA_VISIBLE_DEVICES=devices) as cluster, Client(cluster) as client:
+        rs = da.random.RandomState(RandomState=cp.random.RandomState, seed=1)
+        image = rs.uniform(0, 1, size=(side, side), chunks=(max(side // (4 * gpus), 1024), side),
+                           dtype=cp.float32).persist()
+        wait(image)
+        counts = histogram(image)
+        t0 = time.perf_counter()
+        counts = counts.persist()
+        progress(counts)
+        wait(counts)
+        seconds = time.perf_counter() - t0
+        equal = check(image)
+        return seconds, int(counts.sum().compute()), equal
+
+
+def on_numpy(side):
+    image = da.random.RandomState(seed=1).uniform(0, 1, size=(side, side), chunks=(side // 4, side)).astype(np.float32)
+    t0 = time.perf_counter()
+    counts = histogram(image).compute(scheduler="threads")
+    return time.perf_counter() - t0, int(counts.sum()), check(image)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if "--numpy" in sys.argv:
+        side = int(args[0]) if args else 2048
+        seconds, counted, equal = on_numpy(side)
+        print(f"{side} x {side} on NumPy chunks: {seconds * 1e3:.1f} ms, {counted} values counted, "
+              f"equal to the calls in turn: {equal}")
+        return
+    import cupy as cp
+    side = int(args[0]) if args else 32768
+    gpus = int(os.environ.get("GPUS", cp.cuda.runtime.getDeviceCount()))
+    one = on_gpus(side, 1)
+    print(f"{side} x {side}, 1 GPU: {one[0] * 1e3:.1f} ms, {one[1]} values counted, equal to the calls: {one[2]}")
+    if gpus > 1:
+        many = on_gpus(side, gpus)
+        print(f"{side} x {side}, {gpus} GPUs: {many[0] * 1e3:.1f} ms ({one[0] / many[0]:.2f}x one GPU), "
+              f"{many[1]} values counted, equal to the calls: {many[2]}")
+
+
+if __name__ == "__main__":
+    main()
