@@ -29,7 +29,7 @@ static const struct command {
      "  run reduce [--variant V] [--device cpu|N] --in x.npy [--out s.npy]\n"
      "             [--op sum|mean|min|max|argmin|argmax] [--axis K]: numpy's reduction of a\n"
      "             float32, float64 or 8- to 64-bit integer array over axis K (the whole array without one)\n"
-     "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32 or uint8) --out h.npy\n"
+     "  run histogram [--variant V] [--device cpu|N] --in x.npy (int32, int64 or uint8) --out h.npy\n"
      "             [--bins B | --lo L --hi H --width W]\n"
      "  run histogram ... --in x.npy (float32, any shape) --out h.npy\n"
      "             --bins B [--range LO,HI] | --edges e.npy (float32)\n"

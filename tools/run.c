@@ -556,11 +556,18 @@ static int read_edges(const char *path, float **edges, int *bins)
 /* One histogram the CLI runs: the kind of values (mh_histogram_kind) and its bins. */
 typedef struct hist_call {
     int kind, num_bins;
-    int lo, hi, width; /* int32 and bytes */
+    int lo, hi, width; /* integers: int32, int64 and bytes */
     double flo, fhi;   /* float32, uniform bins */
     const float *edges; /* float32, explicit edges: num_bins + 1 on the host */
     const float *weights; /* --weights: one a value on the host (int32 and float32 values) */
 } hist_call;
+
+/* The values of a histogram's kind (mh_histogram_kind), as the CLI names them. */
+static const char *values_named(int kind)
+{
+    static const char *const values[] = {"int32", "uint8", "float32", "float32", "int64"};
+    return values[kind];
+}
 
 static mh_status call_histogram(run_job *j, const hist_call *c, const void *in, const float *edges, const float *weights,
                                 uint64_t *counts)
@@ -575,6 +582,7 @@ static mh_status call_histogram(run_job *j, const hist_call *c, const void *in, 
     case MH_HISTOGRAM_FLOAT_UNIFORM:
         return mh_histogram_float(j->ctx, j->variant, in, n, c->num_bins, c->flo, c->fhi, counts, outside);
     case MH_HISTOGRAM_FLOAT_EDGES: return mh_histogram_edges(j->ctx, j->variant, in, n, edges, c->num_bins, counts, outside);
+    case MH_HISTOGRAM_INT64: return mh_histogram_int64(j->ctx, j->variant, in, n, c->num_bins, counts, outside);
     default: return mh_histogram(j->ctx, j->variant, in, n, c->num_bins, counts, outside);
     }
 }
@@ -584,7 +592,6 @@ static mh_status call_histogram(run_job *j, const hist_call *c, const void *in, 
  * j->in. */
 static int write_histogram(run_job *j, const hist_call *c, int rc)
 {
-    static const char *const values[] = {"int32", "uint8", "float32", "float32"};
     mh_status s = MH_OK;
     if (rc == CLI_OK) rc = cli_context(j->device, NULL, &j->ctx);
     if (rc == CLI_OK && !c->weights && mh_histogram_supports(j->ctx, j->variant, j->in.count, c->num_bins, c->kind) != MH_OK)
@@ -593,7 +600,8 @@ static int write_histogram(run_job *j, const hist_call *c, int rc)
         mh_variant_is_demonstration(mh_variant_lookup(MH_OP_HISTOGRAM, j->variant)))
         fprintf(stderr, "memhier: warning: %s is a demonstration of a race; its counts are wrong by design\n", j->variant);
     const size_t slots = (size_t)c->num_bins + 1;
-    cli_buffer bin = {j->in.data, NULL, j->in.count * (c->kind == MH_HISTOGRAM_BYTES ? 1 : 4)};
+    const int floats = c->kind == MH_HISTOGRAM_FLOAT_UNIFORM || c->kind == MH_HISTOGRAM_FLOAT_EDGES;
+    cli_buffer bin = {j->in.data, NULL, j->in.count * mh_dtype_size(j->in.dtype)};
     cli_buffer bedges = {(void *)c->edges, NULL, slots * sizeof(float)};
     cli_buffer bweights = {(void *)c->weights, NULL, j->in.count * sizeof(float)};
     cli_buffer bout = {rc == CLI_OK ? calloc(slots, 8) : NULL, NULL, slots * 8};
@@ -616,12 +624,12 @@ static int write_histogram(run_job *j, const hist_call *c, int rc)
         rc = cli_error(CLI_FAILED, "--out %s", err);
     if (rc == CLI_OK && c->weights)
         fprintf(summary, "%s: %zu weighted %s values -> %d sums in %s; weight %.17g outside%s\n", chosen_name(j, picked),
-                         j->in.count, values[c->kind], c->num_bins, j->out_path, ((double *)bout.host)[c->num_bins],
-                         c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
+                         j->in.count, values_named(c->kind), c->num_bins, j->out_path, ((double *)bout.host)[c->num_bins],
+                         floats ? " or NaN" : "");
     else if (rc == CLI_OK)
         fprintf(summary, "%s: %zu %s values -> %d bins in %s; %llu outside%s\n", chosen_name(j, picked), j->in.count,
-                         values[c->kind], c->num_bins, j->out_path, ((unsigned long long *)bout.host)[c->num_bins],
-                         c->kind >= MH_HISTOGRAM_FLOAT_UNIFORM ? " or NaN" : "");
+                         values_named(c->kind), c->num_bins, j->out_path, ((unsigned long long *)bout.host)[c->num_bins],
+                         floats ? " or NaN" : "");
     cli_release(j->ctx, &bin);
     if (c->edges) cli_release(j->ctx, &bedges);
     if (c->weights) cli_release(j->ctx, &bweights);
@@ -671,7 +679,8 @@ static int run_histogram_float(run_job *j, const char *const *v)
     return rc;
 }
 
-/* run histogram --in x.npy --out h.npy: int32 values need --bins B (values 0..B-1 counted);
+/* run histogram --in x.npy --out h.npy: int32 and int64 values need --bins B (values 0..B-1
+ * counted, int64 ones compared at their full width);
  * bytes (uint8) take --bins B, or --lo/--hi/--width (default 0, 255, 1: the 256-bin byte
  * histogram; 97, 122, 4: seed 004's a-z buckets); float32 values (any shape) --bins B with
  * --range LO,HI or without (the data's range), or --edges E.npy, counted as numpy.histogram
@@ -692,19 +701,20 @@ static int run_histogram(int argc, char **argv)
     if (mh_npy_read(v[IN], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
     if (j.in.dtype == MH_F32) return run_histogram_float(&j, v);
     const int bytes = j.in.dtype == MH_U8;
+    const int kind = bytes ? MH_HISTOGRAM_BYTES : j.in.dtype == MH_I64 ? MH_HISTOGRAM_INT64 : MH_HISTOGRAM_INT32;
     int lo = 0, hi = 255, width = 1, bins = 0;
-    if ((j.in.dtype != MH_U8 && j.in.dtype != MH_I32) || j.in.ndim != 1)
-        rc = cli_error(CLI_FAILED, "--in %s: histogram needs a 1-D int32 (<i4) or uint8 (|u1) array or float32 (<f4) "
-                       "values; found %s with %d dimension%s", v[IN], mh_dtype_descr(j.in.dtype), j.in.ndim,
+    if ((j.in.dtype != MH_U8 && j.in.dtype != MH_I32 && j.in.dtype != MH_I64) || j.in.ndim != 1)
+        rc = cli_error(CLI_FAILED, "--in %s: histogram needs a 1-D int32 (<i4), int64 (<i8) or uint8 (|u1) array or "
+                       "float32 (<f4) values; found %s with %d dimension%s", v[IN], mh_dtype_descr(j.in.dtype), j.in.ndim,
                        j.in.ndim == 1 ? "" : "s");
     else if (v[H_RANGE] || v[H_EDGES])
         rc = cli_error(CLI_USAGE, "--range and --edges are for float32 values");
     else if (!bytes && (v[LO] || v[HI] || v[WIDTH]))
-        rc = cli_error(CLI_USAGE, "--lo, --hi and --width are for uint8 input; int32 values take --bins");
+        rc = cli_error(CLI_USAGE, "--lo, --hi and --width are for uint8 input; %s values take --bins", values_named(kind));
     else if (!bytes && !v[BINS])
-        rc = cli_error(CLI_USAGE, "run histogram on int32 values needs --bins");
-    else if (bytes && v[H_WEIGHTS])
-        rc = cli_error(CLI_USAGE, "--weights go with int32 or float32 values, not uint8");
+        rc = cli_error(CLI_USAGE, "run histogram on %s values needs --bins", values_named(kind));
+    else if (kind != MH_HISTOGRAM_INT32 && v[H_WEIGHTS])
+        rc = cli_error(CLI_USAGE, "--weights go with int32 or float32 values, not %s", values_named(kind));
     else if (v[BINS] && (v[LO] || v[HI] || v[WIDTH]))
         rc = cli_error(CLI_USAGE, "give --bins, or --lo/--hi/--width, not both");
     if (rc == CLI_OK && v[BINS]) rc = parse_int("--bins", v[BINS], 1, bytes ? 256 : MH_HISTOGRAM_MAX_BINS, &bins);
@@ -715,7 +725,7 @@ static int run_histogram(int argc, char **argv)
     if (rc == CLI_OK && hi < lo) rc = cli_error(CLI_USAGE, "--lo %d is above --hi %d", lo, hi);
     mh_array w = {0};
     if (rc == CLI_OK && v[H_WEIGHTS]) rc = read_weights(v[H_WEIGHTS], j.in.count, &w);
-    const hist_call c = {.kind = bytes, .num_bins = rc == CLI_OK ? (hi - lo) / width + 1 : 0, .lo = lo, .hi = hi,
+    const hist_call c = {.kind = kind, .num_bins = rc == CLI_OK ? (hi - lo) / width + 1 : 0, .lo = lo, .hi = hi,
                          .width = width, .weights = w.data};
     rc = write_histogram(&j, &c, rc);
     mh_array_free(&w);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The oracle for histogram: `memhier run histogram` against numpy (bincount, exact), int32 and
-uint8 input, seed 004's a-z buckets, float32 values against numpy.histogram itself (--bins with
+"""The oracle for histogram: `memhier run histogram` against numpy (bincount, exact), int32,
+int64 (values 2^32 past a bin and near the extremes: outside) and uint8 input, seed 004's a-z buckets, float32 values against numpy.histogram itself (--bins with
 --range and without, --edges), with auto and every variant this machine can run (racy only
 runs: its counts are wrong by design); --weights against numpy's float64 sums with every row
 that takes them; refusals; a small CPU bench's JSON.
@@ -51,10 +51,10 @@ def check_run(x, flags, lo, hi, width, variant=None, device=None, edges=None):
     else:
         bins, outside = expected(x, lo, hi, width)
     h = np.load(out)
-    m = re.search(r"(\d+) outside", r.stdout)
+    m = re.search(r"(\d+) outside( or NaN)?$", r.stdout.strip())
     if h.dtype != np.int64 or not np.array_equal(h, bins):
         fail(f"{what}: counts differ from numpy")
-    if not m or int(m.group(1)) != outside:
+    if not m or int(m.group(1)) != outside or bool(m.group(2)) != (x.dtype == np.float32):
         fail(f"{what}: printed {r.stdout.strip()!r}, numpy counts {outside} outside")
 
 
@@ -87,6 +87,8 @@ def check_refusals():
     np.save(f32, np.zeros(4, np.float32))
     np.save(i32, np.zeros(4, np.int32))
     np.save(path("u8.npy"), np.zeros(4, np.uint8))
+    np.save(path("i64.npy"), np.zeros(4, np.int64))
+    np.save(path("i16.npy"), np.zeros(4, np.int16))
     # data whose own range gives no finite bins: numpy raises, memhier must not count zeros
     inf, wide, narrow = path("inf.npy"), path("wide.npy"), path("narrow.npy")
     np.save(inf, np.array([1, 2, -np.inf], np.float32))
@@ -107,6 +109,9 @@ def check_refusals():
         (["run", "histogram", "--in", i32, "--bins", "4"], "needs --in and --out"),
         (["run", "histogram", "--in", i32, "--bins", "4", "--weights", i32, "--out", out], "float32 (<f4) weights"),
         (["run", "histogram", "--in", path("u8.npy"), "--weights", f32, "--out", out], "not uint8"),
+        (["run", "histogram", "--in", path("i64.npy"), "--out", out], "int64 values needs --bins"),
+        (["run", "histogram", "--in", path("i64.npy"), "--bins", "4", "--weights", f32, "--out", out], "not int64"),
+        (["run", "histogram", "--in", path("i16.npy"), "--bins", "4", "--out", out], "int64 (<i8)"),
     ]
     for args, phrase in cases:
         if os.path.exists(out):
@@ -132,6 +137,9 @@ def main():
     rng = np.random.default_rng(int.from_bytes(os.urandom(4), "little"))
     gpu = has_gpu()
     ints = rng.integers(-20, 300, 100003).astype(np.int32)
+    longs = ints.astype(np.int64)
+    longs[1::5] += 2**32  # a bin's low 32 bits with high ones set
+    longs[2::7], longs[3::11] = np.iinfo(np.int64).min, np.iinfo(np.int64).max
     data = rng.integers(0, 256, 70001).astype(np.uint8)
     text = np.frombuffer(("".join(rng.choice(list("abcdefghijklmnopqrstuvwxyz {|"), 50000))).encode(), np.uint8)
     floats = rng.uniform(-1.3, 1.3, (301, 337)).astype(np.float32)
@@ -140,7 +148,8 @@ def main():
     edges = np.sort(rng.uniform(-1, 1, 41)).astype(np.float32)
     edges[7] = edges[6]
     np.save(path("edges.npy"), edges)
-    runs = [(ints, ["--bins", "256"], 0, 255, 1, None), (data, [], 0, 255, 1, None),
+    runs = [(ints, ["--bins", "256"], 0, 255, 1, None), (longs, ["--bins", "300"], 0, 299, 1, None),
+            (data, [], 0, 255, 1, None),
             (data, ["--bins", "100"], 0, 99, 1, None), (text, ["--lo", "97", "--hi", "122", "--width", "4"], 97, 122, 4, None),
             (floats, ["--bins", "64", "--range", "-1,1.0001"], 0, 0, 1, None), (dense, ["--bins", "97"], 0, 0, 1, None),
             (floats, ["--edges", path("edges.npy")], 0, 0, 1, edges)]
