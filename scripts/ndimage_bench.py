@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """memhier.ndimage against what its users run instead, on the same GPU in one run:
-cupyx.scipy.ndimage on the GPU, scipy.ndimage and OpenCV (filter2D, GaussianBlur; all CPU
-cores) on the host, each on the same workload, with the copy floor of the GPU (reading the input
-and writing the output once at the copy ceiling memhier measures).
+cupyx.scipy.ndimage on the GPU (and, on the uint8 RGB Gaussians, torchvision's gaussian_blur and
+cuCIM's skimage gaussian where they are installed), scipy.ndimage and OpenCV (filter2D,
+GaussianBlur; all CPU cores) on the host, each on the same workload, with the copy floor of the
+GPU (reading the input and writing the output once at the copy ceiling memhier measures).
 
 usage: ndimage_bench.py [--quick] [OUT_JSON]
   OUT_JSON defaults to ndimage.json. --quick: small sizes, one repetition (a smoke test).
@@ -149,6 +150,36 @@ def calls(wl):
     return ours, theirs, host, cv, xd
 
 
+def gpu_peers(wl, xd):
+    """The GPU peers beside cupyx that take a workload, as (name, call, its result as a NumPy
+    array): on the uint8 RGB Gaussians torchvision's gaussian_blur (its border is scipy's
+    'mirror', not 'reflect': the rows' difference shows it) and cuCIM's skimage gaussian (a float64
+    result, scipy's reflect); none on the others. A peer that is not installed is left out."""
+    if wl["kind"] != "gaussian":
+        return []
+    s = wl["sigma"]
+    side = 2 * int(4.0 * s + 0.5) + 1
+    peers = []
+    try:
+        import torch
+        import torchvision
+        import torchvision.transforms.v2.functional as tvf
+        chw = torch.as_tensor(xd, device="cuda").permute(2, 0, 1)
+        peers.append((f"torchvision {torchvision.__version__} gaussian_blur", lambda: tvf.gaussian_blur(chw, [side, side], [s, s]),
+                      lambda y: y.permute(1, 2, 0).cpu().numpy()))
+    except Exception as e:  # noqa: BLE001 - not installed, or no CUDA build
+        print(f"ndimage_bench: torchvision unavailable ({e.__class__.__name__}): its rows are skipped")
+    try:
+        import cucim
+        from cucim.skimage.filters import gaussian
+        peers.append((f"cucim {cucim.__version__} skimage.filters.gaussian",
+                      lambda: gaussian(xd, sigma=s, mode="reflect", truncate=4.0, channel_axis=-1, preserve_range=True),
+                      cp.asnumpy))
+    except Exception as e:  # noqa: BLE001
+        print(f"ndimage_bench: cuCIM unavailable ({e.__class__.__name__}): its rows are skipped")
+    return peers
+
+
 def run(wl, copy_gbps, quick):
     ours, theirs, host, cv, xd = calls(wl)
     mine = cp.asnumpy(ours())
@@ -160,6 +191,14 @@ def run(wl, copy_gbps, quick):
     rows.append(dict(workload=wl["name"], variant="cupyx.scipy.ndimage", backend="peer", ms=ms,
                      ms_pipelined=round(piped, 4), vs_memhier_pipelined=round(piped / rows[0]["ms_pipelined"], 2),
                      **differences(cp.asnumpy(theirs()), mine)))
+    for name, call, as_numpy in gpu_peers(wl, xd):
+        try:
+            ms, piped = gpu_ms(call)
+            rows.append(dict(workload=wl["name"], variant=name, backend="peer", ms=ms, ms_pipelined=round(piped, 4),
+                             vs_memhier_pipelined=round(piped / rows[0]["ms_pipelined"], 2),
+                             **differences(as_numpy(call()), mine)))
+        except Exception as e:  # noqa: BLE001 - a peer that fails on the workload: said, not fatal
+            print(f"  {wl['name']}: {name} failed ({e.__class__.__name__}: {e})")
     got = host()
     rows.append(dict(workload=wl["name"], variant="scipy.ndimage (CPU)", backend="peer",
                      ms=cpu_ms(host, 1 if quick else 3), **differences(mine, got)))

@@ -334,7 +334,8 @@ NDIMAGE_RESULTS = ROOT / "bench/results/NVIDIA_H200.ndimage.json"
 
 
 def ndimage_table():
-    """memhier.ndimage against cupyx.scipy.ndimage, scipy.ndimage and OpenCV in one run
+    """memhier.ndimage against cupyx.scipy.ndimage, the other GPU peers the bench found
+    (torchvision, cuCIM: pipelined ms), scipy.ndimage and OpenCV in one run
     (scripts/ndimage_bench.py): ms a call, timed alone and pipelined; ratios: the peer's time
     over memhier's, the same way timed."""
     d = load(NDIMAGE_RESULTS)
@@ -346,8 +347,8 @@ def ndimage_table():
              f"(the host's work included) / pipelined (20 calls back to back); in brackets the peer's time over "
              f"memhier's, or memhier's over the copy floor (reading and writing the array once at "
              f"{d['copy_gbps']:.0f} GB/s)._", "",
-             "| workload | memhier.ndimage | cupyx.scipy.ndimage | scipy.ndimage (CPU) | OpenCV (CPU) |",
-             "| --- | --- | --- | --- | --- |"]
+             "| workload | memhier.ndimage | cupyx.scipy.ndimage | other GPU peers | scipy.ndimage (CPU) | OpenCV (CPU) |",
+             "| --- | --- | --- | --- | --- | --- |"]
     for wl, rows in by.items():
         ours = rows["memhier.ndimage"]
         cupyx = rows.get("cupyx.scipy.ndimage")
@@ -359,7 +360,10 @@ def ndimage_table():
                 f"{ours['x_copy_floor_pipelined']:.2f}x floor)")
         theirs = (f"{cupyx['ms']:.4g} / {cupyx['ms_pipelined']:.4g} ({cupyx['ms'] / ours['ms']:.2f}x / "
                   f"{cupyx['ms_pipelined'] / ours['ms_pipelined']:.2f}x)") if cupyx else "–"
-        lines.append(f"| {wl} | {mine} | {theirs} | {host('scipy')} | {host('opencv')} |")
+        others = "; ".join(f"{name} {r['ms_pipelined']:.4g} ({r['ms_pipelined'] / ours['ms_pipelined']:.2f}x)"
+                           for name, r in rows.items() if r.get("backend") == "peer" and "ms_pipelined" in r
+                           and name != "cupyx.scipy.ndimage") or "–"
+        lines.append(f"| {wl} | {mine} | {theirs} | {others} | {host('scipy')} | {host('opencv')} |")
     return "\n".join(lines)
 
 
