@@ -257,10 +257,26 @@ def _integer_edges(op, same_values, bins, range_, min_max):
         return np.histogram_bin_edges(_to_host(same_values).ravel().astype(op.dtype), bins, range_)
     if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
         n = int_arg("bins", bins, 1, MAX_BINS)
+        if range_ is not None:
+            try:
+                lo, hi = range_
+                return _count_edges(op.dtype, n, lo, hi)
+            except TypeError:  # a range numpy takes but a cache cannot key (unhashable): made each call
+                pass
         if range_ is not None or op.size == 0:
             return np.histogram_bin_edges(np.empty(0, op.dtype), n, range_)
         return np.histogram_bin_edges(np.array(min_max(same_values)).astype(op.dtype), n)
     return _explicit(bins)
+
+
+@functools.lru_cache(maxsize=64, typed=True)
+def _count_edges(dtype, n, lo, hi):
+    """numpy's edges of n bins over (lo, hi) for data of dtype, read-only, kept by the arguments
+    (typed: 1 and 1.0 are different keys, as numpy may type the edges by them): a loop of calls
+    pays for numpy's linspace once."""
+    edges = np.histogram_bin_edges(np.empty(0, dtype), n, (lo, hi))
+    edges.flags.writeable = False
+    return edges
 
 
 def _folded(op, edges, density, variant, device, context):

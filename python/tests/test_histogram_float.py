@@ -384,6 +384,23 @@ def test_small_integer_histograms_are_numpys(rng, dtype):
     np.testing.assert_array_equal(edges, want_edges)
 
 
+def test_small_integer_edges_kept_apart_from_the_caller(rng):
+    """The edges of a count over a range are made once and kept: each call returns its own
+    writable copy (a caller's change reaches no later call), and a range of ints and one of
+    floats stay apart as numpy's edges of them do."""
+    x = rng.integers(0, 256, 1000).astype(np.uint8)
+    _, edges = memhier.histogram(x, 7, (0, 200))
+    assert edges.flags.writeable
+    edges[:] = -1
+    np.testing.assert_array_equal(memhier.histogram(x, 7, (0, 200))[1], np.histogram(x, 7, (0, 200))[1])
+    for range_ in ((0, 3), (0.0, 3.0), (np.int16(0), np.int16(3))):
+        got, got_edges = memhier.histogram(x, 3, range_)
+        want, want_edges = np.histogram(x, 3, range_)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_edges, want_edges)
+        assert got_edges.dtype == want_edges.dtype, range_
+
+
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
 @pytest.mark.parametrize("kind", ["cupy", "torch"])
 def test_small_integer_histograms_are_numpys_gpu(rng, kind):
