@@ -17,21 +17,7 @@ import numpy as np
 
 import memhier
 import memhier.ndimage as mnd
-
-
-def ms(f, reps=10):
-    for _ in range(3):
-        f()
-    cp.cuda.get_current_stream().synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        f()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    return sorted(times)[len(times) // 2]
+from typed_costs import ms  # GPU ms a call: the median of 10 after 3 warm-ups, events around each
 
 
 def copy_ms(x):

@@ -285,11 +285,11 @@ def _folded(op, edges, density, variant, device, context):
     the 256 counts in the values' order (int8: bytes 128-255 first). uint8 bins that are runs of
     one width from a first value on (the last one may be shorter: bins=256 over (0, 256), or 64)
     are the byte histogram's own buckets: one call, nothing folded."""
-    starts, ends = _byte_runs(op.dtype.str, edges.dtype.str, edges.tobytes())
     buckets = _byte_buckets(op.dtype.str, edges.dtype.str, edges.tobytes())
     if buckets is not None:
         counts = _ops.histogram_bytes(op.obj, *buckets, variant=variant, device=device, context=context)
         return _result(op, counts.view(np.int64) if counts.dtype == np.uint64 else counts, edges, density)
+    starts, ends = _byte_runs(op.dtype.str, edges.dtype.str, edges.tobytes())
     data = op.obj.view(np.uint8) if op.dtype == np.int8 else op.obj
     by_byte = _ops.histogram_bytes(data, variant=variant, device=device, context=context)
     xp = np if op.kind == "numpy" else _arrays._cupy()

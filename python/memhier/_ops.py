@@ -244,9 +244,8 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     data: memhier.histogram."""
     bins = histogram_bins(bins)
     given = values if isinstance(values, _arrays.Operand) else _arrays.Operand(values, "values")
-    if weights is None and _counted_as_int64(given):
-        return _bincount_int64(given, bins, variant, out, return_outside, device, context)
-    vi = _arrays.operand(_as_bin_indices(given, bins), "values", "int32")
+    wide = weights is None and _counted_as_int64(given)
+    vi = _int64_values(given) if wide else _arrays.operand(_as_bin_indices(given, bins), "values", "int32")
     wi = None
     if weights is not None:
         w = _weights.parts_of(weights, vi)
@@ -263,12 +262,13 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     outside = _outside(vi, dt, return_outside)
     data = call.ptr(vi) if n else None
     if wi is None:
-        status = lib.mh_histogram(call.ctx, variant_arg(variant), data, n, bins, call.out_ptr(os_), call.out_ptr(outside))
+        count = lib.mh_histogram_int64 if wide else lib.mh_histogram
+        status = count(call.ctx, variant_arg(variant), data, n, bins, call.out_ptr(os_), call.out_ptr(outside))
     else:
         status = lib.mh_histogram_weighted(call.ctx, variant_arg(variant), 0, data, call.ptr(wi) if n else None, n, bins,
                                            0.0, 0.0, None, call.out_ptr(os_), call.out_ptr(outside))
     call.run(status)
-    if wi is None and not return_outside and n and vi is given:  # a replay reads the values given
+    if wi is None and not wide and not return_outside and n and vi is given:  # a replay reads the int32 values given
         _offer(out, vi, device, context, DEFAULT_PRECISION, "BINCOUNT", lib.mh_histogram, variant_arg(variant),
                (1, n, 0), os_, weights=False, kernel=(0, bins, 0, 0.0, 0, 0))
     return _histogram_result(os_, outside, return_outside)
@@ -281,16 +281,9 @@ def _counted_as_int64(op):
             and op.contiguous)
 
 
-def _bincount_int64(given, bins, variant, out, return_outside, device, context):
-    vi = _arrays.Operand(given.obj.view(np.int64), "values") if given.dtype == np.uint64 else given
-    n = vi.size
-    call = Call([vi], device, context)
-    dt = _counts_dtype(vi)
-    os_ = _arrays.output(out, vi, "out", (bins,), dt)
-    outside = _outside(vi, dt, return_outside)
-    call.run(lib.mh_histogram_int64(call.ctx, variant_arg(variant), call.ptr(vi) if n else None, n, bins,
-                                    call.out_ptr(os_), call.out_ptr(outside)))
-    return _histogram_result(os_, outside, return_outside)
+def _int64_values(op):
+    """op's int64 or uint64 values as the int64 operand mh_histogram_int64 reads."""
+    return _arrays.Operand(op.obj.view(np.int64), "values") if op.dtype == np.uint64 else op
 
 
 def _as_bin_indices(op, bins):
