@@ -249,23 +249,46 @@ static __device__ void horizontal_scipy(const f64_params &p, const double *src, 
     }
 }
 
-/* Output value index col of the tile's row `row`, where it lies in the image, stored with scipy's cast. */
-static __device__ __forceinline__ void store64(const f64_params &p, size_t base, long long y0, long long x0, int row,
-                                               int col, double r)
+/* The value a pass leaves in the output's type, read back as float64 (scipy stores its first pass
+ * in the output): a float64 output keeps it as it is, without mh_cast_double's switch. */
+static __device__ __forceinline__ double as_stored(const f64_params &p, double r)
 {
-    const long long y = y0 + row;
-    if (y < p.rows && x0 + col / p.channels < p.cols)
-        mh_store_double(p.out, base + (size_t)y * (size_t)(p.cols * p.channels) + (size_t)(x0 * p.channels + col),
-                        (mh_dtype)p.out_type, r);
+    return p.out_type == MH_F64 ? r : mh_cast_double(r, (mh_dtype)p.out_type);
 }
 
-/* The F64_BH rows of tp pixels staged (stride ss) stored, a warp a row. */
+/* The tile's F64_BH rows of tp pixels staged (stride ss) stored with scipy's cast into an output of
+ * type OUT, a warp a row, the rows and pixels past the image's edge left out. */
+template <int OUT>
+static __device__ void store_stage_as(const f64_params &p, const double *stage, int ss, size_t base, long long y0,
+                                      long long x0)
+{
+    const long long left = p.rows - y0, past = p.cols - x0;
+    const int rows = left < F64_BH ? (int)left : F64_BH;
+    const int width = (past < p.tp ? (int)past : p.tp) * p.channels;
+    const size_t row_values = (size_t)(p.cols * p.channels);
+    for (int row = threadIdx.x / 32; row < rows; row += F64_THREADS / 32) {
+        const size_t at = base + (size_t)(y0 + row) * row_values + (size_t)(x0 * p.channels);
+        for (int col = threadIdx.x % 32; col < width; col += 32)
+            mh_store_double(p.out, at + (size_t)col, (mh_dtype)OUT, stage[row * ss + col]);
+    }
+}
+
+/* store_stage_as for the output's type, chosen once a tile. */
 static __device__ void store_stage64(const f64_params &p, const double *stage, int ss, size_t base, long long y0,
                                      long long x0)
 {
-    const int width = p.tp * p.channels;
-    for (int row = threadIdx.x / 32; row < F64_BH; row += F64_THREADS / 32)
-        for (int col = threadIdx.x % 32; col < width; col += 32) store64(p, base, y0, x0, row, col, stage[row * ss + col]);
+    switch ((mh_dtype)p.out_type) {
+    case MH_F64: store_stage_as<MH_F64>(p, stage, ss, base, y0, x0); break;
+    case MH_F32: store_stage_as<MH_F32>(p, stage, ss, base, y0, x0); break;
+    case MH_I64: store_stage_as<MH_I64>(p, stage, ss, base, y0, x0); break;
+    case MH_U64: store_stage_as<MH_U64>(p, stage, ss, base, y0, x0); break;
+    case MH_I32: store_stage_as<MH_I32>(p, stage, ss, base, y0, x0); break;
+    case MH_U32: store_stage_as<MH_U32>(p, stage, ss, base, y0, x0); break;
+    case MH_I16: store_stage_as<MH_I16>(p, stage, ss, base, y0, x0); break;
+    case MH_U16: store_stage_as<MH_U16>(p, stage, ss, base, y0, x0); break;
+    case MH_I8: store_stage_as<MH_I8>(p, stage, ss, base, y0, x0); break;
+    default: store_stage_as<MH_U8>(p, stage, ss, base, y0, x0); break; /* MH_U8: float16 is not computed in float64 */
+    }
 }
 
 /* A pass in the call's order of additions. */
@@ -298,15 +321,17 @@ static __global__ void __launch_bounds__(F64_THREADS, 3) fused64_kernel(const __
     const int C = p.channels, width = p.tp * C;
     load_tile64(p, l, tile, base, y0, x0);
     __syncthreads();
-    auto out = [&](int row, int col, double r) { store64(p, base, y0, x0, row, col, r); };
+    /* a first pass's values outside the image are cval, which only a constant mode leaves there */
     if (p.vertical_first) {
-        if (p.single) {
-            vertical_pass<KMAX>(p, tile, l.sw, width, out);
+        if (p.single) { /* outputs staged in mid (F64_BH rows of width values) */
+            vertical_pass<KMAX>(p, tile, l.sw, width, [&](int row, int col, double r) { mid[row * l.ms + col] = r; });
+            __syncthreads();
+            store_stage64(p, mid, l.ms, base, y0, x0);
             return;
         }
         vertical_pass<KMAX>(p, tile, l.sw, l.tw, [&](int row, int col, double r) {
-            const bool outside = mh_border_index(x0 - p.ah + col / C, p.cols, p.mode_h) < 0;
-            mid[row * l.ms + col] = outside ? p.cval : mh_cast_double(r, (mh_dtype)p.out_type);
+            const bool outside = p.mode_h == MH_MODE_CONSTANT && mh_border_index(x0 - p.ah + col / C, p.cols, p.mode_h) < 0;
+            mid[row * l.ms + col] = outside ? p.cval : as_stored(p, r);
         });
         __syncthreads();
         horizontal_pass<KMAX>(p, mid, l.ms, F64_BH, l.tw, [&](int row, int col, double r) { tile[row * l.ms + col] = r; });
@@ -321,11 +346,13 @@ static __global__ void __launch_bounds__(F64_THREADS, 3) fused64_kernel(const __
         return;
     }
     horizontal_pass<KMAX>(p, tile, l.sw, l.th, l.tw, [&](int row, int col, double r) {
-        const bool outside = mh_border_index(y0 - p.av + row, p.rows, p.mode_v) < 0;
-        mid[row * l.ms + col] = outside ? p.cval : mh_cast_double(r, (mh_dtype)p.out_type);
+        const bool outside = p.mode_v == MH_MODE_CONSTANT && mh_border_index(y0 - p.av + row, p.rows, p.mode_v) < 0;
+        mid[row * l.ms + col] = outside ? p.cval : as_stored(p, r);
     });
+    __syncthreads(); /* the tile is read: the outputs are staged in it */
+    vertical_pass<KMAX>(p, mid, l.ms, width, [&](int row, int col, double r) { tile[row * l.sw + col] = r; });
     __syncthreads();
-    vertical_pass<KMAX>(p, mid, l.ms, width, out);
+    store_stage64(p, tile, l.sw, base, y0, x0);
 }
 
 /* ---- launch, registry -------------------------------------------------------------------- */
