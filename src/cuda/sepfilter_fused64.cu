@@ -10,14 +10,15 @@
  * index and a type for every tap it reads.
  *
  * Each output sums its taps from 0.0 in order with fma, or in scipy's order where the call asks
- * (mh_scipy_sum), divides and casts as two-pass and the CPU row do: the three agree bit for bit. The first pass's values at positions its border mode
- * leaves outside the image are cval, as the second pass of two-pass reads them. A vertical pass
- * sums R = 8 rows of one column from each value it loads (a warp's lanes on neighbouring
- * columns); a horizontal pass R pixels of one row and channel (lanes on neighbouring rows, rows an
- * odd number of doubles apart, so that a half warp's 8-byte loads fall in distinct banks), its
- * outputs staged in shared memory and stored a row at a time. Host taps travel in the kernel's
- * parameters, read at indices known when it compiles (templates bucket the taps at 4, 8, 16, 32
- * and 64): constant operands of the FMAs. */
+ * (mh_scipy_sum), divides and casts as two-pass and the CPU row do: the three agree bit for bit.
+ * The first pass's values at positions its border mode leaves outside the image are cval, as the
+ * second pass of two-pass reads them. A vertical pass sums R = 8 rows of one column from each
+ * value it loads (a warp's lanes on neighbouring columns); a horizontal pass R pixels of one row
+ * and channel (lanes on neighbouring rows, rows an odd number of doubles apart, so that a half
+ * warp's 8-byte loads fall in distinct banks). Both keep their R values in registers that turn as
+ * the taps go by (window_sums), so one kernel serves every tap count. Every tile's outputs are
+ * staged in shared memory and stored a row at a time by a loop typed for the output. Host taps
+ * travel in the kernel's parameters. */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -162,9 +163,33 @@ static __device__ void load_tile64(const f64_params &p, const f64_layout &l, dou
     }
 }
 
+/* acc[i] = the sum over j < k of taps[j] x(i + j), for each i < F64_R, added from 0.0 in order of
+ * j with fma (two-pass's and the CPU row's order), where x(m) = load(m) for m < F64_R + k - 1, each
+ * loaded once. The F64_R values in use turn in registers: after tap j, x(j) leaves and x(j + F64_R)
+ * takes its register, so the taps are a run-time loop of F64_R-tap steps with every register
+ * index known when it compiles (one kernel for every tap count, no tap tested against a bound). */
+template <typename Load>
+static __device__ __forceinline__ void window_sums(const double *taps, int k, Load load, double (&acc)[F64_R])
+{
+    double x[F64_R];
+#pragma unroll
+    for (int i = 0; i < F64_R; ++i) acc[i] = 0.0, x[i] = load(i);
+    for (int j = 0; j < k; j += F64_R) {
+#pragma unroll
+        for (int s = 0; s < F64_R; ++s) {
+            if (j + s < k) {
+                const double w = taps[j + s];
+#pragma unroll
+                for (int i = 0; i < F64_R; ++i) acc[i] = fma(x[(i + s) % F64_R], w, acc[i]);
+                if (j + s + 1 < k) x[s] = load(j + s + F64_R);
+            }
+        }
+    }
+}
+
 /* Down the columns: for each of the first ncols columns of src (stride ss) and each of the F64_BH
  * rows, the sum of kv values from that row down, divided; emit(row, column, value) takes it. */
-template <int KMAX, typename Emit>
+template <typename Emit>
 static __device__ __forceinline__ void vertical_fma(const f64_params &p, const double *src, int ss, int ncols, Emit emit)
 {
     const int items = F64_BH / F64_R * ncols;
@@ -172,18 +197,7 @@ static __device__ __forceinline__ void vertical_fma(const f64_params &p, const d
         const int g = item / ncols, col = item - g * ncols;
         const double *s = src + g * F64_R * ss + col;
         double acc[F64_R];
-#pragma unroll
-        for (int i = 0; i < F64_R; ++i) acc[i] = 0.0;
-#pragma unroll
-        for (int m = 0; m < F64_R + KMAX - 1; ++m) {
-            if (m >= F64_R + p.kv - 1) break;
-            const double x = s[m * ss];
-#pragma unroll
-            for (int i = 0; i < F64_R; ++i) {
-                const int j = m - i; /* the tap output row g * R + i gives the value m rows below g * R */
-                if (j >= 0 && j < KMAX && j < p.kv) acc[i] = fma(x, p.u[j], acc[i]);
-            }
-        }
+        window_sums(p.u, p.kv, [&](int m) { return s[m * ss]; }, acc);
 #pragma unroll
         for (int i = 0; i < F64_R; ++i) emit(g * F64_R + i, col, p.div_v != 1.0 ? acc[i] / p.div_v : acc[i]);
     }
@@ -192,30 +206,24 @@ static __device__ __forceinline__ void vertical_fma(const f64_params &p, const d
 /* Along the rows: for each of the first nrows rows of src (stride ss, width values of it read) and
  * each of the tp pixels of every channel, the sum of kh values from that pixel on, divided;
  * emit(row, value index, value) takes it. */
-template <int KMAX, typename Emit>
+template <typename Emit>
 static __device__ __forceinline__ void horizontal_fma(const f64_params &p, const double *src, int ss, int nrows,
                                                       int width, Emit emit)
 {
     const int C = p.channels, strips = (p.tp + F64_R - 1) / F64_R;
     const int items = nrows * C * strips;
+    /* a strip of F64_R pixels reads kh - 1 past its last: past the row's width only where tp
+     * is not a whole number of strips */
+    const bool tested = p.tp % F64_R != 0;
     for (int item = threadIdx.x; item < items; item += F64_THREADS) {
         const int r = item % nrows, rest = item / nrows; /* a warp's lanes on neighbouring rows */
         const int c = rest % C, first = rest / C * F64_R;
         const double *s = src + r * ss + c;
         double acc[F64_R];
-#pragma unroll
-        for (int i = 0; i < F64_R; ++i) acc[i] = 0.0;
-#pragma unroll
-        for (int m = 0; m < F64_R + KMAX - 1; ++m) {
-            if (m >= F64_R + p.kh - 1) break;
-            const int at = (first + m) * C; /* past the width: only outputs past tp read it */
-            const double x = at < width ? s[at] : 0.0;
-#pragma unroll
-            for (int i = 0; i < F64_R; ++i) {
-                const int j = m - i;
-                if (j >= 0 && j < KMAX && j < p.kh) acc[i] = fma(x, p.v[j], acc[i]);
-            }
-        }
+        if (tested) /* past the width: only outputs past tp read it */
+            window_sums(p.v, p.kh, [&](int m) { return (first + m) * C < width ? s[(first + m) * C] : 0.0; }, acc);
+        else
+            window_sums(p.v, p.kh, [&](int m) { return s[(first + m) * C]; }, acc);
 #pragma unroll
         for (int i = 0; i < F64_R; ++i)
             if (first + i < p.tp) emit(r, (first + i) * C + c, p.div_h != 1.0 ? acc[i] / p.div_h : acc[i]);
@@ -292,25 +300,26 @@ static __device__ void store_stage64(const f64_params &p, const double *stage, i
 }
 
 /* A pass in the call's order of additions. */
-template <int KMAX, typename Emit>
+template <typename Emit>
 static __device__ __forceinline__ void vertical_pass(const f64_params &p, const double *src, int ss, int ncols, Emit emit)
 {
     if (p.scipy_sums) vertical_scipy(p, src, ss, ncols, emit);
-    else vertical_fma<KMAX>(p, src, ss, ncols, emit);
+    else vertical_fma(p, src, ss, ncols, emit);
 }
 
-template <int KMAX, typename Emit>
+template <typename Emit>
 static __device__ __forceinline__ void horizontal_pass(const f64_params &p, const double *src, int ss, int nrows,
                                                        int width, Emit emit)
 {
     if (p.scipy_sums) horizontal_scipy(p, src, ss, nrows, emit);
-    else horizontal_fma<KMAX>(p, src, ss, nrows, width, emit);
+    else horizontal_fma(p, src, ss, nrows, width, emit);
 }
 
-/* Three blocks an SM: 80 registers a thread, without a spill (four would leave 64, and the
- * widening loads' registers spill). */
-template <int KMAX>
-static __global__ void __launch_bounds__(F64_THREADS, 3) fused64_kernel(const __grid_constant__ f64_params p)
+/* Four blocks an SM, 64 registers a thread: each warp waits on its loads and dependent FMAs far
+ * longer than it issues (ncu: ~10 cycles an issued instruction at three blocks), so a fourth
+ * block's warps are worth more than the registers; the integer tiles' widening loads spill one
+ * register there. */
+static __global__ void __launch_bounds__(F64_THREADS, 4) fused64_kernel(const __grid_constant__ f64_params p)
 {
     extern __shared__ double smem64[];
     const f64_layout l = layout64(p.channels, p.tp, p.kv, p.kh, p.vertical_first);
@@ -324,49 +333,38 @@ static __global__ void __launch_bounds__(F64_THREADS, 3) fused64_kernel(const __
     /* a first pass's values outside the image are cval, which only a constant mode leaves there */
     if (p.vertical_first) {
         if (p.single) { /* outputs staged in mid (F64_BH rows of width values) */
-            vertical_pass<KMAX>(p, tile, l.sw, width, [&](int row, int col, double r) { mid[row * l.ms + col] = r; });
+            vertical_pass(p, tile, l.sw, width, [&](int row, int col, double r) { mid[row * l.ms + col] = r; });
             __syncthreads();
             store_stage64(p, mid, l.ms, base, y0, x0);
             return;
         }
-        vertical_pass<KMAX>(p, tile, l.sw, l.tw, [&](int row, int col, double r) {
+        vertical_pass(p, tile, l.sw, l.tw, [&](int row, int col, double r) {
             const bool outside = p.mode_h == MH_MODE_CONSTANT && mh_border_index(x0 - p.ah + col / C, p.cols, p.mode_h) < 0;
             mid[row * l.ms + col] = outside ? p.cval : as_stored(p, r);
         });
         __syncthreads();
-        horizontal_pass<KMAX>(p, mid, l.ms, F64_BH, l.tw, [&](int row, int col, double r) { tile[row * l.ms + col] = r; });
+        horizontal_pass(p, mid, l.ms, F64_BH, l.tw, [&](int row, int col, double r) { tile[row * l.ms + col] = r; });
         __syncthreads();
         store_stage64(p, tile, l.ms, base, y0, x0);
         return;
     }
     if (p.single) { /* the tile is F64_BH rows: its outputs staged in mid */
-        horizontal_pass<KMAX>(p, tile, l.sw, F64_BH, l.tw, [&](int row, int col, double r) { mid[row * l.ms + col] = r; });
+        horizontal_pass(p, tile, l.sw, F64_BH, l.tw, [&](int row, int col, double r) { mid[row * l.ms + col] = r; });
         __syncthreads();
         store_stage64(p, mid, l.ms, base, y0, x0);
         return;
     }
-    horizontal_pass<KMAX>(p, tile, l.sw, l.th, l.tw, [&](int row, int col, double r) {
+    horizontal_pass(p, tile, l.sw, l.th, l.tw, [&](int row, int col, double r) {
         const bool outside = p.mode_v == MH_MODE_CONSTANT && mh_border_index(y0 - p.av + row, p.rows, p.mode_v) < 0;
         mid[row * l.ms + col] = outside ? p.cval : as_stored(p, r);
     });
     __syncthreads(); /* the tile is read: the outputs are staged in it */
-    vertical_pass<KMAX>(p, mid, l.ms, width, [&](int row, int col, double r) { tile[row * l.sw + col] = r; });
+    vertical_pass(p, mid, l.ms, width, [&](int row, int col, double r) { tile[row * l.sw + col] = r; });
     __syncthreads();
     store_stage64(p, tile, l.sw, base, y0, x0);
 }
 
 /* ---- launch, registry -------------------------------------------------------------------- */
-
-typedef void (*f64_kernel)(const f64_params);
-
-static f64_kernel kernel64_for(int kmax)
-{
-    return kmax <= 4    ? fused64_kernel<4>
-           : kmax <= 8  ? fused64_kernel<8>
-           : kmax <= 16 ? fused64_kernel<16>
-           : kmax <= 32 ? fused64_kernel<32>
-                        : fused64_kernel<64>;
-}
 
 /* The call's passes as the kernel runs them: the second's axis reduced to its one tap where it is
  * the identity (two-pass runs the first pass alone there). */
@@ -444,14 +442,13 @@ static mh_status fused64_run(mh_context *ctx, const mh_args *x)
     mh_sepfilter_kernel_taps64(&d->horizontal, p.v);
     p.scipy_sums = d->sums == MH_SEPFILTER_SUMS_SCIPY;
     p.fold_v = mh_scipy_fold(p.u, p.kv), p.fold_h = mh_scipy_fold(p.v, p.kh);
-    const f64_kernel kernel = kernel64_for(p.kv > p.kh ? p.kv : p.kh);
-    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)kernel));
+    MH_CUDA_TRY(ctx, mh_allow_smem((const void *)fused64_kernel));
     const size_t in_size = mh_dtype_size(d->in_type), out_size = mh_dtype_size(d->out_type);
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         p.in = (const char *)a->in + first * (size_t)p.image_values * in_size;
         p.out = (char *)a->out + first * (size_t)p.image_values * out_size;
         const dim3 grid((unsigned)tiles64(d), 1, images);
-        kernel<<<grid, F64_THREADS, smem64_bytes(&p), mh_stream(ctx)>>>(p);
+        fused64_kernel<<<grid, F64_THREADS, smem64_bytes(&p), mh_stream(ctx)>>>(p);
         return MH_LAUNCH_CHECK(ctx, "fused64_kernel");
     });
 }
