@@ -317,8 +317,8 @@ static __device__ __forceinline__ void horizontal_pass(const f64_params &p, cons
 
 /* Four blocks an SM, 64 registers a thread: each warp waits on its loads and dependent FMAs far
  * longer than it issues (ncu: ~10 cycles an issued instruction at three blocks), so a fourth
- * block's warps are worth more than the registers; the integer tiles' widening loads spill one
- * register there. */
+ * block's warps are worth more than the registers; what spills there (a few words) lies off the
+ * float64 path, in the integer tiles' widening loads and a constant mode's border test. */
 static __global__ void __launch_bounds__(F64_THREADS, 4) fused64_kernel(const __grid_constant__ f64_params p)
 {
     extern __shared__ double smem64[];
