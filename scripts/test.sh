@@ -2,11 +2,11 @@
 # The README's test command. On a fresh machine it installs what is missing (Debian
 # packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest in
 # parallel (GPU tests side by side; they skip only where no CUDA device exists). Beside ctest it
-# installs into build/install and builds the plain-C example against that install tree, with
-# CMake and with pkg-config, builds the Python package with pip from the library just built (no
-# second CUDA compile), checks the report's tables against the committed results
-# (scripts/report.py --check) and auto's compiled-in rules against bench/results/*.auto.json
-# (scripts/tune.py --check), and draws the report's plots, then runs the package's pytest suite
+# builds the Python package with pip from the library just built (no second CUDA compile) and
+# runs the package's pytest suite, and beside that it installs into build/install, builds the
+# plain-C example against that install tree with CMake and with pkg-config, checks the report's
+# tables against the committed results (scripts/report.py --check) and auto's compiled-in rules
+# against bench/results/*.auto.json (scripts/tune.py --check), and draws the report's plots
 # (their logs are printed after ctest's). Where everything is present (the GPU machine, which has
 # no network) it installs nothing.
 set -euo pipefail
@@ -22,20 +22,9 @@ cmake -S . -B build -DPython3_EXECUTABLE="$PY"
 cmake --build build -j "$jobs"
 phase build
 # What needs the build but not the tests' results runs beside ctest, whose last minute holds few
-# cores: the install, the example against it, the Python package and the report's checks.
-install_package() {
-  # The installed library, used by a plain C program: CMake package and pkg-config file.
-  rm -rf build/install build/example
-  cmake --install build --prefix build/install >/dev/null
-  cmake -S examples -B build/example -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
-  cmake --build build/example -j 2
-  build/example/conv1d_example
-  build/example/conv1d_example_static
-  pc_dir=$(dirname "$(find build/install -name memhier.pc | head -n 1)")
-  cc -std=c11 -Wall -o build/example/conv1d_pkgconfig examples/conv1d_example.c \
-     $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs memhier) -lm
-  build/example/conv1d_pkgconfig
-
+# cores: the Python package first (pytest waits for it), then beside pytest the install, the
+# example against it and the report's checks.
+install_python_package() {
   # The Python package, installed as a user installs it (`pip install .`, here into build/python
   # so that no site-packages is touched) but packaging the libmemhier.so built above
   # (MEMHIER_PREBUILT_LIBRARY) instead of compiling it again.
@@ -49,6 +38,19 @@ install_package() {
   "$PY" -m pip install -q --root-user-action=ignore "${isolation[@]}" --no-deps --target build/python \
     -Ccmake.define.MEMHIER_PREBUILT_LIBRARY="$PWD/build/libmemhier.so" -Cbuild-dir=build/skbuild-prebuilt .
 }
+install_example() {
+  # The installed library, used by a plain C program: CMake package and pkg-config file.
+  rm -rf build/install build/example
+  cmake --install build --prefix build/install >/dev/null
+  cmake -S examples -B build/example -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+  cmake --build build/example -j 2
+  build/example/conv1d_example
+  build/example/conv1d_example_static
+  pc_dir=$(dirname "$(find build/install -name memhier.pc | head -n 1)")
+  cc -std=c11 -Wall -o build/example/conv1d_pkgconfig examples/conv1d_example.c \
+     $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs memhier) -lm
+  build/example/conv1d_pkgconfig
+}
 report_checks() {
   # The report: the README's and docs' measured tables must be what scripts/report.py makes of
   # the committed results (a drift names the table), and the plots must draw.
@@ -58,14 +60,15 @@ report_checks() {
 }
 # The package's tests against NumPy/SciPy (CuPy and PyTorch tests run where a GPU and those
 # packages are), once the package is built: beside ctest's last minute, where they fill a core.
-# The report's checks run beside pytest, which waits for the package alone (one pytest process:
-# two, each on the one GPU beside ctest's, took longer than one).
+# The install, the example and the report's checks run beside pytest, which waits for the package
+# alone (one pytest process: two, each on the one GPU beside ctest's, took longer than one).
 beside_then_pytest() {
   # in a job of its own: errexit holds inside it (a function tested with || runs without it)
-  install_package >build/beside-ctest.log 2>&1 &
+  install_python_package >build/beside-ctest.log 2>&1 &
   wait $! || return 1
-  echo "test.sh: install, example and package done at $((SECONDS - started)) s" >>build/beside-ctest.log
-  report_checks >build/report-checks.log 2>&1 &
+  echo "test.sh: package done at $((SECONDS - started)) s" >>build/beside-ctest.log
+  (install_example && echo "test.sh: install and example done at $((SECONDS - started)) s" && report_checks) \
+    >build/report-checks.log 2>&1 &
   local report=$! rc=0
   (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider --durations=10 .) \
     >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; rc=2; }
