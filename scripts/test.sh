@@ -67,7 +67,9 @@ beside_then_pytest() {
   install_python_package >build/beside-ctest.log 2>&1 &
   wait $! || return 1
   echo "test.sh: package done at $((SECONDS - started)) s" >>build/beside-ctest.log
-  (install_example && echo "test.sh: install and example done at $((SECONDS - started)) s" && report_checks) \
+  # each a plain command, so that errexit stops it at its first failing step (inside an && list
+  # bash would let every step but the last fail unseen)
+  (install_example; echo "test.sh: install and example done at $((SECONDS - started)) s"; report_checks) \
     >build/report-checks.log 2>&1 &
   local report=$! rc=0
   (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider --durations=10 .) \
