@@ -25,7 +25,8 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
 - transpose: each chunk transposed, the chunk grid transposed with it.
 - pipeline: several of memhier.ndimage's separable filters in one task a chunk (gaussian_filter
   then sobel, say), each chunk's window wide enough for all of them: equal, bit for bit, to the
-  calls made in turn on the whole image.
+  calls made in turn on the whole image; with on_gpu, a host image's chunks streamed through the
+  GPU a window at a time.
 
 Every function returns a lazy dask array; .compute() or .persist() runs it. This module's sum,
 min and max are the reductions: Python's own are builtins.*."""
@@ -816,7 +817,39 @@ def _boundary(steps):
     return "periodic" if wrapping else "none"
 
 
-def pipeline(image, steps, depth=None, variant="auto"):
+def _pinned(shape, dtype):
+    """A NumPy array in page-locked host memory from CuPy's pinned pool (back to the pool with the
+    array): what a copy to or from the GPU runs at the bus's rate from, on a stream, without the
+    host waiting for it."""
+    import cupy
+    dtype = np.dtype(dtype)
+    count = math.prod(shape)
+    memory = cupy.cuda.alloc_pinned_memory(builtins.max(count * dtype.itemsize, 1))
+    return np.frombuffer(memory, dtype, count).reshape(shape)
+
+
+def _streamed(run):
+    """run(window) for a NumPy window on the current GPU: the window copied in through pinned
+    memory on a stream of the task's own, run's steps queued on that stream, the result copied
+    back the same way and returned as a NumPy array once it has arrived. Tasks in flight on one
+    GPU (a worker's threads) copy while each other's kernels run."""
+    def on_gpu(window):
+        import cupy
+        stream = cupy.cuda.Stream(non_blocking=True)
+        with stream:
+            staged = _pinned(window.shape, window.dtype)
+            np.copyto(staged, window)
+            device = cupy.empty(window.shape, window.dtype)
+            device.set(staged, stream=stream)
+            result = cupy.ascontiguousarray(run(device))
+            back = _pinned(result.shape, result.dtype)
+            result.get(stream=stream, out=back)
+            stream.synchronize()
+        return back.copy()  # the pinned buffer goes back to the pool: the result is pageable
+    return on_gpu
+
+
+def pipeline(image, steps, depth=None, variant="auto", on_gpu=False):
     """Several memhier.ndimage filters applied in turn to a 2-D dask array, in one task a chunk:
     a chunk's window (its neighbours' pixels out to the steps' reaches added, `depth`) goes
     through every step, and the chunk's part of the last result is kept. Equal, bit for bit, to
@@ -832,7 +865,13 @@ def pipeline(image, steps, depth=None, variant="auto"):
     side: (fn, args, reach). depth: the whole pipeline's halo on each side (one number, or one an
     axis), in place of the steps' reaches added. The result keeps the image's dtype, as each
     filter's does (a callable's result must too); chunks at least `depth` on each side (dask
-    rechunks smaller ones). variant: each filter's, where its step gives none."""
+    rechunks smaller ones). variant: each filter's, where its step gives none.
+
+    on_gpu: for an image of NumPy chunks (a host array, a memmap, an image larger than a GPU's
+    memory), each task runs its window's steps on the GPU current in its worker (dask-cuda's
+    LocalCUDACluster: the worker's own), copying the window in and the result out through pinned
+    memory on a stream of its own; the result is an image of NumPy chunks, equal bit for bit to
+    the steps run on the GPU on the whole image. A GPU holds only the windows in flight."""
     dtype = _image_dtype(image)
     if image.ndim != 2:
         raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
@@ -856,5 +895,7 @@ def pipeline(image, steps, depth=None, variant="auto"):
         for fn, kw, _ in steps:
             out = fn(out, **kw)
         return out
-    return image.map_overlap(run, depth=depth, boundary=_boundary(steps), dtype=dtype,
+    if on_gpu and _xp(image._meta) is not np:
+        raise ValueError("on_gpu: the image's chunks are on a GPU already; on_gpu streams NumPy chunks through one")
+    return image.map_overlap(_streamed(run) if on_gpu else run, depth=depth, boundary=_boundary(steps), dtype=dtype,
                              meta=da.utils.meta_from_array(image, ndim=2, dtype=dtype))

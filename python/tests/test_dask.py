@@ -559,6 +559,27 @@ def test_pipeline_of_cupy_chunks_on_gpu(rng):
         assert bool(cp.array_equal(got, one_call_after_another(image, steps))), mode
 
 
+def test_pipeline_streams_numpy_chunks_through_the_gpu(rng):
+    """on_gpu: a host image of NumPy chunks (a memmap's kind) streamed through the GPU a window at
+    a time, four worker threads' copies and kernels in flight together: NumPy chunks back, bit
+    for bit the calls in turn run on the GPU on the whole image, every mode's seams and edges;
+    CuPy chunks refused by name (they are on a GPU already)."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    for mode, dtype in (("reflect", np.float32), ("wrap", np.float32), ("constant", np.uint8), ("mirror", np.float64)):
+        image = (rng.random((1031, 777)) * 200).astype(dtype)
+        steps = pipeline_steps(mode)
+        streamed = mdask.pipeline(da.from_array(image, chunks=(300, 400)), steps, on_gpu=True)
+        got = streamed.compute(scheduler="threads", num_workers=4)
+        assert type(got) is np.ndarray and got.dtype == image.dtype
+        want = cp.asnumpy(one_call_after_another(cp.asarray(image), steps))
+        np.testing.assert_array_equal(got, want, err_msg=f"{mode} {np.dtype(dtype).name}")
+    with pytest.raises(ValueError, match="on_gpu"):
+        mdask.pipeline(da.from_array(cp.asarray(image), chunks=300, asarray=False), ["sobel"], on_gpu=True)
+
+
 def test_pipeline_example_runs_on_numpy_chunks():
     """examples/dask_pipeline.py's NumPy form: the Gaussian, the gradient's magnitude and its
     histogram, every value counted and the filtered corner equal to the calls in turn."""
