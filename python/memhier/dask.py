@@ -35,6 +35,7 @@ import functools
 import inspect
 import itertools
 import math
+import threading
 
 import numpy as np
 
@@ -828,14 +829,28 @@ def _pinned(shape, dtype):
     return np.frombuffer(memory, dtype, count).reshape(shape)
 
 
+_THREAD_STREAMS = threading.local()  # a worker thread's stream on each GPU
+
+
+def _thread_stream(cupy):
+    """The calling thread's own non-blocking stream on the current GPU, made at its first task and
+    kept: CuPy's pool reuses a stream's freed blocks on that stream alone, so a new stream for
+    each task would leave each task's device memory cached after it ends."""
+    streams = _THREAD_STREAMS.__dict__.setdefault("by_device", {})
+    device = cupy.cuda.Device().id
+    if device not in streams:
+        streams[device] = cupy.cuda.Stream(non_blocking=True)
+    return streams[device]
+
+
 def _streamed(run):
     """run(window) for a NumPy window on the current GPU: the window copied in through pinned
-    memory on a stream of the task's own, run's steps queued on that stream, the result copied
+    memory on the worker thread's own stream, run's steps queued on that stream, the result copied
     back the same way and returned as a NumPy array once it has arrived. Tasks in flight on one
     GPU (a worker's threads) copy while each other's kernels run."""
     def on_gpu(window):
         import cupy
-        stream = cupy.cuda.Stream(non_blocking=True)
+        stream = _thread_stream(cupy)
         with stream:
             staged = _pinned(window.shape, window.dtype)
             np.copyto(staged, window)
@@ -870,7 +885,7 @@ def pipeline(image, steps, depth=None, variant="auto", on_gpu=False):
     on_gpu: for an image of NumPy chunks (a host array, a memmap, an image larger than a GPU's
     memory), each task runs its window's steps on the GPU current in its worker (dask-cuda's
     LocalCUDACluster: the worker's own), copying the window in and the result out through pinned
-    memory on a stream of its own; the result is an image of NumPy chunks, equal bit for bit to
+    memory on its worker thread's stream; the result is an image of NumPy chunks, equal bit for bit to
     the steps run on the GPU on the whole image. A GPU holds only the windows in flight."""
     dtype = _image_dtype(image)
     if image.ndim != 2:
