@@ -26,7 +26,8 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
 - pipeline: several of memhier.ndimage's separable filters in one task a chunk (gaussian_filter
   then sobel, say), each chunk's window wide enough for all of them: equal, bit for bit, to the
   calls made in turn on the whole image; with on_gpu, a host image's chunks streamed through the
-  GPU a window at a time.
+  GPU a window at a time. pipeline_histogram: the histogram of a pipeline's result, each chunk
+  counted in the task that filters it (exact).
 
 Every function returns a lazy dask array; .compute() or .persist() runs it. This module's sum,
 min and max are the reductions: Python's own are builtins.*."""
@@ -52,7 +53,7 @@ from ._registry import select
 __all__ = ["conv1d", "conv2d", "histogram", "bincount", "histogram_bytes", "reduce_sum", "sum", "mean", "min", "max",
            "argmin", "argmax", "transpose", "correlate", "convolve",
            "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter", "sobel", "prewitt", "laplace",
-           "gaussian_laplace", "pipeline"]
+           "gaussian_laplace", "pipeline", "pipeline_histogram"]
 
 
 def _xp(block):
@@ -864,29 +865,9 @@ def _streamed(run):
     return on_gpu
 
 
-def pipeline(image, steps, depth=None, variant="auto", on_gpu=False):
-    """Several memhier.ndimage filters applied in turn to a 2-D dask array, in one task a chunk:
-    a chunk's window (its neighbours' pixels out to the steps' reaches added, `depth`) goes
-    through every step, and the chunk's part of the last result is kept. Equal, bit for bit, to
-    calling the steps in turn on the whole image, at every seam and at the array's edges in
-    every mode (each step extends the window's edge there by its own mode; wrapping modes read
-    the far side, and a pipeline takes either wrapping modes or the others).
-
-    steps: a sequence of steps, each a filter of _REACH (the function, e.g.
-    memhier.ndimage.gaussian_filter, or its name) with its arguments as a dict, or a tuple of the
-    ones after the image, e.g. [("gaussian_filter", {"sigma": 4}), ("sobel", {"axis": 0})] or
-    [(memhier.ndimage.uniform_filter, (5,))]; or any other callable of a window (an array of the
-    chunks' kind) with its arguments and its reach, the rows and columns its outputs read on each
-    side: (fn, args, reach). depth: the whole pipeline's halo on each side (one number, or one an
-    axis), in place of the steps' reaches added. The result keeps the image's dtype, as each
-    filter's does (a callable's result must too); chunks at least `depth` on each side (dask
-    rechunks smaller ones). variant: each filter's, where its step gives none.
-
-    on_gpu: for an image of NumPy chunks (a host array, a memmap, an image larger than a GPU's
-    memory), each task runs its window's steps on the GPU current in its worker (dask-cuda's
-    LocalCUDACluster: the worker's own), copying the window in and the result out through pinned
-    memory on its worker thread's stream; the result is an image of NumPy chunks, equal bit for bit to
-    the steps run on the GPU on the whole image. A GPU holds only the windows in flight."""
+def _pipeline_run(image, steps, depth, variant, on_gpu):
+    """pipeline's steps checked and made one function of a window: (run, (depth of each axis),
+    dask's boundary, the result's dtype)."""
     dtype = _image_dtype(image)
     if image.ndim != 2:
         raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
@@ -912,5 +893,75 @@ def pipeline(image, steps, depth=None, variant="auto", on_gpu=False):
         return out
     if on_gpu and _xp(image._meta) is not np:
         raise ValueError("on_gpu: the image's chunks are on a GPU already; on_gpu streams NumPy chunks through one")
-    return image.map_overlap(_streamed(run) if on_gpu else run, depth=depth, boundary=_boundary(steps), dtype=dtype,
+    return run, depth, _boundary(steps), dtype
+
+
+def pipeline(image, steps, depth=None, variant="auto", on_gpu=False):
+    """Several memhier.ndimage filters applied in turn to a 2-D dask array, in one task a chunk:
+    a chunk's window (its neighbours' pixels out to the steps' reaches added, `depth`) goes
+    through every step, and the chunk's part of the last result is kept. Equal, bit for bit, to
+    calling the steps in turn on the whole image, at every seam and at the array's edges in
+    every mode (each step extends the window's edge there by its own mode; wrapping modes read
+    the far side, and a pipeline takes either wrapping modes or the others).
+
+    steps: a sequence of steps, each a filter of _REACH (the function, e.g.
+    memhier.ndimage.gaussian_filter, or its name) with its arguments as a dict, or a tuple of the
+    ones after the image, e.g. [("gaussian_filter", {"sigma": 4}), ("sobel", {"axis": 0})] or
+    [(memhier.ndimage.uniform_filter, (5,))]; or any other callable of a window (an array of the
+    chunks' kind) with its arguments and its reach, the rows and columns its outputs read on each
+    side: (fn, args, reach). depth: the whole pipeline's halo on each side (one number, or one an
+    axis), in place of the steps' reaches added. The result keeps the image's dtype, as each
+    filter's does (a callable's result must too); chunks at least `depth` on each side (dask
+    rechunks smaller ones). variant: each filter's, where its step gives none.
+
+    on_gpu: for an image of NumPy chunks (a host array, a memmap, an image larger than a GPU's
+    memory), each task runs its window's steps on the GPU current in its worker (dask-cuda's
+    LocalCUDACluster: the worker's own), copying the window in and the result out through pinned
+    memory on its worker thread's stream; the result is an image of NumPy chunks, equal bit for bit to
+    the steps run on the GPU on the whole image. A GPU holds only the windows in flight."""
+    run, depth, boundary, dtype = _pipeline_run(image, steps, depth, variant, on_gpu)
+    return image.map_overlap(_streamed(run) if on_gpu else run, depth=depth, boundary=boundary, dtype=dtype,
                              meta=da.utils.meta_from_array(image, ndim=2, dtype=dtype))
+
+
+def _trimmed(out, depth, boundary, location, blocks):
+    """The chunk's own part of a window's result: `depth` rows and columns off each side that
+    dask's overlap added (every side with 'periodic'; with 'none' none past the array's edge)."""
+    cut = []
+    for axis in (0, 1):
+        d = depth[axis]
+        first = d if boundary == "periodic" or location[axis] > 0 else 0
+        last = d if boundary == "periodic" or location[axis] < blocks[axis] - 1 else 0
+        cut.append(slice(first, out.shape[axis] - last))
+    return out[tuple(cut)]
+
+
+def pipeline_histogram(image, steps, bins, range=None, depth=None, variant="auto", on_gpu=False):
+    """memhier.histogram of pipeline(image, steps, depth)'s result, each chunk counted in the task
+    that filters it (the filtered image is never stored: a task returns its chunk's counts):
+    (hist, bin_edges) as histogram returns them, hist a lazy int64 array of numpy.histogram's
+    counts of the whole result exactly, bin_edges a NumPy array. bins: a count with a range, or
+    explicit edges (as histogram takes them). on_gpu: as pipeline's, only the counts copied back."""
+    if isinstance(bins, (int, np.integer)) and range is None:
+        raise ValueError("range: needed with a bin count (the edges must not depend on the data); "
+                         "give range=(lo, hi) or explicit edges")
+    run, depth, boundary, dtype = _pipeline_run(image, steps, depth, variant, on_gpu)
+    edges = _histogram.histogram(np.empty(0, dtype), bins, range)[1]
+    nbins = edges.size - 1
+
+    def counts_of(window, block_info=None):
+        info = block_info[0]
+
+        def count(x):
+            out = _trimmed(run(x), depth, boundary, info["chunk-location"], info["num-chunks"])
+            counts = _histogram.histogram(_contiguous(out), bins, range, variant=variant)[0]
+            return counts if on_gpu or _xp(counts) is not np else np.asarray(counts)
+        counts = _streamed(count)(window) if on_gpu else count(window)
+        return counts.reshape(1, 1, nbins)
+
+    windows = da.overlap.overlap(image, depth={0: depth[0], 1: depth[1]}, boundary={0: boundary, 1: boundary})
+    per_chunk = windows.map_blocks(counts_of, new_axis=2, dtype=np.int64,
+                                   chunks=((1,) * windows.numblocks[0], (1,) * windows.numblocks[1], (nbins,)),
+                                   meta=da.utils.meta_from_array(image, ndim=3, dtype=np.int64) if not on_gpu
+                                   else np.empty((0, 0, 0), np.int64))
+    return per_chunk.sum(axis=(0, 1), dtype=np.int64), edges

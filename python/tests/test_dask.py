@@ -559,11 +559,35 @@ def test_pipeline_of_cupy_chunks_on_gpu(rng):
         assert bool(cp.array_equal(got, one_call_after_another(image, steps))), mode
 
 
+@pytest.mark.parametrize("mode", ["reflect", "constant", "mirror", "wrap"])
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_pipeline_histogram_counts_the_calls_in_turn(rng, mode, dtype):
+    """pipeline_histogram: the histogram of the four filters' result, each chunk counted in the
+    task that filters it (uneven chunks, some narrower than the halo: dask rechunks them), equal
+    to memhier.histogram of the calls in turn on the whole image, count for count; the graph
+    stores no filtered image (its one per-chunk layer returns counts)."""
+    image = (rng.random((301, 257)) * 200).astype(dtype)
+    steps = pipeline_steps(mode)
+    whole = one_call_after_another(image, steps)
+    lo, hi = float(whole.min()), float(whole.max())
+    want, want_edges = memhier.histogram(whole, 37, range=(lo, hi))
+    darr = da.from_array(image, chunks=(70, (100, 57, 100)))
+    counts, edges = mdask.pipeline_histogram(darr, steps, 37, range=(lo, hi))
+    got = counts.compute(scheduler="sync")
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(edges, want_edges)
+    assert int(got.sum()) == image.size  # the range holds every value: none counted twice or missed
+    assert sum(name.startswith("counts_of-") for name in counts.dask.layers) == 1, list(counts.dask.layers)
+    with pytest.raises(ValueError, match="range"):
+        mdask.pipeline_histogram(darr, steps, 37)
+
+
 def test_pipeline_streams_numpy_chunks_through_the_gpu(rng):
     """on_gpu: a host image of NumPy chunks (a memmap's kind) streamed through the GPU a window at
     a time, four worker threads' copies and kernels in flight together: NumPy chunks back, bit
-    for bit the calls in turn run on the GPU on the whole image, every mode's seams and edges;
-    CuPy chunks refused by name (they are on a GPU already)."""
+    for bit the calls in turn run on the GPU on the whole image, every mode's seams and edges, and
+    pipeline_histogram's counts (only they copied back) those of that result; CuPy chunks refused
+    by name (they are on a GPU already)."""
     from conftest import has_cuda_device
     if not has_cuda_device():
         pytest.skip("no CUDA device")
@@ -576,6 +600,10 @@ def test_pipeline_streams_numpy_chunks_through_the_gpu(rng):
         assert type(got) is np.ndarray and got.dtype == image.dtype
         want = cp.asnumpy(one_call_after_another(cp.asarray(image), steps))
         np.testing.assert_array_equal(got, want, err_msg=f"{mode} {np.dtype(dtype).name}")
+        lo, hi = float(want.min()), float(want.max())
+        counts, _ = mdask.pipeline_histogram(da.from_array(image, chunks=(300, 400)), steps, 50, (lo, hi), on_gpu=True)
+        np.testing.assert_array_equal(counts.compute(scheduler="threads", num_workers=4),
+                                      memhier.histogram(want, 50, range=(lo, hi))[0], err_msg=f"{mode} histogram")
     with pytest.raises(ValueError, match="on_gpu"):
         mdask.pipeline(da.from_array(cp.asarray(image), chunks=300, asarray=False), ["sobel"], on_gpu=True)
 
