@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """A filter pipeline over every GPU of the machine: a Gaussian (sigma 4), then the gradient's
-magnitude (two Sobel filters), then a 256-bin histogram of it, on a SIDE x SIDE float32 image
-held in chunks on the GPUs; the two filters run in one task a chunk (memhier.dask.pipeline), so
-each task carries the chunk's whole filtering. Run on one GPU, then on all of them (dask-cuda's
-LocalCUDACluster, one worker per GPU), with dask's progress bar; the filtered image equals the
-calls made in turn on the whole image, bit for bit (docs/python.md, "Dask").
+magnitude (two Sobel filters), then a 256-bin histogram of it, on a SIDE x SIDE float32 image in
+chunks; the filters and the chunk's counts run in one task a chunk
+(memhier.dask.pipeline_histogram), so each task carries the chunk's whole work and returns its
+counts alone. Run on one GPU, then on all of them (dask-cuda's LocalCUDACluster, one worker per
+GPU), with dask's progress bar; the filtered image equals the calls made in turn on the whole
+image, bit for bit (docs/python.md, "Dask"). The image lives on the GPUs, or with --host in the
+workers' host memory, each task's window streamed through its worker's GPU (on_gpu).
 
-usage: python3 examples/dask_pipeline.py [SIDE]            (needs cupy, dask, distributed, dask-cuda)
-       python3 examples/dask_pipeline.py --numpy [SIDE]    (NumPy chunks on this machine's CPU)"""
+usage: python3 examples/dask_pipeline.py [--host] [SIDE]    (needs cupy, dask, distributed, dask-cuda)
+       python3 examples/dask_pipeline.py --numpy [SIDE]     (NumPy chunks on this machine's CPU)"""
 import os
 import sys
 import time
@@ -27,42 +29,48 @@ def magnitude(window):
     return xp.hypot(mnd.sobel(window, 0), mnd.sobel(window, 1))
 
 
-def filtered(image):
-    """The Gaussian, then the magnitude (its reach: the Sobel filters' one row and column)."""
-    return mdask.pipeline(image, [("gaussian_filter", {"sigma": SIGMA}), (magnitude, (), 1)])
+STEPS = [("gaussian_filter", {"sigma": SIGMA}), (magnitude, (), 1)]  # the Sobel filters' reach: 1
 
 
-def histogram(image):
+def histogram(image, on_gpu=False):
     # the magnitude of a Gaussian of values in [0, 1) stays below 4 sqrt(2)
-    return mdask.histogram(filtered(image), BINS, range=(0.0, 6.0))[0]
+    return mdask.pipeline_histogram(image, STEPS, BINS, range=(0.0, 6.0), on_gpu=on_gpu)[0]
 
 
-def check(image):
-    """The pipeline's result on a corner of the image against the calls in turn on that corner."""
+def check(image, on_gpu=False):
+    """The pipeline's result on a corner of the image against the calls in turn on that corner
+    (on the GPU where the pipeline streams through it)."""
     corner = image[:1024, :1024].rechunk(256)
-    got, whole = filtered(corner).compute(), corner.compute()
+    got, whole = mdask.pipeline(corner, STEPS, on_gpu=on_gpu).compute(), corner.compute()
+    if on_gpu:
+        import cupy as cp
+        return bool((got == cp.asnumpy(magnitude(mnd.gaussian_filter(cp.asarray(whole), SIGMA)))).all())
     want = magnitude(mnd.gaussian_filter(whole, SIGMA))
     return bool((got == want).all())
 
 
-def on_gpus(side, gpus):
+def on_gpus(side, gpus, host):
     import cupy as cp
     from dask_cuda import LocalCUDACluster
     from distributed import Client, progress, wait
 
     devices = ",".join(str(g) for g in range(gpus))
     with LocalCUDACluster(CUDA_VISIBLE_DEVICES=devices) as cluster, Client(cluster) as client:
-        rs = da.random.RandomState(RandomState=cp.random.RandomState, seed=1)
-        image = rs.uniform(0, 1, size=(side, side), chunks=(max(side // (4 * gpus), 1024), side),
-                           dtype=cp.float32).persist()
+        chunks = (max(side // (4 * gpus), 1024), side)
+        if host:  # NumPy chunks in the workers' memory, as a reader of a file would leave them
+            image = da.random.RandomState(seed=1).uniform(0, 1, size=(side, side), chunks=chunks).astype(np.float32)
+        else:
+            rs = da.random.RandomState(RandomState=cp.random.RandomState, seed=1)
+            image = rs.uniform(0, 1, size=(side, side), chunks=chunks, dtype=cp.float32)
+        image = image.persist()
         wait(image)
-        counts = histogram(image)
+        counts = histogram(image, on_gpu=host)
         t0 = time.perf_counter()
         counts = counts.persist()
         progress(counts)
         wait(counts)
         seconds = time.perf_counter() - t0
-        equal = check(image)
+        equal = check(image, on_gpu=host)
         return seconds, int(counts.sum().compute()), equal
 
 
@@ -83,12 +91,14 @@ def main():
         return
     import cupy as cp
     side = int(args[0]) if args else 32768
+    host = "--host" in sys.argv
+    where = " streamed from host memory" if host else ""
     gpus = int(os.environ.get("GPUS", cp.cuda.runtime.getDeviceCount()))
-    one = on_gpus(side, 1)
-    print(f"{side} x {side}, 1 GPU: {one[0] * 1e3:.1f} ms, {one[1]} values counted, equal to the calls: {one[2]}")
+    one = on_gpus(side, 1, host)
+    print(f"{side} x {side}{where}, 1 GPU: {one[0] * 1e3:.1f} ms, {one[1]} values counted, equal to the calls: {one[2]}")
     if gpus > 1:
-        many = on_gpus(side, gpus)
-        print(f"{side} x {side}, {gpus} GPUs: {many[0] * 1e3:.1f} ms ({one[0] / many[0]:.2f}x one GPU), "
+        many = on_gpus(side, gpus, host)
+        print(f"{side} x {side}{where}, {gpus} GPUs: {many[0] * 1e3:.1f} ms ({one[0] / many[0]:.2f}x one GPU), "
               f"{many[1]} values counted, equal to the calls: {many[2]}")
 
 
