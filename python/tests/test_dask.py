@@ -608,13 +608,18 @@ def test_pipeline_streams_numpy_chunks_through_the_gpu(rng):
         mdask.pipeline(da.from_array(cp.asarray(image), chunks=300, asarray=False), ["sobel"], on_gpu=True)
 
 
-def test_pipeline_example_runs_on_numpy_chunks():
+def test_pipeline_example_runs_on_numpy_chunks(tmp_path):
     """examples/dask_pipeline.py's NumPy form: the Gaussian, the gradient's magnitude and its
-    histogram, every value counted and the filtered corner equal to the calls in turn."""
+    histogram, every value counted and the filtered corner equal to the calls in turn; and with
+    --file, the image written to a raw file and read back a band a task."""
     import os
     import subprocess
     import sys
     script = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "dask_pipeline.py")
-    done = subprocess.run([sys.executable, script, "--numpy", "1024"], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "1048576 values counted, equal to the calls in turn: True" in done.stdout, done.stdout
+    path = tmp_path / "image.raw"
+    for extra in ([], [f"--file={path}"], [f"--file={path}"]):  # the file written, then read as it is
+        done = subprocess.run([sys.executable, script, "--numpy", *extra, "1024"], capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "1048576 values counted, equal to the calls in turn: True" in done.stdout, done.stdout
+    assert path.stat().st_size == 1024 * 1024 * 4
