@@ -954,14 +954,12 @@ def pipeline_histogram(image, steps, bins, range=None, depth=None, variant="auto
 
         def count(x):
             out = _trimmed(run(x), depth, boundary, info["chunk-location"], info["num-chunks"])
-            counts = _histogram.histogram(_contiguous(out), bins, range, variant=variant)[0]
-            return counts if on_gpu or _xp(counts) is not np else np.asarray(counts)
-        counts = _streamed(count)(window) if on_gpu else count(window)
+            return _histogram.histogram(_contiguous(out), bins, range, variant=variant)[0]
+        counts = _streamed(count)(window) if on_gpu else count(window)  # on_gpu: copied back
         return counts.reshape(1, 1, nbins)
 
     windows = da.overlap.overlap(image, depth={0: depth[0], 1: depth[1]}, boundary={0: boundary, 1: boundary})
     per_chunk = windows.map_blocks(counts_of, new_axis=2, dtype=np.int64,
                                    chunks=((1,) * windows.numblocks[0], (1,) * windows.numblocks[1], (nbins,)),
-                                   meta=da.utils.meta_from_array(image, ndim=3, dtype=np.int64) if not on_gpu
-                                   else np.empty((0, 0, 0), np.int64))
+                                   meta=da.utils.meta_from_array(image, ndim=3, dtype=np.int64))
     return per_chunk.sum(axis=(0, 1), dtype=np.int64), edges
