@@ -310,6 +310,15 @@ def _counts(darr, count_chunk, bins, dtype, weights=None):
     return per_chunk.sum(axis=0, dtype=dtype)
 
 
+def _fixed_edges(bins, range, dtype):
+    """numpy.histogram's edges for data of dtype, known before any chunk is read: explicit edges,
+    or a count with its range (a count alone would need the data's extremes)."""
+    if isinstance(bins, (int, np.integer)) and range is None:
+        raise ValueError("range: needed with a bin count (the edges must not depend on the data); "
+                         "give range=(lo, hi) or explicit edges")
+    return _histogram.histogram(np.empty(0, dtype), bins, range)[1]
+
+
 def histogram(a, bins, range=None, weights=None, variant="auto"):
     """memhier.histogram of a float32 dask array: (hist, bin_edges) as dask.array.histogram
     returns them, hist a lazy int64 array of numpy.histogram's counts exactly, bin_edges a NumPy
@@ -317,10 +326,7 @@ def histogram(a, bins, range=None, weights=None, variant="auto"):
     so a count needs the range). weights (a dask array of a's shape, of any real dtype but bool,
     as memhier.histogram takes them): each chunk's float64 sums added in float64, stored once in
     the weights' dtype (numpy's)."""
-    if isinstance(bins, (int, np.integer)) and range is None:
-        raise ValueError("range: needed with a bin count (the edges must not depend on the data); "
-                         "give range=(lo, hi) or explicit edges")
-    edges = _histogram.histogram(np.empty(0, np.float32), bins, range)[1]
+    edges = _fixed_edges(bins, range, np.float32)
 
     def host(x):
         return x if type(x).__module__.startswith("cupy") else np.asarray(x)
@@ -942,11 +948,8 @@ def pipeline_histogram(image, steps, bins, range=None, depth=None, variant="auto
     (hist, bin_edges) as histogram returns them, hist a lazy int64 array of numpy.histogram's
     counts of the whole result exactly, bin_edges a NumPy array. bins: a count with a range, or
     explicit edges (as histogram takes them). on_gpu: as pipeline's, only the counts copied back."""
-    if isinstance(bins, (int, np.integer)) and range is None:
-        raise ValueError("range: needed with a bin count (the edges must not depend on the data); "
-                         "give range=(lo, hi) or explicit edges")
     run, depth, boundary, dtype = _pipeline_run(image, steps, depth, variant, on_gpu)
-    edges = _histogram.histogram(np.empty(0, dtype), bins, range)[1]
+    edges = _fixed_edges(bins, range, dtype)
     nbins = edges.size - 1
 
     def counts_of(window, block_info=None):
