@@ -232,15 +232,20 @@ static int walk_first(const mh_auto_rules *r, const mh_args *a, char *why, size_
 
 /* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
  * float32 gray images of filters it takes or along the rows alone (walk_first), the fused kernel for
- * the others; a call computed in float64, which walk and fused refuse, on fused64 (two-pass
- * where its tile does not fit, past 64 taps, for device taps and for summed passes); the OpenMP
- * loops on the CPU. */
+ * the others; a call computed in float64, which walk and fused refuse, on fused64, one axis or
+ * two (lines where fused64 refuses a filter of the vertical axis alone: device taps; two-pass
+ * where its tile does not fit, past 64 taps and for summed passes); the OpenMP loops on the CPU. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const gpu[] = {"lines", "walk", "fused", "fused64", "two-pass", NULL};
     static const char *const gpu_long[] = {"lines", "fused", "fused64", "two-pass", NULL};
+    static const char *const wide[] = {"fused64", "lines", "two-pass", NULL};
     if (mh_is_cpu(ctx)) return cpu;
+    if (mh_sepfilter_in_double(&a->sepfilter.d)) {
+        if (why) snprintf(why, len, "a call computed in float64: fused64 first, then lines, then two-pass");
+        return wide;
+    }
     return walk_first(ctx->rules, a, why, len) ? gpu : gpu_long;
 }
 
