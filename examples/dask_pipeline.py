@@ -70,6 +70,12 @@ def from_file(path, side, rows):
     return da.map_blocks(band, chunks=(bands, (side,)), dtype=np.float32, meta=np.empty((0, 0), np.float32))
 
 
+def band_rows(side, gpus):
+    """Rows a chunk: four chunks a GPU at least, each of at most 512 MiB of float32 (a task's
+    window and the filters' outputs beside it stay a few GB on the GPU however large the image)."""
+    return max(min(side // (4 * gpus), (512 << 20) // (4 * side)), 256)
+
+
 def on_gpus(side, gpus, host, path=None):
     import cupy as cp
     from dask_cuda import LocalCUDACluster
@@ -77,7 +83,7 @@ def on_gpus(side, gpus, host, path=None):
 
     devices = ",".join(str(g) for g in range(gpus))
     with LocalCUDACluster(CUDA_VISIBLE_DEVICES=devices) as cluster, Client(cluster) as client:
-        chunks = (max(side // (4 * gpus), 1024), side)
+        chunks = (band_rows(side, gpus), side)
         if path:  # read by the tasks as they run: streamed from the file
             image = from_file(path, side, chunks[0])
         elif host:  # NumPy chunks in the workers' memory, as a reader of a file would leave them

@@ -6,7 +6,12 @@ GPUs (THREADS threads a worker), against the copy-bound time: the image's bytes 
 pinned copy rate measured on GPU 0 in the same run. Prints one JSON line a cluster, with each
 worker's CuPy pool size after the run (its GPU's high-water mark).
 
-usage: python3 lab/scripts/dask_stream.py [SIDE] [ROWS] [THREADS]   (default 32768 2048 4;
+With a fourth argument `histogram`, the pipeline is issue 69's target: the Gaussian, the
+gradient's magnitude and a 256-bin histogram of it counted in each task
+(memhier.dask.pipeline_histogram), nothing copied back but the counts: the copy-bound time is
+the image's bytes in alone.
+
+usage: python3 lab/scripts/dask_stream.py [SIDE] [ROWS] [THREADS] [histogram]   (default 32768 2048 4;
        cupy, dask, distributed, dask-cuda)"""
 import json
 import sys
@@ -51,9 +56,10 @@ def main():
     side = int(sys.argv[1]) if len(sys.argv) > 1 else 32768
     rows = int(sys.argv[2]) if len(sys.argv) > 2 else 2048
     threads = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+    counted = len(sys.argv) > 4 and sys.argv[4] == "histogram"
     h2d, d2h = pinned_rate()
     nbytes = side * side * 4
-    floor = nbytes / (h2d * 1e9) + nbytes / (d2h * 1e9)
+    floor = nbytes / (h2d * 1e9) + (0 if counted else nbytes / (d2h * 1e9))
     for gpus in (1, 2):
         devices = ",".join(str(g) for g in range(gpus))
         with LocalCUDACluster(CUDA_VISIBLE_DEVICES=devices, threads_per_worker=threads) as cluster, \
@@ -66,12 +72,15 @@ def main():
             times = []
             for _ in range(2):
                 t0 = time.perf_counter()
-                out = mdask.pipeline(image, steps, on_gpu=True).persist()
+                if counted:
+                    out = mdask.pipeline_histogram(image, steps, 256, (0.0, 6.0), on_gpu=True)[0].persist()
+                else:
+                    out = mdask.pipeline(image, steps, on_gpu=True).persist()
                 wait(out)
                 times.append(time.perf_counter() - t0)
                 del out
             pools = client.run(high_water)
-            print(json.dumps({"side": side, "rows": rows, "threads": threads, "gpus": gpus,
+            print(json.dumps({"side": side, "rows": rows, "threads": threads, "gpus": gpus, "histogram": counted,
                               "seconds": [round(t, 3) for t in times], "copy_floor_s": round(floor / gpus, 3),
                               "h2d_gbps": round(h2d, 1), "d2h_gbps": round(d2h, 1),
                               "pool_bytes": {k: v for k, v in pools.items()}}), flush=True)
