@@ -825,50 +825,112 @@ def _boundary(steps):
     return "periodic" if wrapping else "none"
 
 
-def _pinned(shape, dtype):
-    """A NumPy array in page-locked host memory from CuPy's pinned pool (back to the pool with the
-    array): what a copy to or from the GPU runs at the bus's rate from, on a stream, without the
-    host waiting for it."""
-    import cupy
-    dtype = np.dtype(dtype)
-    count = math.prod(shape)
-    memory = cupy.cuda.alloc_pinned_memory(builtins.max(count * dtype.itemsize, 1))
-    return np.frombuffer(memory, dtype, count).reshape(shape)
-
-
-_THREAD_STREAMS = threading.local()  # a worker thread's stream on each GPU
+_THREAD_LOCAL = threading.local()  # a worker thread's stream and pinned buffers on each GPU
 
 
 def _thread_stream(cupy):
     """The calling thread's own non-blocking stream on the current GPU, made at its first task and
     kept: CuPy's pool reuses a stream's freed blocks on that stream alone, so a new stream for
     each task would leave each task's device memory cached after it ends."""
-    streams = _THREAD_STREAMS.__dict__.setdefault("by_device", {})
+    streams = _THREAD_LOCAL.__dict__.setdefault("streams", {})
     device = cupy.cuda.Device().id
     if device not in streams:
         streams[device] = cupy.cuda.Stream(non_blocking=True)
     return streams[device]
 
 
-def _streamed(run):
-    """run(window) for a NumPy window on the current GPU: the window copied in through pinned
-    memory on the worker thread's own stream, run's steps queued on that stream, the result copied
-    back the same way and returned as a NumPy array once it has arrived. Tasks in flight on one
-    GPU (a worker's threads) copy while each other's kernels run."""
-    def on_gpu(window):
+def _thread_pinned(cupy, role, shape, dtype):
+    """A NumPy array of `shape` in the calling thread's page-locked buffer `role` ('in' or 'out'),
+    made at its first task and grown where a window needs more. Page-locked memory is what a copy
+    to or from the GPU runs at the bus's rate from; making it costs about as long as copying the
+    same bytes twenty times, so a thread keeps its own (a task reuses it once its stream has
+    finished with it: each task waits for its stream before it returns)."""
+    buffers = _THREAD_LOCAL.__dict__.setdefault("pinned", {})
+    dtype = np.dtype(dtype)
+    nbytes = builtins.max(math.prod(shape) * dtype.itemsize, 1)
+    if role not in buffers or buffers[role].size < nbytes:
+        buffers[role] = cupy.cuda.alloc_pinned_memory(nbytes)
+    return np.frombuffer(buffers[role], np.uint8, nbytes).view(dtype)[:math.prod(shape)].reshape(shape)
+
+
+class _PipelineTask:
+    """One chunk's task of a pipeline: its window (the chunk and its neighbours' pieces out to the
+    pipeline's depth, as _overlap_plan places them) assembled with each element copied once, then
+    fn(window, core), core the chunk's own part of the window. With on_gpu, the window is assembled
+    straight in the worker thread's pinned buffer (no window in pageable memory first: a new
+    array's first touch runs at about a third of the copy's rate), copied to the GPU on the
+    thread's stream, fn run there, its result copied back through pinned memory and returned as
+    NumPy once it has arrived; a worker's threads copy while each other's kernels run."""
+
+    def __init__(self, shape, dtype, places, core, fn, on_gpu):
+        self.shape, self.dtype, self.places, self.core, self.fn, self.on_gpu = shape, dtype, places, core, fn, on_gpu
+
+    def _assemble(self, window, pieces):
+        for (src, dst), piece in zip(self.places, pieces):
+            window[dst] = piece[src]
+        return window
+
+    def __call__(self, *pieces):
+        if not self.on_gpu:
+            window = _xp(pieces[0]).empty(self.shape, self.dtype)
+            return self.fn(self._assemble(window, pieces), self.core)
         import cupy
         stream = _thread_stream(cupy)
+        staged = self._assemble(_thread_pinned(cupy, "in", self.shape, self.dtype), pieces)
         with stream:
-            staged = _pinned(window.shape, window.dtype)
-            np.copyto(staged, window)
-            device = cupy.empty(window.shape, window.dtype)
-            device.set(staged, stream=stream)
-            result = cupy.ascontiguousarray(run(device))
-            back = _pinned(result.shape, result.dtype)
+            window = cupy.empty(self.shape, self.dtype)
+            window.set(staged, stream=stream)
+            result = cupy.ascontiguousarray(self.fn(window, self.core))
+            back = _thread_pinned(cupy, "out", result.shape, result.dtype)
             result.get(stream=stream, out=back)
             stream.synchronize()
-        return back.copy()  # the pinned buffer goes back to the pool: the result is pageable
-    return on_gpu
+        return back.copy()  # the pinned buffer serves the thread's next task: the result is pageable
+
+
+def _overlap_plan(starts, i, depth, periodic):
+    """Along one axis, chunk i's window as a pipeline reads it (starts: the chunk boundaries):
+    `depth` more on each side, none past the array's edge, or with periodic the far side's: the
+    window's length, the (chunk offset, source slice, destination slice) of each piece, and the
+    chunk's own part of the window. Neighbours narrower than the depth are read through."""
+    n = starts[-1]
+    w0, w1 = starts[i] - depth, starts[i + 1] + depth
+    if not periodic:
+        w0, w1 = builtins.max(w0, 0), builtins.min(w1, n)
+    return w1 - w0, _wrapped_reads(starts, i, w0, w1), slice(starts[i] - w0, starts[i + 1] - w0)
+
+
+def _pipeline_map(image, depth, boundary, fn, on_gpu, name, out_chunks, dtype, meta, new_axis=()):
+    """fn(window, core) for every chunk of a 2-D image (_PipelineTask), as a graph of two levels:
+    small tasks copying the halo pieces out of the neighbours (a view would carry its whole
+    chunk), then one task a chunk. (dask's overlap makes three levels and concatenates a new
+    window before the task copies it again.) new_axis: the trailing block indices of fn's
+    result (pipeline_histogram's counts)."""
+    periodic = boundary == "periodic"
+    starts = [np.concatenate(([0], np.cumsum(c))).tolist() for c in image.chunks]
+    token = tokenize(image, depth, boundary, fn, on_gpu)
+    out_name, halo_name = f"memhier-{name}-{token}", f"memhier-{name}-halo-{token}"
+    graph = {}
+    for index in itertools.product(*(range(n) for n in image.numblocks)):
+        plans = [_overlap_plan(starts[axis], i, depth[axis], periodic) for axis, i in enumerate(index)]
+        places, args = [], []
+        for reads in itertools.product(*(reads for _, reads, _ in plans)):
+            offsets = tuple(offset for offset, _, _ in reads)
+            src, dst = tuple(s for _, s, _ in reads), tuple(d for _, _, d in reads)
+            block = (image.name,) + tuple(i + o for i, o in zip(index, offsets))
+            if any(offsets):
+                key = (halo_name,) + index + (len(args),)
+                graph[key] = (_Slicer(src), block)
+                places.append((Ellipsis, dst))
+                args.append(key)
+            else:  # the chunk itself (or, periodic on one chunk, its far side): read in place
+                places.append((src, dst))
+                args.append(block)
+        shape = tuple(length for length, _, _ in plans)
+        core = tuple(own for _, _, own in plans)
+        graph[(out_name,) + index + new_axis] = (_PipelineTask(shape, image.dtype, places, core, fn, on_gpu),) + \
+            tuple(args)
+    hlg = HighLevelGraph.from_collections(out_name, graph, dependencies=[image])
+    return da.Array(hlg, out_name, out_chunks, dtype=dtype, meta=meta)
 
 
 def _pipeline_run(image, steps, depth, variant, on_gpu):
@@ -926,20 +988,11 @@ def pipeline(image, steps, depth=None, variant="auto", on_gpu=False):
     memory on its worker thread's stream; the result is an image of NumPy chunks, equal bit for bit to
     the steps run on the GPU on the whole image. A GPU holds only the windows in flight."""
     run, depth, boundary, dtype = _pipeline_run(image, steps, depth, variant, on_gpu)
-    return image.map_overlap(_streamed(run) if on_gpu else run, depth=depth, boundary=boundary, dtype=dtype,
-                             meta=da.utils.meta_from_array(image, ndim=2, dtype=dtype))
 
-
-def _trimmed(out, depth, boundary, location, blocks):
-    """The chunk's own part of a window's result: `depth` rows and columns off each side that
-    dask's overlap added (every side with 'periodic'; with 'none' none past the array's edge)."""
-    cut = []
-    for axis in (0, 1):
-        d = depth[axis]
-        first = d if boundary == "periodic" or location[axis] > 0 else 0
-        last = d if boundary == "periodic" or location[axis] < blocks[axis] - 1 else 0
-        cut.append(slice(first, out.shape[axis] - last))
-    return out[tuple(cut)]
+    def own_part(window, core):
+        return _contiguous(run(window)[core])
+    return _pipeline_map(image, depth, boundary, own_part, on_gpu, "pipeline", image.chunks, dtype,
+                         da.utils.meta_from_array(image, ndim=2, dtype=dtype))
 
 
 def pipeline_histogram(image, steps, bins, range=None, depth=None, variant="auto", on_gpu=False):
@@ -952,17 +1005,10 @@ def pipeline_histogram(image, steps, bins, range=None, depth=None, variant="auto
     edges = _fixed_edges(bins, range, dtype)
     nbins = edges.size - 1
 
-    def counts_of(window, block_info=None):
-        info = block_info[0]
-
-        def count(x):
-            out = _trimmed(run(x), depth, boundary, info["chunk-location"], info["num-chunks"])
-            return _histogram.histogram(_contiguous(out), bins, range, variant=variant)[0]
-        counts = _streamed(count)(window) if on_gpu else count(window)  # on_gpu: copied back
+    def counts_of(window, core):
+        counts = _histogram.histogram(_contiguous(run(window)[core]), bins, range, variant=variant)[0]
         return counts.reshape(1, 1, nbins)
-
-    windows = da.overlap.overlap(image, depth={0: depth[0], 1: depth[1]}, boundary={0: boundary, 1: boundary})
-    per_chunk = windows.map_blocks(counts_of, new_axis=2, dtype=np.int64,
-                                   chunks=((1,) * windows.numblocks[0], (1,) * windows.numblocks[1], (nbins,)),
-                                   meta=da.utils.meta_from_array(image, ndim=3, dtype=np.int64))
+    chunks = ((1,) * image.numblocks[0], (1,) * image.numblocks[1], (nbins,))
+    per_chunk = _pipeline_map(image, depth, boundary, counts_of, on_gpu, "pipeline-histogram", chunks, np.int64,
+                              da.utils.meta_from_array(image, ndim=3, dtype=np.int64), new_axis=(0,))
     return per_chunk.sum(axis=(0, 1), dtype=np.int64), edges

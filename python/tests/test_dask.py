@@ -497,8 +497,22 @@ def test_pipeline_equals_the_calls_in_turn(rng, mode, dtype):
     got = mdask.pipeline(darr, steps)
     assert got.dtype == image.dtype
     layers = [name for name in got.dask.layers if not name.startswith("array-")]
-    assert sum(name.startswith("run-") for name in layers) == 1, layers  # the steps in one function a chunk
+    assert layers == [got.name] and got.name.startswith("memhier-pipeline-"), layers  # one task a chunk, every step
     np.testing.assert_array_equal(got.compute(scheduler="sync"), one_call_after_another(image, steps))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "wrap", "constant"])
+def test_pipeline_reads_through_chunks_narrower_than_its_depth(rng, mode):
+    """A window wider than its neighbours (chunks of 5 x 7 under a depth of 11): each window reads
+    the chunks two and three away too (across the far edge with wrap); one chunk along an axis
+    wraps onto itself. Bit for bit the calls in turn."""
+    image = (rng.random((43, 50)) * 100).astype(np.float32)
+    steps = [("gaussian_filter", {"sigma": 2.5, "mode": mode}), ("sobel", {"axis": 1, "mode": mode})]
+    want = one_call_after_another(image, steps)
+    for chunks in ((5, 7), (43, 9), (6, 50)):
+        got = mdask.pipeline(da.from_array(image, chunks=chunks), steps)
+        assert got.chunks == da.from_array(image, chunks=chunks).chunks
+        np.testing.assert_array_equal(got.compute(scheduler="sync"), want, err_msg=f"{mode} {chunks}")
 
 
 def test_pipeline_depth_decides_the_seams(rng):
@@ -563,7 +577,7 @@ def test_pipeline_of_cupy_chunks_on_gpu(rng):
 @pytest.mark.parametrize("dtype", [np.float32, np.uint8])
 def test_pipeline_histogram_counts_the_calls_in_turn(rng, mode, dtype):
     """pipeline_histogram: the histogram of the four filters' result, each chunk counted in the
-    task that filters it (uneven chunks, some narrower than the halo: dask rechunks them), equal
+    task that filters it (uneven chunks, some narrower than the halo: read through), equal
     to memhier.histogram of the calls in turn on the whole image, count for count; the graph
     stores no filtered image (its one per-chunk layer returns counts)."""
     image = (rng.random((301, 257)) * 200).astype(dtype)
@@ -577,7 +591,8 @@ def test_pipeline_histogram_counts_the_calls_in_turn(rng, mode, dtype):
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(edges, want_edges)
     assert int(got.sum()) == image.size  # the range holds every value: none counted twice or missed
-    assert sum(name.startswith("counts_of-") for name in counts.dask.layers) == 1, list(counts.dask.layers)
+    per_chunk = [name for name in counts.dask.layers if name.startswith("memhier-pipeline-histogram-")]
+    assert len(per_chunk) == 1, list(counts.dask.layers)
     with pytest.raises(ValueError, match="range"):
         mdask.pipeline_histogram(darr, steps, 37)
 
