@@ -21,7 +21,7 @@ import cupy as cp
 import dask.array as da
 import numpy as np
 from dask_cuda import LocalCUDACluster
-from distributed import Client, wait
+from distributed import Client, futures_of, wait
 
 import memhier.dask as mdask
 import memhier.ndimage as mnd
@@ -77,6 +77,9 @@ def main():
                 else:
                     out = mdask.pipeline(image, steps, on_gpu=True).persist()
                 wait(out)
+                failed = [f for f in futures_of(out) if f.status != "finished"]
+                if failed:
+                    sys.exit(f"dask_stream: {len(failed)} tasks failed: {failed[0].exception()!r}")
                 times.append(time.perf_counter() - t0)
                 del out
             pools = client.run(high_water)

@@ -845,12 +845,12 @@ def _thread_pinned(cupy, role, shape, dtype):
     to or from the GPU runs at the bus's rate from; making it costs about as long as copying the
     same bytes twenty times, so a thread keeps its own (a task reuses it once its stream has
     finished with it: each task waits for its stream before it returns)."""
-    buffers = _THREAD_LOCAL.__dict__.setdefault("pinned", {})
+    buffers = _THREAD_LOCAL.__dict__.setdefault("pinned", {})  # role: (memory, its bytes)
     dtype = np.dtype(dtype)
     nbytes = builtins.max(math.prod(shape) * dtype.itemsize, 1)
-    if role not in buffers or buffers[role].size < nbytes:
-        buffers[role] = cupy.cuda.alloc_pinned_memory(nbytes)
-    return np.frombuffer(buffers[role], np.uint8, nbytes).view(dtype)[:math.prod(shape)].reshape(shape)
+    if role not in buffers or buffers[role][1] < nbytes:
+        buffers[role] = (cupy.cuda.alloc_pinned_memory(nbytes), nbytes)
+    return np.frombuffer(buffers[role][0], np.uint8, nbytes).view(dtype)[:math.prod(shape)].reshape(shape)
 
 
 class _PipelineTask:
