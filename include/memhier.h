@@ -77,6 +77,7 @@ typedef enum mh_op {
     MH_OP_REDUCE,
     MH_OP_HISTOGRAM,
     MH_OP_SEPFILTER,
+    MH_OP_RANK,
     MH_OP_COUNT
 } mh_op;
 
@@ -470,6 +471,36 @@ typedef struct mh_sepfilter_desc {
 mh_status mh_sepfilter(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc, const void *in, void *out);
 mh_status mh_sepfilter_select(mh_context *ctx, const mh_sepfilter_desc *desc, const mh_variant_info **chosen);
 mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_sepfilter_desc *desc);
+
+/* ---- rank: selection filters (scipy.ndimage's rank, median, percentile, minimum and maximum
+ * filters and grey erosion and dilation) ------------------------------------------------------
+ * Each output is the value of rank `rank` (0: the least) among the input values under the
+ * footprint's set elements, the window placed as scipy places it: element (r, c) of the footprint
+ * over input (y + r - (krows / 2 + origin_row), x + c - (kcols / 2 + origin_col)) for output
+ * (y, x), positions past the image's edges read by `mode` (cval for constant). Values are read as
+ * float64 (int64 and uint64 past 2^53 rounded, as scipy reads them) and ordered as numpy sorts
+ * them (NaN above every number), -0.0 below +0.0. With a structure (grey morphology's non-flat
+ * element, krows x kcols float64, host memory) the values ranked are x + s, each sum in float64
+ * (grey dilation's maximum; erosion's minimum takes the structure negated): scipy's sums for
+ * float64 images (scipy holds the sums of other types in their own type). cval is taken as given (the caller
+ * casts it where scipy does). The selected value is stored in out_type with scipy's cast. Images of
+ * `channels` interleaved values are filtered a channel at a time; `batch` images in one call.
+ * Every dtype but float16 and bfloat16. The footprint (host memory) is read during the call. */
+typedef struct mh_rank_desc {
+    size_t batch, rows, cols, channels;
+    mh_dtype in_type, out_type;
+    const unsigned char *footprint; /* krows x kcols, nonzero: in the window */
+    size_t krows, kcols;
+    const double *structure;        /* NULL, or krows x kcols values added to the window's */
+    size_t rank;                    /* below the footprint's count of set elements */
+    long long origin_row, origin_col; /* each in [-(k / 2), (k - 1) / 2] */
+    mh_mode mode;
+    double cval;
+} mh_rank_desc;
+
+mh_status mh_rank(mh_context *ctx, const char *variant, const mh_rank_desc *desc, const void *in, void *out);
+mh_status mh_rank_select(mh_context *ctx, const mh_rank_desc *desc, const mh_variant_info **chosen);
+mh_status mh_rank_supports(mh_context *ctx, const char *variant, const mh_rank_desc *desc);
 
 /* The sum of separable filters of one input, added as scipy's generic_laplace adds its terms
  * (gaussian_laplace on an image: the Gaussian's second derivative along one axis smoothed along

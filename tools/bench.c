@@ -24,6 +24,7 @@ static const bench_driver *const drivers[MH_OP_COUNT] = {
     [MH_OP_REDUCE] = &bench_reduce_driver,
     [MH_OP_HISTOGRAM] = &bench_histogram_driver,
     [MH_OP_SEPFILTER] = &bench_sepfilter_driver,
+    [MH_OP_RANK] = &bench_rank_driver,
 };
 
 size_t bench_size_or(const bench_opts *o, bench_size s, size_t fallback) { return o->have[s] ? o->size[s] : fallback; }

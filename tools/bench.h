@@ -76,6 +76,7 @@ extern const bench_driver bench_matmul_driver;
 extern const bench_driver bench_reduce_driver;
 extern const bench_driver bench_histogram_driver;
 extern const bench_driver bench_sepfilter_driver;
+extern const bench_driver bench_rank_driver;
 
 /* Shared by the drivers: a device copy of count floats (NULL src: just allocate), and the
  * output positions checked against the reference (all when count <= 65536, else the

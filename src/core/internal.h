@@ -290,6 +290,16 @@ typedef struct mh_sepfilter_args {
     size_t values; /* batch * rows * cols * channels */
 } mh_sepfilter_args;
 
+/* mh_rank's call: the description (the caller's footprint and structure, read during the call),
+ * the footprint's set elements counted, and the buffers. */
+typedef struct mh_rank_args {
+    mh_rank_desc d;
+    size_t count;  /* set elements of the footprint */
+    size_t values; /* batch * rows * cols * channels */
+    const void *in;
+    void *out;
+} mh_rank_args;
+
 /* One call's arguments, checked for sizes; config picks a tuning instantiation (bench
  * --tune), 0 being the measured default. */
 typedef struct mh_args {
@@ -304,6 +314,7 @@ typedef struct mh_args {
         mh_histogram_args histogram;
         mh_coalescing_args coalescing;
         mh_sepfilter_args sepfilter;
+        mh_rank_args rank;
     };
 } mh_args;
 
@@ -422,6 +433,7 @@ extern const mh_op_table mh_matmul_table;
 extern const mh_op_table mh_reduce_table;
 extern const mh_op_table mh_histogram_table;
 extern const mh_op_table mh_sepfilter_table;
+extern const mh_op_table mh_rank_table;
 const mh_op_table *mh_op_table_of(mh_op op); /* NULL for an unknown op */
 
 size_t mh_row_count(mh_op op);
@@ -633,6 +645,11 @@ mh_status mh_sepfilter_add_cuda(mh_context *ctx, void *out, const void *term, si
  * order, their taps alone differing. */
 int mh_sepfilter_walk_pairs(const mh_row *ra, const mh_row *rb, const mh_sepfilter_args *a, const mh_sepfilter_args *b);
 mh_status mh_sepfilter_walk_pair(mh_context *ctx, const mh_sepfilter_args *a, const mh_sepfilter_args *b);
+
+/* ---- rank ---------------------------------------------------------------------------- */
+
+const mh_row *mh_rank_cpu_rows(size_t *count);
+mh_status mh_rank_args_init(mh_context *ctx, mh_args *a, const mh_rank_desc *d, const void *in, void *out);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */
 

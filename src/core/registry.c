@@ -15,6 +15,7 @@ static const mh_op_table *const tables[MH_OP_COUNT] = {
     [MH_OP_REDUCE] = &mh_reduce_table,
     [MH_OP_HISTOGRAM] = &mh_histogram_table,
     [MH_OP_SEPFILTER] = &mh_sepfilter_table,
+    [MH_OP_RANK] = &mh_rank_table,
 };
 
 static const mh_op_table *table_of(mh_op op)

@@ -1,0 +1,153 @@
+/* rank front-end: the op's registry table, its argument checks and `auto`. */
+#include "../core/internal.h"
+#include "../core/dtype.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static mh_status check_dtype(mh_context *ctx, const char *name, mh_dtype t)
+{
+    if ((unsigned)t <= MH_U64 && t != MH_F16) return MH_OK;
+    return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                   "%s = %d (%s): rank filters read and write every mh_dtype but float16 and bfloat16 (a selection "
+                   "is exact in float32: widen them to it)", name, (int)t, mh_dtype_name(t));
+}
+
+static mh_status check_sizes(mh_context *ctx, const mh_rank_desc *d, size_t *values)
+{
+    const size_t dims[4] = {d->batch, d->rows, d->cols, d->channels};
+    static const char *const names[4] = {"batch", "rows", "cols", "channels"};
+    for (int i = 0; i < 4; ++i)
+        if (dims[i] == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "%s = 0: the images are empty", names[i]);
+    mh_status s = check_dtype(ctx, "in_type", d->in_type);
+    if (s == MH_OK) s = check_dtype(ctx, "out_type", d->out_type);
+    if (s != MH_OK) return s;
+    size_t n, bytes;
+    if (!mh_mul_ok(d->batch, d->rows, &n) || !mh_mul_ok(n, d->cols, &n) || !mh_mul_ok(n, d->channels, &n) ||
+        !mh_mul_ok(n, 8, &bytes) || n > (size_t)INT64_MAX / 8)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "batch = %zu, rows = %zu, cols = %zu, channels = %zu: the images' size overflows", d->batch,
+                       d->rows, d->cols, d->channels);
+    *values = n;
+    return MH_OK;
+}
+
+/* The footprint (host memory): its sides, its set elements counted into *count (at least one). */
+static mh_status check_footprint(mh_context *ctx, const mh_rank_desc *d, size_t *count)
+{
+    if (!d->footprint) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "footprint is NULL");
+    if (d->krows == 0 || d->kcols == 0)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "krows = %zu, kcols = %zu: the footprint is empty", d->krows,
+                       d->kcols);
+    size_t elements, bytes;
+    if (!mh_mul_ok(d->krows, d->kcols, &elements) || !mh_mul_ok(elements, sizeof(double), &bytes) ||
+        d->krows > (size_t)INT32_MAX || d->kcols > (size_t)INT32_MAX)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "krows = %zu, kcols = %zu: the footprint's size overflows",
+                       d->krows, d->kcols);
+    if (mh_is_device_memory(ctx, d->footprint))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "footprint = %p is device memory; it is read from the host",
+                       (const void *)d->footprint);
+    if (d->structure && mh_is_device_memory(ctx, d->structure))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "structure = %p is device memory; it is read from the host",
+                       (const void *)d->structure);
+    if (mh_is_cpu(ctx)) {
+        mh_status s = mh_check_buffer(ctx, "footprint", d->footprint, elements);
+        if (s == MH_OK && d->structure) s = mh_check_buffer(ctx, "structure", d->structure, bytes);
+        if (s != MH_OK) return s;
+    }
+    size_t set = 0;
+    for (size_t i = 0; i < elements; ++i) set += d->footprint[i] != 0;
+    if (set == 0) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "footprint: no element is set (nothing to select from)");
+    *count = set;
+    return MH_OK;
+}
+
+mh_status mh_rank_args_init(mh_context *ctx, mh_args *args, const mh_rank_desc *d, const void *in, void *out)
+{
+    memset(args, 0, sizeof *args);
+    args->op = MH_OP_RANK;
+    if (!d) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "desc is NULL");
+    mh_rank_args *a = &args->rank;
+    mh_status s;
+    if ((s = check_sizes(ctx, d, &a->values)) != MH_OK) return s;
+    if ((s = check_footprint(ctx, d, &a->count)) != MH_OK) return s;
+    if (d->rank >= a->count)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "rank = %zu: the footprint has %zu set elements (ranks 0 to %zu)",
+                       d->rank, a->count, a->count - 1);
+    if ((s = mh_check_origin(ctx, "origin_row", d->origin_row, d->krows, "footprint side")) != MH_OK ||
+        (s = mh_check_origin(ctx, "origin_col", d->origin_col, d->kcols, "footprint side")) != MH_OK ||
+        (s = mh_check_mode(ctx, "mode", d->mode)) != MH_OK)
+        return s;
+    a->d = *d;
+    a->in = in, a->out = out;
+    return MH_OK;
+}
+
+static mh_status check_buffers(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const size_t in_bytes = a->values * mh_dtype_size(a->d.in_type);
+    const size_t out_bytes = a->values * mh_dtype_size(a->d.out_type);
+    mh_status s;
+    if ((s = mh_check_buffer(ctx, "in", a->in, in_bytes)) != MH_OK) return s;
+    if ((s = mh_check_buffer(ctx, "out", a->out, out_bytes)) != MH_OK) return s;
+    return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
+}
+
+/* The OpenMP row on the CPU; no CUDA row exists yet, so a CUDA context has no candidate. */
+static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
+{
+    (void)a;
+    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const none[] = {NULL};
+    if (mh_is_cpu(ctx)) return cpu;
+    if (why) snprintf(why, len, "rank filters run on the CPU backend only so far");
+    return none;
+}
+
+static const mh_row_group groups[] = {mh_rank_cpu_rows};
+
+static void describe(const mh_args *args, char *buf, size_t len)
+{
+    const mh_rank_desc *d = &args->rank.d;
+    snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, rank %zu of a %zu x %zu footprint of %zu, mode %s%s", d->batch,
+             d->rows, d->cols, d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->rank, d->krows,
+             d->kcols, args->rank.count, mh_mode_name(d->mode), d->structure ? ", a structure" : "");
+}
+
+const mh_op_table mh_rank_table = {
+    .op = MH_OP_RANK,
+    .name = "rank",
+    .groups = groups,
+    .ngroups = sizeof groups / sizeof groups[0],
+    .auto_order = auto_order,
+    .check_buffers = check_buffers,
+    .describe = describe,
+};
+
+mh_status mh_rank(mh_context *ctx, const char *variant, const mh_rank_desc *desc, const void *in, void *out)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_rank_args_init(ctx, &a, desc, in, out);
+    return s == MH_OK ? mh_dispatch(ctx, variant, &a) : s;
+}
+
+mh_status mh_rank_select(mh_context *ctx, const mh_rank_desc *desc, const mh_variant_info **chosen)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_rank_args_init(ctx, &a, desc, NULL, NULL);
+    return s == MH_OK ? mh_select(ctx, &a, chosen) : s;
+}
+
+mh_status mh_rank_supports(mh_context *ctx, const char *variant, const mh_rank_desc *desc)
+{
+    if (!ctx) return MH_ERR_INVALID_ARGUMENT;
+    mh_clear_error(ctx);
+    mh_args a;
+    mh_status s = mh_rank_args_init(ctx, &a, desc, NULL, NULL);
+    return s == MH_OK ? mh_supports(ctx, variant, &a) : s;
+}

@@ -1,0 +1,158 @@
+/* rank on the CPU (mh_rank: scipy.ndimage's selection filters).
+ *   cpu-reference  a window's keys sorted whole (insertion sort), the rank read off: the
+ *                  definition, for the tests
+ *   cpu-omp        a window's keys gathered once an output, the minimum or maximum by one scan,
+ *                  other ranks by a quickselect; OpenMP over the images' rows */
+#include "../core/internal.h"
+#include "../core/border.h"
+#include "../core/dtype.h"
+#include "../core/rank_key.h"
+
+#include <omp.h>
+#include <stdlib.h>
+
+/* The footprint's set elements as offsets from the output's position, in C order, with their
+ * structure's values as they are added (0 without one). */
+typedef struct rank_window {
+    long long *dr, *dc;
+    double *s;
+} rank_window;
+
+static int window_make(const mh_rank_args *a, rank_window *w)
+{
+    const mh_rank_desc *d = &a->d;
+    w->dr = malloc(a->count * sizeof *w->dr), w->dc = malloc(a->count * sizeof *w->dc);
+    w->s = malloc(a->count * sizeof *w->s);
+    if (!w->dr || !w->dc || !w->s) return 0;
+    const long long anchor_r = (long long)(d->krows / 2) + d->origin_row;
+    const long long anchor_c = (long long)(d->kcols / 2) + d->origin_col;
+    size_t n = 0;
+    for (size_t r = 0; r < d->krows; ++r)
+        for (size_t c = 0; c < d->kcols; ++c)
+            if (d->footprint[r * d->kcols + c]) {
+                w->dr[n] = (long long)r - anchor_r, w->dc[n] = (long long)c - anchor_c;
+                w->s[n++] = d->structure ? d->structure[r * d->kcols + c] : 0.0;
+            }
+    return 1;
+}
+
+static void window_free(rank_window *w) { free(w->dr), free(w->dc), free(w->s); }
+
+/* The keys of output (b, y, x, ch)'s window into keys (count of them). */
+static void gather(const mh_rank_args *a, const rank_window *w, size_t b, long long y, long long x, size_t ch,
+                   uint64_t *keys)
+{
+    const mh_rank_desc *d = &a->d;
+    const long long rows = (long long)d->rows, cols = (long long)d->cols;
+    for (size_t i = 0; i < a->count; ++i) {
+        const long long r = mh_border_index(y + w->dr[i], rows, d->mode);
+        const long long c = mh_border_index(x + w->dc[i], cols, d->mode);
+        double v = d->cval;
+        if (r >= 0 && c >= 0)
+            v = mh_load_double(a->in, ((b * d->rows + (size_t)r) * d->cols + (size_t)c) * d->channels + ch, d->in_type);
+        keys[i] = mh_rank_key(d->structure ? v + w->s[i] : v); /* + 0.0 would turn -0.0 into +0.0 */
+    }
+}
+
+static uint64_t select_sorted(uint64_t *keys, size_t n, size_t rank)
+{
+    for (size_t i = 1; i < n; ++i) {
+        const uint64_t k = keys[i];
+        size_t j = i;
+        for (; j > 0 && keys[j - 1] > k; --j) keys[j] = keys[j - 1];
+        keys[j] = k;
+    }
+    return keys[rank];
+}
+
+static void swap_keys(uint64_t *keys, size_t i, size_t j)
+{
+    const uint64_t t = keys[i];
+    keys[i] = keys[j], keys[j] = t;
+}
+
+/* The key of rank `rank` among keys[0 .. n), reordering them: partitions in three about a median
+ * of three (below, equal, above: the equal run is never empty, so each round shrinks the range),
+ * short ranges sorted. */
+static uint64_t select_quick(uint64_t *keys, size_t n, size_t rank)
+{
+    size_t lo = 0, hi = n;
+    for (;;) {
+        if (hi - lo <= 16) return select_sorted(keys + lo, hi - lo, rank - lo);
+        const uint64_t a = keys[lo], b = keys[lo + (hi - lo) / 2], c = keys[hi - 1];
+        const uint64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (keys[i] < pivot) swap_keys(keys, lt++, i++);
+            else if (keys[i] > pivot) swap_keys(keys, i, --gt);
+            else ++i;
+        }
+        if (rank < lt) hi = lt;
+        else if (rank >= gt) lo = gt;
+        else return pivot;
+    }
+}
+
+static uint64_t select_scan(const uint64_t *keys, size_t n, size_t rank)
+{
+    uint64_t best = keys[0];
+    for (size_t i = 1; i < n; ++i)
+        if (rank == 0 ? keys[i] < best : keys[i] > best) best = keys[i];
+    return best;
+}
+
+typedef uint64_t (*rank_select_fn)(uint64_t *keys, size_t n, size_t rank);
+
+/* Every output of the images, rows shared among OpenMP's threads (one thread where `parallel`
+ * is 0), each thread's keys in its own slice of one buffer. */
+static mh_status run_rows(const mh_rank_args *a, rank_select_fn pick, int parallel)
+{
+    const mh_rank_desc *d = &a->d;
+    rank_window w = {0};
+    const int threads = parallel ? omp_get_max_threads() : 1;
+    uint64_t *keys = malloc((size_t)threads * a->count * sizeof *keys);
+    if (!keys || !window_make(a, &w)) {
+        free(keys), window_free(&w);
+        return MH_ERR_OUT_OF_MEMORY;
+    }
+    const long long lines = (long long)(d->batch * d->rows);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) if (parallel)
+    for (long long line = 0; line < lines; ++line) {
+        uint64_t *mine = keys + (size_t)omp_get_thread_num() * a->count;
+        const size_t b = (size_t)line / d->rows;
+        const long long y = line % (long long)d->rows;
+        for (size_t x = 0; x < d->cols; ++x)
+            for (size_t ch = 0; ch < d->channels; ++ch) {
+                gather(a, &w, b, y, (long long)x, ch, mine);
+                const size_t at = (((size_t)line * d->cols) + x) * d->channels + ch;
+                mh_store_double(a->out, at, d->out_type, mh_rank_value(pick(mine, a->count, d->rank)));
+            }
+    }
+    free(keys), window_free(&w);
+    return MH_OK;
+}
+
+static mh_status reference_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_status s = run_rows(&args->rank, select_sorted, 0);
+    return s == MH_OK ? s : mh_fail(ctx, s, "rank/cpu-reference: out of host memory for the window's keys");
+}
+
+static mh_status omp_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const int extreme = a->d.rank == 0 || a->d.rank == a->count - 1;
+    const mh_status s = run_rows(a, extreme ? select_scan : select_quick, 1);
+    return s == MH_OK ? s : mh_fail(ctx, s, "rank/cpu-omp: out of host memory for the window's keys");
+}
+
+static const mh_row rows[] = {
+    {{"rank/cpu-reference", MH_OP_RANK, MH_BACKEND_CPU, 0, "host", "scipy.ndimage",
+      "a window's values sorted whole, the rank read off"},
+     mh_supports_any, reference_run, NULL, 0},
+    {{"rank/cpu-omp", MH_OP_RANK, MH_BACKEND_CPU, 1, "host", "ours",
+      "the minimum or maximum by one scan, other ranks by a quickselect; OpenMP over rows"},
+     mh_supports_any, omp_run, NULL, 0},
+};
+
+MH_ROW_GROUP(mh_rank_cpu_rows, rows)

@@ -1,0 +1,202 @@
+/* mh_rank: every row against an oracle written apart from them (its own border walk, a full sort
+ * under numpy's order), bit for bit, on random images, footprints with holes, ranks, origins,
+ * modes, dtypes and structures; NaN, infinities, signed zeros and ties among the values; and the
+ * refusals, each naming its argument. */
+#include "testing.h"
+#include "core/dtype.h"
+
+#include <stdint.h>
+
+static uint64_t state = 12345;
+static uint64_t next(void)
+{
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+}
+static size_t below(size_t n) { return (size_t)(next() % n); }
+
+/* Position i of an axis of n under `mode`, walked step by step as the mode's picture draws it
+ * (-1: the constant). */
+static long long oracle_index(long long i, long long n, mh_mode mode)
+{
+    if (mode == MH_MODE_CONSTANT) return i >= 0 && i < n ? i : -1;
+    if (mode == MH_MODE_NEAREST) return i < 0 ? 0 : i >= n ? n - 1 : i;
+    if (mode == MH_MODE_WRAP) return ((i % n) + n) % n;
+    if (mode == MH_MODE_MIRROR && n == 1) return 0;
+    while (i < 0 || i >= n) { /* reflect: d c b a | a b c d; mirror: d c b | a b c d */
+        if (i < 0) i = mode == MH_MODE_REFLECT ? -1 - i : -i;
+        if (i >= n) i = mode == MH_MODE_REFLECT ? 2 * n - 1 - i : 2 * n - 2 - i;
+    }
+    return i;
+}
+
+/* numpy's order with -0.0 below +0.0 and NaN last */
+static int before(double a, double b)
+{
+    if (b != b) return a == a;
+    if (a != a) return 0;
+    if (a == b) return signbit(a) && !signbit(b);
+    return a < b;
+}
+
+static double oracle_value(const mh_rank_desc *d, const void *in, size_t b, long long y, long long x, size_t ch)
+{
+    double window[15 * 15];
+    size_t n = 0;
+    const long long ar = (long long)(d->krows / 2) + d->origin_row, ac = (long long)(d->kcols / 2) + d->origin_col;
+    for (size_t r = 0; r < d->krows; ++r)
+        for (size_t c = 0; c < d->kcols; ++c) {
+            if (!d->footprint[r * d->kcols + c]) continue;
+            const long long iy = oracle_index(y + (long long)r - ar, (long long)d->rows, d->mode);
+            const long long ix = oracle_index(x + (long long)c - ac, (long long)d->cols, d->mode);
+            double v = iy < 0 || ix < 0 ? d->cval
+                                        : mh_load_double(in, ((b * d->rows + (size_t)iy) * d->cols + (size_t)ix) *
+                                                                 d->channels + ch, d->in_type);
+            if (d->structure) v += d->structure[r * d->kcols + c];
+            size_t j = n++;
+            for (; j > 0 && before(v, window[j - 1]); --j) window[j] = window[j - 1];
+            window[j] = v;
+        }
+    return window[d->rank];
+}
+
+static double random_value(mh_dtype t, int specials)
+{
+    const size_t pick = below(16);
+    if (specials && (t == MH_F32 || t == MH_F64)) {
+        static const double special[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0};
+        if (pick < 5) return special[pick];
+    }
+    switch (t) {
+    case MH_U8: return (double)below(256);
+    case MH_I8: return (double)below(256) - 128.0;
+    case MH_I16: return (double)below(65536) - 32768.0;
+    case MH_U16: return (double)below(65536);
+    case MH_I32: return (double)(int32_t)next();
+    case MH_U32: return (double)(uint32_t)next();
+    default: return pick < 8 ? (double)below(7) - 3.0 : ((double)(int64_t)(next() >> 11) - 2e15) * 1e-3;
+    }
+}
+
+/* element i of a typed array written from v; int64 and uint64 take full-width integers */
+static void put(void *p, size_t i, mh_dtype t, double v)
+{
+    if (t == MH_I64) ((int64_t *)p)[i] = below(4) ? (int64_t)v : (int64_t)next();
+    else if (t == MH_U64) ((uint64_t *)p)[i] = below(4) ? (uint64_t)fabs(v) : next();
+    else mh_store_double(p, i, t, v);
+}
+
+static const mh_dtype types[] = {MH_F32, MH_F64, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_U32, MH_I64, MH_U64};
+enum { NTYPES = sizeof types / sizeof types[0] };
+
+static void one_case(mh_context *cpu, int i)
+{
+    unsigned char footprint[15 * 15];
+    double structure[15 * 15];
+    mh_rank_desc d = {1 + below(2), 1 + below(i % 5 == 0 ? 3 : 19), 1 + below(i % 7 == 0 ? 2 : 23), 1 + below(3)};
+    d.in_type = types[below(NTYPES)];
+    d.out_type = below(3) ? d.in_type : types[below(NTYPES)];
+    const int big = i % 11 == 0; /* past 16 set elements: the quickselect's partitions */
+    d.krows = 1 + below(big ? 15 : 6), d.kcols = 1 + below(big ? 15 : 6);
+    size_t count = 0;
+    for (size_t k = 0; k < d.krows * d.kcols; ++k) {
+        footprint[k] = (unsigned char)(below(5) != 0 ? 1 + below(3) : 0);
+        structure[k] = (double)below(9) - 4.0 + 0.25 * (double)below(4);
+        count += footprint[k] != 0;
+    }
+    if (!count) footprint[below(d.krows * d.kcols)] = 1, count = 1;
+    d.footprint = footprint;
+    d.rank = below(3) == 0 ? 0 : below(2) == 0 ? count - 1 : below(count);
+    if (below(4) == 0) d.structure = structure;
+    d.origin_row = (long long)below(d.krows) - (long long)(d.krows / 2);
+    d.origin_col = (long long)below(d.kcols) - (long long)(d.kcols / 2);
+    d.mode = (mh_mode)below(5);
+    d.cval = below(4) ? random_value(MH_F64, 0) : NAN;
+    const size_t values = d.batch * d.rows * d.cols * d.channels;
+    void *in = malloc(values * 8), *got = malloc(values * 8), *want = malloc(values * 8);
+    for (size_t k = 0; k < values; ++k) put(in, k, d.in_type, random_value(d.in_type, 1));
+    for (size_t b = 0; b < d.batch; ++b)
+        for (size_t y = 0; y < d.rows; ++y)
+            for (size_t x = 0; x < d.cols; ++x)
+                for (size_t ch = 0; ch < d.channels; ++ch)
+                    mh_store_double(want, ((b * d.rows + y) * d.cols + x) * d.channels + ch, d.out_type,
+                                    oracle_value(&d, in, b, (long long)y, (long long)x, ch));
+    for (size_t v = 0; v < mh_variant_count(MH_OP_RANK); ++v) {
+        const char *name = mh_variant(MH_OP_RANK, v)->name;
+        memset(got, 0xa5, values * 8);
+        const mh_status s = mh_rank(cpu, name, &d, in, got);
+        size_t first = values;
+        for (size_t k = 0; k < values && first == values; ++k)
+            if (memcmp((char *)got + k * mh_dtype_size(d.out_type), (char *)want + k * mh_dtype_size(d.out_type),
+                       mh_dtype_size(d.out_type)))
+                first = k;
+        CHECK(s == MH_OK && first == values,
+              "case %d, %s: %zu x %zu x %zu x %zu %s -> %s, footprint %zu x %zu (%zu set), rank %zu, origins %lld %lld, "
+              "mode %s%s: %s; first wrong output %zu of %zu (%s)",
+              i, name, d.batch, d.rows, d.cols, d.channels, mh_dtype_name(d.in_type), mh_dtype_name(d.out_type),
+              d.krows, d.kcols, count, d.rank, d.origin_row, d.origin_col, mh_mode_name(d.mode),
+              d.structure ? ", a structure" : "", mh_status_str(s), first, values, mh_context_error(cpu));
+    }
+    free(in), free(got), free(want);
+}
+
+static void refusals(mh_context *cpu)
+{
+    unsigned char footprint[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, none[9] = {0};
+    const double structure[9] = {0};
+    float in[16] = {0}, out[16];
+    const mh_rank_desc good = {1, 4, 4, 1, MH_F32, MH_F32, footprint, 3, 3, NULL, 4, 0, 0, MH_MODE_REFLECT, 0.0};
+    CHECK(mh_rank(cpu, NULL, &good, in, out) == MH_OK, "the good call: %s", mh_context_error(cpu));
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, NULL, in, out), "desc");
+    mh_rank_desc d = good;
+    d.rows = 0;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "rows = 0");
+    d = good, d.channels = 0;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "channels = 0");
+    d = good, d.in_type = MH_F16;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "in_type = 1 (float16)");
+    d = good, d.out_type = MH_BF16;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "out_type = 11 (bfloat16)");
+    d = good, d.out_type = (mh_dtype)99;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "out_type = 99");
+    d = good, d.footprint = NULL;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "footprint is NULL");
+    d = good, d.footprint = none;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "no element is set");
+    d = good, d.kcols = 0;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "kcols = 0");
+    d = good, d.rank = 9;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "rank = 9");
+    d = good, d.structure = structure;
+    CHECK(mh_rank(cpu, NULL, &d, in, out) == MH_OK, "a structure: %s", mh_context_error(cpu));
+    d = good, d.origin_row = 2;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "origin_row = 2");
+    d = good, d.origin_col = -2;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "origin_col = -2");
+    d = good, d.mode = (mh_mode)7;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "mode = 7");
+    d = good, d.batch = SIZE_MAX / 2;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "overflows");
+    d = good, d.krows = SIZE_MAX / 2, d.kcols = 4;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "footprint's size overflows");
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &good, in, in + 2), "out");
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &good, in, NULL), "out");
+    CHECK(mh_rank(cpu, "nonesuch", &good, in, out) != MH_OK, "an unknown variant runs");
+    const mh_variant_info *chosen = NULL;
+    CHECK(mh_rank_select(cpu, &good, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-omp"),
+          "auto on the CPU: %s", chosen ? chosen->name : mh_context_error(cpu));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "cpu")) {
+        fprintf(stderr, "usage: test_rank cpu\n");
+        return 2;
+    }
+    mh_context *cpu = NULL;
+    if (mh_context_create(&cpu, MH_CPU) != MH_OK) return 1;
+    refusals(cpu);
+    for (int i = 0; i < 600; ++i) one_case(cpu, i);
+    mh_context_destroy(cpu);
+    return test_finish("test_rank cpu");
+}
