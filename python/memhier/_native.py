@@ -77,6 +77,13 @@ class SepfilterDesc(ctypes.Structure):
                 ("order", ctypes.c_int), ("cval", ctypes.c_double), ("sums", ctypes.c_int)]
 
 
+class RankDesc(ctypes.Structure):
+    _fields_ = [("batch", c_size), ("rows", c_size), ("cols", c_size), ("channels", c_size), ("in_type", ctypes.c_int),
+                ("out_type", ctypes.c_int), ("footprint", ctypes.c_void_p), ("krows", c_size), ("kcols", c_size),
+                ("structure", ctypes.c_void_p), ("rank", c_size), ("origin_row", ctypes.c_longlong),
+                ("origin_col", ctypes.c_longlong), ("mode", ctypes.c_int), ("cval", ctypes.c_double)]
+
+
 # mh_sepfilter_order: the passes one after the other, or both from the input and summed
 SEPFILTER_VERTICAL_FIRST, SEPFILTER_HORIZONTAL_FIRST, SEPFILTER_SUM = 0, 1, 2
 # mh_sepfilter_sums: a float64 call's products added with fused multiply-adds, or in scipy's order
@@ -170,6 +177,8 @@ _PROTOTYPES = {
     "mh_histogram_weighted": (_I, [c_ctx, _C, _I, _P, _P, _S, _I, ctypes.c_double, ctypes.c_double, _P, _P, _P]),
     "mh_histogram_select": (_I, [c_ctx, _S, _I, _I, _VI_PP]),
     "mh_sepfilter": (_I, [c_ctx, _C, ctypes.POINTER(SepfilterDesc), _P, _P]),
+    "mh_rank": (_I, [c_ctx, _C, ctypes.POINTER(RankDesc), _P, _P]),
+    "mh_rank_select": (_I, [c_ctx, ctypes.POINTER(RankDesc), _VI_PP]),
     "mh_sepfilter_select": (_I, [c_ctx, ctypes.POINTER(SepfilterDesc), _VI_PP]),
     "mh_sepfilter_sum": (_I, [c_ctx, _C, ctypes.POINTER(SepfilterDesc), _S, _P, _P]),
 }

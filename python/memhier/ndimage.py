@@ -3,7 +3,8 @@ scipy's signatures, defaults and results: correlate and convolve with weights of
 any axes (over the last two axes one launch for the whole array: images, stacks (N, H, W), the
 lines of a volume), correlate1d and convolve1d along any axis, and the filters scipy builds from
 them: gaussian_filter(1d) (derivatives of any order), uniform_filter(1d), sobel, prewitt, laplace and
-gaussian_laplace. Every boundary mode (scipy's default 'reflect', 'constant' with cval,
+gaussian_laplace; and the selection filters on memhier's rank op (_rank.py: median, rank,
+percentile, minimum and maximum filters, grey morphology). Every boundary mode (scipy's default 'reflect', 'constant' with cval,
 'nearest', 'mirror', 'wrap' and the 'grid-' aliases) and `origin`, matched to `axes` as scipy
 matches them.
 
@@ -1718,3 +1719,8 @@ def _gaussian_laplace_terms(ndim, sigma, mode, truncate, radius, axes):
                                      radius, None)) for i, a in enumerate(ax)]
 
 
+
+
+from ._rank import black_tophat, grey_closing, grey_dilation, grey_erosion, grey_opening, maximum_filter, \
+    maximum_filter1d, median_filter, minimum_filter, minimum_filter1d, morphological_gradient, percentile_filter, \
+    rank_filter, white_tophat  # noqa: E402 - the selection filters, one module of their own

@@ -204,7 +204,7 @@ def test_registry_and_select():
     assert {"conv1d/cudnn", "conv2d/cudnn", "conv2d/npp"} <= set(takes)
     assert len(memhier.variants()) == sum(len(memhier.variants(op)) for op in
                                           ("conv1d", "conv2d", "transpose", "coalescing", "matmul", "reduce",
-                                           "histogram", "sepfilter"))
+                                           "histogram", "sepfilter", "rank"))
     assert memhier.select("conv1d", n=1000, k=7, device="cpu").startswith("conv1d/cpu")
     assert memhier.select("matmul", m=64, k=64, n=64, device="cpu").startswith("matmul/cpu")
     assert memhier.select("histogram", n=100, bins=256, bytes=True, device="cpu").startswith("histogram/")

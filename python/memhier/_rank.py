@@ -1,0 +1,478 @@
+"""scipy.ndimage's selection filters on memhier's rank op (mh_rank): minimum_filter(1d),
+maximum_filter(1d), rank_filter, median_filter, percentile_filter and the grey morphology built
+from them, with scipy's signatures, arguments and errors. memhier.ndimage exports them.
+
+Each output is a value of its window (or cval, or with a structure a value minus or plus the
+structure's), read as float64 as scipy reads it and stored with scipy's cast, so that a result
+equals scipy's bit for bit wherever its window holds no NaN. Windows are ordered as numpy sorts
+(NaN above every number): the minimum of a window holding NaN and numbers is its least number,
+the maximum NaN, where scipy's answer depends on where the NaN sits. A minimum or maximum over a
+whole rectangle runs as scipy runs it, one 1-D pass an axis (each stored in the output's dtype,
+a mode an axis); other footprints reach over at most two of the input's axes (the others:
+batches of lines or interleaved values). float16 is computed in float32, bool as its bytes:
+both exact for a selection."""
+import collections
+import ctypes
+import numbers
+import warnings
+
+import numpy as np
+
+from . import _arrays
+from ._call import Call, ScipyArgumentError, cval_arg, mode_arg, origin_list, variant_arg
+from ._convert import assign, contiguous, empty_like_kind, on_device, overlaps
+from ._native import DTYPES as NATIVE_DTYPES, RankDesc, Unsupported, lib
+
+__all__ = ["minimum_filter1d", "maximum_filter1d", "minimum_filter", "maximum_filter", "rank_filter",
+           "median_filter", "percentile_filter", "grey_erosion", "grey_dilation", "grey_opening", "grey_closing",
+           "morphological_gradient", "white_tophat", "black_tophat"]
+
+
+# One library call: the footprint (2-D) over `axes` (one or two of the input's), their origins, the
+# rank, the mode's code, the structure (or None), and whether cval is held in the input's dtype
+# (scipy's footprint and rank paths) or as a float64 (its separable 1-D passes' line buffers).
+Step = collections.namedtuple("Step", "footprint axes origins rank mode structure cval_in_dtype")
+
+
+def _library_dtype(dtype):
+    """The dtype the library reads or writes for an array of `dtype` (in the machine's byte order,
+    float16 widened to float32, bool read as its bytes), or a refusal naming it."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        raise TypeError("Complex type not supported")
+    dtype = dtype.newbyteorder("=")
+    if dtype == np.float16:
+        return np.dtype(np.float32)
+    if dtype.name not in NATIVE_DTYPES or dtype.name == "bfloat16":
+        raise Unsupported("unsupported", f"dtype {dtype}: the rank filters read and write bool, 8- to 64-bit "
+                                         "integers, float16, float32 and float64")
+    return dtype
+
+
+def _input(input):
+    if isinstance(input, (list, tuple)):
+        input = np.asarray(input)
+    op = _arrays.Operand(input, "input")
+    _library_dtype(op.dtype)
+    if len(op.shape) == 0:
+        raise ValueError("input: a 0-d array; filters need at least one axis")
+    return op
+
+
+def _output(output, src):
+    """scipy's `output` (None: the input's dtype; a dtype; an array of the input's shape)."""
+    shape = tuple(src.shape)
+    if output is None or isinstance(output, (type, np.dtype, str)):
+        dtype = src.dtype if output is None else np.dtype(output)
+        _library_dtype(dtype)
+        return _arrays.made(empty_like_kind(src, shape, dtype), "output", src, shape, dtype)
+    op = _arrays.Operand(output, "output")
+    _library_dtype(op.dtype)
+    if op.kind == "numpy" and not op.obj.flags.writeable:
+        raise ValueError("output: a read-only array (its flags.writeable is False); pass a writable one")
+    _arrays.same_place(src, op)
+    if tuple(op.shape) != shape:
+        raise ValueError(f"output: shape {tuple(op.shape)}, the call writes {shape}")
+    return op
+
+
+def _axes(axes, ndim):
+    """scipy's `axes`: every axis for None, else distinct axes in the order given."""
+    if axes is None:
+        return list(range(ndim))
+    listed = axes.tolist() if isinstance(axes, np.ndarray) else list(axes) if isinstance(axes, (list, tuple)) \
+        else [axes]
+    for a in listed:
+        if isinstance(a, bool) or not isinstance(a, (numbers.Integral, np.integer)):
+            raise TypeError(f"axes: {a!r} cannot be interpreted as an integer")
+        if not -ndim <= int(a) < ndim:
+            raise ValueError(f"axes: axis {a} is out of range for a {ndim}-D input")
+    listed = [int(a) % ndim for a in listed]
+    if len(set(listed)) != len(listed):
+        raise ValueError("axes must be unique")
+    return listed
+
+
+def _per_axis(value, n, name):
+    """One value for each of n axes: a sequence of n, or one repeated."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        return [value] * n
+    values = list(value)
+    if len(values) != n:
+        raise ScipyArgumentError(f"{name}: {value!r}; {n} filtered axes take one {name} or {n} (scipy: sequence "
+                                 "argument must have length equal to input rank)")
+    return values
+
+
+def _check_origin(origin, side, axis):
+    if not 0 <= side // 2 + origin < side:
+        raise ValueError(f"invalid origin: origin {origin} on axis {axis} with a side of {side} (a side of {side} "
+                         f"takes origins {-(side // 2)} .. {(side - 1) // 2})")
+
+
+class _Call:
+    """One library call on x (contiguous, of the library's dtype) into y (the same) for a Step, its
+    footprint over axes (a, b), a < b, or (a) (a column), or none (one element)."""
+
+    def __init__(self, options):
+        self.variant, self.device, self.context = options
+
+    def __call__(self, x, y, step, cval):
+        shape, axes = tuple(int(n) for n in x.shape), step.axes
+        if len(axes) == 2 and axes[1] != axes[0] + 1:  # the second axis brought beside the first
+            moved = [i for i in range(len(shape)) if i != axes[1]]
+            moved.insert(axes[0] + 1, axes[1])
+            xm = _arrays.Operand(contiguous(x.obj.transpose(moved), x.kind), "input")
+            ym = _arrays.Operand(empty_like_kind(x, tuple(shape[i] for i in moved), y.dtype), "output")
+            self(xm, ym, step._replace(axes=[axes[0], axes[0] + 1]), cval)
+            with on_device(x):
+                assign(y.obj, ym.obj.transpose(np.argsort(moved)), x.kind)
+            return
+        # the array as (lines before, rows, cols, values after): one axis is rows (cols 1), none a line
+        a = axes[0] if axes else len(shape)
+        b = axes[1] if len(axes) == 2 else a
+        rows = shape[a] if axes else 1
+        cols = shape[b] if len(axes) == 2 else 1
+        fp = np.ascontiguousarray(step.footprint, dtype=np.uint8)
+        st = None if step.structure is None else np.ascontiguousarray(step.structure, dtype=np.float64)
+        desc = RankDesc(int(np.prod(shape[:a], dtype=np.int64)), rows, cols, int(np.prod(shape[b + 1:], dtype=np.int64)),
+                        NATIVE_DTYPES[_library_dtype(x.dtype).name], NATIVE_DTYPES[_library_dtype(y.dtype).name],
+                        fp.ctypes.data, fp.shape[0], fp.shape[1], None if st is None else st.ctypes.data, step.rank,
+                        step.origins[0], step.origins[1] if len(step.origins) == 2 else 0, step.mode, cval)
+        call = Call([x], self.device, self.context)
+        call.run(lib.mh_rank(call.ctx, variant_arg(self.variant), ctypes.byref(desc), call.ptr(x), call.out_ptr(y)))
+
+
+def _library_array(op):
+    """op as the library reads it: contiguous, in the machine's byte order, float16 widened to
+    float32, bool as uint8."""
+    obj = op.obj
+    if not op.dtype.isnative:
+        obj = obj.astype(op.dtype.newbyteorder("="))
+        op = _arrays.Operand(obj, op.name)
+    if op.dtype == np.float16:
+        obj = obj.astype(np.float32)
+    elif op.dtype == np.bool_:
+        obj = obj.view(np.uint8) if op.contiguous else contiguous(obj, op.kind).view(np.uint8)
+    elif not op.contiguous:
+        obj = contiguous(obj, op.kind)
+    return op if obj is op.obj else _arrays.Operand(obj, op.name)
+
+
+def _filter(src, output, steps, options, cval):
+    """steps (footprint, axes, origins, rank, mode, structure) run in turn, each from the last's
+    result, each stored in the output's dtype (scipy's separable minimum and maximum); none: a
+    copy. The result lands in `output`."""
+    out = _output(output, src)
+    if src.size == 0:
+        return out.obj
+    if not steps:
+        with on_device(src):
+            assign(out.obj, src.obj, src.kind)
+        return out.obj
+    run = _Call(options)
+    x = _library_array(src)
+    lib_out = _library_dtype(out.dtype)
+    direct = out.contiguous and out.dtype == lib_out and not overlaps(out, src)
+    for i, step in enumerate(steps):
+        last = i == len(steps) - 1
+        y = out if last and direct else \
+            _arrays.Operand(empty_like_kind(src, tuple(src.shape), lib_out), "output")
+        run(x, y, step, _in_dtype(cval, x.dtype) if step.cval_in_dtype else cval)
+        x = y
+    if x is not out:
+        with on_device(src):
+            assign(out.obj, x.obj.view(np.bool_) if out.dtype == np.bool_ else x.obj, src.kind)
+    return out.obj
+
+
+def _in_dtype(cval, dtype):
+    """cval as scipy's footprint and rank paths hold it: cast to the input's dtype as the library
+    reads it (C's cast: an integer truncated and wrapped; a bool as its byte, so 0.3 is 0), read
+    back as a float."""
+    with np.errstate(all="ignore"):
+        return float(np.array([cval], np.float64).astype(dtype)[0])
+
+
+def _full_footprint(footprint, ndim, axes):
+    """The footprint over every axis of the input (scipy's _expand_footprint), as bool."""
+    fp = np.asarray(footprint, dtype=bool)
+    if len(axes) < ndim:
+        if fp.ndim != len(axes):
+            raise ScipyArgumentError(f"footprint.ndim ({fp.ndim}) must match len(axes) ({len(axes)})")
+        fp = np.expand_dims(fp, tuple(a for a in range(ndim) if a not in axes))
+    if fp.ndim != ndim:
+        raise ScipyArgumentError(f"footprint.ndim ({fp.ndim}) must match len(axes) ({len(axes)})")
+    return fp
+
+
+def _full_origins(origin, ndim, axes):
+    given = origin_list(origin, len(axes))
+    origins = [0] * ndim
+    for o, a in zip(given, axes):
+        origins[a] = o
+    return origins
+
+
+def _window_step(fp, origins, rank, mode, structure=None):
+    """One library step for a footprint over every axis (size-1 axes dropped): refused past two
+    axes."""
+    for a, (o, side) in enumerate(zip(origins, fp.shape)):
+        _check_origin(o, side, a)
+    axes = [a for a, side in enumerate(fp.shape) if side > 1]
+    if len(axes) > 2:
+        raise Unsupported("unsupported", f"footprint of shape {fp.shape}: it reaches over {len(axes)} axes; "
+                                         "memhier's rank filters take footprints over one or two axes")
+    squeezed = fp.reshape(([fp.shape[a] for a in axes] + [1, 1])[:2])
+    st = None if structure is None else np.asarray(structure, np.float64).reshape(squeezed.shape)
+    return Step(squeezed, axes, [origins[a] for a in axes] or [0], rank, mode_arg(mode), st, True)
+
+
+def _separable_steps(input_ndim, sizes, axes, origins, modes, minimum):
+    """scipy's separable minimum or maximum: a 1-D pass along each axis of size past 1, in `axes`
+    order, each with its own mode and origin."""
+    steps = []
+    for a, size, o, mode in zip(axes, sizes, origins, modes):
+        size = int(size)
+        if size < 1:
+            raise ScipyArgumentError(f"size: {size} along axis {a}; a filter size is at least 1 (scipy: incorrect "
+                                     "filter size)")
+        _check_origin(int(o), size, a)
+        if size > 1:
+            steps.append(Step(np.ones((size, 1), bool), [a], [int(o)], 0 if minimum else size - 1, mode_arg(mode), None,
+                              False))
+    return steps
+
+
+def _min_or_max(input, size, footprint, structure, output, mode, cval, origin, minimum, axes, options):
+    """scipy's _min_or_max_filter."""
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+    src = _input(input)
+    ndim = len(src.shape)
+    ax = _axes(axes, ndim)
+    if structure is None and footprint is not None:
+        footprint = np.asarray(footprint, dtype=bool)
+        if not footprint.any():
+            raise ValueError("All-zero footprint is not supported.")
+        if footprint.all():
+            size, footprint = footprint.shape, None
+    if structure is None and footprint is None:
+        if size is None:
+            raise ScipyArgumentError("no footprint provided: give size or footprint (scipy: no footprint provided)")
+        sizes = _per_axis(size, len(ax), "size")
+        steps = _separable_steps(ndim, sizes, ax, _per_axis(origin, len(ax), "origin"), _per_axis(mode, len(ax),
+                                                                                                  "mode"), minimum)
+    else:
+        if structure is not None:
+            structure = np.asarray(structure, dtype=np.float64)
+        footprint = np.ones(structure.shape, bool) if footprint is None else np.asarray(footprint, dtype=bool)
+        fp = _full_footprint(footprint, ndim, ax)
+        if structure is not None:
+            if src.dtype != np.float64:
+                raise Unsupported("unsupported", f"structure on a {src.dtype} image: scipy holds each sum of a value "
+                                                 "and the structure in the image's dtype (integers wrap, float32 "
+                                                 "rounds); memhier adds them in float64, scipy's sums for float64 "
+                                                 "images only: convert the image to float64")
+            if structure.ndim != len(ax):
+                raise ScipyArgumentError("structure array has incorrect shape")
+            structure = np.expand_dims(structure, tuple(a for a in range(ndim) if a not in ax))
+            if structure.shape != fp.shape:
+                raise ScipyArgumentError(f"structure array has incorrect shape: {structure.shape}, the footprint's "
+                                         f"{fp.shape}")
+        rank = 0 if minimum else int(fp.sum()) - 1
+        added = None if structure is None else -structure if minimum else structure  # the library adds it
+        steps = [_window_step(fp, _full_origins(origin, ndim, ax), rank, mode, added)]
+    return _filter(src, output, steps, options, cval_arg(cval, in_float64=True))
+
+
+def _rank(input, rank, size, footprint, output, mode, cval, origin, operation, axes, options):
+    """scipy's _rank_filter: rank, median or percentile over the footprint."""
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+    src = _input(input)
+    ndim = len(src.shape)
+    ax = _axes(axes, ndim)
+    if footprint is None:
+        if size is None:
+            raise ScipyArgumentError("no footprint or filter size provided")
+        footprint = np.ones([int(s) for s in _per_axis(size, len(ax), "size")], dtype=bool)
+    fp = _full_footprint(footprint, ndim, ax)
+    origins = _full_origins(origin, ndim, ax)
+    for a, (o, side) in enumerate(zip(origins, fp.shape)):
+        _check_origin(o, side, a)
+    count = int(fp.sum())
+    if operation == "median":
+        rank = count // 2
+    elif operation == "percentile":
+        percentile = float(rank)
+        if percentile < 0.0:
+            percentile += 100.0
+        if not 0.0 <= percentile <= 100.0:
+            raise ScipyArgumentError(f"invalid percentile: {rank!r} (from -100 to 100)")
+        rank = count - 1 if percentile == 100.0 else int(float(count) * percentile / 100.0)
+    elif isinstance(rank, bool) or not isinstance(rank, (numbers.Integral, np.integer)):
+        raise TypeError(f"rank: expected an int, got {rank!r}")
+    rank = int(rank)
+    if rank < 0:
+        rank += count
+    if not 0 <= rank < count:
+        raise ScipyArgumentError(f"rank not within filter footprint size: rank {rank} of {count} elements")
+    if rank in (0, count - 1):  # scipy's minimum or maximum filter with the footprint
+        return _min_or_max(input, None, fp, None, output, mode, cval, origins, rank == 0, None, options)
+    return _filter(src, output, [_window_step(fp, origins, rank, mode)], options, cval_arg(cval, in_float64=True))
+
+
+def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
+                     device=None, context=None):
+    """scipy.ndimage.minimum_filter1d: the least value of each window of `size` along `axis`."""
+    return _filter1d(input, size, axis, output, mode, cval, origin, True, (variant, device, context))
+
+
+def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
+                     device=None, context=None):
+    """scipy.ndimage.maximum_filter1d: the largest value of each window of `size` along `axis`."""
+    return _filter1d(input, size, axis, output, mode, cval, origin, False, (variant, device, context))
+
+
+def _filter1d(input, size, axis, output, mode, cval, origin, minimum, options):
+    src = _input(input)
+    ndim = len(src.shape)
+    if isinstance(axis, bool) or not isinstance(axis, (numbers.Integral, np.integer)):
+        raise TypeError(f"axis: {axis!r} cannot be interpreted as an integer")
+    if not -ndim <= int(axis) < ndim:
+        raise ValueError(f"axis: {axis} is out of range for a {ndim}-D input")
+    if isinstance(mode, (list, tuple)):
+        raise ScipyArgumentError(f"mode: {mode!r}; a 1-D filter takes one mode")
+    steps = _separable_steps(ndim, [size], [int(axis) % ndim], [origin], [mode], minimum)
+    return _filter(src, output, steps, options, cval_arg(cval, in_float64=True))
+
+
+def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
+                   variant="auto", device=None, context=None):
+    """scipy.ndimage.minimum_filter: the least value under the footprint (a size: a rectangle, run
+    as 1-D passes)."""
+    return _min_or_max(input, size, footprint, None, output, mode, cval, origin, True, axes,
+                       (variant, device, context))
+
+
+def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
+                   variant="auto", device=None, context=None):
+    """scipy.ndimage.maximum_filter: the largest value under the footprint."""
+    return _min_or_max(input, size, footprint, None, output, mode, cval, origin, False, axes,
+                       (variant, device, context))
+
+
+def rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *,
+                axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.rank_filter: the value of rank `rank` (negative: from the end) under the
+    footprint."""
+    return _rank(input, rank, size, footprint, output, mode, cval, origin, "rank", axes, (variant, device, context))
+
+
+def median_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
+                  variant="auto", device=None, context=None):
+    """scipy.ndimage.median_filter: the value of rank count // 2 under the footprint."""
+    return _rank(input, 0, size, footprint, output, mode, cval, origin, "median", axes, (variant, device, context))
+
+
+def percentile_filter(input, percentile, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
+                      *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.percentile_filter: the value of rank int(count p / 100) (the last at 100; a
+    negative p counts from 100)."""
+    return _rank(input, percentile, size, footprint, output, mode, cval, origin, "percentile", axes,
+                 (variant, device, context))
+
+
+def _morphology_args(size, footprint, structure):
+    if size is None and footprint is None and structure is None:
+        raise ValueError("size, footprint, or structure must be specified")
+
+
+def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
+                 *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.grey_erosion: the minimum over the footprint of the input minus the structure."""
+    _morphology_args(size, footprint, structure)
+    return _min_or_max(input, size, footprint, structure, output, mode, cval, origin, True, axes,
+                       (variant, device, context))
+
+
+def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
+                  *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.grey_dilation: the maximum over the mirrored footprint of the input plus the
+    mirrored structure, each origin negated (one less on an axis of even size), as scipy does."""
+    _morphology_args(size, footprint, structure)
+    if structure is not None:
+        structure = np.asarray(structure)
+        structure = structure[(slice(None, None, -1),) * structure.ndim]
+    if footprint is not None:
+        footprint = np.asarray(footprint)
+        footprint = footprint[(slice(None, None, -1),) * footprint.ndim]
+    ax = _axes(axes, len(_input(input).shape))
+    origins = origin_list(origin, len(ax))
+    for i in range(len(origins)):
+        side = footprint.shape[i] if footprint is not None else structure.shape[i] if structure is not None \
+            else _per_axis(size, len(ax), "size")[i]
+        origins[i] = -origins[i] - (0 if int(side) & 1 else 1)
+    return _min_or_max(input, size, footprint, structure, output, mode, cval, origins, False, axes,
+                       (variant, device, context))
+
+
+def _in_turn(first, second, input, size, footprint, structure, output, mode, cval, origin, options):
+    """first, then second on its result into `output` (grey opening and closing, as scipy makes them)."""
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+    tmp = first(input, size, footprint, structure, None, mode, cval, origin, **options)
+    return second(tmp, size, footprint, structure, output, mode, cval, origin, **options)
+
+
+def grey_opening(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
+                 *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.grey_opening: grey_erosion, then grey_dilation."""
+    return _in_turn(grey_erosion, grey_dilation, input, size, footprint, structure, output, mode, cval, origin,
+                    dict(axes=axes, variant=variant, device=device, context=context))
+
+
+def grey_closing(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
+                 *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.grey_closing: grey_dilation, then grey_erosion."""
+    return _in_turn(grey_dilation, grey_erosion, input, size, footprint, structure, output, mode, cval, origin,
+                    dict(axes=axes, variant=variant, device=device, context=context))
+
+
+def morphological_gradient(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0,
+                           origin=0, *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.morphological_gradient: grey_dilation minus grey_erosion, in the dtype's own
+    arithmetic (integers wrap) as scipy subtracts them."""
+    options = dict(axes=axes, variant=variant, device=device, context=context)
+    tmp = grey_dilation(input, size, footprint, structure, None, mode, cval, origin, **options)
+    if output is not None and not isinstance(output, (type, np.dtype, str)):
+        grey_erosion(input, size, footprint, structure, output, mode, cval, origin, **options)
+        return np.subtract(tmp, output, output)
+    return tmp - grey_erosion(input, size, footprint, structure, None, mode, cval, origin, **options)
+
+
+def _tophat(input, size, footprint, structure, output, mode, cval, origin, options, white):
+    first, second = (grey_erosion, grey_dilation) if white else (grey_dilation, grey_erosion)
+    tmp = _in_turn(first, second, input, size, footprint, structure, output, mode, cval, origin, options)
+    x = np.asarray(input) if isinstance(input, (list, tuple)) else input
+    a, b = (x, tmp) if white else (tmp, x)
+    if x.dtype == np.bool_ and tmp.dtype == np.bool_:
+        np.bitwise_xor(a, b, out=tmp)
+    else:
+        np.subtract(a, b, out=tmp)
+    return tmp
+
+
+def white_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
+                 *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.white_tophat: the input minus its grey opening."""
+    return _tophat(input, size, footprint, structure, output, mode, cval, origin,
+                   dict(axes=axes, variant=variant, device=device, context=context), True)
+
+
+def black_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
+                 *, axes=None, variant="auto", device=None, context=None):
+    """scipy.ndimage.black_tophat: the grey closing minus the input."""
+    return _tophat(input, size, footprint, structure, output, mode, cval, origin,
+                   dict(axes=axes, variant=variant, device=device, context=context), False)

@@ -1,0 +1,178 @@
+"""memhier.ndimage's selection filters (rank op, CPU backend) against scipy.ndimage: bit for bit
+on NaN-free data of every dtype, footprints with holes, sizes, origins, every mode, axes and
+N-D arrays; numpy's order where a window holds NaN; the refusals, each naming what it refuses."""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.ndimage as nd
+
+import memhier
+import memhier.ndimage as mnd
+
+DTYPES = [np.float32, np.float64, np.uint8, np.int8, np.uint16, np.int16, np.int32, np.uint32, np.int64, np.uint64,
+          np.bool_]
+MODES = ["reflect", "constant", "nearest", "mirror", "wrap", "grid-wrap", "grid-constant", "grid-mirror"]
+
+
+def image(rng, shape, dtype):
+    if dtype == np.bool_:
+        return rng.random(shape) > 0.5
+    if np.dtype(dtype).kind == "f":
+        x = rng.random(shape) * 300 - 100
+        x[rng.random(shape) < 0.1] = 0.0  # ties, and dark values beside bright ones
+        x[rng.random(shape) < 0.05] = 1e30
+        return x.astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), shape, endpoint=True).astype(dtype)
+
+
+def same(fn, *args, **kw):
+    """scipy's and memhier's results of fn: equal bits and dtype, or both raising the same error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = getattr(nd, fn)(*args, **kw)
+        except TypeError as refused:  # scipy's (a bool image's subtraction): memhier's the same
+            with pytest.raises(type(refused)):
+                getattr(mnd, fn)(*args, **kw)
+            return
+        got = getattr(mnd, fn)(*args, **kw)
+    assert got.dtype == want.dtype, (fn, got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want, err_msg=f"{fn} {kw}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_filter_is_scipys(rng, dtype):
+    x = image(rng, (19, 23), dtype)
+    footprint = rng.random((4, 3)) > 0.4
+    footprint[0, 0] = True
+    same("median_filter", x, size=3)
+    same("median_filter", x, footprint=footprint, mode="constant", cval=-2.7)
+    same("rank_filter", x, -2, size=(2, 5), mode="wrap", origin=(0, -1))
+    same("rank_filter", x, 1, footprint=footprint, mode="nearest", origin=(1, -1))
+    same("percentile_filter", x, 30, size=5, mode="constant", cval=0.3)
+    same("percentile_filter", x, -25.5, footprint=footprint)
+    same("minimum_filter", x, size=(3, 4), mode=["wrap", "constant"], cval=7.5)
+    same("maximum_filter", x, footprint=footprint, mode="mirror")
+    same("minimum_filter1d", x, 5, axis=0, mode="constant", cval=-1.5, output=np.float32)
+    same("maximum_filter1d", x, 4, origin=-2)
+    same("grey_erosion", x, size=(2, 3), origin=(0, 1))
+    same("grey_dilation", x, footprint=footprint, mode="reflect")
+    same("grey_opening", x, size=3, mode="mirror")
+    same("grey_closing", x, size=(3, 2), mode="nearest")
+    same("morphological_gradient", x, size=(1, 4))
+    same("white_tophat", x, size=3)
+    same("black_tophat", x, footprint=np.eye(3, dtype=bool))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_modes_origins_and_outputs(rng, mode):
+    x = image(rng, (17, 13), np.float64)
+    for origin in (-1, 0, 1):
+        same("median_filter", x, size=(3, 4), mode=mode, cval=2.5, origin=origin)
+        same("minimum_filter", x, size=4, mode=mode, cval=2.5, origin=(origin, 0))
+    same("median_filter", x, size=3, mode=mode, output=np.uint8)
+    same("maximum_filter", x, size=3, mode=mode, output=np.int16)
+    out = np.empty(x.shape, np.float32)
+    assert mnd.median_filter(x, size=3, mode=mode, output=out) is out
+    np.testing.assert_array_equal(out, nd.median_filter(x, size=3, mode=mode, output=np.float32))
+
+
+def test_arrays_of_more_axes_and_axes(rng):
+    x = image(rng, (3, 11, 12, 2), np.float32)
+    same("median_filter", x, size=(1, 3, 3, 1))
+    same("median_filter", x, size=3, axes=(1, 2))
+    same("rank_filter", x, 2, size=(3, 2), axes=(0, 2))  # axes apart: moved beside each other
+    same("rank_filter", x, 2, size=(3, 2), axes=(2, 0))
+    same("percentile_filter", x, 60, footprint=np.ones((2, 3), bool), axes=(-1, 1))
+    same("minimum_filter", x, size=(2, 3, 4, 2))  # separable: a pass an axis, each of the four
+    same("maximum_filter1d", x, 3, axis=2, mode="wrap")
+    same("grey_dilation", x, size=(3, 3), axes=(1, 2), origin=(1, -1))
+    same("median_filter", image(rng, (40,), np.int64), size=7)  # 1-D: scipy's own 1-D path
+    same("median_filter", np.float32(3.0) * np.ones((1, 1)), size=3)  # one element
+    big = image(rng, (9, 10), np.float32)
+    same("median_filter", big, size=15)  # a window past the image: reflected over and over
+
+
+def test_structures_on_float64(rng):
+    x = image(rng, (15, 14), np.float64)
+    structure = rng.random((3, 2)) * 400 - 200
+    footprint = rng.random((3, 2)) > 0.3
+    footprint[1, 0] = True
+    for fn in ("grey_erosion", "grey_dilation", "grey_opening", "grey_closing", "white_tophat", "black_tophat",
+               "morphological_gradient"):
+        same(fn, x, structure=structure)
+        same(fn, x, structure=structure, footprint=footprint, mode="wrap")
+    one = np.zeros((3, 2), bool)
+    one[1, 1] = True  # a single element: the minimum and maximum are the same rank
+    same("grey_dilation", x, structure=structure, footprint=one)
+    same("grey_erosion", x, structure=structure, footprint=one)
+
+
+def test_windows_holding_nan_follow_numpys_order(rng):
+    """A window's NaN ranks above every number (numpy's sort order): the minimum of numbers and
+    NaN is the least number, the maximum NaN, a median its sorted window's middle."""
+    x = rng.random((12, 11))
+    x[rng.random(x.shape) < 0.2] = np.nan
+    for size, rank in ((3, 4), (3, 0), (3, 8), ((2, 5), 6)):
+        got = mnd.rank_filter(x, rank, size=size, mode="nearest")
+        pad = [(s // 2, s - 1 - s // 2) for s in np.broadcast_to(size, 2)]
+        windows = np.lib.stride_tricks.sliding_window_view(np.pad(x, pad, mode="edge"), np.broadcast_to(size, 2))
+        want = np.sort(windows.reshape(*x.shape, -1), axis=-1)[..., rank]
+        np.testing.assert_array_equal(got, want, err_msg=f"{size} {rank}")
+
+
+def test_byte_order_and_float16(rng):
+    x = image(rng, (9, 8), np.float32)
+    np.testing.assert_array_equal(mnd.median_filter(x.astype(">f4"), size=3), nd.median_filter(x, size=3))
+    half = x.astype(np.float16)  # scipy refuses float16; memhier ranks it exactly in float32
+    got = mnd.median_filter(half, size=3)
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, nd.median_filter(half.astype(np.float32), size=3).astype(np.float16))
+
+
+def test_in_place_output_goes_through_a_copy(rng):
+    x = image(rng, (10, 9), np.float64)
+    want = nd.median_filter(x, size=3)
+    assert mnd.median_filter(x, size=3, output=x) is x
+    np.testing.assert_array_equal(x, want)
+
+
+def test_refusals(rng):
+    x = image(rng, (8, 7), np.float32)
+    with pytest.raises(RuntimeError, match="rank not within"):
+        mnd.rank_filter(x, 9, size=3)
+    with pytest.raises(RuntimeError, match="invalid percentile"):
+        mnd.percentile_filter(x, 101, size=3)
+    with pytest.raises(ValueError, match="invalid origin"):
+        mnd.median_filter(x, size=3, origin=2)
+    with pytest.raises(ValueError, match="All-zero footprint"):
+        mnd.minimum_filter(x, footprint=np.zeros((3, 3)))
+    with pytest.raises(RuntimeError, match="no footprint"):
+        mnd.median_filter(x)
+    with pytest.raises(RuntimeError, match="sequence of modes"):
+        mnd.median_filter(x, size=3, mode=["reflect", "wrap"])
+    with pytest.raises(ValueError, match="size, footprint, or structure"):
+        mnd.grey_erosion(x)
+    with pytest.raises(TypeError, match="Complex type not supported"):
+        mnd.median_filter(x.astype(np.complex64), size=3)
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        mnd.median_filter(x, size=3, axes=(1.5,))
+    with pytest.raises(ValueError, match="out of range"):
+        mnd.median_filter(x, size=3, axes=(2,))
+    with pytest.raises(memhier.Unsupported, match="structure on a float32 image"):
+        mnd.grey_erosion(x, structure=np.ones((3, 3)))
+    with pytest.raises(memhier.Unsupported, match="reaches over 3 axes"):
+        mnd.median_filter(image(rng, (4, 5, 6), np.float32), size=3)
+    with pytest.raises(ValueError, match="mode"):
+        mnd.median_filter(x, size=3, mode="edge")
+
+
+def test_gpu_arrays_are_refused_until_a_gpu_row_exists(rng):
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    with pytest.raises(memhier.Unsupported, match="no rank variant"):
+        mnd.median_filter(cp.asarray(image(rng, (8, 7), np.float32)), size=3)
