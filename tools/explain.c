@@ -83,8 +83,9 @@ int cmd_explain(int argc, char **argv)
     if (!s)
         return cli_error(CLI_USAGE, "explain: %s has nothing to explain (coalescing: its pattern names the row; "
                          "sepfilter: on a GPU lines for a filter of the vertical axis alone, walk for float32 "
-                         "gray images of filters it takes or along the rows, fused for the others, two-pass past "
-                         "their taps and for the types computed in float64)", argv[0]);
+                         "gray images of filters it takes or along the rows, fused for the others, fused64 first for "
+                         "the types computed in float64, two-pass past their taps; rank: cpu-omp, on the CPU only)",
+                         argv[0]);
     /* --bytes, --floats, --edges (histogram: the kind of values) take no value: take them out
      * before the valued flags */
     int bytes = MH_HISTOGRAM_INT32, n = 0;

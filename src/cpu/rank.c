@@ -93,7 +93,7 @@ static uint64_t select_quick(uint64_t *keys, size_t n, size_t rank)
     }
 }
 
-static uint64_t select_scan(const uint64_t *keys, size_t n, size_t rank)
+static uint64_t select_scan(uint64_t *keys, size_t n, size_t rank)
 {
     uint64_t best = keys[0];
     for (size_t i = 1; i < n; ++i)
@@ -110,7 +110,8 @@ static mh_status run_rows(const mh_rank_args *a, rank_select_fn pick, int parall
     const mh_rank_desc *d = &a->d;
     rank_window w = {0};
     const int threads = parallel ? omp_get_max_threads() : 1;
-    uint64_t *keys = malloc((size_t)threads * a->count * sizeof *keys);
+    size_t bytes;
+    uint64_t *keys = mh_mul_ok((size_t)threads, a->count * sizeof *keys, &bytes) ? (uint64_t *)malloc(bytes) : NULL;
     if (!keys || !window_make(a, &w)) {
         free(keys), window_free(&w);
         return MH_ERR_OUT_OF_MEMORY;
