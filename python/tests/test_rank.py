@@ -95,6 +95,15 @@ def test_arrays_of_more_axes_and_axes(rng):
     same("median_filter", big, size=15)  # a window past the image: reflected over and over
 
 
+def test_holes_in_a_footprint_of_one_axis(rng):
+    """scipy's 1-D rank code ranks a footprint's whole length, holes included; memhier applies the
+    holes, as scipy's own path does on a (1, n) array of the same values."""
+    y = rng.random(40)
+    footprint = [1, 0, 1, 1]
+    got = mnd.median_filter(y, footprint=footprint)
+    np.testing.assert_array_equal(got, nd.median_filter(y[None], footprint=[footprint])[0])
+
+
 def test_structures_on_float64(rng):
     x = image(rng, (15, 14), np.float64)
     structure = rng.random((3, 2)) * 400 - 200
