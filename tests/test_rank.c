@@ -41,7 +41,7 @@ static int before(double a, double b)
 
 static double oracle_value(const mh_rank_desc *d, const void *in, size_t b, long long y, long long x, size_t ch)
 {
-    double window[15 * 15];
+    double window[15 * 15] = {0}; /* rank < the set elements counted into it */
     size_t n = 0;
     const long long ar = (long long)(d->krows / 2) + d->origin_row, ac = (long long)(d->kcols / 2) + d->origin_col;
     for (size_t r = 0; r < d->krows; ++r)
@@ -93,7 +93,8 @@ static void one_case(mh_context *cpu, int i)
 {
     unsigned char footprint[15 * 15];
     double structure[15 * 15];
-    mh_rank_desc d = {1 + below(2), 1 + below(i % 5 == 0 ? 3 : 19), 1 + below(i % 7 == 0 ? 2 : 23), 1 + below(3)};
+    mh_rank_desc d = {.batch = 1 + below(2), .rows = 1 + below(i % 5 == 0 ? 3 : 19),
+                      .cols = 1 + below(i % 7 == 0 ? 2 : 23), .channels = 1 + below(3)};
     d.in_type = types[below(NTYPES)];
     d.out_type = below(3) ? d.in_type : types[below(NTYPES)];
     const int big = i % 11 == 0; /* past 16 set elements: the quickselect's partitions */
