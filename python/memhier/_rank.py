@@ -206,19 +206,21 @@ def _full_footprint(footprint, ndim, axes):
     return fp
 
 
-def _full_origins(origin, ndim, axes):
+def _full_origins(origin, shape, axes):
+    """scipy's origins matched to `axes` (0 on the others), each checked against the footprint's
+    side along its axis (`shape`: the full footprint's)."""
     given = origin_list(origin, len(axes))
-    origins = [0] * ndim
+    origins = [0] * len(shape)
     for o, a in zip(given, axes):
         origins[a] = o
+    for a, (o, side) in enumerate(zip(origins, shape)):
+        _check_origin(o, side, a)
     return origins
 
 
 def _window_step(fp, origins, rank, mode, structure=None):
-    """One library step for a footprint over every axis (size-1 axes dropped): refused past two
-    axes."""
-    for a, (o, side) in enumerate(zip(origins, fp.shape)):
-        _check_origin(o, side, a)
+    """One library step for a footprint over every axis (size-1 axes dropped), its origins checked
+    (_full_origins): refused past two axes."""
     axes = [a for a, side in enumerate(fp.shape) if side > 1]
     if len(axes) > 2:
         raise Unsupported("unsupported", f"footprint of shape {fp.shape}: it reaches over {len(axes)} axes; "
@@ -228,7 +230,7 @@ def _window_step(fp, origins, rank, mode, structure=None):
     return Step(squeezed, axes, [origins[a] for a in axes] or [0], rank, mode_arg(mode), st, True)
 
 
-def _separable_steps(input_ndim, sizes, axes, origins, modes, minimum):
+def _separable_steps(sizes, axes, origins, modes, minimum):
     """scipy's separable minimum or maximum: a 1-D pass along each axis of size past 1, in `axes`
     order, each with its own mode and origin."""
     steps = []
@@ -261,8 +263,8 @@ def _min_or_max(input, size, footprint, structure, output, mode, cval, origin, m
         if size is None:
             raise ScipyArgumentError("no footprint provided: give size or footprint (scipy: no footprint provided)")
         sizes = _per_axis(size, len(ax), "size")
-        steps = _separable_steps(ndim, sizes, ax, _per_axis(origin, len(ax), "origin"), _per_axis(mode, len(ax),
-                                                                                                  "mode"), minimum)
+        steps = _separable_steps(sizes, ax, _per_axis(origin, len(ax), "origin"), _per_axis(mode, len(ax), "mode"),
+                                 minimum)
     else:
         if structure is not None:
             structure = np.asarray(structure, dtype=np.float64)
@@ -282,7 +284,7 @@ def _min_or_max(input, size, footprint, structure, output, mode, cval, origin, m
                                          f"{fp.shape}")
         rank = 0 if minimum else int(fp.sum()) - 1
         added = None if structure is None else -structure if minimum else structure  # the library adds it
-        steps = [_window_step(fp, _full_origins(origin, ndim, ax), rank, mode, added)]
+        steps = [_window_step(fp, _full_origins(origin, fp.shape, ax), rank, mode, added)]
     return _filter(src, output, steps, options, cval_arg(cval, in_float64=True))
 
 
@@ -298,9 +300,7 @@ def _rank(input, rank, size, footprint, output, mode, cval, origin, operation, a
             raise ScipyArgumentError("no footprint or filter size provided")
         footprint = np.ones([int(s) for s in _per_axis(size, len(ax), "size")], dtype=bool)
     fp = _full_footprint(footprint, ndim, ax)
-    origins = _full_origins(origin, ndim, ax)
-    for a, (o, side) in enumerate(zip(origins, fp.shape)):
-        _check_origin(o, side, a)
+    origins = _full_origins(origin, fp.shape, ax)
     count = int(fp.sum())
     if operation == "median":
         rank = count // 2
@@ -344,7 +344,7 @@ def _filter1d(input, size, axis, output, mode, cval, origin, minimum, options):
         raise ValueError(f"axis: {axis} is out of range for a {ndim}-D input")
     if isinstance(mode, (list, tuple)):
         raise ScipyArgumentError(f"mode: {mode!r}; a 1-D filter takes one mode")
-    steps = _separable_steps(ndim, [size], [int(axis) % ndim], [origin], [mode], minimum)
+    steps = _separable_steps([size], [int(axis) % ndim], [origin], [mode], minimum)
     return _filter(src, output, steps, options, cval_arg(cval, in_float64=True))
 
 
