@@ -89,7 +89,41 @@ static void put(void *p, size_t i, mh_dtype t, double v)
 static const mh_dtype types[] = {MH_F32, MH_F64, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_U32, MH_I64, MH_U64};
 enum { NTYPES = sizeof types / sizeof types[0] };
 
-static void one_case(mh_context *cpu, int i)
+/* Every row of `ctx`'s backend on the case, against want (bit for bit); on a GPU through device copies. */
+static void check_rows(mh_context *ctx, const mh_rank_desc *d, size_t count, int i, const void *in, const void *want)
+{
+    const int gpu = mh_context_device(ctx) != MH_CPU;
+    const size_t values = d->batch * d->rows * d->cols * d->channels, out_size = mh_dtype_size(d->out_type);
+    void *got = malloc(values * 8), *d_in = NULL, *d_out = NULL;
+    if (gpu) {
+        CHECK_CUDA(cudaMalloc(&d_in, values * 8));
+        CHECK_CUDA(cudaMalloc(&d_out, values * 8));
+        CHECK_CUDA(cudaMemcpy(d_in, in, values * mh_dtype_size(d->in_type), cudaMemcpyHostToDevice));
+    }
+    for (size_t v = 0; v <= mh_variant_count(MH_OP_RANK); ++v) {
+        const mh_variant_info *row = v < mh_variant_count(MH_OP_RANK) ? mh_variant(MH_OP_RANK, v) : NULL;
+        if (row && (row->backend == MH_BACKEND_CPU) == gpu) continue;
+        const char *name = row ? row->name : "auto";
+        memset(got, 0xa5, values * 8);
+        if (gpu) CHECK_CUDA(cudaMemset(d_out, 0xa5, values * 8));
+        mh_status s = mh_rank(ctx, name, d, gpu ? d_in : in, gpu ? d_out : got);
+        if (s == MH_ERR_UNSUPPORTED && row) continue; /* a row that refuses the case by name */
+        if (gpu && s == MH_OK) CHECK_CUDA(cudaMemcpy(got, d_out, values * out_size, cudaMemcpyDeviceToHost));
+        size_t first = values;
+        for (size_t k = 0; k < values && first == values; ++k)
+            if (memcmp((char *)got + k * out_size, (const char *)want + k * out_size, out_size)) first = k;
+        CHECK(s == MH_OK && first == values,
+              "case %d, %s: %zu x %zu x %zu x %zu %s -> %s, footprint %zu x %zu (%zu set), rank %zu, origins %lld %lld, "
+              "mode %s%s: %s; first wrong output %zu of %zu (%s)",
+              i, name, d->batch, d->rows, d->cols, d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type),
+              d->krows, d->kcols, count, d->rank, d->origin_row, d->origin_col, mh_mode_name(d->mode),
+              d->structure ? ", a structure" : "", mh_status_str(s), first, values, mh_context_error(ctx));
+    }
+    cudaFree(d_in), cudaFree(d_out);
+    free(got);
+}
+
+static void one_case(mh_context *ctx, int i)
 {
     unsigned char footprint[15 * 15];
     double structure[15 * 15];
@@ -114,7 +148,7 @@ static void one_case(mh_context *cpu, int i)
     d.mode = (mh_mode)below(5);
     d.cval = below(4) ? random_value(MH_F64, 0) : NAN;
     const size_t values = d.batch * d.rows * d.cols * d.channels;
-    void *in = malloc(values * 8), *got = malloc(values * 8), *want = malloc(values * 8);
+    void *in = malloc(values * 8), *want = malloc(values * 8);
     for (size_t k = 0; k < values; ++k) put(in, k, d.in_type, random_value(d.in_type, 1));
     for (size_t b = 0; b < d.batch; ++b)
         for (size_t y = 0; y < d.rows; ++y)
@@ -122,23 +156,8 @@ static void one_case(mh_context *cpu, int i)
                 for (size_t ch = 0; ch < d.channels; ++ch)
                     mh_store_double(want, ((b * d.rows + y) * d.cols + x) * d.channels + ch, d.out_type,
                                     oracle_value(&d, in, b, (long long)y, (long long)x, ch));
-    for (size_t v = 0; v < mh_variant_count(MH_OP_RANK); ++v) {
-        const char *name = mh_variant(MH_OP_RANK, v)->name;
-        memset(got, 0xa5, values * 8);
-        const mh_status s = mh_rank(cpu, name, &d, in, got);
-        size_t first = values;
-        for (size_t k = 0; k < values && first == values; ++k)
-            if (memcmp((char *)got + k * mh_dtype_size(d.out_type), (char *)want + k * mh_dtype_size(d.out_type),
-                       mh_dtype_size(d.out_type)))
-                first = k;
-        CHECK(s == MH_OK && first == values,
-              "case %d, %s: %zu x %zu x %zu x %zu %s -> %s, footprint %zu x %zu (%zu set), rank %zu, origins %lld %lld, "
-              "mode %s%s: %s; first wrong output %zu of %zu (%s)",
-              i, name, d.batch, d.rows, d.cols, d.channels, mh_dtype_name(d.in_type), mh_dtype_name(d.out_type),
-              d.krows, d.kcols, count, d.rank, d.origin_row, d.origin_col, mh_mode_name(d.mode),
-              d.structure ? ", a structure" : "", mh_status_str(s), first, values, mh_context_error(cpu));
-    }
-    free(in), free(got), free(want);
+    check_rows(ctx, &d, count, i, in, want);
+    free(in), free(want);
 }
 
 static void refusals(mh_context *cpu)
@@ -190,14 +209,16 @@ static void refusals(mh_context *cpu)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "cpu")) {
-        fprintf(stderr, "usage: test_rank cpu\n");
+    const int gpu = argc == 2 && !strcmp(argv[1], "gpu");
+    if (argc != 2 || (!gpu && strcmp(argv[1], "cpu"))) {
+        fprintf(stderr, "usage: test_rank cpu|gpu\n");
         return 2;
     }
-    mh_context *cpu = NULL;
-    if (mh_context_create(&cpu, MH_CPU) != MH_OK) return 1;
-    refusals(cpu);
-    for (int i = 0; i < 600; ++i) one_case(cpu, i);
-    mh_context_destroy(cpu);
-    return test_finish("test_rank cpu");
+    if (gpu) test_require_gpu();
+    mh_context *ctx = NULL;
+    if (mh_context_create(&ctx, gpu ? 0 : MH_CPU) != MH_OK) return 1;
+    if (!gpu) refusals(ctx);
+    for (int i = 0; i < 600; ++i) one_case(ctx, i);
+    mh_context_destroy(ctx);
+    return test_finish(gpu ? "test_rank gpu" : "test_rank cpu");
 }

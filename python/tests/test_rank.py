@@ -178,10 +178,19 @@ def test_refusals(rng):
         mnd.median_filter(x, size=3, mode="edge")
 
 
-def test_gpu_arrays_are_refused_until_a_gpu_row_exists(rng):
+def test_gpu_rows_give_the_cpu_rows_bits(rng):
+    """CuPy arrays on rank/naive: the CPU backend's bits for every function, dtype and mode."""
     from conftest import has_cuda_device
     if not has_cuda_device():
         pytest.skip("no CUDA device")
     cp = pytest.importorskip("cupy")
-    with pytest.raises(memhier.Unsupported, match="no rank variant"):
-        mnd.median_filter(cp.asarray(image(rng, (8, 7), np.float32)), size=3)
+    footprint = rng.random((4, 3)) > 0.4
+    footprint[0, 0] = True
+    for dtype in (np.float32, np.float64, np.uint8, np.int64):
+        x = image(rng, (37, 29), dtype)
+        for fn, kw in (("median_filter", dict(size=3)), ("rank_filter", dict(rank=2, footprint=footprint, mode="wrap")),
+                       ("minimum_filter", dict(size=(3, 4), mode="constant", cval=-1.5)),
+                       ("grey_closing", dict(size=(2, 3), mode="mirror"))):
+            got = getattr(mnd, fn)(cp.asarray(x), **kw)
+            assert isinstance(got, cp.ndarray)
+            np.testing.assert_array_equal(cp.asnumpy(got), getattr(mnd, fn)(x, **kw), err_msg=f"{fn} {dtype}")

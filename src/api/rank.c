@@ -94,18 +94,16 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
 }
 
-/* The OpenMP row on the CPU; no CUDA row exists yet, so a CUDA context has no candidate. */
+/* The OpenMP row on the CPU; on a GPU naive, the one CUDA row so far. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
-    (void)a;
+    (void)a, (void)why, (void)len;
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const none[] = {NULL};
-    if (mh_is_cpu(ctx)) return cpu;
-    if (why) snprintf(why, len, "rank filters run on the CPU backend only so far");
-    return none;
+    static const char *const gpu[] = {"naive", NULL};
+    return mh_is_cpu(ctx) ? cpu : gpu;
 }
 
-static const mh_row_group groups[] = {mh_rank_cpu_rows};
+static const mh_row_group groups[] = {mh_rank_cpu_rows, mh_rank_cuda_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {
