@@ -39,9 +39,11 @@ static int before(double a, double b)
     return a < b;
 }
 
+enum { MAX_WINDOW = 1024 };
+
 static double oracle_value(const mh_rank_desc *d, const void *in, size_t b, long long y, long long x, size_t ch)
 {
-    double window[15 * 15] = {0}; /* rank < the set elements counted into it */
+    double window[MAX_WINDOW] = {0}; /* rank < the set elements counted into it */
     size_t n = 0;
     const long long ar = (long long)(d->krows / 2) + d->origin_row, ac = (long long)(d->kcols / 2) + d->origin_col;
     for (size_t r = 0; r < d->krows; ++r)
@@ -123,9 +125,23 @@ static void check_rows(mh_context *ctx, const mh_rank_desc *d, size_t count, int
     free(got);
 }
 
+/* The minimum or maximum over a whole line (scipy's separable passes): images long enough along
+ * the line, or wide enough across it, to span several of a GPU row's tiles; now and then a window
+ * longer than the image, or one whose tile must shrink to fit shared memory. */
+static void line_case(mh_rank_desc *d, unsigned char *footprint, int i)
+{
+    const int column = i % 2, long_window = i % 19 == 1;
+    if (column) d->rows = 1 + below(long_window ? 8 : 150), d->cols = 1 + below(40);
+    else d->rows = 1 + below(long_window ? 2 : 6), d->cols = 1 + below(long_window ? 8 : 700);
+    const size_t k = long_window ? 300 + below(200) : 1 + below(40);
+    d->krows = column ? k : 1, d->kcols = column ? 1 : k;
+    memset(footprint, 1, k);
+    d->rank = below(2) ? 0 : k - 1;
+}
+
 static void one_case(mh_context *ctx, int i)
 {
-    unsigned char footprint[15 * 15];
+    unsigned char footprint[MAX_WINDOW];
     double structure[15 * 15];
     mh_rank_desc d = {.batch = 1 + below(2), .rows = 1 + below(i % 5 == 0 ? 3 : 19),
                       .cols = 1 + below(i % 7 == 0 ? 2 : 23), .channels = 1 + below(3)};
@@ -143,6 +159,10 @@ static void one_case(mh_context *ctx, int i)
     d.footprint = footprint;
     d.rank = below(3) == 0 ? 0 : below(2) == 0 ? count - 1 : below(count);
     if (below(4) == 0) d.structure = structure;
+    if (i % 4 == 3) {
+        line_case(&d, footprint, i / 4);
+        count = d.krows * d.kcols, d.structure = NULL;
+    }
     d.origin_row = (long long)below(d.krows) - (long long)(d.krows / 2);
     d.origin_col = (long long)below(d.kcols) - (long long)(d.kcols / 2);
     d.mode = (mh_mode)below(5);

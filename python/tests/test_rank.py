@@ -194,3 +194,21 @@ def test_gpu_rows_give_the_cpu_rows_bits(rng):
             got = getattr(mnd, fn)(cp.asarray(x), **kw)
             assert isinstance(got, cp.ndarray)
             np.testing.assert_array_equal(cp.asnumpy(got), getattr(mnd, fn)(x, **kw), err_msg=f"{fn} {dtype}")
+
+
+def test_gpu_lines_give_the_cpu_rows_bits(rng):
+    """CuPy arrays through rank/minmax (scipy's separable passes) on images and windows that span
+    several of its tiles along and across the lines, stacks and channels: the CPU backend's bits."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    for shape, size, kw in (((300, 700), 51, {}), ((700, 90), (101, 3), dict(mode="wrap")),
+                            ((3, 130, 75, 3), (1, 9, 5, 1), dict(mode="constant", cval=7.0)),
+                            ((33, 1100), (1, 301), dict(mode="nearest", origin=(0, -150)))):
+        for dtype in (np.float32, np.uint8, np.int64):
+            x = image(rng, shape, dtype)
+            for fn in ("minimum_filter", "maximum_filter"):
+                got = cp.asnumpy(getattr(mnd, fn)(cp.asarray(x), size=size, **kw))
+                np.testing.assert_array_equal(got, getattr(mnd, fn)(x, size=size, **kw),
+                                              err_msg=f"{fn} {dtype} {shape} {size}")

@@ -2,7 +2,14 @@
  *   naive  a thread an output: its window's keys gathered from global memory into a local array
  *          (up to RANK_NAIVE_MAX set elements) by insertion as they load, the rank read off; the
  *          ladder's first rung, and the GPU's row for every footprint until the shared-memory
- *          and van Herk rows exist */
+ *          and van Herk rows exist
+ *   minmax the minimum or maximum over a line (a footprint of one row or one column, every element
+ *          set, no structure: each of scipy's separable passes) by doubling in shared memory: a
+ *          tile's keys, then log2(k) steps that each take the least of two windows half as long,
+ *          then every output the least of two overlapping windows (a sparse table's query)
+ *   network a thread an output for footprints of at most 49 set elements: the window's keys in
+ *          registers (offsets, distances and structure in kernel parameters), sorted by Batcher's
+ *          odd-even merge network unrolled at compile time for 9, 25 or 49 keys, the rank read off */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -102,10 +109,356 @@ static mh_status naive_run(mh_context *ctx, const mh_args *args)
     return MH_LAUNCH_CHECK(ctx, "rank/naive");
 }
 
+/* ---- minmax ---------------------------------------------------------------------------------
+ * The images as [outer][n positions][inner]: the line runs along the positions (a footprint
+ * column: outer = batch, n = rows, inner = cols x channels; a footprint row: outer = batch x
+ * rows, n = cols, inner = channels). A tile is `lines` consecutive inner indices of one outer
+ * index by `outputs` positions, its keys in shared memory position-major, so that a warp reads
+ * consecutive addresses on either axis. A maximum runs as the minimum of the keys' complements. */
+enum { MINMAX_THREADS = 256, MINMAX_WIDE_LINES = 32, MINMAX_TILE_OUTPUTS = 4096,
+       MINMAX_SMEM_MAX = 160 * 1024 };
+
+struct minmax_params {
+    const void *in;
+    void *out;
+    mh_dtype in_type, out_type;
+    long long n;                 /* positions a line */
+    size_t outer, inner;
+    int k, anchor, mode;         /* window length, its element over the output */
+    uint64_t flip;               /* 0 for the minimum, ~0 for the maximum */
+    uint64_t cval_key;           /* cval's key, flipped */
+    int lines, outputs;          /* a tile's */
+    float inverse;               /* 1 / lines, a little above */
+    size_t line_tiles, position_tiles, tiles;
+};
+
+struct minmax_shape {
+    int lines, outputs;
+    size_t smem;
+};
+
+static size_t minmax_smem(int lines, int outputs, size_t k)
+{
+    return 2 * (size_t)lines * (outputs + k - 1) * sizeof(uint64_t);
+}
+
+/* The tile for inner values a position and a window of k: up to 32 lines (all of inner where it
+ * has fewer) by outputs enough for MINMAX_TILE_OUTPUTS a tile (at least 64), two buffers of keys
+ * (the doubling's source and destination). Where shared memory would not hold it, fewer lines
+ * (down to 8: a warp still reads 64 bytes or more a row), then fewer outputs, then fewer lines. */
+static minmax_shape minmax_tile(size_t inner, size_t k)
+{
+    minmax_shape t;
+    t.lines = inner < MINMAX_WIDE_LINES ? (int)inner : MINMAX_WIDE_LINES;
+    t.outputs = MINMAX_TILE_OUTPUTS / t.lines < 64 ? 64 : MINMAX_TILE_OUTPUTS / t.lines;
+    while (minmax_smem(t.lines, t.outputs, k) > MINMAX_SMEM_MAX) {
+        if (t.lines > 8) t.lines = (t.lines + 1) / 2;
+        else if (t.outputs > 64) t.outputs /= 2;
+        else if (t.lines > 1) t.lines = (t.lines + 1) / 2;
+        else break;
+    }
+    t.smem = minmax_smem(t.lines, t.outputs, k);
+    return t;
+}
+
+/* e / lines and its remainder for the tile's element e (below 2^24) without an integer division:
+ * a float quotient, corrected by one either way. */
+static __device__ __forceinline__ int tile_position(int e, int lines, float inverse, int *line)
+{
+    int pos = __float2int_rz(__int2float_rn(e) * inverse);
+    pos -= pos * lines > e;
+    pos += (pos + 1) * lines <= e;
+    *line = e - pos * lines;
+    return pos;
+}
+
+static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(const minmax_params p)
+{
+    extern __shared__ uint64_t minmax_keys[];
+    const int span = p.outputs + p.k - 1, lines = p.lines, elements = span * lines;
+    for (size_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
+        const size_t line_tile = t % p.line_tiles, rest = t / p.line_tiles;
+        const long long first = (long long)(rest % p.position_tiles) * p.outputs;
+        const size_t outer = rest / p.position_tiles, inner0 = line_tile * (size_t)lines;
+        const size_t base = outer * (size_t)p.n * p.inner + inner0;
+        uint64_t *a = minmax_keys, *b = minmax_keys + elements;
+        for (int e = threadIdx.x; e < elements; e += MINMAX_THREADS) {
+            int line;
+            const int pos = tile_position(e, lines, p.inverse, &line);
+            const long long src = mh_border_index(first + pos - p.anchor, p.n, p.mode);
+            uint64_t key = p.cval_key;
+            if (inner0 + line < p.inner && src >= 0)
+                key = mh_rank_key(mh_load_double(p.in, base + (size_t)src * p.inner + line, p.in_type)) ^ p.flip;
+            a[e] = key;
+        }
+        __syncthreads();
+        /* after a step of width w, a[pos] holds the least of the 2w keys from pos: valid wherever
+         * they lie in the tile; the last step's windows are the largest power of two <= k */
+        int w = 1;
+        for (; 2 * w <= p.k; w *= 2) {
+            const int valid = (span - w) * lines;
+            for (int e = threadIdx.x; e < valid; e += MINMAX_THREADS) {
+                const uint64_t x = a[e], y = a[e + w * lines];
+                b[e] = y < x ? y : x;
+            }
+            __syncthreads();
+            uint64_t *swap = a;
+            a = b, b = swap;
+        }
+        const int shift = (p.k - w) * lines;
+        for (int e = threadIdx.x; e < p.outputs * lines; e += MINMAX_THREADS) {
+            int line;
+            const int pos = tile_position(e, lines, p.inverse, &line);
+            if (first + pos >= p.n || inner0 + line >= p.inner) continue;
+            const uint64_t x = a[e], y = a[e + shift], least = y < x ? y : x;
+            mh_store_double(p.out, base + (size_t)(first + pos) * p.inner + line, p.out_type,
+                            mh_rank_value(least ^ p.flip));
+        }
+        __syncthreads();
+    }
+}
+
+/* The line a minmax call runs along, or 0 (and why) where the footprint is not one. */
+static int minmax_line(const mh_rank_args *a, size_t *k, size_t *outer, size_t *n, size_t *inner, long long *anchor,
+                       char *why, size_t len)
+{
+    const mh_rank_desc *d = &a->d;
+    const char *what = d->structure                             ? "a structure"
+                       : a->count != d->krows * d->kcols        ? "a footprint with holes"
+                       : d->krows > 1 && d->kcols > 1           ? "a footprint of two axes"
+                       : d->rank != 0 && d->rank + 1 != a->count ? "a rank other than the least or the greatest"
+                                                                 : NULL;
+    if (what) {
+        snprintf(why, len, "%s: minmax takes the minimum or maximum over a whole line", what);
+        return 0;
+    }
+    const int column = d->kcols == 1;
+    *k = column ? d->krows : d->kcols;
+    *outer = column ? d->batch : d->batch * d->rows;
+    *n = column ? d->rows : d->cols;
+    *inner = column ? d->cols * d->channels : d->channels;
+    *anchor = (long long)(*k / 2) + (column ? d->origin_row : d->origin_col);
+    return 1;
+}
+
+static int minmax_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    size_t k, outer, n, inner;
+    long long anchor;
+    if (!minmax_line(&args->rank, &k, &outer, &n, &inner, &anchor, why, len)) return 0;
+    const minmax_shape t = minmax_tile(inner, k);
+    if (t.smem <= MINMAX_SMEM_MAX) return 1;
+    snprintf(why, len, "a window of %zu: minmax's tile of %d lines would need %zu bytes of shared memory (at most %d)",
+             k, t.lines, t.smem, MINMAX_SMEM_MAX);
+    return 0;
+}
+
+static mh_status minmax_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    size_t k, outer, n, inner;
+    long long anchor;
+    char why[160];
+    if (!minmax_line(a, &k, &outer, &n, &inner, &anchor, why, sizeof why))
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/minmax: %s", why);
+    const minmax_shape t = minmax_tile(inner, k);
+    const uint64_t flip = d->rank == 0 ? 0 : ~0ull;
+    minmax_params p = {a->in, a->out, d->in_type, d->out_type, (long long)n, outer, inner, (int)k, (int)anchor,
+                       (int)d->mode, flip, mh_rank_key(d->cval) ^ flip, t.lines, t.outputs,
+                       (1.0f + 1e-6f) / (float)t.lines, mh_ceil_div(inner, (size_t)t.lines),
+                       mh_ceil_div(n, (size_t)t.outputs), 0};
+    p.tiles = outer * p.line_tiles * p.position_tiles;
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute(rank_minmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
+    size_t per_sm = 0;
+    MH_TRY(mh_blocks_per_sm(ctx, (const void *)rank_minmax_kernel, MINMAX_THREADS, t.smem, &per_sm));
+    const size_t most = (per_sm ? per_sm : 1) * mh_sm_count(ctx) * 4;
+    const size_t blocks = p.tiles < most ? p.tiles : most;
+    rank_minmax_kernel<<<(unsigned)blocks, MINMAX_THREADS, t.smem, mh_stream(ctx)>>>(p);
+    return MH_LAUNCH_CHECK(ctx, "rank/minmax");
+}
+
+/* ---- network ----------------------------------------------------------------------------
+ * A thread an output on a grid of (values along a row, rows, images): no division but the
+ * column's from its value where channels interleave; away from the edges each window element is
+ * its output's address plus a distance worked out on the host; the input read in its own type. */
+enum { NETWORK_THREADS = 256 };
+
+template <int N> struct network_params {
+    const void *in;
+    void *out;
+    long long rows, cols;
+    size_t batch;
+    unsigned inner, channels;        /* a row's values (cols x channels), the interleaved ones */
+    mh_dtype out_type;
+    int mode, count, rank, has_structure;
+    int above, below, before, after; /* the window's reach from the output, each >= 0 */
+    double cval;
+    int2 offsets[N];                 /* (row, column) of each set element from the output */
+    long long deltas[N];             /* the same as distances between elements */
+    double structure[N];
+};
+
+template <int N> static __device__ __forceinline__ void order(uint64_t (&k)[N], int i, int j)
+{
+    const uint64_t a = k[i], b = k[j];
+    k[i] = a < b ? a : b;
+    k[j] = a < b ? b : a;
+}
+
+/* Batcher's odd-even merge sort of N keys (any N): its comparators' levels p and q (powers of
+ * two), their groups j and members i, each a template argument, so that every index is known at
+ * compile time and the keys stay in registers. */
+template <int N, int P, int Q, int J, int I> static __device__ __forceinline__ void network_members(uint64_t (&k)[N])
+{
+    if constexpr (I < Q && I + J + Q < N) {
+        if constexpr ((I + J) / (2 * P) == (I + J + Q) / (2 * P)) order(k, I + J, I + J + Q);
+        network_members<N, P, Q, J, I + 1>(k);
+    }
+}
+template <int N, int P, int Q, int J> static __device__ __forceinline__ void network_groups(uint64_t (&k)[N])
+{
+    if constexpr (J + Q < N) {
+        network_members<N, P, Q, J, 0>(k);
+        network_groups<N, P, Q, J + 2 * Q>(k);
+    }
+}
+template <int N, int P, int Q> static __device__ __forceinline__ void network_level(uint64_t (&k)[N])
+{
+    if constexpr (Q >= 1) {
+        network_groups<N, P, Q, Q % P>(k);
+        network_level<N, P, Q / 2>(k);
+    }
+}
+template <int N, int P = 1> static __device__ __forceinline__ void sort_network(uint64_t (&k)[N])
+{
+    if constexpr (P < N) {
+        network_level<N, P, P>(k);
+        sort_network<N, 2 * P>(k);
+    }
+}
+
+template <int N, typename T>
+static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 25 ? 2 : 1) rank_network_kernel(const network_params<N> p)
+{
+    const T *in = (const T *)p.in;
+    for (size_t image = blockIdx.z; image < p.batch; image += gridDim.z)
+        for (long long y = blockIdx.y; y < p.rows; y += gridDim.y)
+            for (unsigned q = blockIdx.x * NETWORK_THREADS + threadIdx.x; q < p.inner; q += gridDim.x * NETWORK_THREADS) {
+                const unsigned x = p.channels == 1 ? q : q / p.channels, ch = q - x * p.channels;
+                const size_t at = (image * (size_t)p.rows + (size_t)y) * p.inner + q;
+                const bool inside = y >= p.above && y + p.below < p.rows && (long long)x >= p.before &&
+                                    (long long)x + p.after < p.cols;
+                uint64_t keys[N];
+#pragma unroll
+                for (int k = 0; k < N; ++k) {
+                    keys[k] = MH_RANK_NAN_KEY; /* past the footprint's count: above every rank asked */
+                    if (k < p.count) {
+                        double v;
+                        if (inside) {
+                            v = (double)in[(long long)at + p.deltas[k]];
+                        } else {
+                            const long long r = mh_border_index(y + p.offsets[k].x, p.rows, p.mode);
+                            const long long c = mh_border_index((long long)x + p.offsets[k].y, p.cols, p.mode);
+                            v = r < 0 || c < 0 ? p.cval
+                                               : (double)in[(image * (size_t)p.rows + (size_t)r) * p.inner +
+                                                            (size_t)c * p.channels + ch];
+                        }
+                        keys[k] = mh_rank_key(p.has_structure ? v + p.structure[k] : v);
+                    }
+                }
+                sort_network(keys);
+                /* the rank's key picked by masks: a select on a run-time index would put the keys
+                 * in local memory */
+                uint64_t chosen = 0;
+#pragma unroll
+                for (int k = 0; k < N; ++k) chosen |= keys[k] & (0ull - (uint64_t)(k == p.rank));
+                mh_store_double(p.out, at, p.out_type, mh_rank_value(chosen));
+            }
+}
+
+static const int network_sizes[] = {9, 25, 49};
+
+static int network_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    const mh_rank_args *a = &args->rank;
+    if (a->count > (size_t)network_sizes[2]) {
+        snprintf(why, len, "a footprint of %zu set elements: network sorts at most %d in registers", a->count,
+                 network_sizes[2]);
+        return 0;
+    }
+    if (a->d.cols * a->d.channels > UINT32_MAX) {
+        snprintf(why, len, "rows of %zu x %zu values: network counts a row's values in 32 bits", a->d.cols,
+                 a->d.channels);
+        return 0;
+    }
+    return 1;
+}
+
+template <int N, typename T> static void network_launch(const network_params<N> &p, dim3 grid, cudaStream_t stream)
+{
+    rank_network_kernel<N, T><<<grid, NETWORK_THREADS, 0, stream>>>(p);
+}
+
+template <int N> static mh_status network_typed(mh_context *ctx, const mh_rank_args *a)
+{
+    const mh_rank_desc *d = &a->d;
+    network_params<N> p = {};
+    p.in = a->in, p.out = a->out, p.rows = (long long)d->rows, p.cols = (long long)d->cols, p.batch = d->batch;
+    p.inner = (unsigned)(d->cols * d->channels), p.channels = (unsigned)d->channels, p.out_type = d->out_type;
+    p.mode = (int)d->mode, p.count = (int)a->count, p.rank = (int)d->rank, p.has_structure = d->structure != NULL;
+    p.cval = d->cval;
+    const long long anchor_r = (long long)(d->krows / 2) + d->origin_row, anchor_c = (long long)(d->kcols / 2) + d->origin_col;
+    int n = 0;
+    for (size_t r = 0; r < d->krows; ++r)
+        for (size_t c = 0; c < d->kcols; ++c)
+            if (d->footprint[r * d->kcols + c]) {
+                const int dr = (int)((long long)r - anchor_r), dc = (int)((long long)c - anchor_c);
+                p.offsets[n] = make_int2(dr, dc);
+                p.deltas[n] = ((long long)dr * (long long)d->cols + dc) * (long long)d->channels;
+                if (d->structure) p.structure[n] = d->structure[r * d->kcols + c];
+                p.above = max(p.above, -dr), p.below = max(p.below, dr);
+                p.before = max(p.before, -dc), p.after = max(p.after, dc);
+                ++n;
+            }
+    const size_t x_blocks = mh_ceil_div(p.inner, NETWORK_THREADS);
+    const dim3 grid((unsigned)(x_blocks < 65535 ? x_blocks : 65535), (unsigned)(d->rows < 65535 ? d->rows : 65535),
+                    (unsigned)(d->batch < 65535 ? d->batch : 65535));
+    cudaStream_t st = mh_stream(ctx);
+    switch (d->in_type) {
+    case MH_F32: network_launch<N, float>(p, grid, st); break;
+    case MH_F64: network_launch<N, double>(p, grid, st); break;
+    case MH_U8: network_launch<N, uint8_t>(p, grid, st); break;
+    case MH_I8: network_launch<N, int8_t>(p, grid, st); break;
+    case MH_U16: network_launch<N, uint16_t>(p, grid, st); break;
+    case MH_I16: network_launch<N, int16_t>(p, grid, st); break;
+    case MH_I32: network_launch<N, int32_t>(p, grid, st); break;
+    case MH_U32: network_launch<N, uint32_t>(p, grid, st); break;
+    case MH_I64: network_launch<N, int64_t>(p, grid, st); break;
+    case MH_U64: network_launch<N, uint64_t>(p, grid, st); break;
+    default: return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/network: in_type %s", mh_dtype_name(d->in_type));
+    }
+    return MH_LAUNCH_CHECK(ctx, "rank/network");
+}
+
+static mh_status network_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    if (a->count <= (size_t)network_sizes[0]) return network_typed<9>(ctx, a);
+    if (a->count <= (size_t)network_sizes[1]) return network_typed<25>(ctx, a);
+    return network_typed<49>(ctx, a);
+}
+
 static const mh_row rows[] = {
     {{"rank/naive", MH_OP_RANK, MH_BACKEND_CUDA, 1, "global+local", "ours",
       "a thread an output, its window's keys sorted in a local array as they load"},
      naive_supports, naive_run, NULL, 0},
+    {{"rank/minmax", MH_OP_RANK, MH_BACKEND_CUDA, 1, "shared", "ours",
+      "the minimum or maximum over a line: a tile's keys in shared memory, log2(k) doubling steps"},
+     minmax_supports, minmax_run, NULL, 0},
+    {{"rank/network", MH_OP_RANK, MH_BACKEND_CUDA, 1, "registers", "ours",
+      "a thread an output, its window's keys sorted in registers by an odd-even merge network (up to 49)"},
+     network_supports, network_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cuda_rows, rows)
