@@ -453,12 +453,12 @@ static const mh_row rows[] = {
     {{"rank/naive", MH_OP_RANK, MH_BACKEND_CUDA, 1, "global+local", "ours",
       "a thread an output, its window's keys sorted in a local array as they load"},
      naive_supports, naive_run, NULL, 0},
-    {{"rank/minmax", MH_OP_RANK, MH_BACKEND_CUDA, 1, "shared", "ours",
-      "the minimum or maximum over a line: a tile's keys in shared memory, log2(k) doubling steps"},
-     minmax_supports, minmax_run, NULL, 0},
-    {{"rank/network", MH_OP_RANK, MH_BACKEND_CUDA, 1, "registers", "ours",
+    {{"rank/network", MH_OP_RANK, MH_BACKEND_CUDA, 2, "registers", "ours",
       "a thread an output, its window's keys sorted in registers by an odd-even merge network (up to 49)"},
      network_supports, network_run, NULL, 0},
+    {{"rank/minmax", MH_OP_RANK, MH_BACKEND_CUDA, 3, "shared", "ours",
+      "the minimum or maximum over a line: a tile's keys in shared memory, log2(k) doubling steps"},
+     minmax_supports, minmax_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cuda_rows, rows)
