@@ -9,16 +9,98 @@
  *          then every output the least of two overlapping windows (a sparse table's query)
  *   network a thread an output for footprints of at most 49 set elements: the window's keys in
  *          registers (offsets, distances and structure in kernel parameters), sorted by Batcher's
- *          odd-even merge network unrolled at compile time for 9, 25 or 49 keys, the rank read off */
+ *          odd-even merge network unrolled at compile time for 9, 25 or 49 keys, the rank read off
+ * minmax and network rank keys of the input's own width where they can (with_keys). */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
 #include "../core/rank_key.h"
 
+#include <limits>
 #include <stdio.h>
 #include <stdlib.h>
+#include <type_traits>
 
 enum { RANK_NAIVE_MAX = 255, RANK_THREADS = 256 };
+
+/* Keys in the input's own width (minmax and network): a type of up to 32 bits ranks by a 32-bit
+ * key in mh_rank_key's order (unsigned values as they are, signed ones with the sign bit flipped,
+ * float32 by mh_rank_key's map of its bits, NaN above all), read and turned back with no float64
+ * conversion. T = void: the input read as float64 whatever its type, 64-bit keys (the wide types,
+ * a structure, a cval its type does not hold). */
+template <typename T> static __host__ __device__ __forceinline__ uint32_t narrow_key(T v)
+{
+    if constexpr (std::is_same<T, float>::value) {
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        if (v != v) return UINT32_MAX;
+        return bits >> 31 ? ~bits : bits | 0x80000000u;
+    } else if constexpr (std::is_signed<T>::value) {
+        return (uint32_t)(int32_t)v ^ 0x80000000u;
+    } else {
+        return (uint32_t)v;
+    }
+}
+
+template <typename T> static __device__ __forceinline__ double narrow_value(uint32_t key)
+{
+    if constexpr (std::is_same<T, float>::value) {
+        if (key == UINT32_MAX) return mh_rank_value(MH_RANK_NAN_KEY);
+        const uint32_t bits = key >> 31 ? key & 0x7fffffffu : ~key;
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        return (double)v;
+    } else if constexpr (std::is_signed<T>::value) {
+        return (double)(int32_t)(key ^ 0x80000000u);
+    } else {
+        return (double)key;
+    }
+}
+
+/* Whether cval is a value of T (NaN is one of float32's), so that its key is narrow_key's. */
+template <typename T> static bool holds(double cval)
+{
+    if (std::is_same<T, float>::value) return cval != cval || (double)(float)cval == cval;
+    return cval == cval && cval >= (double)std::numeric_limits<T>::min() &&
+           cval <= (double)std::numeric_limits<T>::max() && (double)(T)cval == cval;
+}
+
+/* f(T{}, K{}) for the call's input type and key width: 32-bit keys where the input's type has at
+ * most 32 bits, no structure is added and cval (where the mode reads it) is a value of that type;
+ * otherwise T = void (the input read as float64) and 64-bit keys. */
+template <typename F> static auto with_keys(const mh_rank_desc *d, F &&f) -> decltype(f((void *)NULL, (uint64_t)0))
+{
+    const bool plain = !d->structure;
+    const bool constant = d->mode == MH_MODE_CONSTANT;
+#define MH_RANK_NARROW(type)                                                                                           \
+    if (plain && (!constant || holds<type>(d->cval))) return f((type *)NULL, (uint32_t)0);                            \
+    break
+    switch (d->in_type) {
+    case MH_F32: MH_RANK_NARROW(float);
+    case MH_U8: MH_RANK_NARROW(uint8_t);
+    case MH_I8: MH_RANK_NARROW(int8_t);
+    case MH_U16: MH_RANK_NARROW(uint16_t);
+    case MH_I16: MH_RANK_NARROW(int16_t);
+    case MH_I32: MH_RANK_NARROW(int32_t);
+    case MH_U32: MH_RANK_NARROW(uint32_t);
+    default: break;
+    }
+#undef MH_RANK_NARROW
+    return f((void *)NULL, (uint64_t)0);
+}
+
+static size_t key_bytes(const mh_rank_desc *d)
+{
+    return with_keys(d, [](auto, auto key) { return sizeof key; });
+}
+
+/* The key of cval, as with_keys picked the key for T and K (0 where cval is not one of T's
+ * values: the mode does not read it then). */
+template <typename T, typename K> static uint64_t cval_key(double cval)
+{
+    if constexpr (std::is_void<T>::value) return mh_rank_key(cval);
+    else return holds<T>(cval) ? narrow_key((T)cval) : 0;
+}
 
 struct rank_params {
     const void *in;
@@ -137,27 +219,27 @@ struct minmax_shape {
     size_t smem;
 };
 
-static size_t minmax_smem(int lines, int outputs, size_t k)
+static size_t minmax_smem(int lines, int outputs, size_t k, size_t key_bytes)
 {
-    return 2 * (size_t)lines * (outputs + k - 1) * sizeof(uint64_t);
+    return 2 * (size_t)lines * (outputs + k - 1) * key_bytes;
 }
 
 /* The tile for inner values a position and a window of k: up to 32 lines (all of inner where it
  * has fewer) by outputs enough for MINMAX_TILE_OUTPUTS a tile (at least 64), two buffers of keys
  * (the doubling's source and destination). Where shared memory would not hold it, fewer lines
  * (down to 8: a warp still reads 64 bytes or more a row), then fewer outputs, then fewer lines. */
-static minmax_shape minmax_tile(size_t inner, size_t k)
+static minmax_shape minmax_tile(size_t inner, size_t k, size_t key_bytes)
 {
     minmax_shape t;
     t.lines = inner < MINMAX_WIDE_LINES ? (int)inner : MINMAX_WIDE_LINES;
     t.outputs = MINMAX_TILE_OUTPUTS / t.lines < 64 ? 64 : MINMAX_TILE_OUTPUTS / t.lines;
-    while (minmax_smem(t.lines, t.outputs, k) > MINMAX_SMEM_MAX) {
+    while (minmax_smem(t.lines, t.outputs, k, key_bytes) > MINMAX_SMEM_MAX) {
         if (t.lines > 8) t.lines = (t.lines + 1) / 2;
         else if (t.outputs > 64) t.outputs /= 2;
         else if (t.lines > 1) t.lines = (t.lines + 1) / 2;
         else break;
     }
-    t.smem = minmax_smem(t.lines, t.outputs, k);
+    t.smem = minmax_smem(t.lines, t.outputs, k, key_bytes);
     return t;
 }
 
@@ -172,23 +254,29 @@ static __device__ __forceinline__ int tile_position(int e, int lines, float inve
     return pos;
 }
 
+template <typename T, typename K>
 static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(const minmax_params p)
 {
-    extern __shared__ uint64_t minmax_keys[];
+    extern __shared__ __align__(8) unsigned char minmax_bytes[];
+    K *const minmax_keys = (K *)minmax_bytes;
+    const K flip = (K)p.flip;
     const int span = p.outputs + p.k - 1, lines = p.lines, elements = span * lines;
     for (size_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         const size_t line_tile = t % p.line_tiles, rest = t / p.line_tiles;
         const long long first = (long long)(rest % p.position_tiles) * p.outputs;
         const size_t outer = rest / p.position_tiles, inner0 = line_tile * (size_t)lines;
         const size_t base = outer * (size_t)p.n * p.inner + inner0;
-        uint64_t *a = minmax_keys, *b = minmax_keys + elements;
+        K *a = minmax_keys, *b = minmax_keys + elements;
         for (int e = threadIdx.x; e < elements; e += MINMAX_THREADS) {
             int line;
             const int pos = tile_position(e, lines, p.inverse, &line);
             const long long src = mh_border_index(first + pos - p.anchor, p.n, p.mode);
-            uint64_t key = p.cval_key;
-            if (inner0 + line < p.inner && src >= 0)
-                key = mh_rank_key(mh_load_double(p.in, base + (size_t)src * p.inner + line, p.in_type)) ^ p.flip;
+            K key = (K)p.cval_key;
+            if (inner0 + line < p.inner && src >= 0) {
+                const size_t i = base + (size_t)src * p.inner + line;
+                if constexpr (std::is_void<T>::value) key = (K)mh_rank_key(mh_load_double(p.in, i, p.in_type)) ^ flip;
+                else key = (K)narrow_key(((const T *)p.in)[i]) ^ flip;
+            }
             a[e] = key;
         }
         __syncthreads();
@@ -198,11 +286,11 @@ static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(cons
         for (; 2 * w <= p.k; w *= 2) {
             const int valid = (span - w) * lines;
             for (int e = threadIdx.x; e < valid; e += MINMAX_THREADS) {
-                const uint64_t x = a[e], y = a[e + w * lines];
+                const K x = a[e], y = a[e + w * lines];
                 b[e] = y < x ? y : x;
             }
             __syncthreads();
-            uint64_t *swap = a;
+            K *swap = a;
             a = b, b = swap;
         }
         const int shift = (p.k - w) * lines;
@@ -210,9 +298,11 @@ static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(cons
             int line;
             const int pos = tile_position(e, lines, p.inverse, &line);
             if (first + pos >= p.n || inner0 + line >= p.inner) continue;
-            const uint64_t x = a[e], y = a[e + shift], least = y < x ? y : x;
-            mh_store_double(p.out, base + (size_t)(first + pos) * p.inner + line, p.out_type,
-                            mh_rank_value(least ^ p.flip));
+            const K x = a[e], y = a[e + shift], least = (y < x ? y : x) ^ flip;
+            double value;
+            if constexpr (std::is_void<T>::value) value = mh_rank_value(least);
+            else value = narrow_value<T>((uint32_t)least);
+            mh_store_double(p.out, base + (size_t)(first + pos) * p.inner + line, p.out_type, value);
         }
         __syncthreads();
     }
@@ -246,7 +336,7 @@ static int minmax_supports(const mh_context *, const mh_args *args, char *why, s
     size_t k, outer, n, inner;
     long long anchor;
     if (!minmax_line(&args->rank, &k, &outer, &n, &inner, &anchor, why, len)) return 0;
-    const minmax_shape t = minmax_tile(inner, k);
+    const minmax_shape t = minmax_tile(inner, k, key_bytes(&args->rank.d));
     if (t.smem <= MINMAX_SMEM_MAX) return 1;
     snprintf(why, len, "a window of %zu: minmax's tile of %d lines would need %zu bytes of shared memory (at most %d)",
              k, t.lines, t.smem, MINMAX_SMEM_MAX);
@@ -262,20 +352,25 @@ static mh_status minmax_run(mh_context *ctx, const mh_args *args)
     char why[160];
     if (!minmax_line(a, &k, &outer, &n, &inner, &anchor, why, sizeof why))
         return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/minmax: %s", why);
-    const minmax_shape t = minmax_tile(inner, k);
-    const uint64_t flip = d->rank == 0 ? 0 : ~0ull;
-    minmax_params p = {a->in, a->out, d->in_type, d->out_type, (long long)n, outer, inner, (int)k, (int)anchor,
-                       (int)d->mode, flip, mh_rank_key(d->cval) ^ flip, t.lines, t.outputs,
-                       (1.0f + 1e-6f) / (float)t.lines, mh_ceil_div(inner, (size_t)t.lines),
-                       mh_ceil_div(n, (size_t)t.outputs), 0};
-    p.tiles = outer * p.line_tiles * p.position_tiles;
-    MH_CUDA_TRY(ctx, cudaFuncSetAttribute(rank_minmax_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
-    size_t per_sm = 0;
-    MH_TRY(mh_blocks_per_sm(ctx, (const void *)rank_minmax_kernel, MINMAX_THREADS, t.smem, &per_sm));
-    const size_t most = (per_sm ? per_sm : 1) * mh_sm_count(ctx) * 4;
-    const size_t blocks = p.tiles < most ? p.tiles : most;
-    rank_minmax_kernel<<<(unsigned)blocks, MINMAX_THREADS, t.smem, mh_stream(ctx)>>>(p);
-    return MH_LAUNCH_CHECK(ctx, "rank/minmax");
+    return with_keys(d, [&](auto type, auto key) {
+        using T = std::remove_pointer_t<decltype(type)>;
+        using K = decltype(key);
+        const minmax_shape t = minmax_tile(inner, k, sizeof(K));
+        const uint64_t flip = d->rank == 0 ? 0 : ~0ull;
+        minmax_params p = {a->in, a->out, d->in_type, d->out_type, (long long)n, outer, inner, (int)k, (int)anchor,
+                           (int)d->mode, flip, cval_key<T, K>(d->cval) ^ flip, t.lines, t.outputs,
+                           (1.0f + 1e-6f) / (float)t.lines, mh_ceil_div(inner, (size_t)t.lines),
+                           mh_ceil_div(n, (size_t)t.outputs), 0};
+        p.tiles = outer * p.line_tiles * p.position_tiles;
+        const void *kernel = (const void *)rank_minmax_kernel<T, K>;
+        MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
+        size_t per_sm = 0;
+        MH_TRY(mh_blocks_per_sm(ctx, kernel, MINMAX_THREADS, t.smem, &per_sm));
+        const size_t most = per_sm * mh_sm_count(ctx) * 4;
+        const size_t blocks = p.tiles < most ? p.tiles : most;
+        rank_minmax_kernel<T, K><<<(unsigned)blocks, MINMAX_THREADS, t.smem, mh_stream(ctx)>>>(p);
+        return MH_LAUNCH_CHECK(ctx, "rank/minmax");
+    });
 }
 
 /* ---- network ----------------------------------------------------------------------------
@@ -290,18 +385,19 @@ template <int N> struct network_params {
     long long rows, cols;
     size_t batch;
     unsigned inner, channels;        /* a row's values (cols x channels), the interleaved ones */
-    mh_dtype out_type;
+    mh_dtype in_type, out_type;
     int mode, count, rank, has_structure;
     int above, below, before, after; /* the window's reach from the output, each >= 0 */
     double cval;
+    uint64_t cval_key;
     int2 offsets[N];                 /* (row, column) of each set element from the output */
     long long deltas[N];             /* the same as distances between elements */
     double structure[N];
 };
 
-template <int N> static __device__ __forceinline__ void order(uint64_t (&k)[N], int i, int j)
+template <int N, typename K> static __device__ __forceinline__ void order(K (&k)[N], int i, int j)
 {
-    const uint64_t a = k[i], b = k[j];
+    const K a = k[i], b = k[j];
     k[i] = a < b ? a : b;
     k[j] = a < b ? b : a;
 }
@@ -309,39 +405,38 @@ template <int N> static __device__ __forceinline__ void order(uint64_t (&k)[N], 
 /* Batcher's odd-even merge sort of N keys (any N): its comparators' levels p and q (powers of
  * two), their groups j and members i, each a template argument, so that every index is known at
  * compile time and the keys stay in registers. */
-template <int N, int P, int Q, int J, int I> static __device__ __forceinline__ void network_members(uint64_t (&k)[N])
+template <int N, int P, int Q, int J, int I, typename K> static __device__ __forceinline__ void network_members(K (&k)[N])
 {
     if constexpr (I < Q && I + J + Q < N) {
         if constexpr ((I + J) / (2 * P) == (I + J + Q) / (2 * P)) order(k, I + J, I + J + Q);
-        network_members<N, P, Q, J, I + 1>(k);
+        network_members<N, P, Q, J, I + 1, K>(k);
     }
 }
-template <int N, int P, int Q, int J> static __device__ __forceinline__ void network_groups(uint64_t (&k)[N])
+template <int N, int P, int Q, int J, typename K> static __device__ __forceinline__ void network_groups(K (&k)[N])
 {
     if constexpr (J + Q < N) {
-        network_members<N, P, Q, J, 0>(k);
-        network_groups<N, P, Q, J + 2 * Q>(k);
+        network_members<N, P, Q, J, 0, K>(k);
+        network_groups<N, P, Q, J + 2 * Q, K>(k);
     }
 }
-template <int N, int P, int Q> static __device__ __forceinline__ void network_level(uint64_t (&k)[N])
+template <int N, int P, int Q, typename K> static __device__ __forceinline__ void network_level(K (&k)[N])
 {
     if constexpr (Q >= 1) {
-        network_groups<N, P, Q, Q % P>(k);
-        network_level<N, P, Q / 2>(k);
+        network_groups<N, P, Q, Q % P, K>(k);
+        network_level<N, P, Q / 2, K>(k);
     }
 }
-template <int N, int P = 1> static __device__ __forceinline__ void sort_network(uint64_t (&k)[N])
+template <int N, int P = 1, typename K> static __device__ __forceinline__ void sort_network(K (&k)[N])
 {
     if constexpr (P < N) {
-        network_level<N, P, P>(k);
-        sort_network<N, 2 * P>(k);
+        network_level<N, P, P, K>(k);
+        sort_network<N, 2 * P, K>(k);
     }
 }
 
-template <int N, typename T>
-static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 25 ? 2 : 1) rank_network_kernel(const network_params<N> p)
+template <int N, typename T, typename K>
+static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 9 ? 4 : N <= 25 ? 2 : 1) rank_network_kernel(const network_params<N> p)
 {
-    const T *in = (const T *)p.in;
     for (size_t image = blockIdx.z; image < p.batch; image += gridDim.z)
         for (long long y = blockIdx.y; y < p.rows; y += gridDim.y)
             for (unsigned q = blockIdx.x * NETWORK_THREADS + threadIdx.x; q < p.inner; q += gridDim.x * NETWORK_THREADS) {
@@ -349,31 +444,37 @@ static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 25 ? 2 : 1) rank_
                 const size_t at = (image * (size_t)p.rows + (size_t)y) * p.inner + q;
                 const bool inside = y >= p.above && y + p.below < p.rows && (long long)x >= p.before &&
                                     (long long)x + p.after < p.cols;
-                uint64_t keys[N];
+                K keys[N];
 #pragma unroll
                 for (int k = 0; k < N; ++k) {
-                    keys[k] = MH_RANK_NAN_KEY; /* past the footprint's count: above every rank asked */
+                    keys[k] = (K)~(K)0; /* past the footprint's count: above every rank asked */
                     if (k < p.count) {
-                        double v;
-                        if (inside) {
-                            v = (double)in[(long long)at + p.deltas[k]];
-                        } else {
+                        long long i = (long long)at + p.deltas[k];
+                        if (!inside) {
                             const long long r = mh_border_index(y + p.offsets[k].x, p.rows, p.mode);
                             const long long c = mh_border_index((long long)x + p.offsets[k].y, p.cols, p.mode);
-                            v = r < 0 || c < 0 ? p.cval
-                                               : (double)in[(image * (size_t)p.rows + (size_t)r) * p.inner +
-                                                            (size_t)c * p.channels + ch];
+                            i = r < 0 || c < 0 ? -1
+                                               : (long long)((image * (size_t)p.rows + (size_t)r) * p.inner +
+                                                             (size_t)c * p.channels + ch);
                         }
-                        keys[k] = mh_rank_key(p.has_structure ? v + p.structure[k] : v);
+                        if constexpr (std::is_void<T>::value) {
+                            const double v = i < 0 ? p.cval : mh_load_double(p.in, (size_t)i, p.in_type);
+                            keys[k] = mh_rank_key(p.has_structure ? v + p.structure[k] : v);
+                        } else {
+                            keys[k] = i < 0 ? (K)p.cval_key : narrow_key(((const T *)p.in)[i]);
+                        }
                     }
                 }
                 sort_network(keys);
                 /* the rank's key picked by masks: a select on a run-time index would put the keys
                  * in local memory */
-                uint64_t chosen = 0;
+                K chosen = 0;
 #pragma unroll
-                for (int k = 0; k < N; ++k) chosen |= keys[k] & (0ull - (uint64_t)(k == p.rank));
-                mh_store_double(p.out, at, p.out_type, mh_rank_value(chosen));
+                for (int k = 0; k < N; ++k) chosen |= keys[k] & ((K)0 - (K)(k == p.rank));
+                double value;
+                if constexpr (std::is_void<T>::value) value = mh_rank_value(chosen);
+                else value = narrow_value<T>((uint32_t)chosen);
+                mh_store_double(p.out, at, p.out_type, value);
             }
 }
 
@@ -395,17 +496,13 @@ static int network_supports(const mh_context *, const mh_args *args, char *why, 
     return 1;
 }
 
-template <int N, typename T> static void network_launch(const network_params<N> &p, dim3 grid, cudaStream_t stream)
-{
-    rank_network_kernel<N, T><<<grid, NETWORK_THREADS, 0, stream>>>(p);
-}
-
 template <int N> static mh_status network_typed(mh_context *ctx, const mh_rank_args *a)
 {
     const mh_rank_desc *d = &a->d;
     network_params<N> p = {};
     p.in = a->in, p.out = a->out, p.rows = (long long)d->rows, p.cols = (long long)d->cols, p.batch = d->batch;
-    p.inner = (unsigned)(d->cols * d->channels), p.channels = (unsigned)d->channels, p.out_type = d->out_type;
+    p.inner = (unsigned)(d->cols * d->channels), p.channels = (unsigned)d->channels;
+    p.in_type = d->in_type, p.out_type = d->out_type;
     p.mode = (int)d->mode, p.count = (int)a->count, p.rank = (int)d->rank, p.has_structure = d->structure != NULL;
     p.cval = d->cval;
     const long long anchor_r = (long long)(d->krows / 2) + d->origin_row, anchor_c = (long long)(d->kcols / 2) + d->origin_col;
@@ -424,21 +521,13 @@ template <int N> static mh_status network_typed(mh_context *ctx, const mh_rank_a
     const size_t x_blocks = mh_ceil_div(p.inner, NETWORK_THREADS);
     const dim3 grid((unsigned)(x_blocks < 65535 ? x_blocks : 65535), (unsigned)(d->rows < 65535 ? d->rows : 65535),
                     (unsigned)(d->batch < 65535 ? d->batch : 65535));
-    cudaStream_t st = mh_stream(ctx);
-    switch (d->in_type) {
-    case MH_F32: network_launch<N, float>(p, grid, st); break;
-    case MH_F64: network_launch<N, double>(p, grid, st); break;
-    case MH_U8: network_launch<N, uint8_t>(p, grid, st); break;
-    case MH_I8: network_launch<N, int8_t>(p, grid, st); break;
-    case MH_U16: network_launch<N, uint16_t>(p, grid, st); break;
-    case MH_I16: network_launch<N, int16_t>(p, grid, st); break;
-    case MH_I32: network_launch<N, int32_t>(p, grid, st); break;
-    case MH_U32: network_launch<N, uint32_t>(p, grid, st); break;
-    case MH_I64: network_launch<N, int64_t>(p, grid, st); break;
-    case MH_U64: network_launch<N, uint64_t>(p, grid, st); break;
-    default: return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/network: in_type %s", mh_dtype_name(d->in_type));
-    }
-    return MH_LAUNCH_CHECK(ctx, "rank/network");
+    return with_keys(d, [&](auto type, auto key) {
+        using T = std::remove_pointer_t<decltype(type)>;
+        using K = decltype(key);
+        p.cval_key = cval_key<T, K>(d->cval);
+        rank_network_kernel<N, T, K><<<grid, NETWORK_THREADS, 0, mh_stream(ctx)>>>(p);
+        return MH_LAUNCH_CHECK(ctx, "rank/network");
+    });
 }
 
 static mh_status network_run(mh_context *ctx, const mh_args *args)
