@@ -23,6 +23,11 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
   reduce_sum's (float64 in float64; integers in int64, exact), min and max exact, the arg forms
   numpy's index exactly.
 - transpose: each chunk transposed, the chunk grid transposed with it.
+- minimum_filter, maximum_filter, median_filter, rank_filter, percentile_filter (dask-image's
+  ndfilters names) and grey_erosion, grey_dilation, grey_opening, grey_closing,
+  morphological_gradient, white_tophat, black_tophat (scipy.ndimage's): memhier.ndimage's
+  selection filters on each chunk's window, the compositions made of whole-array steps as scipy
+  makes them: equal to the call on the whole image, bit for bit.
 - pipeline: several of memhier.ndimage's separable filters in one task a chunk (gaussian_filter
   then sobel, say), each chunk's window wide enough for all of them: equal, bit for bit, to the
   calls made in turn on the whole image; with on_gpu, a host image's chunks streamed through the
@@ -46,14 +51,16 @@ from dask.highlevelgraph import HighLevelGraph
 
 from . import _complex, _histogram, _ops, _reduce, ndimage
 from ._convert import store
-from ._call import C_INT_MAX, int_arg
+from ._call import C_INT_MAX, int_arg, mode_arg
 from ._native import MODES, PADS, Unsupported
 from ._registry import select
 
 __all__ = ["conv1d", "conv2d", "histogram", "bincount", "histogram_bytes", "reduce_sum", "sum", "mean", "min", "max",
            "argmin", "argmax", "transpose", "correlate", "convolve",
            "correlate1d", "convolve1d", "gaussian_filter", "uniform_filter", "sobel", "prewitt", "laplace",
-           "gaussian_laplace", "pipeline", "pipeline_histogram"]
+           "gaussian_laplace", "minimum_filter", "maximum_filter", "median_filter", "rank_filter", "percentile_filter",
+           "grey_erosion", "grey_dilation", "grey_opening", "grey_closing", "morphological_gradient", "white_tophat",
+           "black_tophat", "pipeline", "pipeline_histogram"]
 
 
 def _xp(block):
@@ -741,6 +748,142 @@ def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, radiu
     modes = ndimage._per_axis(mode, "mode")
     return (gaussian_filter(image, sigma, (2, 0), modes[0], cval, truncate, radius, variant) +
             gaussian_filter(image, sigma, (0, 2), modes[1], cval, truncate, radius, variant))
+
+
+# ---- memhier.ndimage's selection filters and grey morphology ---------------------------------
+
+def _window_sides(size, footprint, structure):
+    """The sides of a 2-D selection filter's window: its footprint's, else its structure's, else
+    its size's (one for both axes, or one each)."""
+    if footprint is not None:
+        sides = np.shape(footprint)
+    elif structure is not None:
+        sides = np.shape(structure)
+    elif size is not None:
+        sides = tuple(int(s) for s in ndimage._per_axis(size, "size"))
+    else:
+        raise ValueError("size, footprint, or structure must be specified")
+    if len(sides) != 2:
+        raise ValueError(f"footprint: {len(sides)}-D; memhier.dask filters 2-D images")
+    return sides
+
+
+def _selection(name, image, sides, mode, cval, origin, call):
+    """A selection filter of a 2-D dask array chunk by chunk: each chunk's window reaches as far
+    as the footprint reaches either way from an output (max(lead, side - 1 - lead) a side, lead =
+    side // 2 + origin, so that grey_dilation's mirrored footprint is covered too), the part past
+    the array's edges extended by the mode, then call(window) (memhier.ndimage's function on
+    it), whose outputs that read inside the window only are kept. The arguments are checked
+    first by the same call on a one-element array of the image's dtype."""
+    dtype = _image_dtype(image)
+    if image.ndim != 2:
+        raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
+    modes = ndimage._per_axis(mode, "mode")
+    if modes[0] != modes[1]:
+        raise Unsupported("unsupported", f"mode: {mode!r}; memhier.dask extends each chunk's window by one mode")
+    call(np.zeros((1, 1), dtype))
+    mode, cval = mode_arg(modes[0]), float(cval)
+    _border_held(dtype, mode, cval)
+    origins = [int(o) for o in ndimage._per_axis(origin, "origin")]
+    reach = [builtins.max(k // 2 + o, k - 1 - (k // 2 + o)) for k, o in zip(sides, origins)]
+
+    def run(window):
+        return call(window)[reach[0]:window.shape[0] - reach[0], reach[1]:window.shape[1] - reach[1]]
+    return _windowed(image, [2 * r + 1 for r in reach], reach, name, run, border=(mode, cval), dtype=dtype)
+
+
+def _selected(name, fn, image, size, footprint, structure, mode, cval, origin, **kw):
+    """memhier.ndimage's `fn` (a selection filter) of a dask array, through _selection."""
+    sides = _window_sides(size, footprint, structure)
+    args = dict(size=size, footprint=footprint, mode=mode, cval=cval, origin=origin, **kw)
+    if structure is not None:
+        args["structure"] = structure
+    return _selection(name, image, sides, mode, cval, origin, lambda x: fn(x, **args))
+
+
+def minimum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.minimum_filter on a 2-D dask array: bit for bit the call on the whole image."""
+    return _selected("minimum", ndimage.minimum_filter, image, size, footprint, None, mode, cval, origin,
+                     variant=variant)
+
+
+def maximum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.maximum_filter on a 2-D dask array."""
+    return _selected("maximum", ndimage.maximum_filter, image, size, footprint, None, mode, cval, origin,
+                     variant=variant)
+
+
+def median_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.median_filter on a 2-D dask array."""
+    return _selected("median", ndimage.median_filter, image, size, footprint, None, mode, cval, origin,
+                     variant=variant)
+
+
+def rank_filter(image, rank, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
+    """memhier.ndimage.rank_filter on a 2-D dask array."""
+    return _selected("rank", ndimage.rank_filter, image, size, footprint, None, mode, cval, origin, rank=rank,
+                     variant=variant)
+
+
+def percentile_filter(image, percentile, size=None, footprint=None, mode="reflect", cval=0.0, origin=0,
+                      variant="auto"):
+    """memhier.ndimage.percentile_filter on a 2-D dask array."""
+    return _selected("percentile", ndimage.percentile_filter, image, size, footprint, None, mode, cval, origin,
+                     percentile=percentile, variant=variant)
+
+
+def grey_erosion(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
+                 variant="auto"):
+    """memhier.ndimage.grey_erosion on a 2-D dask array."""
+    return _selected("erosion", ndimage.grey_erosion, image, size, footprint, structure, mode, cval, origin,
+                     variant=variant)
+
+
+def grey_dilation(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
+                  variant="auto"):
+    """memhier.ndimage.grey_dilation on a 2-D dask array."""
+    return _selected("dilation", ndimage.grey_dilation, image, size, footprint, structure, mode, cval, origin,
+                     variant=variant)
+
+
+def grey_opening(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
+                 variant="auto"):
+    """memhier.ndimage.grey_opening on a dask array: grey_erosion, then grey_dilation of the whole
+    erosion (each extended at the array's edges by the mode, as scipy's two calls are)."""
+    args = (size, footprint, structure, mode, cval, origin, variant)
+    return grey_dilation(grey_erosion(image, *args), *args)
+
+
+def grey_closing(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
+                 variant="auto"):
+    """memhier.ndimage.grey_closing on a dask array: grey_dilation, then grey_erosion."""
+    args = (size, footprint, structure, mode, cval, origin, variant)
+    return grey_erosion(grey_dilation(image, *args), *args)
+
+
+def morphological_gradient(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
+                           variant="auto"):
+    """memhier.ndimage.morphological_gradient on a dask array: the dilation minus the erosion in
+    the dtype's own arithmetic, as scipy subtracts them."""
+    args = (size, footprint, structure, mode, cval, origin, variant)
+    return grey_dilation(image, *args) - grey_erosion(image, *args)
+
+
+def _difference(a, b):
+    """a - b as scipy's top-hats take it (bool images: exclusive or)."""
+    return a ^ b if a.dtype == np.bool_ and b.dtype == np.bool_ else a - b
+
+
+def white_tophat(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
+                 variant="auto"):
+    """memhier.ndimage.white_tophat on a dask array: the image minus its grey opening."""
+    return _difference(image, grey_opening(image, size, footprint, structure, mode, cval, origin, variant))
+
+
+def black_tophat(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
+                 variant="auto"):
+    """memhier.ndimage.black_tophat on a dask array: its grey closing minus the image."""
+    return _difference(grey_closing(image, size, footprint, structure, mode, cval, origin, variant), image)
 
 
 # ---- pipeline: several filters in one task a chunk ------------------------------------------

@@ -304,6 +304,69 @@ def test_ndimage_dask_refusals(rng):
         mdask.sobel(x.astype(np.uint32), mode="constant", cval=-1.0)
 
 
+def _selection_cases(rng):
+    """(function, args, keywords) of every selection filter: sizes and footprints with holes,
+    even sides, origins at both limits."""
+    fp = rng.random((4, 5)) > 0.35
+    fp[0, 0] = True
+    structure = rng.integers(-3, 4, (3, 4)).astype(np.float64)
+    for name in ("minimum_filter", "maximum_filter", "median_filter"):
+        yield name, (), dict(size=(3, 4))
+        yield name, (), dict(footprint=fp, origin=(-2, 2))
+    yield "minimum_filter", (), dict(size=7, origin=(3, -3))
+    yield "rank_filter", (-2,), dict(footprint=fp, origin=(1, -2))
+    yield "percentile_filter", (30,), dict(size=(5, 2))
+    for name in ("grey_erosion", "grey_dilation", "grey_opening", "grey_closing", "morphological_gradient",
+                 "white_tophat", "black_tophat"):
+        yield name, (), dict(size=(4, 3), origin=(-2, 1))
+        yield name, (), dict(footprint=fp, origin=(1, -2))
+        yield name, (), dict(structure=structure)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "mirror", "nearest", "constant", "wrap"])
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.float64, np.int64])
+def test_selection_filters_equal_one_call(rng, mode, dtype):
+    """memhier.dask's rank filters and grey morphology against memhier.ndimage on the whole image:
+    bit for bit at every seam and the array's edges, chunks as small as the window's reach."""
+    from memhier import ndimage as mnd
+    x = (rng.standard_normal((61, 83)) * 40).astype(dtype)
+    for chunks in ((20, 30), (-1, 17), (9, -1)):
+        dx = da.from_array(x, chunks=chunks)
+        for name, args, kw in _selection_cases(rng):
+            if "structure" in kw and dtype != np.float64:
+                continue  # refused by memhier.ndimage (scipy's sums in the image's dtype): below
+            try:
+                got = getattr(mdask, name)(dx, *args, mode=mode, cval=3.0, **kw)
+            except ValueError as e:
+                assert "rechunk" in str(e), e
+                continue
+            want = getattr(mnd, name)(x, *args, mode=mode, cval=3.0, **kw)
+            np.testing.assert_array_equal(got.compute(), want, err_msg=f"{name} {kw} chunks {chunks}")
+            assert got.dtype == want.dtype
+
+
+def test_selection_filters_of_bool_images_and_refusals(rng):
+    from memhier import ndimage as mnd
+    x = rng.random((40, 50)) > 0.5
+    dx = da.from_array(x, chunks=(15, 20))
+    for name in ("grey_erosion", "white_tophat", "black_tophat", "median_filter"):
+        np.testing.assert_array_equal(getattr(mdask, name)(dx, size=3).compute(), getattr(mnd, name)(x, size=3),
+                                      err_msg=name)
+    f = da.from_array(rng.standard_normal((40, 50)).astype(np.float32), chunks=(15, 20))
+    with pytest.raises(memhier.Unsupported, match="structure on a float32 image"):
+        mdask.grey_erosion(f, structure=np.ones((3, 3)))
+    with pytest.raises(memhier.Unsupported, match="one mode"):
+        mdask.minimum_filter(f, size=3, mode=["reflect", "wrap"])
+    with pytest.raises(ValueError, match="size, footprint, or structure"):
+        mdask.median_filter(f)
+    with pytest.raises(ValueError, match="rank not within"):
+        mdask.rank_filter(f, 9, size=3)
+    with pytest.raises(ValueError, match="rechunk"):
+        mdask.median_filter(f, size=(31, 3))
+    with pytest.raises(memhier.Unsupported, match="cval: 2.5 with a uint8 image"):
+        mdask.median_filter(f.astype(np.uint8), size=3, mode="constant", cval=2.5)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int32, np.uint32, np.uint64])
 def test_ndimage_passes_of_wide_dtypes(rng, dtype):
     """Images memhier.ndimage computes in float64 (float64, the integers of 32 and 64 bits): the
