@@ -768,20 +768,20 @@ def _window_sides(size, footprint, structure):
     return sides
 
 
-def _selection(name, image, sides, mode, cval, origin, call):
+def _selection(name, image, sides, mode, cval, origin, check, call):
     """A selection filter of a 2-D dask array chunk by chunk: each chunk's window reaches as far
     as the footprint reaches either way from an output (max(lead, side - 1 - lead) a side, lead =
     side // 2 + origin, so that grey_dilation's mirrored footprint is covered too), the part past
     the array's edges extended by the mode, then call(window) (memhier.ndimage's function on
     it), whose outputs that read inside the window only are kept. The arguments are checked
-    first by the same call on a one-element array of the image's dtype."""
+    first by check (the same call) on a one-element array of the image's dtype."""
     dtype = _image_dtype(image)
     if image.ndim != 2:
         raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
     modes = ndimage._per_axis(mode, "mode")
     if modes[0] != modes[1]:
         raise Unsupported("unsupported", f"mode: {mode!r}; memhier.dask extends each chunk's window by one mode")
-    call(np.zeros((1, 1), dtype))
+    check(np.zeros((1, 1), dtype))
     mode, cval = mode_arg(modes[0]), float(cval)
     _border_held(dtype, mode, cval)
     origins = [int(o) for o in ndimage._per_axis(origin, "origin")]
@@ -792,58 +792,60 @@ def _selection(name, image, sides, mode, cval, origin, call):
     return _windowed(image, [2 * r + 1 for r in reach], reach, name, run, border=(mode, cval), dtype=dtype)
 
 
-def _selected(name, fn, image, size, footprint, structure, mode, cval, origin, **kw):
-    """memhier.ndimage's `fn` (a selection filter) of a dask array, through _selection."""
+def _selected(name, fn, image, size, footprint, structure, mode, cval, origin, variant, **kw):
+    """memhier.ndimage's `fn` (a selection filter) of a dask array, through _selection (its
+    arguments checked with auto's variant: a GPU row named would refuse the check's NumPy array)."""
     sides = _window_sides(size, footprint, structure)
     args = dict(size=size, footprint=footprint, mode=mode, cval=cval, origin=origin, **kw)
     if structure is not None:
         args["structure"] = structure
-    return _selection(name, image, sides, mode, cval, origin, lambda x: fn(x, **args))
+    return _selection(name, image, sides, mode, cval, origin, lambda x: fn(x, **args),
+                      lambda x: fn(x, variant=variant, **args))
 
 
 def minimum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.minimum_filter on a 2-D dask array: bit for bit the call on the whole image."""
     return _selected("minimum", ndimage.minimum_filter, image, size, footprint, None, mode, cval, origin,
-                     variant=variant)
+                     variant)
 
 
 def maximum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.maximum_filter on a 2-D dask array."""
     return _selected("maximum", ndimage.maximum_filter, image, size, footprint, None, mode, cval, origin,
-                     variant=variant)
+                     variant)
 
 
 def median_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.median_filter on a 2-D dask array."""
     return _selected("median", ndimage.median_filter, image, size, footprint, None, mode, cval, origin,
-                     variant=variant)
+                     variant)
 
 
 def rank_filter(image, rank, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.rank_filter on a 2-D dask array."""
-    return _selected("rank", ndimage.rank_filter, image, size, footprint, None, mode, cval, origin, rank=rank,
-                     variant=variant)
+    return _selected("rank", ndimage.rank_filter, image, size, footprint, None, mode, cval, origin, variant,
+                     rank=rank)
 
 
 def percentile_filter(image, percentile, size=None, footprint=None, mode="reflect", cval=0.0, origin=0,
                       variant="auto"):
     """memhier.ndimage.percentile_filter on a 2-D dask array."""
     return _selected("percentile", ndimage.percentile_filter, image, size, footprint, None, mode, cval, origin,
-                     percentile=percentile, variant=variant)
+                     variant, percentile=percentile)
 
 
 def grey_erosion(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
                  variant="auto"):
     """memhier.ndimage.grey_erosion on a 2-D dask array."""
     return _selected("erosion", ndimage.grey_erosion, image, size, footprint, structure, mode, cval, origin,
-                     variant=variant)
+                     variant)
 
 
 def grey_dilation(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
                   variant="auto"):
     """memhier.ndimage.grey_dilation on a 2-D dask array."""
     return _selected("dilation", ndimage.grey_dilation, image, size, footprint, structure, mode, cval, origin,
-                     variant=variant)
+                     variant)
 
 
 def grey_opening(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,

@@ -345,6 +345,23 @@ def test_selection_filters_equal_one_call(rng, mode, dtype):
             assert got.dtype == want.dtype
 
 
+def test_selection_filters_of_cupy_chunks_on_gpu(rng):
+    """CuPy chunks through the rank rows (a row named too: the arguments' check runs auto on the
+    CPU): bit for bit against memhier.ndimage on the whole CuPy array."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    from memhier import ndimage as mnd
+    x = cp.asarray((rng.standard_normal((301, 277)) * 40).astype(np.float32))
+    dx = da.from_array(x, chunks=(100, 90), asarray=False)
+    for name, kw in (("median_filter", dict(size=5, variant="network")), ("grey_opening", dict(size=(7, 3))),
+                     ("maximum_filter", dict(size=15, mode="wrap"))):
+        got = getattr(mdask, name)(dx, **kw).compute(scheduler="threads")
+        assert isinstance(got, cp.ndarray)
+        assert bool(cp.array_equal(got, getattr(mnd, name)(x, **kw))), name
+
+
 def test_selection_filters_of_bool_images_and_refusals(rng):
     from memhier import ndimage as mnd
     x = rng.random((40, 50)) > 0.5

@@ -1,8 +1,7 @@
 /* rank on CUDA (mh_rank: scipy.ndimage's selection filters).
  *   naive  a thread an output: its window's keys gathered from global memory into a local array
  *          (up to RANK_NAIVE_MAX set elements) by insertion as they load, the rank read off; the
- *          ladder's first rung, and the GPU's row for every footprint until the shared-memory
- *          and van Herk rows exist
+ *          ladder's first rung, and auto's row past network's 49 set elements
  *   minmax the minimum or maximum over a line (a footprint of one row or one column, every element
  *          set, no structure: each of scipy's separable passes) by doubling in shared memory: a
  *          tile's keys, then log2(k) steps that each take the least of two windows half as long,
@@ -16,7 +15,9 @@
 #include "../core/dtype.h"
 #include "../core/rank_key.h"
 
+#include <float.h>
 #include <limits>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <type_traits>
@@ -60,7 +61,8 @@ template <typename T> static __device__ __forceinline__ double narrow_value(uint
 /* Whether cval is a value of T (NaN is one of float32's), so that its key is narrow_key's. */
 template <typename T> static bool holds(double cval)
 {
-    if (std::is_same<T, float>::value) return cval != cval || (double)(float)cval == cval;
+    if (std::is_same<T, float>::value) /* NaN, or a finite float32 value (no cast from outside its range) */
+        return cval != cval || (fabs(cval) <= FLT_MAX && (double)(float)cval == cval) || isinf(cval);
     return cval == cval && cval >= (double)std::numeric_limits<T>::min() &&
            cval <= (double)std::numeric_limits<T>::max() && (double)(T)cval == cval;
 }
