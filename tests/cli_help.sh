@@ -17,7 +17,7 @@ check "memhier bench [OP]" bench
 check "memhier bench [OP]" bench conv1d --n
 check "memhier filter IN OUT" filter
 check "memhier run conv1d" run
-for op in conv1d conv2d transpose matmul reduce histogram; do check "memhier run $op" run $op; done
+for op in conv1d conv2d transpose matmul reduce histogram rank; do check "memhier run $op" run $op; done
 check "memhier COMMAND" help
 out=$("$cli" run conv2d --help); grep -q "run conv1d" <<<"$out" && { echo "FAILED: run conv2d --help shows conv1d"; failed=1; }
 [ $failed -eq 0 ] && echo "cli_help: every subcommand answers --help and -h"

@@ -37,7 +37,12 @@ static const struct command {
      "             max without one), or between increasing edges; NaN and values outside are\n"
      "             counted apart\n"
      "  run histogram ... [--weights w.npy]: int32 or float32 values, one float32 weight\n"
-     "             each: float64 sums of the weights (numpy's bincount or histogram weights=)\n",
+     "             each: float64 sums of the weights (numpy's bincount or histogram weights=)\n"
+     "  run rank [--variant V] [--device cpu|N] --in x.npy --out y.npy --select min|max|median|R\n"
+     "             --size S|R,C | --footprint f.npy [--mode M] [--cval C] [--origin O|R,C]\n"
+     "             scipy.ndimage.rank_filter of a 2-D array of any type but float16 (its minimum,\n"
+     "             maximum, median or rank R from 0), over a rectangle or a 2-D uint8 footprint\n"
+     "             (nonzero: in the window); mode reflect unless given\n",
      cmd_run},
     {"filter",
      "  filter IN OUT --filter SPEC [--mode M] [--variant V] [--device cpu|N] [--max-pixels P]\n"

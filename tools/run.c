@@ -732,6 +732,122 @@ static int run_histogram(int argc, char **argv)
     return rc;
 }
 
+/* --cval of an op that holds it as float64 (rank). */
+static int parse_cval64(const char *s, double *cval)
+{
+    char *end;
+    errno = 0;
+    *cval = strtod(s, &end);
+    if (end == s || *end || (errno == ERANGE && *cval != 0.0))
+        return cli_error(CLI_USAGE, "--cval '%s': expected a float64 number (nan and inf allowed)", s);
+    return CLI_OK;
+}
+
+/* --size R,C (or one side for both), each 1 to 2^31 - 1. */
+static int parse_sides(const char *s, size_t sides[2])
+{
+    long long v[2];
+    if (parse_origin(s, 2, v) != CLI_OK || v[0] < 1 || v[1] < 1 || v[0] > INT32_MAX || v[1] > INT32_MAX)
+        return cli_error(CLI_USAGE, "--size '%s': expected a side from 1 to %d, or ROWS,COLS", s, INT32_MAX);
+    sides[0] = (size_t)v[0], sides[1] = (size_t)v[1];
+    return CLI_OK;
+}
+
+/* --select min, max, median or a rank from 0 (the least) below the footprint's count. */
+static int parse_select(const char *s, size_t count, size_t *rank)
+{
+    if (!strcmp(s, "min")) *rank = 0;
+    else if (!strcmp(s, "max")) *rank = count - 1;
+    else if (!strcmp(s, "median")) *rank = count / 2;
+    else {
+        char *end;
+        errno = 0;
+        const long long r = strtoll(s, &end, 10);
+        if (end == s || *end || errno == ERANGE || r < 0 || (unsigned long long)r >= count)
+            return cli_error(CLI_USAGE, "--select '%s': expected min, max, median or a rank from 0 to %zu (the "
+                             "footprint has %zu elements)", s, count - 1, count);
+        *rank = (size_t)r;
+    }
+    return CLI_OK;
+}
+
+/* The footprint: --size's rectangle, or --footprint's 2-D uint8 array (nonzero: in the window),
+ * as mh_rank reads it; *count its set elements. */
+static int rank_footprint(const char *size, const char *path, mh_array *fp, size_t *count)
+{
+    char err[512];
+    if (size) {
+        size_t sides[2] = {0, 0};
+        int rc = parse_sides(size, sides);
+        if (rc != CLI_OK) return rc;
+        if (sides[0] * sides[1] > (1u << 24))
+            return cli_error(CLI_USAGE, "--size '%s': a footprint of at most 2^24 elements", size);
+        fp->dtype = MH_U8, fp->ndim = 2, fp->shape[0] = sides[0], fp->shape[1] = sides[1];
+        fp->count = sides[0] * sides[1];
+        if (!(fp->data = malloc(fp->count))) return cli_error(CLI_FAILED, "out of host memory for the footprint");
+        memset(fp->data, 1, fp->count);
+    } else {
+        if (mh_npy_read(path, fp, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--footprint %s", err);
+        if (fp->dtype != MH_U8 || fp->ndim != 2)
+            return cli_error(CLI_FAILED, "--footprint %s: a 2-D uint8 (|u1) array (nonzero: in the window); found %s "
+                             "with %d dimension%s", path, mh_dtype_descr(fp->dtype), fp->ndim, fp->ndim == 1 ? "" : "s");
+    }
+    *count = 0;
+    for (size_t i = 0; i < fp->count; ++i) *count += ((const unsigned char *)fp->data)[i] != 0;
+    if (*count == 0) return cli_error(CLI_FAILED, "--footprint %s: no element is set", path);
+    return CLI_OK;
+}
+
+/* run rank: scipy.ndimage.rank_filter (and its minimum, maximum and median) of a 2-D array of
+ * any type mh_rank takes, the output of the input's type and shape. */
+static int run_rank(int argc, char **argv)
+{
+    enum { VAR, DEV, IN, OUT, SIZE, FOOT, SELECT, MODE, CVAL, ORIGIN, COUNT };
+    const char *const names[] = {"--variant", "--device", "--in",   "--out",  "--size", "--footprint",
+                                 "--select",  "--mode",   "--cval", "--origin", NULL};
+    const char *v[COUNT] = {NULL};
+    run_job j = {.op = "rank", .mode = MH_MODE_REFLECT};
+    mh_array fp = {0};
+    size_t count = 0;
+    double cval = 0.0;
+    char err[512];
+    int rc = cli_flags(argc, argv, "run rank", names, v);
+    if (rc == CLI_OK && (!v[IN] || !v[OUT] || !v[SELECT] || !v[SIZE] == !v[FOOT]))
+        rc = cli_error(CLI_USAGE, "run rank needs --in, --out, --select and one of --size and --footprint");
+    j.variant = v[VAR], j.out_path = v[OUT], j.device = cli_default_device();
+    if (rc == CLI_OK && v[DEV]) rc = cli_parse_device(v[DEV], &j.device);
+    if (rc == CLI_OK && v[MODE]) rc = cli_parse_mode(v[MODE], &j.mode);
+    if (rc == CLI_OK && v[CVAL]) rc = parse_cval64(v[CVAL], &cval);
+    if (rc == CLI_OK && v[ORIGIN]) rc = parse_origin(v[ORIGIN], 2, j.origin);
+    if (rc == CLI_OK) rc = rank_footprint(v[SIZE], v[FOOT], &fp, &count);
+    mh_rank_desc d = {0};
+    if (rc == CLI_OK) rc = parse_select(v[SELECT], count, &d.rank);
+    if (rc == CLI_OK && mh_npy_read(v[IN], &j.in, err, sizeof err) != MH_OK) rc = cli_error(CLI_FAILED, "--in %s", err);
+    if (rc == CLI_OK && j.in.ndim != 2)
+        rc = cli_error(CLI_FAILED, "--in %s: run rank needs a 2-D array; found %d dimension%s", v[IN], j.in.ndim,
+                       j.in.ndim == 1 ? "" : "s");
+    if (rc == CLI_OK) rc = cli_context(j.device, NULL, &j.ctx);
+    const mh_variant_info *picked = NULL;
+    if (rc == CLI_OK) {
+        d.batch = 1, d.rows = j.in.shape[0], d.cols = j.in.shape[1], d.channels = 1;
+        d.in_type = d.out_type = j.in.dtype, d.footprint = fp.data, d.krows = fp.shape[0], d.kcols = fp.shape[1];
+        d.origin_row = j.origin[0], d.origin_col = j.origin[1], d.mode = j.mode, d.cval = cval;
+        if (mh_rank_supports(j.ctx, j.variant, &d) != MH_OK) rc = cli_error(CLI_FAILED, "%s", mh_context_error(j.ctx));
+        else mh_rank_select(j.ctx, &d, &picked);
+    }
+    if (rc == CLI_OK) {
+        j.out_ndim = 2, j.out_shape[0] = d.rows, j.out_shape[1] = d.cols;
+        rc = run_place(&j, j.in.count);
+    }
+    if (rc == CLI_OK) rc = run_finish(&j, mh_rank(j.ctx, j.variant, &d, j.bin.mem, j.bout.mem));
+    if (rc == CLI_OK)
+        fprintf(summary, "%s: rank %zu of %zu in a %zu x %zu footprint over %zu x %zu %s in %s\n", chosen_name(&j, picked),
+                d.rank, count, d.krows, d.kcols, d.rows, d.cols, mh_dtype_name(d.in_type), j.out_path);
+    mh_array_free(&fp);
+    run_cleanup(&j);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     if (argc < 1) return cli_error(CLI_USAGE, "run needs an op: memhier run conv1d ...");
@@ -748,6 +864,7 @@ int cmd_run(int argc, char **argv)
     case MH_OP_MATMUL: return run_matmul(argc - 1, argv + 1);
     case MH_OP_REDUCE: return run_reduce(argc - 1, argv + 1);
     case MH_OP_HISTOGRAM: return run_histogram(argc - 1, argv + 1);
+    case MH_OP_RANK: return run_rank(argc - 1, argv + 1);
     default: return cli_error(CLI_USAGE, "run %s is not available yet", argv[0]);
     }
 }

@@ -95,6 +95,8 @@ def cli_files():
         "run_reduce": "run reduce --in x.npy --out s.npy",
         "run_histogram": "run histogram --in h.npy --bins 11 --out hh.npy",
         "run_histogram_bytes": "run histogram --in u.npy --lo 10 --hi 200 --width 7 --out hb.npy",
+        "run_rank": "run rank --in img.npy --size 3,2 --select median --mode wrap --origin 1,0 --out r.npy",
+        "run_rank_footprint": "run rank --in img.npy --footprint u.npy --select 2 --cval -inf --mode constant --out r.npy",
         "filter_pgm": "filter g.pgm o.pgm --filter gaussian:0.7",
         "filter_ppm": "filter c.ppm - --filter sobel-x --max-pixels 100",
         "filter_npy": "filter c.ppm o.png --filter f.npy",
