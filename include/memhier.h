@@ -480,9 +480,14 @@ mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_s
  * (y, x), positions past the image's edges read by `mode` (cval for constant). Values are read as
  * float64 (int64 and uint64 past 2^53 rounded, as scipy reads them) and ordered as numpy sorts
  * them (NaN above every number), -0.0 below +0.0. With a structure (grey morphology's non-flat
- * element, krows x kcols float64, host memory) the values ranked are x + s, each sum in float64
- * (grey dilation's maximum; erosion's minimum takes the structure negated): scipy's sums for
- * float64 images (scipy holds the sums of other types in their own type). cval is taken as given (the caller
+ * element, krows x kcols float64, host memory) the values ranked are x + s (grey dilation's
+ * maximum; erosion's minimum takes the structure negated), each sum in float64; with
+ * structure_in_type, as scipy.ndimage adds them to an image of any type: the first set element's
+ * (C order) in float64, every other's in in_type's own arithmetic, s cast to in_type first (an
+ * integer truncated and wrapped to its width, float32 rounded) and the sum wrapped (integers) or
+ * rounded (float32); for float64 images the two are one. With structure_in_type on an integer
+ * image every structure value must be finite and below 2^31 in magnitude (2^63 for int64 and
+ * uint64), where C's cast that scipy makes is defined. cval is taken as given (the caller
  * casts it where scipy does). The selected value is stored in out_type with scipy's cast. Images of
  * `channels` interleaved values are filtered a channel at a time; `batch` images in one call.
  * Every dtype but float16 and bfloat16. The footprint (host memory) is read during the call. */
@@ -496,6 +501,7 @@ typedef struct mh_rank_desc {
     long long origin_row, origin_col; /* each in [-(k / 2), (k - 1) / 2] */
     mh_mode mode;
     double cval;
+    int structure_in_type;          /* 0, or 1: the structure added as scipy adds it (above) */
 } mh_rank_desc;
 
 mh_status mh_rank(mh_context *ctx, const char *variant, const mh_rank_desc *desc, const void *in, void *out);

@@ -41,6 +41,33 @@ static int before(double a, double b)
 
 enum { MAX_WINDOW = 1024 };
 
+/* scipy's sum for a window element after the first with structure_in_type, worked out apart
+ * from the library's: float32 in float, integers as the sum's bits reduced to the type's width. */
+static double oracle_sum_in_type(const mh_rank_desc *d, const void *in, size_t at, int outside, double s)
+{
+    if (d->in_type == MH_F64) return (outside ? d->cval : ((const double *)in)[at]) + s;
+    if (d->in_type == MH_F32) {
+        const float v = outside ? (float)d->cval : ((const float *)in)[at];
+        return (double)(float)(v + (float)s);
+    }
+    static const struct { mh_dtype t; int bits, is_signed; } widths[] = {
+        {MH_U8, 8, 0}, {MH_I8, 8, 1}, {MH_U16, 16, 0}, {MH_I16, 16, 1}, {MH_U32, 32, 0}, {MH_I32, 32, 1},
+        {MH_U64, 64, 0}, {MH_I64, 64, 1}};
+    int bits = 64, is_signed = 1;
+    for (size_t k = 0; k < sizeof widths / sizeof widths[0]; ++k)
+        if (widths[k].t == d->in_type) bits = widths[k].bits, is_signed = widths[k].is_signed;
+    uint64_t raw;
+    if (outside) raw = (uint64_t)(int64_t)d->cval;
+    else if (d->in_type == MH_U64) raw = ((const uint64_t *)in)[at];
+    else if (d->in_type == MH_I64) raw = (uint64_t)((const int64_t *)in)[at];
+    else raw = (uint64_t)(int64_t)mh_load_double(in, at, d->in_type);
+    uint64_t x = raw + (uint64_t)(int64_t)trunc(s);
+    if (bits < 64) x &= (1ull << bits) - 1;
+    const uint64_t top = 1ull << (bits - 1);
+    if (is_signed && x >= top) return -(double)((bits < 64 ? (1ull << bits) : 0) - x); /* two's complement */
+    return (double)x;
+}
+
 static double oracle_value(const mh_rank_desc *d, const void *in, size_t b, long long y, long long x, size_t ch)
 {
     double window[MAX_WINDOW] = {0}; /* rank < the set elements counted into it */
@@ -51,10 +78,13 @@ static double oracle_value(const mh_rank_desc *d, const void *in, size_t b, long
             if (!d->footprint[r * d->kcols + c]) continue;
             const long long iy = oracle_index(y + (long long)r - ar, (long long)d->rows, d->mode);
             const long long ix = oracle_index(x + (long long)c - ac, (long long)d->cols, d->mode);
-            double v = iy < 0 || ix < 0 ? d->cval
-                                        : mh_load_double(in, ((b * d->rows + (size_t)iy) * d->cols + (size_t)ix) *
-                                                                 d->channels + ch, d->in_type);
-            if (d->structure) v += d->structure[r * d->kcols + c];
+            const int outside = iy < 0 || ix < 0;
+            const size_t at = outside ? 0 : ((b * d->rows + (size_t)iy) * d->cols + (size_t)ix) * d->channels + ch;
+            double v = outside ? d->cval : mh_load_double(in, at, d->in_type);
+            if (d->structure && d->structure_in_type && n > 0)
+                v = oracle_sum_in_type(d, in, at, outside, d->structure[r * d->kcols + c]);
+            else if (d->structure)
+                v += d->structure[r * d->kcols + c];
             size_t j = n++;
             for (; j > 0 && before(v, window[j - 1]); --j) window[j] = window[j - 1];
             window[j] = v;
@@ -158,7 +188,7 @@ static void one_case(mh_context *ctx, int i)
     if (!count) footprint[below(d.krows * d.kcols)] = 1, count = 1;
     d.footprint = footprint;
     d.rank = below(3) == 0 ? 0 : below(2) == 0 ? count - 1 : below(count);
-    if (below(4) == 0) d.structure = structure;
+    if (below(4) == 0) d.structure = structure, d.structure_in_type = (int)below(2);
     if (i % 4 == 3) {
         line_case(&d, footprint, i / 4);
         count = d.krows * d.kcols, d.structure = NULL;
@@ -167,6 +197,7 @@ static void one_case(mh_context *ctx, int i)
     d.origin_col = (long long)below(d.kcols) - (long long)(d.kcols / 2);
     d.mode = (mh_mode)below(5);
     d.cval = below(4) ? random_value(MH_F64, 0) : NAN;
+    if (d.structure_in_type && d.in_type != MH_F32 && d.in_type != MH_F64) d.cval = (double)below(100); /* a value of t */
     const size_t values = d.batch * d.rows * d.cols * d.channels;
     void *in = malloc(values * 8), *want = malloc(values * 8);
     for (size_t k = 0; k < values; ++k) put(in, k, d.in_type, random_value(d.in_type, 1));
@@ -185,7 +216,7 @@ static void refusals(mh_context *cpu)
     unsigned char footprint[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, none[9] = {0};
     const double structure[9] = {0};
     float in[16] = {0}, out[16];
-    const mh_rank_desc good = {1, 4, 4, 1, MH_F32, MH_F32, footprint, 3, 3, NULL, 4, 0, 0, MH_MODE_REFLECT, 0.0};
+    const mh_rank_desc good = {1, 4, 4, 1, MH_F32, MH_F32, footprint, 3, 3, NULL, 4, 0, 0, MH_MODE_REFLECT, 0.0, 0};
     CHECK(mh_rank(cpu, NULL, &good, in, out) == MH_OK, "the good call: %s", mh_context_error(cpu));
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, NULL, in, out), "desc");
     mh_rank_desc d = good;
@@ -209,6 +240,16 @@ static void refusals(mh_context *cpu)
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "rank = 9");
     d = good, d.structure = structure;
     CHECK(mh_rank(cpu, NULL, &d, in, out) == MH_OK, "a structure: %s", mh_context_error(cpu));
+    d = good, d.structure = structure, d.structure_in_type = 2;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "structure_in_type = 2");
+    const double huge[9] = {0, 3e9, 0, 0, 0, 0, 0, 0, 0};
+    d = good, d.in_type = d.out_type = MH_I32, d.structure = huge, d.structure_in_type = 1;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "structure[1] = 3e+09");
+    d.structure_in_type = 0;
+    CHECK(mh_rank(cpu, NULL, &d, in, out) == MH_OK, "a large structure in float64: %s", mh_context_error(cpu));
+    d = good, d.in_type = d.out_type = MH_U8, d.structure = structure, d.structure_in_type = 1;
+    d.mode = MH_MODE_CONSTANT, d.cval = NAN;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "cval = nan");
     d = good, d.origin_row = 2;
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "origin_row = 2");
     d = good, d.origin_col = -2;

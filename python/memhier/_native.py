@@ -81,7 +81,8 @@ class RankDesc(ctypes.Structure):
     _fields_ = [("batch", c_size), ("rows", c_size), ("cols", c_size), ("channels", c_size), ("in_type", ctypes.c_int),
                 ("out_type", ctypes.c_int), ("footprint", ctypes.c_void_p), ("krows", c_size), ("kcols", c_size),
                 ("structure", ctypes.c_void_p), ("rank", c_size), ("origin_row", ctypes.c_longlong),
-                ("origin_col", ctypes.c_longlong), ("mode", ctypes.c_int), ("cval", ctypes.c_double)]
+                ("origin_col", ctypes.c_longlong), ("mode", ctypes.c_int), ("cval", ctypes.c_double),
+                ("structure_in_type", ctypes.c_int)]
 
 
 # mh_sepfilter_order: the passes one after the other, or both from the input and summed

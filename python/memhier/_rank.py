@@ -138,7 +138,8 @@ class _Call:
         desc = RankDesc(int(np.prod(shape[:a], dtype=np.int64)), rows, cols, int(np.prod(shape[b + 1:], dtype=np.int64)),
                         NATIVE_DTYPES[_library_dtype(x.dtype).name], NATIVE_DTYPES[_library_dtype(y.dtype).name],
                         fp.ctypes.data, fp.shape[0], fp.shape[1], None if st is None else st.ctypes.data, step.rank,
-                        step.origins[0], step.origins[1] if len(step.origins) == 2 else 0, step.mode, cval)
+                        step.origins[0], step.origins[1] if len(step.origins) == 2 else 0, step.mode, cval,
+                        st is not None)  # a structure added as scipy adds it to an image of its dtype
         call = Call([x], self.device, self.context)
         call.run(lib.mh_rank(call.ctx, variant_arg(self.variant), ctypes.byref(desc), call.ptr(x), call.out_ptr(y)))
 
@@ -271,11 +272,9 @@ def _min_or_max(input, size, footprint, structure, output, mode, cval, origin, m
         footprint = np.ones(structure.shape, bool) if footprint is None else np.asarray(footprint, dtype=bool)
         fp = _full_footprint(footprint, ndim, ax)
         if structure is not None:
-            if src.dtype != np.float64:
-                raise Unsupported("unsupported", f"structure on a {src.dtype} image: scipy holds each sum of a value "
-                                                 "and the structure in the image's dtype (integers wrap, float32 "
-                                                 "rounds); memhier adds them in float64, scipy's sums for float64 "
-                                                 "images only: convert the image to float64")
+            if src.dtype == np.float16:
+                raise Unsupported("unsupported", "structure on a float16 image: scipy adds a structure in the "
+                                                 "image's dtype and takes no float16 image")
             if structure.ndim != len(ax):
                 raise ScipyArgumentError("structure array has incorrect shape")
             structure = np.expand_dims(structure, tuple(a for a in range(ndim) if a not in ax))

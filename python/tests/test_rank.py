@@ -104,8 +104,16 @@ def test_holes_in_a_footprint_of_one_axis(rng):
     np.testing.assert_array_equal(got, nd.median_filter(y[None], footprint=[footprint])[0])
 
 
-def test_structures_on_float64(rng):
-    x = image(rng, (15, 14), np.float64)
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d is not np.float16])
+def test_structures_are_scipys(rng, dtype):
+    """Grey morphology with a structure, bit for bit scipy's on every dtype: the first set element
+    summed in float64, the others in the image's own type (integers wrap: values near the type's
+    ends, structures of fractions and of both signs)."""
+    x = image(rng, (15, 14), dtype)
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        x.flat[::5] = info.max
+        x.flat[1::7] = info.min
     structure = rng.random((3, 2)) * 400 - 200
     footprint = rng.random((3, 2)) > 0.3
     footprint[1, 0] = True
@@ -170,8 +178,10 @@ def test_refusals(rng):
         mnd.median_filter(x, size=3, axes=(1.5,))
     with pytest.raises(ValueError, match="out of range"):
         mnd.median_filter(x, size=3, axes=(2,))
-    with pytest.raises(memhier.Unsupported, match="structure on a float32 image"):
-        mnd.grey_erosion(x, structure=np.ones((3, 3)))
+    with pytest.raises(memhier.Unsupported, match="structure on a float16 image"):
+        mnd.grey_erosion(x.astype(np.float16), structure=np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"structure\[0\] = 3e\+09"):
+        mnd.grey_dilation(np.zeros((5, 6), np.int16), structure=np.full((2, 2), 3e9))
     with pytest.raises(memhier.Unsupported, match="reaches over 3 axes"):
         mnd.median_filter(image(rng, (4, 5, 6), np.float32), size=3)
     with pytest.raises(ValueError, match="mode"):

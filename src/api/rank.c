@@ -2,6 +2,7 @@
 #include "../core/internal.h"
 #include "../core/dtype.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,6 +63,30 @@ static mh_status check_footprint(mh_context *ctx, const mh_rank_desc *d, size_t 
     return MH_OK;
 }
 
+/* structure_in_type: 0 or 1; with it, on an integer image, every set element's structure value
+ * finite and within what C's cast to the image's type defines (below 2^31, 2^63 for the 64-bit
+ * integers, in magnitude). */
+static mh_status check_structure(mh_context *ctx, const mh_rank_desc *d)
+{
+    if (d->structure_in_type != 0 && d->structure_in_type != 1)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "structure_in_type = %d: 0 (float64 sums) or 1 (scipy's)",
+                       d->structure_in_type);
+    const int integer = d->in_type != MH_F32 && d->in_type != MH_F64;
+    if (!d->structure || !d->structure_in_type || !integer) return MH_OK;
+    const double limit = d->in_type == MH_I64 || d->in_type == MH_U64 ? 0x1p63 : 0x1p31;
+    if (d->mode == MH_MODE_CONSTANT && !(fabs(d->cval) < limit))
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "cval = %g: a structure added in %s's arithmetic takes a cval of that type (below %g in "
+                       "magnitude)", d->cval, mh_dtype_name(d->in_type), limit);
+    for (size_t i = 0; i < d->krows * d->kcols; ++i)
+        if (d->footprint[i] && !(fabs(d->structure[i]) < limit))
+            return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                           "structure[%zu] = %g: a structure added in %s's arithmetic takes finite values below %g in "
+                           "magnitude (C's cast, which scipy makes, is undefined past them)", i, d->structure[i],
+                           mh_dtype_name(d->in_type), limit);
+    return MH_OK;
+}
+
 mh_status mh_rank_args_init(mh_context *ctx, mh_args *args, const mh_rank_desc *d, const void *in, void *out)
 {
     memset(args, 0, sizeof *args);
@@ -71,6 +96,7 @@ mh_status mh_rank_args_init(mh_context *ctx, mh_args *args, const mh_rank_desc *
     mh_status s;
     if ((s = check_sizes(ctx, d, &a->values)) != MH_OK) return s;
     if ((s = check_footprint(ctx, d, &a->count)) != MH_OK) return s;
+    if ((s = check_structure(ctx, d)) != MH_OK) return s;
     if (d->rank >= a->count)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "rank = %zu: the footprint has %zu set elements (ranks 0 to %zu)",
                        d->rank, a->count, a->count - 1);
@@ -111,7 +137,8 @@ static void describe(const mh_args *args, char *buf, size_t len)
     const mh_rank_desc *d = &args->rank.d;
     snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, rank %zu of a %zu x %zu footprint of %zu, mode %s%s", d->batch,
              d->rows, d->cols, d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->rank, d->krows,
-             d->kcols, args->rank.count, mh_mode_name(d->mode), d->structure ? ", a structure" : "");
+             d->kcols, args->rank.count, mh_mode_name(d->mode),
+             !d->structure ? "" : d->structure_in_type ? ", a structure added as scipy adds it" : ", a structure");
 }
 
 const mh_op_table mh_rank_table = {

@@ -47,9 +47,13 @@ static void gather(const mh_rank_args *a, const rank_window *w, size_t b, long l
     for (size_t i = 0; i < a->count; ++i) {
         const long long r = mh_border_index(y + w->dr[i], rows, d->mode);
         const long long c = mh_border_index(x + w->dc[i], cols, d->mode);
-        double v = d->cval;
-        if (r >= 0 && c >= 0)
-            v = mh_load_double(a->in, ((b * d->rows + (size_t)r) * d->cols + (size_t)c) * d->channels + ch, d->in_type);
+        const int outside = r < 0 || c < 0;
+        const size_t at = outside ? 0 : ((b * d->rows + (size_t)r) * d->cols + (size_t)c) * d->channels + ch;
+        if (d->structure && d->structure_in_type && i > 0) { /* scipy's: the first element in float64 */
+            keys[i] = mh_rank_key(mh_rank_sum_in_type(a->in, at, outside, d->cval, d->in_type, w->s[i]));
+            continue;
+        }
+        const double v = outside ? d->cval : mh_load_double(a->in, at, d->in_type);
         keys[i] = mh_rank_key(d->structure ? v + w->s[i] : v); /* + 0.0 would turn -0.0 into +0.0 */
     }
 }

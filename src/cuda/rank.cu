@@ -140,8 +140,17 @@ static __global__ void __launch_bounds__(RANK_THREADS) rank_naive_kernel(const r
     }
 }
 
+/* naive and network add a structure in float64: scipy's sums for float64 images only. */
+static int structure_in_float64(const mh_rank_desc *d, const char *row, char *why, size_t len)
+{
+    if (!d->structure || !d->structure_in_type || d->in_type == MH_F64) return 1;
+    snprintf(why, len, "a structure added in %s's arithmetic: %s adds it in float64", mh_dtype_name(d->in_type), row);
+    return 0;
+}
+
 static int naive_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
+    if (!structure_in_float64(&args->rank.d, "naive", why, len)) return 0;
     if (args->rank.count <= RANK_NAIVE_MAX) return 1;
     snprintf(why, len, "a footprint of %zu set elements: naive keeps at most %d a thread", args->rank.count,
              RANK_NAIVE_MAX);
@@ -485,6 +494,7 @@ static const int network_sizes[] = {9, 25, 49};
 static int network_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
     const mh_rank_args *a = &args->rank;
+    if (!structure_in_float64(&a->d, "network", why, len)) return 0;
     if (a->count > (size_t)network_sizes[2]) {
         snprintf(why, len, "a footprint of %zu set elements: network sorts at most %d in registers", a->count,
                  network_sizes[2]);
