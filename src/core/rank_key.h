@@ -48,7 +48,7 @@ MH_RANK_FN double mh_rank_sum_in_type(const void *in, size_t i, int outside, dou
     if (t == MH_F32) return (double)((outside ? (float)cval : ((const float *)in)[i]) + (float)s);
     const int64_t s64 = (int64_t)s; /* truncated */
     if (t == MH_U64) {
-        const uint64_t v = outside ? (uint64_t)cval : ((const uint64_t *)in)[i];
+        const uint64_t v = outside ? (uint64_t)(int64_t)cval : ((const uint64_t *)in)[i]; /* wrapped, not undefined */
         return (double)(v + (uint64_t)s64);
     }
     if (t == MH_I64) {
