@@ -13,6 +13,8 @@ batches of lines or interleaved values). float16 is computed in float32, bool as
 both exact for a selection."""
 import collections
 import ctypes
+import functools
+import math
 import numbers
 import warnings
 
@@ -34,10 +36,30 @@ __all__ = ["minimum_filter1d", "maximum_filter1d", "minimum_filter", "maximum_fi
 Step = collections.namedtuple("Step", "footprint axes origins rank mode structure cval_in_dtype")
 
 
+# dtype -> (the dtype the library reads or writes for it, that dtype's mh_dtype code), kept as
+# dtypes are met: working them out (dtype names, byte orders) cost more than the call's C side.
+_LIBRARY_DTYPES = {}
+
+
 def _library_dtype(dtype):
     """The dtype the library reads or writes for an array of `dtype` (in the machine's byte order,
     float16 widened to float32, bool read as its bytes), or a refusal naming it."""
     dtype = np.dtype(dtype)
+    known = _LIBRARY_DTYPES.get(dtype)
+    if known is not None:
+        return known[0]
+    library = _library_dtype_of(dtype)
+    _LIBRARY_DTYPES[dtype] = (library, NATIVE_DTYPES[library.name])
+    return library
+
+
+def _library_code(dtype):
+    """The mh_dtype code of _library_dtype(dtype)."""
+    _library_dtype(dtype)
+    return _LIBRARY_DTYPES[np.dtype(dtype)][1]
+
+
+def _library_dtype_of(dtype):
     if dtype.kind == "c":
         raise TypeError("Complex type not supported")
     dtype = dtype.newbyteorder("=")
@@ -135,8 +157,8 @@ class _Call:
         cols = shape[b] if len(axes) == 2 else 1
         fp = np.ascontiguousarray(step.footprint, dtype=np.uint8)
         st = None if step.structure is None else np.ascontiguousarray(step.structure, dtype=np.float64)
-        desc = RankDesc(int(np.prod(shape[:a], dtype=np.int64)), rows, cols, int(np.prod(shape[b + 1:], dtype=np.int64)),
-                        NATIVE_DTYPES[_library_dtype(x.dtype).name], NATIVE_DTYPES[_library_dtype(y.dtype).name],
+        desc = RankDesc(math.prod(shape[:a]), rows, cols, math.prod(shape[b + 1:]),
+                        _library_code(x.dtype), _library_code(y.dtype),
                         fp.ctypes.data, fp.shape[0], fp.shape[1], None if st is None else st.ctypes.data, step.rank,
                         step.origins[0], step.origins[1] if len(step.origins) == 2 else 0, step.mode, cval,
                         st is not None)  # a structure added as scipy adds it to an image of its dtype
@@ -187,6 +209,7 @@ def _filter(src, output, steps, options, cval):
     return out.obj
 
 
+@functools.lru_cache(maxsize=256)
 def _in_dtype(cval, dtype):
     """cval as scipy's footprint and rank paths hold it: cast to the input's dtype as the library
     reads it (C's cast: an integer truncated and wrapped; a bool as its byte, so 0.3 is 0), read
