@@ -1,8 +1,8 @@
-/* memhier._entry: the compiled entry of memhier.ndimage's filters and of memhier's conv1d, conv2d,
- * reduce_sum and bincount (issue 64: the everyday call). A call whose arguments equal an earlier call's,
- * where that call was one library call into a new output, replays that call from C: the arguments
- * keyed, the record found, the caller's context and stream set, the output made and the C library
- * called, with no Python layer between. Everything else (a first call, a refusal, any argument the
+/* memhier._entry: the compiled entry of memhier.ndimage's filters (the rank filters too) and of
+ * memhier's conv1d, conv2d, reduce_sum and bincount (issue 64: the everyday call). A call whose
+ * arguments equal an earlier call's, where that call was one library call into a new output,
+ * replays that call from C: the arguments keyed, the record found, the caller's context and
+ * stream set, the output made and the C library called, with no Python layer between. Everything else (a first call, a refusal, any argument the
  * key does not cover) runs the Python function, which may leave a record for the next call
  * (_fast.offer).
  *
@@ -46,7 +46,7 @@ static PyObject *ATTR[ATTR_NAMES];
 
 enum call_shape {
     CONV2D_MODE, CONV2D_MODE_BATCHED, CONV2D_MODE_REVERSED, CONV2D_PLANNED_MODE, SEPFILTER, SEPFILTER_SUM, CONV2D,
-    CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, HISTOGRAM_RANGE, CALL_SHAPES
+    CONV1D, CONV1D_BATCHED, CONV1D_MODE, REDUCE_SUM, BINCOUNT, HISTOGRAM_RANGE, RANK, CALL_SHAPES
 };
 enum kind { KIND_NUMPY, KIND_CUPY, KIND_OTHER };
 
@@ -431,6 +431,7 @@ static int library_call(const Record *r, void *handle, const void *in, const voi
                                                  r->origin_r, r->origin_c, out);
         break;
     case SEPFILTER:
+    case RANK: /* mh_rank takes mh_sepfilter's arguments: a desc at w, in, out */
         status = ((sepfilter_fn)r->fn)(handle, variant, w, in, out);
         break;
     case SEPFILTER_SUM: /* mh_sepfilter_sum: the terms' descs at w, their count in krows */
@@ -814,5 +815,6 @@ PyMODINIT_FUNC PyInit__entry(void)
     PyModule_AddIntConstant(m, "REDUCE_SUM", REDUCE_SUM);
     PyModule_AddIntConstant(m, "BINCOUNT", BINCOUNT);
     PyModule_AddIntConstant(m, "HISTOGRAM_RANGE", HISTOGRAM_RANGE);
+    PyModule_AddIntConstant(m, "RANK", RANK);
     return m;
 }

@@ -20,10 +20,11 @@ import warnings
 
 import numpy as np
 
-from . import _arrays
-from ._call import Call, ScipyArgumentError, cval_arg, mode_arg, origin_list, variant_arg
+from . import _arrays, _fast
+from ._call import (DEFAULT_PRECISION, Call, ScipyArgumentError, context_in_place, cval_arg, in_place, mode_arg,
+                    origin_list, variant_arg)
 from ._convert import assign, contiguous, empty_like_kind, on_device, overlaps
-from ._native import DTYPES as NATIVE_DTYPES, RankDesc, Unsupported, lib
+from ._native import DTYPES as NATIVE_DTYPES, RankDesc, Unsupported, check, lib
 
 __all__ = ["minimum_filter1d", "maximum_filter1d", "minimum_filter", "maximum_filter", "rank_filter",
            "median_filter", "percentile_filter", "grey_erosion", "grey_dilation", "grey_opening", "grey_closing",
@@ -139,7 +140,9 @@ class _Call:
     def __init__(self, options):
         self.variant, self.device, self.context = options
 
-    def __call__(self, x, y, step, cval):
+    def __call__(self, x, y, step, cval, offer=False):
+        """offer: this call is the whole of the function's (one library call from the caller's
+        input into a new output), so the compiled entry may replay it (_fast.offer)."""
         shape, axes = tuple(int(n) for n in x.shape), step.axes
         if len(axes) == 2 and axes[1] != axes[0] + 1:  # the second axis brought beside the first
             moved = [i for i in range(len(shape)) if i != axes[1]]
@@ -162,8 +165,16 @@ class _Call:
                         fp.ctypes.data, fp.shape[0], fp.shape[1], None if st is None else st.ctypes.data, step.rank,
                         step.origins[0], step.origins[1] if len(step.origins) == 2 else 0, step.mode, cval,
                         st is not None)  # a structure added as scipy adds it to an image of its dtype
-        call = Call([x], self.device, self.context)
-        call.run(lib.mh_rank(call.ctx, variant_arg(self.variant), ctypes.byref(desc), call.ptr(x), call.out_ptr(y)))
+        variant = variant_arg(self.variant)
+        if not in_place(x, self.device, self.context):
+            call = Call([x], self.device, self.context)
+            call.run(lib.mh_rank(call.ctx, variant, ctypes.byref(desc), call.ptr(x), call.out_ptr(y)))
+            return
+        ctx = context_in_place(x, self.context)  # nothing to stage: the library takes the arrays' addresses
+        check(lib.mh_rank(ctx.handle, variant, ctypes.byref(desc), x.ptr, y.ptr), ctx.handle)
+        if offer and _fast.recording():
+            _fast.offer("RANK", lib.mh_rank, variant, (0, 0, 0), ctypes.addressof(desc), x, self.context,
+                        DEFAULT_PRECISION, y, (desc, fp, st))
 
 
 def _library_array(op):
@@ -197,11 +208,13 @@ def _filter(src, output, steps, options, cval):
     x = _library_array(src)
     lib_out = _library_dtype(out.dtype)
     direct = out.contiguous and out.dtype == lib_out and not overlaps(out, src)
+    # one library call from the caller's own input into the output made here: the whole function
+    whole = output is None and direct and len(steps) == 1 and x is src
     for i, step in enumerate(steps):
         last = i == len(steps) - 1
         y = out if last and direct else \
             _arrays.Operand(empty_like_kind(src, tuple(src.shape), lib_out), "output")
-        run(x, y, step, _in_dtype(cval, x.dtype) if step.cval_in_dtype else cval)
+        run(x, y, step, _in_dtype(cval, x.dtype) if step.cval_in_dtype else cval, offer=whole)
         x = y
     if x is not out:
         with on_device(src):
@@ -345,12 +358,14 @@ def _rank(input, rank, size, footprint, output, mode, cval, origin, operation, a
     return _filter(src, output, [_window_step(fp, origins, rank, mode)], options, cval_arg(cval, in_float64=True))
 
 
+@_fast.entry()
 def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.minimum_filter1d: the least value of each window of `size` along `axis`."""
     return _filter1d(input, size, axis, output, mode, cval, origin, True, (variant, device, context))
 
 
+@_fast.entry()
 def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.maximum_filter1d: the largest value of each window of `size` along `axis`."""
@@ -370,6 +385,7 @@ def _filter1d(input, size, axis, output, mode, cval, origin, minimum, options):
     return _filter(src, output, steps, options, cval_arg(cval, in_float64=True))
 
 
+@_fast.entry("footprint")
 def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                    variant="auto", device=None, context=None):
     """scipy.ndimage.minimum_filter: the least value under the footprint (a size: a rectangle, run
@@ -378,6 +394,7 @@ def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect"
                        (variant, device, context))
 
 
+@_fast.entry("footprint")
 def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                    variant="auto", device=None, context=None):
     """scipy.ndimage.maximum_filter: the largest value under the footprint."""
@@ -385,6 +402,7 @@ def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect"
                        (variant, device, context))
 
 
+@_fast.entry("footprint")
 def rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *,
                 axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.rank_filter: the value of rank `rank` (negative: from the end) under the
@@ -392,12 +410,14 @@ def rank_filter(input, rank, size=None, footprint=None, output=None, mode="refle
     return _rank(input, rank, size, footprint, output, mode, cval, origin, "rank", axes, (variant, device, context))
 
 
+@_fast.entry("footprint")
 def median_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                   variant="auto", device=None, context=None):
     """scipy.ndimage.median_filter: the value of rank count // 2 under the footprint."""
     return _rank(input, 0, size, footprint, output, mode, cval, origin, "median", axes, (variant, device, context))
 
 
+@_fast.entry("footprint")
 def percentile_filter(input, percentile, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
                       *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.percentile_filter: the value of rank int(count p / 100) (the last at 100; a
@@ -411,6 +431,7 @@ def _morphology_args(size, footprint, structure):
         raise ValueError("size, footprint, or structure must be specified")
 
 
+@_fast.entry("footprint")
 def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                  *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_erosion: the minimum over the footprint of the input minus the structure."""
@@ -419,6 +440,7 @@ def grey_erosion(input, size=None, footprint=None, structure=None, output=None, 
                        (variant, device, context))
 
 
+@_fast.entry("footprint")
 def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                   *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_dilation: the maximum over the mirrored footprint of the input plus the

@@ -62,6 +62,16 @@ def _calls(rng):
             (mnd.gaussian_laplace, (x, 1.3), {}, True),
             (mnd.gaussian_laplace, (u8, (0.8, 1.6), "float32", ("constant", "wrap"), 2.0),
              {"truncate": 3.0, "radius": 2, "axes": (1, 0)}, True),
+            (mnd.median_filter, (x,), {"size": 3}, True),
+            (mnd.median_filter, (u8,), {"footprint": np.eye(3, dtype=bool), "mode": "constant", "cval": 7}, True),
+            (mnd.rank_filter, (stack, -2), {"size": (1, 3, 2), "mode": "wrap", "origin": (0, 1, 0)}, True),
+            (mnd.percentile_filter, (u8, 30), {"size": (2, 5), "axes": (1, 0)}, True),
+            (mnd.minimum_filter1d, (x, 4), {"axis": 0, "origin": -1}, True),
+            (mnd.maximum_filter, (u8,), {"footprint": w > 0}, True),
+            (mnd.maximum_filter, (x,), {"size": 3}, False),  # scipy's two 1-D passes: two calls
+            (mnd.grey_dilation, (x,), {"footprint": w > 0, "mode": "nearest"}, True),
+            (mnd.grey_erosion, (x.astype(np.float64),), {"structure": w.astype(np.float64)}, False),  # unkeyed
+            (mnd.median_filter, (x.astype(">f4"),), {"size": 3}, False),  # swapped into a copy first
             (memhier.conv1d, (x.ravel(), w[:, 0].copy()), {"pad": "same"}, True),
             (memhier.conv1d, (x, f32(rng, 19, 4)), {"pad": "full"}, True),  # a mask per signal
             (memhier.conv1d, (x, w[0].copy()), {"mode": "wrap", "origin": 1}, True),
