@@ -103,6 +103,16 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
                                tuple(out.shape), out.dtype, keep, out.obj, *seconds)
 
 
+def decline():
+    """The entry call in progress on this thread leaves no record: its function does something a
+    replay would not (a warning scipy gives on every call)."""
+    if _entry is None:
+        return
+    pending = _entry.pending()
+    if pending is not None:
+        pending[1] = True
+
+
 def stats():
     """{'hits', 'misses', 'recorded'}: calls the entry replayed, ran in Python, records kept;
     None without the extension."""

@@ -287,6 +287,7 @@ def _min_or_max(input, size, footprint, structure, output, mode, cval, origin, m
     """scipy's _min_or_max_filter."""
     if size is not None and footprint is not None:
         warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        _fast.decline()  # scipy warns on every call: no replay
     src = _input(input)
     ndim = len(src.shape)
     ax = _axes(axes, ndim)
@@ -327,6 +328,7 @@ def _rank(input, rank, size, footprint, output, mode, cval, origin, operation, a
     """scipy's _rank_filter: rank, median or percentile over the footprint."""
     if size is not None and footprint is not None:
         warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        _fast.decline()  # scipy warns on every call: no replay
     src = _input(input)
     ndim = len(src.shape)
     ax = _axes(axes, ndim)
@@ -466,6 +468,7 @@ def _in_turn(first, second, input, size, footprint, structure, output, mode, cva
     """first, then second on its result into `output` (grey opening and closing, as scipy makes them)."""
     if size is not None and footprint is not None:
         warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
+        _fast.decline()  # scipy warns on every call: no replay
     tmp = first(input, size, footprint, structure, None, mode, cval, origin, **options)
     return second(tmp, size, footprint, structure, output, mode, cval, origin, **options)
 

@@ -300,9 +300,20 @@ def _outcome(fn, args, kwargs):
 
 
 @needs_entry
+def test_a_call_that_warns_warns_every_time(rng):
+    """scipy warns on every call given both a size and a footprint: such a call is never replayed."""
+    x = f32(rng, 9, 12)
+    for _ in range(3):
+        with pytest.warns(UserWarning, match="ignoring size"):
+            mnd.median_filter(x, size=3, footprint=np.eye(3, dtype=bool))
+
+
+@needs_entry
+@pytest.mark.filterwarnings("ignore:ignoring size because footprint is set")
 def test_random_calls_fail_and_succeed_as_the_python_path(rng):
     """Calls of every function with an entry, from arguments drawn among valid and invalid ones
-    (bools for ints, unknown modes, origins past the filter, wrong ranks, float64 images), each
+    (bools for ints, unknown modes, origins past the filter, wrong ranks, float64 images, empty
+    footprints), each
     made twice (the second may replay): the same result bits or the same exception as the
     Python function."""
     images = [f32(rng, 9, 12), f32(rng, 1, 7), f32(rng, 2, 5, 6), rng.uniform(-1, 1, (6, 6)),
@@ -314,7 +325,12 @@ def test_random_calls_fail_and_succeed_as_the_python_path(rng):
              (mnd.correlate1d, True, ["axis", "mode", "origin"]), (mnd.gaussian_filter, False, ["mode", "order"]),
              (mnd.uniform_filter, False, ["mode", "origin"]), (mnd.sobel, False, ["axis", "mode"]),
              (mnd.laplace, False, ["mode", "cval"]), (memhier.conv2d, True, ["mode", "origin"]),
-             (memhier.conv1d, True, ["pad"])]
+             (memhier.conv1d, True, ["pad"]), (mnd.median_filter, False, ["size", "footprint", "mode", "cval", "origin"]),
+             (mnd.rank_filter, False, ["size", "footprint", "mode", "origin"]),
+             (mnd.minimum_filter1d, False, ["axis", "mode", "cval", "origin"]),
+             (mnd.grey_dilation, False, ["size", "footprint", "mode", "origin"])]
+    pools = {"mode": modes, "pad": ["same", "full", "valid", "sane"], "size": [3, (2, 3), 0, True, None, [1, 2]],
+             "footprint": [np.eye(3, dtype=bool), f32(rng, 2, 3), [[1, 0], [1, 1]], np.zeros((2, 2), bool), None]}
     for trial in range(400):
         fn, takes_weights, names = forms[rng.integers(len(forms))]
         x = images[rng.integers(len(images))]
@@ -326,10 +342,14 @@ def test_random_calls_fail_and_succeed_as_the_python_path(rng):
             args.append(w[0] if fn in (mnd.correlate1d, memhier.conv1d) and np.ndim(w) == 2 else w)
         elif fn is mnd.gaussian_filter:
             args.append([1.0, 0.5, 0][rng.integers(3)])
+        elif fn is mnd.rank_filter:
+            args.append([0, -1, 2, 9, True, 1.5][rng.integers(6)])
+        elif fn is mnd.minimum_filter1d:
+            args.append([3, 1, 0, True][rng.integers(4)])
         kwargs = {}
         for name in names:
             if rng.random() < 0.5:
-                pool = {"mode": modes, "pad": ["same", "full", "valid", "sane"]}.get(name, scalars)
+                pool = pools.get(name, scalars)
                 kwargs[name] = pool[rng.integers(len(pool))]
         want, want_error = _outcome(fn.__wrapped__, args, kwargs)
         for _ in range(2):
