@@ -165,6 +165,29 @@ def cval_arg(cval, in_float64=False):
     return value
 
 
+def axis_arg(axis, ndim):
+    """An axis of an ndim-D array as a non-negative int (scipy's errors: TypeError for a value
+    that is no integer, ValueError for one out of range)."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"axis: {axis!r} cannot be interpreted as an integer")
+    if not -ndim <= int(axis) < ndim:
+        raise ValueError(f"axis: {axis!r} is out of range: a {ndim}-D input has axes 0 .. {ndim - 1} "
+                         f"(or -{ndim} .. -1)")
+    return int(axis) % ndim
+
+
+def filtered_axes(axes, ndim):
+    """scipy's `axes` of the separable filters: every axis when None, else distinct axes."""
+    if axes is None:
+        return list(range(ndim))
+    if isinstance(axes, np.ndarray):
+        axes = axes.tolist()
+    ax = [axis_arg(a, ndim) for a in (axes if isinstance(axes, (list, tuple)) else (axes,))]
+    if len(set(ax)) != len(ax):
+        raise ValueError(f"axes: {axes!r} names an axis twice (axes must be unique)")
+    return ax
+
+
 def origin_list(origin, n):
     """scipy's origin: one int for every filtered axis, or a sequence of n ints."""
     origins = list(origin) if isinstance(origin, (list, tuple, np.ndarray)) else [origin] * n

@@ -21,8 +21,8 @@ import warnings
 import numpy as np
 
 from . import _arrays, _fast
-from ._call import (DEFAULT_PRECISION, Call, ScipyArgumentError, context_in_place, cval_arg, in_place, mode_arg,
-                    origin_list, variant_arg)
+from ._call import (DEFAULT_PRECISION, Call, ScipyArgumentError, context_in_place, cval_arg, filtered_axes, in_place,
+                    mode_arg, origin_list, variant_arg)
 from ._convert import assign, contiguous, empty_like_kind, on_device, overlaps
 from ._native import DTYPES as NATIVE_DTYPES, RankDesc, Unsupported, check, lib
 
@@ -42,22 +42,25 @@ Step = collections.namedtuple("Step", "footprint axes origins rank mode structur
 _LIBRARY_DTYPES = {}
 
 
+def _library_types(dtype):
+    """(_library_dtype(dtype), its mh_dtype code), worked out once a dtype."""
+    dtype = np.dtype(dtype)
+    known = _LIBRARY_DTYPES.get(dtype)
+    if known is None:
+        library = _library_dtype_of(dtype)
+        known = _LIBRARY_DTYPES[dtype] = (library, NATIVE_DTYPES[library.name])
+    return known
+
+
 def _library_dtype(dtype):
     """The dtype the library reads or writes for an array of `dtype` (in the machine's byte order,
     float16 widened to float32, bool read as its bytes), or a refusal naming it."""
-    dtype = np.dtype(dtype)
-    known = _LIBRARY_DTYPES.get(dtype)
-    if known is not None:
-        return known[0]
-    library = _library_dtype_of(dtype)
-    _LIBRARY_DTYPES[dtype] = (library, NATIVE_DTYPES[library.name])
-    return library
+    return _library_types(dtype)[0]
 
 
 def _library_code(dtype):
     """The mh_dtype code of _library_dtype(dtype)."""
-    _library_dtype(dtype)
-    return _LIBRARY_DTYPES[np.dtype(dtype)][1]
+    return _library_types(dtype)[1]
 
 
 def _library_dtype_of(dtype):
@@ -97,23 +100,6 @@ def _output(output, src):
     if tuple(op.shape) != shape:
         raise ValueError(f"output: shape {tuple(op.shape)}, the call writes {shape}")
     return op
-
-
-def _axes(axes, ndim):
-    """scipy's `axes`: every axis for None, else distinct axes in the order given."""
-    if axes is None:
-        return list(range(ndim))
-    listed = axes.tolist() if isinstance(axes, np.ndarray) else list(axes) if isinstance(axes, (list, tuple)) \
-        else [axes]
-    for a in listed:
-        if isinstance(a, bool) or not isinstance(a, (numbers.Integral, np.integer)):
-            raise TypeError(f"axes: {a!r} cannot be interpreted as an integer")
-        if not -ndim <= int(a) < ndim:
-            raise ValueError(f"axes: axis {a} is out of range for a {ndim}-D input")
-    listed = [int(a) % ndim for a in listed]
-    if len(set(listed)) != len(listed):
-        raise ValueError("axes must be unique")
-    return listed
 
 
 def _per_axis(value, n, name):
@@ -283,14 +269,20 @@ def _separable_steps(sizes, axes, origins, modes, minimum):
     return steps
 
 
+def _size_beside_footprint(size, footprint):
+    """scipy's warning where a size is given beside a footprint (it warns on every call, so such a
+    call is never replayed)."""
+    if size is not None and footprint is not None:
+        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=4)
+        _fast.decline()
+
+
 def _min_or_max(input, size, footprint, structure, output, mode, cval, origin, minimum, axes, options):
     """scipy's _min_or_max_filter."""
-    if size is not None and footprint is not None:
-        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
-        _fast.decline()  # scipy warns on every call: no replay
+    _size_beside_footprint(size, footprint)
     src = _input(input)
     ndim = len(src.shape)
-    ax = _axes(axes, ndim)
+    ax = filtered_axes(axes, ndim)
     if structure is None and footprint is not None:
         footprint = np.asarray(footprint, dtype=bool)
         if not footprint.any():
@@ -326,12 +318,10 @@ def _min_or_max(input, size, footprint, structure, output, mode, cval, origin, m
 
 def _rank(input, rank, size, footprint, output, mode, cval, origin, operation, axes, options):
     """scipy's _rank_filter: rank, median or percentile over the footprint."""
-    if size is not None and footprint is not None:
-        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
-        _fast.decline()  # scipy warns on every call: no replay
+    _size_beside_footprint(size, footprint)
     src = _input(input)
     ndim = len(src.shape)
-    ax = _axes(axes, ndim)
+    ax = filtered_axes(axes, ndim)
     if footprint is None:
         if size is None:
             raise ScipyArgumentError("no footprint or filter size provided")
@@ -454,7 +444,7 @@ def grey_dilation(input, size=None, footprint=None, structure=None, output=None,
     if footprint is not None:
         footprint = np.asarray(footprint)
         footprint = footprint[(slice(None, None, -1),) * footprint.ndim]
-    ax = _axes(axes, len(_input(input).shape))
+    ax = filtered_axes(axes, len(_input(input).shape))
     origins = origin_list(origin, len(ax))
     for i in range(len(origins)):
         side = footprint.shape[i] if footprint is not None else structure.shape[i] if structure is not None \
@@ -466,9 +456,7 @@ def grey_dilation(input, size=None, footprint=None, structure=None, output=None,
 
 def _in_turn(first, second, input, size, footprint, structure, output, mode, cval, origin, options):
     """first, then second on its result into `output` (grey opening and closing, as scipy makes them)."""
-    if size is not None and footprint is not None:
-        warnings.warn("ignoring size because footprint is set", UserWarning, stacklevel=3)
-        _fast.decline()  # scipy warns on every call: no replay
+    _size_beside_footprint(size, footprint)
     tmp = first(input, size, footprint, structure, None, mode, cval, origin, **options)
     return second(tmp, size, footprint, structure, output, mode, cval, origin, **options)
 

@@ -55,7 +55,7 @@ import numpy as np
 from . import _arrays, _complex, _fast
 from ._interop import accepts_foreign_arrays
 from ._call import DEFAULT_PRECISION, Call, ScipyArgumentError, context_in_place, in_place, variant_arg, \
-    cval_arg as _cval_arg, \
+    axis_arg as _axis_arg, cval_arg as _cval_arg, filtered_axes as _filtered_axes, \
     mode_arg as _mode_arg, origin_list as _origin_list
 from ._kept import kept as _kept, on_kind as _on_kind
 from ._convert import F32, assign, astype, contiguous, empty_like, empty_like_kind, fill_slices, float32_contiguous, \
@@ -829,17 +829,6 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *,
 
 # ---- 1-D filters along an axis, and the filters scipy composes from them ----------------------
 
-def _axis_arg(axis, ndim):
-    """An axis of an ndim-D array as a non-negative int (scipy's errors: TypeError for a value
-    that is no integer, ValueError for one out of range)."""
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"axis: {axis!r} cannot be interpreted as an integer")
-    if not -ndim <= int(axis) < ndim:
-        raise ValueError(f"axis: {axis!r} is out of range: a {ndim}-D input has axes 0 .. {ndim - 1} "
-                         f"(or -{ndim} .. -1)")
-    return int(axis) % ndim
-
-
 def _weights1d(weights):
     w = _to_host(weights)
     if w.ndim != 1:
@@ -1370,18 +1359,6 @@ def _per_axis(value, name, n=2):
                                      f"argument must have length equal to input rank)")
         return list(value)
     return [value] * n
-
-
-def _filtered_axes(axes, ndim):
-    """scipy's `axes` of the separable filters: every axis when None, else distinct axes."""
-    if axes is None:
-        return list(range(ndim))
-    if isinstance(axes, np.ndarray):
-        axes = axes.tolist()
-    ax = [_axis_arg(a, ndim) for a in (axes if isinstance(axes, (list, tuple)) else (axes,))]
-    if len(set(ax)) != len(ax):
-        raise ValueError(f"axes: {axes!r} names an axis twice (axes must be unique)")
-    return ax
 
 
 KEPT_TAPS = 4096  # filters of at most this many taps are made once for a loop of calls
