@@ -200,7 +200,8 @@ def test_gpu_rows_give_the_cpu_rows_bits(rng):
         x = image(rng, (37, 29), dtype)
         for fn, kw in (("median_filter", dict(size=3)), ("rank_filter", dict(rank=2, footprint=footprint, mode="wrap")),
                        ("minimum_filter", dict(size=(3, 4), mode="constant", cval=-1.5)),
-                       ("grey_closing", dict(size=(2, 3), mode="mirror"))):
+                       ("grey_closing", dict(size=(2, 3), mode="mirror")),
+                       ("grey_erosion", dict(structure=rng.random((3, 2)) * 90 - 40, mode="constant", cval=3))):
             got = getattr(mnd, fn)(cp.asarray(x), **kw)
             assert isinstance(got, cp.ndarray)
             np.testing.assert_array_equal(cp.asnumpy(got), getattr(mnd, fn)(x, **kw), err_msg=f"{fn} {dtype}")

@@ -110,7 +110,7 @@ struct rank_params {
     long long rows, cols;
     size_t channels, values;
     mh_dtype in_type, out_type;
-    int mode, count, rank, has_structure;
+    int mode, count, rank, has_structure, structure_in_type;
     double cval;
     const int2 *offsets;     /* (row, column) of each set element from the output, C order */
     const double *structure; /* count values, after the offsets (has_structure) */
@@ -127,11 +127,14 @@ static __global__ void __launch_bounds__(RANK_THREADS) rank_naive_kernel(const r
         for (int k = 0; k < p.count; ++k) {
             const int2 o = p.offsets[k];
             const long long r = mh_border_index(y + o.x, p.rows, p.mode), c = mh_border_index(x + o.y, p.cols, p.mode);
-            double v = p.cval;
-            if (r >= 0 && c >= 0)
-                v = mh_load_double(p.in, ((image * (size_t)p.rows + (size_t)r) * (size_t)p.cols + (size_t)c) * p.channels + ch,
-                                   p.in_type);
-            const uint64_t key = mh_rank_key(p.has_structure ? v + p.structure[k] : v);
+            const int outside = r < 0 || c < 0;
+            const size_t at = outside ? 0 : ((image * (size_t)p.rows + (size_t)r) * (size_t)p.cols + (size_t)c) * p.channels + ch;
+            const double v = outside ? p.cval : mh_load_double(p.in, at, p.in_type);
+            const uint64_t key =
+                mh_rank_key(!p.has_structure ? v
+                            : p.structure_in_type && k > 0 /* scipy's: the first element in float64 */
+                                ? mh_rank_sum_in_type(p.in, at, outside, p.cval, p.in_type, p.structure[k])
+                                : v + p.structure[k]);
             int j = k;
             for (; j > 0 && keys[j - 1] > key; --j) keys[j] = keys[j - 1];
             keys[j] = key;
@@ -140,17 +143,8 @@ static __global__ void __launch_bounds__(RANK_THREADS) rank_naive_kernel(const r
     }
 }
 
-/* naive and network add a structure in float64: scipy's sums for float64 images only. */
-static int structure_in_float64(const mh_rank_desc *d, const char *row, char *why, size_t len)
-{
-    if (!d->structure || !d->structure_in_type || d->in_type == MH_F64) return 1;
-    snprintf(why, len, "a structure added in %s's arithmetic: %s adds it in float64", mh_dtype_name(d->in_type), row);
-    return 0;
-}
-
 static int naive_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
-    if (!structure_in_float64(&args->rank.d, "naive", why, len)) return 0;
     if (args->rank.count <= RANK_NAIVE_MAX) return 1;
     snprintf(why, len, "a footprint of %zu set elements: naive keeps at most %d a thread", args->rank.count,
              RANK_NAIVE_MAX);
@@ -195,7 +189,8 @@ static mh_status naive_run(mh_context *ctx, const mh_args *args)
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
     rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
-                     d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL, d->cval, NULL, NULL};
+                     d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
+                     d->structure_in_type, d->cval, NULL, NULL};
     MH_TRY(upload_window(ctx, a, &p));
     const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
     rank_naive_kernel<<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
@@ -397,7 +392,7 @@ template <int N> struct network_params {
     size_t batch;
     unsigned inner, channels;        /* a row's values (cols x channels), the interleaved ones */
     mh_dtype in_type, out_type;
-    int mode, count, rank, has_structure;
+    int mode, count, rank, has_structure, structure_in_type;
     int above, below, before, after; /* the window's reach from the output, each >= 0 */
     double cval;
     uint64_t cval_key;
@@ -470,7 +465,12 @@ static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 9 ? 4 : N <= 25 ?
                         }
                         if constexpr (std::is_void<T>::value) {
                             const double v = i < 0 ? p.cval : mh_load_double(p.in, (size_t)i, p.in_type);
-                            keys[k] = mh_rank_key(p.has_structure ? v + p.structure[k] : v);
+                            keys[k] = mh_rank_key(
+                                !p.has_structure ? v
+                                : p.structure_in_type && k > 0 /* scipy's: the first element in float64 */
+                                    ? mh_rank_sum_in_type(p.in, (size_t)(i < 0 ? 0 : i), i < 0, p.cval, p.in_type,
+                                                          p.structure[k])
+                                    : v + p.structure[k]);
                         } else {
                             keys[k] = i < 0 ? (K)p.cval_key : narrow_key(((const T *)p.in)[i]);
                         }
@@ -494,7 +494,6 @@ static const int network_sizes[] = {9, 25, 49};
 static int network_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
     const mh_rank_args *a = &args->rank;
-    if (!structure_in_float64(&a->d, "network", why, len)) return 0;
     if (a->count > (size_t)network_sizes[2]) {
         snprintf(why, len, "a footprint of %zu set elements: network sorts at most %d in registers", a->count,
                  network_sizes[2]);
@@ -516,7 +515,7 @@ template <int N> static mh_status network_typed(mh_context *ctx, const mh_rank_a
     p.inner = (unsigned)(d->cols * d->channels), p.channels = (unsigned)d->channels;
     p.in_type = d->in_type, p.out_type = d->out_type;
     p.mode = (int)d->mode, p.count = (int)a->count, p.rank = (int)d->rank, p.has_structure = d->structure != NULL;
-    p.cval = d->cval;
+    p.structure_in_type = d->structure_in_type, p.cval = d->cval;
     const long long anchor_r = (long long)(d->krows / 2) + d->origin_row, anchor_c = (long long)(d->kcols / 2) + d->origin_col;
     int n = 0;
     for (size_t r = 0; r < d->krows; ++r)
