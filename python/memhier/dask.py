@@ -768,7 +768,7 @@ def _window_sides(size, footprint, structure):
     return sides
 
 
-def _selection(name, image, sides, mode, cval, origin, check, call):
+def _selection(image, sides, mode, cval, origin, check, call):
     """A selection filter of a 2-D dask array chunk by chunk: each chunk's window reaches as far
     as the footprint reaches either way from an output (max(lead, side - 1 - lead) a side, lead =
     side // 2 + origin, so that grey_dilation's mirrored footprint is covered too), the part past
@@ -789,62 +789,62 @@ def _selection(name, image, sides, mode, cval, origin, check, call):
 
     def run(window):
         return call(window)[reach[0]:window.shape[0] - reach[0], reach[1]:window.shape[1] - reach[1]]
-    return _windowed(image, [2 * r + 1 for r in reach], reach, name, run, border=(mode, cval), dtype=dtype)
+    return _windowed(image, [2 * r + 1 for r in reach], reach, "image", run, border=(mode, cval), dtype=dtype)
 
 
-def _selected(name, fn, image, size, footprint, structure, mode, cval, origin, variant, **kw):
+def _selected(fn, image, size, footprint, structure, mode, cval, origin, variant, **kw):
     """memhier.ndimage's `fn` (a selection filter) of a dask array, through _selection (its
     arguments checked with auto's variant: a GPU row named would refuse the check's NumPy array)."""
     sides = _window_sides(size, footprint, structure)
     args = dict(size=size, footprint=footprint, mode=mode, cval=cval, origin=origin, **kw)
     if structure is not None:
         args["structure"] = structure
-    return _selection(name, image, sides, mode, cval, origin, lambda x: fn(x, **args),
+    return _selection(image, sides, mode, cval, origin, lambda x: fn(x, **args),
                       lambda x: fn(x, variant=variant, **args))
 
 
 def minimum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.minimum_filter on a 2-D dask array: bit for bit the call on the whole image."""
-    return _selected("minimum", ndimage.minimum_filter, image, size, footprint, None, mode, cval, origin,
+    return _selected(ndimage.minimum_filter, image, size, footprint, None, mode, cval, origin,
                      variant)
 
 
 def maximum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.maximum_filter on a 2-D dask array."""
-    return _selected("maximum", ndimage.maximum_filter, image, size, footprint, None, mode, cval, origin,
+    return _selected(ndimage.maximum_filter, image, size, footprint, None, mode, cval, origin,
                      variant)
 
 
 def median_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.median_filter on a 2-D dask array."""
-    return _selected("median", ndimage.median_filter, image, size, footprint, None, mode, cval, origin,
+    return _selected(ndimage.median_filter, image, size, footprint, None, mode, cval, origin,
                      variant)
 
 
 def rank_filter(image, rank, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
     """memhier.ndimage.rank_filter on a 2-D dask array."""
-    return _selected("rank", ndimage.rank_filter, image, size, footprint, None, mode, cval, origin, variant,
+    return _selected(ndimage.rank_filter, image, size, footprint, None, mode, cval, origin, variant,
                      rank=rank)
 
 
 def percentile_filter(image, percentile, size=None, footprint=None, mode="reflect", cval=0.0, origin=0,
                       variant="auto"):
     """memhier.ndimage.percentile_filter on a 2-D dask array."""
-    return _selected("percentile", ndimage.percentile_filter, image, size, footprint, None, mode, cval, origin,
+    return _selected(ndimage.percentile_filter, image, size, footprint, None, mode, cval, origin,
                      variant, percentile=percentile)
 
 
 def grey_erosion(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
                  variant="auto"):
     """memhier.ndimage.grey_erosion on a 2-D dask array."""
-    return _selected("erosion", ndimage.grey_erosion, image, size, footprint, structure, mode, cval, origin,
+    return _selected(ndimage.grey_erosion, image, size, footprint, structure, mode, cval, origin,
                      variant)
 
 
 def grey_dilation(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
                   variant="auto"):
     """memhier.ndimage.grey_dilation on a 2-D dask array."""
-    return _selected("dilation", ndimage.grey_dilation, image, size, footprint, structure, mode, cval, origin,
+    return _selected(ndimage.grey_dilation, image, size, footprint, structure, mode, cval, origin,
                      variant)
 
 

@@ -351,8 +351,8 @@ def test_selection_filters_of_cupy_chunks_on_gpu(rng):
         pytest.skip("no CUDA device")
     cp = pytest.importorskip("cupy")
     from memhier import ndimage as mnd
-    x = cp.asarray((rng.standard_normal((301, 277)) * 40).astype(np.float32))
-    dx = da.from_array(x, chunks=(100, 90), asarray=False)
+    x = cp.asarray((rng.standard_normal((301, 290)) * 40).astype(np.float32))
+    dx = da.from_array(x, chunks=(101, 90), asarray=False)  # last chunks 99 and 20: past the halo of 15
     for name, kw in (("median_filter", dict(size=5, variant="network")), ("grey_opening", dict(size=(7, 3))),
                      ("maximum_filter", dict(size=15, mode="wrap"))):
         got = getattr(mdask, name)(dx, **kw).compute(scheduler="threads")

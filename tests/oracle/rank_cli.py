@@ -38,8 +38,8 @@ def check_case(x, select, footprint, mode, cval, origin, variant, device):
     r, out = run_op("rank", inputs, options, variant, device)
     what = f"{variant or 'auto'} on {device}: {x.dtype} {x.shape}, {select} of {footprint.shape} ({count}), {mode}"
     if r.returncode != 0:
-        if variant and "unsupported" in r.stderr:
-            return  # a row that refuses the case by name
+        if variant and f"{variant} refuses " in r.stderr:
+            return  # a row that refuses the case by name (its supports())
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
     check_named(what, r, "rank", variant)
     y = np.load(out)
@@ -64,7 +64,9 @@ def sweep(rng):
         origin = (int(rng.integers(-(fp.shape[0] // 2), (fp.shape[0] - 1) // 2 + 1)),
                   int(rng.integers(-(fp.shape[1] // 2), (fp.shape[1] - 1) // 2 + 1)))
         for device in devices:
-            for variant in names[device]:
+            # every row on the CPU; on a GPU auto on every case, each row on every fourth (a GPU
+            # process starts in ~1 s; test_rank gpu checks the rows bit for bit on many more)
+            for variant in names[device] if device == "cpu" or i % 4 == 0 else [None]:
                 submit(check_case, x, select, fp, mode, cval, origin, variant, device)
 
 
