@@ -169,6 +169,28 @@ static void line_case(mh_rank_desc *d, unsigned char *footprint, int i)
     d->rank = below(2) ? 0 : k - 1;
 }
 
+/* The minimum or maximum over a whole rectangle (scipy's separable minimum or maximum over two
+ * axes, which a GPU takes in one pass): windows small beside images of several strips and
+ * segments, tall ones (a long ring; past the ring's shared memory too), wide ones (a narrow
+ * strip; past the narrowest too), and windows larger than tiny images. */
+static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
+{
+    switch (i % 4) {
+    case 0: d->krows = 2 + below(7), d->kcols = 2 + below(7), d->rows = 1 + below(70), d->cols = 1 + below(300); break;
+    case 1:
+        d->krows = 40 + below(130), d->kcols = 2 + below(3), d->rows = 1 + below(200), d->cols = 1 + below(6);
+        d->channels = 1;
+        break;
+    case 2:
+        d->krows = 2 + below(2), d->kcols = 60 + below(200), d->rows = 1 + below(4), d->cols = 1 + below(500);
+        d->channels = 1 + below(2);
+        break;
+    default: d->krows = 2 + below(4), d->kcols = 2 + below(4), d->rows = 1 + below(3), d->cols = 1 + below(3); break;
+    }
+    memset(footprint, 1, d->krows * d->kcols);
+    d->rank = below(2) ? 0 : d->krows * d->kcols - 1;
+}
+
 static void one_case(mh_context *ctx, int i)
 {
     unsigned char footprint[MAX_WINDOW];
@@ -189,8 +211,9 @@ static void one_case(mh_context *ctx, int i)
     d.footprint = footprint;
     d.rank = below(3) == 0 ? 0 : below(2) == 0 ? count - 1 : below(count);
     if (below(4) == 0) d.structure = structure, d.structure_in_type = (int)below(2);
-    if (i % 4 == 3) {
-        line_case(&d, footprint, i / 4);
+    if (i % 4 == 3 || i % 8 == 1) {
+        if (i % 4 == 3) line_case(&d, footprint, i / 4);
+        else rectangle_case(&d, footprint, i / 8);
         count = d.krows * d.kcols, d.structure = NULL;
     }
     d.origin_row = (long long)below(d.krows) - (long long)(d.krows / 2);
@@ -198,6 +221,7 @@ static void one_case(mh_context *ctx, int i)
     d.mode = (mh_mode)below(5);
     d.cval = below(4) ? random_value(MH_F64, 0) : NAN;
     if (d.structure_in_type && d.in_type != MH_F32 && d.in_type != MH_F64) d.cval = (double)below(100); /* a value of t */
+    if (i % 8 == 1 && (d.in_type == MH_I64 || d.in_type == MH_U64)) d.cval = (double)below(100); /* minmax's passes store it */
     const size_t values = d.batch * d.rows * d.cols * d.channels;
     void *in = malloc(values * 8), *want = malloc(values * 8);
     for (size_t k = 0; k < values; ++k) put(in, k, d.in_type, random_value(d.in_type, 1));

@@ -3,13 +3,16 @@
  *          (up to RANK_NAIVE_MAX set elements) by insertion as they load, the rank read off; the
  *          ladder's first rung, and auto's row past network's 49 set elements
  *   minmax the minimum or maximum over a line (a footprint of one row or one column, every element
- *          set, no structure: each of scipy's separable passes) by doubling in shared memory: a
+ *          set, no structure: each of scipy's separable passes; a rectangle as a pass along its
+ *          rows into the workspace and one down its columns) by doubling in shared memory: a
  *          tile's keys, then log2(k) steps that each take the least of two windows half as long,
  *          then every output the least of two overlapping windows (a sparse table's query)
  *   network a thread an output for footprints of at most 49 set elements: the window's keys in
  *          registers (offsets, distances and structure in kernel parameters), sorted by Batcher's
  *          odd-even merge network unrolled at compile time for 9, 25 or 49 keys, the rank read off
- * minmax and network rank keys of the input's own width where they can (with_keys). */
+ *   vanherk the minimum or maximum over a rectangle in one pass: running extremes down each
+ *          column (a ring of keys in shared memory), then along the rows from a buffer of them
+ * minmax, vanherk and network rank keys of the input's own width where they can (with_keys). */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -43,19 +46,25 @@ template <typename T> static __host__ __device__ __forceinline__ uint32_t narrow
     }
 }
 
-template <typename T> static __device__ __forceinline__ double narrow_value(uint32_t key)
+/* The value of T whose narrow_key is key (NaN: mh_rank_value's NaN). */
+template <typename T> static __device__ __forceinline__ T key_value(uint32_t key)
 {
     if constexpr (std::is_same<T, float>::value) {
-        if (key == UINT32_MAX) return mh_rank_value(MH_RANK_NAN_KEY);
+        if (key == UINT32_MAX) return (float)mh_rank_value(MH_RANK_NAN_KEY);
         const uint32_t bits = key >> 31 ? key & 0x7fffffffu : ~key;
         float v;
         memcpy(&v, &bits, sizeof v);
-        return (double)v;
+        return v;
     } else if constexpr (std::is_signed<T>::value) {
-        return (double)(int32_t)(key ^ 0x80000000u);
+        return (T)(int32_t)(key ^ 0x80000000u);
     } else {
-        return (double)key;
+        return (T)key;
     }
+}
+
+template <typename T> static __device__ __forceinline__ double narrow_value(uint32_t key)
+{
+    return (double)key_value<T>(key);
 }
 
 /* Whether cval is a value of T (NaN is one of float32's), so that its key is narrow_key's. */
@@ -314,60 +323,90 @@ static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(cons
     }
 }
 
-/* The line a minmax call runs along, or 0 (and why) where the footprint is not one. */
-static int minmax_line(const mh_rank_args *a, size_t *k, size_t *outer, size_t *n, size_t *inner, long long *anchor,
-                       char *why, size_t len)
+/* A line pass: the minimum or maximum over k positions of [outer][n][inner] (anchor: the
+ * window's element over the output). */
+struct minmax_line {
+    size_t k, outer, n, inner;
+    long long anchor;
+};
+
+/* The pass along the rows (a footprint column) or along the columns (a footprint row) of a
+ * krows x kcols window, its element over the output at the origins'. */
+static minmax_line line_along(const mh_rank_desc *d, int column)
+{
+    minmax_line l;
+    l.k = column ? d->krows : d->kcols;
+    l.outer = column ? d->batch : d->batch * d->rows;
+    l.n = column ? d->rows : d->cols;
+    l.inner = column ? d->cols * d->channels : d->channels;
+    l.anchor = (long long)(l.k / 2) + (column ? d->origin_row : d->origin_col);
+    return l;
+}
+
+/* Whether the call takes the minimum or the maximum over its whole footprint, every element set
+ * and no structure (0, and why, where not). */
+static int minmax_window(const mh_rank_args *a, char *why, size_t len)
 {
     const mh_rank_desc *d = &a->d;
     const char *what = d->structure                             ? "a structure"
                        : a->count != d->krows * d->kcols        ? "a footprint with holes"
-                       : d->krows > 1 && d->kcols > 1           ? "a footprint of two axes"
                        : d->rank != 0 && d->rank + 1 != a->count ? "a rank other than the least or the greatest"
                                                                  : NULL;
-    if (what) {
-        snprintf(why, len, "%s: minmax takes the minimum or maximum over a whole line", what);
-        return 0;
-    }
-    const int column = d->kcols == 1;
-    *k = column ? d->krows : d->kcols;
-    *outer = column ? d->batch : d->batch * d->rows;
-    *n = column ? d->rows : d->cols;
-    *inner = column ? d->cols * d->channels : d->channels;
-    *anchor = (long long)(*k / 2) + (column ? d->origin_row : d->origin_col);
-    return 1;
+    if (what) snprintf(why, len, "%s: takes the minimum or maximum over a whole line or rectangle", what);
+    return !what;
+}
+
+/* The type of a rectangle's first pass's results: the input's where it holds cval (or the mode
+ * reads none), else float64, which holds every value of the types up to 32 bits and any cval;
+ * -1 where neither holds them all (a 64-bit integer image beside a cval not its own). */
+static int between_passes(const mh_rank_desc *d)
+{
+    const int wide = d->in_type == MH_I64 || d->in_type == MH_U64, floating = d->in_type == MH_F32 || d->in_type == MH_F64;
+    const int held = d->mode != MH_MODE_CONSTANT || (isnan(d->cval) ? floating : mh_cast_double(d->cval, d->in_type) == d->cval);
+    return held ? (int)d->in_type : wide ? -1 : (int)MH_F64;
+}
+
+static int line_fits(const mh_rank_desc *d, const minmax_line *l, char *why, size_t len)
+{
+    const minmax_shape t = minmax_tile(l->inner, l->k, key_bytes(d));
+    if (t.smem <= MINMAX_SMEM_MAX) return 1;
+    snprintf(why, len, "a window of %zu: minmax's tile of %d lines would need %zu bytes of shared memory (at most %d)",
+             l->k, t.lines, t.smem, MINMAX_SMEM_MAX);
+    return 0;
 }
 
 static int minmax_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
-    size_t k, outer, n, inner;
-    long long anchor;
-    if (!minmax_line(&args->rank, &k, &outer, &n, &inner, &anchor, why, len)) return 0;
-    const minmax_shape t = minmax_tile(inner, k, key_bytes(&args->rank.d));
-    if (t.smem <= MINMAX_SMEM_MAX) return 1;
-    snprintf(why, len, "a window of %zu: minmax's tile of %d lines would need %zu bytes of shared memory (at most %d)",
-             k, t.lines, t.smem, MINMAX_SMEM_MAX);
-    return 0;
-}
-
-static mh_status minmax_run(mh_context *ctx, const mh_args *args)
-{
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
-    size_t k, outer, n, inner;
-    long long anchor;
-    char why[160];
-    if (!minmax_line(a, &k, &outer, &n, &inner, &anchor, why, sizeof why))
-        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/minmax: %s", why);
+    if (!minmax_window(a, why, len)) return 0;
+    if (d->krows == 1 || d->kcols == 1) {
+        const minmax_line l = line_along(d, d->kcols == 1);
+        return line_fits(d, &l, why, len);
+    }
+    if (between_passes(d) < 0) {
+        snprintf(why, len, "cval %g, not a value of %s: a rectangle's first pass stores it", d->cval,
+                 mh_dtype_name(d->in_type));
+        return 0;
+    }
+    const minmax_line horizontal = line_along(d, 0), vertical = line_along(d, 1);
+    return line_fits(d, &horizontal, why, len) && line_fits(d, &vertical, why, len);
+}
+
+/* One line pass from in (of d's input type) into out (of out_type). */
+static mh_status minmax_pass(mh_context *ctx, const mh_rank_desc *d, const minmax_line *l, const void *in, void *out,
+                             mh_dtype out_type)
+{
     return with_keys(d, [&](auto type, auto key) {
         using T = std::remove_pointer_t<decltype(type)>;
         using K = decltype(key);
-        const minmax_shape t = minmax_tile(inner, k, sizeof(K));
+        const minmax_shape t = minmax_tile(l->inner, l->k, sizeof(K));
         const uint64_t flip = d->rank == 0 ? 0 : ~0ull;
-        minmax_params p = {a->in, a->out, d->in_type, d->out_type, (long long)n, outer, inner, (int)k, (int)anchor,
-                           (int)d->mode, flip, cval_key<T, K>(d->cval) ^ flip, t.lines, t.outputs,
-                           (1.0f + 1e-6f) / (float)t.lines, mh_ceil_div(inner, (size_t)t.lines),
-                           mh_ceil_div(n, (size_t)t.outputs), 0};
-        p.tiles = outer * p.line_tiles * p.position_tiles;
+        minmax_params p = {in, out, d->in_type, out_type, (long long)l->n, l->outer, l->inner, (int)l->k,
+                           (int)l->anchor, (int)d->mode, flip, cval_key<T, K>(d->cval) ^ flip, t.lines, t.outputs,
+                           (1.0f + 1e-6f) / (float)t.lines, mh_ceil_div(l->inner, (size_t)t.lines),
+                           mh_ceil_div(l->n, (size_t)t.outputs), 0};
+        p.tiles = l->outer * p.line_tiles * p.position_tiles;
         const void *kernel = (const void *)rank_minmax_kernel<T, K>;
         MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
         size_t per_sm = 0;
@@ -376,6 +415,276 @@ static mh_status minmax_run(mh_context *ctx, const mh_args *args)
         const size_t blocks = p.tiles < most ? p.tiles : most;
         rank_minmax_kernel<T, K><<<(unsigned)blocks, MINMAX_THREADS, t.smem, mh_stream(ctx)>>>(p);
         return MH_LAUNCH_CHECK(ctx, "rank/minmax");
+    });
+}
+
+/* A line in one pass; a rectangle as a pass along its rows into the workspace (in a type that
+ * holds every value and cval exactly: between_passes) and one down its columns from it, whose
+ * minimum is the rectangle's. */
+static mh_status minmax_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!minmax_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/minmax: %s", why);
+    if (d->krows == 1 || d->kcols == 1) {
+        const minmax_line l = line_along(d, d->kcols == 1);
+        return minmax_pass(ctx, d, &l, a->in, a->out, d->out_type);
+    }
+    mh_rank_desc second = *d;
+    second.in_type = (mh_dtype)between_passes(d);
+    void *ws = NULL;
+    MH_TRY(mh_workspace(ctx, a->values * mh_dtype_size(second.in_type), &ws));
+    const minmax_line horizontal = line_along(d, 0), vertical = line_along(d, 1);
+    MH_TRY(minmax_pass(ctx, d, &horizontal, a->in, ws, second.in_type));
+    return minmax_pass(ctx, &second, &vertical, ws, a->out, d->out_type);
+}
+
+/* ---- vanherk ---------------------------------------------------------------------------
+ * The minimum or maximum over a krows x kcols rectangle in one pass over the image (van Herk's
+ * and Gil and Werman's running extremes: about three comparisons an output whatever the window).
+ * A block owns a strip of output columns (VANHERK_THREADS / channels input pixels, kcols - 1 of
+ * them the halo) and walks down a segment of rows. Each thread owns one input column: its keys
+ * arrive VANHERK_GROUP rows at a time, and the vertical extreme comes from a ring
+ * of krows keys in shared memory (the window's part in the block of krows rows before, as suffix
+ * extremes, and a running prefix extreme of the current block). A group's keys land in a buffer
+ * of rows (the loads of a group inside the image all in flight at once), its vertical results
+ * replace them there, where a warp takes VANHERK_GROUP rows (a lane each) of `chunk`
+ * consecutive outputs: a window's part in the chunk as suffix extremes in registers, the part
+ * common to the chunk's windows, and a running prefix past it; then a buffer of outputs, stored
+ * a row at a time. The loops over a group's positions stay rolled, the kernel's code short. Keys
+ * of 32 bits only (the ring of a 64-bit key would hold half the window). */
+enum { VANHERK_THREADS = 256, VANHERK_GROUP = 32, VANHERK_LD = VANHERK_THREADS + 1, VANHERK_MIN_OUTPUTS = 96,
+       VANHERK_SMEM_MAX = 227 * 1024 };
+
+struct vanherk_params {
+    const void *in;
+    void *out;
+    mh_dtype out_type;
+    int same_type;                 /* the output in the input's type: stored as it is */
+    long long rows, cols;
+    int channels, krows, kcols, anchor_row, anchor_col, mode;
+    uint32_t flip, cval_key;       /* 0 or ~0 (a maximum as the minimum of complements); cval's key, flipped */
+    int strip, chunk;              /* output pixels a strip; outputs a lane's chunk (a power of two <= kcols, <= 16) */
+    long long segment;             /* output rows a block walks, a multiple of VANHERK_GROUP */
+    size_t strips, segments, tiles;
+};
+
+static size_t vanherk_smem(size_t krows)
+{
+    return (krows * VANHERK_THREADS + 2 * VANHERK_GROUP * VANHERK_LD) * sizeof(uint32_t);
+}
+
+/* One position of a thread's column: x's key into the ring at m (the block of krows positions it
+ * walks), the extreme of the krows positions ending here returned (meaningful from the ring's
+ * first full block on). */
+static __device__ __forceinline__ uint32_t vanherk_step(uint32_t x, uint32_t *ring, int krows, int &m, uint32_t &prefix)
+{
+    prefix = m == 0 ? x : min(prefix, x);
+    if (m == krows - 1) { /* the block is whole: its suffix extremes, for the next block's windows */
+        uint32_t run = x;
+        ring[m * VANHERK_THREADS] = x;
+        for (int s = krows - 2; s >= 0; --s) {
+            run = min(run, ring[s * VANHERK_THREADS]);
+            ring[s * VANHERK_THREADS] = run;
+        }
+        m = 0;
+        return run;
+    }
+    const uint32_t window = min(ring[(m + 1) * VANHERK_THREADS], prefix); /* read before slot m is reused */
+    ring[m * VANHERK_THREADS] = x;
+    ++m;
+    return window;
+}
+
+/* The horizontal extremes of `rows` buffered rows (a lane a row) into the output buffer. */
+template <int R>
+static __device__ __forceinline__ void vanherk_rows(const vanherk_params &p, const uint32_t *hbuf, uint32_t *obuf,
+                                                    int outputs)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, C = p.channels, kc = p.kcols;
+    const int chunks = (outputs + R - 1) / R;
+    for (int item = warp; item < chunks * C; item += VANHERK_THREADS / 32) {
+        const int chunk = item / C, ch = item - chunk * C, u0 = chunk * R;
+        const uint32_t *row = hbuf + lane * VANHERK_LD + ch + u0 * C; /* pixel i of the chunk at row[i * C] */
+        uint32_t *orow = obuf + lane * VANHERK_LD + ch + u0 * C;
+        uint32_t suffix[R];
+        suffix[R - 1] = UINT32_MAX;
+#pragma unroll
+        for (int t = R - 2; t >= 0; --t) suffix[t] = min(suffix[t + 1], row[t * C]);
+        uint32_t common = UINT32_MAX; /* pixels R - 1 to kc - 1: in every window of the chunk */
+        for (int i = R - 1; i < kc; ++i) common = min(common, row[i * C]);
+        uint32_t prefix = UINT32_MAX;
+#pragma unroll
+        for (int t = 0; t < R; ++t) {
+            if (u0 + t < outputs) { /* past the strip's outputs nothing is read (the row's end) */
+                if (t > 0) prefix = min(prefix, row[(t + kc - 1) * C]);
+                orow[t * C] = min(min(suffix[t], common), prefix);
+            }
+        }
+    }
+}
+
+template <typename T>
+static __device__ __forceinline__ void vanherk_store(const vanherk_params &p, size_t i, uint32_t key)
+{
+    if (p.same_type) ((T *)p.out)[i] = key_value<T>(key);
+    else mh_store_double(p.out, i, p.out_type, narrow_value<T>(key));
+}
+
+/* A group of n positions from input row r0 on into this thread's slots of the row buffer (slot
+ * i * VANHERK_LD for position i), as keys: a whole group inside the image by 32 loads in flight
+ * before the first store, the others one at a time through the border's mapping. */
+template <typename T>
+static __device__ __forceinline__ void vanherk_load(const vanherk_params &p, const T *in, bool inside, long long r0,
+                                                    int n, size_t row_values, uint32_t *slot)
+{
+    if (inside && n == VANHERK_GROUP && r0 >= 0 && r0 + VANHERK_GROUP <= p.rows) {
+        uint32_t x[VANHERK_GROUP];
+#pragma unroll
+        for (int i = 0; i < VANHERK_GROUP; ++i) x[i] = narrow_key(in[(size_t)(r0 + i) * row_values]) ^ p.flip;
+#pragma unroll
+        for (int i = 0; i < VANHERK_GROUP; ++i) slot[i * VANHERK_LD] = x[i];
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        const long long src = mh_border_index(r0 + i, p.rows, p.mode);
+        slot[i * VANHERK_LD] = inside && src >= 0 ? narrow_key(in[(size_t)src * row_values]) ^ p.flip : p.cval_key;
+    }
+}
+
+template <typename T> static __global__ void __launch_bounds__(VANHERK_THREADS, 2) rank_vanherk_kernel(const vanherk_params p)
+{
+    extern __shared__ uint32_t vanherk_keys[];
+    const int tid = threadIdx.x, C = p.channels, lane = tid % 32, warp = tid / 32;
+    uint32_t *const ring = vanherk_keys + tid, *const hbuf = vanherk_keys + (size_t)p.krows * VANHERK_THREADS;
+    uint32_t *const obuf = hbuf + VANHERK_GROUP * VANHERK_LD, *const slot = hbuf + tid;
+    const size_t row_values = (size_t)p.cols * C;
+    for (size_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
+        const size_t strip = tile % p.strips, segment = tile / p.strips % p.segments, image = tile / p.strips / p.segments;
+        const long long y0 = (long long)segment * p.segment, x0 = (long long)strip * p.strip;
+        const long long out_rows = min(p.segment, p.rows - y0);
+        const int outputs = (int)min((long long)p.strip, p.cols - x0), loaded = (outputs + p.kcols - 1) * C;
+        /* this thread's column: pixel x0 - anchor + tid / C, channel tid % C */
+        const long long col = tid < loaded ? mh_border_index(x0 - p.anchor_col + tid / C, p.cols, p.mode) : -1;
+        const T *const in = (const T *)p.in + image * p.rows * row_values + (col < 0 ? 0 : (size_t)col * C + tid % C);
+        const long long first = y0 - p.anchor_row, positions = out_rows + p.krows - 1, warm = p.krows - 1;
+        int m = 0;
+        uint32_t prefix = 0;
+        for (long long base = 0; base < positions; base += VANHERK_GROUP) {
+            /* the warm-up's groups end where the first output's window does, so that each later
+             * group of positions gives VANHERK_GROUP output rows (the last one fewer) */
+            const long long end = base < warm ? min(base + VANHERK_GROUP, warm) : min(base + VANHERK_GROUP, positions);
+            const int n = (int)(end - base);
+            vanherk_load<T>(p, in, col >= 0, first + base, n, row_values, slot);
+            for (int i = 0; i < n; ++i) /* in place: a thread's own slots */
+                slot[i * VANHERK_LD] = vanherk_step(slot[i * VANHERK_LD], ring, p.krows, m, prefix);
+            if (base < warm) {
+                if (end == warm) base = warm - VANHERK_GROUP; /* the next group starts at warm */
+                continue;
+            }
+            __syncthreads();
+            switch (p.chunk) {
+            case 1: vanherk_rows<1>(p, hbuf, obuf, outputs); break;
+            case 2: vanherk_rows<2>(p, hbuf, obuf, outputs); break;
+            case 4: vanherk_rows<4>(p, hbuf, obuf, outputs); break;
+            case 8: vanherk_rows<8>(p, hbuf, obuf, outputs); break;
+            default: vanherk_rows<16>(p, hbuf, obuf, outputs); break;
+            }
+            __syncthreads();
+            const long long y = y0 + (base - warm);
+            for (int g = warp; g < n; g += VANHERK_THREADS / 32) {
+                const size_t at = ((size_t)image * p.rows + (size_t)(y + g)) * row_values + (size_t)x0 * C;
+                for (int v = lane; v < outputs * C; v += 32) vanherk_store<T>(p, at + v, obuf[g * VANHERK_LD + v] ^ p.flip);
+            }
+        }
+        __syncthreads(); /* the next tile's first group rewrites the buffers */
+    }
+}
+
+/* The chunk of outputs a lane takes along a row: the largest power of two <= kcols, at most 16
+ * (a window then spans the chunk, so its extreme is the chunk's suffix, a common part and a
+ * prefix past it: kcols + chunk - 1 reads for chunk outputs). */
+static int vanherk_chunk(size_t kcols)
+{
+    int r = 1;
+    while (r < 16 && (size_t)(2 * r) <= kcols) r *= 2;
+    return r;
+}
+
+/* Output pixels a strip: the input pixels a block's threads hold, less the window's halo. */
+static long long vanherk_strip(const mh_rank_desc *d)
+{
+    const long long pixels = d->channels <= VANHERK_THREADS ? (long long)(VANHERK_THREADS / d->channels) : 0;
+    return pixels - (long long)d->kcols + 1;
+}
+
+static int vanherk_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    if (!minmax_window(a, why, len)) return 0;
+    const long long strip = vanherk_strip(d);
+    if (d->krows == 1 || d->kcols == 1)
+        snprintf(why, len, "a footprint of one line: vanherk takes rectangles (minmax the lines)");
+    else if (key_bytes(d) != 4)
+        snprintf(why, len, "%s%s: vanherk keeps 32-bit keys (inputs of up to 32 bits, cval one of their values)",
+                 mh_dtype_name(d->in_type), d->mode == MH_MODE_CONSTANT ? " with its cval" : "");
+    else if (strip * (long long)d->channels < VANHERK_MIN_OUTPUTS)
+        snprintf(why, len, "%zu columns of %zu channels: a strip of %d threads would give %lld outputs (at least %d)",
+                 d->kcols, d->channels, VANHERK_THREADS, strip < 0 ? 0 : strip * (long long)d->channels,
+                 VANHERK_MIN_OUTPUTS);
+    else if (vanherk_smem(d->krows) > VANHERK_SMEM_MAX)
+        snprintf(why, len, "%zu rows: vanherk's ring would need %zu bytes of shared memory (at most %d)", d->krows,
+                 vanherk_smem(d->krows), VANHERK_SMEM_MAX);
+    else return 1;
+    return 0;
+}
+
+/* Segments of rows such that there are about eight tiles a resident block (the last wave's
+ * idle blocks then cost little), none shorter than four windows (the krows - 1 rows a segment
+ * reads ahead are a pass over them more). */
+static long long vanherk_segment(const mh_rank_desc *d, size_t strips, size_t resident)
+{
+    const size_t columns = d->batch * strips, want = 8 * resident;
+    const size_t segments = columns >= want ? 1 : mh_ceil_div(want, columns);
+    long long segment = (long long)mh_align_up(mh_ceil_div(d->rows, segments), VANHERK_GROUP);
+    const long long least = (long long)mh_align_up(4 * (d->krows - 1), VANHERK_GROUP);
+    segment = segment > least ? segment : least;
+    const long long all = (long long)mh_align_up(d->rows, VANHERK_GROUP);
+    return segment < all ? segment : all;
+}
+
+static mh_status vanherk_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!vanherk_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/vanherk: %s", why);
+    return with_keys(d, [&](auto type, auto) {
+        using T = std::remove_pointer_t<decltype(type)>;
+        if constexpr (std::is_void<T>::value) {
+            return mh_fail(ctx, MH_ERR_INTERNAL, "rank/vanherk: 64-bit keys");
+        } else {
+            const uint32_t flip = d->rank == 0 ? 0u : ~0u;
+            const size_t smem = vanherk_smem(d->krows);
+            const void *kernel = (const void *)rank_vanherk_kernel<T>;
+            MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+            size_t resident = 0;
+            MH_TRY(mh_resident_grid(ctx, kernel, VANHERK_THREADS, smem, &resident));
+            vanherk_params p = {a->in, a->out, d->out_type, d->out_type == d->in_type, (long long)d->rows,
+                                (long long)d->cols, (int)d->channels, (int)d->krows, (int)d->kcols,
+                                (int)(d->krows / 2 + d->origin_row), (int)(d->kcols / 2 + d->origin_col), (int)d->mode,
+                                flip, (uint32_t)cval_key<T, uint32_t>(d->cval) ^ flip, (int)vanherk_strip(d),
+                                vanherk_chunk(d->kcols), 0, 0, 0, 0};
+            p.strips = mh_ceil_div(d->cols, (size_t)p.strip);
+            p.segment = vanherk_segment(d, p.strips, resident);
+            p.segments = mh_ceil_div(d->rows, (size_t)p.segment);
+            p.tiles = d->batch * p.segments * p.strips;
+            const size_t blocks = p.tiles < resident ? p.tiles : resident; /* each walks its tiles in turn */
+            rank_vanherk_kernel<T><<<(unsigned)blocks, VANHERK_THREADS, smem, mh_stream(ctx)>>>(p);
+            return MH_LAUNCH_CHECK(ctx, "rank/vanherk");
+        }
     });
 }
 
@@ -557,8 +866,11 @@ static const mh_row rows[] = {
       "a thread an output, its window's keys sorted in registers by an odd-even merge network (up to 49)"},
      network_supports, network_run, NULL, 0},
     {{"rank/minmax", MH_OP_RANK, MH_BACKEND_CUDA, 3, "shared", "ours",
-      "the minimum or maximum over a line: a tile's keys in shared memory, log2(k) doubling steps"},
+      "the minimum or maximum over a line (a rectangle: two passes): a tile's keys in shared memory, log2(k) doubling steps"},
      minmax_supports, minmax_run, NULL, 0},
+    {{"rank/vanherk", MH_OP_RANK, MH_BACKEND_CUDA, 4, "registers+shared", "ours",
+      "the minimum or maximum over a rectangle in one pass: running extremes down each column, then along rows"},
+     vanherk_supports, vanherk_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cuda_rows, rows)
