@@ -56,14 +56,15 @@ def copy_ms(x):
                                                   cp.cuda.get_current_stream().ptr))
 
 
-def row(name, call, x, size, target, window, **kw):
-    """Time memhier and (small windows) cupyx on one call; check they agree; print the line."""
+def row(name, call, x, size, target, window, variant="auto", **kw):
+    """Time memhier (its variant) and (small windows) cupyx on one call; check they agree; print
+    the line."""
     try:
-        got = getattr(mnd, call)(x, size=size, **kw)
+        got = getattr(mnd, call)(x, size=size, variant=variant, **kw)
     except memhier.Unsupported as e:
         print(f"{name:44s} refused: {e}", flush=True)
         return
-    ours = ms(lambda: getattr(mnd, call)(x, size=size, **kw))
+    ours = ms(lambda: getattr(mnd, call)(x, size=size, variant=variant, **kw))
     floor = copy_ms(x)
     text = f"{name:44s} {ours:9.3f} ms  {ours / floor:6.2f}x copy"
     if window <= CUPYX_MAX_WINDOW:
@@ -82,6 +83,11 @@ def minmax(n, rng):
     for size in (3, 15, 101) if QUICK else (3, 7, 15, 31, 101):
         for call in ("minimum_filter", "maximum_filter"):
             row(f"{call} float32 {n}^2 size {size}", call, x, size, "<= 1.5x copy", 2 * size)
+        row(f"  minmax's two passes, size {size}", "minimum_filter", x, size, "(the rung below)", 2 * size,
+            variant="minmax")
+    u8 = cp.asarray(rng.integers(0, 256, (n, n), np.uint8))
+    for size in (3, 15):
+        row(f"minimum_filter uint8 {n}^2 size {size}", "minimum_filter", u8, size, "<= 1.5x copy", 2 * size)
 
 
 def median(n, rng):
