@@ -121,6 +121,8 @@ static void put(void *p, size_t i, mh_dtype t, double v)
 static const mh_dtype types[] = {MH_F32, MH_F64, MH_U8, MH_I8, MH_U16, MH_I16, MH_I32, MH_U32, MH_I64, MH_U64};
 enum { NTYPES = sizeof types / sizeof types[0] };
 
+static int taken[64]; /* cases each row took, by its index among the op's variants */
+
 /* Every row of `ctx`'s backend on the case, against want (bit for bit); on a GPU through device copies. */
 static void check_rows(mh_context *ctx, const mh_rank_desc *d, size_t count, int i, const void *in, const void *want)
 {
@@ -140,6 +142,7 @@ static void check_rows(mh_context *ctx, const mh_rank_desc *d, size_t count, int
         if (gpu) CHECK_CUDA(cudaMemset(d_out, 0xa5, values * 8));
         mh_status s = mh_rank(ctx, name, d, gpu ? d_in : in, gpu ? d_out : got);
         if (s == MH_ERR_UNSUPPORTED && row) continue; /* a row that refuses the case by name */
+        if (row && v < 64) ++taken[v];
         if (gpu && s == MH_OK) CHECK_CUDA(cudaMemcpy(got, d_out, values * out_size, cudaMemcpyDeviceToHost));
         size_t first = values;
         for (size_t k = 0; k < values && first == values; ++k)
@@ -304,6 +307,9 @@ int main(int argc, char **argv)
     if (mh_context_create(&ctx, gpu ? 0 : MH_CPU) != MH_OK) return 1;
     if (!gpu) refusals(ctx);
     for (int i = 0; i < 600; ++i) one_case(ctx, i);
+    for (size_t v = 0; v < mh_variant_count(MH_OP_RANK) && v < 64; ++v) /* a row refusing every case is a defect */
+        CHECK(taken[v] > 0 || (mh_variant(MH_OP_RANK, v)->backend == MH_BACKEND_CPU) == gpu, "%s took none of the cases",
+              mh_variant(MH_OP_RANK, v)->name);
     mh_context_destroy(ctx);
     return test_finish(gpu ? "test_rank gpu" : "test_rank cpu");
 }

@@ -120,13 +120,14 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
     return mh_check_disjoint(ctx, "out", a->out, out_bytes, "in", a->in, in_bytes);
 }
 
-/* The OpenMP row on the CPU; on a GPU vanherk where it takes the call (the minimum or maximum
- * over a rectangle in one pass), minmax (over a line: scipy's separable passes; a rectangle in
- * two), network up to 49 set elements, else naive. */
+/* On the CPU cpu-minmax where it takes the call (the minimum or maximum over a line or a
+ * rectangle), else cpu-omp; on a GPU vanherk where it takes the call (the minimum or maximum over
+ * a rectangle in one pass), minmax (over a line: scipy's separable passes; a rectangle in two),
+ * network up to 49 set elements, else naive. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     (void)a, (void)why, (void)len;
-    static const char *const cpu[] = {"cpu-omp", NULL};
+    static const char *const cpu[] = {"cpu-minmax", "cpu-omp", NULL};
     static const char *const gpu[] = {"vanherk", "minmax", "network", "naive", NULL};
     return mh_is_cpu(ctx) ? cpu : gpu;
 }

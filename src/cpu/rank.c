@@ -2,11 +2,16 @@
  *   cpu-reference  a window's keys sorted whole (insertion sort), the rank read off: the
  *                  definition, for the tests
  *   cpu-omp        a window's keys gathered once an output, the minimum or maximum by one scan,
- *                  other ranks by a quickselect; OpenMP over the images' rows */
+ *                  other ranks by a quickselect; OpenMP over the images' rows
+ *   cpu-minmax     the minimum or maximum over a line (scipy's separable passes; a rectangle as a
+ *                  pass along its rows and one down its columns) by van Herk's and Gil and
+ *                  Werman's running extremes: three comparisons an output whatever the window;
+ *                  OpenMP over groups of lines */
 #include "../core/internal.h"
 #include "../core/border.h"
 #include "../core/dtype.h"
 #include "../core/rank_key.h"
+#include "../core/rank_line.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -151,6 +156,104 @@ static mh_status omp_run(mh_context *ctx, const mh_args *args)
     return s == MH_OK ? s : mh_fail(ctx, s, "rank/cpu-omp: out of host memory for the window's keys");
 }
 
+/* ---- cpu-minmax ---------------------------------------------------------------------------
+ * A pass takes MINMAX_WIDTH lines side by side (consecutive inner values: one cache line of
+ * keys a position where the lines run down columns): their keys over n + k - 1 positions (the
+ * line and the mode's extension past its ends), cut into blocks of k; the prefix extremes of
+ * each block in place, its suffix extremes beside them; the window of output j, positions j to
+ * j + k - 1, the lesser of the suffix from j and the prefix to j + k - 1. A maximum runs as the
+ * minimum of the keys' complements. */
+enum { MINMAX_WIDTH = 16 };
+
+static uint64_t least(uint64_t a, uint64_t b) { return b < a ? b : a; }
+
+/* Lines i0 to i0 + w - 1 of outer index o: prefix (n + k - 1 positions of MINMAX_WIDTH keys) and
+ * suffix are the caller's scratch. */
+static void minmax_lines(const mh_rank_desc *d, const mh_rank_line *l, const void *in, mh_dtype in_type, void *out,
+                         mh_dtype out_type, size_t o, size_t i0, size_t w, uint64_t *prefix, uint64_t *suffix)
+{
+    const uint64_t flip = d->rank == 0 ? 0 : ~0ull, cval_key = mh_rank_key(d->cval) ^ flip;
+    const size_t span = l->n + l->k - 1, base = o * l->n * l->inner + i0;
+    for (size_t p = 0; p < span; ++p) {
+        const long long src = mh_border_index((long long)p - l->anchor, (long long)l->n, d->mode);
+        for (size_t c = 0; c < w; ++c)
+            prefix[p * MINMAX_WIDTH + c] =
+                src < 0 ? cval_key : mh_rank_key(mh_load_double(in, base + (size_t)src * l->inner + c, in_type)) ^ flip;
+    }
+    for (size_t b0 = 0; b0 < span; b0 += l->k) {
+        const size_t b1 = span - b0 < l->k ? span : b0 + l->k;
+        for (size_t c = 0; c < w; ++c) suffix[(b1 - 1) * MINMAX_WIDTH + c] = prefix[(b1 - 1) * MINMAX_WIDTH + c];
+        for (size_t p = b1 - 1; p-- > b0;)
+            for (size_t c = 0; c < w; ++c)
+                suffix[p * MINMAX_WIDTH + c] = least(prefix[p * MINMAX_WIDTH + c], suffix[(p + 1) * MINMAX_WIDTH + c]);
+        for (size_t p = b0 + 1; p < b1; ++p)
+            for (size_t c = 0; c < w; ++c)
+                prefix[p * MINMAX_WIDTH + c] = least(prefix[p * MINMAX_WIDTH + c], prefix[(p - 1) * MINMAX_WIDTH + c]);
+    }
+    for (size_t j = 0; j < l->n; ++j)
+        for (size_t c = 0; c < w; ++c) {
+            const uint64_t key = least(suffix[j * MINMAX_WIDTH + c], prefix[(j + l->k - 1) * MINMAX_WIDTH + c]) ^ flip;
+            mh_store_double(out, base + j * l->inner + c, out_type, mh_rank_value(key));
+        }
+}
+
+/* One pass of l from in (of in_type) into out (of out_type); each thread's scratch its own. */
+static mh_status minmax_pass(const mh_rank_desc *d, const mh_rank_line *l, const void *in, mh_dtype in_type, void *out,
+                             mh_dtype out_type)
+{
+    size_t bytes;
+    if (!mh_mul_ok(l->n + l->k - 1, 2 * MINMAX_WIDTH * sizeof(uint64_t), &bytes)) return MH_ERR_OUT_OF_MEMORY;
+    const size_t groups = (l->inner + MINMAX_WIDTH - 1) / MINMAX_WIDTH;
+    const long long items = (long long)(l->outer * groups);
+    int failed = 0;
+#pragma omp parallel reduction(| : failed)
+    {
+        uint64_t *scratch = (uint64_t *)malloc(bytes);
+        failed |= !scratch;
+#pragma omp for schedule(dynamic, 1)
+        for (long long item = 0; item < items; ++item) {
+            if (!scratch) continue;
+            const size_t o = (size_t)item / groups, i0 = (size_t)item % groups * MINMAX_WIDTH;
+            const size_t w = l->inner - i0 < MINMAX_WIDTH ? l->inner - i0 : MINMAX_WIDTH;
+            minmax_lines(d, l, in, in_type, out, out_type, o, i0, w, scratch, scratch + bytes / sizeof(uint64_t) / 2);
+        }
+        free(scratch);
+    }
+    return failed ? MH_ERR_OUT_OF_MEMORY : MH_OK;
+}
+
+static int minmax_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
+{
+    (void)ctx;
+    const mh_rank_desc *d = &args->rank.d;
+    if (!mh_rank_extreme(&args->rank, why, len)) return 0;
+    return d->krows == 1 || d->kcols == 1 || mh_rank_passes_hold(d, why, len);
+}
+
+/* A line in one pass; a rectangle as a pass along its rows into host memory of
+ * mh_rank_between_passes's type and one down its columns from it. */
+static mh_status minmax_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!minmax_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-minmax: %s", why);
+    mh_status s;
+    if (d->krows == 1 || d->kcols == 1) {
+        const mh_rank_line l = mh_rank_line_along(d, d->kcols == 1);
+        s = minmax_pass(d, &l, a->in, d->in_type, a->out, d->out_type);
+    } else {
+        const mh_dtype between = (mh_dtype)mh_rank_between_passes(d);
+        size_t bytes;
+        void *first = mh_mul_ok(a->values, mh_dtype_size(between), &bytes) ? malloc(bytes) : NULL;
+        const mh_rank_line horizontal = mh_rank_line_along(d, 0), vertical = mh_rank_line_along(d, 1);
+        s = !first ? MH_ERR_OUT_OF_MEMORY : minmax_pass(d, &horizontal, a->in, d->in_type, first, between);
+        if (s == MH_OK) s = minmax_pass(d, &vertical, first, between, a->out, d->out_type);
+        free(first);
+    }
+    return s == MH_OK ? s : mh_fail(ctx, s, "rank/cpu-minmax: out of host memory for a pass's keys");
+}
+
 static const mh_row rows[] = {
     {{"rank/cpu-reference", MH_OP_RANK, MH_BACKEND_CPU, 0, "host", "scipy.ndimage",
       "a window's values sorted whole, the rank read off"},
@@ -158,6 +261,9 @@ static const mh_row rows[] = {
     {{"rank/cpu-omp", MH_OP_RANK, MH_BACKEND_CPU, 1, "host", "ours",
       "the minimum or maximum by one scan, other ranks by a quickselect; OpenMP over rows"},
      mh_supports_any, omp_run, NULL, 0},
+    {{"rank/cpu-minmax", MH_OP_RANK, MH_BACKEND_CPU, 2, "host", "ours",
+      "the minimum or maximum over a line or rectangle by running extremes in blocks of the window; OpenMP over lines"},
+     minmax_supports, minmax_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cpu_rows, rows)

@@ -17,6 +17,7 @@
 #include "../core/border.h"
 #include "../core/dtype.h"
 #include "../core/rank_key.h"
+#include "../core/rank_line.h"
 
 #include <float.h>
 #include <limits>
@@ -323,50 +324,7 @@ static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(cons
     }
 }
 
-/* A line pass: the minimum or maximum over k positions of [outer][n][inner] (anchor: the
- * window's element over the output). */
-struct minmax_line {
-    size_t k, outer, n, inner;
-    long long anchor;
-};
-
-/* The pass along the rows (a footprint column) or along the columns (a footprint row) of a
- * krows x kcols window, its element over the output at the origins'. */
-static minmax_line line_along(const mh_rank_desc *d, int column)
-{
-    minmax_line l;
-    l.k = column ? d->krows : d->kcols;
-    l.outer = column ? d->batch : d->batch * d->rows;
-    l.n = column ? d->rows : d->cols;
-    l.inner = column ? d->cols * d->channels : d->channels;
-    l.anchor = (long long)(l.k / 2) + (column ? d->origin_row : d->origin_col);
-    return l;
-}
-
-/* Whether the call takes the minimum or the maximum over its whole footprint, every element set
- * and no structure (0, and why, where not). */
-static int minmax_window(const mh_rank_args *a, char *why, size_t len)
-{
-    const mh_rank_desc *d = &a->d;
-    const char *what = d->structure                             ? "a structure"
-                       : a->count != d->krows * d->kcols        ? "a footprint with holes"
-                       : d->rank != 0 && d->rank + 1 != a->count ? "a rank other than the least or the greatest"
-                                                                 : NULL;
-    if (what) snprintf(why, len, "%s: takes the minimum or maximum over a whole line or rectangle", what);
-    return !what;
-}
-
-/* The type of a rectangle's first pass's results: the input's where it holds cval (or the mode
- * reads none), else float64, which holds every value of the types up to 32 bits and any cval;
- * -1 where neither holds them all (a 64-bit integer image beside a cval not its own). */
-static int between_passes(const mh_rank_desc *d)
-{
-    const int wide = d->in_type == MH_I64 || d->in_type == MH_U64, floating = d->in_type == MH_F32 || d->in_type == MH_F64;
-    const int held = d->mode != MH_MODE_CONSTANT || (isnan(d->cval) ? floating : mh_cast_double(d->cval, d->in_type) == d->cval);
-    return held ? (int)d->in_type : wide ? -1 : (int)MH_F64;
-}
-
-static int line_fits(const mh_rank_desc *d, const minmax_line *l, char *why, size_t len)
+static int line_fits(const mh_rank_desc *d, const mh_rank_line *l, char *why, size_t len)
 {
     const minmax_shape t = minmax_tile(l->inner, l->k, key_bytes(d));
     if (t.smem <= MINMAX_SMEM_MAX) return 1;
@@ -379,22 +337,18 @@ static int minmax_supports(const mh_context *, const mh_args *args, char *why, s
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
-    if (!minmax_window(a, why, len)) return 0;
+    if (!mh_rank_extreme(a, why, len)) return 0;
     if (d->krows == 1 || d->kcols == 1) {
-        const minmax_line l = line_along(d, d->kcols == 1);
+        const mh_rank_line l = mh_rank_line_along(d, d->kcols == 1);
         return line_fits(d, &l, why, len);
     }
-    if (between_passes(d) < 0) {
-        snprintf(why, len, "cval %g, not a value of %s: a rectangle's first pass stores it", d->cval,
-                 mh_dtype_name(d->in_type));
-        return 0;
-    }
-    const minmax_line horizontal = line_along(d, 0), vertical = line_along(d, 1);
+    if (!mh_rank_passes_hold(d, why, len)) return 0;
+    const mh_rank_line horizontal = mh_rank_line_along(d, 0), vertical = mh_rank_line_along(d, 1);
     return line_fits(d, &horizontal, why, len) && line_fits(d, &vertical, why, len);
 }
 
 /* One line pass from in (of d's input type) into out (of out_type). */
-static mh_status minmax_pass(mh_context *ctx, const mh_rank_desc *d, const minmax_line *l, const void *in, void *out,
+static mh_status minmax_pass(mh_context *ctx, const mh_rank_desc *d, const mh_rank_line *l, const void *in, void *out,
                              mh_dtype out_type)
 {
     return with_keys(d, [&](auto type, auto key) {
@@ -419,8 +373,8 @@ static mh_status minmax_pass(mh_context *ctx, const mh_rank_desc *d, const minma
 }
 
 /* A line in one pass; a rectangle as a pass along its rows into the workspace (in a type that
- * holds every value and cval exactly: between_passes) and one down its columns from it, whose
- * minimum is the rectangle's. */
+ * holds every value and cval exactly: mh_rank_between_passes) and one down its columns from it,
+ * whose minimum is the rectangle's. */
 static mh_status minmax_run(mh_context *ctx, const mh_args *args)
 {
     const mh_rank_args *a = &args->rank;
@@ -428,14 +382,14 @@ static mh_status minmax_run(mh_context *ctx, const mh_args *args)
     char why[200];
     if (!minmax_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/minmax: %s", why);
     if (d->krows == 1 || d->kcols == 1) {
-        const minmax_line l = line_along(d, d->kcols == 1);
+        const mh_rank_line l = mh_rank_line_along(d, d->kcols == 1);
         return minmax_pass(ctx, d, &l, a->in, a->out, d->out_type);
     }
     mh_rank_desc second = *d;
-    second.in_type = (mh_dtype)between_passes(d);
+    second.in_type = (mh_dtype)mh_rank_between_passes(d);
     void *ws = NULL;
     MH_TRY(mh_workspace(ctx, a->values * mh_dtype_size(second.in_type), &ws));
-    const minmax_line horizontal = line_along(d, 0), vertical = line_along(d, 1);
+    const mh_rank_line horizontal = mh_rank_line_along(d, 0), vertical = mh_rank_line_along(d, 1);
     MH_TRY(minmax_pass(ctx, d, &horizontal, a->in, ws, second.in_type));
     return minmax_pass(ctx, &second, &vertical, ws, a->out, d->out_type);
 }
@@ -623,7 +577,7 @@ static int vanherk_supports(const mh_context *, const mh_args *args, char *why, 
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
-    if (!minmax_window(a, why, len)) return 0;
+    if (!mh_rank_extreme(a, why, len)) return 0;
     const long long strip = vanherk_strip(d);
     if (d->krows == 1 || d->kcols == 1)
         snprintf(why, len, "a footprint of one line: vanherk takes rectangles (minmax the lines)");
