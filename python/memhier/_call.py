@@ -94,16 +94,6 @@ def in_place(op, device, context):
     return device is None and (context is None or (isinstance(context, Context) and context.device == op.device))
 
 
-def runs_on_gpu(op, device, context):
-    """Whether a call on op runs on a GPU: the context's device where one is given, else the
-    device asked for, else the one op lives on."""
-    if isinstance(context, Context):
-        return not context.is_cpu
-    if device is not None:
-        return _device_index(device) != _native.CPU
-    return op.on_gpu
-
-
 def context_in_place(op, context=None, precision=DEFAULT_PRECISION):
     """The context of a call on op's own device (in_place): `context`, or the calling thread's for
     op's device, on the caller's current stream where op is on a GPU, with the call's precision;

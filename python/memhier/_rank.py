@@ -22,7 +22,6 @@ import numpy as np
 
 from . import _arrays, _fast
 from ._call import (DEFAULT_PRECISION, Call, ScipyArgumentError, context_in_place, cval_arg, filtered_axes, in_place,
-                    runs_on_gpu,
                     mode_arg, origin_list, variant_arg)
 from ._convert import assign, contiguous, empty_like_kind, on_device, overlaps
 from ._native import DTYPES as NATIVE_DTYPES, RankDesc, Unsupported, check, lib
@@ -194,7 +193,7 @@ def _filter(src, output, steps, options, cval):
     run = _Call(options)
     x = _library_array(src)
     lib_out = _library_dtype(out.dtype)
-    steps = _one_rectangle(steps, x, lib_out, cval, options)
+    steps = _one_rectangle(steps, x, lib_out, cval)
     direct = out.contiguous and out.dtype == lib_out and not overlaps(out, src)
     # one library call from the caller's own input into the output made here: the whole function
     whole = output is None and direct and len(steps) == 1 and x is src
@@ -210,17 +209,16 @@ def _filter(src, output, steps, options, cval):
     return out.obj
 
 
-def _one_rectangle(steps, x, lib_out, cval, options):
-    """scipy's separable minimum or maximum over two axes as one step over their rectangle where
-    the call runs on a GPU (rank/vanherk takes it in one pass over the image; the CPU rows take
-    lines): the same values where the results between the passes hold exactly, as they do when
-    the cast into the output's type is one numpy calls safe (monotone, so it keeps the extreme)
-    and cval, where the mode reads it, is a value of the input's type and the output's."""
+def _one_rectangle(steps, x, lib_out, cval):
+    """scipy's separable minimum or maximum over two axes as one library call over their rectangle
+    (one pass over the image on a GPU, rank/vanherk; cpu-minmax's two passes on the CPU, one call
+    from Python): the same values where the results between the passes hold exactly, as they do
+    when the cast into the output's type is one numpy calls safe (monotone, so it keeps the
+    extreme) and cval, where the mode reads it, is a value of the input's type and the output's."""
     if len(steps) != 2 or any(s.cval_in_dtype or len(s.axes) != 1 for s in steps):
         return steps
     first, second = sorted(steps, key=lambda s: s.axes[0])
-    if first.mode != second.mode or not np.can_cast(x.dtype, lib_out, "safe") or \
-            not runs_on_gpu(x, options[1], options[2]):
+    if first.mode != second.mode or not np.can_cast(x.dtype, lib_out, "safe"):
         return steps
     if first.mode == mode_arg("constant") and not (_holds(cval, x.dtype) and _holds(cval, lib_out)):
         return steps

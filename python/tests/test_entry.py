@@ -68,7 +68,8 @@ def _calls(rng):
             (mnd.percentile_filter, (u8, 30), {"size": (2, 5), "axes": (1, 0)}, True),
             (mnd.minimum_filter1d, (x, 4), {"axis": 0, "origin": -1}, True),
             (mnd.maximum_filter, (u8,), {"footprint": w > 0}, True),
-            (mnd.maximum_filter, (x,), {"size": 3}, False),  # scipy's two 1-D passes: two calls
+            (mnd.maximum_filter, (x,), {"size": 3}, True),  # scipy's two 1-D passes as one rectangle
+            (mnd.maximum_filter, (x,), {"size": 3, "mode": ["reflect", "wrap"]}, False),  # two calls, a mode each
             (mnd.grey_dilation, (x,), {"footprint": w > 0, "mode": "nearest"}, True),
             (mnd.grey_erosion, (x.astype(np.float64),), {"structure": w.astype(np.float64)}, False),  # unkeyed
             (mnd.median_filter, (x.astype(">f4"),), {"size": 3}, False),  # swapped into a copy first
