@@ -197,29 +197,20 @@ static void minmax_lines(const mh_rank_desc *d, const mh_rank_line *l, const voi
         }
 }
 
-/* One pass of l from in (of in_type) into out (of out_type); each thread's scratch its own. */
-static mh_status minmax_pass(const mh_rank_desc *d, const mh_rank_line *l, const void *in, mh_dtype in_type, void *out,
-                             mh_dtype out_type)
+/* One pass of l from in (of in_type) into out (of out_type), each of `threads` threads with its
+ * slice of scratch, `per_thread` keys. */
+static void minmax_pass(const mh_rank_desc *d, const mh_rank_line *l, const void *in, mh_dtype in_type, void *out,
+                        mh_dtype out_type, uint64_t *scratch, size_t per_thread, int threads)
 {
-    size_t bytes;
-    if (!mh_mul_ok(l->n + l->k - 1, 2 * MINMAX_WIDTH * sizeof(uint64_t), &bytes)) return MH_ERR_OUT_OF_MEMORY;
     const size_t groups = (l->inner + MINMAX_WIDTH - 1) / MINMAX_WIDTH;
     const long long items = (long long)(l->outer * groups);
-    int failed = 0;
-#pragma omp parallel reduction(| : failed)
-    {
-        uint64_t *scratch = (uint64_t *)malloc(bytes);
-        failed |= !scratch;
-#pragma omp for schedule(dynamic, 1)
-        for (long long item = 0; item < items; ++item) {
-            if (!scratch) continue;
-            const size_t o = (size_t)item / groups, i0 = (size_t)item % groups * MINMAX_WIDTH;
-            const size_t w = l->inner - i0 < MINMAX_WIDTH ? l->inner - i0 : MINMAX_WIDTH;
-            minmax_lines(d, l, in, in_type, out, out_type, o, i0, w, scratch, scratch + bytes / sizeof(uint64_t) / 2);
-        }
-        free(scratch);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long long item = 0; item < items; ++item) {
+        uint64_t *mine = scratch + (size_t)omp_get_thread_num() * per_thread;
+        const size_t o = (size_t)item / groups, i0 = (size_t)item % groups * MINMAX_WIDTH;
+        const size_t w = l->inner - i0 < MINMAX_WIDTH ? l->inner - i0 : MINMAX_WIDTH;
+        minmax_lines(d, l, in, in_type, out, out_type, o, i0, w, mine, mine + per_thread / 2);
     }
-    return failed ? MH_ERR_OUT_OF_MEMORY : MH_OK;
 }
 
 static int minmax_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
@@ -231,27 +222,32 @@ static int minmax_supports(const mh_context *ctx, const mh_args *args, char *why
 }
 
 /* A line in one pass; a rectangle as a pass along its rows into host memory of
- * mh_rank_between_passes's type and one down its columns from it. */
+ * mh_rank_between_passes's type and one down its columns from it. Every buffer is allocated
+ * before the first output is written. */
 static mh_status minmax_run(mh_context *ctx, const mh_args *args)
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
     char why[200];
     if (!minmax_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-minmax: %s", why);
-    mh_status s;
-    if (d->krows == 1 || d->kcols == 1) {
-        const mh_rank_line l = mh_rank_line_along(d, d->kcols == 1);
-        s = minmax_pass(d, &l, a->in, d->in_type, a->out, d->out_type);
-    } else {
-        const mh_dtype between = (mh_dtype)mh_rank_between_passes(d);
-        size_t bytes;
-        void *first = mh_mul_ok(a->values, mh_dtype_size(between), &bytes) ? malloc(bytes) : NULL;
-        const mh_rank_line horizontal = mh_rank_line_along(d, 0), vertical = mh_rank_line_along(d, 1);
-        s = !first ? MH_ERR_OUT_OF_MEMORY : minmax_pass(d, &horizontal, a->in, d->in_type, first, between);
-        if (s == MH_OK) s = minmax_pass(d, &vertical, first, between, a->out, d->out_type);
-        free(first);
+    const int rectangle = d->krows > 1 && d->kcols > 1, threads = omp_get_max_threads();
+    const mh_rank_line first = mh_rank_line_along(d, rectangle ? 0 : d->kcols == 1), second = mh_rank_line_along(d, 1);
+    const size_t longest = rectangle && second.n + second.k > first.n + first.k ? second.n + second.k : first.n + first.k;
+    const mh_dtype between = rectangle ? (mh_dtype)mh_rank_between_passes(d) : d->out_type;
+    size_t per_thread, keys, bytes = 0;
+    uint64_t *scratch = mh_mul_ok(longest - 1, 2 * MINMAX_WIDTH, &per_thread) &&
+                                mh_mul_ok(per_thread, (size_t)threads * sizeof(uint64_t), &keys)
+                            ? (uint64_t *)malloc(keys)
+                            : NULL;
+    void *stored = rectangle && mh_mul_ok(a->values, mh_dtype_size(between), &bytes) ? malloc(bytes) : NULL;
+    if (!scratch || (rectangle && !stored)) {
+        free(scratch), free(stored);
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-minmax: out of host memory for a pass's keys");
     }
-    return s == MH_OK ? s : mh_fail(ctx, s, "rank/cpu-minmax: out of host memory for a pass's keys");
+    minmax_pass(d, &first, a->in, d->in_type, rectangle ? stored : a->out, between, scratch, per_thread, threads);
+    if (rectangle) minmax_pass(d, &second, stored, between, a->out, d->out_type, scratch, per_thread, threads);
+    free(scratch), free(stored);
+    return MH_OK;
 }
 
 static const mh_row rows[] = {
