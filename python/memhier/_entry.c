@@ -11,7 +11,8 @@
  * scalars item by item, a memhier.Context by identity, the input array by kind, device, dtype,
  * shape and contiguity (its data is read by the kernels, never planned on), other device arrays by
  * the same and their address (the kernels read them where they are), NumPy arrays of parameters
- * (weights) by dtype, shape and content. A value of any other kind makes no key: the call runs in
+ * (the weights, and a parameter keyed by content alone, such as grey morphology's structure,
+ * which the record copies) by dtype, shape and content. A value of any other kind makes no key: the call runs in
  * Python. Equal keys mean equal arguments to every check and plan the Python path makes, so the
  * record of one call is the call the Python path would make for the other. */
 #define PY_SSIZE_T_CLEAN
@@ -208,6 +209,7 @@ typedef struct {
     PyObject *defaults;    /* each one's default, or REQUIRED */
     Py_ssize_t positional; /* how many may be given by position (the rest are keyword-only) */
     Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
+    Py_ssize_t content;    /* the position of a parameter keyed by content alone (NumPy arrays), or -1 */
 } Entry;
 
 /* ---- reading arrays ------------------------------------------------------------------------- */
@@ -314,9 +316,9 @@ enum part { NO_KEY, AS_IT_IS, ITEMS, ARRAY };
 
 /* How a value is keyed, from its type alone (nothing read from an array yet, so a call that
  * makes no key costs little): as it is (scalars, types, dtypes, a memhier.Context), item by
- * item (lists and tuples of scalars), as an array (the input, or the weights where the entry
- * keys them), or not at all. */
-static enum part part_of(PyObject *v, int is_input, int is_weights)
+ * item (lists and tuples of scalars), as an array (the input, the weights where the entry keys
+ * them, the content parameter where it is a NumPy array), or not at all. */
+static enum part part_of(PyObject *v, int is_input, int is_weights, int is_content)
 {
     if (plain_scalar(v) || Py_TYPE(v) == (PyTypeObject *)CONTEXT_TYPE || PyType_Check(v) ||
         PyObject_TypeCheck(v, (PyTypeObject *)DTYPE_TYPE))
@@ -328,7 +330,9 @@ static enum part part_of(PyObject *v, int is_input, int is_weights)
     }
     const int kind = array_kind(v);
     PyErr_Clear();
-    return (kind == KIND_NUMPY || kind == KIND_CUPY) && (is_input || is_weights) ? ARRAY : NO_KEY;
+    return ((kind == KIND_NUMPY || kind == KIND_CUPY) && (is_input || is_weights)) || (kind == KIND_NUMPY && is_content)
+               ? ARRAY
+               : NO_KEY;
 }
 
 static PyObject *items_key(PyObject *v)
@@ -353,7 +357,7 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
 {
     enum part parts[32];
     for (Py_ssize_t i = 0; i < n; ++i)
-        if ((parts[i] = part_of(values[i], i == 0, i == e->weights)) == NO_KEY) return NULL;
+        if ((parts[i] = part_of(values[i], i == 0, i == e->weights, i == e->content)) == NO_KEY) return NULL;
     PyObject *key = PyTuple_New(1 + 2 * n);
     if (!key) return NULL;
     Py_INCREF(e);
@@ -662,16 +666,18 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *slow, *names, *defaults;
-    Py_ssize_t positional, weights;
-    if (!PyArg_ParseTuple(args, "OO!O!nn:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults, &positional,
-                          &weights))
+    Py_ssize_t positional, weights, content = -1;
+    if (!PyArg_ParseTuple(args, "OO!O!nn|n:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
+                          &positional, &weights, &content))
         return NULL;
     (void)kwargs;
-    if (PyTuple_GET_SIZE(names) != PyTuple_GET_SIZE(defaults) || PyTuple_GET_SIZE(names) == 0 ||
-        PyTuple_GET_SIZE(names) > 32 || positional < 1 || positional > PyTuple_GET_SIZE(names) || weights < -1 ||
-        weights >= PyTuple_GET_SIZE(names) || !PyCallable_Check(slow)) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(names);
+    if (PyTuple_GET_SIZE(defaults) != n || n == 0 || n > 32 || positional < 1 || positional > n || weights < -1 ||
+        weights >= n || content < -1 || content >= n || (content >= 0 && (content == 0 || content == weights)) ||
+        !PyCallable_Check(slow)) {
         PyErr_SetString(PyExc_ValueError, "Entry: a function, 1 to 32 names with a default each, how many of them "
-                                          "are positional (at least the first) and the weights' position or -1");
+                                          "are positional (at least the first), the weights' position or -1 and "
+                                          "the content parameter's (another, not the first) or -1");
         return NULL;
     }
     Entry *e = (Entry *)type->tp_alloc(type, 0);
@@ -680,7 +686,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(slow), e->slow = slow;
     Py_INCREF(names), e->names = names;
     Py_INCREF(defaults), e->defaults = defaults;
-    e->positional = positional, e->weights = weights;
+    e->positional = positional, e->weights = weights, e->content = content;
     return (PyObject *)e;
 }
 

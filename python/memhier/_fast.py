@@ -54,10 +54,11 @@ if _entry is not None:
                      _native.check, KEPT)
 
 
-def entry(weights=None):
+def entry(weights=None, content=None):
     """A decorator: the function with the compiled entry in front (the function itself without
     the extension). weights: the parameter keyed as weights (by content for NumPy arrays, by
-    place for device arrays), or None."""
+    place for device arrays), or None; content: a parameter keyed by content alone (a NumPy array
+    the record copies; a device array makes no key), or None."""
     def wrap(fn):
         if _entry is None:
             return fn
@@ -67,7 +68,8 @@ def entry(weights=None):
         names = tuple(p.name for p in params)
         defaults = tuple(_entry.REQUIRED if p.default is p.empty else p.default for p in params)
         positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
-        return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1)
+        return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1,
+                            names.index(content) if content else -1)
     return wrap
 
 

@@ -447,7 +447,7 @@ def _morphology_args(size, footprint, structure):
         raise ValueError("size, footprint, or structure must be specified")
 
 
-@_fast.entry("footprint")
+@_fast.entry("footprint", content="structure")
 def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                  *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_erosion: the minimum over the footprint of the input minus the structure."""
@@ -456,7 +456,7 @@ def grey_erosion(input, size=None, footprint=None, structure=None, output=None, 
                        (variant, device, context))
 
 
-@_fast.entry("footprint")
+@_fast.entry("footprint", content="structure")
 def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                   *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_dilation: the maximum over the mirrored footprint of the input plus the

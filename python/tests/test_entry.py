@@ -71,7 +71,8 @@ def _calls(rng):
             (mnd.maximum_filter, (x,), {"size": 3}, True),  # scipy's two 1-D passes as one rectangle
             (mnd.maximum_filter, (x,), {"size": 3, "mode": ["reflect", "wrap"]}, False),  # two calls, a mode each
             (mnd.grey_dilation, (x,), {"footprint": w > 0, "mode": "nearest"}, True),
-            (mnd.grey_erosion, (x.astype(np.float64),), {"structure": w.astype(np.float64)}, False),  # unkeyed
+            (mnd.grey_erosion, (x.astype(np.float64),), {"structure": w.astype(np.float64)}, True),  # by content
+            (mnd.grey_dilation, (x,), {"structure": [[1.0, 2.0], [0.5, 3.0]]}, False),  # a nested list: no key
             (mnd.median_filter, (x.astype(">f4"),), {"size": 3}, False),  # swapped into a copy first
             (memhier.conv1d, (x.ravel(), w[:, 0].copy()), {"pad": "same"}, True),
             (memhier.conv1d, (x, f32(rng, 19, 4)), {"pad": "full"}, True),  # a mask per signal
@@ -222,6 +223,13 @@ def test_the_key_tells_apart_what_the_checks_tell_apart(rng):
     np.testing.assert_array_equal(mnd.correlate(x, w2), mnd.correlate.__wrapped__(x, w))
     w2[1, 1] += 1.0
     np.testing.assert_array_equal(mnd.correlate(x, w2), mnd.correlate.__wrapped__(x, w2))
+    # grey morphology's structure keyed by content: changed in place, it is a new structure
+    structure = rng.random((3, 2)) * 4
+    for _ in range(3):
+        mnd.grey_erosion(x, structure=structure)
+        np.testing.assert_array_equal(mnd.grey_erosion(x, structure=structure),
+                                      mnd.grey_erosion.__wrapped__(x, structure=structure))
+        structure[1, 0] += 1.5
     # convolve1d keys its weights as correlate1d does: changed in place, they are new weights
     taps = f32(rng, 5)
     for _ in range(3):
