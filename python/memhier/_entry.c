@@ -12,9 +12,9 @@
  * shape and contiguity (its data is read by the kernels, never planned on), other device arrays by
  * the same and their address (the kernels read them where they are), NumPy arrays of parameters
  * (the weights, and a parameter keyed by content alone, such as grey morphology's structure,
- * which the record copies) by dtype, shape and content. A value of any other kind makes no key: the call runs in
- * Python. Equal keys mean equal arguments to every check and plan the Python path makes, so the
- * record of one call is the call the Python path would make for the other. */
+ * which the record copies) by dtype, shape and content. A value of any other kind makes no key:
+ * the call runs in Python. Equal keys mean equal arguments to every check and plan the Python
+ * path makes, so the record of one call is the call the Python path would make for the other. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
