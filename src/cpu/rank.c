@@ -17,18 +17,20 @@
 #include <stdlib.h>
 
 /* The footprint's set elements as offsets from the output's position, in C order, with their
- * structure's values as they are added (0 without one). */
+ * structure's values as they are added (0 without one); the same as distances in the array
+ * (delta), and how far the window reaches from its output each way. */
 typedef struct rank_window {
-    long long *dr, *dc;
+    long long *dr, *dc, *delta;
     double *s;
+    long long above, below, before, after;
 } rank_window;
 
 static int window_make(const mh_rank_args *a, rank_window *w)
 {
     const mh_rank_desc *d = &a->d;
     w->dr = malloc(a->count * sizeof *w->dr), w->dc = malloc(a->count * sizeof *w->dc);
-    w->s = malloc(a->count * sizeof *w->s);
-    if (!w->dr || !w->dc || !w->s) return 0;
+    w->delta = malloc(a->count * sizeof *w->delta), w->s = malloc(a->count * sizeof *w->s);
+    if (!w->dr || !w->dc || !w->delta || !w->s) return 0;
     const long long anchor_r = (long long)(d->krows / 2) + d->origin_row;
     const long long anchor_c = (long long)(d->kcols / 2) + d->origin_col;
     size_t n = 0;
@@ -36,19 +38,32 @@ static int window_make(const mh_rank_args *a, rank_window *w)
         for (size_t c = 0; c < d->kcols; ++c)
             if (d->footprint[r * d->kcols + c]) {
                 w->dr[n] = (long long)r - anchor_r, w->dc[n] = (long long)c - anchor_c;
+                w->delta[n] = (w->dr[n] * (long long)d->cols + w->dc[n]) * (long long)d->channels;
                 w->s[n++] = d->structure ? d->structure[r * d->kcols + c] : 0.0;
             }
+    w->above = w->before = w->below = w->after = 0;
+    for (size_t i = 0; i < n; ++i) {
+        w->above = w->dr[i] < -w->above ? -w->dr[i] : w->above, w->below = w->dr[i] > w->below ? w->dr[i] : w->below;
+        w->before = w->dc[i] < -w->before ? -w->dc[i] : w->before, w->after = w->dc[i] > w->after ? w->dc[i] : w->after;
+    }
     return 1;
 }
 
-static void window_free(rank_window *w) { free(w->dr), free(w->dc), free(w->s); }
+static void window_free(rank_window *w) { free(w->dr), free(w->dc), free(w->delta), free(w->s); }
 
-/* The keys of output (b, y, x, ch)'s window into keys (count of them). */
+/* The keys of output (b, y, x, ch)'s window into keys (count of them): a window inside the image
+ * by its distances from the output, one at the edges through the mode. */
 static void gather(const mh_rank_args *a, const rank_window *w, size_t b, long long y, long long x, size_t ch,
                    uint64_t *keys)
 {
     const mh_rank_desc *d = &a->d;
     const long long rows = (long long)d->rows, cols = (long long)d->cols;
+    if (!d->structure && y >= w->above && y + w->below < rows && x >= w->before && x + w->after < cols) {
+        const size_t at = ((b * d->rows + (size_t)y) * d->cols + (size_t)x) * d->channels + ch;
+        for (size_t i = 0; i < a->count; ++i)
+            keys[i] = mh_rank_key(mh_load_double(a->in, (size_t)((long long)at + w->delta[i]), d->in_type));
+        return;
+    }
     for (size_t i = 0; i < a->count; ++i) {
         const long long r = mh_border_index(y + w->dr[i], rows, d->mode);
         const long long c = mh_border_index(x + w->dc[i], cols, d->mode);
