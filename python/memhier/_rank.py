@@ -210,21 +210,30 @@ def _filter(src, output, steps, options, cval):
 
 
 def _one_rectangle(steps, x, lib_out, cval):
-    """scipy's separable minimum or maximum over two axes as one library call over their rectangle
-    (one pass over the image on a GPU, rank/vanherk; cpu-minmax's two passes on the CPU, one call
-    from Python): the same values where the results between the passes hold exactly, as they do
-    when the cast into the output's type is one numpy calls safe (monotone, so it keeps the
-    extreme) and cval, where the mode reads it, is a value of the input's type and the output's."""
-    if len(steps) != 2 or any(s.cval_in_dtype or len(s.axes) != 1 for s in steps):
+    """scipy's separable minimum or maximum with two of its passes as one library call over their
+    rectangle (one pass over the image on a GPU, rank/vanherk; cpu-minmax's two passes on the CPU,
+    one call from Python): the latest two axes of one mode (a volume's rows and columns), the
+    other passes as they are. The values are the same when every pass's results hold exactly or
+    are cast monotonically: a cast into the output's type that numpy calls safe (monotone, so it
+    keeps the extreme and the passes' order does not matter) and cval, where the mode reads it, a
+    value of the input's type and the output's."""
+    if len(steps) < 2 or any(s.cval_in_dtype or len(s.axes) != 1 for s in steps):
         return steps
-    first, second = sorted(steps, key=lambda s: s.axes[0])
-    if first.mode != second.mode or not np.can_cast(x.dtype, lib_out, "safe"):
+    if not np.can_cast(x.dtype, lib_out, "safe"):
         return steps
-    if first.mode == mode_arg("constant") and not (_holds(cval, x.dtype) and _holds(cval, lib_out)):
-        return steps
-    rows, cols = len(first.footprint), len(second.footprint)
-    return [Step(np.ones((rows, cols), bool), [first.axes[0], second.axes[0]], [first.origins[0], second.origins[0]],
-                 0 if first.rank == 0 else rows * cols - 1, first.mode, None, False)]
+    ordered = sorted(steps, key=lambda s: s.axes[0])
+    for i in range(len(ordered) - 2, -1, -1):
+        first, second = ordered[i], ordered[i + 1]
+        if first.mode != second.mode:
+            continue
+        if first.mode == mode_arg("constant") and not (_holds(cval, x.dtype) and _holds(cval, lib_out)):
+            return steps
+        rows, cols = len(first.footprint), len(second.footprint)
+        rectangle = Step(np.ones((rows, cols), bool), [first.axes[0], second.axes[0]],
+                         [first.origins[0], second.origins[0]], 0 if first.rank == 0 else rows * cols - 1, first.mode,
+                         None, False)
+        return ordered[:i] + ordered[i + 2:] + [rectangle]
+    return steps
 
 
 def _holds(cval, dtype):

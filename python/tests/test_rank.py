@@ -244,6 +244,23 @@ def test_rectangles_on_the_gpu_give_the_separable_passes_bits(rng):
             for fn in ("minimum_filter", "maximum_filter"):
                 got = getattr(mnd, fn)(cp.asarray(x), **kw)
                 np.testing.assert_array_equal(cp.asnumpy(got), getattr(mnd, fn)(x, **kw), err_msg=f"{fn} {dtype} {kw}")
+    vol = image(rng, (6, 40, 300), np.float32)
+    for kw in (dict(size=(3, 5, 101)), dict(size=(2, 7, 7), mode=["nearest", "wrap", "wrap"])):
+        np.testing.assert_array_equal(cp.asnumpy(mnd.minimum_filter(cp.asarray(vol), **kw)), mnd.minimum_filter(vol, **kw))
     x = image(rng, (3, 90, 200), np.uint16)
     got = mnd.maximum_filter(cp.asarray(x), size=(9, 5), axes=(2, 1), output=np.float64, mode="reflect")
     np.testing.assert_array_equal(cp.asnumpy(got), mnd.maximum_filter(x, size=(9, 5), axes=(2, 1), output=np.float64))
+
+
+def test_volumes_are_scipys_separable_passes(rng):
+    """A minimum or maximum over three axes: two of its passes as one rectangle (the latest two of
+    one mode), the third a line, in any order scipy's values (monotone casts, cval held), and the
+    passes as scipy makes them where the rectangle would not be the same (a cval the output's dtype
+    does not hold)."""
+    for dtype in (np.float32, np.uint8, np.int16, np.float64, np.int64):
+        x = image(rng, (7, 19, 26), dtype)
+        for kw in (dict(size=3), dict(size=(3, 5, 7), mode="wrap"), dict(size=(2, 4, 3), mode=["reflect", "nearest", "nearest"]),
+                   dict(size=5, mode=["constant", "reflect", "constant"], cval=-2), dict(size=(3, 3, 3), origin=(1, -1, 0)),
+                   dict(size=4, mode="constant", cval=0.5), dict(size=3, output=np.float64)):
+            for fn in ("minimum_filter", "maximum_filter"):
+                same(fn, x, **kw)
