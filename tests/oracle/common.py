@@ -46,6 +46,20 @@ def path(name):
     return os.path.join(WORK, name)
 
 
+def check_refused(cases, out, *extra):
+    """Each (args, phrase) of cases: `memhier *args *extra` exits non-zero with the phrase in its
+    stderr and leaves no file at out (removed before each)."""
+    for args, phrase in cases:
+        if os.path.exists(out):
+            os.remove(out)
+        r = memhier(*args, *extra)
+        what = " ".join(os.path.basename(a) if os.path.isabs(a) else a for a in args)
+        if r.returncode == 0 or phrase not in r.stderr:
+            fail(f"`memhier {what}`: exit {r.returncode}, stderr {r.stderr.strip()!r} (wanted {phrase!r})")
+        if os.path.exists(out):
+            fail(f"`memhier {what}` left its output behind")
+
+
 def run_op(op, inputs, options=(), variant=None, device=None):
     """`memhier run op` on arrays: inputs is [(flag, file name, array)], each saved in a folder of
     the call's own in the work folder. Returns the finished process and the output's path."""

@@ -9,7 +9,7 @@ import json
 import os
 
 import numpy as np
-from common import check_close, fail, finish, has_gpu, memhier, path, reference, registry, run_op, submit
+from common import check_close, check_refused, fail, finish, has_gpu, memhier, path, reference, registry, run_op, submit
 
 
 def check_run(a, b, variant=None, device=None, tf32=False, vendor=False):
@@ -52,15 +52,7 @@ def check_refusals(rng):
         (["run", "matmul", "--a", a, "--b", b, "--out", out, "--pad", "same"], "takes no --pad"),
         (["run", "matmul", "--a", a, "--b", b, "--out", out, "--variant", "nope"], "variant = 'nope'"),
     ]
-    for args, phrase in cases:
-        if os.path.exists(out):
-            os.remove(out)
-        r = memhier(*args)
-        what = " ".join(os.path.basename(x) if os.path.isabs(x) else x for x in args)
-        if r.returncode == 0 or phrase not in r.stderr:
-            fail(f"`memhier {what}`: exit {r.returncode}, stderr {r.stderr.strip()!r} (wanted {phrase!r})")
-        if os.path.exists(out):
-            fail(f"`memhier {what}` left its output behind")
+    check_refused(cases, out)
 
 
 def check_bench():

@@ -6,12 +6,11 @@ output behind.
 
 usage: rank_cli.py MEMHIER_BINARY WORK_DIR
 """
-import os
 import sys
 
 import numpy as np
 import scipy.ndimage as ndi
-from common import check_named, fail, finish, has_gpu, memhier, path, registry, run_op, submit
+from common import check_named, check_refused, fail, finish, has_gpu, path, registry, run_op, submit
 
 MODES = ("reflect", "mirror", "nearest", "wrap", "constant")
 DTYPES = (np.float32, np.float64, np.uint8, np.int32, np.int64)
@@ -95,15 +94,7 @@ def check_refusals():
         (["run", "rank", "--in", one_d, "--out", out, "--size", "3", "--select", "min"], "a 2-D array"),
         (["run", "rank", "--in", path("missing.npy"), "--out", out, "--size", "3", "--select", "min"], "No such file"),
     ]
-    for args, phrase in cases:
-        if os.path.exists(out):
-            os.remove(out)
-        r = memhier(*args, "--device", "cpu")
-        what = " ".join(os.path.basename(a) if os.path.isabs(a) else a for a in args)
-        if r.returncode == 0 or phrase not in r.stderr:
-            fail(f"`memhier {what}`: exit {r.returncode}, stderr {r.stderr.strip()!r} (wanted {phrase!r})")
-        if os.path.exists(out):
-            fail(f"`memhier {what}` left its output behind")
+    check_refused(cases, out, "--device", "cpu")
 
 
 def main():

@@ -9,7 +9,7 @@ import os
 import sys
 
 import numpy as np
-from common import check_named, fail, finish, has_gpu, memhier, path, registry, run_op, submit
+from common import check_named, check_refused, fail, finish, has_gpu, memhier, path, registry, run_op, submit
 
 
 def check_run(x, variant=None, device=None):
@@ -35,15 +35,7 @@ def check_refusals(rng):
         (["run", "transpose", "--in", f64], "needs --in and --out"),
         (["run", "transpose", "--in", one_d, "--out", out, "--variant", "nope"], "2-D float32"),
     ]
-    for args, phrase in cases:
-        if os.path.exists(out):
-            os.remove(out)
-        r = memhier(*args)
-        what = " ".join(os.path.basename(a) if os.path.isabs(a) else a for a in args)
-        if r.returncode == 0 or phrase not in r.stderr:
-            fail(f"`memhier {what}`: exit {r.returncode}, stderr {r.stderr.strip()!r} (wanted {phrase!r})")
-        if os.path.exists(out):
-            fail(f"`memhier {what}` left its output behind")
+    check_refused(cases, out)
     x = path("x2.npy")
     np.save(x, rng.uniform(-1, 1, (4, 5)).astype(np.float32))
     r = memhier("run", "transpose", "--in", x, "--out", out, "--variant", "nope")
