@@ -197,13 +197,15 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
 static void one_case(mh_context *ctx, int i)
 {
     unsigned char footprint[MAX_WINDOW];
-    double structure[15 * 15];
+    double structure[MAX_WINDOW];
     mh_rank_desc d = {.batch = 1 + below(2), .rows = 1 + below(i % 5 == 0 ? 3 : 19),
                       .cols = 1 + below(i % 7 == 0 ? 2 : 23), .channels = 1 + below(3)};
     d.in_type = types[below(NTYPES)];
     d.out_type = below(3) ? d.in_type : types[below(NTYPES)];
-    const int big = i % 11 == 0; /* past 16 set elements: the quickselect's partitions */
-    d.krows = 1 + below(big ? 15 : 6), d.kcols = 1 + below(big ? 15 : 6);
+    const int big = i % 11 == 0;  /* past 16 set elements: the quickselect's partitions */
+    const int huge = i % 16 == 5; /* past 255: past naive, on a GPU bisect's */
+    d.krows = huge ? 17 + below(14) : 1 + below(big ? 15 : 6), d.kcols = huge ? 17 + below(14) : 1 + below(big ? 15 : 6);
+    if (huge) d.rows = 1 + below(12), d.cols = 1 + below(12);
     size_t count = 0;
     for (size_t k = 0; k < d.krows * d.kcols; ++k) {
         footprint[k] = (unsigned char)(below(5) != 0 ? 1 + below(3) : 0);

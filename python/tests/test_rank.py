@@ -189,19 +189,24 @@ def test_refusals(rng):
 
 
 def test_gpu_rows_give_the_cpu_rows_bits(rng):
-    """CuPy arrays on rank/naive: the CPU backend's bits for every function, dtype and mode."""
+    """CuPy arrays on the rows auto picks (network up to 49 set elements, bisect past them, with
+    holes and a structure): the CPU backend's bits for every function, dtype and mode."""
     from conftest import has_cuda_device
     if not has_cuda_device():
         pytest.skip("no CUDA device")
     cp = pytest.importorskip("cupy")
     footprint = rng.random((4, 3)) > 0.4
     footprint[0, 0] = True
+    wide = rng.random((17, 19)) > 0.3
     for dtype in (np.float32, np.float64, np.uint8, np.int64):
         x = image(rng, (37, 29), dtype)
         for fn, kw in (("median_filter", dict(size=3)), ("rank_filter", dict(rank=2, footprint=footprint, mode="wrap")),
                        ("minimum_filter", dict(size=(3, 4), mode="constant", cval=-1.5)),
                        ("grey_closing", dict(size=(2, 3), mode="mirror")),
-                       ("grey_erosion", dict(structure=rng.random((3, 2)) * 90 - 40, mode="constant", cval=3))):
+                       ("grey_erosion", dict(structure=rng.random((3, 2)) * 90 - 40, mode="constant", cval=3)),
+                       ("median_filter", dict(size=(9, 8), mode="nearest")),
+                       ("percentile_filter", dict(percentile=30, footprint=wide, mode="reflect")),
+                       ("grey_dilation", dict(structure=rng.random((7, 9)) * 90 - 40, mode="mirror"))):
             got = getattr(mnd, fn)(cp.asarray(x), **kw)
             assert isinstance(got, cp.ndarray)
             np.testing.assert_array_equal(cp.asnumpy(got), getattr(mnd, fn)(x, **kw), err_msg=f"{fn} {dtype}")

@@ -1,7 +1,7 @@
 /* rank on CUDA (mh_rank: scipy.ndimage's selection filters).
  *   naive  a thread an output: its window's keys gathered from global memory into a local array
  *          (up to RANK_NAIVE_MAX set elements) by insertion as they load, the rank read off; the
- *          ladder's first rung, and auto's row past network's 49 set elements
+ *          ladder's first rung
  *   minmax the minimum or maximum over a line (a footprint of one row or one column, every element
  *          set, no structure: each of scipy's separable passes; a rectangle as a pass along its
  *          rows into the workspace and one down its columns) by doubling in shared memory: a
@@ -10,6 +10,8 @@
  *   network a thread an output for footprints of at most 49 set elements: the window's keys in
  *          registers (offsets, distances and structure in kernel parameters), sorted by Batcher's
  *          odd-even merge network unrolled at compile time for 9, 25 or 49 keys, the rank read off
+ *   bisect  a thread an output for any footprint and rank: the rank's key by bisection between the
+ *          window's least and greatest keys; auto's past network's 49 set elements
  *   vanherk the minimum or maximum over a rectangle in one pass: running extremes down each
  *          column (a ring of keys in shared memory), then along the rows from a buffer of them
  * minmax, vanherk and network rank keys of the input's own width where they can (with_keys). */
@@ -124,7 +126,30 @@ struct rank_params {
     double cval;
     const int2 *offsets;     /* (row, column) of each set element from the output, C order */
     const double *structure; /* count values, after the offsets (has_structure) */
+    uint64_t cval_key;       /* cval's key where the keys are 32-bit (bisect's narrow form) */
 };
+
+/* The key of window element k of output (image, y, x, ch): 64-bit keys of the value read as
+ * float64, the structure added as the call asks (T = void); or a 32-bit key of the input's own
+ * type (no structure, cval one of its values). */
+template <typename T, typename K>
+static __device__ __forceinline__ K window_key(const rank_params &p, int k, size_t image, long long y, long long x,
+                                               size_t ch)
+{
+    const int2 o = p.offsets[k];
+    const long long r = mh_border_index(y + o.x, p.rows, p.mode), c = mh_border_index(x + o.y, p.cols, p.mode);
+    const int outside = r < 0 || c < 0;
+    const size_t at = outside ? 0 : ((image * (size_t)p.rows + (size_t)r) * (size_t)p.cols + (size_t)c) * p.channels + ch;
+    if constexpr (std::is_void<T>::value) {
+        const double v = outside ? p.cval : mh_load_double(p.in, at, p.in_type);
+        return mh_rank_key(!p.has_structure ? v
+                           : p.structure_in_type && k > 0 /* scipy's: the first element in float64 */
+                               ? mh_rank_sum_in_type(p.in, at, outside, p.cval, p.in_type, p.structure[k])
+                               : v + p.structure[k]);
+    } else {
+        return outside ? (K)p.cval_key : (K)narrow_key(((const T *)p.in)[at]);
+    }
+}
 
 static __global__ void __launch_bounds__(RANK_THREADS) rank_naive_kernel(const rank_params p)
 {
@@ -135,16 +160,7 @@ static __global__ void __launch_bounds__(RANK_THREADS) rank_naive_kernel(const r
         const long long x = (long long)(pixel % (size_t)p.cols), y = (long long)(pixel / (size_t)p.cols % (size_t)p.rows);
         const size_t image = pixel / (size_t)p.cols / (size_t)p.rows;
         for (int k = 0; k < p.count; ++k) {
-            const int2 o = p.offsets[k];
-            const long long r = mh_border_index(y + o.x, p.rows, p.mode), c = mh_border_index(x + o.y, p.cols, p.mode);
-            const int outside = r < 0 || c < 0;
-            const size_t at = outside ? 0 : ((image * (size_t)p.rows + (size_t)r) * (size_t)p.cols + (size_t)c) * p.channels + ch;
-            const double v = outside ? p.cval : mh_load_double(p.in, at, p.in_type);
-            const uint64_t key =
-                mh_rank_key(!p.has_structure ? v
-                            : p.structure_in_type && k > 0 /* scipy's: the first element in float64 */
-                                ? mh_rank_sum_in_type(p.in, at, outside, p.cval, p.in_type, p.structure[k])
-                                : v + p.structure[k]);
+            const uint64_t key = window_key<void, uint64_t>(p, k, image, y, x, ch);
             int j = k;
             for (; j > 0 && keys[j - 1] > key; --j) keys[j] = keys[j - 1];
             keys[j] = key;
@@ -200,11 +216,61 @@ static mh_status naive_run(mh_context *ctx, const mh_args *args)
     const mh_rank_desc *d = &a->d;
     rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
                      d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
-                     d->structure_in_type, d->cval, NULL, NULL};
+                     d->structure_in_type, d->cval, NULL, NULL, 0};
     MH_TRY(upload_window(ctx, a, &p));
     const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
     rank_naive_kernel<<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "rank/naive");
+}
+
+/* ---- bisect ---------------------------------------------------------------------------------
+ * A thread an output for a footprint of any size and any rank: the window's least and greatest
+ * keys, then the rank's key by bisection between them, each step counting the window's keys at
+ * most the middle one (the window read again each step, from L1 and L2). A window of k elements
+ * costs k (1 + log2(greatest - least + 1)) reads: 8-bit images at most 9 passes, 16-bit 17, the
+ * others up to 33 (32-bit keys, with_keys) or 65. */
+template <typename T, typename K> static __global__ void __launch_bounds__(RANK_THREADS) rank_bisect_kernel(const rank_params p)
+{
+    for (size_t i = blockIdx.x * (size_t)RANK_THREADS + threadIdx.x; i < p.values;
+         i += (size_t)gridDim.x * RANK_THREADS) {
+        const size_t ch = i % p.channels, pixel = i / p.channels;
+        const long long x = (long long)(pixel % (size_t)p.cols), y = (long long)(pixel / (size_t)p.cols % (size_t)p.rows);
+        const size_t image = pixel / (size_t)p.cols / (size_t)p.rows;
+        K lo = (K)~(K)0, hi = 0;
+        for (int k = 0; k < p.count; ++k) {
+            const K key = window_key<T, K>(p, k, image, y, x, ch);
+            lo = key < lo ? key : lo;
+            hi = key > hi ? key : hi;
+        }
+        while (lo < hi) { /* the least key with more than `rank` keys at most it lies in [lo, hi] */
+            const K mid = lo + (hi - lo) / 2;
+            int at_most = 0;
+            for (int k = 0; k < p.count; ++k) at_most += window_key<T, K>(p, k, image, y, x, ch) <= mid;
+            if (at_most > p.rank) hi = mid;
+            else lo = mid + 1;
+        }
+        double value;
+        if constexpr (std::is_void<T>::value) value = mh_rank_value(lo);
+        else value = narrow_value<T>((uint32_t)lo);
+        mh_store_double(p.out, i, p.out_type, value);
+    }
+}
+
+static mh_status bisect_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    return with_keys(d, [&](auto type, auto key) {
+        using T = std::remove_pointer_t<decltype(type)>;
+        using K = decltype(key);
+        rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
+                         d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
+                         d->structure_in_type, d->cval, NULL, NULL, cval_key<T, K>(d->cval)};
+        MH_TRY(upload_window(ctx, a, &p));
+        const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
+        rank_bisect_kernel<T, K><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
+        return MH_LAUNCH_CHECK(ctx, "rank/bisect");
+    });
 }
 
 /* ---- minmax ---------------------------------------------------------------------------------
@@ -825,6 +891,9 @@ static const mh_row rows[] = {
     {{"rank/vanherk", MH_OP_RANK, MH_BACKEND_CUDA, 4, "registers+shared", "ours",
       "the minimum or maximum over a rectangle in one pass: running extremes down each column, then along rows"},
      vanherk_supports, vanherk_run, NULL, 0},
+    {{"rank/bisect", MH_OP_RANK, MH_BACKEND_CUDA, 5, "global+L1", "ours",
+      "a thread an output, any footprint: the rank's key by bisection between the window's extremes, counting each step"},
+     mh_supports_any, bisect_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cuda_rows, rows)
