@@ -194,6 +194,16 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
     d->rank = below(2) ? 0 : d->krows * d->kcols - 1;
 }
 
+/* The median of a full 3 x 3 window (median3x3 on a GPU): images of several blocks along a row
+ * and several segments down the columns, or tiny ones; now and then another rank. */
+static void median3_case(mh_rank_desc *d, unsigned char *footprint, int i)
+{
+    d->krows = d->kcols = 3;
+    if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
+    memset(footprint, 1, 9);
+    d->rank = i % 4 == 3 ? below(9) : 4;
+}
+
 static void one_case(mh_context *ctx, int i)
 {
     unsigned char footprint[MAX_WINDOW];
@@ -216,9 +226,10 @@ static void one_case(mh_context *ctx, int i)
     d.footprint = footprint;
     d.rank = below(3) == 0 ? 0 : below(2) == 0 ? count - 1 : below(count);
     if (below(4) == 0) d.structure = structure, d.structure_in_type = (int)below(2);
-    if (i % 4 == 3 || i % 8 == 1) {
+    if (i % 4 == 3 || i % 8 == 1 || i % 16 == 13) {
         if (i % 4 == 3) line_case(&d, footprint, i / 4);
-        else rectangle_case(&d, footprint, i / 8);
+        else if (i % 8 == 1) rectangle_case(&d, footprint, i / 8);
+        else median3_case(&d, footprint, i / 16);
         count = d.krows * d.kcols, d.structure = NULL;
     }
     d.origin_row = (long long)below(d.krows) - (long long)(d.krows / 2);

@@ -6,7 +6,7 @@ float32 gray filters beside them; issue 65's float64 filters).
 usage: ncu --profile-from-start off --clock-control none [sections] python3 ncu_call.py NAME [N]
 NAME: rgb_gauss2, rgb_gauss5, u16_rgb_gauss2, gray_u8_corr3, gray_u8_corr7, gray_f32_gauss2,
       gray_f32_corr7, f64_gauss2, f64_uniform5, f64_sobel, f64_corr7, f64_corr1d9_axis0,
-      u8_median3, f32_minimum3, f32_minimum15, f32_minimum101 (issue 68's rank filters) (N x N
+      u8_median3, f32_median3, f32_minimum3, f32_minimum15, f32_minimum101 (issue 68's rank filters) (N x N
       images, default 8192)"""
 import sys
 
@@ -42,6 +42,7 @@ def calls(n):
             "f64_corr7": lambda: mnd.correlate(f64, w7.astype(np.float64)),
             "f64_corr1d9_axis0": lambda: mnd.correlate1d(f64, w7[0].repeat(2)[:9].astype(np.float64), axis=0),
             "u8_median3": lambda: mnd.median_filter(u8, 3),
+            "f32_median3": lambda: mnd.median_filter(f32, 3),
             "f32_minimum3": lambda: mnd.minimum_filter(f32, 3),
             "f32_minimum15": lambda: mnd.minimum_filter(f32, 15),
             "f32_minimum101": lambda: mnd.minimum_filter(f32, 101)}

@@ -95,8 +95,11 @@ def median(n, rng):
     sizes = ((3, "<= 1.5x copy"), (5, "<= 3x copy"), (7, ">= 10x cupyx"), (15, ">= 20x cupyx"), (31, ">= 20x cupyx"))
     for size, target in sizes[:3] if QUICK else sizes:
         row(f"median_filter uint8 {n}^2 {size}x{size}", "median_filter", u8, size, target, size * size)
+        if size == 3:
+            row("  network's sort of nine, 3x3", "median_filter", u8, 3, "(the rung below)", 9, variant="network")
     f32 = cp.asarray(rng.standard_normal((n, n), np.float32))
     row(f"median_filter float32 {n}^2 3x3", "median_filter", f32, 3, "<= 2x copy", 9)
+    row("  network's sort of nine, 3x3", "median_filter", f32, 3, "(the rung below)", 9, variant="network")
 
 
 def opening(n, rng):

@@ -212,6 +212,25 @@ def test_gpu_rows_give_the_cpu_rows_bits(rng):
             np.testing.assert_array_equal(cp.asnumpy(got), getattr(mnd, fn)(x, **kw), err_msg=f"{fn} {dtype}")
 
 
+def test_gpu_medians_of_3x3_give_the_cpu_rows_bits(rng):
+    """CuPy arrays' 3 x 3 medians (rank/median3x3 where it takes them: a thread down a column over
+    segments of 64 rows): images of several segments and blocks, channels, stacks, every mode,
+    origins, NaN beside values, cval, an output of another dtype: the CPU backend's bits."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    for dtype in (np.uint8, np.int16, np.uint32, np.float32, np.int64):
+        for shape, size, kw in (((200, 300), 3, {}), ((130, 70, 3), (3, 3, 1), dict(mode="wrap", origin=(1, -1, 0))),
+                                ((2, 65, 129), (1, 3, 3), dict(mode="constant", cval=7)), ((1, 5), 3, dict(mode="mirror")),
+                                ((67, 1), 3, dict(mode="nearest")), ((64, 64), 3, dict(output=np.float64))):
+            x = image(rng, shape, dtype)
+            if x.dtype.kind == "f":
+                x[rng.random(x.shape) < 0.02] = np.nan
+            got = cp.asnumpy(mnd.median_filter(cp.asarray(x), size=size, **kw))
+            np.testing.assert_array_equal(got, mnd.median_filter(x, size=size, **kw), err_msg=f"{dtype} {shape} {kw}")
+
+
 def test_gpu_lines_give_the_cpu_rows_bits(rng):
     """CuPy arrays through rank/minmax (scipy's separable passes) on images and windows that span
     several of its tiles along and across the lines, stacks and channels: the CPU backend's bits."""

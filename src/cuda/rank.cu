@@ -14,7 +14,10 @@
  *          window's least and greatest keys; auto's past network's 49 set elements
  *   vanherk the minimum or maximum over a rectangle in one pass: running extremes down each
  *          column (a ring of keys in shared memory), then along the rows from a buffer of them
- * minmax, vanherk and network rank keys of the input's own width where they can (with_keys). */
+ *   median3x3 the median of a full 3 x 3 window: a thread walks down a column, each input row's
+ *          three keys sorted once for the three outputs over it, the median of three of theirs
+ * minmax, vanherk, network and median3x3 rank keys of the input's own width where they can
+ * (with_keys). */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -708,6 +711,127 @@ static mh_status vanherk_run(mh_context *ctx, const mh_args *args)
     });
 }
 
+/* ---- median3x3 ------------------------------------------------------------------------------
+ * The median of a full 3 x 3 window (median_filter(size=3)): a thread walks down a column of
+ * outputs (one channel of one pixel) over a segment of rows. Each input row's three keys around
+ * the column are sorted once (least, middle, greatest) and serve the three outputs whose windows
+ * hold that row; an output's median is the median of three: the greatest of its rows' least
+ * keys, the median of their middle ones and the least of their greatest (exactly the nine keys'
+ * median). The columns' border mapping is the thread's for the whole walk, a row's the same for
+ * every thread; MEDIAN3_LOADS rows' keys are loaded at once. 32-bit keys only. */
+enum { MEDIAN3_THREADS = 128, MEDIAN3_LOADS = 8, MEDIAN3_SEGMENT = 64 };
+
+struct median3_params {
+    const void *in;
+    void *out;
+    mh_dtype out_type;
+    int same_type;
+    long long rows, cols;
+    int channels, anchor_row, anchor_col, mode;
+    uint32_t cval_key;
+    size_t row_values, batch, segments;
+};
+
+static __device__ __forceinline__ uint32_t least3(uint32_t a, uint32_t b, uint32_t c) { return __vimin3_u32(a, b, c); }
+static __device__ __forceinline__ uint32_t greatest3(uint32_t a, uint32_t b, uint32_t c) { return __vimax3_u32(a, b, c); }
+static __device__ __forceinline__ uint32_t middle3(uint32_t a, uint32_t b, uint32_t c)
+{
+    return max(min(a, b), min(max(a, b), c));
+}
+
+struct sorted3 {
+    uint32_t least, middle, greatest;
+};
+
+static __device__ __forceinline__ sorted3 sort3(uint32_t a, uint32_t b, uint32_t c)
+{
+    const uint32_t least = least3(a, b, c), greatest = greatest3(a, b, c);
+    return {least, a ^ b ^ c ^ least ^ greatest, greatest}; /* the one left when both ends are taken out */
+}
+
+template <typename T> static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(const median3_params p)
+{
+    const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
+    if (v >= p.row_values) return; /* no barrier below */
+    const long long x = (long long)(v / (size_t)p.channels), ch = (long long)(v % (size_t)p.channels);
+    long long at[3]; /* the window's columns in a row, -1 past the edge in constant mode */
+#pragma unroll
+    for (int e = 0; e < 3; ++e) {
+        const long long c = mh_border_index(x - p.anchor_col + e, p.cols, p.mode);
+        at[e] = c < 0 ? -1 : c * p.channels + ch;
+    }
+    for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
+        const size_t image = tile / p.segments;
+        const long long y0 = (long long)(tile % p.segments) * MEDIAN3_SEGMENT;
+        const long long walk = min((long long)MEDIAN3_SEGMENT, p.rows - y0) + 2; /* input rows this walk reads */
+        const T *const in = (const T *)p.in + image * (size_t)p.rows * p.row_values;
+        const size_t out0 = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
+        sorted3 older = {}, old = {};
+        for (long long n0 = 0; n0 < walk; n0 += MEDIAN3_LOADS) {
+            uint32_t keys[MEDIAN3_LOADS][3];
+#pragma unroll
+            for (int j = 0; j < MEDIAN3_LOADS; ++j) {
+                const long long r = mh_border_index(y0 - p.anchor_row + n0 + j, p.rows, p.mode);
+                const T *const row = in + (r < 0 ? 0 : (size_t)r * p.row_values);
+#pragma unroll
+                for (int e = 0; e < 3; ++e) keys[j][e] = r >= 0 && at[e] >= 0 ? narrow_key(row[at[e]]) : p.cval_key;
+            }
+#pragma unroll
+            for (int j = 0; j < MEDIAN3_LOADS; ++j) {
+                const sorted3 s = sort3(keys[j][0], keys[j][1], keys[j][2]);
+                const long long n = n0 + j; /* output row n - 2 of the segment ends its window here */
+                if (n >= 2 && n < walk) {
+                    const uint32_t key = middle3(greatest3(older.least, old.least, s.least),
+                                                 middle3(older.middle, old.middle, s.middle),
+                                                 least3(older.greatest, old.greatest, s.greatest));
+                    const size_t i = out0 + (size_t)(n - 2) * p.row_values;
+                    if (p.same_type) ((T *)p.out)[i] = key_value<T>(key);
+                    else mh_store_double(p.out, i, p.out_type, narrow_value<T>(key));
+                }
+                older = old, old = s;
+            }
+        }
+    }
+}
+
+static int median3_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    const char *what = d->krows != 3 || d->kcols != 3 || a->count != 9 ? "a footprint other than a full 3 x 3"
+                       : d->rank != 4                                  ? "a rank other than the median"
+                       : d->structure                                  ? "a structure"
+                       : key_bytes(d) != 4 ? "a 64-bit type, or a cval its type does not hold (64-bit keys)"
+                                           : NULL;
+    if (what) snprintf(why, len, "%s: median3x3 takes the median of a full 3 x 3 window, with 32-bit keys", what);
+    return !what;
+}
+
+static mh_status median3_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!median3_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/median3x3: %s", why);
+    return with_keys(d, [&](auto type, auto) {
+        using T = std::remove_pointer_t<decltype(type)>;
+        if constexpr (std::is_void<T>::value) {
+            return mh_fail(ctx, MH_ERR_INTERNAL, "rank/median3x3: 64-bit keys");
+        } else {
+            median3_params p = {a->in, a->out, d->out_type, d->out_type == d->in_type, (long long)d->rows,
+                                (long long)d->cols, (int)d->channels, (int)(1 + d->origin_row), (int)(1 + d->origin_col),
+                                (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval), d->cols * d->channels,
+                                d->batch, mh_ceil_div(d->rows, (size_t)MEDIAN3_SEGMENT)};
+            const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)MEDIAN3_THREADS), tiles = d->batch * p.segments;
+            if (x_blocks > INT32_MAX)
+                return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/median3x3: rows of %zu values", p.row_values);
+            const dim3 grid((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
+            rank_median3_kernel<T><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+            return MH_LAUNCH_CHECK(ctx, "rank/median3x3");
+        }
+    });
+}
+
 /* ---- network ----------------------------------------------------------------------------
  * A thread an output on a grid of (values along a row, rows, images): no division but the
  * column's from its value where channels interleave; away from the edges each window element is
@@ -894,6 +1018,9 @@ static const mh_row rows[] = {
     {{"rank/bisect", MH_OP_RANK, MH_BACKEND_CUDA, 5, "global+L1", "ours",
       "a thread an output, any footprint: the rank's key by bisection between the window's extremes, counting each step"},
      mh_supports_any, bisect_run, NULL, 0},
+    {{"rank/median3x3", MH_OP_RANK, MH_BACKEND_CUDA, 6, "registers", "ours",
+      "the median of a full 3 x 3 window: each input row's three keys sorted once, shared by the three outputs over it"},
+     median3_supports, median3_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cuda_rows, rows)
