@@ -743,54 +743,114 @@ struct sorted3 {
     uint32_t least, middle, greatest;
 };
 
+struct columns3 { /* the window's columns in a row (values from the row's start), -1 past the edge in constant mode */
+    long long at[3];
+};
+
 static __device__ __forceinline__ sorted3 sort3(uint32_t a, uint32_t b, uint32_t c)
 {
     const uint32_t least = least3(a, b, c), greatest = greatest3(a, b, c);
     return {least, a ^ b ^ c ^ least ^ greatest, greatest}; /* the one left when both ends are taken out */
 }
 
-template <typename T> static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(const median3_params p)
+/* The median of the nine keys of three rows' sorted keys. */
+static __device__ __forceinline__ uint32_t median3_of(const sorted3 &a, const sorted3 &b, const sorted3 &c)
+{
+    return middle3(greatest3(a.least, b.least, c.least), middle3(a.middle, b.middle, c.middle),
+                   least3(a.greatest, b.greatest, c.greatest));
+}
+
+/* Same: the output in the input's type, stored as it is (a kernel of its own: the other types'
+ * stores are calls, whose registers would be saved around each). */
+template <typename T, bool Same>
+static __device__ __forceinline__ void median3_store(const median3_params &p, size_t i, uint32_t key)
+{
+    if constexpr (Same) ((T *)p.out)[i] = key_value<T>(key);
+    else mh_store_double(p.out, i, p.out_type, narrow_value<T>(key));
+}
+
+/* A walk whose rows and columns all lie inside the image (most of them): no border mapping, each
+ * of the window's columns a pointer that steps a row at a time, MEDIAN3_LOADS rows' loads in
+ * flight at once. first: the walk's first input row at the thread's column, out: its first
+ * output. */
+template <typename T, bool Same>
+static __device__ __forceinline__ void median3_inside(const median3_params &p, const T *first, const columns3 w,
+                                                     size_t out, long long outputs)
+{
+    const size_t rv = p.row_values;
+    const T *a = first + w.at[0], *b = first + w.at[1], *c = first + w.at[2];
+    sorted3 older = sort3(narrow_key(a[0]), narrow_key(b[0]), narrow_key(c[0]));
+    sorted3 old = sort3(narrow_key(a[rv]), narrow_key(b[rv]), narrow_key(c[rv]));
+    a += 2 * rv, b += 2 * rv, c += 2 * rv;
+    long long n = 0;
+    for (; n + MEDIAN3_LOADS <= outputs; n += MEDIAN3_LOADS) {
+        uint32_t keys[MEDIAN3_LOADS][3];
+#pragma unroll
+        for (int j = 0; j < MEDIAN3_LOADS; ++j)
+            keys[j][0] = narrow_key(a[j * rv]), keys[j][1] = narrow_key(b[j * rv]), keys[j][2] = narrow_key(c[j * rv]);
+#pragma unroll
+        for (int j = 0; j < MEDIAN3_LOADS; ++j) {
+            const sorted3 s = sort3(keys[j][0], keys[j][1], keys[j][2]);
+            median3_store<T, Same>(p, out + j * rv, median3_of(older, old, s));
+            older = old, old = s;
+        }
+        a += MEDIAN3_LOADS * rv, b += MEDIAN3_LOADS * rv, c += MEDIAN3_LOADS * rv, out += MEDIAN3_LOADS * rv;
+    }
+    for (; n < outputs; ++n, a += rv, b += rv, c += rv, out += rv) {
+        const sorted3 s = sort3(narrow_key(*a), narrow_key(*b), narrow_key(*c));
+        median3_store<T, Same>(p, out, median3_of(older, old, s));
+        older = old, old = s;
+    }
+}
+
+/* A walk that reaches past an edge: each row through the mode's mapping, columns past the edge
+ * in constant mode cval's key. top: the walk's first input row (before mapping). */
+template <typename T, bool Same>
+static __device__ __forceinline__ void median3_border(const median3_params &p, const T *in, const columns3 w,
+                                                     size_t out, long long top, long long outputs)
+{
+    sorted3 older = {}, old = {};
+    for (long long n0 = 0; n0 < outputs + 2; n0 += MEDIAN3_LOADS) {
+        uint32_t keys[MEDIAN3_LOADS][3];
+#pragma unroll
+        for (int j = 0; j < MEDIAN3_LOADS; ++j) {
+            const long long r = mh_border_index(top + n0 + j, p.rows, p.mode);
+            const T *const row = in + (r < 0 ? 0 : (size_t)r * p.row_values);
+#pragma unroll
+            for (int e = 0; e < 3; ++e) keys[j][e] = r >= 0 && w.at[e] >= 0 ? narrow_key(row[w.at[e]]) : p.cval_key;
+        }
+#pragma unroll
+        for (int j = 0; j < MEDIAN3_LOADS; ++j) {
+            const sorted3 s = sort3(keys[j][0], keys[j][1], keys[j][2]);
+            const long long n = n0 + j; /* output row n - 2 of the walk ends its window here */
+            if (n >= 2 && n < outputs + 2) median3_store<T, Same>(p, out + (size_t)(n - 2) * p.row_values, median3_of(older, old, s));
+            older = old, old = s;
+        }
+    }
+}
+
+template <typename T, bool Same>
+static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(const median3_params p)
 {
     const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
     if (v >= p.row_values) return; /* no barrier below */
     const long long x = (long long)(v / (size_t)p.channels), ch = (long long)(v % (size_t)p.channels);
-    long long at[3]; /* the window's columns in a row, -1 past the edge in constant mode */
+    columns3 w;
 #pragma unroll
     for (int e = 0; e < 3; ++e) {
         const long long c = mh_border_index(x - p.anchor_col + e, p.cols, p.mode);
-        at[e] = c < 0 ? -1 : c * p.channels + ch;
+        w.at[e] = c < 0 ? -1 : c * p.channels + ch;
     }
+    const bool columns_inside = w.at[0] >= 0 && w.at[1] >= 0 && w.at[2] >= 0;
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
         const size_t image = tile / p.segments;
-        const long long y0 = (long long)(tile % p.segments) * MEDIAN3_SEGMENT;
-        const long long walk = min((long long)MEDIAN3_SEGMENT, p.rows - y0) + 2; /* input rows this walk reads */
+        const long long y0 = (long long)(tile % p.segments) * MEDIAN3_SEGMENT, top = y0 - p.anchor_row;
+        const long long outputs = min((long long)MEDIAN3_SEGMENT, p.rows - y0);
         const T *const in = (const T *)p.in + image * (size_t)p.rows * p.row_values;
-        const size_t out0 = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
-        sorted3 older = {}, old = {};
-        for (long long n0 = 0; n0 < walk; n0 += MEDIAN3_LOADS) {
-            uint32_t keys[MEDIAN3_LOADS][3];
-#pragma unroll
-            for (int j = 0; j < MEDIAN3_LOADS; ++j) {
-                const long long r = mh_border_index(y0 - p.anchor_row + n0 + j, p.rows, p.mode);
-                const T *const row = in + (r < 0 ? 0 : (size_t)r * p.row_values);
-#pragma unroll
-                for (int e = 0; e < 3; ++e) keys[j][e] = r >= 0 && at[e] >= 0 ? narrow_key(row[at[e]]) : p.cval_key;
-            }
-#pragma unroll
-            for (int j = 0; j < MEDIAN3_LOADS; ++j) {
-                const sorted3 s = sort3(keys[j][0], keys[j][1], keys[j][2]);
-                const long long n = n0 + j; /* output row n - 2 of the segment ends its window here */
-                if (n >= 2 && n < walk) {
-                    const uint32_t key = middle3(greatest3(older.least, old.least, s.least),
-                                                 middle3(older.middle, old.middle, s.middle),
-                                                 least3(older.greatest, old.greatest, s.greatest));
-                    const size_t i = out0 + (size_t)(n - 2) * p.row_values;
-                    if (p.same_type) ((T *)p.out)[i] = key_value<T>(key);
-                    else mh_store_double(p.out, i, p.out_type, narrow_value<T>(key));
-                }
-                older = old, old = s;
-            }
-        }
+        const size_t out = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
+        if (columns_inside && top >= 0 && top + outputs + 2 <= p.rows)
+            median3_inside<T, Same>(p, in + (size_t)top * p.row_values, w, out, outputs);
+        else median3_border<T, Same>(p, in, w, out, top, outputs);
     }
 }
 
@@ -826,7 +886,8 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
             if (x_blocks > INT32_MAX)
                 return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/median3x3: rows of %zu values", p.row_values);
             const dim3 grid((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
-            rank_median3_kernel<T><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+            if (p.same_type) rank_median3_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+            else rank_median3_kernel<T, false><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
             return MH_LAUNCH_CHECK(ctx, "rank/median3x3");
         }
     });
