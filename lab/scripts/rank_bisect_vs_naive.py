@@ -9,22 +9,7 @@ import numpy as np
 
 import memhier
 import memhier.ndimage as mnd
-
-
-def ms(f):
-    """The median of five timed calls after a warm-up (one call where it takes over 200 ms)."""
-    f()
-    times = []
-    for _ in range(5):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        f()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-        if times[0] > 200:
-            break
-    return sorted(times)[len(times) // 2]
+from rank_targets import ms  # the median of timed calls after a warm-up
 
 
 def main():

@@ -220,15 +220,24 @@ def test_gpu_medians_of_3x3_give_the_cpu_rows_bits(rng):
     if not has_cuda_device():
         pytest.skip("no CUDA device")
     cp = pytest.importorskip("cupy")
-    for dtype in (np.uint8, np.int16, np.uint32, np.float32, np.int64):
+    for dtype in (np.uint8, np.int8, np.int16, np.uint32, np.float32, np.int64):
         for shape, size, kw in (((200, 300), 3, {}), ((130, 70, 3), (3, 3, 1), dict(mode="wrap", origin=(1, -1, 0))),
                                 ((2, 65, 129), (1, 3, 3), dict(mode="constant", cval=7)), ((1, 5), 3, dict(mode="mirror")),
-                                ((67, 1), 3, dict(mode="nearest")), ((64, 64), 3, dict(output=np.float64))):
+                                ((67, 1), 3, dict(mode="nearest")), ((64, 64), 3, dict(output=np.float64)),
+                                ((70, 44, 4), (3, 3, 1), dict(origin=(0, 1, 0))), ((2, 66, 132), (1, 3, 3), dict(mode="constant", cval=7)),
+                                ((131, 8), 3, dict(mode="mirror", origin=(-1, 0)))):
             x = image(rng, shape, dtype)
             if x.dtype.kind == "f":
                 x[rng.random(x.shape) < 0.02] = np.nan
             got = cp.asnumpy(mnd.median_filter(cp.asarray(x), size=size, **kw))
             np.testing.assert_array_equal(got, mnd.median_filter(x, size=size, **kw), err_msg=f"{dtype} {shape} {kw}")
+        # a view one element past an allocation's start (8-bit: not word-aligned)
+        x = image(rng, (50, 64), dtype)
+        flat = cp.empty(x.size + 1, dtype)
+        view = flat[1:].reshape(x.shape)
+        view[...] = cp.asarray(x)
+        np.testing.assert_array_equal(cp.asnumpy(mnd.median_filter(view, size=3)), mnd.median_filter(x, size=3),
+                                      err_msg=f"{dtype}, an offset view")
 
 
 def test_gpu_lines_give_the_cpu_rows_bits(rng):
