@@ -304,8 +304,11 @@ static void refusals(mh_context *cpu)
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &good, in, NULL), "out");
     CHECK(mh_rank(cpu, "nonesuch", &good, in, out) != MH_OK, "an unknown variant runs");
     const mh_variant_info *chosen = NULL;
-    CHECK(mh_rank_select(cpu, &good, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-omp"),
-          "auto on the CPU: %s", chosen ? chosen->name : mh_context_error(cpu));
+    CHECK(mh_rank_select(cpu, &good, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-median3x3"),
+          "auto on the CPU, a 3 x 3 median: %s", chosen ? chosen->name : mh_context_error(cpu));
+    d = good, d.rank = 3, chosen = NULL;
+    CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-omp"),
+          "auto on the CPU, rank 3 of a 3 x 3: %s", chosen ? chosen->name : mh_context_error(cpu));
 }
 
 int main(int argc, char **argv)

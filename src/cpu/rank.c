@@ -6,7 +6,9 @@
  *   cpu-minmax     the minimum or maximum over a line (scipy's separable passes; a rectangle as a
  *                  pass along its rows and one down its columns) by van Herk's and Gil and
  *                  Werman's running extremes: three comparisons an output whatever the window;
- *                  OpenMP over groups of lines */
+ *                  OpenMP over groups of lines
+ *   cpu-median3x3  the median of a full 3 x 3 window: each input row's keys sorted across the
+ *                  window's columns once for the three output rows over it; OpenMP over bands */
 #include "../core/internal.h"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -265,6 +267,120 @@ static mh_status minmax_run(mh_context *ctx, const mh_args *args)
     return MH_OK;
 }
 
+/* ---- cpu-median3x3 -------------------------------------------------------------------------
+ * The median of a full 3 x 3 window (median_filter(size=3)) a row of outputs at a time: an input
+ * row's keys once, extended two columns each way by the mode; then, for every value of the row,
+ * the three keys of its window's columns sorted (least, middle, greatest) once for the three
+ * output rows over it; an output's median the median of the greatest of its rows' least keys,
+ * the median of their middle ones and the least of their greatest (the nine keys' median,
+ * whichever order the rows come in). Loops along a row's values; OpenMP over bands of rows. */
+enum { MEDIAN3_BAND = 32 };
+
+static uint64_t greater(uint64_t a, uint64_t b) { return a < b ? b : a; }
+static uint64_t middle(uint64_t a, uint64_t b, uint64_t c) { return greater(least(a, b), least(greater(a, b), c)); }
+
+/* One input row's sorted keys, a value of the row each: scratch of 3 x row_values keys. */
+typedef struct median3_sorted {
+    uint64_t *least, *middle, *greatest;
+} median3_sorted;
+
+/* Input row r (mapped through the mode) of image b as each value's window columns' sorted keys;
+ * keys: scratch of (cols + 4) x channels, the row's keys from column -2 to cols + 1. */
+static void median3_sort_row(const mh_rank_args *a, size_t b, long long r, uint64_t *keys, median3_sorted s)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t C = d->channels, values = d->cols * C;
+    const long long src = mh_border_index(r, (long long)d->rows, d->mode);
+    const uint64_t cval = mh_rank_key(d->cval);
+    const size_t base = (b * d->rows + (size_t)(src < 0 ? 0 : src)) * values;
+    if (src < 0)
+        for (size_t i = 0; i < values + 4 * C; ++i) keys[i] = cval;
+    else {
+        for (size_t i = 0; i < values; ++i) keys[2 * C + i] = mh_rank_key(mh_load_double(a->in, base + i, d->in_type));
+        for (long long c = -2; c < (long long)d->cols + 2; c += c == -1 ? (long long)d->cols + 1 : 1) {
+            const long long m = mh_border_index(c, (long long)d->cols, d->mode);
+            for (size_t ch = 0; ch < C; ++ch)
+                keys[(size_t)(c + 2) * C + ch] = m < 0 ? cval : keys[(size_t)(m + 2) * C + ch];
+        }
+    }
+    const long long anchor = 1 + d->origin_col; /* the window's columns: x - anchor + 0, 1, 2 */
+    const uint64_t *k0 = keys + (size_t)(2 - anchor) * C, *k1 = k0 + C, *k2 = k1 + C;
+    for (size_t i = 0; i < values; ++i) {
+        const uint64_t x = k0[i], y = k1[i], z = k2[i];
+        const uint64_t lo = least(least(x, y), z), hi = greater(greater(x, y), z);
+        s.least[i] = lo, s.middle[i] = x ^ y ^ z ^ lo ^ hi, s.greatest[i] = hi;
+    }
+}
+
+/* Output rows y0 to y1 - 1 of image b; scratch: (cols + 4) x channels keys, then three rows'
+ * sorted keys (3 x 3 x row_values). */
+static void median3_band(const mh_rank_args *a, size_t b, long long y0, long long y1, uint64_t *scratch)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t values = d->cols * d->channels;
+    uint64_t *keys = scratch, *rows = scratch + values + 4 * d->channels;
+    median3_sorted ring[3];
+    for (int j = 0; j < 3; ++j)
+        ring[j] = (median3_sorted){rows + 3 * j * values, rows + (3 * j + 1) * values, rows + (3 * j + 2) * values};
+    const long long top = -(1 + d->origin_row); /* output y's window: input rows y + top + 0, 1, 2 */
+    median3_sort_row(a, b, y0 + top, keys, ring[0]);
+    median3_sort_row(a, b, y0 + top + 1, keys, ring[1]);
+    for (long long y = y0; y < y1; ++y) {
+        const median3_sorted t = ring[(y - y0 + 2) % 3], u = ring[(y - y0) % 3], v = ring[(y - y0 + 1) % 3];
+        median3_sort_row(a, b, y + top + 2, keys, t);
+        const size_t at = (b * d->rows + (size_t)y) * values;
+        for (size_t i = 0; i < values; ++i) {
+            const uint64_t lo = greater(greater(t.least[i], u.least[i]), v.least[i]);
+            const uint64_t mid = middle(t.middle[i], u.middle[i], v.middle[i]);
+            const uint64_t hi = least(least(t.greatest[i], u.greatest[i]), v.greatest[i]);
+            mh_store_double(a->out, at + i, d->out_type, mh_rank_value(middle(lo, mid, hi)));
+        }
+    }
+}
+
+static int median3_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
+{
+    (void)ctx;
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    const char *what = d->krows != 3 || d->kcols != 3 || a->count != 9 ? "a footprint other than a full 3 x 3"
+                       : d->rank != 4                                  ? "a rank other than the median"
+                       : d->structure                                  ? "a structure"
+                                                                       : NULL;
+    if (what) snprintf(why, len, "%s: cpu-median3x3 takes the median of a full 3 x 3 window", what);
+    return !what;
+}
+
+/* Bands of MEDIAN3_BAND output rows over OpenMP's threads, each thread's scratch allocated
+ * before any output is written. */
+static mh_status median3_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!median3_supports(ctx, args, why, sizeof why))
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-median3x3: %s", why);
+    const int threads = omp_get_max_threads();
+    size_t row_keys, per_thread, bytes;
+    uint64_t *scratch = mh_mul_ok(d->cols + 4, d->channels, &row_keys) && mh_mul_ok(d->cols * d->channels, 9, &per_thread) &&
+                                (per_thread += row_keys) >= row_keys &&
+                                mh_mul_ok(per_thread, (size_t)threads * sizeof(uint64_t), &bytes)
+                            ? (uint64_t *)malloc(bytes)
+                            : NULL;
+    if (!scratch) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-median3x3: out of host memory for its rows' keys");
+    const size_t bands = (d->rows + MEDIAN3_BAND - 1) / MEDIAN3_BAND;
+    const long long items = (long long)(d->batch * bands);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long long item = 0; item < items; ++item) {
+        const size_t b = (size_t)item / bands;
+        const long long y0 = (long long)((size_t)item % bands * MEDIAN3_BAND);
+        const long long y1 = y0 + MEDIAN3_BAND < (long long)d->rows ? y0 + MEDIAN3_BAND : (long long)d->rows;
+        median3_band(a, b, y0, y1, scratch + (size_t)omp_get_thread_num() * per_thread);
+    }
+    free(scratch);
+    return MH_OK;
+}
+
 static const mh_row rows[] = {
     {{"rank/cpu-reference", MH_OP_RANK, MH_BACKEND_CPU, 0, "host", "scipy.ndimage",
       "a window's values sorted whole, the rank read off"},
@@ -275,6 +391,9 @@ static const mh_row rows[] = {
     {{"rank/cpu-minmax", MH_OP_RANK, MH_BACKEND_CPU, 2, "host", "ours",
       "the minimum or maximum over a line or rectangle by running extremes in blocks of the window; OpenMP over lines"},
      minmax_supports, minmax_run, NULL, 0},
+    {{"rank/cpu-median3x3", MH_OP_RANK, MH_BACKEND_CPU, 3, "host", "ours",
+      "the median of a full 3 x 3 window: each input row's three keys a value sorted once, shared by the three outputs over it"},
+     median3_supports, median3_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cpu_rows, rows)
