@@ -259,10 +259,19 @@ template <typename T, typename K> static __global__ void __launch_bounds__(RANK_
     }
 }
 
+static int bisect_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    if (args->rank.count <= (size_t)INT32_MAX) return 1;
+    snprintf(why, len, "a footprint of %zu set elements: bisect counts a window's keys in 32 bits", args->rank.count);
+    return 0;
+}
+
 static mh_status bisect_run(mh_context *ctx, const mh_args *args)
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!bisect_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/bisect: %s", why);
     return with_keys(d, [&](auto type, auto key) {
         using T = std::remove_pointer_t<decltype(type)>;
         using K = decltype(key);
@@ -726,8 +735,8 @@ struct median3_params {
     void *out;
     mh_dtype out_type;
     int same_type;
-    long long rows, cols;
-    int channels, anchor_row, anchor_col, mode;
+    long long rows, cols, channels; /* channels at full width: a window's columns are values apart */
+    int anchor_row, anchor_col, mode;
     uint32_t cval_key;
     size_t row_values, batch, segments;
 };
@@ -879,7 +888,7 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
             return mh_fail(ctx, MH_ERR_INTERNAL, "rank/median3x3: 64-bit keys");
         } else {
             median3_params p = {a->in, a->out, d->out_type, d->out_type == d->in_type, (long long)d->rows,
-                                (long long)d->cols, (int)d->channels, (int)(1 + d->origin_row), (int)(1 + d->origin_col),
+                                (long long)d->cols, (long long)d->channels, (int)(1 + d->origin_row), (int)(1 + d->origin_col),
                                 (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval), d->cols * d->channels,
                                 d->batch, mh_ceil_div(d->rows, (size_t)MEDIAN3_SEGMENT)};
             const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)MEDIAN3_THREADS), tiles = d->batch * p.segments;
@@ -1078,7 +1087,7 @@ static const mh_row rows[] = {
      vanherk_supports, vanherk_run, NULL, 0},
     {{"rank/bisect", MH_OP_RANK, MH_BACKEND_CUDA, 5, "global+L1", "ours",
       "a thread an output, any footprint: the rank's key by bisection between the window's extremes, counting each step"},
-     mh_supports_any, bisect_run, NULL, 0},
+     bisect_supports, bisect_run, NULL, 0},
     {{"rank/median3x3", MH_OP_RANK, MH_BACKEND_CUDA, 6, "registers", "ours",
       "the median of a full 3 x 3 window: each input row's three keys sorted once, shared by the three outputs over it"},
      median3_supports, median3_run, NULL, 0},
