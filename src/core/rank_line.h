@@ -1,6 +1,6 @@
-/* What the minmax rows of every backend take: the least or the greatest value over a whole line
- * (scipy's separable passes) or rectangle, the images seen as lines, and the type a rectangle's
- * first pass stores its results in. */
+/* What rows of every backend take: the minmax rows the least or the greatest value over a whole
+ * line (scipy's separable passes) or rectangle, the images seen as lines, and the type a
+ * rectangle's first pass stores its results in; the median3x3 rows the median of a full 3 x 3. */
 #ifndef MH_RANK_LINE_H
 #define MH_RANK_LINE_H
 
@@ -20,6 +20,19 @@ static inline int mh_rank_extreme(const mh_rank_args *a, char *why, size_t len)
                        : d->rank != 0 && d->rank + 1 != a->count ? "a rank other than the least or the greatest"
                                                                  : NULL;
     if (what) snprintf(why, len, "%s: takes the minimum or maximum over a whole line or rectangle", what);
+    return !what;
+}
+
+/* Whether the call takes the median of a full 3 x 3 window with no structure (0, and why, where
+ * not): the median3x3 rows of both backends. */
+static inline int mh_rank_median3(const mh_rank_args *a, char *why, size_t len)
+{
+    const mh_rank_desc *d = &a->d;
+    const char *what = d->krows != 3 || d->kcols != 3 || a->count != 9 ? "a footprint other than a full 3 x 3"
+                       : d->rank != 4                                  ? "a rank other than the median"
+                       : d->structure                                  ? "a structure"
+                                                                       : NULL;
+    if (what) snprintf(why, len, "%s: takes the median of a full 3 x 3 window", what);
     return !what;
 }
 

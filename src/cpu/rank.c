@@ -362,14 +362,7 @@ static void median3_band(const mh_rank_args *a, size_t b, long long y0, long lon
 static int median3_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
     (void)ctx;
-    const mh_rank_args *a = &args->rank;
-    const mh_rank_desc *d = &a->d;
-    const char *what = d->krows != 3 || d->kcols != 3 || a->count != 9 ? "a footprint other than a full 3 x 3"
-                       : d->rank != 4                                  ? "a rank other than the median"
-                       : d->structure                                  ? "a structure"
-                                                                       : NULL;
-    if (what) snprintf(why, len, "%s: cpu-median3x3 takes the median of a full 3 x 3 window", what);
-    return !what;
+    return mh_rank_median3(&args->rank, why, len);
 }
 
 /* Bands of MEDIAN3_BAND output rows over OpenMP's threads, each thread's scratch allocated

@@ -865,15 +865,12 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(co
 
 static int median3_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
-    const mh_rank_args *a = &args->rank;
-    const mh_rank_desc *d = &a->d;
-    const char *what = d->krows != 3 || d->kcols != 3 || a->count != 9 ? "a footprint other than a full 3 x 3"
-                       : d->rank != 4                                  ? "a rank other than the median"
-                       : d->structure                                  ? "a structure"
-                       : key_bytes(d) != 4 ? "a 64-bit type, or a cval its type does not hold (64-bit keys)"
-                                           : NULL;
-    if (what) snprintf(why, len, "%s: median3x3 takes the median of a full 3 x 3 window, with 32-bit keys", what);
-    return !what;
+    const mh_rank_desc *d = &args->rank.d;
+    if (!mh_rank_median3(&args->rank, why, len)) return 0;
+    if (key_bytes(d) == 4) return 1;
+    snprintf(why, len, "%s%s: median3x3 keeps 32-bit keys (inputs of up to 32 bits, cval one of their values)",
+             mh_dtype_name(d->in_type), d->mode == MH_MODE_CONSTANT ? " with its cval" : "");
+    return 0;
 }
 
 static mh_status median3_run(mh_context *ctx, const mh_args *args)
