@@ -194,7 +194,7 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
     d->rank = below(2) ? 0 : d->krows * d->kcols - 1;
 }
 
-/* The median of a full 3 x 3 window (median3x3 on a GPU): images of several blocks along a row
+/* The median of a full 3 x 3 window (the median3x3 rows of both backends): images of several blocks along a row
  * and several segments down the columns, or tiny ones; now and then another rank. */
 static void median3_case(mh_rank_desc *d, unsigned char *footprint, int i)
 {
