@@ -238,6 +238,7 @@ static void one_case(mh_context *ctx, int i)
     d.cval = below(4) ? random_value(MH_F64, 0) : NAN;
     if (d.structure_in_type && d.in_type != MH_F32 && d.in_type != MH_F64) d.cval = (double)below(100); /* a value of t */
     if (i % 8 == 1 && (d.in_type == MH_I64 || d.in_type == MH_U64)) d.cval = (double)below(100); /* minmax's passes store it */
+    if (i % 16 == 13 && below(2)) d.cval = (double)below(100); /* a value of every type: the narrow keys' and bytes' cval */
     const size_t values = d.batch * d.rows * d.cols * d.channels;
     void *in = malloc(values * 8), *want = malloc(values * 8);
     for (size_t k = 0; k < values; ++k) put(in, k, d.in_type, random_value(d.in_type, 1));

@@ -8,7 +8,10 @@
  *                  Werman's running extremes: three comparisons an output whatever the window;
  *                  OpenMP over groups of lines
  *   cpu-median3x3  the median of a full 3 x 3 window: each input row's keys sorted across the
- *                  window's columns once for the three output rows over it; OpenMP over bands */
+ *                  window's columns once for the three output rows over it; OpenMP over bands
+ *   cpu-histogram  any rank over a whole rectangle of an 8-bit image: a histogram of 256 counts
+ *                  slides along each output row (Huang's), the rank's key tracked; OpenMP over
+ *                  bands */
 #include "../core/internal.h"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -395,6 +398,111 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
     return MH_OK;
 }
 
+/* ---- cpu-histogram -------------------------------------------------------------------------
+ * Any rank over a whole rectangle of an 8-bit image by a running histogram (Huang's): a band of
+ * output rows a thread, the band's input rows as byte keys once, extended by the mode past each
+ * end; for each output row and channel a histogram of 256 counts slides along the row, a column
+ * of krows keys out and one in an output, and the rank's key is tracked from the last one (the
+ * keys below it counted): 2 x krows updates an output and the key's moves, whatever kcols. */
+enum { HISTOGRAM_BAND = 32 };
+
+/* The byte key of an 8-bit value (int8's sign bit flipped, so that keys order as values). */
+static uint8_t byte_key(double v, mh_dtype t) { return (uint8_t)(t == MH_I8 ? (int)v + 128 : (int)v); }
+
+static int histogram_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
+{
+    (void)ctx;
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    const int bytes = d->in_type == MH_U8 || d->in_type == MH_I8;
+    const char *what = !bytes                                      ? "an input wider than 8 bits"
+                       : d->structure                              ? "a structure"
+                       : a->count != d->krows * d->kcols           ? "a footprint with holes"
+                       : d->mode == MH_MODE_CONSTANT && !(mh_cast_double(d->cval, d->in_type) == d->cval)
+                           ? "a cval that is not one of the image's values"
+                           : NULL;
+    if (what) snprintf(why, len, "%s: cpu-histogram takes any rank over a whole rectangle of an 8-bit image", what);
+    return !what;
+}
+
+/* Input row r (through the mode) of image b as byte keys from column -anchor on, width columns. */
+static void histogram_row(const mh_rank_desc *d, const void *in, size_t b, long long r, long long anchor, size_t width,
+                          uint8_t *keys)
+{
+    const size_t C = d->channels;
+    const long long src = mh_border_index(r, (long long)d->rows, d->mode);
+    const uint8_t cval = byte_key(d->cval, d->in_type);
+    const uint8_t *row = (const uint8_t *)in + (b * d->rows + (size_t)(src < 0 ? 0 : src)) * d->cols * C;
+    const uint8_t flip = d->in_type == MH_I8 ? 0x80 : 0;
+    for (size_t p = 0; p < width; ++p) {
+        const long long c = mh_border_index((long long)p - anchor, (long long)d->cols, d->mode);
+        for (size_t ch = 0; ch < C; ++ch) keys[p * C + ch] = src < 0 || c < 0 ? cval : (uint8_t)(row[(size_t)c * C + ch] ^ flip);
+    }
+}
+
+/* Output rows y0 to y1 - 1 of image b; keys: (y1 - y0 + krows - 1) rows of `width` columns. */
+static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long long y1, uint8_t *keys)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t C = d->channels, kr = d->krows, kc = d->kcols, width = d->cols + kc - 1, stride = width * C;
+    const long long anchor_r = (long long)(kr / 2) + d->origin_row, anchor_c = (long long)(kc / 2) + d->origin_col;
+    for (long long j = 0; j < y1 - y0 + (long long)kr - 1; ++j)
+        histogram_row(d, a->in, b, y0 - anchor_r + j, anchor_c, width, keys + (size_t)j * stride);
+    const uint8_t flip = d->in_type == MH_I8 ? 0x80 : 0;
+    for (long long y = y0; y < y1; ++y) {
+        const uint8_t *top = keys + (size_t)(y - y0) * stride; /* the window's first row, from column -anchor_c */
+        const size_t at = (b * d->rows + (size_t)y) * d->cols * C;
+        for (size_t ch = 0; ch < C; ++ch) {
+            size_t count[256] = {0}, below = 0; /* the window's keys by value; how many lie below key */
+            int key = 0;
+            for (size_t r = 0; r < kr; ++r)
+                for (size_t c = 0; c < kc; ++c) ++count[top[r * stride + c * C + ch]];
+            for (size_t x = 0; x < d->cols; ++x) {
+                if (x > 0)
+                    for (size_t r = 0; r < kr; ++r) {
+                        const uint8_t out = top[r * stride + (x - 1) * C + ch], in = top[r * stride + (x + kc - 1) * C + ch];
+                        --count[out], below -= out < key;
+                        ++count[in], below += in < key;
+                    }
+                while (below > d->rank) below -= count[--key];             /* too many keys below: down */
+                while (below + count[key] <= d->rank) below += count[key++]; /* the rank past key: up */
+                const double v = d->in_type == MH_I8 ? (double)(int8_t)(uint8_t)(key ^ flip) : (double)key;
+                mh_store_double(a->out, at + x * C + ch, d->out_type, v);
+            }
+        }
+    }
+}
+
+/* Bands of HISTOGRAM_BAND output rows over OpenMP's threads, each thread's keys allocated before
+ * any output is written. */
+static mh_status histogram_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!histogram_supports(ctx, args, why, sizeof why))
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-histogram: %s", why);
+    const int threads = omp_get_max_threads();
+    size_t stride, per_thread, bytes;
+    uint8_t *keys = mh_mul_ok(d->cols + d->kcols - 1, d->channels, &stride) &&
+                            mh_mul_ok(stride, HISTOGRAM_BAND + d->krows - 1, &per_thread) &&
+                            mh_mul_ok(per_thread, (size_t)threads, &bytes)
+                        ? (uint8_t *)malloc(bytes)
+                        : NULL;
+    if (!keys) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-histogram: out of host memory for its rows' keys");
+    const size_t bands = (d->rows + HISTOGRAM_BAND - 1) / HISTOGRAM_BAND;
+    const long long items = (long long)(d->batch * bands);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long long item = 0; item < items; ++item) {
+        const size_t b = (size_t)item / bands;
+        const long long y0 = (long long)((size_t)item % bands * HISTOGRAM_BAND);
+        const long long y1 = y0 + HISTOGRAM_BAND < (long long)d->rows ? y0 + HISTOGRAM_BAND : (long long)d->rows;
+        histogram_band(a, b, y0, y1, keys + (size_t)omp_get_thread_num() * per_thread);
+    }
+    free(keys);
+    return MH_OK;
+}
+
 static const mh_row rows[] = {
     {{"rank/cpu-reference", MH_OP_RANK, MH_BACKEND_CPU, 0, "host", "scipy.ndimage",
       "a window's values sorted whole, the rank read off"},
@@ -408,6 +516,9 @@ static const mh_row rows[] = {
     {{"rank/cpu-median3x3", MH_OP_RANK, MH_BACKEND_CPU, 3, "host", "ours",
       "the median of a full 3 x 3 window: each input row's three keys a value sorted once, shared by the three outputs over it"},
      median3_supports, median3_run, NULL, 0},
+    {{"rank/cpu-histogram", MH_OP_RANK, MH_BACKEND_CPU, 4, "host", "ours",
+      "any rank over a rectangle of an 8-bit image: a running histogram along each row (Huang's), the rank's key tracked"},
+     histogram_supports, histogram_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cpu_rows, rows)
