@@ -270,6 +270,32 @@ static mh_status minmax_run(mh_context *ctx, const mh_args *args)
     return MH_OK;
 }
 
+/* Output rows y0 to y1 - 1 of image b, with a thread's scratch. */
+typedef void (*rank_band_fn)(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch);
+
+/* Bands of `band` output rows of every image over OpenMP's threads, each thread with its slice
+ * of `per_thread` bytes of scratch, all allocated before any output is written (0: out of host
+ * memory). */
+static int run_bands(const mh_rank_args *a, size_t band, size_t per_thread, rank_band_fn run_band)
+{
+    const mh_rank_desc *d = &a->d;
+    const int threads = omp_get_max_threads();
+    size_t bytes;
+    unsigned char *scratch = mh_mul_ok(per_thread, (size_t)threads, &bytes) ? (unsigned char *)malloc(bytes) : NULL;
+    if (!scratch) return 0;
+    const size_t bands = (d->rows + band - 1) / band;
+    const long long items = (long long)(d->batch * bands);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long long item = 0; item < items; ++item) {
+        const size_t b = (size_t)item / bands;
+        const long long y0 = (long long)((size_t)item % bands * band), end = y0 + (long long)band;
+        run_band(a, b, y0, end < (long long)d->rows ? end : (long long)d->rows,
+                 scratch + (size_t)omp_get_thread_num() * per_thread);
+    }
+    free(scratch);
+    return 1;
+}
+
 /* ---- cpu-median3x3 -------------------------------------------------------------------------
  * The median of a full 3 x 3 window (median_filter(size=3)) a row of outputs at a time: an input
  * row's keys once, extended two columns each way by the mode; then, for every value of the row,
@@ -338,11 +364,11 @@ static void median3_sort_row(const mh_rank_args *a, size_t b, long long r, uint6
 
 /* Output rows y0 to y1 - 1 of image b; scratch: (cols + 4) x channels keys, then three rows'
  * sorted keys (3 x 3 x row_values). */
-static void median3_band(const mh_rank_args *a, size_t b, long long y0, long long y1, uint64_t *scratch)
+static void median3_band(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch)
 {
     const mh_rank_desc *d = &a->d;
     const size_t values = d->cols * d->channels;
-    uint64_t *keys = scratch, *rows = scratch + values + 4 * d->channels;
+    uint64_t *keys = (uint64_t *)scratch, *rows = keys + values + 4 * d->channels;
     median3_sorted ring[3];
     for (int j = 0; j < 3; ++j)
         ring[j] = (median3_sorted){rows + 3 * j * values, rows + (3 * j + 1) * values, rows + (3 * j + 2) * values};
@@ -368,8 +394,6 @@ static int median3_supports(const mh_context *ctx, const mh_args *args, char *wh
     return mh_rank_median3(&args->rank, why, len);
 }
 
-/* Bands of MEDIAN3_BAND output rows over OpenMP's threads, each thread's scratch allocated
- * before any output is written. */
 static mh_status median3_run(mh_context *ctx, const mh_args *args)
 {
     const mh_rank_args *a = &args->rank;
@@ -377,24 +401,11 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
     char why[200];
     if (!median3_supports(ctx, args, why, sizeof why))
         return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-median3x3: %s", why);
-    const int threads = omp_get_max_threads();
-    size_t row_keys, per_thread, bytes;
-    uint64_t *scratch = mh_mul_ok(d->cols + 4, d->channels, &row_keys) && mh_mul_ok(d->cols * d->channels, 9, &per_thread) &&
-                                (per_thread += row_keys) >= row_keys &&
-                                mh_mul_ok(per_thread, (size_t)threads * sizeof(uint64_t), &bytes)
-                            ? (uint64_t *)malloc(bytes)
-                            : NULL;
-    if (!scratch) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-median3x3: out of host memory for its rows' keys");
-    const size_t bands = (d->rows + MEDIAN3_BAND - 1) / MEDIAN3_BAND;
-    const long long items = (long long)(d->batch * bands);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (long long item = 0; item < items; ++item) {
-        const size_t b = (size_t)item / bands;
-        const long long y0 = (long long)((size_t)item % bands * MEDIAN3_BAND);
-        const long long y1 = y0 + MEDIAN3_BAND < (long long)d->rows ? y0 + MEDIAN3_BAND : (long long)d->rows;
-        median3_band(a, b, y0, y1, scratch + (size_t)omp_get_thread_num() * per_thread);
-    }
-    free(scratch);
+    size_t row_keys, keys, bytes;
+    const int sized = mh_mul_ok(d->cols + 4, d->channels, &row_keys) && mh_mul_ok(d->cols * d->channels, 9, &keys) &&
+                      (keys += row_keys) >= row_keys && mh_mul_ok(keys, sizeof(uint64_t), &bytes);
+    if (!sized || !run_bands(a, MEDIAN3_BAND, bytes, median3_band))
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-median3x3: out of host memory for its rows' keys");
     return MH_OK;
 }
 
@@ -440,9 +451,11 @@ static void histogram_row(const mh_rank_desc *d, const void *in, size_t b, long 
     }
 }
 
-/* Output rows y0 to y1 - 1 of image b; keys: (y1 - y0 + krows - 1) rows of `width` columns. */
-static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long long y1, uint8_t *keys)
+/* Output rows y0 to y1 - 1 of image b; scratch: (y1 - y0 + krows - 1) rows of byte keys, `width`
+ * columns each. */
+static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch)
 {
+    uint8_t *const keys = (uint8_t *)scratch;
     const mh_rank_desc *d = &a->d;
     const size_t C = d->channels, kr = d->krows, kc = d->kcols, width = d->cols + kc - 1, stride = width * C;
     const long long anchor_r = (long long)(kr / 2) + d->origin_row, anchor_c = (long long)(kc / 2) + d->origin_col;
@@ -473,8 +486,6 @@ static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long l
     }
 }
 
-/* Bands of HISTOGRAM_BAND output rows over OpenMP's threads, each thread's keys allocated before
- * any output is written. */
 static mh_status histogram_run(mh_context *ctx, const mh_args *args)
 {
     const mh_rank_args *a = &args->rank;
@@ -482,24 +493,11 @@ static mh_status histogram_run(mh_context *ctx, const mh_args *args)
     char why[200];
     if (!histogram_supports(ctx, args, why, sizeof why))
         return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-histogram: %s", why);
-    const int threads = omp_get_max_threads();
-    size_t stride, per_thread, bytes;
-    uint8_t *keys = mh_mul_ok(d->cols + d->kcols - 1, d->channels, &stride) &&
-                            mh_mul_ok(stride, HISTOGRAM_BAND + d->krows - 1, &per_thread) &&
-                            mh_mul_ok(per_thread, (size_t)threads, &bytes)
-                        ? (uint8_t *)malloc(bytes)
-                        : NULL;
-    if (!keys) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-histogram: out of host memory for its rows' keys");
-    const size_t bands = (d->rows + HISTOGRAM_BAND - 1) / HISTOGRAM_BAND;
-    const long long items = (long long)(d->batch * bands);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (long long item = 0; item < items; ++item) {
-        const size_t b = (size_t)item / bands;
-        const long long y0 = (long long)((size_t)item % bands * HISTOGRAM_BAND);
-        const long long y1 = y0 + HISTOGRAM_BAND < (long long)d->rows ? y0 + HISTOGRAM_BAND : (long long)d->rows;
-        histogram_band(a, b, y0, y1, keys + (size_t)omp_get_thread_num() * per_thread);
-    }
-    free(keys);
+    size_t stride, bytes;
+    const int sized = mh_mul_ok(d->cols + d->kcols - 1, d->channels, &stride) &&
+                      mh_mul_ok(stride, HISTOGRAM_BAND + d->krows - 1, &bytes);
+    if (!sized || !run_bands(a, HISTOGRAM_BAND, bytes, histogram_band))
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-histogram: out of host memory for its rows' keys");
     return MH_OK;
 }
 
