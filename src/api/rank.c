@@ -122,7 +122,7 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
 
 /* On the CPU cpu-minmax where it takes the call (the minimum or maximum over a line or a
  * rectangle), cpu-median3x3 for the median of a full 3 x 3 window, cpu-histogram for any rank
- * over a whole rectangle of an 8-bit image, else cpu-omp; on a GPU
+ * under any footprint of an 8-bit image, else cpu-omp; on a GPU
  * vanherk where it takes the call (the minimum or maximum over a rectangle in one pass), minmax
  * (over a line: scipy's separable passes; a rectangle in two), median3x3 for the median of a
  * full 3 x 3 window, network up to 49 set elements, else bisect (past 49 set elements 4.5-23x

@@ -9,7 +9,7 @@
  *                  OpenMP over groups of lines
  *   cpu-median3x3  the median of a full 3 x 3 window: each input row's keys sorted across the
  *                  window's columns once for the three output rows over it; OpenMP over bands
- *   cpu-histogram  any rank over a whole rectangle of an 8-bit image: a histogram of 256 counts
+ *   cpu-histogram  any rank under any footprint of an 8-bit image: a histogram of 256 counts
  *                  slides along each output row (Huang's), the rank's key tracked; OpenMP over
  *                  bands */
 #include "../core/internal.h"
@@ -410,11 +410,12 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
 }
 
 /* ---- cpu-histogram -------------------------------------------------------------------------
- * Any rank over a whole rectangle of an 8-bit image by a running histogram (Huang's): a band of
+ * Any rank under any footprint of an 8-bit image by a running histogram (Huang's): a band of
  * output rows a thread, the band's input rows as byte keys once, extended by the mode past each
- * end; for each output row and channel a histogram of 256 counts slides along the row, a column
- * of krows keys out and one in an output, and the rank's key is tracked from the last one (the
- * keys below it counted): 2 x krows updates an output and the key's moves, whatever kcols. */
+ * end; for each output row and channel a histogram of 256 counts slides along the row, the keys
+ * that leave the window and those that enter it updated (a footprint row's runs of set elements:
+ * one key out and one in a run), and the rank's key is tracked from the last one (the keys below
+ * it counted): 2 x (the footprint's runs) updates an output and the key's moves. */
 enum { HISTOGRAM_BAND = 32 };
 
 /* The byte key of an 8-bit value (int8's sign bit flipped, so that keys order as values). */
@@ -428,11 +429,10 @@ static int histogram_supports(const mh_context *ctx, const mh_args *args, char *
     const int bytes = d->in_type == MH_U8 || d->in_type == MH_I8;
     const char *what = !bytes                                      ? "an input wider than 8 bits"
                        : d->structure                              ? "a structure"
-                       : a->count != d->krows * d->kcols           ? "a footprint with holes"
                        : d->mode == MH_MODE_CONSTANT && !(mh_cast_double(d->cval, d->in_type) == d->cval)
                            ? "a cval that is not one of the image's values"
                            : NULL;
-    if (what) snprintf(why, len, "%s: cpu-histogram takes any rank over a whole rectangle of an 8-bit image", what);
+    if (what) snprintf(why, len, "%s: cpu-histogram takes any rank under a footprint of an 8-bit image", what);
     return !what;
 }
 
@@ -451,13 +451,33 @@ static void histogram_row(const mh_rank_desc *d, const void *in, size_t b, long 
     }
 }
 
-/* Output rows y0 to y1 - 1 of image b; scratch: (y1 - y0 + krows - 1) rows of byte keys, `width`
- * columns each. */
+/* Where a window's keys lie from its first row's first key (stride: a row of keys), into set (the
+ * footprint's set elements), and for each run of set elements along a footprint row its first
+ * (leave: the key that leaves as the window moves one output on, a column before) and its last
+ * (enter: the key that enters, at the window's new place); the runs' count returned. */
+static size_t histogram_offsets(const mh_rank_desc *d, size_t stride, size_t *set, size_t *leave, size_t *enter)
+{
+    const size_t kr = d->krows, kc = d->kcols, C = d->channels;
+    size_t n = 0, runs = 0;
+    for (size_t r = 0; r < kr; ++r)
+        for (size_t c = 0; c < kc; ++c) {
+            if (!d->footprint[r * kc + c]) continue;
+            set[n++] = r * stride + c * C;
+            if (c == 0 || !d->footprint[r * kc + c - 1]) leave[runs] = r * stride + c * C;
+            if (c + 1 == kc || !d->footprint[r * kc + c + 1]) enter[runs++] = r * stride + c * C;
+        }
+    return runs;
+}
+
+/* Output rows y0 to y1 - 1 of image b; scratch: 3 x count offsets (histogram_offsets), then
+ * (y1 - y0 + krows - 1) rows of byte keys, `width` columns each. */
 static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch)
 {
-    uint8_t *const keys = (uint8_t *)scratch;
     const mh_rank_desc *d = &a->d;
     const size_t C = d->channels, kr = d->krows, kc = d->kcols, width = d->cols + kc - 1, stride = width * C;
+    size_t *const set = (size_t *)scratch, *const leave = set + a->count, *const enter = leave + a->count;
+    uint8_t *const keys = (uint8_t *)(enter + a->count);
+    const size_t runs = histogram_offsets(d, stride, set, leave, enter);
     const long long anchor_r = (long long)(kr / 2) + d->origin_row, anchor_c = (long long)(kc / 2) + d->origin_col;
     for (long long j = 0; j < y1 - y0 + (long long)kr - 1; ++j)
         histogram_row(d, a->in, b, y0 - anchor_r + j, anchor_c, width, keys + (size_t)j * stride);
@@ -468,12 +488,11 @@ static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long l
         for (size_t ch = 0; ch < C; ++ch) {
             size_t count[256] = {0}, below = 0; /* the window's keys by value; how many lie below key */
             int key = 0;
-            for (size_t r = 0; r < kr; ++r)
-                for (size_t c = 0; c < kc; ++c) ++count[top[r * stride + c * C + ch]];
+            for (size_t k = 0; k < a->count; ++k) ++count[top[set[k] + ch]];
             for (size_t x = 0; x < d->cols; ++x) {
                 if (x > 0)
-                    for (size_t r = 0; r < kr; ++r) {
-                        const uint8_t out = top[r * stride + (x - 1) * C + ch], in = top[r * stride + (x + kc - 1) * C + ch];
+                    for (size_t k = 0; k < runs; ++k) {
+                        const uint8_t out = top[leave[k] + (x - 1) * C + ch], in = top[enter[k] + x * C + ch];
                         --count[out], below -= out < key;
                         ++count[in], below += in < key;
                     }
@@ -493,9 +512,11 @@ static mh_status histogram_run(mh_context *ctx, const mh_args *args)
     char why[200];
     if (!histogram_supports(ctx, args, why, sizeof why))
         return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-histogram: %s", why);
-    size_t stride, bytes;
+    size_t stride, bytes, offsets;
     const int sized = mh_mul_ok(d->cols + d->kcols - 1, d->channels, &stride) &&
-                      mh_mul_ok(stride, HISTOGRAM_BAND + d->krows - 1, &bytes);
+                      mh_mul_ok(stride, HISTOGRAM_BAND + d->krows - 1, &bytes) &&
+                      mh_mul_ok(a->count, 3 * sizeof(size_t), &offsets) && (bytes += offsets) >= offsets &&
+                      (bytes = mh_align_up(bytes, sizeof(size_t))) >= offsets; /* each thread's offsets aligned */
     if (!sized || !run_bands(a, HISTOGRAM_BAND, bytes, histogram_band))
         return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-histogram: out of host memory for its rows' keys");
     return MH_OK;
@@ -515,7 +536,7 @@ static const mh_row rows[] = {
       "the median of a full 3 x 3 window: each input row's three keys a value sorted once, shared by the three outputs over it"},
      median3_supports, median3_run, NULL, 0},
     {{"rank/cpu-histogram", MH_OP_RANK, MH_BACKEND_CPU, 4, "host", "ours",
-      "any rank over a rectangle of an 8-bit image: a running histogram along each row (Huang's), the rank's key tracked"},
+      "any rank under any footprint of an 8-bit image: a running histogram along each row (Huang's), the rank's key tracked"},
      histogram_supports, histogram_run, NULL, 0},
 };
 
