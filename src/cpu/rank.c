@@ -418,8 +418,9 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
  * it counted): 2 x (the footprint's runs) updates an output and the key's moves. */
 enum { HISTOGRAM_BAND = 32 };
 
-/* The byte key of an 8-bit value (int8's sign bit flipped, so that keys order as values). */
-static uint8_t byte_key(double v, mh_dtype t) { return (uint8_t)(t == MH_I8 ? (int)v + 128 : (int)v); }
+/* What turns an 8-bit value's bits into its byte key and back: int8's sign bit flipped, so that
+ * keys order as values. */
+static uint8_t byte_flip(mh_dtype t) { return t == MH_I8 ? 0x80 : 0; }
 
 static int histogram_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
@@ -442,9 +443,8 @@ static void histogram_row(const mh_rank_desc *d, const void *in, size_t b, long 
 {
     const size_t C = d->channels;
     const long long src = mh_border_index(r, (long long)d->rows, d->mode);
-    const uint8_t cval = byte_key(d->cval, d->in_type);
+    const uint8_t flip = byte_flip(d->in_type), cval = (uint8_t)(int)d->cval ^ flip; /* cval: one of the type's values */
     const uint8_t *row = (const uint8_t *)in + (b * d->rows + (size_t)(src < 0 ? 0 : src)) * d->cols * C;
-    const uint8_t flip = d->in_type == MH_I8 ? 0x80 : 0;
     for (size_t p = 0; p < width; ++p) {
         const long long c = mh_border_index((long long)p - anchor, (long long)d->cols, d->mode);
         for (size_t ch = 0; ch < C; ++ch) keys[p * C + ch] = src < 0 || c < 0 ? cval : (uint8_t)(row[(size_t)c * C + ch] ^ flip);
@@ -481,7 +481,7 @@ static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long l
     const long long anchor_r = (long long)(kr / 2) + d->origin_row, anchor_c = (long long)(kc / 2) + d->origin_col;
     for (long long j = 0; j < y1 - y0 + (long long)kr - 1; ++j)
         histogram_row(d, a->in, b, y0 - anchor_r + j, anchor_c, width, keys + (size_t)j * stride);
-    const uint8_t flip = d->in_type == MH_I8 ? 0x80 : 0;
+    const uint8_t flip = byte_flip(d->in_type);
     for (long long y = y0; y < y1; ++y) {
         const uint8_t *top = keys + (size_t)(y - y0) * stride; /* the window's first row, from column -anchor_c */
         const size_t at = (b * d->rows + (size_t)y) * d->cols * C;
@@ -498,7 +498,8 @@ static void histogram_band(const mh_rank_args *a, size_t b, long long y0, long l
                     }
                 while (below > d->rank) below -= count[--key];             /* too many keys below: down */
                 while (below + count[key] <= d->rank) below += count[key++]; /* the rank past key: up */
-                const double v = d->in_type == MH_I8 ? (double)(int8_t)(uint8_t)(key ^ flip) : (double)key;
+                const uint8_t bits = (uint8_t)(key ^ flip);
+                const double v = d->in_type == MH_I8 ? (double)(int8_t)bits : (double)bits;
                 mh_store_double(a->out, at + x * C + ch, d->out_type, v);
             }
         }
