@@ -733,8 +733,7 @@ enum { MEDIAN3_THREADS = 128, MEDIAN3_LOADS = 8, MEDIAN3_SEGMENT = 64 };
 struct median3_params {
     const void *in;
     void *out;
-    mh_dtype out_type;
-    int same_type;
+    mh_dtype out_type; /* the kernel's Same: whether it is the input's */
     long long rows, cols, channels; /* channels at full width: a window's columns are values apart */
     int anchor_row, anchor_col, mode;
     uint32_t cval_key;
@@ -884,7 +883,7 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
         if constexpr (std::is_void<T>::value) {
             return mh_fail(ctx, MH_ERR_INTERNAL, "rank/median3x3: 64-bit keys");
         } else {
-            median3_params p = {a->in, a->out, d->out_type, d->out_type == d->in_type, (long long)d->rows,
+            median3_params p = {a->in, a->out, d->out_type, (long long)d->rows,
                                 (long long)d->cols, (long long)d->channels, (int)(1 + d->origin_row), (int)(1 + d->origin_col),
                                 (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval), d->cols * d->channels,
                                 d->batch, mh_ceil_div(d->rows, (size_t)MEDIAN3_SEGMENT)};
@@ -892,7 +891,7 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
             if (x_blocks > INT32_MAX)
                 return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/median3x3: rows of %zu values", p.row_values);
             const dim3 grid((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
-            if (p.same_type) rank_median3_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+            if (d->out_type == d->in_type) rank_median3_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
             else rank_median3_kernel<T, false><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
             return MH_LAUNCH_CHECK(ctx, "rank/median3x3");
         }
