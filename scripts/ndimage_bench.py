@@ -5,13 +5,16 @@ cuCIM's skimage gaussian where they are installed), scipy.ndimage and OpenCV (fi
 GaussianBlur; all CPU cores) on the host, each on the same workload, with the copy floor of the
 GPU (reading the input and writing the output once at the copy ceiling memhier measures).
 
-usage: ndimage_bench.py [--quick] [OUT_JSON]
+usage: ndimage_bench.py [--quick] [--only linear|rank] [OUT_JSON]
   OUT_JSON defaults to ndimage.json. --quick: small sizes, one repetition (a smoke test).
+  --only: the linear filters' workloads, or the rank filters' (median, minimum, grey opening).
 
 GPU calls, two ways: per call (CUDA events around each call, the stream synchronized after
 it: the host's work before the launch counts; the median of 20, after two warm-ups) and
 pipelined (20 calls back to back between two events, the best of 3: the host's work hides
-behind the GPU's). CPU calls: wall time, the median of 3 (one when a call takes over a second).
+behind the GPU's); 3 calls in place of 20 where one takes over 20 ms. CPU calls: wall time, the
+median of 3 (one when a call takes over a second); scipy's median filters past 3 x 3 at 8192^2
+take minutes and are not run.
 Each peer's result is compared with memhier's: the largest difference (and for integer outputs
 the share of outputs that differ) goes in its row; OpenCV rounds (GaussianBlur in fixed point,
 filter2D to nearest), so its uint8 results differ from scipy's truncation by design."""
@@ -23,6 +26,7 @@ import time
 import numpy as np
 
 import memhier
+from latency import commit
 from memhier import ndimage as mnd
 
 try:
@@ -37,7 +41,8 @@ except Exception:  # noqa: BLE001
     cv2 = None
     print("ndimage_bench: OpenCV unavailable: its rows are skipped")
 
-CV_NAMES = {"gaussian": "GaussianBlur", "gaussian2d": "GaussianBlur", "uniform2d": "blur"}
+CV_NAMES = {"gaussian": "GaussianBlur", "gaussian2d": "GaussianBlur", "uniform2d": "blur",
+            "median_filter": "medianBlur", "minimum_filter": "erode", "grey_opening": "morphologyEx"}
 CV_BORDER = {"reflect": "BORDER_REFLECT", "mirror": "BORDER_REFLECT_101", "nearest": "BORDER_REPLICATE",
              "constant": "BORDER_CONSTANT"}
 
@@ -46,9 +51,14 @@ def gpu_ms(fn, reps=20):
     """(per call, pipelined): the median ms of a call timed alone (events around it, the stream
     synchronized after each: the host's work before the launch counts), and the ms a call of 20
     issued back to back (the host's work hidden behind the GPU's, as in a pipeline)."""
-    for _ in range(2):
-        fn()
     start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
+    for _ in range(2):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+    if cp.cuda.get_elapsed_time(start, stop) > 20:
+        reps = 3
     for _ in range(reps):
         start.record()
         fn()
@@ -86,7 +96,46 @@ def differences(got, ref):
     return out
 
 
-def workloads(quick):
+def rank_workloads(quick):
+    """The rank filters on the images their users hold: medians of uint8 and float32 images
+    (3 x 3 to 15 x 15), a minimum and a grey opening of 15 x 15 on float32, reflect mode."""
+    big = 1024 if quick else 8192
+    rng = np.random.default_rng(4)
+    gray = rng.integers(0, 256, (big, big), dtype=np.uint8)
+    image = rng.uniform(-1, 1, (big, big)).astype(np.float32)
+    out = []
+    for x, sizes in ((gray, (3, 5, 7, 15)), (image, (3,))):
+        for k in sizes:
+            out.append(dict(name=f"median_filter {x.dtype} {big}x{big} size={k} reflect", x=x, size=k,
+                            kind="median_filter", cpu=quick or k == 3))
+    for fn in ("minimum_filter", "grey_opening"):
+        out.append(dict(name=f"{fn} float32 {big}x{big} size=15 reflect", x=image, size=15, kind=fn, cpu=True))
+    return out
+
+
+def rank_calls(wl):
+    """(memhier, cupyx, scipy, opencv) callables of a rank workload. OpenCV's medianBlur extends
+    the image by replicating its edge (scipy's 'nearest'), and takes float32 at sizes 3 and 5
+    only; its erode and morphologyEx take reflect."""
+    x, k, fn = wl["x"], wl["size"], wl["kind"]
+    xd = cp.asarray(x)
+    ours = lambda: getattr(mnd, fn)(xd, size=k)  # noqa: E731
+    theirs = lambda: getattr(cnd, fn)(xd, size=k)  # noqa: E731
+    host = (lambda: getattr(snd, fn)(x, size=k)) if wl["cpu"] else None
+    cv = None
+    if cv2 is not None and fn == "median_filter" and (x.dtype == np.uint8 or k <= 5):
+        cv = lambda: cv2.medianBlur(x, k)  # noqa: E731
+    elif cv2 is not None and fn != "median_filter":
+        box = np.ones((k, k), np.uint8)
+        op = (lambda: cv2.erode(x, box, borderType=cv2.BORDER_REFLECT)) if fn == "minimum_filter" else \
+            (lambda: cv2.morphologyEx(x, cv2.MORPH_OPEN, box, borderType=cv2.BORDER_REFLECT))
+        cv = op
+    return ours, theirs, host, cv, xd
+
+
+def workloads(quick, only=None):
+    if only == "rank":
+        return rank_workloads(quick)
     big = 1024 if quick else 8192
     rng = np.random.default_rng(1)
     image = rng.uniform(-1, 1, (big, big)).astype(np.float32)
@@ -110,12 +159,14 @@ def workloads(quick):
     w5 = rng.uniform(-1, 1, (5, 5)).astype(np.float32)
     out.append(dict(name=f"correlate float32 stack {stack.shape[0]}x512x512 5x5 reflect axes=(1,2)", x=stack, w=w5,
                     kind="stack"))
-    return out
+    return out if only == "linear" else out + rank_workloads(quick)
 
 
 def calls(wl):
     """(memhier, cupyx, scipy, opencv) callables of a workload: GPU ones on device arrays."""
     x, kind = wl["x"], wl["kind"]
+    if "size" in wl and kind != "uniform2d":
+        return rank_calls(wl)
     xd = cp.asarray(x)
     if kind == "gaussian":
         s = wl["sigma"]
@@ -154,7 +205,19 @@ def gpu_peers(wl, xd):
     """The GPU peers beside cupyx that take a workload, as (name, call, its result as a NumPy
     array): on the uint8 RGB Gaussians torchvision's gaussian_blur (its border is scipy's
     'mirror', not 'reflect': the rows' difference shows it) and cuCIM's skimage gaussian (a float64
-    result, scipy's reflect); none on the others. A peer that is not installed is left out."""
+    result, scipy's reflect); on the medians cuCIM's skimage median (its sorting and histogram
+    algorithms; cupyx's kernel where it picks neither); none on the others. A peer that is not
+    installed is left out."""
+    if wl["kind"] == "median_filter":
+        try:
+            import cucim
+            from cucim.skimage.filters import median
+            box = cp.ones((wl["size"], wl["size"]), dtype=bool)
+            return [(f"cucim {cucim.__version__} skimage.filters.median", lambda: median(xd, box, mode="reflect"),
+                     cp.asnumpy)]
+        except Exception as e:  # noqa: BLE001
+            print(f"ndimage_bench: cuCIM unavailable ({e.__class__.__name__}): its rows are skipped")
+            return []
     if wl["kind"] != "gaussian":
         return []
     s = wl["sigma"]
@@ -199,9 +262,10 @@ def run(wl, copy_gbps, quick):
                              **differences(as_numpy(call()), mine)))
         except Exception as e:  # noqa: BLE001 - a peer that fails on the workload: said, not fatal
             print(f"  {wl['name']}: {name} failed ({e.__class__.__name__}: {e})")
-    got = host()
-    rows.append(dict(workload=wl["name"], variant="scipy.ndimage (CPU)", backend="peer",
-                     ms=cpu_ms(host, 1 if quick else 3), **differences(mine, got)))
+    got = host() if host is not None else mine
+    if host is not None:
+        rows.append(dict(workload=wl["name"], variant="scipy.ndimage (CPU)", backend="peer",
+                         ms=cpu_ms(host, 1 if quick else 3), **differences(mine, got)))
     if cv is not None:
         res = cv()
         res = np.stack(res) if isinstance(res, list) else res
@@ -223,13 +287,20 @@ def run(wl, copy_gbps, quick):
 def main():
     args = [a for a in sys.argv[1:] if a != "--quick"]
     quick = "--quick" in sys.argv[1:]
+    only = None
+    if "--only" in args:
+        i = args.index("--only")
+        only = args[i + 1] if i + 1 < len(args) else None
+        if only not in ("linear", "rank"):
+            sys.exit(f"ndimage_bench: --only takes linear or rank, not {only!r}")
+        del args[i:i + 2]
     out = args[0] if args else "ndimage.json"
     info = memhier.info(0, ceilings=True)
-    doc = {"device": info["name"], "date": time.strftime("%Y-%m-%d"), "copy_gbps": info["copy_gbps"],
+    doc = {"device": info["name"], "date": time.strftime("%Y-%m-%d"), "commit": commit(), "copy_gbps": info["copy_gbps"],
            "memhier": memhier.__version__, "cupy": cp.__version__, "scipy": __import__("scipy").__version__,
            "opencv": cv2.__version__ if cv2 else None, "cpu_threads": cv2.getNumThreads() if cv2 else None,
            "rows": []}
-    for wl in workloads(quick):
+    for wl in workloads(quick, only):
         doc["rows"] += run(wl, info["copy_gbps"], quick)
         cp.get_default_memory_pool().free_all_blocks()
     json.dump(doc, open(out, "w"), indent=1)
