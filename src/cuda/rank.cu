@@ -727,8 +727,12 @@ static mh_status vanherk_run(mh_context *ctx, const mh_args *args)
  * hold that row; an output's median is the median of three: the greatest of its rows' least
  * keys, the median of their middle ones and the least of their greatest (exactly the nine keys'
  * median). The columns' border mapping is the thread's for the whole walk, a row's the same for
- * every thread; MEDIAN3_LOADS rows' keys are loaded at once. 32-bit keys only. */
-enum { MEDIAN3_THREADS = 128, MEDIAN3_LOADS = 8, MEDIAN3_SEGMENT = 64 };
+ * every thread; MEDIAN3_LOADS rows' keys are loaded at once. 32-bit keys only. A segment is 64
+ * rows where the image gives every SM a thousand threads so (a row sorted once serves 64
+ * outputs, 66 sorts for 64), shorter down to 8 on smaller images, whose walks would otherwise
+ * run on a few SMs one after another (median3_segment). */
+enum { MEDIAN3_THREADS = 128, MEDIAN3_LOADS = 8, MEDIAN3_SEGMENT_MIN = 8, MEDIAN3_SEGMENT_MAX = 64,
+       MEDIAN3_THREADS_PER_SM = 1024 };
 
 struct median3_params {
     const void *in;
@@ -737,7 +741,7 @@ struct median3_params {
     long long rows, cols, channels; /* channels at full width: a window's columns are values apart */
     int anchor_row, anchor_col, mode;
     uint32_t cval_key;
-    size_t row_values, batch, segments;
+    size_t row_values, batch, segment, segments; /* segment: the rows a walk takes */
 };
 
 static __device__ __forceinline__ uint32_t least3(uint32_t a, uint32_t b, uint32_t c) { return __vimin3_u32(a, b, c); }
@@ -852,8 +856,8 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(co
     const bool columns_inside = w.at[0] >= 0 && w.at[1] >= 0 && w.at[2] >= 0;
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
         const size_t image = tile / p.segments;
-        const long long y0 = (long long)(tile % p.segments) * MEDIAN3_SEGMENT, top = y0 - p.anchor_row;
-        const long long outputs = min((long long)MEDIAN3_SEGMENT, p.rows - y0);
+        const long long y0 = (long long)(tile % p.segments * p.segment), top = y0 - p.anchor_row;
+        const long long outputs = min((long long)p.segment, p.rows - y0);
         const T *const in = (const T *)p.in + image * (size_t)p.rows * p.row_values;
         const size_t out = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
         if (columns_inside && top >= 0 && top + outputs + 2 <= p.rows)
@@ -872,6 +876,16 @@ static int median3_supports(const mh_context *, const mh_args *args, char *why, 
     return 0;
 }
 
+/* The longest segment (a power of two from MEDIAN3_SEGMENT_MIN to MEDIAN3_SEGMENT_MAX rows) whose
+ * walks give every SM MEDIAN3_THREADS_PER_SM threads. */
+static size_t median3_segment(const mh_context *ctx, const mh_rank_desc *d)
+{
+    const size_t wanted = mh_sm_count(ctx) * MEDIAN3_THREADS_PER_SM, columns = d->cols * d->channels * d->batch;
+    size_t segment = MEDIAN3_SEGMENT_MAX;
+    while (segment > MEDIAN3_SEGMENT_MIN && columns * mh_ceil_div(d->rows, segment) < wanted) segment /= 2;
+    return segment;
+}
+
 static mh_status median3_run(mh_context *ctx, const mh_args *args)
 {
     const mh_rank_args *a = &args->rank;
@@ -883,10 +897,11 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
         if constexpr (std::is_void<T>::value) {
             return mh_fail(ctx, MH_ERR_INTERNAL, "rank/median3x3: 64-bit keys");
         } else {
+            const size_t segment = median3_segment(ctx, d);
             median3_params p = {a->in, a->out, d->out_type, (long long)d->rows,
                                 (long long)d->cols, (long long)d->channels, (int)(1 + d->origin_row), (int)(1 + d->origin_col),
                                 (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval), d->cols * d->channels,
-                                d->batch, mh_ceil_div(d->rows, (size_t)MEDIAN3_SEGMENT)};
+                                d->batch, segment, mh_ceil_div(d->rows, segment)};
             const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)MEDIAN3_THREADS), tiles = d->batch * p.segments;
             if (x_blocks > INT32_MAX)
                 return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/median3x3: rows of %zu values", p.row_values);
