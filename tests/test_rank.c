@@ -181,7 +181,7 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
     switch (i % 4) {
     case 0: d->krows = 2 + below(7), d->kcols = 2 + below(7), d->rows = 1 + below(70), d->cols = 1 + below(300); break;
     case 1:
-        d->krows = 40 + below(130), d->kcols = 2 + below(3), d->rows = 1 + below(200), d->cols = 1 + below(6);
+        d->krows = 40 + below(170), d->kcols = 2 + below(3), d->rows = 1 + below(200), d->cols = 1 + below(6);
         d->channels = 1;
         break;
     case 2:

@@ -477,17 +477,20 @@ static mh_status minmax_run(mh_context *ctx, const mh_args *args)
  * and Gil and Werman's running extremes: about three comparisons an output whatever the window).
  * A block owns a strip of output columns (VANHERK_THREADS / channels input pixels, kcols - 1 of
  * them the halo) and walks down a segment of rows. Each thread owns one input column: its keys
- * arrive VANHERK_GROUP rows at a time, and the vertical extreme comes from a ring
+ * arrive a group of G rows at a time, and the vertical extreme comes from a ring
  * of krows keys in shared memory (the window's part in the block of krows rows before, as suffix
  * extremes, and a running prefix extreme of the current block). A group's keys land in a buffer
  * of rows (the loads of a group inside the image all in flight at once), its vertical results
- * replace them there, where a warp takes VANHERK_GROUP rows (a lane each) of `chunk`
+ * replace them there, where G lanes take the G rows (a lane each) of `chunk`
  * consecutive outputs: a window's part in the chunk as suffix extremes in registers, the part
  * common to the chunk's windows, and a running prefix past it; then a buffer of outputs, stored
  * a row at a time. The loops over a group's positions stay rolled, the kernel's code short. Keys
- * of 32 bits only (the ring of a 64-bit key would hold half the window). */
-enum { VANHERK_THREADS = 256, VANHERK_GROUP = 32, VANHERK_LD = VANHERK_THREADS + 1, VANHERK_MIN_OUTPUTS = 96,
-       VANHERK_SMEM_MAX = 227 * 1024 };
+ * of 32 bits only (the ring of a 64-bit key would hold half the window). Groups of 16 rows (half
+ * the buffers, 80 registers) where three blocks an SM fit beside their rings, or where a ring
+ * leaves no room for 32; else groups of 32 (two blocks an SM at most, 117 registers): on the
+ * H200 16 rows were 10% faster at sizes 3-15 and 15% slower at 101, one block an SM either way. */
+enum { VANHERK_THREADS = 256, VANHERK_LD = VANHERK_THREADS + 1, VANHERK_MIN_OUTPUTS = 96,
+       VANHERK_SMEM_MAX = 227 * 1024, VANHERK_SMEM_SM = 228 * 1024, VANHERK_SMEM_RESERVED = 1024 };
 
 struct vanherk_params {
     const void *in;
@@ -498,13 +501,21 @@ struct vanherk_params {
     int channels, krows, kcols, anchor_row, anchor_col, mode;
     uint32_t flip, cval_key;       /* 0 or ~0 (a maximum as the minimum of complements); cval's key, flipped */
     int strip, chunk;              /* output pixels a strip; outputs a lane's chunk (a power of two <= kcols, <= 16) */
-    long long segment;             /* output rows a block walks, a multiple of VANHERK_GROUP */
+    long long segment;             /* output rows a block walks, a multiple of the group */
     size_t strips, segments, tiles;
 };
 
-static size_t vanherk_smem(size_t krows)
+static size_t vanherk_smem(size_t krows, int group)
 {
-    return (krows * VANHERK_THREADS + 2 * VANHERK_GROUP * VANHERK_LD) * sizeof(uint32_t);
+    return (krows * VANHERK_THREADS + 2 * (size_t)group * VANHERK_LD) * sizeof(uint32_t);
+}
+
+/* The rows of a group for a window of krows rows: 16 where three blocks an SM fit, or where a
+ * group of 32 leaves the ring no room; else 32. */
+static int vanherk_group(size_t krows)
+{
+    const int three = 3 * (vanherk_smem(krows, 16) + VANHERK_SMEM_RESERVED) <= VANHERK_SMEM_SM;
+    return three || vanherk_smem(krows, 32) > VANHERK_SMEM_MAX ? 16 : 32;
 }
 
 /* One position of a thread's column: x's key into the ring at m (the block of krows positions it
@@ -529,17 +540,19 @@ static __device__ __forceinline__ uint32_t vanherk_step(uint32_t x, uint32_t *ri
     return window;
 }
 
-/* The horizontal extremes of `rows` buffered rows (a lane a row) into the output buffer. */
-template <int R>
+/* The horizontal extremes of the buffered rows into the output buffer: a lane a row, a warp
+ * 32 / G chunks at once. */
+template <int G, int R>
 static __device__ __forceinline__ void vanherk_rows(const vanherk_params &p, const uint32_t *hbuf, uint32_t *obuf,
                                                     int outputs)
 {
+    enum { SHARE = 32 / G };
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, C = p.channels, kc = p.kcols;
-    const int chunks = (outputs + R - 1) / R;
-    for (int item = warp; item < chunks * C; item += VANHERK_THREADS / 32) {
+    const int line = lane % G, chunks = (outputs + R - 1) / R;
+    for (int item = warp * SHARE + lane / G; item < chunks * C; item += VANHERK_THREADS / 32 * SHARE) {
         const int chunk = item / C, ch = item - chunk * C, u0 = chunk * R;
-        const uint32_t *row = hbuf + lane * VANHERK_LD + ch + u0 * C; /* pixel i of the chunk at row[i * C] */
-        uint32_t *orow = obuf + lane * VANHERK_LD + ch + u0 * C;
+        const uint32_t *row = hbuf + line * VANHERK_LD + ch + u0 * C; /* pixel i of the chunk at row[i * C] */
+        uint32_t *orow = obuf + line * VANHERK_LD + ch + u0 * C;
         uint32_t suffix[R];
         suffix[R - 1] = UINT32_MAX;
 #pragma unroll
@@ -567,16 +580,16 @@ static __device__ __forceinline__ void vanherk_store(const vanherk_params &p, si
 /* A group of n positions from input row r0 on into this thread's slots of the row buffer (slot
  * i * VANHERK_LD for position i), as keys: a whole group inside the image by 32 loads in flight
  * before the first store, the others one at a time through the border's mapping. */
-template <typename T>
+template <typename T, int G>
 static __device__ __forceinline__ void vanherk_load(const vanherk_params &p, const T *in, bool inside, long long r0,
                                                     int n, size_t row_values, uint32_t *slot)
 {
-    if (inside && n == VANHERK_GROUP && r0 >= 0 && r0 + VANHERK_GROUP <= p.rows) {
-        uint32_t x[VANHERK_GROUP];
+    if (inside && n == G && r0 >= 0 && r0 + G <= p.rows) {
+        uint32_t x[G];
 #pragma unroll
-        for (int i = 0; i < VANHERK_GROUP; ++i) x[i] = narrow_key(in[(size_t)(r0 + i) * row_values]) ^ p.flip;
+        for (int i = 0; i < G; ++i) x[i] = narrow_key(in[(size_t)(r0 + i) * row_values]) ^ p.flip;
 #pragma unroll
-        for (int i = 0; i < VANHERK_GROUP; ++i) slot[i * VANHERK_LD] = x[i];
+        for (int i = 0; i < G; ++i) slot[i * VANHERK_LD] = x[i];
         return;
     }
     for (int i = 0; i < n; ++i) {
@@ -585,12 +598,13 @@ static __device__ __forceinline__ void vanherk_load(const vanherk_params &p, con
     }
 }
 
-template <typename T> static __global__ void __launch_bounds__(VANHERK_THREADS, 2) rank_vanherk_kernel(const vanherk_params p)
+template <typename T, int G>
+static __global__ void __launch_bounds__(VANHERK_THREADS, G == 16 ? 3 : 2) rank_vanherk_kernel(const vanherk_params p)
 {
     extern __shared__ uint32_t vanherk_keys[];
     const int tid = threadIdx.x, C = p.channels, lane = tid % 32, warp = tid / 32;
     uint32_t *const ring = vanherk_keys + tid, *const hbuf = vanherk_keys + (size_t)p.krows * VANHERK_THREADS;
-    uint32_t *const obuf = hbuf + VANHERK_GROUP * VANHERK_LD, *const slot = hbuf + tid;
+    uint32_t *const obuf = hbuf + G * VANHERK_LD, *const slot = hbuf + tid;
     const size_t row_values = (size_t)p.cols * C;
     for (size_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
         const size_t strip = tile % p.strips, segment = tile / p.strips % p.segments, image = tile / p.strips / p.segments;
@@ -603,25 +617,25 @@ template <typename T> static __global__ void __launch_bounds__(VANHERK_THREADS, 
         const long long first = y0 - p.anchor_row, positions = out_rows + p.krows - 1, warm = p.krows - 1;
         int m = 0;
         uint32_t prefix = 0;
-        for (long long base = 0; base < positions; base += VANHERK_GROUP) {
+        for (long long base = 0; base < positions; base += G) {
             /* the warm-up's groups end where the first output's window does, so that each later
-             * group of positions gives VANHERK_GROUP output rows (the last one fewer) */
-            const long long end = base < warm ? min(base + VANHERK_GROUP, warm) : min(base + VANHERK_GROUP, positions);
+             * group of positions gives G output rows (the last one fewer) */
+            const long long end = base < warm ? min(base + G, warm) : min(base + G, positions);
             const int n = (int)(end - base);
-            vanherk_load<T>(p, in, col >= 0, first + base, n, row_values, slot);
+            vanherk_load<T, G>(p, in, col >= 0, first + base, n, row_values, slot);
             for (int i = 0; i < n; ++i) /* in place: a thread's own slots */
                 slot[i * VANHERK_LD] = vanherk_step(slot[i * VANHERK_LD], ring, p.krows, m, prefix);
             if (base < warm) {
-                if (end == warm) base = warm - VANHERK_GROUP; /* the next group starts at warm */
+                if (end == warm) base = warm - G; /* the next group starts at warm */
                 continue;
             }
             __syncthreads();
             switch (p.chunk) {
-            case 1: vanherk_rows<1>(p, hbuf, obuf, outputs); break;
-            case 2: vanherk_rows<2>(p, hbuf, obuf, outputs); break;
-            case 4: vanherk_rows<4>(p, hbuf, obuf, outputs); break;
-            case 8: vanherk_rows<8>(p, hbuf, obuf, outputs); break;
-            default: vanherk_rows<16>(p, hbuf, obuf, outputs); break;
+            case 1: vanherk_rows<G, 1>(p, hbuf, obuf, outputs); break;
+            case 2: vanherk_rows<G, 2>(p, hbuf, obuf, outputs); break;
+            case 4: vanherk_rows<G, 4>(p, hbuf, obuf, outputs); break;
+            case 8: vanherk_rows<G, 8>(p, hbuf, obuf, outputs); break;
+            default: vanherk_rows<G, 16>(p, hbuf, obuf, outputs); break;
             }
             __syncthreads();
             const long long y = y0 + (base - warm);
@@ -666,9 +680,9 @@ static int vanherk_supports(const mh_context *, const mh_args *args, char *why, 
         snprintf(why, len, "%zu columns of %zu channels: a strip of %d threads would give %lld outputs (at least %d)",
                  d->kcols, d->channels, VANHERK_THREADS, strip < 0 ? 0 : strip * (long long)d->channels,
                  VANHERK_MIN_OUTPUTS);
-    else if (vanherk_smem(d->krows) > VANHERK_SMEM_MAX)
+    else if (vanherk_smem(d->krows, vanherk_group(d->krows)) > VANHERK_SMEM_MAX)
         snprintf(why, len, "%zu rows: vanherk's ring would need %zu bytes of shared memory (at most %d)", d->krows,
-                 vanherk_smem(d->krows), VANHERK_SMEM_MAX);
+                 vanherk_smem(d->krows, vanherk_group(d->krows)), VANHERK_SMEM_MAX);
     else return 1;
     return 0;
 }
@@ -676,14 +690,14 @@ static int vanherk_supports(const mh_context *, const mh_args *args, char *why, 
 /* Segments of rows such that there are about eight tiles a resident block (the last wave's
  * idle blocks then cost little), none shorter than four windows (the krows - 1 rows a segment
  * reads ahead are a pass over them more). */
-static long long vanherk_segment(const mh_rank_desc *d, size_t strips, size_t resident)
+static long long vanherk_segment(const mh_rank_desc *d, size_t strips, size_t resident, int group)
 {
     const size_t columns = d->batch * strips, want = 8 * resident;
     const size_t segments = columns >= want ? 1 : mh_ceil_div(want, columns);
-    long long segment = (long long)mh_align_up(mh_ceil_div(d->rows, segments), VANHERK_GROUP);
-    const long long least = (long long)mh_align_up(4 * (d->krows - 1), VANHERK_GROUP);
+    long long segment = (long long)mh_align_up(mh_ceil_div(d->rows, segments), (size_t)group);
+    const long long least = (long long)mh_align_up(4 * (d->krows - 1), (size_t)group);
     segment = segment > least ? segment : least;
-    const long long all = (long long)mh_align_up(d->rows, VANHERK_GROUP);
+    const long long all = (long long)mh_align_up(d->rows, (size_t)group);
     return segment < all ? segment : all;
 }
 
@@ -699,8 +713,9 @@ static mh_status vanherk_run(mh_context *ctx, const mh_args *args)
             return mh_fail(ctx, MH_ERR_INTERNAL, "rank/vanherk: 64-bit keys");
         } else {
             const uint32_t flip = d->rank == 0 ? 0u : ~0u;
-            const size_t smem = vanherk_smem(d->krows);
-            const void *kernel = (const void *)rank_vanherk_kernel<T>;
+            const int group = vanherk_group(d->krows);
+            const size_t smem = vanherk_smem(d->krows, group);
+            const void *kernel = group == 16 ? (const void *)rank_vanherk_kernel<T, 16> : (const void *)rank_vanherk_kernel<T, 32>;
             MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
             size_t resident = 0;
             MH_TRY(mh_resident_grid(ctx, kernel, VANHERK_THREADS, smem, &resident));
@@ -710,11 +725,12 @@ static mh_status vanherk_run(mh_context *ctx, const mh_args *args)
                                 flip, (uint32_t)cval_key<T, uint32_t>(d->cval) ^ flip, (int)vanherk_strip(d),
                                 vanherk_chunk(d->kcols), 0, 0, 0, 0};
             p.strips = mh_ceil_div(d->cols, (size_t)p.strip);
-            p.segment = vanherk_segment(d, p.strips, resident);
+            p.segment = vanherk_segment(d, p.strips, resident, group);
             p.segments = mh_ceil_div(d->rows, (size_t)p.segment);
             p.tiles = d->batch * p.segments * p.strips;
             const size_t blocks = p.tiles < resident ? p.tiles : resident; /* each walks its tiles in turn */
-            rank_vanherk_kernel<T><<<(unsigned)blocks, VANHERK_THREADS, smem, mh_stream(ctx)>>>(p);
+            if (group == 16) rank_vanherk_kernel<T, 16><<<(unsigned)blocks, VANHERK_THREADS, smem, mh_stream(ctx)>>>(p);
+            else rank_vanherk_kernel<T, 32><<<(unsigned)blocks, VANHERK_THREADS, smem, mh_stream(ctx)>>>(p);
             return MH_LAUNCH_CHECK(ctx, "rank/vanherk");
         }
     });
