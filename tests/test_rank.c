@@ -194,14 +194,16 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
     d->rank = below(2) ? 0 : d->krows * d->kcols - 1;
 }
 
-/* The median of a full 3 x 3 window (the median3x3 rows of both backends): images of several blocks along a row
- * and several segments down the columns, or tiny ones; now and then another rank. */
-static void median3_case(mh_rank_desc *d, unsigned char *footprint, int i)
+/* The median of a full 3 x 3 or 5 x 5 window (the median3x3 and median5x5 rows): images of several
+ * blocks along a row and several segments or bands down the columns, or tiny ones; now and then
+ * another rank. */
+static void median_case(mh_rank_desc *d, unsigned char *footprint, int i)
 {
-    d->krows = d->kcols = 3;
+    const size_t side = i / 2 % 2 ? 5 : 3;
+    d->krows = d->kcols = side;
     if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
-    memset(footprint, 1, 9);
-    d->rank = i % 4 == 3 ? below(9) : 4;
+    memset(footprint, 1, side * side);
+    d->rank = i % 8 == 7 ? below(side * side) : side * side / 2;
 }
 
 static void one_case(mh_context *ctx, int i)
@@ -229,7 +231,7 @@ static void one_case(mh_context *ctx, int i)
     if (i % 4 == 3 || i % 8 == 1 || i % 16 == 13) {
         if (i % 4 == 3) line_case(&d, footprint, i / 4);
         else if (i % 8 == 1) rectangle_case(&d, footprint, i / 8);
-        else median3_case(&d, footprint, i / 16);
+        else median_case(&d, footprint, i / 16);
         count = d.krows * d.kcols, d.structure = NULL;
     }
     d.origin_row = (long long)below(d.krows) - (long long)(d.krows / 2);
@@ -310,6 +312,14 @@ static void refusals(mh_context *cpu)
     d = good, d.rank = 3, chosen = NULL;
     CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-omp"),
           "auto on the CPU, rank 3 of a 3 x 3: %s", chosen ? chosen->name : mh_context_error(cpu));
+    unsigned char full5[25];
+    memset(full5, 1, sizeof full5);
+    d = good, d.rows = d.cols = 4, d.footprint = full5, d.krows = d.kcols = 5, d.rank = 12, chosen = NULL;
+    CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-median5x5"),
+          "auto on the CPU, a 5 x 5 median: %s", chosen ? chosen->name : mh_context_error(cpu));
+    d.in_type = d.out_type = MH_U8, chosen = NULL;
+    CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-median5x5"),
+          "auto on the CPU, a 5 x 5 median of bytes: %s", chosen ? chosen->name : mh_context_error(cpu));
 }
 
 int main(int argc, char **argv)

@@ -1,6 +1,7 @@
 /* What rows of every backend take: the minmax rows the least or the greatest value over a whole
  * line (scipy's separable passes) or rectangle, the images seen as lines, and the type a
- * rectangle's first pass stores its results in; the median3x3 rows the median of a full 3 x 3. */
+ * rectangle's first pass stores its results in; the median rows the median of a full 3 x 3 or
+ * 5 x 5. */
 #ifndef MH_RANK_LINE_H
 #define MH_RANK_LINE_H
 
@@ -23,17 +24,23 @@ static inline int mh_rank_extreme(const mh_rank_args *a, char *why, size_t len)
     return !what;
 }
 
-/* Whether the call takes the median of a full 3 x 3 window with no structure (0, and why, where
- * not): the median3x3 rows of both backends. */
-static inline int mh_rank_median3(const mh_rank_args *a, char *why, size_t len)
+/* Whether the call takes the median of a full side x side window with no structure (0, and why,
+ * where not). */
+static inline int mh_rank_full_median(const mh_rank_args *a, size_t side, char *why, size_t len)
 {
     const mh_rank_desc *d = &a->d;
-    const char *what = d->krows != 3 || d->kcols != 3 || a->count != 9 ? "a footprint other than a full 3 x 3"
-                       : d->rank != 4                                  ? "a rank other than the median"
-                       : d->structure                                  ? "a structure"
-                                                                       : NULL;
-    if (what) snprintf(why, len, "%s: takes the median of a full 3 x 3 window", what);
+    const char *what = d->krows != side || d->kcols != side || a->count != side * side ? "another footprint"
+                       : d->rank != side * side / 2                                    ? "a rank other than the median"
+                       : d->structure                                                  ? "a structure"
+                                                                                       : NULL;
+    if (what) snprintf(why, len, "%s: takes the median of a full %zu x %zu window", what, side, side);
     return !what;
+}
+
+/* The median3x3 rows' calls on both backends. */
+static inline int mh_rank_median3(const mh_rank_args *a, char *why, size_t len)
+{
+    return mh_rank_full_median(a, 3, why, len);
 }
 
 /* A line pass: the minimum or maximum over k positions of images seen as [outer][n][inner]

@@ -11,12 +11,17 @@
  *                  window's columns once for the three output rows over it; OpenMP over bands
  *   cpu-histogram  any rank under any footprint of an 8-bit image: a histogram of 256 counts
  *                  slides along each output row (Huang's), the rank's key tracked; OpenMP over
- *                  bands */
+ *                  bands
+ *   cpu-median5x5  the median of a full 5 x 5 window: each input row's keys sorted across the
+ *                  window's columns once, output rows in pairs sharing the merge of the four
+ *                  rows both windows hold (src/core/rank_median5.h); OpenMP over bands */
 #include "../core/internal.h"
 #include "../core/border.h"
 #include "../core/dtype.h"
 #include "../core/rank_key.h"
 #include "../core/rank_line.h"
+#define MH_MEDIAN5_KEY uint64_t
+#include "../core/rank_median5.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -334,25 +339,33 @@ typedef struct median3_sorted {
     uint64_t *least, *middle, *greatest;
 } median3_sorted;
 
+/* Input row r (mapped through the mode) of image b as keys, extended `ext` columns each way by
+ * the mode: keys holds (cols + 2 ext) x channels, column c's at (c + ext) x channels. */
+static void extended_row(const mh_rank_args *a, size_t b, long long r, long long ext, uint64_t *keys)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t C = d->channels, values = d->cols * C;
+    const long long src = mh_border_index(r, (long long)d->rows, d->mode), cols = (long long)d->cols;
+    const uint64_t cval = mh_rank_key(d->cval);
+    if (src < 0) {
+        for (size_t i = 0; i < values + 2 * (size_t)ext * C; ++i) keys[i] = cval;
+        return;
+    }
+    keys_of(a->in, d->in_type, (b * d->rows + (size_t)src) * values, values, keys + (size_t)ext * C);
+    for (long long c = -ext; c < cols + ext; c += c == -1 ? cols + 1 : 1) {
+        const long long m = mh_border_index(c, cols, d->mode);
+        for (size_t ch = 0; ch < C; ++ch)
+            keys[(size_t)(c + ext) * C + ch] = m < 0 ? cval : keys[(size_t)(m + ext) * C + ch];
+    }
+}
+
 /* Input row r (mapped through the mode) of image b as each value's window columns' sorted keys;
  * keys: scratch of (cols + 4) x channels, the row's keys from column -2 to cols + 1. */
 static void median3_sort_row(const mh_rank_args *a, size_t b, long long r, uint64_t *keys, median3_sorted s)
 {
     const mh_rank_desc *d = &a->d;
     const size_t C = d->channels, values = d->cols * C;
-    const long long src = mh_border_index(r, (long long)d->rows, d->mode);
-    const uint64_t cval = mh_rank_key(d->cval);
-    const size_t base = (b * d->rows + (size_t)(src < 0 ? 0 : src)) * values;
-    if (src < 0)
-        for (size_t i = 0; i < values + 4 * C; ++i) keys[i] = cval;
-    else {
-        keys_of(a->in, d->in_type, base, values, keys + 2 * C);
-        for (long long c = -2; c < (long long)d->cols + 2; c += c == -1 ? (long long)d->cols + 1 : 1) {
-            const long long m = mh_border_index(c, (long long)d->cols, d->mode);
-            for (size_t ch = 0; ch < C; ++ch)
-                keys[(size_t)(c + 2) * C + ch] = m < 0 ? cval : keys[(size_t)(m + 2) * C + ch];
-        }
-    }
+    extended_row(a, b, r, 2, keys);
     const long long anchor = 1 + d->origin_col; /* the window's columns: x - anchor + 0, 1, 2 */
     const uint64_t *k0 = keys + (size_t)(2 - anchor) * C, *k1 = k0 + C, *k2 = k1 + C;
     for (size_t i = 0; i < values; ++i) {
@@ -394,19 +407,101 @@ static int median3_supports(const mh_context *ctx, const mh_args *args, char *wh
     return mh_rank_median3(&args->rank, why, len);
 }
 
-static mh_status median3_run(mh_context *ctx, const mh_args *args)
+/* A median row's run: bands of `band` output rows over run_bands, each thread's scratch an input
+ * row's keys extended `ext` columns each way and `per_value` keys a value of a row. */
+static mh_status median_bands(mh_context *ctx, const mh_args *args, const char *name, size_t side, size_t band,
+                              size_t per_value, rank_band_fn run_band)
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
     char why[200];
-    if (!median3_supports(ctx, args, why, sizeof why))
-        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-median3x3: %s", why);
+    if (!mh_rank_full_median(a, side, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: %s", name, why);
     size_t row_keys, keys, bytes;
-    const int sized = mh_mul_ok(d->cols + 4, d->channels, &row_keys) && mh_mul_ok(d->cols * d->channels, 9, &keys) &&
-                      (keys += row_keys) >= row_keys && mh_mul_ok(keys, sizeof(uint64_t), &bytes);
-    if (!sized || !run_bands(a, MEDIAN3_BAND, bytes, median3_band))
-        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-median3x3: out of host memory for its rows' keys");
+    const int sized = mh_mul_ok(d->cols + 2 * (side - 1), d->channels, &row_keys) &&
+                      mh_mul_ok(d->cols * d->channels, per_value, &keys) && (keys += row_keys) >= row_keys &&
+                      mh_mul_ok(keys, sizeof(uint64_t), &bytes);
+    if (!sized || !run_bands(a, band, bytes, run_band))
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s: out of host memory for its rows' keys", name);
     return MH_OK;
+}
+
+static mh_status median3_run(mh_context *ctx, const mh_args *args)
+{
+    return median_bands(ctx, args, "rank/cpu-median3x3", 3, MEDIAN3_BAND, 9, median3_band);
+}
+
+/* ---- cpu-median5x5 -------------------------------------------------------------------------
+ * The median of a full 5 x 5 window (median_filter(size=5)) by src/core/rank_median5.h's network,
+ * output rows two at a time: an input row's keys once, extended four columns each way by the
+ * mode, then for every value of the row its window columns' five keys sorted once; rows y + 1 and
+ * y + 2, and y + 3 and y + 4, merged in pairs (the second pair is the next step's first); for
+ * each value the two pairs merged into the keys of the four rows a median reads (the quad), and
+ * output rows y and y + 1 the medians of rows y and y + 5 with it. Loops along a row's values;
+ * OpenMP over bands of rows (an even number, so that steps pair rows within a band). */
+enum { MEDIAN5_BAND = 32, MEDIAN5_SORTED = 6, MEDIAN5_PAIRS = 2 };
+
+static int median5_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
+{
+    (void)ctx;
+    return mh_rank_full_median(&args->rank, 5, why, len);
+}
+
+/* Input row r of image b as each value's window columns' five keys, sorted: s[i x 5 ...]. */
+static void median5_sort_row(const mh_rank_args *a, size_t b, long long r, uint64_t *keys, uint64_t *s)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t C = d->channels, values = d->cols * C;
+    extended_row(a, b, r, 4, keys);
+    const uint64_t *k = keys + (size_t)(4 - (2 + d->origin_col)) * C; /* column x - anchor */
+    for (size_t i = 0; i < values; ++i, s += 5) {
+        for (int j = 0; j < 5; ++j) s[j] = k[i + (size_t)j * C];
+        mh_median5_sort(s);
+    }
+}
+
+static void median5_pair_rows(size_t values, const uint64_t *s, const uint64_t *t, uint64_t *p)
+{
+    for (size_t i = 0; i < values; ++i) mh_median5_pair(s + 5 * i, t + 5 * i, p + 10 * i);
+}
+
+/* Output rows y0 to y1 - 1 of image b; scratch: (cols + 8) x channels keys, six rows' sorted keys
+ * (5 x row_values each, input row j at slot j % 6) and two rows of pairs (10 x row_values each). */
+static void median5_band(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t values = d->cols * d->channels;
+    uint64_t *keys = (uint64_t *)scratch, *sorted = keys + values + 8 * d->channels;
+    uint64_t *pairs = sorted + MEDIAN5_SORTED * 5 * values;
+#define MH_SORTED(j) (sorted + (size_t)((j) % MEDIAN5_SORTED) * 5 * values)
+#define MH_PAIR(j) (pairs + (size_t)((j) / 2 % MEDIAN5_PAIRS) * 10 * values)
+    const long long top = y0 - (2 + d->origin_row); /* input row y0's window starts at; j counts from it */
+    for (long long j = 0; j < 4; ++j) median5_sort_row(a, b, top + j, keys, MH_SORTED(j));
+    median5_pair_rows(values, MH_SORTED(1), MH_SORTED(2), MH_PAIR(1));
+    for (long long y = y0; y < y1; y += 2) {
+        const long long j = y - y0; /* the step's rows j to j + 5; pairs (j + 1, j + 2), (j + 3, j + 4) */
+        median5_sort_row(a, b, top + j + 4, keys, MH_SORTED(j + 4));
+        median5_sort_row(a, b, top + j + 5, keys, MH_SORTED(j + 5));
+        median5_pair_rows(values, MH_SORTED(j + 3), MH_SORTED(j + 4), MH_PAIR(j + 3));
+        const uint64_t *above = MH_SORTED(j), *below = MH_SORTED(j + 5), *p = MH_PAIR(j + 1), *q = MH_PAIR(j + 3);
+        const size_t at = (b * d->rows + (size_t)y) * values;
+        const int two = y + 1 < y1;
+        for (size_t i = 0; i < values; ++i) {
+            uint64_t m[MH_MEDIAN5_QUAD];
+            mh_median5_quad(p + 10 * i, q + 10 * i, m);
+            mh_store_double(a->out, at + i, d->out_type, mh_rank_value(mh_median5_select(above + 5 * i, m)));
+            if (two)
+                mh_store_double(a->out, at + values + i, d->out_type,
+                                mh_rank_value(mh_median5_select(below + 5 * i, m)));
+        }
+    }
+#undef MH_SORTED
+#undef MH_PAIR
+}
+
+static mh_status median5_run(mh_context *ctx, const mh_args *args)
+{
+    return median_bands(ctx, args, "rank/cpu-median5x5", 5, MEDIAN5_BAND, 5 * MEDIAN5_SORTED + 10 * MEDIAN5_PAIRS,
+                        median5_band);
 }
 
 /* ---- cpu-histogram -------------------------------------------------------------------------
@@ -539,6 +634,9 @@ static const mh_row rows[] = {
     {{"rank/cpu-histogram", MH_OP_RANK, MH_BACKEND_CPU, 4, "host", "ours",
       "any rank under any footprint of an 8-bit image: a running histogram along each row (Huang's), the rank's key tracked"},
      histogram_supports, histogram_run, NULL, 0},
+    {{"rank/cpu-median5x5", MH_OP_RANK, MH_BACKEND_CPU, 5, "host", "ours",
+      "the median of a full 5 x 5 window: rows sorted once, two outputs sharing the merge of the four rows both hold"},
+     median5_supports, median5_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cpu_rows, rows)
