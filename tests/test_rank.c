@@ -194,12 +194,12 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
     d->rank = below(2) ? 0 : d->krows * d->kcols - 1;
 }
 
-/* The median of a full 3 x 3 or 5 x 5 window (the median3x3 and median5x5 rows): images of several
- * blocks along a row and several segments or bands down the columns, or tiny ones; now and then
- * another rank. */
+/* The median of a full 3 x 3, 5 x 5 or 7 x 7 window (the median rows): images of several blocks
+ * along a row and several segments or bands down the columns, or tiny ones; now and then another
+ * rank. */
 static void median_case(mh_rank_desc *d, unsigned char *footprint, int i)
 {
-    const size_t side = i / 2 % 2 ? 5 : 3;
+    const size_t side = (size_t)(3 + 2 * (i / 2 % 3));
     d->krows = d->kcols = side;
     if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
     memset(footprint, 1, side * side);
@@ -320,6 +320,14 @@ static void refusals(mh_context *cpu)
     d.in_type = d.out_type = MH_U8, chosen = NULL;
     CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-median5x5"),
           "auto on the CPU, a 5 x 5 median of bytes: %s", chosen ? chosen->name : mh_context_error(cpu));
+    unsigned char full7[49];
+    memset(full7, 1, sizeof full7);
+    d.footprint = full7, d.krows = d.kcols = 7, d.rank = 24, chosen = NULL;
+    CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-histogram"),
+          "auto on the CPU, a 7 x 7 median of bytes: %s", chosen ? chosen->name : mh_context_error(cpu));
+    d.in_type = d.out_type = MH_F32, chosen = NULL;
+    CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-median7x7"),
+          "auto on the CPU, a 7 x 7 median: %s", chosen ? chosen->name : mh_context_error(cpu));
 }
 
 int main(int argc, char **argv)

@@ -49,6 +49,7 @@ def test_every_filter_is_scipys(rng, dtype):
     footprint[0, 0] = True
     same("median_filter", x, size=3)
     same("median_filter", x, size=5)
+    same("median_filter", x, size=7)
     same("median_filter", x, footprint=footprint, mode="constant", cval=-2.7)
     same("rank_filter", x, -2, size=(2, 5), mode="wrap", origin=(0, -1))
     same("rank_filter", x, 1, footprint=footprint, mode="nearest", origin=(1, -1))
@@ -73,6 +74,7 @@ def test_modes_origins_and_outputs(rng, mode):
     for origin in (-1, 0, 1):
         same("median_filter", x, size=(3, 4), mode=mode, cval=2.5, origin=origin)
         same("median_filter", x, size=5, mode=mode, cval=2.5, origin=(origin, -2 * origin))
+        same("median_filter", x, size=7, mode=mode, cval=2.5, origin=(3 * origin, -2 * origin))
         same("minimum_filter", x, size=4, mode=mode, cval=2.5, origin=(origin, 0))
     same("median_filter", x, size=3, mode=mode, output=np.uint8)
     same("maximum_filter", x, size=3, mode=mode, output=np.int16)
@@ -85,7 +87,8 @@ def test_arrays_of_more_axes_and_axes(rng):
     x = image(rng, (3, 11, 12, 2), np.float32)
     same("median_filter", x, size=(1, 3, 3, 1))
     same("median_filter", x, size=3, axes=(1, 2))
-    same("median_filter", image(rng, (2, 71, 40, 3), np.float32), size=(1, 5, 5, 1))  # bands of rows, an odd end
+    for side in (5, 7):  # bands of rows, an odd end
+        same("median_filter", image(rng, (2, 71, 40, 3), np.float32), size=(1, side, side, 1))
     same("rank_filter", x, 2, size=(3, 2), axes=(0, 2))  # axes apart: moved beside each other
     same("rank_filter", x, 2, size=(3, 2), axes=(2, 0))
     same("percentile_filter", x, 60, footprint=np.ones((2, 3), bool), axes=(-1, 1))

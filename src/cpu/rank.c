@@ -12,16 +12,17 @@
  *   cpu-histogram  any rank under any footprint of an 8-bit image: a histogram of 256 counts
  *                  slides along each output row (Huang's), the rank's key tracked; OpenMP over
  *                  bands
- *   cpu-median5x5  the median of a full 5 x 5 window: each input row's keys sorted across the
- *                  window's columns once, output rows in pairs sharing the merge of the four
- *                  rows both windows hold (src/core/rank_median5.h); OpenMP over bands */
+ *   cpu-median5x5, cpu-median7x7  the median of a full 5 x 5 or 7 x 7 window: each input row's
+ *                  keys sorted across the window's columns once, output rows in pairs sharing the
+ *                  merge of the rows both windows hold (src/core/rank_median_rows.h); OpenMP over
+ *                  bands */
 #include "../core/internal.h"
 #include "../core/border.h"
 #include "../core/dtype.h"
 #include "../core/rank_key.h"
 #include "../core/rank_line.h"
-#define MH_MEDIAN5_KEY uint64_t
-#include "../core/rank_median5.h"
+#define MH_MEDIAN_KEY uint64_t
+#include "../core/rank_median_rows.h"
 
 #include <omp.h>
 #include <stdlib.h>
@@ -430,15 +431,17 @@ static mh_status median3_run(mh_context *ctx, const mh_args *args)
     return median_bands(ctx, args, "rank/cpu-median3x3", 3, MEDIAN3_BAND, 9, median3_band);
 }
 
-/* ---- cpu-median5x5 -------------------------------------------------------------------------
- * The median of a full 5 x 5 window (median_filter(size=5)) by src/core/rank_median5.h's network,
- * output rows two at a time: an input row's keys once, extended four columns each way by the
- * mode, then for every value of the row its window columns' five keys sorted once; rows y + 1 and
- * y + 2, and y + 3 and y + 4, merged in pairs (the second pair is the next step's first); for
- * each value the two pairs merged into the keys of the four rows a median reads (the quad), and
- * output rows y and y + 1 the medians of rows y and y + 5 with it. Loops along a row's values;
- * OpenMP over bands of rows (an even number, so that steps pair rows within a band). */
-enum { MEDIAN5_BAND = 32, MEDIAN5_SORTED = 6, MEDIAN5_PAIRS = 2 };
+/* ---- cpu-median5x5, cpu-median7x7 ----------------------------------------------------------
+ * The median of a full side x side window (median_filter(size=5 or 7)) by
+ * src/core/rank_median_rows.h's networks, output rows two at a time: an input row's keys once,
+ * extended side - 1 columns each way by the mode, then for every value of the row its window
+ * columns' keys sorted once; sorted rows merged in pairs (rows y + 1 and y + 2, y + 3 and y + 4,
+ * ...: a step makes one, the others are the last steps'); for each value the pairs merged into
+ * the keys of the side - 1 rows both outputs' windows hold that a median reads (the middle), and
+ * output rows y and y + 1 the medians of rows y and y + side with it. Loops along a row's values;
+ * OpenMP over bands of rows (an even number, so that steps pair rows within a band). The side is
+ * a constant in each row's band function, which the functions below fold. */
+enum { MEDIAN_ROWS_BAND = 32, MEDIAN_ROWS_MAX_PAIRS = 3 };
 
 static int median5_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
 {
@@ -446,62 +449,110 @@ static int median5_supports(const mh_context *ctx, const mh_args *args, char *wh
     return mh_rank_full_median(&args->rank, 5, why, len);
 }
 
-/* Input row r of image b as each value's window columns' five keys, sorted: s[i x 5 ...]. */
-static void median5_sort_row(const mh_rank_args *a, size_t b, long long r, uint64_t *keys, uint64_t *s)
+static int median7_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
+{
+    (void)ctx;
+    return mh_rank_full_median(&args->rank, 7, why, len);
+}
+
+/* Input row r of image b as each value's window columns' keys, sorted: s[i x side ...]. */
+static inline void median_rows_sort(const mh_rank_args *a, size_t b, long long r, int side, uint64_t *keys, uint64_t *s)
 {
     const mh_rank_desc *d = &a->d;
-    const size_t C = d->channels, values = d->cols * C;
-    extended_row(a, b, r, 4, keys);
-    const uint64_t *k = keys + (size_t)(4 - (2 + d->origin_col)) * C; /* column x - anchor */
-    for (size_t i = 0; i < values; ++i, s += 5) {
-        for (int j = 0; j < 5; ++j) s[j] = k[i + (size_t)j * C];
-        mh_median5_sort(s);
+    const size_t C = d->channels, values = d->cols * C, w = (size_t)side;
+    extended_row(a, b, r, side - 1, keys);
+    const uint64_t *k = keys + (size_t)(side - 1 - (side / 2 + d->origin_col)) * C; /* column x - anchor */
+    for (size_t i = 0; i < values; ++i, s += w) {
+        for (size_t j = 0; j < w; ++j) s[j] = k[i + j * C];
+        if (side == 5) mh_median5_sort(s);
+        else mh_median7_sort(s);
     }
 }
 
-static void median5_pair_rows(size_t values, const uint64_t *s, const uint64_t *t, uint64_t *p)
+static inline void median_rows_pair(size_t values, int side, const uint64_t *s, const uint64_t *t, uint64_t *p)
 {
-    for (size_t i = 0; i < values; ++i) mh_median5_pair(s + 5 * i, t + 5 * i, p + 10 * i);
+    const size_t w = (size_t)side;
+    for (size_t i = 0; i < values; ++i, s += w, t += w, p += 2 * w) {
+        if (side == 5) mh_median5_pair(s, t, p);
+        else mh_median7_pair(s, t, p);
+    }
 }
 
-/* Output rows y0 to y1 - 1 of image b; scratch: (cols + 8) x channels keys, six rows' sorted keys
- * (5 x row_values each, input row j at slot j % 6) and two rows of pairs (10 x row_values each). */
-static void median5_band(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch)
+/* The step's medians at value i: the pairs' middle, then rows y (above) and y + side (below,
+ * where two) with it. */
+static inline void median_rows_value(int side, uint64_t *const *pairs, const uint64_t *above, const uint64_t *below,
+                                     size_t i, int two, uint64_t out[2])
+{
+    uint64_t m[MH_MEDIAN7_MIDDLE];
+    const size_t w = (size_t)side, pw = 2 * w;
+    if (side == 5) {
+        mh_median5_middle(pairs[0] + pw * i, pairs[1] + pw * i, m);
+        out[0] = mh_median5_select(above + w * i, m);
+        if (two) out[1] = mh_median5_select(below + w * i, m);
+    } else {
+        mh_median7_middle(pairs[0] + pw * i, pairs[1] + pw * i, pairs[2] + pw * i, m);
+        out[0] = mh_median7_select(above + w * i, m);
+        if (two) out[1] = mh_median7_select(below + w * i, m);
+    }
+}
+
+/* Output rows y0 to y1 - 1 of image b; scratch: (cols + 2 (side - 1)) x channels keys, side + 1
+ * rows' sorted keys (side x row_values each, input row j at slot j % (side + 1)) and (side - 1) / 2
+ * rows of pairs (2 side x row_values each, the pair from input row k at slot k / 2 % pairs). */
+static inline void median_rows_band(const mh_rank_args *a, size_t b, long long y0, long long y1, int side,
+                                    void *scratch)
 {
     const mh_rank_desc *d = &a->d;
-    const size_t values = d->cols * d->channels;
-    uint64_t *keys = (uint64_t *)scratch, *sorted = keys + values + 8 * d->channels;
-    uint64_t *pairs = sorted + MEDIAN5_SORTED * 5 * values;
-#define MH_SORTED(j) (sorted + (size_t)((j) % MEDIAN5_SORTED) * 5 * values)
-#define MH_PAIR(j) (pairs + (size_t)((j) / 2 % MEDIAN5_PAIRS) * 10 * values)
-    const long long top = y0 - (2 + d->origin_row); /* input row y0's window starts at; j counts from it */
-    for (long long j = 0; j < 4; ++j) median5_sort_row(a, b, top + j, keys, MH_SORTED(j));
-    median5_pair_rows(values, MH_SORTED(1), MH_SORTED(2), MH_PAIR(1));
+    const size_t values = d->cols * d->channels, w = (size_t)side, npairs = w / 2;
+    uint64_t *keys = (uint64_t *)scratch, *sorted = keys + values + 2 * (w - 1) * d->channels;
+    uint64_t *pairs = sorted + (w + 1) * w * values;
+#define MH_SORTED(j) (sorted + (size_t)(j) % (w + 1) * w * values)
+#define MH_PAIR(k) (pairs + (size_t)(k) / 2 % npairs * 2 * w * values)
+    const long long top = y0 - (side / 2 + d->origin_row); /* input row y0's window starts at; j counts from it */
+    for (long long j = 0; j < side - 1; ++j) median_rows_sort(a, b, top + j, side, keys, MH_SORTED(j));
+    for (long long k = 1; k < side - 2; k += 2) median_rows_pair(values, side, MH_SORTED(k), MH_SORTED(k + 1), MH_PAIR(k));
     for (long long y = y0; y < y1; y += 2) {
-        const long long j = y - y0; /* the step's rows j to j + 5; pairs (j + 1, j + 2), (j + 3, j + 4) */
-        median5_sort_row(a, b, top + j + 4, keys, MH_SORTED(j + 4));
-        median5_sort_row(a, b, top + j + 5, keys, MH_SORTED(j + 5));
-        median5_pair_rows(values, MH_SORTED(j + 3), MH_SORTED(j + 4), MH_PAIR(j + 3));
-        const uint64_t *above = MH_SORTED(j), *below = MH_SORTED(j + 5), *p = MH_PAIR(j + 1), *q = MH_PAIR(j + 3);
+        const long long j = y - y0; /* the step's rows j to j + side; pairs from rows j + 1, j + 3, ... */
+        median_rows_sort(a, b, top + j + side - 1, side, keys, MH_SORTED(j + side - 1));
+        median_rows_sort(a, b, top + j + side, side, keys, MH_SORTED(j + side));
+        median_rows_pair(values, side, MH_SORTED(j + side - 2), MH_SORTED(j + side - 1), MH_PAIR(j + side - 2));
+        uint64_t *step_pairs[MEDIAN_ROWS_MAX_PAIRS];
+        for (size_t t = 0; t < npairs; ++t) step_pairs[t] = MH_PAIR(j + 1 + 2 * (long long)t);
+        const uint64_t *above = MH_SORTED(j), *below = MH_SORTED(j + side);
         const size_t at = (b * d->rows + (size_t)y) * values;
         const int two = y + 1 < y1;
         for (size_t i = 0; i < values; ++i) {
-            uint64_t m[MH_MEDIAN5_QUAD];
-            mh_median5_quad(p + 10 * i, q + 10 * i, m);
-            mh_store_double(a->out, at + i, d->out_type, mh_rank_value(mh_median5_select(above + 5 * i, m)));
-            if (two)
-                mh_store_double(a->out, at + values + i, d->out_type,
-                                mh_rank_value(mh_median5_select(below + 5 * i, m)));
+            uint64_t out[2];
+            median_rows_value(side, step_pairs, above, below, i, two, out);
+            mh_store_double(a->out, at + i, d->out_type, mh_rank_value(out[0]));
+            if (two) mh_store_double(a->out, at + values + i, d->out_type, mh_rank_value(out[1]));
         }
     }
 #undef MH_SORTED
 #undef MH_PAIR
 }
 
+static void median5_band(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch)
+{
+    median_rows_band(a, b, y0, y1, 5, scratch);
+}
+
+static void median7_band(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch)
+{
+    median_rows_band(a, b, y0, y1, 7, scratch);
+}
+
+/* Keys a value of a row in a median_rows_band's scratch: side + 1 sorted rows and the pairs. */
+static size_t median_rows_keys(size_t side) { return (side + 1) * side + side / 2 * 2 * side; }
+
 static mh_status median5_run(mh_context *ctx, const mh_args *args)
 {
-    return median_bands(ctx, args, "rank/cpu-median5x5", 5, MEDIAN5_BAND, 5 * MEDIAN5_SORTED + 10 * MEDIAN5_PAIRS,
-                        median5_band);
+    return median_bands(ctx, args, "rank/cpu-median5x5", 5, MEDIAN_ROWS_BAND, median_rows_keys(5), median5_band);
+}
+
+static mh_status median7_run(mh_context *ctx, const mh_args *args)
+{
+    return median_bands(ctx, args, "rank/cpu-median7x7", 7, MEDIAN_ROWS_BAND, median_rows_keys(7), median7_band);
 }
 
 /* ---- cpu-histogram -------------------------------------------------------------------------
@@ -637,6 +688,9 @@ static const mh_row rows[] = {
     {{"rank/cpu-median5x5", MH_OP_RANK, MH_BACKEND_CPU, 5, "host", "ours",
       "the median of a full 5 x 5 window: rows sorted once, two outputs sharing the merge of the four rows both hold"},
      median5_supports, median5_run, NULL, 0},
+    {{"rank/cpu-median7x7", MH_OP_RANK, MH_BACKEND_CPU, 6, "host", "ours",
+      "the median of a full 7 x 7 window: rows sorted once, two outputs sharing the merge of the six rows both hold"},
+     median7_supports, median7_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cpu_rows, rows)
