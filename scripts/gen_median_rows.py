@@ -21,6 +21,7 @@ usage: python3 scripts/gen_median_rows.py          write src/core/rank_median_ro
 import itertools
 import pathlib
 import sys
+import textwrap
 
 import numpy as np
 
@@ -152,14 +153,17 @@ def functions(side, key="MH_MEDIAN_KEY"):
     letters = "pqu"[:len(pairs)]
     params = {pairs[j][i]: f"{letters[j]}[{i}]" for j in range(len(pairs)) for i in range(pair_keys)}
     lines, names = body(net, params, [middle[i] for i in needed], key)
-    places = ", ".join(map(str, needed))
-    text += function(f"{len(pairs)} pairs merged: the keys of their {len(middle)} that a median reads, in order (places\n"
-                     f" * {places}).",
+    places = "\n * ".join(textwrap.wrap(", ".join(map(str, needed)) + ").", 96))
+    count = {2: "Two", 3: "Three"}[len(pairs)]
+    text += function(f"{count} pairs merged: the {n} of their {len(middle)} keys that a median reads, in order (places\n"
+                     f" * {places}",
                      f"void {name}_middle(" + ", ".join(f"const {key} {c}[{pair_keys}]" for c in letters) +
-                     f", {key} m[{n}])", lines, [f"    m[{j}] = {names[middle[i]]};" for j, i in enumerate(needed)])
+                     f",\n{' ' * (len(name) + 25)}{key} m[{n}])", lines,
+                     [f"    m[{j}] = {names[middle[i]]};" for j, i in enumerate(needed)])
     params = {**{rows[0][i]: f"r[{i}]" for i in range(side)}, **{middle[i]: f"m[{j}]" for j, i in enumerate(needed)}}
     lines, names = body(net, params, [median], key)
-    text += function(f"The median of a sorted row's {side} keys and the middle's {len(middle)}.",
+    text += function(f"The median of a sorted row's {side} keys and the rows of a middle ({side - 1} rows: the {n} "
+                     "keys of m).",
                      f"{key} {name}_select(const {key} r[{side}], const {key} m[{n}])", lines,
                      [f"    return {names[median]};"])
     return [f"enum {{ MH_MEDIAN{side}_MIDDLE = {n} }}; /* the keys of the middle that a {side} x {side} median "

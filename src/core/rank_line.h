@@ -1,7 +1,6 @@
 /* What rows of every backend take: the minmax rows the least or the greatest value over a whole
  * line (scipy's separable passes) or rectangle, the images seen as lines, and the type a
- * rectangle's first pass stores its results in; the median rows the median of a full 3 x 3 or
- * 5 x 5. */
+ * rectangle's first pass stores its results in; the median rows the median of a full square. */
 #ifndef MH_RANK_LINE_H
 #define MH_RANK_LINE_H
 

@@ -91,9 +91,10 @@ MH_MEDIAN_FN void mh_median5_pair(const MH_MEDIAN_KEY a[5], const MH_MEDIAN_KEY 
     p[9] = t28;
 }
 
-/* 2 pairs merged: the keys of their 20 that a median reads, in order (places
+/* Two pairs merged: the 17 of their 20 keys that a median reads, in order (places
  * 0, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 18, 19). */
-MH_MEDIAN_FN void mh_median5_middle(const MH_MEDIAN_KEY p[10], const MH_MEDIAN_KEY q[10], MH_MEDIAN_KEY m[17])
+MH_MEDIAN_FN void mh_median5_middle(const MH_MEDIAN_KEY p[10], const MH_MEDIAN_KEY q[10],
+                                   MH_MEDIAN_KEY m[17])
 {
     const MH_MEDIAN_KEY t77 = MH_MEDIAN_LO(p[0], q[0]);
     const MH_MEDIAN_KEY t78 = MH_MEDIAN_HI(p[0], q[0]);
@@ -181,7 +182,7 @@ MH_MEDIAN_FN void mh_median5_middle(const MH_MEDIAN_KEY p[10], const MH_MEDIAN_K
     m[16] = t106;
 }
 
-/* The median of a sorted row's 5 keys and the middle's 20. */
+/* The median of a sorted row's 5 keys and the rows of a middle (4 rows: the 17 keys of m). */
 MH_MEDIAN_FN MH_MEDIAN_KEY mh_median5_select(const MH_MEDIAN_KEY r[5], const MH_MEDIAN_KEY m[17])
 {
     const MH_MEDIAN_KEY t148 = MH_MEDIAN_HI(r[0], m[0]);
@@ -315,9 +316,11 @@ MH_MEDIAN_FN void mh_median7_pair(const MH_MEDIAN_KEY a[7], const MH_MEDIAN_KEY 
     p[13] = t58;
 }
 
-/* 3 pairs merged: the keys of their 42 that a median reads, in order (places
- * 0, 1, 2, 3, 4, 5, 6, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 32, 33, 34, 35, 36, 37, 38). */
-MH_MEDIAN_FN void mh_median7_middle(const MH_MEDIAN_KEY p[14], const MH_MEDIAN_KEY q[14], const MH_MEDIAN_KEY u[14], MH_MEDIAN_KEY m[29])
+/* Three pairs merged: the 29 of their 42 keys that a median reads, in order (places
+ * 0, 1, 2, 3, 4, 5, 6, 12, 13, 14, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 32, 33, 34, 35,
+ * 36, 37, 38). */
+MH_MEDIAN_FN void mh_median7_middle(const MH_MEDIAN_KEY p[14], const MH_MEDIAN_KEY q[14], const MH_MEDIAN_KEY u[14],
+                                   MH_MEDIAN_KEY m[29])
 {
     const MH_MEDIAN_KEY t175 = MH_MEDIAN_LO(p[0], q[0]);
     const MH_MEDIAN_KEY t176 = MH_MEDIAN_HI(p[0], q[0]);
@@ -631,7 +634,7 @@ MH_MEDIAN_FN void mh_median7_middle(const MH_MEDIAN_KEY p[14], const MH_MEDIAN_K
     m[28] = t478;
 }
 
-/* The median of a sorted row's 7 keys and the middle's 42. */
+/* The median of a sorted row's 7 keys and the rows of a middle (6 rows: the 29 keys of m). */
 MH_MEDIAN_FN MH_MEDIAN_KEY mh_median7_select(const MH_MEDIAN_KEY r[7], const MH_MEDIAN_KEY m[29])
 {
     const MH_MEDIAN_KEY t482 = MH_MEDIAN_HI(r[0], m[0]);
