@@ -127,9 +127,8 @@ def rank_calls(wl):
         cv = lambda: cv2.medianBlur(x, k)  # noqa: E731
     elif cv2 is not None and fn != "median_filter":
         box = np.ones((k, k), np.uint8)
-        op = (lambda: cv2.erode(x, box, borderType=cv2.BORDER_REFLECT)) if fn == "minimum_filter" else \
+        cv = (lambda: cv2.erode(x, box, borderType=cv2.BORDER_REFLECT)) if fn == "minimum_filter" else \
             (lambda: cv2.morphologyEx(x, cv2.MORPH_OPEN, box, borderType=cv2.BORDER_REFLECT))
-        cv = op
     return ours, theirs, host, cv, xd
 
 
@@ -262,8 +261,9 @@ def run(wl, copy_gbps, quick):
                              **differences(as_numpy(call()), mine)))
         except Exception as e:  # noqa: BLE001 - a peer that fails on the workload: said, not fatal
             print(f"  {wl['name']}: {name} failed ({e.__class__.__name__}: {e})")
-    got = host() if host is not None else mine
+    got = mine  # OpenCV's reference where scipy is not run
     if host is not None:
+        got = host()
         rows.append(dict(workload=wl["name"], variant="scipy.ndimage (CPU)", backend="peer",
                          ms=cpu_ms(host, 1 if quick else 3), **differences(mine, got)))
     if cv is not None:
