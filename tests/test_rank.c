@@ -330,6 +330,31 @@ static void refusals(mh_context *cpu)
           "auto on the CPU, a 7 x 7 median: %s", chosen ? chosen->name : mh_context_error(cpu));
 }
 
+/* auto on a GPU: the median rows for full squares' medians, network before histogram up to 25
+ * set elements and after it past them, bisect past what they take. */
+static void gpu_auto(mh_context *gpu)
+{
+    static unsigned char full[31 * 31];
+    memset(full, 1, sizeof full);
+    static const struct {
+        mh_dtype type;
+        size_t side, rank;
+        const char *want;
+    } picks[] = {
+        {MH_F32, 3, 4, "rank/median3x3"},  {MH_U8, 5, 12, "rank/median5x5"},  {MH_F32, 7, 24, "rank/median7x7"},
+        {MH_U8, 5, 3, "rank/network"},     {MH_I8, 7, 3, "rank/histogram"},   {MH_U8, 31, 480, "rank/histogram"},
+        {MH_F32, 5, 3, "rank/network"},    {MH_F32, 15, 112, "rank/bisect"}, {MH_U16, 7, 3, "rank/network"},
+    };
+    for (size_t i = 0; i < sizeof picks / sizeof picks[0]; ++i) {
+        const mh_rank_desc d = {1,     64,    64,   1, picks[i].type, picks[i].type, full, picks[i].side, picks[i].side,
+                                NULL, picks[i].rank, 0, 0, MH_MODE_REFLECT, 0.0, 0};
+        const mh_variant_info *chosen = NULL;
+        CHECK(mh_rank_select(gpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, picks[i].want),
+              "auto on a GPU, rank %zu of %s %zu x %zu: %s, not %s", picks[i].rank, mh_dtype_name(picks[i].type),
+              picks[i].side, picks[i].side, chosen ? chosen->name : mh_context_error(gpu), picks[i].want);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const int gpu = argc == 2 && !strcmp(argv[1], "gpu");
@@ -341,6 +366,7 @@ int main(int argc, char **argv)
     mh_context *ctx = NULL;
     if (mh_context_create(&ctx, gpu ? 0 : MH_CPU) != MH_OK) return 1;
     if (!gpu) refusals(ctx);
+    else gpu_auto(ctx);
     for (int i = 0; i < 600; ++i) one_case(ctx, i);
     for (size_t v = 0; v < mh_variant_count(MH_OP_RANK) && v < 64; ++v) /* a row refusing every case is a defect */
         CHECK(taken[v] > 0 || (mh_variant(MH_OP_RANK, v)->backend == MH_BACKEND_CPU) == gpu, "%s took none of the cases",

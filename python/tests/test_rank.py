@@ -218,12 +218,12 @@ def test_gpu_rows_give_the_cpu_rows_bits(rng):
             np.testing.assert_array_equal(cp.asnumpy(got), getattr(mnd, fn)(x, **kw), err_msg=f"{fn} {dtype}")
 
 
-def test_gpu_medians_of_3x3_give_the_cpu_rows_bits(rng):
-    """CuPy arrays' 3 x 3 medians (rank/median3x3 where it takes them: a thread down a column over
-    segments of 8 to 64 rows, longer on larger images): images of several segments and blocks,
-    channels, stacks, every mode, origins, NaN beside values, cval, an output of another dtype: the
-    CPU backend's bits; on an H200's 132 SMs 4200 x 1300 takes segments of 32 rows and 4200 x 2200
-    of 64."""
+def test_gpu_medians_of_full_squares_give_the_cpu_rows_bits(rng):
+    """CuPy arrays' 3 x 3, 5 x 5 and 7 x 7 medians (the median rows where they take them: a thread
+    down a column over segments of 8 to 64 rows, longer on larger images): images of several
+    segments and blocks, channels, stacks, every mode, origins, NaN beside values, cval, an output
+    of another dtype: the CPU backend's bits; on an H200's 132 SMs 4200 x 1300 takes segments of
+    32 rows and 4200 x 2200 of 64."""
     from conftest import has_cuda_device
     if not has_cuda_device():
         pytest.skip("no CUDA device")
@@ -244,6 +244,18 @@ def test_gpu_medians_of_3x3_give_the_cpu_rows_bits(rng):
                 x = image(rng, shape, dtype)
                 np.testing.assert_array_equal(cp.asnumpy(mnd.median_filter(cp.asarray(x), size=3)),
                                               mnd.median_filter(x, size=3), err_msg=f"{dtype} {shape}")
+        for shape, size, kw in (((200, 300), 5, {}), ((70, 44, 3), (5, 5, 1), dict(mode="wrap", origin=(2, -1, 0))),
+                                ((2, 67, 129), (1, 5, 5), dict(mode="constant", cval=7)), ((1, 5), 5, dict(mode="mirror")),
+                                ((67, 2), 5, dict(mode="nearest", output=np.float64)), ((4200, 2200), 5, {}),
+                                ((150, 90), 7, dict(mode="reflect", origin=(3, -3))), ((3, 41, 37), (1, 7, 7), {}),
+                                ((4200, 2200), 7, dict(mode="mirror"))):
+            if len(shape) == 2 and shape[0] == 4200 and dtype not in (np.uint8, np.float32):
+                continue
+            x = image(rng, shape, dtype)
+            if x.dtype.kind == "f":
+                x[rng.random(x.shape) < 0.02] = np.nan
+            got = cp.asnumpy(mnd.median_filter(cp.asarray(x), size=size, **kw))
+            np.testing.assert_array_equal(got, mnd.median_filter(x, size=size, **kw), err_msg=f"{size} {dtype} {shape} {kw}")
         # a view one element past an allocation's start (8-bit: not word-aligned)
         x = image(rng, (50, 64), dtype)
         flat = cp.empty(x.size + 1, dtype)
@@ -251,6 +263,31 @@ def test_gpu_medians_of_3x3_give_the_cpu_rows_bits(rng):
         view[...] = cp.asarray(x)
         np.testing.assert_array_equal(cp.asnumpy(mnd.median_filter(view, size=3)), mnd.median_filter(x, size=3),
                                       err_msg=f"{dtype}, an offset view")
+
+
+def test_gpu_ranks_of_bytes_give_the_cpu_rows_bits(rng):
+    """CuPy uint8 and int8 images under full rectangles through auto and rank/histogram (a thread
+    down a column with its window's 256 counts): medians of 9 x 9 to 31 x 31, other ranks
+    and percentiles, every mode, origins, cval, channels, stacks, walks of several segments, an
+    output of another dtype: the CPU backend's bits."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    for dtype in (np.uint8, np.int8):
+        for fn, args, shape, kw in (("median_filter", (), (300, 200), dict(size=15)),
+                                    ("median_filter", (), (150, 97), dict(size=31, mode="wrap")),
+                                    ("median_filter", (), (2, 90, 70), dict(size=(1, 9, 11), mode="constant", cval=5)),
+                                    ("rank_filter", (3,), (70, 50, 3), dict(size=(5, 4, 1), mode="nearest")),
+                                    ("rank_filter", (-2,), (130, 60), dict(size=(13, 3), origin=(6, -1))),
+                                    ("percentile_filter", (80,), (64, 64), dict(size=21, mode="mirror",
+                                                                              output=np.float32)),
+                                    ("median_filter", (), (600, 40), dict(size=(9, 1)))):
+            x = image(rng, shape, dtype)
+            want = getattr(mnd, fn)(x, *args, **kw)
+            for variant in ("auto", "histogram"):
+                got = cp.asnumpy(getattr(mnd, fn)(cp.asarray(x), *args, variant=variant, **kw))
+                np.testing.assert_array_equal(got, want, err_msg=f"{fn} {dtype} {shape} {kw} {variant}")
 
 
 def test_gpu_lines_give_the_cpu_rows_bits(rng):

@@ -124,18 +124,37 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
  * rectangle), cpu-median3x3 and cpu-median5x5 for the median of a full 3 x 3 and 5 x 5 window
  * (8-bit images too: at 5 x 5 1.6x cpu-histogram's speed at 2048^2), cpu-histogram for any rank
  * under any footprint of an 8-bit image (at 7 x 7 1.4x cpu-median7x7's speed), cpu-median7x7 for
- * the median of a full 7 x 7 window of the other types, else cpu-omp; on a GPU
- * vanherk where it takes the call (the minimum or maximum over a rectangle in one pass), minmax
- * (over a line: scipy's separable passes; a rectangle in two), median3x3 for the median of a
- * full 3 x 3 window, network up to 49 set elements, else bisect (past 49 set elements 4.5-23x
- * faster than naive, which stays the ladder's first rung). */
+ * the median of a full 7 x 7 window of the other types, else cpu-omp; on a GPU vanherk where it
+ * takes the call (the minimum or maximum over a rectangle in one pass), minmax (over a line:
+ * scipy's separable passes; a rectangle in two), median3x3, median5x5 and median7x7 for the
+ * median of a full 3 x 3, 5 x 5 and 7 x 7 window, network (up to 49 set elements) and histogram
+ * (any rank of a full rectangle of an 8-bit image) in network_before_histogram's order, else bisect (past 49 set elements 4.5-23x faster than naive, which stays the
+ * ladder's first rung). */
+enum { NETWORK_BEFORE_HISTOGRAM_UP_TO = 25 };
+
+/* Network sorts 9, 25 or 49 keys: up to 25 its sort is cheaper than histogram's walk, whose
+ * rank moves as far as the window's keys differ (a 5 x 5 rank of uniform bytes on the H200 at
+ * 8192^2: network 4.4 ms, histogram 5.3-6.5); a sort of 49 costs network 27 ms there, histogram
+ * 6.5-12.5 ms at any window up to 31 x 31. */
+static int network_before_histogram(const mh_args *a, char *why, size_t len)
+{
+    const int first = a->rank.count <= NETWORK_BEFORE_HISTOGRAM_UP_TO;
+    if (why)
+        snprintf(why, len, "a footprint of %zu set elements: %s before %s (network first up to %d)", a->rank.count,
+                 first ? "network" : "histogram", first ? "histogram" : "network", NETWORK_BEFORE_HISTOGRAM_UP_TO);
+    return first;
+}
+
 static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
-    (void)a, (void)why, (void)len;
     static const char *const cpu[] = {"cpu-minmax", "cpu-median3x3", "cpu-median5x5", "cpu-histogram", "cpu-median7x7",
                                       "cpu-omp", NULL};
-    static const char *const gpu[] = {"vanherk", "minmax", "median3x3", "network", "bisect", NULL};
-    return mh_is_cpu(ctx) ? cpu : gpu;
+    static const char *const gpu_network[] = {"vanherk", "minmax",  "median3x3", "median5x5", "median7x7",
+                                              "network", "histogram", "bisect", NULL};
+    static const char *const gpu_histogram[] = {"vanherk", "minmax",  "median3x3", "median5x5", "median7x7",
+                                                "histogram", "network", "bisect", NULL};
+    if (mh_is_cpu(ctx)) return cpu;
+    return network_before_histogram(a, why, len) ? gpu_network : gpu_histogram;
 }
 
 static const mh_row_group groups[] = {mh_rank_cpu_rows, mh_rank_cuda_rows};

@@ -16,13 +16,20 @@
  *          column (a ring of keys in shared memory), then along the rows from a buffer of them
  *   median3x3 the median of a full 3 x 3 window: a thread walks down a column, each input row's
  *          three keys sorted once for the three outputs over it, the median of three of theirs
- * minmax, vanherk, network and median3x3 rank keys of the input's own width where they can
+ *   median5x5, median7x7 the median of a full 5 x 5 or 7 x 7 window: a thread walks down a column
+ *          two outputs a step, each input row's keys sorted once, the two outputs sharing the
+ *          merge of the rows both windows hold (src/core/rank_median_rows.h's networks)
+ *   histogram any rank of a full rectangle of an 8-bit image: a thread walks down a column with
+ *          its window's 256 counts in shared memory, a row out and a row in a step
+ * minmax, vanherk, network and the median rows rank keys of the input's own width where they can
  * (with_keys). */
 #include "common.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
 #include "../core/rank_key.h"
 #include "../core/rank_line.h"
+#define MH_MEDIAN_KEY uint32_t
+#include "../core/rank_median_rows.h"
 
 #include <float.h>
 #include <limits>
@@ -882,16 +889,6 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(co
     }
 }
 
-static int median3_supports(const mh_context *, const mh_args *args, char *why, size_t len)
-{
-    const mh_rank_desc *d = &args->rank.d;
-    if (!mh_rank_median3(&args->rank, why, len)) return 0;
-    if (key_bytes(d) == 4) return 1;
-    snprintf(why, len, "%s%s: median3x3 keeps 32-bit keys (inputs of up to 32 bits, cval one of their values)",
-             mh_dtype_name(d->in_type), d->mode == MH_MODE_CONSTANT ? " with its cval" : "");
-    return 0;
-}
-
 /* The longest segment (a power of two from MEDIAN3_SEGMENT_MIN to MEDIAN3_SEGMENT_MAX rows) whose
  * walks give every SM MEDIAN3_THREADS_PER_SM threads. */
 static size_t median3_segment(const mh_context *ctx, const mh_rank_desc *d)
@@ -902,31 +899,324 @@ static size_t median3_segment(const mh_context *ctx, const mh_rank_desc *d)
     return segment;
 }
 
-static mh_status median3_run(mh_context *ctx, const mh_args *args)
+/* ---- median5x5, median7x7 -------------------------------------------------------------------
+ * The median of a full Side x Side window (median_filter(size=5 or 7)): a thread walks down a
+ * column of outputs as median3x3's do, two outputs a step. Each input row's Side keys around the
+ * column are sorted once; the step's outputs y and y + 1 share the merge of rows y + 1 to
+ * y + Side - 1 (the middle: pairs of sorted rows merged, the step making one new pair), and each
+ * is the median of its own last row (y, y + Side) with it. The thread keeps rows y, y + 2, ... and
+ * the pairs in registers; a step loads its two new rows before it stores. The networks are
+ * src/core/rank_median_rows.h's, 32-bit keys. */
+template <int Side> struct median_rows { /* the side's network, by name */
+    static __device__ __forceinline__ void sort(uint32_t (&k)[Side])
+    {
+        if constexpr (Side == 5) mh_median5_sort(k);
+        else mh_median7_sort(k);
+    }
+    static __device__ __forceinline__ void pair(const uint32_t (&a)[Side], const uint32_t (&b)[Side],
+                                                uint32_t (&p)[2 * Side])
+    {
+        if constexpr (Side == 5) mh_median5_pair(a, b, p);
+        else mh_median7_pair(a, b, p);
+    }
+    enum { MIDDLE = Side == 5 ? (int)MH_MEDIAN5_MIDDLE : (int)MH_MEDIAN7_MIDDLE, PAIRS = Side / 2,
+           KEPT = Side / 2 + 1 };
+    static __device__ __forceinline__ void middle(const uint32_t (&p)[PAIRS][2 * Side], uint32_t (&m)[MIDDLE])
+    {
+        if constexpr (Side == 5) mh_median5_middle(p[0], p[1], m);
+        else mh_median7_middle(p[0], p[1], p[2], m);
+    }
+    static __device__ __forceinline__ uint32_t select(const uint32_t (&r)[Side], const uint32_t (&m)[MIDDLE])
+    {
+        if constexpr (Side == 5) return mh_median5_select(r, m);
+        else return mh_median7_select(r, m);
+    }
+};
+
+/* Input row r's Side keys at the thread's columns (w: values from a row's start, -1 past the edge
+ * in constant mode), unsorted; Inside: a row and columns inside the image (no mapping, no cval). */
+template <typename T, int Side, bool Inside>
+static __device__ __forceinline__ void median_rows_load(const median3_params &p, const T *in, const long long (&w)[Side],
+                                                        long long r, uint32_t (&k)[Side])
+{
+    const long long m = Inside ? r : mh_border_index(r, p.rows, p.mode);
+    const T *const row = in + (m < 0 ? 0 : (size_t)m * p.row_values);
+#pragma unroll
+    for (int e = 0; e < Side; ++e) k[e] = Inside || (m >= 0 && w[e] >= 0) ? narrow_key(row[w[e]]) : p.cval_key;
+}
+
+/* outputs output rows from out on, their windows' first input row top (unmapped). */
+template <typename T, bool Same, int Side, bool Inside>
+static __device__ __forceinline__ void median_rows_walk(const median3_params &p, const T *in, const long long (&w)[Side],
+                                                        size_t out, long long top, long long outputs)
+{
+    using N = median_rows<Side>;
+    /* rows y, y + 2, ...; pairs of rows from y + 1, y + 3, ...; the step's two new rows */
+    uint32_t kept[N::KEPT][Side], pairs[N::PAIRS][2 * Side], s[Side], t[Side];
+    median_rows_load<T, Side, Inside>(p, in, w, top, kept[0]);
+    N::sort(kept[0]);
+#pragma unroll
+    for (int k = 0; k < N::PAIRS; ++k) { /* rows 2k + 1 and 2k + 2 */
+        median_rows_load<T, Side, Inside>(p, in, w, top + 2 * k + 1, s);
+        median_rows_load<T, Side, Inside>(p, in, w, top + 2 * k + 2, kept[k + 1]);
+        N::sort(s), N::sort(kept[k + 1]);
+        N::pair(s, kept[k + 1], pairs[k]);
+    }
+    for (long long n = 0; n < outputs; n += 2, out += 2 * p.row_values) {
+        const bool two = n + 1 < outputs, more = n + 2 < outputs;
+        if (two) median_rows_load<T, Side, Inside>(p, in, w, top + n + Side, s);
+        if (more) median_rows_load<T, Side, Inside>(p, in, w, top + n + Side + 1, t);
+        uint32_t m[N::MIDDLE];
+        N::middle(pairs, m);
+        median3_store<T, Same>(p, out, N::select(kept[0], m));
+        if (!two) break;
+        N::sort(s);
+        median3_store<T, Same>(p, out + p.row_values, N::select(s, m));
+        if (!more) break;
+        N::sort(t);
+#pragma unroll
+        for (int k = 0; k + 1 < N::KEPT; ++k)
+#pragma unroll
+            for (int i = 0; i < Side; ++i) kept[k][i] = kept[k + 1][i];
+#pragma unroll
+        for (int i = 0; i < Side; ++i) kept[N::KEPT - 1][i] = t[i];
+#pragma unroll
+        for (int k = 0; k + 1 < N::PAIRS; ++k)
+#pragma unroll
+            for (int i = 0; i < 2 * Side; ++i) pairs[k][i] = pairs[k + 1][i];
+        N::pair(s, t, pairs[N::PAIRS - 1]);
+    }
+}
+
+template <typename T, bool Same, int Side>
+static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_rows_kernel(const median3_params p)
+{
+    const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
+    if (v >= p.row_values) return; /* no barrier below */
+    const long long x = (long long)(v / (size_t)p.channels), ch = (long long)(v % (size_t)p.channels);
+    long long w[Side];
+    bool columns_inside = true;
+#pragma unroll
+    for (int e = 0; e < Side; ++e) {
+        const long long c = mh_border_index(x - p.anchor_col + e, p.cols, p.mode);
+        w[e] = c < 0 ? -1 : c * p.channels + ch;
+        columns_inside = columns_inside && c >= 0;
+    }
+    for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
+        const size_t image = tile / p.segments;
+        const long long y0 = (long long)(tile % p.segments * p.segment), top = y0 - p.anchor_row;
+        const long long outputs = min((long long)p.segment, p.rows - y0);
+        const T *const in = (const T *)p.in + image * (size_t)p.rows * p.row_values;
+        const size_t out = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
+        if (columns_inside && top >= 0 && top + outputs + Side - 1 <= p.rows)
+            median_rows_walk<T, Same, Side, true>(p, in, w, out, top, outputs);
+        else median_rows_walk<T, Same, Side, false>(p, in, w, out, top, outputs);
+    }
+}
+
+/* Whether a median row of a side x side window takes the call: 32-bit keys only. */
+static int median_supports(const mh_args *args, size_t side, const char *row, char *why, size_t len)
+{
+    const mh_rank_desc *d = &args->rank.d;
+    if (!mh_rank_full_median(&args->rank, side, why, len)) return 0;
+    if (key_bytes(d) == 4) return 1;
+    snprintf(why, len, "%s%s: %s keeps 32-bit keys (inputs of up to 32 bits, cval one of their values)",
+             mh_dtype_name(d->in_type), d->mode == MH_MODE_CONSTANT ? " with its cval" : "", row);
+    return 0;
+}
+
+static int median3_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    return median_supports(args, 3, "rank/median3x3", why, len);
+}
+
+static int median5_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    return median_supports(args, 5, "rank/median5x5", why, len);
+}
+
+static int median7_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    return median_supports(args, 7, "rank/median7x7", why, len);
+}
+
+/* A median row's launch: a thread a value of a row, a block's y a segment of rows of an image. */
+template <int Side> static mh_status median_run(mh_context *ctx, const mh_args *args, const char *name)
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
     char why[200];
-    if (!median3_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/median3x3: %s", why);
+    if (!median_supports(args, Side, name, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: %s", name, why);
     return with_keys(d, [&](auto type, auto) {
         using T = std::remove_pointer_t<decltype(type)>;
         if constexpr (std::is_void<T>::value) {
-            return mh_fail(ctx, MH_ERR_INTERNAL, "rank/median3x3: 64-bit keys");
+            return mh_fail(ctx, MH_ERR_INTERNAL, "%s: 64-bit keys", name);
         } else {
             const size_t segment = median3_segment(ctx, d);
             median3_params p = {a->in, a->out, d->out_type, (long long)d->rows,
-                                (long long)d->cols, (long long)d->channels, (int)(1 + d->origin_row), (int)(1 + d->origin_col),
-                                (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval), d->cols * d->channels,
-                                d->batch, segment, mh_ceil_div(d->rows, segment)};
+                                (long long)d->cols, (long long)d->channels, (int)(Side / 2 + d->origin_row),
+                                (int)(Side / 2 + d->origin_col), (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval),
+                                d->cols * d->channels, d->batch, segment, mh_ceil_div(d->rows, segment)};
             const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)MEDIAN3_THREADS), tiles = d->batch * p.segments;
-            if (x_blocks > INT32_MAX)
-                return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/median3x3: rows of %zu values", p.row_values);
+            if (x_blocks > INT32_MAX) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: rows of %zu values", name, p.row_values);
             const dim3 grid((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
-            if (d->out_type == d->in_type) rank_median3_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
-            else rank_median3_kernel<T, false><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
-            return MH_LAUNCH_CHECK(ctx, "rank/median3x3");
+            const bool same = d->out_type == d->in_type;
+            if constexpr (Side == 3) {
+                if (same) rank_median3_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+                else rank_median3_kernel<T, false><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+            } else {
+                if (same) rank_median_rows_kernel<T, true, Side><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+                else rank_median_rows_kernel<T, false, Side><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+            }
+            return mh_cuda_status(ctx, cudaGetLastError(), name);
         }
     });
+}
+
+static mh_status median3_run(mh_context *ctx, const mh_args *args) { return median_run<3>(ctx, args, "rank/median3x3"); }
+static mh_status median5_run(mh_context *ctx, const mh_args *args) { return median_run<5>(ctx, args, "rank/median5x5"); }
+static mh_status median7_run(mh_context *ctx, const mh_args *args) { return median_run<7>(ctx, args, "rank/median7x7"); }
+
+/* ---- histogram ------------------------------------------------------------------------------
+ * Any rank of a full krows x kcols window of an 8-bit image (no structure; cval in constant mode
+ * one of its values): a thread walks down a column of outputs (one channel of one pixel) with its
+ * window's 256 counts in shared memory. A step down removes the window's top row (kcols keys) and
+ * adds the row below it, and the rank's key moves from the last output's, with the count of keys
+ * below it kept as keys cross it: 2 kcols counts updated an output, whatever krows. A thread's
+ * counts are bin-major ([bin][thread]), so a warp's 32 threads read 32 banks whatever their keys.
+ * A walk starts by counting its first window (krows x kcols keys), so walks are long: about four
+ * windows, at least 64 rows. */
+enum { HISTOGRAM_THREADS = 128, HISTOGRAM_BINS = 256, HISTOGRAM_SEGMENT_MIN = 64, HISTOGRAM_SEGMENT_MAX = 1024 };
+
+struct histogram_params {
+    const void *in;
+    void *out;
+    mh_dtype out_type;
+    long long rows, cols, channels;
+    int krows, kcols, anchor_row, anchor_col, mode;
+    uint32_t rank, cval_key; /* cval's byte key */
+    size_t row_values, batch, segment, segments;
+};
+
+static size_t histogram_smem() { return (size_t)HISTOGRAM_BINS * HISTOGRAM_THREADS * sizeof(uint16_t); }
+
+/* An 8-bit value's byte key (int8 with its sign bit flipped) and back. */
+template <typename T> static __device__ __forceinline__ uint32_t byte_key(T v)
+{
+    return std::is_signed<T>::value ? (uint32_t)(uint8_t)v ^ 0x80u : (uint32_t)(uint8_t)v;
+}
+template <typename T> static __device__ __forceinline__ T byte_value(uint32_t key)
+{
+    return (T)(std::is_signed<T>::value ? key ^ 0x80u : key);
+}
+
+/* Adds (step 1) or removes (step -1) input row r's kcols keys at the thread's columns (first:
+ * its window's first column; inside: every column inside the image) from its counts, and from
+ * below, the count of keys under the current key m. */
+template <typename T>
+static __device__ __forceinline__ void histogram_row(const histogram_params &p, const T *in, uint16_t *counts, long long r,
+                                                     long long first, long long ch, bool inside, int step, uint32_t m,
+                                                     int &below)
+{
+    const long long mr = mh_border_index(r, p.rows, p.mode);
+    const T *const row = in + (mr < 0 ? 0 : (size_t)mr * p.row_values);
+    for (int e = 0; e < p.kcols; ++e) {
+        const long long c = inside ? first + e : mh_border_index(first + e, p.cols, p.mode);
+        const uint32_t key = mr >= 0 && c >= 0 ? byte_key(row[c * p.channels + ch]) : p.cval_key;
+        counts[key * HISTOGRAM_THREADS] = (uint16_t)(counts[key * HISTOGRAM_THREADS] + step);
+        below += key < m ? step : 0;
+    }
+}
+
+template <typename T, bool Same>
+static __global__ void __launch_bounds__(HISTOGRAM_THREADS) rank_histogram_kernel(const histogram_params p)
+{
+    extern __shared__ uint16_t histogram_counts[];
+    const size_t v = blockIdx.x * (size_t)HISTOGRAM_THREADS + threadIdx.x;
+    if (v >= p.row_values) return; /* no barrier below: each thread's counts are its own */
+    uint16_t *const counts = histogram_counts + threadIdx.x;
+    const long long x = (long long)(v / (size_t)p.channels), ch = (long long)(v % (size_t)p.channels);
+    const long long first = x - p.anchor_col;
+    const bool inside = first >= 0 && first + p.kcols <= p.cols;
+    for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
+        const size_t image = tile / p.segments;
+        const long long y0 = (long long)(tile % p.segments * p.segment), top = y0 - p.anchor_row;
+        const long long outputs = min((long long)p.segment, p.rows - y0);
+        const T *const in = (const T *)p.in + image * (size_t)p.rows * p.row_values;
+        size_t out = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
+        for (int b = 0; b < HISTOGRAM_BINS; ++b) counts[b * HISTOGRAM_THREADS] = 0;
+        int below = 0; /* keys under m: none while m is 0 */
+        uint32_t m = 0;
+        for (int i = 0; i < p.krows; ++i) histogram_row<T>(p, in, counts, top + i, first, ch, inside, 1, m, below);
+        for (long long n = 0; n < outputs; ++n, out += p.row_values) {
+            if (n > 0) {
+                histogram_row<T>(p, in, counts, top + n - 1, first, ch, inside, -1, m, below);
+                histogram_row<T>(p, in, counts, top + n - 1 + p.krows, first, ch, inside, 1, m, below);
+            }
+            while (below > (int)p.rank) below -= counts[--m * HISTOGRAM_THREADS]; /* m too high */
+            while (below + counts[m * HISTOGRAM_THREADS] <= (int)p.rank) below += counts[m++ * HISTOGRAM_THREADS];
+            const T value = byte_value<T>(m);
+            if constexpr (Same) ((T *)p.out)[out] = value;
+            else mh_store_double(p.out, out, p.out_type, (double)value);
+        }
+    }
+}
+
+static int histogram_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    const bool bytes = d->in_type == MH_U8 || d->in_type == MH_I8;
+    const char *what = !bytes                            ? "an input of more than 8 bits"
+                       : d->structure                    ? "a structure"
+                       : a->count != d->krows * d->kcols ? "a footprint with holes"
+                       : a->count > UINT16_MAX           ? "a window of more than 65535 elements"
+                       : d->mode == MH_MODE_CONSTANT && !(mh_cast_double(d->cval, d->in_type) == d->cval)
+                           ? "a cval that is not one of the image's values"
+                           : NULL;
+    if (what) snprintf(why, len, "%s: histogram takes any rank of a full rectangle of an 8-bit image", what);
+    return !what;
+}
+
+/* Walks of about four windows, at least HISTOGRAM_SEGMENT_MIN rows (a walk counts its first
+ * window whole: krows x kcols updates, over the walk's outputs). */
+static size_t histogram_segment(const mh_rank_desc *d)
+{
+    const size_t want = 4 * d->krows;
+    return want < HISTOGRAM_SEGMENT_MIN ? HISTOGRAM_SEGMENT_MIN : want > HISTOGRAM_SEGMENT_MAX ? HISTOGRAM_SEGMENT_MAX : want;
+}
+
+static mh_status histogram_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!histogram_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/histogram: %s", why);
+    const size_t segment = histogram_segment(d);
+    const uint32_t cval = d->mode != MH_MODE_CONSTANT ? 0u
+                          : d->in_type == MH_I8 ? (uint32_t)(uint8_t)(int8_t)d->cval ^ 0x80u
+                                                : (uint32_t)(uint8_t)d->cval;
+    histogram_params p = {a->in, a->out, d->out_type, (long long)d->rows, (long long)d->cols, (long long)d->channels,
+                          (int)d->krows, (int)d->kcols, (int)(d->krows / 2 + d->origin_row),
+                          (int)(d->kcols / 2 + d->origin_col), (int)d->mode, (uint32_t)d->rank, cval,
+                          d->cols * d->channels, d->batch, segment, mh_ceil_div(d->rows, segment)};
+    const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)HISTOGRAM_THREADS), tiles = d->batch * p.segments;
+    if (x_blocks > INT32_MAX) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/histogram: rows of %zu values", p.row_values);
+    const dim3 grid((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
+    const bool same = d->out_type == d->in_type;
+    const void *kernel = d->in_type == MH_U8 ? (same ? (const void *)rank_histogram_kernel<uint8_t, true>
+                                                     : (const void *)rank_histogram_kernel<uint8_t, false>)
+                                             : (same ? (const void *)rank_histogram_kernel<int8_t, true>
+                                                     : (const void *)rank_histogram_kernel<int8_t, false>);
+    MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)histogram_smem()));
+    if (d->in_type == MH_U8) {
+        if (same) rank_histogram_kernel<uint8_t, true><<<grid, HISTOGRAM_THREADS, histogram_smem(), mh_stream(ctx)>>>(p);
+        else rank_histogram_kernel<uint8_t, false><<<grid, HISTOGRAM_THREADS, histogram_smem(), mh_stream(ctx)>>>(p);
+    } else {
+        if (same) rank_histogram_kernel<int8_t, true><<<grid, HISTOGRAM_THREADS, histogram_smem(), mh_stream(ctx)>>>(p);
+        else rank_histogram_kernel<int8_t, false><<<grid, HISTOGRAM_THREADS, histogram_smem(), mh_stream(ctx)>>>(p);
+    }
+    return MH_LAUNCH_CHECK(ctx, "rank/histogram");
 }
 
 /* ---- network ----------------------------------------------------------------------------
@@ -1118,6 +1408,15 @@ static const mh_row rows[] = {
     {{"rank/median3x3", MH_OP_RANK, MH_BACKEND_CUDA, 6, "registers", "ours",
       "the median of a full 3 x 3 window: each input row's three keys sorted once, shared by the three outputs over it"},
      median3_supports, median3_run, NULL, 0},
+    {{"rank/median5x5", MH_OP_RANK, MH_BACKEND_CUDA, 7, "registers", "ours",
+      "the median of a full 5 x 5 window: rows sorted once, two outputs a step sharing the merge of the four rows both hold"},
+     median5_supports, median5_run, NULL, 0},
+    {{"rank/median7x7", MH_OP_RANK, MH_BACKEND_CUDA, 8, "registers", "ours",
+      "the median of a full 7 x 7 window: rows sorted once, two outputs a step sharing the merge of the six rows both hold"},
+     median7_supports, median7_run, NULL, 0},
+    {{"rank/histogram", MH_OP_RANK, MH_BACKEND_CUDA, 9, "shared", "ours",
+      "any rank of a full rectangle of an 8-bit image: a thread walks down a column with its window's 256 counts"},
+     histogram_supports, histogram_run, NULL, 0},
 };
 
 MH_ROW_GROUP(mh_rank_cuda_rows, rows)
