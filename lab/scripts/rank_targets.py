@@ -13,7 +13,7 @@ warm-up alone (cupyx's large medians take seconds); cupyx is left out past `CUPY
 elements a window (its sort per output).
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/rank_targets.py [N] [names]
-names: minmax, median, opening, first (default: all); RANK_QUICK=1: three sizes of each"""
+names: minmax, median, opening, first, rungs (default: all but rungs); RANK_QUICK=1: three sizes of each"""
 import os
 import subprocess
 import sys
@@ -100,6 +100,23 @@ def median(n, rng):
     f32 = cp.asarray(rng.standard_normal((n, n), np.float32))
     row(f"median_filter float32 {n}^2 3x3", "median_filter", f32, 3, "<= 2x copy", 9)
     row("  network's sort of nine, 3x3", "median_filter", f32, 3, "(the rung below)", 9, variant="network")
+
+
+def rungs(n, rng):
+    """Each median and rank rung beside the rungs auto would take without it, on the same image."""
+    u8 = cp.asarray(rng.integers(0, 256, (n, n), np.uint8))
+    f32 = cp.asarray(rng.standard_normal((n, n), np.float32))
+    for x, dtype in ((u8, "uint8"), (f32, "float32")):
+        for size, ours in ((5, "median5x5"), (7, "median7x7")):
+            row(f"median_filter {dtype} {n}^2 {size}x{size} {ours}", "median_filter", x, size, "", size * size,
+                variant=ours)
+            for below in ("network", "bisect") if size == 5 or dtype == "uint8" else ("bisect",):
+                row(f"  {below}", "median_filter", x, size, "(below)", 10**9, variant=below)
+    for size in (5, 15, 31):
+        for kw in ({"rank": size * size // 2}, {"rank": size * size // 10}):
+            row(f"rank_filter uint8 {n}^2 {size}x{size} rank {kw['rank']} histogram", "rank_filter", u8, size, "",
+                size * size if size < 15 else 10**9, variant="histogram", **kw)
+            row("  bisect", "rank_filter", u8, size, "(below)", 10**9, variant="bisect", **kw)
 
 
 def opening(n, rng):
