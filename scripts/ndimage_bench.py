@@ -97,17 +97,22 @@ def differences(got, ref):
 
 
 def rank_workloads(quick):
-    """The rank filters on the images their users hold: medians of uint8 and float32 images
-    (3 x 3 to 15 x 15), a minimum and a grey opening of 15 x 15 on float32, reflect mode."""
+    """The rank filters on the images their users hold: medians of uint8 (3 x 3 to 15 x 15) and
+    float32 images (3 x 3 to 7 x 7), a low rank of 5 x 5 and a high percentile of 15 x 15 on
+    uint8, a minimum and a grey opening of 15 x 15 on float32, reflect mode."""
     big = 1024 if quick else 8192
     rng = np.random.default_rng(4)
     gray = rng.integers(0, 256, (big, big), dtype=np.uint8)
     image = rng.uniform(-1, 1, (big, big)).astype(np.float32)
     out = []
-    for x, sizes in ((gray, (3, 5, 7, 15)), (image, (3,))):
+    for x, sizes in ((gray, (3, 5, 7, 15)), (image, (3, 5, 7))):
         for k in sizes:
             out.append(dict(name=f"median_filter {x.dtype} {big}x{big} size={k} reflect", x=x, size=k,
                             kind="median_filter", cpu=quick or k == 3))
+    for fn, arg, k in (("rank_filter", 2, 5), ("percentile_filter", 90, 15)):
+        what = "rank" if fn == "rank_filter" else "percentile"
+        out.append(dict(name=f"{fn} uint8 {big}x{big} size={k} {what}={arg} reflect", x=gray, size=k, kind=fn,
+                        args=(arg,), cpu=quick))
     for fn in ("minimum_filter", "grey_opening"):
         out.append(dict(name=f"{fn} float32 {big}x{big} size=15 reflect", x=image, size=15, kind=fn, cpu=True))
     return out
@@ -117,15 +122,15 @@ def rank_calls(wl):
     """(memhier, cupyx, scipy, opencv) callables of a rank workload. OpenCV's medianBlur extends
     the image by replicating its edge (scipy's 'nearest'), and takes float32 at sizes 3 and 5
     only; its erode and morphologyEx take reflect."""
-    x, k, fn = wl["x"], wl["size"], wl["kind"]
+    x, k, fn, args = wl["x"], wl["size"], wl["kind"], wl.get("args", ())
     xd = cp.asarray(x)
-    ours = lambda: getattr(mnd, fn)(xd, size=k)  # noqa: E731
-    theirs = lambda: getattr(cnd, fn)(xd, size=k)  # noqa: E731
-    host = (lambda: getattr(snd, fn)(x, size=k)) if wl["cpu"] else None
+    ours = lambda: getattr(mnd, fn)(xd, *args, size=k)  # noqa: E731
+    theirs = lambda: getattr(cnd, fn)(xd, *args, size=k)  # noqa: E731
+    host = (lambda: getattr(snd, fn)(x, *args, size=k)) if wl["cpu"] else None
     cv = None
     if cv2 is not None and fn == "median_filter" and (x.dtype == np.uint8 or k <= 5):
         cv = lambda: cv2.medianBlur(x, k)  # noqa: E731
-    elif cv2 is not None and fn != "median_filter":
+    elif cv2 is not None and fn in ("minimum_filter", "grey_opening"):
         box = np.ones((k, k), np.uint8)
         cv = (lambda: cv2.erode(x, box, borderType=cv2.BORDER_REFLECT)) if fn == "minimum_filter" else \
             (lambda: cv2.morphologyEx(x, cv2.MORPH_OPEN, box, borderType=cv2.BORDER_REFLECT))
