@@ -157,7 +157,8 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *wh
     return network_before_histogram(a, why, len) ? gpu_network : gpu_histogram;
 }
 
-static const mh_row_group groups[] = {mh_rank_cpu_rows, mh_rank_cuda_rows, mh_rank_network_rows, mh_rank_median_rows};
+static const mh_row_group groups[] = {mh_rank_cpu_rows, mh_rank_cuda_rows, mh_rank_network_rows, mh_rank_median_rows,
+                                      mh_rank_histogram_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {

@@ -652,6 +652,7 @@ const mh_row *mh_rank_cpu_rows(size_t *count);
 const mh_row *mh_rank_cuda_rows(size_t *count);
 const mh_row *mh_rank_network_rows(size_t *count);
 const mh_row *mh_rank_median_rows(size_t *count);
+const mh_row *mh_rank_histogram_rows(size_t *count);
 mh_status mh_rank_args_init(mh_context *ctx, mh_args *a, const mh_rank_desc *d, const void *in, void *out);
 
 /* ---- transpose and coalescing -------------------------------------------------------- */

@@ -179,7 +179,7 @@ static mh_status network_run(mh_context *ctx, const mh_args *args)
 }
 
 static const mh_row rows[] = {
-    {{"rank/network", MH_OP_RANK, MH_BACKEND_CUDA, 2, "registers", "ours",
+    {{"rank/network", MH_OP_RANK, MH_BACKEND_CUDA, 5, "registers", "ours",
       "a thread an output, its window's keys sorted in registers by an odd-even merge network (up to 49)"},
      network_supports, network_run, NULL, 0},
 };
