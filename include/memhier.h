@@ -238,7 +238,8 @@ enum {
     MH_TAKES_FLOAT16 = 1u << 9,       /* matmul's float16 calls */
     MH_TAKES_BFLOAT16 = 1u << 10,     /* matmul's bfloat16 calls */
     MH_TAKES_BORDER_MODES = 1u << 11, /* conv1d's and conv2d's boundary modes (bordered calls) */
-    MH_TAKES_SCIPY_SUMS = 1u << 12    /* sepfilter's float64 sums in scipy's order */
+    MH_TAKES_SCIPY_SUMS = 1u << 12,   /* sepfilter's float64 sums in scipy's order */
+    MH_TAKES_VOLUMES = 1u << 14       /* rank's footprints over three axes (mh_rank_desc's kdepth > 1) */
 };
 unsigned mh_variant_takes(const mh_variant_info *info);
 /* A MH_TAKES_ bit's name ("border modes", "float64", ...); NULL for any other value. */
@@ -490,7 +491,13 @@ mh_status mh_sepfilter_supports(mh_context *ctx, const char *variant, const mh_s
  * uint64), where C's cast that scipy makes is defined. cval is taken as given (the caller
  * casts it where scipy does). The selected value is stored in out_type with scipy's cast. Images of
  * `channels` interleaved values are filtered a channel at a time; `batch` images in one call.
- * Every dtype but float16 and bfloat16. The footprint (host memory) is read during the call. */
+ * Every dtype but float16 and bfloat16. The footprint (host memory) is read during the call.
+ * Volumes: with depth > 1 each of the batch is depth planes of rows x cols (x channels), and a
+ * footprint (and structure) of kdepth > 1 planes of krows x kcols reaches across planes, element
+ * (p, r, c) over plane z + p - (kdepth / 2 + origin_depth) for an output in plane z, the planes'
+ * edges read by `mode` as the rows' are. depth and kdepth 0 mean 1 (a desc written before they
+ * existed is an image's); a footprint of one plane filters each plane as an image. The rows
+ * flagged MH_TAKES_VOLUMES take footprints of more planes; the others refuse them. */
 typedef struct mh_rank_desc {
     size_t batch, rows, cols, channels;
     mh_dtype in_type, out_type;
@@ -502,6 +509,9 @@ typedef struct mh_rank_desc {
     mh_mode mode;
     double cval;
     int structure_in_type;          /* 0, or 1: the structure added as scipy adds it (above) */
+    size_t depth;                   /* a volume's planes (0 or 1: images) */
+    size_t kdepth;                  /* the footprint's planes (0 or 1: krows x kcols) */
+    long long origin_depth;         /* in [-(kdepth / 2), (kdepth - 1) / 2] */
 } mh_rank_desc;
 
 mh_status mh_rank(mh_context *ctx, const char *variant, const mh_rank_desc *desc, const void *in, void *out);

@@ -68,27 +68,36 @@ static double oracle_sum_in_type(const mh_rank_desc *d, const void *in, size_t a
     return (double)x;
 }
 
-static double oracle_value(const mh_rank_desc *d, const void *in, size_t b, long long y, long long x, size_t ch)
+static size_t at_least_1(size_t n) { return n ? n : 1; } /* depth and kdepth: 0 means 1 */
+
+static double oracle_value(const mh_rank_desc *d, const void *in, size_t b, long long z, long long y, long long x,
+                           size_t ch)
 {
     double window[MAX_WINDOW] = {0}; /* rank < the set elements counted into it */
-    size_t n = 0;
+    size_t n = 0, e = 0;
+    const size_t depth = at_least_1(d->depth), kdepth = at_least_1(d->kdepth);
+    const long long ap = (long long)(kdepth / 2) + d->origin_depth;
     const long long ar = (long long)(d->krows / 2) + d->origin_row, ac = (long long)(d->kcols / 2) + d->origin_col;
-    for (size_t r = 0; r < d->krows; ++r)
-        for (size_t c = 0; c < d->kcols; ++c) {
-            if (!d->footprint[r * d->kcols + c]) continue;
-            const long long iy = oracle_index(y + (long long)r - ar, (long long)d->rows, d->mode);
-            const long long ix = oracle_index(x + (long long)c - ac, (long long)d->cols, d->mode);
-            const int outside = iy < 0 || ix < 0;
-            const size_t at = outside ? 0 : ((b * d->rows + (size_t)iy) * d->cols + (size_t)ix) * d->channels + ch;
-            double v = outside ? d->cval : mh_load_double(in, at, d->in_type);
-            if (d->structure && d->structure_in_type && n > 0)
-                v = oracle_sum_in_type(d, in, at, outside, d->structure[r * d->kcols + c]);
-            else if (d->structure)
-                v += d->structure[r * d->kcols + c];
-            size_t j = n++;
-            for (; j > 0 && before(v, window[j - 1]); --j) window[j] = window[j - 1];
-            window[j] = v;
-        }
+    for (size_t p = 0; p < kdepth; ++p)
+        for (size_t r = 0; r < d->krows; ++r)
+            for (size_t c = 0; c < d->kcols; ++c, ++e) {
+                if (!d->footprint[e]) continue;
+                const long long iz = oracle_index(z + (long long)p - ap, (long long)depth, d->mode);
+                const long long iy = oracle_index(y + (long long)r - ar, (long long)d->rows, d->mode);
+                const long long ix = oracle_index(x + (long long)c - ac, (long long)d->cols, d->mode);
+                const int outside = iz < 0 || iy < 0 || ix < 0;
+                const size_t at =
+                    outside ? 0
+                            : (((b * depth + (size_t)iz) * d->rows + (size_t)iy) * d->cols + (size_t)ix) * d->channels + ch;
+                double v = outside ? d->cval : mh_load_double(in, at, d->in_type);
+                if (d->structure && d->structure_in_type && n > 0)
+                    v = oracle_sum_in_type(d, in, at, outside, d->structure[e]);
+                else if (d->structure)
+                    v += d->structure[e];
+                size_t j = n++;
+                for (; j > 0 && before(v, window[j - 1]); --j) window[j] = window[j - 1];
+                window[j] = v;
+            }
     return window[d->rank];
 }
 
@@ -127,7 +136,8 @@ static int taken[64]; /* cases each row took, by its index among the op's varian
 static void check_rows(mh_context *ctx, const mh_rank_desc *d, size_t count, int i, const void *in, const void *want)
 {
     const int gpu = mh_context_device(ctx) != MH_CPU;
-    const size_t values = d->batch * d->rows * d->cols * d->channels, out_size = mh_dtype_size(d->out_type);
+    const size_t values = d->batch * at_least_1(d->depth) * d->rows * d->cols * d->channels;
+    const size_t out_size = mh_dtype_size(d->out_type);
     void *got = malloc(values * 8), *d_in = NULL, *d_out = NULL;
     if (gpu) {
         CHECK_CUDA(cudaMalloc(&d_in, values * 8));
@@ -148,10 +158,11 @@ static void check_rows(mh_context *ctx, const mh_rank_desc *d, size_t count, int
         for (size_t k = 0; k < values && first == values; ++k)
             if (memcmp((char *)got + k * out_size, (const char *)want + k * out_size, out_size)) first = k;
         CHECK(s == MH_OK && first == values,
-              "case %d, %s: %zu x %zu x %zu x %zu %s -> %s, footprint %zu x %zu (%zu set), rank %zu, origins %lld %lld, "
-              "mode %s%s: %s; first wrong output %zu of %zu (%s)",
-              i, name, d->batch, d->rows, d->cols, d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type),
-              d->krows, d->kcols, count, d->rank, d->origin_row, d->origin_col, mh_mode_name(d->mode),
+              "case %d, %s: %zu x %zu x %zu x %zu x %zu %s -> %s, footprint %zu x %zu x %zu (%zu set), rank %zu, origins "
+              "%lld %lld %lld, mode %s%s: %s; first wrong output %zu of %zu (%s)",
+              i, name, d->batch, d->depth, d->rows, d->cols, d->channels, mh_dtype_name(d->in_type),
+              mh_dtype_name(d->out_type), d->kdepth, d->krows, d->kcols, count, d->rank, d->origin_depth, d->origin_row,
+              d->origin_col, mh_mode_name(d->mode),
               d->structure ? ", a structure" : "", mh_status_str(s), first, values, mh_context_error(ctx));
     }
     cudaFree(d_in), cudaFree(d_out);
@@ -216,15 +227,18 @@ static void one_case(mh_context *ctx, int i)
     d.out_type = below(3) ? d.in_type : types[below(NTYPES)];
     const int big = i % 11 == 0;  /* past 16 set elements: the quickselect's partitions */
     const int huge = i % 16 == 5; /* past 255: past naive, on a GPU bisect's */
+    const int volume = i % 16 == 10; /* volumes, now and then a footprint of one plane (folded into the batch) */
     d.krows = huge ? 17 + below(14) : 1 + below(big ? 15 : 6), d.kcols = huge ? 17 + below(14) : 1 + below(big ? 15 : 6);
     if (huge) d.rows = 1 + below(12), d.cols = 1 + below(12);
+    if (volume) d.depth = 1 + below(7), d.kdepth = 1 + below(4), d.rows = 1 + below(9), d.cols = 1 + below(9);
+    const size_t elements = at_least_1(d.kdepth) * d.krows * d.kcols;
     size_t count = 0;
-    for (size_t k = 0; k < d.krows * d.kcols; ++k) {
+    for (size_t k = 0; k < elements; ++k) {
         footprint[k] = (unsigned char)(below(5) != 0 ? 1 + below(3) : 0);
         structure[k] = (double)below(9) - 4.0 + 0.25 * (double)below(4);
         count += footprint[k] != 0;
     }
-    if (!count) footprint[below(d.krows * d.kcols)] = 1, count = 1;
+    if (!count) footprint[below(elements)] = 1, count = 1;
     d.footprint = footprint;
     d.rank = below(3) == 0 ? 0 : below(2) == 0 ? count - 1 : below(count);
     if (below(4) == 0) d.structure = structure, d.structure_in_type = (int)below(2);
@@ -234,6 +248,7 @@ static void one_case(mh_context *ctx, int i)
         else median_case(&d, footprint, i / 16);
         count = d.krows * d.kcols, d.structure = NULL;
     }
+    d.origin_depth = (long long)below(at_least_1(d.kdepth)) - (long long)(at_least_1(d.kdepth) / 2);
     d.origin_row = (long long)below(d.krows) - (long long)(d.krows / 2);
     d.origin_col = (long long)below(d.kcols) - (long long)(d.kcols / 2);
     d.mode = (mh_mode)below(5);
@@ -241,16 +256,23 @@ static void one_case(mh_context *ctx, int i)
     if (d.structure_in_type && d.in_type != MH_F32 && d.in_type != MH_F64) d.cval = (double)below(100); /* a value of t */
     if (i % 8 == 1 && (d.in_type == MH_I64 || d.in_type == MH_U64)) d.cval = (double)below(100); /* minmax's passes store it */
     if (i % 16 == 13 && below(2)) d.cval = (double)below(100); /* a value of every type: the narrow keys' and bytes' cval */
-    const size_t values = d.batch * d.rows * d.cols * d.channels;
+    const size_t depth = at_least_1(d.depth), values = d.batch * depth * d.rows * d.cols * d.channels;
     void *in = malloc(values * 8), *want = malloc(values * 8);
     for (size_t k = 0; k < values; ++k) put(in, k, d.in_type, random_value(d.in_type, 1));
+    size_t at = 0;
     for (size_t b = 0; b < d.batch; ++b)
-        for (size_t y = 0; y < d.rows; ++y)
-            for (size_t x = 0; x < d.cols; ++x)
-                for (size_t ch = 0; ch < d.channels; ++ch)
-                    mh_store_double(want, ((b * d.rows + y) * d.cols + x) * d.channels + ch, d.out_type,
-                                    oracle_value(&d, in, b, (long long)y, (long long)x, ch));
-    check_rows(ctx, &d, count, i, in, want);
+        for (size_t z = 0; z < depth; ++z)
+            for (size_t y = 0; y < d.rows; ++y)
+                for (size_t x = 0; x < d.cols; ++x)
+                    for (size_t ch = 0; ch < d.channels; ++ch)
+                        mh_store_double(want, at++, d.out_type,
+                                        oracle_value(&d, in, b, (long long)z, (long long)y, (long long)x, ch));
+    const mh_variant_info *chosen = NULL;
+    if (at_least_1(d.kdepth) > 1 && mh_context_device(ctx) != MH_CPU) /* no GPU row takes volumes: refused */
+        CHECK(mh_rank_select(ctx, &d, &chosen) == MH_ERR_UNSUPPORTED &&
+                  strstr(mh_context_error(ctx), "volumes run on cpu-reference and cpu-omp"),
+              "case %d: a footprint of %zu planes on a GPU: %s", i, d.kdepth, mh_context_error(ctx));
+    else check_rows(ctx, &d, count, i, in, want);
     free(in), free(want);
 }
 
@@ -259,7 +281,7 @@ static void refusals(mh_context *cpu)
     unsigned char footprint[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1}, none[9] = {0};
     const double structure[9] = {0};
     float in[16] = {0}, out[16];
-    const mh_rank_desc good = {1, 4, 4, 1, MH_F32, MH_F32, footprint, 3, 3, NULL, 4, 0, 0, MH_MODE_REFLECT, 0.0, 0};
+    const mh_rank_desc good = {1, 4, 4, 1, MH_F32, MH_F32, footprint, 3, 3, NULL, 4, 0, 0, MH_MODE_REFLECT, 0.0, 0, 1, 1, 0};
     CHECK(mh_rank(cpu, NULL, &good, in, out) == MH_OK, "the good call: %s", mh_context_error(cpu));
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, NULL, in, out), "desc");
     mh_rank_desc d = good;
@@ -303,10 +325,32 @@ static void refusals(mh_context *cpu)
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "overflows");
     d = good, d.krows = SIZE_MAX / 2, d.kcols = 4;
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "footprint's size overflows");
+    unsigned char planes2[18];
+    memset(planes2, 1, sizeof planes2);
+    const mh_variant_info *chosen = NULL;
+    d = good, d.footprint = planes2, d.kdepth = 2, d.origin_depth = 1;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "origin_depth = 1");
+    d.origin_depth = -1;
+    CHECK(mh_rank(cpu, NULL, &d, in, out) == MH_OK, "a footprint of two planes: %s", mh_context_error(cpu));
+    d.rank = 18;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "rank = 18");
+    d = good, d.kdepth = SIZE_MAX / 4;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "footprint's size overflows");
+    d = good, d.depth = SIZE_MAX / 8;
+    CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &d, in, out), "depth = ");
+    d = good, d.depth = 2, d.rows = 2; /* a footprint of one plane: each of two planes an image */
+    CHECK(mh_rank(cpu, NULL, &d, in, out) == MH_OK, "two planes: %s", mh_context_error(cpu));
+    d = good, d.footprint = planes2, d.kdepth = 2, d.rank = 9;
+    CHECK(mh_rank(cpu, "cpu-median3x3", &d, in, out) == MH_ERR_UNSUPPORTED &&
+              strstr(mh_context_error(cpu), "a footprint of 2 planes") &&
+              strstr(mh_context_error(cpu), "volumes run on cpu-reference and cpu-omp"),
+          "cpu-median3x3 on a footprint of two planes: %s", mh_context_error(cpu));
+    CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-omp"),
+          "auto on the CPU, a footprint of two planes: %s", chosen ? chosen->name : mh_context_error(cpu));
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &good, in, in + 2), "out");
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &good, in, NULL), "out");
     CHECK(mh_rank(cpu, "nonesuch", &good, in, out) != MH_OK, "an unknown variant runs");
-    const mh_variant_info *chosen = NULL;
+    chosen = NULL;
     CHECK(mh_rank_select(cpu, &good, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-median3x3"),
           "auto on the CPU, a 3 x 3 median: %s", chosen ? chosen->name : mh_context_error(cpu));
     d = good, d.rank = 3, chosen = NULL;
@@ -347,7 +391,7 @@ static void gpu_auto(mh_context *gpu)
     };
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; ++i) {
         const mh_rank_desc d = {1,     64,    64,   1, picks[i].type, picks[i].type, full, picks[i].side, picks[i].side,
-                                NULL, picks[i].rank, 0, 0, MH_MODE_REFLECT, 0.0, 0};
+                                NULL, picks[i].rank, 0, 0, MH_MODE_REFLECT, 0.0, 0, 1, 1, 0};
         const mh_variant_info *chosen = NULL;
         CHECK(mh_rank_select(gpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, picks[i].want),
               "auto on a GPU, rank %zu of %s %zu x %zu: %s, not %s", picks[i].rank, mh_dtype_name(picks[i].type),

@@ -19,7 +19,7 @@ static const size_t defaults[][3] = {{1024, 1024, 3}, {1024, 1024, 5}, {512, 512
 static mh_rank_desc desc_of(const rank_case *c)
 {
     mh_rank_desc d = {1, c->rows, c->cols, 1, MH_F32, MH_F32, c->footprint, c->side, c->side, NULL, 0, 0, 0,
-                      MH_MODE_REFLECT, 0.0, 0};
+                      MH_MODE_REFLECT, 0.0, 0, 1, 1, 0};
     d.rank = c->side * c->side / 2; /* the median */
     return d;
 }

@@ -82,7 +82,8 @@ class RankDesc(ctypes.Structure):
                 ("out_type", ctypes.c_int), ("footprint", ctypes.c_void_p), ("krows", c_size), ("kcols", c_size),
                 ("structure", ctypes.c_void_p), ("rank", c_size), ("origin_row", ctypes.c_longlong),
                 ("origin_col", ctypes.c_longlong), ("mode", ctypes.c_int), ("cval", ctypes.c_double),
-                ("structure_in_type", ctypes.c_int)]
+                ("structure_in_type", ctypes.c_int), ("depth", c_size), ("kdepth", c_size),
+                ("origin_depth", ctypes.c_longlong)]
 
 
 # mh_sepfilter_order: the passes one after the other, or both from the input and summed

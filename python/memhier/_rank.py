@@ -8,8 +8,8 @@ equals scipy's bit for bit wherever its window holds no NaN. Windows are ordered
 (NaN above every number): the minimum of a window holding NaN and numbers is its least number,
 the maximum NaN, where scipy's answer depends on where the NaN sits. A minimum or maximum over a
 whole rectangle runs as scipy runs it, one 1-D pass an axis (each stored in the output's dtype,
-a mode an axis); other footprints reach over at most two of the input's axes (the others:
-batches of lines or interleaved values). float16 is computed in float32, bool as its bytes:
+a mode an axis); other footprints reach over at most three of the input's axes (the others:
+batches of lines or interleaved values; three axes a volume's, on the rows that take them). float16 is computed in float32, bool as its bytes:
 both exact for a selection."""
 import collections
 import ctypes
@@ -31,9 +31,10 @@ __all__ = ["minimum_filter1d", "maximum_filter1d", "minimum_filter", "maximum_fi
            "morphological_gradient", "white_tophat", "black_tophat"]
 
 
-# One library call: the footprint (2-D) over `axes` (one or two of the input's), their origins, the
-# rank, the mode's code, the structure (or None), and whether cval is held in the input's dtype
-# (scipy's footprint and rank paths) or as a float64 (its separable 1-D passes' line buffers).
+# One library call: the footprint (2-D, or 3-D over three axes) over `axes` (one to three of the
+# input's, in order), their origins, the rank, the mode's code, the structure (or None), and
+# whether cval is held in the input's dtype (scipy's footprint and rank paths) or as a float64
+# (its separable 1-D passes' line buffers).
 Step = collections.namedtuple("Step", "footprint axes origins rank mode structure cval_in_dtype")
 
 
@@ -119,9 +120,18 @@ def _check_origin(origin, side, axis):
                          f"takes origins {-(side // 2)} .. {(side - 1) // 2})")
 
 
+def _planes_rows_cols(per_axis, missing=1):
+    """A value for each of one to three filtered axes as (planes, rows, cols): one axis is rows,
+    two rows and cols; `missing` where an axis is not filtered."""
+    if len(per_axis) == 3:
+        return list(per_axis)
+    return [missing] + (list(per_axis) + [missing, missing])[:2]
+
+
 class _Call:
     """One library call on x (contiguous, of the library's dtype) into y (the same) for a Step, its
-    footprint over axes (a, b), a < b, or (a) (a column), or none (one element)."""
+    footprint over axes (a, b, c) (a volume's), (a, b), a < b, (a) (a column), or none (one
+    element)."""
 
     def __init__(self, options):
         self.variant, self.device, self.context = options
@@ -130,27 +140,29 @@ class _Call:
         """offer: this call is the whole of the function's (one library call from the caller's
         input into a new output), so the compiled entry may replay it (_fast.offer)."""
         shape, axes = tuple(int(n) for n in x.shape), step.axes
-        if len(axes) == 2 and axes[1] != axes[0] + 1:  # the second axis brought beside the first
-            moved = [i for i in range(len(shape)) if i != axes[1]]
-            moved.insert(axes[0] + 1, axes[1])
+        if axes and list(axes) != list(range(axes[0], axes[0] + len(axes))):
+            moved = [i for i in range(len(shape)) if i not in axes[1:]]  # the others brought beside the first
+            moved[axes[0] + 1:axes[0] + 1] = axes[1:]
             xm = _arrays.Operand(contiguous(x.obj.transpose(moved), x.kind), "input")
             ym = _arrays.Operand(empty_like_kind(x, tuple(shape[i] for i in moved), y.dtype), "output")
-            self(xm, ym, step._replace(axes=[axes[0], axes[0] + 1]), cval)
+            self(xm, ym, step._replace(axes=list(range(axes[0], axes[0] + len(axes)))), cval)
             with on_device(x):
                 assign(y.obj, ym.obj.transpose(np.argsort(moved)), x.kind)
             return
-        # the array as (lines before, rows, cols, values after): one axis is rows (cols 1), none a line
+        # the array as (lines before, planes, rows, cols, values after): of the filtered axes, the
+        # last is cols, the one before it rows, a third planes; one axis is rows (cols 1), none a line
         a = axes[0] if axes else len(shape)
-        b = axes[1] if len(axes) == 2 else a
-        rows = shape[a] if axes else 1
-        cols = shape[b] if len(axes) == 2 else 1
+        last = axes[-1] if axes else a
+        depth, rows, cols = _planes_rows_cols([shape[i] for i in axes])
+        origins = _planes_rows_cols(list(step.origins), 0)
         fp = np.ascontiguousarray(step.footprint, dtype=np.uint8)
         st = None if step.structure is None else np.ascontiguousarray(step.structure, dtype=np.float64)
-        desc = RankDesc(math.prod(shape[:a]), rows, cols, math.prod(shape[b + 1:]),
+        desc = RankDesc(math.prod(shape[:a]), rows, cols, math.prod(shape[last + 1:]),
                         _library_code(x.dtype), _library_code(y.dtype),
-                        fp.ctypes.data, fp.shape[0], fp.shape[1], None if st is None else st.ctypes.data, step.rank,
-                        step.origins[0], step.origins[1] if len(step.origins) == 2 else 0, step.mode, cval,
-                        st is not None)  # a structure added as scipy adds it to an image of its dtype
+                        fp.ctypes.data, fp.shape[-2], fp.shape[-1], None if st is None else st.ctypes.data, step.rank,
+                        origins[1], origins[2], step.mode, cval,
+                        st is not None,  # a structure added as scipy adds it to an image of its dtype
+                        depth, fp.shape[0] if fp.ndim == 3 else 1, origins[0])
         variant = variant_arg(self.variant)
         if not in_place(x, self.device, self.context):
             call = Call([x], self.device, self.context)
@@ -276,12 +288,12 @@ def _full_origins(origin, shape, axes):
 
 def _window_step(fp, origins, rank, mode, structure=None):
     """One library step for a footprint over every axis (size-1 axes dropped), its origins checked
-    (_full_origins): refused past two axes."""
+    (_full_origins): refused past three axes."""
     axes = [a for a, side in enumerate(fp.shape) if side > 1]
-    if len(axes) > 2:
+    if len(axes) > 3:
         raise Unsupported("unsupported", f"footprint of shape {fp.shape}: it reaches over {len(axes)} axes; "
-                                         "memhier's rank filters take footprints over one or two axes")
-    squeezed = fp.reshape(([fp.shape[a] for a in axes] + [1, 1])[:2])
+                                         "memhier's rank filters take footprints over one to three axes")
+    squeezed = fp.reshape([fp.shape[a] for a in axes] if len(axes) == 3 else ([fp.shape[a] for a in axes] + [1, 1])[:2])
     st = None if structure is None else np.asarray(structure, np.float64).reshape(squeezed.shape)
     return Step(squeezed, axes, [origins[a] for a in axes] or [0], rank, mode_arg(mode), st, True)
 

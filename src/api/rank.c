@@ -14,6 +14,7 @@ static mh_status check_dtype(mh_context *ctx, const char *name, mh_dtype t)
                    "is exact in float32: widen them to it)", name, (int)t, mh_dtype_name(t));
 }
 
+/* d: depth and kdepth at least 1 (mh_rank_args_init). */
 static mh_status check_sizes(mh_context *ctx, const mh_rank_desc *d, size_t *values)
 {
     const size_t dims[4] = {d->batch, d->rows, d->cols, d->channels};
@@ -24,12 +25,28 @@ static mh_status check_sizes(mh_context *ctx, const mh_rank_desc *d, size_t *val
     if (s == MH_OK) s = check_dtype(ctx, "out_type", d->out_type);
     if (s != MH_OK) return s;
     size_t n, bytes;
-    if (!mh_mul_ok(d->batch, d->rows, &n) || !mh_mul_ok(n, d->cols, &n) || !mh_mul_ok(n, d->channels, &n) ||
-        !mh_mul_ok(n, 8, &bytes) || n > (size_t)INT64_MAX / 8)
+    if (!mh_mul_ok(d->batch, d->depth, &n) || !mh_mul_ok(n, d->rows, &n) || !mh_mul_ok(n, d->cols, &n) ||
+        !mh_mul_ok(n, d->channels, &n) || !mh_mul_ok(n, 8, &bytes) || n > (size_t)INT64_MAX / 8)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
-                       "batch = %zu, rows = %zu, cols = %zu, channels = %zu: the images' size overflows", d->batch,
-                       d->rows, d->cols, d->channels);
+                       "batch = %zu, depth = %zu, rows = %zu, cols = %zu, channels = %zu: the images' size overflows",
+                       d->batch, d->depth, d->rows, d->cols, d->channels);
     *values = n;
+    return MH_OK;
+}
+
+/* The footprint's elements (kdepth x krows x kcols; d's kdepth at least 1), checked for size. */
+static mh_status footprint_elements(mh_context *ctx, const mh_rank_desc *d, size_t *elements)
+{
+    if (d->krows == 0 || d->kcols == 0)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "krows = %zu, kcols = %zu: the footprint is empty", d->krows,
+                       d->kcols);
+    size_t bytes;
+    if (!mh_mul_ok(d->kdepth, d->krows, elements) || !mh_mul_ok(*elements, d->kcols, elements) ||
+        !mh_mul_ok(*elements, sizeof(double), &bytes) || d->kdepth > (size_t)INT32_MAX ||
+        d->krows > (size_t)INT32_MAX || d->kcols > (size_t)INT32_MAX)
+        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
+                       "kdepth = %zu, krows = %zu, kcols = %zu: the footprint's size overflows", d->kdepth, d->krows,
+                       d->kcols);
     return MH_OK;
 }
 
@@ -37,14 +54,10 @@ static mh_status check_sizes(mh_context *ctx, const mh_rank_desc *d, size_t *val
 static mh_status check_footprint(mh_context *ctx, const mh_rank_desc *d, size_t *count)
 {
     if (!d->footprint) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "footprint is NULL");
-    if (d->krows == 0 || d->kcols == 0)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "krows = %zu, kcols = %zu: the footprint is empty", d->krows,
-                       d->kcols);
-    size_t elements, bytes;
-    if (!mh_mul_ok(d->krows, d->kcols, &elements) || !mh_mul_ok(elements, sizeof(double), &bytes) ||
-        d->krows > (size_t)INT32_MAX || d->kcols > (size_t)INT32_MAX)
-        return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "krows = %zu, kcols = %zu: the footprint's size overflows",
-                       d->krows, d->kcols);
+    size_t elements;
+    mh_status s = footprint_elements(ctx, d, &elements);
+    if (s != MH_OK) return s;
+    const size_t bytes = elements * sizeof(double);
     if (mh_is_device_memory(ctx, d->footprint))
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "footprint = %p is device memory; it is read from the host",
                        (const void *)d->footprint);
@@ -52,7 +65,7 @@ static mh_status check_footprint(mh_context *ctx, const mh_rank_desc *d, size_t 
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "structure = %p is device memory; it is read from the host",
                        (const void *)d->structure);
     if (mh_is_cpu(ctx)) {
-        mh_status s = mh_check_buffer(ctx, "footprint", d->footprint, elements);
+        s = mh_check_buffer(ctx, "footprint", d->footprint, elements);
         if (s == MH_OK && d->structure) s = mh_check_buffer(ctx, "structure", d->structure, bytes);
         if (s != MH_OK) return s;
     }
@@ -78,7 +91,7 @@ static mh_status check_structure(mh_context *ctx, const mh_rank_desc *d)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
                        "cval = %g: a structure added in %s's arithmetic takes a cval of that type (below %g in "
                        "magnitude)", d->cval, mh_dtype_name(d->in_type), limit);
-    for (size_t i = 0; i < d->krows * d->kcols; ++i)
+    for (size_t i = 0; i < d->kdepth * d->krows * d->kcols; ++i)
         if (d->footprint[i] && !(fabs(d->structure[i]) < limit))
             return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT,
                            "structure[%zu] = %g: a structure added in %s's arithmetic takes finite values below %g in "
@@ -87,12 +100,21 @@ static mh_status check_structure(mh_context *ctx, const mh_rank_desc *d)
     return MH_OK;
 }
 
-mh_status mh_rank_args_init(mh_context *ctx, mh_args *args, const mh_rank_desc *d, const void *in, void *out)
+/* The desc with depth and kdepth at least 1 (0 means 1). */
+static mh_rank_desc rows_view(const mh_rank_desc *d)
+{
+    mh_rank_desc v = *d;
+    v.depth = v.depth ? v.depth : 1, v.kdepth = v.kdepth ? v.kdepth : 1;
+    return v;
+}
+
+mh_status mh_rank_args_init(mh_context *ctx, mh_args *args, const mh_rank_desc *desc, const void *in, void *out)
 {
     memset(args, 0, sizeof *args);
     args->op = MH_OP_RANK;
-    if (!d) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "desc is NULL");
+    if (!desc) return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "desc is NULL");
     mh_rank_args *a = &args->rank;
+    const mh_rank_desc view = rows_view(desc), *d = &view;
     mh_status s;
     if ((s = check_sizes(ctx, d, &a->values)) != MH_OK) return s;
     if ((s = check_footprint(ctx, d, &a->count)) != MH_OK) return s;
@@ -100,11 +122,14 @@ mh_status mh_rank_args_init(mh_context *ctx, mh_args *args, const mh_rank_desc *
     if (d->rank >= a->count)
         return mh_fail(ctx, MH_ERR_INVALID_ARGUMENT, "rank = %zu: the footprint has %zu set elements (ranks 0 to %zu)",
                        d->rank, a->count, a->count - 1);
-    if ((s = mh_check_origin(ctx, "origin_row", d->origin_row, d->krows, "footprint side")) != MH_OK ||
+    if ((s = mh_check_origin(ctx, "origin_depth", d->origin_depth, d->kdepth, "footprint side")) != MH_OK ||
+        (s = mh_check_origin(ctx, "origin_row", d->origin_row, d->krows, "footprint side")) != MH_OK ||
         (s = mh_check_origin(ctx, "origin_col", d->origin_col, d->kcols, "footprint side")) != MH_OK ||
         (s = mh_check_mode(ctx, "mode", d->mode)) != MH_OK)
         return s;
-    a->d = *d;
+    a->d = view;
+    /* a footprint of one plane filters each plane as an image (no overflow: check_sizes) */
+    if (a->d.kdepth == 1) a->d.batch *= a->d.depth, a->d.depth = 1;
     a->in = in, a->out = out;
     return MH_OK;
 }
@@ -157,15 +182,29 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *wh
     return network_before_histogram(a, why, len) ? gpu_network : gpu_histogram;
 }
 
+/* A footprint over three axes needs a row flagged for volumes. */
+static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t len)
+{
+    const mh_rank_desc *d = &args->rank.d;
+    if (d->kdepth == 1 || (row->flags & MH_ROW_VOLUMES)) return 1;
+    char takers[256];
+    snprintf(why, len, "a footprint of %zu planes: it takes footprints of one plane (volumes run on %s)", d->kdepth,
+             mh_rows_with(MH_OP_RANK, MH_ROW_VOLUMES, takers, sizeof takers));
+    return 0;
+}
+
 static const mh_row_group groups[] = {mh_rank_cpu_rows, mh_rank_cuda_rows, mh_rank_network_rows, mh_rank_median_rows,
                                       mh_rank_histogram_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {
     const mh_rank_desc *d = &args->rank.d;
-    snprintf(buf, len, "%zu x %zu x %zu x %zu %s -> %s, rank %zu of a %zu x %zu footprint of %zu, mode %s%s", d->batch,
-             d->rows, d->cols, d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type), d->rank, d->krows,
-             d->kcols, args->rank.count, mh_mode_name(d->mode),
+    char planes[64] = "", kplanes[64] = "";
+    if (d->depth > 1) snprintf(planes, sizeof planes, "%zu x ", d->depth);
+    if (d->kdepth > 1) snprintf(kplanes, sizeof kplanes, "%zu x ", d->kdepth);
+    snprintf(buf, len, "%zu x %s%zu x %zu x %zu %s -> %s, rank %zu of a %s%zu x %zu footprint of %zu, mode %s%s",
+             d->batch, planes, d->rows, d->cols, d->channels, mh_dtype_name(d->in_type), mh_dtype_name(d->out_type),
+             d->rank, kplanes, d->krows, d->kcols, args->rank.count, mh_mode_name(d->mode),
              !d->structure ? "" : d->structure_in_type ? ", a structure added as scipy adds it" : ", a structure");
 }
 
@@ -176,6 +215,7 @@ const mh_op_table mh_rank_table = {
     .ngroups = sizeof groups / sizeof groups[0],
     .auto_order = auto_order,
     .check_buffers = check_buffers,
+    .row_accepts = row_accepts,
     .describe = describe,
 };
 

@@ -287,15 +287,17 @@ typedef struct mh_sepfilter_args {
     int vtaps_on_device, htaps_on_device;
     const void *in;
     void *out;
-    size_t values; /* batch * rows * cols * channels */
+    size_t values; /* batch * depth * rows * cols * channels */
 } mh_sepfilter_args;
 
-/* mh_rank's call: the description (the caller's footprint and structure, read during the call),
- * the footprint's set elements counted, and the buffers. */
+/* mh_rank's call: the description (the caller's footprint and structure, read during the call;
+ * depth and kdepth at least 1, a volume's planes folded into the batch where the footprint has
+ * one plane, so that depth > 1 only with kdepth > 1), the footprint's set elements counted, and
+ * the buffers. */
 typedef struct mh_rank_args {
     mh_rank_desc d;
     size_t count;  /* set elements of the footprint */
-    size_t values; /* batch * rows * cols * channels */
+    size_t values; /* batch * depth * rows * cols * channels */
     const void *in;
     void *out;
 } mh_rank_args;
@@ -372,6 +374,8 @@ enum {
     /* adds sepfilter's float64 products in scipy's order (MH_SEPFILTER_SUMS_SCIPY): other rows
      * refuse such calls */
     MH_ROW_SCIPY_SUMS = MH_TAKES_SCIPY_SUMS,
+    /* takes rank's footprints over three axes (mh_rank_desc's kdepth > 1): other rows refuse them */
+    MH_ROW_VOLUMES = MH_TAKES_VOLUMES,
     /* reads mh_conv2d_mode_reversed's filter, or sepfilter's reversed device taps, from its end
      * itself: the op makes no reversed copy for it (conv2d's and sepfilter's prepare) */
     MH_ROW_READS_REVERSED = 1u << 13,

@@ -85,6 +85,7 @@ const char *mh_takes_name(unsigned bit)
     case MH_TAKES_BFLOAT16: return "bfloat16";
     case MH_TAKES_BORDER_MODES: return "border modes";
     case MH_TAKES_SCIPY_SUMS: return "scipy sums";
+    case MH_TAKES_VOLUMES: return "volumes";
     default: return NULL;
     }
 }

@@ -2,7 +2,8 @@
  *   cpu-reference  a window's keys sorted whole (insertion sort), the rank read off: the
  *                  definition, for the tests
  *   cpu-omp        a window's keys gathered once an output, the minimum or maximum by one scan,
- *                  other ranks by a quickselect; OpenMP over the images' rows
+ *                  other ranks by a quickselect; OpenMP over the images' rows; with
+ *                  cpu-reference, the rows that take footprints over three axes (volumes)
  *   cpu-minmax     the minimum or maximum over a line (scipy's separable passes; a rectangle as a
  *                  pass along its rows and one down its columns) by van Herk's and Gil and
  *                  Werman's running extremes: three comparisons an output whatever the window;
@@ -27,59 +28,70 @@
 #include <omp.h>
 #include <stdlib.h>
 
-/* The footprint's set elements as offsets from the output's position, in C order, with their
- * structure's values as they are added (0 without one); the same as distances in the array
- * (delta), and how far the window reaches from its output each way. */
+/* The footprint's set elements as offsets from the output's position (plane, row, column), in C
+ * order, with their structure's values as they are added (0 without one); the same as distances
+ * in the array (delta), and how far the window reaches from its output each way. */
 typedef struct rank_window {
-    long long *dr, *dc, *delta;
+    long long *dp, *dr, *dc, *delta;
     double *s;
-    long long above, below, before, after;
+    long long front, back, above, below, before, after;
 } rank_window;
+
+static long long reach_before(long long o, long long reach) { return o < -reach ? -o : reach; }
+static long long reach_after(long long o, long long reach) { return o > reach ? o : reach; }
 
 static int window_make(const mh_rank_args *a, rank_window *w)
 {
     const mh_rank_desc *d = &a->d;
-    w->dr = malloc(a->count * sizeof *w->dr), w->dc = malloc(a->count * sizeof *w->dc);
-    w->delta = malloc(a->count * sizeof *w->delta), w->s = malloc(a->count * sizeof *w->s);
-    if (!w->dr || !w->dc || !w->delta || !w->s) return 0;
+    w->dp = malloc(a->count * sizeof *w->dp), w->dr = malloc(a->count * sizeof *w->dr);
+    w->dc = malloc(a->count * sizeof *w->dc), w->delta = malloc(a->count * sizeof *w->delta);
+    w->s = malloc(a->count * sizeof *w->s);
+    if (!w->dp || !w->dr || !w->dc || !w->delta || !w->s) return 0;
+    const long long anchor_p = (long long)(d->kdepth / 2) + d->origin_depth;
     const long long anchor_r = (long long)(d->krows / 2) + d->origin_row;
     const long long anchor_c = (long long)(d->kcols / 2) + d->origin_col;
-    size_t n = 0;
-    for (size_t r = 0; r < d->krows; ++r)
-        for (size_t c = 0; c < d->kcols; ++c)
-            if (d->footprint[r * d->kcols + c]) {
-                w->dr[n] = (long long)r - anchor_r, w->dc[n] = (long long)c - anchor_c;
-                w->delta[n] = (w->dr[n] * (long long)d->cols + w->dc[n]) * (long long)d->channels;
-                w->s[n++] = d->structure ? d->structure[r * d->kcols + c] : 0.0;
-            }
-    w->above = w->before = w->below = w->after = 0;
-    for (size_t i = 0; i < n; ++i) {
-        w->above = w->dr[i] < -w->above ? -w->dr[i] : w->above, w->below = w->dr[i] > w->below ? w->dr[i] : w->below;
-        w->before = w->dc[i] < -w->before ? -w->dc[i] : w->before, w->after = w->dc[i] > w->after ? w->dc[i] : w->after;
-    }
+    w->front = w->back = w->above = w->below = w->before = w->after = 0;
+    size_t n = 0, e = 0;
+    for (size_t p = 0; p < d->kdepth; ++p)
+        for (size_t r = 0; r < d->krows; ++r)
+            for (size_t c = 0; c < d->kcols; ++c, ++e)
+                if (d->footprint[e]) {
+                    w->dp[n] = (long long)p - anchor_p, w->dr[n] = (long long)r - anchor_r;
+                    w->dc[n] = (long long)c - anchor_c;
+                    w->delta[n] = ((w->dp[n] * (long long)d->rows + w->dr[n]) * (long long)d->cols + w->dc[n]) *
+                                  (long long)d->channels;
+                    w->s[n] = d->structure ? d->structure[e] : 0.0;
+                    w->front = reach_before(w->dp[n], w->front), w->back = reach_after(w->dp[n], w->back);
+                    w->above = reach_before(w->dr[n], w->above), w->below = reach_after(w->dr[n], w->below);
+                    w->before = reach_before(w->dc[n], w->before), w->after = reach_after(w->dc[n], w->after);
+                    ++n;
+                }
     return 1;
 }
 
-static void window_free(rank_window *w) { free(w->dr), free(w->dc), free(w->delta), free(w->s); }
+static void window_free(rank_window *w) { free(w->dp), free(w->dr), free(w->dc), free(w->delta), free(w->s); }
 
-/* The keys of output (b, y, x, ch)'s window into keys (count of them): a window inside the image
- * by its distances from the output, one at the edges through the mode. */
-static void gather(const mh_rank_args *a, const rank_window *w, size_t b, long long y, long long x, size_t ch,
-                   uint64_t *keys)
+/* The keys of output (b, z, y, x, ch)'s window into keys (count of them): a window inside the
+ * volume by its distances from the output, one at the edges through the mode. */
+static void gather(const mh_rank_args *a, const rank_window *w, size_t b, long long z, long long y, long long x,
+                   size_t ch, uint64_t *keys)
 {
     const mh_rank_desc *d = &a->d;
-    const long long rows = (long long)d->rows, cols = (long long)d->cols;
-    if (!d->structure && y >= w->above && y + w->below < rows && x >= w->before && x + w->after < cols) {
-        const size_t at = ((b * d->rows + (size_t)y) * d->cols + (size_t)x) * d->channels + ch;
+    const long long depth = (long long)d->depth, rows = (long long)d->rows, cols = (long long)d->cols;
+    if (!d->structure && z >= w->front && z + w->back < depth && y >= w->above && y + w->below < rows &&
+        x >= w->before && x + w->after < cols) {
+        const size_t at = (((b * d->depth + (size_t)z) * d->rows + (size_t)y) * d->cols + (size_t)x) * d->channels + ch;
         for (size_t i = 0; i < a->count; ++i)
             keys[i] = mh_rank_key(mh_load_double(a->in, (size_t)((long long)at + w->delta[i]), d->in_type));
         return;
     }
     for (size_t i = 0; i < a->count; ++i) {
+        const long long p = mh_border_index(z + w->dp[i], depth, d->mode);
         const long long r = mh_border_index(y + w->dr[i], rows, d->mode);
         const long long c = mh_border_index(x + w->dc[i], cols, d->mode);
-        const int outside = r < 0 || c < 0;
-        const size_t at = outside ? 0 : ((b * d->rows + (size_t)r) * d->cols + (size_t)c) * d->channels + ch;
+        const int outside = p < 0 || r < 0 || c < 0;
+        const size_t at =
+            outside ? 0 : (((b * d->depth + (size_t)p) * d->rows + (size_t)r) * d->cols + (size_t)c) * d->channels + ch;
         if (d->structure && d->structure_in_type && i > 0) { /* scipy's: the first element in float64 */
             keys[i] = mh_rank_key(mh_rank_sum_in_type(a->in, at, outside, d->cval, d->in_type, w->s[i]));
             continue;
@@ -138,7 +150,7 @@ static uint64_t select_scan(uint64_t *keys, size_t n, size_t rank)
 
 typedef uint64_t (*rank_select_fn)(uint64_t *keys, size_t n, size_t rank);
 
-/* Every output of the images, rows shared among OpenMP's threads (one thread where `parallel`
+/* Every output of the images (or volumes), rows shared among OpenMP's threads (one thread where `parallel`
  * is 0), each thread's keys in its own slice of one buffer. */
 static mh_status run_rows(const mh_rank_args *a, rank_select_fn pick, int parallel)
 {
@@ -151,15 +163,15 @@ static mh_status run_rows(const mh_rank_args *a, rank_select_fn pick, int parall
         free(keys), window_free(&w);
         return MH_ERR_OUT_OF_MEMORY;
     }
-    const long long lines = (long long)(d->batch * d->rows);
+    const long long lines = (long long)(d->batch * d->depth * d->rows);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(threads) if (parallel)
     for (long long line = 0; line < lines; ++line) {
         uint64_t *mine = keys + (size_t)omp_get_thread_num() * a->count;
-        const size_t b = (size_t)line / d->rows;
-        const long long y = line % (long long)d->rows;
+        const size_t b = (size_t)line / (d->depth * d->rows);
+        const long long z = (long long)((size_t)line / d->rows % d->depth), y = line % (long long)d->rows;
         for (size_t x = 0; x < d->cols; ++x)
             for (size_t ch = 0; ch < d->channels; ++ch) {
-                gather(a, &w, b, y, (long long)x, ch, mine);
+                gather(a, &w, b, z, y, (long long)x, ch, mine);
                 const size_t at = (((size_t)line * d->cols) + x) * d->channels + ch;
                 mh_store_double(a->out, at, d->out_type, mh_rank_value(pick(mine, a->count, d->rank)));
             }
@@ -672,10 +684,10 @@ static mh_status histogram_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"rank/cpu-reference", MH_OP_RANK, MH_BACKEND_CPU, 0, "host", "scipy.ndimage",
       "a window's values sorted whole, the rank read off"},
-     mh_supports_any, reference_run, NULL, 0},
+     mh_supports_any, reference_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
     {{"rank/cpu-omp", MH_OP_RANK, MH_BACKEND_CPU, 1, "host", "ours",
       "the minimum or maximum by one scan, other ranks by a quickselect; OpenMP over rows"},
-     mh_supports_any, omp_run, NULL, 0},
+     mh_supports_any, omp_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
     {{"rank/cpu-minmax", MH_OP_RANK, MH_BACKEND_CPU, 2, "host", "ours",
       "the minimum or maximum over a line or rectangle by running extremes in blocks of the window; OpenMP over lines"},
      minmax_supports, minmax_run, NULL, 0},
