@@ -153,8 +153,8 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
  * takes the call (the minimum or maximum over a rectangle in one pass), minmax (over a line:
  * scipy's separable passes; a rectangle in two), median3x3, median5x5 and median7x7 for the
  * median of a full 3 x 3, 5 x 5 and 7 x 7 window, network (up to 49 set elements) and histogram
- * (any rank of a full rectangle of an 8-bit image) in network_before_histogram's order, else bisect (past 49 set elements 4.5-23x faster than naive, which stays the
- * ladder's first rung). */
+ * (any rank of a full rectangle of an 8-bit image) in network_before_histogram's order, else
+ * bisect (past 49 set elements 4.5-23x faster than naive, which stays the ladder's first rung). */
 enum { NETWORK_BEFORE_HISTOGRAM_UP_TO = 25 };
 
 /* Network sorts 9, 25 or 49 keys: up to 25 its sort is cheaper than histogram's walk, whose
