@@ -26,8 +26,9 @@ call on the whole array gives. Chunks may be NumPy arrays (the CPU backend) or C
 - minimum_filter, maximum_filter, median_filter, rank_filter, percentile_filter (dask-image's
   ndfilters names) and grey_erosion, grey_dilation, grey_opening, grey_closing,
   morphological_gradient, white_tophat, black_tophat (scipy.ndimage's): memhier.ndimage's
-  selection filters on each chunk's window, the compositions made of whole-array steps as scipy
-  makes them: equal to the call on the whole image, bit for bit.
+  selection filters on each chunk's window of an image or a volume (2-D, 3-D), the compositions
+  made of whole-array steps as scipy makes them: equal to the call on the whole image, bit for
+  bit.
 - pipeline: several of memhier.ndimage's separable filters in one task a chunk (gaussian_filter
   then sobel, say), each chunk's window wide enough for all of them: equal, bit for bit, to the
   calls made in turn on the whole image; with on_gpu, a host image's chunks streamed through the
@@ -752,50 +753,52 @@ def gaussian_laplace(image, sigma, mode="reflect", cval=0.0, truncate=4.0, radiu
 
 # ---- memhier.ndimage's selection filters and grey morphology ---------------------------------
 
-def _window_sides(size, footprint, structure):
-    """The sides of a 2-D selection filter's window: its footprint's, else its structure's, else
-    its size's (one for both axes, or one each)."""
+def _window_sides(size, footprint, structure, ndim):
+    """The sides of the selection filter's window on an image (2-D) or a volume (3-D) of ndim
+    axes: its footprint's, else its structure's, else its size's (one for every axis, or one
+    each)."""
     if footprint is not None:
         sides = np.shape(footprint)
     elif structure is not None:
         sides = np.shape(structure)
     elif size is not None:
-        sides = tuple(int(s) for s in ndimage._per_axis(size, "size"))
+        sides = tuple(int(s) for s in ndimage._per_axis(size, "size", ndim))
     else:
         raise ValueError("size, footprint, or structure must be specified")
-    if len(sides) != 2:
-        raise ValueError(f"footprint: {len(sides)}-D; memhier.dask filters 2-D images")
+    if len(sides) != ndim:
+        raise ValueError(f"footprint: {len(sides)}-D on a {ndim}-D image; memhier.dask's selection filters take a "
+                         "footprint of the image's axes")
     return sides
 
 
 def _selection(image, sides, mode, cval, origin, check, call):
-    """A selection filter of a 2-D dask array chunk by chunk: each chunk's window reaches as far
+    """A selection filter of a 2-D or 3-D dask array chunk by chunk: each chunk's window reaches as far
     as the footprint reaches either way from an output (max(lead, side - 1 - lead) a side, lead =
     side // 2 + origin, so that grey_dilation's mirrored footprint is covered too), the part past
     the array's edges extended by the mode, then call(window) (memhier.ndimage's function on
     it), whose outputs that read inside the window only are kept. The arguments are checked
     first by check (the same call) on a one-element array of the image's dtype."""
-    dtype = _image_dtype(image)
-    if image.ndim != 2:
-        raise ValueError(f"image: {image.ndim}-D; memhier.dask filters 2-D images")
-    modes = ndimage._per_axis(mode, "mode")
-    if modes[0] != modes[1]:
+    dtype, ndim = _image_dtype(image), len(sides)
+    modes = ndimage._per_axis(mode, "mode", ndim)
+    if any(m != modes[0] for m in modes):
         raise Unsupported("unsupported", f"mode: {mode!r}; memhier.dask extends each chunk's window by one mode")
-    check(np.zeros((1, 1), dtype))
+    check(np.zeros((1,) * ndim, dtype))
     mode, cval = mode_arg(modes[0]), float(cval)
     _border_held(dtype, mode, cval)
-    origins = [int(o) for o in ndimage._per_axis(origin, "origin")]
+    origins = [int(o) for o in ndimage._per_axis(origin, "origin", ndim)]
     reach = [builtins.max(k // 2 + o, k - 1 - (k // 2 + o)) for k, o in zip(sides, origins)]
 
     def run(window):
-        return call(window)[reach[0]:window.shape[0] - reach[0], reach[1]:window.shape[1] - reach[1]]
+        return call(window)[tuple(slice(r, n - r) for r, n in zip(reach, window.shape))]
     return _windowed(image, [2 * r + 1 for r in reach], reach, "image", run, border=(mode, cval), dtype=dtype)
 
 
 def _selected(fn, image, size, footprint, structure, mode, cval, origin, variant, **kw):
     """memhier.ndimage's `fn` (a selection filter) of a dask array, through _selection (its
     arguments checked with auto's variant: a GPU row named would refuse the check's NumPy array)."""
-    sides = _window_sides(size, footprint, structure)
+    if image.ndim not in (2, 3):
+        raise ValueError(f"image: {image.ndim}-D; memhier.dask's selection filters take images and volumes (2-D, 3-D)")
+    sides = _window_sides(size, footprint, structure, image.ndim)
     args = dict(size=size, footprint=footprint, mode=mode, cval=cval, origin=origin, **kw)
     if structure is not None:
         args["structure"] = structure
@@ -804,46 +807,47 @@ def _selected(fn, image, size, footprint, structure, mode, cval, origin, variant
 
 
 def minimum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
-    """memhier.ndimage.minimum_filter on a 2-D dask array: bit for bit the call on the whole image."""
+    """memhier.ndimage.minimum_filter on a 2-D or 3-D dask array: bit for bit the call on the
+    whole image."""
     return _selected(ndimage.minimum_filter, image, size, footprint, None, mode, cval, origin,
                      variant)
 
 
 def maximum_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
-    """memhier.ndimage.maximum_filter on a 2-D dask array."""
+    """memhier.ndimage.maximum_filter on a 2-D or 3-D dask array."""
     return _selected(ndimage.maximum_filter, image, size, footprint, None, mode, cval, origin,
                      variant)
 
 
 def median_filter(image, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
-    """memhier.ndimage.median_filter on a 2-D dask array."""
+    """memhier.ndimage.median_filter on a 2-D or 3-D dask array."""
     return _selected(ndimage.median_filter, image, size, footprint, None, mode, cval, origin,
                      variant)
 
 
 def rank_filter(image, rank, size=None, footprint=None, mode="reflect", cval=0.0, origin=0, variant="auto"):
-    """memhier.ndimage.rank_filter on a 2-D dask array."""
+    """memhier.ndimage.rank_filter on a 2-D or 3-D dask array."""
     return _selected(ndimage.rank_filter, image, size, footprint, None, mode, cval, origin, variant,
                      rank=rank)
 
 
 def percentile_filter(image, percentile, size=None, footprint=None, mode="reflect", cval=0.0, origin=0,
                       variant="auto"):
-    """memhier.ndimage.percentile_filter on a 2-D dask array."""
+    """memhier.ndimage.percentile_filter on a 2-D or 3-D dask array."""
     return _selected(ndimage.percentile_filter, image, size, footprint, None, mode, cval, origin,
                      variant, percentile=percentile)
 
 
 def grey_erosion(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
                  variant="auto"):
-    """memhier.ndimage.grey_erosion on a 2-D dask array."""
+    """memhier.ndimage.grey_erosion on a 2-D or 3-D dask array."""
     return _selected(ndimage.grey_erosion, image, size, footprint, structure, mode, cval, origin,
                      variant)
 
 
 def grey_dilation(image, size=None, footprint=None, structure=None, mode="reflect", cval=0.0, origin=0,
                   variant="auto"):
-    """memhier.ndimage.grey_dilation on a 2-D dask array."""
+    """memhier.ndimage.grey_dilation on a 2-D or 3-D dask array."""
     return _selected(ndimage.grey_dilation, image, size, footprint, structure, mode, cval, origin,
                      variant)
 

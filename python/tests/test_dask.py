@@ -343,6 +343,28 @@ def test_selection_filters_equal_one_call(rng, mode, dtype):
             assert got.dtype == want.dtype
 
 
+@pytest.mark.parametrize("mode", ["reflect", "constant", "wrap"])
+def test_selection_filters_of_volumes_equal_one_call(rng, mode):
+    """Volumes (3-D dask arrays, a footprint over the three axes: cpu-omp on each chunk's window):
+    bit for bit against memhier.ndimage on the whole volume at every seam and edge."""
+    from memhier import ndimage as mnd
+    fp = rng.random((3, 2, 4)) > 0.4
+    fp[0, 0, 0] = True
+    for dtype in (np.float32, np.uint8, np.int64):
+        x = (rng.standard_normal((15, 18, 21)) * 40).astype(dtype)
+        dx = da.from_array(x, chunks=(5, 6, 7))
+        for name, args, kw in (("median_filter", (), dict(size=3)), ("rank_filter", (-2,), dict(footprint=fp, origin=(1, 0, -2))),
+                               ("grey_opening", (), dict(size=(2, 3, 3))),
+                               ("grey_dilation", (), dict(structure=rng.integers(-3, 4, (3, 3, 2)).astype(np.float64)))):
+            got = getattr(mdask, name)(dx, *args, mode=mode, cval=3.0, **kw)
+            want = getattr(mnd, name)(x, *args, mode=mode, cval=3.0, **kw)
+            np.testing.assert_array_equal(got.compute(), want, err_msg=f"{name} {dtype} {kw}")
+    with pytest.raises(ValueError, match="footprint: 2-D on a 3-D image"):
+        mdask.median_filter(da.from_array(x, chunks=(5, 6, 7)), footprint=np.ones((3, 3), bool))
+    with pytest.raises(ValueError, match="images and volumes"):
+        mdask.median_filter(da.from_array(np.zeros((2, 3, 4, 5)), chunks=2), size=3)
+
+
 def test_selection_filters_of_cupy_chunks_on_gpu(rng):
     """CuPy chunks through the rank rows (a row named too: the arguments' check runs auto on the
     CPU): bit for bit against memhier.ndimage on the whole CuPy array."""
