@@ -13,7 +13,7 @@ warm-up alone (cupyx's large medians take seconds); cupyx is left out past `CUPY
 elements a window (its sort per output).
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/rank_targets.py [N] [names]
-names: minmax, median, opening, first, rungs (default: all but rungs); RANK_QUICK=1: three sizes of each"""
+names: minmax, median, opening, first, rungs, volumes (default: all but rungs and volumes); RANK_QUICK=1: three sizes of each"""
 import os
 import subprocess
 import sys
@@ -117,6 +117,15 @@ def rungs(n, rng):
             row(f"rank_filter uint8 {n}^2 {size}x{size} rank {kw['rank']} histogram", "rank_filter", u8, size, "",
                 size * size if size < 15 else 10**9, variant="histogram", **kw)
             row("  bisect", "rank_filter", u8, size, "(below)", 10**9, variant="bisect", **kw)
+
+
+def volumes(n, rng):
+    """Issue 68's volume targets: a 256^3 float32 3x3x3 median (>= 10x cupyx) and a 512^3 float32
+    minimum of size 7 (<= 2x copy: scipy's three separable passes), whatever n says."""
+    v = cp.asarray(rng.standard_normal((256, 256, 256), np.float32))
+    row("median_filter float32 256^3 3x3x3", "median_filter", v, 3, ">= 10x cupyx", 27)
+    big = cp.asarray(rng.standard_normal((512, 512, 512), np.float32))
+    row("minimum_filter float32 512^3 size 7", "minimum_filter", big, 7, "<= 2x copy", 14)
 
 
 def opening(n, rng):
