@@ -134,6 +134,26 @@ static __device__ __forceinline__ void median3_border(const median3_params &p, c
     }
 }
 
+/* Segment `tile` of a thread's column of outputs v (a grid row's share of an image's rows): the
+ * image's input, the segment's first output's index, its windows' first input row (unmapped), its
+ * outputs, and whether every row its windows of `side` rows read lies inside the image. */
+template <typename T> struct median_segment {
+    const T *in;
+    size_t out;
+    long long top, outputs;
+    bool rows_inside;
+};
+template <typename T>
+static __device__ __forceinline__ median_segment<T> segment_of(const median3_params &p, size_t tile, size_t v, int side)
+{
+    const size_t image = tile / p.segments;
+    const long long y0 = (long long)(tile % p.segments * p.segment), top = y0 - p.anchor_row;
+    const long long outputs = min((long long)p.segment, p.rows - y0);
+    return {(const T *)p.in + image * (size_t)p.rows * p.row_values,
+            (image * (size_t)p.rows + (size_t)y0) * p.row_values + v, top, outputs,
+            top >= 0 && top + outputs + side - 1 <= p.rows};
+}
+
 template <typename T, bool Same>
 static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(const median3_params p)
 {
@@ -148,14 +168,10 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(co
     }
     const bool columns_inside = w.at[0] >= 0 && w.at[1] >= 0 && w.at[2] >= 0;
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
-        const size_t image = tile / p.segments;
-        const long long y0 = (long long)(tile % p.segments * p.segment), top = y0 - p.anchor_row;
-        const long long outputs = min((long long)p.segment, p.rows - y0);
-        const T *const in = (const T *)p.in + image * (size_t)p.rows * p.row_values;
-        const size_t out = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
-        if (columns_inside && top >= 0 && top + outputs + 2 <= p.rows)
-            median3_inside<T, Same>(p, in + (size_t)top * p.row_values, w, out, outputs);
-        else median3_border<T, Same>(p, in, w, out, top, outputs);
+        const median_segment<T> g = segment_of<T>(p, tile, v, 3);
+        if (columns_inside && g.rows_inside)
+            median3_inside<T, Same>(p, g.in + (size_t)g.top * p.row_values, w, g.out, g.outputs);
+        else median3_border<T, Same>(p, g.in, w, g.out, g.top, g.outputs);
     }
 }
 
@@ -273,14 +289,9 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_rows_kerne
         columns_inside = columns_inside && c >= 0;
     }
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
-        const size_t image = tile / p.segments;
-        const long long y0 = (long long)(tile % p.segments * p.segment), top = y0 - p.anchor_row;
-        const long long outputs = min((long long)p.segment, p.rows - y0);
-        const T *const in = (const T *)p.in + image * (size_t)p.rows * p.row_values;
-        const size_t out = (image * (size_t)p.rows + (size_t)y0) * p.row_values + v;
-        if (columns_inside && top >= 0 && top + outputs + Side - 1 <= p.rows)
-            median_rows_walk<T, Same, Side, true>(p, in, w, out, top, outputs);
-        else median_rows_walk<T, Same, Side, false>(p, in, w, out, top, outputs);
+        const median_segment<T> g = segment_of<T>(p, tile, v, Side);
+        if (columns_inside && g.rows_inside) median_rows_walk<T, Same, Side, true>(p, g.in, w, g.out, g.top, g.outputs);
+        else median_rows_walk<T, Same, Side, false>(p, g.in, w, g.out, g.top, g.outputs);
     }
 }
 
