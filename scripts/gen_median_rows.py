@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes src/core/rank_median_rows.h: the medians of full 5 x 5 and 7 x 7 windows by sorted rows, as
-minimum and maximum operations generated from Batcher's odd-even merges, pruned to what the median
-reads and checked by the 0-1 principle before anything is written.
+"""Writes src/core/rank_median_rows.h: the medians of full 5 x 5 and 7 x 7 windows by sorted rows, and
+of full 3 x 3 x 3 windows by sorted planes, as minimum and maximum operations generated from
+Batcher's odd-even merges, pruned to what the median reads and checked by the 0-1 principle before
+anything is written.
 
 The rows that use it walk down a column of outputs, two at a time. Each input row's side keys
 around the column are sorted once (sort). Outputs y and y + 1 (their windows' top rows y and
@@ -16,6 +17,10 @@ principle). sort is tried on every 0/1 input; select(middle(pairs)) on every inp
 0/1 rows ((side + 1)^side: a row's 0s, then its 1s), which covers both outputs (the second is the
 same function of its own row); a wrong rank is shown to fail.
 
+A 3 x 3 x 3 window is the same walk over planes: a "row" is a plane's nine keys (sort sorts nine),
+the outputs of a step share the two planes both windows hold (one pair, so middle merges two sorted
+planes, and no pair function is written).
+
 usage: python3 scripts/gen_median_rows.py          write src/core/rank_median_rows.h
        python3 scripts/gen_median_rows.py --check  exit 1 where the file differs from what it writes"""
 import itertools
@@ -26,7 +31,8 @@ import textwrap
 import numpy as np
 
 HEADER = pathlib.Path(__file__).resolve().parent.parent / "src/core/rank_median_rows.h"
-SIDES = (5, 7)
+# (the functions' name, the rows a window spans, the keys a row holds): 5 x 5, 7 x 7 and 3 x 3 x 3
+WINDOWS = (("5", 5, 5), ("7", 7, 7), ("3x3x3", 3, 9))
 
 
 class Net:
@@ -61,7 +67,8 @@ class Net:
         return out
 
     def sort(self, keys):
-        """Batcher's merge sort (for 5 and 7 keys as few exchanges as any network: 9 and 16)."""
+        """Batcher's merge sort (for 5 and 7 keys as few exchanges as any network: 9 and 16; for 9,
+        26, one more than the least known)."""
         if len(keys) < 2:
             return list(keys)
         half = len(keys) // 2
@@ -88,33 +95,34 @@ class Net:
         return [val[o] for o in outs]
 
 
-def window(side):
-    """The first output's network on side sorted rows (row 0 its own, rows 1 .. side - 1 the
-    ones it shares with the next output): the rows, the pairs, the middle and the median."""
+def window(side, width):
+    """The first output's network on side sorted rows of width keys (row 0 its own, rows
+    1 .. side - 1 the ones it shares with the next output): the rows, the pairs, the middle and
+    the median."""
     net = Net()
-    rows = [net.inputs(k, side) for k in range(side)]
+    rows = [net.inputs(k, width) for k in range(side)]
     pairs = [net.merge(rows[k], rows[k + 1]) for k in range(1, side, 2)]
     middle = pairs[0]
     for pair in pairs[1:]:
         middle = net.merge(middle, pair)
-    median = net.merge(rows[0], middle)[side * side // 2]
+    median = net.merge(rows[0], middle)[side * width // 2]
     return net, rows, pairs, middle, median
 
 
-def check(side):
+def check(side, width):
     """Raises where sort does not sort or select(middle(pairs)) is not the window's median."""
     net = Net()
-    keys = net.inputs("k", side)
-    bits = np.array(list(itertools.product((0, 1), repeat=side)), bool)
+    keys = net.inputs("k", width)
+    bits = np.array(list(itertools.product((0, 1), repeat=width)), bool)
     got = np.stack([np.unpackbits(w)[:len(bits)].astype(bool) for w in
-                    net.run(net.sort(keys), {("k", i): np.packbits(bits[:, i]) for i in range(side)})], axis=1)
-    assert (got == np.sort(bits, axis=1)).all(), f"sort of {side} does not sort"
-    net, rows, pairs, middle, median = window(side)
-    zeros = np.array(list(itertools.product(range(side + 1), repeat=side)), np.int8)  # each row's 0s, then 1s
-    values = {(k, i): np.packbits(zeros[:, k] <= i) for k in range(side) for i in range(side)}
-    want = np.packbits(zeros.sum(axis=1, dtype=np.int32) <= side * side // 2)
-    assert (net.run([median], values)[0] == want).all(), f"the {side} x {side} median is not the median"
-    wrong = net.merge(rows[0], middle)[side * side // 2 - 1]
+                    net.run(net.sort(keys), {("k", i): np.packbits(bits[:, i]) for i in range(width)})], axis=1)
+    assert (got == np.sort(bits, axis=1)).all(), f"sort of {width} does not sort"
+    net, rows, pairs, middle, median = window(side, width)
+    zeros = np.array(list(itertools.product(range(width + 1), repeat=side)), np.int8)  # each row's 0s, then 1s
+    values = {(k, i): np.packbits(zeros[:, k] <= i) for k in range(side) for i in range(width)}
+    want = np.packbits(zeros.sum(axis=1, dtype=np.int32) <= side * width // 2)
+    assert (net.run([median], values)[0] == want).all(), f"the median of {side} rows of {width} is not the median"
+    wrong = net.merge(rows[0], middle)[side * width // 2 - 1]
     assert (net.run([wrong], values)[0] != want).any(), "the check cannot fail"
 
 
@@ -132,54 +140,65 @@ def function(comment, signature, lines, tail):
     return [f"/* {comment} */", f"MH_MEDIAN_FN {signature}", "{", *lines, *tail, "}", ""]
 
 
-def functions(side, key="MH_MEDIAN_KEY"):
-    """The C functions of one side: sort, pair, middle, select."""
-    net, rows, pairs, middle, median = window(side)
+def functions(label, side, width, key="MH_MEDIAN_KEY"):
+    """The C functions of one window: sort, pair (more than one pair), middle, select."""
+    net, rows, pairs, middle, median = window(side, width)
     read = net.cone([median])
     needed = [i for i, w in enumerate(middle) if w in read]
-    assert all(w in net.cone([middle[i] for i in needed]) for w in pairs[0]), "every key of a pair is read"
-    n, pair_keys, name = len(needed), 2 * side, f"mh_median{side}"
+    n, pair_keys, name = len(needed), 2 * width, f"mh_median{label}"
+    shape = " x ".join([str(side)] * (3 if width > side else 2))
+    unit = "plane" if width > side else "row"
     sort_net = Net()
-    k = sort_net.inputs("k", side)
+    k = sort_net.inputs("k", width)
     out = sort_net.sort(k)
-    lines, names = body(sort_net, {k[i]: f"k[{i}]" for i in range(side)}, out, key)
-    text = function(f"The {side} keys in k sorted in place.", f"void {name}_sort({key} k[{side}])", lines,
-                    [f"    k[{i}] = {names[out[i]]};" for i in range(side)])
-    lines, names = body(net, {**{rows[1][i]: f"a[{i}]" for i in range(side)},
-                              **{rows[2][i]: f"b[{i}]" for i in range(side)}}, pairs[0], key)
-    text += function(f"Two sorted rows' {pair_keys} keys merged, in order.",
-                     f"void {name}_pair(const {key} a[{side}], const {key} b[{side}], {key} p[{pair_keys}])", lines,
-                     [f"    p[{i}] = {names[pairs[0][i]]};" for i in range(pair_keys)])
-    letters = "pqu"[:len(pairs)]
-    params = {pairs[j][i]: f"{letters[j]}[{i}]" for j in range(len(pairs)) for i in range(pair_keys)}
-    lines, names = body(net, params, [middle[i] for i in needed], key)
+    lines, names = body(sort_net, {k[i]: f"k[{i}]" for i in range(width)}, out, key)
+    text = function(f"The {width} keys in k sorted in place.", f"void {name}_sort({key} k[{width}])", lines,
+                    [f"    k[{i}] = {names[out[i]]};" for i in range(width)])
     places = "\n * ".join(textwrap.wrap(", ".join(map(str, needed)) + ").", 96))
-    count = {2: "Two", 3: "Three"}[len(pairs)]
-    text += function(f"{count} pairs merged: the {n} of their {len(middle)} keys that a median reads, in order (places\n"
-                     f" * {places}",
-                     f"void {name}_middle(" + ", ".join(f"const {key} {c}[{pair_keys}]" for c in letters) +
-                     f",\n{' ' * (len(name) + 25)}{key} m[{n}])", lines,
-                     [f"    m[{j}] = {names[middle[i]]};" for j, i in enumerate(needed)])
-    params = {**{rows[0][i]: f"r[{i}]" for i in range(side)}, **{middle[i]: f"m[{j}]" for j, i in enumerate(needed)}}
+    if len(pairs) == 1:  # the middle straight from the two sorted planes both windows hold
+        lines, names = body(net, {**{rows[1][i]: f"a[{i}]" for i in range(width)},
+                                  **{rows[2][i]: f"b[{i}]" for i in range(width)}}, [middle[i] for i in needed], key)
+        text += function(f"Two sorted {unit}s merged: the {n} of their {len(middle)} keys that a median reads, in "
+                         f"order (places\n * {places}",
+                         f"void {name}_middle(const {key} a[{width}], const {key} b[{width}], {key} m[{n}])", lines,
+                         [f"    m[{j}] = {names[middle[i]]};" for j, i in enumerate(needed)])
+    else:
+        assert all(w in net.cone([middle[i] for i in needed]) for w in pairs[0]), "every key of a pair is read"
+        lines, names = body(net, {**{rows[1][i]: f"a[{i}]" for i in range(width)},
+                                  **{rows[2][i]: f"b[{i}]" for i in range(width)}}, pairs[0], key)
+        text += function(f"Two sorted rows' {pair_keys} keys merged, in order.",
+                         f"void {name}_pair(const {key} a[{width}], const {key} b[{width}], {key} p[{pair_keys}])",
+                         lines, [f"    p[{i}] = {names[pairs[0][i]]};" for i in range(pair_keys)])
+        letters = "pqu"[:len(pairs)]
+        params = {pairs[j][i]: f"{letters[j]}[{i}]" for j in range(len(pairs)) for i in range(pair_keys)}
+        lines, names = body(net, params, [middle[i] for i in needed], key)
+        count = {2: "Two", 3: "Three"}[len(pairs)]
+        text += function(f"{count} pairs merged: the {n} of their {len(middle)} keys that a median reads, in order "
+                         f"(places\n * {places}",
+                         f"void {name}_middle(" + ", ".join(f"const {key} {c}[{pair_keys}]" for c in letters) +
+                         f",\n{' ' * (len(name) + 25)}{key} m[{n}])", lines,
+                         [f"    m[{j}] = {names[middle[i]]};" for j, i in enumerate(needed)])
+    params = {**{rows[0][i]: f"r[{i}]" for i in range(width)}, **{middle[i]: f"m[{j}]" for j, i in enumerate(needed)}}
     lines, names = body(net, params, [median], key)
-    text += function(f"The median of a sorted row's {side} keys and the rows of a middle ({side - 1} rows: the {n} "
-                     "keys of m).",
-                     f"{key} {name}_select(const {key} r[{side}], const {key} m[{n}])", lines,
+    text += function(f"The median of a sorted {unit}'s {width} keys and the {unit}s of a middle ({side - 1} {unit}s: "
+                     f"the {n} keys of m).",
+                     f"{key} {name}_select(const {key} r[{width}], const {key} m[{n}])", lines,
                      [f"    return {names[median]};"])
-    return [f"enum {{ MH_MEDIAN{side}_MIDDLE = {n} }}; /* the keys of the middle that a {side} x {side} median "
+    return [f"enum {{ MH_MEDIAN{label.upper()}_MIDDLE = {n} }}; /* the keys of the middle that a {shape} median "
             "reads */", "", *text]
 
 
 def header():
-    parts = [line for side in SIDES for line in functions(side)]
+    parts = [line for window_ in WINDOWS for line in functions(*window_)]
     return "\n".join([
         "/* Generated by scripts/gen_median_rows.py: do not edit. The medians of full 5 x 5 and 7 x 7",
         " * windows by sorted rows, for rows that walk down a column of outputs two at a time: each",
         " * input row's keys sorted once (sort), two sorted rows merged (pair), the pairs of the rows",
         " * both outputs' windows hold merged into the keys a median reads (middle), and each of the",
-        " * two outputs the median of its own last row with them (select). Minimum and maximum only,",
-        " * checked by the 0-1 principle on every input of sorted 0/1 rows. The includer defines",
-        " * MH_MEDIAN_KEY, the keys' type (the CPU's rows 64 bits, the GPU's 32). */",
+        " * two outputs the median of its own last row with them (select); and of full 3 x 3 x 3",
+        " * windows the same way over planes of nine keys. Minimum and maximum only, checked by the",
+        " * 0-1 principle on every input of sorted 0/1 rows. The includer defines MH_MEDIAN_KEY, the",
+        " * keys' type (the CPU's rows 64 bits, the GPU's 32). */",
         "#ifndef MH_RANK_MEDIAN_ROWS_H", "#define MH_RANK_MEDIAN_ROWS_H", "", "#ifndef MH_MEDIAN_KEY",
         "#error \"define MH_MEDIAN_KEY, the keys' type, before including rank_median_rows.h\"", "#endif", "",
         "#ifdef __CUDACC__", "#define MH_MEDIAN_FN static __host__ __device__ __forceinline__", "#else",
@@ -189,8 +208,8 @@ def header():
 
 
 def main():
-    for side in SIDES:
-        check(side)
+    for _, side, width in WINDOWS:
+        check(side, width)
     text = header()
     if sys.argv[1:] == ["--check"]:
         if HEADER.read_text() != text:

@@ -205,16 +205,18 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
     d->rank = below(2) ? 0 : d->krows * d->kcols - 1;
 }
 
-/* The median of a full 3 x 3, 5 x 5 or 7 x 7 window (the median rows): images of several blocks
- * along a row and several segments or bands down the columns, or tiny ones; now and then another
- * rank. */
+/* The median of a full 3 x 3, 5 x 5 or 7 x 7 window, or a 3 x 3 x 3 one of a volume (the median
+ * rows): images of several blocks along a row and several segments or bands down the columns,
+ * volumes of several segments across the planes, or tiny ones; now and then another rank. */
 static void median_case(mh_rank_desc *d, unsigned char *footprint, int i)
 {
-    const size_t side = (size_t)(3 + 2 * (i / 2 % 3));
-    d->krows = d->kcols = side;
-    if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
-    memset(footprint, 1, side * side);
-    d->rank = i % 8 == 7 ? below(side * side) : side * side / 2;
+    const int cube = i % 4 == 3;
+    const size_t side = cube ? 3 : (size_t)(3 + 2 * (i / 2 % 3)), planes = cube ? 3 : 1;
+    d->krows = d->kcols = side, d->kdepth = planes;
+    if (cube) d->depth = 1 + below(i % 8 == 3 ? 150 : 4), d->rows = 1 + below(20), d->cols = 1 + below(40);
+    else if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
+    memset(footprint, 1, planes * side * side);
+    d->rank = i % 8 == 7 ? below(planes * side * side) : planes * side * side / 2;
 }
 
 static void one_case(mh_context *ctx, int i)
@@ -246,7 +248,7 @@ static void one_case(mh_context *ctx, int i)
         if (i % 4 == 3) line_case(&d, footprint, i / 4);
         else if (i % 8 == 1) rectangle_case(&d, footprint, i / 8);
         else median_case(&d, footprint, i / 16);
-        count = d.krows * d.kcols, d.structure = NULL;
+        count = at_least_1(d.kdepth) * d.krows * d.kcols, d.structure = NULL;
     }
     d.origin_depth = (long long)below(at_least_1(d.kdepth)) - (long long)(at_least_1(d.kdepth) / 2);
     d.origin_row = (long long)below(d.krows) - (long long)(d.krows / 2);
@@ -267,12 +269,7 @@ static void one_case(mh_context *ctx, int i)
                     for (size_t ch = 0; ch < d.channels; ++ch)
                         mh_store_double(want, at++, d.out_type,
                                         oracle_value(&d, in, b, (long long)z, (long long)y, (long long)x, ch));
-    const mh_variant_info *chosen = NULL;
-    if (at_least_1(d.kdepth) > 1 && mh_context_device(ctx) != MH_CPU) /* no GPU row takes volumes: refused */
-        CHECK(mh_rank_select(ctx, &d, &chosen) == MH_ERR_UNSUPPORTED &&
-                  strstr(mh_context_error(ctx), "volumes run on cpu-reference and cpu-omp"),
-              "case %d: a footprint of %zu planes on a GPU: %s", i, d.kdepth, mh_context_error(ctx));
-    else check_rows(ctx, &d, count, i, in, want);
+    check_rows(ctx, &d, count, i, in, want);
     free(in), free(want);
 }
 
@@ -343,7 +340,7 @@ static void refusals(mh_context *cpu)
     d = good, d.footprint = planes2, d.kdepth = 2, d.rank = 9;
     CHECK(mh_rank(cpu, "cpu-median3x3", &d, in, out) == MH_ERR_UNSUPPORTED &&
               strstr(mh_context_error(cpu), "a footprint of 2 planes") &&
-              strstr(mh_context_error(cpu), "volumes run on cpu-reference and cpu-omp"),
+              strstr(mh_context_error(cpu), "volumes run on cpu-reference, cpu-omp, naive, bisect, network and median3x3x3"),
           "cpu-median3x3 on a footprint of two planes: %s", mh_context_error(cpu));
     CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-omp"),
           "auto on the CPU, a footprint of two planes: %s", chosen ? chosen->name : mh_context_error(cpu));
@@ -396,6 +393,21 @@ static void gpu_auto(mh_context *gpu)
         CHECK(mh_rank_select(gpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, picks[i].want),
               "auto on a GPU, rank %zu of %s %zu x %zu: %s, not %s", picks[i].rank, mh_dtype_name(picks[i].type),
               picks[i].side, picks[i].side, chosen ? chosen->name : mh_context_error(gpu), picks[i].want);
+    }
+    /* volumes: the 3 x 3 x 3 median's row for 32-bit keys, network for the others and other ranks */
+    static const struct {
+        mh_dtype type;
+        size_t rank;
+        const char *want;
+    } cubes[] = {{MH_F32, 13, "rank/median3x3x3"}, {MH_U8, 13, "rank/median3x3x3"}, {MH_F64, 13, "rank/network"},
+                 {MH_F32, 3, "rank/network"}};
+    for (size_t i = 0; i < sizeof cubes / sizeof cubes[0]; ++i) {
+        const mh_rank_desc d = {1,    32, 32, 1, cubes[i].type, cubes[i].type, full, 3, 3, NULL, cubes[i].rank, 0, 0,
+                                MH_MODE_REFLECT, 0.0, 0, 32, 3, 0};
+        const mh_variant_info *chosen = NULL;
+        CHECK(mh_rank_select(gpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, cubes[i].want),
+              "auto on a GPU, rank %zu of a %s volume's 3 x 3 x 3 window: %s, not %s", cubes[i].rank,
+              mh_dtype_name(cubes[i].type), chosen ? chosen->name : mh_context_error(gpu), cubes[i].want);
     }
 }
 

@@ -1,6 +1,7 @@
 /* What rows of every backend take: the minmax rows the least or the greatest value over a whole
  * line (scipy's separable passes) or rectangle, the images seen as lines, and the type a
- * rectangle's first pass stores its results in; the median rows the median of a full square. */
+ * rectangle's first pass stores its results in; the median rows the median of a full square or
+ * cube. */
 #ifndef MH_RANK_LINE_H
 #define MH_RANK_LINE_H
 
@@ -23,17 +24,26 @@ static inline int mh_rank_extreme(const mh_rank_args *a, char *why, size_t len)
     return !what;
 }
 
-/* Whether the call takes the median of a full side x side window with no structure (0, and why,
- * where not). */
-static inline int mh_rank_full_median(const mh_rank_args *a, size_t side, char *why, size_t len)
+/* Whether the call takes the median of a full window of `planes` (1: an image's footprint)
+ * by side x side with no structure (0, and why, where not). */
+static inline int mh_rank_full_median_of(const mh_rank_args *a, size_t planes, size_t side, char *why, size_t len)
 {
     const mh_rank_desc *d = &a->d;
-    const char *what = d->krows != side || d->kcols != side || a->count != side * side ? "another footprint"
-                       : d->rank != side * side / 2                                    ? "a rank other than the median"
-                       : d->structure                                                  ? "a structure"
-                                                                                       : NULL;
-    if (what) snprintf(why, len, "%s: takes the median of a full %zu x %zu window", what, side, side);
+    const size_t keys = planes * side * side;
+    const char *what = d->kdepth != planes || d->krows != side || d->kcols != side || a->count != keys
+                           ? "another footprint"
+                       : d->rank != keys / 2 ? "a rank other than the median"
+                       : d->structure        ? "a structure"
+                                             : NULL;
+    if (what && planes > 1) snprintf(why, len, "%s: takes the median of a full %zu x %zu x %zu window", what, planes, side, side);
+    else if (what) snprintf(why, len, "%s: takes the median of a full %zu x %zu window", what, side, side);
     return !what;
+}
+
+/* Whether the call takes the median of a full side x side window of an image. */
+static inline int mh_rank_full_median(const mh_rank_args *a, size_t side, char *why, size_t len)
+{
+    return mh_rank_full_median_of(a, 1, side, why, len);
 }
 
 /* The median3x3 rows' calls on both backends. */

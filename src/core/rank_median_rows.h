@@ -2,9 +2,10 @@
  * windows by sorted rows, for rows that walk down a column of outputs two at a time: each
  * input row's keys sorted once (sort), two sorted rows merged (pair), the pairs of the rows
  * both outputs' windows hold merged into the keys a median reads (middle), and each of the
- * two outputs the median of its own last row with them (select). Minimum and maximum only,
- * checked by the 0-1 principle on every input of sorted 0/1 rows. The includer defines
- * MH_MEDIAN_KEY, the keys' type (the CPU's rows 64 bits, the GPU's 32). */
+ * two outputs the median of its own last row with them (select); and of full 3 x 3 x 3
+ * windows the same way over planes of nine keys. Minimum and maximum only, checked by the
+ * 0-1 principle on every input of sorted 0/1 rows. The includer defines MH_MEDIAN_KEY, the
+ * keys' type (the CPU's rows 64 bits, the GPU's 32). */
 #ifndef MH_RANK_MEDIAN_ROWS_H
 #define MH_RANK_MEDIAN_ROWS_H
 
@@ -673,6 +674,187 @@ MH_MEDIAN_FN MH_MEDIAN_KEY mh_median7_select(const MH_MEDIAN_KEY r[7], const MH_
     const MH_MEDIAN_KEY t633 = MH_MEDIAN_LO(t617, t596);
     const MH_MEDIAN_KEY t668 = MH_MEDIAN_HI(t633, t556);
     return t668;
+}
+
+enum { MH_MEDIAN3X3X3_MIDDLE = 17 }; /* the keys of the middle that a 3 x 3 x 3 median reads */
+
+/* The 9 keys in k sorted in place. */
+MH_MEDIAN_FN void mh_median3x3x3_sort(MH_MEDIAN_KEY k[9])
+{
+    const MH_MEDIAN_KEY t9 = MH_MEDIAN_LO(k[0], k[1]);
+    const MH_MEDIAN_KEY t10 = MH_MEDIAN_HI(k[0], k[1]);
+    const MH_MEDIAN_KEY t11 = MH_MEDIAN_LO(k[2], k[3]);
+    const MH_MEDIAN_KEY t12 = MH_MEDIAN_HI(k[2], k[3]);
+    const MH_MEDIAN_KEY t13 = MH_MEDIAN_LO(t9, t11);
+    const MH_MEDIAN_KEY t14 = MH_MEDIAN_HI(t9, t11);
+    const MH_MEDIAN_KEY t15 = MH_MEDIAN_LO(t10, t12);
+    const MH_MEDIAN_KEY t16 = MH_MEDIAN_HI(t10, t12);
+    const MH_MEDIAN_KEY t17 = MH_MEDIAN_LO(t15, t14);
+    const MH_MEDIAN_KEY t18 = MH_MEDIAN_HI(t15, t14);
+    const MH_MEDIAN_KEY t19 = MH_MEDIAN_LO(k[4], k[5]);
+    const MH_MEDIAN_KEY t20 = MH_MEDIAN_HI(k[4], k[5]);
+    const MH_MEDIAN_KEY t21 = MH_MEDIAN_LO(k[7], k[8]);
+    const MH_MEDIAN_KEY t22 = MH_MEDIAN_HI(k[7], k[8]);
+    const MH_MEDIAN_KEY t23 = MH_MEDIAN_LO(k[6], t21);
+    const MH_MEDIAN_KEY t24 = MH_MEDIAN_HI(k[6], t21);
+    const MH_MEDIAN_KEY t25 = MH_MEDIAN_LO(t22, t24);
+    const MH_MEDIAN_KEY t26 = MH_MEDIAN_HI(t22, t24);
+    const MH_MEDIAN_KEY t27 = MH_MEDIAN_LO(t19, t23);
+    const MH_MEDIAN_KEY t28 = MH_MEDIAN_HI(t19, t23);
+    const MH_MEDIAN_KEY t29 = MH_MEDIAN_LO(t26, t28);
+    const MH_MEDIAN_KEY t30 = MH_MEDIAN_HI(t26, t28);
+    const MH_MEDIAN_KEY t31 = MH_MEDIAN_LO(t20, t25);
+    const MH_MEDIAN_KEY t32 = MH_MEDIAN_HI(t20, t25);
+    const MH_MEDIAN_KEY t33 = MH_MEDIAN_LO(t31, t29);
+    const MH_MEDIAN_KEY t34 = MH_MEDIAN_HI(t31, t29);
+    const MH_MEDIAN_KEY t35 = MH_MEDIAN_LO(t32, t30);
+    const MH_MEDIAN_KEY t36 = MH_MEDIAN_HI(t32, t30);
+    const MH_MEDIAN_KEY t37 = MH_MEDIAN_LO(t13, t27);
+    const MH_MEDIAN_KEY t38 = MH_MEDIAN_HI(t13, t27);
+    const MH_MEDIAN_KEY t39 = MH_MEDIAN_LO(t36, t38);
+    const MH_MEDIAN_KEY t40 = MH_MEDIAN_HI(t36, t38);
+    const MH_MEDIAN_KEY t41 = MH_MEDIAN_LO(t18, t34);
+    const MH_MEDIAN_KEY t42 = MH_MEDIAN_HI(t18, t34);
+    const MH_MEDIAN_KEY t43 = MH_MEDIAN_LO(t41, t39);
+    const MH_MEDIAN_KEY t44 = MH_MEDIAN_HI(t41, t39);
+    const MH_MEDIAN_KEY t45 = MH_MEDIAN_LO(t42, t40);
+    const MH_MEDIAN_KEY t46 = MH_MEDIAN_HI(t42, t40);
+    const MH_MEDIAN_KEY t47 = MH_MEDIAN_LO(t17, t33);
+    const MH_MEDIAN_KEY t48 = MH_MEDIAN_HI(t17, t33);
+    const MH_MEDIAN_KEY t49 = MH_MEDIAN_LO(t16, t35);
+    const MH_MEDIAN_KEY t50 = MH_MEDIAN_HI(t16, t35);
+    const MH_MEDIAN_KEY t51 = MH_MEDIAN_LO(t49, t48);
+    const MH_MEDIAN_KEY t52 = MH_MEDIAN_HI(t49, t48);
+    const MH_MEDIAN_KEY t53 = MH_MEDIAN_LO(t47, t43);
+    const MH_MEDIAN_KEY t54 = MH_MEDIAN_HI(t47, t43);
+    const MH_MEDIAN_KEY t55 = MH_MEDIAN_LO(t51, t44);
+    const MH_MEDIAN_KEY t56 = MH_MEDIAN_HI(t51, t44);
+    const MH_MEDIAN_KEY t57 = MH_MEDIAN_LO(t52, t45);
+    const MH_MEDIAN_KEY t58 = MH_MEDIAN_HI(t52, t45);
+    const MH_MEDIAN_KEY t59 = MH_MEDIAN_LO(t50, t46);
+    const MH_MEDIAN_KEY t60 = MH_MEDIAN_HI(t50, t46);
+    k[0] = t37;
+    k[1] = t53;
+    k[2] = t54;
+    k[3] = t55;
+    k[4] = t56;
+    k[5] = t57;
+    k[6] = t58;
+    k[7] = t59;
+    k[8] = t60;
+}
+
+/* Two sorted planes merged: the 17 of their 18 keys that a median reads, in order (places
+ * 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17). */
+MH_MEDIAN_FN void mh_median3x3x3_middle(const MH_MEDIAN_KEY a[9], const MH_MEDIAN_KEY b[9], MH_MEDIAN_KEY m[17])
+{
+    const MH_MEDIAN_KEY t27 = MH_MEDIAN_LO(a[0], b[0]);
+    const MH_MEDIAN_KEY t28 = MH_MEDIAN_HI(a[0], b[0]);
+    const MH_MEDIAN_KEY t29 = MH_MEDIAN_LO(a[8], b[8]);
+    const MH_MEDIAN_KEY t30 = MH_MEDIAN_HI(a[8], b[8]);
+    const MH_MEDIAN_KEY t31 = MH_MEDIAN_LO(t29, t28);
+    const MH_MEDIAN_KEY t32 = MH_MEDIAN_HI(t29, t28);
+    const MH_MEDIAN_KEY t33 = MH_MEDIAN_LO(a[4], b[4]);
+    const MH_MEDIAN_KEY t34 = MH_MEDIAN_HI(a[4], b[4]);
+    const MH_MEDIAN_KEY t35 = MH_MEDIAN_LO(t33, t31);
+    const MH_MEDIAN_KEY t36 = MH_MEDIAN_HI(t33, t31);
+    const MH_MEDIAN_KEY t37 = MH_MEDIAN_LO(t34, t32);
+    const MH_MEDIAN_KEY t38 = MH_MEDIAN_HI(t34, t32);
+    const MH_MEDIAN_KEY t39 = MH_MEDIAN_LO(a[2], b[2]);
+    const MH_MEDIAN_KEY t40 = MH_MEDIAN_HI(a[2], b[2]);
+    const MH_MEDIAN_KEY t41 = MH_MEDIAN_LO(a[6], b[6]);
+    const MH_MEDIAN_KEY t42 = MH_MEDIAN_HI(a[6], b[6]);
+    const MH_MEDIAN_KEY t43 = MH_MEDIAN_LO(t41, t40);
+    const MH_MEDIAN_KEY t44 = MH_MEDIAN_HI(t41, t40);
+    const MH_MEDIAN_KEY t45 = MH_MEDIAN_LO(t39, t35);
+    const MH_MEDIAN_KEY t46 = MH_MEDIAN_HI(t39, t35);
+    const MH_MEDIAN_KEY t47 = MH_MEDIAN_LO(t43, t36);
+    const MH_MEDIAN_KEY t48 = MH_MEDIAN_HI(t43, t36);
+    const MH_MEDIAN_KEY t49 = MH_MEDIAN_LO(t44, t37);
+    const MH_MEDIAN_KEY t50 = MH_MEDIAN_HI(t44, t37);
+    const MH_MEDIAN_KEY t51 = MH_MEDIAN_LO(t42, t38);
+    const MH_MEDIAN_KEY t52 = MH_MEDIAN_HI(t42, t38);
+    const MH_MEDIAN_KEY t53 = MH_MEDIAN_LO(a[1], b[1]);
+    const MH_MEDIAN_KEY t54 = MH_MEDIAN_HI(a[1], b[1]);
+    const MH_MEDIAN_KEY t55 = MH_MEDIAN_LO(a[5], b[5]);
+    const MH_MEDIAN_KEY t56 = MH_MEDIAN_HI(a[5], b[5]);
+    const MH_MEDIAN_KEY t57 = MH_MEDIAN_LO(t55, t54);
+    const MH_MEDIAN_KEY t58 = MH_MEDIAN_HI(t55, t54);
+    const MH_MEDIAN_KEY t59 = MH_MEDIAN_LO(a[3], b[3]);
+    const MH_MEDIAN_KEY t60 = MH_MEDIAN_HI(a[3], b[3]);
+    const MH_MEDIAN_KEY t61 = MH_MEDIAN_LO(a[7], b[7]);
+    const MH_MEDIAN_KEY t62 = MH_MEDIAN_HI(a[7], b[7]);
+    const MH_MEDIAN_KEY t63 = MH_MEDIAN_LO(t61, t60);
+    const MH_MEDIAN_KEY t64 = MH_MEDIAN_HI(t61, t60);
+    const MH_MEDIAN_KEY t65 = MH_MEDIAN_LO(t59, t57);
+    const MH_MEDIAN_KEY t66 = MH_MEDIAN_HI(t59, t57);
+    const MH_MEDIAN_KEY t67 = MH_MEDIAN_LO(t63, t58);
+    const MH_MEDIAN_KEY t68 = MH_MEDIAN_HI(t63, t58);
+    const MH_MEDIAN_KEY t69 = MH_MEDIAN_LO(t64, t56);
+    const MH_MEDIAN_KEY t70 = MH_MEDIAN_HI(t64, t56);
+    const MH_MEDIAN_KEY t71 = MH_MEDIAN_LO(t53, t45);
+    const MH_MEDIAN_KEY t72 = MH_MEDIAN_HI(t53, t45);
+    const MH_MEDIAN_KEY t73 = MH_MEDIAN_LO(t65, t46);
+    const MH_MEDIAN_KEY t74 = MH_MEDIAN_HI(t65, t46);
+    const MH_MEDIAN_KEY t75 = MH_MEDIAN_LO(t66, t47);
+    const MH_MEDIAN_KEY t76 = MH_MEDIAN_HI(t66, t47);
+    const MH_MEDIAN_KEY t77 = MH_MEDIAN_LO(t67, t48);
+    const MH_MEDIAN_KEY t78 = MH_MEDIAN_HI(t67, t48);
+    const MH_MEDIAN_KEY t79 = MH_MEDIAN_LO(t68, t49);
+    const MH_MEDIAN_KEY t80 = MH_MEDIAN_HI(t68, t49);
+    const MH_MEDIAN_KEY t81 = MH_MEDIAN_LO(t69, t50);
+    const MH_MEDIAN_KEY t82 = MH_MEDIAN_HI(t69, t50);
+    const MH_MEDIAN_KEY t83 = MH_MEDIAN_LO(t70, t51);
+    const MH_MEDIAN_KEY t84 = MH_MEDIAN_HI(t70, t51);
+    const MH_MEDIAN_KEY t86 = MH_MEDIAN_HI(t62, t52);
+    m[0] = t27;
+    m[1] = t71;
+    m[2] = t72;
+    m[3] = t73;
+    m[4] = t74;
+    m[5] = t75;
+    m[6] = t76;
+    m[7] = t77;
+    m[8] = t78;
+    m[9] = t79;
+    m[10] = t80;
+    m[11] = t81;
+    m[12] = t82;
+    m[13] = t83;
+    m[14] = t84;
+    m[15] = t86;
+    m[16] = t30;
+}
+
+/* The median of a sorted plane's 9 keys and the planes of a middle (2 planes: the 17 keys of m). */
+MH_MEDIAN_FN MH_MEDIAN_KEY mh_median3x3x3_select(const MH_MEDIAN_KEY r[9], const MH_MEDIAN_KEY m[17])
+{
+    const MH_MEDIAN_KEY t88 = MH_MEDIAN_HI(r[0], m[0]);
+    const MH_MEDIAN_KEY t89 = MH_MEDIAN_LO(m[15], t88);
+    const MH_MEDIAN_KEY t91 = MH_MEDIAN_LO(r[8], m[8]);
+    const MH_MEDIAN_KEY t94 = MH_MEDIAN_HI(t91, t89);
+    const MH_MEDIAN_KEY t98 = MH_MEDIAN_HI(r[4], m[4]);
+    const MH_MEDIAN_KEY t99 = MH_MEDIAN_LO(m[12], t98);
+    const MH_MEDIAN_KEY t104 = MH_MEDIAN_HI(t99, t94);
+    const MH_MEDIAN_KEY t108 = MH_MEDIAN_HI(r[2], m[2]);
+    const MH_MEDIAN_KEY t110 = MH_MEDIAN_HI(m[10], t108);
+    const MH_MEDIAN_KEY t112 = MH_MEDIAN_HI(r[6], m[6]);
+    const MH_MEDIAN_KEY t113 = MH_MEDIAN_LO(m[14], t112);
+    const MH_MEDIAN_KEY t117 = MH_MEDIAN_LO(t113, t110);
+    const MH_MEDIAN_KEY t125 = MH_MEDIAN_LO(t117, t104);
+    const MH_MEDIAN_KEY t132 = MH_MEDIAN_HI(r[1], m[1]);
+    const MH_MEDIAN_KEY t133 = MH_MEDIAN_LO(m[16], t132);
+    const MH_MEDIAN_KEY t136 = MH_MEDIAN_HI(m[9], t133);
+    const MH_MEDIAN_KEY t138 = MH_MEDIAN_HI(r[5], m[5]);
+    const MH_MEDIAN_KEY t139 = MH_MEDIAN_LO(m[13], t138);
+    const MH_MEDIAN_KEY t143 = MH_MEDIAN_LO(t139, t136);
+    const MH_MEDIAN_KEY t148 = MH_MEDIAN_HI(r[3], m[3]);
+    const MH_MEDIAN_KEY t149 = MH_MEDIAN_LO(m[11], t148);
+    const MH_MEDIAN_KEY t151 = MH_MEDIAN_LO(r[7], m[7]);
+    const MH_MEDIAN_KEY t156 = MH_MEDIAN_HI(t151, t149);
+    const MH_MEDIAN_KEY t164 = MH_MEDIAN_HI(t156, t143);
+    const MH_MEDIAN_KEY t183 = MH_MEDIAN_LO(t164, t125);
+    return t183;
 }
 
 #endif

@@ -35,21 +35,40 @@ struct rank_params {
     int mode, count, rank, has_structure, structure_in_type;
     double cval;
     const int2 *offsets;     /* (row, column) of each set element from the output, C order */
-    const double *structure; /* count values, after the offsets (has_structure) */
+    const int *planes;       /* each set element's plane from the output's (volumes) */
+    const double *structure; /* count values, after the offsets and planes (has_structure) */
     uint64_t cval_key;       /* cval's key where the keys are 32-bit (bisect's narrow form) */
+    long long depth;         /* a volume's planes (1: images) */
 };
 
-/* The key of window element k of output (image, y, x, ch): 64-bit keys of the value read as
- * float64, the structure added as the call asks (T = void); or a 32-bit key of the input's own
- * type (no structure, cval one of its values). */
-template <typename T, typename K>
-static __device__ __forceinline__ K window_key(const rank_params &p, int k, size_t image, long long y, long long x,
-                                               size_t ch)
+/* Output i's place: image (or volume), plane, row, column and channel. Volume: the kernel's
+ * footprint reaches over planes (images take the planes of a volume as images of a batch, so
+ * their kernels keep no plane). */
+struct output_place {
+    size_t image, ch;
+    long long z, y, x;
+};
+
+template <bool Volume> static __device__ __forceinline__ output_place place_of(const rank_params &p, size_t i)
 {
-    const int2 o = p.offsets[k];
-    const long long r = mh_border_index(y + o.x, p.rows, p.mode), c = mh_border_index(x + o.y, p.cols, p.mode);
-    const int outside = r < 0 || c < 0;
-    const size_t at = outside ? 0 : ((image * (size_t)p.rows + (size_t)r) * (size_t)p.cols + (size_t)c) * p.channels + ch;
+    const size_t pixel = i / p.channels, line = pixel / (size_t)p.cols, plane = line / (size_t)p.rows;
+    const long long y = (long long)(line % (size_t)p.rows), x = (long long)(pixel % (size_t)p.cols);
+    if constexpr (Volume) return {plane / (size_t)p.depth, i % p.channels, (long long)(plane % (size_t)p.depth), y, x};
+    else return {plane, i % p.channels, 0, y, x};
+}
+
+/* The key of window element k of output o: 64-bit keys of the value read as float64, the
+ * structure added as the call asks (T = void); or a 32-bit key of the input's own type (no
+ * structure, cval one of its values). */
+template <typename T, typename K, bool Volume>
+static __device__ __forceinline__ K window_key(const rank_params &p, int k, const output_place &o)
+{
+    const int2 w = p.offsets[k];
+    const long long q = Volume ? mh_border_index(o.z + p.planes[k], p.depth, p.mode) : 0;
+    const long long r = mh_border_index(o.y + w.x, p.rows, p.mode), c = mh_border_index(o.x + w.y, p.cols, p.mode);
+    const int outside = q < 0 || r < 0 || c < 0;
+    const size_t image_plane = Volume ? o.image * (size_t)p.depth + (size_t)q : o.image;
+    const size_t at = outside ? 0 : ((image_plane * (size_t)p.rows + (size_t)r) * (size_t)p.cols + (size_t)c) * p.channels + o.ch;
     if constexpr (std::is_void<T>::value) {
         const double v = outside ? p.cval : mh_load_double(p.in, at, p.in_type);
         return mh_rank_key(!p.has_structure ? v
@@ -61,16 +80,14 @@ static __device__ __forceinline__ K window_key(const rank_params &p, int k, size
     }
 }
 
-static __global__ void __launch_bounds__(RANK_THREADS) rank_naive_kernel(const rank_params p)
+template <bool Volume> static __global__ void __launch_bounds__(RANK_THREADS) rank_naive_kernel(const rank_params p)
 {
     uint64_t keys[RANK_NAIVE_MAX];
     for (size_t i = blockIdx.x * (size_t)RANK_THREADS + threadIdx.x; i < p.values;
          i += (size_t)gridDim.x * RANK_THREADS) {
-        const size_t ch = i % p.channels, pixel = i / p.channels;
-        const long long x = (long long)(pixel % (size_t)p.cols), y = (long long)(pixel / (size_t)p.cols % (size_t)p.rows);
-        const size_t image = pixel / (size_t)p.cols / (size_t)p.rows;
+        const output_place o = place_of<Volume>(p, i);
         for (int k = 0; k < p.count; ++k) {
-            const uint64_t key = window_key<void, uint64_t>(p, k, image, y, x, ch);
+            const uint64_t key = window_key<void, uint64_t, Volume>(p, k, o);
             int j = k;
             for (; j > 0 && keys[j - 1] > key; --j) keys[j] = keys[j - 1];
             keys[j] = key;
@@ -94,20 +111,25 @@ static mh_status upload_window(mh_context *ctx, const mh_rank_args *a, rank_para
 {
     const mh_rank_desc *d = &a->d;
     const size_t offsets_bytes = mh_align_up(a->count * sizeof(int2), 16);
-    const size_t bytes = offsets_bytes + (d->structure ? a->count * sizeof(double) : 0);
+    const size_t planes_bytes = mh_align_up(a->count * sizeof(int), 16);
+    const size_t bytes = offsets_bytes + planes_bytes + (d->structure ? a->count * sizeof(double) : 0);
     unsigned char *host = (unsigned char *)malloc(bytes);
     if (!host) return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank: out of host memory for the window's offsets");
     int2 *offsets = (int2 *)host;
-    double *structure = (double *)(host + offsets_bytes);
+    int *planes = (int *)(host + offsets_bytes);
+    double *structure = (double *)(host + offsets_bytes + planes_bytes);
+    const long long anchor_p = (long long)(d->kdepth / 2) + d->origin_depth;
     const long long anchor_r = (long long)(d->krows / 2) + d->origin_row, anchor_c = (long long)(d->kcols / 2) + d->origin_col;
-    size_t n = 0;
-    for (size_t r = 0; r < d->krows; ++r)
-        for (size_t c = 0; c < d->kcols; ++c)
-            if (d->footprint[r * d->kcols + c]) {
-                offsets[n] = make_int2((int)((long long)r - anchor_r), (int)((long long)c - anchor_c));
-                if (d->structure) structure[n] = d->structure[r * d->kcols + c];
-                ++n;
-            }
+    size_t n = 0, e = 0;
+    for (size_t q = 0; q < d->kdepth; ++q)
+        for (size_t r = 0; r < d->krows; ++r)
+            for (size_t c = 0; c < d->kcols; ++c, ++e)
+                if (d->footprint[e]) {
+                    offsets[n] = make_int2((int)((long long)r - anchor_r), (int)((long long)c - anchor_c));
+                    planes[n] = (int)((long long)q - anchor_p);
+                    if (d->structure) structure[n] = d->structure[e];
+                    ++n;
+                }
     void *ws = NULL;
     mh_status s = mh_workspace(ctx, bytes, &ws);
     if (s == MH_OK)
@@ -116,7 +138,8 @@ static mh_status upload_window(mh_context *ctx, const mh_rank_args *a, rank_para
                            "rank: copying the window's offsets");
     free(host);
     p->offsets = (const int2 *)ws;
-    p->structure = (const double *)((unsigned char *)ws + offsets_bytes);
+    p->planes = (const int *)((unsigned char *)ws + offsets_bytes);
+    p->structure = (const double *)((unsigned char *)ws + offsets_bytes + planes_bytes);
     return s;
 }
 
@@ -126,10 +149,11 @@ static mh_status naive_run(mh_context *ctx, const mh_args *args)
     const mh_rank_desc *d = &a->d;
     rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
                      d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
-                     d->structure_in_type, d->cval, NULL, NULL, 0};
+                     d->structure_in_type, d->cval, NULL, NULL, NULL, 0, (long long)d->depth};
     MH_TRY(upload_window(ctx, a, &p));
     const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
-    rank_naive_kernel<<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
+    if (d->kdepth > 1) rank_naive_kernel<true><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
+    else rank_naive_kernel<false><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
     return MH_LAUNCH_CHECK(ctx, "rank/naive");
 }
 
@@ -138,24 +162,24 @@ static mh_status naive_run(mh_context *ctx, const mh_args *args)
  * keys, then the rank's key by bisection between them, each step counting the window's keys at
  * most the middle one (the window read again each step, from L1 and L2). A window of k elements
  * costs k (1 + log2(greatest - least + 1)) reads: 8-bit images at most 9 passes, 16-bit 17, the
- * others up to 33 (32-bit keys, with_keys) or 65. */
-template <typename T, typename K> static __global__ void __launch_bounds__(RANK_THREADS) rank_bisect_kernel(const rank_params p)
+ * others up to 33 (32-bit keys, with_keys) or 65. A footprint over planes (Volume) takes the
+ * 64-bit keys whatever the type: images keep the kernels they had, volumes add one. */
+template <typename T, typename K, bool Volume>
+static __global__ void __launch_bounds__(RANK_THREADS) rank_bisect_kernel(const rank_params p)
 {
     for (size_t i = blockIdx.x * (size_t)RANK_THREADS + threadIdx.x; i < p.values;
          i += (size_t)gridDim.x * RANK_THREADS) {
-        const size_t ch = i % p.channels, pixel = i / p.channels;
-        const long long x = (long long)(pixel % (size_t)p.cols), y = (long long)(pixel / (size_t)p.cols % (size_t)p.rows);
-        const size_t image = pixel / (size_t)p.cols / (size_t)p.rows;
+        const output_place o = place_of<Volume>(p, i);
         K lo = (K)~(K)0, hi = 0;
         for (int k = 0; k < p.count; ++k) {
-            const K key = window_key<T, K>(p, k, image, y, x, ch);
+            const K key = window_key<T, K, Volume>(p, k, o);
             lo = key < lo ? key : lo;
             hi = key > hi ? key : hi;
         }
         while (lo < hi) { /* the least key with more than `rank` keys at most it lies in [lo, hi] */
             const K mid = lo + (hi - lo) / 2;
             int at_most = 0;
-            for (int k = 0; k < p.count; ++k) at_most += window_key<T, K>(p, k, image, y, x, ch) <= mid;
+            for (int k = 0; k < p.count; ++k) at_most += window_key<T, K, Volume>(p, k, o) <= mid;
             if (at_most > p.rank) hi = mid;
             else lo = mid + 1;
         }
@@ -179,15 +203,23 @@ static mh_status bisect_run(mh_context *ctx, const mh_args *args)
     const mh_rank_desc *d = &a->d;
     char why[200];
     if (!bisect_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/bisect: %s", why);
+    const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
+    if (d->kdepth > 1) { /* volumes: 64-bit keys, one kernel for every type (images keep theirs narrow) */
+        rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
+                         d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
+                         d->structure_in_type, d->cval, NULL, NULL, NULL, 0, (long long)d->depth};
+        MH_TRY(upload_window(ctx, a, &p));
+        rank_bisect_kernel<void, uint64_t, true><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
+        return MH_LAUNCH_CHECK(ctx, "rank/bisect");
+    }
     return with_keys(d, [&](auto type, auto key) {
         using T = std::remove_pointer_t<decltype(type)>;
         using K = decltype(key);
         rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
                          d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
-                         d->structure_in_type, d->cval, NULL, NULL, cval_key<T, K>(d->cval)};
+                         d->structure_in_type, d->cval, NULL, NULL, NULL, cval_key<T, K>(d->cval), 1};
         MH_TRY(upload_window(ctx, a, &p));
-        const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
-        rank_bisect_kernel<T, K><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
+        rank_bisect_kernel<T, K, false><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
         return MH_LAUNCH_CHECK(ctx, "rank/bisect");
     });
 }
@@ -646,10 +678,10 @@ static mh_status vanherk_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"rank/naive", MH_OP_RANK, MH_BACKEND_CUDA, 1, "global+local", "ours",
       "a thread an output, its window's keys sorted in a local array as they load"},
-     naive_supports, naive_run, NULL, 0},
+     naive_supports, naive_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
     {{"rank/bisect", MH_OP_RANK, MH_BACKEND_CUDA, 2, "global+L1", "ours",
       "a thread an output, any footprint: the rank's key by bisection between the window's extremes, counting each step"},
-     bisect_supports, bisect_run, NULL, 0},
+     bisect_supports, bisect_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
     {{"rank/minmax", MH_OP_RANK, MH_BACKEND_CUDA, 3, "shared", "ours",
       "the minimum or maximum over a line (a rectangle: two passes): a tile's keys in shared memory, log2(k) doubling steps"},
      minmax_supports, minmax_run, NULL, 0},

@@ -1,9 +1,10 @@
-/* rank/median3x3, median5x5 and median7x7 on CUDA: the median of a full 3 x 3, 5 x 5 or 7 x 7
- * window, a thread walking down a column of outputs. median3x3 sorts each input row's three keys
- * once for the three outputs over it, an output the median of three of theirs; median5x5 and
- * median7x7 go two outputs a step, each input row's keys sorted once, the two outputs sharing the
- * merge of the rows both windows hold (src/core/rank_median_rows.h's networks). 32-bit keys only
- * (rank_keys.cuh). */
+/* rank/median3x3, median5x5, median7x7 and median3x3x3 on CUDA: the median of a full 3 x 3,
+ * 5 x 5 or 7 x 7 window, or a 3 x 3 x 3 one of a volume, a thread walking down a column of outputs
+ * (across the planes for volumes). median3x3 sorts each input row's three keys once for the three
+ * outputs over it, an output the median of three of theirs; median5x5 and median7x7 go two
+ * outputs a step, each input row's keys sorted once, the two outputs sharing the merge of the rows
+ * both windows hold (src/core/rank_median_rows.h's networks); median3x3x3 the same with a plane's
+ * nine keys for a row. 32-bit keys only (rank_keys.cuh). */
 #include "rank_keys.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -31,10 +32,14 @@ struct median3_params {
     const void *in;
     void *out;
     mh_dtype out_type; /* the kernel's Same: whether it is the input's */
-    long long rows, cols, channels; /* channels at full width: a window's columns are values apart */
+    /* rows: the lines a walk goes down (an image's rows; a volume's planes), row_values the values
+     * of one; channels at full width: a window's columns are values apart */
+    long long rows, cols, channels;
     int anchor_row, anchor_col, mode;
     uint32_t cval_key;
     size_t row_values, batch, segment, segments; /* segment: the rows a walk takes */
+    long long plane_rows; /* median3x3x3: a volume's rows a plane */
+    int anchor_plane_row; /* and the window's row over its output */
 };
 
 static __device__ __forceinline__ uint32_t least3(uint32_t a, uint32_t b, uint32_t c) { return __vimin3_u32(a, b, c); }
@@ -176,12 +181,12 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median3_kernel(co
 }
 
 /* The longest segment (a power of two from MEDIAN3_SEGMENT_MIN to MEDIAN3_SEGMENT_MAX rows) whose
- * walks give every SM MEDIAN3_THREADS_PER_SM threads. */
-static size_t median3_segment(const mh_context *ctx, const mh_rank_desc *d)
+ * walks give every SM MEDIAN3_THREADS_PER_SM threads: columns walks (all images'), down rows. */
+static size_t median3_segment(const mh_context *ctx, size_t columns, size_t rows)
 {
-    const size_t wanted = mh_sm_count(ctx) * MEDIAN3_THREADS_PER_SM, columns = d->cols * d->channels * d->batch;
+    const size_t wanted = mh_sm_count(ctx) * MEDIAN3_THREADS_PER_SM;
     size_t segment = MEDIAN3_SEGMENT_MAX;
-    while (segment > MEDIAN3_SEGMENT_MIN && columns * mh_ceil_div(d->rows, segment) < wanted) segment /= 2;
+    while (segment > MEDIAN3_SEGMENT_MIN && columns * mh_ceil_div(rows, segment) < wanted) segment /= 2;
     return segment;
 }
 
@@ -193,65 +198,73 @@ static size_t median3_segment(const mh_context *ctx, const mh_rank_desc *d)
  * is the median of its own last row (y, y + Side) with it. The thread keeps rows y, y + 2, ... and
  * the pairs in registers; a step loads its two new rows before it stores. The networks are
  * src/core/rank_median_rows.h's, 32-bit keys. */
-template <int Side> struct median_rows { /* the side's network, by name */
-    static __device__ __forceinline__ void sort(uint32_t (&k)[Side])
+template <int Side, int Width = Side> struct median_rows { /* the window's network, by name */
+    static __device__ __forceinline__ void sort(uint32_t (&k)[Width])
     {
-        if constexpr (Side == 5) mh_median5_sort(k);
+        if constexpr (Width == 9) mh_median3x3x3_sort(k);
+        else if constexpr (Side == 5) mh_median5_sort(k);
         else mh_median7_sort(k);
     }
-    static __device__ __forceinline__ void pair(const uint32_t (&a)[Side], const uint32_t (&b)[Side],
-                                                uint32_t (&p)[2 * Side])
+    static __device__ __forceinline__ void pair(const uint32_t (&a)[Width], const uint32_t (&b)[Width],
+                                                uint32_t (&p)[2 * Width])
     {
-        if constexpr (Side == 5) mh_median5_pair(a, b, p);
+        if constexpr (Width == 9) { /* one pair: its middle merges the two planes itself */
+#pragma unroll
+            for (int i = 0; i < Width; ++i) p[i] = a[i], p[Width + i] = b[i];
+        } else if constexpr (Side == 5) mh_median5_pair(a, b, p);
         else mh_median7_pair(a, b, p);
     }
-    enum { MIDDLE = Side == 5 ? (int)MH_MEDIAN5_MIDDLE : (int)MH_MEDIAN7_MIDDLE, PAIRS = Side / 2,
-           KEPT = Side / 2 + 1 };
-    static __device__ __forceinline__ void middle(const uint32_t (&p)[PAIRS][2 * Side], uint32_t (&m)[MIDDLE])
+    enum { MIDDLE = Width == 9 ? (int)MH_MEDIAN3X3X3_MIDDLE : Side == 5 ? (int)MH_MEDIAN5_MIDDLE : (int)MH_MEDIAN7_MIDDLE,
+           PAIRS = Side / 2, KEPT = Side / 2 + 1 };
+    static __device__ __forceinline__ void middle(const uint32_t (&p)[PAIRS][2 * Width], uint32_t (&m)[MIDDLE])
     {
-        if constexpr (Side == 5) mh_median5_middle(p[0], p[1], m);
+        if constexpr (Width == 9) mh_median3x3x3_middle(p[0], p[0] + Width, m);
+        else if constexpr (Side == 5) mh_median5_middle(p[0], p[1], m);
         else mh_median7_middle(p[0], p[1], p[2], m);
     }
-    static __device__ __forceinline__ uint32_t select(const uint32_t (&r)[Side], const uint32_t (&m)[MIDDLE])
+    static __device__ __forceinline__ uint32_t select(const uint32_t (&r)[Width], const uint32_t (&m)[MIDDLE])
     {
-        if constexpr (Side == 5) return mh_median5_select(r, m);
+        if constexpr (Width == 9) return mh_median3x3x3_select(r, m);
+        else if constexpr (Side == 5) return mh_median5_select(r, m);
         else return mh_median7_select(r, m);
     }
 };
 
-/* Input row r's Side keys at the thread's columns (w: values from a row's start, -1 past the edge
- * in constant mode), unsorted; Inside: a row and columns inside the image (no mapping, no cval). */
-template <typename T, int Side, bool Inside>
-static __device__ __forceinline__ void median_rows_load(const median3_params &p, const T *in, const long long (&w)[Side],
-                                                        long long r, uint32_t (&k)[Side])
+/* Input row r's Width keys at the thread's places in it (w: values from a row's start, -1 past the
+ * edge in constant mode), unsorted; Inside: a row and places inside the image (no mapping, no
+ * cval). */
+template <typename T, int Width, bool Inside>
+static __device__ __forceinline__ void median_rows_load(const median3_params &p, const T *in, const long long (&w)[Width],
+                                                        long long r, uint32_t (&k)[Width])
 {
     const long long m = Inside ? r : mh_border_index(r, p.rows, p.mode);
     const T *const row = in + (m < 0 ? 0 : (size_t)m * p.row_values);
 #pragma unroll
-    for (int e = 0; e < Side; ++e) k[e] = Inside || (m >= 0 && w[e] >= 0) ? narrow_key(row[w[e]]) : p.cval_key;
+    for (int e = 0; e < Width; ++e) k[e] = Inside || (m >= 0 && w[e] >= 0) ? narrow_key(row[w[e]]) : p.cval_key;
 }
 
-/* outputs output rows from out on, their windows' first input row top (unmapped). */
-template <typename T, bool Same, int Side, bool Inside>
-static __device__ __forceinline__ void median_rows_walk(const median3_params &p, const T *in, const long long (&w)[Side],
+/* outputs output rows from out on, their windows' first input row top (unmapped); a row's Width
+ * keys (Side for squares, 9 for 3 x 3 x 3 windows, whose rows are planes). */
+template <typename T, bool Same, int Side, int Width, bool Inside>
+static __device__ __forceinline__ void median_rows_walk(const median3_params &p, const T *in, const long long (&w)[Width],
                                                         size_t out, long long top, long long outputs)
 {
-    using N = median_rows<Side>;
+    using N = median_rows<Side, Width>;
     /* rows y, y + 2, ...; pairs of rows from y + 1, y + 3, ...; the step's two new rows */
-    uint32_t kept[N::KEPT][Side], pairs[N::PAIRS][2 * Side], s[Side], t[Side];
-    median_rows_load<T, Side, Inside>(p, in, w, top, kept[0]);
+    uint32_t kept[N::KEPT][Width], pairs[N::PAIRS][2 * Width], s[Width], t[Width];
+    median_rows_load<T, Width, Inside>(p, in, w, top, kept[0]);
     N::sort(kept[0]);
 #pragma unroll
     for (int k = 0; k < N::PAIRS; ++k) { /* rows 2k + 1 and 2k + 2 */
-        median_rows_load<T, Side, Inside>(p, in, w, top + 2 * k + 1, s);
-        median_rows_load<T, Side, Inside>(p, in, w, top + 2 * k + 2, kept[k + 1]);
+        median_rows_load<T, Width, Inside>(p, in, w, top + 2 * k + 1, s);
+        median_rows_load<T, Width, Inside>(p, in, w, top + 2 * k + 2, kept[k + 1]);
         N::sort(s), N::sort(kept[k + 1]);
         N::pair(s, kept[k + 1], pairs[k]);
     }
     for (long long n = 0; n < outputs; n += 2, out += 2 * p.row_values) {
         const bool two = n + 1 < outputs, more = n + 2 < outputs;
-        if (two) median_rows_load<T, Side, Inside>(p, in, w, top + n + Side, s);
-        if (more) median_rows_load<T, Side, Inside>(p, in, w, top + n + Side + 1, t);
+        if (two) median_rows_load<T, Width, Inside>(p, in, w, top + n + Side, s);
+        if (more) median_rows_load<T, Width, Inside>(p, in, w, top + n + Side + 1, t);
         uint32_t m[N::MIDDLE];
         N::middle(pairs, m);
         median3_store<T, Same>(p, out, N::select(kept[0], m));
@@ -263,13 +276,13 @@ static __device__ __forceinline__ void median_rows_walk(const median3_params &p,
 #pragma unroll
         for (int k = 0; k + 1 < N::KEPT; ++k)
 #pragma unroll
-            for (int i = 0; i < Side; ++i) kept[k][i] = kept[k + 1][i];
+            for (int i = 0; i < Width; ++i) kept[k][i] = kept[k + 1][i];
 #pragma unroll
-        for (int i = 0; i < Side; ++i) kept[N::KEPT - 1][i] = t[i];
+        for (int i = 0; i < Width; ++i) kept[N::KEPT - 1][i] = t[i];
 #pragma unroll
         for (int k = 0; k + 1 < N::PAIRS; ++k)
 #pragma unroll
-            for (int i = 0; i < 2 * Side; ++i) pairs[k][i] = pairs[k + 1][i];
+            for (int i = 0; i < 2 * Width; ++i) pairs[k][i] = pairs[k + 1][i];
         N::pair(s, t, pairs[N::PAIRS - 1]);
     }
 }
@@ -290,16 +303,44 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_rows_kerne
     }
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
         const median_segment<T> g = segment_of<T>(p, tile, v, Side);
-        if (columns_inside && g.rows_inside) median_rows_walk<T, Same, Side, true>(p, g.in, w, g.out, g.top, g.outputs);
-        else median_rows_walk<T, Same, Side, false>(p, g.in, w, g.out, g.top, g.outputs);
+        if (columns_inside && g.rows_inside) median_rows_walk<T, Same, Side, Side, true>(p, g.in, w, g.out, g.top, g.outputs);
+        else median_rows_walk<T, Same, Side, Side, false>(p, g.in, w, g.out, g.top, g.outputs);
     }
 }
 
-/* Whether a median row of a side x side window takes the call: 32-bit keys only. */
-static int median_supports(const mh_args *args, size_t side, const char *row, char *why, size_t len)
+/* ---- median3x3x3 ----------------------------------------------------------------------------
+ * The median of a full 3 x 3 x 3 window of a volume (median_filter(size=3) on 3-D arrays): the
+ * rows' walk across the planes, a thread for each value of a plane (its row, column and channel),
+ * a plane's nine keys around it its row. */
+template <typename T, bool Same>
+static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_planes_kernel(const median3_params p)
+{
+    const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
+    if (v >= p.row_values) return; /* no barrier below */
+    const size_t pixel = v / (size_t)p.channels;
+    const long long ch = (long long)(v % (size_t)p.channels), x = (long long)(pixel % (size_t)p.cols);
+    const long long y = (long long)(pixel / (size_t)p.cols);
+    long long w[9];
+    bool inside = true;
+#pragma unroll
+    for (int e = 0; e < 9; ++e) {
+        const long long r = mh_border_index(y - p.anchor_plane_row + e / 3, p.plane_rows, p.mode);
+        const long long c = mh_border_index(x - p.anchor_col + e % 3, p.cols, p.mode);
+        w[e] = r < 0 || c < 0 ? -1 : (r * p.cols + c) * p.channels + ch;
+        inside = inside && w[e] >= 0;
+    }
+    for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
+        const median_segment<T> g = segment_of<T>(p, tile, v, 3);
+        if (inside && g.rows_inside) median_rows_walk<T, Same, 3, 9, true>(p, g.in, w, g.out, g.top, g.outputs);
+        else median_rows_walk<T, Same, 3, 9, false>(p, g.in, w, g.out, g.top, g.outputs);
+    }
+}
+
+/* Whether a median row of a window of planes x side x side takes the call: 32-bit keys only. */
+static int median_supports(const mh_args *args, size_t planes, size_t side, const char *row, char *why, size_t len)
 {
     const mh_rank_desc *d = &args->rank.d;
-    if (!mh_rank_full_median(&args->rank, side, why, len)) return 0;
+    if (!mh_rank_full_median_of(&args->rank, planes, side, why, len)) return 0;
     if (key_bytes(d) == 4) return 1;
     snprintf(why, len, "%s%s: %s keeps 32-bit keys (inputs of up to 32 bits, cval one of their values)",
              mh_dtype_name(d->in_type), d->mode == MH_MODE_CONSTANT ? " with its cval" : "", row);
@@ -308,41 +349,54 @@ static int median_supports(const mh_args *args, size_t side, const char *row, ch
 
 static int median3_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
-    return median_supports(args, 3, "rank/median3x3", why, len);
+    return median_supports(args, 1, 3, "rank/median3x3", why, len);
 }
 
 static int median5_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
-    return median_supports(args, 5, "rank/median5x5", why, len);
+    return median_supports(args, 1, 5, "rank/median5x5", why, len);
 }
 
 static int median7_supports(const mh_context *, const mh_args *args, char *why, size_t len)
 {
-    return median_supports(args, 7, "rank/median7x7", why, len);
+    return median_supports(args, 1, 7, "rank/median7x7", why, len);
 }
 
-/* A median row's launch: a thread a value of a row, a block's y a segment of rows of an image. */
-template <int Side> static mh_status median_run(mh_context *ctx, const mh_args *args, const char *name)
+static int median3x3x3_supports(const mh_context *, const mh_args *args, char *why, size_t len)
+{
+    return median_supports(args, 3, 3, "rank/median3x3x3", why, len);
+}
+
+/* A median row's launch: a thread a value of a row (of a plane: Planes), a block's y a segment of
+ * rows (planes) of an image (a volume). */
+template <int Planes, int Side> static mh_status median_run(mh_context *ctx, const mh_args *args, const char *name)
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
     char why[200];
-    if (!median_supports(args, Side, name, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: %s", name, why);
+    if (!median_supports(args, Planes, Side, name, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: %s", name, why);
     return with_keys(d, [&](auto type, auto) {
         using T = std::remove_pointer_t<decltype(type)>;
         if constexpr (std::is_void<T>::value) {
             return mh_fail(ctx, MH_ERR_INTERNAL, "%s: 64-bit keys", name);
         } else {
-            const size_t segment = median3_segment(ctx, d);
-            median3_params p = {a->in, a->out, d->out_type, (long long)d->rows,
-                                (long long)d->cols, (long long)d->channels, (int)(Side / 2 + d->origin_row),
+            const bool volume = Planes > 1;
+            const size_t lines = volume ? d->depth : d->rows, line_values = d->cols * d->channels * (volume ? d->rows : 1);
+            const size_t segment = median3_segment(ctx, line_values * d->batch, lines);
+            median3_params p = {a->in, a->out, d->out_type, (long long)lines,
+                                (long long)d->cols, (long long)d->channels,
+                                (int)(volume ? 1 + d->origin_depth : Side / 2 + d->origin_row),
                                 (int)(Side / 2 + d->origin_col), (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval),
-                                d->cols * d->channels, d->batch, segment, mh_ceil_div(d->rows, segment)};
+                                line_values, d->batch, segment, mh_ceil_div(lines, segment), (long long)d->rows,
+                                (int)(Side / 2 + d->origin_row)};
             const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)MEDIAN3_THREADS), tiles = d->batch * p.segments;
             if (x_blocks > INT32_MAX) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: rows of %zu values", name, p.row_values);
             const dim3 grid((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
             const bool same = d->out_type == d->in_type;
-            if constexpr (Side == 3) {
+            if constexpr (Planes > 1) {
+                if (same) rank_median_planes_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+                else rank_median_planes_kernel<T, false><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
+            } else if constexpr (Side == 3) {
                 if (same) rank_median3_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
                 else rank_median3_kernel<T, false><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
             } else {
@@ -354,9 +408,13 @@ template <int Side> static mh_status median_run(mh_context *ctx, const mh_args *
     });
 }
 
-static mh_status median3_run(mh_context *ctx, const mh_args *args) { return median_run<3>(ctx, args, "rank/median3x3"); }
-static mh_status median5_run(mh_context *ctx, const mh_args *args) { return median_run<5>(ctx, args, "rank/median5x5"); }
-static mh_status median7_run(mh_context *ctx, const mh_args *args) { return median_run<7>(ctx, args, "rank/median7x7"); }
+static mh_status median3_run(mh_context *ctx, const mh_args *args) { return median_run<1, 3>(ctx, args, "rank/median3x3"); }
+static mh_status median5_run(mh_context *ctx, const mh_args *args) { return median_run<1, 5>(ctx, args, "rank/median5x5"); }
+static mh_status median7_run(mh_context *ctx, const mh_args *args) { return median_run<1, 7>(ctx, args, "rank/median7x7"); }
+static mh_status median3x3x3_run(mh_context *ctx, const mh_args *args)
+{
+    return median_run<3, 3>(ctx, args, "rank/median3x3x3");
+}
 
 static const mh_row rows[] = {
     {{"rank/median3x3", MH_OP_RANK, MH_BACKEND_CUDA, 6, "registers", "ours",
@@ -368,6 +426,9 @@ static const mh_row rows[] = {
     {{"rank/median7x7", MH_OP_RANK, MH_BACKEND_CUDA, 8, "registers", "ours",
       "the median of a full 7 x 7 window: rows sorted once, two outputs a step sharing the merge of the six rows both hold"},
      median7_supports, median7_run, NULL, 0},
+    {{"rank/median3x3x3", MH_OP_RANK, MH_BACKEND_CUDA, 9, "registers", "ours",
+      "the median of a full 3 x 3 x 3 window of a volume: each plane's nine keys sorted once, two outputs a step sharing the merge of the two planes both hold"},
+     median3x3x3_supports, median3x3x3_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
 };
 
 MH_ROW_GROUP(mh_rank_median_rows, rows)

@@ -22,9 +22,11 @@ template <int N> struct network_params {
     unsigned inner, channels;        /* a row's values (cols x channels), the interleaved ones */
     mh_dtype in_type, out_type;
     int mode, count, rank, has_structure, structure_in_type;
-    int above, below, before, after; /* the window's reach from the output, each >= 0 */
+    int front, back, above, below, before, after; /* the window's reach from the output, each >= 0 */
+    long long depth;                 /* a volume's planes (1: images) */
     double cval;
     uint64_t cval_key;
+    int planes[N];                   /* the plane of each set element from the output's */
     int2 offsets[N];                 /* (row, column) of each set element from the output */
     long long deltas[N];             /* the same as distances between elements */
     double structure[N];
@@ -73,12 +75,13 @@ template <int N, typename T, typename K>
 static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 9 ? 4 : N <= 25 ? 2 : 1) rank_network_kernel(const network_params<N> p)
 {
     for (size_t image = blockIdx.z; image < p.batch; image += gridDim.z)
-        for (long long y = blockIdx.y; y < p.rows; y += gridDim.y)
+        for (long long line = blockIdx.y; line < p.depth * p.rows; line += gridDim.y)
             for (unsigned q = blockIdx.x * NETWORK_THREADS + threadIdx.x; q < p.inner; q += gridDim.x * NETWORK_THREADS) {
+                const long long z = p.depth == 1 ? 0 : line / p.rows, y = line - z * p.rows;
                 const unsigned x = p.channels == 1 ? q : q / p.channels, ch = q - x * p.channels;
-                const size_t at = (image * (size_t)p.rows + (size_t)y) * p.inner + q;
-                const bool inside = y >= p.above && y + p.below < p.rows && (long long)x >= p.before &&
-                                    (long long)x + p.after < p.cols;
+                const size_t at = (image * (size_t)(p.depth * p.rows) + (size_t)line) * p.inner + q;
+                const bool inside = z >= p.front && z + p.back < p.depth && y >= p.above && y + p.below < p.rows &&
+                                    (long long)x >= p.before && (long long)x + p.after < p.cols;
                 K keys[N];
 #pragma unroll
                 for (int k = 0; k < N; ++k) {
@@ -86,11 +89,14 @@ static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 9 ? 4 : N <= 25 ?
                     if (k < p.count) {
                         long long i = (long long)at + p.deltas[k];
                         if (!inside) {
+                            const long long v = mh_border_index(z + p.planes[k], p.depth, p.mode);
                             const long long r = mh_border_index(y + p.offsets[k].x, p.rows, p.mode);
                             const long long c = mh_border_index((long long)x + p.offsets[k].y, p.cols, p.mode);
-                            i = r < 0 || c < 0 ? -1
-                                               : (long long)((image * (size_t)p.rows + (size_t)r) * p.inner +
-                                                             (size_t)c * p.channels + ch);
+                            i = v < 0 || r < 0 || c < 0
+                                    ? -1
+                                    : (long long)(((image * (size_t)p.depth + (size_t)v) * (size_t)p.rows + (size_t)r) *
+                                                      p.inner +
+                                                  (size_t)c * p.channels + ch);
                         }
                         if constexpr (std::is_void<T>::value) {
                             const double v = i < 0 ? p.cval : mh_load_double(p.in, (size_t)i, p.in_type);
@@ -145,21 +151,29 @@ template <int N> static mh_status network_typed(mh_context *ctx, const mh_rank_a
     p.in_type = d->in_type, p.out_type = d->out_type;
     p.mode = (int)d->mode, p.count = (int)a->count, p.rank = (int)d->rank, p.has_structure = d->structure != NULL;
     p.structure_in_type = d->structure_in_type, p.cval = d->cval;
+    p.depth = (long long)d->depth;
+    const long long anchor_p = (long long)(d->kdepth / 2) + d->origin_depth;
     const long long anchor_r = (long long)(d->krows / 2) + d->origin_row, anchor_c = (long long)(d->kcols / 2) + d->origin_col;
     int n = 0;
-    for (size_t r = 0; r < d->krows; ++r)
-        for (size_t c = 0; c < d->kcols; ++c)
-            if (d->footprint[r * d->kcols + c]) {
-                const int dr = (int)((long long)r - anchor_r), dc = (int)((long long)c - anchor_c);
-                p.offsets[n] = make_int2(dr, dc);
-                p.deltas[n] = ((long long)dr * (long long)d->cols + dc) * (long long)d->channels;
-                if (d->structure) p.structure[n] = d->structure[r * d->kcols + c];
-                p.above = max(p.above, -dr), p.below = max(p.below, dr);
-                p.before = max(p.before, -dc), p.after = max(p.after, dc);
-                ++n;
-            }
+    size_t e = 0;
+    for (size_t v = 0; v < d->kdepth; ++v)
+        for (size_t r = 0; r < d->krows; ++r)
+            for (size_t c = 0; c < d->kcols; ++c, ++e)
+                if (d->footprint[e]) {
+                    const int dp = (int)((long long)v - anchor_p), dr = (int)((long long)r - anchor_r);
+                    const int dc = (int)((long long)c - anchor_c);
+                    p.planes[n] = dp, p.offsets[n] = make_int2(dr, dc);
+                    p.deltas[n] = (((long long)dp * (long long)d->rows + dr) * (long long)d->cols + dc) *
+                                  (long long)d->channels;
+                    if (d->structure) p.structure[n] = d->structure[e];
+                    p.front = max(p.front, -dp), p.back = max(p.back, dp);
+                    p.above = max(p.above, -dr), p.below = max(p.below, dr);
+                    p.before = max(p.before, -dc), p.after = max(p.after, dc);
+                    ++n;
+                }
     const size_t x_blocks = mh_ceil_div(p.inner, NETWORK_THREADS);
-    const dim3 grid((unsigned)(x_blocks < 65535 ? x_blocks : 65535), (unsigned)(d->rows < 65535 ? d->rows : 65535),
+    const size_t lines = d->depth * d->rows;
+    const dim3 grid((unsigned)(x_blocks < 65535 ? x_blocks : 65535), (unsigned)(lines < 65535 ? lines : 65535),
                     (unsigned)(d->batch < 65535 ? d->batch : 65535));
     return with_keys(d, [&](auto type, auto key) {
         using T = std::remove_pointer_t<decltype(type)>;
@@ -181,7 +195,7 @@ static mh_status network_run(mh_context *ctx, const mh_args *args)
 static const mh_row rows[] = {
     {{"rank/network", MH_OP_RANK, MH_BACKEND_CUDA, 5, "registers", "ours",
       "a thread an output, its window's keys sorted in registers by an odd-even merge network (up to 49)"},
-     network_supports, network_run, NULL, 0},
+     network_supports, network_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
 };
 
 MH_ROW_GROUP(mh_rank_network_rows, rows)
