@@ -98,8 +98,9 @@ def differences(got, ref):
 
 def rank_workloads(quick):
     """The rank filters on the images their users hold: medians of uint8 (3 x 3 to 15 x 15) and
-    float32 images (3 x 3 to 7 x 7), a low rank of 5 x 5 and a high percentile of 15 x 15 on
-    uint8, a minimum and a grey opening of 15 x 15 on float32, reflect mode."""
+    float32 images (3 x 3 to 7 x 7) and of a float32 volume (3 x 3 x 3), a low rank of 5 x 5 and a
+    high percentile of 15 x 15 on uint8, a minimum and a grey opening of 15 x 15 on float32,
+    reflect mode."""
     big = 1024 if quick else 8192
     rng = np.random.default_rng(4)
     gray = rng.integers(0, 256, (big, big), dtype=np.uint8)
@@ -109,6 +110,10 @@ def rank_workloads(quick):
         for k in sizes:
             out.append(dict(name=f"median_filter {x.dtype} {big}x{big} size={k} reflect", x=x, size=k,
                             kind="median_filter", cpu=quick or k == 3))
+    side = 64 if quick else 256
+    volume = rng.uniform(-1, 1, (side, side, side)).astype(np.float32)
+    out.append(dict(name=f"median_filter float32 {side}x{side}x{side} size=3 reflect", x=volume, size=3,
+                    kind="median_filter", cpu=quick))
     for fn, arg, k in (("rank_filter", 2, 5), ("percentile_filter", 90, 15)):
         what = "rank" if fn == "rank_filter" else "percentile"
         out.append(dict(name=f"{fn} uint8 {big}x{big} size={k} {what}={arg} reflect", x=gray, size=k, kind=fn,
@@ -128,7 +133,7 @@ def rank_calls(wl):
     theirs = lambda: getattr(cnd, fn)(xd, *args, size=k)  # noqa: E731
     host = (lambda: getattr(snd, fn)(x, *args, size=k)) if wl["cpu"] else None
     cv = None
-    if cv2 is not None and fn == "median_filter" and (x.dtype == np.uint8 or k <= 5):
+    if cv2 is not None and fn == "median_filter" and x.ndim == 2 and (x.dtype == np.uint8 or k <= 5):
         cv = lambda: cv2.medianBlur(x, k)  # noqa: E731
     elif cv2 is not None and fn in ("minimum_filter", "grey_opening"):
         box = np.ones((k, k), np.uint8)
@@ -216,7 +221,7 @@ def gpu_peers(wl, xd):
         try:
             import cucim
             from cucim.skimage.filters import median
-            box = cp.ones((wl["size"], wl["size"]), dtype=bool)
+            box = cp.ones((wl["size"],) * xd.ndim, dtype=bool)
             return [(f"cucim {cucim.__version__} skimage.filters.median", lambda: median(xd, box, mode="reflect"),
                      cp.asnumpy)]
         except Exception as e:  # noqa: BLE001

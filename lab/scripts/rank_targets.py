@@ -124,6 +124,10 @@ def volumes(n, rng):
     minimum of size 7 (<= 2x copy: scipy's three separable passes), whatever n says."""
     v = cp.asarray(rng.standard_normal((256, 256, 256), np.float32))
     row("median_filter float32 256^3 3x3x3", "median_filter", v, 3, ">= 10x cupyx", 27)
+    for below in ("network", "bisect"):
+        row(f"  {below}", "median_filter", v, 3, "(below)", 10**9, variant=below)
+    u8 = cp.asarray(rng.integers(0, 256, (256, 256, 256), np.uint8))
+    row("median_filter uint8 256^3 3x3x3", "median_filter", u8, 3, "", 27)
     big = cp.asarray(rng.standard_normal((512, 512, 512), np.float32))
     row("minimum_filter float32 512^3 size 7", "minimum_filter", big, 7, "<= 2x copy", 14)
 
