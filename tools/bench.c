@@ -681,7 +681,7 @@ static int parse_bench(int argc, char **argv, bench_opts *o, int *ops, int *nops
             if (!strcmp(argv[j], a))
                 return cli_error(CLI_USAGE, "bench: %s given twice", a);
         if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
-        if (!strcmp(a, "--device")) rc = cli_parse_device(v, &o->device);
+        if (!strcmp(a, "--device")) rc = cli_device(v, &o->device);
         else if (!strcmp(a, "--variants")) o->variants = v, rc = CLI_OK;
         else if (!strcmp(a, "--configs")) o->configs = v, o->tune = 1, rc = CLI_OK;
         else if (!strcmp(a, "--json")) o->json = v, rc = CLI_OK;
@@ -713,9 +713,9 @@ static void stdout_to(int fd)
 
 int bench_parse_args(int argc, char **argv, bench_opts *o, int *ops, int *nops)
 {
-    o->device = cli_default_device();
     o->min_reps = 20;
     int rc;
+    if ((rc = cli_device(NULL, &o->device)) != CLI_OK) return rc;
     if ((rc = parse_bench(argc, argv, o, ops, nops)) != CLI_OK) return rc;
     if (o->grid && (*nops != 1 || ops[0] != MH_OP_CONV1D || o->any_size))
         return cli_error(CLI_USAGE, "--grid: conv1d alone has a grid, and it sets n and k (memhier bench conv1d --grid)");

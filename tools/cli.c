@@ -18,10 +18,14 @@ int cli_error(int code, const char *fmt, ...)
     return code;
 }
 
-int cli_default_device(void) { return mh_cuda_device_count() > 0 ? 0 : MH_CPU; }
-
-int cli_parse_device(const char *s, int *device)
+/* Without --device (s NULL) the first GPU where there is one, else the CPU: asked only then, since
+ * asking starts CUDA's driver (a tenth of a second and more on a GPU machine) for a CPU call. */
+int cli_device(const char *s, int *device)
 {
+    if (!s) {
+        *device = mh_cuda_device_count() > 0 ? 0 : MH_CPU;
+        return CLI_OK;
+    }
     if (strcmp(s, "cpu") == 0) {
         *device = MH_CPU;
         return CLI_OK;

@@ -12,10 +12,9 @@ enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
 
 int cli_error(int code, const char *fmt, ...) MH_PRINTF(2, 3);
 
-/* GPU 0 when a CUDA device exists, else the CPU backend. */
-int cli_default_device(void);
-/* "cpu" or a device index; prints and returns CLI_USAGE on failure. */
-int cli_parse_device(const char *s, int *device);
+/* --device's value: "cpu" or a device index (prints and returns CLI_USAGE on failure); NULL (no
+ * --device): GPU 0 when a CUDA device exists, else the CPU backend. */
+int cli_device(const char *s, int *device);
 /* A positive decimal count; prints and returns CLI_USAGE on failure. */
 int cli_parse_count(const char *flag, const char *s, size_t *v);
 int cli_parse_pad(const char *s, mh_pad *pad);

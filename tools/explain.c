@@ -107,8 +107,8 @@ int cmd_explain(int argc, char **argv)
     int mode = -1;
     if (v[E_MODE] && (rc = cli_parse_mode(v[E_MODE], &parsed)) != CLI_OK) return rc;
     if (v[E_MODE]) mode = (int)parsed;
-    int device = cli_default_device();
-    if (v[E_DEVICE] && (rc = cli_parse_device(v[E_DEVICE], &device)) != CLI_OK) return rc;
+    int device;
+    if ((rc = cli_device(v[E_DEVICE], &device)) != CLI_OK) return rc;
     mh_precision precision;
     if (v[E_PRECISION] && (rc = cli_parse_precision(v[E_PRECISION], &precision)) != CLI_OK) return rc;
     mh_context *ctx;

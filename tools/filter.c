@@ -85,10 +85,10 @@ int cmd_filter(int argc, char **argv)
     const int out_is_dash = strcmp(out_path, "-") == 0;
     const char *const names[] = {"--filter", "--variant", "--device", "--max-pixels", "--mode", "--precision", NULL};
     const char *v[F_COUNT];
-    int rc = cli_flags(argc - 2, argv + 2, "filter", names, v), device = cli_default_device(), kr = 0, kc = 0;
+    int rc = cli_flags(argc - 2, argv + 2, "filter", names, v), device, kr = 0, kc = 0;
     if (rc != CLI_OK) return rc;
     if (!v[F_FILTER]) return cli_error(CLI_USAGE, "filter needs --filter SPEC");
-    if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &device)) != CLI_OK) return rc;
+    if ((rc = cli_device(v[F_DEVICE], &device)) != CLI_OK) return rc;
     size_t max_pixels = MH_IMAGE_DEFAULT_MAX_PIXELS;
     if (v[F_MAX_PIXELS] && (rc = cli_parse_count("--max-pixels", v[F_MAX_PIXELS], &max_pixels)) != CLI_OK) return rc;
     mh_mode mode;

@@ -169,16 +169,16 @@ int cli_main(int argc, char **argv)
 
 int cmd_info(int argc, char **argv)
 {
-    int device = cli_default_device(), rc;
+    int device, rc;
+    const char *named = NULL;
     for (int i = 0; i < argc; ++i) {
-        const char *v;
         if (strcmp(argv[i], "--device") == 0) {
-            if (!(v = cli_value(argc, argv, &i))) return CLI_USAGE;
-            if ((rc = cli_parse_device(v, &device)) != CLI_OK) return rc;
+            if (!(named = cli_value(argc, argv, &i))) return CLI_USAGE;
         } else {
             return cli_error(CLI_USAGE, "info: unknown argument '%s'", argv[i]);
         }
     }
+    if ((rc = cli_device(named, &device)) != CLI_OK) return rc;
     mh_context *ctx;
     if ((rc = cli_context(device, NULL, &ctx)) != CLI_OK) return rc;
     mh_status s;

@@ -110,8 +110,8 @@ static int run_setup(run_job *j, int argc, char **argv, const char *first_flag, 
     int rc = cli_flags(argc, argv, cmd, names, v);
     if (rc != CLI_OK) return rc;
     j->variant = v[F_VARIANT], j->out_path = v[F_OUT];
-    j->device = cli_default_device(), j->pad = MH_PAD_VALID;
-    if (v[F_DEVICE] && (rc = cli_parse_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
+    j->pad = MH_PAD_VALID;
+    if ((rc = cli_device(v[F_DEVICE], &j->device)) != CLI_OK) return rc;
     if ((rc = parse_placement(j, v, with_pad)) != CLI_OK) return rc;
     if (v[F_PRECISION] && !with_pad) return cli_error(CLI_USAGE, "run %s takes no --precision", j->op);
     mh_precision precision;
@@ -440,8 +440,8 @@ static int run_reduce(int argc, char **argv)
     int rc = cli_flags(argc, argv, "run reduce", names, v);
     if (rc != CLI_OK) return rc;
     if (!v[2]) return cli_error(CLI_USAGE, "run reduce needs --in");
-    run_job j = {.op = "reduce", .variant = v[0], .out_path = v[3], .device = cli_default_device()};
-    if (v[1] && (rc = cli_parse_device(v[1], &j.device)) != CLI_OK) return rc;
+    run_job j = {.op = "reduce", .variant = v[0], .out_path = v[3]};
+    if ((rc = cli_device(v[1], &j.device)) != CLI_OK) return rc;
     char err[512];
     if (mh_npy_read(v[2], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
     if (v[4] || v[5] || j.in.dtype != MH_F32 || j.in.ndim != 1) return run_reduce_axis(&j, v[4], v[5]);
@@ -695,8 +695,8 @@ static int run_histogram(int argc, char **argv)
     int rc = cli_flags(argc, argv, "run histogram", names, v);
     if (rc != CLI_OK) return rc;
     if (!v[IN] || !v[OUT]) return cli_error(CLI_USAGE, "run histogram needs --in and --out");
-    run_job j = {.op = "histogram", .variant = v[V], .out_path = v[OUT], .device = cli_default_device()};
-    if (v[DEV] && (rc = cli_parse_device(v[DEV], &j.device)) != CLI_OK) return rc;
+    run_job j = {.op = "histogram", .variant = v[V], .out_path = v[OUT]};
+    if ((rc = cli_device(v[DEV], &j.device)) != CLI_OK) return rc;
     char err[512];
     if (mh_npy_read(v[IN], &j.in, err, sizeof err) != MH_OK) return cli_error(CLI_FAILED, "--in %s", err);
     if (j.in.dtype == MH_F32) return run_histogram_float(&j, v);
@@ -814,8 +814,8 @@ static int run_rank(int argc, char **argv)
     int rc = cli_flags(argc, argv, "run rank", names, v);
     if (rc == CLI_OK && (!v[IN] || !v[OUT] || !v[SELECT] || !v[SIZE] == !v[FOOT]))
         rc = cli_error(CLI_USAGE, "run rank needs --in, --out, --select and one of --size and --footprint");
-    j.variant = v[VAR], j.out_path = v[OUT], j.device = cli_default_device();
-    if (rc == CLI_OK && v[DEV]) rc = cli_parse_device(v[DEV], &j.device);
+    j.variant = v[VAR], j.out_path = v[OUT], j.device = MH_CPU;
+    if (rc == CLI_OK) rc = cli_device(v[DEV], &j.device);
     if (rc == CLI_OK && v[MODE]) rc = cli_parse_mode(v[MODE], &j.mode);
     if (rc == CLI_OK && v[CVAL]) rc = parse_cval64(v[CVAL], &cval);
     if (rc == CLI_OK && v[ORIGIN]) rc = parse_origin(v[ORIGIN], 2, j.origin);

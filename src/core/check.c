@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,9 +81,19 @@ static mh_status check_cuda_buffer(mh_context *ctx, const char *what, const void
     return MH_OK;
 }
 
+/* Whether this process has loaded CUDA's driver (CUDA's runtime loads it when it starts): before
+ * that no pointer is CUDA memory, and asking would start the driver, a tenth of a second and more
+ * on a GPU machine for a call that runs on the CPU. */
+static int cuda_driver_loaded(void)
+{
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (driver) dlclose(driver);
+    return driver != NULL;
+}
+
 static mh_status check_host_buffer(mh_context *ctx, const char *what, const void *p)
 {
-    if (mh_cuda_device_count() == 0) return MH_OK;
+    if (!cuda_driver_loaded() || mh_cuda_device_count() == 0) return MH_OK;
     struct cudaPointerAttributes attr;
     cudaError_t e = cudaPointerGetAttributes(&attr, p);
     cudaGetLastError();
