@@ -7,7 +7,9 @@ GPU (reading the input and writing the output once at the copy ceiling memhier m
 
 usage: ndimage_bench.py [--quick] [--only linear|rank] [OUT_JSON]
   OUT_JSON defaults to ndimage.json. --quick: small sizes, one repetition (a smoke test).
-  --only: the linear filters' workloads, or the rank filters' (median, minimum, grey opening).
+  --only: the linear filters' workloads, or the rank filters' (median, minimum, grey opening);
+  where OUT_JSON holds a run already, its other rows stay and the new ones replace the kind's
+  (the file records the kind's run apart: "runs_by_kind").
 
 GPU calls, two ways: per call (CUDA events around each call, the stream synchronized after
 it: the host's work before the launch counts; the median of 20, after two warm-ups) and
@@ -19,6 +21,7 @@ Each peer's result is compared with memhier's: the largest difference (and for i
 the share of outputs that differ) goes in its row; OpenCV rounds (GaussianBlur in fixed point,
 filter2D to nearest), so its uint8 results differ from scipy's truncation by design."""
 import json
+import os
 import statistics
 import sys
 import time
@@ -27,6 +30,7 @@ import numpy as np
 
 import memhier
 from latency import commit
+from report import RANK_CALLS
 from memhier import ndimage as mnd
 
 try:
@@ -294,6 +298,16 @@ def run(wl, copy_gbps, quick):
     return rows
 
 
+def merged(whole, part, kind):
+    """whole's rows with part's in place of whole's rows of kind ("rank": the rank filters'; else the
+    linear ones), part's run (date, commit, copy ceiling) kept under runs_by_kind[kind]."""
+    rank = kind == "rank"
+    keep = [r for r in whole["rows"] if (r["workload"].split()[0] in RANK_CALLS) != rank]
+    runs = dict(whole.get("runs_by_kind", {}))
+    runs[kind] = {k: part[k] for k in ("date", "commit", "copy_gbps")}
+    return {**whole, "rows": keep + part["rows"], "runs_by_kind": runs}
+
+
 def main():
     args = [a for a in sys.argv[1:] if a != "--quick"]
     quick = "--quick" in sys.argv[1:]
@@ -313,6 +327,8 @@ def main():
     for wl in workloads(quick, only):
         doc["rows"] += run(wl, info["copy_gbps"], quick)
         cp.get_default_memory_pool().free_all_blocks()
+    if only and os.path.exists(out):
+        doc = merged(json.load(open(out)), doc, only)
     json.dump(doc, open(out, "w"), indent=1)
     print(f"wrote {out}")
 
