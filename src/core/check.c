@@ -1,13 +1,16 @@
 /* Argument checks shared by every op: pointer kinds, allocation sizes, overlap, overflow.
  * They run before anything is launched or written, so a refused call leaves the caller's
  * buffers untouched. */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include "internal.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 int mh_mul_ok(size_t a, size_t b, size_t *r)
 {
@@ -81,14 +84,24 @@ static mh_status check_cuda_buffer(mh_context *ctx, const char *what, const void
     return MH_OK;
 }
 
-/* Whether this process has loaded CUDA's driver (CUDA's runtime loads it when it starts): before
- * that no pointer is CUDA memory, and asking would start the driver, a tenth of a second and more
- * on a GPU machine for a call that runs on the CPU. */
+/* Whether this process has loaded CUDA's driver (CUDA's runtime loads it when it starts, and it
+ * stays): before that no pointer is CUDA memory, and asking would start the driver, a tenth of a
+ * second and more on a GPU machine for a call that runs on the CPU. The loaded objects' names
+ * are read in memory (dlopen's RTLD_NOLOAD would search the library path on every call). */
+static int names_cuda_driver(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size, (void)data;
+    const char *slash = strrchr(info->dlpi_name, '/');
+    return strncmp(slash ? slash + 1 : info->dlpi_name, "libcuda.so", 10) == 0;
+}
+
 static int cuda_driver_loaded(void)
 {
-    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (driver) dlclose(driver);
-    return driver != NULL;
+    static atomic_int seen;
+    if (atomic_load_explicit(&seen, memory_order_relaxed)) return 1;
+    if (!dl_iterate_phdr(names_cuda_driver, NULL)) return 0;
+    atomic_store_explicit(&seen, 1, memory_order_relaxed);
+    return 1;
 }
 
 static mh_status check_host_buffer(mh_context *ctx, const char *what, const void *p)
