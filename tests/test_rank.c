@@ -207,13 +207,15 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
 
 /* The median of a full 3 x 3, 5 x 5 or 7 x 7 window, or a 3 x 3 x 3 one of a volume (the median
  * rows): images of several blocks along a row and several segments or bands down the columns,
- * volumes of several segments across the planes, or tiny ones; now and then another rank. */
+ * volumes of several segments across the planes or several tiles down the rows, or tiny ones;
+ * now and then another rank. */
 static void median_case(mh_rank_desc *d, unsigned char *footprint, int i)
 {
     const int cube = i % 4 == 3;
     const size_t side = cube ? 3 : (size_t)(3 + 2 * (i / 2 % 3)), planes = cube ? 3 : 1;
     d->krows = d->kcols = side, d->kdepth = planes;
     if (cube) d->depth = 1 + below(i % 8 == 3 ? 150 : 4), d->rows = 1 + below(20), d->cols = 1 + below(40);
+    if (cube && i % 16 == 7) d->cols = 1000 + below(600), d->channels = 3; /* cpu-median3x3x3's tiles of a few rows */
     else if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
     memset(footprint, 1, planes * side * side);
     d->rank = i % 8 == 7 ? below(planes * side * side) : planes * side * side / 2;
@@ -340,10 +342,19 @@ static void refusals(mh_context *cpu)
     d = good, d.footprint = planes2, d.kdepth = 2, d.rank = 9;
     CHECK(mh_rank(cpu, "cpu-median3x3", &d, in, out) == MH_ERR_UNSUPPORTED &&
               strstr(mh_context_error(cpu), "a footprint of 2 planes") &&
-              strstr(mh_context_error(cpu), "volumes run on cpu-reference, cpu-omp, naive, bisect, network and median3x3x3"),
+              strstr(mh_context_error(cpu),
+                     "volumes run on cpu-reference, cpu-omp, cpu-median3x3x3, naive, bisect, network and median3x3x3"),
           "cpu-median3x3 on a footprint of two planes: %s", mh_context_error(cpu));
     CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-omp"),
           "auto on the CPU, a footprint of two planes: %s", chosen ? chosen->name : mh_context_error(cpu));
+    unsigned char cube[27];
+    memset(cube, 1, sizeof cube);
+    d = good, d.footprint = cube, d.kdepth = 3, d.depth = 2, d.rows = 2, d.rank = 13;
+    CHECK(mh_rank_select(cpu, &d, &chosen) == MH_OK && chosen && !strcmp(chosen->name, "rank/cpu-median3x3x3"),
+          "auto on the CPU, a 3 x 3 x 3 median: %s", chosen ? chosen->name : mh_context_error(cpu));
+    CHECK(mh_rank(cpu, "cpu-median3x3x3", &good, in, out) == MH_ERR_UNSUPPORTED &&
+              strstr(mh_context_error(cpu), "another footprint: takes the median of a full 3 x 3 x 3 window"),
+          "cpu-median3x3x3 on an image's 3 x 3: %s", mh_context_error(cpu));
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &good, in, in + 2), "out");
     CHECK_REFUSED(cpu, mh_rank(cpu, NULL, &good, in, NULL), "out");
     CHECK(mh_rank(cpu, "nonesuch", &good, in, out) != MH_OK, "an unknown variant runs");

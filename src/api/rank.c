@@ -149,12 +149,13 @@ static mh_status check_buffers(mh_context *ctx, const mh_args *args)
  * rectangle), cpu-median3x3 and cpu-median5x5 for the median of a full 3 x 3 and 5 x 5 window
  * (8-bit images too: at 5 x 5 1.6x cpu-histogram's speed at 2048^2), cpu-histogram for any rank
  * under any footprint of an 8-bit image (at 7 x 7 1.4x cpu-median7x7's speed), cpu-median7x7 for
- * the median of a full 7 x 7 window of the other types, else cpu-omp; on a GPU vanherk where it
- * takes the call (the minimum or maximum over a rectangle in one pass), minmax (over a line:
- * scipy's separable passes; a rectangle in two), median3x3, median5x5, median7x7 and median3x3x3
- * for the median of a full 3 x 3, 5 x 5, 7 x 7 and 3 x 3 x 3 window, network (up to 49 set
- * elements) and histogram (any rank of a full rectangle of an 8-bit image) in
- * network_before_histogram's order, else bisect (past 49 set elements 4.5-23x faster than naive, which stays the ladder's first rung). */
+ * the median of a full 7 x 7 window of the other types, cpu-median3x3x3 for a volume's full
+ * 3 x 3 x 3, else cpu-omp; on a GPU vanherk where it takes the call (the minimum or maximum over a
+ * rectangle in one pass), minmax (over a line: scipy's separable passes; a rectangle in two),
+ * median3x3, median5x5, median7x7 and median3x3x3 for the median of a full 3 x 3, 5 x 5, 7 x 7 and
+ * 3 x 3 x 3 window, network (up to 49 set elements) and histogram (any rank of a full rectangle
+ * of an 8-bit image) in network_before_histogram's order, else bisect (past 49 set elements
+ * 4.5-23x faster than naive, which stays the ladder's first rung). */
 enum { NETWORK_BEFORE_HISTOGRAM_UP_TO = 25 };
 
 /* Network sorts 9, 25 or 49 keys: up to 25 its sort is cheaper than histogram's walk, whose
@@ -172,8 +173,8 @@ static int network_before_histogram(const mh_args *a, char *why, size_t len)
 
 static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
-    static const char *const cpu[] = {"cpu-minmax", "cpu-median3x3", "cpu-median5x5", "cpu-histogram", "cpu-median7x7",
-                                      "cpu-omp", NULL};
+    static const char *const cpu[] = {"cpu-minmax", "cpu-median3x3",  "cpu-median5x5", "cpu-histogram",
+                                      "cpu-median7x7", "cpu-median3x3x3", "cpu-omp",       NULL};
     static const char *const gpu_network[] = {"vanherk", "minmax",  "median3x3", "median5x5", "median7x7", "median3x3x3",
                                               "network", "histogram", "bisect", NULL};
     static const char *const gpu_histogram[] = {"vanherk", "minmax",  "median3x3", "median5x5", "median7x7", "median3x3x3",

@@ -2,8 +2,8 @@
  *   cpu-reference  a window's keys sorted whole (insertion sort), the rank read off: the
  *                  definition, for the tests
  *   cpu-omp        a window's keys gathered once an output, the minimum or maximum by one scan,
- *                  other ranks by a quickselect; OpenMP over the images' rows; with
- *                  cpu-reference, the rows that take footprints over three axes (volumes)
+ *                  other ranks by a quickselect; OpenMP over the images' rows; footprints over
+ *                  three axes (volumes) too
  *   cpu-minmax     the minimum or maximum over a line (scipy's separable passes; a rectangle as a
  *                  pass along its rows and one down its columns) by van Herk's and Gil and
  *                  Werman's running extremes: three comparisons an output whatever the window;
@@ -16,7 +16,10 @@
  *   cpu-median5x5, cpu-median7x7  the median of a full 5 x 5 or 7 x 7 window: each input row's
  *                  keys sorted across the window's columns once, output rows in pairs sharing the
  *                  merge of the rows both windows hold (src/core/rank_median_rows.h); OpenMP over
- *                  bands */
+ *                  bands
+ *   cpu-median3x3x3  the median of a full 3 x 3 x 3 window of a volume: the same walk across the
+ *                  planes, a plane's nine keys a value sorted once; OpenMP over tiles of rows and
+ *                  bands of planes */
 #include "../core/internal.h"
 #include "../core/border.h"
 #include "../core/dtype.h"
@@ -291,27 +294,33 @@ static mh_status minmax_run(mh_context *ctx, const mh_args *args)
 /* Output rows y0 to y1 - 1 of image b, with a thread's scratch. */
 typedef void (*rank_band_fn)(const mh_rank_args *a, size_t b, long long y0, long long y1, void *scratch);
 
-/* Bands of `band` output rows of every image over OpenMP's threads, each thread with its slice
- * of `per_thread` bytes of scratch, all allocated before any output is written (0: out of host
+/* Bands of `band` of n lines (an image's rows, a volume's planes) of each of `outer` units (the
+ * images; a volume's tiles of rows) over OpenMP's threads, each thread with its slice of
+ * `per_thread` bytes of scratch, all allocated before any output is written (0: out of host
  * memory). */
-static int run_bands(const mh_rank_args *a, size_t band, size_t per_thread, rank_band_fn run_band)
+static int run_items(const mh_rank_args *a, size_t outer, size_t n, size_t band, size_t per_thread,
+                     rank_band_fn run_band)
 {
-    const mh_rank_desc *d = &a->d;
     const int threads = omp_get_max_threads();
     size_t bytes;
     unsigned char *scratch = mh_mul_ok(per_thread, (size_t)threads, &bytes) ? (unsigned char *)malloc(bytes) : NULL;
     if (!scratch) return 0;
-    const size_t bands = (d->rows + band - 1) / band;
-    const long long items = (long long)(d->batch * bands);
+    const size_t bands = (n + band - 1) / band;
+    const long long items = (long long)(outer * bands);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (long long item = 0; item < items; ++item) {
         const size_t b = (size_t)item / bands;
         const long long y0 = (long long)((size_t)item % bands * band), end = y0 + (long long)band;
-        run_band(a, b, y0, end < (long long)d->rows ? end : (long long)d->rows,
-                 scratch + (size_t)omp_get_thread_num() * per_thread);
+        run_band(a, b, y0, end < (long long)n ? end : (long long)n, scratch + (size_t)omp_get_thread_num() * per_thread);
     }
     free(scratch);
     return 1;
+}
+
+/* Bands of `band` output rows of every image (run_items). */
+static int run_bands(const mh_rank_args *a, size_t band, size_t per_thread, rank_band_fn run_band)
+{
+    return run_items(a, a->d.batch, a->d.rows, band, per_thread, run_band);
 }
 
 /* ---- cpu-median3x3 -------------------------------------------------------------------------
@@ -567,6 +576,104 @@ static mh_status median7_run(mh_context *ctx, const mh_args *args)
     return median_bands(ctx, args, "rank/cpu-median7x7", 7, MEDIAN_ROWS_BAND, median_rows_keys(7), median7_band);
 }
 
+/* ---- cpu-median3x3x3 -----------------------------------------------------------------------
+ * The median of a full 3 x 3 x 3 window of a volume (median_filter(size=3) on 3-D arrays) by
+ * src/core/rank_median_rows.h's planes networks: cpu-median5x5's walk across the planes, a
+ * plane's nine keys around a value its "row". A thread takes a tile of a volume's rows (at most
+ * MEDIAN_PLANES_TILE_KEYS keys a plane's sorted tile) down a band of output planes: each input
+ * plane's tile sorted once (each value's nine keys, its rows extended by the mode), output
+ * planes two at a time, each value's two medians from the middle of the two planes both windows
+ * hold. */
+enum { MEDIAN_PLANES_BAND = 32, MEDIAN_PLANES_TILE_KEYS = 1 << 17 };
+
+static int median3x3x3_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len)
+{
+    (void)ctx;
+    return mh_rank_full_median_of(&args->rank, 3, 3, why, len);
+}
+
+/* The rows of a tile: as many as MEDIAN_PLANES_TILE_KEYS sorted keys hold, at least one. */
+static size_t median_planes_tile(const mh_rank_desc *d)
+{
+    const size_t row_keys = 9 * d->cols * d->channels;
+    const size_t rows = row_keys ? MEDIAN_PLANES_TILE_KEYS / row_keys : 1;
+    return rows < 1 ? 1 : rows > d->rows ? d->rows : rows;
+}
+
+/* Input plane q (mapped through the mode) of volume b, rows y0 to y1 - 1, as each value's nine
+ * window keys sorted: s[((y - y0) x values + i) x 9 ...]; ext: scratch of (y1 - y0 + 2) input
+ * rows extended two columns each way. */
+static void median_planes_sort(const mh_rank_args *a, size_t b, long long q, long long y0, long long y1, uint64_t *ext,
+                               uint64_t *s)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t C = d->channels, values = d->cols * C, row = values + 4 * C;
+    const long long plane = mh_border_index(q, (long long)d->depth, d->mode);
+    if (plane < 0) { /* a plane past the edge in constant mode: cval everywhere */
+        const uint64_t cval = mh_rank_key(d->cval);
+        for (size_t i = 0; i < (size_t)(y1 - y0) * values * 9; ++i) s[i] = cval;
+        return;
+    }
+    const long long top = y0 - (1 + d->origin_row); /* the window's first row over output row y0 */
+    for (long long r = 0; r < y1 - y0 + 2; ++r) extended_row(a, b * d->depth + (size_t)plane, top + r, 2, ext + (size_t)r * row);
+    const size_t first = (size_t)(2 - (1 + d->origin_col)) * C; /* column x - anchor */
+    for (long long y = 0; y < y1 - y0; ++y)
+        for (size_t i = 0; i < values; ++i, s += 9) {
+            for (int e = 0; e < 9; ++e) s[e] = ext[(size_t)(y + e / 3) * row + first + i + (size_t)(e % 3) * C];
+            mh_median3x3x3_sort(s);
+        }
+}
+
+/* Output planes z0 to z1 - 1 of tile o (volume o / tiles, its rows' tile o % tiles); scratch:
+ * the tile's extended rows, then four planes' sorted tiles (input plane j at slot j % 4). */
+static void median_planes_band(const mh_rank_args *a, size_t o, long long z0, long long z1, void *scratch)
+{
+    const mh_rank_desc *d = &a->d;
+    const size_t tile = median_planes_tile(d), tiles = (d->rows + tile - 1) / tile, b = o / tiles;
+    const long long y0 = (long long)(o % tiles * tile), y1 = y0 + (long long)tile < (long long)d->rows
+                                                              ? y0 + (long long)tile : (long long)d->rows;
+    const size_t values = d->cols * d->channels, n = (size_t)(y1 - y0) * values;
+    uint64_t *ext = (uint64_t *)scratch, *sorted = ext + (tile + 2) * (values + 4 * d->channels);
+#define MH_SORTED(j) (sorted + (size_t)(j) % 4 * 9 * tile * values)
+    const long long top = z0 - (1 + d->origin_depth); /* output plane z0's window starts at; j counts from it */
+    for (long long j = 0; j < 2; ++j) median_planes_sort(a, b, top + j, y0, y1, ext, MH_SORTED(j));
+    for (long long z = z0; z < z1; z += 2) {
+        const long long j = z - z0; /* the step's planes j to j + 3 */
+        median_planes_sort(a, b, top + j + 2, y0, y1, ext, MH_SORTED(j + 2));
+        median_planes_sort(a, b, top + j + 3, y0, y1, ext, MH_SORTED(j + 3));
+        const uint64_t *above = MH_SORTED(j), *shared = MH_SORTED(j + 1), *next = MH_SORTED(j + 2),
+                       *below = MH_SORTED(j + 3);
+        const int two = z + 1 < z1;
+        for (size_t k = 0; k < n; ++k) {
+            uint64_t m[MH_MEDIAN3X3X3_MIDDLE];
+            mh_median3x3x3_middle(shared + 9 * k, next + 9 * k, m);
+            const size_t at = ((b * d->depth + (size_t)z) * d->rows + (size_t)y0) * values + k;
+            mh_store_double(a->out, at, d->out_type, mh_rank_value(mh_median3x3x3_select(above + 9 * k, m)));
+            if (two)
+                mh_store_double(a->out, at + d->rows * values, d->out_type,
+                                mh_rank_value(mh_median3x3x3_select(below + 9 * k, m)));
+        }
+    }
+#undef MH_SORTED
+}
+
+static mh_status median3x3x3_run(mh_context *ctx, const mh_args *args)
+{
+    const mh_rank_args *a = &args->rank;
+    const mh_rank_desc *d = &a->d;
+    char why[200];
+    if (!mh_rank_full_median_of(a, 3, 3, why, sizeof why))
+        return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/cpu-median3x3x3: %s", why);
+    const size_t tile = median_planes_tile(d), tiles = (d->rows + tile - 1) / tile;
+    size_t ext, sorted, keys, bytes;
+    const int sized = mh_mul_ok(tile + 2, d->cols * d->channels + 4 * d->channels, &ext) &&
+                      mh_mul_ok(36 * tile, d->cols * d->channels, &sorted) && (keys = ext + sorted) >= ext &&
+                      mh_mul_ok(keys, sizeof(uint64_t), &bytes);
+    if (!sized || !run_items(a, d->batch * tiles, d->depth, MEDIAN_PLANES_BAND, bytes, median_planes_band))
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "rank/cpu-median3x3x3: out of host memory for its planes' keys");
+    return MH_OK;
+}
+
 /* ---- cpu-histogram -------------------------------------------------------------------------
  * Any rank under any footprint of an 8-bit image by a running histogram (Huang's): a band of
  * output rows a thread, the band's input rows as byte keys once, extended by the mode past each
@@ -703,6 +810,9 @@ static const mh_row rows[] = {
     {{"rank/cpu-median7x7", MH_OP_RANK, MH_BACKEND_CPU, 6, "host", "ours",
       "the median of a full 7 x 7 window: rows sorted once, two outputs sharing the merge of the six rows both hold"},
      median7_supports, median7_run, NULL, 0},
+    {{"rank/cpu-median3x3x3", MH_OP_RANK, MH_BACKEND_CPU, 7, "host", "ours",
+      "the median of a full 3 x 3 x 3 window of a volume: each plane's nine keys a value sorted once, two outputs sharing the merge of the two planes both hold"},
+     median3x3x3_supports, median3x3x3_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
 };
 
 MH_ROW_GROUP(mh_rank_cpu_rows, rows)
