@@ -215,7 +215,8 @@ static void median_case(mh_rank_desc *d, unsigned char *footprint, int i)
     const size_t side = cube ? 3 : (size_t)(3 + 2 * (i / 2 % 3)), planes = cube ? 3 : 1;
     d->krows = d->kcols = side, d->kdepth = planes;
     if (cube) d->depth = 1 + below(i % 8 == 3 ? 150 : 4), d->rows = 1 + below(20), d->cols = 1 + below(40);
-    if (cube && i % 16 == 7) d->cols = 1000 + below(600), d->channels = 3; /* cpu-median3x3x3's tiles of a few rows */
+    if (cube && i % 16 == 7) /* rows of 27000 keys or more: cpu-median3x3x3's tiles of at most 4 rows, two or more */
+        d->rows = 5 + below(4), d->cols = 1000 + below(600), d->channels = 3;
     else if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
     memset(footprint, 1, planes * side * side);
     d->rank = i % 8 == 7 ? below(planes * side * side) : planes * side * side / 2;
