@@ -143,14 +143,22 @@ static mh_status upload_window(mh_context *ctx, const mh_rank_args *a, rank_para
     return s;
 }
 
+/* The call's parameters (cval_key: bisect's narrow keys' cval) with the window uploaded. */
+static mh_status window_params(mh_context *ctx, const mh_rank_args *a, uint64_t cval_key, rank_params *p)
+{
+    const mh_rank_desc *d = &a->d;
+    *p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type, d->out_type,
+          (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL, d->structure_in_type, d->cval,
+          NULL, NULL, NULL, cval_key, (long long)d->depth};
+    return upload_window(ctx, a, p);
+}
+
 static mh_status naive_run(mh_context *ctx, const mh_args *args)
 {
     const mh_rank_args *a = &args->rank;
     const mh_rank_desc *d = &a->d;
-    rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
-                     d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
-                     d->structure_in_type, d->cval, NULL, NULL, NULL, 0, (long long)d->depth};
-    MH_TRY(upload_window(ctx, a, &p));
+    rank_params p;
+    MH_TRY(window_params(ctx, a, 0, &p));
     const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
     if (d->kdepth > 1) rank_naive_kernel<true><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
     else rank_naive_kernel<false><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
@@ -205,20 +213,16 @@ static mh_status bisect_run(mh_context *ctx, const mh_args *args)
     if (!bisect_supports(ctx, args, why, sizeof why)) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "rank/bisect: %s", why);
     const size_t blocks = mh_resident_blocks(ctx, a->values, RANK_THREADS);
     if (d->kdepth > 1) { /* volumes: 64-bit keys, one kernel for every type (images keep theirs narrow) */
-        rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
-                         d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
-                         d->structure_in_type, d->cval, NULL, NULL, NULL, 0, (long long)d->depth};
-        MH_TRY(upload_window(ctx, a, &p));
+        rank_params p;
+        MH_TRY(window_params(ctx, a, 0, &p));
         rank_bisect_kernel<void, uint64_t, true><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
         return MH_LAUNCH_CHECK(ctx, "rank/bisect");
     }
     return with_keys(d, [&](auto type, auto key) {
         using T = std::remove_pointer_t<decltype(type)>;
         using K = decltype(key);
-        rank_params p = {a->in, a->out, (long long)d->rows, (long long)d->cols, d->channels, a->values, d->in_type,
-                         d->out_type, (int)d->mode, (int)a->count, (int)d->rank, d->structure != NULL,
-                         d->structure_in_type, d->cval, NULL, NULL, NULL, cval_key<T, K>(d->cval), 1};
-        MH_TRY(upload_window(ctx, a, &p));
+        rank_params p;
+        MH_TRY(window_params(ctx, a, cval_key<T, K>(d->cval), &p));
         rank_bisect_kernel<T, K, false><<<(unsigned)blocks, RANK_THREADS, 0, mh_stream(ctx)>>>(p);
         return MH_LAUNCH_CHECK(ctx, "rank/bisect");
     });
