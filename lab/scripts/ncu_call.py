@@ -7,7 +7,8 @@ usage: ncu --profile-from-start off --clock-control none [sections] python3 ncu_
 NAME: rgb_gauss2, rgb_gauss5, u16_rgb_gauss2, gray_u8_corr3, gray_u8_corr7, gray_f32_gauss2,
       gray_f32_corr7, f64_gauss2, f64_uniform5, f64_sobel, f64_corr7, f64_corr1d9_axis0,
       u8_median3, f32_median3, f32_minimum3, f32_minimum15, f32_minimum101 (issue 68's rank filters) (N x N
-      images, default 8192)"""
+      images, default 8192); f32_median3x3x3, u8_median3x3x3 (N x N x N volumes)"""
+import functools
 import sys
 
 import cupy as cp
@@ -22,6 +23,15 @@ def image(n, dtype, channels=0):
     if np.dtype(dtype).kind == "f":
         return cp.asarray(rng.uniform(0, 255, shape).astype(dtype))
     return cp.asarray(rng.integers(0, np.iinfo(dtype).max, shape, dtype=dtype, endpoint=True))
+
+
+@functools.cache
+def volume(n, dtype):
+    """An N x N x N volume, made at its first call only (the 2-D calls never make one)."""
+    rng = np.random.default_rng(6)
+    if np.dtype(dtype).kind == "f":
+        return cp.asarray(rng.standard_normal((n, n, n), dtype))
+    return cp.asarray(rng.integers(0, 256, (n, n, n), dtype))
 
 
 def calls(n):
@@ -45,7 +55,9 @@ def calls(n):
             "f32_median3": lambda: mnd.median_filter(f32, 3),
             "f32_minimum3": lambda: mnd.minimum_filter(f32, 3),
             "f32_minimum15": lambda: mnd.minimum_filter(f32, 15),
-            "f32_minimum101": lambda: mnd.minimum_filter(f32, 101)}
+            "f32_minimum101": lambda: mnd.minimum_filter(f32, 101),
+            "f32_median3x3x3": lambda: mnd.median_filter(volume(n, np.float32), 3),
+            "u8_median3x3x3": lambda: mnd.median_filter(volume(n, np.uint8), 3)}
 
 
 def main():
