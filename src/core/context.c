@@ -53,6 +53,36 @@ int mh_cuda_device_count(void)
 
 mh_status mh_context_create(mh_context **ctx, int device) { return mh_context_create_ex(ctx, device, 0); }
 
+/* The context's device facts: SM count, compute capability and name. The CPU backend asks CUDA
+ * nothing: any runtime call (cudaGetLastError too) starts CUDA's runtime, which loads its driver,
+ * and a CPU call's buffer check then starts the driver (a fifth of a second a process on the H200
+ * machine, where the CLI's CPU calls are the oracles' hundreds of processes). */
+static void read_device(mh_context *c)
+{
+    if (c->device == MH_CPU) {
+        snprintf(c->name, sizeof c->name, "CPU");
+        return;
+    }
+    if (cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, c->device) != cudaSuccess) {
+        cudaGetLastError();
+        c->sm_count = 0; /* mh_resident_blocks falls back to a default */
+    }
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, c->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, c->device) != cudaSuccess) {
+        cudaGetLastError();
+        major = minor = 0; /* rows that need a capability refuse with the reason */
+    }
+    c->cc = 10 * major + minor;
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, c->device) == cudaSuccess) {
+        snprintf(c->name, sizeof c->name, "%s", prop.name);
+    } else {
+        cudaGetLastError();
+        snprintf(c->name, sizeof c->name, "unknown CUDA device");
+    }
+}
+
 mh_status mh_context_create_ex(mh_context **ctx, int device, unsigned flags)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
@@ -63,24 +93,7 @@ mh_status mh_context_create_ex(mh_context **ctx, int device, unsigned flags)
     mh_context *c = calloc(1, sizeof *c);
     if (!c) return MH_ERR_OUT_OF_MEMORY;
     c->device = device;
-    if (device != MH_CPU && cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        cudaGetLastError();
-        c->sm_count = 0; /* mh_resident_blocks falls back to a default */
-    }
-    int major = 0, minor = 0;
-    if (device != MH_CPU && (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-                             cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)) {
-        cudaGetLastError();
-        major = minor = 0; /* rows that need a capability refuse with the reason */
-    }
-    c->cc = 10 * major + minor;
-    struct cudaDeviceProp prop;
-    if (device != MH_CPU && cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
-        snprintf(c->name, sizeof c->name, "%s", prop.name);
-    } else {
-        cudaGetLastError();
-        snprintf(c->name, sizeof c->name, "%s", device == MH_CPU ? "CPU" : "unknown CUDA device");
-    }
+    read_device(c);
     c->rules = mh_auto_rules_for(device == MH_CPU ? NULL : c->name);
     if (pthread_mutex_init(&c->lock, NULL) != 0) {
         free(c);

@@ -5,6 +5,7 @@ Cases run side by side (`submit`): each `memhier` process on a GPU spends most o
 starting CUDA, so the oracles keep MEMHIER_ORACLE_JOBS of them in flight (the cores, at most 8).
 A submitted case draws its random inputs before it is submitted (the generator is not shared
 between threads) and writes its files into a folder of its own."""
+import glob
 import os
 import subprocess
 import sys
@@ -42,6 +43,23 @@ def memhier(*args):
     return subprocess.run([CLI, *args], capture_output=True, text=True)
 
 
+def memhier_on_cpu(*args):
+    """`memhier *args` for a call on the CPU backend, which must start no CUDA: any CUDA runtime
+    call loads the driver, and a CPU call's buffer check would then start it (a fifth of a second
+    a process on a GPU machine). The dynamic loader's log (LD_DEBUG=libs, to a file of the call's
+    own) shows whether libcuda was looked for, on a machine with a driver or without one."""
+    log = tempfile.mktemp(prefix="ld-", dir=WORK)
+    r = subprocess.run([CLI, *args], capture_output=True, text=True,
+                       env=dict(os.environ, LD_DEBUG="libs", LD_DEBUG_OUTPUT=log))
+    for name in glob.glob(log + ".*"):
+        with open(name) as f:
+            looked = "libcuda" in f.read()
+        os.remove(name)
+        if looked:
+            fail(f"`memhier {' '.join(os.path.basename(a) for a in args)}`: a CPU call loaded CUDA's driver")
+    return r
+
+
 def path(name):
     return os.path.join(WORK, name)
 
@@ -72,7 +90,7 @@ def run_op(op, inputs, options=(), variant=None, device=None):
     args += [*options, "--out", out]
     args += ["--variant", variant] if variant else []
     args += ["--device", device] if device else []
-    return memhier(*args), out
+    return (memhier_on_cpu if device == "cpu" else memhier)(*args), out
 
 
 def check_named(what, r, op, variant=None):
