@@ -235,23 +235,34 @@ template <int Side, int Width = Side> struct median_rows { /* the window's netwo
     }
 };
 
+/* p, hidden from the compiler's arithmetic: a load at p plus a 32-bit offset is then one
+ * multiply-add (IMAD.WIDE), where folding p's own index into the offset's made it a 64-bit add, a
+ * sign extension and a shift (five instructions a load). */
+template <typename T> static __device__ __forceinline__ const T *opaque(const T *p)
+{
+    asm("" : "+l"(p));
+    return p;
+}
+
 /* Input row r's Width keys at the thread's places in it (w: values from a row's start, -1 past the
- * edge in constant mode), unsorted; Inside: a row and places inside the image (no mapping, no
- * cval). */
+ * edge in constant mode; 32-bit, so that a load's address is one multiply-add on the row's),
+ * unsorted; Inside: a row and places inside the image (no mapping, no cval). */
 template <typename T, int Width, bool Inside>
-static __device__ __forceinline__ void median_rows_load(const median3_params &p, const T *in, const long long (&w)[Width],
+static __device__ __forceinline__ void median_rows_load(const median3_params &p, const T *in, const int (&w)[Width],
                                                         long long r, uint32_t (&k)[Width])
 {
     const long long m = Inside ? r : mh_border_index(r, p.rows, p.mode);
-    const T *const row = in + (m < 0 ? 0 : (size_t)m * p.row_values);
+    const T *const row = opaque(in + (Inside || m >= 0 ? (size_t)m * p.row_values : 0));
 #pragma unroll
     for (int e = 0; e < Width; ++e) k[e] = Inside || (m >= 0 && w[e] >= 0) ? narrow_key(row[w[e]]) : p.cval_key;
 }
 
 /* outputs output rows from out on, their windows' first input row top (unmapped); a row's Width
- * keys (Side for squares, 9 for 3 x 3 x 3 windows, whose rows are planes). */
+ * keys (Side for squares, 9 for 3 x 3 x 3 windows, whose rows are planes). A step loads each new
+ * row just before it sorts it: loaded at the step's start, two rows' keys would be held through
+ * the middle and the first select, registers that more blocks an SM need (median_blocks). */
 template <typename T, bool Same, int Side, int Width, bool Inside>
-static __device__ __forceinline__ void median_rows_walk(const median3_params &p, const T *in, const long long (&w)[Width],
+static __device__ __forceinline__ void median_rows_walk(const median3_params &p, const T *in, const int (&w)[Width],
                                                         size_t out, long long top, long long outputs)
 {
     using N = median_rows<Side, Width>;
@@ -267,16 +278,15 @@ static __device__ __forceinline__ void median_rows_walk(const median3_params &p,
         N::pair(s, kept[k + 1], pairs[k]);
     }
     for (long long n = 0; n < outputs; n += 2, out += 2 * p.row_values) {
-        const bool two = n + 1 < outputs, more = n + 2 < outputs;
-        if (two) median_rows_load<T, Width, Inside>(p, in, w, top + n + Side, s);
-        if (more) median_rows_load<T, Width, Inside>(p, in, w, top + n + Side + 1, t);
         uint32_t m[N::MIDDLE];
         N::middle(pairs, m);
         median3_store<T, Same>(p, out, N::select(kept[0], m));
-        if (!two) break;
+        if (n + 1 == outputs) break;
+        median_rows_load<T, Width, Inside>(p, in, w, top + n + Side, s);
         N::sort(s);
         median3_store<T, Same>(p, out + p.row_values, N::select(s, m));
-        if (!more) break;
+        if (n + 2 == outputs) break;
+        median_rows_load<T, Width, Inside>(p, in, w, top + n + Side + 1, t);
         N::sort(t);
 #pragma unroll
         for (int k = 0; k + 1 < N::KEPT; ++k)
@@ -292,18 +302,27 @@ static __device__ __forceinline__ void median_rows_walk(const median3_params &p,
     }
 }
 
+/* Blocks an SM the median-rows kernels ask registers for (__launch_bounds__): seven for 5 x 5 and
+ * 3 x 3 x 3 windows (72 registers, about 100 bytes of spill a thread), four for 7 x 7 (128, 90
+ * bytes). Their walks are chains of dependent minima and maxima, and on the H200 the warps these
+ * bounds add hide more than the spill costs (5 x 5 and 7 x 7 faster by a sixth, 3 x 3 x 3 the same
+ * from five blocks to eight); lab/notes/rank.md has the sweep. */
+template <int Side> struct median_blocks {
+    enum { PER_SM = Side == 7 ? 4 : 7 };
+};
+
 template <typename T, bool Same, int Side>
-static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_rows_kernel(const median3_params p)
+static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks<Side>::PER_SM) rank_median_rows_kernel(const median3_params p)
 {
     const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
     if (v >= p.row_values) return; /* no barrier below */
     const long long x = (long long)(v / (size_t)p.channels), ch = (long long)(v % (size_t)p.channels);
-    long long w[Side];
+    int w[Side]; /* rows of fewer than 2^31 values (median_supports) */
     bool columns_inside = true;
 #pragma unroll
     for (int e = 0; e < Side; ++e) {
         const long long c = mh_border_index(x - p.anchor_col + e, p.cols, p.mode);
-        w[e] = c < 0 ? -1 : c * p.channels + ch;
+        w[e] = c < 0 ? -1 : (int)(c * p.channels + ch);
         columns_inside = columns_inside && c >= 0;
     }
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
@@ -318,20 +337,20 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_rows_kerne
  * rows' walk across the planes, a thread for each value of a plane (its row, column and channel),
  * a plane's nine keys around it its row. */
 template <typename T, bool Same>
-static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_planes_kernel(const median3_params p)
+static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks<3>::PER_SM) rank_median_planes_kernel(const median3_params p)
 {
     const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
     if (v >= p.row_values) return; /* no barrier below */
     const size_t pixel = v / (size_t)p.channels;
     const long long ch = (long long)(v % (size_t)p.channels), x = (long long)(pixel % (size_t)p.cols);
     const long long y = (long long)(pixel / (size_t)p.cols);
-    long long w[9];
+    int w[9]; /* planes of fewer than 2^31 values (median_supports) */
     bool inside = true;
 #pragma unroll
     for (int e = 0; e < 9; ++e) {
         const long long r = mh_border_index(y - p.anchor_plane_row + e / 3, p.plane_rows, p.mode);
         const long long c = mh_border_index(x - p.anchor_col + e % 3, p.cols, p.mode);
-        w[e] = r < 0 || c < 0 ? -1 : (r * p.cols + c) * p.channels + ch;
+        w[e] = r < 0 || c < 0 ? -1 : (int)((r * p.cols + c) * p.channels + ch);
         inside = inside && w[e] >= 0;
     }
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
@@ -341,11 +360,18 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS) rank_median_planes_ker
     }
 }
 
-/* Whether a median row of a window of planes x side x side takes the call: 32-bit keys only. */
+/* Whether a median row of a window of planes x side x side takes the call: 32-bit keys only, and
+ * places in a row (a plane) that 32-bit offsets reach. */
 static int median_supports(const mh_args *args, size_t planes, size_t side, const char *row, char *why, size_t len)
 {
     const mh_rank_desc *d = &args->rank.d;
     if (!mh_rank_full_median_of(&args->rank, planes, side, why, len)) return 0;
+    const size_t line_values = d->cols * d->channels * (planes > 1 ? d->rows : 1);
+    if (line_values > INT32_MAX) {
+        snprintf(why, len, "%s takes %s of fewer than 2^31 values; these have %zu", row, planes > 1 ? "planes" : "rows",
+                 line_values);
+        return 0;
+    }
     if (key_bytes(d) == 4) return 1;
     snprintf(why, len, "%s%s: %s keeps 32-bit keys (inputs of up to 32 bits, cval one of their values)",
              mh_dtype_name(d->in_type), d->mode == MH_MODE_CONSTANT ? " with its cval" : "", row);
