@@ -421,6 +421,24 @@ static void gpu_auto(mh_context *gpu)
               "auto on a GPU, rank %zu of a %s volume's 3 x 3 x 3 window: %s, not %s", cubes[i].rank,
               mh_dtype_name(cubes[i].type), chosen ? chosen->name : mh_context_error(gpu), cubes[i].want);
     }
+    /* the median walks' places are 32-bit: rows (planes) of 2^31 values go to another row */
+    static const struct {
+        size_t rows, cols, depth, k, rank;
+        const char *refuses;
+    } wide[] = {{1, (size_t)1 << 31, 1, 5, 12, "median5x5"}, {1, (size_t)1 << 31, 1, 7, 24, "median7x7"},
+                {(size_t)1 << 16, (size_t)1 << 15, 3, 3, 13, "median3x3x3"}};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; ++i) {
+        const size_t kdepth = wide[i].depth > 1 ? 3 : 1;
+        const mh_rank_desc d = {1,    wide[i].rows, wide[i].cols, 1, MH_U8, MH_U8, full, wide[i].k, wide[i].k, NULL,
+                                wide[i].rank, 0, 0, MH_MODE_REFLECT, 0.0, 0, wide[i].depth, kdepth, 0};
+        CHECK(mh_rank_supports(gpu, wide[i].refuses, &d) == MH_ERR_UNSUPPORTED &&
+                  strstr(mh_context_error(gpu), "fewer than 2^31 values"),
+              "%s of %zu x %zu x %zu: %s", wide[i].refuses, wide[i].depth, wide[i].rows, wide[i].cols, mh_context_error(gpu));
+        const mh_variant_info *chosen = NULL;
+        CHECK(mh_rank_select(gpu, &d, &chosen) == MH_OK && chosen && strcmp(chosen->name + 5, wide[i].refuses),
+              "auto on %zu x %zu x %zu: %s", wide[i].depth, wide[i].rows, wide[i].cols,
+              chosen ? chosen->name : mh_context_error(gpu));
+    }
 }
 
 int main(int argc, char **argv)
