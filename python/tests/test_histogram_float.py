@@ -84,7 +84,12 @@ def test_counts_and_edges_are_numpys_gpu(rng, kind):
         put, get = (lambda a: torch.as_tensor(a, device="cuda")), (lambda t: t.cpu().numpy())
     else:
         kw = {"device": 0}
-    for variant in float_variants("gpu"):
+    # NumPy data run on a GPU goes through the same staging (upload, call, download) whatever the
+    # row: auto and one named row check it, the rows themselves are checked on CuPy and PyTorch
+    # data in place (every staged call waits for the device several times: in the gate, beside
+    # ctest's GPU processes, every row took 19 s)
+    variants = float_variants("gpu")
+    for variant in variants if kind != "numpy on device 0" else variants[:2]:
         for what, x, bins, range_ in cases(rng):
             if variant == "histogram/cub" and (np.isinf(x).any() or x.size > 2**31 - 1):
                 continue  # CUB's last level at +Inf stays open (docs/histogram.md)
