@@ -305,8 +305,9 @@ static __device__ __forceinline__ void median_rows_walk(const median3_params &p,
 /* Blocks an SM the median-rows kernels ask registers for (__launch_bounds__): seven for 5 x 5 and
  * 3 x 3 x 3 windows (72 registers, about 100 bytes of spill a thread), four for 7 x 7 (128, 90
  * bytes). Their walks are chains of dependent minima and maxima, and on the H200 the warps these
- * bounds add hide more than the spill costs (5 x 5 and 7 x 7 faster by a sixth, 3 x 3 x 3 the same
- * from five blocks to eight); lab/notes/rank.md has the sweep. */
+ * bounds add hide more than the spill costs (5 x 5 and 7 x 7 about a tenth faster than with bounds of
+ * five and three blocks, 3 x 3 x 3 the same from five blocks to eight; the sweep is in
+ * lab/results/NVIDIA_H200.rank-walks-ab56486.txt). */
 template <int Side> struct median_blocks {
     enum { PER_SM = Side == 7 ? 4 : 7 };
 };
