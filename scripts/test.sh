@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The README's test command. On a fresh machine it installs what is missing (Debian
 # packages; numpy and scipy from PyPI, or Debian's), configures, builds, runs every ctest in
-# parallel (GPU tests side by side; they skip only where no CUDA device exists). Beside ctest it
-# builds the Python package with pip from the library just built (no second CUDA compile) and
-# runs the package's pytest suite, and beside that it installs into build/install, builds the
-# plain-C example against that install tree with CMake and with pkg-config, checks the report's
-# tables against the committed results (scripts/report.py --check) and auto's compiled-in rules
-# against bench/results/*.auto.json (scripts/tune.py --check), and draws the report's plots
-# (their logs are printed after ctest's). Where everything is present (the GPU machine, which has
-# no network) it installs nothing.
+# parallel (GPU tests side by side; they skip only where no CUDA device exists). As soon as the
+# library is built it builds the Python package with pip from it (no second CUDA compile) and
+# runs the package's pytest suite, beside the rest of the build and ctest; once everything is
+# built it installs into build/install, builds the plain-C example against that install tree
+# with CMake and with pkg-config, checks the report's tables against the committed results
+# (scripts/report.py --check) and auto's compiled-in rules against bench/results/*.auto.json
+# (scripts/tune.py --check), and draws the report's plots (their logs are printed after
+# ctest's). Where everything is present (the GPU machine, which has no network) it installs
+# nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -19,11 +20,10 @@ phase setup
 
 jobs=$(nproc)
 cmake -S . -B build -DPython3_EXECUTABLE="$PY"
-cmake --build build -j "$jobs"
-phase build
-# What needs the build but not the tests' results runs beside ctest, whose last minute holds few
-# cores: the Python package first (pytest waits for it), then beside pytest the install, the
-# example against it and the report's checks.
+# The library first: the Python package and its tests need it alone, so they start while the
+# tests, the CLI and the fuzzers link (pytest, the longest part, ends the run on the GPU machine).
+cmake --build build -j "$jobs" --target memhier
+phase library
 install_python_package() {
   # The Python package, installed as a user installs it (`pip install .`, here into build/python
   # so that no site-packages is touched) but packaging the libmemhier.so built above
@@ -59,36 +59,38 @@ report_checks() {
   "$PY" scripts/report.py --outdir build/report >/dev/null
 }
 # The package's tests against NumPy/SciPy (CuPy and PyTorch tests run where a GPU and those
-# packages are), once the package is built: beside ctest's last minute, where they fill a core.
-# The install, the example and the report's checks run beside pytest, which waits for the package
-# alone (one pytest process: two, each on the one GPU beside ctest's, took longer than one).
-beside_then_pytest() {
+# packages are), once the package is built: beside the rest of the build and ctest (one pytest
+# process: two, each on the one GPU beside ctest's, took longer than one).
+package_then_pytest() {
   # in a job of its own: errexit holds inside it (a function tested with || runs without it)
   install_python_package >build/beside-ctest.log 2>&1 &
   wait $! || return 1
   echo "test.sh: package done at $((SECONDS - started)) s" >>build/beside-ctest.log
-  # each a plain command, so that errexit stops it at its first failing step (inside an && list
-  # bash would let every step but the last fail unseen)
-  (install_example; echo "test.sh: install and example done at $((SECONDS - started)) s"; report_checks) \
-    >build/report-checks.log 2>&1 &
-  local report=$! rc=0
   (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider --durations=10 .) \
-    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; rc=2; }
+    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log; return 2; }
   echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log
-  wait "$report" || return 1
-  return $rc
 }
-rm -f build/pytest.log build/report-checks.log
-beside_then_pytest &
+rm -f build/beside-ctest.log build/pytest.log build/report-checks.log
+package_then_pytest &
 beside=$!
+
+cmake --build build -j "$jobs"
+phase build
+# The install, the example against it and the report's checks need the whole build: beside
+# ctest, each a plain command so that errexit stops the job at its first failing step (inside an
+# && list bash would let every step but the last fail unseen).
+(install_example; echo "test.sh: install and example done at $((SECONDS - started)) s"; report_checks) \
+  >build/report-checks.log 2>&1 &
+report=$!
 
 # ctest runs $jobs tests at once, so each process's OpenMP rows take two threads that sleep when
 # idle: a thread per core in every process, spinning, made the CPU tests 20-40x slower.
 ctest_rc=0
 (cd build && OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive ctest --output-on-failure -j "$jobs") || ctest_rc=$?
 phase ctest
-beside_rc=0
+beside_rc=0 report_rc=0
 wait "$beside" || beside_rc=$?
+wait "$report" || report_rc=$?
 cat build/beside-ctest.log
 for log in build/report-checks.log build/pytest.log; do [ -f "$log" ] && cat "$log"; done
 if [ "$ctest_rc" -ne 0 ]; then
@@ -96,10 +98,14 @@ if [ "$ctest_rc" -ne 0 ]; then
   exit 1
 fi
 if [ "$beside_rc" -eq 1 ]; then
-  echo "test.sh: the install, the example, the package or the report's checks failed"
+  echo "test.sh: the Python package failed to build or install"
   exit 1
 elif [ "$beside_rc" -ne 0 ]; then
   echo "test.sh: the package's tests failed"
+  exit 1
+fi
+if [ "$report_rc" -ne 0 ]; then
+  echo "test.sh: the install, the example or the report's checks failed"
   exit 1
 fi
 echo "all tests passed in $((SECONDS - started)) s"
