@@ -421,7 +421,13 @@ static void gpu_auto(mh_context *gpu)
               "auto on a GPU, rank %zu of a %s volume's 3 x 3 x 3 window: %s, not %s", cubes[i].rank,
               mh_dtype_name(cubes[i].type), chosen ? chosen->name : mh_context_error(gpu), cubes[i].want);
     }
-    /* the median walks' places are 32-bit: rows (planes) of 2^31 values go to another row */
+    /* the median walks' places are 32-bit: rows (planes) of 2^31 values go to another row;
+     * median3x3's columns are 64-bit, and it takes them */
+    {
+        const mh_rank_desc d = {1,    1, (size_t)1 << 31, 1, MH_U8, MH_U8, full, 3, 3, NULL, 4, 0, 0,
+                                MH_MODE_REFLECT, 0.0, 0, 1, 1, 0};
+        CHECK(mh_rank_supports(gpu, "median3x3", &d) == MH_OK, "median3x3 of 1 x 2^31: %s", mh_context_error(gpu));
+    }
     static const struct {
         size_t rows, cols, depth, k, rank;
         const char *refuses;

@@ -362,13 +362,14 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks<3>::PER_
 }
 
 /* Whether a median row of a window of planes x side x side takes the call: 32-bit keys only, and
- * places in a row (a plane) that 32-bit offsets reach. */
+ * for the walks of median_rows_walk (all but 3 x 3, whose columns are 64-bit) places in a row (a
+ * plane) that 32-bit offsets reach. */
 static int median_supports(const mh_args *args, size_t planes, size_t side, const char *row, char *why, size_t len)
 {
     const mh_rank_desc *d = &args->rank.d;
     if (!mh_rank_full_median_of(&args->rank, planes, side, why, len)) return 0;
     const size_t line_values = d->cols * d->channels * (planes > 1 ? d->rows : 1);
-    if (line_values > INT32_MAX) {
+    if ((planes > 1 || side > 3) && line_values > INT32_MAX) {
         snprintf(why, len, "%s takes %s of fewer than 2^31 values; these have %zu", row, planes > 1 ? "planes" : "rows",
                  line_values);
         return 0;
