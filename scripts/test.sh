@@ -66,9 +66,11 @@ package_then_pytest() {
   install_python_package >build/beside-ctest.log 2>&1 &
   wait $! || return 1
   echo "test.sh: package done at $((SECONDS - started)) s" >>build/beside-ctest.log
+  local rc=0
   (cd python/tests && env -u MEMHIER_LIBRARY PYTHONPATH="$PWD/../../build/python" "$PY" -m pytest -q -p no:cacheprovider --durations=10 .) \
-    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log; return 2; }
+    >build/pytest.log 2>&1 || { echo "pytest: exit $?" >>build/pytest.log; rc=2; }
   echo "test.sh: pytest done at $((SECONDS - started)) s" >>build/pytest.log
+  return $rc
 }
 rm -f build/beside-ctest.log build/pytest.log build/report-checks.log
 package_then_pytest &

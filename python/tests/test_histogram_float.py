@@ -86,8 +86,8 @@ def test_counts_and_edges_are_numpys_gpu(rng, kind):
         kw = {"device": 0}
     # NumPy data run on a GPU goes through the same staging (upload, call, download) whatever the
     # row: auto and one named row check it, the rows themselves are checked on CuPy and PyTorch
-    # data in place (every staged call waits for the device several times: in the gate, beside
-    # ctest's GPU processes, every row took 19 s)
+    # data in place (a staged call waits for the device several times, each wait long beside
+    # ctest's GPU processes in the test command)
     variants = float_variants("gpu")
     for variant in variants if kind != "numpy on device 0" else variants[:2]:
         for what, x, bins, range_ in cases(rng):

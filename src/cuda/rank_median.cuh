@@ -306,14 +306,11 @@ static __device__ __forceinline__ void median_rows_walk(const median3_params &p,
  * 3 x 3 x 3 windows (72 registers, about 100 bytes of spill a thread), four for 7 x 7 (128, 90
  * bytes). Their walks are chains of dependent minima and maxima, and on the H200 the warps these
  * bounds add hide more than the spill costs (5 x 5 and 7 x 7 about a tenth faster than with bounds of
- * five and three blocks, 3 x 3 x 3 the same from five blocks to eight; the sweep is in
- * lab/results/NVIDIA_H200.rank-walks-ab56486.txt). */
-template <int Side> struct median_blocks {
-    enum { PER_SM = Side == 7 ? 4 : 7 };
-};
+ * five and three blocks, 3 x 3 x 3 the same from five blocks to eight; lab/notes/rank.md). */
+static constexpr int median_blocks(int side) { return side == 7 ? 4 : 7; }
 
 template <typename T, bool Same, int Side>
-static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks<Side>::PER_SM) rank_median_rows_kernel(const median3_params p)
+static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks(Side)) rank_median_rows_kernel(const median3_params p)
 {
     const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
     if (v >= p.row_values) return; /* no barrier below */
@@ -338,7 +335,7 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks<Side>::P
  * rows' walk across the planes, a thread for each value of a plane (its row, column and channel),
  * a plane's nine keys around it its row. */
 template <typename T, bool Same>
-static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks<3>::PER_SM) rank_median_planes_kernel(const median3_params p)
+static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks(3)) rank_median_planes_kernel(const median3_params p)
 {
     const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
     if (v >= p.row_values) return; /* no barrier below */

@@ -39,8 +39,8 @@ def submit(case, *args, **kwargs):
     _pending.append(_pool.submit(case, *args, **kwargs))
 
 
-def memhier(*args):
-    return subprocess.run([CLI, *args], capture_output=True, text=True)
+def memhier(*args, env=None):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env)
 
 
 def memhier_on_cpu(*args):
@@ -49,8 +49,7 @@ def memhier_on_cpu(*args):
     a process on a GPU machine). The dynamic loader's log (LD_DEBUG=libs, to a file of the call's
     own) shows whether libcuda was looked for, on a machine with a driver or without one."""
     log = tempfile.mktemp(prefix="ld-", dir=WORK)
-    r = subprocess.run([CLI, *args], capture_output=True, text=True,
-                       env=dict(os.environ, LD_DEBUG="libs", LD_DEBUG_OUTPUT=log))
+    r = memhier(*args, env=dict(os.environ, LD_DEBUG="libs", LD_DEBUG_OUTPUT=log))
     for name in glob.glob(log + ".*"):
         with open(name) as f:
             looked = "libcuda" in f.read()
