@@ -5,6 +5,7 @@ float32 gray filters beside them; issue 65's float64 filters).
 
 usage: ncu --profile-from-start off --clock-control none [sections] python3 ncu_call.py NAME [N]
 NAME: rgb_gauss2, rgb_gauss5, u16_rgb_gauss2, gray_u8_corr3, gray_u8_corr7, gray_f32_gauss2,
+      gray_f32_sobel, gray_f32_uniform5,
       gray_f32_corr7, f64_gauss2, f64_uniform5, f64_sobel, f64_corr7, f64_corr1d9_axis0,
       u8_median3, f32_median3, f32_minimum3, f32_minimum15, f32_minimum101 (issue 68's rank filters) (N x N
       images, default 8192); f32_median3x3x3, u8_median3x3x3 (N x N x N volumes)"""
@@ -45,6 +46,8 @@ def calls(n):
             "gray_u8_corr3": lambda: mnd.correlate(u8, w3),
             "gray_u8_corr7": lambda: mnd.correlate(u8, w7),
             "gray_f32_gauss2": lambda: mnd.gaussian_filter(f32, 2.0),
+            "gray_f32_sobel": lambda: mnd.sobel(f32),
+            "gray_f32_uniform5": lambda: mnd.uniform_filter(f32, 5),
             "gray_f32_corr7": lambda: mnd.correlate(f32, w7),
             "f64_gauss2": lambda: mnd.gaussian_filter(f64, 2.0),
             "f64_uniform5": lambda: mnd.uniform_filter(f64, 5),

@@ -3,8 +3,9 @@
  * 32 taps a pass.
  *
  * A block owns 128 columns of an image and walks down a segment of its rows, 16 at a step. The
- * rows the vertical pass reads stay in a ring of 64 shared-memory rows (row Y in slot Y mod 64),
- * so each value is loaded once a segment, and each step adds 16 rows and leaves with 16 rows of
+ * rows the vertical pass reads stay in a ring of 64 shared-memory rows (row Y in slot Y - Y1 mod
+ * 64, Y1 the first row the block's first window reads), so each value is loaded once a segment,
+ * and each step adds 16 rows and leaves with 16 rows of
  * outputs: a vertical pass first sums the ring's input rows down the columns into 16 rows of mid
  * (the 128 columns and the horizontal halo) and mid along the rows into the outputs; a
  * horizontal pass first sums 16 input rows of a buffer along the rows into the ring and the ring
@@ -68,11 +69,13 @@ struct walk_shape {
     static constexpr int BLOCKS = KMAX <= 8 ? 4 : KMAX <= 16 ? 3 : 2; /* resident an SM: registers' bound */
 };
 
-/* Row Y's slot in the ring. */
+/* Row Y's slot in the ring: counted from the block's first ring row, base (y_begin - av), so that a
+ * vertical window, which starts a multiple of WALK_RV rows below it, starts on a slot that is one
+ * of RING / WALK_RV constants (vertical_item's cases). */
 template <int KMAX>
-static __device__ __forceinline__ int ring_slot(long long Y)
+static __device__ __forceinline__ int ring_slot(long long Y, long long base)
 {
-    return (int)Y & (walk_shape<KMAX>::RING - 1);
+    return (int)(Y - base) & (walk_shape<KMAX>::RING - 1);
 }
 
 /* Rows Y0 .. Y0 + n - 1 of the input, each extended by its axis's mode (cval where the constant
@@ -86,16 +89,22 @@ static __device__ __forceinline__ int ring_slot(long long Y)
  * that the copy loop holds no mapping's registers: with one, walk<8> and walk<16> spilled). */
 template <int KMAX, int PAD>
 static __device__ __forceinline__ void issue_rows(const walk_params &p, const float *img, long long x0,
-                                                  const long long *colmap, float *dst, bool ring, long long Y0, int n,
-                                                  int tid)
+                                                  const long long *colmap, bool whole, float *dst, bool ring,
+                                                  long long base, long long Y0, int n, int tid)
 {
     using S = walk_shape<KMAX>;
     const int warp = tid / 32, lane = tid % 32, groups = (PAD + WALK_COLS + p.kh - 1 + 3) / 4;
     for (int r = warp; r < n; r += WALK_THREADS / 32) {
         const long long Y = Y0 + r;
         const long long y = (unsigned long long)Y < (unsigned long long)p.rows ? Y : mh_border_index(Y, p.rows, p.mode_v);
-        float *d = dst + (ring ? ring_slot<KMAX>(Y) : r) * S::SW;
+        float *d = dst + (ring ? ring_slot<KMAX>(Y, base) : r) * S::SW;
         const float *row = img + (y < 0 ? 0 : y) * p.cols;
+        if (whole && y >= 0) { /* every group of the row inside an aligned image: no column's mapping */
+            const float *src = row + (x0 - p.ah - PAD);
+            if (lane < groups) cp_async16(d + 4 * lane, src + 4 * lane);
+            if (lane + 32 < groups) cp_async16(d + 4 * lane + 128, src + 4 * lane + 128);
+            continue;
+        }
 #pragma unroll
         for (int k = 0; k < 2; ++k) {
             const int g = lane + 32 * k;
@@ -117,18 +126,36 @@ static __device__ __forceinline__ void issue_rows(const walk_params &p, const fl
     }
 }
 
+/* w[d] = the ring's column col at slot S0 + d, for the d < n a window sums: each slot's offset a
+ * constant of the case (vertical_item), so that a row costs one shared load. Rows past n (the
+ * next step's, in flight) are not read. */
+template <int KMAX, int S0>
+static __device__ __forceinline__ void window_rows(const float *col, int n, float *w)
+{
+    using S = walk_shape<KMAX>;
+#pragma unroll
+    for (int d = 0; d < WALK_RV + KMAX - 1; ++d)
+        if (d < n) w[d] = col[((S0 + d) & (S::RING - 1)) * S::SW];
+}
+
+/* window_rows from slot s0 (a multiple of WALK_RV: ring_slot): one case a slot it can be. */
+template <int KMAX, int CASE = 0>
+static __device__ __forceinline__ void window_from(int s0, const float *col, int n, float *w)
+{
+    if constexpr (CASE < walk_shape<KMAX>::RING / WALK_RV) {
+        if (s0 == CASE * WALK_RV) return window_rows<KMAX, CASE * WALK_RV>(col, n, w);
+        window_from<KMAX, CASE + 1>(s0, col, n, w);
+    }
+}
+
 /* o[q] = sum_i src row (Y0 + q + i)[t] u[i], q < WALK_RV, from the ring, divided as a pass is. */
 template <int KMAX>
 static __device__ __forceinline__ void vertical_item(const walk_params &p, const float *su, const float *ring,
-                                                     long long Y0, int t, float *o)
+                                                     long long base, long long Y0, int t, float *o)
 {
-    using S = walk_shape<KMAX>;
     constexpr int W = WALK_RV + KMAX - 1;
-    const int s0 = ring_slot<KMAX>(Y0);
     float w[W];
-#pragma unroll
-    for (int d = 0; d < W; ++d)
-        if (d < WALK_RV + p.kv - 1) w[d] = ring[((s0 + d) & (S::RING - 1)) * S::SW + t];
+    window_from<KMAX>(ring_slot<KMAX>(Y0, base), ring + t, WALK_RV + p.kv - 1, w);
 #pragma unroll
     for (int q = 0; q < WALK_RV; ++q) o[q] = 0.0f;
 #pragma unroll
@@ -177,8 +204,8 @@ static __device__ __forceinline__ void horizontal_item(const walk_params &p, con
  * src2 is not NULL, a second term's pass over its rows (taps sv2) added to each output. */
 template <int KMAX, int PAD>
 static __device__ void horizontal_rows(const walk_params &p, const float *sv, const float *src, float *ring,
-                                       float *out, long long Y0, int n, long long y_end, long long x0, int tid,
-                                       const float *sv2 = nullptr, const float *src2 = nullptr)
+                                       long long base, float *out, long long Y0, int n, long long y_end, long long x0,
+                                       int tid, const float *sv2 = nullptr, const float *src2 = nullptr)
 {
     using S = walk_shape<KMAX>;
 #pragma unroll 1
@@ -195,7 +222,7 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
         }
         if (ring) {
             if (p.mode_v == MH_MODE_CONSTANT && (Y < 0 || Y >= p.rows)) o[0] = o[1] = o[2] = o[3] = p.cval;
-            *reinterpret_cast<float4 *>(ring + ring_slot<KMAX>(Y) * S::SW + 4 * s) = make_float4(o[0], o[1], o[2], o[3]);
+            *reinterpret_cast<float4 *>(ring + ring_slot<KMAX>(Y, base) * S::SW + 4 * s) = make_float4(o[0], o[1], o[2], o[3]);
             continue;
         }
         if (Y >= y_end) continue;
@@ -217,7 +244,8 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
  * same ring rows added (summed passes), or into the outputs alone. */
 template <int KMAX, int PAD>
 static __device__ void vertical_rows(const walk_params &p, const float *su, const float *sv, const float *ring,
-                                     float *mid, float *out, long long y0, long long y_end, long long x0, int tid)
+                                     long long base, float *mid, float *out, long long y0, long long y_end,
+                                     long long x0, int tid)
 {
     using S = walk_shape<KMAX>;
     const int width = mid ? WALK_COLS + p.kh - 1 : WALK_COLS;
@@ -225,12 +253,13 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
      * first: mid's column t is x0 - ah + t; summed passes: output column x0 + t); a horizontal
      * pass first left output column x0 + t at t */
     const int off = p.order == MH_SEPFILTER_HORIZONTAL_FIRST ? 0 : PAD + (p.order == MH_SEPFILTER_SUM ? p.ah : 0);
+    static_assert(WALK_STEP == 2 * WALK_RV, "a step's rows are two groups of a column's outputs");
 #pragma unroll 1
-    for (int item = tid; item < (WALK_STEP / WALK_RV) * width; item += WALK_THREADS) {
-        const int g = item / width, t = item % width;
+    for (int item = tid; item < 2 * width; item += WALK_THREADS) {
+        const int g = item >= width, t = g ? item - width : item;
         const long long yb = y0 + g * WALK_RV;
         float o[WALK_RV];
-        vertical_item<KMAX>(p, su, ring, yb - p.av, t + off, o);
+        vertical_item<KMAX>(p, su, ring, base, yb - p.av, t + off, o);
         if (mid) {
             const long long x = x0 - p.ah + t;
             const bool outside = p.mode_h == MH_MODE_CONSTANT && (x < 0 || x >= p.cols);
@@ -244,7 +273,7 @@ static __device__ void vertical_rows(const walk_params &p, const float *su, cons
             if (yb + q >= y_end) break;
             float r = o[q];
             if (p.order == MH_SEPFILTER_SUM) {
-                const float *row = ring + ring_slot<KMAX>(yb + q) * S::SW + t + PAD;
+                const float *row = ring + ring_slot<KMAX>(yb + q, base) * S::SW + t + PAD;
                 float h = 0.0f;
                 for (int j = 0; j < p.kh; ++j) h = fmaf(row[j], sv[j], h);
                 r += p.div_h != 1.0f ? h / p.div_h : h;
@@ -281,61 +310,67 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const int order = p.order;
     const long long first_col = x0 - p.ah - PAD; /* shared value 0's image column */
     for (int t = tid; t < S::SW; t += WALK_THREADS) colmap[t] = mh_border_index(first_col + t, p.cols, p.mode_h);
+    /* every group a row copies inside an aligned image (issue_rows' 16-byte copies need no colmap) */
+    const bool whole = p.vec && first_col >= 0 && first_col + 4 * ((PAD + WALK_COLS + p.kh - 1 + 3) / 4) <= p.cols;
+    const long long base = y_begin - p.av; /* ring_slot's first row: the first window's */
     __syncthreads(); /* colmap before the first copies */
 
     float *const buf0 = bufs, *const buf1 = bufs + WALK_STEP * S::SW; /* no array: its index would be local memory */
     if (order == MH_SEPFILTER_HORIZONTAL_ONLY) {
-        issue_rows<KMAX, PAD>(p, in, x0, colmap, buf0, false, y_begin, WALK_STEP, tid);
+        issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, buf0, false, base, y_begin, WALK_STEP, tid);
         cp_async_commit();
         int n = 0;
         for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
-            if (y0 + WALK_STEP < y_end) issue_rows<KMAX, PAD>(p, in, x0, colmap, ((n + 1) & 1 ? buf1 : buf0), false, y0 + WALK_STEP, WALK_STEP, tid);
+            if (y0 + WALK_STEP < y_end)
+                issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, ((n + 1) & 1 ? buf1 : buf0), false, base, y0 + WALK_STEP,
+                                      WALK_STEP, tid);
             cp_async_commit();
             cp_async_wait<1>();
             __syncthreads();
-            horizontal_rows<KMAX, PAD>(p, sv, (n & 1 ? buf1 : buf0), NULL, out, y0, WALK_STEP, y_end, x0, tid);
+            horizontal_rows<KMAX, PAD>(p, sv, (n & 1 ? buf1 : buf0), NULL, base, out, y0, WALK_STEP, y_end, x0, tid);
             __syncthreads(); /* before the step after next replaces the buffer read here */
         }
         return;
     }
-    /* the rows of the first pass that the first step's vertical windows reach above its own */
-    const long long first = y_begin - p.av;
+    /* the rows of the first pass that the first step's vertical windows reach above its own: base on */
     const bool h_first = order == MH_SEPFILTER_HORIZONTAL_FIRST;
     for (int c = 0; c < p.kv - 1; c += WALK_STEP) {
         const int n = p.kv - 1 - c < WALK_STEP ? p.kv - 1 - c : WALK_STEP;
-        issue_rows<KMAX, PAD>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, first + c, n, tid);
+        issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, h_first ? buf0 : ring, !h_first, base, base + c, n, tid);
         if (!h_first) continue; /* the vertical pass reads them: they arrive with the first step's */
         cp_async_wait_all();
         __syncthreads();
-        horizontal_rows<KMAX, PAD>(p, sv, buf0, ring, NULL, first + c, n, y_end, x0, tid);
+        horizontal_rows<KMAX, PAD>(p, sv, buf0, ring, base, NULL, base + c, n, y_end, x0, tid);
         __syncthreads();
     }
     /* each step's new rows of the first pass: Y0 = y0 - av + kv - 1 on */
-    issue_rows<KMAX, PAD>(p, in, x0, colmap, h_first ? buf0 : ring, !h_first, y_begin - p.av + p.kv - 1, WALK_STEP, tid);
+    issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, h_first ? buf0 : ring, !h_first, base, base + p.kv - 1, WALK_STEP,
+                          tid);
     cp_async_commit();
     int n = 0;
     for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
         const long long Y0 = y0 - p.av + p.kv - 1;
         if (y0 + WALK_STEP < y_end)
-            issue_rows<KMAX, PAD>(p, in, x0, colmap, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, Y0 + WALK_STEP, WALK_STEP, tid);
+            issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, base,
+                                  Y0 + WALK_STEP, WALK_STEP, tid);
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
         if (h_first) {
-            horizontal_rows<KMAX, PAD>(p, sv, (n & 1 ? buf1 : buf0), ring, NULL, Y0, WALK_STEP, y_end, x0, tid);
+            horizontal_rows<KMAX, PAD>(p, sv, (n & 1 ? buf1 : buf0), ring, base, NULL, Y0, WALK_STEP, y_end, x0, tid);
             __syncthreads();
-            vertical_rows<KMAX, PAD>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
+            vertical_rows<KMAX, PAD>(p, su, sv, ring, base, NULL, out, y0, y_end, x0, tid);
             continue; /* the next step's rows go to the other buffer */
         }
         if (order == MH_SEPFILTER_SUM) {
-            vertical_rows<KMAX, PAD>(p, su, sv, ring, NULL, out, y0, y_end, x0, tid);
+            vertical_rows<KMAX, PAD>(p, su, sv, ring, base, NULL, out, y0, y_end, x0, tid);
             __syncthreads(); /* the step after next replaces ring rows read here */
             continue;
         }
-        vertical_rows<KMAX, PAD>(p, su, sv, ring, buf0, NULL, y0, y_end, x0, tid);
-        if (TERMS == 2) vertical_rows<KMAX, PAD>(p, su2, sv2, ring, buf1, NULL, y0, y_end, x0, tid);
+        vertical_rows<KMAX, PAD>(p, su, sv, ring, base, buf0, NULL, y0, y_end, x0, tid);
+        if (TERMS == 2) vertical_rows<KMAX, PAD>(p, su2, sv2, ring, base, buf1, NULL, y0, y_end, x0, tid);
         __syncthreads();
-        horizontal_rows<KMAX, PAD>(p, sv, buf0, NULL, out, y0, WALK_STEP, y_end, x0, tid, sv2,
+        horizontal_rows<KMAX, PAD>(p, sv, buf0, NULL, base, out, y0, WALK_STEP, y_end, x0, tid, sv2,
                                    TERMS == 2 ? buf1 : nullptr);
     }
 }
