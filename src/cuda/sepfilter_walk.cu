@@ -21,9 +21,10 @@
  *
  * Each output sums its taps from 0.0f in the order fused and the CPU row sum them, divides and
  * applies the constant mode's cval between the passes as they do: the three rows agree bit for
- * bit. A vertical pass sums 8 rows of one column from a register window; a horizontal pass 4
- * neighbouring outputs of one row from a window read as 16-byte groups (a quarter warp's lanes
- * read 128 neighbouring bytes: no bank conflict).
+ * bit. A vertical pass sums 8 rows of one column from a register window; a horizontal pass 8
+ * neighbouring outputs of one row from a window read as 16-byte groups (a step's 16 rows are one
+ * round of the block's threads; a quarter warp's lanes read 256 neighbouring bytes, two
+ * wavefronts), each tap's compare and shared load shared by 8 multiply-adds.
  *
  * Two terms of a sum (mh_sepfilter_sum: gaussian_laplace's two second derivatives) of one
  * geometry in the vertical-first order run as one launch: both vertical passes read the one ring
@@ -35,7 +36,7 @@
 
 #include <string.h>
 
-enum { WALK_THREADS = 256, WALK_COLS = 128, WALK_STEP = 16, WALK_RV = 8, WALK_MAX_TAPS = 32, WALK_MIN_SEGMENT = 32 };
+enum { WALK_THREADS = 256, WALK_COLS = 128, WALK_STEP = 16, WALK_RV = 8, WALK_HO = 8, WALK_MAX_TAPS = 32, WALK_MIN_SEGMENT = 32 };
 
 struct walk_params {
     const float *in;
@@ -170,32 +171,35 @@ static __device__ __forceinline__ void vertical_item(const walk_params &p, const
         for (int q = 0; q < WALK_RV; ++q) o[q] = o[q] / p.div_v;
 }
 
-/* o[e] = sum_j row[4 s + PAD + e + j] v[j], e < 4, divided as a pass is (row 16-byte aligned; PAD:
- * the row's pad, compiled in so that the window's indices are). */
+/* o[e] = sum_j row[WALK_HO s + PAD + e + j] v[j], e < WALK_HO, divided as a pass is (row 16-byte
+ * aligned; PAD: the row's pad, compiled in so that the window's indices are). The window's every
+ * 16-byte group is read, the kh the call sums or not: a row of SW values holds the last item's
+ * groups, and its values past the taps' reach are never summed (nor written while a pass reads
+ * the row), so that no load waits on a compare. */
 template <int KMAX, int PAD>
 static __device__ __forceinline__ void horizontal_item(const walk_params &p, const float *sv, const float *row, int s,
                                                        float *o)
 {
-    constexpr int G = (PAD + 4 + KMAX - 1 + 3) / 4;
+    constexpr int G = (PAD + WALK_HO + KMAX - 1 + 3) / 4;
+    static_assert(4 * (WALK_COLS / 4 - WALK_HO / 4 + G) <= walk_shape<KMAX>::SW, "the last item's window fits its row");
     float w[4 * G];
 #pragma unroll
-    for (int m = 0; m < G; ++m)
-        if (4 * m < PAD + 4 + p.kh - 1) {
-            const float4 g = reinterpret_cast<const float4 *>(row)[s + m];
-            w[4 * m] = g.x, w[4 * m + 1] = g.y, w[4 * m + 2] = g.z, w[4 * m + 3] = g.w;
-        }
+    for (int m = 0; m < G; ++m) {
+        const float4 g = reinterpret_cast<const float4 *>(row)[(WALK_HO / 4) * s + m];
+        w[4 * m] = g.x, w[4 * m + 1] = g.y, w[4 * m + 2] = g.z, w[4 * m + 3] = g.w;
+    }
 #pragma unroll
-    for (int e = 0; e < 4; ++e) o[e] = 0.0f;
+    for (int e = 0; e < WALK_HO; ++e) o[e] = 0.0f;
 #pragma unroll
     for (int j = 0; j < KMAX; ++j) {
         if (j >= p.kh) break;
         const float v = sv[j];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) o[e] = fmaf(w[PAD + e + j], v, o[e]);
+        for (int e = 0; e < WALK_HO; ++e) o[e] = fmaf(w[PAD + e + j], v, o[e]);
     }
     if (p.div_h != 1.0f)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) o[e] = o[e] / p.div_h;
+        for (int e = 0; e < WALK_HO; ++e) o[e] = o[e] / p.div_h;
 }
 
 /* The horizontal pass over n shared rows of input (src row r: image row Y0 + r) into
@@ -208,33 +212,40 @@ static __device__ void horizontal_rows(const walk_params &p, const float *sv, co
                                        int tid, const float *sv2 = nullptr, const float *src2 = nullptr)
 {
     using S = walk_shape<KMAX>;
+    constexpr int ITEMS = WALK_COLS / WALK_HO; /* a row's */
 #pragma unroll 1
-    for (int item = tid; item < n * (WALK_COLS / 4); item += WALK_THREADS) {
-        const int r = item / (WALK_COLS / 4), s = item % (WALK_COLS / 4);
+    for (int item = tid; item < n * ITEMS; item += WALK_THREADS) {
+        const int r = item / ITEMS, s = item % ITEMS;
         const long long Y = Y0 + r;
-        float o[4];
+        float o[WALK_HO];
         horizontal_item<KMAX, PAD>(p, sv, src + r * S::SW, s, o);
         if (src2) {
-            float o2[4];
+            float o2[WALK_HO];
             horizontal_item<KMAX, PAD>(p, sv2, src2 + r * S::SW, s, o2);
 #pragma unroll
-            for (int e = 0; e < 4; ++e) o[e] += o2[e];
+            for (int e = 0; e < WALK_HO; ++e) o[e] += o2[e];
         }
         if (ring) {
-            if (p.mode_v == MH_MODE_CONSTANT && (Y < 0 || Y >= p.rows)) o[0] = o[1] = o[2] = o[3] = p.cval;
-            *reinterpret_cast<float4 *>(ring + ring_slot<KMAX>(Y, base) * S::SW + 4 * s) = make_float4(o[0], o[1], o[2], o[3]);
+            const bool outside = p.mode_v == MH_MODE_CONSTANT && (Y < 0 || Y >= p.rows);
+            float4 *dst = reinterpret_cast<float4 *>(ring + ring_slot<KMAX>(Y, base) * S::SW + WALK_HO * s);
+#pragma unroll
+            for (int e = 0; e < WALK_HO; e += 4)
+                dst[e / 4] = outside ? make_float4(p.cval, p.cval, p.cval, p.cval)
+                                     : make_float4(o[e], o[e + 1], o[e + 2], o[e + 3]);
             continue;
         }
         if (Y >= y_end) continue;
-        const long long x = x0 + 4 * s;
+        const long long x = x0 + WALK_HO * s;
         float *dst = out + Y * p.cols + x;
-        if (x + 4 <= p.cols && mh_aligned16(dst)) {
+        if (x + WALK_HO <= p.cols && mh_aligned16(dst)) {
             /* __stcs: a plain float4 assignment was merged with the element-wise stores below into
-             * four 4-byte stores (the output is not read again here) */
-            __stcs(reinterpret_cast<float4 *>(dst), make_float4(o[0], o[1], o[2], o[3]));
+             * 4-byte stores (the output is not read again here) */
+#pragma unroll
+            for (int e = 0; e < WALK_HO; e += 4)
+                __stcs(reinterpret_cast<float4 *>(dst + e), make_float4(o[e], o[e + 1], o[e + 2], o[e + 3]));
             continue;
         }
-        for (int e = 0; e < 4 && x + e < p.cols; ++e) dst[e] = o[e];
+        for (int e = 0; e < WALK_HO && x + e < p.cols; ++e) dst[e] = o[e];
     }
 }
 
