@@ -175,6 +175,14 @@ mh_status mh_alloc(mh_context *ctx, size_t bytes, void **ptr);
 void mh_free(mh_context *ctx, void *ptr);
 mh_status mh_upload(mh_context *ctx, void *dst, const void *host_src, size_t bytes);
 mh_status mh_download(mh_context *ctx, void *host_dst, const void *src, size_t bytes);
+/* Buffers in the order of the context's stream (CUDA's stream-ordered allocator): the bytes
+ * mh_alloc_async gives are for work queued on that stream after the call, and mh_free_async
+ * returns them once the work queued there before it is done; neither waits for the device
+ * (mh_free's cudaFree waits for all of it). Work on another stream must wait for the context's
+ * stream before it uses such a buffer. On a CPU context, or a device without memory pools, they
+ * are mh_alloc and mh_free. memhier's Python package stages NumPy arrays run on a GPU in them. */
+mh_status mh_alloc_async(mh_context *ctx, size_t bytes, void **ptr);
+void mh_free_async(mh_context *ctx, void *ptr);
 
 /* ---- device facts and measured ceilings --------------------------------------------- */
 

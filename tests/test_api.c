@@ -53,6 +53,32 @@ static void test_contexts(void)
     mh_context_destroy(ctx);
 }
 
+/* The context's buffers on the CPU: mh_alloc_async and mh_free_async are malloc and free there,
+ * with mh_alloc's refusals; a buffer holds what is copied in. */
+static void test_buffers(void)
+{
+    mh_context *ctx;
+    CHECK(mh_context_create(&ctx, MH_CPU) == MH_OK, "CPU context");
+    void *p = (void *)1;
+    CHECK(mh_alloc_async(NULL, 16, &p) == MH_ERR_INVALID_ARGUMENT, "NULL ctx taken");
+    CHECK(mh_alloc_async(ctx, 16, NULL) == MH_ERR_INVALID_ARGUMENT && strstr(mh_context_error(ctx), "ptr is NULL"),
+          "NULL ptr: %s", mh_context_error(ctx));
+    CHECK(mh_alloc_async(ctx, 0, &p) == MH_ERR_INVALID_ARGUMENT && p == NULL &&
+              strstr(mh_context_error(ctx), "bytes = 0"),
+          "zero bytes: %s", mh_context_error(ctx));
+    CHECK(mh_alloc_async(ctx, (size_t)-1, &p) == MH_ERR_OUT_OF_MEMORY && p == NULL, "SIZE_MAX bytes allocated");
+    const float in[5] = {1.0f, -2.0f, 3.5f, 0.0f, 1e30f};
+    float back[5] = {0};
+    CHECK(mh_alloc_async(ctx, sizeof in, &p) == MH_OK && p != NULL, "alloc_async: %s", mh_context_error(ctx));
+    CHECK(mh_upload(ctx, p, in, sizeof in) == MH_OK && mh_download(ctx, back, p, sizeof back) == MH_OK &&
+              !memcmp(in, back, sizeof in),
+          "a CPU async buffer's round trip");
+    mh_free_async(NULL, p); /* no context: nothing freed */
+    mh_free_async(ctx, p);
+    mh_free_async(ctx, NULL);
+    mh_context_destroy(ctx);
+}
+
 /* The accuracy contract: names, the context's setting and its refusals, the explanation's line,
  * each row's contract (test_api_gpu checks auto's picks under it). */
 static void test_precision(void)
@@ -395,6 +421,7 @@ int main(void)
     test_error_threads();
     test_names();
     test_contexts();
+    test_buffers();
     test_precision();
     test_registry();
     test_bad_input();

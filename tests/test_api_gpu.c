@@ -29,6 +29,44 @@ static void *call_from_fresh_thread(void *p)
     return NULL;
 }
 
+/* Buffers of the context's stream (mh_alloc_async, as the Python package stages NumPy arrays):
+ * a call takes them as it takes cudaMalloc's (the buffer checks accept the pool's memory), gives
+ * the same bits, and mh_free_async returns them behind the call's work; refusals as mh_alloc's. */
+static void check_async_buffers(mh_context *ctx)
+{
+    enum { N = 3000, K = 31 };
+    float x[N], m[K], want[N], got[N];
+    for (int i = 0; i < N; ++i) x[i] = (float)((i * 37 % 101) - 50) * (i % 7 ? 1e-3f : 1e3f); /* dark beside bright */
+    for (int j = 0; j < K; ++j) m[j] = (float)(j + 1) / (float)K;
+    void *p = (void *)1;
+    expect(ctx, mh_alloc_async(ctx, 0, &p), MH_ERR_INVALID_ARGUMENT, "bytes = 0", "alloc_async of 0 bytes");
+    CHECK(p == NULL, "a refused alloc_async left *ptr = %p", p);
+    expect(ctx, mh_alloc_async(ctx, (size_t)1 << 62, &p), MH_ERR_OUT_OF_MEMORY, "device", "alloc_async of 2^62 bytes");
+    float *dx, *dm, *dy, *ax, *am, *ay;
+    CHECK_CUDA(cudaMalloc((void **)&dx, sizeof x));
+    CHECK_CUDA(cudaMalloc((void **)&dm, sizeof m));
+    CHECK_CUDA(cudaMalloc((void **)&dy, sizeof want));
+    CHECK(mh_alloc_async(ctx, sizeof x, (void **)&ax) == MH_OK && mh_alloc_async(ctx, sizeof m, (void **)&am) == MH_OK &&
+              mh_alloc_async(ctx, sizeof got, (void **)&ay) == MH_OK,
+          "alloc_async: %s", mh_context_error(ctx));
+    CHECK(mh_upload(ctx, dx, x, sizeof x) == MH_OK && mh_upload(ctx, dm, m, sizeof m) == MH_OK &&
+              mh_upload(ctx, ax, x, sizeof x) == MH_OK && mh_upload(ctx, am, m, sizeof m) == MH_OK,
+          "uploads: %s", mh_context_error(ctx));
+    CHECK(mh_conv1d(ctx, NULL, dx, N, dm, K, MH_PAD_SAME, dy) == MH_OK, "conv1d on cudaMalloc's buffers: %s",
+          mh_context_error(ctx));
+    CHECK(mh_conv1d(ctx, NULL, ax, N, am, K, MH_PAD_SAME, ay) == MH_OK, "conv1d on the stream's buffers: %s",
+          mh_context_error(ctx));
+    CHECK(mh_context_synchronize(ctx) == MH_OK && mh_download(ctx, want, dy, sizeof want) == MH_OK &&
+              mh_download(ctx, got, ay, sizeof got) == MH_OK,
+          "downloads: %s", mh_context_error(ctx));
+    CHECK(!memcmp(want, got, sizeof got), "conv1d on the stream's buffers differs from cudaMalloc's");
+    mh_free_async(ctx, ax), mh_free_async(ctx, am), mh_free_async(ctx, ay);
+    CHECK(mh_context_synchronize(ctx) == MH_OK, "the stream after the frees: %s", mh_context_error(ctx));
+    CHECK_CUDA(cudaFree(dx));
+    CHECK_CUDA(cudaFree(dm));
+    CHECK_CUDA(cudaFree(dy));
+}
+
 int main(void)
 {
     test_require_gpu();
@@ -105,7 +143,9 @@ int main(void)
     cudaStream_t stream;
     CHECK_CUDA(cudaStreamCreate(&stream));
     CHECK(mh_context_set_stream(ctx, stream) == MH_OK, "set_stream: %s", mh_context_error(ctx));
+    check_async_buffers(ctx);
     CHECK(mh_context_set_stream(ctx, NULL) == MH_OK, "back to the default stream");
+    check_async_buffers(ctx);
     cudaStreamDestroy(stream);
 
     /* conv2d: a host image is refused; auto never takes the separable path (it would have to

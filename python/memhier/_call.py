@@ -3,8 +3,10 @@
 - CuPy arrays and PyTorch CUDA tensors: on their device, in place, on the caller's current
   stream (CuPy's, or torch.cuda.current_stream()); the call returns once the work is queued,
   like the frameworks' own operations.
-- NumPy arrays: on the CPU backend; or, with device=N (or a GPU context), copied to that GPU,
-  run there and copied back (three explicit copies a call: in, out, and a synchronize).
+- NumPy arrays: on the CPU backend; or, with device=N (or a GPU context), copied to that GPU
+  into buffers of the stream's pool (mh_alloc_async: no cudaMalloc, and no cudaFree's wait for
+  the device), run there and copied back (three explicit steps a call: in, out, and a
+  synchronize).
 - precision: the accuracy contract auto keeps for the call ('normwise' or 'per-element'), set on
   the context before it."""
 import ctypes
@@ -60,7 +62,7 @@ class Call:
         if op.name not in self._staged:
             nbytes = max(op.obj.nbytes, 1)
             buf = ctypes.c_void_p()
-            check(lib.mh_alloc(self.ctx, nbytes, ctypes.byref(buf)), self.ctx)
+            check(lib.mh_alloc_async(self.ctx, nbytes, ctypes.byref(buf)), self.ctx)
             self._buffers.append(buf)
             if upload and op.obj.nbytes:
                 check(lib.mh_upload(self.ctx, buf, ctypes.c_void_p(op.ptr), op.obj.nbytes), self.ctx)
@@ -73,7 +75,8 @@ class Call:
 
     def run(self, status):
         """Checks a call's status; for staged NumPy outputs waits and copies them back. The
-        staging buffers are freed either way."""
+        staging buffers go back to the stream's pool either way, in the stream's order (after
+        the call's work: no wait for the device)."""
         try:
             check(status, self.ctx)
             staged_outputs = [(op, buf) for op, buf, uploaded in self._staged.values() if not uploaded]
@@ -83,7 +86,7 @@ class Call:
                 check(lib.mh_download(self.ctx, ctypes.c_void_p(op.ptr), buf, op.obj.nbytes), self.ctx)
         finally:
             for buf in self._buffers:
-                lib.mh_free(self.ctx, buf)
+                lib.mh_free_async(self.ctx, buf)
             self._buffers = []
 
 

@@ -122,6 +122,8 @@ _PROTOTYPES = {
     "mh_context_explanation": (_C, [c_ctx]),
     "mh_alloc": (_I, [c_ctx, _S, ctypes.POINTER(_P)]),
     "mh_free": (None, [c_ctx, _P]),
+    "mh_alloc_async": (_I, [c_ctx, _S, ctypes.POINTER(_P)]),
+    "mh_free_async": (None, [c_ctx, _P]),
     "mh_upload": (_I, [c_ctx, _P, _P, _S]),
     "mh_download": (_I, [c_ctx, _P, _P, _S]),
     "mh_device_info_get": (_I, [c_ctx, ctypes.POINTER(DeviceInfo)]),

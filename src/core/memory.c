@@ -5,7 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-mh_status mh_alloc(mh_context *ctx, size_t bytes, void **ptr)
+/* Whether ctx's device has CUDA's stream-ordered allocator (memory pools): the async buffers
+ * come from it where it does, from cudaMalloc where it does not; both ends ask the same. */
+static int has_pools(const mh_context *ctx)
+{
+    int pools = 0;
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ctx->device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return pools;
+}
+
+/* bytes of the context's memory: malloc on a CPU context; cudaMalloc, or in the order of the
+ * context's stream from its pool (in_stream_order, where the device has pools). */
+static mh_status alloc(mh_context *ctx, size_t bytes, void **ptr, int in_stream_order)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
     mh_clear_error(ctx);
@@ -19,18 +33,22 @@ mh_status mh_alloc(mh_context *ctx, size_t bytes, void **ptr)
     mh_device_guard g;
     mh_status s = mh_device_enter(ctx, &g);
     if (s != MH_OK) return s;
-    cudaError_t e = cudaMalloc(ptr, bytes);
+    in_stream_order = in_stream_order && has_pools(ctx);
+    cudaError_t e = in_stream_order ? cudaMallocAsync(ptr, bytes, (cudaStream_t)mh_context_stream(ctx))
+                                    : cudaMalloc(ptr, bytes);
     mh_device_leave(&g);
     if (e != cudaSuccess) {
         cudaGetLastError();
         *ptr = NULL;
-        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "cudaMalloc(%zu bytes) on device %d: %s", bytes, ctx->device,
-                       cudaGetErrorString(e));
+        return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s(%zu bytes) on device %d: %s",
+                       in_stream_order ? "cudaMallocAsync" : "cudaMalloc", bytes, ctx->device, cudaGetErrorString(e));
     }
     return MH_OK;
 }
 
-void mh_free(mh_context *ctx, void *ptr)
+/* alloc's bytes back: free, cudaFree (which waits for the device), or to the stream's pool once
+ * the work queued on it before is done. */
+static void release(mh_context *ctx, void *ptr, int in_stream_order)
 {
     if (!ctx || !ptr) return;
     if (mh_is_cpu(ctx)) {
@@ -39,9 +57,16 @@ void mh_free(mh_context *ctx, void *ptr)
     }
     mh_device_guard g;
     if (mh_device_enter(ctx, &g) != MH_OK) return;
-    cudaFree(ptr);
+    const cudaError_t e = in_stream_order && has_pools(ctx) ? cudaFreeAsync(ptr, (cudaStream_t)mh_context_stream(ctx))
+                                                            : cudaFree(ptr);
+    if (e != cudaSuccess) cudaGetLastError();
     mh_device_leave(&g);
 }
+
+mh_status mh_alloc(mh_context *ctx, size_t bytes, void **ptr) { return alloc(ctx, bytes, ptr, 0); }
+void mh_free(mh_context *ctx, void *ptr) { release(ctx, ptr, 0); }
+mh_status mh_alloc_async(mh_context *ctx, size_t bytes, void **ptr) { return alloc(ctx, bytes, ptr, 1); }
+void mh_free_async(mh_context *ctx, void *ptr) { release(ctx, ptr, 1); }
 
 static mh_status copy(mh_context *ctx, void *dst, const void *src, size_t bytes, int to_device)
 {
