@@ -179,8 +179,11 @@ mh_status mh_download(mh_context *ctx, void *host_dst, const void *src, size_t b
  * mh_alloc_async gives are for work queued on that stream after the call, and mh_free_async
  * returns them once the work queued there before it is done; neither waits for the device
  * (mh_free's cudaFree waits for all of it). Work on another stream must wait for the context's
- * stream before it uses such a buffer. On a CPU context, or a device without memory pools, they
- * are mh_alloc and mh_free. memhier's Python package stages NumPy arrays run on a GPU in them. */
+ * stream before it uses such a buffer. They come from memhier's own pool on the device, which
+ * keeps up to 256 MiB of freed buffers for the next ones (the device's default pool, which
+ * other libraries use, is left as it is). On a CPU context, or a device without memory pools,
+ * they are mh_alloc and mh_free. memhier's Python package stages NumPy arrays run on a GPU in
+ * them. */
 mh_status mh_alloc_async(mh_context *ctx, size_t bytes, void **ptr);
 void mh_free_async(mh_context *ctx, void *ptr);
 

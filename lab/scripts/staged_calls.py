@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a NumPy array run on a GPU (device=0: staged through device buffers) costs a call, with
-the staging buffers from the stream's pool (mh_alloc_async / mh_free_async, the package's way)
+the staging buffers from memhier's pool (mh_alloc_async / mh_free_async, the package's way)
 beside cudaMalloc / cudaFree (the way before it, restored here by pointing the binding's two
 names at mh_alloc and mh_free), and beside the same call on CuPy arrays in place and on the CPU
 backend (issue 64). us a call: the median of single calls, each returning its NumPy result.

@@ -4,8 +4,8 @@
   stream (CuPy's, or torch.cuda.current_stream()); the call returns once the work is queued,
   like the frameworks' own operations.
 - NumPy arrays: on the CPU backend; or, with device=N (or a GPU context), copied to that GPU
-  into buffers of the stream's pool (mh_alloc_async: no cudaMalloc, and no cudaFree's wait for
-  the device), run there and copied back (three explicit steps a call: in, out, and a
+  into buffers of memhier's pool on the device (mh_alloc_async: no cudaMalloc, and no
+  cudaFree's wait for the device), run there and copied back (three explicit steps a call: in, out, and a
   synchronize).
 - precision: the accuracy contract auto keeps for the call ('normwise' or 'per-element'), set on
   the context before it."""
@@ -75,7 +75,7 @@ class Call:
 
     def run(self, status):
         """Checks a call's status; for staged NumPy outputs waits and copies them back. The
-        staging buffers go back to the stream's pool either way, in the stream's order (after
+        staging buffers go back to memhier's pool either way, in the stream's order (after
         the call's work: no wait for the device)."""
         try:
             check(status, self.ctx)

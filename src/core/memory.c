@@ -2,23 +2,49 @@
 #include "internal.h"
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether ctx's device has CUDA's stream-ordered allocator (memory pools): the async buffers
- * come from it where it does, from cudaMalloc where it does not; both ends ask the same. */
-static int has_pools(const mh_context *ctx)
+/* memhier's pool of stream-ordered memory on each device (CUDA's allocator of cudaMallocAsync),
+ * made at its first use and kept for the process, or NULL where the device has no memory pools.
+ * Its own pool rather than the device's default one: it keeps up to POOL_KEEP bytes of freed
+ * buffers for the next ones through synchronizations (the default pool gives everything back at
+ * each one, so every call would map its memory again), without changing a pool other libraries
+ * use. Devices past POOLS_MAX take cudaMalloc, as devices without pools do. */
+enum { POOLS_MAX = 64 };
+#define POOL_KEEP ((unsigned long long)256 << 20)
+
+static cudaMemPool_t pool_of(int device)
 {
-    int pools = 0;
-    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, ctx->device) != cudaSuccess) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static cudaMemPool_t pools[POOLS_MAX];
+    static int asked[POOLS_MAX];
+    if (device < 0 || device >= POOLS_MAX) return NULL;
+    pthread_mutex_lock(&lock);
+    if (!asked[device]) {
+        asked[device] = 1;
+        struct cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = device;
+        unsigned long long keep = POOL_KEEP;
+        int supported = 0;
+        if (cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, device) == cudaSuccess && supported &&
+            cudaMemPoolCreate(&pools[device], &props) == cudaSuccess)
+            cudaMemPoolSetAttribute(pools[device], cudaMemPoolAttrReleaseThreshold, &keep);
+        else
+            pools[device] = NULL;
         cudaGetLastError();
-        return 0;
     }
-    return pools;
+    const cudaMemPool_t pool = pools[device];
+    pthread_mutex_unlock(&lock);
+    return pool;
 }
 
 /* bytes of the context's memory: malloc on a CPU context; cudaMalloc, or in the order of the
- * context's stream from its pool (in_stream_order, where the device has pools). */
+ * context's stream from memhier's pool (in_stream_order, where the device has pools). */
 static mh_status alloc(mh_context *ctx, size_t bytes, void **ptr, int in_stream_order)
 {
     if (!ctx) return MH_ERR_INVALID_ARGUMENT;
@@ -33,8 +59,9 @@ static mh_status alloc(mh_context *ctx, size_t bytes, void **ptr, int in_stream_
     mh_device_guard g;
     mh_status s = mh_device_enter(ctx, &g);
     if (s != MH_OK) return s;
-    in_stream_order = in_stream_order && has_pools(ctx);
-    cudaError_t e = in_stream_order ? cudaMallocAsync(ptr, bytes, (cudaStream_t)mh_context_stream(ctx))
+    const cudaMemPool_t pool = in_stream_order ? pool_of(ctx->device) : NULL;
+    in_stream_order = pool != NULL;
+    cudaError_t e = in_stream_order ? cudaMallocFromPoolAsync(ptr, bytes, pool, (cudaStream_t)mh_context_stream(ctx))
                                     : cudaMalloc(ptr, bytes);
     mh_device_leave(&g);
     if (e != cudaSuccess) {
@@ -46,8 +73,8 @@ static mh_status alloc(mh_context *ctx, size_t bytes, void **ptr, int in_stream_
     return MH_OK;
 }
 
-/* alloc's bytes back: free, cudaFree (which waits for the device), or to the stream's pool once
- * the work queued on it before is done. */
+/* alloc's bytes back: free, cudaFree (which waits for the device), or to memhier's pool once the
+ * work queued on the context's stream before is done. */
 static void release(mh_context *ctx, void *ptr, int in_stream_order)
 {
     if (!ctx || !ptr) return;
@@ -57,8 +84,8 @@ static void release(mh_context *ctx, void *ptr, int in_stream_order)
     }
     mh_device_guard g;
     if (mh_device_enter(ctx, &g) != MH_OK) return;
-    const cudaError_t e = in_stream_order && has_pools(ctx) ? cudaFreeAsync(ptr, (cudaStream_t)mh_context_stream(ctx))
-                                                            : cudaFree(ptr);
+    const cudaError_t e = in_stream_order && pool_of(ctx->device) ? cudaFreeAsync(ptr, (cudaStream_t)mh_context_stream(ctx))
+                                                                  : cudaFree(ptr);
     if (e != cudaSuccess) cudaGetLastError();
     mh_device_leave(&g);
 }
