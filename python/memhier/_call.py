@@ -5,8 +5,8 @@
   like the frameworks' own operations.
 - NumPy arrays: on the CPU backend; or, with device=N (or a GPU context), copied to that GPU
   into buffers of memhier's pool on the device (mh_alloc_async: no cudaMalloc, and no
-  cudaFree's wait for the device), run there and copied back (three explicit steps a call: in, out, and a
-  synchronize).
+  cudaFree's wait for the device), run there and copied back (three explicit steps a call: in,
+  out, and a synchronize).
 - precision: the accuracy contract auto keeps for the call ('normwise' or 'per-element'), set on
   the context before it."""
 import ctypes

@@ -68,7 +68,8 @@ static mh_status alloc(mh_context *ctx, size_t bytes, void **ptr, int in_stream_
         cudaGetLastError();
         *ptr = NULL;
         return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s(%zu bytes) on device %d: %s",
-                       in_stream_order ? "cudaMallocAsync" : "cudaMalloc", bytes, ctx->device, cudaGetErrorString(e));
+                       in_stream_order ? "cudaMallocFromPoolAsync" : "cudaMalloc", bytes, ctx->device,
+                       cudaGetErrorString(e));
     }
     return MH_OK;
 }
@@ -84,8 +85,9 @@ static void release(mh_context *ctx, void *ptr, int in_stream_order)
     }
     mh_device_guard g;
     if (mh_device_enter(ctx, &g) != MH_OK) return;
-    const cudaError_t e = in_stream_order && pool_of(ctx->device) ? cudaFreeAsync(ptr, (cudaStream_t)mh_context_stream(ctx))
-                                                                  : cudaFree(ptr);
+    const cudaError_t e = in_stream_order && pool_of(ctx->device)
+                              ? cudaFreeAsync(ptr, (cudaStream_t)mh_context_stream(ctx))
+                              : cudaFree(ptr);
     if (e != cudaSuccess) cudaGetLastError();
     mh_device_leave(&g);
 }

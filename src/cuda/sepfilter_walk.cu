@@ -36,7 +36,10 @@
 
 #include <string.h>
 
-enum { WALK_THREADS = 256, WALK_COLS = 128, WALK_STEP = 16, WALK_RV = 8, WALK_HO = 8, WALK_MAX_TAPS = 32, WALK_MIN_SEGMENT = 32 };
+enum {
+    WALK_THREADS = 256, WALK_COLS = 128, WALK_STEP = 16, WALK_RV = 8, WALK_HO = 8, WALK_MAX_TAPS = 32,
+    WALK_MIN_SEGMENT = 32
+};
 
 struct walk_params {
     const float *in;
@@ -333,8 +336,8 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
         int n = 0;
         for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
             if (y0 + WALK_STEP < y_end)
-                issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, ((n + 1) & 1 ? buf1 : buf0), false, base, y0 + WALK_STEP,
-                                      WALK_STEP, tid);
+                issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, ((n + 1) & 1 ? buf1 : buf0), false, base,
+                                      y0 + WALK_STEP, WALK_STEP, tid);
             cp_async_commit();
             cp_async_wait<1>();
             __syncthreads();
@@ -362,8 +365,8 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     for (long long y0 = y_begin; y0 < y_end; y0 += WALK_STEP, ++n) {
         const long long Y0 = y0 - p.av + p.kv - 1;
         if (y0 + WALK_STEP < y_end)
-            issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first, base,
-                                  Y0 + WALK_STEP, WALK_STEP, tid);
+            issue_rows<KMAX, PAD>(p, in, x0, colmap, whole, h_first ? ((n + 1) & 1 ? buf1 : buf0) : ring, !h_first,
+                                  base, Y0 + WALK_STEP, WALK_STEP, tid);
         cp_async_commit();
         cp_async_wait<1>();
         __syncthreads();
