@@ -85,9 +85,17 @@ class Call:
             for op, buf in staged_outputs:
                 check(lib.mh_download(self.ctx, ctypes.c_void_p(op.ptr), buf, op.obj.nbytes), self.ctx)
         finally:
-            for buf in self._buffers:
-                lib.mh_free_async(self.ctx, buf)
-            self._buffers = []
+            self._release()
+
+    def _release(self):
+        for buf in self._buffers:
+            lib.mh_free_async(self.ctx, buf)
+        self._buffers = []
+
+    def __del__(self):
+        """A call given up before run (a later operand refused, or its staging failed) gives back
+        the buffers staged so far."""
+        self._release()
 
 
 def in_place(op, device, context):
