@@ -60,15 +60,14 @@ static mh_status alloc(mh_context *ctx, size_t bytes, void **ptr, int in_stream_
     mh_status s = mh_device_enter(ctx, &g);
     if (s != MH_OK) return s;
     const cudaMemPool_t pool = in_stream_order ? pool_of(ctx->device) : NULL;
-    in_stream_order = pool != NULL;
-    cudaError_t e = in_stream_order ? cudaMallocFromPoolAsync(ptr, bytes, pool, (cudaStream_t)mh_context_stream(ctx))
-                                    : cudaMalloc(ptr, bytes);
+    cudaError_t e = pool ? cudaMallocFromPoolAsync(ptr, bytes, pool, (cudaStream_t)mh_context_stream(ctx))
+                         : cudaMalloc(ptr, bytes);
     mh_device_leave(&g);
     if (e != cudaSuccess) {
         cudaGetLastError();
         *ptr = NULL;
         return mh_fail(ctx, MH_ERR_OUT_OF_MEMORY, "%s(%zu bytes) on device %d: %s",
-                       in_stream_order ? "cudaMallocFromPoolAsync" : "cudaMalloc", bytes, ctx->device,
+                       pool ? "cudaMallocFromPoolAsync" : "cudaMalloc", bytes, ctx->device,
                        cudaGetErrorString(e));
     }
     return MH_OK;

@@ -82,8 +82,15 @@ static __device__ __forceinline__ int ring_slot(long long Y, long long base)
     return (int)(Y - base) & (walk_shape<KMAX>::RING - 1);
 }
 
+/* The 16-byte groups of a shared input row a copy fills: PAD, the 128 columns and the halo. */
+template <int PAD>
+static __device__ __forceinline__ int row_groups(const walk_params &p)
+{
+    return (PAD + WALK_COLS + p.kh - 1 + 3) / 4;
+}
+
 /* Rows Y0 .. Y0 + n - 1 of the input, each extended by its axis's mode (cval where the constant
- * mode reaches), into shared rows: ring slot Y mod RING, or buffer row Y - Y0. The copies are
+ * mode reaches), into shared rows: ring slot ring_slot(Y, base), or buffer row Y - Y0. The copies are
  * asynchronous (cp.async, global to shared memory without a register): a step issues its next
  * rows before it runs its passes, and waits for them at the next step. A warp copies a row at a
  * time, lane l its groups of 4 columns l and l + 32 (shared values 4 g .. 4 g + 3, image columns
@@ -97,7 +104,7 @@ static __device__ __forceinline__ void issue_rows(const walk_params &p, const fl
                                                   long long base, long long Y0, int n, int tid)
 {
     using S = walk_shape<KMAX>;
-    const int warp = tid / 32, lane = tid % 32, groups = (PAD + WALK_COLS + p.kh - 1 + 3) / 4;
+    const int warp = tid / 32, lane = tid % 32, groups = row_groups<PAD>(p);
     for (int r = warp; r < n; r += WALK_THREADS / 32) {
         const long long Y = Y0 + r;
         const long long y = (unsigned long long)Y < (unsigned long long)p.rows ? Y : mh_border_index(Y, p.rows, p.mode_v);
@@ -325,7 +332,7 @@ static __global__ void __launch_bounds__(WALK_THREADS, walk_shape<KMAX>::BLOCKS)
     const long long first_col = x0 - p.ah - PAD; /* shared value 0's image column */
     for (int t = tid; t < S::SW; t += WALK_THREADS) colmap[t] = mh_border_index(first_col + t, p.cols, p.mode_h);
     /* every group a row copies inside an aligned image (issue_rows' 16-byte copies need no colmap) */
-    const bool whole = p.vec && first_col >= 0 && first_col + 4 * ((PAD + WALK_COLS + p.kh - 1 + 3) / 4) <= p.cols;
+    const bool whole = p.vec && first_col >= 0 && first_col + 4 * row_groups<PAD>(p) <= p.cols;
     const long long base = y_begin - p.av; /* ring_slot's first row: the first window's */
     __syncthreads(); /* colmap before the first copies */
 
