@@ -6,7 +6,8 @@
  * up to n, all three paddings, misaligned pointers; besides the zero paddings two of
  * mh_conv1d_mode's placements a case (every boundary mode across the cases, origins at their
  * limits, a constant of 2.5 and of NaN: NaN exactly where the window meets the border, and the
- * FFT rows must refuse it); outputs poisoned with NaN and fenced by
+ * FFT rows must refuse it) and, on the short signals, dark samples beside a bright constant
+ * (an FFT segment must hold no constant the windows do not read); outputs poisoned with NaN and fenced by
  * guard words so that unwritten and out-of-bounds elements both fail. A variant that
  * refuses a problem must say why, return MH_ERR_UNSUPPORTED and write nothing, and `auto`
  * must never choose it. */
@@ -33,16 +34,21 @@ typedef struct placement {
     mh_pad pad;
     mh_mode mode;
     float cval;
-    int origin; /* 0: centred; -1: the lowest origin; 1: the highest */
+    int origin;      /* 0: centred; -1: the lowest origin; 1: the highest */
+    float amplitude; /* the samples are uniform in [-amplitude, amplitude] */
 } placement;
 
-static const placement zero_pads[] = {{0, MH_PAD_VALID, 0, 0.0f, 0}, {0, MH_PAD_SAME, 0, 0.0f, 0}, {0, MH_PAD_FULL, 0, 0.0f, 0}};
+static const placement zero_pads[] = {
+    {0, MH_PAD_VALID, 0, 0.0f, 0, 1.0f}, {0, MH_PAD_SAME, 0, 0.0f, 0, 1.0f}, {0, MH_PAD_FULL, 0, 0.0f, 0, 1.0f}};
 static const placement modes[] = {
-    {1, 0, MH_MODE_REFLECT, 0.0f, 0}, {1, 0, MH_MODE_CONSTANT, 2.5f, -1}, {1, 0, MH_MODE_MIRROR, 0.0f, 1},
-    {1, 0, MH_MODE_NEAREST, 0.0f, 0}, {1, 0, MH_MODE_WRAP, 0.0f, -1},     {1, 0, MH_MODE_REFLECT, 0.0f, 1},
-    {1, 0, MH_MODE_CONSTANT, NAN, 0},
+    {1, 0, MH_MODE_REFLECT, 0.0f, 0, 1.0f}, {1, 0, MH_MODE_CONSTANT, 2.5f, -1, 1.0f}, {1, 0, MH_MODE_MIRROR, 0.0f, 1, 1.0f},
+    {1, 0, MH_MODE_NEAREST, 0.0f, 0, 1.0f}, {1, 0, MH_MODE_WRAP, 0.0f, -1, 1.0f},     {1, 0, MH_MODE_REFLECT, 0.0f, 1, 1.0f},
+    {1, 0, MH_MODE_CONSTANT, NAN, 0, 1.0f},
 };
 #define NMODES (sizeof modes / sizeof modes[0])
+/* Dark samples beside a bright constant, on signals shorter than an FFT segment. */
+static const placement dark_beside_constant = {1, 0, MH_MODE_CONSTANT, 1000.0f, 0, 1e-3f};
+#define DARK_MAX_N 4099
 
 static long long origin_of(size_t k, int sign) { return sign < 0 ? -(long long)(k / 2) : sign > 0 ? (long long)((k - 1) / 2) : 0; }
 
@@ -93,7 +99,7 @@ static void make_problem(problem *p, const tcase *c, const placement *pl, unsign
     p->mask = malloc(c->k * sizeof(float));
     p->ref = malloc(p->out_n * sizeof(double));
     p->mag = malloc(p->out_n * sizeof(double));
-    mh_fill_uniform(p->in, c->n, seed, 1.0f);
+    mh_fill_uniform(p->in, c->n, seed, pl->amplitude);
     mh_fill_uniform(p->mask, c->k, seed + 1, 1.0f);
 #pragma omp parallel for schedule(dynamic, 256)
     for (long long i = 0; i < (long long)p->out_n; ++i)
@@ -261,6 +267,7 @@ int main(int argc, char **argv)
         }
         for (size_t m = 0; m < 2; ++m) /* two modes a case, every one across the cases */
             runs += run_problem(ctx, gpu, c, &modes[(2 * ci + m) % NMODES], seed + 1000 * ci + 10 + m);
+        if (c->n <= DARK_MAX_N) runs += run_problem(ctx, gpu, c, &dark_beside_constant, seed + 1000 * ci + 20);
         printf("n=%zu k=%zu done (%zu runs so far)\n", c->n, c->k, runs);
         fflush(stdout);
     }
