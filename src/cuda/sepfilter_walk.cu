@@ -70,7 +70,7 @@ struct walk_shape {
     static_assert(2 * WALK_STEP + KMAX - 1 <= RING, "a step's windows and the next step's rows fit the ring");
     /* the taps, the ring and buffers, and the row's columns mapped (walk_kernel: SW long longs) */
     static constexpr int FLOATS = 4 * KMAX + (RING + 2 * WALK_STEP) * SW + 2 * SW;
-    static constexpr int BLOCKS = KMAX <= 8 ? 4 : KMAX <= 16 ? 3 : 2; /* resident an SM: registers' bound */
+    static constexpr int BLOCKS = KMAX <= 8 ? 4 : 3; /* resident an SM: registers' bound */
 };
 
 /* Row Y's slot in the ring: counted from the block's first ring row, base (y_begin - av), so that a
