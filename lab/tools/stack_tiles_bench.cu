@@ -1,0 +1,311 @@
+/* A stack of small images, 5 x 5 correlate in reflect mode, in one kernel of shared-memory strips
+ * (issue 64: the stack of 1000 x 256^2 runs 1.50x its copy through conv2d/walk, target 1.3x).
+ *
+ * walk runs a small image as two launches: the walking kernel pads with zeros, then the ring's
+ * kernel recomputes the outputs whose window meets the border (staging each ring tile's window).
+ * Here a block stages a strip of R output rows and its K - 1 halo rows of one image in shared
+ * memory, mapping the rows and the two columns either side by the mode as it loads them, so one
+ * launch writes every output once: the image is read (R + K - 1) / R times and written once. Each
+ * thread sums 4 columns x 8 rows from register windows, filter rows then columns from 0 as walk
+ * and its ring kernel sum (the results should match theirs bit for bit).
+ *
+ * Expected on the H200: reads 1.125x (R = 32) or 1.0625x (R = 64) and the write: ~1.06x / 1.03x
+ * the copy if the loads stream; FMA work 25 an output (~50 us at 8192^2-equivalent 65.5 M
+ * outputs), hidden under the copy.
+ *
+ * Checks: outputs poisoned with NaN before each kernel's first run; every output of three images
+ * (first, middle, last) against a double reference within K^2 eps32 sum |w||x| (the bound of a
+ * sum of K^2 FMAs; dark pixels beside bright ones); every output of the stack finite.
+ *   nvcc -O3 -arch=sm_90 lab/tools/stack_tiles_bench.cu -o stack_tiles_bench
+ *   ./stack_tiles_bench [images] [side]      (1000 256 by default; side a multiple of 4, >= 8) */
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define CHECK_CUDA(x)                                                                                         \
+    do {                                                                                                      \
+        cudaError_t e_ = (x);                                                                                 \
+        if (e_ != cudaSuccess) {                                                                              \
+            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                \
+            exit(1);                                                                                          \
+        }                                                                                                     \
+    } while (0)
+
+enum { K = 5, HALF = K / 2, COLS_A_THREAD = 4, ROWS_A_THREAD = 8 };
+__constant__ float taps[K * K];
+
+/* scipy's reflect (d c b a | a b c d | d c b a) for i in [-n, 2n) */
+static __host__ __device__ inline int reflect(int i, int n) { return i < 0 ? -i - 1 : i >= n ? 2 * n - i - 1 : i; }
+
+/* The K x K sums of a staged strip: rows_here output rows from tile row 0 (image row y0 - HALF), each
+ * thread 4 columns x ROWS_A_THREAD rows from register windows, summed filter rows then columns from
+ * 0; image column x lies at tile column x + lead. A thread's window, columns x0 - HALF .. x0 + 3 +
+ * HALF, is read as float2 pairs (lead - HALF even: 8-byte aligned). */
+template <int R>
+static __device__ __forceinline__ void sum_strip(const float *tile, int stride, int lead, float *dst, int side, int y0,
+                                                 int rows_here)
+{
+    static_assert(HALF % 2 == 0, "the windows' float2 reads start lead - HALF columns in: even for lead HALF or 4");
+    const int groups = side / 4, group = threadIdx.x % 64, band = threadIdx.x / 64;
+    for (int g = group; g < groups; g += 64) {
+        const int x0 = 4 * g, oy0 = band * ROWS_A_THREAD;
+        if (oy0 >= rows_here) break;
+        float acc[ROWS_A_THREAD][4];
+#pragma unroll
+        for (int o = 0; o < ROWS_A_THREAD; ++o)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[o][c] = 0.0f;
+#pragma unroll
+        for (int r = 0; r < ROWS_A_THREAD + K - 1; ++r) {
+            const float2 *row = reinterpret_cast<const float2 *>(tile + (oy0 + r) * stride + x0 + lead - HALF);
+            float v[8];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const float2 pair = row[q];
+                v[2 * q] = pair.x, v[2 * q + 1] = pair.y;
+            }
+#pragma unroll
+            for (int o = 0; o < ROWS_A_THREAD; ++o) {
+                const int i = r - o;
+                if (i < 0 || i >= K) continue;
+#pragma unroll
+                for (int j = 0; j < K; ++j)
+#pragma unroll
+                    for (int c = 0; c < 4; ++c) acc[o][c] = fmaf(v[c + j], taps[i * K + j], acc[o][c]);
+            }
+        }
+#pragma unroll
+        for (int o = 0; o < ROWS_A_THREAD; ++o)
+            if (oy0 + o < rows_here)
+                __stcs(reinterpret_cast<float4 *>(dst + (size_t)(y0 + oy0 + o) * side + x0),
+                       make_float4(acc[o][0], acc[o][1], acc[o][2], acc[o][3]));
+    }
+}
+
+/* One strip a block: staged with plain loads (image column x at tile column x + HALF), one
+ * barrier, summed. */
+template <int R>
+__global__ void __launch_bounds__((R / ROWS_A_THREAD) * 64) stack_kernel(const float *__restrict__ in,
+                                                                          float *__restrict__ out, int side)
+{
+    extern __shared__ __align__(16) float tile[];
+    const int stride = side + 4; /* a multiple of 4 floats: HALF = 2 either side */
+    const int groups = side / 4, y0 = blockIdx.x * R, rows_here = min(R, side - y0);
+    const size_t image = (size_t)blockIdx.y * side * side;
+    const float *src = in + image;
+    /* stage rows y0 - HALF .. y0 + rows_here + HALF - 1, mapped by the mode */
+    const int staged = rows_here + 2 * HALF;
+    for (int e = threadIdx.x; e < staged * groups; e += blockDim.x) {
+        const int r = e / groups, g = e - r * groups;
+        const int y = reflect(y0 - HALF + r, side);
+        const float4 v = __ldg(reinterpret_cast<const float4 *>(src + (size_t)y * side) + g);
+        float2 *dst = reinterpret_cast<float2 *>(tile + r * stride + HALF + 4 * g); /* 8-byte aligned: HALF even */
+        dst[0] = make_float2(v.x, v.y);
+        dst[1] = make_float2(v.z, v.w);
+    }
+    for (int e = threadIdx.x; e < staged * 2 * HALF; e += blockDim.x) { /* the columns either side */
+        const int r = e / (2 * HALF), c = e - r * 2 * HALF;
+        const int x = c < HALF ? c - HALF : side + c - HALF;
+        const int y = reflect(y0 - HALF + r, side);
+        tile[r * stride + HALF + x] = __ldg(src + (size_t)y * side + reflect(x, side));
+    }
+    __syncthreads();
+    sum_strip<R>(tile, stride, HALF, out + image, side, y0, rows_here);
+}
+
+static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src));
+}
+static __device__ __forceinline__ void cp_async4(void *dst, const void *src)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src));
+}
+static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+static __device__ __forceinline__ void cp_async_wait_all_but_last() { asm volatile("cp.async.wait_group 1;\n" ::); }
+
+/* Strip `item` (image item / strips, strip item % strips) into tile by cp.async: image column x at
+ * tile column x + 4 (16-byte aligned rows of groups), the columns either side 4 bytes each. */
+template <int R>
+static __device__ __forceinline__ void stage_async(float *tile, int stride, const float *in, int side, int strips,
+                                                   int item)
+{
+    const int b = item / strips;
+    const int y0 = (item - b * strips) * R, rows_here = min(R, side - y0), staged = rows_here + 2 * HALF;
+    const float *src = in + (size_t)b * side * side;
+    const int groups = side / 4;
+    for (int e = threadIdx.x; e < staged * groups; e += blockDim.x) {
+        const int r = e / groups, g = e - r * groups;
+        const int y = reflect(y0 - HALF + r, side);
+        cp_async16(tile + r * stride + 4 + 4 * g, src + (size_t)y * side + 4 * g);
+    }
+    for (int e = threadIdx.x; e < staged * 2 * HALF; e += blockDim.x) {
+        const int r = e / (2 * HALF), c = e - r * 2 * HALF;
+        const int x = c < HALF ? c - HALF : side + c - HALF;
+        const int y = reflect(y0 - HALF + r, side);
+        cp_async4(tile + r * stride + 4 + x, src + (size_t)y * side + reflect(x, side));
+    }
+}
+
+/* A resident grid walking the strips of the stack: the next strip's copies in flight (cp.async,
+ * the other of two tiles) while this one is summed and stored. */
+template <int R>
+__global__ void __launch_bounds__((R / ROWS_A_THREAD) * 64) stack_pipelined(const float *__restrict__ in,
+                                                                             float *__restrict__ out, int side,
+                                                                             int strips, int items)
+{
+    extern __shared__ __align__(16) float smem[];
+    const int stride = side + 8; /* image column x at x + 4: rows of 16-byte groups */
+    const int tile_floats = (R + 2 * HALF) * stride;
+    int item = blockIdx.x;
+    if (item >= items) return;
+    stage_async<R>(smem, stride, in, side, strips, item);
+    cp_async_commit();
+    for (int k = 0; item < items; ++k, item += gridDim.x) {
+        const int next = item + gridDim.x;
+        if (next < items) stage_async<R>(smem + ((k + 1) & 1) * tile_floats, stride, in, side, strips, next);
+        cp_async_commit(); /* an empty group at the last strip keeps the count */
+        cp_async_wait_all_but_last();
+        __syncthreads(); /* this strip's copies, every thread's, have landed */
+        const int b = item / strips;
+        const int y0 = (item - b * strips) * R;
+        sum_strip<R>(smem + (k & 1) * tile_floats, stride, 4, out + (size_t)b * side * side, side, y0,
+                     min(R, side - y0));
+        __syncthreads(); /* read before the iteration after next stages into it */
+    }
+}
+
+__global__ void copy_kernel(const float4 *__restrict__ in, float4 *__restrict__ out, size_t n4)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
+        __stcs(out + i, __ldg(in + i));
+}
+
+template <typename F> static float best_ms(F launch, int reps = 20)
+{
+    cudaEvent_t a, b;
+    CHECK_CUDA(cudaEventCreate(&a));
+    CHECK_CUDA(cudaEventCreate(&b));
+    launch();
+    float best = 1e30f;
+    for (int round = 0; round < 5; ++round) {
+        CHECK_CUDA(cudaEventRecord(a));
+        for (int i = 0; i < reps; ++i) launch();
+        CHECK_CUDA(cudaEventRecord(b));
+        CHECK_CUDA(cudaEventSynchronize(b));
+        float ms;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+        best = fminf(best, ms / reps);
+    }
+    CHECK_CUDA(cudaGetLastError());
+    return best;
+}
+
+/* Every output of image b against the double reference; returns the outputs out of bound. */
+static size_t check_image(const std::vector<float> &x, const std::vector<float> &y, const float *w, int side, size_t b)
+{
+    size_t bad = 0;
+    const float *in = x.data() + b * side * side;
+    const float *got = y.data() + b * side * side;
+    for (int r = 0; r < side; ++r)
+        for (int c = 0; c < side; ++c) {
+            double ref = 0.0, mag = 0.0;
+            for (int i = 0; i < K; ++i)
+                for (int j = 0; j < K; ++j) {
+                    const double v = in[reflect(r + i - HALF, side) * side + reflect(c + j - HALF, side)];
+                    ref += (double)w[i * K + j] * v;
+                    mag += fabs((double)w[i * K + j] * v);
+                }
+            const double g = got[(size_t)r * side + c];
+            if (!(fabs(g - ref) <= K * K * 0x1p-24 * mag)) {
+                if (bad < 3) fprintf(stderr, "image %zu (%d, %d): %.9g, reference %.9g\n", b, r, c, g, ref);
+                ++bad;
+            }
+        }
+    return bad;
+}
+
+/* Runs one kernel: checked on its first launch (outputs poisoned with NaN), then timed. */
+template <int R, bool PIPELINED>
+static void run(const float *din, float *dout, size_t images, int side, const std::vector<float> &x, const float *w,
+                double copy_ms)
+{
+    const int stride = PIPELINED ? side + 8 : side + 4;
+    const size_t smem = (size_t)(PIPELINED ? 2 : 1) * (R + 2 * HALF) * stride * sizeof(float);
+    const void *fn = PIPELINED ? (const void *)stack_pipelined<R> : (const void *)stack_kernel<R>;
+    const dim3 block((R / ROWS_A_THREAD) * 64);
+    if (smem > 227 * 1024) {
+        printf("%s strips of %2d rows: %zu B of shared memory, past a block's 227 KiB\n",
+               PIPELINED ? "pipelined" : "one-shot ", R, smem);
+        return;
+    }
+    CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const int strips = (side + R - 1) / R, items = strips * (int)images; /* below 2^31: images < 2^16, strips < 2^11 */
+    int resident = 0, sms = 0;
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, (int)block.x, smem));
+    CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int grid_p = std::min(items, resident * sms);
+    auto launch = [&] {
+        if (PIPELINED)
+            stack_pipelined<R><<<(unsigned)grid_p, block, smem>>>(din, dout, side, strips, items);
+        else
+            stack_kernel<R><<<dim3((unsigned)strips, (unsigned)images), block, smem>>>(din, dout, side);
+    };
+    const size_t values = images * side * side;
+    CHECK_CUDA(cudaMemset(dout, 0xff, values * sizeof(float))); /* NaN: an output never written fails */
+    launch();
+    CHECK_CUDA(cudaDeviceSynchronize());
+    std::vector<float> y(values);
+    CHECK_CUDA(cudaMemcpy(y.data(), dout, values * sizeof(float), cudaMemcpyDeviceToHost));
+    size_t nonfinite = 0, bad = 0;
+    for (float v : y) nonfinite += !std::isfinite(v);
+    for (size_t b : {(size_t)0, images / 2, images - 1}) bad += check_image(x, y, w, side, b);
+    const float ms = best_ms(launch);
+    printf("%s strips of %2d rows (%3u threads, %6zu B shared, %d blocks an SM): %.4f ms, %.3fx the copy; "
+           "%zu non-finite, %zu over the bound in 3 images%s\n",
+           PIPELINED ? "pipelined" : "one-shot ", R, block.x, smem, resident, ms, ms / copy_ms, nonfinite, bad,
+           nonfinite || bad ? "  FAILED" : "");
+}
+
+int main(int argc, char **argv)
+{
+    const size_t images = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000;
+    const int side = argc > 2 ? atoi(argv[2]) : 256;
+    if (images < 1 || images > 65535 || side < 8 || side % 4 || side > 16384) {
+        fprintf(stderr, "usage: stack_tiles_bench [images 1..65535] [side: a multiple of 4, 8..16384]\n");
+        return 2;
+    }
+    const size_t values = images * side * side;
+    std::vector<float> x(values);
+    uint64_t s = 12345;
+    for (auto &v : x) { /* dark beside bright: magnitudes 1e-3 to 1e3 with random signs */
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const double u = (double)(s >> 11) / 9007199254740992.0;
+        v = (float)((s & 1 ? 1.0 : -1.0) * pow(10.0, 6.0 * u - 3.0));
+    }
+    float w[K * K];
+    for (int t = 0; t < K * K; ++t) w[t] = (float)(0.5 + 0.5 * sin(1.0 + t)) * (t % 3 ? 1.0f : -1.0f);
+    CHECK_CUDA(cudaMemcpyToSymbol(taps, w, sizeof w));
+    float *din, *dout;
+    CHECK_CUDA(cudaMalloc(&din, values * sizeof(float)));
+    CHECK_CUDA(cudaMalloc(&dout, values * sizeof(float)));
+    CHECK_CUDA(cudaMemcpy(din, x.data(), values * sizeof(float), cudaMemcpyHostToDevice));
+    const size_t n4 = values / 4;
+    const float copy_ms = best_ms([&] { copy_kernel<<<132 * 8, 512>>>((const float4 *)din, (float4 *)dout, n4); });
+    const float memcpy_ms = best_ms([&] { CHECK_CUDA(cudaMemcpyAsync(dout, din, values * sizeof(float), cudaMemcpyDeviceToDevice)); });
+    printf("%zu images of %d^2 float32, 5 x 5 reflect: copy kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms\n", images,
+           side, copy_ms, 2.0 * values * sizeof(float) / copy_ms / 1e6, memcpy_ms);
+    run<16, false>(din, dout, images, side, x, w, copy_ms);
+    run<32, false>(din, dout, images, side, x, w, copy_ms);
+    run<8, true>(din, dout, images, side, x, w, copy_ms);
+    run<16, true>(din, dout, images, side, x, w, copy_ms);
+    run<32, true>(din, dout, images, side, x, w, copy_ms);
+    CHECK_CUDA(cudaFree(din));
+    CHECK_CUDA(cudaFree(dout));
+    return 0;
+}
