@@ -1,17 +1,17 @@
-/* A stack of small images, 5 x 5 correlate in reflect mode, in one kernel of shared-memory strips
- * (issue 64: the stack of 1000 x 256^2 runs 1.50x its copy through conv2d/walk, target 1.3x).
+/* Images and stacks of images, 5 x 5 correlate in reflect mode, in one kernel of staged tiles
+ * (issue 64: a stack of 1000 x 256^2 runs 1.50x its copy through conv2d/walk, target 1.3x; and a
+ * single image past 2^18 outputs takes walk's two launches, ~3 us more of the host a call).
  *
- * walk runs a small image as two launches: the walking kernel pads with zeros, then the ring's
+ * walk runs a bordered call as two launches: the walking kernel pads with zeros, then the ring's
  * kernel recomputes the outputs whose window meets the border (staging each ring tile's window).
- * Here a block stages a strip of R output rows and its K - 1 halo rows of one image in shared
- * memory, mapping the rows and the two columns either side by the mode as it loads them, so one
- * launch writes every output once: the image is read (R + K - 1) / R times and written once. Each
- * thread sums 4 columns x 8 rows from register windows, filter rows then columns from 0 as walk
- * and its ring kernel sum (the results should match theirs bit for bit).
- *
- * Expected on the H200: reads 1.125x (R = 32) or 1.0625x (R = 64) and the write: ~1.06x / 1.03x
- * the copy if the loads stream; FMA work 25 an output (~50 us at 8192^2-equivalent 65.5 M
- * outputs), hidden under the copy.
+ * Here a block stages a tile of R output rows by up to 256 columns of one image, with its K - 1
+ * halo rows and columns, in shared memory, mapping the rows and columns by the mode as it copies
+ * them, so one launch writes every output once: the image is read (R + K - 1) / R times (the
+ * halo columns from L2) and written once. Each thread sums 4 columns x 8 rows from register
+ * windows, filter rows then columns from 0 as walk and its ring kernel sum (the results should
+ * match theirs bit for bit). Two kernels: a tile a block (stage, one barrier, sum and store), and
+ * a resident grid walking the tiles with the next tile's cp.async copies in flight while this one
+ * is summed.
  *
  * Checks: outputs poisoned with NaN before each kernel's first run; every output of three images
  * (first, middle, last) against a double reference within K^2 eps32 sum |w||x| (the bound of a
@@ -36,88 +36,30 @@
         }                                                                                                     \
     } while (0)
 
-enum { K = 5, HALF = K / 2, COLS_A_THREAD = 4, ROWS_A_THREAD = 8 };
+enum { K = 5, HALF = K / 2, ROWS_A_THREAD = 8, TILE_COLS = 256, LEAD = 4, STRIDE = TILE_COLS + 2 * LEAD };
 __constant__ float taps[K * K];
 
 /* scipy's reflect (d c b a | a b c d | d c b a) for i in [-n, 2n) */
 static __host__ __device__ inline int reflect(int i, int n) { return i < 0 ? -i - 1 : i >= n ? 2 * n - i - 1 : i; }
 
-/* The K x K sums of a staged strip: rows_here output rows from tile row 0 (image row y0 - HALF), each
- * thread 4 columns x ROWS_A_THREAD rows from register windows, summed filter rows then columns from
- * 0; image column x lies at tile column x + lead. A thread's window, columns x0 - HALF .. x0 + 3 +
- * HALF, is read as float2 pairs (lead - HALF even: 8-byte aligned). */
-template <int R>
-static __device__ __forceinline__ void sum_strip(const float *tile, int stride, int lead, float *dst, int side, int y0,
-                                                 int rows_here)
+/* Tile `item` of the stack: image, first output row and column, rows and columns (a multiple of
+ * 4). Tiles run along an image's rows of tiles, then down its strips, then through the images. */
+struct tile_at {
+    int image, y0, x0, rows, cols;
+};
+template <int R> static __device__ __forceinline__ tile_at tile_of(int item, int side)
 {
-    static_assert(HALF % 2 == 0, "the windows' float2 reads start lead - HALF columns in: even for lead HALF or 4");
-    const int groups = side / 4, group = threadIdx.x % 64, band = threadIdx.x / 64;
-    for (int g = group; g < groups; g += 64) {
-        const int x0 = 4 * g, oy0 = band * ROWS_A_THREAD;
-        if (oy0 >= rows_here) break;
-        float acc[ROWS_A_THREAD][4];
-#pragma unroll
-        for (int o = 0; o < ROWS_A_THREAD; ++o)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) acc[o][c] = 0.0f;
-#pragma unroll
-        for (int r = 0; r < ROWS_A_THREAD + K - 1; ++r) {
-            const float2 *row = reinterpret_cast<const float2 *>(tile + (oy0 + r) * stride + x0 + lead - HALF);
-            float v[8];
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                const float2 pair = row[q];
-                v[2 * q] = pair.x, v[2 * q + 1] = pair.y;
-            }
-#pragma unroll
-            for (int o = 0; o < ROWS_A_THREAD; ++o) {
-                const int i = r - o;
-                if (i < 0 || i >= K) continue;
-#pragma unroll
-                for (int j = 0; j < K; ++j)
-#pragma unroll
-                    for (int c = 0; c < 4; ++c) acc[o][c] = fmaf(v[c + j], taps[i * K + j], acc[o][c]);
-            }
-        }
-#pragma unroll
-        for (int o = 0; o < ROWS_A_THREAD; ++o)
-            if (oy0 + o < rows_here)
-                __stcs(reinterpret_cast<float4 *>(dst + (size_t)(y0 + oy0 + o) * side + x0),
-                       make_float4(acc[o][0], acc[o][1], acc[o][2], acc[o][3]));
-    }
+    const int across = (side + TILE_COLS - 1) / TILE_COLS, strips = (side + R - 1) / R;
+    tile_at t;
+    t.image = item / (across * strips);
+    const int rest = item - t.image * across * strips, strip = rest / across;
+    t.y0 = strip * R, t.x0 = (rest - strip * across) * TILE_COLS;
+    t.rows = min(R, side - t.y0), t.cols = min((int)TILE_COLS, side - t.x0);
+    return t;
 }
 
-/* One strip a block: staged with plain loads (image column x at tile column x + HALF), one
- * barrier, summed. */
-template <int R>
-__global__ void __launch_bounds__((R / ROWS_A_THREAD) * 64) stack_kernel(const float *__restrict__ in,
-                                                                          float *__restrict__ out, int side)
-{
-    extern __shared__ __align__(16) float tile[];
-    const int stride = side + 4; /* a multiple of 4 floats: HALF = 2 either side */
-    const int groups = side / 4, y0 = blockIdx.x * R, rows_here = min(R, side - y0);
-    const size_t image = (size_t)blockIdx.y * side * side;
-    const float *src = in + image;
-    /* stage rows y0 - HALF .. y0 + rows_here + HALF - 1, mapped by the mode */
-    const int staged = rows_here + 2 * HALF;
-    for (int e = threadIdx.x; e < staged * groups; e += blockDim.x) {
-        const int r = e / groups, g = e - r * groups;
-        const int y = reflect(y0 - HALF + r, side);
-        const float4 v = __ldg(reinterpret_cast<const float4 *>(src + (size_t)y * side) + g);
-        float2 *dst = reinterpret_cast<float2 *>(tile + r * stride + HALF + 4 * g); /* 8-byte aligned: HALF even */
-        dst[0] = make_float2(v.x, v.y);
-        dst[1] = make_float2(v.z, v.w);
-    }
-    for (int e = threadIdx.x; e < staged * 2 * HALF; e += blockDim.x) { /* the columns either side */
-        const int r = e / (2 * HALF), c = e - r * 2 * HALF;
-        const int x = c < HALF ? c - HALF : side + c - HALF;
-        const int y = reflect(y0 - HALF + r, side);
-        tile[r * stride + HALF + x] = __ldg(src + (size_t)y * side + reflect(x, side));
-    }
-    __syncthreads();
-    sum_strip<R>(tile, stride, HALF, out + image, side, y0, rows_here);
-}
-
+/* Shared layout: image column x0 + c at tile column LEAD + c (rows of 16-byte groups), the K - 1
+ * halo rows above and below, HALF columns either side. */
 static __device__ __forceinline__ void cp_async16(void *dst, const void *src)
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src));
@@ -129,53 +71,102 @@ static __device__ __forceinline__ void cp_async4(void *dst, const void *src)
 static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 static __device__ __forceinline__ void cp_async_wait_all_but_last() { asm volatile("cp.async.wait_group 1;\n" ::); }
 
-/* Strip `item` (image item / strips, strip item % strips) into tile by cp.async: image column x at
- * tile column x + 4 (16-byte aligned rows of groups), the columns either side 4 bytes each. */
-template <int R>
-static __device__ __forceinline__ void stage_async(float *tile, int stride, const float *in, int side, int strips,
-                                                   int item)
+/* The tile's inputs into shared memory, rows and columns mapped by the mode: by cp.async (ASYNC,
+ * waited for by the caller) or plain loads. */
+template <bool ASYNC>
+static __device__ __forceinline__ void stage(float *tile, const float *in, int side, const tile_at &t)
 {
-    const int b = item / strips;
-    const int y0 = (item - b * strips) * R, rows_here = min(R, side - y0), staged = rows_here + 2 * HALF;
-    const float *src = in + (size_t)b * side * side;
-    const int groups = side / 4;
+    const float *src = in + (size_t)t.image * side * side;
+    const int groups = t.cols / 4, staged = t.rows + 2 * HALF;
     for (int e = threadIdx.x; e < staged * groups; e += blockDim.x) {
         const int r = e / groups, g = e - r * groups;
-        const int y = reflect(y0 - HALF + r, side);
-        cp_async16(tile + r * stride + 4 + 4 * g, src + (size_t)y * side + 4 * g);
+        const float *from = src + (size_t)reflect(t.y0 - HALF + r, side) * side + t.x0 + 4 * g;
+        float *to = tile + r * STRIDE + LEAD + 4 * g;
+        if (ASYNC) cp_async16(to, from);
+        else *reinterpret_cast<float4 *>(to) = __ldg(reinterpret_cast<const float4 *>(from));
     }
-    for (int e = threadIdx.x; e < staged * 2 * HALF; e += blockDim.x) {
+    for (int e = threadIdx.x; e < staged * 2 * HALF; e += blockDim.x) { /* the columns either side */
         const int r = e / (2 * HALF), c = e - r * 2 * HALF;
-        const int x = c < HALF ? c - HALF : side + c - HALF;
-        const int y = reflect(y0 - HALF + r, side);
-        cp_async4(tile + r * stride + 4 + x, src + (size_t)y * side + reflect(x, side));
+        const int x = c < HALF ? c - HALF : t.cols + c - HALF; /* from the tile's first column */
+        const float *from = src + (size_t)reflect(t.y0 - HALF + r, side) * side + reflect(t.x0 + x, side);
+        float *to = tile + r * STRIDE + LEAD + x;
+        if (ASYNC) cp_async4(to, from);
+        else *to = __ldg(from);
     }
 }
 
-/* A resident grid walking the strips of the stack: the next strip's copies in flight (cp.async,
- * the other of two tiles) while this one is summed and stored. */
+/* The K x K sums of a staged tile: each thread 4 columns x ROWS_A_THREAD rows from register
+ * windows, summed filter rows then columns from 0. A thread's window, tile columns LEAD + x - HALF
+ * .. + 7, is read as float2 pairs (LEAD - HALF even: 8-byte aligned); its outputs are stored as
+ * one float4 a row. */
 template <int R>
-__global__ void __launch_bounds__((R / ROWS_A_THREAD) * 64) stack_pipelined(const float *__restrict__ in,
-                                                                             float *__restrict__ out, int side,
-                                                                             int strips, int items)
+static __device__ __forceinline__ void sum_tile(const float *tile, float *out, int side, const tile_at &t)
+{
+    static_assert((LEAD - HALF) % 2 == 0, "the windows' float2 reads start on 8 bytes");
+    const int x = 4 * (threadIdx.x % 64), oy0 = (threadIdx.x / 64) * ROWS_A_THREAD;
+    if (x >= t.cols || oy0 >= t.rows) return;
+    float acc[ROWS_A_THREAD][4];
+#pragma unroll
+    for (int o = 0; o < ROWS_A_THREAD; ++o)
+#pragma unroll
+        for (int c = 0; c < 4; ++c) acc[o][c] = 0.0f;
+#pragma unroll
+    for (int r = 0; r < ROWS_A_THREAD + K - 1; ++r) {
+        const float2 *row = reinterpret_cast<const float2 *>(tile + (oy0 + r) * STRIDE + LEAD + x - HALF);
+        float v[8];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+            const float2 pair = row[q];
+            v[2 * q] = pair.x, v[2 * q + 1] = pair.y;
+        }
+#pragma unroll
+        for (int o = 0; o < ROWS_A_THREAD; ++o) {
+            const int i = r - o;
+            if (i < 0 || i >= K) continue;
+#pragma unroll
+            for (int j = 0; j < K; ++j)
+#pragma unroll
+                for (int c = 0; c < 4; ++c) acc[o][c] = fmaf(v[c + j], taps[i * K + j], acc[o][c]);
+        }
+    }
+    float *dst = out + (size_t)t.image * side * side + (size_t)(t.y0 + oy0) * side + t.x0 + x;
+#pragma unroll
+    for (int o = 0; o < ROWS_A_THREAD; ++o)
+        if (oy0 + o < t.rows)
+            __stcs(reinterpret_cast<float4 *>(dst + (size_t)o * side), make_float4(acc[o][0], acc[o][1], acc[o][2], acc[o][3]));
+}
+
+/* A tile a block: staged with plain loads, one barrier, summed. */
+template <int R>
+__global__ void __launch_bounds__((R / ROWS_A_THREAD) * 64) tile_kernel(const float *__restrict__ in,
+                                                                         float *__restrict__ out, int side)
+{
+    extern __shared__ __align__(16) float tile[];
+    const tile_at t = tile_of<R>(blockIdx.x, side);
+    stage<false>(tile, in, side, t);
+    __syncthreads();
+    sum_tile<R>(tile, out, side, t);
+}
+
+/* A resident grid walking the tiles: the next tile's copies in flight (cp.async, the other of two
+ * buffers) while this one is summed and stored. */
+template <int R>
+__global__ void __launch_bounds__((R / ROWS_A_THREAD) * 64) tile_pipelined(const float *__restrict__ in,
+                                                                            float *__restrict__ out, int side, int items)
 {
     extern __shared__ __align__(16) float smem[];
-    const int stride = side + 8; /* image column x at x + 4: rows of 16-byte groups */
-    const int tile_floats = (R + 2 * HALF) * stride;
+    constexpr int TILE_FLOATS = (R + 2 * HALF) * STRIDE;
     int item = blockIdx.x;
     if (item >= items) return;
-    stage_async<R>(smem, stride, in, side, strips, item);
+    stage<true>(smem, in, side, tile_of<R>(item, side));
     cp_async_commit();
     for (int k = 0; item < items; ++k, item += gridDim.x) {
         const int next = item + gridDim.x;
-        if (next < items) stage_async<R>(smem + ((k + 1) & 1) * tile_floats, stride, in, side, strips, next);
-        cp_async_commit(); /* an empty group at the last strip keeps the count */
+        if (next < items) stage<true>(smem + ((k + 1) & 1) * TILE_FLOATS, in, side, tile_of<R>(next, side));
+        cp_async_commit(); /* an empty group at the last tile keeps the count */
         cp_async_wait_all_but_last();
-        __syncthreads(); /* this strip's copies, every thread's, have landed */
-        const int b = item / strips;
-        const int y0 = (item - b * strips) * R;
-        sum_strip<R>(smem + (k & 1) * tile_floats, stride, 4, out + (size_t)b * side * side, side, y0,
-                     min(R, side - y0));
+        __syncthreads(); /* this tile's copies, every thread's, have landed */
+        sum_tile<R>(smem + (k & 1) * TILE_FLOATS, out, side, tile_of<R>(item, side));
         __syncthreads(); /* read before the iteration after next stages into it */
     }
 }
@@ -235,26 +226,24 @@ template <int R, bool PIPELINED>
 static void run(const float *din, float *dout, size_t images, int side, const std::vector<float> &x, const float *w,
                 double copy_ms)
 {
-    const int stride = PIPELINED ? side + 8 : side + 4;
-    const size_t smem = (size_t)(PIPELINED ? 2 : 1) * (R + 2 * HALF) * stride * sizeof(float);
-    const void *fn = PIPELINED ? (const void *)stack_pipelined<R> : (const void *)stack_kernel<R>;
+    const size_t smem = (size_t)(PIPELINED ? 2 : 1) * (R + 2 * HALF) * STRIDE * sizeof(float);
+    const void *fn = PIPELINED ? (const void *)tile_pipelined<R> : (const void *)tile_kernel<R>;
     const dim3 block((R / ROWS_A_THREAD) * 64);
-    if (smem > 227 * 1024) {
-        printf("%s strips of %2d rows: %zu B of shared memory, past a block's 227 KiB\n",
-               PIPELINED ? "pipelined" : "one-shot ", R, smem);
+    CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    /* below 2^31: images < 2^16, tiles an image at most (16384 / 256) x (16384 / 8) = 2^17 */
+    const long long tiles = (long long)((side + TILE_COLS - 1) / TILE_COLS) * ((side + R - 1) / R) * (long long)images;
+    if (tiles > INT32_MAX) {
+        printf("%lld tiles: past this harness's int indices\n", tiles);
         return;
     }
-    CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const int strips = (side + R - 1) / R, items = strips * (int)images; /* below 2^31: images < 2^16, strips < 2^11 */
+    const int items = (int)tiles;
     int resident = 0, sms = 0;
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, (int)block.x, smem));
     CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    const int grid_p = std::min(items, resident * sms);
+    const int grid = PIPELINED ? std::min(items, resident * sms) : items;
     auto launch = [&] {
-        if (PIPELINED)
-            stack_pipelined<R><<<(unsigned)grid_p, block, smem>>>(din, dout, side, strips, items);
-        else
-            stack_kernel<R><<<dim3((unsigned)strips, (unsigned)images), block, smem>>>(din, dout, side);
+        if (PIPELINED) tile_pipelined<R><<<grid, block, smem>>>(din, dout, side, items);
+        else tile_kernel<R><<<grid, block, smem>>>(din, dout, side);
     };
     const size_t values = images * side * side;
     CHECK_CUDA(cudaMemset(dout, 0xff, values * sizeof(float))); /* NaN: an output never written fails */
@@ -266,9 +255,9 @@ static void run(const float *din, float *dout, size_t images, int side, const st
     for (float v : y) nonfinite += !std::isfinite(v);
     for (size_t b : {(size_t)0, images / 2, images - 1}) bad += check_image(x, y, w, side, b);
     const float ms = best_ms(launch);
-    printf("%s strips of %2d rows (%3u threads, %6zu B shared, %d blocks an SM): %.4f ms, %.3fx the copy; "
-           "%zu non-finite, %zu over the bound in 3 images%s\n",
-           PIPELINED ? "pipelined" : "one-shot ", R, block.x, smem, resident, ms, ms / copy_ms, nonfinite, bad,
+    printf("%s R = %2d (%3u threads, %5zu B shared, %2d blocks an SM): %.4f ms, %.3fx the copy; %zu non-finite, %zu "
+           "over the bound in 3 images%s\n",
+           PIPELINED ? "pipelined" : "a tile a block", R, block.x, smem, resident, ms, ms / copy_ms, nonfinite, bad,
            nonfinite || bad ? "  FAILED" : "");
 }
 
