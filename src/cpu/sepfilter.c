@@ -70,10 +70,11 @@ static void sum_taps(const float *ext, const float *taps, size_t k, size_t n, fl
 enum { LINE_GROUP = 16 };
 
 /* The values of a thread's buffer: a group's lines, each extended past its ends (n + k values)
- * and their sums (n): LINE_GROUP columns of a vertical pass, or one row of a horizontal one. */
+ * and their sums (n): up to LINE_GROUP columns of a vertical pass, or one row of a horizontal one. */
 static size_t line_floats(const mh_sepfilter_desc *d)
 {
-    const size_t columns = LINE_GROUP * (2 * d->rows + MH_SEPFILTER_MAX_TAPS), row = 2 * d->cols + MH_SEPFILTER_MAX_TAPS;
+    const size_t across = d->cols * d->channels, width = across < LINE_GROUP ? across : LINE_GROUP;
+    const size_t columns = width * (2 * d->rows + MH_SEPFILTER_MAX_TAPS), row = 2 * d->cols + MH_SEPFILTER_MAX_TAPS;
     return columns > row ? columns : row;
 }
 
