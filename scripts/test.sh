@@ -46,6 +46,9 @@ start_mps() {
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d && gpu_context_made; then
     trap stop_mps EXIT
+    # a server takes a few dozen clients a device (48 on Volta): ctest's GPU tests, pytest and
+    # the oracles' command lines at 4 a time each stay below that
+    export MEMHIER_ORACLE_JOBS="${MEMHIER_ORACLE_JOBS:-4}"
     echo "test.sh: the tests share the GPU through MPS"
     return 0
   fi
