@@ -3,12 +3,15 @@
  * issue-bound at ~109 instructions an output for 34 FMAs).
  *
  * A block stages a tile of TR x TC outputs with its K - 1 halo rows and columns (rows and, at the
- * image's edges, columns mapped by the mode), runs the horizontal pass over every staged row into
- * a second shared buffer (8 outputs an item from a register window of 8 + K - 1 values read as
- * float4s), then the vertical pass from there (4 columns x 8 rows an item, the window's rows read
- * as float4s), and stores each output row of an item as one float4. Per output: K FMAs of the
- * vertical pass, K (TR + K - 1) / TR of the horizontal, ~2 shared loads: ~45 instructions, so
- * ~0.12-0.2 ms at 8192^2 if the SMs issue at 2-3 a clock (the copy floor is 0.13).
+ * image's edges, columns mapped by the mode), runs the vertical pass (scipy's first axis) over
+ * every staged column into a second shared buffer (4 columns x 8 rows an item, the window's rows
+ * read as float4s), then the horizontal pass from there (8 outputs an item from a register window
+ * of 8 + K - 1 values read as float4s), storing an item's outputs as two float4. Sums from 0 with
+ * fmaf in tap order, as the library's rows sum. Per output: K FMAs of the horizontal pass,
+ * K (TC + K - 1) / TC of the vertical, ~2 shared loads: ~43 instructions (walk: ~109), so
+ * ~0.12-0.2 ms at 8192^2 if the SMs issue at 2-3 a clock (the copy floor is 0.13). For the
+ * constant mode the vertical pass's halo columns would take cval instead (the mode's extension
+ * of the first pass's result); the harness runs reflect.
  *
  * Checks: outputs poisoned with NaN first; rows at the top, middle and bottom (every column)
  * against a double reference within (2K + 2) eps32 sum |w_i||w_j||x| (two passes of K FMAs); every
@@ -40,11 +43,11 @@ __constant__ float taps[KMAX];
 static __host__ __device__ inline int reflect(int i, int n) { return i < 0 ? -i - 1 : i >= n ? 2 * n - i - 1 : i; }
 
 /* Shared layout: staged input rows of IW values (image column x0 - H + c at column c, IW a
- * multiple of 4 past TC + K - 1), then the horizontal pass's rows of TC values. */
+ * multiple of 4 past TC + K - 1), then the vertical pass's TR rows of IW values. */
 template <int K, int TR, int TC> struct shape {
     static constexpr int H = K / 2, ROWS = TR + K - 1, IW = (TC + K - 1 + 3) / 4 * 4, WINDOW = 8 + K - 1;
     static constexpr int LOADS = (WINDOW + 3) / 4; /* float4s a horizontal item reads */
-    static constexpr int IN_FLOATS = ROWS * (IW + 4), MID_FLOATS = ROWS * TC; /* +4: the last item's spill */
+    static constexpr int IN_FLOATS = ROWS * (IW + 4), MID_FLOATS = TR * (IW + 4); /* +4: the last item's spill */
     static constexpr size_t BYTES = (size_t)(IN_FLOATS + MID_FLOATS) * sizeof(float);
     static_assert(H % 4 == 0, "x0 - H on a 16-byte boundary: radius a multiple of 4 (K = 9, 17, 25, 33)");
     static_assert(TC % 8 == 0 && TR % 8 == 0, "items of 8");
@@ -78,11 +81,41 @@ __global__ void __launch_bounds__(THREADS) sep_tile_kernel(const float *__restri
         *reinterpret_cast<float4 *>(in_s + r * STRIDE + 4 * g) = v;
     }
     __syncthreads();
-    /* horizontal: every staged row, 8 outputs an item */
-    constexpr int HITEMS = S::ROWS * (TC / 8);
+    /* vertical (scipy's first axis): every staged column, 4 columns x 8 rows an item, into mid_s
+     * (TR rows of IW: the horizontal pass's halo columns are vertical sums of mapped columns, which
+     * is the mode's extension of the vertical pass for every mode but constant) */
+    constexpr int VITEMS = GROUPS * (TR / 8);
+    for (int it = threadIdx.x; it < VITEMS; it += THREADS) {
+        const int c = (it % GROUPS) * 4, oy = (it / GROUPS) * 8;
+        float acc[8][4];
+#pragma unroll
+        for (int o = 0; o < 8; ++o)
+#pragma unroll
+            for (int q = 0; q < 4; ++q) acc[o][q] = 0.0f;
+#pragma unroll
+        for (int r = 0; r < 8 + K - 1; ++r) {
+            const float4 f = *reinterpret_cast<const float4 *>(in_s + (oy + r) * STRIDE + c);
+#pragma unroll
+            for (int o = 0; o < 8; ++o) {
+                const int i = r - o;
+                if (i < 0 || i >= K) continue;
+                acc[o][0] = fmaf(f.x, taps[i], acc[o][0]);
+                acc[o][1] = fmaf(f.y, taps[i], acc[o][1]);
+                acc[o][2] = fmaf(f.z, taps[i], acc[o][2]);
+                acc[o][3] = fmaf(f.w, taps[i], acc[o][3]);
+            }
+        }
+#pragma unroll
+        for (int o = 0; o < 8; ++o)
+            *reinterpret_cast<float4 *>(mid_s + (oy + o) * STRIDE + c) = make_float4(acc[o][0], acc[o][1], acc[o][2], acc[o][3]);
+    }
+    __syncthreads();
+    /* horizontal: 8 outputs an item, stored as two float4 */
+    constexpr int HITEMS = TR * (TC / 8);
     for (int it = threadIdx.x; it < HITEMS; it += THREADS) {
         const int r = it / (TC / 8), c = (it - r * (TC / 8)) * 8;
-        const float4 *src = reinterpret_cast<const float4 *>(in_s + r * STRIDE + c);
+        if (r >= rows_here || c >= cols_here) continue;
+        const float4 *src = reinterpret_cast<const float4 *>(mid_s + r * STRIDE + c);
         float v[S::LOADS * 4];
 #pragma unroll
         for (int q = 0; q < S::LOADS; ++q) {
@@ -96,39 +129,9 @@ __global__ void __launch_bounds__(THREADS) sep_tile_kernel(const float *__restri
         for (int j = 0; j < K; ++j)
 #pragma unroll
             for (int o = 0; o < 8; ++o) acc[o] = fmaf(v[o + j], taps[j], acc[o]);
-        float4 *dst = reinterpret_cast<float4 *>(mid_s + r * TC + c);
-        dst[0] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-        dst[1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
-    }
-    __syncthreads();
-    /* vertical: 4 columns x 8 rows an item */
-    constexpr int VITEMS = (TC / 4) * (TR / 8);
-    for (int it = threadIdx.x; it < VITEMS; it += THREADS) {
-        const int c = (it % (TC / 4)) * 4, oy = (it / (TC / 4)) * 8;
-        if (c >= cols_here || oy >= rows_here) continue;
-        float acc[8][4];
-#pragma unroll
-        for (int o = 0; o < 8; ++o)
-#pragma unroll
-            for (int q = 0; q < 4; ++q) acc[o][q] = 0.0f;
-#pragma unroll
-        for (int r = 0; r < 8 + K - 1; ++r) {
-            const float4 f = *reinterpret_cast<const float4 *>(mid_s + (oy + r) * TC + c);
-#pragma unroll
-            for (int o = 0; o < 8; ++o) {
-                const int i = r - o;
-                if (i < 0 || i >= K) continue;
-                acc[o][0] = fmaf(f.x, taps[i], acc[o][0]);
-                acc[o][1] = fmaf(f.y, taps[i], acc[o][1]);
-                acc[o][2] = fmaf(f.z, taps[i], acc[o][2]);
-                acc[o][3] = fmaf(f.w, taps[i], acc[o][3]);
-            }
-        }
-        float *dst = out + (size_t)(y0 + oy) * n + x0 + c;
-#pragma unroll
-        for (int o = 0; o < 8; ++o)
-            if (oy + o < rows_here)
-                __stcs(reinterpret_cast<float4 *>(dst + (size_t)o * n), make_float4(acc[o][0], acc[o][1], acc[o][2], acc[o][3]));
+        float4 *dst = reinterpret_cast<float4 *>(out + (size_t)(y0 + r) * n + x0 + c);
+        __stcs(dst, make_float4(acc[0], acc[1], acc[2], acc[3]));
+        if (c + 4 < cols_here) __stcs(dst + 1, make_float4(acc[4], acc[5], acc[6], acc[7]));
     }
 }
 
