@@ -7,8 +7,8 @@
  * mh_conv1d_mode's placements a case (every boundary mode across the cases, origins at their
  * limits, a constant of 2.5 and of NaN: NaN exactly where the window meets the border, and the
  * FFT rows must refuse it) and, on the short signals, dark samples beside a bright constant
- * (an FFT segment must hold no constant the windows do not read); outputs poisoned with NaN and fenced by
- * guard words so that unwritten and out-of-bounds elements both fail. A variant that
+ * (an FFT segment must hold no constant the windows do not read); outputs poisoned with NaN and
+ * fenced by guard words so that unwritten and out-of-bounds elements both fail. A variant that
  * refuses a problem must say why, return MH_ERR_UNSUPPORTED and write nothing, and `auto`
  * must never choose it. */
 #include "testing.h"

@@ -140,8 +140,8 @@ typedef struct fused_geometry {
  * signal's extension (or real8192's one sample of alignment before it) holds no value the
  * outputs do not need: the transform's error scales with the segment's norm, the normwise bound
  * with the norm of what the windows read (a constant of 2.5 beside one sample of 0.007 cost that
- * sample 500 ulp). Every convolve kernel is instantiated both ways, so that the mode's mapping adds no code to
- * the zero-padded kernels (in real8192 it cost a spill and ~20% of the time). */
+ * sample 500 ulp). Every convolve kernel is instantiated both ways, so that the mode's mapping
+ * adds no code to the zero-padded kernels (in real8192 it cost a spill and ~20% of the time). */
 template <bool BORDERED>
 static __device__ __forceinline__ float edge_load(const float *x, const fused_geometry &g, long long p)
 {
