@@ -41,8 +41,9 @@ typedef struct placement {
 static const placement zero_pads[] = {
     {0, MH_PAD_VALID, 0, 0.0f, 0, 1.0f}, {0, MH_PAD_SAME, 0, 0.0f, 0, 1.0f}, {0, MH_PAD_FULL, 0, 0.0f, 0, 1.0f}};
 static const placement modes[] = {
-    {1, 0, MH_MODE_REFLECT, 0.0f, 0, 1.0f}, {1, 0, MH_MODE_CONSTANT, 2.5f, -1, 1.0f}, {1, 0, MH_MODE_MIRROR, 0.0f, 1, 1.0f},
-    {1, 0, MH_MODE_NEAREST, 0.0f, 0, 1.0f}, {1, 0, MH_MODE_WRAP, 0.0f, -1, 1.0f},     {1, 0, MH_MODE_REFLECT, 0.0f, 1, 1.0f},
+    {1, 0, MH_MODE_REFLECT, 0.0f, 0, 1.0f}, {1, 0, MH_MODE_CONSTANT, 2.5f, -1, 1.0f},
+    {1, 0, MH_MODE_MIRROR, 0.0f, 1, 1.0f},  {1, 0, MH_MODE_NEAREST, 0.0f, 0, 1.0f},
+    {1, 0, MH_MODE_WRAP, 0.0f, -1, 1.0f},   {1, 0, MH_MODE_REFLECT, 0.0f, 1, 1.0f},
     {1, 0, MH_MODE_CONSTANT, NAN, 0, 1.0f},
 };
 #define NMODES (sizeof modes / sizeof modes[0])

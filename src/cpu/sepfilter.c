@@ -129,7 +129,8 @@ static void run_pass(const pass *p, const mh_sepfilter_desc *d, int vertical, fl
             for (size_t e = 0; e + 1 < span; ++e) { /* ext[w span + e]: position e - anchor of line w */
                 const long long q = mh_border_index((long long)e - g.anchor, (long long)n, (int)x->mode);
                 for (size_t w = 0; w < l.width; ++w)
-                    ext[w * span + e] = q < 0 ? p->cval : mh_load_value(p->src, l.base + (size_t)q * step + w, p->src_type);
+                    ext[w * span + e] =
+                        q < 0 ? p->cval : mh_load_value(p->src, l.base + (size_t)q * step + w, p->src_type);
             }
             float *sums = ext + l.width * span;
             for (size_t w = 0; w < l.width; ++w) sum_taps(ext + w * span, x->taps, k, n, sums + w * n);
