@@ -1,89 +1,124 @@
-/* A separable filter of two axes over a float32 image in staged tiles, alone (issue 64:
- * gaussian_filter sigma 2 at 8192^2 runs 0.338 ms through sepfilter/walk, 2.6x the copy floor,
- * issue-bound at ~109 instructions an output for 34 FMAs).
+/* gaussian_filter over an image's two axes in staged tiles, alone: float32 gray (issue 64:
+ * sigma 2 at 8192^2 runs 0.338 ms through sepfilter/walk, 2.6x the copy floor, issue-bound at
+ * ~109 instructions an output for 34 FMAs) and 8-bit RGB over (0, 1) (issue 66: 1.32 ms, 13.5x
+ * the uint8 copy floor; target 0.30).
  *
- * A block stages a tile of TR x TC outputs with its K - 1 halo rows and columns (rows and, at the
- * image's edges, columns mapped by the mode), runs the vertical pass (scipy's first axis) over
- * every staged column into a second shared buffer (4 columns x 8 rows an item, the window's rows
- * read as float4s), then the horizontal pass from there (8 outputs an item from a register window
- * of 8 + K - 1 values read as float4s), storing an item's outputs as two float4. Sums from 0 with
- * fmaf in tap order, as the library's rows sum. Per output: K FMAs of the horizontal pass,
- * K (TC + K - 1) / TC of the vertical, ~2 shared loads: ~43 instructions (walk: ~109), so
- * ~0.12-0.2 ms at 8192^2 if the SMs issue at 2-3 a clock (the copy floor is 0.13). For the
- * constant mode the vertical pass's halo columns would take cval instead (the mode's extension
- * of the first pass's result); the harness runs reflect.
+ * An image row is a run of C n values (C = 1 gray, 3 RGB, interleaved); a tap along a row steps C
+ * values. A block stages a tile of TR rows by TCP pixels with its K - 1 halo rows and pixels (rows,
+ * and pixels at the image's edges, mapped by the mode), each value converted to float once; runs
+ * the vertical pass (scipy's first axis) over every staged value into a second shared buffer (4
+ * values x 8 rows an item, the window's rows read as float4s), each sum cast as the library casts
+ * into the output's type (uint8: truncated, wrapped); then the horizontal pass from there (8
+ * values an item from a register window of 8 + C (K - 1) values read as float4s), storing an
+ * item's values as two 16-byte (float) or 4-byte (uint8) stores. Sums from 0 with fmaf in tap
+ * order, vertical first, as the library's rows sum. Per output: K FMAs of the horizontal pass,
+ * K (TCP + K - 1) / TCP of the vertical, ~2 shared loads (float32 at 17 taps, nvdisasm: ~43
+ * instructions, walk ~109): ~0.12-0.2 ms at 8192^2 gray and 0.4-0.5 ms RGB if the SMs issue 2-3
+ * a clock. The constant mode would need the first pass's halo columns to be cval (the mode's
+ * extension of its result), not sums of cval columns; the harness runs reflect.
  *
- * Checks: outputs poisoned with NaN first; rows at the top, middle and bottom (every column)
- * against a double reference within (2K + 2) eps32 sum |w_i||w_j||x| (two passes of K FMAs); every
- * output finite. Taps: scipy's Gaussian of sigma (radius int(4 sigma + 0.5)), mode reflect.
+ * Checks: outputs filled with a marker first (NaN for float); rows at the top, middle and bottom,
+ * every value: float32 against a double reference within (2K + 2) eps32 sum |w_i||w_j||x| (two
+ * passes of K FMAs; values of 1e-3 to 1e3, dark beside bright) and every output finite; uint8 bit
+ * for bit against the two passes emulated on the host (std::fmaf, the same casts; runs of 0 and
+ * 255 among random bytes). Taps: scipy's Gaussian of sigma (radius int(4 sigma + 0.5)).
  *   nvcc -O3 -arch=sm_90 lab/tools/sep_tiles_bench.cu -o sep_tiles_bench
- *   ./sep_tiles_bench [side] [sigma]        (8192 2 by default; side a multiple of 4, >= 64) */
+ *   ./sep_tiles_bench [side] [sigma] [gray|rgb]     (8192 2 gray by default; side a multiple of 4) */
+#include "tiles_common.cuh"
+
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#include <cuda_runtime.h>
-
-#define CHECK_CUDA(x)                                                                                         \
-    do {                                                                                                      \
-        cudaError_t e_ = (x);                                                                                 \
-        if (e_ != cudaSuccess) {                                                                              \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                \
-            exit(1);                                                                                          \
-        }                                                                                                     \
-    } while (0)
+#include <cstring>
 
 enum { THREADS = 256, KMAX = 33 };
 __constant__ float taps[KMAX];
 
-/* scipy's reflect (d c b a | a b c d | d c b a) for i in [-n, 2n) */
-static __host__ __device__ inline int reflect(int i, int n) { return i < 0 ? -i - 1 : i >= n ? 2 * n - i - 1 : i; }
+/* the library's cast of a float32 sum into uint8: truncated toward zero, wrapped */
+static __host__ __device__ inline float cast_u8(float v)
+{
+#ifdef __CUDA_ARCH__
+    const int i = fabsf(v) < 2147483648.0f ? __float2int_rz(v) : 0;
+#else
+    const int i = fabsf(v) < 2147483648.0f ? (int)v : 0;
+#endif
+    return (float)(i & 0xff);
+}
 
-/* Shared layout: staged input rows of IW values (image column x0 - H + c at column c, IW a
- * multiple of 4 past TC + K - 1), then the vertical pass's TR rows of IW values. */
-template <int K, int TR, int TC> struct shape {
-    static constexpr int H = K / 2, ROWS = TR + K - 1, IW = (TC + K - 1 + 3) / 4 * 4, WINDOW = 8 + K - 1;
-    static constexpr int LOADS = (WINDOW + 3) / 4; /* float4s a horizontal item reads */
-    static constexpr int IN_FLOATS = ROWS * (IW + 4), MID_FLOATS = TR * (IW + 4); /* +4: the last item's spill */
-    static constexpr size_t BYTES = (size_t)(IN_FLOATS + MID_FLOATS) * sizeof(float);
-    static_assert(H % 4 == 0, "x0 - H on a 16-byte boundary: radius a multiple of 4 (K = 9, 17, 25, 33)");
-    static_assert(TC % 8 == 0 && TR % 8 == 0, "items of 8");
+/* Loads, casts and stores of the image's type. */
+template <typename T> struct io;
+template <> struct io<float> {
+    static __device__ float4 load4(const float *p) { return __ldg(reinterpret_cast<const float4 *>(p)); }
+    static __device__ float cast(float v) { return v; }
+    static __device__ void store8(float *dst, const float *a, bool both)
+    {
+        __stcs(reinterpret_cast<float4 *>(dst), make_float4(a[0], a[1], a[2], a[3]));
+        if (both) __stcs(reinterpret_cast<float4 *>(dst) + 1, make_float4(a[4], a[5], a[6], a[7]));
+    }
+};
+template <> struct io<uint8_t> {
+    static __device__ float4 load4(const uint8_t *p)
+    {
+        const uchar4 b = __ldg(reinterpret_cast<const uchar4 *>(p));
+        return make_float4(b.x, b.y, b.z, b.w);
+    }
+    static __device__ float cast(float v) { return cast_u8(v); }
+    static __device__ uint32_t word(const float *a)
+    {
+        return (uint32_t)a[0] | (uint32_t)a[1] << 8 | (uint32_t)a[2] << 16 | (uint32_t)a[3] << 24;
+    }
+    static __device__ void store8(uint8_t *dst, const float *a, bool both)
+    {
+        float c[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) c[q] = cast_u8(a[q]);
+        __stcs(reinterpret_cast<uint32_t *>(dst), word(c));
+        if (both) __stcs(reinterpret_cast<uint32_t *>(dst) + 1, word(c + 4));
+    }
 };
 
-template <int K, int TR, int TC>
-__global__ void __launch_bounds__(THREADS) sep_tile_kernel(const float *__restrict__ in, float *__restrict__ out, int n)
+/* Shared layout: staged rows of IW values (the tile's TCP pixels and H either side, value v of
+ * the staged row at column v), then the vertical pass's TR rows of IW values. */
+template <int C, int K, int TR, int TCP> struct shape {
+    static constexpr int H = K / 2, ROWS = TR + K - 1, TV = C * TCP, IW = C * (TCP + 2 * H);
+    static constexpr int WINDOW = 8 + C * (K - 1), LOADS = (WINDOW + 3) / 4; /* float4s a row item reads */
+    static constexpr int STRIDE = IW + 4, IN_FLOATS = ROWS * STRIDE, MID_FLOATS = TR * STRIDE;
+    static constexpr size_t BYTES = (size_t)(IN_FLOATS + MID_FLOATS) * sizeof(float);
+    static_assert(H % 4 == 0 && TCP % 4 == 0, "the staged row's first value on a 4-value boundary");
+    static_assert(TV % 8 == 0 && TR % 8 == 0 && IW % 4 == 0, "items of 8 values, groups of 4");
+    static_assert(4 * (TV / 8 - 1) * 2 + 4 * LOADS <= STRIDE, "a row item's window inside its row");
+};
+
+template <typename T, int C, int K, int TR, int TCP>
+__global__ void __launch_bounds__(THREADS) sep_tile_kernel(const T *__restrict__ in, T *__restrict__ out, int n)
 {
-    using S = shape<K, TR, TC>;
+    using S = shape<C, K, TR, TCP>;
     extern __shared__ __align__(16) float smem[];
     float *in_s = smem, *mid_s = smem + S::IN_FLOATS;
-    constexpr int STRIDE = S::IW + 4;
-    const int x0 = blockIdx.x * TC, y0 = blockIdx.y * TR;
-    const int rows_here = min(TR, n - y0), cols_here = min(TC, n - x0);
-    /* stage: rows y0 - H .. y0 + TR + H - 1, columns x0 - H .. x0 - H + IW - 1 */
-    const bool inside = x0 - S::H >= 0 && x0 - S::H + S::IW <= n;
+    const int x0 = blockIdx.x * TCP, y0 = blockIdx.y * TR;
+    const int rows_here = min(TR, n - y0), values_here = C * min(TCP, n - x0);
+    const size_t row_values = (size_t)C * n;
+    /* stage: rows y0 - H .. y0 + TR + H - 1; pixels x0 - H .. x0 + TCP + H - 1, 4 values a group */
+    const bool inside = x0 - S::H >= 0 && x0 + TCP + S::H <= n;
     constexpr int GROUPS = S::IW / 4;
     for (int e = threadIdx.x; e < S::ROWS * GROUPS; e += THREADS) {
         const int r = e / GROUPS, g = e - r * GROUPS;
-        const float *row = in + (size_t)reflect(y0 - S::H + r, n) * n;
+        const T *row = in + (size_t)reflect(y0 - S::H + r, n) * row_values;
         float4 v;
         if (inside) {
-            v = __ldg(reinterpret_cast<const float4 *>(row + x0 - S::H) + g);
+            v = io<T>::load4(row + C * (x0 - S::H) + 4 * g);
         } else {
-            const int x = x0 - S::H + 4 * g;
-            v.x = __ldg(row + reflect(min(x, 2 * n - 1), n));
-            v.y = __ldg(row + reflect(min(x + 1, 2 * n - 1), n));
-            v.z = __ldg(row + reflect(min(x + 2, 2 * n - 1), n));
-            v.w = __ldg(row + reflect(min(x + 3, 2 * n - 1), n));
+            float f[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const int value = C * (x0 - S::H) + 4 * g + q;
+                const int pixel = value >= 0 ? value / C : -((-value + C - 1) / C), channel = value - pixel * C;
+                f[q] = (float)__ldg(row + C * reflect(min(pixel, 2 * n - 1), n) + channel);
+            }
+            v = make_float4(f[0], f[1], f[2], f[3]);
         }
-        *reinterpret_cast<float4 *>(in_s + r * STRIDE + 4 * g) = v;
+        *reinterpret_cast<float4 *>(in_s + r * S::STRIDE + 4 * g) = v;
     }
     __syncthreads();
-    /* vertical (scipy's first axis): every staged column, 4 columns x 8 rows an item, into mid_s
-     * (TR rows of IW: the horizontal pass's halo columns are vertical sums of mapped columns, which
-     * is the mode's extension of the vertical pass for every mode but constant) */
+    /* vertical: every staged value, 4 values x 8 rows an item, cast as stored */
     constexpr int VITEMS = GROUPS * (TR / 8);
     for (int it = threadIdx.x; it < VITEMS; it += THREADS) {
         const int c = (it % GROUPS) * 4, oy = (it / GROUPS) * 8;
@@ -94,7 +129,7 @@ __global__ void __launch_bounds__(THREADS) sep_tile_kernel(const float *__restri
             for (int q = 0; q < 4; ++q) acc[o][q] = 0.0f;
 #pragma unroll
         for (int r = 0; r < 8 + K - 1; ++r) {
-            const float4 f = *reinterpret_cast<const float4 *>(in_s + (oy + r) * STRIDE + c);
+            const float4 f = *reinterpret_cast<const float4 *>(in_s + (oy + r) * S::STRIDE + c);
 #pragma unroll
             for (int o = 0; o < 8; ++o) {
                 const int i = r - o;
@@ -107,15 +142,16 @@ __global__ void __launch_bounds__(THREADS) sep_tile_kernel(const float *__restri
         }
 #pragma unroll
         for (int o = 0; o < 8; ++o)
-            *reinterpret_cast<float4 *>(mid_s + (oy + o) * STRIDE + c) = make_float4(acc[o][0], acc[o][1], acc[o][2], acc[o][3]);
+            *reinterpret_cast<float4 *>(mid_s + (oy + o) * S::STRIDE + c) = make_float4(
+                io<T>::cast(acc[o][0]), io<T>::cast(acc[o][1]), io<T>::cast(acc[o][2]), io<T>::cast(acc[o][3]));
     }
     __syncthreads();
-    /* horizontal: 8 outputs an item, stored as two float4 */
-    constexpr int HITEMS = TR * (TC / 8);
+    /* horizontal: 8 values an item, taps C values apart; the tile's value v at mid column v + C H */
+    constexpr int HITEMS = TR * (S::TV / 8);
     for (int it = threadIdx.x; it < HITEMS; it += THREADS) {
-        const int r = it / (TC / 8), c = (it - r * (TC / 8)) * 8;
-        if (r >= rows_here || c >= cols_here) continue;
-        const float4 *src = reinterpret_cast<const float4 *>(mid_s + r * STRIDE + c);
+        const int r = it / (S::TV / 8), c = (it - r * (S::TV / 8)) * 8;
+        if (r >= rows_here || c >= values_here) continue;
+        const float4 *src = reinterpret_cast<const float4 *>(mid_s + r * S::STRIDE + c);
         float v[S::LOADS * 4];
 #pragma unroll
         for (int q = 0; q < S::LOADS; ++q) {
@@ -128,46 +164,17 @@ __global__ void __launch_bounds__(THREADS) sep_tile_kernel(const float *__restri
 #pragma unroll
         for (int j = 0; j < K; ++j)
 #pragma unroll
-            for (int o = 0; o < 8; ++o) acc[o] = fmaf(v[o + j], taps[j], acc[o]);
-        float4 *dst = reinterpret_cast<float4 *>(out + (size_t)(y0 + r) * n + x0 + c);
-        __stcs(dst, make_float4(acc[0], acc[1], acc[2], acc[3]));
-        if (c + 4 < cols_here) __stcs(dst + 1, make_float4(acc[4], acc[5], acc[6], acc[7]));
+            for (int o = 0; o < 8; ++o) acc[o] = fmaf(v[o + C * j], taps[j], acc[o]);
+        io<T>::store8(out + (size_t)(y0 + r) * row_values + C * x0 + c, acc, c + 4 < values_here);
     }
 }
 
-__global__ void copy_kernel(const float4 *__restrict__ in, float4 *__restrict__ out, size_t n4)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
-        __stcs(out + i, __ldg(in + i));
-}
-
-template <typename F> static float best_ms(F launch, int reps = 20)
-{
-    cudaEvent_t a, b;
-    CHECK_CUDA(cudaEventCreate(&a));
-    CHECK_CUDA(cudaEventCreate(&b));
-    launch();
-    float best = 1e30f;
-    for (int round = 0; round < 5; ++round) {
-        CHECK_CUDA(cudaEventRecord(a));
-        for (int i = 0; i < reps; ++i) launch();
-        CHECK_CUDA(cudaEventRecord(b));
-        CHECK_CUDA(cudaEventSynchronize(b));
-        float ms;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-        best = fminf(best, ms / reps);
-    }
-    CHECK_CUDA(cudaGetLastError());
-    return best;
-}
-
-/* Output rows [r0, r1) against the double reference; returns the outputs out of bound. */
+/* Output rows [r0, r1) of a float32 image against the double reference; the values out of bound. */
 static size_t check_rows(const std::vector<float> &x, const std::vector<float> &y, const std::vector<float> &w, int n,
                          int r0, int r1)
 {
     const int k = (int)w.size(), h = k / 2;
     size_t bad = 0;
-    std::vector<double> hs(n), hm(n);
     for (int r = r0; r < r1; ++r)
         for (int c = 0; c < n; ++c) {
             double ref = 0.0, mag = 0.0;
@@ -189,71 +196,113 @@ static size_t check_rows(const std::vector<float> &x, const std::vector<float> &
     return bad;
 }
 
-template <int K, int TR, int TC>
-static void run(const float *din, float *dout, int n, const std::vector<float> &x, const std::vector<float> &w,
-                double copy_ms)
+/* Output rows [r0, r1) of an RGB uint8 image against the two passes emulated on the host; the bytes
+ * that differ. */
+static size_t check_rows(const std::vector<uint8_t> &x, const std::vector<uint8_t> &y, const std::vector<float> &w,
+                         int n, int r0, int r1)
 {
-    using S = shape<K, TR, TC>;
+    const int k = (int)w.size(), h = k / 2, C = 3;
+    size_t bad = 0;
+    std::vector<float> mid((size_t)C * n);
+    for (int r = r0; r < r1; ++r) {
+        for (int v = 0; v < C * n; ++v) { /* the vertical pass of row r, every value */
+            float acc = 0.0f;
+            for (int i = 0; i < k; ++i) acc = std::fmaf((float)x[(size_t)reflect(r + i - h, n) * C * n + v], w[i], acc);
+            mid[v] = cast_u8(acc);
+        }
+        for (int p = 0; p < n; ++p)
+            for (int ch = 0; ch < C; ++ch) {
+                float acc = 0.0f;
+                for (int j = 0; j < k; ++j) acc = std::fmaf(mid[C * reflect(p + j - h, n) + ch], w[j], acc);
+                const uint8_t want = (uint8_t)cast_u8(acc), got = y[(size_t)r * C * n + C * p + ch];
+                if (got != want) {
+                    if (bad < 3) fprintf(stderr, "(%d, %d, %d): %d, emulated %d\n", r, p, ch, got, want);
+                    ++bad;
+                }
+            }
+    }
+    return bad;
+}
+
+template <typename T, int C, int K, int TR, int TCP>
+static void run(const T *din, T *dout, int n, const std::vector<T> &x, const std::vector<float> &w, double copy_ms)
+{
+    using S = shape<C, K, TR, TCP>;
     if ((int)w.size() != K) return;
-    auto fn = sep_tile_kernel<K, TR, TC>;
+    auto fn = sep_tile_kernel<T, C, K, TR, TCP>;
     CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::BYTES));
     int resident = 0;
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, THREADS, S::BYTES));
-    const dim3 grid((unsigned)((n + TC - 1) / TC), (unsigned)((n + TR - 1) / TR));
+    const dim3 grid((unsigned)((n + TCP - 1) / TCP), (unsigned)((n + TR - 1) / TR));
     auto launch = [&] { fn<<<grid, THREADS, S::BYTES>>>(din, dout, n); };
-    const size_t values = (size_t)n * n;
-    CHECK_CUDA(cudaMemset(dout, 0xff, values * sizeof(float)));
+    const size_t values = (size_t)C * n * n;
+    CHECK_CUDA(cudaMemset(dout, 0xff, values * sizeof(T))); /* float: NaN; uint8: 255 where unwritten */
     launch();
     CHECK_CUDA(cudaDeviceSynchronize());
-    std::vector<float> y(values);
-    CHECK_CUDA(cudaMemcpy(y.data(), dout, values * sizeof(float), cudaMemcpyDeviceToHost));
+    std::vector<T> y(values);
+    CHECK_CUDA(cudaMemcpy(y.data(), dout, values * sizeof(T), cudaMemcpyDeviceToHost));
     size_t nonfinite = 0;
-    for (float v : y) nonfinite += !std::isfinite(v);
-    const int band = std::min(n, 24);
+    for (T v : y) nonfinite += !std::isfinite((float)v);
+    const int band = std::min(n, 16);
     const size_t bad = check_rows(x, y, w, n, 0, band) + check_rows(x, y, w, n, n / 2 - band / 2, n / 2 + band / 2) +
                        check_rows(x, y, w, n, n - band, n);
     const float ms = best_ms(launch);
-    printf("K %2d, tiles %3d x %3d (%6zu B shared, %d blocks an SM): %.4f ms, %.3fx the copy; %zu non-finite, %zu over "
-           "the bound%s\n",
-           K, TR, TC, S::BYTES, resident, ms, ms / copy_ms, nonfinite, bad, nonfinite || bad ? "  FAILED" : "");
+    printf("%s K %2d, tiles %2d rows x %3d pixels (%6zu B shared, %d blocks an SM): %.4f ms, %.2fx the copy; %zu "
+           "non-finite, %zu checked values wrong%s\n",
+           C == 1 ? "gray" : "rgb ", K, TR, TCP, S::BYTES, resident, ms, ms / copy_ms, nonfinite, bad,
+           nonfinite || bad ? "  FAILED" : "");
+}
+
+template <typename T, int C> static void run_all(int n, const std::vector<T> &x, const std::vector<float> &w)
+{
+    const size_t bytes = x.size() * sizeof(T);
+    T *din, *dout;
+    CHECK_CUDA(cudaMalloc(&din, bytes));
+    CHECK_CUDA(cudaMalloc(&dout, bytes));
+    CHECK_CUDA(cudaMemcpy(din, x.data(), bytes, cudaMemcpyHostToDevice));
+    const float copy_ms = copy_ms_of(din, dout, bytes);
+    printf("%d^2 %s, Gaussian of %zu taps a pass over both axes, reflect: copy kernel %.4f ms (%.0f GB/s)\n", n,
+           C == 1 ? "float32" : "RGB uint8", w.size(), copy_ms, 2.0 * bytes / copy_ms / 1e6);
+    if constexpr (C == 1) {
+        run<T, C, 17, 32, 128>(din, dout, n, x, w, copy_ms);
+        run<T, C, 17, 64, 128>(din, dout, n, x, w, copy_ms);
+        run<T, C, 17, 32, 256>(din, dout, n, x, w, copy_ms);
+        run<T, C, 9, 32, 128>(din, dout, n, x, w, copy_ms);
+        run<T, C, 9, 64, 128>(din, dout, n, x, w, copy_ms);
+    } else {
+        run<T, C, 17, 32, 64>(din, dout, n, x, w, copy_ms);
+        run<T, C, 17, 16, 128>(din, dout, n, x, w, copy_ms);
+        run<T, C, 9, 32, 64>(din, dout, n, x, w, copy_ms);
+        run<T, C, 9, 16, 128>(din, dout, n, x, w, copy_ms);
+    }
+    CHECK_CUDA(cudaFree(din));
+    CHECK_CUDA(cudaFree(dout));
 }
 
 int main(int argc, char **argv)
 {
     const int n = argc > 1 ? atoi(argv[1]) : 8192;
     const double sigma = argc > 2 ? atof(argv[2]) : 2.0;
-    const int radius = (int)(4.0 * sigma + 0.5), k = 2 * radius + 1;
-    if (n < 64 || n % 4 || n > 32768 || k > KMAX || radius % 4) {
+    const bool rgb = argc > 3 && strcmp(argv[3], "rgb") == 0;
+    const int radius = (int)(4.0 * sigma + 0.5);
+    if (n < 64 || n % 4 || n > 32768 || 2 * radius + 1 > KMAX || radius % 4) {
         fprintf(stderr, "usage: sep_tiles_bench [side: a multiple of 4, 64..32768] [sigma: a radius int(4 sigma + 0.5) "
-                        "of 4 or 8: 1, 2]\n");
+                        "of 4 or 8: 1, 2] [gray|rgb]\n");
         return 2;
     }
-    std::vector<float> w(k);
-    double sum = 0.0;
-    for (int j = 0; j < k; ++j) sum += exp(-0.5 * (j - radius) * (j - radius) / (sigma * sigma));
-    for (int j = 0; j < k; ++j) w[j] = (float)(exp(-0.5 * (j - radius) * (j - radius) / (sigma * sigma)) / sum);
-    CHECK_CUDA(cudaMemcpyToSymbol(taps, w.data(), k * sizeof(float)));
-    const size_t values = (size_t)n * n;
-    std::vector<float> x(values);
-    uint64_t s = 12345;
-    for (auto &v : x) { /* dark beside bright: magnitudes 1e-3 to 1e3 with random signs */
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        const double u = (double)(s >> 11) / 9007199254740992.0;
-        v = (float)((s & 1 ? 1.0 : -1.0) * pow(10.0, 6.0 * u - 3.0));
+    const std::vector<float> w = gaussian_taps(sigma);
+    CHECK_CUDA(cudaMemcpyToSymbol(taps, w.data(), w.size() * sizeof(float)));
+    if (!rgb) {
+        run_all<float, 1>(n, dark_beside_bright((size_t)n * n), w);
+        return 0;
     }
-    float *din, *dout;
-    CHECK_CUDA(cudaMalloc(&din, values * sizeof(float)));
-    CHECK_CUDA(cudaMalloc(&dout, values * sizeof(float)));
-    CHECK_CUDA(cudaMemcpy(din, x.data(), values * sizeof(float), cudaMemcpyHostToDevice));
-    const float copy_ms = best_ms([&] { copy_kernel<<<132 * 8, 512>>>((const float4 *)din, (float4 *)dout, values / 4); });
-    printf("%d^2 float32, Gaussian sigma %g (%d taps a pass), reflect: copy kernel %.4f ms (%.0f GB/s)\n", n, sigma, k,
-           copy_ms, 2.0 * values * sizeof(float) / copy_ms / 1e6);
-    run<17, 32, 128>(din, dout, n, x, w, copy_ms);
-    run<17, 64, 128>(din, dout, n, x, w, copy_ms);
-    run<17, 32, 256>(din, dout, n, x, w, copy_ms);
-    run<9, 32, 128>(din, dout, n, x, w, copy_ms);
-    run<9, 64, 128>(din, dout, n, x, w, copy_ms);
-    CHECK_CUDA(cudaFree(din));
-    CHECK_CUDA(cudaFree(dout));
+    std::vector<uint8_t> x((size_t)3 * n * n);
+    uint64_t s = 12345;
+    for (auto &v : x) { /* dark beside bright: runs of 0 and 255 among random bytes */
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        const unsigned kind = (unsigned)(s >> 60);
+        v = kind < 3 ? 0 : kind < 6 ? 255 : (uint8_t)(s >> 40);
+    }
+    run_all<uint8_t, 3>(n, x, w);
     return 0;
 }

@@ -18,29 +18,12 @@
  * sum of K^2 FMAs; dark pixels beside bright ones); every output of the stack finite.
  *   nvcc -O3 -arch=sm_90 lab/tools/stack_tiles_bench.cu -o stack_tiles_bench
  *   ./stack_tiles_bench [images] [side]      (1000 256 by default; side a multiple of 4, >= 8) */
+#include "tiles_common.cuh"
+
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#include <cuda_runtime.h>
-
-#define CHECK_CUDA(x)                                                                                         \
-    do {                                                                                                      \
-        cudaError_t e_ = (x);                                                                                 \
-        if (e_ != cudaSuccess) {                                                                              \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                \
-            exit(1);                                                                                          \
-        }                                                                                                     \
-    } while (0)
 
 enum { K = 5, HALF = K / 2, ROWS_A_THREAD = 8, TILE_COLS = 256, LEAD = 4, STRIDE = TILE_COLS + 2 * LEAD };
 __constant__ float taps[K * K];
-
-/* scipy's reflect (d c b a | a b c d | d c b a) for i in [-n, 2n) */
-static __host__ __device__ inline int reflect(int i, int n) { return i < 0 ? -i - 1 : i >= n ? 2 * n - i - 1 : i; }
 
 /* Tile `item` of the stack: image, first output row and column, rows and columns (a multiple of
  * 4). Tiles run along an image's rows of tiles, then down its strips, then through the images. */
@@ -171,32 +154,6 @@ __global__ void __launch_bounds__((R / ROWS_A_THREAD) * 64) tile_pipelined(const
     }
 }
 
-__global__ void copy_kernel(const float4 *__restrict__ in, float4 *__restrict__ out, size_t n4)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
-        __stcs(out + i, __ldg(in + i));
-}
-
-template <typename F> static float best_ms(F launch, int reps = 20)
-{
-    cudaEvent_t a, b;
-    CHECK_CUDA(cudaEventCreate(&a));
-    CHECK_CUDA(cudaEventCreate(&b));
-    launch();
-    float best = 1e30f;
-    for (int round = 0; round < 5; ++round) {
-        CHECK_CUDA(cudaEventRecord(a));
-        for (int i = 0; i < reps; ++i) launch();
-        CHECK_CUDA(cudaEventRecord(b));
-        CHECK_CUDA(cudaEventSynchronize(b));
-        float ms;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
-        best = fminf(best, ms / reps);
-    }
-    CHECK_CUDA(cudaGetLastError());
-    return best;
-}
-
 /* Every output of image b against the double reference; returns the outputs out of bound. */
 static size_t check_image(const std::vector<float> &x, const std::vector<float> &y, const float *w, int side, size_t b)
 {
@@ -270,13 +227,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const size_t values = images * side * side;
-    std::vector<float> x(values);
-    uint64_t s = 12345;
-    for (auto &v : x) { /* dark beside bright: magnitudes 1e-3 to 1e3 with random signs */
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        const double u = (double)(s >> 11) / 9007199254740992.0;
-        v = (float)((s & 1 ? 1.0 : -1.0) * pow(10.0, 6.0 * u - 3.0));
-    }
+    const std::vector<float> x = dark_beside_bright(values);
     float w[K * K];
     for (int t = 0; t < K * K; ++t) w[t] = (float)(0.5 + 0.5 * sin(1.0 + t)) * (t % 3 ? 1.0f : -1.0f);
     CHECK_CUDA(cudaMemcpyToSymbol(taps, w, sizeof w));
@@ -284,8 +235,7 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMalloc(&din, values * sizeof(float)));
     CHECK_CUDA(cudaMalloc(&dout, values * sizeof(float)));
     CHECK_CUDA(cudaMemcpy(din, x.data(), values * sizeof(float), cudaMemcpyHostToDevice));
-    const size_t n4 = values / 4;
-    const float copy_ms = best_ms([&] { copy_kernel<<<132 * 8, 512>>>((const float4 *)din, (float4 *)dout, n4); });
+    const float copy_ms = copy_ms_of(din, dout, values * sizeof(float));
     const float memcpy_ms = best_ms([&] { CHECK_CUDA(cudaMemcpyAsync(dout, din, values * sizeof(float), cudaMemcpyDeviceToDevice)); });
     printf("%zu images of %d^2 float32, 5 x 5 reflect: copy kernel %.4f ms (%.0f GB/s), cudaMemcpy %.4f ms\n", images,
            side, copy_ms, 2.0 * values * sizeof(float) / copy_ms / 1e6, memcpy_ms);
