@@ -14,8 +14,9 @@
  * is summed.
  *
  * Checks: outputs poisoned with NaN before each kernel's first run; every output of three images
- * (first, middle, last) against a double reference within K^2 eps32 sum |w||x| (the bound of a
- * sum of K^2 FMAs; dark pixels beside bright ones); every output of the stack finite.
+ * (first, middle, last; of an image past 1024^2, 16 rows at its top, middle and bottom) against a
+ * double reference within K^2 eps32 sum |w||x| (the bound of a sum of K^2 FMAs; dark pixels
+ * beside bright ones); every output of the stack finite.
  *   nvcc -O3 -arch=sm_90 lab/tools/stack_tiles_bench.cu -o stack_tiles_bench
  *   ./stack_tiles_bench [images] [side]      (1000 256 by default; side a multiple of 4, >= 8) */
 #include "tiles_common.cuh"
@@ -160,7 +161,11 @@ static size_t check_image(const std::vector<float> &x, const std::vector<float> 
     size_t bad = 0;
     const float *in = x.data() + b * side * side;
     const float *got = y.data() + b * side * side;
-    for (int r = 0; r < side; ++r)
+    const int band = side <= 1024 ? side : 16; /* a large image: 16 rows at its top, middle and bottom */
+    for (int k = 0, r = 0; k < side; ++k, ++r) {
+        if (band < side && k == band) r = side / 2 - band / 2;
+        if (band < side && k == 2 * band) r = side - band;
+        if (band < side && k == 3 * band) break;
         for (int c = 0; c < side; ++c) {
             double ref = 0.0, mag = 0.0;
             for (int i = 0; i < K; ++i)
@@ -175,6 +180,7 @@ static size_t check_image(const std::vector<float> &x, const std::vector<float> 
                 ++bad;
             }
         }
+    }
     return bad;
 }
 
@@ -210,7 +216,8 @@ static void run(const float *din, float *dout, size_t images, int side, const st
     CHECK_CUDA(cudaMemcpy(y.data(), dout, values * sizeof(float), cudaMemcpyDeviceToHost));
     size_t nonfinite = 0, bad = 0;
     for (float v : y) nonfinite += !std::isfinite(v);
-    for (size_t b : {(size_t)0, images / 2, images - 1}) bad += check_image(x, y, w, side, b);
+    for (size_t b : {(size_t)0, images / 2, images - 1}) /* each image once */
+        if (b == 0 || (b == images / 2 && b != 0) || (b == images - 1 && b != images / 2)) bad += check_image(x, y, w, side, b);
     const float ms = best_ms(launch);
     printf("%s R = %2d (%3u threads, %5zu B shared, %2d blocks an SM): %.4f ms, %.3fx the copy; %zu non-finite, %zu "
            "over the bound in 3 images%s\n",
