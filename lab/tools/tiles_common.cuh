@@ -24,6 +24,7 @@
 /* scipy's reflect (d c b a | a b c d | d c b a) for i in [-n, 2n) */
 static __host__ __device__ inline int reflect(int i, int n) { return i < 0 ? -i - 1 : i >= n ? 2 * n - i - 1 : i; }
 
+#ifdef __CUDACC__ /* the launches: lab/scripts/tiles_on_host.py builds the rest with a host compiler */
 /* The best of 5 rounds of `reps` launches back to back, ms a launch (CUDA events). */
 template <typename F> static float best_ms(F launch, int reps = 20)
 {
@@ -57,6 +58,7 @@ static float copy_ms_of(const void *in, void *out, size_t bytes)
 {
     return best_ms([&] { copy_kernel<<<132 * 8, 512>>>((const uint4 *)in, (uint4 *)out, bytes / 16); });
 }
+#endif
 
 /* scipy's gaussian_filter1d taps of sigma: radius int(4 sigma + 0.5), normalized in double. */
 static std::vector<float> gaussian_taps(double sigma)
