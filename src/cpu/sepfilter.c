@@ -80,18 +80,20 @@ static size_t line_floats(const mh_sepfilter_desc *d)
 
 /* A pass's lines: each of n values `step` apart, the taps (k) anchored at anchor; `groups` groups
  * of at most LINE_GROUP lines side by side (vertical; horizontal, a line a group), `across` the
- * lines side by side in an image (vertical: its columns' values; horizontal: 1). */
+ * lines side by side in an image (vertical: its columns' values; horizontal: 1), `per_image` the
+ * groups an image's lines make. */
 typedef struct lines_of {
-    size_t n, k, step, across;
+    size_t n, k, step, across, per_image;
     long long groups, anchor;
 } lines_of;
 
 static lines_of lines_for(const mh_sepfilter_desc *d, const mh_sepfilter_axis *x, int vertical)
 {
     const size_t C = d->channels;
-    lines_of g = {vertical ? d->rows : d->cols, x->ntaps, vertical ? d->cols * C : C, vertical ? d->cols * C : 1, 0, 0};
-    g.groups = vertical ? (long long)(d->batch * ((g.across + LINE_GROUP - 1) / LINE_GROUP))
-                        : (long long)(d->batch * d->rows * C);
+    lines_of g = {vertical ? d->rows : d->cols, x->ntaps, vertical ? d->cols * C : C, vertical ? d->cols * C : 1,
+                  0, 0, 0};
+    g.per_image = vertical ? (g.across + LINE_GROUP - 1) / LINE_GROUP : d->rows * C;
+    g.groups = (long long)(d->batch * g.per_image);
     g.anchor = (long long)(x->ntaps / 2) + x->origin;
     return g;
 }
@@ -107,8 +109,7 @@ static line_group group_at(const mh_sepfilter_desc *d, const lines_of *g, int ve
 {
     const size_t C = d->channels;
     if (vertical) {
-        const size_t per_image = (g->across + LINE_GROUP - 1) / LINE_GROUP, b = (size_t)i / per_image;
-        const size_t c0 = ((size_t)i % per_image) * LINE_GROUP, left = g->across - c0;
+        const size_t b = (size_t)i / g->per_image, c0 = ((size_t)i % g->per_image) * LINE_GROUP, left = g->across - c0;
         return (line_group){b * d->rows * g->across + c0, left < LINE_GROUP ? left : LINE_GROUP};
     }
     const size_t br = (size_t)i / C, ch = (size_t)i % C;
