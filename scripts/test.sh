@@ -25,23 +25,21 @@ cmake -S . -B build -DPython3_EXECUTABLE="$PY"
 cmake --build build -j "$jobs" --target memhier
 phase library
 
-# MEMHIER_TEST_MPS=1 (a GPU machine with nvidia-cuda-mps-control): the tests' processes share the
-# GPU through an MPS server of this run's own (its pipes under build/mps, stopped at exit). Without
-# it each of the ~400 command-line processes the oracles start on a GPU makes a CUDA context of its
-# own, one process at a time (~0.3 s each on the H200), and the processes take the GPU by time
-# slices. A server that does not serve a first client is stopped and the tests run without it,
-# so that no GPU test skips for want of a device it has.
+# On a machine with a CUDA device and nvidia-cuda-mps-control the tests' processes share the GPU
+# through an MPS server of this run's own (its pipes under build/mps, stopped at exit;
+# MEMHIER_TEST_MPS=0 runs them without it). Without it each of the ~400 command-line processes
+# the oracles start on a GPU makes a CUDA context of its own, one process at a time (~0.3 s each
+# on the H200), and the processes take the GPU by time slices. A server that does not serve a
+# first client is stopped and the tests run without it, so that no GPU test skips for want of a
+# device it has.
 gpu_context_made() {
   "$PY" -c 'import ctypes, sys; c = ctypes.c_void_p(); sys.exit(ctypes.CDLL(sys.argv[1]).mh_context_create(ctypes.byref(c), 0))' \
     build/libmemhier.so >/dev/null 2>&1
 }
 stop_mps() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true; }
 start_mps() {
-  [ "${MEMHIER_TEST_MPS:-0}" = 1 ] && gpu_context_made || return 0
-  if ! command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
-    echo "test.sh: MEMHIER_TEST_MPS=1, but no nvidia-cuda-mps-control here: the tests run without MPS"
+  [ "${MEMHIER_TEST_MPS:-1}" = 1 ] && command -v nvidia-cuda-mps-control >/dev/null 2>&1 && gpu_context_made ||
     return 0
-  fi
   export CUDA_MPS_PIPE_DIRECTORY="$PWD/build/mps/pipe" CUDA_MPS_LOG_DIRECTORY="$PWD/build/mps/log"
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d && gpu_context_made; then
