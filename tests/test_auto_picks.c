@@ -408,16 +408,19 @@ static void test_rules_text(void)
     check_rule(&a, "cuBLAS first", NULL);
     mh_histogram_args_init(NULL, &a, NULL, 1, 100, 0, 255, 1, NULL, NULL);
     check_rule(&a, "lane-private first", "256 bins");
-    /* sepfilter: walk before fused while both passes are within sepfilter_walk_max_taps (32) */
+    /* sepfilter: tiles first (it refuses all but one count of taps on both axes, the vertical pass
+     * first), then walk before fused while both passes are within sepfilter_walk_max_taps (32) */
     static const float ones[40] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     const struct {
         size_t vtaps, htaps;
         const char *want1, *want2;
-    } sep[] = {{3, 3, "passes of 3 and 3 taps, within sepfilter_walk_max_taps (32)", "walk before fused"},
+    } sep[] = {{3, 3, "passes of 3 and 3 taps, within sepfilter_walk_max_taps (32)",
+                "tiles first where it takes the call, walk before fused"},
                {17, 17, "within sepfilter_walk_max_taps (32)", "walk before fused"},
                {32, 9, "passes of 32 and 9 taps, within", "walk before fused"},
-               {33, 3, "passes of 33 and 3 taps, past sepfilter_walk_max_taps (32)", "fused, no walk"},
+               {33, 3, "passes of 33 and 3 taps, past sepfilter_walk_max_taps (32)",
+                "tiles first where it takes the call, fused, no walk"},
                {1, 17, "a filter along the rows alone", "walk before fused"}};
     for (size_t i = 0; i < sizeof sep / sizeof sep[0]; ++i) {
         mh_sepfilter_desc d = {.batch = 1, .rows = 8192, .cols = 8192, .channels = 1, .in_type = MH_F32,

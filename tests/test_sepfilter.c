@@ -872,6 +872,31 @@ static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const m
     check_gpu_row(gpu, "walk", on_device, " (device taps)", i, d_in, d_out, want, got);
 }
 
+/* Whether tiles takes d (host taps): float32 gray, both passes the vertical first, one count of
+ * 2 to 33 taps on both axes, a horizontal origin a multiple of 4. */
+static int tiles_takes(const mh_sepfilter_desc *d)
+{
+    return d->in_type == MH_F32 && d->out_type == MH_F32 && d->channels == 1 &&
+           d->order == MH_SEPFILTER_VERTICAL_FIRST && d->vertical.ntaps == d->horizontal.ntaps &&
+           d->vertical.ntaps >= 2 && d->vertical.ntaps <= 33 && d->horizontal.origin % 4 == 0;
+}
+
+/* tiles on case i where it takes it, against the CPU row bit for bit; its refusal, naming what it
+ * takes, where not, and of device taps always. */
+static void check_tiles_case(mh_context *gpu, const mh_sepfilter_desc *d, const mh_sepfilter_desc *on_device, size_t i,
+                             const void *d_in, void *d_out, const void *want, void *got)
+{
+    CHECK(mh_sepfilter(gpu, "tiles", on_device, d_in, d_out) == MH_ERR_UNSUPPORTED,
+          "case %zu: tiles took device taps", i);
+    if (tiles_takes(d)) {
+        check_gpu_row(gpu, "tiles", d, "", i, d_in, d_out, want, got);
+        return;
+    }
+    CHECK(mh_sepfilter(gpu, "tiles", d, d_in, d_out) == MH_ERR_UNSUPPORTED && strstr(mh_context_error(gpu), "it "),
+          "case %zu: tiles took order %d, %zu x %zu taps, horizontal origin %lld: %s", i, (int)d->order,
+          d->vertical.ntaps, d->horizontal.ntaps, (long long)d->horizontal.origin, mh_context_error(gpu));
+}
+
 /* walk against the CPU row on float32 images of one channel: every order, mode per axis, origins
  * at both limits, cval NaN and not, divisors; shapes off its 128 columns and 16-row steps, stacks
  * (one of 65537 images), and images of several segments (rows a block walks) and column tiles; auto picks it for two
@@ -881,7 +906,8 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
     static const size_t shapes[][3] = {{1, 1, 1}, {1, 9, 1}, {1, 1, 7}, {3, 5, 3}, {1, 37, 517}, {1, 300, 101},
                                        {2, 64, 192}, {1, 1000, 300}, {1, 129, 2051}, {1, 4099, 1027},
                                        {65537, 1, 2}}; /* the last: two launches (gridDim.z holds 65535) */
-    static const size_t taps[][2] = {{3, 3}, {5, 5}, {17, 17}, {4, 6}, {32, 2}, {1, 31}, {9, 1}, {32, 32}};
+    static const size_t taps[][2] = {{3, 3}, {5, 5}, {17, 17}, {4, 6}, {32, 2}, {1, 31}, {9, 1}, {32, 32}, {2, 2},
+                                     {33, 33}};
     unsigned seed = 500;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
         for (size_t k = 0; k < sizeof taps / sizeof taps[0]; ++k, ++seed) {
@@ -900,15 +926,16 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
             void *in = input_for(&p, seed), *want = malloc(values * 4), *got = malloc(values * 4), *d_in, *d_out;
             float *d_taps;
             CHECK_CUDA(cudaMalloc(&d_in, values * 4)); CHECK_CUDA(cudaMalloc(&d_out, values * 4 + 64));
-            CHECK_CUDA(cudaMalloc((void **)&d_taps, 64 * sizeof(float)));
+            CHECK_CUDA(cudaMalloc((void **)&d_taps, 128 * sizeof(float)));
             CHECK_CUDA(cudaMemcpy(d_in, in, values * 4, cudaMemcpyHostToDevice));
-            CHECK_CUDA(cudaMemcpy(d_taps, p.vt, 32 * sizeof(float), cudaMemcpyHostToDevice));
-            CHECK_CUDA(cudaMemcpy(d_taps + 32, p.ht, 32 * sizeof(float), cudaMemcpyHostToDevice));
+            CHECK_CUDA(cudaMemcpy(d_taps, p.vt, taps[k][0] * sizeof(float), cudaMemcpyHostToDevice));
+            CHECK_CUDA(cudaMemcpy(d_taps + 64, p.ht, taps[k][1] * sizeof(float), cudaMemcpyHostToDevice));
             CHECK(mh_sepfilter(cpu, "cpu-omp", &p.d, in, want) == MH_OK, "walk case %zu on the CPU: %s", (size_t)seed,
                   mh_context_error(cpu));
             mh_sepfilter_desc on_device = p.d;
-            on_device.vertical.taps = d_taps, on_device.horizontal.taps = d_taps + 32;
+            on_device.vertical.taps = d_taps, on_device.horizontal.taps = d_taps + 64;
             check_walk_case(gpu, &p.d, &on_device, seed, d_in, d_out, want, got);
+            check_tiles_case(gpu, &p.d, &on_device, seed, d_in, d_out, want, got);
             const mh_variant_info *chosen = NULL;
             const int two_axes = !(p.d.horizontal.ntaps == 1 && p.d.horizontal.taps[0] == 1.0f &&
                                    p.d.horizontal.divisor == 1);
@@ -919,7 +946,9 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
                                    p.d.vertical.taps[0] == 1.0f && p.d.vertical.divisor == 1;
             const int short_taps = taps[k][0] <= (size_t)r->sepfilter_walk_max_taps &&
                                    taps[k][1] <= (size_t)r->sepfilter_walk_max_taps;
-            const char *expected = rows_alone || short_taps ? "sepfilter/walk" : "sepfilter/fused";
+            const char *expected = tiles_takes(&p.d)            ? "sepfilter/tiles"
+                                   : rows_alone || short_taps ? "sepfilter/walk"
+                                                              : "sepfilter/fused";
             CHECK(!two_axes || (mh_sepfilter_select(gpu, &p.d, &chosen) == MH_OK && chosen &&
                                 !strcmp(chosen->name, expected)),
                   "walk case %zu: auto runs %s, not %s", (size_t)seed, chosen ? chosen->name : "nothing", expected);

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """The staged-tile harnesses' kernels (lab/tools/sep_tiles_bench.cu, lab/tools/stack_tiles_bench.cu)
-run on the host, so that their index arithmetic (staging, the passes, partial tiles at the
+and the library's sepfilter/tiles kernel (src/cuda/sepfilter_tiles.cu, its device code) run on the
+host, so that their index arithmetic (staging, the passes, partial tiles at the
 image's right and bottom edges, the RGB layout, the resident grid's walk over the tiles and its
 two buffers) is checked against the harnesses' own checks on a machine without a GPU. Each block
 runs as blockDim host threads that meet at a barrier where the kernel calls __syncthreads; the
 blocks run one after another, sharing one buffer for shared memory. The CUDA built-ins the
 kernels use are mapped to host code (loads and stores plain, fmaf the C library's, cp.async a
 copy made at once: the walk's indexing is checked, not its overlap). tiles_common.cuh's launches
-are left out (__CUDACC__), its taps, data and reflect kept.
+are left out (__CUDACC__), its taps, data and reflect kept. sepfilter/tiles is checked bit for bit
+against scipy's two passes written here in float (each pass from 0.0f with fmaf in tap order,
+divided, the first pass's result extended by the horizontal mode): every mode per axis, origins,
+cval NaN and not, divisors, rows of 16 bytes and not, partial tiles, a stack.
   python3 lab/scripts/tiles_on_host.py      (g++ with C++20 and the CUDA headers; a line a shape)"""
 import os
 import subprocess
@@ -138,6 +142,83 @@ int main()
 }
 '''
 
+ROW_DRIVER = r'''
+/* scipy's two passes over one image, float32 as the library's rows sum them */
+static void reference(const tiles_params &p, int k, const float *x, float *y)
+{
+    const long long R = p.rows, C = p.cols;
+    std::vector<float> mid(R * C);
+    for (long long r = 0; r < R; ++r)
+        for (long long c = 0; c < C; ++c) {
+            float acc = 0.0f;
+            for (int i = 0; i < k; ++i) {
+                const long long m = mh_border_index(r - p.av + i, R, p.mode_v);
+                acc = fmaf(m >= 0 ? x[m * C + c] : p.cval, p.u[i], acc);
+            }
+            mid[r * C + c] = p.div_v != 1.0f ? acc / p.div_v : acc;
+        }
+    for (long long r = 0; r < R; ++r)
+        for (long long c = 0; c < C; ++c) {
+            float acc = 0.0f;
+            for (int j = 0; j < k; ++j) {
+                const long long m = mh_border_index(c - p.ah + j, C, p.mode_h);
+                acc = fmaf(m >= 0 ? mid[r * C + m] : p.cval, p.v[j], acc);
+            }
+            y[r * C + c] = p.div_h != 1.0f ? acc / p.div_h : acc;
+        }
+}
+template <int K> static int emulate(long long batch, long long rows, long long cols, unsigned seed)
+{
+    tiles_params p = {};
+    p.rows = rows, p.cols = cols, p.image_values = rows * cols;
+    p.mode_v = seed % 5, p.mode_h = (seed / 5 + seed) % 5;
+    p.av = K / 2 + (seed % 2 ? -(K / 2) : (K - 1) / 2);
+    p.ah = K / 2 + (seed % 4 < 2 || K < 8 ? 0 : (seed % 8 < 6 ? 4 : -4));
+    p.cval = seed % 7 == 0 ? NAN : -1.5f, p.div_v = seed % 5 == 2 ? 3.0f : 1.0f, p.div_h = seed % 5 == 1 ? 5.0f : 1.0f;
+    uint64_t s = seed * 2654435761u + 1;
+    auto next = [&] { s = s * 6364136223846793005ull + 1442695040888963407ull; return (double)(s >> 11) / 9007199254740992.0; };
+    for (int i = 0; i < K; ++i) p.u[i] = (float)(next() - 0.3), p.v[i] = (float)(next() - 0.3);
+    std::vector<float> x(batch * rows * cols + 4), y(batch * rows * cols, NAN), want(batch * rows * cols);
+    for (auto &v : x) v = next() < 0.5 ? (float)(next() * 1e-3) : (float)(next() * 1e3); /* dark beside bright */
+    const int offset = cols % 4 == 0 && seed % 3 ? 0 : 1; /* rows off 16 bytes too */
+    p.in = x.data() + offset, p.out = y.data();
+    p.vec = ((uintptr_t)p.in % 16 == 0) && cols % 4 == 0;
+    for (long long b = 0; b < batch; ++b) {
+        tiles_params q = p;
+        q.in = p.in + b * p.image_values;
+        reference(q, K, q.in, want.data() + b * p.image_values);
+    }
+    const dim3 grid((unsigned)((cols + TILES_COLS - 1) / TILES_COLS), (unsigned)((rows + TILES_ROWS - 1) / TILES_ROWS),
+                    (unsigned)batch);
+    launch(grid, TILES_THREADS, [&] { tiles_kernel<K>(p); });
+    size_t bad = 0;
+    for (size_t i = 0; i < y.size(); ++i)
+        if (memcmp(&y[i], &want[i], 4) != 0 && !(std::isnan(y[i]) && std::isnan(want[i]))) {
+            if (bad < 3) fprintf(stderr, "  value %zu: %.9g, want %.9g\n", i, y[i], want[i]);
+            ++bad;
+        }
+    printf("sepfilter/tiles K=%d %lld x %lld x %lld modes %d/%d anchors %d/%d%s%s: %zu wrong%s\n", K, batch, rows, cols,
+           p.mode_v, p.mode_h, p.av, p.ah, p.vec ? "" : " (rows off 16 bytes)", std::isnan(p.cval) ? " cval NaN" : "",
+           bad, bad ? "  FAILED" : "");
+    return bad != 0;
+}
+int main()
+{
+    static const long long shapes[][3] = {{1, 1, 1}, {1, 5, 3}, {1, 37, 517}, {2, 33, 129}, {1, 70, 260}, {3, 2, 9}};
+    int rc = 0;
+    unsigned seed = 1;
+    for (const auto &sh : shapes) {
+        rc |= emulate<2>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<3>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<5>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<8>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<17>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<33>(sh[0], sh[1], sh[2], seed++);
+    }
+    return rc;
+}
+'''
+
 
 def sep_source():
     src = open(os.path.join(TOOLS, "sep_tiles_bench.cu")).read()
@@ -157,14 +238,24 @@ def stack_source():
     return kernel + STACK_DRIVER
 
 
+def row_source():
+    """sepfilter/tiles's device code, between its includes and its launch."""
+    src = open(os.path.join(ROOT, "src", "cuda", "sepfilter_tiles.cu")).read()
+    kernel = src[src.index("enum { TILES_THREADS"):src.index("/* ---- launch, registry")]
+    kernel = kernel.replace("extern __shared__ __align__(16) float smem[];", "float *smem = g_smem;")
+    head = '#include "core/border.h"\n#define __grid_constant__\nstatic bool mh_aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }\n'
+    return head + kernel + ROW_DRIVER
+
+
 def main():
     rc = 0
     with tempfile.TemporaryDirectory() as work:
-        for name, source in (("sep_tiles", sep_source()), ("stack_tiles", stack_source())):
+        for name, source in (("sep_tiles", sep_source()), ("stack_tiles", stack_source()), ("sepfilter_tiles", row_source())):
             cpp, exe = os.path.join(work, name + ".cpp"), os.path.join(work, name)
             with open(cpp, "w") as f:
                 f.write(SHIM + source)
-            subprocess.run(["g++", "-O1", "-std=c++20", "-w", "-pthread", "-I", CUDA_INCLUDE, "-I", TOOLS, cpp, "-o", exe],
+            subprocess.run(["g++", "-O1", "-std=c++20", "-w", "-pthread", "-I", CUDA_INCLUDE, "-I", TOOLS, "-I",
+                            os.path.join(ROOT, "src"), "-I", os.path.join(ROOT, "include"), cpp, "-o", exe],
                            check=True)
             rc |= subprocess.run([exe]).returncode
     return rc

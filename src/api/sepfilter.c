@@ -225,21 +225,25 @@ static int walk_first(const mh_auto_rules *r, const mh_args *a, char *why, size_
     const size_t most = (size_t)r->sepfilter_walk_max_taps;
     const int walk = d->vertical.ntaps <= most && d->horizontal.ntaps <= most;
     if (why)
-        snprintf(why, len, "passes of %zu and %zu taps, %s sepfilter_walk_max_taps (%zu): %s", d->vertical.ntaps,
-                 d->horizontal.ntaps, walk ? "within" : "past", most, walk ? "walk before fused" : "fused, no walk");
+        snprintf(why, len, "passes of %zu and %zu taps, %s sepfilter_walk_max_taps (%zu): tiles first where it takes "
+                 "the call, %s", d->vertical.ntaps, d->horizontal.ntaps, walk ? "within" : "past", most,
+                 walk ? "walk before fused" : "fused, no walk");
     return walk;
 }
 
-/* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two), walk for
- * float32 gray images of filters it takes or along the rows alone (walk_first), the fused kernel for
- * the others; a call computed in float64, which walk and fused refuse, on fused64, one axis or
- * two (lines where fused64 refuses a filter of the vertical axis alone: device taps; two-pass
- * where its tile does not fit, past 64 taps and for summed passes); the OpenMP loops on the CPU. */
+/* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two); tiles for
+ * float32 gray images filtered over both axes, the vertical first, with one count of taps of up
+ * to 33 on both (it refuses the others; its one launch of staged tiles, the taps' count compiled
+ * in, ran the Gaussians of the H200's benchmark faster than walk at every size); walk for float32
+ * gray images of filters it takes or along the rows alone (walk_first); the fused kernel for the
+ * others; a call computed in float64, which walk and fused refuse, on fused64, one axis or two
+ * (lines where fused64 refuses a filter of the vertical axis alone: device taps; two-pass where
+ * its tile does not fit, past 64 taps and for summed passes); the OpenMP loops on the CPU. */
 static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *why, size_t len)
 {
     static const char *const cpu[] = {"cpu-omp", NULL};
-    static const char *const gpu[] = {"lines", "walk", "fused", "fused64", "two-pass", NULL};
-    static const char *const gpu_long[] = {"lines", "fused", "fused64", "two-pass", NULL};
+    static const char *const gpu[] = {"lines", "tiles", "walk", "fused", "fused64", "two-pass", NULL};
+    static const char *const gpu_long[] = {"lines", "tiles", "fused", "fused64", "two-pass", NULL};
     static const char *const wide[] = {"fused64", "lines", "two-pass", NULL};
     if (mh_is_cpu(ctx)) return cpu;
     if (mh_sepfilter_in_double(&a->sepfilter.d)) {
@@ -260,7 +264,7 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 }
 
 static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows, mh_sepfilter_lines_rows,
-                                      mh_sepfilter_walk_rows, mh_sepfilter_fused64_rows};
+                                      mh_sepfilter_walk_rows, mh_sepfilter_tiles_rows, mh_sepfilter_fused64_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {
@@ -385,26 +389,49 @@ static mh_status term_buffer(mh_context *ctx, const mh_sepfilter_args *first, vo
                           first->values * mh_dtype_size(first->d.out_type), buffer);
 }
 
+/* Two terms that walk runs as a pair (mh_sepfilter_walk_pairs), where neither reads device taps
+ * reversed (the pair's launch has no prepare). */
+static int walk_pairs(const mh_row *const *rows, const mh_args *args)
+{
+    const mh_sepfilter_args *a = &args[0].sepfilter, *b = &args[1].sepfilter;
+    return !reverses_device_taps(a) && !reverses_device_taps(b) && mh_sepfilter_walk_pairs(rows[0], rows[1], a, b);
+}
+
+/* Whether auto runs two terms as walk's pair: where the call leaves the rows to auto and walk
+ * pairs them, its one launch (the image read once, no term buffer) runs before any row's two
+ * launches and the add, whichever row auto would pick for each term alone. */
+static int auto_walk_pair(mh_context *ctx, const char *variant, const mh_args *args, size_t nterms)
+{
+    if (nterms != 2 || (variant && strcmp(variant, "auto") != 0)) return 0;
+    const mh_row *rows[2];
+    for (int i = 0; i < 2; ++i)
+        if (mh_resolve(ctx, "walk", &args[i], &rows[i]) != MH_OK) {
+            mh_clear_error(ctx); /* walk's refusal is not the call's */
+            return 0;
+        }
+    return walk_pairs(rows, args);
+}
+
 /* Under the context's lock, on its device: every term's buffers checked and a row found for it
  * (sepfilter's rows choose by the desc alone, so the row found with the caller's out runs the term
  * into the buffer too), then the first term into out and each later one into the buffer, added to
- * out; two terms that walk runs together (mh_sepfilter_walk_pairs) in one launch instead, where
- * neither reads device taps reversed (the pair's launch has no prepare). */
+ * out; two terms that walk runs together in one launch instead (walk_pairs; on auto,
+ * auto_walk_pair). */
 static mh_status sum_terms(mh_context *ctx, const char *variant, mh_args *args, size_t nterms)
 {
     const mh_row *rows[MH_SEPFILTER_MAX_TERMS];
     mh_status s = MH_OK;
-    for (size_t i = 0; s == MH_OK && i < nterms; ++i) {
-        s = mh_sepfilter_table.check_buffers(ctx, &args[i]);
-        if (s == MH_OK && (s = mh_resolve(ctx, variant, &args[i], &rows[i])) != MH_OK) {
+    for (size_t i = 0; s == MH_OK && i < nterms; ++i) s = mh_sepfilter_table.check_buffers(ctx, &args[i]);
+    const mh_sepfilter_args *first = &args[0].sepfilter;
+    int pair = s == MH_OK && auto_walk_pair(ctx, variant, args, nterms);
+    for (size_t i = 0; s == MH_OK && !pair && i < nterms; ++i)
+        if ((s = mh_resolve(ctx, variant, &args[i], &rows[i])) != MH_OK) {
             char prefix[32];
             snprintf(prefix, sizeof prefix, "terms[%zu]: ", i);
             s = about_term(ctx, s, prefix);
         }
-    }
-    const mh_sepfilter_args *first = &args[0].sepfilter;
-    if (s == MH_OK && nterms == 2 && !reverses_device_taps(first) && !reverses_device_taps(&args[1].sepfilter) &&
-        mh_sepfilter_walk_pairs(rows[0], rows[1], first, &args[1].sepfilter)) {
+    if (s == MH_OK && !pair) pair = nterms == 2 && walk_pairs(rows, args);
+    if (s == MH_OK && pair) {
         s = mh_sepfilter_walk_pair(ctx, first, &args[1].sepfilter);
         mh_shared_release(ctx);
         return s;

@@ -636,6 +636,7 @@ int mh_sepfilter_in_double(const mh_sepfilter_desc *d);
  * device's float32 taps, which the kernel widens as it reads them. */
 const float *mh_sepfilter_kernel_taps64(const mh_sepfilter_axis *x, double *taps);
 const mh_row *mh_sepfilter_walk_rows(size_t *count);
+const mh_row *mh_sepfilter_tiles_rows(size_t *count);
 const mh_row *mh_sepfilter_fused64_rows(size_t *count);
 mh_status mh_sepfilter_args_init(mh_context *ctx, mh_args *a, const mh_sepfilter_desc *d, const void *in, void *out);
 /* out[i] = cast(out[i] + term[i]) for the `values` elements of two arrays of type t (scipy's
