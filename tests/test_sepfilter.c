@@ -872,12 +872,12 @@ static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const m
     check_gpu_row(gpu, "walk", on_device, " (device taps)", i, d_in, d_out, want, got);
 }
 
-/* Whether tiles takes d (host taps): float32 gray, both passes the vertical first, one count of
- * 2 to 33 taps on both axes, a horizontal origin a multiple of 4. */
+/* Whether tiles takes d (host taps): float32 gray, one pass after the other in either order, one
+ * count of 2 to 33 taps on both axes, a horizontal origin a multiple of 4. */
 static int tiles_takes(const mh_sepfilter_desc *d)
 {
-    return d->in_type == MH_F32 && d->out_type == MH_F32 && d->channels == 1 &&
-           d->order == MH_SEPFILTER_VERTICAL_FIRST && d->vertical.ntaps == d->horizontal.ntaps &&
+    return d->in_type == MH_F32 && d->out_type == MH_F32 && d->channels == 1 && d->order != MH_SEPFILTER_SUM &&
+           d->vertical.ntaps == d->horizontal.ntaps &&
            d->vertical.ntaps >= 2 && d->vertical.ntaps <= 33 && d->horizontal.origin % 4 == 0;
 }
 
@@ -892,15 +892,23 @@ static void check_tiles_case(mh_context *gpu, const mh_sepfilter_desc *d, const 
         check_gpu_row(gpu, "tiles", d, "", i, d_in, d_out, want, got);
         return;
     }
-    CHECK(mh_sepfilter(gpu, "tiles", d, d_in, d_out) == MH_ERR_UNSUPPORTED && strstr(mh_context_error(gpu), "it "),
+    const int one_axis = (d->vertical.ntaps == 1 && d->vertical.taps[0] == 1.0f && d->vertical.divisor == 1) ||
+                         (d->horizontal.ntaps == 1 && d->horizontal.taps[0] == 1.0f && d->horizontal.divisor == 1);
+    const size_t k = d->vertical.ntaps;
+    const char *reason = d->order == MH_SEPFILTER_SUM || one_axis ? "one after the other"
+                         : k != d->horizontal.ntaps || k < 2 || k > 33 ? "one count of taps, 2 to 33"
+                                                                        : "multiples of 4";
+    CHECK(mh_sepfilter(gpu, "tiles", d, d_in, d_out) == MH_ERR_UNSUPPORTED && strstr(mh_context_error(gpu), reason),
           "case %zu: tiles took order %d, %zu x %zu taps, horizontal origin %lld: %s", i, (int)d->order,
           d->vertical.ntaps, d->horizontal.ntaps, (long long)d->horizontal.origin, mh_context_error(gpu));
 }
 
-/* walk against the CPU row on float32 images of one channel: every order, mode per axis, origins
- * at both limits, cval NaN and not, divisors; shapes off its 128 columns and 16-row steps, stacks
- * (one of 65537 images), and images of several segments (rows a block walks) and column tiles; auto picks it for two
- * axes of at most sepfilter_walk_max_taps a pass and along the rows alone, fused for the others. */
+/* walk and tiles against the CPU row on float32 images of one channel: every order, mode per
+ * axis, origins at both limits, cval NaN and not, divisors; shapes off their 128 columns, walk's
+ * 16-row steps and tiles' 32-row tiles, stacks (one of 65537 images), and images of several
+ * segments (rows a block walks) and column tiles. auto picks tiles where it takes the call, else
+ * walk for two axes of at most sepfilter_walk_max_taps a pass and along the rows alone, fused for
+ * the others. */
 static void check_walk(mh_context *cpu, mh_context *gpu)
 {
     static const size_t shapes[][3] = {{1, 1, 1}, {1, 9, 1}, {1, 1, 7}, {3, 5, 3}, {1, 37, 517}, {1, 300, 101},
@@ -939,8 +947,9 @@ static void check_walk(mh_context *cpu, mh_context *gpu)
             const mh_variant_info *chosen = NULL;
             const int two_axes = !(p.d.horizontal.ntaps == 1 && p.d.horizontal.taps[0] == 1.0f &&
                                    p.d.horizontal.divisor == 1);
-            /* auto's rule: walk for the rows alone (the vertical axis the identity, passes not summed),
-             * else walk within sepfilter_walk_max_taps a pass and fused past it */
+            /* auto's rule: tiles where it takes the call; walk for the rows alone (the vertical axis the
+             * identity, passes not summed), else walk within sepfilter_walk_max_taps a pass and fused
+             * past it */
             const mh_auto_rules *r = gpu->rules;
             const int rows_alone = p.d.order != MH_SEPFILTER_SUM && p.d.vertical.ntaps == 1 &&
                                    p.d.vertical.taps[0] == 1.0f && p.d.vertical.divisor == 1;

@@ -143,31 +143,38 @@ int main()
 '''
 
 ROW_DRIVER = r'''
-/* scipy's two passes over one image, float32 as the library's rows sum them */
-static void reference(const tiles_params &p, int k, const float *x, float *y)
+/* scipy's two passes over one image, float32 as the library's rows sum them: the vertical first
+ * (the horizontal pass reads its result extended by the horizontal mode) or the horizontal */
+static void reference(const tiles_params &p, int k, bool hfirst, const float *x, float *y)
 {
     const long long R = p.rows, C = p.cols;
     std::vector<float> mid(R * C);
-    for (long long r = 0; r < R; ++r)
-        for (long long c = 0; c < C; ++c) {
-            float acc = 0.0f;
-            for (int i = 0; i < k; ++i) {
-                const long long m = mh_border_index(r - p.av + i, R, p.mode_v);
-                acc = fmaf(m >= 0 ? x[m * C + c] : p.cval, p.u[i], acc);
+    auto vertical = [&](const float *src, float *dst) {
+        for (long long r = 0; r < R; ++r)
+            for (long long c = 0; c < C; ++c) {
+                float acc = 0.0f;
+                for (int i = 0; i < k; ++i) {
+                    const long long m = mh_border_index(r - p.av + i, R, p.mode_v);
+                    acc = fmaf(m >= 0 ? src[m * C + c] : p.cval, p.u[i], acc);
+                }
+                dst[r * C + c] = p.div_v != 1.0f ? acc / p.div_v : acc;
             }
-            mid[r * C + c] = p.div_v != 1.0f ? acc / p.div_v : acc;
-        }
-    for (long long r = 0; r < R; ++r)
-        for (long long c = 0; c < C; ++c) {
-            float acc = 0.0f;
-            for (int j = 0; j < k; ++j) {
-                const long long m = mh_border_index(c - p.ah + j, C, p.mode_h);
-                acc = fmaf(m >= 0 ? mid[r * C + m] : p.cval, p.v[j], acc);
+    };
+    auto horizontal = [&](const float *src, float *dst) {
+        for (long long r = 0; r < R; ++r)
+            for (long long c = 0; c < C; ++c) {
+                float acc = 0.0f;
+                for (int j = 0; j < k; ++j) {
+                    const long long m = mh_border_index(c - p.ah + j, C, p.mode_h);
+                    acc = fmaf(m >= 0 ? src[r * C + m] : p.cval, p.v[j], acc);
+                }
+                dst[r * C + c] = p.div_h != 1.0f ? acc / p.div_h : acc;
             }
-            y[r * C + c] = p.div_h != 1.0f ? acc / p.div_h : acc;
-        }
+    };
+    if (hfirst) horizontal(x, mid.data()), vertical(mid.data(), y);
+    else vertical(x, mid.data()), horizontal(mid.data(), y);
 }
-template <int K> static int emulate(long long batch, long long rows, long long cols, unsigned seed)
+template <int K, bool HF> static int emulate(long long batch, long long rows, long long cols, unsigned seed)
 {
     tiles_params p = {};
     p.rows = rows, p.cols = cols, p.image_values = rows * cols;
@@ -186,18 +193,19 @@ template <int K> static int emulate(long long batch, long long rows, long long c
     for (long long b = 0; b < batch; ++b) {
         tiles_params q = p;
         q.in = p.in + b * p.image_values;
-        reference(q, K, q.in, want.data() + b * p.image_values);
+        reference(q, K, HF, q.in, want.data() + b * p.image_values);
     }
     const dim3 grid((unsigned)((cols + TILES_COLS - 1) / TILES_COLS), (unsigned)((rows + TILES_ROWS - 1) / TILES_ROWS),
                     (unsigned)batch);
-    launch(grid, TILES_THREADS, [&] { tiles_kernel<K>(p); });
+    launch(grid, TILES_THREADS, [&] { tiles_kernel<K, HF>(p); });
     size_t bad = 0;
     for (size_t i = 0; i < y.size(); ++i)
         if (memcmp(&y[i], &want[i], 4) != 0 && !(std::isnan(y[i]) && std::isnan(want[i]))) {
             if (bad < 3) fprintf(stderr, "  value %zu: %.9g, want %.9g\n", i, y[i], want[i]);
             ++bad;
         }
-    printf("sepfilter/tiles K=%d %lld x %lld x %lld modes %d/%d anchors %d/%d%s%s: %zu wrong%s\n", K, batch, rows, cols,
+    printf("sepfilter/tiles %s K=%d %lld x %lld x %lld modes %d/%d anchors %d/%d%s%s: %zu wrong%s\n",
+           HF ? "hfirst" : "vfirst", K, batch, rows, cols,
            p.mode_v, p.mode_h, p.av, p.ah, p.vec ? "" : " (rows off 16 bytes)", std::isnan(p.cval) ? " cval NaN" : "",
            bad, bad ? "  FAILED" : "");
     return bad != 0;
@@ -208,12 +216,18 @@ int main()
     int rc = 0;
     unsigned seed = 1;
     for (const auto &sh : shapes) {
-        rc |= emulate<2>(sh[0], sh[1], sh[2], seed++);
-        rc |= emulate<3>(sh[0], sh[1], sh[2], seed++);
-        rc |= emulate<5>(sh[0], sh[1], sh[2], seed++);
-        rc |= emulate<8>(sh[0], sh[1], sh[2], seed++);
-        rc |= emulate<17>(sh[0], sh[1], sh[2], seed++);
-        rc |= emulate<33>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<2, false>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<2, true>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<3, false>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<3, true>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<5, false>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<5, true>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<8, false>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<8, true>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<17, false>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<17, true>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<33, false>(sh[0], sh[1], sh[2], seed++);
+        rc |= emulate<33, true>(sh[0], sh[1], sh[2], seed++);
     }
     return rc;
 }

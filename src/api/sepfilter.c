@@ -232,7 +232,7 @@ static int walk_first(const mh_auto_rules *r, const mh_args *a, char *why, size_
 }
 
 /* On a GPU the lines kernel for a filter of the vertical axis alone (it refuses two); tiles for
- * float32 gray images filtered over both axes, the vertical first, with one count of taps of up
+ * float32 gray images filtered over both axes one after the other, with one count of taps of up
  * to 33 on both (it refuses the others; its one launch of staged tiles, the taps' count compiled
  * in, ran the Gaussians of the H200's benchmark faster than walk at every size); walk for float32
  * gray images of filters it takes or along the rows alone (walk_first); the fused kernel for the
