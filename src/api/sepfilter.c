@@ -264,7 +264,7 @@ static int row_accepts(const mh_row *row, const mh_args *args, char *why, size_t
 }
 
 static const mh_row_group groups[] = {mh_sepfilter_cpu_rows, mh_sepfilter_cuda_rows, mh_sepfilter_lines_rows,
-                                      mh_sepfilter_walk_rows, mh_sepfilter_tiles_rows, mh_sepfilter_fused64_rows};
+                                      mh_sepfilter_walk_rows, mh_sepfilter_fused64_rows, mh_sepfilter_tiles_rows};
 
 static void describe(const mh_args *args, char *buf, size_t len)
 {
