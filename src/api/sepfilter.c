@@ -178,6 +178,14 @@ int mh_sepfilter_second_is_identity(const mh_sepfilter_args *a)
 
 int mh_sepfilter_anchor(const mh_sepfilter_axis *x) { return (int)((long long)(x->ntaps / 2) + x->origin); }
 
+int mh_sepfilter_float32_gray(const mh_sepfilter_desc *d, char *why, size_t len)
+{
+    if (d->in_type == MH_F32 && d->out_type == MH_F32 && d->channels == 1) return 1;
+    snprintf(why, len, "it filters float32 images of one channel into float32 (this call: %s, %zu channels, into %s)",
+             mh_dtype_name(d->in_type), d->channels, mh_dtype_name(d->out_type));
+    return 0;
+}
+
 const float *mh_sepfilter_kernel_taps(const mh_sepfilter_axis *x, int on_device, float *taps)
 {
     if (on_device) return x->taps;

@@ -625,6 +625,9 @@ int mh_sepfilter_run_order(const mh_sepfilter_args *a);
 /* An axis as a GPU kernel takes it: its anchor (ntaps / 2 + origin), and its taps' device address,
  * or NULL with the host taps copied into taps (ntaps of them) to travel by value. */
 int mh_sepfilter_anchor(const mh_sepfilter_axis *x);
+/* 1 for a call of float32 images of one channel into float32 (walk's and tiles'), else 0 with why
+ * saying so and naming the call's types and channels. */
+int mh_sepfilter_float32_gray(const mh_sepfilter_desc *d, char *why, size_t len);
 const float *mh_sepfilter_kernel_taps(const mh_sepfilter_axis *x, int on_device, float *taps);
 /* 1 where the passes run one after the other and the second is the identity (a filter of one
  * axis): a float64 call then runs the first alone, its cast values stored once (an int64 past

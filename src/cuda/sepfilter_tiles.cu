@@ -276,12 +276,7 @@ static int tiles_supports(const mh_context *, const mh_args *x, char *why, size_
 {
     const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
-    if (d->in_type != MH_F32 || d->out_type != MH_F32 || d->channels != 1) {
-        snprintf(why, len,
-                 "it filters float32 images of one channel into float32 (this call: %s, %zu channels, into %s)",
-                 mh_dtype_name(d->in_type), d->channels, mh_dtype_name(d->out_type));
-        return 0;
-    }
+    if (!mh_sepfilter_float32_gray(d, why, len)) return 0;
     const int order = mh_sepfilter_run_order(a);
     if (order != MH_SEPFILTER_VERTICAL_FIRST && order != MH_SEPFILTER_HORIZONTAL_FIRST) {
         snprintf(why, len, "it runs two passes one after the other (this call: %s)",

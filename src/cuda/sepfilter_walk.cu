@@ -436,11 +436,7 @@ static int walk_supports(const mh_context *, const mh_args *x, char *why, size_t
 {
     const mh_sepfilter_args *a = &x->sepfilter;
     const mh_sepfilter_desc *d = &a->d;
-    if (d->in_type != MH_F32 || d->out_type != MH_F32 || d->channels != 1) {
-        snprintf(why, len, "it filters float32 images of one channel into float32 (this call: %s, %zu channels, into %s)",
-                 mh_dtype_name(d->in_type), d->channels, mh_dtype_name(d->out_type));
-        return 0;
-    }
+    if (!mh_sepfilter_float32_gray(d, why, len)) return 0;
     if (d->vertical.ntaps > WALK_MAX_TAPS || d->horizontal.ntaps > WALK_MAX_TAPS) {
         snprintf(why, len, "its windows hold at most %d taps a pass (this call has %zu and %zu)", (int)WALK_MAX_TAPS,
                  d->vertical.ntaps, d->horizontal.ntaps);
