@@ -872,6 +872,12 @@ static void check_walk_case(mh_context *gpu, const mh_sepfilter_desc *d, const m
     check_gpu_row(gpu, "walk", on_device, " (device taps)", i, d_in, d_out, want, got);
 }
 
+/* An axis of host taps that is the single tap 1 (mh_sepfilter_is_identity's rule). */
+static int is_identity(const mh_sepfilter_axis *x)
+{
+    return x->ntaps == 1 && x->divisor == 1 && x->taps[0] == 1.0f && (!x->taps64 || x->taps64[0] == 1.0);
+}
+
 /* Whether tiles takes d (host taps): float32 gray, one pass after the other in either order, one
  * count of 2 to 33 taps on both axes, a horizontal origin a multiple of 4. */
 static int tiles_takes(const mh_sepfilter_desc *d)
@@ -892,8 +898,7 @@ static void check_tiles_case(mh_context *gpu, const mh_sepfilter_desc *d, const 
         check_gpu_row(gpu, "tiles", d, "", i, d_in, d_out, want, got);
         return;
     }
-    const int one_axis = (d->vertical.ntaps == 1 && d->vertical.taps[0] == 1.0f && d->vertical.divisor == 1) ||
-                         (d->horizontal.ntaps == 1 && d->horizontal.taps[0] == 1.0f && d->horizontal.divisor == 1);
+    const int one_axis = is_identity(&d->vertical) || is_identity(&d->horizontal);
     const size_t k = d->vertical.ntaps;
     const char *reason = d->order == MH_SEPFILTER_SUM || one_axis ? "one after the other"
                          : k != d->horizontal.ntaps || k < 2 || k > 33 ? "one count of taps, 2 to 33"
@@ -1038,12 +1043,6 @@ static void put_case(const problem *p, const void *in, size_t in_bytes, size_t o
     CHECK_CUDA(cudaMemcpy(*d_taps, p->vt, MH_SEPFILTER_MAX_TAPS * sizeof(float), cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(*d_taps + MH_SEPFILTER_MAX_TAPS, p->ht, MH_SEPFILTER_MAX_TAPS * sizeof(float),
                           cudaMemcpyHostToDevice));
-}
-
-/* An axis of host taps that is the single tap 1 (mh_sepfilter_is_identity's rule). */
-static int is_identity(const mh_sepfilter_axis *x)
-{
-    return x->ntaps == 1 && x->divisor == 1 && x->taps[0] == 1.0f && (!x->taps64 || x->taps64[0] == 1.0);
 }
 
 /* fused64 on float64 case i: bit for bit where it takes it (passes in sequence, up to 64 taps a

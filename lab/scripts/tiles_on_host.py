@@ -149,30 +149,25 @@ static void reference(const tiles_params &p, int k, bool hfirst, const float *x,
 {
     const long long R = p.rows, C = p.cols;
     std::vector<float> mid(R * C);
-    auto vertical = [&](const float *src, float *dst) {
+    /* one pass from src into dst: along the columns (vertical) or the rows, each sum from 0 in tap
+     * order, the input extended by that axis's mode, divided */
+    auto pass = [&](bool vertical, const float *src, float *dst) {
+        const long long n = vertical ? R : C, step = vertical ? C : 1;
+        const int anchor = vertical ? p.av : p.ah, mode = vertical ? p.mode_v : p.mode_h;
+        const float *taps = vertical ? p.u : p.v, div = vertical ? p.div_v : p.div_h;
         for (long long r = 0; r < R; ++r)
             for (long long c = 0; c < C; ++c) {
+                const long long at = vertical ? r : c, line = r * C + c - at * step;
                 float acc = 0.0f;
                 for (int i = 0; i < k; ++i) {
-                    const long long m = mh_border_index(r - p.av + i, R, p.mode_v);
-                    acc = fmaf(m >= 0 ? src[m * C + c] : p.cval, p.u[i], acc);
+                    const long long m = mh_border_index(at - anchor + i, n, mode);
+                    acc = fmaf(m >= 0 ? src[line + m * step] : p.cval, taps[i], acc);
                 }
-                dst[r * C + c] = p.div_v != 1.0f ? acc / p.div_v : acc;
+                dst[r * C + c] = div != 1.0f ? acc / div : acc;
             }
     };
-    auto horizontal = [&](const float *src, float *dst) {
-        for (long long r = 0; r < R; ++r)
-            for (long long c = 0; c < C; ++c) {
-                float acc = 0.0f;
-                for (int j = 0; j < k; ++j) {
-                    const long long m = mh_border_index(c - p.ah + j, C, p.mode_h);
-                    acc = fmaf(m >= 0 ? src[r * C + m] : p.cval, p.v[j], acc);
-                }
-                dst[r * C + c] = p.div_h != 1.0f ? acc / p.div_h : acc;
-            }
-    };
-    if (hfirst) horizontal(x, mid.data()), vertical(mid.data(), y);
-    else vertical(x, mid.data()), horizontal(mid.data(), y);
+    pass(!hfirst, x, mid.data());
+    pass(hfirst, mid.data(), y);
 }
 template <int K, bool HF> static int emulate(long long batch, long long rows, long long cols, unsigned seed)
 {

@@ -406,13 +406,16 @@ static int walk_pairs(const mh_row *const *rows, const mh_args *args)
     return !reverses_device_taps(a) && !reverses_device_taps(b) && mh_sepfilter_walk_pairs(rows[0], rows[1], a, b);
 }
 
-/* Whether auto runs two terms as walk's pair: where the call leaves the rows to auto and walk
- * pairs them, its one launch (the image read once, no term buffer) runs before any row's two
- * launches and the add, whichever row auto would pick for each term alone. */
+/* Whether auto runs two terms as walk's pair: where the call leaves the rows to auto, auto's rule
+ * puts walk before fused for both (walk_first) and walk pairs them, its one launch (the image read
+ * once, no term buffer) runs before any row's two launches and the add, whichever row auto would
+ * pick for each term alone. */
 static int auto_walk_pair(mh_context *ctx, const char *variant, const mh_args *args, size_t nterms)
 {
-    if (nterms != 2 || (variant && strcmp(variant, "auto") != 0)) return 0;
+    if (nterms != 2 || (variant && strcmp(variant, "auto") != 0) || mh_is_cpu(ctx)) return 0;
     const mh_row *rows[2];
+    for (int i = 0; i < 2; ++i)
+        if (!walk_first(ctx->rules, &args[i], NULL, 0)) return 0;
     for (int i = 0; i < 2; ++i)
         if (mh_resolve(ctx, "walk", &args[i], &rows[i]) != MH_OK) {
             mh_clear_error(ctx); /* walk's refusal is not the call's */
