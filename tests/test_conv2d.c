@@ -275,8 +275,8 @@ static void check_variant(mh_context *ctx, const problem *p, const float *in, co
 }
 
 /* Stacks (mh_conv2d_mode_batched): every row that takes modes filters each image of the stack
- * as it filters that image alone (regtile and walk in one launch, the others image by image);
- * and a stack of 65537 one-pixel images, past one launch's 65535 images. */
+ * as it filters that image alone (regtile, walk and tiles in one launch, the others image by
+ * image); and a stack of 65537 one-pixel images, past one launch's 65535 images. */
 static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
 {
     static const struct {
@@ -306,7 +306,8 @@ static void check_stacks(mh_context *ctx, int gpu, unsigned long long seed)
         for (size_t r = 0; r < mh_row_count(MH_OP_CONV2D); ++r) {
             const mh_row *row = mh_row_at(MH_OP_CONV2D, r);
             if (!test_row_fits(row, gpu) || (batch > 100 && strcmp(row->info.name, "conv2d/regtile") &&
-                                                strcmp(row->info.name, "conv2d/walk")))
+                                                strcmp(row->info.name, "conv2d/walk") &&
+                                                strcmp(row->info.name, "conv2d/tiles")))
                 continue;
             mh_args a;
             mh_conv2d_mode_batched_args_init(ctx, &a, din.data, batch, rows, cols, dfilter.data, k, k,

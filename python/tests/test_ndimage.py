@@ -156,23 +156,28 @@ def test_rows_without_modes_refuse_them(variant):
 
 
 @pytest.mark.skipif(not has_cuda_device(), reason="no CUDA device")
-def test_walk_stacks_every_origin(rng):
-    """walk filters a stack in one call, 3 x 3 and 5 x 5 at every origin, 7 x 7 at every row origin
-    and the column origins it takes (-1 to 1), in every mode, images smaller than the filter too;
-    what it refuses (other sizes, 7 x 7 anchored further from the centre) it names."""
+@pytest.mark.parametrize("variant", ["walk", "tiles"])
+def test_stacks_every_origin(rng, variant):
+    """walk and tiles filter a stack in one call, 3 x 3 and 5 x 5 at every origin (walk: 7 x 7 at
+    every row origin and the column origins it takes, -1 to 1), in every mode, images smaller than
+    the filter too; what they refuse (other sizes, 7 x 7 anchored further from the centre) they
+    name."""
     for shape in [(3, 1, 1), (4, 2, 3), (5, 7, 130), (2, 40, 300)]:
         x = rng.standard_normal(shape).astype(np.float32)
-        for k in (3, 5, 7):
+        for k in (3, 5, 7) if variant == "walk" else (3, 5):
             w = rng.standard_normal((k, k)).astype(np.float32)
             cols = (-1, 0, 1) if k == 7 else (-(k // 2), 0, (k - 1) // 2)
             for o in [(a, b) for a in range(-(k // 2), (k - 1) // 2 + 1) for b in cols]:
                 for mode in ["reflect", "mirror", "nearest", "wrap", "constant"]:
-                    got = mnd.correlate(x, w, mode=mode, cval=0.5, origin=o, axes=(1, 2), variant="walk", device=0)
+                    got = mnd.correlate(x, w, mode=mode, cval=0.5, origin=o, axes=(1, 2), variant=variant, device=0)
                     for i in range(shape[0]):
                         ref, mag = reference.correlate2d_mode(x[i], w, mode, 0.5, o)
-                        assert_close(got[i], ref, mag, w.size, f"walk {shape} {k}x{k} {mode} origin {o} image {i}")
-    with pytest.raises(memhier.Unsupported, match="3 x 3, 5 x 5 and 7 x 7"):
-        mnd.correlate(np.ones((8, 8), np.float32), np.ones((9, 9), np.float32), variant="walk", device=0)
+                        assert_close(got[i], ref, mag, w.size, f"{variant} {shape} {k}x{k} {mode} origin {o} image {i}")
+    sizes = "3 x 3, 5 x 5 and 7 x 7" if variant == "walk" else "3 x 3 and 5 x 5 filters"
+    with pytest.raises(memhier.Unsupported, match=sizes):
+        mnd.correlate(np.ones((8, 8), np.float32), np.ones((9, 9), np.float32), variant=variant, device=0)
+    if variant == "tiles":
+        return
     with pytest.raises(memhier.Unsupported, match="anchored within a column"):
         mnd.correlate(np.ones((8, 8), np.float32), np.ones((7, 7), np.float32), origin=(0, 3), variant="walk",
                       device=0)
@@ -351,7 +356,7 @@ def test_gpu_rows(rng, mode):
         for k in [(3, 3), (5, 5), (4, 6), (11, 11), (31, 31)]:
             u, v = rng.standard_normal(k[0]), rng.standard_normal(k[1])
             w = np.outer(u, v).astype(np.float32)  # rank 1, so that separable takes it too
-            walk = ["conv2d/walk"] if k in ((3, 3), (5, 5)) else []
+            walk = ["conv2d/walk", "conv2d/tiles"] if k in ((3, 3), (5, 5)) else []
             for o in origins(k):
                 ref, mag = reference.correlate2d_mode(x, w, mode, 0.75, o)
                 for variant in variants + walk:

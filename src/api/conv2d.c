@@ -383,10 +383,10 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *wh
 }
 
 static const mh_row_group groups[] = {
-    mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows, mh_conv2d_regtile_rows,
-    mh_conv2d_stream_rows,    mh_conv2d_walk_rows, mh_conv2d_separable_rows,  mh_conv2d_tc_rows,
+    mh_conv2d_cpu_rows,       mh_conv2d_cuda_rows,       mh_conv2d_texture_rows,   mh_conv2d_regtile_rows,
+    mh_conv2d_stream_rows,    mh_conv2d_walk_rows,       mh_conv2d_separable_rows, mh_conv2d_tc_rows,
     mh_conv2d_fft_os_rows,    mh_conv2d_fft_tile_rows,   mh_conv2d_fft_3pass_rows, mh_conv2d_cudnn_rows,
-    mh_conv2d_npp_rows,       mh_conv2d_float64_rows,
+    mh_conv2d_npp_rows,       mh_conv2d_float64_rows,    mh_conv2d_tiles_rows,
 };
 
 static void describe(const mh_args *args, char *buf, size_t len)

@@ -183,7 +183,8 @@ typedef struct mh_conv2d_args {
     mh_mode mode;
     float cval;
     /* a stack of `batch` images (mh_conv2d_mode_batched): in[b * rows * cols], out[b * out_rows *
-     * out_cols]; regtile and walk run it in one launch, other rows image by image */
+     * out_cols]; regtile, walk and tiles run it in one launch, other rows image by
+     * image */
     size_t batch;
     /* mh_conv2d_typed: in and out hold elements of these types (then `in` and `out` are not
      * float arrays but the caller's bytes; only rows flagged MH_ROW_IMAGE_DTYPES read them) */
@@ -519,6 +520,7 @@ const mh_row *mh_conv2d_tc_rows(size_t *count);
 int mh_conv2d_tc_favoured(const mh_auto_rules *r, const mh_conv2d_args *a, char *why, size_t len);
 const mh_row *mh_conv2d_stream_rows(size_t *count);
 const mh_row *mh_conv2d_walk_rows(size_t *count);
+const mh_row *mh_conv2d_tiles_rows(size_t *count);
 const mh_row *mh_conv2d_float64_rows(size_t *count);
 const mh_row *mh_conv2d_separable_rows(size_t *count);
 const mh_row *mh_conv2d_cudnn_rows(size_t *count);

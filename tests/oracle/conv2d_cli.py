@@ -5,7 +5,8 @@ usage: conv2d_cli.py MEMHIER_BINARY WORK_DIR
 
 - `memhier run conv2d` in every padding against scipy.signal.correlate2d (float64), with
   `auto` and with every variant this machine can run (separable on rank-1 filters; on a
-  full-rank filter it must refuse; walk on the square sizes it is compiled for, refusing 5x7);
+  full-rank filter it must refuse; walk and tiles on the square sizes they are compiled for,
+  refusing 5x7);
 - `memhier filter` on a real photograph (tests/data/hopper.png, RGB, and its gray version
   as PGM) with every named filter and a .npy one, against scipy.ndimage.correlate with zero
   borders, rounded half up and clamped to 0..255;
@@ -32,7 +33,13 @@ from common import CLI, WORK, check_close, check_named, fail, finish, has_gpu, m
 from scipy import ndimage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WALK_REFUSAL = "walk is compiled for"  # walk's refusal of a filter size it has no instance of
+# the rows compiled for a few square filter sizes: the sizes and paddings each runs here, and its
+# refusal of a size it has no instance of
+COMPILED_SIZES = {
+    "conv2d/walk": (((3, "valid"), (5, "same"), (7, "same"), (3, "full"), (5, "full")), "walk is compiled for"),
+    "conv2d/tiles": (((3, "valid"), (5, "same"), (3, "full"), (5, "full")), "tiles is compiled for"),
+}
+SIZE_REFUSALS = tuple(refusal for _, refusal in COMPILED_SIZES.values())
 # conv2d/float64 computes mh_conv2d_float64's calls (float64 sums in scipy's order, test_conv2d's
 # check_float64): the CLI's float32 calls are refused with this reason
 FLOAT64_ONLY = "it computes mh_conv2d_float64's calls only"
@@ -178,10 +185,11 @@ def check_runs(rng, gpu):
             submit(check_run, x, rank1, "same", name, device)
             submit(check_run, x, full_rank, "same", name, device, must_refuse="within FP32 accuracy")
             continue
-        if name == "conv2d/walk":  # compiled for 3 x 3, 5 x 5 and 7 x 7 alone
-            for k, pad in ((3, "valid"), (5, "same"), (7, "same"), (3, "full"), (5, "full")):  # 7 x 7: same alone
+        if name in COMPILED_SIZES:
+            sizes, refusal = COMPILED_SIZES[name]
+            for k, pad in sizes:
                 submit(check_run, x, rng.uniform(-1, 1, (k, k)).astype(np.float32), pad, name, device)
-            submit(check_run, x, full_rank, "same", name, device, must_refuse=WALK_REFUSAL)
+            submit(check_run, x, full_rank, "same", name, device, must_refuse=refusal)
             continue
         for j, (f, pad) in enumerate(((full_rank, "valid"), (rank1, "same"), (full_rank, "full"))):
             if device == "cpu" or j == k % 3:  # a GPU row on one of the three by turns (test_conv2d gpu: all)
@@ -210,7 +218,7 @@ def check_run_mode(x, f, mode, cval, origin, name, backend, ref, mag):
                     ["--mode", mode, "--cval", repr(cval), "--origin", origin], name, "cpu" if backend == "cpu" else "0")
     what = f"{name or 'auto'} on {backend} --mode {mode} --cval {cval} --origin {origin}"
     if r.returncode == 1 and name and ("with zeros only" in r.stderr or "within FP32 accuracy" in r.stderr
-                                       or WALK_REFUSAL in r.stderr or FLOAT64_ONLY in r.stderr):
+                                       or any(s in r.stderr for s in SIZE_REFUSALS) or FLOAT64_ONLY in r.stderr):
         return
     if r.returncode != 0:
         return fail(f"{what}: exit {r.returncode}: {r.stderr.strip()}")
