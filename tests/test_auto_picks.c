@@ -100,6 +100,28 @@ static void conv2d_grid(void)
     }
 }
 
+/* Bordered calls (mh_conv2d_mode_batched, reflect) on single images and stacks: walk's ring
+ * kernel alone up to conv2d_walk_one_kernel_max_outputs, tiles first past it up to
+ * conv2d_tiles_max_outputs and on stacks of images of at most conv2d_tiles_stack_max_image_outputs,
+ * walk past them. */
+static void conv2d_border_grid(void)
+{
+    static const size_t sides[] = {256, 511, 512, 513, 1024, 2048, 4096, 4097, 8192}, batches[] = {1, 64, 1000};
+    static const int ks[] = {3, 5, 7};
+    for (size_t b = 0; b < sizeof batches / sizeof batches[0]; ++b)
+        for (size_t s = 0; s < sizeof sides / sizeof sides[0]; ++s)
+            for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) {
+                mh_args a;
+                if (mh_conv2d_mode_batched_args_init(NULL, &a, NULL, batches[b], sides[s], sides[s], NULL,
+                                                     (size_t)ks[i], (size_t)ks[i], MH_MODE_REFLECT, 0.0f, 0, 0,
+                                                     NULL) != MH_OK)
+                    continue;
+                char shape[96];
+                snprintf(shape, sizeof shape, "reflect batch=%zu %zu^2 %dx%d", batches[b], sides[s], ks[i], ks[i]);
+                line(&a, shape, NULL);
+            }
+}
+
 /* scripts/conv2d_auto_grid.sh's cells: its sides and filter shapes, unplanned (its random
  * filters) and planned at rank 1 and 2 (its Gaussians and differences of Gaussians): the picks
  * scripts/plot_conv2d_grid.py --picks replays on the grid's times; and its terms3 and terms4
@@ -268,6 +290,7 @@ static char *make_picks(size_t *len)
     out = open_memstream(&buf, len);
     conv1d_grid();
     conv2d_grid();
+    conv2d_border_grid();
     conv2d_auto_grid();
     conv2d_mid_grid();
     conv2d_narrow_grid();

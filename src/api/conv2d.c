@@ -294,14 +294,29 @@ static int walk7_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
     return conv2d_outputs(a) >= walk7_min_outputs(rules, a);
 }
 
+/* A bordered float32 3 x 3 or 5 x 5 call past walk's one-kernel bound (below it walk's ring kernel
+ * alone is one launch too) that tiles takes first: up to the rules' outputs, where its one launch
+ * beats walk's walking kernel and ring kernel; or a stack of images of at most the rules' outputs
+ * each, at any size, where walk's ring kernel, which recomputes every image's border, costs more
+ * than tiles' staging of the halo rows. */
+static int tiles_favoured(const mh_auto_rules *rules, const mh_conv2d_args *a)
+{
+    if (!a->bordered || mh_conv2d_is_typed(a) || mh_conv2d_is_float64(a) || a->krows != a->kcols ||
+        (a->krows != 3 && a->krows != 5) || conv2d_outputs(a) <= rules->conv2d_walk_one_kernel_max_outputs)
+        return 0;
+    return conv2d_outputs(a) <= rules->conv2d_tiles_max_outputs ||
+           (a->batch > 1 && (double)a->out_rows * a->out_cols <= rules->conv2d_tiles_stack_max_image_outputs);
+}
+
 /* `auto` decides from the shapes alone: it never reads the filter, so that a call on device
  * data queues its work without waiting for the stream (docs/conv2d.md, "How auto chooses").
  * Filters of many taps (fft_tile_favoured: 49 and more on the H100, any image size) go to
  * fft-tile (2-D FFT tiles in shared memory) first, a planned low-rank one there only where
  * lowrank_before_fft_tile does not hold; 7 x 7 filters go to walk before it where walk7_favoured
- * holds. Smaller filters go to walk for 3 x 3 and 5 x 5 (it refuses the other sizes) and to
- * regtile otherwise, or to tc (tensor cores, sm_90 only) where mh_conv2d_tc_favoured holds, which
- * asks for 121 taps: on a device whose rules start fft-tile later. A planned call
+ * holds. Smaller filters go to walk for 3 x 3 and 5 x 5 (it refuses the other sizes; tiles
+ * before it where tiles_favoured holds) and to regtile otherwise, or to tc (tensor cores, sm_90
+ * only) where mh_conv2d_tc_favoured holds, which asks for 121 taps: on a device whose rules start
+ * fft-tile later. A planned call
  * (mh_conv2d_planned) knows its filter's terms without reading it: lowrank first where
  * lowrank_favoured holds. Filters past MH_CONV2D_DIRECT_MAX_K a side go to fft-3pass (512 x 512
  * overlap-save tiles, on-chip transforms in three passes), then fft-os (on cuFFT). Where why is
@@ -313,6 +328,7 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *wh
 #define DIRECT_TAIL "regtile", "stream", "shared", "basic", NULL
     static const char *const cpu[] = {"cpu-omp", NULL};
     static const char *const direct[] = {"walk", DIRECT_TAIL};
+    static const char *const tiles_first[] = {"tiles", "walk", DIRECT_TAIL};
     static const char *const regtile_first[] = {DIRECT_TAIL};
     static const char *const tensor[] = {"tc", DIRECT_TAIL};
     static const char *const lowrank_direct[] = {"lowrank", "walk", DIRECT_TAIL};
@@ -374,6 +390,16 @@ static const char *const *auto_order(mh_context *ctx, const mh_args *a, char *wh
                      "then %s", c->plan->rank, c->plan->rank > 1 ? "s" : "", lowrank_fmas(c),
                      c->krows * c->kcols, tc ? "tc (tensor cores)" : "the direct rows");
         return tc ? lowrank_tensor : lowrank_direct;
+    }
+    if (tiles_favoured(ctx->rules, c)) {
+        if (why)
+            snprintf(why, len, "a bordered %d x %d call on %.0f outputs, more than %.0f, %s: tiles first (one launch "
+                     "writes every output once, the edges mapped as the tiles are staged), then walk",
+                     c->krows, c->kcols, conv2d_outputs(c), ctx->rules->conv2d_walk_one_kernel_max_outputs,
+                     conv2d_outputs(c) <= ctx->rules->conv2d_tiles_max_outputs ? "at most the rules' outputs"
+                                                                                : "a stack of images of at most the "
+                                                                                  "rules' outputs each");
+        return tiles_first;
     }
     if (why)
         snprintf(why, len, "%s: %s; walk takes 3 x 3 and 5 x 5 filters (7 x 7 from more outputs), regtile the rest",
