@@ -4,11 +4,16 @@
 and cupyx.scipy.signal, cuCIM's vendored ndimage, CuPy and torch where they have the op, all in
 one run on one GPU.
 
-Two figures a call, as python_overhead.py takes them:
-  host_us      the time the call takes to return (the caller's cost; the GPU runs asynchronously),
-               the median of single calls each made with the GPU idle
-  per_call_us  back-to-back calls until the GPU finishes, over the number of calls (what a loop
-               sustains: the larger of the host cost and the GPU time)
+Three figures a call, from a loop of back-to-back calls and from single calls:
+  host_us       the time until the loop's last call returns, over the number of calls: what a
+                loop's caller pays a call (the GPU runs asynchronously, busy or not)
+  per_call_us   the same loop until the GPU finishes, over the number of calls (what a loop
+                sustains: the larger of the host cost and the GPU time)
+  host_idle_us  the median of single calls, each after a synchronize (the GPU idle). This one
+                grows with the wait before the call, not with the call's own work: a synchronize
+                that waits long leaves the host slower for the next ~10-40 us of work, every
+                library's alike (lab/scripts/host_after_wait.py), so at large images it tells the
+                caller's wait more than the call
 each the least of --rounds rounds (3), a round timing every call once, so that a call's rounds lie
 minutes apart: a shared host runs stretches of seconds ~1.5x slower (the H200's: every figure in
 them, pure Python too), and the least of the rounds is the call's own cost, for memhier and its
@@ -137,7 +142,7 @@ def workloads():
             ("bincount 256", bincount)]
 
 
-def host_us(fn, sync, calls):
+def host_idle_us(fn, sync, calls):
     times = []
     for _ in range(calls):
         sync()
@@ -148,13 +153,21 @@ def host_us(fn, sync, calls):
     return statistics.median(times) * 1e6
 
 
-def per_call_us(fn, sync, calls):
+def loop_us(fn, sync, calls):
+    """(host_us, per_call_us) of `calls` back-to-back calls: until the last returns, and until
+    the GPU finishes, each over the number of calls."""
     sync()
     t0 = time.perf_counter()
     for _ in range(calls):
         fn()
+    returned = time.perf_counter()
     sync()
-    return (time.perf_counter() - t0) / calls * 1e6
+    done = time.perf_counter()
+    return (returned - t0) / calls * 1e6, (done - t0) / calls * 1e6
+
+
+def per_call_us(fn, sync, calls):
+    return loop_us(fn, sync, calls)[1]
 
 
 def stack_against_copy(sync, calls=50):
@@ -198,9 +211,10 @@ def sweep(args, save):
     for r in range(args.rounds):
         for name, n, libs, calls in cases:
             for lib, fn in libs.items():
-                timed.setdefault((name, n, lib), []).append((host_us(fn, sync, calls), per_call_us(fn, sync, calls)))
-        rows = [{"function": name, "size": n, "library": lib, "host_us": min(h for h, _ in figures),
-                 "per_call_us": min(c for _, c in figures)} for (name, n, lib), figures in timed.items()]
+                timed.setdefault((name, n, lib), []).append((*loop_us(fn, sync, calls), host_idle_us(fn, sync, calls)))
+        rows = [{"function": name, "size": n, "library": lib, "host_us": min(f[0] for f in figures),
+                 "per_call_us": min(f[1] for f in figures), "host_idle_us": min(f[2] for f in figures)}
+                for (name, n, lib), figures in timed.items()]
         print(f"round {r + 1} of {args.rounds} done", flush=True)
         save(rows)
     for name, n, _, _ in cases:
