@@ -406,14 +406,17 @@ def latency_rows():
 
 def latency_table():
     """Time per call of each function on CuPy images, memhier beside the peers, in one run: the
-    host's cost of a call (host µs) and what a loop of calls sustains (per call µs); in
+    host's cost of a call in a loop (host µs) and what the loop sustains (per call µs); in
     brackets the best peer's per call time over memhier's."""
     d, by = latency_rows()
     sizes = sorted({r["size"] for r in d["rows"]})
     lines = [f"_{d['device']}, run of {d['date']} (`bench/results/{LATENCY_RESULTS.name}`), CuPy {d['cupy']}"
              + "".join(f", {name} {d[name]}" for name in ("cucim", "torch") if d.get(name)) +
-             f"; float32 images of n × n; µs a call: host / per call in a loop of up to {d['calls']} calls"
-             + (f", each the least of {d['rounds']} rounds over the sweep" if d.get("rounds") else "") +
+             f"; float32 images of n × n; µs a call in a loop of up to {d['calls']} calls: host (until the "
+             f"last call returns) / per call (until the GPU finishes)"
+             + (f", each the least of {d['rounds']} rounds over the sweep" if d.get("rounds") else "")
+             + (", the host's pure-Python probe {:.0f} µs at the start and {:.0f} at the end".format(*d["host_probe_us"])
+                if d.get("host_probe_us") else "") +
              "; in brackets the fastest peer's per call time over memhier's._", "",
              "| function | " + " | ".join(f"{n}²" for n in sizes) + " |", "| --- |" + " --- |" * len(sizes)]
     for fn, per_size in by.items():
