@@ -1,15 +1,17 @@
 /* memhier._entry: the compiled entry of memhier.ndimage's filters (the rank filters too) and of
  * memhier's conv1d, conv2d, reduce_sum and bincount (issue 64: the everyday call). A call whose
- * arguments equal an earlier call's, where that call was one library call into a new output,
- * replays that call from C: the arguments keyed, the record found, the caller's context and
- * stream set, the output made and the C library called, with no Python layer between. Everything else (a first call, a refusal, any argument the
+ * arguments equal an earlier call's, where that call was one library call into its output (a new
+ * one, or the caller's `output` array), replays that call from C: the arguments keyed, the record
+ * found, the caller's context and stream set, the output made (or the caller's checked: writable
+ * and apart from the input) and the C library called, with no Python layer between. Everything else (a first call, a refusal, any argument the
  * key does not cover) runs the Python function, which may leave a record for the next call
  * (_fast.offer).
  *
  * The key of a call is the function and, for each parameter, its value's type and value: scalars
  * (None, bool, int, float, str, bytes), types and NumPy dtypes as they are, lists and tuples of
- * scalars item by item, a memhier.Context by identity, the input array by kind, device, dtype,
- * shape and contiguity (its data is read by the kernels, never planned on), other device arrays by
+ * scalars item by item, a memhier.Context by identity, the input array and an `output` array by
+ * kind, device, dtype, shape and contiguity (their data is read or written by the kernels, never
+ * planned on; where they overlap the call runs in Python), other device arrays by
  * the same and their address (the kernels read them where they are), NumPy arrays of parameters
  * (the weights, and a parameter keyed by content alone, such as grey morphology's structure,
  * which the record copies) by dtype, shape and content. A value of any other kind makes no key:
@@ -40,9 +42,10 @@ static PyObject *S_NUMPY, *S_CUPY, *S_PENDING;
 /* The attributes a replay reads, as interned names made once (a name made from a C string at
  * each lookup costs as much as the lookup). */
 enum attr_name { A_KIND, A_DATA, A_PTR, A_DEVICE_ID, A_DTYPE, A_SHAPE, A_CUPY_C_CONTIGUOUS, A_FLAGS, A_C_CONTIGUOUS,
-                 A_HANDLE, A_VALUE, ATTR_NAMES };
+                 A_HANDLE, A_VALUE, A_NBYTES, ATTR_NAMES };
 static const char *const attr_names[ATTR_NAMES] = {"kind",   "data",  "ptr",          "device_id", "dtype", "shape",
-                                                   "_c_contiguous", "flags", "c_contiguous", "handle", "value"};
+                                                   "_c_contiguous", "flags", "c_contiguous", "handle", "value",
+                                                   "nbytes"};
 static PyObject *ATTR[ATTR_NAMES];
 
 enum call_shape {
@@ -96,6 +99,7 @@ typedef struct {
     PyObject *second_shape, *second_dtype; /* a second output the call writes (mh_histogram_range's
                                               edges; the result is then the tuple of both), or None */
     PyObject *first_second; /* the offered call's second output, until it is kept */
+    int into_given;         /* the call writes the caller's `output` array, not a new one */
 } Record;
 
 static void record_dealloc(Record *r)
@@ -210,6 +214,7 @@ typedef struct {
     Py_ssize_t positional; /* how many may be given by position (the rest are keyword-only) */
     Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
     Py_ssize_t content;    /* the position of a parameter keyed by content alone (NumPy arrays), or -1 */
+    Py_ssize_t output;     /* the position of scipy's `output` (None, a dtype or an array to write), or -1 */
 } Entry;
 
 /* ---- reading arrays ------------------------------------------------------------------------- */
@@ -257,14 +262,14 @@ static int array_meta(PyObject *a, int kind, PyObject **out)
 }
 
 /* The key part of an array argument; a device array's address in *place (the replay reads it
- * from there). */
-static PyObject *array_key(PyObject *a, int kind, int is_input, void **place)
+ * from there). is_data: the input or the output, keyed without their address or content. */
+static PyObject *array_key(PyObject *a, int kind, int is_data, void **place)
 {
     PyObject *meta[3];
     if (array_meta(a, kind, meta) < 0) return NULL;
     PyObject *key = NULL;
     if (kind == KIND_NUMPY) {
-        if (is_input) {
+        if (is_data) {
             key = PyTuple_Pack(3, meta[0], meta[1], meta[2]);
         } else { /* a parameter: its content (C-contiguous only; others make no key) */
             Py_buffer view;
@@ -280,10 +285,10 @@ static PyObject *array_key(PyObject *a, int kind, int is_input, void **place)
         long device;
         if (cupy_place(a, &ptr, &device) == 0) {
             PyObject *dev = PyLong_FromLong(device);
-            PyObject *address = is_input ? NULL : PyLong_FromVoidPtr(ptr);
-            if (dev && (is_input || address))
-                key = is_input ? PyTuple_Pack(4, dev, meta[0], meta[1], meta[2])
-                               : PyTuple_Pack(5, dev, meta[0], meta[1], meta[2], address);
+            PyObject *address = is_data ? NULL : PyLong_FromVoidPtr(ptr);
+            if (dev && (is_data || address))
+                key = is_data ? PyTuple_Pack(4, dev, meta[0], meta[1], meta[2])
+                              : PyTuple_Pack(5, dev, meta[0], meta[1], meta[2], address);
             Py_XDECREF(dev);
             Py_XDECREF(address);
             *place = ptr;
@@ -316,9 +321,9 @@ enum part { NO_KEY, AS_IT_IS, ITEMS, ARRAY };
 
 /* How a value is keyed, from its type alone (nothing read from an array yet, so a call that
  * makes no key costs little): as it is (scalars, types, dtypes, a memhier.Context), item by
- * item (lists and tuples of scalars), as an array (the input, the weights where the entry keys
- * them, the content parameter where it is a NumPy array), or not at all. */
-static enum part part_of(PyObject *v, int is_input, int is_weights, int is_content)
+ * item (lists and tuples of scalars), as an array (the input and an output array, the weights
+ * where the entry keys them, the content parameter where it is a NumPy array), or not at all. */
+static enum part part_of(PyObject *v, int is_data, int is_weights, int is_content)
 {
     if (plain_scalar(v) || Py_TYPE(v) == (PyTypeObject *)CONTEXT_TYPE || PyType_Check(v) ||
         PyObject_TypeCheck(v, (PyTypeObject *)DTYPE_TYPE))
@@ -330,7 +335,7 @@ static enum part part_of(PyObject *v, int is_input, int is_weights, int is_conte
     }
     const int kind = array_kind(v);
     PyErr_Clear();
-    return ((kind == KIND_NUMPY || kind == KIND_CUPY) && (is_input || is_weights)) || (kind == KIND_NUMPY && is_content)
+    return ((kind == KIND_NUMPY || kind == KIND_CUPY) && (is_data || is_weights)) || (kind == KIND_NUMPY && is_content)
                ? ARRAY
                : NO_KEY;
 }
@@ -357,7 +362,8 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
 {
     enum part parts[32];
     for (Py_ssize_t i = 0; i < n; ++i)
-        if ((parts[i] = part_of(values[i], i == 0, i == e->weights, i == e->content)) == NO_KEY) return NULL;
+        if ((parts[i] = part_of(values[i], i == 0 || i == e->output, i == e->weights, i == e->content)) == NO_KEY)
+            return NULL;
     PyObject *key = PyTuple_New(1 + 2 * n);
     if (!key) return NULL;
     Py_INCREF(e);
@@ -370,7 +376,9 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
         } else if (parts[i] == ITEMS) {
             part = items_key(v);
         } else {
-            part = array_key(v, array_kind(v), i == 0, i == 0 ? input_ptr : weights_ptr);
+            void *unused;
+            part = array_key(v, array_kind(v), i == 0 || i == e->output,
+                             i == 0 ? input_ptr : i == e->output ? &unused : weights_ptr);
             if (!part) PyErr_Clear(); /* an array that reads otherwise: the Python path says what */
         }
         if (!part) {
@@ -484,11 +492,39 @@ static PyObject *new_output(const Record *r, PyObject *shape, PyObject *dtype)
     return PyObject_Vectorcall(r->make, args, 2, NULL);
 }
 
+/* An array's size in bytes (its nbytes). */
+static int nbytes_of(PyObject *a, Py_ssize_t *n)
+{
+    PyObject *v = attr(a, A_NBYTES);
+    if (!v) return -1;
+    *n = PyLong_AsSsize_t(v);
+    Py_DECREF(v);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* Whether the caller's output array y takes the record's call as the Python path would write it:
+ * writable (NumPy) and apart from the input x (both C-contiguous, as their key says); their
+ * addresses in *out_ptr and *in_ptr (a CuPy input's already there, as the key read it). 1 where
+ * it does, 0 (any error cleared) where the call is the Python path's to make. */
+static int given_output_apart(const Record *r, PyObject *y, PyObject *x, void **in_ptr, void **out_ptr)
+{
+    Py_ssize_t ybytes, xbytes;
+    if (output_address(r, y, out_ptr) < 0 || input_address(r, x, in_ptr) < 0 || nbytes_of(y, &ybytes) < 0 ||
+        nbytes_of(x, &xbytes) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    const uintptr_t a = (uintptr_t)*out_ptr, b = (uintptr_t)*in_ptr;
+    return a + (uintptr_t)ybytes <= b || b + (uintptr_t)xbytes <= a;
+}
+
 /* The record's call on input x and, where the record takes them from the call, weights w (their
  * CuPy addresses in_ptr and w_in_call, as the key read them; NULL for NumPy arrays): the context
- * as the Python path sets it, a new output (and a second one where the call writes two), the
- * library call; its exception where it fails. */
-static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w, void *w_in_call)
+ * as the Python path sets it, a new output (and a second one where the call writes two) or the
+ * caller's, given (its address at given_ptr, given_output_apart), the library call; its exception
+ * where it fails. */
+static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w, void *w_in_call, PyObject *given,
+                        void *given_ptr)
 {
     PyObject *ctx = PyObject_CallFunctionObjArgs(CONTEXT_IN_PLACE, r->place, r->context, r->precision, NULL);
     if (!ctx) return NULL;
@@ -498,11 +534,11 @@ static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w,
     PyObject *value = attr(handle, A_VALUE);
     void *h = value ? PyLong_AsVoidPtr(value) : NULL;
     Py_XDECREF(value);
-    PyObject *y = PyErr_Occurred() ? NULL : new_output(r, r->out_shape, r->out_dtype);
+    PyObject *y = PyErr_Occurred() ? NULL : given ? (Py_INCREF(given), given) : new_output(r, r->out_shape, r->out_dtype);
     PyObject *y2 = !y || r->second_shape == Py_None ? NULL : new_output(r, r->second_shape, r->second_dtype);
-    void *out_ptr = NULL, *out2_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : r->fixed;
+    void *out_ptr = given_ptr, *out2_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : r->fixed;
     if (y && ((r->second_shape != Py_None && (!y2 || output_address(r, y2, &out2_ptr) < 0)) ||
-              output_address(r, y, &out_ptr) < 0 || input_address(r, x, &in_ptr) < 0 ||
+              (!given && output_address(r, y, &out_ptr) < 0) || input_address(r, x, &in_ptr) < 0 ||
               (r->weights_in_call && (!w || input_address(r, w, &w_ptr) < 0))))
         Py_CLEAR(y);
     if (y) {
@@ -567,11 +603,16 @@ static PyObject *entry_pending(PyObject *self, PyObject *unused)
     return p;
 }
 
-static void keep_record(PyObject *key, PyObject *p, PyObject *result)
+/* Keeps the record the call offered, where the call was its one library call: the function
+ * returned the output the record writes (given: the caller's output array, which it must be;
+ * NULL where the call made its own). */
+static void keep_record(PyObject *key, PyObject *p, PyObject *result, PyObject *given)
 {
     PyObject *rec = PyList_GET_ITEM(p, 0);
     if (rec == Py_None || PyList_GET_ITEM(p, 1) != Py_False || !PyObject_TypeCheck(rec, &RecordType)) return;
     Record *r = (Record *)rec;
+    if (given && (r->first_output != given || r->second_shape != Py_None)) return;
+    r->into_given = given != NULL;
     /* the function returned the output the record makes (both, as a tuple, where it makes two) */
     const int two = r->second_shape != Py_None;
     if (two ? !PyTuple_CheckExact(result) || PyTuple_GET_SIZE(result) != 2 ||
@@ -600,7 +641,8 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result)
 
 static PyObject *REQUIRED;
 
-static PyObject *run_python(Entry *e, PyObject *key, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+static PyObject *run_python(Entry *e, PyObject *key, PyObject *const *args, size_t nargsf, PyObject *kwnames,
+                            PyObject *given)
 {
     ++misses;
     PyObject *outer = pending_get();
@@ -617,7 +659,7 @@ static PyObject *run_python(Entry *e, PyObject *key, PyObject *const *args, size
     PyObject *result = PyObject_Vectorcall(e->slow, args, nargsf, kwnames);
     pending_set(outer);
     Py_XDECREF(outer);
-    if (result && key) keep_record(key, p, result);
+    if (result && key) keep_record(key, p, result, given);
     Py_XDECREF(p);
     return result;
 }
@@ -628,7 +670,7 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     const Py_ssize_t n = PyTuple_GET_SIZE(e->names), nargs = PyVectorcall_NARGS(nargsf);
     const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *values[32];
-    if (n > 32 || nargs > e->positional) return run_python(e, NULL, args, nargsf, kwnames);
+    if (n > 32 || nargs > e->positional) return run_python(e, NULL, args, nargsf, kwnames, NULL);
     for (Py_ssize_t i = 0; i < n; ++i) values[i] = i < nargs ? args[i] : PyTuple_GET_ITEM(e->defaults, i);
     for (Py_ssize_t k = 0; k < nkw; ++k) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, k);
@@ -636,29 +678,37 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
         while (j < n && PyTuple_GET_ITEM(e->names, j) != name &&
                PyUnicode_Compare(PyTuple_GET_ITEM(e->names, j), name) != 0)
             ++j;
-        if (j == n || j < nargs) return run_python(e, NULL, args, nargsf, kwnames); /* Python says what */
+        if (j == n || j < nargs) return run_python(e, NULL, args, nargsf, kwnames, NULL); /* Python says what */
         values[j] = args[nargs + k];
     }
     for (Py_ssize_t i = 0; i < n; ++i)
-        if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames);
+        if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames, NULL);
     void *in_ptr = NULL, *w_ptr = NULL;
     PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr, &w_ptr) : NULL;
     if (!key) {
         if (PyErr_Occurred()) return NULL;
-        return run_python(e, NULL, args, nargsf, kwnames);
+        return run_python(e, NULL, args, nargsf, kwnames, NULL);
     }
+    /* the caller's output array, keyed as an array where the entry has an `output` */
+    PyObject *given = e->output >= 0 && part_of(values[e->output], 1, 0, 0) == ARRAY ? values[e->output] : NULL;
     PyObject *rec = PyDict_GetItemWithError(RECORDS, key);
     if (!rec) {
-        PyObject *result = PyErr_Occurred() ? NULL : run_python(e, key, args, nargsf, kwnames);
+        PyObject *result = PyErr_Occurred() ? NULL : run_python(e, key, args, nargsf, kwnames, given);
         Py_DECREF(key);
         return result;
     }
     Py_INCREF(rec);
     Py_DECREF(key);
+    void *given_ptr = NULL;
+    if (((Record *)rec)->into_given && !given_output_apart((Record *)rec, given, values[0], &in_ptr, &given_ptr)) {
+        Py_DECREF(rec); /* read-only, or overlapping the input: the Python path says what, or copies */
+        return run_python(e, NULL, args, nargsf, kwnames, NULL);
+    }
     PyObject *outer = pending_get();
     if (outer) spoil(outer);
     ++hits;
-    PyObject *y = replay((Record *)rec, values[0], in_ptr, e->weights >= 0 ? values[e->weights] : NULL, w_ptr);
+    PyObject *y = replay((Record *)rec, values[0], in_ptr, e->weights >= 0 ? values[e->weights] : NULL, w_ptr,
+                         ((Record *)rec)->into_given ? given : NULL, given_ptr);
     Py_DECREF(rec);
     return y;
 }
@@ -666,18 +716,20 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *slow, *names, *defaults;
-    Py_ssize_t positional, weights, content = -1;
-    if (!PyArg_ParseTuple(args, "OO!O!nn|n:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
-                          &positional, &weights, &content))
+    Py_ssize_t positional, weights, content = -1, output = -1;
+    if (!PyArg_ParseTuple(args, "OO!O!nn|nn:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
+                          &positional, &weights, &content, &output))
         return NULL;
     (void)kwargs;
     const Py_ssize_t n = PyTuple_GET_SIZE(names);
     if (PyTuple_GET_SIZE(defaults) != n || n == 0 || n > 32 || positional < 1 || positional > n || weights < -1 ||
         weights >= n || content < -1 || content >= n || (content >= 0 && (content == 0 || content == weights)) ||
+        output < -1 || output >= n || (output >= 0 && (output == 0 || output == weights || output == content)) ||
         !PyCallable_Check(slow)) {
         PyErr_SetString(PyExc_ValueError, "Entry: a function, 1 to 32 names with a default each, how many of them "
                                           "are positional (at least the first), the weights' position or -1 and "
-                                          "the content parameter's (another, not the first) or -1");
+                                          "the content parameter's (another, not the first) or -1, and the "
+                                          "output's (another again) or -1");
         return NULL;
     }
     Entry *e = (Entry *)type->tp_alloc(type, 0);
@@ -686,7 +738,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(slow), e->slow = slow;
     Py_INCREF(names), e->names = names;
     Py_INCREF(defaults), e->defaults = defaults;
-    e->positional = positional, e->weights = weights, e->content = content;
+    e->positional = positional, e->weights = weights, e->content = content, e->output = output;
     return (PyObject *)e;
 }
 

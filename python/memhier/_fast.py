@@ -1,6 +1,7 @@
 """The compiled entry (memhier._entry, built beside the library where Python's headers are):
 memhier.ndimage's filters, conv1d, conv2d, reduce_sum, bincount and histogram called again with arguments equal
-to an earlier call's, where that call was one library call into a new output, replay that call from C
+to an earlier call's, where that call was one library call into its output (a new one, or the caller's
+`output` array), replay that call from C
 (docs/python.md, "What the binding costs"). The Python functions stay the one statement of what
 a call does: the entry keys a call's arguments, and a record is offered only by the Python path,
 from the call it has just made, at the places that know that call is the whole of the function's
@@ -58,7 +59,9 @@ def entry(weights=None, content=None):
     """A decorator: the function with the compiled entry in front (the function itself without
     the extension). weights: the parameter keyed as weights (by content for NumPy arrays, by
     place for device arrays), or None; content: a parameter keyed by content alone (a NumPy array
-    the record copies; a device array makes no key), or None."""
+    the record copies; a device array makes no key), or None. A parameter named `output` (scipy's)
+    is keyed as the input is where it is an array: a call that wrote it replays into the caller's
+    next output array of the same kind, dtype and shape."""
     def wrap(fn):
         if _entry is None:
             return fn
@@ -69,7 +72,8 @@ def entry(weights=None, content=None):
         defaults = tuple(_entry.REQUIRED if p.default is p.empty else p.default for p in params)
         positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
         return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1,
-                            names.index(content) if content else -1)
+                            names.index(content) if content else -1,
+                            names.index("output") if "output" in names else -1)
     return wrap
 
 
@@ -82,7 +86,7 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     what the call reads besides the input (weights, plan, desc), or weights_in_call where the
     call reads the caller's weights argument (its address then read each call), place the
     input's Operand, context and precision as the call set them, out the output's Operand (an
-    array the call made), keep what fixed points into, kernel (krows, kcols, mode or pad, cval,
+    array the call made, or the caller's `output` array, written whole by this call), keep what fixed points into, kernel (krows, kcols, mode or pad, cval,
     origin_r, origin_c; a 1-D call's k in kcols and its origin in origin_r), stride conv1d's mask
     stride, second None or the Operand of a second output the call made (mh_histogram_range's
     edges: the function returns the tuple of the two)."""

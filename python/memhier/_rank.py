@@ -138,7 +138,7 @@ class _Call:
 
     def __call__(self, x, y, step, cval, offer=False):
         """offer: this call is the whole of the function's (one library call from the caller's
-        input into a new output), so the compiled entry may replay it (_fast.offer)."""
+        input into its output), so the compiled entry may replay it (_fast.offer)."""
         shape, axes = tuple(int(n) for n in x.shape), step.axes
         if axes and list(axes) != list(range(axes[0], axes[0] + len(axes))):
             moved = [i for i in range(len(shape)) if i not in axes[1:]]  # the others brought beside the first
@@ -207,8 +207,9 @@ def _filter(src, output, steps, options, cval):
     lib_out = _library_dtype(out.dtype)
     steps = _one_rectangle(steps, x, lib_out, cval)
     direct = out.contiguous and out.dtype == lib_out and not overlaps(out, src)
-    # one library call from the caller's own input into the output made here: the whole function
-    whole = output is None and direct and len(steps) == 1 and x is src
+    # one library call from the caller's own input into the output (made here, or the caller's
+    # written directly): the whole function
+    whole = direct and len(steps) == 1 and x is src
     for i, step in enumerate(steps):
         last = i == len(steps) - 1
         y = out if last and direct else \

@@ -466,13 +466,27 @@ _PREPARED = collections.OrderedDict()  # a correlate call's signature -> (_Plan,
 OWN, IN_PLACE, FLIPPED = "own", "in place", "flipped"
 
 
-def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
+def _direct_output(output, src):
+    """The caller's output array where a correlate call writes it directly (_filtered's direct
+    case): float32, contiguous, of the input's kind, device and shape, writable and apart from the
+    input; else None (no array, or one the general path converts into or refuses)."""
+    if output is None or isinstance(output, (type, np.dtype, str)):
+        return None
+    try:
+        out = _result(output, src)
+    except (TypeError, ValueError):
+        return None
+    return out if out.dtype == F32 and out.contiguous and not overlaps(out, src) else None
+
+
+def _signature(src, weights, into_given, mode, cval, origin, axes, flip, options):
     """What the plan of a correlate call depends on, for the calls whose plan is kept: a float32
-    contiguous input, no output, and weights that are a NumPy array (keyed by content) or the
-    input's kind of array (keyed by place, dtype and shape: the kernel reads them, the binding
-    never does). (key, the weights' Operand: None for NumPy weights, whose content the key holds),
-    or None for other calls, planned anew."""
-    if output is not None or src.dtype != F32 or not src.contiguous or src.size == 0:
+    contiguous input, a new output or the caller's written directly (into_given, _direct_output),
+    and weights that are a NumPy array (keyed by content) or the input's kind of array (keyed by
+    place, dtype and shape: the kernel reads them, the binding never does). (key, the weights'
+    Operand: None for NumPy weights, whose content the key holds), or None for other calls,
+    planned anew."""
+    if src.dtype != F32 or not src.contiguous or src.size == 0:
         return None
     if type(weights) is np.ndarray:  # read from the array itself: an Operand would ask NumPy for its address too
         given = None
@@ -488,7 +502,7 @@ def _signature(src, weights, output, mode, cval, origin, axes, flip, options):
     variant, device, context, precision = options
     try:  # numbers with their types: a key equal for False and 0 would skip the check refusing False
         key = (src.kind, src.device, src.shape, key, _typed_key((cval, origin, axes, device)), mode, variant, precision,
-               context, flip)
+               context, flip, into_given)
         hash(key)
     except TypeError:  # an unkeyable argument (a refusal, or a form kept calls do not cover)
         return None
@@ -503,7 +517,9 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
     if _in_float64(src.dtype, src.dtype if output is None else np.dtype(_output_dtype(output, src))):
         return _correlate_wide(src, weights, output, mode, cval, origin, axes, flip, (variant, device, context))
     options = (variant, device, context, precision)
-    signature = _signature(src, weights, output, mode, cval, origin, axes, flip, options)
+    given_out = _direct_output(output, src)
+    signature = _signature(src, weights, given_out is not None, mode, cval, origin, axes, flip, options) \
+        if output is None or given_out is not None else None
     kept = _PREPARED.get(signature[0]) if signature is not None else None
     if kept is not None:
         try:
@@ -512,17 +528,18 @@ def _correlate(input, weights, output, mode, cval, origin, axes, variant, device
             pass
         plan, weights_from = kept
         if plan.kept_call is not None:
-            y = plan.kept_call(src, signature[1])
+            y = plan.kept_call(src, signature[1], given_out)
             plan.kept_call.offer(src, signature[1], y)
             return y
-        out = _arrays.Operand(empty_like_kind(src, tuple(src.shape), F32), "output")
+        out = given_out if given_out is not None else _arrays.Operand(empty_like_kind(src, tuple(src.shape), F32),
+                                                                        "output")
         plan.run(src, out, _call_weights(weights_from, signature[1], src))
         return out.obj
     by_content = signature is not None and signature[1] is None
     # a plan kept by its weights' content is made from a copy of them: nothing in it is the
     # caller's array, which may change after this call
     plan = _plan(src, weights.copy() if by_content else weights, axes, mode, cval, origin, flip, options)
-    out = _result(output, src)
+    out = given_out if given_out is not None else _result(output, src)
     if _typed(src, out, output, plan):
         return out.obj
     result = _filtered(src, output, plan.run, out)
@@ -726,7 +743,8 @@ class _KeptCall:
     thread's context on the caller's stream, allocates its output and calls the library: what
     _Plan.run and _conv2d do for it, less what the kept signature's key already holds (the
     input's kind, device, dtype, shape and contiguity, the weights' kind, device and shape, the
-    options: what _conv2d's checks read, and the first call passed them)."""
+    options: what _conv2d's checks read, and the first call passed them). A call into the caller's
+    output array writes it instead (_direct_output checks it each call)."""
 
     __slots__ = ("context", "precision", "variant", "shape", "tail", "kshape", "own_w", "host_w", "library_plan",
                  "flip")
@@ -754,9 +772,11 @@ class _KeptCall:
         self.host_w, self.library_plan = (plan.host_w if planned else None), None
         self.flip = weights_from == FLIPPED
 
-    def __call__(self, src, given):
+    def __call__(self, src, given, out=None):
+        """The call on src with the call's weights `given` (or the plan's own) into `out`, the
+        caller's output array (_direct_output), or a new one."""
         context = context_in_place(src, self.context, self.precision)
-        y = empty_like_kind(src, self.shape, F32)
+        y = out.obj if out is not None else empty_like_kind(src, self.shape, F32)
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
         w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
@@ -1134,7 +1154,6 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
             not _library_adds_in_scipys_order(passes, out.dtype):
         return _run_passes_in_scipys_order(src, out, passes, cval, options)
     variant, device, context = options
-    made_here = output is None or isinstance(output, (type, np.dtype, str))
     shape = tuple(int(n) for n in src.shape)
     x = src if src.contiguous else _arrays.Operand(contiguous(src.obj, src.kind), "input")
     steps = _steps(passes, shape, src.dtype, out.dtype, cval, summed)
@@ -1150,7 +1169,7 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
             ctx = context_in_place(x, context)
             check(lib.mh_sepfilter(ctx.handle, variant_arg(variant), ctypes.byref(described[0]), x.ptr, dst.ptr),
                   ctx.handle)
-            if replayable and len(steps) == 1 and x is src and dst is out and made_here and _fast.recording():
+            if replayable and len(steps) == 1 and x is src and dst is out and _fast.recording():
                 _fast.offer("SEPFILTER", lib.mh_sepfilter, variant_arg(variant), (0, 0, 0),
                             ctypes.addressof(described[0]), src, context, DEFAULT_PRECISION, out, described)
         else:
@@ -1282,7 +1301,7 @@ def _run_sum(input, output, terms, cval, options):
     if in_place(src, device, context):
         ctx = context_in_place(src, context)
         check(lib.mh_sepfilter_sum(ctx.handle, variant_arg(variant), descs, len(descs), src.ptr, out.ptr), ctx.handle)
-        if (output is None or isinstance(output, (type, np.dtype, str))) and _fast.recording():
+        if _fast.recording():
             _fast.offer("SEPFILTER_SUM", lib.mh_sepfilter_sum, variant_arg(variant), (0, 0, 0), ctypes.addressof(descs),
                         src, context, DEFAULT_PRECISION, out, described, kernel=(len(descs), 0, 0, 0.0, 0, 0))
     else:

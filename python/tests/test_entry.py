@@ -255,14 +255,70 @@ def test_arguments_bind_as_the_function_binds_them(rng):
             bad()
 
 
+def _with_output(fn, args, kwargs, output):
+    """The call with scipy's `output` set to an array (positional where the call gives it so)."""
+    names = list(inspect.signature(fn.__wrapped__).parameters)
+    at = names.index("output")
+    if len(args) > at:
+        return fn(*args[:at], output, *args[at + 1:], **kwargs)
+    return fn(*args, **dict(kwargs, output=output))
+
+
 @needs_entry
-def test_outputs_the_caller_gives_are_written_by_the_python_path(rng):
-    x, w = f32(rng, 9, 14), f32(rng, 3, 3)
-    out = np.full_like(x, 7.0)
-    for _ in range(3):
-        got = mnd.correlate(x, w, out)
-        assert got is out
-    np.testing.assert_array_equal(out, mnd.correlate.__wrapped__(x, w))
+def test_outputs_the_caller_gives_are_replayed_into(rng):
+    """A call writing the caller's output array replays into the next call's array of the same
+    kind, dtype and shape: the Python path's bits, the caller's array returned. An output that
+    is the input, overlaps it, is read-only or strided runs the Python path (which copies, or
+    says what is wrong)."""
+    for fn, args, kwargs, replayed in _calls(rng):
+        if "output" not in inspect.signature(fn.__wrapped__).parameters or not replayed:
+            continue
+        kwargs = {k: v for k, v in kwargs.items() if k != "output"}
+        args = tuple(a for a in args if not isinstance(a, str))  # gaussian_laplace's positional output
+        if fn is mnd.gaussian_laplace and len(args) > 2:
+            args = args[:2]
+        want = fn.__wrapped__(*args, **kwargs)
+        name = f"{fn.__name__} {kwargs}"
+        first = np.full_like(want, np.nan if want.dtype.kind == "f" else 3)
+        assert _with_output(fn, args, kwargs, first) is first
+        np.testing.assert_array_equal(first, want, err_msg=name)
+        for _ in range(2):
+            out = np.full_like(want, np.nan if want.dtype.kind == "f" else 3)
+            misses = _fast.stats()["misses"]
+            assert _with_output(fn, args, kwargs, out) is out
+            assert _fast.stats()["misses"] == misses, f"{name}: not replayed into the caller's output"
+            np.testing.assert_array_equal(out, want, err_msg=name)
+        x = args[0]
+        if want.dtype == x.dtype:  # the input as its own output: the Python path's answer, not a replay's
+            alone = x.copy()
+            fn.__wrapped__(alone, *args[1:], **dict(kwargs, output=alone))
+            same = x.copy()
+            misses = _fast.stats()["misses"]
+            _with_output(fn, (same,) + args[1:], kwargs, same)
+            assert _fast.stats()["misses"] == misses + 1, f"{name}: an output that is the input was replayed"
+            np.testing.assert_array_equal(same, alone, err_msg=name)
+        read_only = np.empty_like(want)
+        read_only.flags.writeable = False
+        with pytest.raises(ValueError, match="output"):
+            _with_output(fn, args, kwargs, read_only)
+        strided = np.full(want.shape[:-1] + (2 * want.shape[-1],), 5, want.dtype)[..., ::2]
+        assert not strided.flags.c_contiguous and strided.shape == want.shape
+        _with_output(fn, args, kwargs, strided)
+        np.testing.assert_array_equal(strided, want, err_msg=name)
+
+
+@needs_entry
+def test_an_output_overlapping_the_input_is_not_replayed_into(rng):
+    """The entry tells overlap by addresses: the same array shifted by one element overlaps."""
+    buf, w = f32(rng, 2 * 9 * 14 + 1), f32(rng, 3, 3)
+    x, y = buf[:126].reshape(9, 14), buf[126:252].reshape(9, 14)
+    mnd.correlate(x, w, output=y)  # apart: recorded
+    want = mnd.correlate.__wrapped__(x, w)
+    shifted = buf[1:127].reshape(9, 14)
+    misses = _fast.stats()["misses"]
+    got = mnd.correlate(x, w, output=shifted)
+    assert _fast.stats()["misses"] == misses + 1 and got is shifted
+    np.testing.assert_array_equal(shifted, want)
 
 
 @needs_entry

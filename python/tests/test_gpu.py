@@ -421,8 +421,9 @@ def test_ndimage_device_taps_follow_the_weights(kind, rng):
 
 def test_ndimage_entry_replays_on_the_device(rng):
     """The compiled entry's replays of CuPy calls (test_entry.py has NumPy's): the Python path's
-    bits, device weights read where they are at each call (changed in place, or another array),
-    the caller's current stream, and threads on their own streams."""
+    bits, into new outputs and the caller's output arrays (not one that is the input), device
+    weights read where they are at each call (changed in place, or another array), the caller's
+    current stream, and threads on their own streams."""
     from memhier import _fast, ndimage as mnd
     if _fast._entry is None:
         pytest.skip("the compiled entry is not built")
@@ -447,6 +448,22 @@ def test_ndimage_entry_replays_on_the_device(rng):
             np.testing.assert_allclose(got, want, rtol=1e-6)
         else:
             np.testing.assert_array_equal(got, want, err_msg=fn.__name__)
+    for fn, args in [(mnd.correlate, (d, dw)), (mnd.gaussian_filter, (d, 2.0)), (mnd.sobel, (d,)),
+                     (mnd.median_filter, (d, 3))]:  # replays into the caller's output array
+        want = kind.get(fn.__wrapped__(*args))
+        for step in range(3):
+            out = kind.put(np.full(x.shape, np.nan, np.float32))
+            misses = _fast.stats()["misses"]
+            assert fn(*args, output=out) is out
+            assert (_fast.stats()["misses"] == misses) == (step > 0), f"{fn.__name__} into output= replays"
+            np.testing.assert_array_equal(kind.get(out), want, err_msg=f"{fn.__name__} output= step {step}")
+        same = d.copy()  # the input as its own output: the Python path (a copy first), not a replay
+        misses = _fast.stats()["misses"]
+        fn(same, *args[1:], output=same)
+        assert _fast.stats()["misses"] == misses + 1, f"{fn.__name__}: an output that is the input was replayed"
+        alone = d.copy()
+        fn.__wrapped__(alone, *args[1:], output=alone)
+        np.testing.assert_array_equal(kind.get(same), kind.get(alone), err_msg=f"{fn.__name__} in place")
     h = kind.put(rng.uniform(-1.2, 1.2, 5000).astype(np.float32))  # a histogram's replay: counts and new edges
     want = memhier.histogram.__wrapped__(h, 50, (-1.0, 1.0))
     for step in range(3):
