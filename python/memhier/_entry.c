@@ -612,13 +612,13 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result, PyObject *
     if (rec == Py_None || PyList_GET_ITEM(p, 1) != Py_False || !PyObject_TypeCheck(rec, &RecordType)) return;
     Record *r = (Record *)rec;
     if (given && (r->first_output != given || r->second_shape != Py_None)) return;
-    r->into_given = given != NULL;
     /* the function returned the output the record makes (both, as a tuple, where it makes two) */
     const int two = r->second_shape != Py_None;
     if (two ? !PyTuple_CheckExact(result) || PyTuple_GET_SIZE(result) != 2 ||
                   PyTuple_GET_ITEM(result, 0) != r->first_output || PyTuple_GET_ITEM(result, 1) != r->first_second
             : result != r->first_output)
         return;
+    r->into_given = given != NULL;
     Py_CLEAR(r->first_output);
     Py_CLEAR(r->first_second);
     if (PyObject_SetItem(RECORDS, key, rec) < 0) {
