@@ -686,7 +686,7 @@ def latency_plot(plt, path):
     for ax in list(axes.flat)[len(by):]:
         ax.axis("off")
     fig.suptitle(f"Time per call in a loop, CuPy images, {d['device']}", fontsize=10)
-    finish(plt, fig, path)
+    finish(plt, fig, path, top=0.985)
 
 
 def colours(plt, names):
@@ -705,8 +705,10 @@ def bar_colour(row, best=None):
     return "tab:red" if row is best else "tab:blue"
 
 
-def finish(plt, fig, path):
-    fig.tight_layout()
+def finish(plt, fig, path, top=1.0):
+    """Lays the panels out below `top` (a fraction of the figure's height: room for a suptitle
+    that tight_layout does not keep clear) and writes the figure."""
+    fig.tight_layout(rect=(0, 0, 1, top))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
