@@ -3,8 +3,9 @@
  * and 18. Here, with no Python: mh_conv2d_mode 5 x 5 reflect (auto, per-element) on device
  * arrays of n x n, 100 calls back to back on one stream, the time until the last returns over
  * the calls (host) and until the stream finishes (per call); beside it cudaMemsetAsync of the
- * output (a driver call of the same queue) and the variants tiles and walk alone. The least of
- * 5 rounds.
+ * output (a driver call of the same queue), the variants tiles and walk alone, and mh_sepfilter
+ * with correlate1d's 9 device taps along axis 0 (the other axis the identity, as memhier.ndimage
+ * describes it). The least of 5 rounds.
  *   cc -O2 -I include -I /usr/local/cuda/include lab/tools/c_host_cost.c -L build -L /usr/local/cuda/lib64 \
  *      -lmemhier -lcudart -o c_host_cost
  *   LD_LIBRARY_PATH=build ./c_host_cost */
@@ -12,6 +13,7 @@
 
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 static double now_us(void)
@@ -24,13 +26,30 @@ static double now_us(void)
 enum { CALLS = 100, ROUNDS = 5 };
 
 struct call {
-    const char *name, *variant; /* variant NULL: auto; name "memset": cudaMemsetAsync */
+    const char *name, *variant; /* variant NULL: auto; names "memset" and "sep1d" call those */
 };
+
+static const float ONE = 1.0f;
+
+/* correlate1d(x, w[:9], axis=0) as memhier.ndimage describes it to the library */
+static mh_sepfilter_desc along_rows(size_t n, const float *w)
+{
+    mh_sepfilter_desc d = {0};
+    d.batch = 1, d.rows = n, d.cols = n, d.channels = 1, d.in_type = MH_F32, d.out_type = MH_F32;
+    d.vertical = (mh_sepfilter_axis){w, 9, 0, MH_MODE_REFLECT, 1, NULL, 0};
+    d.horizontal = (mh_sepfilter_axis){&ONE, 1, 0, MH_MODE_REFLECT, 1, NULL, 0};
+    d.order = MH_SEPFILTER_VERTICAL_FIRST;
+    return d;
+}
 
 static int one(mh_context *ctx, cudaStream_t s, const struct call *c, const float *x, const float *w, float *y,
                size_t n)
 {
-    if (!c->variant && c->name[0] == 'm') return cudaMemsetAsync(y, 0, n * n * sizeof(float), s) != cudaSuccess;
+    if (!strcmp(c->name, "memset")) return cudaMemsetAsync(y, 0, n * n * sizeof(float), s) != cudaSuccess;
+    if (!strcmp(c->name, "sep1d")) {
+        const mh_sepfilter_desc d = along_rows(n, w);
+        return mh_sepfilter(ctx, c->variant, &d, x, y) != MH_OK;
+    }
     return mh_conv2d_mode(ctx, c->variant, x, n, n, w, 5, 5, MH_MODE_REFLECT, 0.0f, 0, 0, y) != MH_OK;
 }
 
@@ -43,7 +62,8 @@ int main(void)
         fprintf(stderr, "no context on device 0\n");
         return 1;
     }
-    const struct call calls[] = {{"memset", NULL}, {"auto", NULL}, {"tiles", "conv2d/tiles"}, {"walk", "conv2d/walk"}};
+    const struct call calls[] = {{"memset", NULL}, {"auto", NULL}, {"tiles", "conv2d/tiles"}, {"walk", "conv2d/walk"},
+                                 {"sep1d", NULL}};
     printf("%6s %-8s %9s %9s\n", "n", "call", "host us", "per call");
     for (size_t n = 256; n <= 8192; n *= 2) {
         float *x, *w, *y;
