@@ -14,17 +14,7 @@ import cupyx.scipy.ndimage as cnd
 import numpy as np
 
 import memhier.ndimage as mnd
-
-SPIN = cupy.RawKernel(r'''
-extern "C" __global__ void spin(unsigned long long ns) {
-    unsigned long long t0, t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
-}''', "spin")
-
-
-def sync():
-    cupy.cuda.get_current_stream().synchronize()
+from host_after_wait import SPIN, sync
 
 
 def loop_us(fn, busy, calls=100):

@@ -86,8 +86,9 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     what the call reads besides the input (weights, plan, desc), or weights_in_call where the
     call reads the caller's weights argument (its address then read each call), place the
     input's Operand, context and precision as the call set them, out the output's Operand (an
-    array the call made, or the caller's `output` array, written whole by this call), keep what fixed points into, kernel (krows, kcols, mode or pad, cval,
-    origin_r, origin_c; a 1-D call's k in kcols and its origin in origin_r), stride conv1d's mask
+    array the call made, or the caller's `output` array, written whole by this call), keep what
+    fixed points into, kernel (krows, kcols, mode or pad, cval, origin_r, origin_c; a 1-D call's
+    k in kcols and its origin in origin_r), stride conv1d's mask
     stride, second None or the Operand of a second output the call made (mh_histogram_range's
     edges: the function returns the tuple of the two)."""
     if _entry is None:
