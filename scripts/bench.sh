@@ -35,7 +35,8 @@ if grep -q '"backend": "cuda"' bench.json; then
   phase peers
   if "$PY" -c "import cupy" 2>/dev/null; then
     echo
-    echo "the everyday call: µs a call (host / in a loop) on CuPy images beside the peers (scripts/latency.py --quick;"
+    echo "the everyday call: µs a call in a loop (host: until the last returns / until the GPU finishes) on CuPy"
+    echo "images beside the peers (scripts/latency.py --quick;"
     echo "every function at every size: scripts/latency.py):"
     MEMHIER_LIBRARY="$PWD/build/libmemhier.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" "$PY" scripts/latency.py --quick ||
       echo "the latency sweep failed"
