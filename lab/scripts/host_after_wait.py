@@ -63,17 +63,25 @@ def after_host_wait(fn, wait_us, calls=200):
     return statistics.median(times) * 1e6
 
 
-def in_a_loop(fn, calls=100):
-    """us a call until the last of `calls` back-to-back calls returns (the GPU still at work)."""
-    for _ in range(10):
-        fn()
+def returned_us(fn, calls=100, before=None):
+    """us a call until the last of `calls` back-to-back calls returns (the GPU still at work),
+    from a synchronize and then before() (work queued ahead of the calls), if given."""
     sync()
+    if before is not None:
+        before()
     t0 = time.perf_counter()
     for _ in range(calls):
         fn()
     t = time.perf_counter() - t0
     sync()
     return t / calls * 1e6
+
+
+def in_a_loop(fn, calls=100):
+    """returned_us after 10 calls, which leave the GPU at work."""
+    for _ in range(10):
+        fn()
+    return returned_us(fn, calls)
 
 
 def calls_on(x):

@@ -7,26 +7,16 @@ stream first (every call of the loop queues behind it, the GPU busy throughout),
 256^2 (busy without size) and 4096^2; the least of 5 rounds.
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/host_busy.py"""
-import time
-
 import cupy
 import cupyx.scipy.ndimage as cnd
 import numpy as np
 
 import memhier.ndimage as mnd
-from host_after_wait import SPIN, sync
+from host_after_wait import SPIN, returned_us
 
 
 def loop_us(fn, busy, calls=100):
-    sync()
-    if busy:
-        SPIN((1,), (1,), (np.uint64(20_000_000),))
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t = time.perf_counter() - t0
-    sync()
-    return t / calls * 1e6
+    return returned_us(fn, calls, (lambda: SPIN((1,), (1,), (np.uint64(20_000_000),))) if busy else None)
 
 
 def calls_on(x):

@@ -356,9 +356,11 @@ static PyObject *items_key(PyObject *v)
 }
 
 /* The key of a call: the entry, then each parameter's type and key part; NULL with no error
- * set where some value makes no key (the types looked at first, the arrays read last). */
+ * set where some value makes no key (the types looked at first, the arrays read last). The CuPy
+ * addresses the key reads go to *input_ptr, *weights_ptr and *output_ptr, and *given is the
+ * caller's output array where the entry has an `output` and the call passes an array there. */
 static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n, void **input_ptr,
-                          void **weights_ptr)
+                          void **weights_ptr, void **output_ptr, PyObject **given)
 {
     enum part parts[32];
     for (Py_ssize_t i = 0; i < n; ++i)
@@ -376,9 +378,9 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
         } else if (parts[i] == ITEMS) {
             part = items_key(v);
         } else {
-            void *unused;
             part = array_key(v, array_kind(v), i == 0 || i == e->output,
-                             i == 0 ? input_ptr : i == e->output ? &unused : weights_ptr);
+                             i == 0 ? input_ptr : i == e->output ? output_ptr : weights_ptr);
+            if (i == e->output) *given = v;
             if (!part) PyErr_Clear(); /* an array that reads otherwise: the Python path says what */
         }
         if (!part) {
@@ -394,11 +396,12 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
 
 /* ---- replaying a record ----------------------------------------------------------------------- */
 
+/* The address of an array the call writes (a CuPy address the key read is already in *ptr). */
 static int output_address(const Record *r, PyObject *y, void **ptr)
 {
     if (r->kind == KIND_CUPY) {
         long device;
-        return cupy_place(y, ptr, &device);
+        return *ptr ? 0 : cupy_place(y, ptr, &device);
     }
     Py_buffer view;
     if (PyObject_GetBuffer(y, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) return -1;
@@ -504,7 +507,7 @@ static int nbytes_of(PyObject *a, Py_ssize_t *n)
 
 /* Whether the caller's output array y takes the record's call as the Python path would write it:
  * writable (NumPy) and apart from the input x (both C-contiguous, as their key says); their
- * addresses in *out_ptr and *in_ptr (a CuPy input's already there, as the key read it). 1 where
+ * addresses in *out_ptr and *in_ptr (CuPy's already there, as the key read them). 1 where
  * it does, 0 (any error cleared) where the call is the Python path's to make. */
 static int given_output_apart(const Record *r, PyObject *y, PyObject *x, void **in_ptr, void **out_ptr)
 {
@@ -683,14 +686,13 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     }
     for (Py_ssize_t i = 0; i < n; ++i)
         if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames, NULL);
-    void *in_ptr = NULL, *w_ptr = NULL;
-    PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr, &w_ptr) : NULL;
+    void *in_ptr = NULL, *w_ptr = NULL, *given_ptr = NULL;
+    PyObject *given = NULL; /* the caller's output array, keyed as an array */
+    PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr, &w_ptr, &given_ptr, &given) : NULL;
     if (!key) {
         if (PyErr_Occurred()) return NULL;
         return run_python(e, NULL, args, nargsf, kwnames, NULL);
     }
-    /* the caller's output array, keyed as an array where the entry has an `output` */
-    PyObject *given = e->output >= 0 && part_of(values[e->output], 1, 0, 0) == ARRAY ? values[e->output] : NULL;
     PyObject *rec = PyDict_GetItemWithError(RECORDS, key);
     if (!rec) {
         PyObject *result = PyErr_Occurred() ? NULL : run_python(e, key, args, nargsf, kwnames, given);
@@ -699,7 +701,6 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     }
     Py_INCREF(rec);
     Py_DECREF(key);
-    void *given_ptr = NULL;
     if (((Record *)rec)->into_given && !given_output_apart((Record *)rec, given, values[0], &in_ptr, &given_ptr)) {
         Py_DECREF(rec); /* read-only, or overlapping the input: the Python path says what, or copies */
         return run_python(e, NULL, args, nargsf, kwnames, NULL);
