@@ -415,6 +415,10 @@ def latency_table():
              f"; float32 images of n × n; µs a call in a loop of up to {d['calls']} calls: host (until the "
              f"last call returns) / per call (until the GPU finishes)"
              + (f", each the least of {d['rounds']} rounds over the sweep" if d.get("rounds") else "")
+             + (", each loop timed after an untimed call of its own" if d.get("loops_after_a_call") else
+                ", each loop timed from its first call, which for memhier rebuilds what the sweep's other "
+                "calls displaced (it keeps the records of 64 calls; from 2048² up a loop has 20-25 calls, each "
+                "carrying a twentieth of that first one)")
              + (", the host's pure-Python probe {:.0f} µs at the start and {:.0f} at the end".format(*d["host_probe_us"])
                 if d.get("host_probe_us") else "") +
              "; in brackets the fastest peer's per call time over memhier's._", "",
