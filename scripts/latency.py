@@ -17,7 +17,10 @@ Three figures a call, from a loop of back-to-back calls and from single calls:
 each the least of --rounds rounds (3), a round timing every call once, so that a call's rounds lie
 minutes apart: a shared host runs stretches of seconds ~1.5x slower (the H200's: every figure in
 them, pure Python too), and the least of the rounds is the call's own cost, for memhier and its
-peers alike.
+peers alike. Each loop is timed after one call of its own, untimed: a loop of one call, as a
+user's loop runs it. Between two rounds of one loop the sweep makes ~150 other calls, more than
+memhier keeps records of (the 64 most recently made); the "new shape each call" workloads time
+that case on purpose: every call on an image of another shape, more shapes than memhier keeps.
 
 Writes JSON to --out; prints a table (memhier's per_call_us over the best peer's).
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 scripts/latency.py
@@ -25,6 +28,7 @@ usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 scripts/lat
        [--quick]"""
 import argparse
 import cProfile
+import itertools
 import json
 import pstats
 import statistics
@@ -37,11 +41,15 @@ import numpy as np
 
 import memhier
 import memhier.ndimage as mnd
+from memhier._kept import KEPT
 
 SIZES = (256, 512, 1024, 2048, 4096, 8192)
 # --quick (the README's main job, which has 3 minutes in all): two functions at a small and a
 # large size, 50 calls each (each peer compiles its kernels on first use: seconds)
 QUICK = {"sizes": "256,2048", "only": "correlate 5x5,gaussian_filter 2", "calls": 50}
+# the "new shape each call" workloads cycle through twice as many image shapes as memhier keeps
+# records of, so that none of their calls finds one
+NEW_SHAPES = 2 * KEPT
 
 
 def peers():
@@ -71,6 +79,17 @@ def workloads():
             def call(mod):
                 into = {"output": cupy.empty_like(x)} if kept_output else {}
                 return lambda: getattr(mod, fn_name)(x, *args, **kwargs, **into)
+            return {lib: call(mod) for lib, mod in {"memhier": mnd, **nd}.items()}
+        return make
+
+    def new_shape_each_call(fn_name, *args):
+        """Each library's fn_name on another image each call: x cut to one of NEW_SHAPES heights
+        in turn (each C-contiguous), as a loop over photographs of many sizes calls it."""
+        def make(x):
+            images = [x[:x.shape[0] - k] for k in range(NEW_SHAPES)]
+            def call(mod):
+                fn, each = getattr(mod, fn_name), itertools.cycle(images)
+                return lambda: fn(next(each), *args)
             return {lib: call(mod) for lib, mod in {"memhier": mnd, **nd}.items()}
         return make
 
@@ -122,6 +141,7 @@ def workloads():
 
     return [("correlate 5x5", same("correlate", w5_dev)),
             ("correlate 5x5 output=", same("correlate", w5_dev, kept_output=True)),
+            ("correlate 5x5 new shape each call", new_shape_each_call("correlate", w5_dev)),
             ("correlate 5x5 numpy weights", numpy_weights),
             ("convolve 5x5", same("convolve", w5_dev)),
             ("correlate1d 9", same("correlate1d", w9, axis=0)),
@@ -131,6 +151,7 @@ def workloads():
             ("gaussian_filter1d 2", same("gaussian_filter1d", 2.0, axis=0)),
             ("gaussian_filter 2", same("gaussian_filter", 2.0)),
             ("gaussian_filter 2 output=", same("gaussian_filter", 2.0, kept_output=True)),
+            ("gaussian_filter 2 new shape each call", new_shape_each_call("gaussian_filter", 2.0)),
             ("uniform_filter 5", same("uniform_filter", 5)),
             ("sobel", same("sobel", axis=0)),
             ("prewitt", same("prewitt", axis=0)),
@@ -215,6 +236,7 @@ def sweep(args, save):
     for r in range(args.rounds):
         for name, n, libs, calls in cases:
             for lib, fn in libs.items():
+                fn()  # the loop's own first call, untimed (the module's docstring)
                 timed.setdefault((name, n, lib), []).append((*loop_us(fn, sync, calls), host_idle_us(fn, sync, calls)))
         rows = [{"function": name, "size": n, "library": lib, "host_us": min(f[0] for f in figures),
                  "per_call_us": min(f[1] for f in figures), "host_idle_us": min(f[2] for f in figures)}
@@ -230,7 +252,7 @@ def print_size(rows, name, n):
     here = [r for r in rows if r["function"] == name and r["size"] == n]
     ours = next(r for r in here if r["library"] == "memhier")
     others = [r for r in here if r["library"] != "memhier"]
-    line = f"{name:28} {n:5}^2  memhier {ours['host_us']:8.1f} / {ours['per_call_us']:8.1f} us"
+    line = f"{name:38} {n:5}^2  memhier {ours['host_us']:8.1f} / {ours['per_call_us']:8.1f} us"
     for r in others:
         line += f"   {r['library']} {r['host_us']:7.1f} / {r['per_call_us']:8.1f}"
     if others:
@@ -304,7 +326,7 @@ def main():
         profile(name, 256, 2000)
     result = {"device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": commit(),
               "calls": args.calls, "rounds": args.rounds, "cupy": cupy.__version__, "cucim": version("cucim"),
-              "torch": version("torch")}
+              "torch": version("torch"), "loops_after_a_call": True}
 
     def save(rows):
         if args.out:
