@@ -481,7 +481,9 @@ def _direct_output(output, src):
 
 def _signature(src, weights, into_given, mode, cval, origin, axes, flip, options):
     """What the plan of a correlate call depends on, for the calls whose plan is kept: a float32
-    contiguous input, a new output or the caller's written directly (into_given, _direct_output),
+    contiguous input (its kind, device and number of axes: the plan serves every shape, so a loop
+    over images of many sizes plans once), a new output or the caller's written directly
+    (into_given, _direct_output),
     and weights that are a NumPy array (keyed by content) or the input's kind of array (keyed by
     place, dtype and shape: the kernel reads them, the binding never does). (key, the weights'
     Operand: None for NumPy weights, whose content the key holds), or None for other calls,
@@ -501,8 +503,8 @@ def _signature(src, weights, into_given, mode, cval, origin, axes, flip, options
         key = (given.kind, given.device, given.dtype, given.contiguous, given.shape)
     variant, device, context, precision = options
     try:  # numbers with their types: a key equal for False and 0 would skip the check refusing False
-        key = (src.kind, src.device, src.shape, key, _typed_key((cval, origin, axes, device)), mode, variant, precision,
-               context, flip, into_given)
+        key = (src.kind, src.device, len(src.shape), key, _typed_key((cval, origin, axes, device)), mode, variant,
+               precision, context, flip, into_given)
         hash(key)
     except TypeError:  # an unkeyable argument (a refusal, or a form kept calls do not cover)
         return None
@@ -744,10 +746,10 @@ class _KeptCall:
     _Plan.run and _conv2d do for it, less what the kept signature's key already holds (the
     input's kind, device, dtype, shape and contiguity, the weights' kind, device and shape, the
     options: what _conv2d's checks read, and the first call passed them). A call into the caller's
-    output array writes it instead (_direct_output checks it each call)."""
+    output array writes it instead (_direct_output checks it each call). The input's shape is the
+    call's own: the key holds its number of axes, so images of every shape share the plan."""
 
-    __slots__ = ("context", "precision", "variant", "shape", "tail", "kshape", "own_w", "host_w", "library_plan",
-                 "flip")
+    __slots__ = ("context", "precision", "variant", "tail", "kshape", "own_w", "host_w", "library_plan", "flip")
 
     @classmethod
     def of(cls, src, plan, weights_from):
@@ -764,7 +766,7 @@ class _KeptCall:
         """plan.w: the Operand of the plan's own weights (OWN), or the call's weights (IN_PLACE), or
         their reversed copy (FLIPPED, which has their shape)."""
         variant, _, self.context, self.precision = plan.options
-        self.variant, self.shape = variant_arg(variant), tuple(src.shape)
+        self.variant = variant_arg(variant)
         self.tail = (plan.mode, plan.cval, plan.origins[0], plan.origins[1])
         self.kshape = tuple(int(k) for k in plan.w.shape)
         self.own_w = plan.w if weights_from == OWN else None
@@ -776,11 +778,12 @@ class _KeptCall:
         """The call on src with the call's weights `given` (or the plan's own) into `out`, the
         caller's output array (_direct_output), or a new one."""
         context = context_in_place(src, self.context, self.precision)
-        y = out.obj if out is not None else empty_like_kind(src, self.shape, F32)
+        shape = tuple(src.shape)
+        y = out.obj if out is not None else empty_like_kind(src, shape, F32)
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
         w = None if self.host_w is not None else given.ptr if given is not None else self.own_w.ptr
-        check(_library_conv2d(context.handle, self.variant, self.shape, src.ptr, w, self.kshape, self.tail,
+        check(_library_conv2d(context.handle, self.variant, shape, src.ptr, w, self.kshape, self.tail,
                               _arrays.address(src.kind, y), self.library_plan, self.flip), context.handle)
         return y
 
@@ -792,10 +795,11 @@ class _KeptCall:
         context = context_in_place(src, self.context, self.precision)
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
-        rows, cols = self.shape[-2:]
-        images = self.shape[0] if len(self.shape) == 3 else 1
+        shape = tuple(src.shape)
+        rows, cols = shape[-2:]
+        images = shape[0] if len(shape) == 3 else 1
         kernel = self.kshape + self.tail
-        out = _arrays.made(y, "output", src, self.shape, F32)
+        out = _arrays.made(y, "output", src, shape, F32)
         if self.library_plan is not None:
             _fast.offer("CONV2D_PLANNED_MODE", lib.mh_conv2d_planned_mode, self.variant, (images, rows, cols),
                         self.library_plan.handle.value, src, self.context, self.precision, out, self.library_plan,
@@ -804,7 +808,7 @@ class _KeptCall:
         w = given if given is not None else self.own_w
         if self.flip:
             form, fn = "CONV2D_MODE_REVERSED", lib.mh_conv2d_mode_reversed
-        elif len(self.shape) == 3:
+        elif len(shape) == 3:
             form, fn = "CONV2D_MODE_BATCHED", lib.mh_conv2d_mode_batched
         else:
             form, fn = "CONV2D_MODE", lib.mh_conv2d_mode
@@ -1017,26 +1021,34 @@ def _axis_struct(step, keep):
     return SepfilterAxis(pointer, taps.size, step.origin, step.mode, step.divisor, pointer64, int(reversed_))
 
 
+def _view(group, shape):
+    """The array of `shape` as sepfilter sees it for a group: (batch, rows, cols, channels), the
+    group's vertical pass along rows and its horizontal one along cols (_describe)."""
+    prod = math.prod
+    if len(group) == 2:
+        a = min(group[0].axis, group[1].axis)
+        return prod(shape[:a]), shape[a], shape[a + 1], prod(shape[a + 2:])
+    if group[0].axis == len(shape) - 1:  # along the last axis: the lines are rows
+        return 1, prod(shape[:-1]), shape[-1], 1
+    a = group[0].axis  # along another: the lines are the columns of (before, axis, after)
+    return prod(shape[:a]), shape[a], prod(shape[a + 1:]), 1
+
+
 def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
     """The mh_sepfilter_desc of a group: the array viewed as (batch, rows, cols, channels) with
     the passes along rows (vertical) and cols (horizontal); summed: a group of two passes each
     from the input, added (laplace). Passes into an integer output whose truncation needs scipy's
     own sums ask for them (_library_adds_in_scipys_order)."""
-    prod = math.prod
-    ndim = len(shape)
     if len(group) == 2:
         a = min(group[0].axis, group[1].axis)
-        view = (prod(shape[:a]), shape[a], shape[a + 1], prod(shape[a + 2:]))
         vertical, horizontal = (group[0], group[1]) if group[0].axis == a else (group[1], group[0])
         order = SEPFILTER_SUM if summed else SEPFILTER_HORIZONTAL_FIRST if group[0].axis == a + 1 else \
             SEPFILTER_VERTICAL_FIRST
-    elif group[0].axis == ndim - 1:  # along the last axis: the lines are rows
-        view = (1, prod(shape[:-1]), shape[-1], 1)
+    elif group[0].axis == len(shape) - 1:
         vertical, horizontal, order = IDENTITY, group[0], SEPFILTER_HORIZONTAL_FIRST
-    else:  # along another: the lines are the columns of (before, axis, after)
-        a = group[0].axis
-        view = (prod(shape[:a]), shape[a], prod(shape[a + 1:]), 1)
+    else:
         vertical, horizontal, order = group[0], IDENTITY, SEPFILTER_VERTICAL_FIRST
+    view = _view(group, shape)
     scipys = not summed and _in_scipys_order(group, in_type, out_type) and \
         _library_adds_in_scipys_order(group, out_type)
     sums = SEPFILTER_SUMS_SCIPY if scipys else SEPFILTER_SUMS_FMA
@@ -1044,16 +1056,18 @@ def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
                          _axis_struct(vertical, keep), _axis_struct(horizontal, keep), order, cval, sums)
 
 
-_DESCS = collections.OrderedDict()  # a group's passes by content, shape, dtypes, cval -> (desc, its taps)
+_DESCS = collections.OrderedDict()  # a group's passes by content, axes, dtypes, cval -> (desc, its taps)
 
 
 def _kept_desc(group, shape, in_type, out_type, cval, summed):
-    """(_describe's mh_sepfilter_desc of a group, the taps it points into), kept by the passes'
-    content (_kept.KEPT of them): a loop of calls with the same filter builds it once. The desc
-    points into copies of the taps, which the pair holds (keep the pair while the desc is used),
-    so no later change to a caller's weights array reaches it."""
+    """(_describe's mh_sepfilter_desc of a group for `shape`, the taps it points into), kept by
+    the passes' content and the number of axes (_kept.KEPT of them): a loop of calls with the same
+    filter builds it once, for images of every shape; another shape gets a copy of the kept desc
+    with its own view (_view). The desc points into copies of the taps, which the pair holds
+    (keep the pair while the desc is used), so no later change to a caller's weights array
+    reaches it."""
     key = (tuple((_taps_key(p.taps), None if p.taps64 is None else p.taps64.tobytes(), p.axis, p.origin, p.mode,
-                  p.divisor) for p in group), shape, in_type, out_type, cval, summed)
+                  p.divisor) for p in group), len(shape), in_type, out_type, cval, summed)
 
     def make():
         keep = []
@@ -1061,7 +1075,13 @@ def _kept_desc(group, shape, in_type, out_type, cval, summed):
                      None if p.taps64 is None else p.taps64.copy(), p.axis, p.origin, p.mode, p.divisor)
                for p in group]
         return _describe(own, shape, in_type, out_type, cval, keep, summed), keep
-    return _kept(_DESCS, key, make)
+    desc, keep = _kept(_DESCS, key, make)
+    view = _view(group, shape)
+    if (desc.batch, desc.rows, desc.cols, desc.channels) == view:
+        return desc, keep
+    shaped = SepfilterDesc.from_buffer_copy(desc)  # the kept desc is shared: never written
+    shaped.batch, shaped.rows, shaped.cols, shaped.channels = view
+    return shaped, keep
 
 
 class _Passes(list):

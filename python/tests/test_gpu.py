@@ -386,6 +386,35 @@ def test_ndimage_kept_plans_follow_the_weights(kind, rng):
     assert all(plan.kept_call is not None for plan, _ in mnd._PREPARED.values())
 
 
+def test_ndimage_kept_plans_serve_images_of_every_shape(kind, rng):
+    """A loop over device images of many shapes keeps one correlate plan for device weights and
+    one for NumPy weights (through the library's plan of them), and one gaussian_filter desc:
+    each call within the float64 reference's bound and the bits of a call planned anew; shapes
+    on either side of auto's row changes, single rows and columns, one pixel."""
+    from memhier import ndimage as mnd
+    w = rng.standard_normal((5, 5)).astype(np.float32)
+    dw = kind.put(w)
+    shapes = [(48, 61), (1, 1), (1, 300), (300, 1), (512, 520), (600, 700), (48, 61)]
+    forget = [mnd._PREPARED.clear, mnd._PASSES.clear, mnd._DESCS.clear]
+    for f in forget:
+        f()
+    images = [f32(rng, *s) for s in shapes]
+    got = [[kind.get(r) for r in (mnd.correlate(d, dw), mnd.correlate(d, w), mnd.gaussian_filter(d, 1.5))]
+           for d in map(kind.put, images)]
+    assert len(mnd._PREPARED) == 2 and all(plan.kept_call is not None for plan, _ in mnd._PREPARED.values())
+    assert len(mnd._DESCS) == 1
+    for x, results in zip(images, got):
+        what = f"shape {x.shape}"
+        for r in results[:2]:
+            assert_close(r, *correlate2d_mode_reference(x, w), 25, what)
+        for f in forget:
+            f()
+        d = kind.put(x)
+        anew = [kind.get(r) for r in (mnd.correlate(d, dw), mnd.correlate(d, w), mnd.gaussian_filter(d, 1.5))]
+        for r, a, how in zip(results, anew, ("device weights", "NumPy weights", "gaussian_filter")):
+            np.testing.assert_array_equal(r, a, err_msg=f"{what}, {how}")
+
+
 def test_ndimage_device_taps_follow_the_weights(kind, rng):
     """correlate1d and convolve1d with weights on the image's device: sepfilter reads them in
     place, the same bits as host taps; a loop that changes them between calls gets each call's."""

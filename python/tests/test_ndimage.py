@@ -286,6 +286,41 @@ def test_kept_calls_match_calls_planned_anew(rng, shape):
         assert all(plan.kept_call is None for plan, _ in internals._PREPARED.values())
 
 
+def test_kept_plans_serve_images_of_every_shape(rng):
+    """A loop over images of many shapes plans once: correlate keeps one plan for every shape of
+    a number of axes (its kept call reads each call's shape), and the separable filters one
+    descriptor a group of passes (a new shape gets a copy with its own view). Each result is
+    the bits of a call planned anew, within the float64 reference's bound; square, wide, tall,
+    single-pixel images and stacks of other lengths."""
+    from memhier import ndimage as internals
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    shapes = [(40, 53), (53, 40), (1, 1), (1, 77), (77, 1), (6, 6), (40, 53)]
+    stacks = [(3, 40, 53), (2, 7, 9), (1, 1, 1)]
+    internals._PREPARED.clear()
+    internals._PASSES.clear()
+    internals._DESCS.clear()
+    images = [rng.standard_normal(s).astype(np.float32) for s in shapes + stacks]
+    got = [(mnd.correlate(x, w, mode="mirror", origin=(1, 0), axes=(-2, -1)), mnd.gaussian_filter(x, 1.3))
+           for x in images]
+    assert len(internals._PREPARED) == 2, "one correlate plan for images, one for stacks"
+    assert all(plan.kept_call is not None for plan, _ in internals._PREPARED.values())
+    # gaussian_filter: an image's two passes in one desc; a stack's first axis alone and its other
+    # two together; 1 x 1 x 1's first two together (its last axis is at most 4 values: channels)
+    # and its last alone
+    assert len(internals._DESCS) == 5, list(internals._DESCS)
+    for x, (c, g) in zip(images, got):
+        what = f"shape {x.shape}"
+        ref, mag = reference.correlate2d_mode(x.reshape((-1,) + x.shape[-2:])[0].astype(np.float64),
+                                              w.astype(np.float64), "mirror", 0.0, (1, 0))
+        assert_close(c.reshape((-1,) + x.shape[-2:])[0], ref, mag, w.size, what)
+        internals._PREPARED.clear()
+        internals._PASSES.clear()
+        internals._DESCS.clear()
+        np.testing.assert_array_equal(c, mnd.correlate(x, w, mode="mirror", origin=(1, 0), axes=(-2, -1)),
+                                      err_msg=what)
+        np.testing.assert_array_equal(g, mnd.gaussian_filter(x, 1.3), err_msg=what)
+
+
 def test_kept_plans_refuse_what_a_first_call_refuses(rng):
     """A kept plan's key tells arguments apart as their checks do: after a kept call with origin 0,
     cval 1.0 and no device, origin=False, cval=True and device=True are refused as they are in a
