@@ -14,7 +14,8 @@ conv2d_tiles_sizes.py does (CUDA events, output=), each with the other's options
 the two scripts' figures.
 
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 lab/scripts/host_after_wait.py"""
-import statistics
+import os
+import sys
 import time
 
 import cupy
@@ -23,6 +24,9 @@ import numpy as np
 
 import memhier.ndimage as mnd
 from cupy_timing import gpu_ms
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from latency import host_idle_us  # noqa: E402
 
 SPIN = cupy.RawKernel(r'''
 extern "C" __global__ void spin(unsigned long long ns) {
@@ -38,29 +42,21 @@ def sync():
 
 
 def after_gpu_wait(fn, wait_us, calls=200):
-    times = []
-    for _ in range(calls):
+    """latency.py's host_idle_us with a spin of wait_us on the stream before each synchronize."""
+    def wait_then_sync():
         if wait_us:
             SPIN((1,), (1,), (np.uint64(wait_us * 1000),))
         sync()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    sync()
-    return statistics.median(times) * 1e6
+    return host_idle_us(fn, wait_then_sync, calls)
 
 
 def after_host_wait(fn, wait_us, calls=200):
-    times = []
-    for _ in range(calls):
+    """latency.py's host_idle_us with a sleep of wait_us on the host after each synchronize."""
+    def sync_then_wait():
         sync()
         if wait_us:
             time.sleep(wait_us * 1e-6)
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    sync()
-    return statistics.median(times) * 1e6
+    return host_idle_us(fn, sync_then_wait, calls)
 
 
 def returned_us(fn, calls=100, before=None):

@@ -483,11 +483,10 @@ def _signature(src, weights, into_given, mode, cval, origin, axes, flip, options
     """What the plan of a correlate call depends on, for the calls whose plan is kept: a float32
     contiguous input (its kind, device and number of axes: the plan serves every shape, so a loop
     over images of many sizes plans once), a new output or the caller's written directly
-    (into_given, _direct_output),
-    and weights that are a NumPy array (keyed by content) or the input's kind of array (keyed by
-    place, dtype and shape: the kernel reads them, the binding never does). (key, the weights'
-    Operand: None for NumPy weights, whose content the key holds), or None for other calls,
-    planned anew."""
+    (into_given, _direct_output), and weights that are a NumPy array (keyed by content) or the
+    input's kind of array (keyed by place, dtype and shape: the kernel reads them, the binding
+    never does). (key, the weights' Operand: None for NumPy weights, whose content the key
+    holds), or None for other calls, planned anew."""
     if src.dtype != F32 or not src.contiguous or src.size == 0:
         return None
     if type(weights) is np.ndarray:  # read from the array itself: an Operand would ask NumPy for its address too
