@@ -15,6 +15,8 @@ if(Python3_Development.Module_FOUND)
   set_target_properties(memhier_entry PROPERTIES OUTPUT_NAME _entry C_STANDARD 11
                         LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   target_compile_options(memhier_entry PRIVATE -Wall -Wextra -Wno-missing-field-initializers)
+  # the library's public header: the descriptors a replay copies (sepfilter's, for a new shape)
+  target_include_directories(memhier_entry PRIVATE ${PROJECT_SOURCE_DIR}/include)
   if(SKBUILD)
     install(TARGETS memhier_entry LIBRARY DESTINATION memhier COMPONENT python)
   endif()

@@ -10,16 +10,25 @@
  * The key of a call is the function and, for each parameter, its value's type and value: scalars
  * (None, bool, int, float, str, bytes), types and NumPy dtypes as they are, lists and tuples of
  * scalars item by item, a memhier.Context by identity, the input array and an `output` array by
- * kind, device, dtype, shape and contiguity (their data is read or written by the kernels, never
- * planned on; where they overlap the call runs in Python), other device arrays by
+ * kind, device, dtype, shape (number of axes, for a function whose records may serve every shape)
+ * and contiguity (their data is read or written by the kernels, never planned on; where they
+ * overlap the call runs in Python), other device arrays by
  * the same and their address (the kernels read them where they are), NumPy arrays of parameters
  * (the weights, and a parameter keyed by content alone, such as grey morphology's structure,
  * which the record copies) by dtype, shape and content. A value of any other kind makes no key:
  * the call runs in Python. Equal keys mean equal arguments to every check and plan the Python
- * path makes, so the record of one call is the call the Python path would make for the other. */
+ * path makes but the input's shape, so the record of one call is the call the Python path would
+ * make for the other where the record serves the other's shape (serves): the shape it was made
+ * for, or where the Python path offered a view (the sizes the call passes as products of the
+ * input's axes, for a call the Python path makes alike for every shape of those axes), every
+ * shape with the recorded sizes on the axes the view holds fixed. A loop over images of many
+ * sizes then replays one record. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "memhier.h"
+
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,7 +82,12 @@ typedef int (*bincount_fn)(void *, const char *, const void *, size_t, int, void
 typedef int (*histogram_range_fn)(void *, const char *, const void *, size_t, int, double, double, void *, void *,
                                   void *);
 
-/* ---- a record: one library call, every argument fixed but the input's and output's address -- */
+/* The most sizes a view derives from the input's shape: a sum of 8 sepfilter descs, 4 each. */
+#define VIEW_MAX 32
+#define VIEW_DESCS (VIEW_MAX / 4)
+
+/* ---- a record: one library call, every argument fixed but the input's and output's address
+ * (and, with a view, the sizes the input's shape gives) ------------------------------------------ */
 typedef struct {
     PyObject_HEAD
     int shape;        /* enum call_shape */
@@ -100,6 +114,12 @@ typedef struct {
                                               edges; the result is then the tuple of both), or None */
     PyObject *first_second; /* the offered call's second output, until it is kept */
     int into_given;         /* the call writes the caller's `output` array, not a new one */
+    PyObject *in_shape;     /* the shape of the input the record was made for */
+    int view_n;             /* 0: the record serves in_shape alone; else how many sizes view gives */
+    unsigned char view[VIEW_MAX][2]; /* size i: the product of the input's shape[view[i][0]:view[i][1]]:
+                                        batch, rows, cols (conv2d's forms), or each desc's batch, rows,
+                                        cols, channels (sepfilter's); the output has the input's shape */
+    Py_ssize_t view_fixed;  /* the axes from here on keep in_shape's sizes (a view's record) */
 } Record;
 
 static void record_dealloc(Record *r)
@@ -117,6 +137,7 @@ static void record_dealloc(Record *r)
     Py_XDECREF(r->second_shape);
     Py_XDECREF(r->second_dtype);
     Py_XDECREF(r->first_second);
+    Py_XDECREF(r->in_shape);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -127,24 +148,73 @@ static int kind_code(PyObject *kind)
     return KIND_OTHER;
 }
 
+/* How many sizes a view gives for a call form (0: the form takes no view); descs: a sum's. */
+static int view_sizes_of(int shape, Py_ssize_t descs)
+{
+    switch (shape) {
+    case CONV2D_MODE:
+    case CONV2D_MODE_BATCHED:
+    case CONV2D_MODE_REVERSED:
+    case CONV2D_PLANNED_MODE:
+        return 3;
+    case SEPFILTER:
+        return 4;
+    case SEPFILTER_SUM:
+        return descs >= 1 && descs <= VIEW_DESCS ? 4 * (int)descs : 0;
+    default:
+        return 0;
+    }
+}
+
+/* Sets record r's view from Python's: a tuple of (lo, hi) axis pairs flattened, one pair for each
+ * size the form passes, and the first axis whose size stays the recorded one. A view's output has
+ * the input's shape and is the call's one output. */
+static int record_view(Record *r, int shape, Py_ssize_t descs, PyObject *view, Py_ssize_t fixed, PyObject *out_shape,
+                       PyObject *second_shape)
+{
+    const Py_ssize_t ndim = PyTuple_GET_SIZE(r->in_shape);
+    const int n = view_sizes_of(shape, descs);
+    int same = PyObject_RichCompareBool(out_shape, r->in_shape, Py_EQ);
+    if (same < 0) return -1;
+    int ok = same && n > 0 && ndim <= UCHAR_MAX && second_shape == Py_None && PyTuple_Check(view) &&
+             PyTuple_GET_SIZE(view) == 2 * n && fixed >= 0 && fixed <= ndim;
+    for (int i = 0; ok && i < 2 * n; ++i) {
+        const Py_ssize_t axis = PyLong_AsSsize_t(PyTuple_GET_ITEM(view, i));
+        if (axis == -1 && PyErr_Occurred()) return -1;
+        ok = axis >= 0 && axis <= ndim && (i % 2 == 0 || axis >= r->view[i / 2][0]);
+        r->view[i / 2][i % 2] = (unsigned char)(ok ? axis : 0);
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "Record: a view is a (lo, hi) pair of the input's axes for each size its "
+                                          "call form passes (conv2d's 3, sepfilter's 4 a desc, at most 8 descs), "
+                                          "lo <= hi, the first fixed axis within the input's, and an output of the "
+                                          "input's shape alone");
+        return -1;
+    }
+    r->view_n = n, r->view_fixed = fixed;
+    return 0;
+}
+
 static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"shape", "fn", "variant", "batch", "rows", "cols", "fixed", "weights_in_call", "krows",
                             "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "make",
                             "device_now", "context", "precision", "out_shape", "out_dtype", "keep", "first_output",
-                            "second_shape", "second_dtype", "first_second", NULL};
+                            "second_shape", "second_dtype", "first_second", "in_shape", "view", "view_fixed",
+                            NULL};
     int shape, mode, weights_in_call;
     PyObject *fn_address, *fixed_address;
     Py_ssize_t batch, rows, cols, krows, kcols, stride;
     float cval;
     long long origin_r, origin_c;
     PyObject *variant, *place, *make, *device_now, *context, *precision, *out_shape, *out_dtype, *keep, *first_output;
-    PyObject *second_shape, *second_dtype, *first_second;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOOOO", names, &shape, &fn_address, &variant,
-                                     &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols, &stride,
-                                     &mode, &cval, &origin_r, &origin_c, &place, &make, &device_now, &context,
+    PyObject *second_shape, *second_dtype, *first_second, *in_shape, *view;
+    Py_ssize_t view_fixed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOOOOO!On", names, &shape, &fn_address,
+                                     &variant, &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols,
+                                     &stride, &mode, &cval, &origin_r, &origin_c, &place, &make, &device_now, &context,
                                      &precision, &out_shape, &out_dtype, &keep, &first_output, &second_shape,
-                                     &second_dtype, &first_second))
+                                     &second_dtype, &first_second, &PyTuple_Type, &in_shape, &view, &view_fixed))
         return NULL;
     void *fn = PyLong_AsVoidPtr(fn_address), *fixed = PyLong_AsVoidPtr(fixed_address); /* range-checked */
     if (PyErr_Occurred()) return NULL;
@@ -173,6 +243,11 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     }
     Record *r = (Record *)type->tp_alloc(type, 0);
     if (!r) return NULL;
+    Py_INCREF(in_shape), r->in_shape = in_shape;
+    if (view != Py_None && record_view(r, shape, krows, view, view_fixed, out_shape, second_shape) < 0) {
+        Py_DECREF(r);
+        return NULL;
+    }
     r->shape = shape, r->fn = fn, r->fixed = fixed;
     r->sizes[0] = batch, r->sizes[1] = rows, r->sizes[2] = cols;
     r->weights_in_call = weights_in_call, r->krows = krows, r->kcols = kcols, r->stride = stride;
@@ -215,6 +290,7 @@ typedef struct {
     Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
     Py_ssize_t content;    /* the position of a parameter keyed by content alone (NumPy arrays), or -1 */
     Py_ssize_t output;     /* the position of scipy's `output` (None, a dtype or an array to write), or -1 */
+    int every_shape;       /* its records may serve inputs of other shapes (a view): arrays keyed by ndim */
 } Entry;
 
 /* ---- reading arrays ------------------------------------------------------------------------- */
@@ -262,12 +338,24 @@ static int array_meta(PyObject *a, int kind, PyObject **out)
 }
 
 /* The key part of an array argument; a device array's address in *place (the replay reads it
- * from there). is_data: the input or the output, keyed without their address or content. */
-static PyObject *array_key(PyObject *a, int kind, int is_data, void **place)
+ * from there). is_data: the input or the output, keyed without their address or content, their
+ * shape (a tuple) given in *shape; by_ndim: keyed by their number of axes, not their shape. */
+static PyObject *array_key(PyObject *a, int kind, int is_data, int by_ndim, void **place, PyObject **shape)
 {
     PyObject *meta[3];
     if (array_meta(a, kind, meta) < 0) return NULL;
     PyObject *key = NULL;
+    if (is_data) {
+        PyObject *part = !PyTuple_Check(meta[1]) ? NULL
+                         : by_ndim               ? PyLong_FromSsize_t(PyTuple_GET_SIZE(meta[1]))
+                                                 : (Py_INCREF(meta[1]), meta[1]);
+        if (!part) {
+            for (int i = 0; i < 3; ++i) Py_DECREF(meta[i]);
+            return NULL; /* a shape that is no tuple: the Python path reads it */
+        }
+        *shape = meta[1];
+        meta[1] = part;
+    }
     if (kind == KIND_NUMPY) {
         if (is_data) {
             key = PyTuple_Pack(3, meta[0], meta[1], meta[2]);
@@ -295,6 +383,7 @@ static PyObject *array_key(PyObject *a, int kind, int is_data, void **place)
         }
     }
     for (int i = 0; i < 3; ++i) Py_DECREF(meta[i]);
+    if (!key && is_data) Py_CLEAR(*shape);
     return key;
 }
 
@@ -358,9 +447,11 @@ static PyObject *items_key(PyObject *v)
 /* The key of a call: the entry, then each parameter's type and key part; NULL with no error
  * set where some value makes no key (the types looked at first, the arrays read last). The CuPy
  * addresses the key reads go to *input_ptr, *weights_ptr and *output_ptr, and *given is the
- * caller's output array where the entry has an `output` and the call passes an array there. */
+ * caller's output array where the entry has an `output` and the call passes an array there;
+ * the input's shape and the given array's go to shapes[0] and shapes[1] (new references, NULL
+ * where there is none, both cleared where no key is made). */
 static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n, void **input_ptr,
-                          void **weights_ptr, void **output_ptr, PyObject **given)
+                          void **weights_ptr, void **output_ptr, PyObject **given, PyObject **shapes)
 {
     enum part parts[32];
     for (Py_ssize_t i = 0; i < n; ++i)
@@ -378,13 +469,16 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
         } else if (parts[i] == ITEMS) {
             part = items_key(v);
         } else {
-            part = array_key(v, array_kind(v), i == 0 || i == e->output,
-                             i == 0 ? input_ptr : i == e->output ? output_ptr : weights_ptr);
+            part = array_key(v, array_kind(v), i == 0 || i == e->output, e->every_shape,
+                             i == 0 ? input_ptr : i == e->output ? output_ptr : weights_ptr,
+                             &shapes[i == 0 ? 0 : 1]);
             if (i == e->output) *given = v;
             if (!part) PyErr_Clear(); /* an array that reads otherwise: the Python path says what */
         }
         if (!part) {
             Py_DECREF(key);
+            Py_CLEAR(shapes[0]);
+            Py_CLEAR(shapes[1]);
             return NULL;
         }
         Py_INCREF(Py_TYPE(v));
@@ -424,10 +518,12 @@ static int input_address(const Record *r, PyObject *x, void **ptr)
     return 0;
 }
 
-static int library_call(const Record *r, void *handle, const void *in, const void *w, void *out, void *second)
+/* The record's library call; sizes: batch, rows, cols (the record's, or its view's of this input). */
+static int library_call(const Record *r, const size_t *sizes, void *handle, const void *in, const void *w, void *out,
+                        void *second)
 {
     const char *variant = r->variant == Py_None ? NULL : PyBytes_AS_STRING(r->variant);
-    const size_t batch = (size_t)r->sizes[0], rows = (size_t)r->sizes[1], cols = (size_t)r->sizes[2];
+    const size_t batch = sizes[0], rows = sizes[1], cols = sizes[2];
     const size_t krows = (size_t)r->krows, kcols = (size_t)r->kcols, stride = (size_t)r->stride;
     int status;
     Py_BEGIN_ALLOW_THREADS
@@ -521,14 +617,69 @@ static int given_output_apart(const Record *r, PyObject *y, PyObject *x, void **
     return a + (uintptr_t)ybytes <= b || b + (uintptr_t)xbytes <= a;
 }
 
-/* The record's call on input x and, where the record takes them from the call, weights w (their
- * CuPy addresses in_ptr and w_in_call, as the key read them; NULL for NumPy arrays): the context
- * as the Python path sets it, a new output (and a second one where the call writes two) or the
- * caller's, given (its address at given_ptr, given_output_apart), the library call; its exception
- * where it fails. */
-static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w, void *w_in_call, PyObject *given,
-                        void *given_ptr)
+/* Whether record r serves an input of this shape (of the key's number of axes) into the caller's
+ * output array of given_shape (NULL: a new output): the shape the record was made for, or with a
+ * view any shape with in_shape's sizes from view_fixed on and no axis of size 0 (where the Python
+ * path makes no library call); the caller's output of the shape the record writes. -1 with an
+ * exception set where a shape does not read. */
+static int serves(const Record *r, PyObject *shape, PyObject *given_shape)
 {
+    if (!r->view_n) {
+        const int same = PyObject_RichCompareBool(shape, r->in_shape, Py_EQ);
+        return same <= 0 || !given_shape ? same : PyObject_RichCompareBool(given_shape, r->out_shape, Py_EQ);
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); ++i) {
+        const Py_ssize_t side = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (side == -1 && PyErr_Occurred()) return -1;
+        if (side <= 0 || (i >= r->view_fixed && side != PyLong_AsSsize_t(PyTuple_GET_ITEM(r->in_shape, i))))
+            return 0;
+    }
+    return given_shape ? PyObject_RichCompareBool(given_shape, shape, Py_EQ) : 1;
+}
+
+/* The sizes of a view's record for an input of this shape (serves: every side a positive
+ * Py_ssize_t, and their product the array's size, so no product overflows). */
+static void view_sizes(const Record *r, PyObject *shape, size_t *sizes)
+{
+    for (int i = 0; i < r->view_n; ++i) {
+        size_t p = 1;
+        for (int a = r->view[i][0]; a < r->view[i][1]; ++a) p *= (size_t)PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, a));
+        sizes[i] = p;
+    }
+}
+
+/* A view's sepfilter descs for this input: copies of the record's with their sizes (the kept
+ * descs are shared and never written). */
+static void view_descs(const Record *r, const size_t *sizes, mh_sepfilter_desc *descs)
+{
+    const int n = r->view_n / 4;
+    memcpy(descs, r->fixed, (size_t)n * sizeof *descs);
+    for (int d = 0; d < n; ++d) {
+        descs[d].batch = sizes[4 * d], descs[d].rows = sizes[4 * d + 1];
+        descs[d].cols = sizes[4 * d + 2], descs[d].channels = sizes[4 * d + 3];
+    }
+}
+
+/* The record's call on input x of this shape and, where the record takes them from the call,
+ * weights w (their CuPy addresses in_ptr and w_in_call, as the key read them; NULL for NumPy
+ * arrays): the context as the Python path sets it, a new output (and a second one where the call
+ * writes two) or the caller's, given (its address at given_ptr, given_output_apart), the library
+ * call with the record's sizes or its view's; its exception where it fails. */
+static PyObject *replay(const Record *r, PyObject *x, PyObject *shape, void *in_ptr, PyObject *w, void *w_in_call,
+                        PyObject *given, void *given_ptr)
+{
+    size_t sizes[VIEW_MAX] = {(size_t)r->sizes[0], (size_t)r->sizes[1], (size_t)r->sizes[2]};
+    mh_sepfilter_desc descs[VIEW_DESCS];
+    const void *fixed = r->fixed;
+    PyObject *out_shape = r->out_shape;
+    if (r->view_n) {
+        view_sizes(r, shape, sizes);
+        out_shape = shape;
+        if (r->shape == SEPFILTER || r->shape == SEPFILTER_SUM) {
+            view_descs(r, sizes, descs);
+            fixed = descs;
+        }
+    }
     PyObject *ctx = PyObject_CallFunctionObjArgs(CONTEXT_IN_PLACE, r->place, r->context, r->precision, NULL);
     if (!ctx) return NULL;
     PyObject *handle = attr(ctx, A_HANDLE);
@@ -537,15 +688,17 @@ static PyObject *replay(const Record *r, PyObject *x, void *in_ptr, PyObject *w,
     PyObject *value = attr(handle, A_VALUE);
     void *h = value ? PyLong_AsVoidPtr(value) : NULL;
     Py_XDECREF(value);
-    PyObject *y = PyErr_Occurred() ? NULL : given ? (Py_INCREF(given), given) : new_output(r, r->out_shape, r->out_dtype);
+    PyObject *y = PyErr_Occurred() ? NULL
+                  : given          ? (Py_INCREF(given), given)
+                                   : new_output(r, out_shape, r->out_dtype);
     PyObject *y2 = !y || r->second_shape == Py_None ? NULL : new_output(r, r->second_shape, r->second_dtype);
-    void *out_ptr = given_ptr, *out2_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : r->fixed;
+    void *out_ptr = given_ptr, *out2_ptr = NULL, *w_ptr = r->weights_in_call ? w_in_call : (void *)fixed;
     if (y && ((r->second_shape != Py_None && (!y2 || output_address(r, y2, &out2_ptr) < 0)) ||
               (!given && output_address(r, y, &out_ptr) < 0) || input_address(r, x, &in_ptr) < 0 ||
               (r->weights_in_call && (!w || input_address(r, w, &w_ptr) < 0))))
         Py_CLEAR(y);
     if (y) {
-        const int status = library_call(r, h, in_ptr, w_ptr, out_ptr, out2_ptr);
+        const int status = library_call(r, sizes, h, in_ptr, w_ptr, out_ptr, out2_ptr);
         if (status != 0) {
             PyObject *raised = PyObject_CallFunction(CHECK, "iO", status, handle);
             Py_XDECREF(raised);
@@ -687,30 +840,38 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     for (Py_ssize_t i = 0; i < n; ++i)
         if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames, NULL);
     void *in_ptr = NULL, *w_ptr = NULL, *given_ptr = NULL;
-    PyObject *given = NULL; /* the caller's output array, keyed as an array */
-    PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr, &w_ptr, &given_ptr, &given) : NULL;
+    PyObject *given = NULL;                  /* the caller's output array, keyed as an array */
+    PyObject *shapes[2] = {NULL, NULL};      /* the input's shape and the caller's output's */
+    PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr, &w_ptr, &given_ptr, &given, shapes) : NULL;
     if (!key) {
         if (PyErr_Occurred()) return NULL;
         return run_python(e, NULL, args, nargsf, kwnames, NULL);
     }
     PyObject *rec = PyDict_GetItemWithError(RECORDS, key);
-    if (!rec) {
+    const int served = rec ? serves((Record *)rec, shapes[0], given ? shapes[1] : NULL) : 0;
+    if (served <= 0) { /* the record another shape keeps is replaced by this call's */
         PyObject *result = PyErr_Occurred() ? NULL : run_python(e, key, args, nargsf, kwnames, given);
         Py_DECREF(key);
+        Py_XDECREF(shapes[0]);
+        Py_XDECREF(shapes[1]);
         return result;
     }
     Py_INCREF(rec);
     Py_DECREF(key);
+    PyObject *y = NULL;
     if (((Record *)rec)->into_given && !given_output_apart((Record *)rec, given, values[0], &in_ptr, &given_ptr)) {
-        Py_DECREF(rec); /* read-only, or overlapping the input: the Python path says what, or copies */
-        return run_python(e, NULL, args, nargsf, kwnames, NULL);
+        /* read-only, or overlapping the input: the Python path says what, or copies */
+        y = run_python(e, NULL, args, nargsf, kwnames, NULL);
+    } else {
+        PyObject *outer = pending_get();
+        if (outer) spoil(outer);
+        ++hits;
+        y = replay((Record *)rec, values[0], shapes[0], in_ptr, e->weights >= 0 ? values[e->weights] : NULL, w_ptr,
+                   ((Record *)rec)->into_given ? given : NULL, given_ptr);
     }
-    PyObject *outer = pending_get();
-    if (outer) spoil(outer);
-    ++hits;
-    PyObject *y = replay((Record *)rec, values[0], in_ptr, e->weights >= 0 ? values[e->weights] : NULL, w_ptr,
-                         ((Record *)rec)->into_given ? given : NULL, given_ptr);
     Py_DECREF(rec);
+    Py_XDECREF(shapes[0]);
+    Py_XDECREF(shapes[1]);
     return y;
 }
 
@@ -718,8 +879,9 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *slow, *names, *defaults;
     Py_ssize_t positional, weights, content = -1, output = -1;
-    if (!PyArg_ParseTuple(args, "OO!O!nn|nn:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
-                          &positional, &weights, &content, &output))
+    int every_shape = 0;
+    if (!PyArg_ParseTuple(args, "OO!O!nn|nnp:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
+                          &positional, &weights, &content, &output, &every_shape))
         return NULL;
     (void)kwargs;
     const Py_ssize_t n = PyTuple_GET_SIZE(names);
@@ -740,6 +902,7 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(names), e->names = names;
     Py_INCREF(defaults), e->defaults = defaults;
     e->positional = positional, e->weights = weights, e->content = content, e->output = output;
+    e->every_shape = every_shape;
     return (PyObject *)e;
 }
 

@@ -1,7 +1,8 @@
 """The compiled entry (memhier._entry, built beside the library where Python's headers are):
 memhier.ndimage's filters, conv1d, conv2d, reduce_sum, bincount and histogram called again with arguments equal
 to an earlier call's, where that call was one library call into its output (a new one, or the caller's
-`output` array), replay that call from C
+`output` array), replay that call from C, on an input of the same shape or, where the Python path
+offered a view (offer), of any shape the view serves
 (docs/python.md, "What the binding costs"). The Python functions stay the one statement of what
 a call does: the entry keys a call's arguments, and a record is offered only by the Python path,
 from the call it has just made, at the places that know that call is the whole of the function's
@@ -12,6 +13,7 @@ import glob
 import importlib.machinery
 import importlib.util
 import inspect
+import math
 import os
 
 import numpy as np
@@ -55,13 +57,16 @@ if _entry is not None:
                      _native.check, KEPT)
 
 
-def entry(weights=None, content=None):
+def entry(weights=None, content=None, every_shape=False):
     """A decorator: the function with the compiled entry in front (the function itself without
     the extension). weights: the parameter keyed as weights (by content for NumPy arrays, by
     place for device arrays), or None; content: a parameter keyed by content alone (a NumPy array
     the record copies; a device array makes no key), or None. A parameter named `output` (scipy's)
     is keyed as the input is where it is an array: a call that wrote it replays into the caller's
-    next output array of the same kind, dtype and shape."""
+    next output array of the same kind, dtype and shape. every_shape: the function's records
+    offer views (offer), so the input and output arrays are keyed by their number of axes and a
+    record serves every shape its view serves (another shape runs the Python path, which
+    replaces the record); otherwise a record a shape."""
     def wrap(fn):
         if _entry is None:
             return fn
@@ -73,12 +78,12 @@ def entry(weights=None, content=None):
         positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
         return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1,
                             names.index(content) if content else -1,
-                            names.index("output") if "output" in names else -1)
+                            names.index("output") if "output" in names else -1, every_shape)
     return wrap
 
 
 def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep, kernel=(0, 0, 0, 0.0, 0, 0),
-          stride=0, weights_in_call=False, second=None):
+          stride=0, weights_in_call=False, second=None, view=None):
     """Offers the library call just made as the whole of the entry call in progress on this
     thread (nothing where no entry call is recording). form: the call's form as _entry names it
     ('CONV2D_MODE', 'SEPFILTER', 'CONV1D', 'REDUCE_SUM' ...), fn its library function (a ctypes
@@ -90,7 +95,12 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     fixed points into, kernel (krows, kcols, mode or pad, cval, origin_r, origin_c; a 1-D call's
     k in kcols and its origin in origin_r), stride conv1d's mask
     stride, second None or the Operand of a second output the call made (mh_histogram_range's
-    edges: the function returns the tuple of the two)."""
+    edges: the function returns the tuple of the two). view: None (the record serves the input's
+    shape alone), or (spans, fixed) where the Python path makes this call alike for every input
+    of the same number of axes whose sides from axis `fixed` on are this one's, its sizes
+    view_sizes(spans, shape) (conv2d's forms: batch, rows, cols; sepfilter's: each desc's batch,
+    rows, cols, channels) and its output of the input's shape: the record then serves those
+    shapes too."""
     if _entry is None:
         return
     pending = _entry.pending()
@@ -104,10 +114,18 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     krows, kcols, mode, cval, origin_r, origin_c = kernel
     make, device_now = _arrays.maker(place.kind)
     seconds = (None, None, None) if second is None else (tuple(second.shape), second.dtype, second.obj)
+    spans, view_fixed = (None, 0) if view is None else (sum(view[0], ()), view[1])
     pending[0] = _entry.Record(getattr(_entry, form), ctypes.cast(fn, ctypes.c_void_p).value, variant, *sizes,
                                fixed or 0, weights_in_call, krows, kcols, stride, mode, cval, origin_r, origin_c,
                                _arrays.Place(place.kind, place.device), make, device_now, context, precision,
-                               tuple(out.shape), out.dtype, keep, out.obj, *seconds)
+                               tuple(out.shape), out.dtype, keep, out.obj, *seconds, tuple(place.shape), spans,
+                               view_fixed)
+
+
+def view_sizes(spans, shape):
+    """The sizes a view's spans give for an array of `shape`: size i the product of
+    shape[lo:hi] for spans[i] = (lo, hi) (offer's view; the compiled entry computes them alike)."""
+    return tuple(math.prod(shape[lo:hi]) for lo, hi in spans)
 
 
 def decline():

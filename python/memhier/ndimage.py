@@ -795,14 +795,15 @@ class _KeptCall:
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
         shape = tuple(src.shape)
-        rows, cols = shape[-2:]
-        images = shape[0] if len(shape) == 3 else 1
+        nd = len(shape)  # 2 or 3 (_KeptCall.of)
+        spans = ((0, nd - 2), (nd - 2, nd - 1), (nd - 1, nd))  # images, rows, cols: every shape alike
+        images, rows, cols = _fast.view_sizes(spans, shape)
         kernel = self.kshape + self.tail
         out = _arrays.made(y, "output", src, shape, F32)
         if self.library_plan is not None:
             _fast.offer("CONV2D_PLANNED_MODE", lib.mh_conv2d_planned_mode, self.variant, (images, rows, cols),
                         self.library_plan.handle.value, src, self.context, self.precision, out, self.library_plan,
-                        kernel)
+                        kernel, view=(spans, nd))
             return
         w = given if given is not None else self.own_w
         if self.flip:
@@ -812,7 +813,7 @@ class _KeptCall:
         else:
             form, fn = "CONV2D_MODE", lib.mh_conv2d_mode
         _fast.offer(form, fn, self.variant, (images, rows, cols), w.ptr, src, self.context, self.precision, out,
-                    self.own_w, kernel)
+                    self.own_w, kernel, view=(spans, nd))
 
 
 def _call_weights(weights_from, given, src):
@@ -824,7 +825,7 @@ def _call_weights(weights_from, given, src):
     return None
 
 
-@_fast.entry("weights")
+@_fast.entry("weights", every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts(1, conjugate=True)
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
@@ -840,7 +841,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, False, precision)
 
 
-@_fast.entry("weights")
+@_fast.entry("weights", every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts(1)
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
@@ -861,7 +862,7 @@ def _weights1d(weights):
     return w
 
 
-@_fast.entry("weights")
+@_fast.entry("weights", every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts(1, conjugate=True)
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -936,7 +937,7 @@ def _content_key(weights):
     return tuple(weights) if isinstance(weights, (list, tuple)) else None
 
 
-@_fast.entry("weights")
+@_fast.entry("weights", every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts(1)
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -1020,17 +1021,24 @@ def _axis_struct(step, keep):
     return SepfilterAxis(pointer, taps.size, step.origin, step.mode, step.divisor, pointer64, int(reversed_))
 
 
-def _view(group, shape):
-    """The array of `shape` as sepfilter sees it for a group: (batch, rows, cols, channels), the
-    group's vertical pass along rows and its horizontal one along cols (_describe)."""
-    prod = math.prod
+def _group_view(group, ndim):
+    """How sepfilter sees an array of ndim axes for a group: (spans, fixed), its (batch, rows,
+    cols, channels) each the product of the sides of a span of axes (_fast.view_sizes), the
+    group's vertical pass along rows and its horizontal one along cols (_describe), and the
+    first axis whose side decides how the passes group (_groups: the values after a fused pair's
+    axes), ndim where none does."""
     if len(group) == 2:
         a = min(group[0].axis, group[1].axis)
-        return prod(shape[:a]), shape[a], shape[a + 1], prod(shape[a + 2:])
-    if group[0].axis == len(shape) - 1:  # along the last axis: the lines are rows
-        return 1, prod(shape[:-1]), shape[-1], 1
+        return ((0, a), (a, a + 1), (a + 1, a + 2), (a + 2, ndim)), a + 2
+    if group[0].axis == ndim - 1:  # along the last axis: the lines are rows
+        return ((0, 0), (0, ndim - 1), (ndim - 1, ndim), (ndim, ndim)), ndim
     a = group[0].axis  # along another: the lines are the columns of (before, axis, after)
-    return prod(shape[:a]), shape[a], prod(shape[a + 1:]), 1
+    return ((0, a), (a, a + 1), (a + 1, ndim), (ndim, ndim)), ndim
+
+
+def _view(group, shape):
+    """The array of `shape` as sepfilter sees it for a group: (batch, rows, cols, channels)."""
+    return _fast.view_sizes(_group_view(group, len(shape))[0], shape)
 
 
 def _describe(group, shape, in_type, out_type, cval, keep, summed=False):
@@ -1190,7 +1198,8 @@ def _run_passes(input, output, passes, cval, options, summed=False, replayable=T
                   ctx.handle)
             if replayable and len(steps) == 1 and x is src and dst is out and _fast.recording():
                 _fast.offer("SEPFILTER", lib.mh_sepfilter, variant_arg(variant), (0, 0, 0),
-                            ctypes.addressof(described[0]), src, context, DEFAULT_PRECISION, out, described)
+                            ctypes.addressof(described[0]), src, context, DEFAULT_PRECISION, out, described,
+                            view=_group_view(group, len(shape)))
         else:
             call = Call([x], device, context)
             call.run(lib.mh_sepfilter(call.ctx, variant_arg(variant), ctypes.byref(described[0]), call.ptr(x),
@@ -1321,8 +1330,10 @@ def _run_sum(input, output, terms, cval, options):
         ctx = context_in_place(src, context)
         check(lib.mh_sepfilter_sum(ctx.handle, variant_arg(variant), descs, len(descs), src.ptr, out.ptr), ctx.handle)
         if _fast.recording():
+            views = [_group_view(s[0][0], len(shape)) for s in described[1]]
             _fast.offer("SEPFILTER_SUM", lib.mh_sepfilter_sum, variant_arg(variant), (0, 0, 0), ctypes.addressof(descs),
-                        src, context, DEFAULT_PRECISION, out, described, kernel=(len(descs), 0, 0, 0.0, 0, 0))
+                        src, context, DEFAULT_PRECISION, out, described, kernel=(len(descs), 0, 0, 0.0, 0, 0),
+                        view=(sum((spans for spans, _ in views), ()), min(fixed for _, fixed in views)))
     else:
         call = Call([src], device, context)
         call.run(lib.mh_sepfilter_sum(call.ctx, variant_arg(variant), descs, len(descs), call.ptr(src),
@@ -1507,7 +1518,7 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     return _pass(taps, axis, mode, 0, weights64=exact)
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
@@ -1521,7 +1532,7 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
@@ -1575,7 +1586,7 @@ def _integer_output(output, src):
     return np.dtype(_output_dtype(output, src)).kind in "iu"
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -1588,7 +1599,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
@@ -1632,7 +1643,7 @@ def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, dev
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
@@ -1640,7 +1651,7 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="aut
     return _derivative_and_smooth(input, axis, output, mode, cval, SOBEL_SMOOTH, variant, device, context)
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
@@ -1674,7 +1685,7 @@ def _sum_over_axes(input, output, count, term):
     return out.obj
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant="auto", device=None, context=None):
@@ -1695,7 +1706,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant=
                                                      variant=variant, device=device, context=context))
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 @accepts_foreign_arrays
 @_complex.by_parts()
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, truncate=4.0, radius=None,

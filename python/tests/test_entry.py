@@ -97,6 +97,90 @@ def test_replays_give_the_python_paths_bits(rng):
             np.testing.assert_array_equal(got, want, err_msg=f"{fn.__name__} {kwargs}")
 
 
+# The functions whose records serve images of every shape of their number of axes (offer's view):
+# correlate's kept call and the separable filters' desc, the sizes read from each input.
+VIEWED = (mnd.correlate, mnd.convolve, mnd.correlate1d, mnd.convolve1d, mnd.gaussian_filter1d, mnd.gaussian_filter,
+          mnd.uniform_filter1d, mnd.uniform_filter, mnd.sobel, mnd.prewitt, mnd.laplace, mnd.gaussian_laplace)
+
+
+def _like(rng, x, shape):
+    """An array of x's dtype and this shape: bright rows beside dark ones (floats)."""
+    if x.dtype.kind == "u":
+        return rng.integers(0, 256, shape).astype(x.dtype)
+    y = rng.uniform(-1, 1, shape).astype(x.dtype)
+    y[::2] *= 1e4
+    return y
+
+
+@needs_entry
+def test_a_record_serves_every_shape_its_call_is_made_alike_for(rng):
+    """A loop over images of many sizes replays one record where the Python path makes the call
+    alike for every shape of the input's number of axes (VIEWED), and makes each call again where
+    it does not (rank filters, conv2d: a record a shape): the Python path's bits either way, for transposed and
+    single-pixel images, single rows and columns, stacks of other lengths, back to the first."""
+    others = {2: [(23, 19), (1, 1), (1, 40), (40, 1), (7, 64), (19, 23)],
+              3: [(1, 11, 13), (5, 4, 3), (2, 1, 1), (4, 30, 2), (3, 11, 13)]}
+    for fn, args, kwargs, replayed in _calls(rng):
+        x = args[0]
+        if not replayed or fn in (memhier.conv1d, memhier.bincount) or x.ndim not in others:
+            continue
+        fn(*args, **kwargs)  # the first call, which leaves the record
+        for shape in others[x.ndim]:
+            y = _like(rng, x, shape)
+            name = f"{fn.__name__} {kwargs} {shape}"
+            misses = _fast.stats()["misses"]
+            got, error = _outcome(fn, (y,) + args[1:], kwargs)
+            if fn in VIEWED:
+                assert _fast.stats()["misses"] == misses and got.shape == shape, f"{name}: not replayed"
+            want, want_error = _outcome(fn.__wrapped__, (y,) + args[1:], kwargs)
+            assert error == want_error, name
+            if want is not None:
+                assert got.dtype == want.dtype and got.shape == want.shape, name
+                np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+@needs_entry
+def test_a_record_keeps_the_sides_that_decide_its_call(rng):
+    """A view holds fixed the sides that decide the call: an RGB image's two passes run as one
+    call while its last axis has at most 4 values, so an image of 5 values a pixel (two calls)
+    runs in Python beside a record of 3; an empty image makes no call, the caller's output must
+    have the input's shape, and each answer is the Python path's."""
+    rgb = rng.integers(0, 256, (30, 20, 3)).astype(np.uint8)
+    mnd.gaussian_filter(rgb, (2.0, 1.5, 0))
+    for shape, replayed in (((31, 22, 3), True), ((30, 20, 5), False), ((12, 9, 3), True), ((30, 20, 4), False)):
+        y = rng.integers(0, 256, shape).astype(np.uint8)
+        misses = _fast.stats()["misses"]
+        got = mnd.gaussian_filter(y, (2.0, 1.5, 0))
+        assert (_fast.stats()["misses"] == misses) == replayed, f"{shape}: replayed {not replayed}"
+        np.testing.assert_array_equal(got, mnd.gaussian_filter.__wrapped__(y, (2.0, 1.5, 0)), err_msg=str(shape))
+    w = f32(rng, 3, 3)
+    mnd.correlate(f32(rng, 8, 9), w)
+    for fn in (mnd.correlate, mnd.sobel):
+        args = (w,) if fn is mnd.correlate else ()
+        fn(f32(rng, 8, 9), *args)
+        for empty in ((0, 9), (8, 0)):
+            got = fn(np.zeros(empty, np.float32), *args)
+            assert got.shape == empty and got.dtype == np.float32
+        out = np.full((5, 6), np.nan, np.float32)
+        x = f32(rng, 5, 6)
+        misses = _fast.stats()["misses"]
+        assert fn(x, *args, output=out) is out  # a first call into output=: recorded
+        assert fn(f32(rng, 5, 6), *args, output=out) is out and _fast.stats()["misses"] == misses + 1
+        x = f32(rng, 7, 4)
+        out = np.full((7, 4), np.nan, np.float32)
+        assert fn(x, *args, output=out) is out and _fast.stats()["misses"] == misses + 1, fn.__name__
+        np.testing.assert_array_equal(out, fn.__wrapped__(x, *args))
+        want = _outcome(fn.__wrapped__, (x,) + args, {"output": np.empty((4, 7), np.float32)})[1]
+        assert want is not None and _outcome(fn, (x,) + args, {"output": np.empty((4, 7), np.float32)})[1] == want
+    two = (f32(rng, 9, 10), f32(rng, 10, 9))  # a function without views keeps a record a shape
+    for x in two:
+        mnd.median_filter(x, 3)
+    misses = _fast.stats()["misses"]
+    for x in two + two:
+        np.testing.assert_array_equal(mnd.median_filter(x, 3), mnd.median_filter.__wrapped__(x, 3))
+    assert _fast.stats()["misses"] == misses, "a loop over two shapes replays both records"
+
+
 @needs_entry
 def test_bincount_replays_only_the_counts_alone(rng):
     """The outside count and weights take the Python path (a second output, a weights argument

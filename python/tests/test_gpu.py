@@ -415,6 +415,41 @@ def test_ndimage_kept_plans_serve_images_of_every_shape(kind, rng):
             np.testing.assert_array_equal(r, a, err_msg=f"{what}, {how}")
 
 
+def test_ndimage_entry_serves_images_of_every_shape(rng):
+    """A loop over device images of many shapes replays one record a call (the compiled entry's
+    view: the sizes read from each input) where the Python path makes the call alike for every
+    shape: correlate and convolve with device and NumPy weights, the separable filters, stacks;
+    each call the Python path's bits, on either side of auto's row changes, single rows and
+    columns, one pixel; a median filter (a record a shape) stays right as shapes alternate."""
+    from memhier import _fast, ndimage as mnd
+    if _fast._entry is None:
+        pytest.skip("the compiled entry is not built")
+    kind = Kind("cupy")
+    w = rng.standard_normal((5, 5)).astype(np.float32)
+    dw, taps = kind.put(w), kind.put(w[2].copy())
+    last_two = (-2, -1)  # a stack's images
+    calls = [(mnd.correlate, (dw,), {"mode": "reflect", "axes": last_two}),
+             (mnd.correlate, (w,), {"mode": "constant", "cval": 1.5, "axes": last_two}),
+             (mnd.convolve, (dw,), {"mode": "wrap", "axes": last_two}), (mnd.correlate1d, (taps,), {"axis": 0}),
+             (mnd.convolve1d, (taps,), {"axis": -1, "mode": "mirror"}), (mnd.gaussian_filter, (1.5,), {}),
+             (mnd.uniform_filter, (4,), {}), (mnd.sobel, (), {"axis": 0}), (mnd.laplace, (), {}),
+             (mnd.gaussian_laplace, (1.3,), {}), (mnd.median_filter, (3,), {})]
+    shapes = [(48, 61), (1, 1), (1, 300), (300, 1), (512, 520), (600, 700), (2048, 33), (48, 61)]
+    stacks = [(3, 40, 53), (1, 7, 9), (6, 40, 53)]
+    for fn, args, kwargs in calls:
+        for group in (shapes, stacks) if fn in (mnd.correlate, mnd.convolve) else (shapes,):
+            for i, shape in enumerate(group):
+                x = f32(rng, *shape)
+                x[::2] *= 1e4
+                d = kind.put(x)
+                misses = _fast.stats()["misses"]
+                got = kind.get(fn(d, *args, **kwargs))
+                what = f"{fn.__name__} {kwargs} {shape}"
+                if i > 0 and fn is not mnd.median_filter:
+                    assert _fast.stats()["misses"] == misses, f"{what}: not replayed"
+                np.testing.assert_array_equal(got, kind.get(fn.__wrapped__(d, *args, **kwargs)), err_msg=what)
+
+
 def test_ndimage_device_taps_follow_the_weights(kind, rng):
     """correlate1d and convolve1d with weights on the image's device: sepfilter reads them in
     place, the same bits as host taps; a loop that changes them between calls gets each call's."""
