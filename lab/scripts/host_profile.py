@@ -16,6 +16,7 @@ import numpy as np
 import memhier
 import memhier.ndimage as mnd
 from memhier import _arrays, _native, ndimage
+from memhier._call import context_in_place
 from memhier._context import context_at
 
 N = 256
@@ -60,7 +61,12 @@ def main():
               ("cupy.ascontiguousarray(w[::-1, ::-1])", lambda: cupy.ascontiguousarray(w[::-1, ::-1])),
               ("cupy.empty((256, 256))", lambda: cupy.empty((N, N), cupy.float32)),
               ("x += y (cupy, 256^2)", lambda: x.__iadd__(x)),
-              ("context_at(0)", lambda: context_at(0))]
+              ("context_at(0)", lambda: context_at(0)),
+              ("context_in_place(src) (each replay's)", lambda: context_in_place(src)),
+              ("cupy.cuda.get_current_stream(0).ptr", lambda: cupy.cuda.get_current_stream(0).ptr),
+              ("cupy.empty(257) (histogram's edges)", lambda: cupy.empty(257, cupy.float32)),
+              ("x.shape, x.dtype, x._c_contiguous, x.data.ptr", lambda: (x.shape, x.dtype, x._c_contiguous,
+                                                                         x.data.ptr))]
     for name, fn in pieces:
         print(f"{name:50} {per_call_us(fn):7.2f} us")
     for name, fn in calls:
