@@ -159,6 +159,7 @@ def workloads():
             ("gaussian_laplace 2", same("gaussian_laplace", 2.0)),
             ("minimum_filter 5", same("minimum_filter", 5)),
             ("median_filter 3", same("median_filter", 3)),
+            ("median_filter 3 new shape each call", new_shape_each_call("median_filter", 3)),
             ("grey_opening 5", same("grey_opening", 5)),
             ("conv2d 5x5 same", conv2d),
             ("conv1d 31 same", conv1d),

@@ -117,8 +117,9 @@ typedef struct {
     PyObject *in_shape;     /* the shape of the input the record was made for */
     int view_n;             /* 0: the record serves in_shape alone; else how many sizes view gives */
     unsigned char view[VIEW_MAX][2]; /* size i: the product of the input's shape[view[i][0]:view[i][1]]:
-                                        batch, rows, cols (conv2d's forms), or each desc's batch, rows,
-                                        cols, channels (sepfilter's); the output has the input's shape */
+                                        batch, rows, cols (conv2d's forms), each desc's batch, rows, cols,
+                                        channels (sepfilter's), or the desc's batch, rows, cols, channels,
+                                        depth (rank's); the output has the input's shape */
     Py_ssize_t view_fixed;  /* the axes from here on keep in_shape's sizes (a view's record) */
 } Record;
 
@@ -161,6 +162,8 @@ static int view_sizes_of(int shape, Py_ssize_t descs)
         return 4;
     case SEPFILTER_SUM:
         return descs >= 1 && descs <= VIEW_DESCS ? 4 * (int)descs : 0;
+    case RANK:
+        return 5;
     default:
         return 0;
     }
@@ -186,9 +189,9 @@ static int record_view(Record *r, int shape, Py_ssize_t descs, PyObject *view, P
     }
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "Record: a view is a (lo, hi) pair of the input's axes for each size its "
-                                          "call form passes (conv2d's 3, sepfilter's 4 a desc, at most 8 descs), "
-                                          "lo <= hi, the first fixed axis within the input's, and an output of the "
-                                          "input's shape alone");
+                                          "call form passes (conv2d's 3, sepfilter's 4 a desc, at most 8 descs, "
+                                          "rank's 5), lo <= hi, the first fixed axis within the input's, and an "
+                                          "output of the input's shape alone");
         return -1;
     }
     r->view_n = n, r->view_fixed = fixed;
@@ -660,6 +663,14 @@ static void view_descs(const Record *r, const size_t *sizes, mh_sepfilter_desc *
     }
 }
 
+/* A view's rank desc for this input: a copy of the record's with its sizes. */
+static void view_rank_desc(const Record *r, const size_t *sizes, mh_rank_desc *desc)
+{
+    memcpy(desc, r->fixed, sizeof *desc);
+    desc->batch = sizes[0], desc->rows = sizes[1], desc->cols = sizes[2], desc->channels = sizes[3];
+    desc->depth = sizes[4];
+}
+
 /* The record's call on input x of this shape and, where the record takes them from the call,
  * weights w (their CuPy addresses in_ptr and w_in_call, as the key read them; NULL for NumPy
  * arrays): the context as the Python path sets it, a new output (and a second one where the call
@@ -670,6 +681,7 @@ static PyObject *replay(const Record *r, PyObject *x, PyObject *shape, void *in_
 {
     size_t sizes[VIEW_MAX] = {(size_t)r->sizes[0], (size_t)r->sizes[1], (size_t)r->sizes[2]};
     mh_sepfilter_desc descs[VIEW_DESCS];
+    mh_rank_desc rank;
     const void *fixed = r->fixed;
     PyObject *out_shape = r->out_shape;
     if (r->view_n) {
@@ -678,6 +690,9 @@ static PyObject *replay(const Record *r, PyObject *x, PyObject *shape, void *in_
         if (r->shape == SEPFILTER || r->shape == SEPFILTER_SUM) {
             view_descs(r, sizes, descs);
             fixed = descs;
+        } else if (r->shape == RANK) {
+            view_rank_desc(r, sizes, &rank);
+            fixed = &rank;
         }
     }
     PyObject *ctx = PyObject_CallFunctionObjArgs(CONTEXT_IN_PLACE, r->place, r->context, r->precision, NULL);

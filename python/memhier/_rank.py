@@ -128,6 +128,17 @@ def _planes_rows_cols(per_axis, missing=1):
     return [missing] + (list(per_axis) + [missing, missing])[:2]
 
 
+def _desc_spans(axes, ndim):
+    """The array as mh_rank_desc sees it, (batch, rows, cols, channels, depth) as spans of its
+    axes (_fast.view_sizes): (lines before, planes, rows, cols, values after), of the filtered
+    axes (consecutive) the last cols, the one before it rows, a third planes; one axis is rows
+    (cols 1), none a line. The call is made alike for every shape of ndim axes."""
+    a = axes[0] if axes else ndim
+    last = axes[-1] if axes else a
+    depth, rows, cols = _planes_rows_cols([(i, i + 1) for i in axes], missing=(ndim, ndim))
+    return (0, a), rows, cols, (min(last + 1, ndim), ndim), depth
+
+
 class _Call:
     """One library call on x (contiguous, of the library's dtype) into y (the same) for a Step, its
     footprint over axes (a, b, c) (a volume's), (a, b), a < b, (a) (a column), or none (one
@@ -149,16 +160,12 @@ class _Call:
             with on_device(x):
                 assign(y.obj, ym.obj.transpose(np.argsort(moved)), x.kind)
             return
-        # the array as (lines before, planes, rows, cols, values after): of the filtered axes, the
-        # last is cols, the one before it rows, a third planes; one axis is rows (cols 1), none a line
-        a = axes[0] if axes else len(shape)
-        last = axes[-1] if axes else a
-        depth, rows, cols = _planes_rows_cols([shape[i] for i in axes])
+        spans = _desc_spans(axes, len(shape))
+        batch, rows, cols, values, depth = _fast.view_sizes(spans, shape)
         origins = _planes_rows_cols(list(step.origins), 0)
         fp = np.ascontiguousarray(step.footprint, dtype=np.uint8)
         st = None if step.structure is None else np.ascontiguousarray(step.structure, dtype=np.float64)
-        desc = RankDesc(math.prod(shape[:a]), rows, cols, math.prod(shape[last + 1:]),
-                        _library_code(x.dtype), _library_code(y.dtype),
+        desc = RankDesc(batch, rows, cols, values, _library_code(x.dtype), _library_code(y.dtype),
                         fp.ctypes.data, fp.shape[-2], fp.shape[-1], None if st is None else st.ctypes.data, step.rank,
                         origins[1], origins[2], step.mode, cval,
                         st is not None,  # a structure added as scipy adds it to an image of its dtype
@@ -172,7 +179,7 @@ class _Call:
         check(lib.mh_rank(ctx.handle, variant, ctypes.byref(desc), x.ptr, y.ptr), ctx.handle)
         if offer and _fast.recording():
             _fast.offer("RANK", lib.mh_rank, variant, (0, 0, 0), ctypes.addressof(desc), x, self.context,
-                        DEFAULT_PRECISION, y, (desc, fp, st))
+                        DEFAULT_PRECISION, y, (desc, fp, st), view=(spans, len(shape)))
 
 
 def _library_array(op):
@@ -396,14 +403,14 @@ def _rank(input, rank, size, footprint, output, mode, cval, origin, operation, a
     return _filter(src, output, [_window_step(fp, origins, rank, mode)], options, cval_arg(cval, in_float64=True))
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.minimum_filter1d: the least value of each window of `size` along `axis`."""
     return _filter1d(input, size, axis, output, mode, cval, origin, True, (variant, device, context))
 
 
-@_fast.entry()
+@_fast.entry(every_shape=True)
 def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.maximum_filter1d: the largest value of each window of `size` along `axis`."""
@@ -423,7 +430,7 @@ def _filter1d(input, size, axis, output, mode, cval, origin, minimum, options):
     return _filter(src, output, steps, options, cval_arg(cval, in_float64=True))
 
 
-@_fast.entry("footprint")
+@_fast.entry("footprint", every_shape=True)
 def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                    variant="auto", device=None, context=None):
     """scipy.ndimage.minimum_filter: the least value under the footprint (a size: a rectangle, run
@@ -432,7 +439,7 @@ def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect"
                        (variant, device, context))
 
 
-@_fast.entry("footprint")
+@_fast.entry("footprint", every_shape=True)
 def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                    variant="auto", device=None, context=None):
     """scipy.ndimage.maximum_filter: the largest value under the footprint."""
@@ -440,7 +447,7 @@ def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect"
                        (variant, device, context))
 
 
-@_fast.entry("footprint")
+@_fast.entry("footprint", every_shape=True)
 def rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *,
                 axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.rank_filter: the value of rank `rank` (negative: from the end) under the
@@ -448,14 +455,14 @@ def rank_filter(input, rank, size=None, footprint=None, output=None, mode="refle
     return _rank(input, rank, size, footprint, output, mode, cval, origin, "rank", axes, (variant, device, context))
 
 
-@_fast.entry("footprint")
+@_fast.entry("footprint", every_shape=True)
 def median_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                   variant="auto", device=None, context=None):
     """scipy.ndimage.median_filter: the value of rank count // 2 under the footprint."""
     return _rank(input, 0, size, footprint, output, mode, cval, origin, "median", axes, (variant, device, context))
 
 
-@_fast.entry("footprint")
+@_fast.entry("footprint", every_shape=True)
 def percentile_filter(input, percentile, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
                       *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.percentile_filter: the value of rank int(count p / 100) (the last at 100; a
@@ -469,7 +476,7 @@ def _morphology_args(size, footprint, structure):
         raise ValueError("size, footprint, or structure must be specified")
 
 
-@_fast.entry("footprint", content="structure")
+@_fast.entry("footprint", content="structure", every_shape=True)
 def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                  *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_erosion: the minimum over the footprint of the input minus the structure."""
@@ -478,7 +485,7 @@ def grey_erosion(input, size=None, footprint=None, structure=None, output=None, 
                        (variant, device, context))
 
 
-@_fast.entry("footprint", content="structure")
+@_fast.entry("footprint", content="structure", every_shape=True)
 def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                   *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_dilation: the maximum over the mirrored footprint of the input plus the

@@ -259,19 +259,24 @@ def _runs_planned(host_w, kshape):
     return host_w is not None and tuple(host_w.shape) == tuple(kshape)
 
 
+def _image_spans(ndim):
+    """The (images, rows, cols) of an image (H, W) or a stack (N, H, W) as spans of its axes
+    (_fast.view_sizes): a conv2d call's sizes for an input of any shape of ndim axes."""
+    return (0, ndim - 2), (ndim - 2, ndim - 1), (ndim - 1, ndim)
+
+
 def _library_conv2d(h, variant, shape, x, w, kshape, tail, y, library_plan=None, reversed_=False):
     """The library's call (its status) for an image (H, W) or a stack (N, H, W) of `shape` at
     address x into y: through library_plan where there is one, else with the weights at w (read
     reversed along both axes where reversed_ is set: convolve's). tail: (mode code, cval, row
     origin, column origin)."""
-    rows, cols = shape[-2:]
-    images = shape[0] if len(shape) == 3 else 1
+    images, rows, cols = _fast.view_sizes(_image_spans(len(shape)), shape)
     if library_plan is not None:
         return lib.mh_conv2d_planned_mode(h, variant, library_plan.handle, x, images, rows, cols, *tail, y)
     if reversed_:
         return lib.mh_conv2d_mode_reversed(h, variant, x, images, rows, cols, w, *kshape, *tail, y)
     if len(shape) == 3:  # a stack: one call (regtile filters it in one launch)
-        return lib.mh_conv2d_mode_batched(h, variant, x, shape[0], rows, cols, w, *kshape, *tail, y)
+        return lib.mh_conv2d_mode_batched(h, variant, x, images, rows, cols, w, *kshape, *tail, y)
     return lib.mh_conv2d_mode(h, variant, x, rows, cols, w, *kshape, *tail, y)
 
 
@@ -795,8 +800,8 @@ class _KeptCall:
         if self.host_w is not None and self.library_plan is None:
             self.library_plan = _library_plan(context, self.host_w)
         shape = tuple(src.shape)
-        nd = len(shape)  # 2 or 3 (_KeptCall.of)
-        spans = ((0, nd - 2), (nd - 2, nd - 1), (nd - 1, nd))  # images, rows, cols: every shape alike
+        nd = len(shape)  # 2 or 3 (_KeptCall.of): the call is made alike for every shape of nd axes
+        spans = _image_spans(nd)
         images, rows, cols = _fast.view_sizes(spans, shape)
         kernel = self.kshape + self.tail
         out = _arrays.made(y, "output", src, shape, F32)

@@ -65,6 +65,7 @@ def _calls(rng):
             (mnd.median_filter, (x,), {"size": 3}, True),
             (mnd.median_filter, (u8,), {"footprint": np.eye(3, dtype=bool), "mode": "constant", "cval": 7}, True),
             (mnd.rank_filter, (stack, -2), {"size": (1, 3, 2), "mode": "wrap", "origin": (0, 1, 0)}, True),
+            (mnd.median_filter, (stack,), {"size": 3, "mode": "mirror"}, True),  # a volume's: depth from the shape
             (mnd.percentile_filter, (u8, 30), {"size": (2, 5), "axes": (1, 0)}, True),
             (mnd.minimum_filter1d, (x, 4), {"axis": 0, "origin": -1}, True),
             (mnd.maximum_filter, (u8,), {"footprint": w > 0}, True),
@@ -98,9 +99,12 @@ def test_replays_give_the_python_paths_bits(rng):
 
 
 # The functions whose records serve images of every shape of their number of axes (offer's view):
-# correlate's kept call and the separable filters' desc, the sizes read from each input.
+# correlate's kept call, the separable filters' desc and the rank filters', the sizes read from
+# each input.
 VIEWED = (mnd.correlate, mnd.convolve, mnd.correlate1d, mnd.convolve1d, mnd.gaussian_filter1d, mnd.gaussian_filter,
-          mnd.uniform_filter1d, mnd.uniform_filter, mnd.sobel, mnd.prewitt, mnd.laplace, mnd.gaussian_laplace)
+          mnd.uniform_filter1d, mnd.uniform_filter, mnd.sobel, mnd.prewitt, mnd.laplace, mnd.gaussian_laplace,
+          mnd.median_filter, mnd.rank_filter, mnd.percentile_filter, mnd.minimum_filter1d, mnd.maximum_filter1d,
+          mnd.minimum_filter, mnd.maximum_filter, mnd.grey_erosion, mnd.grey_dilation)
 
 
 def _like(rng, x, shape):
@@ -116,7 +120,7 @@ def _like(rng, x, shape):
 def test_a_record_serves_every_shape_its_call_is_made_alike_for(rng):
     """A loop over images of many sizes replays one record where the Python path makes the call
     alike for every shape of the input's number of axes (VIEWED), and makes each call again where
-    it does not (rank filters, conv2d: a record a shape): the Python path's bits either way, for transposed and
+    it does not (conv2d: a record a shape): the Python path's bits either way, for transposed and
     single-pixel images, single rows and columns, stacks of other lengths, back to the first."""
     others = {2: [(23, 19), (1, 1), (1, 40), (40, 1), (7, 64), (19, 23)],
               3: [(1, 11, 13), (5, 4, 3), (2, 1, 1), (4, 30, 2), (3, 11, 13)]}
@@ -173,11 +177,12 @@ def test_a_record_keeps_the_sides_that_decide_its_call(rng):
         want = _outcome(fn.__wrapped__, (x,) + args, {"output": np.empty((4, 7), np.float32)})[1]
         assert want is not None and _outcome(fn, (x,) + args, {"output": np.empty((4, 7), np.float32)})[1] == want
     two = (f32(rng, 9, 10), f32(rng, 10, 9))  # a function without views keeps a record a shape
+    w = f32(rng, 3, 3)
     for x in two:
-        mnd.median_filter(x, 3)
+        memhier.conv2d(x, w)
     misses = _fast.stats()["misses"]
     for x in two + two:
-        np.testing.assert_array_equal(mnd.median_filter(x, 3), mnd.median_filter.__wrapped__(x, 3))
+        np.testing.assert_array_equal(memhier.conv2d(x, w), memhier.conv2d.__wrapped__(x, w))
     assert _fast.stats()["misses"] == misses, "a loop over two shapes replays both records"
 
 
