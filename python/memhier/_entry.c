@@ -10,19 +10,19 @@
  * The key of a call is the function and, for each parameter, its value's type and value: scalars
  * (None, bool, int, float, str, bytes), types and NumPy dtypes as they are, lists and tuples of
  * scalars item by item, a memhier.Context by identity, the input array and an `output` array by
- * kind, device, dtype, shape (number of axes, for a function whose records may serve every shape)
- * and contiguity (their data is read or written by the kernels, never planned on; where they
- * overlap the call runs in Python), other device arrays by
+ * kind, device, dtype, shape and contiguity (their data is read or written by the kernels, never
+ * planned on; where they overlap the call runs in Python), other device arrays by
  * the same and their address (the kernels read them where they are), NumPy arrays of parameters
  * (the weights, and a parameter keyed by content alone, such as grey morphology's structure,
  * which the record copies) by dtype, shape and content. A value of any other kind makes no key:
  * the call runs in Python. Equal keys mean equal arguments to every check and plan the Python
- * path makes but the input's shape, so the record of one call is the call the Python path would
- * make for the other where the record serves the other's shape (serves): the shape it was made
- * for, or where the Python path offered a view (the sizes the call passes as products of the
- * input's axes, for a call the Python path makes alike for every shape of those axes), every
- * shape with the recorded sizes on the axes the view holds fixed. A loop over images of many
- * sizes then replays one record. */
+ * path makes, so the record of one call is the call the Python path would make for the other.
+ * Where the Python path offered a view with its record (the sizes the call passes as products of
+ * the input's axes, for a call it makes alike for every shape of those axes), the record is kept
+ * under a second key too, the call's with the arrays' shapes replaced by their number of axes
+ * (by_axes), which a call of another shape looks up when its own key finds nothing: the record
+ * serves it where its shape keeps the recorded sizes on the axes the view holds fixed (serves).
+ * A loop over images of many sizes then replays one record. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -37,7 +37,7 @@
 /* ---- what Python gives at configure(): ----------------------------------------------------- */
 static PyObject *KINDS;            /* dict: type -> "numpy", "cupy", "torch" or None, as met */
 static PyObject *KIND_OF;          /* _arrays.kind_of(type): a type met for the first time */
-static PyObject *RECORDS;          /* OrderedDict: key -> Record, KEPT of them */
+static PyObject *RECORDS;          /* OrderedDict: key -> Record, at most 2 KEPT keys (a view's record has two) */
 static PyObject *CONTEXT_TYPE;     /* memhier.Context */
 static PyObject *DTYPE_TYPE;       /* numpy.dtype: dtypes are keyed as they are (output=...) */
 static PyObject *CONTEXT_IN_PLACE; /* _call.context_in_place(place, context, precision) */
@@ -117,9 +117,10 @@ typedef struct {
     PyObject *in_shape;     /* the shape of the input the record was made for */
     int view_n;             /* 0: the record serves in_shape alone; else how many sizes view gives */
     unsigned char view[VIEW_MAX][2]; /* size i: the product of the input's shape[view[i][0]:view[i][1]]:
-                                        batch, rows, cols (conv2d's forms), each desc's batch, rows, cols,
-                                        channels (sepfilter's), or the desc's batch, rows, cols, channels,
-                                        depth (rank's); the output has the input's shape */
+                                        batch, rows, cols (conv2d's forms), batch, n (conv1d's), each
+                                        desc's batch, rows, cols, channels (sepfilter's), or the desc's
+                                        batch, rows, cols, channels, depth (rank's); the output has the
+                                        input's shape */
     Py_ssize_t view_fixed;  /* the axes from here on keep in_shape's sizes (a view's record) */
 } Record;
 
@@ -157,7 +158,12 @@ static int view_sizes_of(int shape, Py_ssize_t descs)
     case CONV2D_MODE_BATCHED:
     case CONV2D_MODE_REVERSED:
     case CONV2D_PLANNED_MODE:
+    case CONV2D:
         return 3;
+    case CONV1D:
+    case CONV1D_BATCHED:
+    case CONV1D_MODE:
+        return 2;
     case SEPFILTER:
         return 4;
     case SEPFILTER_SUM:
@@ -189,9 +195,9 @@ static int record_view(Record *r, int shape, Py_ssize_t descs, PyObject *view, P
     }
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "Record: a view is a (lo, hi) pair of the input's axes for each size its "
-                                          "call form passes (conv2d's 3, sepfilter's 4 a desc, at most 8 descs, "
-                                          "rank's 5), lo <= hi, the first fixed axis within the input's, and an "
-                                          "output of the input's shape alone");
+                                          "call form passes (conv2d's 3, conv1d's 2, sepfilter's 4 a desc, at "
+                                          "most 8 descs, rank's 5), lo <= hi, the first fixed axis within the "
+                                          "input's, and an output of the input's shape alone");
         return -1;
     }
     r->view_n = n, r->view_fixed = fixed;
@@ -293,7 +299,6 @@ typedef struct {
     Py_ssize_t weights;    /* the position of the weights (keyed by content or place), or -1 */
     Py_ssize_t content;    /* the position of a parameter keyed by content alone (NumPy arrays), or -1 */
     Py_ssize_t output;     /* the position of scipy's `output` (None, a dtype or an array to write), or -1 */
-    int every_shape;       /* its records may serve inputs of other shapes (a view): arrays keyed by ndim */
 } Entry;
 
 /* ---- reading arrays ------------------------------------------------------------------------- */
@@ -342,22 +347,19 @@ static int array_meta(PyObject *a, int kind, PyObject **out)
 
 /* The key part of an array argument; a device array's address in *place (the replay reads it
  * from there). is_data: the input or the output, keyed without their address or content, their
- * shape (a tuple) given in *shape; by_ndim: keyed by their number of axes, not their shape. */
-static PyObject *array_key(PyObject *a, int kind, int is_data, int by_ndim, void **place, PyObject **shape)
+ * shape (a tuple, the part's DATA_SHAPE_AT item) given in *shape. */
+static PyObject *array_key(PyObject *a, int kind, int is_data, void **place, PyObject **shape)
 {
     PyObject *meta[3];
     if (array_meta(a, kind, meta) < 0) return NULL;
     PyObject *key = NULL;
     if (is_data) {
-        PyObject *part = !PyTuple_Check(meta[1]) ? NULL
-                         : by_ndim               ? PyLong_FromSsize_t(PyTuple_GET_SIZE(meta[1]))
-                                                 : (Py_INCREF(meta[1]), meta[1]);
-        if (!part) {
+        if (!PyTuple_Check(meta[1])) {
             for (int i = 0; i < 3; ++i) Py_DECREF(meta[i]);
             return NULL; /* a shape that is no tuple: the Python path reads it */
         }
+        Py_INCREF(meta[1]);
         *shape = meta[1];
-        meta[1] = part;
     }
     if (kind == KIND_NUMPY) {
         if (is_data) {
@@ -472,7 +474,7 @@ static PyObject *call_key(const Entry *e, PyObject *const *values, Py_ssize_t n,
         } else if (parts[i] == ITEMS) {
             part = items_key(v);
         } else {
-            part = array_key(v, array_kind(v), i == 0 || i == e->output, e->every_shape,
+            part = array_key(v, array_kind(v), i == 0 || i == e->output,
                              i == 0 ? input_ptr : i == e->output ? output_ptr : weights_ptr,
                              &shapes[i == 0 ? 0 : 1]);
             if (i == e->output) *given = v;
@@ -774,10 +776,47 @@ static PyObject *entry_pending(PyObject *self, PyObject *unused)
     return p;
 }
 
+/* The key a view's record is kept by beside the call's own: the call's key with the shape of the
+ * input (and of the caller's output array, where given) replaced by its number of axes. A data
+ * array's part is (dtype, shape, contiguity), or (device, dtype, shape, contiguity) for CuPy:
+ * the shape is its last item but one. */
+static PyObject *by_axes(const Entry *e, PyObject *key, int given)
+{
+    const Py_ssize_t n = PyTuple_GET_SIZE(key);
+    PyObject *axes_key = PyTuple_New(n);
+    if (!axes_key) return NULL;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        PyObject *item = PyTuple_GET_ITEM(key, i);
+        const int data = i == 2 || (given && i == 2 + 2 * e->output);
+        if (data) { /* a new part: the key's own is shared */
+            const Py_ssize_t m = PyTuple_GET_SIZE(item);
+            PyObject *part = PyTuple_New(m);
+            PyObject *axes = part ? PyLong_FromSsize_t(PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, m - 2))) : NULL;
+            if (!axes) {
+                Py_XDECREF(part);
+                Py_DECREF(axes_key);
+                return NULL;
+            }
+            for (Py_ssize_t j = 0; j < m; ++j) {
+                PyObject *v = j == m - 2 ? axes : PyTuple_GET_ITEM(item, j);
+                if (j != m - 2) Py_INCREF(v);
+                PyTuple_SET_ITEM(part, j, v);
+            }
+            item = part;
+        } else {
+            Py_INCREF(item);
+        }
+        PyTuple_SET_ITEM(axes_key, i, item);
+    }
+    return axes_key;
+}
+
 /* Keeps the record the call offered, where the call was its one library call: the function
  * returned the output the record writes (given: the caller's output array, which it must be;
- * NULL where the call made its own). */
-static void keep_record(PyObject *key, PyObject *p, PyObject *result, PyObject *given)
+ * NULL where the call made its own). A record with a view is kept under axes_key too (by_axes;
+ * NULL: made here). */
+static void keep_record(const Entry *e, PyObject *key, PyObject *axes_key, PyObject *p, PyObject *result,
+                        PyObject *given)
 {
     PyObject *rec = PyList_GET_ITEM(p, 0);
     if (rec == Py_None || PyList_GET_ITEM(p, 1) != Py_False || !PyObject_TypeCheck(rec, &RecordType)) return;
@@ -797,7 +836,12 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result, PyObject *
         return;
     }
     ++recorded;
-    while (PyObject_Length(RECORDS) > KEPT) {
+    if (r->view_n) {
+        PyObject *second = axes_key ? (Py_INCREF(axes_key), axes_key) : by_axes(e, key, given != NULL);
+        if (!second || PyObject_SetItem(RECORDS, second, rec) < 0) PyErr_Clear();
+        Py_XDECREF(second);
+    }
+    while (PyObject_Length(RECORDS) > 2 * KEPT) {
         PyObject *dropped = PyObject_CallMethod(RECORDS, "popitem", "O", Py_False);
         if (!dropped) {
             PyErr_Clear();
@@ -812,8 +856,8 @@ static void keep_record(PyObject *key, PyObject *p, PyObject *result, PyObject *
 
 static PyObject *REQUIRED;
 
-static PyObject *run_python(Entry *e, PyObject *key, PyObject *const *args, size_t nargsf, PyObject *kwnames,
-                            PyObject *given)
+static PyObject *run_python(Entry *e, PyObject *key, PyObject *axes_key, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames, PyObject *given)
 {
     ++misses;
     PyObject *outer = pending_get();
@@ -830,7 +874,7 @@ static PyObject *run_python(Entry *e, PyObject *key, PyObject *const *args, size
     PyObject *result = PyObject_Vectorcall(e->slow, args, nargsf, kwnames);
     pending_set(outer);
     Py_XDECREF(outer);
-    if (result && key) keep_record(key, p, result, given);
+    if (result && key) keep_record(e, key, axes_key, p, result, given);
     Py_XDECREF(p);
     return result;
 }
@@ -841,7 +885,7 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
     const Py_ssize_t n = PyTuple_GET_SIZE(e->names), nargs = PyVectorcall_NARGS(nargsf);
     const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     PyObject *values[32];
-    if (n > 32 || nargs > e->positional) return run_python(e, NULL, args, nargsf, kwnames, NULL);
+    if (n > 32 || nargs > e->positional) return run_python(e, NULL, NULL, args, nargsf, kwnames, NULL);
     for (Py_ssize_t i = 0; i < n; ++i) values[i] = i < nargs ? args[i] : PyTuple_GET_ITEM(e->defaults, i);
     for (Py_ssize_t k = 0; k < nkw; ++k) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, k);
@@ -849,34 +893,40 @@ static PyObject *entry_vectorcall(PyObject *self, PyObject *const *args, size_t 
         while (j < n && PyTuple_GET_ITEM(e->names, j) != name &&
                PyUnicode_Compare(PyTuple_GET_ITEM(e->names, j), name) != 0)
             ++j;
-        if (j == n || j < nargs) return run_python(e, NULL, args, nargsf, kwnames, NULL); /* Python says what */
+        if (j == n || j < nargs) return run_python(e, NULL, NULL, args, nargsf, kwnames, NULL); /* Python says what */
         values[j] = args[nargs + k];
     }
     for (Py_ssize_t i = 0; i < n; ++i)
-        if (values[i] == REQUIRED) return run_python(e, NULL, args, nargsf, kwnames, NULL);
+        if (values[i] == REQUIRED) return run_python(e, NULL, NULL, args, nargsf, kwnames, NULL);
     void *in_ptr = NULL, *w_ptr = NULL, *given_ptr = NULL;
     PyObject *given = NULL;                  /* the caller's output array, keyed as an array */
     PyObject *shapes[2] = {NULL, NULL};      /* the input's shape and the caller's output's */
     PyObject *key = RECORDS ? call_key(e, values, n, &in_ptr, &w_ptr, &given_ptr, &given, shapes) : NULL;
     if (!key) {
         if (PyErr_Occurred()) return NULL;
-        return run_python(e, NULL, args, nargsf, kwnames, NULL);
+        return run_python(e, NULL, NULL, args, nargsf, kwnames, NULL);
     }
-    PyObject *rec = PyDict_GetItemWithError(RECORDS, key);
+    PyObject *rec = PyDict_GetItemWithError(RECORDS, key), *axes_key = NULL;
+    if (!rec && !PyErr_Occurred()) { /* a view's record made on an input of another shape */
+        axes_key = by_axes(e, key, given != NULL);
+        rec = axes_key ? PyDict_GetItemWithError(RECORDS, axes_key) : NULL;
+    }
     const int served = rec ? serves((Record *)rec, shapes[0], given ? shapes[1] : NULL) : 0;
-    if (served <= 0) { /* the record another shape keeps is replaced by this call's */
-        PyObject *result = PyErr_Occurred() ? NULL : run_python(e, key, args, nargsf, kwnames, given);
+    if (served <= 0) {
+        PyObject *result = PyErr_Occurred() ? NULL : run_python(e, key, axes_key, args, nargsf, kwnames, given);
         Py_DECREF(key);
+        Py_XDECREF(axes_key);
         Py_XDECREF(shapes[0]);
         Py_XDECREF(shapes[1]);
         return result;
     }
     Py_INCREF(rec);
     Py_DECREF(key);
+    Py_XDECREF(axes_key);
     PyObject *y = NULL;
     if (((Record *)rec)->into_given && !given_output_apart((Record *)rec, given, values[0], &in_ptr, &given_ptr)) {
         /* read-only, or overlapping the input: the Python path says what, or copies */
-        y = run_python(e, NULL, args, nargsf, kwnames, NULL);
+        y = run_python(e, NULL, NULL, args, nargsf, kwnames, NULL);
     } else {
         PyObject *outer = pending_get();
         if (outer) spoil(outer);
@@ -894,9 +944,8 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *slow, *names, *defaults;
     Py_ssize_t positional, weights, content = -1, output = -1;
-    int every_shape = 0;
-    if (!PyArg_ParseTuple(args, "OO!O!nn|nnp:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
-                          &positional, &weights, &content, &output, &every_shape))
+    if (!PyArg_ParseTuple(args, "OO!O!nn|nn:Entry", &slow, &PyTuple_Type, &names, &PyTuple_Type, &defaults,
+                          &positional, &weights, &content, &output))
         return NULL;
     (void)kwargs;
     const Py_ssize_t n = PyTuple_GET_SIZE(names);
@@ -917,7 +966,6 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_INCREF(names), e->names = names;
     Py_INCREF(defaults), e->defaults = defaults;
     e->positional = positional, e->weights = weights, e->content = content, e->output = output;
-    e->every_shape = every_shape;
     return (PyObject *)e;
 }
 

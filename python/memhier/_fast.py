@@ -57,16 +57,14 @@ if _entry is not None:
                      _native.check, KEPT)
 
 
-def entry(weights=None, content=None, every_shape=False):
+def entry(weights=None, content=None):
     """A decorator: the function with the compiled entry in front (the function itself without
     the extension). weights: the parameter keyed as weights (by content for NumPy arrays, by
     place for device arrays), or None; content: a parameter keyed by content alone (a NumPy array
     the record copies; a device array makes no key), or None. A parameter named `output` (scipy's)
     is keyed as the input is where it is an array: a call that wrote it replays into the caller's
-    next output array of the same kind, dtype and shape. every_shape: the function's records
-    offer views (offer), so the input and output arrays are keyed by their number of axes and a
-    record serves every shape its view serves (another shape runs the Python path, which
-    replaces the record); otherwise a record a shape."""
+    next output array of the same kind, dtype and shape (or, where its record has a view, of
+    every shape the view serves)."""
     def wrap(fn):
         if _entry is None:
             return fn
@@ -78,7 +76,7 @@ def entry(weights=None, content=None, every_shape=False):
         positional = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
         return _entry.Entry(fn, names, defaults, positional, names.index(weights) if weights else -1,
                             names.index(content) if content else -1,
-                            names.index("output") if "output" in names else -1, every_shape)
+                            names.index("output") if "output" in names else -1)
     return wrap
 
 
@@ -98,9 +96,9 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     edges: the function returns the tuple of the two). view: None (the record serves the input's
     shape alone), or (spans, fixed) where the Python path makes this call alike for every input
     of the same number of axes whose sides from axis `fixed` on are this one's, its sizes
-    view_sizes(spans, shape) (conv2d's forms: batch, rows, cols; sepfilter's: each desc's batch,
-    rows, cols, channels) and its output of the input's shape: the record then serves those
-    shapes too."""
+    view_sizes(spans, shape) (conv2d's forms: batch, rows, cols; conv1d's: batch, n; sepfilter's:
+    each desc's batch, rows, cols, channels; rank's: its desc's batch, rows, cols, channels,
+    depth) and its output of the input's shape: the record then serves those shapes too."""
     if _entry is None:
         return
     pending = _entry.pending()
@@ -120,6 +118,13 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
                                _arrays.Place(place.kind, place.device), make, device_now, context, precision,
                                tuple(out.shape), out.dtype, keep, out.obj, *seconds, tuple(place.shape), spans,
                                view_fixed)
+
+
+def trailing_spans(ndim, k):
+    """Spans of an array of ndim axes as a batch of its last k axes: (the axes before them,
+    then each of the k), whose view_sizes are (batch, *sides): a stack of images (k = 2) or of
+    signals (k = 1), the batch 1 where there are no axes before."""
+    return ((0, ndim - k),) + tuple((a, a + 1) for a in range(ndim - k, ndim))
 
 
 def view_sizes(spans, shape):

@@ -403,14 +403,14 @@ def _rank(input, rank, size, footprint, output, mode, cval, origin, operation, a
     return _filter(src, output, [_window_step(fp, origins, rank, mode)], options, cval_arg(cval, in_float64=True))
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.minimum_filter1d: the least value of each window of `size` along `axis`."""
     return _filter1d(input, size, axis, output, mode, cval, origin, True, (variant, device, context))
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
                      device=None, context=None):
     """scipy.ndimage.maximum_filter1d: the largest value of each window of `size` along `axis`."""
@@ -430,7 +430,7 @@ def _filter1d(input, size, axis, output, mode, cval, origin, minimum, options):
     return _filter(src, output, steps, options, cval_arg(cval, in_float64=True))
 
 
-@_fast.entry("footprint", every_shape=True)
+@_fast.entry("footprint")
 def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                    variant="auto", device=None, context=None):
     """scipy.ndimage.minimum_filter: the least value under the footprint (a size: a rectangle, run
@@ -439,7 +439,7 @@ def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect"
                        (variant, device, context))
 
 
-@_fast.entry("footprint", every_shape=True)
+@_fast.entry("footprint")
 def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                    variant="auto", device=None, context=None):
     """scipy.ndimage.maximum_filter: the largest value under the footprint."""
@@ -447,7 +447,7 @@ def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect"
                        (variant, device, context))
 
 
-@_fast.entry("footprint", every_shape=True)
+@_fast.entry("footprint")
 def rank_filter(input, rank, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *,
                 axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.rank_filter: the value of rank `rank` (negative: from the end) under the
@@ -455,14 +455,14 @@ def rank_filter(input, rank, size=None, footprint=None, output=None, mode="refle
     return _rank(input, rank, size, footprint, output, mode, cval, origin, "rank", axes, (variant, device, context))
 
 
-@_fast.entry("footprint", every_shape=True)
+@_fast.entry("footprint")
 def median_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None,
                   variant="auto", device=None, context=None):
     """scipy.ndimage.median_filter: the value of rank count // 2 under the footprint."""
     return _rank(input, 0, size, footprint, output, mode, cval, origin, "median", axes, (variant, device, context))
 
 
-@_fast.entry("footprint", every_shape=True)
+@_fast.entry("footprint")
 def percentile_filter(input, percentile, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0,
                       *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.percentile_filter: the value of rank int(count p / 100) (the last at 100; a
@@ -476,7 +476,7 @@ def _morphology_args(size, footprint, structure):
         raise ValueError("size, footprint, or structure must be specified")
 
 
-@_fast.entry("footprint", content="structure", every_shape=True)
+@_fast.entry("footprint", content="structure")
 def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                  *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_erosion: the minimum over the footprint of the input minus the structure."""
@@ -485,7 +485,7 @@ def grey_erosion(input, size=None, footprint=None, structure=None, output=None, 
                        (variant, device, context))
 
 
-@_fast.entry("footprint", content="structure", every_shape=True)
+@_fast.entry("footprint", content="structure")
 def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0,
                   *, axes=None, variant="auto", device=None, context=None):
     """scipy.ndimage.grey_dilation: the maximum over the mirrored footprint of the input plus the

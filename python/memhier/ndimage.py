@@ -259,18 +259,12 @@ def _runs_planned(host_w, kshape):
     return host_w is not None and tuple(host_w.shape) == tuple(kshape)
 
 
-def _image_spans(ndim):
-    """The (images, rows, cols) of an image (H, W) or a stack (N, H, W) as spans of its axes
-    (_fast.view_sizes): a conv2d call's sizes for an input of any shape of ndim axes."""
-    return (0, ndim - 2), (ndim - 2, ndim - 1), (ndim - 1, ndim)
-
-
 def _library_conv2d(h, variant, shape, x, w, kshape, tail, y, library_plan=None, reversed_=False):
     """The library's call (its status) for an image (H, W) or a stack (N, H, W) of `shape` at
     address x into y: through library_plan where there is one, else with the weights at w (read
     reversed along both axes where reversed_ is set: convolve's). tail: (mode code, cval, row
     origin, column origin)."""
-    images, rows, cols = _fast.view_sizes(_image_spans(len(shape)), shape)
+    images, rows, cols = _fast.view_sizes(_fast.trailing_spans(len(shape), 2), shape)
     if library_plan is not None:
         return lib.mh_conv2d_planned_mode(h, variant, library_plan.handle, x, images, rows, cols, *tail, y)
     if reversed_:
@@ -801,7 +795,7 @@ class _KeptCall:
             self.library_plan = _library_plan(context, self.host_w)
         shape = tuple(src.shape)
         nd = len(shape)  # 2 or 3 (_KeptCall.of): the call is made alike for every shape of nd axes
-        spans = _image_spans(nd)
+        spans = _fast.trailing_spans(nd, 2)  # images, rows, cols
         images, rows, cols = _fast.view_sizes(spans, shape)
         kernel = self.kshape + self.tail
         out = _arrays.made(y, "output", src, shape, F32)
@@ -830,7 +824,7 @@ def _call_weights(weights_from, given, src):
     return None
 
 
-@_fast.entry("weights", every_shape=True)
+@_fast.entry("weights")
 @accepts_foreign_arrays
 @_complex.by_parts(1, conjugate=True)
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
@@ -846,7 +840,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     return _correlate(input, weights, output, mode, cval, origin, axes, variant, device, context, False, precision)
 
 
-@_fast.entry("weights", every_shape=True)
+@_fast.entry("weights")
 @accepts_foreign_arrays
 @_complex.by_parts(1)
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
@@ -867,7 +861,7 @@ def _weights1d(weights):
     return w
 
 
-@_fast.entry("weights", every_shape=True)
+@_fast.entry("weights")
 @accepts_foreign_arrays
 @_complex.by_parts(1, conjugate=True)
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -942,7 +936,7 @@ def _content_key(weights):
     return tuple(weights) if isinstance(weights, (list, tuple)) else None
 
 
-@_fast.entry("weights", every_shape=True)
+@_fast.entry("weights")
 @accepts_foreign_arrays
 @_complex.by_parts(1)
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -1523,7 +1517,7 @@ def _gaussian_pass(sigma, axis, order, mode, truncate, radius):
     return _pass(taps, axis, mode, 0, weights64=exact)
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *,
@@ -1537,7 +1531,7 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None,
@@ -1591,7 +1585,7 @@ def _integer_output(output, src):
     return np.dtype(_output_dtype(output, src)).kind in "iu"
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0, *, variant="auto",
@@ -1604,7 +1598,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None, variant="auto",
@@ -1648,7 +1642,7 @@ def _derivative_and_smooth(input, axis, output, mode, cval, smooth, variant, dev
     return _run_passes(src, output, passes, cval, (variant, device, context))
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
@@ -1656,7 +1650,7 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="aut
     return _derivative_and_smooth(input, axis, output, mode, cval, SOBEL_SMOOTH, variant, device, context)
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, variant="auto", device=None, context=None):
@@ -1690,7 +1684,7 @@ def _sum_over_axes(input, output, count, term):
     return out.obj
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant="auto", device=None, context=None):
@@ -1711,7 +1705,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, variant=
                                                      variant=variant, device=device, context=context))
 
 
-@_fast.entry(every_shape=True)
+@_fast.entry()
 @accepts_foreign_arrays
 @_complex.by_parts()
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, truncate=4.0, radius=None,
