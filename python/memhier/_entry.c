@@ -118,10 +118,11 @@ typedef struct {
     int view_n;             /* 0: the record serves in_shape alone; else how many sizes view gives */
     unsigned char view[VIEW_MAX][2]; /* size i: the product of the input's shape[view[i][0]:view[i][1]]:
                                         batch, rows, cols (conv2d's forms), batch, n (conv1d's), each
-                                        desc's batch, rows, cols, channels (sepfilter's), or the desc's
-                                        batch, rows, cols, channels, depth (rank's); the output has the
-                                        input's shape */
+                                        desc's batch, rows, cols, channels (sepfilter's), the desc's
+                                        batch, rows, cols, channels, depth (rank's), or 1, n (reduce_sum,
+                                        the histograms) */
     Py_ssize_t view_fixed;  /* the axes from here on keep in_shape's sizes (a view's record) */
+    int view_out_fixed;     /* a view's outputs keep their shapes (a sum, counts), not the input's */
 } Record;
 
 static void record_dealloc(Record *r)
@@ -163,6 +164,9 @@ static int view_sizes_of(int shape, Py_ssize_t descs)
     case CONV1D:
     case CONV1D_BATCHED:
     case CONV1D_MODE:
+    case REDUCE_SUM:
+    case BINCOUNT:
+    case HISTOGRAM_RANGE:
         return 2;
     case SEPFILTER:
         return 4;
@@ -176,16 +180,17 @@ static int view_sizes_of(int shape, Py_ssize_t descs)
 }
 
 /* Sets record r's view from Python's: a tuple of (lo, hi) axis pairs flattened, one pair for each
- * size the form passes, and the first axis whose size stays the recorded one. A view's output has
- * the input's shape and is the call's one output. */
-static int record_view(Record *r, int shape, Py_ssize_t descs, PyObject *view, Py_ssize_t fixed, PyObject *out_shape,
-                       PyObject *second_shape)
+ * size the form passes, the first axis whose size stays the recorded one, and whether the outputs
+ * keep their shapes (out_fixed: a sum, counts); otherwise the call's one output has the input's
+ * shape. */
+static int record_view(Record *r, int shape, Py_ssize_t descs, PyObject *view, Py_ssize_t fixed, int out_fixed,
+                       PyObject *out_shape, PyObject *second_shape)
 {
     const Py_ssize_t ndim = PyTuple_GET_SIZE(r->in_shape);
     const int n = view_sizes_of(shape, descs);
     int same = PyObject_RichCompareBool(out_shape, r->in_shape, Py_EQ);
     if (same < 0) return -1;
-    int ok = same && n > 0 && ndim <= UCHAR_MAX && second_shape == Py_None && PyTuple_Check(view) &&
+    int ok = (out_fixed || (same && second_shape == Py_None)) && n > 0 && ndim <= UCHAR_MAX && PyTuple_Check(view) &&
              PyTuple_GET_SIZE(view) == 2 * n && fixed >= 0 && fixed <= ndim;
     for (int i = 0; ok && i < 2 * n; ++i) {
         const Py_ssize_t axis = PyLong_AsSsize_t(PyTuple_GET_ITEM(view, i));
@@ -196,11 +201,12 @@ static int record_view(Record *r, int shape, Py_ssize_t descs, PyObject *view, P
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "Record: a view is a (lo, hi) pair of the input's axes for each size its "
                                           "call form passes (conv2d's 3, conv1d's 2, sepfilter's 4 a desc, at "
-                                          "most 8 descs, rank's 5), lo <= hi, the first fixed axis within the "
-                                          "input's, and an output of the input's shape alone");
+                                          "most 8 descs, rank's 5, 2 for reduce_sum and the histograms), lo <= "
+                                          "hi, the first fixed axis within the input's, and an output of the "
+                                          "input's shape alone unless the outputs keep theirs");
         return -1;
     }
-    r->view_n = n, r->view_fixed = fixed;
+    r->view_n = n, r->view_fixed = fixed, r->view_out_fixed = out_fixed;
     return 0;
 }
 
@@ -210,7 +216,7 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                             "kcols", "stride", "mode", "cval", "origin_r", "origin_c", "place", "make",
                             "device_now", "context", "precision", "out_shape", "out_dtype", "keep", "first_output",
                             "second_shape", "second_dtype", "first_second", "in_shape", "view", "view_fixed",
-                            NULL};
+                            "view_out_fixed", NULL};
     int shape, mode, weights_in_call;
     PyObject *fn_address, *fixed_address;
     Py_ssize_t batch, rows, cols, krows, kcols, stride;
@@ -219,11 +225,13 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     PyObject *variant, *place, *make, *device_now, *context, *precision, *out_shape, *out_dtype, *keep, *first_output;
     PyObject *second_shape, *second_dtype, *first_second, *in_shape, *view;
     Py_ssize_t view_fixed;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOOOOO!On", names, &shape, &fn_address,
+    int view_out_fixed;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iOOnnnOpnnnifLLOOOOOOOOOOOOO!Onp", names, &shape, &fn_address,
                                      &variant, &batch, &rows, &cols, &fixed_address, &weights_in_call, &krows, &kcols,
                                      &stride, &mode, &cval, &origin_r, &origin_c, &place, &make, &device_now, &context,
                                      &precision, &out_shape, &out_dtype, &keep, &first_output, &second_shape,
-                                     &second_dtype, &first_second, &PyTuple_Type, &in_shape, &view, &view_fixed))
+                                     &second_dtype, &first_second, &PyTuple_Type, &in_shape, &view, &view_fixed,
+                                     &view_out_fixed))
         return NULL;
     void *fn = PyLong_AsVoidPtr(fn_address), *fixed = PyLong_AsVoidPtr(fixed_address); /* range-checked */
     if (PyErr_Occurred()) return NULL;
@@ -253,7 +261,8 @@ static PyObject *record_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     Record *r = (Record *)type->tp_alloc(type, 0);
     if (!r) return NULL;
     Py_INCREF(in_shape), r->in_shape = in_shape;
-    if (view != Py_None && record_view(r, shape, krows, view, view_fixed, out_shape, second_shape) < 0) {
+    if (view != Py_None &&
+        record_view(r, shape, krows, view, view_fixed, view_out_fixed, out_shape, second_shape) < 0) {
         Py_DECREF(r);
         return NULL;
     }
@@ -622,11 +631,11 @@ static int given_output_apart(const Record *r, PyObject *y, PyObject *x, void **
     return a + (uintptr_t)ybytes <= b || b + (uintptr_t)xbytes <= a;
 }
 
-/* Whether record r serves an input of this shape (of the key's number of axes) into the caller's
- * output array of given_shape (NULL: a new output): the shape the record was made for, or with a
- * view any shape with in_shape's sizes from view_fixed on and no axis of size 0 (where the Python
- * path makes no library call); the caller's output of the shape the record writes. -1 with an
- * exception set where a shape does not read. */
+/* Whether record r serves an input of this shape (of its number of axes: the key says so much)
+ * into the caller's output array of given_shape (NULL: a new output): the shape the record was
+ * made for, or with a view any shape with in_shape's sizes from view_fixed on and no axis of size
+ * 0 (where the Python path makes no library call); the caller's output of the shape the record
+ * writes. -1 with an exception set where a shape does not read. */
 static int serves(const Record *r, PyObject *shape, PyObject *given_shape)
 {
     if (!r->view_n) {
@@ -639,7 +648,7 @@ static int serves(const Record *r, PyObject *shape, PyObject *given_shape)
         if (side <= 0 || (i >= r->view_fixed && side != PyLong_AsSsize_t(PyTuple_GET_ITEM(r->in_shape, i))))
             return 0;
     }
-    return given_shape ? PyObject_RichCompareBool(given_shape, shape, Py_EQ) : 1;
+    return given_shape ? PyObject_RichCompareBool(given_shape, r->view_out_fixed ? r->out_shape : shape, Py_EQ) : 1;
 }
 
 /* The sizes of a view's record for an input of this shape (serves: every side a positive
@@ -688,7 +697,7 @@ static PyObject *replay(const Record *r, PyObject *x, PyObject *shape, void *in_
     PyObject *out_shape = r->out_shape;
     if (r->view_n) {
         view_sizes(r, shape, sizes);
-        out_shape = shape;
+        out_shape = r->view_out_fixed ? r->out_shape : shape;
         if (r->shape == SEPFILTER || r->shape == SEPFILTER_SUM) {
             view_descs(r, sizes, descs);
             fixed = descs;

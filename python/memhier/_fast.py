@@ -81,7 +81,7 @@ def entry(weights=None, content=None):
 
 
 def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep, kernel=(0, 0, 0, 0.0, 0, 0),
-          stride=0, weights_in_call=False, second=None, view=None):
+          stride=0, weights_in_call=False, second=None, view=None, view_output_fixed=False):
     """Offers the library call just made as the whole of the entry call in progress on this
     thread (nothing where no entry call is recording). form: the call's form as _entry names it
     ('CONV2D_MODE', 'SEPFILTER', 'CONV1D', 'REDUCE_SUM' ...), fn its library function (a ctypes
@@ -98,7 +98,9 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
     of the same number of axes whose sides from axis `fixed` on are this one's, its sizes
     view_sizes(spans, shape) (conv2d's forms: batch, rows, cols; conv1d's: batch, n; sepfilter's:
     each desc's batch, rows, cols, channels; rank's: its desc's batch, rows, cols, channels,
-    depth) and its output of the input's shape: the record then serves those shapes too."""
+    depth; reduce_sum's and the histograms': 1, n) and its output of the input's shape, or with
+    view_output_fixed its outputs of their own shapes (a sum, counts): the record then serves
+    those shapes too."""
     if _entry is None:
         return
     pending = _entry.pending()
@@ -117,7 +119,7 @@ def offer(form, fn, variant, sizes, fixed, place, context, precision, out, keep,
                                fixed or 0, weights_in_call, krows, kcols, stride, mode, cval, origin_r, origin_c,
                                _arrays.Place(place.kind, place.device), make, device_now, context, precision,
                                tuple(out.shape), out.dtype, keep, out.obj, *seconds, tuple(place.shape), spans,
-                               view_fixed)
+                               view_fixed, view_output_fixed)
 
 
 def trailing_spans(ndim, k):
@@ -125,6 +127,11 @@ def trailing_spans(ndim, k):
     then each of the k), whose view_sizes are (batch, *sides): a stack of images (k = 2) or of
     signals (k = 1), the batch 1 where there are no axes before."""
     return ((0, ndim - k),) + tuple((a, a + 1) for a in range(ndim - k, ndim))
+
+
+def element_spans(ndim):
+    """Spans of an array of ndim axes read as its elements in a line: view_sizes (1, size)."""
+    return (0, 0), (0, ndim)
 
 
 def view_sizes(spans, shape):

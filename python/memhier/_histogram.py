@@ -407,5 +407,6 @@ def _uniform(ai, num_bins, lo, hi, bin_edges, density, variant, device, context)
     if ai.size and not density and in_place(ai, device, context):
         kept = _range_edges(num_bins, lo, hi)
         _fast.offer("HISTOGRAM_RANGE", lib.mh_histogram_range, name, (1, ai.size, 0), ctypes.addressof(kept.lo_hi),
-                    ai, context, DEFAULT_PRECISION, os_, kept, kernel=(0, num_bins, 0, 0.0, 0, 0), second=eo)
+                    ai, context, DEFAULT_PRECISION, os_, kept, kernel=(0, num_bins, 0, 0.0, 0, 0), second=eo,
+                    view=(_fast.element_spans(len(ai.shape)), len(ai.shape)), view_output_fixed=True)
     return _result(ai, os_.obj, bin_edges, density, eo.obj)

@@ -37,19 +37,19 @@ PRECISION_DOC = """precision: the accuracy auto keeps. 'normwise' (the default, 
     the contract."""
 
 
-def _offer(out, x, device, context, precision, form, fn, variant, sizes, out_op, weights=True, sides=None,
-           **form_args):
+def _offer(out, x, device, context, precision, form, fn, variant, sizes, out_op, weights=True, spans=None,
+           output_fixed=False, **form_args):
     """Offers a call just made into a new output, on x's own device with nothing staged, to the
     compiled entry (_fast.offer), which replays it for the next call of equal arguments; the
-    weights (mask, filter) are the call's own, their address read each call. sides: where the
-    call is made alike for every shape of x's number of axes, its sizes (batch, then that many
-    sides) from x's last axes: the record then serves inputs of other shapes whose output is
-    their own shape."""
+    weights (mask, filter) are the call's own, their address read each call. spans: where the
+    call is made alike for every shape of x's number of axes, its sizes as spans of x's axes
+    (_fast.view_sizes): the record then serves inputs of other shapes, whose output has their
+    own shape, or with output_fixed the record's (a sum, counts)."""
     if out is None and _fast.recording() and in_place(x, device, context):
         ndim = len(x.shape)
-        view = (_fast.trailing_spans(ndim, sides), ndim) if sides and tuple(out_op.shape) == tuple(x.shape) else None
+        alike = spans is not None and (output_fixed or tuple(out_op.shape) == tuple(x.shape))
         _fast.offer(form, fn, variant, sizes, None, x, context, precision, out_op, None, weights_in_call=weights,
-                    view=view, **form_args)
+                    view=(spans, ndim) if alike else None, view_output_fixed=output_fixed, **form_args)
 
 
 @_fast.entry("mask")
@@ -80,7 +80,8 @@ def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=Non
         call.run(lib.mh_conv1d_mode(call.ctx, name, call.ptr(xs), batch, n, call.ptr(ms), stride, k, mode_code, cval,
                                     origin, call.out_ptr(os_)))
         _offer(out, xs, device, context, precision, "CONV1D_MODE", lib.mh_conv1d_mode, name, (batch, n, 0), os_,
-               sides=None if stride else 1, kernel=(0, k, mode_code, cval, origin, 0), stride=stride)
+               spans=None if stride else _fast.trailing_spans(len(xs.shape), 1),
+               kernel=(0, k, mode_code, cval, origin, 0), stride=stride)
         return os_.obj
     out_len = lib.mh_conv1d_out_len(n, k, pad_code)
     if out_len == 0:  # the library's own detail names the size it refuses
@@ -94,8 +95,9 @@ def conv1d(x, mask, pad=None, variant="auto", out=None, device=None, context=Non
         status = lib.mh_conv1d(call.ctx, name, call.ptr(xs), n, call.ptr(ms), k, pad_code, call.out_ptr(os_))
     call.run(status)
     form, fn = ("CONV1D_BATCHED", lib.mh_conv1d_batched) if batched else ("CONV1D", lib.mh_conv1d)
-    _offer(out, xs, device, context, precision, form, fn, name, (batch, n, 0), os_, sides=None if stride else 1,
-           kernel=(0, k, pad_code, 0.0, 0, 0), stride=stride)
+    _offer(out, xs, device, context, precision, form, fn, name, (batch, n, 0), os_,
+           spans=None if stride else _fast.trailing_spans(len(xs.shape), 1), kernel=(0, k, pad_code, 0.0, 0, 0),
+           stride=stride)
     return os_.obj
 
 
@@ -121,7 +123,7 @@ def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, conte
         call.run(lib.mh_conv2d_mode(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, mode_code,
                                     cval, origins[0], origins[1], call.out_ptr(os_)))
         _offer(out, im, device, context, precision, "CONV2D_MODE", lib.mh_conv2d_mode, name, (1, rows, cols), os_,
-               sides=2, kernel=(krows, kcols, mode_code, cval, origins[0], origins[1]))
+               spans=_fast.trailing_spans(2, 2), kernel=(krows, kcols, mode_code, cval, origins[0], origins[1]))
         return os_.obj
     status = lib.mh_conv2d_out_dims(rows, cols, krows, kcols, pad_code, ctypes.byref(out_rows), ctypes.byref(out_cols))
     if status != 0:  # the library's own detail names the size it refuses
@@ -129,8 +131,8 @@ def conv2d(image, filter, pad=None, variant="auto", out=None, device=None, conte
     os_ = _arrays.output(out, im, "out", (out_rows.value, out_cols.value), F32)
     call.run(lib.mh_conv2d(call.ctx, name, call.ptr(im), rows, cols, call.ptr(fi), krows, kcols, pad_code,
                            call.out_ptr(os_)))
-    _offer(out, im, device, context, precision, "CONV2D", lib.mh_conv2d, name, (1, rows, cols), os_, sides=2,
-           kernel=(krows, kcols, pad_code, 0.0, 0, 0))
+    _offer(out, im, device, context, precision, "CONV2D", lib.mh_conv2d, name, (1, rows, cols), os_,
+           spans=_fast.trailing_spans(2, 2), kernel=(krows, kcols, pad_code, 0.0, 0, 0))
     return os_.obj
 
 
@@ -183,7 +185,7 @@ def reduce_sum(x, variant="auto", out=None, device=None, context=None):
         return os_.obj[()]
     if n:
         _offer(out, xi, device, context, DEFAULT_PRECISION, "REDUCE_SUM", lib.mh_reduce_sum, variant_arg(variant),
-               (1, n, 0), os_, weights=False)
+               (1, n, 0), os_, weights=False, spans=_fast.element_spans(len(xi.shape)), output_fixed=True)
     return os_.obj
 
 
@@ -276,7 +278,8 @@ def bincount(values, bins, weights=None, variant="auto", out=None, return_outsid
     call.run(status)
     if wi is None and not wide and not return_outside and n and vi is given:  # a replay reads the int32 values given
         _offer(out, vi, device, context, DEFAULT_PRECISION, "BINCOUNT", lib.mh_histogram, variant_arg(variant),
-               (1, n, 0), os_, weights=False, kernel=(0, bins, 0, 0.0, 0, 0))
+               (1, n, 0), os_, weights=False, spans=_fast.element_spans(len(vi.shape)), output_fixed=True,
+               kernel=(0, bins, 0, 0.0, 0, 0))
     return _histogram_result(os_, outside, return_outside)
 
 
