@@ -356,7 +356,7 @@ static int array_meta(PyObject *a, int kind, PyObject **out)
 
 /* The key part of an array argument; a device array's address in *place (the replay reads it
  * from there). is_data: the input or the output, keyed without their address or content, their
- * shape (a tuple, the part's DATA_SHAPE_AT item) given in *shape. */
+ * shape (a tuple; by_axes finds it in the part) given in *shape as a new reference. */
 static PyObject *array_key(PyObject *a, int kind, int is_data, void **place, PyObject **shape)
 {
     PyObject *meta[3];
