@@ -316,6 +316,9 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--out")
     p.add_argument("--profile", default="", help="comma-separated workload names to profile at 256^2")
+    p.add_argument("--commit", default=None,
+                   help="the commit measured, as the results record it (default: git describe here; a copy of "
+                        "a working tree whose git metadata is older than its files needs it given)")
     p.add_argument("--quick", action="store_true",
                    help=f"--sizes {QUICK['sizes']} --only '{QUICK['only']}' --calls {QUICK['calls']}, no stack")
     args = p.parse_args()
@@ -325,7 +328,7 @@ def main():
     args.only = [s for s in args.only.split(",") if s]
     for name in filter(None, args.profile.split(",")):
         profile(name, 256, 2000)
-    result = {"device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": commit(),
+    result = {"device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": args.commit or commit(),
               "calls": args.calls, "rounds": args.rounds, "cupy": cupy.__version__, "cucim": version("cucim"),
               "torch": version("torch"), "loops_after_a_call": True}
 
