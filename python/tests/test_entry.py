@@ -491,11 +491,12 @@ def test_a_call_that_warns_warns_every_time(rng):
 def test_random_calls_fail_and_succeed_as_the_python_path(rng):
     """Calls of every function with an entry, from arguments drawn among valid and invalid ones
     (bools for ints, unknown modes, origins past the filter, wrong ranks, float64 images, empty
-    footprints), each
-    made twice (the second may replay): the same result bits or the same exception as the
-    Python function."""
+    footprints), on images of several shapes (a record with a view made on one replays the
+    others), each made twice (the second may replay): the same result bits or the same
+    exception as the Python function."""
     images = [f32(rng, 9, 12), f32(rng, 1, 7), f32(rng, 2, 5, 6), rng.uniform(-1, 1, (6, 6)),
-              rng.integers(0, 255, (8, 8)).astype(np.uint8)]
+              rng.integers(0, 255, (8, 8)).astype(np.uint8), f32(rng, 12, 9), f32(rng, 1, 1), f32(rng, 31, 2),
+              f32(rng, 1, 5, 6), rng.integers(0, 255, (3, 17)).astype(np.uint8)]
     weights = [f32(rng, 3, 3), f32(rng, 1, 4), f32(rng, 5), np.ones((2, 2, 2), np.float32), [[1, 2], [3, 4]]]
     modes = ["reflect", "nearest", "wrap", "constant", "mirror", "reflekt", 3]
     scalars = [0, 1, -1, True, 2.0, None, (0, 1), [1, 0]]
