@@ -48,7 +48,7 @@ SIZES = (256, 512, 1024, 2048, 4096, 8192)
 # large size, 50 calls each (each peer compiles its kernels on first use: seconds)
 QUICK = {"sizes": "256,2048", "only": "correlate 5x5,gaussian_filter 2", "calls": 50}
 # the "new shape each call" workloads cycle through twice as many image shapes as memhier keeps
-# records of, so that none of their calls finds one
+# records of, so that no call finds a record made for its own shape
 NEW_SHAPES = 2 * KEPT
 
 

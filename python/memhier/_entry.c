@@ -114,7 +114,7 @@ typedef struct {
                                               edges; the result is then the tuple of both), or None */
     PyObject *first_second; /* the offered call's second output, until it is kept */
     int into_given;         /* the call writes the caller's `output` array, not a new one */
-    PyObject *in_shape;     /* the shape of the input the record was made for */
+    PyObject *in_shape;     /* the shape of the input the record was made for (a view's fixed sides) */
     int view_n;             /* 0: the record serves in_shape alone; else how many sizes view gives */
     unsigned char view[VIEW_MAX][2]; /* size i: the product of the input's shape[view[i][0]:view[i][1]]:
                                         batch, rows, cols (conv2d's forms), batch, n (conv1d's), each
@@ -631,17 +631,15 @@ static int given_output_apart(const Record *r, PyObject *y, PyObject *x, void **
     return a + (uintptr_t)ybytes <= b || b + (uintptr_t)xbytes <= a;
 }
 
-/* Whether record r serves an input of this shape (of its number of axes: the key says so much)
- * into the caller's output array of given_shape (NULL: a new output): the shape the record was
- * made for, or with a view any shape with in_shape's sizes from view_fixed on and no axis of size
- * 0 (where the Python path makes no library call); the caller's output of the shape the record
+/* Whether record r, found under a key of this call, serves its input of this shape into the
+ * caller's output array of given_shape (NULL: a new output). A record without a view is kept
+ * under its own call's key alone, which holds both shapes: it serves. A view's record serves any
+ * shape of its number of axes with in_shape's sizes from view_fixed on and no axis of size 0
+ * (where the Python path makes no library call), into the caller's output of the shape the record
  * writes. -1 with an exception set where a shape does not read. */
 static int serves(const Record *r, PyObject *shape, PyObject *given_shape)
 {
-    if (!r->view_n) {
-        const int same = PyObject_RichCompareBool(shape, r->in_shape, Py_EQ);
-        return same <= 0 || !given_shape ? same : PyObject_RichCompareBool(given_shape, r->out_shape, Py_EQ);
-    }
+    if (!r->view_n) return 1;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); ++i) {
         const Py_ssize_t side = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
         if (side == -1 && PyErr_Occurred()) return -1;

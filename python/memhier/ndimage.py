@@ -742,7 +742,7 @@ class _KeptCall:
     every argument but the arrays' addresses fixed when the plan is kept. A call then takes its
     thread's context on the caller's stream, allocates its output and calls the library: what
     _Plan.run and _conv2d do for it, less what the kept signature's key already holds (the
-    input's kind, device, dtype, shape and contiguity, the weights' kind, device and shape, the
+    input's kind, device, dtype, number of axes and contiguity, the weights' kind, device and shape, the
     options: what _conv2d's checks read, and the first call passed them). A call into the caller's
     output array writes it instead (_direct_output checks it each call). The input's shape is the
     call's own: the key holds its number of axes, so images of every shape share the plan."""
