@@ -17,10 +17,16 @@ Three figures a call, from a loop of back-to-back calls and from single calls:
 each the least of --rounds rounds (3), a round timing every call once, so that a call's rounds lie
 minutes apart: a shared host runs stretches of seconds ~1.5x slower (the H200's: every figure in
 them, pure Python too), and the least of the rounds is the call's own cost, for memhier and its
-peers alike. Each loop is timed after one call of its own, untimed: a loop of one call, as a
-user's loop runs it. Between two rounds of one loop the sweep makes ~150 other calls, more than
+peers alike. A loop has --calls calls (100) at every size, so that the synchronize before it (which
+leaves the host slow for its first calls) weighs alike at every size; single calls are fewer from
+2048^2 up (single_calls). Each loop is timed after one call of its own, untimed: a loop of one
+call, as a user's loop runs it. Between two rounds of one loop the sweep makes ~150 other calls, more than
 memhier keeps records of (the 64 most recently made); the "new shape each call" workloads time
 that case on purpose: every call on an image of another shape, more shapes than memhier keeps.
+
+Beside the sweep (not with --quick): a stack of 1000 images in one call against its copy, and the
+host's floors a call's host cost sits on (host_floors: a CUDA operation queued from Python, a new
+CuPy array), timed in the same process.
 
 Writes JSON to --out; prints a table (memhier's per_call_us over the best peer's).
 usage: MEMHIER_LIBRARY=build/libmemhier.so PYTHONPATH=python python3 scripts/latency.py
@@ -79,7 +85,7 @@ def workloads():
             def call(mod):
                 into = {"output": cupy.empty_like(x)} if kept_output else {}
                 return lambda: getattr(mod, fn_name)(x, *args, **kwargs, **into)
-            return {lib: call(mod) for lib, mod in {"memhier": mnd, **nd}.items()}
+            return {lib: call(mod) for lib, mod in {"memhier": mnd, **nd}.items() if hasattr(mod, fn_name)}
         return make
 
     def new_shape_each_call(fn_name, *args):
@@ -160,7 +166,18 @@ def workloads():
             ("minimum_filter 5", same("minimum_filter", 5)),
             ("median_filter 3", same("median_filter", 3)),
             ("median_filter 3 new shape each call", new_shape_each_call("median_filter", 3)),
+            ("maximum_filter 5", same("maximum_filter", 5)),
+            ("minimum_filter1d 5", same("minimum_filter1d", 5, axis=0)),
+            ("maximum_filter1d 5", same("maximum_filter1d", 5, axis=0)),
+            ("rank_filter 3 rank 4", same("rank_filter", 4, size=3)),
+            ("percentile_filter 5 25%", same("percentile_filter", 25, size=5)),
+            ("grey_erosion 5", same("grey_erosion", size=5)),
+            ("grey_dilation 5", same("grey_dilation", size=5)),
             ("grey_opening 5", same("grey_opening", 5)),
+            ("grey_closing 5", same("grey_closing", size=5)),
+            ("morphological_gradient 5", same("morphological_gradient", size=5)),
+            ("white_tophat 5", same("white_tophat", size=5)),
+            ("black_tophat 5", same("black_tophat", size=5)),
             ("conv2d 5x5 same", conv2d),
             ("conv1d 31 same", conv1d),
             ("reduce_sum", reduce_sum),
@@ -196,20 +213,46 @@ def per_call_us(fn, sync, calls):
     return loop_us(fn, sync, calls)[1]
 
 
-def stack_against_copy(sync, calls=50):
+def stack_against_copy(sync, rounds, calls=50):
     """A stack of 1000 images of 256^2 through one correlate call (5x5, reflect): GPU time per
     call beside the copy floor (a device-to-device copy of the stack, which reads and writes
-    it once, as the filter must)."""
+    it once, as the filter must), each the least of `rounds` loops, the two taking turns."""
     x = cupy.asarray(np.random.default_rng(7).uniform(-1, 1, (1000, 256, 256)).astype(np.float32))
     w = cupy.asarray(np.random.default_rng(8).uniform(-1, 1, (5, 5)).astype(np.float32))
     y = cupy.empty_like(x)
-    filt = per_call_us(lambda: mnd.correlate(x, w, axes=(1, 2)), sync, calls)
-    copy = per_call_us(lambda: y.__setitem__(Ellipsis, x), sync, calls)
+    calls_of = {"filter": lambda: mnd.correlate(x, w, axes=(1, 2)), "copy": lambda: y.__setitem__(Ellipsis, x)}
+    best = {name: float("inf") for name in calls_of}
+    for _ in range(rounds):
+        for name, fn in calls_of.items():
+            fn()
+            best[name] = min(best[name], per_call_us(fn, sync, calls))
+    filt, copy = best["filter"], best["copy"]
     row = {"function": "correlate 5x5 stack 1000 x 256^2", "size": 256, "library": "memhier", "per_call_us": filt,
            "copy_us": copy, "x_copy_floor": filt / copy}
     print(f"{row['function']}: {filt:.1f} us a call, the copy {copy:.1f} us: {row['x_copy_floor']:.2f}x the floor",
           flush=True)
     return row
+
+
+def host_floors(sync, rounds, calls=200):
+    """What any call that returns new CuPy arrays pays on this host, in a loop as the sweep times
+    the calls (the least of `rounds` loops): one CUDA operation queued on the stream from Python
+    (cudaMemsetAsync of 4 bytes, CuPy's thin wrapper: a launch's host cost, less a kernel's
+    arguments), and one new CuPy array (cupy.ndarray, as memhier makes its outputs) of 256^2
+    float32 values and of 257 (a histogram's edges). A call that queues one launch and returns
+    k new arrays costs at least the first plus k of the others."""
+    buf = cupy.empty(1, np.float32)
+    stream = cupy.cuda.get_current_stream()
+    pieces = {"one stream operation": lambda: cupy.cuda.runtime.memsetAsync(buf.data.ptr, 0, 4, stream.ptr),
+              "new array 256^2": lambda: cupy.ndarray((256, 256), np.float32),
+              "new array 257": lambda: cupy.ndarray((257,), np.float32)}
+    best = {name: float("inf") for name in pieces}
+    for _ in range(rounds):
+        for name, fn in pieces.items():
+            fn()
+            best[name] = min(best[name], loop_us(fn, sync, calls)[0])
+    print("host floors: " + ", ".join(f"{name} {us:.2f} us" for name, us in best.items()), flush=True)
+    return best
 
 
 def image(n):
@@ -232,21 +275,27 @@ def sweep(args, save):
             for fn in libs.values():
                 for _ in range(5):  # warm-up: plans, workspaces, the peers' kernel caches
                     fn()
-            cases.append((name, n, libs, max(20, min(args.calls, int(args.calls * 1024 * 1024 / (n * n))))))
+            cases.append((name, n, libs, args.calls, single_calls(args.calls, n)))
     timed = {}
     for r in range(args.rounds):
-        for name, n, libs, calls in cases:
+        for name, n, libs, calls, singles in cases:
             for lib, fn in libs.items():
                 fn()  # the loop's own first call, untimed (the module's docstring)
-                timed.setdefault((name, n, lib), []).append((*loop_us(fn, sync, calls), host_idle_us(fn, sync, calls)))
+                timed.setdefault((name, n, lib), []).append((*loop_us(fn, sync, calls), host_idle_us(fn, sync, singles)))
         rows = [{"function": name, "size": n, "library": lib, "host_us": min(f[0] for f in figures),
                  "per_call_us": min(f[1] for f in figures), "host_idle_us": min(f[2] for f in figures)}
                 for (name, n, lib), figures in timed.items()]
         print(f"round {r + 1} of {args.rounds} done", flush=True)
         save(rows)
-    for name, n, _, _ in cases:
+    for name, n, *_ in cases:
         print_size(rows, name, n)
     return rows
+
+
+def single_calls(calls, n):
+    """How many single calls host_idle_us takes the median of at n^2: `calls` up to 1024^2, fewer
+    (at least 20) as the image grows, each waiting for the GPU."""
+    return max(20, min(calls, int(calls * 1024 * 1024 / (n * n))))
 
 
 def print_size(rows, name, n):
@@ -330,7 +379,8 @@ def main():
         profile(name, 256, 2000)
     result = {"device": memhier.info(0)["name"], "date": time.strftime("%Y-%m-%d"), "commit": args.commit or commit(),
               "calls": args.calls, "rounds": args.rounds, "cupy": cupy.__version__, "cucim": version("cucim"),
-              "torch": version("torch"), "loops_after_a_call": True}
+              "torch": version("torch"), "loops_after_a_call": True,
+              "loop_calls_every_size": True}
 
     def save(rows):
         if args.out:
@@ -341,7 +391,8 @@ def main():
     print(f"host probe: {result['host_probe_us'][0]:.0f} us", flush=True)
     rows = sweep(args, save)
     if not args.quick:
-        result["stack"] = stack_against_copy(cupy.cuda.get_current_stream().synchronize)
+        result["stack"] = stack_against_copy(cupy.cuda.get_current_stream().synchronize, args.rounds)
+        result["host_floors_us"] = host_floors(cupy.cuda.get_current_stream().synchronize, args.rounds)
     result["host_probe_us"].append(host_probe_us())
     print(f"host probe at the end: {result['host_probe_us'][1]:.0f} us", flush=True)
     save(rows)

@@ -412,7 +412,9 @@ def latency_table():
     sizes = sorted({r["size"] for r in d["rows"]})
     lines = [f"_{d['device']}, run of {d['date']} (`bench/results/{LATENCY_RESULTS.name}`), CuPy {d['cupy']}"
              + "".join(f", {name} {d[name]}" for name in ("cucim", "torch") if d.get(name)) +
-             f"; float32 images of n × n; µs a call in a loop of up to {d['calls']} calls: host (until the "
+             f"; float32 images of n × n; µs a call in a loop of "
+             + (f"{d['calls']} calls at every size" if d.get("loop_calls_every_size") else f"up to {d['calls']} calls")
+             + ": host (until the "
              f"last call returns) / per call (until the GPU finishes)"
              + (f", each the least of {d['rounds']} rounds over the sweep" if d.get("rounds") else "")
              + (", each loop timed after an untimed call of its own" if d.get("loops_after_a_call") else
@@ -442,6 +444,11 @@ def latency_table():
         st = d["stack"]
         lines += ["", f"_{st['function']} in one call: {st['per_call_us']:.0f} µs a call in a loop, "
                       f"{st['x_copy_floor']:.2f}x the copy of the stack ({st['copy_us']:.0f} µs)._"]
+    if d.get("host_floors_us"):
+        lines += ["", "_The host's floors in the same run, µs in a loop: " +
+                  ", ".join(f"{name} {us:.1f}" for name, us in d["host_floors_us"].items()) +
+                  " (a call that queues one launch and returns k new arrays pays at least the first and k of "
+                  "the others)._"]
     return "\n".join(lines)
 
 
