@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Why memhier.ndimage.percentile_filter(x, 25, size=5) loses to cupyx and cuCIM per call from
+512^2 up in scripts/latency.py (issue 64: every ndimage function at least as fast as both): GPU
+ms a call of a 5 x 5 rank other than the median (rank 6 of 25, as percentile 25 gives), the
+median (rank 12), and 3 x 3 and 7 x 7 ranks, through each GPU row that takes them (auto, network,
+bisect; median5x5 for the median), beside cupyx.scipy.ndimage and cuCIM's vendored ndimage, on
+float32 and uint8 images of 2048^2 and 8192^2. A line a call: the median of 5 timed calls after
+one warm-up, CUDA events around each.
+
+usage: cd lab/scripts && MEMHIER_LIBRARY=../../build/libmemhier.so PYTHONPATH=../../python \
+       python3 rank_percentile.py
+       (ncu: RANK_PERCENTILE_ONE=1 runs one auto call of the 8192^2 float32 5 x 5 rank 6 alone)"""
+import os
+
+import cupy as cp
+import cupyx.scipy.ndimage as cnd
+import numpy as np
+
+import memhier.ndimage as mnd
+
+
+def peers():
+    found = {"cupyx": cnd}
+    try:
+        from cucim.skimage._vendored import ndimage as cucim_nd
+        found["cucim"] = cucim_nd
+    except ImportError:
+        pass
+    return found
+
+
+def ms(fn):
+    fn()
+    times = []
+    for _ in range(5):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b))
+    return sorted(times)[2]
+
+
+def image(n, dtype):
+    v = np.random.default_rng(n).uniform(0, 255, (n, n))
+    return cp.asarray(v.astype(dtype))
+
+
+def main():
+    if os.environ.get("RANK_PERCENTILE_ONE"):
+        x = image(8192, np.float32)
+        mnd.rank_filter(x, 6, size=5)
+        cp.cuda.get_current_stream().synchronize()
+        return
+    cases = [("5x5 rank 6 (percentile 25)", 5, 6, ("network", "bisect")),
+             ("5x5 rank 12 (the median)", 5, 12, ("network", "bisect", "median5x5")),
+             ("3x3 rank 2", 3, 2, ("network", "bisect")),
+             ("7x7 rank 12", 7, 12, ("network", "bisect"))]
+    others = peers()
+    for dtype in (np.float32, np.uint8):
+        for n in (2048, 8192):
+            x = image(n, dtype)
+            for name, size, rank, rows in cases:
+                line = f"{np.dtype(dtype).name:8} {n:5}^2 {name:28}"
+                for row in ("auto",) + rows:
+                    line += f"  {row} {ms(lambda: mnd.rank_filter(x, rank, size=size, variant=row)):7.3f}"
+                for lib, mod in others.items():
+                    line += f"  {lib} {ms(lambda: mod.rank_filter(x, rank, size=size)):7.3f}"
+                print(line + " ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()
