@@ -32,7 +32,7 @@ template <int N> struct network_params {
     uint64_t cval_key;
     int planes[N];                   /* the plane of each set element from the output's */
     int2 offsets[N];                 /* (row, column) of each set element from the output */
-    long long deltas[N];             /* the same as distances between elements */
+    long long deltas[N];             /* the same as distances between elements (0 past the count) */
     double structure[N];
 };
 
@@ -75,6 +75,38 @@ template <int N, int P = 1, typename K> static __device__ __forceinline__ void s
     }
 }
 
+/* The key of window element k: the input's element i, or cval's where the element is outside
+ * the image and the mode reads cval (a constant in the interior's loop, where no check is made). */
+template <int N, typename T, typename K>
+static __device__ __forceinline__ K element_key(const network_params<N> &p, int k, long long i, bool outside)
+{
+    if constexpr (std::is_void<T>::value) {
+        const double v = outside ? p.cval : mh_load_double(p.in, (size_t)i, p.in_type);
+        return mh_rank_key(!p.has_structure ? v
+                           : p.structure_in_type && k > 0 /* scipy's: the first element in float64 */
+                               ? mh_rank_sum_in_type(p.in, (size_t)(outside ? 0 : i), outside, p.cval, p.in_type,
+                                                     p.structure[k])
+                               : v + p.structure[k]);
+    } else {
+        return outside ? (K)p.cval_key : narrow_key(((const T *)p.in)[i]);
+    }
+}
+
+/* The input's index of window element k of the output at (image, z, y, x, ch) near an edge, by
+ * the mode (-1: cval). */
+template <int N>
+static __device__ __forceinline__ long long border_element(const network_params<N> &p, int k, size_t image, long long z,
+                                                           long long y, unsigned x, unsigned ch)
+{
+    const long long v = mh_border_index(z + p.planes[k], p.depth, p.mode);
+    const long long r = mh_border_index(y + p.offsets[k].x, p.rows, p.mode);
+    const long long c = mh_border_index((long long)x + p.offsets[k].y, p.cols, p.mode);
+    return v < 0 || r < 0 || c < 0
+               ? -1
+               : (long long)(((image * (size_t)p.depth + (size_t)v) * (size_t)p.rows + (size_t)r) * p.inner +
+                             (size_t)c * p.channels + ch);
+}
+
 template <int N, typename T, typename K>
 static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 9 ? 4 : N <= 25 ? 2 : 1) rank_network_kernel(const network_params<N> p)
 {
@@ -86,33 +118,23 @@ static __global__ void __launch_bounds__(NETWORK_THREADS, N <= 9 ? 4 : N <= 25 ?
                 const size_t at = (image * (size_t)(p.depth * p.rows) + (size_t)line) * p.inner + q;
                 const bool inside = z >= p.front && z + p.back < p.depth && y >= p.above && y + p.below < p.rows &&
                                     (long long)x >= p.before && (long long)x + p.after < p.cols;
+                /* keys past the footprint's count rank above every rank asked. Inside the image
+                 * each element is at its distance from the output and every load is made (the
+                 * distances past the count are 0: the output's own element, its key then
+                 * replaced), with no branch between them, so that they are in flight together;
+                 * near an edge the mode maps each element. */
                 K keys[N];
+                if (inside) {
 #pragma unroll
-                for (int k = 0; k < N; ++k) {
-                    keys[k] = (K)~(K)0; /* past the footprint's count: above every rank asked */
-                    if (k < p.count) {
-                        long long i = (long long)at + p.deltas[k];
-                        if (!inside) {
-                            const long long v = mh_border_index(z + p.planes[k], p.depth, p.mode);
-                            const long long r = mh_border_index(y + p.offsets[k].x, p.rows, p.mode);
-                            const long long c = mh_border_index((long long)x + p.offsets[k].y, p.cols, p.mode);
-                            i = v < 0 || r < 0 || c < 0
-                                    ? -1
-                                    : (long long)(((image * (size_t)p.depth + (size_t)v) * (size_t)p.rows + (size_t)r) *
-                                                      p.inner +
-                                                  (size_t)c * p.channels + ch);
-                        }
-                        if constexpr (std::is_void<T>::value) {
-                            const double v = i < 0 ? p.cval : mh_load_double(p.in, (size_t)i, p.in_type);
-                            keys[k] = mh_rank_key(
-                                !p.has_structure ? v
-                                : p.structure_in_type && k > 0 /* scipy's: the first element in float64 */
-                                    ? mh_rank_sum_in_type(p.in, (size_t)(i < 0 ? 0 : i), i < 0, p.cval, p.in_type,
-                                                          p.structure[k])
-                                    : v + p.structure[k]);
-                        } else {
-                            keys[k] = i < 0 ? (K)p.cval_key : narrow_key(((const T *)p.in)[i]);
-                        }
+                    for (int k = 0; k < N; ++k) {
+                        const K key = element_key<N, T, K>(p, k, (long long)at + p.deltas[k], false);
+                        keys[k] = k < p.count ? key : (K)~(K)0;
+                    }
+                } else {
+#pragma unroll
+                    for (int k = 0; k < N; ++k) {
+                        const long long i = k < p.count ? border_element(p, k, image, z, y, x, ch) : 0;
+                        keys[k] = k < p.count ? element_key<N, T, K>(p, k, i, i < 0) : (K)~(K)0;
                     }
                 }
                 sort_network(keys);
