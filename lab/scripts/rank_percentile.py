@@ -4,12 +4,15 @@
 ms a call of a 5 x 5 rank other than the median (rank 6 of 25, as percentile 25 gives), the
 median (rank 12), and 3 x 3 and 7 x 7 ranks, through each GPU row that takes them (auto, network,
 bisect; median5x5 for the median), beside cupyx.scipy.ndimage and cuCIM's vendored ndimage, on
-float32 and uint8 images of 2048^2 and 8192^2. A line a call: the median of 5 timed calls after
-one warm-up, CUDA events around each.
+float32 and uint8 images of 2048^2 and 8192^2. A line a call: the median of 10 timed calls after
+3 warm-ups, CUDA events around each (typed_costs.ms; the figures of its first run, 2026-12-03, are
+the median of 5 after one warm-up).
 
 usage: cd lab/scripts && MEMHIER_LIBRARY=../../build/libmemhier.so PYTHONPATH=../../python \
        python3 rank_percentile.py
        (ncu: RANK_PERCENTILE_ONE=1 runs one auto call of the 8192^2 float32 5 x 5 rank 6 alone)"""
+import importlib
+import importlib.util
 import os
 
 import cupy as cp
@@ -17,29 +20,15 @@ import cupyx.scipy.ndimage as cnd
 import numpy as np
 
 import memhier.ndimage as mnd
+from typed_costs import ms  # GPU ms a call: the median of 10 after 3 warm-ups, events around each
 
 
 def peers():
+    """cupyx's ndimage and, where installed, cuCIM's vendored copy of it."""
     found = {"cupyx": cnd}
-    try:
-        from cucim.skimage._vendored import ndimage as cucim_nd
-        found["cucim"] = cucim_nd
-    except ImportError:
-        pass
+    if importlib.util.find_spec("cucim") is not None:
+        found["cucim"] = importlib.import_module("cucim.skimage._vendored.ndimage")
     return found
-
-
-def ms(fn):
-    fn()
-    times = []
-    for _ in range(5):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    return sorted(times)[2]
 
 
 def image(n, dtype):
