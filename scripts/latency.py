@@ -20,8 +20,8 @@ them, pure Python too), and the least of the rounds is the call's own cost, for 
 peers alike. A loop has --calls calls (100) at every size, so that the synchronize before it (which
 leaves the host slow for its first calls) weighs alike at every size; single calls are fewer from
 2048^2 up (single_calls). Each loop is timed after one call of its own, untimed: a loop of one
-call, as a user's loop runs it. Between two rounds of one loop the sweep makes ~150 other calls, more than
-memhier keeps records of (the 64 most recently made); the "new shape each call" workloads time
+call, as a user's loop runs it. Between two rounds of one loop the sweep makes hundreds of other
+calls, more than memhier keeps records of (the 64 most recently made); the "new shape each call" workloads time
 that case on purpose: every call on an image of another shape, more shapes than memhier keeps.
 
 Beside the sweep (not with --quick): a stack of 1000 images in one call against its copy, and the
