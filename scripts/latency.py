@@ -281,7 +281,8 @@ def sweep(args, save):
         for name, n, libs, calls, singles in cases:
             for lib, fn in libs.items():
                 fn()  # the loop's own first call, untimed (the module's docstring)
-                timed.setdefault((name, n, lib), []).append((*loop_us(fn, sync, calls), host_idle_us(fn, sync, singles)))
+                timing = (*loop_us(fn, sync, calls), host_idle_us(fn, sync, singles))
+                timed.setdefault((name, n, lib), []).append(timing)
         rows = [{"function": name, "size": n, "library": lib, "host_us": min(f[0] for f in figures),
                  "per_call_us": min(f[1] for f in figures), "host_idle_us": min(f[2] for f in figures)}
                 for (name, n, lib), figures in timed.items()]
