@@ -10,7 +10,8 @@ the median of 5 after one warm-up).
 
 usage: cd lab/scripts && MEMHIER_LIBRARY=../../build/libmemhier.so PYTHONPATH=../../python \
        python3 rank_percentile.py
-       (ncu: RANK_PERCENTILE_ONE=1 runs one auto call of the 8192^2 float32 5 x 5 rank 6 alone)"""
+       (ncu: RANK_PERCENTILE_ONE=N runs one auto call of the N^2 float32 5 x 5 rank 6 alone, N = 1:
+       8192)"""
 import importlib
 import importlib.util
 import os
@@ -38,7 +39,8 @@ def image(n, dtype):
 
 def main():
     if os.environ.get("RANK_PERCENTILE_ONE"):
-        x = image(8192, np.float32)
+        n = int(os.environ["RANK_PERCENTILE_ONE"])
+        x = image(8192 if n == 1 else n, np.float32)
         mnd.rank_filter(x, 6, size=5)
         cp.cuda.get_current_stream().synchronize()
         return
