@@ -8,6 +8,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,7 +88,11 @@ static mh_status check_cuda_buffer(mh_context *ctx, const char *what, const void
 /* Whether this process has loaded CUDA's driver (CUDA's runtime loads it when it starts, and it
  * stays): before that no pointer is CUDA memory, and asking would start the driver, a tenth of a
  * second and more on a GPU machine for a call that runs on the CPU. The loaded objects' names
- * are read in memory (dlopen's RTLD_NOLOAD would search the library path on every call). */
+ * are read in memory (dlopen's RTLD_NOLOAD would search the library path on every call), and
+ * read again only when objects were loaded since the last reading found no driver: the loader
+ * counts the objects it has added (dl_phdr_info's dlpi_adds, which the first object's entry
+ * gives), so a CPU call on a machine without the driver pays one look at that count, not a
+ * walk over every object's name. */
 static int names_cuda_driver(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size, (void)data;
@@ -95,11 +100,27 @@ static int names_cuda_driver(struct dl_phdr_info *info, size_t size, void *data)
     return strncmp(slash ? slash + 1 : info->dlpi_name, "libcuda.so", 10) == 0;
 }
 
+/* The loader's count of objects added, into *data; 2 where this loader does not give it. */
+static int objects_added(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size < offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds) return 2;
+    *(unsigned long long *)data = info->dlpi_adds;
+    return 1;
+}
+
 static int cuda_driver_loaded(void)
 {
     static atomic_int seen;
+    static atomic_ullong read_at; /* the count of objects added when the names last were read, 0: never */
     if (atomic_load_explicit(&seen, memory_order_relaxed)) return 1;
-    if (!dl_iterate_phdr(names_cuda_driver, NULL)) return 0;
+    unsigned long long adds = 0;
+    const int counted = dl_iterate_phdr(objects_added, &adds) == 1 && adds != 0;
+    if (counted && adds == atomic_load_explicit(&read_at, memory_order_relaxed)) return 0;
+    if (!dl_iterate_phdr(names_cuda_driver, NULL)) {
+        /* the count read before the names: an object added since makes the next call read them */
+        if (counted) atomic_store_explicit(&read_at, adds, memory_order_relaxed);
+        return 0;
+    }
     atomic_store_explicit(&seen, 1, memory_order_relaxed);
     return 1;
 }
