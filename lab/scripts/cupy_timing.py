@@ -1,7 +1,8 @@
 """Host time of a call in a loop on CuPy arrays, for the lab's host-cost probes (host_cost.py,
 host_profile.py, entry_overhead.py), host time of single calls (walk_border.py,
-auto_host_cost.py), and GPU time a call (correlate_float64.py, walk_border.py): imported from
-this folder, where those scripts run."""
+auto_host_cost.py), a loop's time until the GPU is done (stack_timing.py, host_after_wait.py),
+and GPU time a call (correlate_float64.py, walk_border.py): imported from this folder, where
+those scripts run."""
 import time
 
 import cupy
@@ -19,6 +20,18 @@ def per_call_us(fn, loops, warmup=100):
     t = time.perf_counter() - t0
     cupy.cuda.get_current_stream().synchronize()
     return t / loops * 1e6
+
+
+def until_done_us(fn, calls):
+    """us a call of fn() over `calls` back-to-back calls, from a drained stream until the GPU
+    finishes the last (latency.py's per call figure: the larger of the host cost and the GPU
+    time)."""
+    cupy.cuda.get_current_stream().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    cupy.cuda.get_current_stream().synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
 
 
 def gpu_ms(fn, reps=20):

@@ -23,7 +23,7 @@ import cupyx.scipy.ndimage as cnd
 import numpy as np
 
 import memhier.ndimage as mnd
-from cupy_timing import gpu_ms
+from cupy_timing import gpu_ms, until_done_us
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
 from latency import host_idle_us  # noqa: E402
@@ -114,15 +114,6 @@ def sizes():
             print(f"{n:5}^2 {name:28} {single:8.1f} {loop:8.1f}", flush=True)
 
 
-def wall_us(fn, calls=50):
-    sync()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    sync()
-    return (time.perf_counter() - t0) / calls * 1e6
-
-
 def stack():
     print("== the stack 1000 x 256^2, 5 x 5 reflect: us a call (least of 3)")
     rng = np.random.default_rng(7)
@@ -132,13 +123,13 @@ def stack():
     w = cupy.asarray(np.random.default_rng(8).uniform(-1, 1, (5, 5)).astype(np.float32))
     y = cupy.empty_like(uniform)
     copy = lambda: y.__setitem__(Ellipsis, uniform)  # noqa: E731
-    print(f"copy: wall {min(wall_us(copy) for _ in range(3)):.1f}, events {min(gpu_ms(copy, 50) for _ in range(3)) * 1e3:.1f}")
+    print(f"copy: wall {min(until_done_us(copy, 50) for _ in range(3)):.1f}, events {min(gpu_ms(copy, 50) for _ in range(3)) * 1e3:.1f}")
     for data_name, x in (("uniform", uniform), ("wide", wide)):
         for label, kwargs in (("new output", {}), ("output=", {"output": y}), ("variant tiles", {"variant": "tiles"}),
                               ("variant walk", {"variant": "walk"}), ("variant auto, output=", {"variant": "auto", "output": y})):
             fn = lambda: mnd.correlate(x, w, axes=(1, 2), **kwargs)  # noqa: E731
             fn()
-            wall = min(wall_us(fn) for _ in range(3))
+            wall = min(until_done_us(fn, 50) for _ in range(3))
             events = min(gpu_ms(fn, 50) for _ in range(3)) * 1e3
             print(f"{data_name:8} {label:24} wall {wall:7.1f}  events {events:7.1f}", flush=True)
 

@@ -7,27 +7,19 @@ one process, the least of 5 rounds of 50 calls, beside the copy timed both ways.
 
 usage: cd lab/scripts && MEMHIER_LIBRARY=../../build/libmemhier.so PYTHONPATH=../../python \
        python3 stack_timing.py"""
-import time
-
 import cupy
 import numpy as np
 
 import memhier.ndimage as mnd
-from cupy_timing import gpu_ms
+from cupy_timing import gpu_ms, until_done_us
 
 CALLS, ROUNDS = 50, 5
 
 
 def host_loop_us(fn):
     """latency.py's figure: from the loop's start until the GPU finishes, over the calls."""
-    sync = cupy.cuda.get_current_stream().synchronize
     fn()
-    sync()
-    t0 = time.perf_counter()
-    for _ in range(CALLS):
-        fn()
-    sync()
-    return (time.perf_counter() - t0) / CALLS * 1e6
+    return until_done_us(fn, CALLS)
 
 
 def events_us(fn):
