@@ -235,7 +235,7 @@ static mh_status bisect_run(mh_context *ctx, const mh_args *args)
  * index by `outputs` positions, its keys in shared memory position-major, so that a warp reads
  * consecutive addresses on either axis. A maximum runs as the minimum of the keys' complements. */
 enum { MINMAX_THREADS = 256, MINMAX_WIDE_LINES = 32, MINMAX_TILE_OUTPUTS = 4096,
-       MINMAX_SMEM_MAX = 160 * 1024 };
+       MINMAX_SMEM_MAX = 160 * 1024, MINMAX_BATCH = 8 };
 
 struct minmax_params {
     const void *in;
@@ -247,7 +247,6 @@ struct minmax_params {
     uint64_t flip;               /* 0 for the minimum, ~0 for the maximum */
     uint64_t cval_key;           /* cval's key, flipped */
     int lines, outputs;          /* a tile's */
-    float inverse;               /* 1 / lines, a little above */
     size_t line_tiles, position_tiles, tiles;
 };
 
@@ -280,15 +279,54 @@ static minmax_shape minmax_tile(size_t inner, size_t k, size_t key_bytes)
     return t;
 }
 
-/* e / lines and its remainder for the tile's element e (below 2^24) without an integer division:
- * a float quotient, corrected by one either way. */
-static __device__ __forceinline__ int tile_position(int e, int lines, float inverse, int *line)
+/* A thread's walk over a tile's elements e = threadIdx.x + j * MINMAX_THREADS: e's position
+ * (e / lines) and line (its remainder), moved a stride at a time without a division. */
+struct tile_walk {
+    int pos, line;
+    __device__ tile_walk(int lines) : pos((int)threadIdx.x / lines), line((int)threadIdx.x % lines) {}
+    __device__ __forceinline__ void next(int lines)
+    {
+        pos += MINMAX_THREADS / lines;
+        line += MINMAX_THREADS % lines;
+        if (line >= lines) line -= lines, ++pos;
+    }
+};
+
+template <typename T, typename K> static __device__ __forceinline__ K minmax_key(const minmax_params &p, size_t i)
 {
-    int pos = __float2int_rz(__int2float_rn(e) * inverse);
-    pos -= pos * lines > e;
-    pos += (pos + 1) * lines <= e;
-    *line = e - pos * lines;
-    return pos;
+    if constexpr (std::is_void<T>::value) return (K)mh_rank_key(mh_load_double(p.in, i, p.in_type)) ^ (K)p.flip;
+    else return (K)narrow_key(((const T *)p.in)[i]) ^ (K)p.flip;
+}
+
+/* The tile's keys into a, MINMAX_BATCH of a thread's elements loaded before any is stored, so
+ * that their loads are in flight together: one at a time, the resident blocks hold a few KB an
+ * SM in flight, a third of what HBM needs to stream. Inside: every source position of the tile
+ * in its line and every line in inner, read without the mode's mapping or a check between the
+ * loads. */
+template <typename T, typename K, bool Inside>
+static __device__ __forceinline__ void minmax_load(const minmax_params &p, K *a, size_t base, long long first,
+                                                   size_t inner0)
+{
+    const int lines = p.lines, elements = (p.outputs + p.k - 1) * lines;
+    tile_walk w(lines);
+    for (int e0 = threadIdx.x; e0 < elements; e0 += MINMAX_BATCH * MINMAX_THREADS) {
+        K keys[MINMAX_BATCH];
+#pragma unroll
+        for (int j = 0; j < MINMAX_BATCH; ++j, w.next(lines)) {
+            const bool in_tile = e0 + j * MINMAX_THREADS < elements;
+            if (Inside) {
+                const size_t i = base + (size_t)(first + w.pos - p.anchor) * p.inner + w.line;
+                keys[j] = in_tile ? minmax_key<T, K>(p, i) : (K)p.cval_key;
+            } else {
+                const long long src = mh_border_index(first + w.pos - p.anchor, p.n, p.mode);
+                const bool read = in_tile && src >= 0 && inner0 + w.line < p.inner;
+                keys[j] = read ? minmax_key<T, K>(p, base + (size_t)src * p.inner + w.line) : (K)p.cval_key;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < MINMAX_BATCH; ++j)
+            if (e0 + j * MINMAX_THREADS < elements) a[e0 + j * MINMAX_THREADS] = keys[j];
+    }
 }
 
 template <typename T, typename K>
@@ -296,7 +334,6 @@ static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(cons
 {
     extern __shared__ __align__(8) unsigned char minmax_bytes[];
     K *const minmax_keys = (K *)minmax_bytes;
-    const K flip = (K)p.flip;
     const int span = p.outputs + p.k - 1, lines = p.lines, elements = span * lines;
     for (size_t t = blockIdx.x; t < p.tiles; t += gridDim.x) {
         const size_t line_tile = t % p.line_tiles, rest = t / p.line_tiles;
@@ -304,18 +341,10 @@ static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(cons
         const size_t outer = rest / p.position_tiles, inner0 = line_tile * (size_t)lines;
         const size_t base = outer * (size_t)p.n * p.inner + inner0;
         K *a = minmax_keys, *b = minmax_keys + elements;
-        for (int e = threadIdx.x; e < elements; e += MINMAX_THREADS) {
-            int line;
-            const int pos = tile_position(e, lines, p.inverse, &line);
-            const long long src = mh_border_index(first + pos - p.anchor, p.n, p.mode);
-            K key = (K)p.cval_key;
-            if (inner0 + line < p.inner && src >= 0) {
-                const size_t i = base + (size_t)src * p.inner + line;
-                if constexpr (std::is_void<T>::value) key = (K)mh_rank_key(mh_load_double(p.in, i, p.in_type)) ^ flip;
-                else key = (K)narrow_key(((const T *)p.in)[i]) ^ flip;
-            }
-            a[e] = key;
-        }
+        if (first >= p.anchor && first - p.anchor + span <= p.n && inner0 + lines <= p.inner)
+            minmax_load<T, K, true>(p, a, base, first, inner0);
+        else
+            minmax_load<T, K, false>(p, a, base, first, inner0);
         __syncthreads();
         /* after a step of width w, a[pos] holds the least of the 2w keys from pos: valid wherever
          * they lie in the tile; the last step's windows are the largest power of two <= k */
@@ -331,15 +360,14 @@ static __global__ void __launch_bounds__(MINMAX_THREADS) rank_minmax_kernel(cons
             a = b, b = swap;
         }
         const int shift = (p.k - w) * lines;
-        for (int e = threadIdx.x; e < p.outputs * lines; e += MINMAX_THREADS) {
-            int line;
-            const int pos = tile_position(e, lines, p.inverse, &line);
-            if (first + pos >= p.n || inner0 + line >= p.inner) continue;
-            const K x = a[e], y = a[e + shift], least = (y < x ? y : x) ^ flip;
+        tile_walk at(lines);
+        for (int e = threadIdx.x; e < p.outputs * lines; e += MINMAX_THREADS, at.next(lines)) {
+            if (first + at.pos >= p.n || inner0 + at.line >= p.inner) continue;
+            const K x = a[e], y = a[e + shift], least = (y < x ? y : x) ^ (K)p.flip;
             double value;
             if constexpr (std::is_void<T>::value) value = mh_rank_value(least);
             else value = narrow_value<T>((uint32_t)least);
-            mh_store_double(p.out, base + (size_t)(first + pos) * p.inner + line, p.out_type, value);
+            mh_store_double(p.out, base + (size_t)(first + at.pos) * p.inner + at.line, p.out_type, value);
         }
         __syncthreads();
     }
@@ -379,7 +407,7 @@ static mh_status minmax_pass(mh_context *ctx, const mh_rank_desc *d, const mh_ra
         const uint64_t flip = d->rank == 0 ? 0 : ~0ull;
         minmax_params p = {in, out, d->in_type, out_type, (long long)l->n, l->outer, l->inner, (int)l->k,
                            (int)l->anchor, (int)d->mode, flip, cval_key<T, K>(d->cval) ^ flip, t.lines, t.outputs,
-                           (1.0f + 1e-6f) / (float)t.lines, mh_ceil_div(l->inner, (size_t)t.lines),
+                           mh_ceil_div(l->inner, (size_t)t.lines),
                            mh_ceil_div(l->n, (size_t)t.outputs), 0};
         p.tiles = l->outer * p.line_tiles * p.position_tiles;
         const void *kernel = (const void *)rank_minmax_kernel<T, K>;
