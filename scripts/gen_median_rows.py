@@ -2,7 +2,8 @@
 """Writes src/core/rank_median_rows.h: the medians of full 5 x 5 and 7 x 7 windows by sorted rows, and
 of full 3 x 3 x 3 windows by sorted planes, as minimum and maximum operations generated from
 Batcher's odd-even merges, pruned to what the median reads and checked by the 0-1 principle before
-anything is written.
+anything is written; and for any rank of a full 3 x 3, 5 x 5 or 7 x 7 window the middle merged in
+full (the rows that use it pick the rank's key from it and an output's own row at run time).
 
 The rows that use it walk down a column of outputs, two at a time. Each input row's side keys
 around the column are sorted once (sort). Outputs y and y + 1 (their windows' top rows y and
@@ -15,7 +16,8 @@ Selection networks of minimum and maximum commute with every monotone map of the
 network that selects its rank on every input of 0s and 1s selects it on every input (the 0-1
 principle). sort is tried on every 0/1 input; select(middle(pairs)) on every input of side sorted
 0/1 rows ((side + 1)^side: a row's 0s, then its 1s), which covers both outputs (the second is the
-same function of its own row); a wrong rank is shown to fail.
+same function of its own row); a wrong rank is shown to fail; a full middle is sorted on every
+such input.
 
 A 3 x 3 x 3 window is the same walk over planes: a "row" is a plane's nine keys (sort sorts nine),
 the outputs of a step share the two planes both windows hold (one pair, so middle merges two sorted
@@ -33,6 +35,8 @@ import numpy as np
 HEADER = pathlib.Path(__file__).resolve().parent.parent / "src/core/rank_median_rows.h"
 # (the functions' name, the rows a window spans, the keys a row holds): 5 x 5, 7 x 7 and 3 x 3 x 3
 WINDOWS = (("5", 5, 5), ("7", 7, 7), ("3x3x3", 3, 9))
+# the sides of the squares whose middles are written in full, for any rank
+RANKED = (3, 5, 7)
 
 
 class Net:
@@ -126,6 +130,17 @@ def check(side, width):
     assert (net.run([wrong], values)[0] != want).any(), "the check cannot fail"
 
 
+def check_full_middle(side):
+    """Raises where a full middle is not the side - 1 shared rows' keys in order."""
+    net, rows, pairs, middle, _ = window(side, side)
+    zeros = np.array(list(itertools.product(range(side + 1), repeat=side - 1)), np.int8)  # rows 1 .. side - 1
+    values = {(k + 1, i): np.packbits(zeros[:, k] <= i) for k in range(side - 1) for i in range(side)}
+    got = np.stack([np.unpackbits(w)[:len(zeros)] for w in net.run(middle, values)], axis=1)
+    ones = side * (side - 1) - zeros.sum(axis=1, dtype=np.int32)  # a row of z zeros holds side - z ones
+    want = np.arange(len(middle))[None, :] >= (len(middle) - ones)[:, None]
+    assert (got.astype(bool) == want).all(), f"the full middle of {side} x {side} is not in order"
+
+
 def body(net, params, outs, key):
     """C statements computing outs from the wires in params ({wire: C expression})."""
     lines, names = [], dict(params)
@@ -188,16 +203,48 @@ def functions(label, side, width, key="MH_MEDIAN_KEY"):
             "reads */", "", *text]
 
 
+def ranked_functions(side, key="MH_MEDIAN_KEY"):
+    """Any rank's C functions of a side x side square: for 3 the sort of a row's three keys and the
+    middle from the two shared rows, for 5 and 7 the middle from the pairs (the medians' sort and
+    pair, which are whole, serve them)."""
+    net, rows, pairs, middle, _ = window(side, side)
+    name, n = f"mh_rank{side}", len(middle)
+    text = []
+    if side == 3:
+        sort_net = Net()
+        k = sort_net.inputs("k", side)
+        out = sort_net.sort(k)
+        lines, names = body(sort_net, {k[i]: f"k[{i}]" for i in range(side)}, out, key)
+        text += function(f"The {side} keys in k sorted in place.", f"void {name}_sort({key} k[{side}])", lines,
+                         [f"    k[{i}] = {names[out[i]]};" for i in range(side)])
+        params, sources = {**{rows[1][i]: f"a[{i}]" for i in range(side)},
+                           **{rows[2][i]: f"b[{i}]" for i in range(side)}}, ("a", "b")
+        width = side
+    else:
+        letters = "pqu"[:len(pairs)]
+        params = {pairs[j][i]: f"{letters[j]}[{i}]" for j in range(len(pairs)) for i in range(2 * side)}
+        sources, width = letters, 2 * side
+    lines, names = body(net, params, middle, key)
+    text += function(f"The {side - 1} rows both outputs of a step hold, all {n} keys in order (any rank of a full "
+                     f"{side} x {side} window).",
+                     f"void {name}_middle(" + ", ".join(f"const {key} {c}[{width}]" for c in sources) +
+                     f", {key} m[{n}])", lines, [f"    m[{i}] = {names[middle[i]]};" for i in range(n)])
+    return [f"enum {{ MH_RANK{side}_MIDDLE = {n} }}; /* the keys of a {side} x {side} window's full middle */", "",
+            *text]
+
+
 def header():
     parts = [line for window_ in WINDOWS for line in functions(*window_)]
+    parts += [line for side in RANKED for line in ranked_functions(side)]
     return "\n".join([
         "/* Generated by scripts/gen_median_rows.py: do not edit. The medians of full 5 x 5 and 7 x 7",
         " * windows by sorted rows, for rows that walk down a column of outputs two at a time: each",
         " * input row's keys sorted once (sort), two sorted rows merged (pair), the pairs of the rows",
         " * both outputs' windows hold merged into the keys a median reads (middle), and each of the",
         " * two outputs the median of its own last row with them (select); and of full 3 x 3 x 3",
-        " * windows the same way over planes of nine keys. Minimum and maximum only, checked by the",
-        " * 0-1 principle on every input of sorted 0/1 rows. The includer defines MH_MEDIAN_KEY, the",
+        " * windows the same way over planes of nine keys; for any rank of a full 3 x 3, 5 x 5 or 7 x 7",
+        " * window, the middle merged in full. Minimum and maximum only, checked by the 0-1 principle",
+        " * on every input of sorted 0/1 rows. The includer defines MH_MEDIAN_KEY, the",
         " * keys' type (the CPU's rows 64 bits, the GPU's 32). */",
         "#ifndef MH_RANK_MEDIAN_ROWS_H", "#define MH_RANK_MEDIAN_ROWS_H", "", "#ifndef MH_MEDIAN_KEY",
         "#error \"define MH_MEDIAN_KEY, the keys' type, before including rank_median_rows.h\"", "#endif", "",
@@ -210,6 +257,8 @@ def header():
 def main():
     for _, side, width in WINDOWS:
         check(side, width)
+    for side in RANKED:
+        check_full_middle(side)
     text = header()
     if sys.argv[1:] == ["--check"]:
         if HEADER.read_text() != text:

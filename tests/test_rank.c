@@ -206,9 +206,9 @@ static void rectangle_case(mh_rank_desc *d, unsigned char *footprint, int i)
 }
 
 /* The median of a full 3 x 3, 5 x 5 or 7 x 7 window, or a 3 x 3 x 3 one of a volume (the median
- * rows): images of several blocks along a row and several segments or bands down the columns,
- * volumes of several segments across the planes or several tiles down the rows, or tiny ones;
- * now and then another rank. */
+ * rows), and now and then another rank (sorted-rows; network for volumes): images of several
+ * blocks along a row and several segments or bands down the columns, volumes of several segments
+ * across the planes or several tiles down the rows, or tiny ones. */
 static void median_case(mh_rank_desc *d, unsigned char *footprint, int i)
 {
     const int cube = i % 4 == 3;
@@ -219,7 +219,7 @@ static void median_case(mh_rank_desc *d, unsigned char *footprint, int i)
         d->rows = 5 + below(4), d->cols = 1000 + below(600), d->channels = 3;
     else if (i % 2) d->rows = 1 + below(150), d->cols = 1 + below(150);
     memset(footprint, 1, planes * side * side);
-    d->rank = i % 8 == 7 ? below(planes * side * side) : planes * side * side / 2;
+    d->rank = i % 4 == 1 || i % 8 == 7 ? below(planes * side * side) : planes * side * side / 2;
 }
 
 static void one_case(mh_context *ctx, int i)
@@ -383,8 +383,9 @@ static void refusals(mh_context *cpu)
           "auto on the CPU, a 7 x 7 median: %s", chosen ? chosen->name : mh_context_error(cpu));
 }
 
-/* auto on a GPU: the median rows for full squares' medians, network before histogram up to 25
- * set elements and after it past them, bisect past what they take. */
+/* auto on a GPU: the median rows for full squares' medians, sorted-rows for their other ranks
+ * (32-bit keys), network before histogram up to 25 set elements and after it past them, bisect
+ * past what they take. */
 static void gpu_auto(mh_context *gpu)
 {
     static unsigned char full[31 * 31];
@@ -395,8 +396,9 @@ static void gpu_auto(mh_context *gpu)
         const char *want;
     } picks[] = {
         {MH_F32, 3, 4, "rank/median3x3"},  {MH_U8, 5, 12, "rank/median5x5"},  {MH_F32, 7, 24, "rank/median7x7"},
-        {MH_U8, 5, 3, "rank/network"},     {MH_I8, 7, 3, "rank/histogram"},   {MH_U8, 31, 480, "rank/histogram"},
-        {MH_F32, 5, 3, "rank/network"},    {MH_F32, 15, 112, "rank/bisect"}, {MH_U16, 7, 3, "rank/network"},
+        {MH_U8, 5, 3, "rank/sorted-rows"}, {MH_I8, 9, 3, "rank/histogram"},   {MH_U8, 31, 480, "rank/histogram"},
+        {MH_F32, 5, 3, "rank/sorted-rows"}, {MH_F32, 15, 112, "rank/bisect"}, {MH_U16, 7, 3, "rank/sorted-rows"},
+        {MH_F32, 3, 0, "rank/vanherk"},    {MH_U16, 4, 3, "rank/network"},    {MH_F64, 5, 3, "rank/network"},
     };
     for (size_t i = 0; i < sizeof picks / sizeof picks[0]; ++i) {
         const mh_rank_desc d = {1,     64,    64,   1, picks[i].type, picks[i].type, full, picks[i].side, picks[i].side,

@@ -45,6 +45,7 @@ struct median3_params {
     size_t row_values, batch, segment, segments; /* segment: the rows a walk takes */
     long long plane_rows; /* median3x3x3: a volume's rows a plane */
     int anchor_plane_row; /* and the window's row over its output */
+    int rank;             /* sorted-rows: the rank asked */
 };
 
 static __device__ __forceinline__ uint32_t least3(uint32_t a, uint32_t b, uint32_t c) { return __vimin3_u32(a, b, c); }
@@ -221,17 +222,69 @@ template <int Side, int Width = Side> struct median_rows { /* the window's netwo
     }
     enum { MIDDLE = Width == 9 ? (int)MH_MEDIAN3X3X3_MIDDLE : Side == 5 ? (int)MH_MEDIAN5_MIDDLE : (int)MH_MEDIAN7_MIDDLE,
            PAIRS = Side / 2, KEPT = Side / 2 + 1 };
-    static __device__ __forceinline__ void middle(const uint32_t (&p)[PAIRS][2 * Width], uint32_t (&m)[MIDDLE])
+    uint32_t m[MIDDLE]; /* the step's middle */
+    __device__ __forceinline__ void middle(const uint32_t (&p)[PAIRS][2 * Width])
     {
         if constexpr (Width == 9) mh_median3x3x3_middle(p[0], p[0] + Width, m);
         else if constexpr (Side == 5) mh_median5_middle(p[0], p[1], m);
         else mh_median7_middle(p[0], p[1], p[2], m);
     }
-    static __device__ __forceinline__ uint32_t select(const uint32_t (&r)[Width], const uint32_t (&m)[MIDDLE])
+    __device__ __forceinline__ uint32_t select(const uint32_t (&r)[Width]) const
     {
         if constexpr (Width == 9) return mh_median3x3x3_select(r, m);
         else if constexpr (Side == 5) return mh_median5_select(r, m);
         else return mh_median7_select(r, m);
+    }
+};
+
+/* Any rank of a full Side x Side window (sorted-rows): the walk's rows, pairs and middle as the
+ * medians' but the middle merged in full, into the thread's column of shared memory (places
+ * S[1 .. MIDDLE]); an output's key, the (rank + 1)-th least of its own sorted row r and the
+ * middle, is the least over the ways to take rank + 1 keys from the two, i from r and the rest
+ * from the middle, of the greater of the last taken from each: min over i of max(r[i - 1],
+ * S[rank + 1 - i]). S[0] is a key below every key (0: none taken from the middle), the places
+ * below 0 and past the middle above every key (no such way), written once: the run-time rank
+ * reads Side + 1 places of the column with no select over the keys. */
+template <int Side> struct ranked_rows {
+    enum { PAIRS = Side / 2, KEPT = Side / 2 + 1, MIDDLE = Side * (Side - 1), BELOW = Side - 1,
+           PLACES = Side * Side + Side };
+    uint32_t *column; /* S[x] at column[(x + BELOW) * MEDIAN3_THREADS] */
+    const uint32_t *ranked; /* S[rank + 1] */
+    __device__ ranked_rows(uint32_t *keys, int rank)
+        : column(keys + threadIdx.x), ranked(column + (rank + 1 + BELOW) * MEDIAN3_THREADS)
+    {
+#pragma unroll
+        for (int x = -BELOW; x <= Side * Side; ++x)
+            if (x <= 0 || x > MIDDLE) column[(x + BELOW) * MEDIAN3_THREADS] = x == 0 ? 0u : ~0u;
+    }
+    static __device__ __forceinline__ void sort(uint32_t (&k)[Side])
+    {
+        if constexpr (Side == 3) mh_rank3_sort(k);
+        else median_rows<Side>::sort(k);
+    }
+    static __device__ __forceinline__ void pair(const uint32_t (&a)[Side], const uint32_t (&b)[Side],
+                                                uint32_t (&p)[2 * Side])
+    {
+        if constexpr (Side == 3) { /* one pair: the middle merges the two rows itself */
+#pragma unroll
+            for (int i = 0; i < Side; ++i) p[i] = a[i], p[Side + i] = b[i];
+        } else median_rows<Side>::pair(a, b, p);
+    }
+    __device__ __forceinline__ void middle(const uint32_t (&p)[PAIRS][2 * Side])
+    {
+        uint32_t m[MIDDLE];
+        if constexpr (Side == 3) mh_rank3_middle(p[0], p[0] + Side, m);
+        else if constexpr (Side == 5) mh_rank5_middle(p[0], p[1], m);
+        else mh_rank7_middle(p[0], p[1], p[2], m);
+#pragma unroll
+        for (int j = 0; j < MIDDLE; ++j) column[(j + 1 + BELOW) * MEDIAN3_THREADS] = m[j];
+    }
+    __device__ __forceinline__ uint32_t select(const uint32_t (&r)[Side]) const
+    {
+        uint32_t key = ranked[0];
+#pragma unroll
+        for (int i = 1; i <= Side; ++i) key = min(key, max(r[i - 1], ranked[-i * MEDIAN3_THREADS]));
+        return key;
     }
 };
 
@@ -261,11 +314,11 @@ static __device__ __forceinline__ void median_rows_load(const median3_params &p,
  * keys (Side for squares, 9 for 3 x 3 x 3 windows, whose rows are planes). A step loads each new
  * row just before it sorts it: loaded at the step's start, two rows' keys would be held through
  * the middle and the first select, registers that more blocks an SM need (median_blocks). */
-template <typename T, bool Same, int Side, int Width, bool Inside>
-static __device__ __forceinline__ void median_rows_walk(const median3_params &p, const T *in, const int (&w)[Width],
-                                                        size_t out, long long top, long long outputs)
+template <typename T, bool Same, int Side, int Width, bool Inside, typename N>
+static __device__ __forceinline__ void median_rows_walk(const median3_params &p, N &net, const T *in,
+                                                        const int (&w)[Width], size_t out, long long top,
+                                                        long long outputs)
 {
-    using N = median_rows<Side, Width>;
     /* rows y, y + 2, ...; pairs of rows from y + 1, y + 3, ...; the step's two new rows */
     uint32_t kept[N::KEPT][Width], pairs[N::PAIRS][2 * Width], s[Width], t[Width];
     median_rows_load<T, Width, Inside>(p, in, w, top, kept[0]);
@@ -278,13 +331,12 @@ static __device__ __forceinline__ void median_rows_walk(const median3_params &p,
         N::pair(s, kept[k + 1], pairs[k]);
     }
     for (long long n = 0; n < outputs; n += 2, out += 2 * p.row_values) {
-        uint32_t m[N::MIDDLE];
-        N::middle(pairs, m);
-        median3_store<T, Same>(p, out, N::select(kept[0], m));
+        net.middle(pairs);
+        median3_store<T, Same>(p, out, net.select(kept[0]));
         if (n + 1 == outputs) break;
         median_rows_load<T, Width, Inside>(p, in, w, top + n + Side, s);
         N::sort(s);
-        median3_store<T, Same>(p, out + p.row_values, N::select(s, m));
+        median3_store<T, Same>(p, out + p.row_values, net.select(s));
         if (n + 2 == outputs) break;
         median_rows_load<T, Width, Inside>(p, in, w, top + n + Side + 1, t);
         N::sort(t);
@@ -309,13 +361,13 @@ static __device__ __forceinline__ void median_rows_walk(const median3_params &p,
  * five and three blocks, 3 x 3 x 3 the same from five blocks to eight; lab/notes/rank.md). */
 static constexpr int median_blocks(int side) { return side == 7 ? 4 : 7; }
 
-template <typename T, bool Same, int Side>
-static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks(Side)) rank_median_rows_kernel(const median3_params p)
+/* A thread's walks down its column of outputs v over every segment of the grid's y, with the
+ * network N (median_rows or ranked_rows). */
+template <typename T, bool Same, int Side, typename N>
+static __device__ __forceinline__ void median_rows_column(const median3_params &p, N &net, size_t v)
 {
-    const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
-    if (v >= p.row_values) return; /* no barrier below */
     const long long x = (long long)(v / (size_t)p.channels), ch = (long long)(v % (size_t)p.channels);
-    int w[Side]; /* rows of fewer than 2^31 values (median_supports) */
+    int w[Side]; /* rows of fewer than 2^31 values (median_walk_fits) */
     bool columns_inside = true;
 #pragma unroll
     for (int e = 0; e < Side; ++e) {
@@ -325,9 +377,29 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks(Side)) r
     }
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
         const median_segment<T> g = segment_of<T>(p, tile, v, Side);
-        if (columns_inside && g.rows_inside) median_rows_walk<T, Same, Side, Side, true>(p, g.in, w, g.out, g.top, g.outputs);
-        else median_rows_walk<T, Same, Side, Side, false>(p, g.in, w, g.out, g.top, g.outputs);
+        if (columns_inside && g.rows_inside) median_rows_walk<T, Same, Side, Side, true>(p, net, g.in, w, g.out, g.top, g.outputs);
+        else median_rows_walk<T, Same, Side, Side, false>(p, net, g.in, w, g.out, g.top, g.outputs);
     }
+}
+
+template <typename T, bool Same, int Side>
+static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks(Side)) rank_median_rows_kernel(const median3_params p)
+{
+    const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
+    if (v >= p.row_values) return; /* no barrier below */
+    median_rows<Side> net;
+    median_rows_column<T, Same, Side>(p, net, v);
+}
+
+/* sorted-rows: any rank of a full 3 x 3, 5 x 5 or 7 x 7 window (ranked_rows). */
+template <typename T, bool Same, int Side>
+static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks(Side)) rank_sorted_rows_kernel(const median3_params p)
+{
+    __shared__ uint32_t keys[ranked_rows<Side>::PLACES * MEDIAN3_THREADS];
+    const size_t v = blockIdx.x * (size_t)MEDIAN3_THREADS + threadIdx.x;
+    if (v >= p.row_values) return; /* no barrier below */
+    ranked_rows<Side> net(keys, p.rank);
+    median_rows_column<T, Same, Side>(p, net, v);
 }
 
 /* ---- median3x3x3 ----------------------------------------------------------------------------
@@ -351,22 +423,21 @@ static __global__ void __launch_bounds__(MEDIAN3_THREADS, median_blocks(3)) rank
         w[e] = r < 0 || c < 0 ? -1 : (int)((r * p.cols + c) * p.channels + ch);
         inside = inside && w[e] >= 0;
     }
+    median_rows<3, 9> net;
     for (size_t tile = blockIdx.y; tile < p.batch * p.segments; tile += gridDim.y) {
         const median_segment<T> g = segment_of<T>(p, tile, v, 3);
-        if (inside && g.rows_inside) median_rows_walk<T, Same, 3, 9, true>(p, g.in, w, g.out, g.top, g.outputs);
-        else median_rows_walk<T, Same, 3, 9, false>(p, g.in, w, g.out, g.top, g.outputs);
+        if (inside && g.rows_inside) median_rows_walk<T, Same, 3, 9, true>(p, net, g.in, w, g.out, g.top, g.outputs);
+        else median_rows_walk<T, Same, 3, 9, false>(p, net, g.in, w, g.out, g.top, g.outputs);
     }
 }
 
-/* Whether a median row of a window of planes x side x side takes the call: 32-bit keys only, and
- * for the walks of median_rows_walk (all but 3 x 3, whose columns are 64-bit) places in a row (a
- * plane) that 32-bit offsets reach. */
-static int median_supports(const mh_args *args, size_t planes, size_t side, const char *row, char *why, size_t len)
+/* Whether a row takes the call's keys (32-bit only) and, where it walks by median_rows_walk
+ * (walks: every row but median3x3, whose columns are 64-bit), places in a row (a plane of a volume:
+ * planes > 1) that 32-bit offsets reach. */
+static int median_walk_fits(const mh_rank_desc *d, size_t planes, bool walks, const char *row, char *why, size_t len)
 {
-    const mh_rank_desc *d = &args->rank.d;
-    if (!mh_rank_full_median_of(&args->rank, planes, side, why, len)) return 0;
     const size_t line_values = d->cols * d->channels * (planes > 1 ? d->rows : 1);
-    if ((planes > 1 || side > 3) && line_values > INT32_MAX) {
+    if (walks && line_values > INT32_MAX) {
         snprintf(why, len, "%s takes %s of fewer than 2^31 values; these have %zu", row, planes > 1 ? "planes" : "rows",
                  line_values);
         return 0;
@@ -377,8 +448,36 @@ static int median_supports(const mh_args *args, size_t planes, size_t side, cons
     return 0;
 }
 
-/* A median row's launch: a thread a value of a row (of a plane: Planes), a block's y a segment of
- * rows (planes) of an image (a volume). */
+/* Whether a median row of a window of planes x side x side takes the call. */
+static int median_supports(const mh_args *args, size_t planes, size_t side, const char *row, char *why, size_t len)
+{
+    return mh_rank_full_median_of(&args->rank, planes, side, why, len) &&
+           median_walk_fits(&args->rank.d, planes, planes > 1 || side > 3, row, why, len);
+}
+
+/* A walk's parameters for windows of planes x side x side of T's keys: a thread a value of a row
+ * (of a plane), a block's y a segment of rows (planes) of an image (a volume). */
+template <typename T>
+static median3_params walk_params(const mh_context *ctx, const mh_rank_args *a, int planes, int side)
+{
+    const mh_rank_desc *d = &a->d;
+    const bool volume = planes > 1;
+    const size_t lines = volume ? d->depth : d->rows, line_values = d->cols * d->channels * (volume ? d->rows : 1);
+    const size_t segment = median3_segment(ctx, line_values * d->batch, lines);
+    return {a->in, a->out, d->out_type, (long long)lines, (long long)d->cols, (long long)d->channels,
+            (int)(volume ? 1 + d->origin_depth : side / 2 + d->origin_row), (int)(side / 2 + d->origin_col),
+            (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval), line_values, d->batch, segment,
+            mh_ceil_div(lines, segment), (long long)d->rows, (int)(side / 2 + d->origin_row), (int)d->rank};
+}
+
+/* The walk's grid (0 where a row's values need more blocks than a grid's x holds). */
+static dim3 walk_grid(const median3_params &p)
+{
+    const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)MEDIAN3_THREADS), tiles = p.batch * p.segments;
+    if (x_blocks > INT32_MAX) return dim3(0);
+    return dim3((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
+}
+
 template <int Planes, int Side> static mh_status median_run(mh_context *ctx, const mh_args *args, const char *name)
 {
     const mh_rank_args *a = &args->rank;
@@ -390,18 +489,9 @@ template <int Planes, int Side> static mh_status median_run(mh_context *ctx, con
         if constexpr (std::is_void<T>::value) {
             return mh_fail(ctx, MH_ERR_INTERNAL, "%s: 64-bit keys", name);
         } else {
-            const bool volume = Planes > 1;
-            const size_t lines = volume ? d->depth : d->rows, line_values = d->cols * d->channels * (volume ? d->rows : 1);
-            const size_t segment = median3_segment(ctx, line_values * d->batch, lines);
-            median3_params p = {a->in, a->out, d->out_type, (long long)lines,
-                                (long long)d->cols, (long long)d->channels,
-                                (int)(volume ? 1 + d->origin_depth : Side / 2 + d->origin_row),
-                                (int)(Side / 2 + d->origin_col), (int)d->mode, (uint32_t)cval_key<T, uint32_t>(d->cval),
-                                line_values, d->batch, segment, mh_ceil_div(lines, segment), (long long)d->rows,
-                                (int)(Side / 2 + d->origin_row)};
-            const size_t x_blocks = mh_ceil_div(p.row_values, (size_t)MEDIAN3_THREADS), tiles = d->batch * p.segments;
-            if (x_blocks > INT32_MAX) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: rows of %zu values", name, p.row_values);
-            const dim3 grid((unsigned)x_blocks, (unsigned)(tiles < 65535 ? tiles : 65535));
+            const median3_params p = walk_params<T>(ctx, a, Planes, Side);
+            const dim3 grid = walk_grid(p);
+            if (!grid.x) return mh_fail(ctx, MH_ERR_UNSUPPORTED, "%s: rows of %zu values", name, p.row_values);
             const bool same = d->out_type == d->in_type;
             if constexpr (Planes > 1) {
                 if (same) rank_median_planes_kernel<T, true><<<grid, MEDIAN3_THREADS, 0, mh_stream(ctx)>>>(p);
@@ -421,5 +511,7 @@ template <int Planes, int Side> static mh_status median_run(mh_context *ctx, con
 /* the rows whose kernels compile apart */
 mh_status mh_rank_median7_run(mh_context *ctx, const mh_args *args);
 mh_status mh_rank_median3x3x3_run(mh_context *ctx, const mh_args *args);
+int mh_rank_sorted_rows_supports(const mh_context *ctx, const mh_args *args, char *why, size_t len);
+mh_status mh_rank_sorted_rows_run(mh_context *ctx, const mh_args *args);
 
 #endif
