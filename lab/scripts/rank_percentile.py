@@ -3,8 +3,8 @@
 512^2 up in scripts/latency.py (issue 64: every ndimage function at least as fast as both): GPU
 ms a call of a 5 x 5 rank other than the median (rank 6 of 25, as percentile 25 gives), the
 median (rank 12), and 3 x 3 and 7 x 7 ranks, through each GPU row that takes them (auto, network,
-bisect; median5x5 for the median), beside cupyx.scipy.ndimage and cuCIM's vendored ndimage, on
-float32 and uint8 images of 2048^2 and 8192^2. A line a call: the median of 10 timed calls after
+bisect, sorted-rows; median5x5 and median7x7 for the medians), beside cupyx.scipy.ndimage and
+cuCIM's vendored ndimage, on float32 and uint8 images of 512^2, 2048^2 and 8192^2. A line a call: the median of 10 timed calls after
 3 warm-ups, CUDA events around each (typed_costs.ms; the figures of its first run, 2026-12-03, are
 the median of 5 after one warm-up).
 
@@ -44,13 +44,14 @@ def main():
         mnd.rank_filter(x, 6, size=5)
         cp.cuda.get_current_stream().synchronize()
         return
-    cases = [("5x5 rank 6 (percentile 25)", 5, 6, ("network", "bisect")),
-             ("5x5 rank 12 (the median)", 5, 12, ("network", "bisect", "median5x5")),
-             ("3x3 rank 2", 3, 2, ("network", "bisect")),
-             ("7x7 rank 12", 7, 12, ("network", "bisect"))]
+    cases = [("5x5 rank 6 (percentile 25)", 5, 6, ("network", "bisect", "sorted-rows")),
+             ("5x5 rank 12 (the median)", 5, 12, ("network", "bisect", "median5x5", "sorted-rows")),
+             ("3x3 rank 2", 3, 2, ("network", "bisect", "sorted-rows")),
+             ("7x7 rank 12", 7, 12, ("network", "bisect", "sorted-rows")),
+             ("7x7 rank 24 (the median)", 7, 24, ("network", "median7x7", "sorted-rows"))]
     others = peers()
     for dtype in (np.float32, np.uint8):
-        for n in (2048, 8192):
+        for n in (512, 2048, 8192):
             x = image(n, dtype)
             for name, size, rank, rows in cases:
                 line = f"{np.dtype(dtype).name:8} {n:5}^2 {name:28}"
