@@ -298,21 +298,23 @@ template <typename T, typename K> static __device__ __forceinline__ K minmax_key
     else return (K)narrow_key(((const T *)p.in)[i]) ^ (K)p.flip;
 }
 
-/* The tile's keys into a, MINMAX_BATCH of a thread's elements loaded before any is stored, so
- * that their loads are in flight together: one at a time, the resident blocks hold a few KB an
- * SM in flight, a third of what HBM needs to stream. Inside: every source position of the tile
- * in its line and every line in inner, read without the mode's mapping or a check between the
- * loads. */
+/* The tile's keys into a, Batch of a thread's elements loaded before any is stored, so that their
+ * loads are in flight together: one at a time, the resident blocks hold a few KB an SM in flight,
+ * a third of what HBM needs to stream. Inside: every source position of the tile in its line and
+ * every line in inner, read without the mode's mapping or a check between the loads. The types
+ * read as float64 (a switch over the dtypes a load) take one at a time: eight copies of the switch
+ * would multiply the file's compile time. */
 template <typename T, typename K, bool Inside>
 static __device__ __forceinline__ void minmax_load(const minmax_params &p, K *a, size_t base, long long first,
                                                    size_t inner0)
 {
+    constexpr int Batch = std::is_void<T>::value ? 1 : MINMAX_BATCH;
     const int lines = p.lines, elements = (p.outputs + p.k - 1) * lines;
     tile_walk w(lines);
-    for (int e0 = threadIdx.x; e0 < elements; e0 += MINMAX_BATCH * MINMAX_THREADS) {
-        K keys[MINMAX_BATCH];
+    for (int e0 = threadIdx.x; e0 < elements; e0 += Batch * MINMAX_THREADS) {
+        K keys[Batch];
 #pragma unroll
-        for (int j = 0; j < MINMAX_BATCH; ++j, w.next(lines)) {
+        for (int j = 0; j < Batch; ++j, w.next(lines)) {
             const bool in_tile = e0 + j * MINMAX_THREADS < elements;
             if (Inside) {
                 const size_t i = base + (size_t)(first + w.pos - p.anchor) * p.inner + w.line;
@@ -324,7 +326,7 @@ static __device__ __forceinline__ void minmax_load(const minmax_params &p, K *a,
             }
         }
 #pragma unroll
-        for (int j = 0; j < MINMAX_BATCH; ++j)
+        for (int j = 0; j < Batch; ++j)
             if (e0 + j * MINMAX_THREADS < elements) a[e0 + j * MINMAX_THREADS] = keys[j];
     }
 }
