@@ -151,7 +151,7 @@ static mh_status histogram_run(mh_context *ctx, const mh_args *args)
 }
 
 static const mh_row rows[] = {
-    {{"rank/histogram", MH_OP_RANK, MH_BACKEND_CUDA, 10, "shared", "ours",
+    {{"rank/histogram", MH_OP_RANK, MH_BACKEND_CUDA, 11, "shared", "ours",
       "any rank of a full rectangle of an 8-bit image: a thread walks down a column with its window's 256 counts"},
      histogram_supports, histogram_run, NULL, 0},
 };

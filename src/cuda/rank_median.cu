@@ -39,7 +39,7 @@ static const mh_row rows[] = {
     {{"rank/median3x3x3", MH_OP_RANK, MH_BACKEND_CUDA, 9, "registers", "ours",
       "the median of a full 3 x 3 x 3 window of a volume: each plane's nine keys sorted once, two outputs a step sharing the merge of the two planes both hold"},
      median3x3x3_supports, mh_rank_median3x3x3_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
-    {{"rank/sorted-rows", MH_OP_RANK, MH_BACKEND_CUDA, 11, "registers+shared", "ours",
+    {{"rank/sorted-rows", MH_OP_RANK, MH_BACKEND_CUDA, 10, "registers+shared", "ours",
       "any rank of a full 3 x 3, 5 x 5 or 7 x 7 window: rows sorted once, two outputs a step sharing the full merge of the rows both hold, each output's key picked from it and its own row"},
      mh_rank_sorted_rows_supports, mh_rank_sorted_rows_run, NULL, 0},
 };
