@@ -7,8 +7,10 @@ usage: ncu --profile-from-start off --clock-control none [sections] python3 ncu_
 NAME: rgb_gauss2, rgb_gauss5, u16_rgb_gauss2, gray_u8_corr3, gray_u8_corr7, gray_f32_gauss2,
       gray_f32_sobel, gray_f32_uniform5,
       gray_f32_corr7, f64_gauss2, f64_uniform5, f64_sobel, f64_corr7, f64_corr1d9_axis0,
-      u8_median3, f32_median3, f32_minimum3, f32_minimum15, f32_minimum101 (issue 68's rank filters) (N x N
-      images, default 8192); f32_median3x3x3, u8_median3x3x3 (N x N x N volumes)"""
+      u8_median3, f32_median3, f32_minimum3, f32_minimum15, f32_minimum101 (issue 68's rank filters),
+      f32_minimum1d5_axis0, f32_minimum1d5_axis1 (rank/minmax's line pass), f32_rank6_5x5
+      (rank/sorted-rows) (N x N images, default 8192); f32_median3x3x3, u8_median3x3x3 (N x N x N
+      volumes)"""
 import functools
 import sys
 
@@ -59,6 +61,9 @@ def calls(n):
             "f32_minimum3": lambda: mnd.minimum_filter(f32, 3),
             "f32_minimum15": lambda: mnd.minimum_filter(f32, 15),
             "f32_minimum101": lambda: mnd.minimum_filter(f32, 101),
+            "f32_minimum1d5_axis0": lambda: mnd.minimum_filter1d(f32, 5, axis=0),
+            "f32_minimum1d5_axis1": lambda: mnd.minimum_filter1d(f32, 5, axis=1),
+            "f32_rank6_5x5": lambda: mnd.rank_filter(f32, 6, size=5),
             "f32_median3x3x3": lambda: mnd.median_filter(volume(n, np.float32), 3),
             "u8_median3x3x3": lambda: mnd.median_filter(volume(n, np.uint8), 3)}
 
