@@ -1,12 +1,14 @@
-/* The median rows' kernels and launch (rank_median.cu's rows; median7x7's and median3x3x3's
- * kernels compile in files of their own, rank_median7.cu and rank_median_planes.cu, so that a
- * parallel build takes them side by side): the median of a full 3 x 3, 5 x 5 or 7 x 7 window, or a
- * 3 x 3 x 3 one of a volume, a thread walking down a column of outputs (across the planes for
- * volumes). median3x3 sorts each input row's three keys once for the three outputs over it, an
- * output the median of three of theirs; median5x5 and median7x7 go two outputs a step, each input
- * row's keys sorted once, the two outputs sharing the merge of the rows both windows hold
- * (src/core/rank_median_rows.h's networks); median3x3x3 the same with a plane's nine keys for a
- * row. 32-bit keys only (rank_keys.cuh). */
+/* The median rows' and sorted-rows' kernels and launch (rank_median.cu's rows; median7x7's,
+ * median3x3x3's and sorted-rows' kernels compile in files of their own, rank_median7.cu,
+ * rank_median_planes.cu and rank_sorted_rows.cu, so that a parallel build takes them side by
+ * side): the median of a full 3 x 3, 5 x 5 or 7 x 7 window, or a 3 x 3 x 3 one of a volume, and
+ * any rank of a full 3 x 3, 5 x 5 or 7 x 7 window, a thread walking down a column of outputs
+ * (across the planes for volumes). median3x3 sorts each input row's three keys once for the three
+ * outputs over it, an output the median of three of theirs; median5x5 and median7x7 go two
+ * outputs a step, each input row's keys sorted once, the two outputs sharing the merge of the
+ * rows both windows hold (src/core/rank_median_rows.h's networks); median3x3x3 the same with a
+ * plane's nine keys for a row; sorted-rows the same walk with the shared rows merged in full and
+ * the rank's key picked at run time (ranked_rows). 32-bit keys only (rank_keys.cuh). */
 #ifndef MH_CUDA_RANK_MEDIAN_CUH
 #define MH_CUDA_RANK_MEDIAN_CUH
 
