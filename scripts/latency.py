@@ -21,8 +21,9 @@ peers alike. A loop has --calls calls (100) at every size, so that the synchroni
 leaves the host slow for its first calls) weighs alike at every size; single calls are fewer from
 2048^2 up (single_calls). Each loop is timed after one call of its own, untimed: a loop of one
 call, as a user's loop runs it. Between two rounds of one loop the sweep makes hundreds of other
-calls, more than memhier keeps records of (the 64 most recently made); the "new shape each call" workloads time
-that case on purpose: every call on an image of another shape, more shapes than memhier keeps.
+calls, more than memhier keeps records of (the 64 most recently made); the "new shape each call"
+workloads time that case on purpose: every call on an image of another shape, more shapes than
+memhier keeps.
 
 Beside the sweep (not with --quick): a stack of 1000 images in one call against its copy, and the
 host's floors a call's host cost sits on (host_floors: a CUDA operation queued from Python, a new
@@ -213,6 +214,17 @@ def per_call_us(fn, sync, calls):
     return loop_us(fn, sync, calls)[1]
 
 
+def least_over_rounds(calls_of, rounds, time_of):
+    """Each call's least figure (time_of(fn)) over `rounds` rounds, the calls taking turns in each,
+    each timed after one untimed call of its own."""
+    best = {name: float("inf") for name in calls_of}
+    for _ in range(rounds):
+        for name, fn in calls_of.items():
+            fn()
+            best[name] = min(best[name], time_of(fn))
+    return best
+
+
 def stack_against_copy(sync, rounds, calls=50):
     """A stack of 1000 images of 256^2 through one correlate call (5x5, reflect): GPU time per
     call beside the copy floor (a device-to-device copy of the stack, which reads and writes
@@ -220,12 +232,9 @@ def stack_against_copy(sync, rounds, calls=50):
     x = cupy.asarray(np.random.default_rng(7).uniform(-1, 1, (1000, 256, 256)).astype(np.float32))
     w = cupy.asarray(np.random.default_rng(8).uniform(-1, 1, (5, 5)).astype(np.float32))
     y = cupy.empty_like(x)
-    calls_of = {"filter": lambda: mnd.correlate(x, w, axes=(1, 2)), "copy": lambda: y.__setitem__(Ellipsis, x)}
-    best = {name: float("inf") for name in calls_of}
-    for _ in range(rounds):
-        for name, fn in calls_of.items():
-            fn()
-            best[name] = min(best[name], per_call_us(fn, sync, calls))
+    best = least_over_rounds({"filter": lambda: mnd.correlate(x, w, axes=(1, 2)),
+                              "copy": lambda: y.__setitem__(Ellipsis, x)},
+                             rounds, lambda fn: per_call_us(fn, sync, calls))
     filt, copy = best["filter"], best["copy"]
     row = {"function": "correlate 5x5 stack 1000 x 256^2", "size": 256, "library": "memhier", "per_call_us": filt,
            "copy_us": copy, "x_copy_floor": filt / copy}
@@ -246,11 +255,7 @@ def host_floors(sync, rounds, calls=200):
     pieces = {"one stream operation": lambda: cupy.cuda.runtime.memsetAsync(buf.data.ptr, 0, 4, stream.ptr),
               "new array 256^2": lambda: cupy.ndarray((256, 256), np.float32),
               "new array 257": lambda: cupy.ndarray((257,), np.float32)}
-    best = {name: float("inf") for name in pieces}
-    for _ in range(rounds):
-        for name, fn in pieces.items():
-            fn()
-            best[name] = min(best[name], loop_us(fn, sync, calls)[0])
+    best = least_over_rounds(pieces, rounds, lambda fn: loop_us(fn, sync, calls)[0])
     print("host floors: " + ", ".join(f"{name} {us:.2f} us" for name, us in best.items()), flush=True)
     return best
 

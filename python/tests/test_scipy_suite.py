@@ -1,8 +1,8 @@
 """scipy's own filter and morphology tests (scipy/ndimage/tests/test_filters.py and
 test_morphology.py) run against memhier.ndimage (scipy_swap.py puts memhier's functions in
 scipy.ndimage's place): a test that calls memhier passes, or fails on memhier's refusal of a
-dtype or input kind it does not take, naming it; never on a wrong answer. The property tests (hypothesis) are left out, so that the same tests run
-wherever scipy's are installed."""
+dtype or input kind it does not take, naming it; never on a wrong answer. The property tests
+(hypothesis) are left out, so that the same tests run wherever scipy's are installed."""
 import importlib.util
 import json
 import os
