@@ -189,19 +189,6 @@ static int lines_supports(const mh_context *, const mh_args *x, char *why, size_
     return 1;
 }
 
-/* Rows a thread walks: enough segments that the grid holds ~2 resident threads a core's slot
- * (an SM's 2048 threads, twice), each at least one strip, at most gridDim.y's 65535. */
-static long long segment_rows(const mh_context *ctx, size_t rows, size_t width, size_t batch, int strip_rows)
-{
-    const size_t images = batch < MH_MAX_GRID_YZ ? batch : MH_MAX_GRID_YZ;
-    const size_t threads = mh_ceil_div(width, LINES_THREADS) * LINES_THREADS * images;
-    size_t segs = mh_ceil_div(2 * 2048 * mh_sm_count(ctx), threads);
-    const size_t strips = mh_ceil_div(rows, (size_t)strip_rows);
-    if (segs > strips) segs = strips;
-    if (segs < mh_ceil_div(strips, MH_MAX_GRID_YZ)) segs = mh_ceil_div(strips, MH_MAX_GRID_YZ);
-    return (long long)(mh_ceil_div(strips, segs) * (size_t)strip_rows);
-}
-
 static mh_status lines_run(mh_context *ctx, const mh_args *x)
 {
     const mh_sepfilter_args *a = &x->sepfilter;
@@ -224,7 +211,9 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
     p.rev = v->reversed; /* host taps come reversed already */
     int strip_rows = 0;
     const lines_fn kernel = kernel_of_kind(kind, p.ntaps, &strip_rows);
-    p.seg = segment_rows(ctx, d->rows, (size_t)p.width, d->batch, strip_rows);
+    const size_t images = d->batch < MH_MAX_GRID_YZ ? d->batch : MH_MAX_GRID_YZ;
+    p.seg = mh_column_segment_rows(ctx, d->rows, mh_ceil_div((size_t)p.width, LINES_THREADS) * LINES_THREADS * images,
+                                   strip_rows);
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         lines_params q = p;
         q.in = (const char *)a->in + first * (size_t)p.image_values * (size_t)p.in_bytes;
