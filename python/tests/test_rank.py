@@ -308,6 +308,28 @@ def test_gpu_lines_give_the_cpu_rows_bits(rng):
                                               err_msg=f"{fn} {dtype} {shape} {size}")
 
 
+
+def test_gpu_column_walks_give_the_cpu_rows_bits(rng):
+    """CuPy arrays' minimum and maximum down axis 0 of images wide enough for rank/minmax's column
+    walk (a thread a column, several strips of rows a segment) and windows in each of its register
+    buckets (up to 8, 16 and 32 rows; 33 goes to the tiles): NaN beside values, constant, wrap and
+    an origin at the window's end, an output of another type; the CPU backend's bits."""
+    from conftest import has_cuda_device
+    if not has_cuda_device():
+        pytest.skip("no CUDA device")
+    cp = pytest.importorskip("cupy")
+    for dtype in (np.float32, np.uint8, np.int16):
+        x = image(rng, (3000, 3100), dtype)
+        if x.dtype.kind == "f":
+            x[rng.random(x.shape) < 0.01] = np.nan
+        d = cp.asarray(x)
+        for size, kw in ((5, {}), (12, dict(mode="constant", cval=3)), (32, dict(mode="wrap", origin=-16)),
+                         (33, dict(mode="mirror")), (7, dict(output=np.float64, mode="nearest", origin=3))):
+            for fn in ("minimum_filter1d", "maximum_filter1d"):
+                got = cp.asnumpy(getattr(mnd, fn)(d, size, axis=0, **kw))
+                np.testing.assert_array_equal(got, getattr(mnd, fn)(x, size, axis=0, **kw),
+                                              err_msg=f"{fn} {dtype} {size} {kw}")
+
 def test_rectangles_on_the_gpu_give_the_separable_passes_bits(rng):
     """CuPy arrays' minimum and maximum over two axes run as one rectangle (rank/vanherk where it
     takes it, else minmax's two passes): the CPU rows' separable passes bit for bit (scipy's where no

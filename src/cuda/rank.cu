@@ -8,7 +8,9 @@
  *          set, no structure: each of scipy's separable passes; a rectangle as a pass along its
  *          rows into the workspace and one down its columns) by doubling in shared memory: a
  *          tile's keys, then log2(k) steps that each take the least of two windows half as long,
- *          then every output the least of two overlapping windows (a sparse table's query)
+ *          then every output the least of two overlapping windows (a sparse table's query); a
+ *          line down the columns of a wide image with a window of up to 32 keys of 32 bits walks
+ *          the columns in registers instead (rank_minmax_columns.cu)
  *   vanherk the minimum or maximum over a rectangle in one pass: running extremes down each
  *          column (a ring of keys in shared memory), then along the rows from a buffer of them
  * rank_network.cu has network (a thread an output, its window sorted in registers), rank_median.cu
@@ -17,6 +19,7 @@
  * side. minmax, vanherk, network and the median rows rank keys of the input's own width where
  * they can (with_keys, rank_keys.cuh). */
 #include "rank_keys.cuh"
+#include "rank_minmax.cuh"
 #include "../core/border.h"
 #include "../core/dtype.h"
 #include "../core/rank_line.h"
@@ -237,19 +240,6 @@ static mh_status bisect_run(mh_context *ctx, const mh_args *args)
 enum { MINMAX_THREADS = 256, MINMAX_WIDE_LINES = 32, MINMAX_TILE_OUTPUTS = 4096,
        MINMAX_SMEM_MAX = 160 * 1024, MINMAX_BATCH = 8 };
 
-struct minmax_params {
-    const void *in;
-    void *out;
-    mh_dtype in_type, out_type;
-    long long n;                 /* positions a line */
-    size_t outer, inner;
-    int k, anchor, mode;         /* window length, its element over the output */
-    uint64_t flip;               /* 0 for the minimum, ~0 for the maximum */
-    uint64_t cval_key;           /* cval's key, flipped */
-    int lines, outputs;          /* a tile's */
-    size_t line_tiles, position_tiles, tiles;
-};
-
 struct minmax_shape {
     int lines, outputs;
     size_t smem;
@@ -412,6 +402,8 @@ static mh_status minmax_pass(mh_context *ctx, const mh_rank_desc *d, const mh_ra
                            mh_ceil_div(l->inner, (size_t)t.lines),
                            mh_ceil_div(l->n, (size_t)t.outputs), 0};
         p.tiles = l->outer * p.line_tiles * p.position_tiles;
+        if constexpr (!std::is_void<T>::value)
+            if (mh_minmax_columns_take(l)) return mh_minmax_columns<T>(ctx, p);
         const void *kernel = (const void *)rank_minmax_kernel<T, K>;
         MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
         size_t per_sm = 0;
