@@ -181,12 +181,14 @@ static inline mh_status mh_per_grid_slice(size_t total, Launch launch)
 }
 
 /* Rows a thread walks down its column in the column walks (sepfilter/lines, rank/minmax's): enough
- * segments that the grid holds ~2 resident threads a core's slot (an SM's 2048 threads, twice) for
- * `threads` walking threads a segment, each segment at least one strip of strip_rows, and at most
- * MH_MAX_GRID_YZ (gridDim.y's). */
-static inline long long mh_column_segment_rows(const mh_context *ctx, size_t rows, size_t threads, int strip_rows)
+ * segments that the grid holds ~`slots` resident threads a core's slot (an SM's 2048 threads,
+ * `slots` times over; more, shorter segments shorten the last wave) for `threads` walking threads
+ * a segment, each segment at least one strip of strip_rows, and at most MH_MAX_GRID_YZ
+ * (gridDim.y's). */
+static inline long long mh_column_segment_rows(const mh_context *ctx, size_t rows, size_t threads, int strip_rows,
+                                               int slots)
 {
-    size_t segs = mh_ceil_div(2 * 2048 * mh_sm_count(ctx), threads ? threads : 1);
+    size_t segs = mh_ceil_div((size_t)slots * 2048 * mh_sm_count(ctx), threads ? threads : 1);
     const size_t strips = mh_ceil_div(rows, (size_t)strip_rows);
     if (segs > strips) segs = strips;
     if (segs < mh_ceil_div(strips, MH_MAX_GRID_YZ)) segs = mh_ceil_div(strips, MH_MAX_GRID_YZ);

@@ -22,7 +22,7 @@
 
 #include <type_traits>
 
-enum { LINES_THREADS = 128 };
+enum { LINES_THREADS = 128, LINES_SEGMENT_SLOTS = 2 /* mh_column_segment_rows' */ };
 
 struct lines_params {
     const void *in;
@@ -213,7 +213,7 @@ static mh_status lines_run(mh_context *ctx, const mh_args *x)
     const lines_fn kernel = kernel_of_kind(kind, p.ntaps, &strip_rows);
     const size_t images = d->batch < MH_MAX_GRID_YZ ? d->batch : MH_MAX_GRID_YZ;
     p.seg = mh_column_segment_rows(ctx, d->rows, mh_ceil_div((size_t)p.width, LINES_THREADS) * LINES_THREADS * images,
-                                   strip_rows);
+                                   strip_rows, LINES_SEGMENT_SLOTS);
     return mh_per_grid_slice(d->batch, [&](size_t first, unsigned images) { /* gridDim.z: images */
         lines_params q = p;
         q.in = (const char *)a->in + first * (size_t)p.image_values * (size_t)p.in_bytes;
