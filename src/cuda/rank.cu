@@ -403,7 +403,7 @@ static mh_status minmax_pass(mh_context *ctx, const mh_rank_desc *d, const mh_ra
                            mh_ceil_div(l->n, (size_t)t.outputs), 0};
         p.tiles = l->outer * p.line_tiles * p.position_tiles;
         if constexpr (!std::is_void<T>::value)
-            if (mh_minmax_columns_take(l)) return mh_minmax_columns<T>(ctx, p);
+            if (mh_minmax_columns_take(l, d->in_type, out_type)) return mh_minmax_columns<T>(ctx, p);
         const void *kernel = (const void *)rank_minmax_kernel<T, K>;
         MH_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)t.smem));
         size_t per_sm = 0;

@@ -1,16 +1,15 @@
 /* rank/minmax's column walk, in a file of its own for a parallel build. A line whose inner values
  * fill a warp (a footprint column of an image: inner = cols x channels) with a window of at most
- * COLUMNS_MAX_K keys of 32 bits runs here, without a tile. A thread owns two neighbouring inner
- * values (columns; one where pairs would not be aligned) and a segment of its positions, and walks
- * down them COLUMNS_R outputs at a time, the R + k - 1 rows of a strip loaded into registers at
- * once (their loads in flight together, a warp's coalesced; the k - 1 rows a strip shares with the
- * one before come from L1), each output the least of its k keys there. No shared memory and no
- * barrier, so one warp's loads overlap the others' compares and stores (sepfilter/lines walks its
- * columns the same way). */
+ * COLUMNS_MAX_K keys of 32 bits, into an output of the input's type, runs here without a tile. A
+ * thread owns two neighbouring inner values (columns; one where pairs would not be aligned) and a
+ * segment of its positions, and walks down them COLUMNS_R outputs at a time, the R + k - 1 rows of
+ * a strip loaded into registers at once (their loads in flight together, a warp's coalesced; the
+ * k - 1 rows a strip shares with the one before come from L1), each output the least of its k keys
+ * there. No shared memory and no barrier, so one warp's loads overlap the others' compares and
+ * stores (sepfilter/lines walks its columns the same way). */
 #include "rank_keys.cuh"
 #include "rank_minmax.cuh"
 #include "../core/border.h"
-#include "../core/dtype.h"
 
 enum { COLUMNS_THREADS = 128, COLUMNS_R = 8, COLUMNS_MAX_K = 32, COLUMNS_SEGMENT_SLOTS = 8 };
 
@@ -45,17 +44,10 @@ template <typename T, int C> static __device__ __forceinline__ columns_group<T, 
     }
 }
 
-/* An output of another type than the input's: mh_store_double's switch compiled once, not in each
- * of a strip's unrolled stores (which multiplied the file's compile time). */
-static __device__ __noinline__ void store_other_type(void *out, size_t i, mh_dtype type, double v)
-{
-    mh_store_double(out, i, type, v);
-}
-
 /* COLUMNS_R outputs down the C columns of line base from position y0 (keys flipped for a
  * maximum). */
 template <typename T, int KMAX, int C>
-static __device__ __forceinline__ void columns_strip(const minmax_params &p, const T *in, T *out_same, size_t base,
+static __device__ __forceinline__ void columns_strip(const minmax_params &p, const T *in, T *out, size_t base,
                                                      long long y0, long long y_end)
 {
     typedef columns_group<T, C> group;
@@ -103,12 +95,7 @@ static __device__ __forceinline__ void columns_strip(const minmax_params &p, con
         group g;
 #pragma unroll
         for (int c = 0; c < C; ++c) g.v[c] = key_value<T>(o[q][c] ^ flip);
-        if (out_same) {
-            *(group *)(out_same + i) = g;
-        } else {
-#pragma unroll
-            for (int c = 0; c < C; ++c) store_other_type(p.out, i + c, p.out_type, (double)g.v[c]);
-        }
+        *(group *)(out + i) = g;
     }
 }
 
@@ -121,17 +108,16 @@ static __global__ void __launch_bounds__(COLUMNS_THREADS) rank_minmax_columns_ke
     const size_t t = ((size_t)blockIdx.x * COLUMNS_THREADS + threadIdx.x) * C;
     if (t >= p.inner) return;
     const size_t base = (size_t)blockIdx.z * (size_t)p.n * p.inner + t;
-    T *const out_same = p.out_type == p.in_type ? (T *)p.out : NULL;
     const long long y_begin = (long long)blockIdx.y * c.seg;
     const long long y_end = y_begin + c.seg < p.n ? y_begin + c.seg : p.n;
 #pragma unroll 1 /* a strip's code once: unrolled copies multiply the compile time, not the speed */
     for (long long y0 = y_begin; y0 < y_end; y0 += COLUMNS_R)
-        columns_strip<T, KMAX, C>(p, (const T *)p.in, out_same, base, y0, y_end);
+        columns_strip<T, KMAX, C>(p, (const T *)p.in, (T *)p.out, base, y0, y_end);
 }
 
-bool mh_minmax_columns_take(const mh_rank_line *l)
+bool mh_minmax_columns_take(const mh_rank_line *l, mh_dtype in_type, mh_dtype out_type)
 {
-    return l->inner >= 32 && l->k <= COLUMNS_MAX_K && mh_ceil_div(l->inner, COLUMNS_THREADS) <= MH_MAX_GRID_X;
+    return in_type == out_type && l->inner >= 32 && l->k <= COLUMNS_MAX_K && mh_ceil_div(l->inner, COLUMNS_THREADS) <= MH_MAX_GRID_X;
 }
 
 typedef void (*columns_fn)(const columns_params);
@@ -148,8 +134,7 @@ template <typename T, int C> static columns_fn columns_kernel(int k)
  * aligned to a pair. Segments for 8 threads a core's slot (the last wave shorter than at 2). */
 template <typename T> mh_status mh_minmax_columns(mh_context *ctx, const minmax_params &p)
 {
-    const bool pairs = p.inner % 2 == 0 && (uintptr_t)p.in % (2 * sizeof(T)) == 0 &&
-                       (p.out_type != p.in_type || (uintptr_t)p.out % (2 * sizeof(T)) == 0);
+    const bool pairs = p.inner % 2 == 0 && (uintptr_t)p.in % (2 * sizeof(T)) == 0 && (uintptr_t)p.out % (2 * sizeof(T)) == 0;
     const int cols = pairs ? 2 : 1;
     const columns_fn kernel = pairs ? columns_kernel<T, 2>(p.k) : columns_kernel<T, 1>(p.k);
     const size_t blocks_x = mh_ceil_div(mh_ceil_div(p.inner, (size_t)cols), COLUMNS_THREADS);
@@ -161,7 +146,7 @@ template <typename T> mh_status mh_minmax_columns(mh_context *ctx, const minmax_
     return mh_per_grid_slice(p.outer, [&](size_t first, unsigned count) { /* gridDim.z: outer values */
         columns_params q = c;
         q.m.in = (const T *)p.in + first * line_values;
-        q.m.out = (char *)p.out + first * line_values * mh_dtype_size(p.out_type);
+        q.m.out = (T *)p.out + first * line_values;
         kernel<<<dim3((unsigned)blocks_x, (unsigned)segs, count), COLUMNS_THREADS, 0, mh_stream(ctx)>>>(q);
         return MH_LAUNCH_CHECK(ctx, "rank/minmax's column walk");
     });
