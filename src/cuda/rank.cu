@@ -708,8 +708,9 @@ static const mh_row rows[] = {
     {{"rank/bisect", MH_OP_RANK, MH_BACKEND_CUDA, 2, "global+L1", "ours",
       "a thread an output, any footprint: the rank's key by bisection between the window's extremes, counting each step"},
      bisect_supports, bisect_run, NULL, 0, MH_LIB_NONE, NULL, MH_ROW_VOLUMES},
-    {{"rank/minmax", MH_OP_RANK, MH_BACKEND_CUDA, 3, "shared", "ours",
-      "the minimum or maximum over a line (a rectangle: two passes): a tile's keys in shared memory, log2(k) doubling steps"},
+    {{"rank/minmax", MH_OP_RANK, MH_BACKEND_CUDA, 3, "shared+registers", "ours",
+      "the minimum or maximum over a line (a rectangle: two passes): a tile's keys in shared memory, log2(k) doubling "
+      "steps; lines down wide images' columns walked in registers"},
      minmax_supports, minmax_run, NULL, 0},
     {{"rank/vanherk", MH_OP_RANK, MH_BACKEND_CUDA, 4, "registers+shared", "ours",
       "the minimum or maximum over a rectangle in one pass: running extremes down each column, then along rows"},
