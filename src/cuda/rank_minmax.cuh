@@ -20,7 +20,7 @@ struct minmax_params {
 };
 
 /* Whether the column walk takes a line pass: inner values enough for a warp's lanes, a window of
- * at most 32, lines of at least 8 + k, an output of the input's type (rank_minmax_columns.cu). */
+ * at most 32, an output of the input's type (rank_minmax_columns.cu). */
 bool mh_minmax_columns_take(const mh_rank_line *l, mh_dtype in_type, mh_dtype out_type);
 
 /* The column walk of p's line for keys of T's own width (T one of with_keys' narrow types). */

@@ -69,7 +69,7 @@ static __device__ __forceinline__ void columns_strip(const minmax_params &p, con
 #pragma unroll
         for (int d = 0; d < W; ++d)
             if (d < need) {
-                const long long q = mh_border_index_near(first + d, p.n, p.mode);
+                const long long q = mh_border_index(first + d, p.n, p.mode);
                 group g;
                 if (q >= 0) g = load_group<T, C>(in + base + (size_t)q * p.inner);
 #pragma unroll
@@ -99,15 +99,10 @@ static __device__ __forceinline__ void columns_strip(const minmax_params &p, con
     }
 }
 
-/* Blocks an SM the register caps leave room for: 7 for windows of up to 8 (72 registers: the
- * window-8 pairs, uncapped, took 112 and 4 blocks an SM), 5 and 3 for the longer windows' larger
- * register windows (no spill). */
-static constexpr int columns_blocks_per_sm(int kmax) { return kmax == 8 ? 7 : kmax == 16 ? 5 : 3; }
-
 /* A thread the C columns from C x its index of line blockIdx.z, the positions of segment
  * blockIdx.y. */
 template <typename T, int KMAX, int C>
-static __global__ void __launch_bounds__(COLUMNS_THREADS, columns_blocks_per_sm(KMAX)) rank_minmax_columns_kernel(const columns_params c)
+static __global__ void __launch_bounds__(COLUMNS_THREADS) rank_minmax_columns_kernel(const columns_params c)
 {
     const minmax_params &p = c.m;
     const size_t t = ((size_t)blockIdx.x * COLUMNS_THREADS + threadIdx.x) * C;
@@ -120,13 +115,9 @@ static __global__ void __launch_bounds__(COLUMNS_THREADS, columns_blocks_per_sm(
         columns_strip<T, KMAX, C>(p, (const T *)p.in, (T *)p.out, base, y0, y_end);
 }
 
-/* Lines of at least COLUMNS_R + k positions: every row a strip reads (from anchor - k + 1 before its
- * first output to R + k - 2 past its last, anchor < k) lies within one reflection of the line, so
- * the border rows map with mh_border_index_near (no remainder, no call). */
 bool mh_minmax_columns_take(const mh_rank_line *l, mh_dtype in_type, mh_dtype out_type)
 {
-    return in_type == out_type && l->inner >= 32 && l->k <= COLUMNS_MAX_K && l->n >= COLUMNS_R + l->k &&
-           mh_ceil_div(l->inner, COLUMNS_THREADS) <= MH_MAX_GRID_X;
+    return in_type == out_type && l->inner >= 32 && l->k <= COLUMNS_MAX_K && mh_ceil_div(l->inner, COLUMNS_THREADS) <= MH_MAX_GRID_X;
 }
 
 typedef void (*columns_fn)(const columns_params);
