@@ -117,7 +117,8 @@ static __global__ void __launch_bounds__(COLUMNS_THREADS) rank_minmax_columns_ke
 
 bool mh_minmax_columns_take(const mh_rank_line *l, mh_dtype in_type, mh_dtype out_type)
 {
-    return in_type == out_type && l->inner >= 32 && l->k <= COLUMNS_MAX_K && mh_ceil_div(l->inner, COLUMNS_THREADS) <= MH_MAX_GRID_X;
+    return in_type == out_type && l->inner >= 32 && l->k <= COLUMNS_MAX_K &&
+           mh_ceil_div(l->inner, COLUMNS_THREADS) <= MH_MAX_GRID_X;
 }
 
 typedef void (*columns_fn)(const columns_params);
@@ -134,10 +135,10 @@ template <typename T, int C> static columns_fn columns_kernel(int k)
  * aligned to a pair. Segments for 8 threads a core's slot (the last wave shorter than at 2). */
 template <typename T> mh_status mh_minmax_columns(mh_context *ctx, const minmax_params &p)
 {
-    const bool pairs = p.inner % 2 == 0 && (uintptr_t)p.in % (2 * sizeof(T)) == 0 && (uintptr_t)p.out % (2 * sizeof(T)) == 0;
-    const int cols = pairs ? 2 : 1;
+    const size_t pair_bytes = 2 * sizeof(T);
+    const bool pairs = p.inner % 2 == 0 && (uintptr_t)p.in % pair_bytes == 0 && (uintptr_t)p.out % pair_bytes == 0;
     const columns_fn kernel = pairs ? columns_kernel<T, 2>(p.k) : columns_kernel<T, 1>(p.k);
-    const size_t blocks_x = mh_ceil_div(mh_ceil_div(p.inner, (size_t)cols), COLUMNS_THREADS);
+    const size_t blocks_x = mh_ceil_div(mh_ceil_div(p.inner, pairs ? 2 : 1), COLUMNS_THREADS);
     const size_t images = p.outer < MH_MAX_GRID_YZ ? p.outer : MH_MAX_GRID_YZ;
     columns_params c = {p, mh_column_segment_rows(ctx, (size_t)p.n, blocks_x * COLUMNS_THREADS * images, COLUMNS_R,
                                                   COLUMNS_SEGMENT_SLOTS)};
